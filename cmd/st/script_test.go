@@ -1,0 +1,244 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/sophonz/st/internal/testutil"
+)
+
+// TestScripts runs testdata/script/*.txtar: each drives the real st binary
+// against a private tmux server and the sim agent.
+//
+// Each script gets ST_HOME and TMUX_TMPDIR in a short temporary folder,
+// no TMUX or TMUX_PANE of the outside, and these commands:
+//
+//	tmux-start SESSION [DIR]   start the private server with a session; later
+//	                           commands run "in" its first pane (TMUX_PANE)
+//	tmux ARGS...               tmux on the private server
+//	st-up                      st up, and kill the daemon by pid at the end
+//	kill-daemon                kill -9 the daemon
+//	wait-screen PANE REGEXP [TIMEOUT]   poll capture-pane until it matches
+//	wait-state ID STATE [TIMEOUT]       poll st worker list --all --json
+//	wait-file FILE [TIMEOUT]   poll until a file exists
+//	wait-file-match FILE REGEXP [TIMEOUT]  poll until a file's text matches
+//	capture PANE               print a pane's screen to stdout
+//	in-pane PANE               later commands act for PANE ($TMUX_PANE)
+func TestScripts(t *testing.T) {
+	bin := testutil.BuildST(t)
+	testscript.Run(t, testscript.Params{
+		Dir: filepath.Join(testutil.ModuleRoot(), "testdata", "script"),
+		Setup: func(e *testscript.Env) error {
+			dir, err := os.MkdirTemp("/tmp", "sts")
+			if err != nil {
+				return err
+			}
+			e.Defer(func() { os.RemoveAll(dir) })
+			home := filepath.Join(dir, "h")
+			tdir := filepath.Join(dir, "t")
+			os.MkdirAll(tdir, 0o700)
+			e.Setenv("ST_HOME", home)
+			e.Setenv("TMUX_TMPDIR", tdir)
+			e.Setenv("TMUX", "")
+			e.Setenv("TMUX_PANE", "")
+			e.Setenv("ST_BIN", bin)
+			e.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+			e.Setenv("HOME", filepath.Join(dir, "home"))
+			os.MkdirAll(filepath.Join(dir, "home"), 0o700)
+			sock := filepath.Join(tdir, fmt.Sprintf("tmux-%d", os.Getuid()), "default")
+			os.MkdirAll(filepath.Dir(sock), 0o700) // tmux -S does not make it
+			e.Values["sock"] = sock
+			e.Defer(func() { exec.Command("tmux", "-S", sock, "kill-server").Run() })
+			e.Defer(func() { killDaemon(home, syscall.SIGTERM) })
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"tmux-start": cmdTmuxStart,
+			"tmux":       cmdTmux,
+			"st-up":      cmdStUp,
+			"kill-daemon": func(ts *testscript.TestScript, neg bool, args []string) {
+				killDaemon(ts.Getenv("ST_HOME"), syscall.SIGKILL)
+			},
+			"wait-screen":     cmdWaitScreen,
+			"wait-state":      cmdWaitState,
+			"wait-file":       cmdWaitFile,
+			"wait-file-match": cmdWaitFileMatch,
+			"capture":         cmdCapture,
+			"in-pane":         func(ts *testscript.TestScript, neg bool, args []string) { ts.Setenv("TMUX_PANE", args[0]) },
+		},
+	})
+}
+
+func sockOf(ts *testscript.TestScript) string { return ts.Value("sock").(string) }
+
+func tmuxRun(ts *testscript.TestScript, args ...string) (string, error) {
+	cmd := exec.Command("tmux", append([]string{"-S", sockOf(ts)}, args...)...)
+	cmd.Env = testutil.Env(os.Environ(), "TMUX_TMPDIR="+ts.Getenv("TMUX_TMPDIR"), "ST_HOME="+ts.Getenv("ST_HOME"),
+		"PATH="+ts.Getenv("PATH"), "HOME="+ts.Getenv("HOME"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("tmux %s: %v: %s", strings.Join(args, " "), err, out)
+	}
+	return string(out), nil
+}
+
+func cmdTmuxStart(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 1 {
+		ts.Fatalf("usage: tmux-start SESSION [DIR]")
+	}
+	dir := ts.Getenv("WORK")
+	if len(args) > 1 {
+		dir = ts.MkAbs(args[1])
+	}
+	// A plain shell stands for a person at a coordinator pane.
+	_, err := tmuxRun(ts, "-f", "/dev/null", "new-session", "-d", "-s", args[0], "-x", "200", "-y", "50", "-c", dir,
+		"-e", "ST_HOME="+ts.Getenv("ST_HOME"), "-e", "PATH="+ts.Getenv("PATH"), "sh")
+	ts.Check(err)
+	out, err := tmuxRun(ts, "display-message", "-p", "-t", args[0]+":", "#{pane_id} #{pid}")
+	ts.Check(err)
+	f := strings.Fields(out)
+	ts.Setenv("TMUX_PANE", f[0])
+	ts.Setenv("TMUX", sockOf(ts)+","+f[1]+",0")
+}
+
+func cmdTmux(ts *testscript.TestScript, neg bool, args []string) {
+	out, err := tmuxRun(ts, args...)
+	ts.Stdout().Write([]byte(out))
+	if neg {
+		if err == nil {
+			ts.Fatalf("tmux %v succeeded unexpectedly", args)
+		}
+		return
+	}
+	ts.Check(err)
+}
+
+func cmdStUp(ts *testscript.TestScript, neg bool, args []string) {
+	ts.Check(ts.Exec("st", "up"))
+}
+
+func killDaemon(home string, sig syscall.Signal) {
+	data, err := os.ReadFile(filepath.Join(home, "st.pid"))
+	if err != nil {
+		return
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || pid <= 1 {
+		return
+	}
+	syscall.Kill(pid, sig)
+	// Wait until it is gone, so the next step sees a dead daemon.
+	for i := 0; i < 200; i++ {
+		if syscall.Kill(pid, 0) != nil {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func parseTimeout(ts *testscript.TestScript, args []string, i int, def time.Duration) time.Duration {
+	if len(args) > i {
+		d, err := time.ParseDuration(args[i])
+		ts.Check(err)
+		return d
+	}
+	return def
+}
+
+func cmdWaitScreen(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 2 {
+		ts.Fatalf("usage: wait-screen PANE REGEXP [TIMEOUT]")
+	}
+	re, err := regexp.Compile(args[1])
+	ts.Check(err)
+	deadline := time.Now().Add(parseTimeout(ts, args, 2, 20*time.Second))
+	var last string
+	for time.Now().Before(deadline) {
+		out, err := tmuxRun(ts, "capture-pane", "-p", "-t", args[0])
+		if err == nil {
+			last = out
+			if re.MatchString(out) != neg {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	ts.Fatalf("screen of %s never matched %q (neg=%v); last screen:\n%s", args[0], args[1], neg, last)
+}
+
+func cmdWaitState(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 2 {
+		ts.Fatalf("usage: wait-state ID STATE [TIMEOUT]")
+	}
+	deadline := time.Now().Add(parseTimeout(ts, args, 2, 20*time.Second))
+	re := regexp.MustCompile(`"(id|name)": "` + regexp.QuoteMeta(args[0]) + `"[^}]*?"state": "([a-z]+)"`)
+	var last string
+	for time.Now().Before(deadline) {
+		cmd := exec.Command(ts.Getenv("ST_BIN"), "worker", "list", "--all", "--json")
+		cmd.Env = scriptEnv(ts)
+		out, _ := cmd.CombinedOutput()
+		last = string(out)
+		for _, m := range re.FindAllStringSubmatch(last, -1) {
+			if m[2] == args[1] {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	ts.Fatalf("worker %s never reached %s; last list:\n%s", args[0], args[1], last)
+}
+
+func scriptEnv(ts *testscript.TestScript) []string {
+	var env []string
+	for _, k := range []string{"ST_HOME", "TMUX_TMPDIR", "PATH", "HOME", "TMUX", "TMUX_PANE"} {
+		env = append(env, k+"="+ts.Getenv(k))
+	}
+	return env
+}
+
+func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	path := ts.MkAbs(args[0])
+	deadline := time.Now().Add(parseTimeout(ts, args, 1, 20*time.Second))
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ts.Fatalf("%s never appeared", path)
+}
+
+func cmdWaitFileMatch(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 2 {
+		ts.Fatalf("usage: wait-file-match FILE REGEXP [TIMEOUT]")
+	}
+	re, err := regexp.Compile(args[1])
+	ts.Check(err)
+	path := ts.MkAbs(args[0])
+	deadline := time.Now().Add(parseTimeout(ts, args, 2, 20*time.Second))
+	var last []byte
+	for time.Now().Before(deadline) {
+		last, _ = os.ReadFile(path)
+		if re.Match(last) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ts.Fatalf("%s never matched %q; it holds:\n%s", path, args[1], last)
+}
+
+func cmdCapture(ts *testscript.TestScript, neg bool, args []string) {
+	out, err := tmuxRun(ts, "capture-pane", "-p", "-t", args[0])
+	ts.Check(err)
+	ts.Stdout().Write([]byte(out))
+}

@@ -1,0 +1,141 @@
+// Package agent holds one adapter per kind of coding agent that st can run
+// as a coordinator or a worker: how to launch it, how to read its screen
+// from tmux capture-pane, how to type into it, and how its hook payloads
+// map to st's events. The adapters know nothing about runs or workers; the
+// orch package decides what an event means for a worker.
+package agent
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Screen is what an agent's pane shows, as far as typing is concerned.
+type Screen int
+
+const (
+	// ScreenUnknown is a screen st does not recognise yet (starting, splash).
+	ScreenUnknown Screen = iota
+	// ScreenReady is the input box, drawn and empty: a line may be typed.
+	ScreenReady
+	// ScreenTyped is the input box holding text that was not submitted.
+	ScreenTyped
+	// ScreenWorking is a turn in progress.
+	ScreenWorking
+	// ScreenTrust is a folder-trust screen: a person must answer it.
+	ScreenTrust
+	// ScreenLogin is a sign-in or API-key screen: a person must answer it.
+	ScreenLogin
+	// ScreenPrompt is a permission prompt or a question to a person.
+	ScreenPrompt
+)
+
+var screenNames = map[Screen]string{
+	ScreenUnknown: "unknown", ScreenReady: "ready", ScreenTyped: "typed",
+	ScreenWorking: "working", ScreenTrust: "trust", ScreenLogin: "login",
+	ScreenPrompt: "prompt",
+}
+
+func (s Screen) String() string { return screenNames[s] }
+
+// Blocking reports whether the screen is one that only a person may answer.
+func (s Screen) Blocking() bool {
+	return s == ScreenTrust || s == ScreenLogin || s == ScreenPrompt
+}
+
+// View is a recognised screen. Box is the text in the input box (for
+// ScreenTyped, and for ScreenWorking when the box holds text), with the
+// soft wraps of a long line joined back together.
+type View struct {
+	Screen Screen
+	Box    string
+}
+
+// EventKind is what a hook event means, independent of the agent kind.
+type EventKind string
+
+const (
+	EvSessionStart EventKind = "session-start" // the agent's conversation began or resumed
+	EvTurnStart    EventKind = "turn-start"    // a prompt was submitted (delivery confirmed)
+	EvTool         EventKind = "tool"          // a tool is about to run or ran: working
+	EvWaiting      EventKind = "waiting"       // a permission prompt or question: a person must answer
+	EvTurnEnd      EventKind = "turn-end"      // the turn is over (LastAnswer holds the answer)
+	EvInterrupt    EventKind = "interrupt"     // the person stopped the turn
+	EvSessionEnd   EventKind = "session-end"   // the agent exited
+	EvSubagent     EventKind = "subagent"      // a subagent started or stopped (Claude)
+	EvIgnore       EventKind = "ignore"        // nothing st acts on
+)
+
+// Event is one hook event, mapped from an agent's own payload.
+type Event struct {
+	Kind      EventKind `json:"kind"`
+	Name      string    `json:"name"` // the agent's own event name, e.g. "Stop"
+	SessionID string    `json:"session_id,omitempty"`
+	// Prompt is the submitted text, for EvTurnStart.
+	Prompt string `json:"prompt,omitempty"`
+	// LastAnswer is the agent's last message, for EvTurnEnd.
+	LastAnswer string `json:"last_answer,omitempty"`
+	// Failed marks a turn that ended in an error (Claude's StopFailure).
+	Failed bool `json:"failed,omitempty"`
+	// Tool is the tool's name, for EvTool and EvWaiting.
+	Tool string `json:"tool,omitempty"`
+	// SubagentID and SubagentDone describe EvSubagent.
+	SubagentID   string `json:"subagent_id,omitempty"`
+	SubagentType string `json:"subagent_type,omitempty"`
+	SubagentDone bool   `json:"subagent_done,omitempty"`
+	Cwd          string `json:"cwd,omitempty"`
+}
+
+// LaunchOptions is what st knows when it launches an agent in a window.
+type LaunchOptions struct {
+	// STBin is the absolute path of the st binary (the sim agent is st itself).
+	STBin string
+	// Program overrides the agent's program path (claude, codex).
+	Program string
+	// ResumeSession resumes this conversation instead of starting a new one.
+	ResumeSession string
+	// Name is the worker's name.
+	Name string
+}
+
+// Adapter is one kind of agent.
+type Adapter interface {
+	// Kind is the agent's name on the command line: claude, codex, sim.
+	Kind() string
+	// Command is the argv that starts the agent in a new window.
+	Command(o LaunchOptions) []string
+	// Recognize reads a capture-pane of the agent's pane.
+	Recognize(capture string) View
+	// EnterDelay is the pause st leaves between typing text and pressing
+	// Enter, so that the agent takes the Enter as a submit and not as part
+	// of a paste.
+	EnterDelay() time.Duration
+	// MapEvent maps a hook event (its name and JSON payload) to an Event.
+	MapEvent(name string, payload []byte) (Event, error)
+}
+
+var adapters = map[string]Adapter{}
+
+// Register makes an adapter known by its kind. Adapters register
+// themselves from init functions in this package.
+func Register(a Adapter) { adapters[a.Kind()] = a }
+
+// Lookup finds the adapter for a kind, or says which kinds exist.
+func Lookup(kind string) (Adapter, error) {
+	if a, ok := adapters[kind]; ok {
+		return a, nil
+	}
+	return nil, fmt.Errorf("unknown agent %q: use one of %s", kind, strings.Join(Kinds(), ", "))
+}
+
+// Kinds lists the known agent kinds, sorted.
+func Kinds() []string {
+	var ks []string
+	for k := range adapters {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

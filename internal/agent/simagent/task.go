@@ -1,0 +1,110 @@
+package simagent
+
+import (
+	"fmt"
+	"io/fs"
+	"strings"
+	"time"
+)
+
+// directiveKind is what one line of a task file asks the sim to do.
+type directiveKind int
+
+const (
+	dirRun    directiveKind = iota // run: CMD, as a Bash tool call
+	dirSleep                       // sleep: DURATION
+	dirAsk                         // ask: QUESTION, answered by the next submitted line
+	dirAnswer                      // answer: TEXT, the turn's last answer
+	dirBad                         // a known key with a value that cannot be used
+)
+
+type directive struct {
+	kind  directiveKind
+	value string        // the command, question, answer, or what was wrong
+	dur   time.Duration // for dirSleep
+}
+
+// task is a parsed task file. Summary is kept apart because it runs after
+// every other directive wherever it is written, the way a real agent
+// reports at the end.
+type task struct {
+	directives []directive
+	summary    string
+	hasSummary bool
+}
+
+// parseTask reads a task file's directives, one `key: value` per line.
+// Keys are case-insensitive and values trimmed. Lines without a known key
+// are prose for a real agent and are skipped, so one task file can serve
+// the sim and a real Claude.
+func parseTask(text string) task {
+	var t task
+	for _, line := range strings.Split(text, "\n") {
+		key, value, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok {
+			continue
+		}
+		value = strings.TrimSpace(value)
+		switch strings.ToLower(strings.TrimSpace(key)) {
+		case "run":
+			if value != "" {
+				t.directives = append(t.directives, directive{kind: dirRun, value: value})
+			}
+		case "sleep":
+			d, err := time.ParseDuration(value)
+			if err != nil || d < 0 {
+				t.directives = append(t.directives, directive{kind: dirBad, value: fmt.Sprintf("sleep: bad duration %q", value)})
+				continue
+			}
+			t.directives = append(t.directives, directive{kind: dirSleep, value: value, dur: d})
+		case "ask":
+			t.directives = append(t.directives, directive{kind: dirAsk, value: value})
+		case "answer":
+			t.directives = append(t.directives, directive{kind: dirAnswer, value: value})
+		case "summary":
+			t.summary, t.hasSummary = value, true
+		}
+	}
+	return t
+}
+
+// fileSystem is what the sim reads task files through; tests give a map.
+type fileSystem interface {
+	Stat(name string) (fs.FileInfo, error)
+	ReadFile(name string) ([]byte, error)
+}
+
+// maxTaskFile bounds what is read of a task file.
+const maxTaskFile = 1 << 20
+
+// findTaskFile picks the task file a submitted line names: a
+// whitespace-separated token that is an absolute path of an existing
+// regular file, trimmed of the punctuation a sentence puts around it. The
+// line st types also names st's own binary by its absolute path, so a
+// file that is not executable is preferred over one that is.
+func findTaskFile(fsys fileSystem, line string) (path string, ok bool) {
+	var fallback string
+	for _, tok := range strings.Fields(line) {
+		tok = strings.TrimLeft(tok, "\"'(`")
+		tok = strings.TrimRight(tok, ".,;:)\"'`")
+		if !strings.HasPrefix(tok, "/") {
+			continue
+		}
+		fi, err := fsys.Stat(tok)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		if fi.Mode().Perm()&0o111 == 0 {
+			return tok, true
+		}
+		if fallback == "" {
+			fallback = tok
+		}
+	}
+	return fallback, fallback != ""
+}
+
+// shellQuote quotes s for sh -c.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,62 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sophonz/st/internal/orch"
+)
+
+// newHookCmd is what the agents' hooks run: `st hook claude Stop` with the
+// event's JSON on stdin. It hands the event to the daemon with the pane it
+// came from, returns within about a second, and exits 0 even when st is
+// down, so that an agent is never held up by st.
+func newHookCmd(env *Env) *cobra.Command {
+	return &cobra.Command{
+		Use:    "hook AGENT EVENT",
+		Short:  "Hand an agent's hook event to st (run by the agents' hooks)",
+		Hidden: true,
+		Args:   exactArgs(2, "st hook claude|codex|sim EVENT < payload.json"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			payload, err := readLimited(env.Stdin, 1<<20, time.Second)
+			if err != nil {
+				fmt.Fprintf(env.Stderr, "st hook: %v\n", err)
+				return nil
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), time.Second)
+			defer cancel()
+			req := orch.HookRequest{Agent: args[0], Event: args[1], Pane: env.Getenv("TMUX_PANE"), Payload: payload}
+			if err := env.Client().Call(ctx, "/v1/hook", req, nil); err != nil && env.Getenv("ST_HOOK_DEBUG") != "" {
+				fmt.Fprintf(env.Stderr, "st hook: %v\n", err)
+			}
+			return nil
+		},
+	}
+}
+
+// readLimited reads r up to max bytes, giving up after d (a hook's stdin
+// that never closes must not hold the agent).
+func readLimited(r io.Reader, max int64, d time.Duration) ([]byte, error) {
+	if r == nil {
+		return nil, nil
+	}
+	type res struct {
+		b   []byte
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		b, err := io.ReadAll(io.LimitReader(r, max))
+		ch <- res{b, err}
+	}()
+	select {
+	case x := <-ch:
+		return x.b, x.err
+	case <-time.After(d):
+		return nil, fmt.Errorf("no payload on stdin within %s", d)
+	}
+}

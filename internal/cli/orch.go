@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sophonz/st/internal/orch"
+)
+
+func newOrchCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{Use: "orch", Short: "Runs: a coordinator's piece of work"}
+	cmd.AddCommand(newOrchStartCmd(env), newOrchShowCmd(env))
+	return cmd
+}
+
+type orchStartOptions struct {
+	Objective string
+	JSON      bool
+}
+
+func newOrchStartCmd(env *Env) *cobra.Command {
+	var o orchStartOptions
+	cmd := &cobra.Command{
+		Use:   "start --objective TEXT",
+		Short: "Make a run whose coordinator is this pane; prints its id",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			pane, err := env.Pane("st orch start")
+			if err != nil {
+				return err
+			}
+			var r orch.Run
+			if err := env.Client().Call(cmd.Context(), "/v1/orch/start", orch.StartRunRequest{Pane: pane, Objective: o.Objective}, &r); err != nil {
+				return err
+			}
+			if o.JSON {
+				return printJSON(env.Stdout, r)
+			}
+			fmt.Fprintln(env.Stdout, r.ID)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&o.Objective, "objective", "", "what the run is for")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newOrchShowCmd(env *Env) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show [RUN]",
+		Short: "Show a run: objective, coordinator, workers and their states",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			req := orch.IDRequest{Pane: env.Getenv("TMUX_PANE")}
+			if len(args) == 1 {
+				req.ID = args[0]
+			} else if req.Pane == "" {
+				return &orch.Error{Kind: orch.KindUsage, Message: "st orch show with no run id shows this pane's run, and this shell is not in tmux", Hint: "st orch show RUN"}
+			}
+			var v orch.RunView
+			if err := env.Client().Call(cmd.Context(), "/v1/orch/show", req, &v); err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(env.Stdout, v)
+			}
+			fmt.Fprintf(env.Stdout, "run:         %s\n", v.ID)
+			obj := v.Objective
+			if obj == "" {
+				obj = "(none given)"
+			}
+			fmt.Fprintf(env.Stdout, "objective:   %s\n", obj)
+			fmt.Fprintf(env.Stdout, "coordinator: %s\n", v.Coordinator)
+			fmt.Fprintf(env.Stdout, "started:     %s\n", v.Created.Local().Format("2006-01-02 15:04:05"))
+			if len(v.Views) == 0 {
+				fmt.Fprintln(env.Stdout, "workers:     none yet")
+				return nil
+			}
+			fmt.Fprintln(env.Stdout, "workers:")
+			tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "  ID\tNAME\tAGENT\tSTATE\tFOR\tPARENT\tSUMMARY")
+			for _, w := range v.Views {
+				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", w.ID, w.Name, w.Agent, w.State, w.For, w.Parent, oneLine(w.Summary, 60))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}

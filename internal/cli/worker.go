@@ -1,0 +1,471 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sophonz/st/internal/client"
+	"github.com/sophonz/st/internal/orch"
+)
+
+// Exit statuses of st worker wait.
+const (
+	exitAttention = 2 // some worker waits for a person, is idle, failed or gone
+	exitTimeout   = 3 // the timeout passed first
+)
+
+func newWorkerCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{Use: "worker", Short: "Workers: agents in windows of their own"}
+	cmd.AddCommand(newWorkerStartCmd(env), newWorkerWaitCmd(env), newWorkerReadCmd(env), newWorkerDoneCmd(env),
+		newWorkerSendCmd(env), newWorkerStopCmd(env), newWorkerListCmd(env), newWorkerRenameCmd(env), newWorkerReleaseCmd(env))
+	return cmd
+}
+
+type workerStartOptions struct {
+	Agent, Task, Name, Cwd string
+	Split, JSON            bool
+}
+
+func newWorkerStartCmd(env *Env) *cobra.Command {
+	var o workerStartOptions
+	cmd := &cobra.Command{
+		Use:   "start --agent AGENT --task FILE [--name N] [--cwd DIR]",
+		Short: "Open a window, start an agent there and hand it the task file",
+		Long: `Open a window named N in this pane's session, start the agent in this pane's
+folder (or --cwd), type one line that hands it the task file, and return once
+the agent's hook shows its turn started. Prints the worker's id and name.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runWorkerStart(cmd.Context(), env, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Agent, "agent", "", "the agent to run: claude, codex or sim")
+	f.StringVar(&o.Task, "task", "", "the task file (Markdown or text)")
+	f.StringVar(&o.Name, "name", "", "the worker's name (default: from the task file's name)")
+	f.StringVar(&o.Cwd, "cwd", "", "the folder to work in (default: this pane's folder)")
+	f.BoolVar(&o.Split, "split", false, "open a pane beside this one instead of a window")
+	f.BoolVar(&o.JSON, "json", false, "print JSON")
+	return cmd
+}
+
+func absPath(p string) (string, error) {
+	if strings.HasPrefix(p, "~/") {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", err
+		}
+		p = filepath.Join(home, p[2:])
+	}
+	return filepath.Abs(p)
+}
+
+func runWorkerStart(ctx context.Context, env *Env, o workerStartOptions) error {
+	if o.Agent == "" {
+		return &orch.Error{Kind: orch.KindUsage, Message: "st worker start needs --agent", Hint: "st worker start --agent claude|codex|sim --task FILE"}
+	}
+	if o.Task == "" {
+		return &orch.Error{Kind: orch.KindUsage, Message: "st worker start needs --task FILE: the worker reads its task from a file", Hint: "write the task into a file, then st worker start --agent " + o.Agent + " --task FILE"}
+	}
+	task, err := absPath(o.Task)
+	if err != nil {
+		return err
+	}
+	f, err := os.Open(task)
+	if err != nil {
+		return &orch.Error{Kind: orch.KindUsage, Message: fmt.Sprintf("cannot read the task file %s: %v", task, errors.Unwrap(err)), Hint: "write the task into a file the worker can read, and pass its path with --task"}
+	}
+	fi, _ := f.Stat()
+	f.Close()
+	if fi != nil && fi.IsDir() {
+		return &orch.Error{Kind: orch.KindUsage, Message: task + " is a folder, not a task file", Hint: "pass a file with --task"}
+	}
+	cwd := ""
+	if o.Cwd != "" {
+		if cwd, err = absPath(o.Cwd); err != nil {
+			return err
+		}
+	}
+	pane, err := env.Pane("st worker start")
+	if err != nil {
+		return err
+	}
+	req := orch.StartRequest{Pane: pane, Agent: o.Agent, Task: task, Name: o.Name, Cwd: cwd, Split: o.Split, Env: passEnv(env)}
+	if d, err := envDuration(env, "ST_BLOCKED_TIMEOUT"); err != nil {
+		return err
+	} else {
+		req.BlockedTimeout = d
+	}
+	if d, err := envDuration(env, "ST_HOOK_TIMEOUT"); err != nil {
+		return err
+	} else {
+		req.HookTimeout = d
+	}
+	var v orch.WorkerView
+	if err := env.Client().Call(ctx, "/v1/worker/start", req, &v); err != nil {
+		return err
+	}
+	if o.JSON {
+		return printJSON(env.Stdout, v)
+	}
+	fmt.Fprintf(env.Stdout, "%s %s\n", v.ID, v.Name)
+	return nil
+}
+
+// passEnv is the caller's environment that the worker's window gets:
+// PATH, so the agents are found as the caller finds them, and the sim
+// agent's knobs.
+func passEnv(env *Env) map[string]string {
+	out := map[string]string{}
+	if p := env.Getenv("PATH"); p != "" {
+		out["PATH"] = p
+	}
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "ST_SIM_") {
+			out[k] = env.Getenv(k)
+		}
+	}
+	return out
+}
+
+func envDuration(env *Env, key string) (time.Duration, error) {
+	s := env.Getenv(key)
+	if s == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%s=%q is not a duration (e.g. 90s): %w", key, s, err)
+	}
+	return d, nil
+}
+
+type workerWaitOptions struct {
+	IDs     []string
+	Timeout time.Duration
+	JSON    bool
+}
+
+func newWorkerWaitCmd(env *Env) *cobra.Command {
+	var o workerWaitOptions
+	cmd := &cobra.Command{
+		Use:   "wait [ID...] [--timeout 15m]",
+		Short: "Wait until workers are done or need attention",
+		Long: `Wait until each worker (by default every worker of this pane) is done,
+waiting for a person, idle (its turn ended with no report), failed or gone.
+Prints a line per worker. Exit status: 0 all done, 2 some need attention
+(waiting, idle, blocked, failed or gone), 3 the timeout passed first, 1 an error.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.IDs = args
+			return runWorkerWait(cmd.Context(), env, o)
+		},
+	}
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", 15*time.Minute, "how long to wait at most")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
+	return cmd
+}
+
+func runWorkerWait(ctx context.Context, env *Env, o workerWaitOptions) error {
+	pane := env.Getenv("TMUX_PANE")
+	if len(o.IDs) == 0 && pane == "" {
+		_, err := env.Pane("st worker wait with no ids")
+		return err
+	}
+	if o.Timeout <= 0 {
+		return &orch.Error{Kind: orch.KindUsage, Message: "--timeout must be more than 0", Hint: "st worker wait --timeout 15m"}
+	}
+	c := env.Client()
+	deadline := time.Now().Add(o.Timeout)
+	var res orch.WaitResult
+	for {
+		left := time.Until(deadline)
+		if left < 0 {
+			left = 0
+		}
+		err := c.Call(ctx, "/v1/worker/wait", orch.WaitRequest{Pane: pane, IDs: o.IDs, Timeout: left + time.Millisecond}, &res)
+		if err == nil {
+			break
+		}
+		// A daemon restarting (st up after a crash) must not end a wait:
+		// go on waiting for it until the timeout.
+		if !isTransient(err) || time.Now().After(deadline) {
+			return err
+		}
+		if sleepCtx(ctx, 200*time.Millisecond) != nil {
+			return ctx.Err()
+		}
+	}
+	if o.JSON {
+		printJSON(env.Stdout, res)
+	} else {
+		printWorkers(env.Stdout, res.Workers, false)
+	}
+	if res.TimedOut {
+		return &exitError{code: exitTimeout, err: fmt.Errorf("the timeout (%s) passed before every worker settled", o.Timeout)}
+	}
+	for _, w := range res.Workers {
+		if w.State != orch.Done {
+			return &exitError{code: exitAttention}
+		}
+	}
+	return nil
+}
+
+// isTransient reports an error of a daemon that is down or went away
+// mid-request.
+func isTransient(err error) bool {
+	if errors.Is(err, client.ErrDown) {
+		return true
+	}
+	var oe *orch.Error
+	if errors.As(err, &oe) {
+		return false
+	}
+	s := err.Error()
+	return strings.Contains(s, "EOF") || strings.Contains(s, "connection reset") || strings.Contains(s, "broken pipe")
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func printWorkers(w io.Writer, ws []orch.WorkerView, header bool) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	if header {
+		fmt.Fprintln(tw, "ID\tNAME\tAGENT\tSTATE\tFOR\tRUN")
+	}
+	for _, v := range ws {
+		note := ""
+		switch v.State {
+		case orch.Done:
+			note = oneLine(v.Summary, 70)
+		case orch.Failed, orch.Blocked:
+			note = oneLine(v.Error, 70)
+		}
+		if header {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.ID, v.Name, v.Agent, v.State, v.For, v.Run)
+		} else {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.ID, v.Name, v.State, note)
+		}
+	}
+	tw.Flush()
+}
+
+func newWorkerReadCmd(env *Env) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "read ID",
+		Short: "Print a worker's summary and its last answer",
+		Args:  exactArgs(1, "st worker read ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var v orch.WorkerView
+			if err := env.Client().Call(cmd.Context(), "/v1/worker/read", orch.IDRequest{Pane: env.Getenv("TMUX_PANE"), ID: args[0]}, &v); err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(env.Stdout, v)
+			}
+			fmt.Fprintf(env.Stdout, "worker:  %s %s (%s, run %s)\n", v.ID, v.Name, v.Agent, v.Run)
+			fmt.Fprintf(env.Stdout, "state:   %s for %s\n", v.State, v.For)
+			if v.Task != "" {
+				fmt.Fprintf(env.Stdout, "task:    %s\n", v.Task)
+			}
+			if v.Error != "" {
+				fmt.Fprintf(env.Stdout, "error:   %s\n", v.Error)
+			}
+			summary := v.Summary
+			if summary == "" {
+				summary = "(no report yet)"
+			}
+			fmt.Fprintf(env.Stdout, "summary: %s\n", summary)
+			answer := v.LastAnswer
+			if answer == "" {
+				answer = "(none yet)"
+			}
+			fmt.Fprintf(env.Stdout, "last answer:\n%s\n", indent(answer))
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func indent(s string) string {
+	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ")
+}
+
+func exactArgs(n int, usage string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return &orch.Error{Kind: orch.KindUsage, Message: fmt.Sprintf("%s takes %d argument(s), got %d", cmd.CommandPath(), n, len(args)), Hint: usage}
+		}
+		return nil
+	}
+}
+
+func newWorkerDoneCmd(env *Env) *cobra.Command {
+	var summary string
+	var retry time.Duration
+	cmd := &cobra.Command{
+		Use:   `done --summary "<what it did, and how it checked>"`,
+		Short: "Report this worker's result (run by the worker, in its own pane)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			pane, err := env.Pane("st worker done")
+			if err != nil {
+				return err
+			}
+			if strings.TrimSpace(summary) == "" {
+				return &orch.Error{Kind: orch.KindUsage, Message: "st worker done needs a summary", Hint: `st worker done --summary "<what you did, and how you checked it>"`}
+			}
+			c := env.Client()
+			deadline := time.Now().Add(retry)
+			told := false
+			for {
+				var v orch.WorkerView
+				err := c.Call(cmd.Context(), "/v1/worker/done", orch.DoneRequest{Pane: pane, Summary: summary}, &v)
+				if err == nil {
+					fmt.Fprintf(env.Stdout, "reported: %s (%s) is done\n", v.Name, v.ID)
+					return nil
+				}
+				// The report must not be lost while st restarts: keep
+				// trying until it is back, or until the retry time ends.
+				if !isTransient(err) || time.Now().After(deadline) {
+					if isTransient(err) {
+						return fmt.Errorf("%w\nthe report was not recorded after trying for %s", err, retry)
+					}
+					return err
+				}
+				if !told {
+					fmt.Fprintf(env.Stderr, "st: st is not answering; retrying for up to %s\n", retry)
+					told = true
+				}
+				if sleepCtx(cmd.Context(), 200*time.Millisecond) != nil {
+					return cmd.Context().Err()
+				}
+			}
+		},
+	}
+	cmd.Flags().StringVar(&summary, "summary", "", "what it did, and how it checked")
+	cmd.Flags().DurationVar(&retry, "retry", 2*time.Minute, "how long to keep trying while st is down")
+	return cmd
+}
+
+func newWorkerSendCmd(env *Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "send ID TEXT",
+		Short: "Type one line into a worker (never over a prompt)",
+		Args:  exactArgs(2, `st worker send ID "TEXT"`),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var v orch.WorkerView
+			if err := env.Client().Call(cmd.Context(), "/v1/worker/send", orch.IDRequest{Pane: env.Getenv("TMUX_PANE"), ID: args[0], Text: args[1]}, &v); err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stdout, "sent to %s (%s)\n", v.Name, v.ID)
+			return nil
+		},
+	}
+}
+
+func newWorkerStopCmd(env *Env) *cobra.Command {
+	var yes bool
+	cmd := &cobra.Command{
+		Use:   "stop ID --yes",
+		Short: "Close a worker's window",
+		Args:  exactArgs(1, "st worker stop ID --yes"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !yes {
+				return &orch.Error{Kind: orch.KindUsage, Message: "st worker stop closes the worker's window and ends its agent", Hint: "st worker stop " + args[0] + " --yes"}
+			}
+			var v orch.WorkerView
+			if err := env.Client().Call(cmd.Context(), "/v1/worker/stop", orch.IDRequest{Pane: env.Getenv("TMUX_PANE"), ID: args[0]}, &v); err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stdout, "stopped %s (%s)\n", v.Name, v.ID)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&yes, "yes", false, "yes, close it")
+	return cmd
+}
+
+func newWorkerListCmd(env *Env) *cobra.Command {
+	var all, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list [--all]",
+		Short: "List this pane's workers (--all: every worker st knows)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			pane := env.Getenv("TMUX_PANE")
+			if !all && pane == "" {
+				_, err := env.Pane("st worker list (without --all)")
+				return err
+			}
+			var ws []orch.WorkerView
+			if err := env.Client().Call(cmd.Context(), "/v1/worker/list", orch.IDRequest{Pane: pane, All: all}, &ws); err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(env.Stdout, ws)
+			}
+			if len(ws) == 0 {
+				fmt.Fprintln(env.Stdout, "no workers")
+				return nil
+			}
+			printWorkers(env.Stdout, ws, true)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "every worker of every run")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newWorkerRenameCmd(env *Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "rename ID NAME",
+		Short: "Rename a worker (and its window)",
+		Args:  exactArgs(2, "st worker rename ID NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var v orch.WorkerView
+			if err := env.Client().Call(cmd.Context(), "/v1/worker/rename", orch.IDRequest{Pane: env.Getenv("TMUX_PANE"), ID: args[0], Text: args[1]}, &v); err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stdout, "renamed %s to %s\n", v.ID, v.Name)
+			return nil
+		},
+	}
+}
+
+func newWorkerReleaseCmd(env *Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "release ID",
+		Short: "Let a worker go: it leaves the run and is told so",
+		Args:  exactArgs(1, "st worker release ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var v orch.WorkerView
+			if err := env.Client().Call(cmd.Context(), "/v1/worker/release", orch.IDRequest{Pane: env.Getenv("TMUX_PANE"), ID: args[0]}, &v); err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stdout, "released %s (%s) from run %s\n", v.Name, v.ID, v.Run)
+			return nil
+		},
+	}
+}

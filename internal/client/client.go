@@ -1,0 +1,140 @@
+// Package client is the typed client of the st daemon's API, spoken as
+// HTTP over the unix socket $ST_HOME/st.sock. Errors that the daemon
+// sends as {kind, error, hint} come back as *orch.Error, so the CLI can
+// print what went wrong and what to do.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/sophonz/st/internal/daemon"
+	"github.com/sophonz/st/internal/orch"
+)
+
+// ErrDown means no daemon answers on the socket.
+var ErrDown = errors.New("st is not running")
+
+// DownError says that the daemon is down and how to start it.
+type DownError struct {
+	Socket string
+	Cause  error
+}
+
+func (e *DownError) Error() string {
+	return fmt.Sprintf("st is not running (nothing answers on %s)\nTry: st up", e.Socket)
+}
+
+func (e *DownError) Unwrap() error { return ErrDown }
+
+// Client talks to one daemon.
+type Client struct {
+	Socket string
+	// Tmux is the caller's $TMUX, sent so the daemon can refuse a pane of
+	// another tmux server.
+	Tmux string
+	hc   *http.Client
+}
+
+// New returns a client of the daemon of home.
+func New(home, tmuxEnv string) *Client {
+	sock := daemon.SocketPath(home)
+	return &Client{Socket: sock, Tmux: tmuxEnv, hc: &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", sock)
+		},
+		DisableKeepAlives: true,
+	}}}
+}
+
+// isDown tells a daemon that is not there from other failures.
+func isDown(err error) bool {
+	return errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, os.ErrNotExist)
+}
+
+// Call posts req to path and decodes the answer into resp.
+func (c *Client) Call(ctx context.Context, path string, req, resp any) error {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://st"+path, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	if c.Tmux != "" {
+		hr.Header.Set(daemon.TmuxHeader, tmuxSocket(c.Tmux))
+	}
+	res, err := c.hc.Do(hr)
+	if err != nil {
+		if isDown(err) {
+			return &DownError{Socket: c.Socket, Cause: err}
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("talk to st on %s: %w", c.Socket, err)
+	}
+	defer res.Body.Close()
+	data, err := io.ReadAll(res.Body)
+	if err != nil {
+		return fmt.Errorf("read st's answer: %w", err)
+	}
+	if res.StatusCode != http.StatusOK {
+		var oe orch.Error
+		if json.Unmarshal(data, &oe) == nil && oe.Message != "" {
+			return &oe
+		}
+		return fmt.Errorf("st answered %s: %s", res.Status, bytes.TrimSpace(data))
+	}
+	if resp == nil {
+		return nil
+	}
+	if err := json.Unmarshal(data, resp); err != nil {
+		return fmt.Errorf("decode st's answer: %w", err)
+	}
+	return nil
+}
+
+func tmuxSocket(env string) string {
+	for i := 0; i < len(env); i++ {
+		if env[i] == ',' {
+			return env[:i]
+		}
+	}
+	return env
+}
+
+// Status asks the daemon how it is.
+func (c *Client) Status(ctx context.Context) (*daemon.StatusInfo, error) {
+	var s daemon.StatusInfo
+	return &s, c.Call(ctx, "/v1/status", struct{}{}, &s)
+}
+
+// WaitUp polls until the daemon answers or the deadline passes.
+func (c *Client) WaitUp(ctx context.Context, timeout time.Duration) (*daemon.StatusInfo, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		s, err := c.Status(ctx)
+		if err == nil {
+			return s, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,352 @@
+// Package daemon is st's long-running process: it holds the lock on
+// ST_HOME, serves the API that the CLI and the agents' hooks call over
+// HTTP on the unix socket $ST_HOME/st.sock (mode 0600, owner only), and
+// runs the orch manager and its watchers.
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/sophonz/st/internal/orch"
+	"github.com/sophonz/st/internal/store"
+	"github.com/sophonz/st/internal/tmux"
+	"github.com/sophonz/st/internal/version"
+)
+
+// Options configure a daemon.
+type Options struct {
+	Home       string
+	TmuxSocket string // "" = the user's default server
+	STBin      string
+	Log        io.Writer
+}
+
+// SocketPath is where the daemon of home listens.
+func SocketPath(home string) string { return filepath.Join(home, "st.sock") }
+
+// PidPath is where the daemon of home writes its pid.
+func PidPath(home string) string { return filepath.Join(home, "st.pid") }
+
+// ErrRunning means another daemon holds ST_HOME.
+var ErrRunning = errors.New("st is already running")
+
+// StatusInfo is what /v1/status answers.
+type StatusInfo struct {
+	PID        int         `json:"pid"`
+	Version    string      `json:"version"`
+	Home       string      `json:"home"`
+	Socket     string      `json:"socket"`
+	TmuxSocket string      `json:"tmux_socket"`
+	Started    time.Time   `json:"started"`
+	Orch       orch.Status `json:"orch"`
+}
+
+// Run serves until ctx ends or a shutdown request comes.
+func Run(ctx context.Context, o Options) error {
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	if err := os.MkdirAll(o.Home, 0o700); err != nil {
+		return fmt.Errorf("make ST_HOME %s: %w", o.Home, err)
+	}
+	lock, ok, err := store.TryLock(filepath.Join(o.Home, "daemon.lock"))
+	if err != nil {
+		return fmt.Errorf("lock %s: %w", o.Home, err)
+	}
+	if !ok {
+		return fmt.Errorf("%w for %s", ErrRunning, o.Home)
+	}
+	defer lock.Unlock()
+
+	sock := SocketPath(o.Home)
+	os.Remove(sock) // a stale socket of a daemon that died; we hold the lock
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", sock, err)
+	}
+	if err := os.Chmod(sock, 0o600); err != nil {
+		ln.Close()
+		return fmt.Errorf("restrict %s: %w", sock, err)
+	}
+	defer os.Remove(sock)
+	os.WriteFile(PidPath(o.Home), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600)
+	defer os.Remove(PidPath(o.Home))
+
+	tm := tmux.New(o.TmuxSocket)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	mgr, err := orch.NewManager(ctx, orch.Config{Home: o.Home, STBin: o.STBin, Tmux: tm, Log: o.Log})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer mgr.Close()
+	go mgr.Watch(ctx)
+
+	s := &server{mgr: mgr, tmux: tm, cancel: cancel, info: StatusInfo{
+		PID: os.Getpid(), Version: version.Version, Home: o.Home, Socket: sock,
+		TmuxSocket: tm.Socket(), Started: time.Now(),
+	}}
+	hs := &http.Server{
+		Handler:     s.routes(),
+		ConnContext: peerCheck,
+		ErrorLog:    nil,
+	}
+	fmt.Fprintf(o.Log, "st %s daemon listening on %s (tmux server %s)\n", version.Version, sock, tm.Socket())
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		return err
+	}
+	shut, c2 := context.WithTimeout(context.Background(), 2*time.Second)
+	defer c2()
+	hs.Shutdown(shut)
+	return nil
+}
+
+type ctxKey struct{}
+
+// peerCheck records whether the peer of a unix connection runs as this
+// user; the handler refuses any other user even if the socket's mode were
+// widened.
+func peerCheck(ctx context.Context, c net.Conn) context.Context {
+	ok := false
+	if uc, isUnix := c.(*net.UnixConn); isUnix {
+		if raw, err := uc.SyscallConn(); err == nil {
+			raw.Control(func(fd uintptr) {
+				cred, err := syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
+				ok = err == nil && int(cred.Uid) == os.Getuid()
+			})
+		}
+	}
+	return context.WithValue(ctx, ctxKey{}, ok)
+}
+
+type server struct {
+	mgr    *orch.Manager
+	tmux   *tmux.Client
+	cancel context.CancelFunc
+	info   StatusInfo
+}
+
+// TmuxHeader carries the socket of the caller's tmux server ($TMUX), so
+// that a command from a pane of another server is refused.
+const TmuxHeader = "X-St-Tmux"
+
+type handler func(ctx context.Context, r *http.Request, body []byte) (any, error)
+
+func decode[T any](body []byte) (T, error) {
+	var v T
+	if err := json.Unmarshal(body, &v); err != nil {
+		return v, &orch.Error{Kind: orch.KindUsage, Message: "bad request: " + err.Error()}
+	}
+	return v, nil
+}
+
+func (s *server) routes() http.Handler {
+	mux := http.NewServeMux()
+	h := map[string]handler{
+		"/v1/status": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
+			i := s.info
+			i.Orch = s.mgr.Status()
+			return i, nil
+		},
+		"/v1/shutdown": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
+			go func() { time.Sleep(50 * time.Millisecond); s.cancel() }()
+			return map[string]int{"pid": s.info.PID}, nil
+		},
+		"/v1/ls": s.ls,
+		"/v1/orch/start": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
+			req, err := decode[orch.StartRunRequest](b)
+			if err != nil {
+				return nil, err
+			}
+			return s.mgr.StartRun(ctx, req)
+		},
+		"/v1/orch/show": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
+			req, err := decode[orch.IDRequest](b)
+			if err != nil {
+				return nil, err
+			}
+			return s.mgr.Show(ctx, req.Pane, req.ID)
+		},
+		"/v1/worker/start": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
+			req, err := decode[orch.StartRequest](b)
+			if err != nil {
+				return nil, err
+			}
+			return s.mgr.StartWorker(ctx, req)
+		},
+		"/v1/worker/wait": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
+			req, err := decode[orch.WaitRequest](b)
+			if err != nil {
+				return nil, err
+			}
+			return s.mgr.Wait(ctx, req)
+		},
+		"/v1/worker/done": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
+			req, err := decode[orch.DoneRequest](b)
+			if err != nil {
+				return nil, err
+			}
+			return s.mgr.Done(ctx, req)
+		},
+		"/v1/worker/read":    s.idOp((*orch.Manager).Read),
+		"/v1/worker/send":    s.idOp((*orch.Manager).Send),
+		"/v1/worker/stop":    s.idOp((*orch.Manager).Stop),
+		"/v1/worker/rename":  s.idOp((*orch.Manager).Rename),
+		"/v1/worker/release": s.idOp((*orch.Manager).Release),
+		"/v1/worker/list": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
+			req, err := decode[orch.IDRequest](b)
+			if err != nil {
+				return nil, err
+			}
+			return s.mgr.List(ctx, req)
+		},
+		"/v1/hook": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
+			req, err := decode[orch.HookRequest](b)
+			if err != nil {
+				return nil, err
+			}
+			if !s.sameServer(r) {
+				return map[string]bool{"ignored": true}, nil // an agent on another tmux server
+			}
+			return map[string]bool{"ok": true}, s.mgr.Hook(ctx, req)
+		},
+	}
+	for path, fn := range h {
+		fn := fn
+		needsPane := path != "/v1/status" && path != "/v1/shutdown" && path != "/v1/ls" && path != "/v1/hook"
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			if ok, _ := r.Context().Value(ctxKey{}).(bool); !ok {
+				writeErr(w, &orch.Error{Kind: "forbidden", Message: "st's socket answers only the user who runs st"}, http.StatusForbidden)
+				return
+			}
+			if r.Method != http.MethodPost {
+				writeErr(w, &orch.Error{Kind: orch.KindUsage, Message: "use POST"}, http.StatusMethodNotAllowed)
+				return
+			}
+			if needsPane && !s.sameServer(r) {
+				writeErr(w, &orch.Error{Kind: orch.KindUsage,
+					Message: fmt.Sprintf("this command came from a pane of the tmux server %s, but st drives %s", r.Header.Get(TmuxHeader), s.tmux.Socket()),
+					Hint:    "run it in a pane of " + s.tmux.Socket() + ", or run an st for that server with its own ST_HOME"}, http.StatusBadRequest)
+				return
+			}
+			body, err := io.ReadAll(io.LimitReader(r.Body, 4<<20))
+			if err != nil {
+				writeErr(w, &orch.Error{Kind: orch.KindUsage, Message: err.Error()}, http.StatusBadRequest)
+				return
+			}
+			res, err := fn(r.Context(), r, body)
+			if err != nil {
+				var oe *orch.Error
+				if !errors.As(err, &oe) {
+					oe = &orch.Error{Kind: orch.KindInternal, Message: err.Error()}
+				}
+				writeErr(w, oe, http.StatusUnprocessableEntity)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(res)
+		})
+	}
+	return mux
+}
+
+func (s *server) idOp(op func(*orch.Manager, context.Context, orch.IDRequest) (*orch.WorkerView, error)) handler {
+	return func(ctx context.Context, r *http.Request, b []byte) (any, error) {
+		req, err := decode[orch.IDRequest](b)
+		if err != nil {
+			return nil, err
+		}
+		return op(s.mgr, ctx, req)
+	}
+}
+
+// sameServer reports whether the caller's $TMUX names this daemon's server
+// (or the caller is outside tmux).
+func (s *server) sameServer(r *http.Request) bool {
+	theirs := r.Header.Get(TmuxHeader)
+	if theirs == "" {
+		return true
+	}
+	return sameFile(theirs, s.tmux.Socket())
+}
+
+func sameFile(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
+}
+
+func writeErr(w http.ResponseWriter, e *orch.Error, code int) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(e)
+}
+
+// LsSession is a session as st ls shows it.
+type LsSession struct {
+	ID      string     `json:"id"`
+	Name    string     `json:"name"`
+	Agents  int        `json:"agents"`
+	Windows []LsWindow `json:"windows"`
+}
+
+// LsWindow is a window as st ls shows it.
+type LsWindow struct {
+	ID     string   `json:"id"`
+	Index  string   `json:"index"`
+	Name   string   `json:"name"`
+	Panes  []string `json:"panes"`
+	Agents []string `json:"agents"` // "%3 sim worker" etc.
+}
+
+func (s *server) ls(ctx context.Context, r *http.Request, b []byte) (any, error) {
+	panes, err := s.tmux.ListPanes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	agents := s.mgr.AgentPanes()
+	out := []LsSession{}
+	for _, ses := range tmux.Sessions(panes) {
+		ls := LsSession{ID: ses.ID, Name: ses.Name}
+		for _, w := range ses.Windows {
+			lw := LsWindow{ID: w.ID, Index: w.Index, Name: w.Name}
+			for _, p := range w.Panes {
+				lw.Panes = append(lw.Panes, p.ID)
+				kind := agents[p.ID]
+				if kind == "" {
+					kind = p.StAgent
+				}
+				if kind != "" {
+					desc := p.ID + " " + kind
+					if p.StRole != "" {
+						desc += " " + p.StRole
+					}
+					lw.Agents = append(lw.Agents, desc)
+					ls.Agents++
+				}
+			}
+			ls.Windows = append(ls.Windows, lw)
+		}
+		out = append(out, ls)
+	}
+	return out, nil
+}

@@ -1,0 +1,257 @@
+package orch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/tmux"
+)
+
+// delivery is one line to type into an agent's pane and see submitted.
+//
+// Typing is confirmed, never assumed: st waits for the input box, types
+// the text, checks that the text sits in the box, presses Enter after the
+// agent's pause, and then waits for the agent's UserPromptSubmit hook.
+// While the text still sits in the box, Enter is pressed again; when the
+// text never reached the box (input ignored), it is typed again. Nothing
+// is ever typed over a trust, login or permission screen or a question.
+type delivery struct {
+	pane    string
+	adapter agent.Adapter
+	text    string
+	// fresh marks the task line of a window st just opened: no one else
+	// types there, so stray text in its box may be cleared.
+	fresh bool
+	// whileWorking lets the line go into the box during a turn (an agent
+	// queues it); notices to coordinators never set it.
+	whileWorking   bool
+	blockedTimeout time.Duration // for the box to be ready
+	hookTimeout    time.Duration // for the hook after Enter
+	onBlocked      func(agent.Screen)
+}
+
+// Delivery bounds.
+const (
+	pollFast     = 25 * time.Millisecond
+	pollSlow     = 100 * time.Millisecond
+	appearWait   = time.Second            // for typed text to show in the box
+	reEnterAfter = 400 * time.Millisecond // before Enter is pressed again
+	maxEnters    = 6
+	maxTypings   = 30
+)
+
+// squash drops all white space, so that a line soft-wrapped in the box
+// compares equal to the line typed.
+func squash(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsSpace(r) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+func (m *Manager) turnSeq(pane string) (seq, turn int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if pi := m.panes[pane]; pi != nil {
+		return pi.seq, pi.turnSeq
+	}
+	return 0, 0
+}
+
+func (m *Manager) changedCh() <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.changed
+}
+
+func (m *Manager) capture(ctx context.Context, d *delivery) (agent.View, error) {
+	out, err := m.cfg.Tmux.Capture(ctx, d.pane)
+	if err != nil {
+		if errors.Is(err, tmux.ErrNoPane) || errors.Is(err, tmux.ErrNoServer) {
+			return agent.View{}, errorf(KindNotFound, "", "the pane %s closed before the line was delivered", d.pane)
+		}
+		return agent.View{}, err
+	}
+	return d.adapter.Recognize(out), nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// deliver types d.text into d.pane and returns once the agent's hook shows
+// that its turn started.
+func (m *Manager) deliver(ctx context.Context, d *delivery) error {
+	want := squash(d.text)
+	readyBy := time.Now().Add(d.blockedTimeout)
+	typings := 0
+	blockedSeen := agent.ScreenUnknown
+	for {
+		// 1. Wait for an empty input box.
+		poll := pollFast
+		already := false // our earlier try showed up late: just press Enter
+		for {
+			v, err := m.capture(ctx, d)
+			if err != nil {
+				return err
+			}
+			ok := v.Screen == agent.ScreenReady || (d.whileWorking && v.Screen == agent.ScreenWorking && v.Box == "")
+			if ok {
+				break
+			}
+			if v.Screen.Blocking() && blockedSeen != v.Screen {
+				blockedSeen = v.Screen
+				if d.onBlocked != nil && v.Screen != agent.ScreenPrompt {
+					d.onBlocked(v.Screen)
+				}
+			}
+			if d.fresh && v.Screen == agent.ScreenTyped && typings > 0 {
+				if squash(v.Box) == want {
+					already = true
+					break
+				}
+				// Part of our own earlier try: clear it and type again.
+				if err := m.clearBox(ctx, d, v.Box); err != nil {
+					return err
+				}
+				continue
+			}
+			if time.Now().After(readyBy) {
+				return m.notReady(d, v.Screen)
+			}
+			if err := sleepCtx(ctx, poll); err != nil {
+				return err
+			}
+			if poll < pollSlow {
+				poll += pollFast / 5
+			}
+		}
+
+		// 2. Type, and check that the text reached the box.
+		seq0, _ := m.turnSeq(d.pane)
+		if typings >= maxTypings {
+			return errorf(KindTimeout, "look at the window; the agent may be stuck", "st typed the line %d times into %s and it never showed in the input box", typings, d.pane)
+		}
+		appeared := already
+		if !already {
+			typings++
+			if err := m.cfg.Tmux.SendLiteral(ctx, d.pane, d.text); err != nil {
+				return err
+			}
+		}
+		until := time.Now().Add(appearWait)
+		for !appeared && time.Now().Before(until) {
+			v, err := m.capture(ctx, d)
+			if err != nil {
+				return err
+			}
+			if v.Screen.Blocking() {
+				break
+			}
+			if squash(v.Box) == want {
+				appeared = true
+				break
+			}
+			if err := sleepCtx(ctx, pollFast); err != nil {
+				return err
+			}
+		}
+		if !appeared {
+			// The agent ignored the keys (or some of them), or a screen
+			// came up: go back to waiting for an empty box.
+			m.logf("deliver %s: the line did not show in the box (try %d)", d.pane, typings)
+			continue
+		}
+
+		// 3. Enter, and wait for the hook; press Enter again while the
+		// text still sits in the box.
+		if err := sleepCtx(ctx, d.adapter.EnterDelay()); err != nil {
+			return err
+		}
+		if err := m.cfg.Tmux.SendKeys(ctx, d.pane, "Enter"); err != nil {
+			return err
+		}
+		enters := 1
+		lastEnter := time.Now()
+		hookBy := time.Now().Add(d.hookTimeout)
+		for {
+			if _, turn := m.turnSeq(d.pane); turn > seq0 {
+				return nil
+			}
+			now := time.Now()
+			if now.After(hookBy) {
+				return errorf(KindNoHooks, "run st hooks install, then start the worker again (st worker stop "+d.pane+" --yes closes this one)",
+					"the line was typed into %s, but no hook came from the agent within %s, so st cannot see it start: its hooks are missing", d.pane, d.hookTimeout)
+			}
+			if now.Sub(lastEnter) >= reEnterAfter {
+				v, err := m.capture(ctx, d)
+				if err != nil {
+					return err
+				}
+				if squash(v.Box) == want && !v.Screen.Blocking() && enters < maxEnters {
+					m.logf("deliver %s: the line is still in the box; pressing Enter again", d.pane)
+					if err := m.cfg.Tmux.SendKeys(ctx, d.pane, "Enter"); err != nil {
+						return err
+					}
+					enters++
+				}
+				lastEnter = now
+			}
+			ch := m.changedCh()
+			t := time.NewTimer(pollSlow)
+			select {
+			case <-ch:
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			}
+			t.Stop()
+		}
+	}
+}
+
+func (m *Manager) clearBox(ctx context.Context, d *delivery, box string) error {
+	n := len([]rune(box)) + 2
+	keys := make([]string, 0, n)
+	for i := 0; i < n; i++ {
+		keys = append(keys, "BSpace")
+	}
+	return m.cfg.Tmux.SendKeys(ctx, d.pane, keys...)
+}
+
+func (m *Manager) notReady(d *delivery, s agent.Screen) error {
+	switch s {
+	case agent.ScreenTrust, agent.ScreenLogin:
+		what := "folder-trust"
+		if s == agent.ScreenLogin {
+			what = "login"
+		}
+		return errorf(KindBlocked, fmt.Sprintf("get past the screen in that window (the worker then needs its task again), or close it with st worker stop %s --yes", d.pane),
+			"a %s screen kept the task from being typed for %s; the window is left open", what, d.blockedTimeout)
+	case agent.ScreenPrompt:
+		return errorf(KindBlocked, "answer the question in that window, then try again",
+			"a question or permission prompt is on the screen of %s, and st does not type over it", d.pane)
+	case agent.ScreenTyped:
+		return errorf(KindBlocked, "send it again once the input box of "+d.pane+" is empty",
+			"the input box of %s holds text that st did not type, and st does not type over it", d.pane)
+	case agent.ScreenWorking:
+		return errorf(KindTimeout, "try again when its turn has ended", "%s was busy for %s", d.pane, d.blockedTimeout)
+	}
+	return errorf(KindTimeout, "look at the window: the agent may have failed to start",
+		"the agent's input box did not appear in %s within %s", d.pane, d.blockedTimeout)
+}

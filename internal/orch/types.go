@@ -1,0 +1,235 @@
+// Package orch is st's model of delegation: runs, their coordinators and
+// workers, the worker state machine driven by the agents' hooks, the
+// delivery of typed lines, the notices sent to coordinators, and the depth
+// rules. The daemon is its only user; it is the only writer of run.json.
+package orch
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// State is a worker's state.
+type State string
+
+// Worker states (DESIGN.md, State and relations).
+const (
+	Starting    State = "starting"    // window opened, task not yet confirmed
+	Blocked     State = "blocked"     // a trust or login screen keeps the task out
+	Working     State = "working"     // its turn runs
+	Waiting     State = "waiting"     // a permission prompt or a question
+	Idle        State = "idle"        // its turn ended with no report
+	Done        State = "done"        // it reported with st worker done
+	Failed      State = "failed"      // its start failed
+	Gone        State = "gone"        // its pane closed
+	Unreachable State = "unreachable" // its machine cannot be reached
+)
+
+// Settled reports whether st worker wait stops waiting for a worker in s.
+func (s State) Settled() bool {
+	switch s {
+	case Done, Waiting, Idle, Failed, Gone, Blocked:
+		return true
+	}
+	return false
+}
+
+// Live reports whether the worker's pane is expected to exist.
+func (s State) Live() bool { return s != Gone && s != Failed }
+
+// Worker is one worker of a run, as kept in run.json.
+type Worker struct {
+	ID     string    `json:"id"` // its pane, %N
+	Name   string    `json:"name"`
+	Agent  string    `json:"agent"`
+	Parent string    `json:"parent"` // the pane that started it
+	Level  int       `json:"level"`  // 1 = directly under the run's coordinator
+	State  State     `json:"state"`
+	Since  time.Time `json:"since"`
+
+	Task    string `json:"task,omitempty"`
+	Cwd     string `json:"cwd,omitempty"`
+	Window  string `json:"window,omitempty"`
+	Session string `json:"session,omitempty"`
+
+	Summary    string     `json:"summary,omitempty"`
+	ReportedAt *time.Time `json:"reported_at,omitempty"`
+	LastAnswer string     `json:"last_answer,omitempty"`
+	Error      string     `json:"error,omitempty"`
+
+	AgentSession string    `json:"agent_session,omitempty"`
+	StartedAt    time.Time `json:"started_at"`
+	// Told is set once the parent has seen the report (wait, read or a
+	// notice), so that it is not told again.
+	Told bool `json:"told,omitempty"`
+	// reported is set by st worker done in the current turn.
+	Reported bool `json:"reported,omitempty"`
+}
+
+// Run is one coordinator's piece of work.
+type Run struct {
+	ID          string    `json:"id"`
+	Objective   string    `json:"objective"`
+	Coordinator string    `json:"coordinator"` // its pane
+	Session     string    `json:"session"`     // the coordinator's session id
+	Created     time.Time `json:"created"`
+	Workers     []*Worker `json:"workers"`
+}
+
+func (r *Run) worker(id string) *Worker {
+	for _, w := range r.Workers {
+		if w.ID == id {
+			return w
+		}
+	}
+	return nil
+}
+
+// Error is a refusal or failure that crosses the daemon's socket intact:
+// Kind for programs, Message for people, Hint for what to do next.
+type Error struct {
+	Kind    string `json:"kind"`
+	Message string `json:"error"`
+	Hint    string `json:"hint,omitempty"`
+}
+
+func (e *Error) Error() string {
+	if e.Hint == "" {
+		return e.Message
+	}
+	return e.Message + "\nTry: " + e.Hint
+}
+
+// Error kinds.
+const (
+	KindUsage    = "usage"
+	KindNotFound = "not-found"
+	KindConflict = "conflict"
+	KindDepth    = "depth"
+	KindBlocked  = "blocked"
+	KindNoHooks  = "no-hooks"
+	KindTimeout  = "timeout"
+	KindInternal = "internal"
+)
+
+func errorf(kind, hint, format string, args ...any) *Error {
+	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...), Hint: hint}
+}
+
+// MaxLevel is how deep workers may go below their run's coordinator.
+const MaxLevel = 2
+
+// ValidName reports whether a worker name is safe as a tmux window name
+// and a shell word: letters, digits, '.', '_' and '-', not starting with
+// '-' or '.', at most 40 characters.
+func ValidName(name string) bool {
+	if name == "" || len(name) > 40 || name[0] == '-' || name[0] == '.' {
+		return false
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// NameFromTask derives a worker name from a task file's name: its base
+// without the extension, with unsafe characters made '-'.
+func NameFromTask(path string) string {
+	base := path
+	if i := strings.LastIndex(base, "/"); i >= 0 {
+		base = base[i+1:]
+	}
+	if i := strings.LastIndex(base, "."); i > 0 {
+		base = base[:i]
+	}
+	var b strings.Builder
+	for _, r := range base {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	n := strings.Trim(b.String(), "-_")
+	if len(n) > 40 {
+		n = n[:40]
+	}
+	if n == "" {
+		n = "worker"
+	}
+	return n
+}
+
+// Request and response types of the daemon's API.
+
+// StartRunRequest makes a run for a pane.
+type StartRunRequest struct {
+	Pane      string `json:"pane"`
+	Objective string `json:"objective"`
+}
+
+// StartRequest starts a worker.
+type StartRequest struct {
+	Pane  string            `json:"pane"` // the coordinator
+	Agent string            `json:"agent"`
+	Task  string            `json:"task"` // absolute path
+	Name  string            `json:"name,omitempty"`
+	Cwd   string            `json:"cwd,omitempty"`
+	Split bool              `json:"split,omitempty"`
+	Env   map[string]string `json:"env,omitempty"` // PATH and the sim's knobs, from the caller
+	// BlockedTimeout and HookTimeout override 90 s and 30 s (for tests).
+	BlockedTimeout time.Duration `json:"blocked_timeout,omitempty"`
+	HookTimeout    time.Duration `json:"hook_timeout,omitempty"`
+}
+
+// WaitRequest waits for workers.
+type WaitRequest struct {
+	Pane    string        `json:"pane"`
+	IDs     []string      `json:"ids,omitempty"`
+	Timeout time.Duration `json:"timeout"`
+}
+
+// WaitResult is what st worker wait prints.
+type WaitResult struct {
+	Workers  []WorkerView `json:"workers"`
+	TimedOut bool         `json:"timed_out"`
+}
+
+// WorkerView is a worker as commands show it.
+type WorkerView struct {
+	Worker
+	Run        string `json:"run"`
+	For        string `json:"for"` // how long in its state, e.g. "12s"
+	ParentGone bool   `json:"parent_gone,omitempty"`
+}
+
+// IDRequest names a worker for a pane.
+type IDRequest struct {
+	Pane string `json:"pane"`
+	ID   string `json:"id"`
+	Text string `json:"text,omitempty"` // send: the line; rename: the name
+	All  bool   `json:"all,omitempty"`
+}
+
+// DoneRequest is a worker's report.
+type DoneRequest struct {
+	Pane    string `json:"pane"`
+	Summary string `json:"summary"`
+}
+
+// HookRequest is one hook event from an agent.
+type HookRequest struct {
+	Agent   string `json:"agent"`
+	Event   string `json:"event"`
+	Pane    string `json:"pane"`
+	Payload []byte `json:"payload"`
+}
+
+// RunView is a run as st orch show prints it.
+type RunView struct {
+	Run
+	Views []WorkerView `json:"worker_views"`
+}

@@ -1,0 +1,132 @@
+// Package testutil holds what st's tests share: a private tmux server per
+// test (TMUX_TMPDIR in a temporary folder, TMUX and TMUX_PANE unset, only
+// that server killed at the end), the st binary built once, and a
+// WaitFor that polls with a deadline instead of sleeping and hoping.
+package testutil
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// WaitFor polls cond until it returns true or timeout passes, and fails
+// the test with what cond last said.
+func WaitFor(t testing.TB, timeout time.Duration, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var last string
+	for {
+		ok, msg := cond()
+		if ok {
+			return
+		}
+		last = msg
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s: %s", timeout, last)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// ShortTempDir makes a temporary folder with a short path (unix socket
+// paths must stay under 108 bytes) and removes it at the end of the test.
+func ShortTempDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/tmp", "st")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// Tmux is a private tmux server for one test.
+type Tmux struct {
+	Dir    string // its TMUX_TMPDIR
+	Socket string
+}
+
+// NewTmux returns a private server in a new folder; nothing runs until a
+// session is made. The server is killed in cleanup; no other server is touched.
+func NewTmux(t testing.TB, dir string) *Tmux {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Fatal("tmux is not installed: scripts/test installs it")
+	}
+	tm := &Tmux{Dir: dir, Socket: filepath.Join(dir, fmt.Sprintf("tmux-%d", os.Getuid()), "default")}
+	t.Cleanup(func() { tm.Run("kill-server") })
+	return tm
+}
+
+// Run runs tmux on this server only.
+func (tm *Tmux) Run(args ...string) (string, error) {
+	cmd := exec.Command("tmux", append([]string{"-S", tm.Socket}, args...)...)
+	cmd.Env = Env(os.Environ(), "TMUX_TMPDIR="+tm.Dir)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if err != nil {
+		return out.String(), fmt.Errorf("tmux %s: %v: %s", strings.Join(args, " "), err, errb.String())
+	}
+	return out.String(), nil
+}
+
+// Env returns env with TMUX and TMUX_PANE removed and the given
+// KEY=VALUE pairs set.
+func Env(env []string, set ...string) []string {
+	drop := map[string]bool{"TMUX": true, "TMUX_PANE": true}
+	for _, kv := range set {
+		k, _, _ := strings.Cut(kv, "=")
+		drop[k] = true
+	}
+	var out []string
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if !drop[k] {
+			out = append(out, kv)
+		}
+	}
+	return append(out, set...)
+}
+
+// ModuleRoot finds the folder of go.mod above this file.
+func ModuleRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Dir(filepath.Dir(filepath.Dir(file)))
+}
+
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+)
+
+// BuildST builds the st binary once per test process and returns its path.
+func BuildST(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "st-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		builtBin = filepath.Join(dir, "st")
+		cmd := exec.Command("go", "build", "-o", builtBin, "./cmd/st")
+		cmd.Dir = ModuleRoot()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return builtBin
+}
