@@ -98,6 +98,17 @@ type LaunchOptions struct {
 	ResumeSession string
 	// Name is the worker's name.
 	Name string
+	// PermissionMode is Claude's --permission-mode ("" = default).
+	PermissionMode string
+	// NetworkAccess starts Codex with its sandbox's network (and unix
+	// socket) access on, for users who choose it.
+	NetworkAccess bool
+}
+
+// EscapeReader is an adapter whose Recognize wants capture-pane -e (with
+// the escape sequences of colours and attributes).
+type EscapeReader interface {
+	WantsEscapes() bool
 }
 
 // Adapter is one kind of agent.

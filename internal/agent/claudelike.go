@@ -49,10 +49,11 @@ var (
 // starts one of the few lines right above the box (the sim keeps its box
 // under a question), a turn in progress if "esc to interrupt" shows in the
 // footer or in a spinner line right above the box, else typed or ready by
-// the box's text. Trust, login and Claude's permission dialogs replace the box, so
-// without a box the markers are looked for in the lines below the last
-// transcript message (a line starting with ●): that keeps an old answer or
-// a command's output that quotes a marker from blocking the agent.
+// the box's text. Trust, login and Claude's permission dialogs replace the
+// box, so without a box the markers are looked for in the lines below the
+// last transcript message (a line starting with ●): that keeps an old
+// answer or a command's output that quotes a marker from blocking the
+// agent.
 func recognizeClaudeLike(capture string) View {
 	lines := strings.Split(strings.ReplaceAll(capture, "\r\n", "\n"), "\n")
 	for i, l := range lines {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sophonz/st/internal/client"
 	"github.com/sophonz/st/internal/orch"
 )
 
@@ -29,8 +30,17 @@ func newHookCmd(env *Env) *cobra.Command {
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), time.Second)
 			defer cancel()
-			req := orch.HookRequest{Agent: args[0], Event: args[1], Pane: env.Getenv("TMUX_PANE"), Payload: payload}
-			if err := env.Client().Call(ctx, "/v1/hook", req, nil); err != nil && env.Getenv("ST_HOOK_DEBUG") != "" {
+			pane := env.Getenv("TMUX_PANE")
+			c := env.Client()
+			// A report queued by st worker done inside a sandbox goes
+			// first, so that the turn's end finds the worker done.
+			if q, remove, ok := client.TakeQueued(pane); ok {
+				if err := c.Call(ctx, "/v1/worker/done", q, nil); err == nil {
+					remove()
+				}
+			}
+			req := orch.HookRequest{Agent: args[0], Event: args[1], Pane: pane, Payload: payload}
+			if err := c.Call(ctx, "/v1/hook", req, nil); err != nil && env.Getenv("ST_HOOK_DEBUG") != "" {
 				fmt.Fprintf(env.Stderr, "st hook: %v\n", err)
 			}
 			return nil

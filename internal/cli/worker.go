@@ -122,8 +122,10 @@ func runWorkerStart(ctx context.Context, env *Env, o workerStartOptions) error {
 }
 
 // passEnv is the caller's environment that the worker's window gets:
-// PATH, so the agents are found as the caller finds them, and the sim
-// agent's knobs.
+// PATH, so the agents are found as the caller finds them, where the
+// agents keep their settings (CODEX_HOME, CLAUDE_CONFIG_DIR), st's agent
+// settings (ST_CLAUDE_*, ST_CODEX_*) and the sim agent's knobs. Other
+// variables come from the tmux server's environment, as for any window.
 func passEnv(env *Env) map[string]string {
 	out := map[string]string{}
 	if p := env.Getenv("PATH"); p != "" {
@@ -131,7 +133,8 @@ func passEnv(env *Env) map[string]string {
 	}
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "ST_SIM_") {
+		if strings.HasPrefix(k, "ST_SIM_") || strings.HasPrefix(k, "ST_CLAUDE_") || strings.HasPrefix(k, "ST_CODEX_") ||
+			k == "CODEX_HOME" || k == "CLAUDE_CONFIG_DIR" {
 			out[k] = env.Getenv(k)
 		}
 	}
@@ -343,6 +346,14 @@ func newWorkerDoneCmd(env *Env) *cobra.Command {
 				err := c.Call(cmd.Context(), "/v1/worker/done", orch.DoneRequest{Pane: pane, Summary: summary}, &v)
 				if err == nil {
 					fmt.Fprintf(env.Stdout, "reported: %s (%s) is done\n", v.Name, v.ID)
+					return nil
+				}
+				if client.Refused(err) {
+					path, qerr := client.QueueReport(orch.DoneRequest{Pane: pane, Summary: summary})
+					if qerr != nil {
+						return fmt.Errorf("%w; and the report could not be queued either: %v", err, qerr)
+					}
+					fmt.Fprintf(env.Stdout, "queued: a sandbox keeps this command from reaching st, so the report waits in %s; your agent's next hook hands it to st. Nothing more to do.\n", path)
 					return nil
 				}
 				// The report must not be lost while st restarts: keep

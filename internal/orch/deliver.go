@@ -72,14 +72,30 @@ func (m *Manager) changedCh() <-chan struct{} {
 }
 
 func (m *Manager) capture(ctx context.Context, d *delivery) (agent.View, error) {
-	out, err := m.cfg.Tmux.Capture(ctx, d.pane)
+	v, err := m.screen(ctx, d.pane, d.adapter)
 	if err != nil {
 		if errors.Is(err, tmux.ErrNoPane) || errors.Is(err, tmux.ErrNoServer) {
 			return agent.View{}, errorf(KindNotFound, "", "the pane %s closed before the line was delivered", d.pane)
 		}
 		return agent.View{}, err
 	}
-	return d.adapter.Recognize(out), nil
+	return v, nil
+}
+
+// screen reads what an agent's pane shows, with escapes for the adapters
+// that need them.
+func (m *Manager) screen(ctx context.Context, pane string, ad agent.Adapter) (agent.View, error) {
+	var out string
+	var err error
+	if er, ok := ad.(agent.EscapeReader); ok && er.WantsEscapes() {
+		out, err = m.cfg.Tmux.CaptureEscapes(ctx, pane)
+	} else {
+		out, err = m.cfg.Tmux.Capture(ctx, pane)
+	}
+	if err != nil {
+		return agent.View{}, err
+	}
+	return ad.Recognize(out), nil
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

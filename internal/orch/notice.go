@@ -206,7 +206,7 @@ func (n *noticer) loop(pane string) {
 		if inTurn {
 			// Claude's Esc ends a turn with no hook, so a turn that the
 			// screen has shown as over for a while is over.
-			if out, err := n.m.cfg.Tmux.Capture(n.ctx, pane); err == nil && ad.Recognize(out).Screen == agent.ScreenReady {
+			if v, err := n.m.screen(n.ctx, pane, ad); err == nil && v.Screen == agent.ScreenReady {
 				readySeen++
 			} else {
 				readySeen = 0

@@ -151,7 +151,7 @@ func (m *Manager) StartWorker(ctx context.Context, req StartRequest) (*WorkerVie
 	}
 	wp, err := m.cfg.Tmux.NewWindow(ctx, tmux.NewWindowOpts{
 		Target: target, Name: name, Cwd: cwd, Env: env, Split: req.Split,
-		Command: ad.Command(agent.LaunchOptions{STBin: m.cfg.STBin, Name: name}),
+		Command: ad.Command(launchOptions(ad.Kind(), m.cfg.STBin, name, env)),
 	})
 	if err != nil {
 		return nil, errorf(KindInternal, "check that the coordinator's session still exists", "%v", err)
@@ -217,6 +217,24 @@ func (m *Manager) StartWorker(ctx context.Context, req StartRequest) (*WorkerVie
 	}
 	v := m.view(w)
 	return &v, nil
+}
+
+// launchOptions reads an agent's launch settings from the caller's
+// environment (then the daemon's): ST_CLAUDE_BIN, ST_CODEX_BIN,
+// ST_CLAUDE_PERMISSION_MODE, ST_CODEX_NETWORK=1.
+func launchOptions(kind, stBin, name string, env map[string]string) agent.LaunchOptions {
+	get := func(k string) string {
+		if v := env[k]; v != "" {
+			return v
+		}
+		return os.Getenv(k)
+	}
+	return agent.LaunchOptions{
+		STBin: stBin, Name: name,
+		Program:        get("ST_" + strings.ToUpper(kind) + "_BIN"),
+		PermissionMode: get("ST_CLAUDE_PERMISSION_MODE"),
+		NetworkAccess:  get("ST_CODEX_NETWORK") == "1",
+	}
 }
 
 func errNotFile(err error) error {

@@ -335,6 +335,16 @@ func (c *Client) Capture(ctx context.Context, pane string) (string, error) {
 	return out, nil
 }
 
+// CaptureEscapes returns the visible text of a pane with the escape
+// sequences of its colours and attributes (capture-pane -e).
+func (c *Client) CaptureEscapes(ctx context.Context, pane string) (string, error) {
+	out, err := c.Run(ctx, "capture-pane", "-p", "-e", "-t", pane)
+	if err != nil {
+		return "", fmt.Errorf("tmux capture-pane %s: %w", pane, err)
+	}
+	return out, nil
+}
+
 // SetOption sets a pane user option (name starts with @).
 func (c *Client) SetOption(ctx context.Context, pane, name, value string) error {
 	if _, err := c.Run(ctx, "set-option", "-p", "-t", pane, name, value); err != nil {

@@ -651,7 +651,7 @@ func TestFindTaskFile(t *testing.T) {
 		{`Read "/w/task.md", then stop`, "/w/task.md"},
 		{"(see /w/task.md)", "/w/task.md"},
 		{"Run /opt/st worker done after /w/task.md", "/w/task.md"},
-		{"Run /opt/st only", "/opt/st"},
+		{"Run /opt/st only", ""}, // an executable is never a task file
 		{"/w/dir /w/missing w/task.md", ""},
 		{"nothing here", ""},
 	}

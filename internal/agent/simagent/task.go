@@ -79,11 +79,10 @@ const maxTaskFile = 1 << 20
 
 // findTaskFile picks the task file a submitted line names: a
 // whitespace-separated token that is an absolute path of an existing
-// regular file, trimmed of the punctuation a sentence puts around it. The
-// line st types also names st's own binary by its absolute path, so a
-// file that is not executable is preferred over one that is.
+// regular file, trimmed of the punctuation a sentence puts around it.
+// Executable files are never task files: the line st types (and the
+// notices it sends) also name st's own binary by its absolute path.
 func findTaskFile(fsys fileSystem, line string) (path string, ok bool) {
-	var fallback string
 	for _, tok := range strings.Fields(line) {
 		tok = strings.TrimLeft(tok, "\"'(`")
 		tok = strings.TrimRight(tok, ".,;:)\"'`")
@@ -97,11 +96,8 @@ func findTaskFile(fsys fileSystem, line string) (path string, ok bool) {
 		if fi.Mode().Perm()&0o111 == 0 {
 			return tok, true
 		}
-		if fallback == "" {
-			fallback = tok
-		}
 	}
-	return fallback, fallback != ""
+	return "", false
 }
 
 // shellQuote quotes s for sh -c.

@@ -34,9 +34,14 @@ type simPane struct {
 }
 
 // fakeST is what the sim runs as st: it logs each call as its arguments,
-// a tab, and its stdin (one line of JSON for a hook).
+// a tab, and its stdin (one line of JSON for a hook). Like st's guard
+// hooks, it refuses a command that says "forbidden" by exiting 2.
 const fakeST = `#!/bin/sh
-{ printf '%s\t' "$*"; cat; printf '\n'; } >> "$(dirname "$0")/calls.log"
+in=$(cat)
+printf '%s\t%s\n' "$*" "$in" >> "$(dirname "$0")/calls.log"
+case "$3:$in" in
+PreToolUse:*forbidden*) echo "BLOCKED by st hook: forbidden" >&2; exit 2 ;;
+esac
 `
 
 // startSim starts the sim in a tmux server of its own, with TMUX_TMPDIR in
@@ -248,4 +253,74 @@ func TestSimTrustInTmux(t *testing.T) {
 	p.tmux("send-keys", "-t", p.pane, "Enter")
 	p.waitScreen(agent.ScreenReady)
 	p.waitFor("SessionStart", 10*time.Second, func() bool { return strings.Contains(p.calls(), "hook sim SessionStart") })
+}
+
+func TestSimAskAndDenyInTmux(t *testing.T) {
+	t.Parallel()
+	p := startSim(t)
+	p.waitScreen(agent.ScreenReady)
+	task := filepath.Join(p.dir, "task.md")
+	if err := os.WriteFile(task, []byte("sleep: 1s\nrun: echo forbidden > bad.txt\nask: Which colour?\nanswer: painted\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.tmux("send-keys", "-t", p.pane, "-l", task, ";", "send-keys", "-t", p.pane, "Enter")
+	p.waitScreen(agent.ScreenWorking)
+	p.waitScreen(agent.ScreenPrompt)
+	screen := p.capture()
+	for _, want := range []string{"⎿  Not run · permission denied", "│ Reason: BLOCKED by st hook: forbidden", " ? Which colour?"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("screen lacks %q:\n%s", want, screen)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(p.dir, "bad.txt")); err == nil {
+		t.Error("the denied command ran")
+	}
+	p.tmux("send-keys", "-t", p.pane, "-l", "blue", ";", "send-keys", "-t", p.pane, "Enter")
+	p.waitFor("Stop", 10*time.Second, func() bool { return strings.Contains(p.calls(), "hook sim Stop") })
+	p.waitScreen(agent.ScreenReady)
+	var got []string
+	for _, c := range p.parsedCalls() {
+		got = append(got, strings.TrimPrefix(c.args, "hook sim "))
+	}
+	want := "SessionStart UserPromptSubmit PreToolUse PermissionRequest PostToolUse Stop"
+	if strings.Join(got, " ") != want {
+		t.Errorf("calls %v, want %s", got, want)
+	}
+	t.Logf("screen after the turn:\n%s", p.capture())
+}
+
+func TestSimInterruptAndHangupInTmux(t *testing.T) {
+	t.Parallel()
+	p := startSim(t)
+	p.waitScreen(agent.ScreenReady)
+	task := filepath.Join(p.dir, "task.md")
+	if err := os.WriteFile(task, []byte("run: touch started; sleep 30\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.tmux("send-keys", "-t", p.pane, "-l", "Do "+task, ";", "send-keys", "-t", p.pane, "Enter")
+	p.waitFor("the command to start", 10*time.Second, func() bool {
+		_, err := os.Stat(filepath.Join(p.dir, "started"))
+		return err == nil
+	})
+	p.waitScreen(agent.ScreenWorking)
+	p.tmux("send-keys", "-t", p.pane, "Escape")
+	p.waitScreen(agent.ScreenReady)
+	if !strings.Contains(p.capture(), "⎿  Interrupted · What should Claude do instead?") {
+		t.Errorf("no Interrupted line:\n%s", p.capture())
+	}
+	// Closing the pane hangs the sim up: SessionEnd with reason "other".
+	p.tmux("kill-pane", "-t", p.pane)
+	p.waitFor("SessionEnd", 10*time.Second, func() bool { return strings.Contains(p.calls(), "hook sim SessionEnd") })
+	calls := p.parsedCalls()
+	var got []string
+	for _, c := range calls {
+		got = append(got, strings.TrimPrefix(c.args, "hook sim "))
+	}
+	// Esc fires no hook, as in Claude.
+	if want := "SessionStart UserPromptSubmit PreToolUse SessionEnd"; strings.Join(got, " ") != want {
+		t.Errorf("calls %v, want %s", got, want)
+	}
+	if r := calls[len(calls)-1].payload["reason"]; r != "other" {
+		t.Errorf("SessionEnd reason %v", r)
+	}
 }

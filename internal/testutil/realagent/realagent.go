@@ -1,0 +1,192 @@
+// Package realagent prepares the real Claude Code and Codex programs for
+// tests: it finds the pinned binaries under tests/realclients and writes
+// an isolated HOME whose config skips every first-run dialog and points
+// the client at a fake model server on 127.0.0.1, so nothing reaches the
+// network and the tester's own config is never read or changed.
+//
+// The config written here is the minimum measured to reach the input box
+// with no person present (see shared/reference/real-agents.md): Claude
+// exits offline without hasCompletedOnboarding, stops at a trust screen
+// without the project entry; Codex shows a sign-in screen without a
+// provider of its own, and swallows a fast Enter without
+// disable_paste_burst.
+package realagent
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// ClaudeHome writes dir/.claude.json for a fresh Claude Code user who has
+// finished onboarding and trusts the trusted directories, and returns the
+// environment to launch claude with (to be added to a clean environment).
+// baseURL is the fake server's root, e.g. "http://127.0.0.1:PORT".
+func ClaudeHome(t testing.TB, dir, baseURL string, trusted ...string) []string {
+	t.Helper()
+	dir = mustAbs(t, dir)
+	projects := map[string]any{}
+	for _, p := range trustPaths(t, trusted) {
+		projects[p] = map[string]any{"hasTrustDialogAccepted": true}
+	}
+	cfg := map[string]any{
+		// Without it Claude runs a connectivity check to api.anthropic.com
+		// and exits 1 offline; no environment variable avoids that.
+		"hasCompletedOnboarding": true,
+		"projects":               projects,
+		// Otherwise 2.1.332 may offer to make auto mode the default, a
+		// dialog that blocks the box.
+		"hasSeenAutoDefaultNudge": true,
+		// The idle Notification fires after 3 s instead of 60 s, so tests
+		// that wait for it stay short.
+		"messageIdleNotifThresholdMs": 3000,
+	}
+	writeFile(t, filepath.Join(dir, ".claude.json"), mustJSON(t, cfg))
+	return []string{
+		"HOME=" + dir,
+		"ANTHROPIC_BASE_URL=" + strings.TrimSuffix(baseURL, "/"),
+		// A bearer token, unlike ANTHROPIC_API_KEY, never shows the
+		// "use this API key?" dialog.
+		"ANTHROPIC_AUTH_TOKEN=dummy",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"DISABLE_AUTOUPDATER=1",
+	}
+}
+
+// CodexDir is the CODEX_HOME that CodexHome uses for a given HOME: where a
+// test puts hooks.json, and where Codex writes its sessions.
+func CodexDir(home string) string { return filepath.Join(home, ".codex") }
+
+// CodexHome writes CodexDir(dir)/config.toml, with a model provider "fake"
+// at baseURL (the fake server's root; "/v1" is added, as Codex POSTs to
+// <base_url>/responses) and the trusted directories, and returns the
+// environment to launch codex with.
+func CodexHome(t testing.TB, dir, baseURL string, trusted ...string) []string {
+	t.Helper()
+	dir = mustAbs(t, dir)
+	base := strings.TrimSuffix(baseURL, "/")
+	if !strings.HasSuffix(base, "/v1") {
+		base += "/v1"
+	}
+	var b strings.Builder
+	b.WriteString(`model = "gpt-fake"
+model_provider = "fake"
+check_for_update_on_startup = false
+# Otherwise an Enter typed right after the text is taken as part of a paste
+# and does not submit.
+disable_paste_burst = true
+
+# A provider with no env_key needs no login, so no sign-in screen.
+[model_providers.fake]
+name = "fake"
+base_url = ` + tomlString(base) + `
+wire_api = "responses"
+`)
+	for _, p := range trustPaths(t, trusted) {
+		fmt.Fprintf(&b, "\n[projects.%s]\ntrust_level = \"trusted\"\n", tomlString(p))
+	}
+	codexHome := CodexDir(dir)
+	writeFile(t, filepath.Join(codexHome, "config.toml"), []byte(b.String()))
+	return []string{"HOME=" + dir, "CODEX_HOME=" + codexHome}
+}
+
+// Binaries returns the pinned claude and codex installed under
+// tests/realclients. It fails the test rather than skipping it: a real
+// client test that silently does not run proves nothing.
+func Binaries(t testing.TB) (claude, codex string) {
+	t.Helper()
+	bin := filepath.Join(ModuleRoot(t), "tests", "realclients", "node_modules", ".bin")
+	claude = filepath.Join(bin, "claude")
+	codex = filepath.Join(bin, "codex")
+	for _, p := range []string{claude, codex} {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("real client missing: %v; run scripts/test, which installs them (npm install in tests/realclients)", err)
+		}
+	}
+	return claude, codex
+}
+
+// ModuleRoot is the directory holding the module's go.mod, found from the
+// working directory (a package directory under go test).
+func ModuleRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatalf("realagent: %v", err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatalf("realagent: no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// trustPaths gives each directory both as written and with symlinks
+// resolved, since the clients key trust by the path they see as cwd.
+func trustPaths(t testing.TB, dirs []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, d := range dirs {
+		d = mustAbs(t, d)
+		for _, p := range []string{d, resolve(d)} {
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+func resolve(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
+}
+
+func mustAbs(t testing.TB, p string) string {
+	t.Helper()
+	a, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatalf("realagent: %v", err)
+	}
+	return a
+}
+
+func mustJSON(t testing.TB, v any) []byte {
+	t.Helper()
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatalf("realagent: %v", err)
+	}
+	return append(b, '\n')
+}
+
+// tomlString quotes s as a TOML basic string, whose escapes are a subset
+// of JSON's that covers everything json.Marshal emits.
+func tomlString(s string) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func writeFile(t testing.TB, path string, data []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatalf("realagent: %v", err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatalf("realagent: %v", err)
+	}
+}
