@@ -39,4 +39,3 @@ func (claudeAdapter) EnterDelay() time.Duration { return 300 * time.Millisecond 
 func (claudeAdapter) MapEvent(name string, payload []byte) (Event, error) {
 	return mapClaudeLikeEvent(name, payload)
 }
-

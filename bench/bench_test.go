@@ -1,0 +1,465 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sophonz/st/internal/orch"
+	"github.com/sophonz/st/internal/testutil"
+	"github.com/sophonz/st/internal/tmux"
+)
+
+// rig is one benchmark's world: the st binary, a private tmux server with
+// a session whose first pane is a plain sh (the coordinator), and, once
+// up is called, a daemon of a private ST_HOME. Cleanup kills that daemon
+// (by the pid in $ST_HOME/st.pid) and that tmux server, nothing else.
+type rig struct {
+	b       *testing.B
+	bin     string // the st binary
+	dir     string // the short temporary folder everything lives in
+	home    string // ST_HOME
+	tm      *testutil.Tmux
+	env     []string // the environment of every command: no outer TMUX, ST_*
+	tmuxVar string   // $TMUX of a pane of the private server
+	coord   string   // the coordinator's pane
+	session string
+}
+
+func newRig(b *testing.B) *rig {
+	b.Helper()
+	r := &rig{b: b, bin: testutil.BuildST(b), dir: testutil.ShortTempDir(b), session: "bench"}
+	r.home = filepath.Join(r.dir, "h")
+	tdir := filepath.Join(r.dir, "t")
+	for _, d := range []string{tdir, filepath.Join(r.dir, "home"), filepath.Join(r.dir, "tmp")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			b.Fatal(err)
+		}
+	}
+	r.tm = testutil.NewTmux(b, tdir)
+	// tmux -S does not make the socket's folder.
+	if err := os.MkdirAll(filepath.Dir(r.tm.Socket), 0o700); err != nil {
+		b.Fatal(err)
+	}
+	var base []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "ST_") {
+			base = append(base, kv)
+		}
+	}
+	r.env = testutil.Env(base,
+		"ST_HOME="+r.home,
+		"TMUX_TMPDIR="+tdir,
+		"HOME="+filepath.Join(r.dir, "home"),
+		"TMPDIR="+filepath.Join(r.dir, "tmp"), // the sim's transcripts
+		"PATH="+filepath.Dir(r.bin)+string(os.PathListSeparator)+os.Getenv("PATH"),
+	)
+	if _, err := r.tmux("-f", "/dev/null", "new-session", "-d", "-s", r.session, "-x", "200", "-y", "50",
+		"-c", r.dir, "-e", "ST_HOME="+r.home, "-e", "PATH="+r.getenv("PATH"), "sh"); err != nil {
+		b.Fatal(err)
+	}
+	out, err := r.tmux("display-message", "-p", "-t", r.session+":", "#{pane_id} #{pid}")
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := strings.Fields(out)
+	if len(f) != 2 {
+		b.Fatalf("display-message said %q", out)
+	}
+	r.coord = f[0]
+	r.tmuxVar = r.tm.Socket + "," + f[1] + ",0"
+	return r
+}
+
+func (r *rig) getenv(key string) string {
+	for i := len(r.env) - 1; i >= 0; i-- {
+		if k, v, _ := strings.Cut(r.env[i], "="); k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+// tmux runs tmux on the private server only.
+func (r *rig) tmux(args ...string) (string, error) {
+	cmd := exec.Command("tmux", append([]string{"-S", r.tm.Socket}, args...)...)
+	cmd.Env = r.env
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return out.String(), fmt.Errorf("tmux %s: %v: %s", strings.Join(args, " "), err, errb.String())
+	}
+	return out.String(), nil
+}
+
+// st is a command of the st binary acting for pane.
+func (r *rig) st(pane string, args ...string) *exec.Cmd {
+	cmd := exec.Command(r.bin, args...)
+	cmd.Env = append(append([]string(nil), r.env...), "TMUX="+r.tmuxVar, "TMUX_PANE="+pane)
+	cmd.Dir = r.dir
+	return cmd
+}
+
+func (r *rig) mustRun(cmd *exec.Cmd) string {
+	r.b.Helper()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		r.b.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
+	}
+	return string(out)
+}
+
+// up starts the daemon, and kills it by its pid at the end.
+func (r *rig) up() {
+	r.b.Helper()
+	r.mustRun(r.st(r.coord, "up"))
+	data, err := os.ReadFile(filepath.Join(r.home, "st.pid"))
+	if err != nil {
+		r.b.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || pid <= 1 {
+		r.b.Fatalf("st.pid holds %q", data)
+	}
+	r.b.Cleanup(func() {
+		syscall.Kill(pid, syscall.SIGTERM)
+		for i := 0; i < 200; i++ {
+			if syscall.Kill(pid, 0) != nil {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		syscall.Kill(pid, syscall.SIGKILL)
+	})
+}
+
+// explain is what a failure shows: the daemon's log and a pane's screen.
+func (r *rig) explain(pane string) string {
+	log, _ := os.ReadFile(filepath.Join(r.home, "daemon.log"))
+	screen, _ := r.tmux("capture-pane", "-p", "-t", pane)
+	return fmt.Sprintf("daemon.log:\n%s\nscreen of %s:\n%s", log, pane, screen)
+}
+
+// writeFile writes a file into the rig's folder. A task file must not be
+// executable: the sim never takes an executable file for its task.
+func (r *rig) writeFile(name, text string, mode os.FileMode) string {
+	r.b.Helper()
+	p := filepath.Join(r.dir, name)
+	if err := os.WriteFile(p, []byte(text), mode); err != nil {
+		r.b.Fatal(err)
+	}
+	return p
+}
+
+// requestSent reports whether process pid has a socket open and has
+// written at least an HTTP request's worth of bytes: the st client's call
+// is on its way to the daemon. ok is false when /proc cannot tell.
+func requestSent(pid int) (sent, ok bool) {
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		return false, false
+	}
+	sock := false
+	for _, fd := range fds {
+		if l, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name())); err == nil && strings.HasPrefix(l, "socket:") {
+			sock = true
+			break
+		}
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		return sock, false
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "wchar: "); ok {
+			n, _ := strconv.Atoi(strings.TrimSpace(v))
+			// An HTTP request is a few hundred bytes; the Go runtime's
+			// own writes (an eventfd's 8 bytes) are not.
+			return sock && n >= 100, true
+		}
+	}
+	return sock, false
+}
+
+// stats is a sample of durations, sorted.
+type stats []time.Duration
+
+func newStats(ds []time.Duration) stats {
+	s := append(stats(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s
+}
+
+// pct is the nearest-rank percentile p (0..100).
+func (s stats) pct(p float64) time.Duration {
+	if len(s) == 0 {
+		return 0
+	}
+	i := int(p/100*float64(len(s))+0.999999) - 1
+	if i < 0 {
+		i = 0
+	}
+	if i >= len(s) {
+		i = len(s) - 1
+	}
+	return s[i]
+}
+
+func (s stats) median() time.Duration {
+	n := len(s)
+	if n == 0 {
+		return 0
+	}
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// figure reports a figure both to the benchmark framework and as a
+// `FIGURE name value unit` line that scripts/bench collects.
+func figure(b *testing.B, name string, v float64, unit string) {
+	b.ReportMetric(v, name+"-"+unit)
+	fmt.Printf("FIGURE %s %.2f %s\n", name, v, unit)
+}
+
+// BenchmarkWaitAfterDone measures the time from `st worker done` (started
+// as a process) to the return of an `st worker wait` that was already
+// waiting, over 100 reports of one sim worker. It also reports the wall
+// time of the `st worker done` process itself and of `st version`, to show
+// how much of it is a process's start-up.
+func BenchmarkWaitAfterDone(b *testing.B) {
+	const reports, warmup = 100, 3
+	r := newRig(b)
+	r.up()
+	task := r.writeFile("task.md", "sleep: 600s\n", 0o644)
+	var v orch.WorkerView
+	out := r.mustRun(r.st(r.coord, "worker", "start", "--agent", "sim", "--task", task, "--name", "w", "--json"))
+	if err := json.Unmarshal([]byte(out), &v); err != nil || v.ID == "" {
+		b.Fatalf("st worker start --json said %q (%v)", out, err)
+	}
+	worker := v.ID
+	hookPayload := `{"session_id":"b","hook_event_name":"UserPromptSubmit","prompt":"x"}`
+	waitOut := filepath.Join(r.dir, "wait.out")
+
+	var lat, doneWall, after []time.Duration
+	fallback := 0
+	b.ResetTimer()
+	for i := 0; i < reports+warmup; i++ {
+		// The worker's turn starts again: it is working, not done.
+		hook := r.st(worker, "hook", "sim", "UserPromptSubmit")
+		hook.Stdin = strings.NewReader(hookPayload)
+		r.mustRun(hook)
+
+		f, err := os.Create(waitOut)
+		if err != nil {
+			b.Fatal(err)
+		}
+		wait := r.st(r.coord, "worker", "wait", worker, "--timeout", "60s")
+		wait.Stdout, wait.Stderr = f, f // a file: Wait returns at the exit, with no copying
+		if err := wait.Start(); err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+		exited := make(chan time.Time, 1)
+		var waitErr error
+		go func() {
+			waitErr = wait.Wait()
+			exited <- time.Now()
+		}()
+
+		// Give the wait time to reach the daemon: its request written,
+		// then a little for the daemon to read it and start waiting.
+		regBy := time.Now().Add(10 * time.Second)
+		for {
+			sent, ok := requestSent(wait.Process.Pid)
+			if !ok {
+				fallback++
+				time.Sleep(30 * time.Millisecond)
+				break
+			}
+			if sent {
+				time.Sleep(5 * time.Millisecond)
+				break
+			}
+			if time.Now().After(regBy) {
+				b.Fatal("st worker wait never sent its request")
+			}
+			time.Sleep(200 * time.Microsecond)
+		}
+		select {
+		case <-exited:
+			text, _ := os.ReadFile(waitOut)
+			b.Fatalf("report %d: st worker wait returned before st worker done (%v):\n%s\n%s", i, waitErr, text, r.explain(worker))
+		default:
+		}
+
+		t0 := time.Now()
+		r.mustRun(r.st(worker, "worker", "done", "--summary", "n"))
+		tDone := time.Now()
+		var t1 time.Time
+		select {
+		case t1 = <-exited:
+		case <-time.After(30 * time.Second):
+			wait.Process.Kill()
+			b.Fatalf("report %d: st worker wait did not return within 30 s of st worker done", i)
+		}
+		text, _ := os.ReadFile(waitOut)
+		if waitErr != nil || !strings.Contains(string(text), "done") {
+			b.Fatalf("report %d: st worker wait: %v:\n%s\n%s", i, waitErr, text, r.explain(worker))
+		}
+		if i >= warmup {
+			lat = append(lat, t1.Sub(t0))
+			doneWall = append(doneWall, tDone.Sub(t0))
+			after = append(after, t1.Sub(tDone))
+		}
+	}
+	b.StopTimer()
+
+	// A process that starts, prints and exits: the start-up share.
+	var version []time.Duration
+	for i := 0; i < 20; i++ {
+		t0 := time.Now()
+		r.mustRun(r.st(r.coord, "version"))
+		version = append(version, time.Since(t0))
+	}
+
+	l, d, a, sv := newStats(lat), newStats(doneWall), newStats(after), newStats(version)
+	if fallback > 0 {
+		fmt.Printf("note: /proc could not tell when the wait had sent its request %d times; slept 30 ms instead\n", fallback)
+	}
+	fmt.Printf("wait after done over %d reports: median %.1f ms, p99 %.1f ms (min %.1f, max %.1f); "+
+		"st worker done process: median %.1f ms, p99 %.1f ms; the wait's return after that process ended: median %.1f ms; "+
+		"st version process: median %.1f ms\n",
+		len(l), ms(l.median()), ms(l.pct(99)), ms(l[0]), ms(l[len(l)-1]), ms(d.median()), ms(d.pct(99)), ms(a.median()), ms(sv.median()))
+	figure(b, "wait_after_done_median", ms(l.median()), "ms")
+	figure(b, "wait_after_done_p99", ms(l.pct(99)), "ms")
+	figure(b, "done_process_median", ms(d.median()), "ms")
+	figure(b, "done_process_p99", ms(d.pct(99)), "ms")
+	// How long after the done process ended the wait returned (negative
+	// when the wait's exit was seen first).
+	figure(b, "wait_after_done_exit_median", ms(a.median()), "ms")
+	figure(b, "version_process_median", ms(sv.median()), "ms")
+}
+
+// BenchmarkStartOverhead measures what st adds to a worker's start beyond
+// the sim agent's own start. The baseline opens a window running
+// `st agent sim` directly, with ST_BIN a shell script that notes the
+// UserPromptSubmit hook in a file, polls the screen every 5 ms for the
+// empty input box, types a line like st's, presses Enter 80 ms later and
+// stops the clock when the hook fires. The st figure is the wall time of
+// `st worker start --agent sim`, which returns once the daemon has the
+// same hook. The two are interleaved so that both see the same load.
+func BenchmarkStartOverhead(b *testing.B) {
+	const n, warmup = 20, 1
+	r := newRig(b)
+	r.up()
+	task := r.writeFile("task.md", "sleep: 600s\n", 0o644)
+	hookLog := filepath.Join(r.dir, "hooks.log")
+	fake := r.writeFile("fakest", "#!/bin/sh\ncat >/dev/null\n"+
+		"if [ \"$3\" = UserPromptSubmit ]; then echo \"$3\" >>"+tmux.ShellJoin([]string{hookLog})+"; fi\nexit 0\n", 0o755)
+	line := orch.TaskLine(r.bin, task)
+	agentCmd := tmux.ShellJoin([]string{r.bin, "agent", "sim"})
+
+	baseline := func(i int) time.Duration {
+		os.Remove(hookLog)
+		t0 := time.Now()
+		out, err := r.tmux("new-window", "-d", "-P", "-F", "#{window_id} #{pane_id}", "-t", r.session+":",
+			"-n", fmt.Sprintf("b%d", i), "-c", r.dir, "-e", "ST_BIN="+fake, "-e", "PATH="+r.getenv("PATH"), agentCmd)
+		if err != nil {
+			b.Fatal(err)
+		}
+		f := strings.Fields(out)
+		if len(f) != 2 {
+			b.Fatalf("new-window said %q", out)
+		}
+		win, pane := f[0], f[1]
+		defer r.tmux("kill-window", "-t", win)
+		by := time.Now().Add(20 * time.Second)
+		var screen string
+		for !emptyBox(screen) {
+			if time.Now().After(by) {
+				b.Fatalf("baseline %d: the sim never showed an empty box; last screen:\n%s", i, screen)
+			}
+			time.Sleep(5 * time.Millisecond)
+			screen, _ = r.tmux("capture-pane", "-p", "-t", pane)
+		}
+		if _, err := r.tmux("send-keys", "-t", pane, "-l", "--", line); err != nil {
+			b.Fatal(err)
+		}
+		time.Sleep(80 * time.Millisecond)
+		if _, err := r.tmux("send-keys", "-t", pane, "Enter"); err != nil {
+			b.Fatal(err)
+		}
+		for {
+			if data, err := os.ReadFile(hookLog); err == nil && strings.Contains(string(data), "UserPromptSubmit") {
+				return time.Since(t0)
+			}
+			if time.Now().After(by) {
+				screen, _ = r.tmux("capture-pane", "-p", "-t", pane)
+				b.Fatalf("baseline %d: no UserPromptSubmit hook; last screen:\n%s", i, screen)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	withST := func(i int) time.Duration {
+		t0 := time.Now()
+		out := r.mustRun(r.st(r.coord, "worker", "start", "--agent", "sim", "--task", task, "--name", fmt.Sprintf("w%d", i), "--json"))
+		d := time.Since(t0)
+		var v orch.WorkerView
+		if err := json.Unmarshal([]byte(out), &v); err != nil || v.Window == "" {
+			b.Fatalf("st worker start --json said %q (%v)", out, err)
+		}
+		r.tmux("kill-window", "-t", v.Window)
+		return d
+	}
+
+	var base, st []time.Duration
+	b.ResetTimer()
+	for i := 0; i < n+warmup; i++ {
+		bd := baseline(i)
+		sd := withST(i)
+		if i >= warmup {
+			base = append(base, bd)
+			st = append(st, sd)
+		}
+	}
+	b.StopTimer()
+
+	bs, ss := newStats(base), newStats(st)
+	diff := ss.median() - bs.median()
+	ratio := float64(ss.median()) / float64(bs.median())
+	fmt.Printf("start over %d starts each: sim with a minimal driver median %.1f ms, p90 %.1f ms; "+
+		"st worker start median %.1f ms, p90 %.1f ms; st adds %.1f ms (x%.2f)\n",
+		len(bs), ms(bs.median()), ms(bs.pct(90)), ms(ss.median()), ms(ss.pct(90)), ms(diff), ratio)
+	figure(b, "start_baseline_median", ms(bs.median()), "ms")
+	figure(b, "start_baseline_p90", ms(bs.pct(90)), "ms")
+	figure(b, "start_st_median", ms(ss.median()), "ms")
+	figure(b, "start_st_p90", ms(ss.pct(90)), "ms")
+	figure(b, "start_overhead_median", ms(diff), "ms")
+	figure(b, "start_ratio_median", ratio, "x")
+}
+
+// emptyBox reports whether a captured screen has the sim's empty input
+// box: a line that is ❯ and a no-break space.
+func emptyBox(screen string) bool {
+	for _, l := range strings.Split(screen, "\n") {
+		if strings.TrimRight(l, " \r") == "❯\u00a0" {
+			return true
+		}
+	}
+	return false
+}
