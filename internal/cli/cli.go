@@ -105,7 +105,7 @@ func newRoot(env *Env) *cobra.Command {
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(
 		newUpCmd(env), newDownCmd(env), newStatusCmd(env), newDaemonCmd(env), newVersionCmd(env), newLsCmd(env),
-		newOrchCmd(env), newWorkerCmd(env), newHookCmd(env), newAgentCmd(env), newHooksCmd(env), newPluginCmd(env),
+		newOrchCmd(env), newWorkerCmd(env), newHookCmd(env), newAgentCmd(env), newHooksCmd(env), newPluginCmd(env), newTaskCmd(env),
 	)
 	return root
 }

@@ -69,6 +69,25 @@ func absPath(p string) (string, error) {
 	return filepath.Abs(p)
 }
 
+// readableTask makes a task file's path absolute and checks that it can
+// be read, so that nothing is opened for a task that is not there.
+func readableTask(p string) (string, error) {
+	task, err := absPath(p)
+	if err != nil {
+		return "", err
+	}
+	f, err := os.Open(task)
+	if err != nil {
+		return "", &orch.Error{Kind: orch.KindUsage, Message: fmt.Sprintf("cannot read the task file %s: %v", task, errors.Unwrap(err)), Hint: "write the task into a file the worker can read, and pass its path with --task"}
+	}
+	fi, _ := f.Stat()
+	f.Close()
+	if fi != nil && fi.IsDir() {
+		return "", &orch.Error{Kind: orch.KindUsage, Message: task + " is a folder, not a task file", Hint: "pass a file with --task"}
+	}
+	return task, nil
+}
+
 func runWorkerStart(ctx context.Context, env *Env, o workerStartOptions) error {
 	if o.Agent == "" {
 		return &orch.Error{Kind: orch.KindUsage, Message: "st worker start needs --agent", Hint: "st worker start --agent claude|codex|sim --task FILE"}
@@ -76,18 +95,9 @@ func runWorkerStart(ctx context.Context, env *Env, o workerStartOptions) error {
 	if o.Task == "" {
 		return &orch.Error{Kind: orch.KindUsage, Message: "st worker start needs --task FILE: the worker reads its task from a file", Hint: "write the task into a file, then st worker start --agent " + o.Agent + " --task FILE"}
 	}
-	task, err := absPath(o.Task)
+	task, err := readableTask(o.Task)
 	if err != nil {
 		return err
-	}
-	f, err := os.Open(task)
-	if err != nil {
-		return &orch.Error{Kind: orch.KindUsage, Message: fmt.Sprintf("cannot read the task file %s: %v", task, errors.Unwrap(err)), Hint: "write the task into a file the worker can read, and pass its path with --task"}
-	}
-	fi, _ := f.Stat()
-	f.Close()
-	if fi != nil && fi.IsDir() {
-		return &orch.Error{Kind: orch.KindUsage, Message: task + " is a folder, not a task file", Hint: "pass a file with --task"}
 	}
 	cwd := ""
 	if o.Cwd != "" {

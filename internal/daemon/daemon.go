@@ -216,6 +216,27 @@ func (s *server) routes() http.Handler {
 			}
 			return s.mgr.List(ctx, req)
 		},
+		"/v1/task/create": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
+			req, err := decode[orch.TaskRequest](b)
+			if err != nil {
+				return nil, err
+			}
+			return s.mgr.CreateTask(ctx, req)
+		},
+		"/v1/task/list": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
+			req, err := decode[orch.IDRequest](b)
+			if err != nil {
+				return nil, err
+			}
+			return s.mgr.ListTasks(ctx, req)
+		},
+		"/v1/task/cancel": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
+			req, err := decode[orch.IDRequest](b)
+			if err != nil {
+				return nil, err
+			}
+			return s.mgr.CancelTask(ctx, req)
+		},
 		"/v1/hook": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
 			req, err := decode[orch.HookRequest](b)
 			if err != nil {

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/store"
 	"github.com/sophonz/st/internal/tmux"
 )
@@ -37,6 +38,9 @@ type paneInfo struct {
 	seq       int // events seen from this pane
 	turnSeq   int // seq of the last turn start
 	lastEvent time.Time
+	// screenChecked and quietReady serve checkQuietTurns.
+	screenChecked time.Time
+	quietReady    int
 }
 
 // Manager holds every run and worker of this machine.
@@ -53,7 +57,6 @@ type Manager struct {
 	// changed is closed and replaced on every change that a waiter may care about.
 	changed chan struct{}
 	notices *noticer
-	closed  bool
 }
 
 // NewManager loads the runs kept under cfg.Home and reconciles them with
@@ -74,6 +77,17 @@ func NewManager(ctx context.Context, cfg Config) (*Manager, error) {
 		return nil, err
 	}
 	m.reconcile(ctx)
+	m.mu.Lock()
+	for _, r := range m.runs {
+		for _, t := range r.Tasks {
+			// A start cut short by a crash of st: try it again.
+			if t.State == TaskRunning && t.Worker == "" {
+				t.State = TaskWaiting
+			}
+		}
+	}
+	m.schedule()
+	m.mu.Unlock()
 	return m, nil
 }
 
@@ -142,6 +156,7 @@ func (m *Manager) setState(w *Worker, s State) bool {
 	if s == Done && w.Parent != "" && !w.Told {
 		m.notices.queueDone(w)
 	}
+	m.followTask(w)
 	return true
 }
 
@@ -211,16 +226,66 @@ func (m *Manager) Watch(ctx context.Context) {
 		case <-t.C:
 			if m.hasLive() {
 				m.reconcile(ctx)
+				m.checkQuietTurns(ctx)
 			}
 		}
 	}
 }
 
+// quietAfter is how long a working worker's hooks must be silent before
+// st looks at its screen: Claude's Esc ends a turn and fires no hook.
+const quietAfter = 5 * time.Second
+
+// checkQuietTurns makes idle a working worker whose hooks went quiet and
+// whose screen shows its input box with no turn running, twice in a row.
+func (m *Manager) checkQuietTurns(ctx context.Context) {
+	type cand struct {
+		w  *Worker
+		ad agent.Adapter
+	}
+	var cs []cand
+	m.mu.Lock()
+	now := m.cfg.Now()
+	for id, w := range m.workers {
+		if w.State != Working {
+			continue
+		}
+		pi := m.panes[id]
+		if pi == nil || now.Sub(pi.lastEvent) < quietAfter || now.Sub(pi.screenChecked) < quietAfter {
+			continue
+		}
+		pi.screenChecked = now
+		if ad, err := agent.Lookup(w.Agent); err == nil {
+			cs = append(cs, cand{w, ad})
+		}
+	}
+	m.mu.Unlock()
+	for _, c := range cs {
+		v, err := m.screen(ctx, c.w.ID, c.ad)
+		if err != nil {
+			continue
+		}
+		m.mu.Lock()
+		pi := m.panes[c.w.ID]
+		if v.Screen == agent.ScreenReady && c.w.State == Working && pi != nil {
+			pi.quietReady++
+			if pi.quietReady >= 2 {
+				pi.quietReady = 0
+				m.logf("worker %s: no hook for %s and its box is empty: its turn was interrupted", c.w.ID, now.Sub(pi.lastEvent).Round(time.Second))
+				pi.inTurn = false
+				m.setState(c.w, Idle)
+				m.save(m.runOf[c.w.ID])
+				m.notify()
+			}
+		} else if pi != nil {
+			pi.quietReady = 0
+		}
+		m.mu.Unlock()
+	}
+}
+
 // Close stops background work.
 func (m *Manager) Close() {
-	m.mu.Lock()
-	m.closed = true
-	m.mu.Unlock()
 	m.notices.stop()
 }
 

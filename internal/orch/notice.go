@@ -39,8 +39,16 @@ func (n *noticer) stop() {
 	n.wg.Wait()
 }
 
-// queueDone queues "w is done" for w's parent. Called with m.mu held.
+// queueDone queues "w is done" for w's parent, once. Called with m.mu held.
 func (n *noticer) queueDone(w *Worker) {
+	n.mu.Lock()
+	for _, nt := range n.pending[w.Parent] {
+		if nt.worker == w {
+			n.mu.Unlock()
+			return
+		}
+	}
+	n.mu.Unlock()
 	n.add(w.Parent, notice{worker: w})
 }
 
@@ -161,11 +169,13 @@ func (n *noticer) loop(pane string) {
 	n.mu.Lock()
 	kick := n.kicks[pane]
 	n.mu.Unlock()
-	defer func() {
+	// The loop's end (deleting pending and kicks together) happens under
+	// one lock below, so that add never kicks a loop that has stopped.
+	stop := func() {
 		n.mu.Lock()
 		delete(n.kicks, pane)
 		n.mu.Unlock()
-	}()
+	}
 	wait := func(d time.Duration) bool {
 		t := time.NewTimer(d)
 		defer t.Stop()
@@ -182,9 +192,9 @@ func (n *noticer) loop(pane string) {
 		line, covers := n.take(pane)
 		if line == "" {
 			n.mu.Lock()
-			empty := len(n.pending[pane]) == 0
-			if empty {
+			if len(n.pending[pane]) == 0 {
 				delete(n.pending, pane)
+				delete(n.kicks, pane)
 				n.mu.Unlock()
 				return
 			}
@@ -213,6 +223,7 @@ func (n *noticer) loop(pane string) {
 			}
 			if readySeen < 3 {
 				if !wait(2 * time.Second) {
+					stop()
 					return
 				}
 				continue
@@ -231,6 +242,7 @@ func (n *noticer) loop(pane string) {
 			continue
 		}
 		if !wait(time.Second) {
+			stop()
 			return
 		}
 	}

@@ -75,6 +75,16 @@ type Run struct {
 	Session     string    `json:"session"`     // the coordinator's session id
 	Created     time.Time `json:"created"`
 	Workers     []*Worker `json:"workers"`
+	Tasks       []*Task   `json:"tasks,omitempty"`
+}
+
+func (r *Run) task(name string) *Task {
+	for _, t := range r.Tasks {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
 }
 
 func (r *Run) worker(id string) *Worker {
@@ -183,6 +193,15 @@ type StartRequest struct {
 	// BlockedTimeout and HookTimeout override 90 s and 30 s (for tests).
 	BlockedTimeout time.Duration `json:"blocked_timeout,omitempty"`
 	HookTimeout    time.Duration `json:"hook_timeout,omitempty"`
+	// Owns are globs, relative to the repository root, of what the
+	// worker may change.
+	Owns []string `json:"owns,omitempty"`
+	// Worktree gives the worker a git worktree and branch of its own.
+	Worktree bool `json:"worktree,omitempty"`
+	// Fan starts this many tries of the task, NAME-1 to NAME-N.
+	Fan int `json:"fan,omitempty"`
+
+	run *Run // a task's run (tasks place their workers themselves)
 }
 
 // WaitRequest waits for workers.
@@ -232,4 +251,57 @@ type HookRequest struct {
 type RunView struct {
 	Run
 	Views []WorkerView `json:"worker_views"`
+}
+
+// TaskState is a task's state.
+type TaskState string
+
+// Task states.
+const (
+	TaskWaiting   TaskState = "waiting"   // on its dependencies
+	TaskRunning   TaskState = "running"   // a worker has it
+	TaskDone      TaskState = "done"      // its worker reported
+	TaskFailed    TaskState = "failed"    // its worker failed or went, or a dependency did
+	TaskCancelled TaskState = "cancelled" // st task cancel
+)
+
+// Task is a named piece of work that st starts a worker for once every
+// task it depends on is done.
+type Task struct {
+	Name     string    `json:"name"`
+	File     string    `json:"file"`
+	Agent    string    `json:"agent"`
+	Deps     []string  `json:"deps,omitempty"`
+	Owns     []string  `json:"owns,omitempty"`
+	Worktree bool      `json:"worktree,omitempty"`
+	Cwd      string    `json:"cwd,omitempty"`
+	Parent   string    `json:"parent"` // the pane that made it; its worker's parent
+	State    TaskState `json:"state"`
+	Since    time.Time `json:"since"`
+	Worker   string    `json:"worker,omitempty"` // the pane of its worker
+	Reason   string    `json:"reason,omitempty"` // why it failed, or what it waits on
+	Created  time.Time `json:"created"`
+	// Env is the creator's environment for the worker's window (PATH...).
+	Env map[string]string `json:"env,omitempty"`
+}
+
+// TaskRequest creates a task.
+type TaskRequest struct {
+	Pane     string            `json:"pane"`
+	Name     string            `json:"name"`
+	File     string            `json:"file"`
+	Agent    string            `json:"agent"`
+	Deps     []string          `json:"deps,omitempty"`
+	Owns     []string          `json:"owns,omitempty"`
+	Worktree bool              `json:"worktree,omitempty"`
+	Cwd      string            `json:"cwd,omitempty"`
+	Env      map[string]string `json:"env,omitempty"`
+}
+
+// TaskView is a task as st task list shows it.
+type TaskView struct {
+	Task
+	Run        string `json:"run"`
+	WorkerName string `json:"worker_name,omitempty"`
+	For        string `json:"for"`
 }

@@ -33,6 +33,14 @@ func TaskLine(stBin, task string) string {
 // placement finds the run and level of a new worker started by pane p,
 // making a run when the pane has none. Called with m.mu held.
 func (m *Manager) placement(p tmux.Pane) (r *Run, level int, created bool, err error) {
+	return m.placementIn(p, nil)
+}
+
+// placementIn is placement with the run fixed (a task's). Called with m.mu held.
+func (m *Manager) placementIn(p tmux.Pane, fixed *Run) (r *Run, level int, created bool, err error) {
+	if fixed != nil && fixed.Coordinator == p.ID {
+		return fixed, 1, false, nil
+	}
 	if w := m.workers[p.ID]; w != nil && w.State.Live() {
 		r = m.runOf[p.ID]
 		if w.Level+1 > MaxLevel {
@@ -86,6 +94,9 @@ func (m *Manager) StartWorker(ctx context.Context, req StartRequest) (*WorkerVie
 	if len(line) >= 1000 {
 		return nil, errorf(KindUsage, "move the task file to a shorter path", "the task file's path is too long to type (the line would be %d characters; agents take under 1000)", len(line))
 	}
+	if err := checkLine(line); err != nil {
+		return nil, errorf(KindUsage, "rename the task file without line breaks or control characters", "the task file's path cannot be typed as one line: %v", err)
+	}
 	p, err := m.callerPane(ctx, req.Pane)
 	if err != nil {
 		return nil, err
@@ -101,7 +112,7 @@ func (m *Manager) StartWorker(ctx context.Context, req StartRequest) (*WorkerVie
 	// Place the worker and reserve its name before opening anything, so
 	// that two starts cannot take one name.
 	m.mu.Lock()
-	r, level, created, err := m.placement(p)
+	r, level, created, err := m.placementIn(p, req.run)
 	if err != nil {
 		m.mu.Unlock()
 		return nil, err
@@ -291,6 +302,7 @@ func (m *Manager) Hook(ctx context.Context, req HookRequest) error {
 	pi.agent = ad.Kind()
 	pi.seq++
 	pi.lastEvent = m.cfg.Now()
+	pi.quietReady = 0
 	if ev.SessionID != "" {
 		pi.session = ev.SessionID
 	}

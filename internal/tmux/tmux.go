@@ -245,16 +245,25 @@ func (c *Client) Pane(ctx context.Context, id string) (Pane, error) {
 	if err != nil {
 		return Pane{}, fmt.Errorf("tmux pane %s: %w", id, err)
 	}
-	return ParsePane(strings.TrimRight(out, "\n"))
+	line := strings.TrimRight(out, "\n")
+	if strings.Trim(line, sep) == "" {
+		// tmux 3.3a prints empty fields, and exits 0, for a missing pane.
+		return Pane{}, fmt.Errorf("tmux pane %s: %w", id, ErrNoPane)
+	}
+	return ParsePane(line)
 }
 
 // ValidPaneID reports whether s looks like a tmux pane id (%N).
 func ValidPaneID(s string) bool {
-	if len(s) < 2 || s[0] != '%' {
+	if len(s) < 2 || len(s) > 12 || s[0] != '%' {
 		return false
 	}
-	_, err := strconv.Atoi(s[1:])
-	return err == nil
+	for _, r := range s[1:] {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // NewWindowOpts describes a window (or, with Split, a pane) to open.
@@ -298,8 +307,15 @@ func (c *Client) NewWindow(ctx context.Context, o NewWindowOpts) (Pane, error) {
 	for _, k := range keys {
 		args = append(args, "-e", k+"="+o.Env[k])
 	}
-	if len(o.Command) > 0 {
-		args = append(args, ShellJoin(o.Command))
+	// With several arguments tmux runs the program itself, with no shell
+	// between (so the user's default-shell cannot misread the quoting);
+	// a single argument would be a shell command, so it is quoted.
+	switch len(o.Command) {
+	case 0:
+	case 1:
+		args = append(args, ShellQuote(o.Command[0]))
+	default:
+		args = append(args, o.Command...)
 	}
 	out, err := c.Run(ctx, args...)
 	if err != nil {

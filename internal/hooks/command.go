@@ -1,0 +1,88 @@
+package hooks
+
+import (
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// spec is what differs between the agents: the events st listens to and
+// which of them take a tool matcher.
+type spec struct {
+	agent   string
+	events  []string
+	matcher map[string]bool // events whose group carries "matcher": "*"
+}
+
+// Agent kinds.
+const (
+	Claude = "claude"
+	Codex  = "codex"
+)
+
+// ClaudeEvents are the Claude Code events st installs a hook for.
+var ClaudeEvents = []string{
+	"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure",
+	"PermissionRequest", "Notification", "Stop", "StopFailure", "SubagentStart", "SubagentStop", "SessionEnd",
+}
+
+// CodexEvents are the Codex events st installs a hook for (Codex has no
+// Notification; it has Interrupt, fired by Esc during a turn).
+var CodexEvents = []string{
+	"SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse",
+	"Stop", "Interrupt", "SessionEnd", "SubagentStart", "SubagentStop",
+}
+
+var specs = map[string]spec{
+	Claude: {agent: Claude, events: ClaudeEvents, matcher: set("PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest")},
+	Codex:  {agent: Codex, events: CodexEvents, matcher: set("PreToolUse")},
+}
+
+func set(s ...string) map[string]bool {
+	m := map[string]bool{}
+	for _, x := range s {
+		m[x] = true
+	}
+	return m
+}
+
+// Command is the hook command st writes for an agent's event: the st
+// binary, quoted for the shell when it needs to be, then "hook AGENT EVENT".
+func Command(st, agent, event string) string {
+	return shellQuote(st) + " hook " + agent + " " + event
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// stCommandRE matches "<path> hook <agent> <event>", the path bare or in
+// single or double quotes.
+var stCommandRE = regexp.MustCompile(`^\s*(?:'((?:[^']|'\\'')*)'|"((?:[^"\\]|\\.)*)"|(\S+))\s+hook\s+(\S+)\s+(\S+)\s*$`)
+
+var backslashRE = regexp.MustCompile(`\\(.)`)
+
+// parseCommand reports whether command is a hook st wrote for agent: it
+// runs a program named st (any folder, or exactly st, the binary in use)
+// with "hook AGENT EVENT". It returns the program's path and the event.
+func parseCommand(command, agent, st string) (path, event string, ok bool) {
+	m := stCommandRE.FindStringSubmatch(command)
+	if m == nil || m[4] != agent {
+		return "", "", false
+	}
+	switch {
+	case m[1] != "":
+		path = strings.ReplaceAll(m[1], `'\''`, "'")
+	case m[2] != "":
+		path = backslashRE.ReplaceAllString(m[2], "$1")
+	default:
+		path = m[3]
+	}
+	if filepath.Base(path) != "st" && path != st {
+		return "", "", false
+	}
+	return path, m[5], true
+}

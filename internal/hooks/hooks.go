@@ -1,0 +1,602 @@
+// Package hooks installs, removes and reports the command hooks through
+// which st learns what Claude Code and Codex do: `st hooks install`.
+//
+// Each hook runs "<absolute path of st> hook claude|codex EVENT". Claude
+// Code reads them from $HOME/.claude/settings.json ($CLAUDE_CONFIG_DIR
+// when set), Codex from $CODEX_HOME/hooks.json, both in the same JSON
+// form. These files are the user's: st edits them in place, keeps every
+// other key and the user's own hooks in their order, adds its groups after
+// the user's, backs the original up once (FILE.st-backup), writes
+// atomically, and leaves a file it cannot parse exactly as it was.
+//
+// Codex runs a hook only once it is trusted: config.toml must hold
+// [hooks.state."<key>"] trusted_hash = "<hash>". Codex's own
+// `codex app-server` reports each hook's key and current hash (JSON-RPC
+// method hooks/list); st asks it, and writes those lines into config.toml
+// as text, every other line staying byte for byte.
+package hooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// Options say whose files to edit and with which st. The zero value is the
+// running user with the running st.
+type Options struct {
+	// Home is the user's home folder (default $HOME).
+	Home string
+	// ClaudeDir is Claude Code's folder (default $CLAUDE_CONFIG_DIR, else
+	// Home/.claude).
+	ClaudeDir string
+	// CodexHome is Codex's folder (default $CODEX_HOME, else Home/.codex).
+	CodexHome string
+	// St is the st program the hooks run (default: Executable()).
+	St string
+	// CodexBin is the codex program asked for the hooks' hashes (default
+	// $ST_CODEX_BIN, else codex on $PATH).
+	CodexBin string
+	// Agents limits the work to some agents (default: Claude and Codex).
+	Agents []string
+	// Getenv reads the environment (default os.Getenv).
+	Getenv func(string) string
+	// Environ is the environment codex runs in (default os.Environ());
+	// HOME and CODEX_HOME are set over it.
+	Environ []string
+	// CodexTimeout bounds one run of codex app-server (default 20 s).
+	CodexTimeout time.Duration
+}
+
+// Report is the state of st's hooks after an install, an uninstall or a
+// status.
+type Report struct {
+	St     string        `json:"st"`
+	Agents []AgentReport `json:"agents"`
+}
+
+// AgentReport is one agent's hooks file and st's hooks in it.
+type AgentReport struct {
+	Agent   string `json:"agent"`
+	File    string `json:"file"`
+	Exists  bool   `json:"exists"`
+	Changed bool   `json:"changed"`          // this run rewrote the file
+	Backup  string `json:"backup,omitempty"` // a backup this run made
+	// Error says why the file was not read or not changed (it was then
+	// left as it was); the counts below are unknown.
+	Error     string       `json:"error,omitempty"`
+	Total     int          `json:"total"`
+	Installed int          `json:"installed"`         // hooks there that run this st
+	Missing   []string     `json:"missing,omitempty"` // events with no st hook
+	Other     []string     `json:"other,omitempty"`   // events whose st hook runs another st, or lacks its matcher
+	Hooks     []HookStatus `json:"hooks,omitempty"`
+	Trust     *TrustReport `json:"trust,omitempty"` // Codex only
+}
+
+// HookStatus is st's hook for one event.
+type HookStatus struct {
+	Event     string `json:"event"`
+	Installed bool   `json:"installed"` // an st hook is there
+	Current   bool   `json:"current"`   // and it runs this st, as st writes it
+	Command   string `json:"command,omitempty"`
+	// Codex: the hook's key, and its trust as Codex reports it (trusted,
+	// untrusted, modified, ...), or "unknown" when codex could not be asked.
+	Key      string `json:"key,omitempty"`
+	Trust    string `json:"trust,omitempty"`
+	Disabled bool   `json:"disabled,omitempty"`
+}
+
+// TrustReport is the trust of st's Codex hooks, kept in config.toml.
+type TrustReport struct {
+	File    string `json:"file"`
+	Known   bool   `json:"known"` // codex answered hooks/list
+	Trusted int    `json:"trusted"`
+	Changed bool   `json:"changed"`
+	Backup  string `json:"backup,omitempty"`
+	// NoCodex: there is no codex to ask; Error and Hint say so.
+	NoCodex     bool     `json:"noCodex,omitempty"`
+	Error       string   `json:"error,omitempty"`
+	Hint        string   `json:"hint,omitempty"`
+	CodexErrors []string `json:"codexErrors,omitempty"` // what hooks/list said was wrong
+}
+
+// Problems are the failures in r that a command should exit non-zero
+// for: files that could not be edited, trust that could not be written
+// although codex is installed.
+func (r *Report) Problems() []string {
+	var out []string
+	for _, a := range r.Agents {
+		if a.Error != "" {
+			out = append(out, a.Agent+": "+a.Error)
+		}
+		if a.Trust != nil && a.Trust.Error != "" && !a.Trust.NoCodex {
+			out = append(out, a.Agent+" trust: "+a.Trust.Error)
+		}
+	}
+	return out
+}
+
+// Executable is the absolute path of the running program, symlinks
+// resolved: the st that hooks run.
+func Executable() (string, error) {
+	p, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		p = r
+	}
+	return filepath.Abs(p)
+}
+
+func (o Options) resolve() (Options, error) {
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Home == "" {
+		o.Home = o.Getenv("HOME")
+	}
+	if o.Home == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return o, fmt.Errorf("cannot find the home folder: %w", err)
+		}
+		o.Home = h
+	}
+	if o.ClaudeDir == "" {
+		o.ClaudeDir = o.Getenv("CLAUDE_CONFIG_DIR")
+	}
+	if o.ClaudeDir == "" {
+		o.ClaudeDir = filepath.Join(o.Home, ".claude")
+	}
+	if o.CodexHome == "" {
+		o.CodexHome = o.Getenv("CODEX_HOME")
+	}
+	if o.CodexHome == "" {
+		o.CodexHome = filepath.Join(o.Home, ".codex")
+	}
+	for _, p := range []*string{&o.Home, &o.ClaudeDir, &o.CodexHome} {
+		a, err := filepath.Abs(*p)
+		if err != nil {
+			return o, err
+		}
+		*p = a
+	}
+	if o.St == "" {
+		st, err := Executable()
+		if err != nil {
+			return o, fmt.Errorf("cannot find st's own path for the hooks: %w", err)
+		}
+		o.St = st
+	}
+	if !filepath.IsAbs(o.St) {
+		return o, fmt.Errorf("the st path for the hooks must be absolute, not %q", o.St)
+	}
+	if len(o.Agents) == 0 {
+		o.Agents = []string{Claude, Codex}
+	}
+	for _, a := range o.Agents {
+		if _, ok := specs[a]; !ok {
+			return o, fmt.Errorf("unknown agent %q: st installs hooks for claude and codex", a)
+		}
+	}
+	if o.Environ == nil {
+		o.Environ = os.Environ()
+	}
+	if o.CodexTimeout <= 0 {
+		o.CodexTimeout = DefaultCodexTimeout
+	}
+	return o, nil
+}
+
+func (o Options) file(agent string) string {
+	if agent == Claude {
+		return filepath.Join(o.ClaudeDir, "settings.json")
+	}
+	return filepath.Join(o.CodexHome, "hooks.json")
+}
+
+// Install puts st's hooks into each agent's file, replacing older st
+// hooks, and trusts the Codex ones. Problems with one agent are reported
+// in its AgentReport and do not stop the other; the error is for options
+// that make no sense.
+func Install(ctx context.Context, o Options) (*Report, error) {
+	return run(ctx, o, modeInstall)
+}
+
+// Uninstall takes st's hooks out of each agent's file, and the trust
+// entries of st's Codex hooks out of config.toml.
+func Uninstall(ctx context.Context, o Options) (*Report, error) {
+	return run(ctx, o, modeUninstall)
+}
+
+// Status reports st's hooks without changing anything. For Codex it asks
+// codex app-server whether they are trusted when codex can run.
+func Status(ctx context.Context, o Options) (*Report, error) {
+	return run(ctx, o, modeStatus)
+}
+
+type mode int
+
+const (
+	modeStatus mode = iota
+	modeInstall
+	modeUninstall
+)
+
+func run(ctx context.Context, o Options, m mode) (*Report, error) {
+	o, err := o.resolve()
+	if err != nil {
+		return nil, err
+	}
+	r := &Report{St: o.St}
+	for _, a := range o.Agents {
+		ar, plans, doc := o.editAgent(specs[a], m)
+		if a == Codex && ar.Error == "" {
+			o.codexTrust(ctx, &ar, plans, doc, m)
+		}
+		r.Agents = append(r.Agents, ar)
+	}
+	return r, nil
+}
+
+// editAgent edits (or, for status, reads) one agent's hooks file. It
+// returns the report, what the edit did, and the file's text after it.
+func (o Options) editAgent(sp spec, m mode) (AgentReport, []eventPlan, string) {
+	path := o.file(sp.agent)
+	ar := AgentReport{Agent: sp.agent, File: path, Total: len(sp.events)}
+	for attempt := 0; attempt < 3; attempt++ {
+		f, err := loadFile(path)
+		if err != nil {
+			ar.Error = fmt.Sprintf("cannot read %s: %v", path, unwrapPath(err))
+			return ar, nil, ""
+		}
+		ar.Exists = f.exists
+		doc := string(f.data)
+		if m == modeStatus {
+			if strings.TrimSpace(doc) != "" {
+				if err := checkDoc(doc, sp); err != nil {
+					ar.Error = (&MalformedError{Path: path, Err: err}).Error()
+					return ar, nil, ""
+				}
+			}
+			fillStatus(&ar, doc, sp, o.St)
+			return ar, nil, doc
+		}
+		ed, err := editDoc(doc, sp, o.St, m == modeInstall)
+		if err != nil {
+			var me *MalformedError
+			if errors.As(err, &me) {
+				me.Path = path
+			}
+			ar.Error = err.Error()
+			return ar, nil, ""
+		}
+		if ed.changed {
+			backup, err := f.save([]byte(ed.out))
+			if errors.Is(err, errChanged) {
+				continue
+			}
+			if err != nil {
+				ar.Error = fmt.Sprintf("cannot write %s: %v", path, unwrapPath(err))
+				return ar, nil, ""
+			}
+			ar.Changed, ar.Backup, ar.Exists = true, backup, true
+		}
+		fillStatus(&ar, ed.out, sp, o.St)
+		return ar, ed.events, ed.out
+	}
+	ar.Error = path + " kept changing while st edited it (is the agent rewriting it?); nothing was written"
+	return ar, nil, ""
+}
+
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// fillStatus sets the hooks' state in ar from the file's text.
+func fillStatus(ar *AgentReport, doc string, sp spec, st string) {
+	ar.Hooks, ar.Missing, ar.Other, ar.Installed = nil, nil, nil, 0
+	for _, ev := range sp.events {
+		hs := HookStatus{Event: ev}
+		want := wantGroup(sp, st, ev)
+		for _, g := range readGroups(doc, sp, st, ev) {
+			for _, h := range g.handlers {
+				if !h.st {
+					continue
+				}
+				if !hs.Installed {
+					hs.Installed, hs.Command = true, h.command
+				}
+				if g.stOnly && len(g.handlers) == 1 && h.command == want.Hooks[0].Command &&
+					(want.Matcher == "" || g.matcher.String() == want.Matcher) {
+					hs.Current, hs.Command = true, h.command
+				}
+			}
+		}
+		switch {
+		case hs.Current:
+			ar.Installed++
+		case hs.Installed:
+			ar.Other = append(ar.Other, ev)
+		default:
+			ar.Missing = append(ar.Missing, ev)
+		}
+		ar.Hooks = append(ar.Hooks, hs)
+	}
+}
+
+// stPositions is where the hook of each event that runs this st is.
+func stPositions(doc string, sp spec, st string) map[string]pos {
+	out := map[string]pos{}
+	for _, ev := range sp.events {
+		want := wantGroup(sp, st, ev)
+		for i, g := range readGroups(doc, sp, st, ev) {
+			if g.stOnly && len(g.handlers) == 1 && g.handlers[0].command == want.Hooks[0].Command {
+				out[ev] = pos{i, 0}
+				break
+			}
+		}
+	}
+	return out
+}
+
+// codexTrust writes (install), removes (uninstall) or reads (status) the
+// trust of st's Codex hooks.
+func (o Options) codexTrust(ctx context.Context, ar *AgentReport, plans []eventPlan, doc string, m mode) {
+	tr := &TrustReport{File: filepath.Join(o.CodexHome, "config.toml")}
+	ar.Trust = tr
+	sources := o.codexSources()
+
+	// Hooks that left or moved in hooks.json take their trust entries
+	// with them, whether or not codex can be asked.
+	edit := trustEdit{rename: map[string]string{}}
+	for _, p := range plans {
+		for _, src := range sources {
+			for _, r := range p.Removed {
+				edit.remove = append(edit.remove, codexKey(src, p.Event, r))
+			}
+			for from, to := range p.Moved {
+				edit.rename[codexKey(src, p.Event, from)] = codexKey(src, p.Event, to)
+			}
+		}
+	}
+
+	var list *CodexHookList
+	if m != modeUninstall && ar.Installed > 0 {
+		var err error
+		list, err = o.listCodex(ctx)
+		if err != nil {
+			o.trustFailed(tr, err, m)
+		}
+	}
+	byEvent := o.stCodexHooks(list, ar.File)
+	if m == modeInstall && list != nil {
+		for _, ev := range CodexEvents {
+			if h, ok := byEvent[ev]; ok && h.CurrentHash != "" {
+				edit.set = append(edit.set, trust{h.Key, h.CurrentHash})
+			}
+		}
+	}
+	if m != modeStatus && !edit.empty() {
+		changed, backup, err := editTOMLFile(tr.File, edit)
+		tr.Changed, tr.Backup = changed, backup
+		if err != nil {
+			tr.Error, tr.Hint, tr.NoCodex = err.Error(), "fix "+tr.File+" (or move it away), then run st hooks install again", false
+			list = nil
+		} else if changed && list != nil {
+			// Ask again: the trust Codex sees is the proof.
+			l2, err := o.listCodex(ctx)
+			if err != nil {
+				o.trustFailed(tr, err, m)
+			}
+			list = l2
+			byEvent = o.stCodexHooks(list, ar.File)
+		}
+	}
+	if list != nil {
+		tr.Known = true
+		tr.CodexErrors = list.Errors
+	}
+	if m == modeUninstall {
+		return
+	}
+	positions := stPositions(doc, specs[Codex], o.St)
+	for i := range ar.Hooks {
+		hs := &ar.Hooks[i]
+		if !hs.Installed {
+			continue
+		}
+		switch h, ok := byEvent[hs.Event]; {
+		case list == nil:
+			hs.Trust = "unknown"
+			if p, ok := positions[hs.Event]; ok {
+				hs.Key = codexKey(sources[0], hs.Event, p)
+			}
+		case !ok:
+			hs.Trust = "not listed by codex"
+		default:
+			hs.Key, hs.Trust, hs.Disabled = h.Key, h.TrustStatus, !h.Enabled
+			if hs.Current && h.TrustStatus == "trusted" {
+				tr.Trusted++
+			}
+		}
+	}
+	if tr.Known && tr.Trusted < ar.Installed && tr.Error == "" && m == modeInstall {
+		tr.Error = "codex still reports some of st's hooks as not trusted"
+		tr.Hint = "run st hooks status for the details, then st hooks install again"
+	}
+}
+
+func (o Options) trustFailed(tr *TrustReport, err error, m mode) {
+	what := "the trust of st's hooks is unknown"
+	if m == modeInstall {
+		what = "st could not write their trust into " + tr.File + ", and Codex skips hooks that are not trusted"
+	}
+	if errors.Is(err, ErrNoCodex) {
+		tr.NoCodex = true
+		tr.Error = fmt.Sprintf("%v, so st cannot ask it for the hooks' hashes: %s", err, what)
+		tr.Hint = "install Codex (npm install -g @openai/codex), or set ST_CODEX_BIN to it, then run st hooks install again"
+		return
+	}
+	tr.Error = fmt.Sprintf("asking codex for the hooks' hashes failed (%v): %s", err, what)
+	tr.Hint = "run st hooks install again; if it keeps failing, check that `codex app-server` starts"
+}
+
+// codexSources are the paths Codex may give hooks.json in a key: Codex
+// resolves symlinks in CODEX_HOME; the plain path is tried too.
+func (o Options) codexSources() []string {
+	plain := filepath.Join(o.CodexHome, "hooks.json")
+	if r, err := filepath.EvalSymlinks(o.CodexHome); err == nil {
+		if real := filepath.Join(r, "hooks.json"); real != plain {
+			return []string{real, plain}
+		}
+	}
+	return []string{plain}
+}
+
+// codexKey is the key Codex gives a hook: "<source>:<event_snake>:<group>:<handler>".
+func codexKey(source, event string, p pos) string {
+	return fmt.Sprintf("%s:%s:%d:%d", source, snake(event), p.Group, p.Handler)
+}
+
+func snake(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if unicode.IsUpper(r) {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			r = unicode.ToLower(r)
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// stCodexHooks picks st's hooks out of what hooks/list reported: those
+// from our hooks.json whose command runs st, by event.
+func (o Options) stCodexHooks(list *CodexHookList, hooksPath string) map[string]CodexHook {
+	out := map[string]CodexHook{}
+	if list == nil {
+		return out
+	}
+	for _, h := range list.Hooks {
+		if !samePath(h.SourcePath, hooksPath) {
+			continue
+		}
+		_, cmdEvent, ok := parseCommand(h.Command, Codex, o.St)
+		if !ok {
+			continue
+		}
+		ev := cmdEvent
+		for _, e := range CodexEvents {
+			if strings.EqualFold(e, h.EventName) || snake(e) == h.EventName {
+				ev = e
+			}
+		}
+		if prev, dup := out[ev]; dup && prev.Command == Command(o.St, Codex, ev) {
+			continue
+		}
+		out[ev] = h
+	}
+	return out
+}
+
+func samePath(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	ra, err1 := filepath.EvalSymlinks(a)
+	rb, err2 := filepath.EvalSymlinks(b)
+	return err1 == nil && err2 == nil && ra == rb
+}
+
+func (o Options) listCodex(ctx context.Context) (*CodexHookList, error) {
+	bin, err := o.codexBin()
+	if err != nil {
+		return nil, err
+	}
+	env := slices.DeleteFunc(slices.Clone(o.Environ), func(kv string) bool {
+		return strings.HasPrefix(kv, "HOME=") || strings.HasPrefix(kv, "CODEX_HOME=")
+	})
+	env = append(env, "HOME="+o.Home, "CODEX_HOME="+o.CodexHome)
+	ctx, cancel := context.WithTimeout(ctx, o.CodexTimeout)
+	defer cancel()
+	cwd := o.Home
+	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+		cwd = "/"
+	}
+	return ListCodexHooks(ctx, bin, env, cwd)
+}
+
+func (o Options) codexBin() (string, error) {
+	if o.CodexBin != "" {
+		return checkExec(o.CodexBin, "the codex program")
+	}
+	if b := o.Getenv("ST_CODEX_BIN"); b != "" {
+		return checkExec(b, "ST_CODEX_BIN="+b)
+	}
+	for _, dir := range filepath.SplitList(o.Getenv("PATH")) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, "codex")
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return filepath.Abs(p)
+		}
+	}
+	return "", fmt.Errorf("%w (ST_CODEX_BIN is not set and there is no codex on PATH)", ErrNoCodex)
+}
+
+func checkExec(p, what string) (string, error) {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", what, unwrapPath(err))
+	}
+	if fi.IsDir() || fi.Mode()&0o111 == 0 {
+		return "", fmt.Errorf("%s is not an executable file", what)
+	}
+	return p, nil
+}
+
+// editTOMLFile applies e to a config.toml, backing it up before st's
+// first change.
+func editTOMLFile(path string, e trustEdit) (changed bool, backup string, err error) {
+	for attempt := 0; attempt < 3; attempt++ {
+		f, err := loadFile(path)
+		if err != nil {
+			return false, "", fmt.Errorf("cannot read %s: %v", path, unwrapPath(err))
+		}
+		if !f.exists && len(e.set) == 0 {
+			return false, "", nil
+		}
+		out, err := editTrust(f.data, e)
+		if err != nil {
+			return false, "", fmt.Errorf("%s: %v; it was left as it was", path, err)
+		}
+		if string(out) == string(f.data) {
+			return false, "", nil
+		}
+		backup, err = f.save(out)
+		if errors.Is(err, errChanged) {
+			continue
+		}
+		if err != nil {
+			return false, backup, fmt.Errorf("cannot write %s: %v", path, unwrapPath(err))
+		}
+		return true, backup, nil
+	}
+	return false, "", fmt.Errorf("%s kept changing while st edited it; nothing was written", path)
+}

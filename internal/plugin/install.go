@@ -1,0 +1,416 @@
+package plugin
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/sophonz/st/internal/orch"
+	"github.com/sophonz/st/internal/store"
+)
+
+// Outcomes of install and uninstall, per agent.
+const (
+	Installed = "installed" // nothing was there before
+	Updated   = "updated"   // some files changed
+	Unchanged = "unchanged" // every file was already current
+	Removed   = "removed"
+	Absent    = "absent" // nothing to remove
+)
+
+// States of status, per agent.
+const (
+	StateCurrent       = "current"
+	StateStale         = "stale"          // files missing, different or left over
+	StateNotInstalled  = "not installed"  // none of the files
+	StateNotRegistered = "not registered" // Claude: files current, claude does not list the plugin
+)
+
+// Report says what install or uninstall did.
+type Report struct {
+	Action  string        `json:"action"`
+	STBin   string        `json:"st"`
+	Version string        `json:"version"`
+	Agents  []AgentReport `json:"agents"`
+}
+
+// AgentReport is one agent's part of a Report.
+type AgentReport struct {
+	Agent   string   `json:"agent"`
+	Dir     string   `json:"dir"`
+	Outcome string   `json:"outcome"`
+	Changed []string `json:"changed,omitempty"` // files written or removed
+	// Registered (Claude): after install, Claude Code lists the plugin;
+	// after uninstall, taking it out failed, so it may still list it.
+	// Always false for Codex, which reads its skills folder as it is.
+	Registered bool     `json:"registered"`
+	Provides   []string `json:"provides,omitempty"` // what sessions get
+	Notes      []string `json:"notes,omitempty"`
+	Error      string   `json:"error,omitempty"`
+	Hint       string   `json:"hint,omitempty"`
+}
+
+// provides is what each agent's sessions get.
+func provides(agent string) []string {
+	if agent == Claude {
+		return []string{"/" + PluginName + ":orchestrate", "/" + PluginName + ":worker"}
+	}
+	return []string{"$" + CodexOrchestrate, "$" + CodexWorker}
+}
+
+func (c *Config) dirOf(agent string) string {
+	if agent == Claude {
+		return c.ClaudeDir()
+	}
+	return c.CodexSkillsDir()
+}
+
+// Install writes the files and registers the plugin with Claude Code. The
+// Codex skills are written even when Claude's part fails; the error then
+// is an *orch.Error that says what to do, and the report still says what
+// was done.
+func Install(ctx context.Context, c Config) (*Report, error) {
+	files, err := Render(c)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Action: "install", STBin: c.STBin, Version: c.Version}
+	var errs []*orch.Error
+	for _, agent := range []string{Claude, Codex} {
+		ar := AgentReport{Agent: agent, Dir: c.dirOf(agent), Provides: provides(agent)}
+		fail := func(e *orch.Error) {
+			ar.Error, ar.Hint = e.Message, e.Hint
+			errs = append(errs, e)
+		}
+		mine := byAgent(files, agent)
+		existed, changed, err := writeFiles(mine)
+		if err == nil && agent == Claude {
+			var pruned []string
+			pruned, err = prune(c.ClaudeDir(), mine)
+			changed = append(changed, pruned...)
+		}
+		ar.Changed = changed
+		switch {
+		case err != nil:
+			fail(&orch.Error{Kind: orch.KindInternal, Message: fmt.Sprintf("write the %s files: %v", agent, err),
+				Hint: "fix the folder's permissions, then st plugin install"})
+		case existed == 0:
+			ar.Outcome = Installed
+		case len(changed) > 0:
+			ar.Outcome = Updated
+		default:
+			ar.Outcome = Unchanged
+		}
+		if err == nil && agent == Claude {
+			if c.ClaudeBin == "" {
+				fail(&orch.Error{Kind: orch.KindUsage,
+					Message: fmt.Sprintf("%s, so Claude Code does not know the plugin yet (its files are written in %s)", c.ClaudeMissing, c.ClaudeDir()),
+					Hint:    "install Claude Code (npm install -g @anthropic-ai/claude-code), or set ST_CLAUDE_BIN=/path/to/claude, then st plugin install again"})
+			} else {
+				notes, err := newClaudeCLI(c).register(ctx, c)
+				ar.Notes = append(ar.Notes, notes...)
+				if err != nil {
+					fail(&orch.Error{Kind: orch.KindInternal,
+						Message: fmt.Sprintf("register the plugin with Claude Code (%s): %v", c.ClaudeBin, err),
+						Hint:    "check that claude runs (" + c.ClaudeBin + " --version), then st plugin install again"})
+				} else {
+					ar.Registered = true
+				}
+			}
+		}
+		rep.Agents = append(rep.Agents, ar)
+	}
+	return rep, joinErrors(errs)
+}
+
+// Uninstall unregisters the plugin from Claude Code and removes every file
+// install wrote. A Codex skill file that st did not write is left alone.
+func Uninstall(ctx context.Context, c Config) (*Report, error) {
+	rep := &Report{Action: "uninstall", STBin: c.STBin, Version: c.Version}
+	var errs []*orch.Error
+
+	// Claude: unregister first, so Claude Code never names a folder that is gone.
+	ar := AgentReport{Agent: Claude, Dir: c.ClaudeDir(), Outcome: Absent}
+	keep := false
+	if c.ClaudeBin == "" {
+		e := &orch.Error{Kind: orch.KindUsage,
+			Message: c.ClaudeMissing + ", so st could not take the plugin out of Claude Code's settings (the files are removed)",
+			Hint:    "claude plugin uninstall " + PluginID + " && claude plugin marketplace remove " + MarketplaceName + " (or set ST_CLAUDE_BIN and st plugin uninstall again)"}
+		ar.Error, ar.Hint = e.Message, e.Hint
+		errs = append(errs, e)
+	} else {
+		removed, err := newClaudeCLI(c).unregister(ctx, c)
+		if err != nil {
+			e := &orch.Error{Kind: orch.KindInternal,
+				Message: fmt.Sprintf("take the plugin out of Claude Code (%s): %v; its files are kept, since Claude Code still names them", c.ClaudeBin, err),
+				Hint:    "check that claude runs (" + c.ClaudeBin + " --version), then st plugin uninstall again"}
+			ar.Error, ar.Hint = e.Message, e.Hint
+			errs = append(errs, e)
+			keep = true
+		} else if removed {
+			ar.Outcome = Removed
+		}
+	}
+	ar.Registered = keep
+	if !keep {
+		gone, err := removeTree(c.ClaudeDir())
+		ar.Changed = gone
+		if err != nil {
+			e := &orch.Error{Kind: orch.KindInternal, Message: "remove the Claude plugin's files: " + err.Error(), Hint: "remove " + c.ClaudeDir() + " by hand"}
+			ar.Error, ar.Hint = e.Message, e.Hint
+			errs = append(errs, e)
+		} else if len(gone) > 0 {
+			ar.Outcome = Removed
+		}
+		removeIfEmpty(filepath.Dir(c.ClaudeDir())) // $ST_HOME/plugins
+	}
+	rep.Agents = append(rep.Agents, ar)
+
+	// Codex: our SKILL.md files, and their folders once empty.
+	ar = AgentReport{Agent: Codex, Dir: c.CodexSkillsDir(), Outcome: Absent}
+	for _, name := range []string{CodexOrchestrate, CodexWorker} {
+		dir := filepath.Join(c.CodexSkillsDir(), name)
+		p := filepath.Join(dir, "SKILL.md")
+		b, err := os.ReadFile(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err == nil && !stampRE.Match(b) {
+			ar.Notes = append(ar.Notes, p+" was not written by st, so it is left alone")
+			continue
+		}
+		if err == nil {
+			err = os.Remove(p)
+		}
+		if err != nil {
+			e := &orch.Error{Kind: orch.KindInternal, Message: "remove a Codex skill: " + err.Error(), Hint: "remove " + dir + " by hand"}
+			ar.Error, ar.Hint = e.Message, e.Hint
+			errs = append(errs, e)
+			continue
+		}
+		ar.Changed = append(ar.Changed, p)
+		ar.Outcome = Removed
+		removeIfEmpty(dir)
+	}
+	rep.Agents = append(rep.Agents, ar)
+	return rep, joinErrors(errs)
+}
+
+// Status is what is installed where, and whether it matches this st.
+type Status struct {
+	STBin   string        `json:"st"`
+	Version string        `json:"version"`
+	Agents  []AgentStatus `json:"agents"`
+}
+
+// AgentStatus is one agent's part of a Status.
+type AgentStatus struct {
+	Agent string `json:"agent"`
+	Dir   string `json:"dir"`
+	State string `json:"state"`
+	// Current: every file is there as this st writes it, none is left
+	// over, and (Claude) Claude Code lists the plugin, enabled.
+	Current bool         `json:"current"`
+	Files   []FileStatus `json:"files"`
+	// WrittenBy is the st that wrote the files, from their stamp.
+	WrittenBy string `json:"written_by,omitempty"`
+	// Registered (Claude only): whether `claude plugin list` shows the
+	// plugin enabled; absent when claude could not be asked.
+	Registered *bool    `json:"registered,omitempty"`
+	ClaudeBin  string   `json:"claude_bin,omitempty"`
+	Provides   []string `json:"provides"`
+	Note       string   `json:"note,omitempty"`
+}
+
+// FileStatus is one file: current, stale (differs), missing, or extra
+// (in the plugin's folder but not written by this st).
+type FileStatus struct {
+	Path  string `json:"path"`
+	State string `json:"state"`
+}
+
+// GetStatus compares the files on disk with what this st would write, and
+// asks claude whether it lists the plugin.
+func GetStatus(ctx context.Context, c Config) (*Status, error) {
+	files, err := Render(c)
+	if err != nil {
+		return nil, err
+	}
+	st := &Status{STBin: c.STBin, Version: c.Version}
+	for _, agent := range []string{Claude, Codex} {
+		as := AgentStatus{Agent: agent, Dir: c.dirOf(agent), Provides: provides(agent)}
+		mine := byAgent(files, agent)
+		present, good := 0, 0
+		for _, f := range mine {
+			b, err := os.ReadFile(f.Path)
+			state := "missing"
+			switch {
+			case err == nil && bytes.Equal(b, f.Data):
+				state = StateCurrent
+				present++
+				good++
+			case err == nil:
+				state = StateStale
+				present++
+			}
+			if err == nil && as.WrittenBy == "" {
+				if m := stampRE.FindSubmatch(b); m != nil {
+					as.WrittenBy = fmt.Sprintf("st %s at %s", m[1], m[2])
+				}
+			}
+			as.Files = append(as.Files, FileStatus{Path: f.Path, State: state})
+		}
+		extra := 0
+		if agent == Claude {
+			for _, p := range extras(c.ClaudeDir(), mine) {
+				as.Files = append(as.Files, FileStatus{Path: p, State: "extra"})
+				extra++
+			}
+		}
+		switch {
+		case present == 0 && extra == 0:
+			as.State = StateNotInstalled
+		case good == len(mine) && extra == 0:
+			as.State = StateCurrent
+		default:
+			as.State = StateStale
+		}
+		if agent == Claude {
+			as.ClaudeBin = c.ClaudeBin
+			if c.ClaudeBin == "" {
+				as.Note = c.ClaudeMissing + ": cannot tell whether Claude Code has the plugin"
+			} else if e, err := newClaudeCLI(c).listed(ctx); err != nil {
+				as.Note = "could not ask claude: " + err.Error()
+			} else {
+				reg := e != nil && e.Enabled
+				as.Registered = &reg
+				switch {
+				case e != nil && !e.Enabled:
+					as.Note = "Claude Code has the plugin but it is disabled"
+				case e != nil && e.ReadFromFolder != "" && !samePath(e.ReadFromFolder, c.PluginDir()):
+					reg = false
+					as.Note = "Claude Code reads the plugin from " + e.ReadFromFolder
+				}
+				if !reg && as.State == StateCurrent {
+					as.State = StateNotRegistered
+				}
+			}
+		}
+		as.Current = as.State == StateCurrent
+		st.Agents = append(st.Agents, as)
+	}
+	return st, nil
+}
+
+// stampRE finds the line every Markdown file ends with.
+var stampRE = regexp.MustCompile(`Written by st plugin install for st (\S+) at (.+?); st plugin install rewrites`)
+
+func byAgent(files []File, agent string) []File {
+	var out []File
+	for _, f := range files {
+		if f.Agent == agent {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// writeFiles writes the files that differ, atomically. existed counts the
+// files that were there before.
+func writeFiles(files []File) (existed int, changed []string, err error) {
+	for _, f := range files {
+		old, rerr := os.ReadFile(f.Path)
+		if rerr == nil {
+			existed++
+			if bytes.Equal(old, f.Data) {
+				continue
+			}
+		}
+		if err := store.WriteFile(f.Path, f.Data, 0o644); err != nil {
+			return existed, changed, err
+		}
+		changed = append(changed, f.Path)
+	}
+	return existed, changed, nil
+}
+
+// extras lists the files under dir that are not among files.
+func extras(dir string, files []File) []string {
+	want := map[string]bool{}
+	for _, f := range files {
+		want[f.Path] = true
+	}
+	var out []string
+	filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err == nil && !e.IsDir() && !want[p] {
+			out = append(out, p)
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out
+}
+
+// prune removes the files under dir (st's own folder) that this st does
+// not write, such as a command an older st had, and empty folders.
+func prune(dir string, files []File) ([]string, error) {
+	gone := extras(dir, files)
+	for _, p := range gone {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+	}
+	removeEmptyDirs(dir)
+	return gone, nil
+}
+
+// removeTree removes dir and returns the files it held.
+func removeTree(dir string) ([]string, error) {
+	gone := extras(dir, nil)
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, err
+	}
+	return gone, nil
+}
+
+// removeEmptyDirs removes the empty folders below dir, deepest first.
+func removeEmptyDirs(dir string) {
+	var dirs []string
+	filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err == nil && e.IsDir() && p != dir {
+			dirs = append(dirs, p)
+		}
+		return nil
+	})
+	sort.Sort(sort.Reverse(sort.StringSlice(dirs)))
+	for _, d := range dirs {
+		os.Remove(d) // fails, as wanted, when not empty
+	}
+}
+
+func removeIfEmpty(dir string) { os.Remove(dir) }
+
+// joinErrors folds the agents' errors into one *orch.Error (or nil).
+func joinErrors(errs []*orch.Error) error {
+	switch len(errs) {
+	case 0:
+		return nil
+	case 1:
+		return errs[0]
+	}
+	var msgs, hints []string
+	for _, e := range errs {
+		msgs = append(msgs, e.Message)
+		if e.Hint != "" {
+			hints = append(hints, e.Hint)
+		}
+	}
+	return &orch.Error{Kind: errs[0].Kind, Message: strings.Join(msgs, "; and "), Hint: strings.Join(hints, "; ")}
+}
