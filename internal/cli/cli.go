@@ -104,8 +104,8 @@ func newRoot(env *Env) *cobra.Command {
 	}
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(
-		newUpCmd(env), newDownCmd(env), newStatusCmd(env), newDaemonCmd(env), newVersionCmd(env), newLsCmd(env),
-		newOrchCmd(env), newWorkerCmd(env), newHookCmd(env), newAgentCmd(env), newHooksCmd(env), newPluginCmd(env), newTaskCmd(env),
+		newUpCmd(env), newDownCmd(env), newStatusCmd(env), newDaemonCmd(env), newVersionCmd(env), newLsCmd(env), newWebCmd(env),
+		newOrchCmd(env), newWorkerCmd(env), newHookCmd(env), newAgentCmd(env), newHooksCmd(env), newPluginCmd(env), newTaskCmd(env), newGateCmd(env),
 	)
 	return root
 }

@@ -39,7 +39,7 @@ func newDaemonCmd(env *Env) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			err := daemon.Run(cmd.Context(), daemon.Options{
-				Home: env.Home(), TmuxSocket: env.Getenv("ST_TMUX_SOCKET"), STBin: stBin(), Log: env.Stderr,
+				Home: env.Home(), STBin: stBin(), Log: env.Stderr, Getenv: env.Getenv,
 			})
 			if errors.Is(err, daemon.ErrRunning) {
 				return fmt.Errorf("%w\nTry: st status, or st down to stop it", err)
@@ -214,4 +214,20 @@ func newLsCmd(env *Env) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+func newWebCmd(env *Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "web",
+		Short: "Print the web UI's address (with its secret token)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var res map[string]string
+			if err := env.Client().Call(cmd.Context(), "/v1/web", struct{}{}, &res); err != nil {
+				return err
+			}
+			fmt.Fprintln(env.Stdout, res["url"])
+			return nil
+		},
+	}
 }

@@ -1,13 +1,236 @@
 package cli
 
 import (
-	"errors"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/sophonz/st/internal/hooks"
+	"github.com/sophonz/st/internal/orch"
 )
 
-// newHooksCmd: st hooks install | uninstall | status (being written).
+type hooksOptions struct {
+	Agents []string
+	JSON   bool
+}
+
+// hooksRun is Install, Uninstall or Status of package hooks.
+type hooksRun func(context.Context, hooks.Options) (*hooks.Report, error)
+
 func newHooksCmd(env *Env) *cobra.Command {
-	return &cobra.Command{Use: "hooks", Short: "Install the agents' hooks", Hidden: true,
-		RunE: func(cmd *cobra.Command, args []string) error { return errors.New("not yet") }}
+	cmd := &cobra.Command{
+		Use:   "hooks",
+		Short: "Install the hooks through which st follows Claude Code and Codex",
+		Long: `st learns what each agent does from the agent's own command hooks, which run
+"<this st> hook claude|codex EVENT". st hooks install writes them into
+~/.claude/settings.json and $CODEX_HOME/hooks.json (~/.codex by default),
+keeping everything else in those files, and trusts the Codex ones in
+$CODEX_HOME/config.toml (Codex skips hooks that are not trusted).`,
+	}
+	cmd.AddCommand(
+		newHooksSubCmd(env, "install", "Install st's hooks for Claude Code and Codex (again: updates them)", hooks.Install),
+		newHooksSubCmd(env, "uninstall", "Take st's hooks out, leaving the rest of the files as they are", hooks.Uninstall),
+		newHooksSubCmd(env, "status", "Show whether st's hooks are installed, point at this st, and are trusted", hooks.Status),
+	)
+	return cmd
+}
+
+func newHooksSubCmd(env *Env, name, short string, fn hooksRun) *cobra.Command {
+	var o hooksOptions
+	cmd := &cobra.Command{
+		Use:   name + " [--agent claude|codex] [--json]",
+		Short: short,
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runHooks(cmd.Context(), env, name, fn, o)
+		},
+	}
+	cmd.Flags().StringSliceVar(&o.Agents, "agent", nil, "only this agent: claude or codex (default both)")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
+	return cmd
+}
+
+func runHooks(ctx context.Context, env *Env, name string, fn hooksRun, o hooksOptions) error {
+	for _, a := range o.Agents {
+		if a != hooks.Claude && a != hooks.Codex {
+			return &orch.Error{Kind: orch.KindUsage, Message: fmt.Sprintf("unknown agent %q: st has hooks for claude and codex", a),
+				Hint: "st hooks " + name + " --agent claude (or codex)"}
+		}
+	}
+	r, err := fn(ctx, hooks.Options{Getenv: env.Getenv, Agents: o.Agents})
+	if err != nil {
+		return &orch.Error{Kind: orch.KindUsage, Message: err.Error(), Hint: "st hooks " + name + " from a shell of the user whose agents st follows"}
+	}
+	if o.JSON {
+		if err := printJSON(env.Stdout, r); err != nil {
+			return err
+		}
+	} else {
+		printHooksReport(env.Stdout, r, name)
+	}
+	if name == "status" {
+		return nil
+	}
+	if ps := r.Problems(); len(ps) > 0 {
+		var msgs, hints []string
+		for _, p := range ps {
+			msgs = append(msgs, p.Agent+": "+p.Message)
+			if p.Hint != "" && !slices.Contains(hints, p.Hint) {
+				hints = append(hints, p.Hint)
+			}
+		}
+		if len(r.Agents) > len(ps) {
+			msgs = append(msgs, "(the rest was done)")
+		}
+		return &orch.Error{Kind: orch.KindConflict, Message: strings.Join(msgs, "\n"), Hint: strings.Join(hints, "; ")}
+	}
+	return nil
+}
+
+func printHooksReport(w io.Writer, r *hooks.Report, name string) {
+	if name == "status" {
+		fmt.Fprintf(w, "st: %s\n", r.St)
+	}
+	needInstall := false
+	for _, a := range r.Agents {
+		if a.Error != "" {
+			fmt.Fprintf(w, "%s: left as it was: %s (see the error below)\n", a.Agent, a.File)
+			if name == "status" {
+				fmt.Fprintf(w, "  %s\n", a.Error)
+			}
+			continue
+		}
+		fmt.Fprintf(w, "%s: %s%s\n", a.Agent, hooksHeadline(a, name), hooksWritten(a.Changed, a.Created, a.Backup, name))
+		for _, warn := range a.Warnings {
+			fmt.Fprintf(w, "  warning: %s\n", warn)
+		}
+		if len(a.Other) > 0 && name != "uninstall" {
+			printOtherHooks(w, a, r.St)
+		}
+		needInstall = needInstall || (name == "status" && a.Installed < a.Total)
+		if t := a.Trust; t != nil && name != "uninstall" && (a.Installed > 0 || t.Error != "") {
+			written := ""
+			if t.Known || t.Changed {
+				written = hooksWritten(t.Changed, t.Created, t.Backup, name)
+			}
+			fmt.Fprintf(w, "%s trust: %s%s\n", a.Agent, trustHeadline(a, name), written)
+			if t.Hint != "" {
+				fmt.Fprintf(w, "  Try: %s\n", t.Hint)
+			}
+			for _, e := range append(slices.Clone(t.CodexErrors), t.CodexWarnings...) {
+				fmt.Fprintf(w, "  codex reports: %s\n", e)
+			}
+			needInstall = needInstall || (name == "status" && t.Known && t.Trusted < a.Installed)
+		}
+		if t := a.Trust; t != nil && name == "uninstall" && (t.Changed || t.Error != "") {
+			if t.Error != "" {
+				fmt.Fprintf(w, "%s trust: %s\n", a.Agent, t.Error)
+			} else {
+				fmt.Fprintf(w, "%s trust: st's entries removed from %s\n", a.Agent, t.File)
+			}
+		}
+	}
+	if needInstall {
+		fmt.Fprintln(w, "Try: st hooks install")
+	}
+}
+
+func hooksHeadline(a hooks.AgentReport, name string) string {
+	if name == "uninstall" {
+		switch {
+		case a.Installed+len(a.Other) > 0:
+			return fmt.Sprintf("%d st hooks left in %s", a.Installed+len(a.Other), a.File)
+		case a.Changed:
+			return "removed st's hooks from " + a.File
+		}
+		return "no st hooks in " + a.File
+	}
+	switch {
+	case a.Installed == a.Total:
+		return fmt.Sprintf("installed (%d/%d) in %s", a.Installed, a.Total, a.File)
+	case a.Installed == 0 && len(a.Other) == 0:
+		return fmt.Sprintf("not installed (0/%d) in %s", a.Total, a.File)
+	case a.Installed == 0 && len(a.Missing) == 0:
+		return fmt.Sprintf("installed for another st (0/%d run this st) in %s", a.Total, a.File)
+	}
+	var parts []string
+	if len(a.Missing) > 0 {
+		parts = append(parts, "missing: "+strings.Join(a.Missing, ", "))
+	}
+	if len(a.Other) > 0 {
+		parts = append(parts, "another st: "+strings.Join(a.Other, ", "))
+	}
+	return fmt.Sprintf("%s (%d/%d installed) in %s", strings.Join(parts, "; "), a.Installed, a.Total, a.File)
+}
+
+func trustHeadline(a hooks.AgentReport, name string) string {
+	t := a.Trust
+	if !t.Known {
+		msg := "unknown"
+		if name == "install" {
+			msg = "not written"
+		}
+		if t.Error != "" {
+			msg += ": " + t.Error
+		}
+		return msg
+	}
+	if t.Error != "" && t.Trusted < a.Installed {
+		return "error: " + t.Error
+	}
+	if t.Trusted == a.Installed {
+		return fmt.Sprintf("trusted (%d/%d) in %s", t.Trusted, a.Installed, t.File)
+	}
+	var not []string
+	for _, h := range a.Hooks {
+		if h.Current && h.Trust != "trusted" {
+			not = append(not, fmt.Sprintf("%s (%s)", h.Event, h.Trust))
+		}
+	}
+	return fmt.Sprintf("not trusted: %s (%d/%d trusted)", strings.Join(not, ", "), t.Trusted, a.Installed)
+}
+
+func hooksWritten(changed, created bool, backup, name string) string {
+	switch {
+	case name == "status":
+		return ""
+	case !changed:
+		return " (unchanged)"
+	case created:
+		return " (created)"
+	case backup != "":
+		return " (written; the original is kept in " + backup + ")"
+	default:
+		return " (written)"
+	}
+}
+
+// printOtherHooks says, by program, which of st's hooks do not run this st
+// as st writes them.
+func printOtherHooks(w io.Writer, a hooks.AgentReport, st string) {
+	var progs []string
+	events := map[string][]string{}
+	for _, h := range a.Hooks {
+		if h.Installed && !h.Current {
+			if _, ok := events[h.St]; !ok {
+				progs = append(progs, h.St)
+			}
+			events[h.St] = append(events[h.St], h.Event)
+		}
+	}
+	for _, p := range progs {
+		evs := strings.Join(events[p], ", ")
+		if len(events[p]) == a.Total {
+			evs = "all"
+		}
+		if p == st {
+			fmt.Fprintf(w, "  not as st writes them (matcher or group changed): %s\n", evs)
+		} else {
+			fmt.Fprintf(w, "  hooks running %s: %s\n", p, evs)
+		}
+	}
 }

@@ -83,7 +83,11 @@ func newOrchShowCmd(env *Env) *cobra.Command {
 			tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "  ID\tNAME\tAGENT\tSTATE\tFOR\tPARENT\tSUMMARY")
 			for _, w := range v.Views {
-				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", w.ID, w.Name, w.Agent, w.State, w.For, w.Parent, oneLine(w.Summary, 60))
+				name := w.Name
+				if w.TeamOf > 0 {
+					name += fmt.Sprintf(" (team of %d)", w.TeamOf)
+				}
+				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", w.ID, name, w.Agent, w.State, w.For, w.Parent, oneLine(w.Summary, 60))
 			}
 			return tw.Flush()
 		},

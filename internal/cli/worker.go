@@ -26,7 +26,7 @@ const (
 func newWorkerCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{Use: "worker", Short: "Workers: agents in windows of their own"}
 	cmd.AddCommand(newWorkerStartCmd(env), newWorkerWaitCmd(env), newWorkerReadCmd(env), newWorkerDoneCmd(env),
-		newWorkerSendCmd(env), newWorkerStopCmd(env), newWorkerListCmd(env), newWorkerRenameCmd(env), newWorkerReleaseCmd(env))
+		newWorkerSendCmd(env), newWorkerStopCmd(env), newWorkerListCmd(env), newWorkerRenameCmd(env), newWorkerReleaseCmd(env), newWorkerAdoptCmd(env))
 	return cmd
 }
 
@@ -273,7 +273,15 @@ func printWorkers(w io.Writer, ws []orch.WorkerView, header bool) {
 			note = oneLine(v.Error, 70)
 		}
 		if header {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.ID, v.Name, v.Agent, v.State, v.For, v.Run)
+			name := v.Name
+			if v.TeamOf > 0 {
+				name += fmt.Sprintf(" (team %d)", v.TeamOf)
+			}
+			extra := ""
+			if v.ParentGone {
+				extra = "  ⚠ (parent gone: " + v.Parent + ")"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s\n", v.ID, name, v.Agent, v.State, v.For, v.Run, extra)
 		} else {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.ID, v.Name, v.State, note)
 		}
@@ -486,6 +494,30 @@ func newWorkerReleaseCmd(env *Env) *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(env.Stdout, "released %s (%s) from run %s\n", v.Name, v.ID, v.Run)
+			return nil
+		},
+	}
+}
+
+func newWorkerAdoptCmd(env *Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "adopt ID",
+		Short: "Make an agent already running in a pane this pane's worker (nothing is typed into it)",
+		Args:  exactArgs(1, "st worker adopt %ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			pane, err := env.Pane("st worker adopt")
+			if err != nil {
+				return err
+			}
+			var v orch.WorkerView
+			if err := env.Client().Call(cmd.Context(), "/v1/worker/adopt", orch.IDRequest{Pane: pane, ID: args[0]}, &v); err != nil {
+				return err
+			}
+			team := ""
+			if v.TeamOf > 0 {
+				team = fmt.Sprintf(", a team of %d", v.TeamOf)
+			}
+			fmt.Fprintf(env.Stdout, "adopted %s %s (%s%s) into run %s\n", v.ID, v.Name, v.Agent, team, v.Run)
 			return nil
 		},
 	}

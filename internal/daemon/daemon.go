@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -26,10 +27,11 @@ import (
 
 // Options configure a daemon.
 type Options struct {
-	Home       string
-	TmuxSocket string // "" = the user's default server
-	STBin      string
-	Log        io.Writer
+	Home  string
+	STBin string
+	Log   io.Writer
+	// Getenv reads settings that override config.toml (os.Getenv when nil).
+	Getenv func(string) string
 }
 
 // SocketPath is where the daemon of home listens.
@@ -50,6 +52,10 @@ type StatusInfo struct {
 	TmuxSocket string      `json:"tmux_socket"`
 	Started    time.Time   `json:"started"`
 	Orch       orch.Status `json:"orch"`
+	// Web is the web UI's address ("" when it could not listen).
+	Web string `json:"web,omitempty"`
+	// LastRestore are the figures of st's last restore of the tmux server.
+	LastRestore orch.RestoreStats `json:"last_restore"`
 }
 
 // Run serves until ctx ends or a shutdown request comes.
@@ -57,8 +63,15 @@ func Run(ctx context.Context, o Options) error {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
 	if err := os.MkdirAll(o.Home, 0o700); err != nil {
 		return fmt.Errorf("make ST_HOME %s: %w", o.Home, err)
+	}
+	cfg, err := LoadConfig(o.Home, o.Getenv)
+	if err != nil {
+		return err
 	}
 	lock, ok, err := store.TryLock(filepath.Join(o.Home, "daemon.lock"))
 	if err != nil {
@@ -83,21 +96,30 @@ func Run(ctx context.Context, o Options) error {
 	os.WriteFile(PidPath(o.Home), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600)
 	defer os.Remove(PidPath(o.Home))
 
-	tm := tmux.New(o.TmuxSocket)
+	tm := tmux.New(cfg.TmuxSocket)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	mgr, err := orch.NewManager(ctx, orch.Config{Home: o.Home, STBin: o.STBin, Tmux: tm, Log: o.Log})
+	token, err := webToken(o.Home)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("make the web UI's token: %w", err)
+	}
+	var webBase string
+	mgr, err := orch.NewManager(ctx, orch.Config{Home: o.Home, STBin: o.STBin, Tmux: tm, Log: o.Log,
+		OnGate: func(g orch.Gate) { pushGate(ctx, cfg.PushURL, webBase, token, g, o.Log) }})
 	if err != nil {
 		ln.Close()
 		return err
 	}
 	defer mgr.Close()
 	go mgr.Watch(ctx)
+	webBase, stopWeb := serveWeb(ctx, cfg.WebPort, token, tm, mgr, o.Log)
+	defer stopWeb()
 
 	s := &server{mgr: mgr, tmux: tm, cancel: cancel, info: StatusInfo{
 		PID: os.Getpid(), Version: version.Version, Home: o.Home, Socket: sock,
-		TmuxSocket: tm.Socket(), Started: time.Now(),
-	}}
+		TmuxSocket: tm.Socket(), Started: time.Now(), Web: webBase,
+	}, token: token}
 	hs := &http.Server{
 		Handler:     s.routes(),
 		ConnContext: peerCheck,
@@ -140,6 +162,7 @@ type server struct {
 	tmux   *tmux.Client
 	cancel context.CancelFunc
 	info   StatusInfo
+	token  string
 }
 
 // TmuxHeader carries the socket of the caller's tmux server ($TMUX), so
@@ -162,6 +185,7 @@ func (s *server) routes() http.Handler {
 		"/v1/status": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
 			i := s.info
 			i.Orch = s.mgr.Status()
+			i.LastRestore = s.mgr.LastRestore()
 			return i, nil
 		},
 		"/v1/shutdown": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
@@ -169,6 +193,12 @@ func (s *server) routes() http.Handler {
 			return map[string]int{"pid": s.info.PID}, nil
 		},
 		"/v1/ls": s.ls,
+		"/v1/web": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
+			if s.info.Web == "" {
+				return nil, &orch.Error{Kind: orch.KindInternal, Message: "st's web UI is not running (its port was taken; see the daemon log)", Hint: "set another port with ST_WEB_PORT or web_port in $ST_HOME/config.toml, then st down; st up"}
+			}
+			return map[string]string{"url": s.info.Web + "/?token=" + s.token}, nil
+		},
 		"/v1/orch/start": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
 			req, err := decode[orch.StartRunRequest](b)
 			if err != nil {
@@ -209,6 +239,7 @@ func (s *server) routes() http.Handler {
 		"/v1/worker/stop":    s.idOp((*orch.Manager).Stop),
 		"/v1/worker/rename":  s.idOp((*orch.Manager).Rename),
 		"/v1/worker/release": s.idOp((*orch.Manager).Release),
+		"/v1/worker/adopt":   s.idOp((*orch.Manager).Adopt),
 		"/v1/worker/list": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
 			req, err := decode[orch.IDRequest](b)
 			if err != nil {
@@ -237,6 +268,16 @@ func (s *server) routes() http.Handler {
 			}
 			return s.mgr.CancelTask(ctx, req)
 		},
+		"/v1/gate/ask":    s.gateOp((*orch.Manager).AskGate),
+		"/v1/gate/wait":   s.gateOp((*orch.Manager).WaitGate),
+		"/v1/gate/answer": s.gateOp((*orch.Manager).AnswerGate),
+		"/v1/gate/list": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
+			req, err := decode[orch.IDRequest](b)
+			if err != nil {
+				return nil, err
+			}
+			return s.mgr.Gates(ctx, req.All), nil
+		},
 		"/v1/hook": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
 			req, err := decode[orch.HookRequest](b)
 			if err != nil {
@@ -250,7 +291,8 @@ func (s *server) routes() http.Handler {
 	}
 	for path, fn := range h {
 		fn := fn
-		needsPane := path != "/v1/status" && path != "/v1/shutdown" && path != "/v1/ls" && path != "/v1/hook"
+		needsPane := path != "/v1/status" && path != "/v1/shutdown" && path != "/v1/ls" && path != "/v1/hook" && path != "/v1/web" &&
+			!strings.HasPrefix(path, "/v1/gate/")
 		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 			if ok, _ := r.Context().Value(ctxKey{}).(bool); !ok {
 				writeErr(w, &orch.Error{Kind: "forbidden", Message: "st's socket answers only the user who runs st"}, http.StatusForbidden)
@@ -290,6 +332,16 @@ func (s *server) routes() http.Handler {
 func (s *server) idOp(op func(*orch.Manager, context.Context, orch.IDRequest) (*orch.WorkerView, error)) handler {
 	return func(ctx context.Context, r *http.Request, b []byte) (any, error) {
 		req, err := decode[orch.IDRequest](b)
+		if err != nil {
+			return nil, err
+		}
+		return op(s.mgr, ctx, req)
+	}
+}
+
+func (s *server) gateOp(op func(*orch.Manager, context.Context, orch.GateRequest) (*orch.Gate, error)) handler {
+	return func(ctx context.Context, r *http.Request, b []byte) (any, error) {
+		req, err := decode[orch.GateRequest](b)
 		if err != nil {
 			return nil, err
 		}

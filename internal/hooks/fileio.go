@@ -26,10 +26,14 @@ type configFile struct {
 	data   []byte
 	exists bool
 	mode   fs.FileMode
+	// absent is what the backup holds when there was no file: text of the
+	// same meaning ("{}" for JSON, nothing for TOML), so that every change
+	// after st's first has a backup to go back to.
+	absent []byte
 }
 
-func loadFile(path string) (*configFile, error) {
-	f := &configFile{path: path, real: path, mode: 0o600}
+func loadFile(path string, absent string) (*configFile, error) {
+	f := &configFile{path: path, real: path, mode: 0o600, absent: []byte(absent)}
 	if r, err := filepath.EvalSymlinks(path); err == nil {
 		f.real = r
 	}
@@ -52,8 +56,9 @@ func loadFile(path string) (*configFile, error) {
 
 // save replaces the file with data atomically, keeping its mode (a dotfile
 // that is a symlink stays one: its target is replaced). Before st's first
-// change ever, the original is copied to path+BackupSuffix; an existing
-// backup is never overwritten. It returns the backup it made, if any.
+// change ever, the original is copied to path+BackupSuffix (f.absent when
+// there was none); an existing backup is never overwritten. It returns the
+// backup it made, if any.
 func (f *configFile) save(data []byte) (backup string, err error) {
 	cur, err := os.ReadFile(f.real)
 	switch {
@@ -66,17 +71,19 @@ func (f *configFile) save(data []byte) (backup string, err error) {
 	case !f.exists || !bytes.Equal(cur, f.data):
 		return "", errChanged
 	}
-	if f.exists {
-		made, err := backupOnce(f.path+BackupSuffix, f.data, f.mode)
-		if err != nil {
-			return "", fmt.Errorf("backing up %s: %w", f.path, err)
-		}
-		if made {
-			backup = f.path + BackupSuffix
-		}
-	}
 	if err := os.MkdirAll(filepath.Dir(f.real), 0o700); err != nil {
-		return backup, err
+		return "", err
+	}
+	original := f.data
+	if !f.exists {
+		original = f.absent
+	}
+	made, err := backupOnce(f.path+BackupSuffix, original, f.mode)
+	if err != nil {
+		return "", fmt.Errorf("backing up %s: %w", f.path, err)
+	}
+	if made {
+		backup = f.path + BackupSuffix
 	}
 	if err := renameio.WriteFile(f.real, data, f.mode); err != nil {
 		return backup, err

@@ -27,6 +27,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/tidwall/gjson"
 )
 
 // Options say whose files to edit and with which st. The zero value is the
@@ -67,17 +69,21 @@ type AgentReport struct {
 	Agent   string `json:"agent"`
 	File    string `json:"file"`
 	Exists  bool   `json:"exists"`
-	Changed bool   `json:"changed"`          // this run rewrote the file
-	Backup  string `json:"backup,omitempty"` // a backup this run made
+	Changed bool   `json:"changed"`           // this run rewrote the file
+	Created bool   `json:"created,omitempty"` // ... which was not there before
+	Backup  string `json:"backup,omitempty"`  // a backup this run made
 	// Error says why the file was not read or not changed (it was then
 	// left as it was); the counts below are unknown.
 	Error     string       `json:"error,omitempty"`
+	Hint      string       `json:"hint,omitempty"`
 	Total     int          `json:"total"`
 	Installed int          `json:"installed"`         // hooks there that run this st
 	Missing   []string     `json:"missing,omitempty"` // events with no st hook
 	Other     []string     `json:"other,omitempty"`   // events whose st hook runs another st, or lacks its matcher
 	Hooks     []HookStatus `json:"hooks,omitempty"`
-	Trust     *TrustReport `json:"trust,omitempty"` // Codex only
+	// Warnings are settings that keep the hooks from running.
+	Warnings []string     `json:"warnings,omitempty"`
+	Trust    *TrustReport `json:"trust,omitempty"` // Codex only
 }
 
 // HookStatus is st's hook for one event.
@@ -86,6 +92,7 @@ type HookStatus struct {
 	Installed bool   `json:"installed"` // an st hook is there
 	Current   bool   `json:"current"`   // and it runs this st, as st writes it
 	Command   string `json:"command,omitempty"`
+	St        string `json:"st,omitempty"` // the st program it runs
 	// Codex: the hook's key, and its trust as Codex reports it (trusted,
 	// untrusted, modified, ...), or "unknown" when codex could not be asked.
 	Key      string `json:"key,omitempty"`
@@ -99,25 +106,34 @@ type TrustReport struct {
 	Known   bool   `json:"known"` // codex answered hooks/list
 	Trusted int    `json:"trusted"`
 	Changed bool   `json:"changed"`
+	Created bool   `json:"created,omitempty"`
 	Backup  string `json:"backup,omitempty"`
 	// NoCodex: there is no codex to ask; Error and Hint say so.
-	NoCodex     bool     `json:"noCodex,omitempty"`
-	Error       string   `json:"error,omitempty"`
-	Hint        string   `json:"hint,omitempty"`
-	CodexErrors []string `json:"codexErrors,omitempty"` // what hooks/list said was wrong
+	NoCodex bool   `json:"noCodex,omitempty"`
+	Error   string `json:"error,omitempty"`
+	Hint    string `json:"hint,omitempty"`
+	// What hooks/list said was wrong (a hooks file Codex cannot parse...).
+	CodexErrors   []string `json:"codexErrors,omitempty"`
+	CodexWarnings []string `json:"codexWarnings,omitempty"`
 }
 
-// Problems are the failures in r that a command should exit non-zero
-// for: files that could not be edited, trust that could not be written
-// although codex is installed.
-func (r *Report) Problems() []string {
-	var out []string
+// Problem is a failure a command exits non-zero for, with what to do.
+type Problem struct {
+	Agent   string `json:"agent"`
+	Message string `json:"error"`
+	Hint    string `json:"hint,omitempty"`
+}
+
+// Problems are the failures in r: files that could not be edited, trust
+// that could not be written although codex is installed.
+func (r *Report) Problems() []Problem {
+	var out []Problem
 	for _, a := range r.Agents {
 		if a.Error != "" {
-			out = append(out, a.Agent+": "+a.Error)
+			out = append(out, Problem{a.Agent, a.Error, a.Hint})
 		}
 		if a.Trust != nil && a.Trust.Error != "" && !a.Trust.NoCodex {
-			out = append(out, a.Agent+" trust: "+a.Trust.Error)
+			out = append(out, Problem{a.Agent + " trust", a.Trust.Error, a.Trust.Hint})
 		}
 	}
 	return out
@@ -231,6 +247,8 @@ const (
 	modeUninstall
 )
 
+func (m mode) String() string { return [...]string{"status", "install", "uninstall"}[m] }
+
 func run(ctx context.Context, o Options, m mode) (*Report, error) {
 	o, err := o.resolve()
 	if err != nil {
@@ -253,17 +271,19 @@ func (o Options) editAgent(sp spec, m mode) (AgentReport, []eventPlan, string) {
 	path := o.file(sp.agent)
 	ar := AgentReport{Agent: sp.agent, File: path, Total: len(sp.events)}
 	for attempt := 0; attempt < 3; attempt++ {
-		f, err := loadFile(path)
+		f, err := loadFile(path, "{}\n")
 		if err != nil {
 			ar.Error = fmt.Sprintf("cannot read %s: %v", path, unwrapPath(err))
+			ar.Hint = "make " + path + " a file st can read and write, then run st hooks " + m.String() + " again"
 			return ar, nil, ""
 		}
 		ar.Exists = f.exists
+		fixJSON := "fix the JSON of " + path + " (or move it away), then run st hooks " + m.String() + " again"
 		doc := string(f.data)
 		if m == modeStatus {
 			if strings.TrimSpace(doc) != "" {
 				if err := checkDoc(doc, sp); err != nil {
-					ar.Error = (&MalformedError{Path: path, Err: err}).Error()
+					ar.Error, ar.Hint = (&MalformedError{Path: path, Err: err}).Error(), fixJSON
 					return ar, nil, ""
 				}
 			}
@@ -274,7 +294,7 @@ func (o Options) editAgent(sp spec, m mode) (AgentReport, []eventPlan, string) {
 		if err != nil {
 			var me *MalformedError
 			if errors.As(err, &me) {
-				me.Path = path
+				me.Path, ar.Hint = path, fixJSON
 			}
 			ar.Error = err.Error()
 			return ar, nil, ""
@@ -286,14 +306,16 @@ func (o Options) editAgent(sp spec, m mode) (AgentReport, []eventPlan, string) {
 			}
 			if err != nil {
 				ar.Error = fmt.Sprintf("cannot write %s: %v", path, unwrapPath(err))
+				ar.Hint = "make " + path + " (and its folder) writable, then run st hooks " + m.String() + " again"
 				return ar, nil, ""
 			}
-			ar.Changed, ar.Backup, ar.Exists = true, backup, true
+			ar.Changed, ar.Created, ar.Backup, ar.Exists = true, !f.exists, backup, true
 		}
 		fillStatus(&ar, ed.out, sp, o.St)
 		return ar, ed.events, ed.out
 	}
 	ar.Error = path + " kept changing while st edited it (is the agent rewriting it?); nothing was written"
+	ar.Hint = "run st hooks " + m.String() + " again"
 	return ar, nil, ""
 }
 
@@ -307,7 +329,10 @@ func unwrapPath(err error) error {
 
 // fillStatus sets the hooks' state in ar from the file's text.
 func fillStatus(ar *AgentReport, doc string, sp spec, st string) {
-	ar.Hooks, ar.Missing, ar.Other, ar.Installed = nil, nil, nil, 0
+	ar.Hooks, ar.Missing, ar.Other, ar.Installed, ar.Warnings = nil, nil, nil, 0, nil
+	if sp.agent == Claude && gjson.Get(doc, "disableAllHooks").Bool() {
+		ar.Warnings = append(ar.Warnings, `"disableAllHooks": true in `+ar.File+`: Claude Code runs no hooks, st's included`)
+	}
 	for _, ev := range sp.events {
 		hs := HookStatus{Event: ev}
 		want := wantGroup(sp, st, ev)
@@ -318,10 +343,11 @@ func fillStatus(ar *AgentReport, doc string, sp spec, st string) {
 				}
 				if !hs.Installed {
 					hs.Installed, hs.Command = true, h.command
+					hs.St, _, _ = parseCommand(h.command, sp.agent, st)
 				}
 				if g.stOnly && len(g.handlers) == 1 && h.command == want.Hooks[0].Command &&
 					(want.Matcher == "" || g.matcher.String() == want.Matcher) {
-					hs.Current, hs.Command = true, h.command
+					hs.Current, hs.Command, hs.St = true, h.command, st
 				}
 			}
 		}
@@ -373,8 +399,19 @@ func (o Options) codexTrust(ctx context.Context, ar *AgentReport, plans []eventP
 		}
 	}
 
+	// A config.toml Codex cannot read is the user's to fix: st neither
+	// edits it nor asks codex, which would fail on it too.
+	cfgOK := true
+	if data, err := os.ReadFile(tr.File); err == nil {
+		if err := checkTOML(data); err != nil {
+			cfgOK = false
+			tr.Error = fmt.Sprintf("%s: %v; it was left as it was, and Codex cannot read it either", tr.File, err)
+			tr.Hint = "fix " + tr.File + ", then run st hooks " + m.String() + " again"
+		}
+	}
+
 	var list *CodexHookList
-	if m != modeUninstall && ar.Installed > 0 {
+	if cfgOK && m != modeUninstall && ar.Installed > 0 {
 		var err error
 		list, err = o.listCodex(ctx)
 		if err != nil {
@@ -389,12 +426,11 @@ func (o Options) codexTrust(ctx context.Context, ar *AgentReport, plans []eventP
 			}
 		}
 	}
-	if m != modeStatus && !edit.empty() {
-		changed, backup, err := editTOMLFile(tr.File, edit)
-		tr.Changed, tr.Backup = changed, backup
+	if cfgOK && m != modeStatus && !edit.empty() {
+		changed, created, backup, err := editTOMLFile(tr.File, edit)
+		tr.Changed, tr.Created, tr.Backup = changed, created, backup
 		if err != nil {
-			tr.Error, tr.Hint, tr.NoCodex = err.Error(), "fix "+tr.File+" (or move it away), then run st hooks install again", false
-			list = nil
+			tr.Error, tr.Hint, tr.NoCodex = err.Error(), "fix "+tr.File+", then run st hooks "+m.String()+" again", false
 		} else if changed && list != nil {
 			// Ask again: the trust Codex sees is the proof.
 			l2, err := o.listCodex(ctx)
@@ -407,7 +443,7 @@ func (o Options) codexTrust(ctx context.Context, ar *AgentReport, plans []eventP
 	}
 	if list != nil {
 		tr.Known = true
-		tr.CodexErrors = list.Errors
+		tr.CodexErrors, tr.CodexWarnings = list.Errors, list.Warnings
 	}
 	if m == modeUninstall {
 		return
@@ -431,27 +467,35 @@ func (o Options) codexTrust(ctx context.Context, ar *AgentReport, plans []eventP
 			if hs.Current && h.TrustStatus == "trusted" {
 				tr.Trusted++
 			}
+			if hs.Disabled {
+				ar.Warnings = append(ar.Warnings, fmt.Sprintf("st's %s hook is disabled in %s (%s)", hs.Event, tr.File, h.Key))
+			}
 		}
 	}
-	if tr.Known && tr.Trusted < ar.Installed && tr.Error == "" && m == modeInstall {
+	switch {
+	case !tr.Known || tr.Error != "" || tr.Trusted == ar.Installed:
+	case len(list.Errors) > 0:
+		tr.Error = "codex could not load st's hooks: " + strings.Join(list.Errors, "; ")
+		tr.Hint = "fix what codex names, then run st hooks install again"
+	case m == modeInstall:
 		tr.Error = "codex still reports some of st's hooks as not trusted"
 		tr.Hint = "run st hooks status for the details, then st hooks install again"
 	}
 }
 
 func (o Options) trustFailed(tr *TrustReport, err error, m mode) {
-	what := "the trust of st's hooks is unknown"
+	again := "then run st hooks status"
 	if m == modeInstall {
-		what = "st could not write their trust into " + tr.File + ", and Codex skips hooks that are not trusted"
+		again = "then run st hooks install again"
 	}
 	if errors.Is(err, ErrNoCodex) {
 		tr.NoCodex = true
-		tr.Error = fmt.Sprintf("%v, so st cannot ask it for the hooks' hashes: %s", err, what)
-		tr.Hint = "install Codex (npm install -g @openai/codex), or set ST_CODEX_BIN to it, then run st hooks install again"
+		tr.Error = err.Error()
+		tr.Hint = "Codex skips hooks until they are trusted: install Codex (npm install -g @openai/codex) or set ST_CODEX_BIN to it, " + again
 		return
 	}
-	tr.Error = fmt.Sprintf("asking codex for the hooks' hashes failed (%v): %s", err, what)
-	tr.Hint = "run st hooks install again; if it keeps failing, check that `codex app-server` starts"
+	tr.Error = fmt.Sprintf("asking codex for the hooks' hashes failed: %v", err)
+	tr.Hint = "Codex skips hooks until they are trusted: " + again + "; if it keeps failing, check that `codex app-server` starts"
 }
 
 // codexSources are the paths Codex may give hooks.json in a key: Codex
@@ -543,60 +587,73 @@ func (o Options) listCodex(ctx context.Context) (*CodexHookList, error) {
 
 func (o Options) codexBin() (string, error) {
 	if o.CodexBin != "" {
-		return checkExec(o.CodexBin, "the codex program")
+		return o.findExec(o.CodexBin, "the codex program "+o.CodexBin)
 	}
 	if b := o.Getenv("ST_CODEX_BIN"); b != "" {
-		return checkExec(b, "ST_CODEX_BIN="+b)
+		return o.findExec(b, "ST_CODEX_BIN="+b)
 	}
-	for _, dir := range filepath.SplitList(o.Getenv("PATH")) {
-		if dir == "" {
-			dir = "."
-		}
-		p := filepath.Join(dir, "codex")
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
-			return filepath.Abs(p)
-		}
-	}
-	return "", fmt.Errorf("%w (ST_CODEX_BIN is not set and there is no codex on PATH)", ErrNoCodex)
-}
-
-func checkExec(p, what string) (string, error) {
-	fi, err := os.Stat(p)
+	p, err := o.findExec("codex", "codex")
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", what, unwrapPath(err))
-	}
-	if fi.IsDir() || fi.Mode()&0o111 == 0 {
-		return "", fmt.Errorf("%s is not an executable file", what)
+		return "", fmt.Errorf("%w (ST_CODEX_BIN is not set and there is no codex on PATH)", ErrNoCodex)
 	}
 	return p, nil
 }
 
+// findExec finds a program as a shell would: a name on $PATH, a path as
+// it is. The result is absolute.
+func (o Options) findExec(p, what string) (string, error) {
+	if !strings.Contains(p, "/") {
+		for _, dir := range filepath.SplitList(o.Getenv("PATH")) {
+			if dir == "" {
+				dir = "."
+			}
+			if c := filepath.Join(dir, p); isExec(c) {
+				return filepath.Abs(c)
+			}
+		}
+		return "", fmt.Errorf("%s: not found on PATH", what)
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", what, unwrapPath(err))
+	}
+	if !isExec(p) {
+		return "", fmt.Errorf("%s is not an executable file (mode %v)", what, fi.Mode())
+	}
+	return filepath.Abs(p)
+}
+
+func isExec(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
+}
+
 // editTOMLFile applies e to a config.toml, backing it up before st's
 // first change.
-func editTOMLFile(path string, e trustEdit) (changed bool, backup string, err error) {
+func editTOMLFile(path string, e trustEdit) (changed, created bool, backup string, err error) {
 	for attempt := 0; attempt < 3; attempt++ {
-		f, err := loadFile(path)
+		f, err := loadFile(path, "")
 		if err != nil {
-			return false, "", fmt.Errorf("cannot read %s: %v", path, unwrapPath(err))
+			return false, false, "", fmt.Errorf("cannot read %s: %v", path, unwrapPath(err))
 		}
 		if !f.exists && len(e.set) == 0 {
-			return false, "", nil
+			return false, false, "", nil
 		}
 		out, err := editTrust(f.data, e)
 		if err != nil {
-			return false, "", fmt.Errorf("%s: %v; it was left as it was", path, err)
+			return false, false, "", fmt.Errorf("%s: %v; it was left as it was", path, err)
 		}
 		if string(out) == string(f.data) {
-			return false, "", nil
+			return false, false, "", nil
 		}
 		backup, err = f.save(out)
 		if errors.Is(err, errChanged) {
 			continue
 		}
 		if err != nil {
-			return false, backup, fmt.Errorf("cannot write %s: %v", path, unwrapPath(err))
+			return false, false, backup, fmt.Errorf("cannot write %s: %v", path, unwrapPath(err))
 		}
-		return true, backup, nil
+		return true, !f.exists, backup, nil
 	}
-	return false, "", fmt.Errorf("%s kept changing while st edited it; nothing was written", path)
+	return false, false, "", fmt.Errorf("%s kept changing while st edited it; nothing was written", path)
 }

@@ -116,7 +116,8 @@ func checkDoc(doc string, sp spec) error {
 	if err := json.Unmarshal([]byte(doc), &v); err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
-			line, col := lineCol(doc, int(se.Offset))
+			// Offset counts the bytes read, the bad one included.
+			line, col := lineCol(doc, max(int(se.Offset)-1, 0))
 			return fmt.Errorf("invalid JSON at line %d, column %d: %v", line, col, err)
 		}
 		return fmt.Errorf("invalid JSON: %v", err)

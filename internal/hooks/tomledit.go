@@ -240,14 +240,13 @@ func removeSplices(data []byte, exprs []tomlExpr, keys map[string]bool) []splice
 			continue
 		}
 		if x.table {
-			from := x.lineStart
-			if from > 0 {
-				prev := bytes.LastIndexByte(data[:from-1], '\n') + 1
-				if len(bytes.TrimSpace(data[prev:from])) == 0 {
-					from = prev
-				}
+			from, to := x.lineStart, x.lastLine
+			if prev := bytes.LastIndexByte(data[:max(from-1, 0)], '\n') + 1; from > 0 && len(bytes.TrimSpace(data[prev:from])) == 0 {
+				from = prev
+			} else if next := bytes.IndexByte(data[to:], '\n'); next >= 0 && len(bytes.TrimSpace(data[to:to+next])) == 0 {
+				to += next + 1
 			}
-			ss = append(ss, splice{from, x.lastLine, ""})
+			ss = append(ss, splice{from, to, ""})
 			continue
 		}
 		if x.inTable >= 0 && under(exprs[x.inTable].path, x.path[2]) {
@@ -255,7 +254,17 @@ func removeSplices(data []byte, exprs []tomlExpr, keys map[string]bool) []splice
 		}
 		ss = append(ss, splice{x.lineStart, x.lineEnd, ""})
 	}
-	return ss
+	// Blank lines taken along may join two regions: merge them.
+	sort.Slice(ss, func(a, b int) bool { return ss[a].from < ss[b].from })
+	var merged []splice
+	for _, s := range ss {
+		if n := len(merged); n > 0 && s.from <= merged[n-1].to {
+			merged[n-1].to = max(merged[n-1].to, s.to)
+			continue
+		}
+		merged = append(merged, s)
+	}
+	return merged
 }
 
 // setTrust writes trusted_hash for each key: over the value where there

@@ -65,6 +65,9 @@ func (m *Manager) turnSeq(pane string) (seq, turn int) {
 	return 0, 0
 }
 
+// Changed returns a channel that is closed at the next change of state.
+func (m *Manager) Changed() <-chan struct{} { return m.changedCh() }
+
 func (m *Manager) changedCh() <-chan struct{} {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -28,6 +28,9 @@ type Config struct {
 	Log   io.Writer
 	// Now is the clock; tests may fix it.
 	Now func() time.Time
+	// OnGate is called (in its own goroutine) when a gate opens: the
+	// daemon sends it to the user's push target.
+	OnGate func(Gate)
 }
 
 // paneInfo is what the hooks told st about the agent in a pane.
@@ -38,6 +41,8 @@ type paneInfo struct {
 	seq       int // events seen from this pane
 	turnSeq   int // seq of the last turn start
 	lastEvent time.Time
+	// subagents are Claude's subagents in this pane, by id.
+	subagents map[string]*Subagent
 	// screenChecked and quietReady serve checkQuietTurns.
 	screenChecked time.Time
 	quietReady    int
@@ -55,8 +60,17 @@ type Manager struct {
 	// reserved names of starts in flight, by run id + "/" + name
 	reserved map[string]bool
 	// changed is closed and replaced on every change that a waiter may care about.
-	changed chan struct{}
-	notices *noticer
+	changed     chan struct{}
+	notices     *noticer
+	gates       map[string]*Gate
+	lastRestore RestoreStats
+	// watchKick wakes the watcher early (an agent's SessionEnd).
+	watchKick chan struct{}
+	// layout is the last picture of the tmux server (restore.go).
+	layout tmux.Layout
+	// livePanes is the set of panes seen by the last reconcile (nil
+	// before the first), for telling that a coordinator is gone.
+	livePanes map[string]bool
 }
 
 // NewManager loads the runs kept under cfg.Home and reconciles them with
@@ -70,10 +84,14 @@ func NewManager(ctx context.Context, cfg Config) (*Manager, error) {
 	}
 	m := &Manager{
 		cfg: cfg, runs: map[string]*Run{}, workers: map[string]*Worker{}, runOf: map[string]*Run{},
-		panes: map[string]*paneInfo{}, reserved: map[string]bool{}, changed: make(chan struct{}),
+		panes: map[string]*paneInfo{}, reserved: map[string]bool{}, changed: make(chan struct{}), watchKick: make(chan struct{}, 1),
 	}
 	m.notices = newNoticer(m)
 	if err := m.load(); err != nil {
+		return nil, err
+	}
+	m.loadLayout()
+	if err := m.loadGates(); err != nil {
 		return nil, err
 	}
 	m.reconcile(ctx)
@@ -162,19 +180,31 @@ func (m *Manager) setState(w *Worker, s State) bool {
 
 // reconcile marks workers whose panes are gone. A pane id that exists
 // but carries another run (a restarted tmux server reuses ids) counts
-// as gone too.
+// as gone too. A server that is down is left to observe, which brings
+// it back.
 func (m *Manager) reconcile(ctx context.Context) {
 	panes, err := m.cfg.Tmux.ListPanes(ctx)
 	if err != nil {
 		m.logf("reconcile: %v", err)
 		return
 	}
+	if len(panes) == 0 && !m.cfg.Tmux.Running(ctx) {
+		return
+	}
+	m.reconcilePanes(panes)
+}
+
+// reconcilePanes is reconcile for panes already listed.
+func (m *Manager) reconcilePanes(panes []tmux.Pane) {
 	have := map[string]tmux.Pane{}
+	live := map[string]bool{}
 	for _, p := range panes {
 		have[p.ID] = p
+		live[p.ID] = true
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.livePanes = live
 	dirty := map[*Run]bool{}
 	for id, w := range m.workers {
 		if !w.State.Live() {
@@ -223,9 +253,10 @@ func (m *Manager) Watch(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
+		case <-m.watchKick:
 		case <-t.C:
 			if m.hasLive() {
-				m.reconcile(ctx)
+				m.observe(ctx)
 				m.checkQuietTurns(ctx)
 			}
 		}
@@ -281,6 +312,14 @@ func (m *Manager) checkQuietTurns(ctx context.Context) {
 			pi.quietReady = 0
 		}
 		m.mu.Unlock()
+	}
+}
+
+// kickWatch makes the watcher look at tmux now rather than at its next tick.
+func (m *Manager) kickWatch() {
+	select {
+	case m.watchKick <- struct{}{}:
+	default:
 	}
 }
 
@@ -380,7 +419,16 @@ func (m *Manager) Show(ctx context.Context, pane, id string) (*RunView, error) {
 }
 
 func (m *Manager) view(w *Worker) WorkerView {
-	v := WorkerView{Worker: *w, Run: m.runOf[w.ID].ID, For: roundDur(m.cfg.Now().Sub(w.Since))}
+	v := WorkerView{Worker: *w, For: roundDur(m.cfg.Now().Sub(w.Since))}
+	if r := m.runOf[w.ID]; r != nil {
+		v.Run = r.ID
+	}
+	if w.TeamRun != "" {
+		v.TeamOf = m.teamSize(m.runs[w.TeamRun], map[string]bool{})
+	}
+	if m.livePanes != nil && w.Parent != "" && !m.livePanes[w.Parent] {
+		v.ParentGone = true
+	}
 	return v
 }
 

@@ -65,6 +65,11 @@ type Worker struct {
 	Told bool `json:"told,omitempty"`
 	// reported is set by st worker done in the current turn.
 	Reported bool `json:"reported,omitempty"`
+	// Adopted marks an agent that was running before it became a worker.
+	Adopted bool `json:"adopted,omitempty"`
+	// TeamRun is the run this worker leads as a team lead (adopted with
+	// workers of its own).
+	TeamRun string `json:"team_run,omitempty"`
 }
 
 // Run is one coordinator's piece of work.
@@ -223,6 +228,8 @@ type WorkerView struct {
 	Run        string `json:"run"`
 	For        string `json:"for"` // how long in its state, e.g. "12s"
 	ParentGone bool   `json:"parent_gone,omitempty"`
+	// TeamOf is the number of workers in the team this worker leads.
+	TeamOf int `json:"team_of,omitempty"`
 }
 
 // IDRequest names a worker for a pane.

@@ -41,6 +41,9 @@ func (m *Manager) placementIn(p tmux.Pane, fixed *Run) (r *Run, level int, creat
 	if fixed != nil && fixed.Coordinator == p.ID {
 		return fixed, 1, false, nil
 	}
+	if err := m.checkChain(p.ID, 0, "a new worker"); err != nil {
+		return nil, 0, false, err
+	}
 	if w := m.workers[p.ID]; w != nil && w.State.Live() {
 		r = m.runOf[p.ID]
 		if w.Level+1 > MaxLevel {
@@ -172,9 +175,7 @@ func (m *Manager) StartWorker(ctx context.Context, req StartRequest) (*WorkerVie
 		ID: wp.ID, Name: name, Agent: ad.Kind(), Parent: p.ID, Level: level, State: Starting, Since: now,
 		Task: req.Task, Cwd: cwd, Window: wp.WindowID, Session: wp.SessionID, StartedAt: now,
 	}
-	for k, v := range map[string]string{"@st_run": r.ID, "@st_role": "worker", "@st_parent": p.ID, "@st_name": name} {
-		m.cfg.Tmux.SetOption(ctx, wp.ID, k, v)
-	}
+	m.cfg.Tmux.SetOptions(ctx, map[string]map[string]string{wp.ID: {"@st_run": r.ID, "@st_role": "worker", "@st_parent": p.ID, "@st_name": name}})
 	m.mu.Lock()
 	r.Workers = append(r.Workers, w)
 	m.workers[w.ID] = w
@@ -186,6 +187,7 @@ func (m *Manager) StartWorker(ctx context.Context, req StartRequest) (*WorkerVie
 	}
 	m.notify()
 	m.mu.Unlock()
+	m.kickWatch() // keep the new window in st's picture of the server
 	m.logf("worker %s (%s) of run %s opened for %s", w.ID, name, r.ID, p.ID)
 
 	d := delivery{
@@ -292,6 +294,13 @@ func (m *Manager) Hook(ctx context.Context, req HookRequest) error {
 		return nil // an agent outside tmux: nothing st drives
 	}
 	m.mu.Lock()
+	if old := m.movedAgent(req.Pane, ev.SessionID); old != "" {
+		m.logf("the agent of %s (conversation %s) is back in %s: moving its relations", old, ev.SessionID, req.Pane)
+		opts := m.paneOptions(old)
+		m.mu.Unlock()
+		m.relink(ctx, map[string]string{old: req.Pane}, map[string]map[string]string{req.Pane: opts}, false)
+		m.mu.Lock()
+	}
 	defer m.mu.Unlock()
 	pi := m.panes[req.Pane]
 	newAgent := pi == nil || pi.agent != ad.Kind() || (ev.SessionID != "" && pi.session != ev.SessionID)
@@ -310,11 +319,12 @@ func (m *Manager) Hook(ctx context.Context, req HookRequest) error {
 		// Kept on the pane, so st still knows an agent runs there after a
 		// restart of st, and so that a tmux restart can resume it.
 		go func(pane, kind, sess string) {
-			c := context.Background()
-			m.cfg.Tmux.SetOption(c, pane, "@st_agent", kind)
+			o := map[string]string{"@st_agent": kind}
 			if sess != "" {
-				m.cfg.Tmux.SetOption(c, pane, "@st_agent_session", sess)
+				o["@st_agent_session"] = sess
 			}
+			m.cfg.Tmux.SetOptions(context.Background(), map[string]map[string]string{pane: o})
+			m.kickWatch()
 		}(req.Pane, ad.Kind(), pi.session)
 	}
 	switch ev.Kind {
@@ -325,6 +335,15 @@ func (m *Manager) Hook(ctx context.Context, req HookRequest) error {
 		pi.inTurn = true
 	case agent.EvTurnEnd, agent.EvInterrupt, agent.EvSessionStart, agent.EvSessionEnd:
 		pi.inTurn = false
+	case agent.EvSubagent:
+		if pi.subagents == nil {
+			pi.subagents = map[string]*Subagent{}
+		}
+		st := "working"
+		if ev.SubagentDone {
+			st = "done"
+		}
+		pi.subagents[ev.SubagentID] = &Subagent{ID: ev.SubagentID, Type: ev.SubagentType, State: st, Since: m.cfg.Now()}
 	}
 	w := m.workers[req.Pane]
 	if w != nil && w.State.Live() {
@@ -354,7 +373,9 @@ func (m *Manager) Hook(ctx context.Context, req HookRequest) error {
 		case agent.EvInterrupt:
 			changed = m.setState(w, Idle)
 		case agent.EvSessionEnd:
-			changed = m.setState(w, Gone)
+			// The agent exited: its pane closing, or the whole tmux server
+			// going down (then st brings it back). The watcher tells which.
+			m.kickWatch()
 		}
 		if changed {
 			m.save(r)
@@ -643,7 +664,7 @@ func (m *Manager) Release(ctx context.Context, req IDRequest) (*WorkerView, erro
 	delete(m.runOf, w.ID)
 	v := m.view2(w, r)
 	if w.State.Live() {
-		for _, k := range []string{"@st_run", "@st_role", "@st_parent", "@st_name"} {
+		for _, k := range []string{"@st_run", "@st_role", "@st_parent", "@st_name", "@st_team"} {
 			m.cfg.Tmux.UnsetOption(ctx, w.ID, k)
 		}
 		m.notices.queue(w.ID, "st: you are no one's worker now - you were released from run "+r.ID+", so there is no need to run st worker done.")

@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -44,7 +46,8 @@ func TestCodexListsSkills(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("codex does not offer the skill %q:\n%.3000s", want, text)
 		}
-		if !strings.Contains(text, filepath.Join(c.CodexHome, "skills", name, "SKILL.md")) {
+		// It names the file under an alias of the skills folder ("r0/").
+		if !strings.Contains(text, "/"+name+"/SKILL.md)") {
 			t.Errorf("codex does not name the file of %s", name)
 		}
 	}
@@ -64,14 +67,41 @@ func TestClaudeMenuShowsCommand(t *testing.T) {
 	}
 
 	tm := testutil.NewTmux(t, testutil.ShortTempDir(t))
-	args := []string{"new-session", "-d", "-s", "menu", "-x", "200", "-y", "50", "-c", work,
+	// tmux -S does not make the socket's folder.
+	if err := os.MkdirAll(filepath.Dir(tm.Socket), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"-f", "/dev/null", "new-session", "-d", "-s", "menu", "-x", "200", "-y", "50", "-c", work,
 		"env", "-i", "TERM=xterm-256color", "LANG=C.UTF-8"}
 	args = append(args, c.Env...)
 	args = append(args, c.ClaudeBin, "--permission-mode", "default")
 	if _, err := tm.Run(args...); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { tm.Run("kill-window", "-t", "menu") })
+	out, err := tm.Run("display-message", "-p", "-t", "menu", "#{pane_pid}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(out))
+	if err != nil {
+		t.Fatalf("pane pid %q: %v", out, err)
+	}
+	// Claude writes into its HOME until it exits: let it end before the
+	// temporary folders go. Escape closes the menu; Ctrl-C clears the box,
+	// and twice more quits; killing the window is the fallback.
+	t.Cleanup(func() {
+		tm.Run("send-keys", "-t", "menu", "Escape")
+		for i := 0; i < 5 && !exited(pid, 700*time.Millisecond); i++ {
+			tm.Run("send-keys", "-t", "menu", "C-c")
+		}
+		if !exited(pid, time.Second) {
+			t.Logf("claude did not quit on Ctrl-C; killing its window")
+			tm.Run("kill-window", "-t", "menu")
+			if !exited(pid, 10*time.Second) {
+				t.Errorf("claude (pid %d) did not exit", pid)
+			}
+		}
+	})
 	screen := func() string {
 		out, err := tm.Run("capture-pane", "-p", "-t", "menu")
 		if err != nil {
@@ -79,22 +109,29 @@ func TestClaudeMenuShowsCommand(t *testing.T) {
 		}
 		return strings.ReplaceAll(out, "\u00a0", " ")
 	}
-	// The empty input box: ❯ and a no-break space at column 0.
+	// The input box, empty and ready (its footer back to the shortcuts hint).
 	testutil.WaitFor(t, 90*time.Second, func() (bool, string) {
 		s := screen()
-		return emptyBox(s), "no empty input box:\n" + s
+		text, ok := boxText(s)
+		return ok && text == "" && strings.Contains(s, "for shortcuts"), "no empty input box:\n" + s
 	})
-	// Type /sophonz; the box may ignore keys for a moment after it
-	// appears, so type again while it stays empty.
+	// Type /sophonz once. Keys typed while Claude is still starting may be
+	// dropped, or drawn late: type again only after the box stayed empty
+	// for a while, and start over (Ctrl-U) if the box holds anything else.
 	var sent time.Time
 	testutil.WaitFor(t, 60*time.Second, func() (bool, string) {
 		s := screen()
 		if strings.Contains(s, "/sophonz:orchestrate") {
 			return true, ""
 		}
-		if emptyBox(s) && time.Since(sent) > 2*time.Second {
+		text, ok := boxText(s)
+		switch {
+		case ok && text == "" && time.Since(sent) > 5*time.Second:
 			tm.Run("send-keys", "-t", "menu", "-l", "/sophonz")
 			sent = time.Now()
+		case ok && text != "" && text != "/sophonz":
+			tm.Run("send-keys", "-t", "menu", "C-u")
+			sent = time.Time{}
 		}
 		return false, "the menu does not list /sophonz:orchestrate:\n" + s
 	})
@@ -102,21 +139,30 @@ func TestClaudeMenuShowsCommand(t *testing.T) {
 	if !strings.Contains(s, "/sophonz:worker") {
 		t.Logf("the menu does not show /sophonz:worker as well:\n%s", s)
 	}
-	// Leave: close the menu, then Ctrl-C twice; the window goes either way.
-	tm.Run("send-keys", "-t", "menu", "Escape")
-	tm.Run("send-keys", "-t", "menu", "C-c")
-	tm.Run("send-keys", "-t", "menu", "C-c")
 }
 
-// emptyBox reports Claude's empty input line on a screen (no-break
-// spaces already made spaces).
-func emptyBox(screen string) bool {
-	for _, l := range strings.Split(screen, "\n") {
-		if strings.TrimRight(l, " ") == "❯" {
+// exited waits until the process pid is gone.
+func exited(pid int, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if syscall.Kill(pid, 0) != nil {
 			return true
 		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	return false
+}
+
+// boxText is the text in Claude's input box: the line that starts with ❯
+// right under a rule (no-break spaces already made spaces).
+func boxText(screen string) (string, bool) {
+	lines := strings.Split(screen, "\n")
+	for i := 1; i < len(lines); i++ {
+		if after, ok := strings.CutPrefix(lines[i], "❯"); ok && strings.HasPrefix(lines[i-1], "─") {
+			return strings.TrimSpace(after), true
+		}
+	}
+	return "", false
 }
 
 // closedAddr is a 127.0.0.1 address where nothing listens.

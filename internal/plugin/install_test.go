@@ -231,7 +231,7 @@ func assertCurrent(t *testing.T, c Config) {
 }
 
 // A plugin that Claude lists but that is disabled is not current, and an
-// install enables it again.
+// install enables it again (claude's install does, or st after it).
 func TestInstallEnablesDisabledPlugin(t *testing.T) {
 	t.Parallel()
 	c := realConfig(t)
@@ -245,12 +245,8 @@ func TestInstallEnablesDisabledPlugin(t *testing.T) {
 	if a := s.Agents[0]; a.State != StateNotRegistered || a.Current || !strings.Contains(a.Note, "disabled") {
 		t.Errorf("status of a disabled plugin: %+v", a)
 	}
-	rep, err := Install(t.Context(), c)
-	if err != nil {
+	if _, err := Install(t.Context(), c); err != nil {
 		t.Fatal(err)
-	}
-	if !strings.Contains(strings.Join(rep.Agents[0].Notes, " "), "enabled it again") {
-		t.Errorf("install of a disabled plugin: %+v", rep.Agents[0])
 	}
 	assertCurrent(t, c)
 }

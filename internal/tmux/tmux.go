@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -299,24 +298,8 @@ func (c *Client) NewWindow(ctx context.Context, o NewWindowOpts) (Pane, error) {
 	if o.Cwd != "" {
 		args = append(args, "-c", o.Cwd)
 	}
-	keys := make([]string, 0, len(o.Env))
-	for k := range o.Env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		args = append(args, "-e", k+"="+o.Env[k])
-	}
-	// With several arguments tmux runs the program itself, with no shell
-	// between (so the user's default-shell cannot misread the quoting);
-	// a single argument would be a shell command, so it is quoted.
-	switch len(o.Command) {
-	case 0:
-	case 1:
-		args = append(args, ShellQuote(o.Command[0]))
-	default:
-		args = append(args, o.Command...)
-	}
+	args = append(args, envArgs(o.Env)...)
+	args = append(args, commandArgs(o.Command)...)
 	out, err := c.Run(ctx, args...)
 	if err != nil {
 		return Pane{}, fmt.Errorf("open a window in %s: %w", o.Target, err)

@@ -1,0 +1,294 @@
+package agent
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+var (
+	// The agent runs in the default server of uid 0.
+	guardDefault = GuardContext{TmuxSocket: "/tmp/tmux-0/default", UID: 0}
+	// The agent runs in st's own server, -L st, of uid 1000.
+	guardSt = GuardContext{TmuxSocket: "/tmp/tmux-1000/st", UID: 1000}
+	// The agent does not run in tmux at all.
+	guardNone = GuardContext{UID: 1000}
+)
+
+func TestGuard(t *testing.T) {
+	tests := []struct {
+		cmd    string
+		g      GuardContext
+		refuse bool
+	}{
+		// tmux kill-server, spelled many ways.
+		{"tmux kill-server", guardDefault, true},
+		{"tmux kill-server", guardSt, true},
+		{"tmux kill-server", guardNone, true},
+		{"tmux kill-ser", guardDefault, true},
+		{"tmux kill-serv", guardDefault, true},
+		{"tmux kill-se", guardDefault, false}, // ambiguous with kill-session: tmux refuses it
+		{"/usr/bin/tmux kill-server", guardDefault, true},
+		{`\tmux kill-server`, guardDefault, true},
+		{`t'm'ux "kill-server"`, guardDefault, true},
+		{"tmux 'kill-server'", guardDefault, true},
+		{"tmux kill-server 2>/dev/null || true", guardDefault, true},
+		{"tmux kill-server\\;", guardDefault, true},
+		{"sudo tmux kill-server", guardDefault, true},
+		{"sudo -u root -E tmux kill-server", guardDefault, true},
+		{"env FOO=1 tmux kill-server", guardDefault, true},
+		{"FOO=1 BAR=2 tmux kill-server", guardDefault, true},
+		{"command tmux kill-server", guardDefault, true},
+		{"exec tmux kill-server", guardDefault, true},
+		{"nohup tmux kill-server &", guardDefault, true},
+		{"nice -n 10 tmux kill-server", guardDefault, true},
+		{"timeout -s KILL 5s tmux kill-server", guardDefault, true},
+		{"time tmux kill-server", guardDefault, true},
+		{"echo | xargs tmux kill-server", guardDefault, true},
+		{"watch -n 1 tmux kill-server", guardDefault, true},
+		{"tmux -L default kill-server", guardDefault, true},
+		{"tmux -L st kill-server", guardSt, true},
+		{"tmux -uL st kill-server", guardSt, true},
+		{"tmux -Lst kill-server", guardSt, true},
+		{"tmux -2 -u -f /dev/null kill-server", guardDefault, true},
+		{"tmux -S /tmp/tmux-0/default kill-server", guardDefault, true},
+		{"tmux -S /tmp//tmux-0/./default kill-server", guardDefault, true},
+		{"tmux -S /tmp/tmux-1000/st kill-server", guardSt, true},
+		{`tmux -S "${TMUX%%,*}" kill-server`, guardSt, true},
+		{`tmux -S "$(echo $TMUX | cut -d, -f1)" kill-server`, guardSt, true},
+		{"TMUX_TMPDIR=/tmp tmux -L default kill-server", guardDefault, true},
+		{"tmux -S /tmp/tmux-$(id -u)/st kill-server", guardSt, true},
+		{"tmux new -d \\; kill-server", guardDefault, true},
+		{"tmux new -d ';' kill-server", guardDefault, true},
+		{"tmux ls; tmux kill-server", guardDefault, true},
+		{"echo hi && tmux kill-server", guardDefault, true},
+		{"true | tmux kill-server", guardDefault, true},
+		{"if true; then tmux kill-server; fi", guardDefault, true},
+		{"( tmux kill-server )", guardDefault, true},
+		{"{ tmux kill-server; }", guardDefault, true},
+		{"f() { tmux kill-server; }; f", guardDefault, true},
+		{"echo a\ntmux kill-server\n", guardDefault, true},
+		{"bash -c 'tmux kill-server'", guardDefault, true},
+		{`sh -c "echo hi; tmux kill-server"`, guardDefault, true},
+		{"bash -lc 'tmux kill-server'", guardDefault, true},
+		{`bash -c "bash -c 'tmux kill-server'"`, guardDefault, true},
+		{"eval 'tmux kill-server'", guardDefault, true},
+		{`eval "$(echo tmux kill-server)"`, guardDefault, true},
+		{"$(tmux kill-server)", guardDefault, true},
+		{"echo $(tmux kill-server)", guardDefault, true},
+		{"echo `tmux kill-server`", guardDefault, true},
+		{`echo "$(tmux kill-server)"`, guardDefault, true},
+		{"cat <(tmux kill-server)", guardDefault, true},
+		{"echo 'tmux kill-server' | sh", guardDefault, true},
+		{"bash <<'EOF'\ntmux kill-server\nEOF", guardDefault, true},
+		{"bash <<< 'tmux kill-server'", guardDefault, true},
+		{"cat <<EOF\n$(tmux kill-server)\nEOF", guardDefault, true},
+		{`python3 -c 'import os; os.system("tmux kill-server")'`, guardDefault, true},
+		{`python3 -c 'import subprocess; subprocess.run(["tmux", "kill-server"])'`, guardDefault, true},
+		{"tmux -c 'tmux kill-server'", guardDefault, true},
+		{"tmux run-shell 'tmux kill-server'", guardDefault, true},
+		{"tmux if-shell true kill-server", guardDefault, true},
+		{"tmux confirm-before kill-server", guardDefault, true},
+		{"tmux new-window 'tmux kill-server'", guardDefault, true},
+		{"tmux send-keys -t 1 'tmux kill-server' Enter", guardDefault, true},
+		{"tmux -L victim run-shell 'tmux -S /tmp/tmux-0/default kill-server'", guardDefault, true},
+		{"$TMUX_BIN kill-server", guardDefault, true},
+		{"tmu? kill-server", guardDefault, true},
+		{"S=/tmp/tmux-1000/st; tmux -S $S kill-server", guardSt, true},
+		{"unset TMUX; tmux kill-server", guardDefault, true},
+
+		// Other servers, and other tmux commands, pass.
+		{"tmux -L victim kill-server", guardDefault, false},
+		{"tmux -L victim kill-server", guardSt, false},
+		{"tmux -L default kill-server", guardSt, false},
+		{"tmux -S /tmp/other.sock kill-server", guardDefault, false},
+		{`tmux -L "test-$$" kill-server`, guardDefault, false},
+		{"TMUX= tmux kill-server", guardSt, false},
+		{"env -u TMUX tmux kill-server", guardSt, false},
+		{"unset TMUX; tmux kill-server", guardSt, false},
+		{"tmux -L victim new -d 'tmux kill-server'", guardDefault, false},
+		{"tmux list-sessions", guardDefault, false},
+		{"tmux list-panes -a -F '#{pane_id}'", guardDefault, false},
+		{"tmux kill-session -t foo", guardDefault, false},
+		{"tmux kill-window -t foo:1; tmux kill-pane -t %3", guardDefault, false},
+		{"tmux -V", guardDefault, false},
+		{"tmux send-keys -t w1 'npm test' Enter", guardDefault, false},
+		{"tmux send-keys -t w1 'tmux kill-server' C-c", guardDefault, false},
+		{"tmux bind-key X kill-server", guardDefault, false},
+		{"for s in $(tmux ls -F '#S'); do tmux kill-session -t \"$s\"; done", guardDefault, false},
+		{`echo "tmux kill-server"`, guardDefault, false},
+		{"echo tmux kill-server > notes.txt", guardDefault, false},
+		{"git commit -m 'tmux kill-server fix'", guardDefault, false},
+		{`git commit -m "don't run tmux kill-server"`, guardDefault, false},
+		{"grep kill-server file", guardDefault, false},
+		{`grep -rn "tmux kill-server" .`, guardDefault, false},
+		{"man tmux", guardDefault, false},
+		{"cat <<'EOF' > notes.md\ntmux kill-server\nEOF", guardDefault, false},
+		{"# tmux kill-server\nls", guardDefault, false},
+		{"python3 -c 'print(1)'", guardDefault, false},
+
+		// pkill and killall.
+		{"pkill tmux", guardDefault, true},
+		{"pkill -9 tmux", guardDefault, true},
+		{"pkill -KILL -f tmux", guardDefault, true},
+		{"pkill --signal KILL tmux", guardDefault, true},
+		{"pkill -f 'tmux: server'", guardDefault, true},
+		{"pkill '^tmux'", guardDefault, true},
+		{"pkill -f '[t]mux'", guardDefault, true},
+		{"pkill ser", guardDefault, true}, // matches the process name "tmux: server"
+		{"pkill -u 1000", guardDefault, true},
+		{"sudo pkill -9 tmux", guardDefault, true},
+		{"killall tmux", guardDefault, true},
+		{"killall -9 tmux", guardDefault, true},
+		{"killall -s KILL tmux", guardDefault, true},
+		{"killall -r '^tm'", guardDefault, true},
+		{"killall5 -9", guardDefault, true},
+		{"pkill node", guardDefault, false},
+		{"pkill -9 -f 'node server.js'", guardDefault, false},
+		{"pkill -f vite", guardDefault, false},
+		{"pkill -x ser", guardDefault, false},
+		{"pkill -u 1000 node", guardDefault, false},
+		{"killall node", guardDefault, false},
+		{"killall ser", guardDefault, false}, // killall wants the whole name
+		{"killall -l", guardDefault, false},
+		{"pgrep tmux", guardDefault, false},
+
+		// kill with the server's pids, or with every pid.
+		{"kill $(pidof tmux)", guardDefault, true},
+		{"kill -9 $(pgrep tmux)", guardDefault, true},
+		{"kill `pidof tmux`", guardDefault, true},
+		{"kill -- -$(pgrep -f tmux)", guardDefault, true},
+		{"kill $(tmux display -p '#{pid}')", guardDefault, true},
+		{"kill -9 -1", guardDefault, true},
+		{"kill -KILL -1", guardDefault, true},
+		{"kill -s KILL -1", guardDefault, true},
+		{"kill -- -1", guardDefault, true},
+		{"pgrep tmux | xargs kill", guardDefault, true},
+		{"pidof tmux | xargs -r kill -9", guardDefault, true},
+		{"ps aux | grep tmux | awk '{print $2}' | xargs kill -9", guardDefault, true},
+		{"ps aux | grep '[t]mux' | awk '{print $2}' | xargs kill", guardDefault, true},
+		{"pgrep tmux | while read p; do kill $p; done", guardDefault, true},
+		{"P=$(pgrep tmux); kill $P", guardDefault, true},
+		{"for p in $(pgrep tmux); do kill -9 $p; done", guardDefault, true},
+		{"kill 12345", guardDefault, false},
+		{"kill -9 %1", guardDefault, false},
+		{"kill -0 -1", guardDefault, false},
+		{"kill -l", guardDefault, false},
+		{"kill $(cat server.pid)", guardDefault, false},
+		{"kill $(tmux display -p -t w1 '#{pane_pid}')", guardDefault, false},
+		{"kill $(tmux -L victim display -p '#{pid}')", guardDefault, false},
+		{"pgrep node | xargs kill", guardDefault, false},
+		{"ps aux | grep -v tmux | grep node | awk '{print $2}' | xargs kill", guardDefault, false},
+		{"pgrep tmux; kill 123", guardDefault, false},
+	}
+	if len(tests) < 40 {
+		t.Fatalf("only %d cases", len(tests))
+	}
+	for _, tt := range tests {
+		got := Guard(tt.cmd, tt.g)
+		if (got != "") != tt.refuse {
+			t.Errorf("Guard(%q, %s) = %q, want refuse=%v", tt.cmd, tt.g.TmuxSocket, got, tt.refuse)
+		}
+		if got != "" && !strings.HasPrefix(got, "st guard: ") {
+			t.Errorf("Guard(%q): reason %q does not start with %q", tt.cmd, got, "st guard: ")
+		}
+	}
+}
+
+func TestGuardReason(t *testing.T) {
+	got := Guard("tmux kill-server", guardDefault)
+	want := "st guard: this command would stop the tmux server this agent runs in (tmux kill-server); " +
+		"other agents and their work live there. Stop only what you started, by its pid or pane."
+	if got != want {
+		t.Errorf("reason = %q\nwant     %q", got, want)
+	}
+	for cmd, part := range map[string]string{
+		"tmux kill-ser":   `"kill-ser" as kill-server`,
+		"pkill -9 tmux":   "pkill -9 tmux: tmux matches the tmux server",
+		"pkill ser":       `process name "tmux: server"`,
+		"kill -9 -1":      "every process",
+		"kill $(pgrep node)": "",
+	} {
+		r := Guard(cmd, guardDefault)
+		if part == "" {
+			if r != "" {
+				t.Errorf("Guard(%q) = %q, want allowed", cmd, r)
+			}
+			continue
+		}
+		if !strings.Contains(r, part) {
+			t.Errorf("Guard(%q) = %q, want it to mention %q", cmd, r, part)
+		}
+	}
+}
+
+// TestGuardBounded feeds deeply nested and large commands: the guard must
+// answer quickly, and still refuse what mentions kill-server.
+func TestGuardBounded(t *testing.T) {
+	nested := "tmux kill-server"
+	for i := 0; i < 11; i++ {
+		nested = "bash -c " + shellQuote(nested)
+	}
+	cases := map[string]bool{
+		nested: true,
+		strings.Repeat("$(", 5000) + "tmux kill-server" + strings.Repeat(")", 5000): true,
+		strings.Repeat("${a:-", 5000) + "x" + strings.Repeat("}", 5000):             false,
+		strings.Repeat("echo a; ", 20000) + "tmux kill-server":                      true,
+		strings.Repeat("\"$(", 3000):                                                false,
+		strings.Repeat("eval ", 3000) + "tmux kill-server":                          true,
+		strings.Repeat("{a,b}", 40):                                                 false,
+		strings.Repeat("`", 5001):                                                   false,
+	}
+	for cmd, refuse := range cases {
+		start := time.Now()
+		got := Guard(cmd, guardDefault)
+		t.Logf("%v %d %.40q", time.Since(start), len(cmd), cmd)
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("Guard(%.40q...) took %v", cmd, d)
+		}
+		if (got != "") != refuse {
+			t.Errorf("Guard(%.40q...) = %q, want refuse=%v", cmd, got, refuse)
+		}
+	}
+}
+
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func FuzzGuard(f *testing.F) {
+	for _, s := range []string{
+		"tmux kill-server",
+		"tmux -L x kill-ser \\; new",
+		"bash -c 'eval \"$(echo tmux kill-server)\"'",
+		"pgrep tmux | xargs kill -9",
+		"kill -- -$(pgrep -f 'tmux: server')",
+		"cat <<-EOF | sh\n\ttmux kill-server\n\tEOF\n",
+		"$'tmux\\x20kill-server' ${TMUX%%,*} $((1+2)) {a,b}",
+		"env -S 'tmux kill-server'",
+		"tmux if -F 1 'run \"tmux kill-server\"'",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, cmd string) {
+		start := time.Now()
+		a := Guard(cmd, guardSt)
+		if d := time.Since(start); d > 2*time.Second {
+			t.Fatalf("Guard took %v", d)
+		}
+		if b := Guard(cmd, guardSt); a != b {
+			t.Fatalf("Guard is not deterministic: %q then %q", a, b)
+		}
+		if a != "" && !strings.HasPrefix(a, "st guard: ") {
+			t.Fatalf("reason %q", a)
+		}
+		Guard(cmd, guardNone)
+	})
+}
+
+func BenchmarkGuardTmp(b *testing.B) {
+	cmd := strings.Repeat("\"$(", 3000)
+	for i := 0; i < b.N; i++ {
+		Guard(cmd, guardDefault)
+	}
+}

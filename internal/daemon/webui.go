@@ -1,0 +1,110 @@
+package daemon
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/sophonz/st/internal/orch"
+	"github.com/sophonz/st/internal/store"
+	"github.com/sophonz/st/internal/tmux"
+	"github.com/sophonz/st/internal/web"
+)
+
+// webToken returns the web UI's secret, made once and kept in
+// $ST_HOME/web.token (mode 0600), so that a URL printed by st web keeps
+// working across restarts of st.
+func webToken(home string) (string, error) {
+	path := filepath.Join(home, "web.token")
+	data, err := os.ReadFile(path)
+	if err == nil && len(strings.TrimSpace(string(data))) >= 32 {
+		return strings.TrimSpace(string(data)), nil
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	tok := hex.EncodeToString(b)
+	return tok, store.WriteFile(path, []byte(tok+"\n"), 0o600)
+}
+
+// serveWeb starts the web UI on 127.0.0.1:port. A port that is taken is
+// reported in the log, and st goes on without its web UI.
+func serveWeb(ctx context.Context, port int, token string, tm *tmux.Client, mgr *orch.Manager, log io.Writer) (string, func()) {
+	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		fmt.Fprintf(log, "web UI: cannot listen on 127.0.0.1:%d (%v); set another port with ST_WEB_PORT or web_port in config.toml\n", port, err)
+		return "", func() {}
+	}
+	base := "http://" + ln.Addr().String()
+	h := web.New(web.Config{Token: token, Tmux: tm, Backend: &webBackend{mgr: mgr, tmux: tm}, Log: log})
+	hs := &http.Server{Handler: h}
+	go hs.Serve(ln)
+	fmt.Fprintf(log, "web UI on %s\n", base)
+	return base, func() { hs.Close() }
+}
+
+// webBackend shows orch's state to the web UI and takes its actions.
+type webBackend struct {
+	mgr  *orch.Manager
+	tmux *tmux.Client
+}
+
+func (b *webBackend) Snapshot(ctx context.Context) (web.Snapshot, error) {
+	host, _ := os.Hostname()
+	snap := web.Snapshot{Machine: host, Agents: []web.Agent{}, Gates: []web.Gate{}}
+	panes, err := b.tmux.ListPanes(ctx)
+	if err != nil {
+		return snap, err
+	}
+	where := map[string]tmux.Pane{}
+	for _, p := range panes {
+		where[p.ID] = p
+	}
+	for _, a := range b.mgr.Graph() {
+		p := where[a.Pane]
+		wa := web.Agent{Pane: a.Pane, Name: a.Name, Kind: a.Kind, Role: a.Role, State: a.State, Since: a.Since,
+			Summary: a.Summary, Parent: a.Parent, ParentGone: a.ParentGone, Run: a.Run, TeamOf: a.TeamOf,
+			Session: p.SessionID, Window: p.WindowID}
+		if wa.Name == "" {
+			wa.Name = p.WindowName
+		}
+		for _, s := range a.Subagents {
+			wa.Subagents = append(wa.Subagents, web.Subagent{ID: s.ID, Type: s.Type, State: s.State, Since: s.Since})
+		}
+		snap.Agents = append(snap.Agents, wa)
+	}
+	for _, g := range b.mgr.Gates(ctx, false) {
+		snap.Gates = append(snap.Gates, web.Gate{ID: g.ID, Question: g.Question, Options: g.Options, Pane: g.Pane, Asked: g.Asked})
+	}
+	return snap, nil
+}
+
+func (b *webBackend) Changed() <-chan struct{} { return b.mgr.Changed() }
+
+func (b *webBackend) Adopt(ctx context.Context, coordinatorPane, agentPane string) error {
+	_, err := b.mgr.Adopt(ctx, orch.IDRequest{Pane: coordinatorPane, ID: agentPane})
+	return err
+}
+
+func (b *webBackend) Release(ctx context.Context, workerPane string) error {
+	_, err := b.mgr.Release(ctx, orch.IDRequest{ID: workerPane})
+	return err
+}
+
+func (b *webBackend) AnswerGate(ctx context.Context, gateID, option string) error {
+	_, err := b.mgr.AnswerGate(ctx, orch.GateRequest{ID: gateID, Option: option, By: "web"})
+	return err
+}

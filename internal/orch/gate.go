@@ -1,0 +1,261 @@
+package orch
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/sophonz/st/internal/store"
+)
+
+// A decision gate is a question only a person should answer. The agent
+// that asks blocks (st gate ask) until the first answer arrives: from st
+// gate answer, a button in the web UI, or an action of a push
+// notification. Gates are kept in $ST_HOME/gates.json, so an open gate
+// outlives a restart of st.
+
+// GateState is a gate's state.
+type GateState string
+
+// Gate states.
+const (
+	GateOpen     GateState = "open"
+	GateAnswered GateState = "answered"
+	GateTimedOut GateState = "timed-out"
+)
+
+// Gate is one question to a person.
+type Gate struct {
+	ID         string     `json:"id"`
+	Question   string     `json:"question"`
+	Options    []string   `json:"options"`
+	Pane       string     `json:"pane,omitempty"` // the asking agent
+	Run        string     `json:"run,omitempty"`
+	State      GateState  `json:"state"`
+	Asked      time.Time  `json:"asked"`
+	Deadline   *time.Time `json:"deadline,omitempty"`
+	Answer     string     `json:"answer,omitempty"`
+	AnsweredBy string     `json:"answered_by,omitempty"`
+	AnsweredAt *time.Time `json:"answered_at,omitempty"`
+}
+
+// GateRequest asks, waits for or answers a gate.
+type GateRequest struct {
+	Pane     string        `json:"pane,omitempty"`
+	ID       string        `json:"id,omitempty"`
+	Question string        `json:"question,omitempty"`
+	Options  []string      `json:"options,omitempty"`
+	Timeout  time.Duration `json:"timeout,omitempty"` // ask: how long the gate stays open; wait: how long this call waits
+	Option   string        `json:"option,omitempty"`
+	By       string        `json:"by,omitempty"` // who answers: cli, web, push
+}
+
+func (m *Manager) gatesPath() string { return filepath.Join(m.cfg.Home, "gates.json") }
+
+func (m *Manager) loadGates() error {
+	var gs []*Gate
+	err := store.ReadJSON(m.gatesPath(), &gs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		cp, _ := store.KeepCopy(m.gatesPath())
+		m.logf("skipping the gates: %v (a copy is kept at %s)", err, cp)
+		return nil
+	}
+	m.gates = map[string]*Gate{}
+	for _, g := range gs {
+		m.gates[g.ID] = g
+	}
+	return nil
+}
+
+// saveGates writes every gate. Called with m.mu held.
+func (m *Manager) saveGates() error {
+	gs := make([]*Gate, 0, len(m.gates))
+	for _, g := range m.gates {
+		gs = append(gs, g)
+	}
+	sort.Slice(gs, func(i, j int) bool { return gs[i].Asked.Before(gs[j].Asked) })
+	if err := store.WriteJSON(m.gatesPath(), gs, 0o600); err != nil {
+		return errorf(KindInternal, "free some disk space and try again", "st could not keep the gates: %v", err)
+	}
+	return nil
+}
+
+// expire closes gates whose deadline passed. Called with m.mu held.
+func (m *Manager) expire() {
+	now := m.cfg.Now()
+	changed := false
+	for _, g := range m.gates {
+		if g.State == GateOpen && g.Deadline != nil && now.After(*g.Deadline) {
+			g.State = GateTimedOut
+			changed = true
+		}
+	}
+	if changed {
+		m.saveGates()
+		m.notify()
+	}
+}
+
+// AskGate opens a gate and returns it; the asker then waits with WaitGate.
+func (m *Manager) AskGate(ctx context.Context, req GateRequest) (*Gate, error) {
+	q := strings.TrimSpace(req.Question)
+	if q == "" {
+		return nil, errorf(KindUsage, `st gate ask "QUESTION" --option A --option B`, "a gate needs a question")
+	}
+	var opts []string
+	seen := map[string]bool{}
+	for _, o := range req.Options {
+		o = strings.TrimSpace(o)
+		if o == "" || seen[strings.ToLower(o)] {
+			continue
+		}
+		seen[strings.ToLower(o)] = true
+		opts = append(opts, o)
+	}
+	if len(opts) < 2 {
+		return nil, errorf(KindUsage, `st gate ask "QUESTION" --option A --option B`, "a gate needs at least two different options")
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.cfg.Now()
+	g := &Gate{ID: newID("gate-"), Question: q, Options: opts, Pane: req.Pane, State: GateOpen, Asked: now}
+	if r := m.runOf[req.Pane]; r != nil {
+		g.Run = r.ID
+	} else if r := m.currentRun(req.Pane); r != nil {
+		g.Run = r.ID
+	}
+	if req.Timeout > 0 {
+		d := now.Add(req.Timeout)
+		g.Deadline = &d
+	}
+	if m.gates == nil {
+		m.gates = map[string]*Gate{}
+	}
+	m.gates[g.ID] = g
+	if err := m.saveGates(); err != nil {
+		delete(m.gates, g.ID)
+		return nil, err
+	}
+	if w := m.workers[req.Pane]; w != nil && w.State.Live() && w.State != Waiting {
+		m.setState(w, Waiting)
+		m.save(m.runOf[w.ID])
+	}
+	m.logf("gate %s opened by %s: %s", g.ID, orNone(req.Pane), q)
+	m.notify()
+	if m.cfg.OnGate != nil {
+		cp := *g
+		go m.cfg.OnGate(cp)
+	}
+	c := *g
+	return &c, nil
+}
+
+// WaitGate blocks until the gate is answered or timed out, or until
+// req.Timeout passes (then the gate is returned still open).
+func (m *Manager) WaitGate(ctx context.Context, req GateRequest) (*Gate, error) {
+	var until <-chan time.Time
+	if req.Timeout > 0 {
+		t := time.NewTimer(req.Timeout)
+		defer t.Stop()
+		until = t.C
+	}
+	tick := time.NewTicker(time.Second) // for deadlines
+	defer tick.Stop()
+	for {
+		m.mu.Lock()
+		m.expire()
+		g := m.gates[req.ID]
+		if g == nil {
+			m.mu.Unlock()
+			return nil, errorf(KindNotFound, "st gate list shows the gates", "there is no gate %q", req.ID)
+		}
+		c := *g
+		ch := m.changed
+		m.mu.Unlock()
+		if c.State != GateOpen {
+			return &c, nil
+		}
+		select {
+		case <-ch:
+		case <-tick.C:
+		case <-until:
+			return &c, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// AnswerGate answers an open gate; the first answer wins.
+func (m *Manager) AnswerGate(ctx context.Context, req GateRequest) (*Gate, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.expire()
+	g := m.gates[req.ID]
+	if g == nil {
+		return nil, errorf(KindNotFound, "st gate list shows the gates", "there is no gate %q", req.ID)
+	}
+	switch g.State {
+	case GateAnswered:
+		return nil, errorf(KindConflict, "", "refused: gate %s was already answered %q (by %s)", g.ID, g.Answer, g.AnsweredBy)
+	case GateTimedOut:
+		return nil, errorf(KindConflict, "", "refused: gate %s timed out before an answer came", g.ID)
+	}
+	var pick string
+	for _, o := range g.Options {
+		if strings.EqualFold(o, strings.TrimSpace(req.Option)) {
+			pick = o
+		}
+	}
+	if pick == "" {
+		return nil, errorf(KindUsage, "answer with one of: "+strings.Join(g.Options, ", "), "%q is not an option of gate %s", req.Option, g.ID)
+	}
+	now := m.cfg.Now()
+	g.State, g.Answer, g.AnsweredAt, g.AnsweredBy = GateAnswered, pick, &now, orDefaultStr(req.By, "cli")
+	if err := m.saveGates(); err != nil {
+		g.State, g.Answer, g.AnsweredAt, g.AnsweredBy = GateOpen, "", nil, ""
+		return nil, err
+	}
+	if w := m.workers[g.Pane]; w != nil && w.State == Waiting {
+		m.setState(w, Working)
+		m.save(m.runOf[w.ID])
+	}
+	m.logf("gate %s answered %q by %s", g.ID, pick, g.AnsweredBy)
+	m.notify()
+	c := *g
+	return &c, nil
+}
+
+func orDefaultStr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// Gates lists the gates, open ones first.
+func (m *Manager) Gates(ctx context.Context, all bool) []Gate {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.expire()
+	var out []Gate
+	for _, g := range m.gates {
+		if all || g.State == GateOpen {
+			out = append(out, *g)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if (out[i].State == GateOpen) != (out[j].State == GateOpen) {
+			return out[i].State == GateOpen
+		}
+		return out[i].Asked.Before(out[j].Asked)
+	})
+	return out
+}

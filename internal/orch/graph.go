@@ -1,0 +1,92 @@
+package orch
+
+import (
+	"sort"
+	"time"
+)
+
+// GraphAgent is one agent as the web UI's graph and cards show it.
+type GraphAgent struct {
+	Pane       string     `json:"pane"`
+	Name       string     `json:"name"`
+	Kind       string     `json:"kind"`
+	Role       string     `json:"role"` // coordinator, worker, or ""
+	State      string     `json:"state"`
+	Since      time.Time  `json:"since"`
+	Summary    string     `json:"summary,omitempty"`
+	Parent     string     `json:"parent,omitempty"`
+	ParentGone bool       `json:"parent_gone,omitempty"`
+	Run        string     `json:"run,omitempty"`
+	TeamOf     int        `json:"team_of,omitempty"`
+	Subagents  []Subagent `json:"subagents,omitempty"`
+}
+
+// Subagent is one of Claude's subagents (Task tool), seen through the
+// SubagentStart and SubagentStop hooks. It has no window; st only watches.
+type Subagent struct {
+	ID    string    `json:"id"`
+	Type  string    `json:"type"`
+	State string    `json:"state"` // working or done
+	Since time.Time `json:"since"`
+}
+
+// Graph returns every coordinator and worker st knows on this machine,
+// with the panes' subagents.
+func (m *Manager) Graph() []GraphAgent {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []GraphAgent
+	seen := map[string]bool{}
+	subs := func(pane string) []Subagent {
+		pi := m.panes[pane]
+		if pi == nil {
+			return nil
+		}
+		var ss []Subagent
+		for _, s := range pi.subagents {
+			ss = append(ss, *s)
+		}
+		sort.Slice(ss, func(i, j int) bool { return ss[i].Since.Before(ss[j].Since) })
+		return ss
+	}
+	for _, w := range m.workers {
+		if w.State == Gone {
+			continue
+		}
+		v := m.view(w)
+		out = append(out, GraphAgent{Pane: w.ID, Name: w.Name, Kind: w.Agent, Role: "worker", State: string(w.State),
+			Since: w.Since, Summary: w.Summary, Parent: w.Parent, ParentGone: v.ParentGone, Run: v.Run, TeamOf: v.TeamOf,
+			Subagents: subs(w.ID)})
+		seen[w.ID] = true
+	}
+	for _, r := range m.runs {
+		if seen[r.Coordinator] || (m.livePanes != nil && !m.livePanes[r.Coordinator]) {
+			continue
+		}
+		has := false
+		for _, w := range r.Workers {
+			if w.State.Live() || w.State == Done {
+				has = true
+			}
+		}
+		if !has {
+			continue
+		}
+		seen[r.Coordinator] = true
+		g := GraphAgent{Pane: r.Coordinator, Role: "coordinator", Run: r.ID, State: "idle", Since: r.Created, Subagents: subs(r.Coordinator)}
+		if pi := m.panes[r.Coordinator]; pi != nil {
+			g.Kind = pi.agent
+			if pi.inTurn {
+				g.State = "working"
+			}
+			if !pi.lastEvent.IsZero() {
+				g.Since = pi.lastEvent
+			}
+		} else {
+			g.State = "" // a person at a shell: no agent state to show
+		}
+		out = append(out, g)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Pane < out[j].Pane })
+	return out
+}

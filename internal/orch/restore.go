@@ -1,0 +1,306 @@
+package orch
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"time"
+
+	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/store"
+	"github.com/sophonz/st/internal/tmux"
+)
+
+// After a tmux restart. st keeps a picture of its tmux server (sessions,
+// windows, panes, folders, which agent runs where and its conversation id
+// from the hooks) in $ST_HOME/tmux-layout.json. When the server goes down
+// while st has coordinators or workers on it, st brings the sessions
+// back, starts each agent again resuming its own conversation, and puts
+// the relations back on the new panes. Panes that come back by other
+// means are found again by their agents' conversation ids.
+
+// RestoreStats are the figures of the last restore, for st status and
+// the benchmark.
+type RestoreStats struct {
+	At        time.Time     `json:"at"`
+	Sessions  time.Duration `json:"sessions"`  // from noticing the server gone to the sessions being back
+	Relations time.Duration `json:"relations"` // from the sessions being back to every relation restored
+	Panes     int           `json:"panes"`
+}
+
+// LastRestore returns the figures of the last restore.
+func (m *Manager) LastRestore() RestoreStats {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.lastRestore
+}
+
+func (m *Manager) layoutPath() string { return filepath.Join(m.cfg.Home, "tmux-layout.json") }
+
+func (m *Manager) loadLayout() {
+	var l tmux.Layout
+	if err := store.ReadJSON(m.layoutPath(), &l); err == nil {
+		m.layout = l
+	}
+}
+
+// observe records the server's layout, and restores it when the server
+// is gone. It runs from the watcher, once a second while st has work.
+func (m *Manager) observe(ctx context.Context) {
+	l, err := m.cfg.Tmux.ReadLayout(ctx)
+	if err != nil {
+		m.logf("read tmux layout: %v", err)
+		return
+	}
+	if len(l.Sessions) == 0 {
+		if m.hasRelations() && len(m.layout.Sessions) > 0 && !m.cfg.Tmux.Running(ctx) {
+			m.restore(ctx)
+		}
+		return
+	}
+	m.reconcileLayout(l)
+	if !reflect.DeepEqual(l, m.layout) {
+		m.layout = l
+		if err := store.WriteJSON(m.layoutPath(), l, 0o600); err != nil {
+			m.logf("keep the tmux layout: %v", err)
+		}
+	}
+}
+
+// hasRelations reports whether st has live workers to bring back.
+func (m *Manager) hasRelations() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, w := range m.workers {
+		if w.State.Live() {
+			return true
+		}
+	}
+	return false
+}
+
+// reconcileLayout is reconcile for a layout already read.
+func (m *Manager) reconcileLayout(l tmux.Layout) {
+	var panes []tmux.Pane
+	for _, s := range l.Sessions {
+		for _, w := range s.Windows {
+			for _, p := range w.Panes {
+				panes = append(panes, tmux.Pane{ID: p.ID, StRun: p.Options["@st_run"], StAgent: p.Options["@st_agent"],
+					StAgentSession: p.Options["@st_agent_session"]})
+			}
+		}
+	}
+	m.reconcilePanes(panes)
+}
+
+// restore brings back the sessions of m.layout and relinks everything.
+func (m *Manager) restore(ctx context.Context) {
+	t0 := time.Now()
+	old := m.layout
+	m.logf("the tmux server is gone: bringing back %d sessions", len(old.Sessions))
+	env := map[string]string{"ST_HOME": m.cfg.Home, "ST_BIN": m.cfg.STBin, "PATH": withDir(filepath.Dir(m.cfg.STBin), os.Getenv("PATH"))}
+	moved := map[string]string{} // old pane id -> new
+	newOpts := map[string]map[string]string{}
+	for _, s := range old.Sessions {
+		for wi, w := range s.Windows {
+			var winPane string
+			for pi, p := range w.Panes {
+				argv := m.relaunch(p)
+				var np tmux.Pane
+				var err error
+				switch {
+				case wi == 0 && pi == 0:
+					np, err = m.cfg.Tmux.NewSession(ctx, s.Name, w.Name, p.Path, env, argv)
+				case pi == 0:
+					np, err = m.cfg.Tmux.NewWindow(ctx, tmux.NewWindowOpts{Target: s.Name + ":" + strconv.Itoa(w.Index), Name: w.Name, Cwd: p.Path, Env: env, Command: argv})
+				default:
+					np, err = m.cfg.Tmux.NewWindow(ctx, tmux.NewWindowOpts{Target: winPane, Split: true, Cwd: p.Path, Env: env, Command: argv})
+				}
+				if err != nil {
+					m.logf("restore %s:%d.%d: %v", s.Name, w.Index, p.Index, err)
+					continue
+				}
+				if pi == 0 {
+					winPane = np.ID
+				}
+				moved[p.ID] = np.ID
+				newOpts[np.ID] = p.Options
+			}
+			if len(w.Panes) > 1 && winPane != "" {
+				m.cfg.Tmux.SelectLayout(ctx, winPane, w.Layout)
+			}
+			if w.Active && winPane != "" {
+				m.cfg.Tmux.MakeCurrent(ctx, winPane)
+			}
+		}
+	}
+	back := time.Now()
+	m.relink(ctx, moved, newOpts, true)
+	m.logf("restored the tmux sessions in %s; relations back %s after the sessions (%d panes moved)",
+		back.Sub(t0).Round(time.Millisecond), time.Since(back).Round(time.Microsecond), len(moved))
+	m.mu.Lock()
+	m.lastRestore = RestoreStats{At: back, Sessions: back.Sub(t0), Relations: time.Since(back), Panes: len(moved)}
+	m.mu.Unlock()
+}
+
+// relaunch is the command that brings back the agent of a pane, resuming
+// its conversation; nil (a shell) for a pane without one.
+func (m *Manager) relaunch(p tmux.LayoutPane) []string {
+	kind := p.Options["@st_agent"]
+	if kind == "" {
+		if w := m.workerByPane(p.ID); w != nil {
+			kind = w.Agent
+		}
+	}
+	if kind == "" {
+		return nil
+	}
+	ad, err := agent.Lookup(kind)
+	if err != nil {
+		return nil
+	}
+	sess := p.Options["@st_agent_session"]
+	if w := m.workerByPane(p.ID); w != nil && w.AgentSession != "" {
+		sess = w.AgentSession
+	}
+	o := launchOptions(kind, m.cfg.STBin, p.Options["@st_name"], nil)
+	o.ResumeSession = sess
+	return ad.Command(o)
+}
+
+func (m *Manager) workerByPane(id string) *Worker {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.workers[id]
+}
+
+// relink moves every relation from old pane ids to new ones: workers,
+// coordinators, parents, tasks, what the hooks told about each pane, and
+// st's options on the new panes. restarted marks a restart of the whole
+// server: turns in progress were cut short.
+func (m *Manager) relink(ctx context.Context, moved map[string]string, opts map[string]map[string]string, restarted bool) {
+	m.mu.Lock()
+	now := m.cfg.Now()
+	dirty := map[*Run]bool{}
+	for _, r := range m.runs {
+		if n, ok := moved[r.Coordinator]; ok {
+			r.Coordinator = n
+			dirty[r] = true
+		}
+		for _, t := range r.Tasks {
+			if n, ok := moved[t.Parent]; ok {
+				t.Parent = n
+				dirty[r] = true
+			}
+			if n, ok := moved[t.Worker]; ok {
+				t.Worker = n
+				dirty[r] = true
+			}
+		}
+		for _, w := range r.Workers {
+			if n, ok := moved[w.Parent]; ok {
+				w.Parent = n
+				dirty[r] = true
+			}
+		}
+	}
+	workers := map[string]*Worker{}
+	runOf := map[string]*Run{}
+	for id, w := range m.workers {
+		r := m.runOf[id]
+		if n, ok := moved[id]; ok {
+			w.ID = n
+			id = n
+			dirty[r] = true
+			if restarted && (w.State == Working || w.State == Starting || w.State == Waiting) {
+				// Its turn died with the server; the agent is back at its box.
+				w.State, w.Since = Idle, now
+			}
+			if w.State == Gone { // its agent is back
+				w.State, w.Since = Idle, now
+			}
+		}
+		workers[id] = w
+		runOf[id] = r
+	}
+	m.workers, m.runOf = workers, runOf
+	panes := map[string]*paneInfo{}
+	for id, pi := range m.panes {
+		if n, ok := moved[id]; ok {
+			pi.inTurn = false
+			panes[n] = pi
+		} else if !restarted {
+			panes[id] = pi
+		}
+	}
+	m.panes = panes
+	m.livePanes = nil
+	for r := range dirty {
+		m.save(r)
+	}
+	// Options for the new panes, with the relations renamed.
+	set := map[string]map[string]string{}
+	for id, o := range opts {
+		no := map[string]string{}
+		for k, v := range o {
+			if n, ok := moved[v]; ok && k == "@st_parent" {
+				v = n
+			}
+			no[k] = v
+		}
+		set[id] = no
+	}
+	m.notify()
+	m.mu.Unlock()
+	if err := m.cfg.Tmux.SetOptions(ctx, set); err != nil {
+		m.logf("relink: %v", err)
+	}
+}
+
+// movedAgent finds the pane where an agent with this conversation id
+// ran before, when it reappears in pane and its old pane is gone: a
+// worker or a coordinator that came back by other means than st's own
+// restore. Called with m.mu held; returns the old pane id, or "".
+func (m *Manager) movedAgent(pane, session string) string {
+	if session == "" || m.workers[pane] != nil || m.livePanes == nil {
+		return ""
+	}
+	for id, w := range m.workers {
+		if w.AgentSession == session && id != pane && !m.livePanes[id] {
+			return id
+		}
+	}
+	for id, pi := range m.panes {
+		if pi.session == session && id != pane && !m.livePanes[id] {
+			for _, r := range m.runs {
+				if r.Coordinator == id {
+					return id
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// paneOptions are st's options for a worker's or coordinator's pane.
+// Called with m.mu held.
+func (m *Manager) paneOptions(pane string) map[string]string {
+	o := map[string]string{}
+	if w := m.workers[pane]; w != nil {
+		o["@st_run"], o["@st_role"], o["@st_parent"], o["@st_name"] = m.runOf[pane].ID, "worker", w.Parent, w.Name
+		if w.TeamRun != "" {
+			o["@st_team"] = w.TeamRun
+		}
+	} else if r := m.currentRun(pane); r != nil {
+		o["@st_run"], o["@st_role"] = r.ID, "coordinator"
+	}
+	if pi := m.panes[pane]; pi != nil {
+		o["@st_agent"] = pi.agent
+		if pi.session != "" {
+			o["@st_agent_session"] = pi.session
+		}
+	}
+	return o
+}

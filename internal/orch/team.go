@@ -1,0 +1,239 @@
+package orch
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/sophonz/st/internal/tmux"
+)
+
+// MaxChain is how deep the whole chain may go from the top coordinator,
+// teams included, across machines too.
+const MaxChain = 4
+
+// chainDepth is how many levels below the top coordinator pane is: a
+// worker at level L of run R is L below R's coordinator, which may itself
+// be a worker (a team lead) further down. Called with m.mu held.
+func (m *Manager) chainDepth(pane string) (int, []string) {
+	d := 0
+	path := []string{pane}
+	cur := pane
+	for i := 0; i < 16; i++ {
+		w := m.workers[cur]
+		if w == nil || !w.State.Live() {
+			break
+		}
+		d += w.Level
+		r := m.runOf[cur]
+		// The panes between: the worker's parents within its run.
+		for p := w.Parent; p != r.Coordinator; {
+			path = append([]string{p}, path...)
+			pw := m.workers[p]
+			if pw == nil || m.runOf[p] != r {
+				break
+			}
+			p = pw.Parent
+		}
+		path = append([]string{r.Coordinator}, path...)
+		cur = r.Coordinator
+	}
+	return d, path
+}
+
+// teamOf returns the run that pane leads with live workers, or nil.
+// Called with m.mu held.
+func (m *Manager) teamOf(pane string) *Run {
+	r := m.currentRun(pane)
+	if r == nil {
+		return nil
+	}
+	for _, w := range r.Workers {
+		if w.State.Live() {
+			return r
+		}
+	}
+	return nil
+}
+
+// teamSize counts the live workers of run r, teams below included.
+// Called with m.mu held.
+func (m *Manager) teamSize(r *Run, seen map[string]bool) int {
+	if r == nil || seen[r.ID] {
+		return 0
+	}
+	seen[r.ID] = true
+	n := 0
+	for _, w := range r.Workers {
+		if w.State.Live() {
+			n++
+			if w.TeamRun != "" {
+				n += m.teamSize(m.runs[w.TeamRun], seen)
+			}
+		}
+	}
+	return n
+}
+
+// subtreeDepth is how many levels lie below pane, counting the teams it
+// leads. Called with m.mu held.
+func (m *Manager) subtreeDepth(pane string, seen map[string]bool) int {
+	if seen[pane] {
+		return 0
+	}
+	seen[pane] = true
+	r := m.teamOf(pane)
+	if r == nil {
+		return 0
+	}
+	best := 0
+	for _, w := range r.Workers {
+		if !w.State.Live() {
+			continue
+		}
+		d := w.Level
+		if w.TeamRun != "" {
+			d += m.subtreeDepth(w.ID, seen)
+		}
+		if d > best {
+			best = d
+		}
+	}
+	return best
+}
+
+// checkChain refuses a new worker of caller whose own tree goes below
+// sub levels, when the whole chain would pass MaxChain. Called with m.mu held.
+func (m *Manager) checkChain(caller string, sub int, what string) error {
+	d, path := m.chainDepth(caller)
+	if d+1+sub > MaxChain {
+		chain := strings.Join(path, " → ") + " → " + what
+		return errorf(KindDepth, "hand this part to a coordinator higher up, or do it in this pane",
+			"refused: the whole chain would be %d levels deep from the top coordinator (%s); the limit is %d", d+1+sub, chain, MaxChain)
+	}
+	return nil
+}
+
+// agentKind says which agent runs in a pane, as far as st can tell: its
+// hooks, its pane options, or the program it runs.
+func (m *Manager) agentKind(p tmux.Pane) string {
+	if pi := m.panes[p.ID]; pi != nil && pi.agent != "" {
+		return pi.agent
+	}
+	if p.StAgent != "" {
+		return p.StAgent
+	}
+	switch p.Command {
+	case "claude", "codex":
+		return p.Command
+	}
+	return ""
+}
+
+// Adopt makes an agent that is already running in a pane the calling
+// pane's worker. Nothing is typed into it; its conversation stays as it
+// is. An agent that leads workers of its own comes in as a team: it keeps
+// its own run, and counts as one worker here.
+func (m *Manager) Adopt(ctx context.Context, req IDRequest) (*WorkerView, error) {
+	p, err := m.callerPane(ctx, req.Pane)
+	if err != nil {
+		return nil, err
+	}
+	tp, err := m.cfg.Tmux.Find(ctx, req.ID)
+	if err != nil {
+		return nil, errorf(KindNotFound, "st ls shows the panes and their agents", "there is no pane %q: %v", req.ID, err)
+	}
+	if tp.ID == p.ID {
+		return nil, errorf(KindUsage, "", "a pane cannot adopt itself")
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if w := m.workers[tp.ID]; w != nil && w.State.Live() {
+		return nil, errorf(KindConflict, fmt.Sprintf("release it first: st worker release %s (run from %s)", tp.ID, w.Parent),
+			"refused: %s is already a worker of %s (run %s)", tp.ID, w.Parent, m.runOf[tp.ID].ID)
+	}
+	kind := m.agentKind(tp)
+	if kind == "" {
+		return nil, errorf(KindNotFound, "start an agent there first, and check st hooks status",
+			"st has seen no agent in %s (no hook came from it, and it runs %q)", tp.ID, tp.Command)
+	}
+	// Adopting one of your own ancestors would make a loop.
+	_, path := m.chainDepth(p.ID)
+	for _, a := range path {
+		if a == tp.ID {
+			return nil, errorf(KindUsage, "", "refused: %s is above this pane in its chain (%s), so adopting it would make a loop", tp.ID, strings.Join(path, " → "))
+		}
+	}
+	r, level, created, err := m.placement(p)
+	if err != nil {
+		return nil, err
+	}
+	drop := func() {
+		if created {
+			delete(m.runs, r.ID)
+		}
+	}
+	team := m.teamOf(tp.ID)
+	sub := m.subtreeDepth(tp.ID, map[string]bool{})
+	what := tp.ID
+	if team != nil {
+		what = fmt.Sprintf("%s (team of %d, %d levels)", tp.ID, m.teamSize(team, map[string]bool{}), sub)
+	}
+	if err := m.checkChain(p.ID, sub, what); err != nil {
+		drop()
+		return nil, err
+	}
+	name := tp.StName
+	if name == "" || !ValidName(name) {
+		name = NameFromTask(tp.WindowName)
+	}
+	base := name
+	for i := 2; ; i++ {
+		taken := false
+		for _, o := range r.Workers {
+			if o.Name == name && o.State.Live() {
+				taken = true
+			}
+		}
+		if !taken {
+			break
+		}
+		name = fmt.Sprintf("%s-%d", base, i)
+	}
+	now := m.cfg.Now()
+	st := Idle
+	if pi := m.panes[tp.ID]; pi != nil && pi.inTurn {
+		st = Working
+	}
+	w := &Worker{ID: tp.ID, Name: name, Agent: kind, Parent: p.ID, Level: level, State: st, Since: now,
+		Cwd: tp.Path, Window: tp.WindowID, Session: tp.SessionID, StartedAt: now, Adopted: true}
+	if team != nil {
+		w.TeamRun = team.ID
+	}
+	r.Workers = append(r.Workers, w)
+	m.workers[w.ID] = w
+	m.runOf[w.ID] = r
+	if err := m.save(r); err != nil {
+		r.Workers = r.Workers[:len(r.Workers)-1]
+		delete(m.workers, w.ID)
+		delete(m.runOf, w.ID)
+		drop()
+		return nil, err
+	}
+	opts := map[string]string{"@st_run": r.ID, "@st_role": "worker", "@st_parent": p.ID, "@st_name": name}
+	if team != nil {
+		opts["@st_team"] = team.ID
+	}
+	go func() {
+		for k, v := range opts {
+			m.cfg.Tmux.SetOption(context.Background(), w.ID, k, v)
+		}
+		if created {
+			m.markCoordinator(p.ID, r.ID)
+		}
+	}()
+	m.logf("adopted %s (%s, %s) into run %s under %s", w.ID, name, kind, r.ID, p.ID)
+	m.notify()
+	v := m.view(w)
+	return &v, nil
+}

@@ -1,0 +1,229 @@
+package tmux
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Layout is what st keeps of a tmux server so that it can bring the
+// sessions back after the server goes down: sessions, windows with their
+// layouts, and panes with their folders and st's options.
+type Layout struct {
+	Sessions []LayoutSession `json:"sessions"`
+}
+
+// LayoutSession is one session of a Layout.
+type LayoutSession struct {
+	Name    string         `json:"name"`
+	Windows []LayoutWindow `json:"windows"`
+}
+
+// LayoutWindow is one window of a Layout.
+type LayoutWindow struct {
+	Index  int          `json:"index"`
+	Name   string       `json:"name"`
+	Layout string       `json:"layout"`
+	Active bool         `json:"active,omitempty"`
+	Panes  []LayoutPane `json:"panes"`
+}
+
+// LayoutPane is one pane of a Layout.
+type LayoutPane struct {
+	ID    string `json:"id"`
+	Index int    `json:"index"`
+	Path  string `json:"path"`
+	// Options are st's pane options (@st_*), which say which agent ran
+	// there and its relations.
+	Options map[string]string `json:"options,omitempty"`
+}
+
+var layoutFormat = strings.Join([]string{
+	"#{session_name}", "#{window_index}", "#{window_active}", "#{pane_index}", "#{pane_id}",
+	"#{window_layout}", "#{@st_run}", "#{@st_role}", "#{@st_parent}", "#{@st_agent}", "#{@st_agent_session}",
+	"#{@st_name}", "#{window_name}", "#{pane_current_path}",
+}, sep)
+
+var layoutOptions = []string{"@st_run", "@st_role", "@st_parent", "@st_agent", "@st_agent_session", "@st_name"}
+
+// ReadLayout reads the whole server. No server means an empty layout.
+func (c *Client) ReadLayout(ctx context.Context) (Layout, error) {
+	out, err := c.Run(ctx, "list-panes", "-a", "-F", layoutFormat)
+	if err != nil {
+		if isNoServer(err) {
+			return Layout{}, nil
+		}
+		return Layout{}, err
+	}
+	return parseLayout(out)
+}
+
+func isNoServer(err error) bool {
+	e, ok := err.(*Error)
+	return ok && e.kind == ErrNoServer
+}
+
+func parseLayout(out string) (Layout, error) {
+	var l Layout
+	si := map[string]int{}
+	for _, line := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		if line == "" {
+			continue
+		}
+		f := strings.SplitN(line, sep, 14)
+		if len(f) != 14 {
+			return Layout{}, fmt.Errorf("unexpected layout line %q", line)
+		}
+		i, ok := si[f[0]]
+		if !ok {
+			i = len(l.Sessions)
+			si[f[0]] = i
+			l.Sessions = append(l.Sessions, LayoutSession{Name: f[0]})
+		}
+		s := &l.Sessions[i]
+		widx, _ := strconv.Atoi(f[1])
+		var w *LayoutWindow
+		for j := range s.Windows {
+			if s.Windows[j].Index == widx {
+				w = &s.Windows[j]
+			}
+		}
+		if w == nil {
+			s.Windows = append(s.Windows, LayoutWindow{Index: widx, Name: f[12], Layout: f[5], Active: f[2] == "1"})
+			w = &s.Windows[len(s.Windows)-1]
+		}
+		pidx, _ := strconv.Atoi(f[3])
+		p := LayoutPane{ID: f[4], Index: pidx, Path: f[13]}
+		for k, name := range layoutOptions {
+			if v := f[6+k]; v != "" {
+				if p.Options == nil {
+					p.Options = map[string]string{}
+				}
+				p.Options[name] = v
+			}
+		}
+		w.Panes = append(w.Panes, p)
+	}
+	for i := range l.Sessions {
+		ws := l.Sessions[i].Windows
+		sort.Slice(ws, func(a, b int) bool { return ws[a].Index < ws[b].Index })
+		for j := range ws {
+			ps := ws[j].Panes
+			sort.Slice(ps, func(a, b int) bool { return ps[a].Index < ps[b].Index })
+		}
+	}
+	return l, nil
+}
+
+// Running reports whether the server answers.
+func (c *Client) Running(ctx context.Context) bool {
+	_, err := c.Run(ctx, "list-sessions", "-F", "#{session_id}")
+	return err == nil
+}
+
+// NewSession starts a detached session (and with it the server, when it
+// is down) whose first window runs argv in cwd.
+func (c *Client) NewSession(ctx context.Context, name, window, cwd string, env map[string]string, argv []string) (Pane, error) {
+	args := []string{"new-session", "-d", "-P", "-F", paneFormat, "-s", name, "-x", "200", "-y", "50"}
+	if window != "" {
+		args = append(args, "-n", window)
+	}
+	if cwd != "" {
+		args = append(args, "-c", cwd)
+	}
+	args = append(args, envArgs(env)...)
+	args = append(args, commandArgs(argv)...)
+	out, err := c.Run(ctx, args...)
+	if err != nil {
+		return Pane{}, fmt.Errorf("make session %s: %w", name, err)
+	}
+	return ParsePane(strings.TrimRight(out, "\n"))
+}
+
+// SelectLayout gives a window a layout string read with ReadLayout.
+func (c *Client) SelectLayout(ctx context.Context, target, layout string) error {
+	if _, err := c.Run(ctx, "select-layout", "-t", target, layout); err != nil {
+		return fmt.Errorf("lay out %s: %w", target, err)
+	}
+	return nil
+}
+
+// MakeCurrent makes the window of a pane the current one of its session.
+func (c *Client) MakeCurrent(ctx context.Context, pane string) error {
+	_, err := c.Run(ctx, "select-window", "-t", pane)
+	return err
+}
+
+func envArgs(env map[string]string) []string {
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var args []string
+	for _, k := range keys {
+		args = append(args, "-e", k+"="+env[k])
+	}
+	return args
+}
+
+// commandArgs passes argv to tmux: several arguments run the program with
+// no shell between; one is a shell command, so it is quoted.
+func commandArgs(argv []string) []string {
+	switch len(argv) {
+	case 0:
+		return nil
+	case 1:
+		return []string{ShellQuote(argv[0])}
+	}
+	return argv
+}
+
+// Find reads a pane by any tmux target: a pane id, or session:window.pane.
+func (c *Client) Find(ctx context.Context, target string) (Pane, error) {
+	if strings.HasPrefix(target, "-") || target == "" {
+		return Pane{}, fmt.Errorf("%q is not a tmux target: %w", target, ErrNoPane)
+	}
+	out, err := c.Run(ctx, "display-message", "-p", "-t", target, "-F", paneFormat)
+	if err != nil {
+		return Pane{}, fmt.Errorf("tmux pane %s: %w", target, err)
+	}
+	line := strings.TrimRight(out, "\n")
+	if strings.Trim(line, sep) == "" {
+		return Pane{}, fmt.Errorf("tmux pane %s: %w", target, ErrNoPane)
+	}
+	return ParsePane(line)
+}
+
+// SetOptions sets many pane user options in one tmux call (commands
+// chained with ";"), which matters when a restart relinks many panes.
+func (c *Client) SetOptions(ctx context.Context, opts map[string]map[string]string) error {
+	panes := make([]string, 0, len(opts))
+	for p := range opts {
+		panes = append(panes, p)
+	}
+	sort.Strings(panes)
+	var args []string
+	for _, p := range panes {
+		keys := make([]string, 0, len(opts[p]))
+		for k := range opts[p] {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if len(args) > 0 {
+				args = append(args, ";")
+			}
+			args = append(args, "set-option", "-p", "-t", p, k, opts[p][k])
+		}
+	}
+	if len(args) == 0 {
+		return nil
+	}
+	if _, err := c.Run(ctx, args...); err != nil {
+		return fmt.Errorf("set st's options on %d panes: %w", len(panes), err)
+	}
+	return nil
+}

@@ -1,0 +1,837 @@
+// st's web UI: the sidebar of sessions and windows with the agents'
+// shared cards, the web terminal, the Agents card, the agent graph, the
+// phone's Agents chart and the decision gates. The server sends a whole
+// snapshot on every change (/api/events), and everything is drawn again
+// from it, so the page never drifts from st's state; what the person
+// opened or folded is kept here, apart from the snapshot.
+import { Terminal } from './vendor/xterm.mjs';
+import { FitAddon } from './vendor/addon-fit.mjs';
+
+const $ = (sel) => document.querySelector(sel);
+
+// el('div.card.family', {title: 'x'}, child, 'text', ...)
+function el(spec, attrs, ...kids) {
+  const [tag, ...classes] = spec.split('.');
+  const e = document.createElement(tag || 'div');
+  if (classes.length) e.className = classes.join(' ');
+  if (attrs) {
+    for (const [k, v] of Object.entries(attrs)) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === 'on') for (const [ev, f] of Object.entries(v)) e.addEventListener(ev, f);
+      else if (k === 'dataset') Object.assign(e.dataset, v);
+      else if (k === 'text') e.textContent = v;
+      else e.setAttribute(k, v === true ? '' : v);
+    }
+  }
+  for (const k of kids.flat()) if (k !== null && k !== undefined && k !== false) e.append(k);
+  return e;
+}
+
+// ---- State --------------------------------------------------------------
+
+const S = {
+  snap: null,
+  m: null,              // the model built from snap
+  offset: 0,            // server clock minus ours, in ms
+  open: null,           // {session, window}: the terminal shown
+  ro: false,
+  graphOpen: false,
+  scope: 'machine',     // phone chart: session | machine | all
+  closed: {},           // folds the person closed (sessions, worker lists, the Agents card)
+  completedOpen: {},    // Completed (N) groups the person opened
+  seenGates: null,      // gate ids already notified
+  drag: null,           // the drag under way; snapshots wait for its end
+  pending: false,
+};
+
+const phone = window.matchMedia('(max-width: 700px)');
+const serverNow = () => Date.now() + S.offset;
+
+// ---- Model --------------------------------------------------------------
+
+const STATE_ORDER = ['working', 'waiting', 'blocked', 'starting', 'idle', 'done', 'failed', 'gone', 'unreachable'];
+const KIND_ICON = { claude: '✻', codex: '◎', sim: '◆' };
+
+function isLocal(machine) { return !machine || (S.snap && machine === S.snap.machine); }
+
+// An agent's key is st's worker id: %7 here, machine/%7 elsewhere.
+function keyOf(a) { return isLocal(a.machine) ? a.pane : `${a.machine}/${a.pane}`; }
+
+function parentKeyOf(a) {
+  if (!a.parent) return '';
+  const i = a.parent.indexOf('/');
+  if (i < 0) return a.parent;
+  return isLocal(a.parent.slice(0, i)) ? a.parent.slice(i + 1) : a.parent;
+}
+
+function buildModel(snap) {
+  const byKey = new Map();
+  for (const a of snap.agents) byKey.set(keyOf(a), a);
+  const kids = new Map();
+  const parentOf = new Map();
+  for (const a of snap.agents) {
+    const pk = parentKeyOf(a);
+    if (!pk || a.parentGone || !byKey.has(pk)) continue;
+    if (!kids.has(pk)) kids.set(pk, []);
+    kids.get(pk).push(a);
+    parentOf.set(keyOf(a), byKey.get(pk));
+  }
+  const children = (a) => kids.get(keyOf(a)) || [];
+  const orphan = (a) => !!parentKeyOf(a) && !parentOf.has(keyOf(a));
+  const roots = snap.agents.filter((a) => !parentOf.has(keyOf(a)));
+  const rootOf = (a) => { let r = a; while (parentOf.has(keyOf(r))) r = parentOf.get(keyOf(r)); return r; };
+  const gatesOf = new Map();
+  for (const g of snap.gates) {
+    if (!gatesOf.has(g.pane)) gatesOf.set(g.pane, []);
+    gatesOf.get(g.pane).push(g);
+  }
+  const sessionName = new Map(snap.sessions.map((s) => [s.id, s.name]));
+  const windowOf = new Map();
+  for (const s of snap.sessions) for (const w of s.windows) windowOf.set(w.id, { session: s, window: w });
+  const others = snap.agents.some((a) => !isLocal(a.machine));
+  return { byKey, children, orphan, roots, rootOf, parentOf, gatesOf, sessionName, windowOf, others };
+}
+
+// Does a agent take part in delegation: hand work out, take it, or run subagents?
+function delegates(a) {
+  return S.m.children(a).length > 0 || !!parentKeyOf(a) || (a.subagents || []).length > 0;
+}
+
+function roleLabel(a) {
+  if (S.m.children(a).length && parentKeyOf(a)) return 'team lead';
+  if (a.role === 'coordinator' || S.m.children(a).length) return 'coordinator';
+  if (a.role === 'worker' || parentKeyOf(a)) return 'worker';
+  return 'agent';
+}
+
+function teamSize(a) { return a.teamOf || (parentKeyOf(a) ? S.m.children(a).length : 0); }
+
+function countText(list) {
+  const n = {};
+  for (const a of list) { const st = a.state || 'idle'; n[st] = (n[st] || 0) + 1; }
+  const keys = Object.keys(n).sort((x, y) => STATE_ORDER.indexOf(x) - STATE_ORDER.indexOf(y));
+  return keys.map((k) => `${n[k]} ${k}`).join(', ');
+}
+
+function fmtDur(ms) {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m ${s % 60}s`;
+  const h = Math.floor(m / 60);
+  if (h < 24) return `${h}h ${m % 60}m`;
+  return `${Math.floor(h / 24)}d ${h % 24}h`;
+}
+
+function since(t) {
+  if (!t || t.startsWith('0001-')) return null;
+  return el('span.since', { dataset: { since: t }, text: fmtDur(serverNow() - Date.parse(t)) });
+}
+
+function tickDurations() {
+  for (const e of document.querySelectorAll('[data-since]')) {
+    e.textContent = fmtDur(serverNow() - Date.parse(e.dataset.since));
+  }
+}
+
+function dot(state) {
+  return el('span.dot', { class: `dot st-${state || 'none'}${state === 'working' ? ' pulse' : ''}`, title: state || '' });
+}
+
+function kindIcon(kind) {
+  return el('span.kind', { class: `kind k-${kind || 'other'}`, title: kind || 'agent', text: KIND_ICON[kind] || '●' });
+}
+
+function stateText(a) {
+  return el('span.state', null, a.state || '—', a.state ? ' · ' : '', a.state ? since(a.since) : null);
+}
+
+function isOpen(a) {
+  return S.open && isLocal(a.machine) && S.open.window === a.window;
+}
+
+// ---- Actions ------------------------------------------------------------
+
+async function post(path, body) {
+  try {
+    const r = await fetch(path, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body),
+    });
+    const j = await r.json().catch(() => ({}));
+    if (!r.ok) { toast(j.error || `${r.status} ${r.statusText}`, true); return false; }
+    return true;
+  } catch (e) {
+    toast(`st did not answer: ${e.message}`, true);
+    return false;
+  }
+}
+
+function answerGate(g, option, btn) {
+  for (const b of document.querySelectorAll(`[data-gate="${CSS.escape(g.id)}"] button`)) b.disabled = true;
+  post('api/gates/answer', { id: g.id, option }).then((ok) => {
+    if (ok) toast(`Answered “${option}”`);
+    else for (const b of document.querySelectorAll(`[data-gate="${CSS.escape(g.id)}"] button`)) b.disabled = false;
+  });
+}
+
+function release(a) {
+  post('api/release', { pane: keyOf(a) }).then((ok) => ok && toast(`Released ${a.name}`));
+}
+
+function adopt(coordinator, agent) {
+  const c = S.m.byKey.get(coordinator), a = S.m.byKey.get(agent);
+  toast(`${c ? c.name : coordinator} is adopting ${a ? a.name : agent}…`);
+  post('api/adopt', { coordinator, agent }).then((ok) => ok && toast(`${a ? a.name : agent} now works for ${c ? c.name : coordinator}`));
+}
+
+function openAgent(a) {
+  if (!isLocal(a.machine)) { toast(`${a.name} runs on ${a.machine}: open st web there.`); return; }
+  openWindow(a.session, a.window);
+}
+
+let toastTimer;
+function toast(msg, bad) {
+  const t = $('#toast');
+  t.textContent = msg;
+  t.classList.toggle('bad', !!bad);
+  t.hidden = false;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => { t.hidden = true; }, bad ? 6000 : 3000);
+}
+
+// ---- Drag to adopt --------------------------------------------------------
+// Pointer events rather than HTML drag and drop: the same code serves a
+// mouse and a finger, and a card keeps its click.
+
+let suppressClick = false;
+
+function draggable(node, key) {
+  node.dataset.agent = key;
+  node.addEventListener('pointerdown', (e) => {
+    if (e.button !== 0 || e.target.closest('button, summary, a')) return;
+    const x0 = e.clientX, y0 = e.clientY;
+    let ghost = null;
+    const target = (x, y) => {
+      const t = document.elementFromPoint(x, y);
+      const d = t && t.closest('[data-agent]');
+      return d && d.dataset.agent !== key ? d : null;
+    };
+    let over = null;
+    const move = (ev) => {
+      if (!ghost) {
+        if (Math.hypot(ev.clientX - x0, ev.clientY - y0) < 6) return;
+        ghost = node.cloneNode(true);
+        ghost.classList.add('drag-ghost');
+        ghost.style.width = `${node.offsetWidth}px`;
+        document.body.append(ghost);
+        node.classList.add('dragging');
+        S.drag = key;
+      }
+      ghost.style.left = `${ev.clientX + 10}px`;
+      ghost.style.top = `${ev.clientY + 10}px`;
+      const t = target(ev.clientX, ev.clientY);
+      if (t !== over) { over && over.classList.remove('drop-over'); over = t; over && over.classList.add('drop-over'); }
+    };
+    const end = (ev, drop) => {
+      window.removeEventListener('pointermove', move);
+      window.removeEventListener('pointerup', up);
+      window.removeEventListener('pointercancel', cancel);
+      if (!ghost) return;
+      ghost.remove();
+      node.classList.remove('dragging');
+      over && over.classList.remove('drop-over');
+      S.drag = null;
+      suppressClick = true;
+      setTimeout(() => { suppressClick = false; }, 0);
+      const t = drop && target(ev.clientX, ev.clientY);
+      if (t) adopt(t.dataset.agent, key);
+      if (S.pending) { S.pending = false; render(); }
+    };
+    const up = (ev) => end(ev, true);
+    const cancel = (ev) => end(ev, false);
+    window.addEventListener('pointermove', move);
+    window.addEventListener('pointerup', up);
+    window.addEventListener('pointercancel', cancel);
+  });
+}
+
+function clickable(node, f) {
+  node.addEventListener('click', (e) => {
+    if (suppressClick || e.target.closest('button, summary, details > .gate-row')) return;
+    f(e);
+  });
+}
+
+// ---- Gates --------------------------------------------------------------
+
+function gateBox(g, withAsker) {
+  const asker = S.m.byKey.get(g.pane);
+  return el('div.gate', { dataset: { gate: g.id } },
+    el('div.gate-q', null,
+      el('span.gate-icon', { text: '?' }),
+      withAsker ? el('b', { text: `${asker ? asker.name : g.pane} asks: ` }) : null,
+      el('span', { text: g.question }),
+      el('span.muted', null, ' · ', since(g.asked))),
+    el('div.gate-opts', null, g.options.map((o) =>
+      el('button.opt', { type: 'button', text: o, on: { click: (e) => { e.stopPropagation(); answerGate(g, o, e.target); } } }))));
+}
+
+function renderGates() {
+  const box = $('#gates');
+  box.replaceChildren(...S.snap.gates.map((g) => gateBox(g, true)));
+  box.hidden = S.snap.gates.length === 0;
+}
+
+function notifyGates() {
+  const ids = new Set(S.snap.gates.map((g) => g.id));
+  if (S.seenGates === null) { S.seenGates = ids; return; } // those open at load are on screen
+  for (const g of S.snap.gates) {
+    if (S.seenGates.has(g.id)) continue;
+    S.seenGates.add(g.id);
+    if (!('Notification' in window) || Notification.permission !== 'granted') continue;
+    const a = S.m.byKey.get(g.pane);
+    try {
+      const n = new Notification(`${a ? a.name : 'An agent'} asks`, {
+        body: `${g.question}\n${g.options.join(' · ')}`, tag: `st-gate-${g.id}`,
+      });
+      n.onclick = () => { window.focus(); n.close(); };
+    } catch { /* some browsers allow notifications only from a service worker */ }
+  }
+}
+
+function setupNotify() {
+  const b = $('#notify-btn');
+  if (!('Notification' in window)) { b.hidden = true; return; }
+  const show = () => {
+    b.classList.toggle('on', Notification.permission === 'granted');
+    b.title = Notification.permission === 'granted' ? 'Questions from agents will notify you'
+      : Notification.permission === 'denied' ? 'Notifications are blocked in this browser'
+      : 'Notify me when an agent asks a question';
+  };
+  show();
+  // Browsers grant the permission only from a click.
+  b.addEventListener('click', () => {
+    Promise.resolve(Notification.requestPermission()).then(show, show);
+  });
+}
+
+// ---- Sidebar ------------------------------------------------------------
+
+function agentRow(a, opts = {}) {
+  const team = teamSize(a);
+  const row = el('div.row.agent-row', {
+    class: `row agent-row${isOpen(a) ? ' lit' : ''}${opts.depth ? ` depth-${opts.depth}` : ''}`,
+    title: `${a.name} (${a.pane}${a.machine && !isLocal(a.machine) ? ` on ${a.machine}` : ''})`,
+  },
+  dot(a.state),
+  kindIcon(a.kind),
+  el('span.name', { text: a.name }),
+  team ? el('span.team-of', { text: `team of ${team}` }) : null,
+  opts.badge ? el('span.badge', { text: opts.badge }) : null,
+  !isLocal(a.machine) ? el('span.machine', { text: `⌂ ${a.machine}` }) : null,
+  opts.otherSession ? el('span.muted.small', { text: opts.otherSession }) : null,
+  S.m.gatesOf.has(a.pane) && isLocal(a.machine) ? el('span.gate-mark', { title: 'asks a question', text: '?' }) : null,
+  el('span.spacer'),
+  a.state && !opts.badge ? stateText(a) : (opts.badge && a.state ? el('span.state', { text: a.state }) : null));
+  draggable(row, keyOf(a));
+  clickable(row, () => openAgent(a));
+  return row;
+}
+
+function workerNode(a, sessionID, depth) {
+  const kids = S.m.children(a);
+  const other = isLocal(a.machine) && a.session !== sessionID ? S.m.sessionName.get(a.session) : '';
+  const row = agentRow(a, { otherSession: other, depth });
+  if (!kids.length && !a.teamOf) return row;
+  // A worker that leads a team: a box a step stronger, its workers under it.
+  return el('div.team', null, row, el('div.tree', null, kids.map((k) => workerNode(k, sessionID, depth + 1))));
+}
+
+function familyCard(root, sessionID) {
+  const key = keyOf(root);
+  const kids = S.m.children(root);
+  const active = kids.filter((k) => k.state !== 'done');
+  const done = kids.filter((k) => k.state === 'done');
+  const foldKey = `workers:${key}`;
+  const open = !S.closed[foldKey];
+  const card = el('div.card.family', null, agentRow(root, { badge: 'coordinator' }));
+  const fold = el('div.fold-line', { role: 'button', tabindex: '0' },
+    el('span.caret', { text: open ? '▾' : '▸' }), `Workers · ${countText(kids)}`);
+  fold.addEventListener('click', () => { S.closed[foldKey] = open; render(); });
+  card.append(fold);
+  if (open) {
+    const tree = el('div.tree', null, active.map((k) => workerNode(k, sessionID, 1)));
+    if (done.length) {
+      const det = el('details.completed', { open: !!S.completedOpen[key] },
+        el('summary', { text: `Completed (${done.length})` }),
+        done.map((k) => workerNode(k, sessionID, 1)));
+      det.addEventListener('toggle', () => { S.completedOpen[key] = det.open; });
+      tree.append(det);
+    }
+    card.append(tree);
+  }
+  return card;
+}
+
+function orphanCard(a) {
+  const p = a.parent || '?';
+  return el('div.card.orphan', null,
+    agentRow(a),
+    el('div.orphan-line', null,
+      el('span.warn', { text: `⚠ coordinator ${p} is gone` }),
+      el('span.spacer'),
+      el('button.small-btn', { type: 'button', text: 'Release', on: { click: (e) => { e.stopPropagation(); release(a); } } })));
+}
+
+function windowRow(s, w) {
+  const lit = S.open && S.open.window === w.id;
+  const row = el('div.row.win-row', { class: `row win-row${lit ? ' lit' : ''}`, title: `${s.name}:${w.index} ${w.name}` },
+    el('span.idx', { text: w.index }),
+    el('span.name', { text: w.name }),
+    w.active ? el('span.muted.small', { title: 'in front for tmux clients', text: '•' }) : null);
+  clickable(row, () => openWindow(s.id, w.id));
+  return row;
+}
+
+function ownerIn(a, sessionID) {
+  let r = a;
+  for (;;) {
+    const p = S.m.parentOf.get(keyOf(r));
+    if (!p || !isLocal(p.machine) || p.session !== sessionID) return r;
+    r = p;
+  }
+}
+
+function renderSidebar() {
+  const nav = $('#sidebar');
+  const parts = [el('div.side-title', { text: 'Sessions' })];
+  const m = S.m;
+  for (const s of S.snap.sessions) {
+    const closed = !!S.closed[`session:${s.id}`];
+    const front = S.open && S.open.session === s.id;
+    const head = el('div.sess-head', { class: `sess-head${front ? ' front' : ''}` },
+      el('span.caret', { text: closed ? '▸' : '▾' }),
+      el('span.name', { text: s.name }),
+      el('span.spacer'),
+      el('span.count', { text: String(s.windows.length) }));
+    head.querySelector('.caret').addEventListener('click', (e) => { e.stopPropagation(); S.closed[`session:${s.id}`] = !closed; render(); });
+    // A click on another session goes there; on the one in front, folds it.
+    head.addEventListener('click', () => {
+      if (front) { S.closed[`session:${s.id}`] = !closed; render(); return; }
+      const w = s.windows.find((x) => x.active) || s.windows[0];
+      if (w) openWindow(s.id, w.id);
+    });
+    const body = el('div.sess-body');
+    if (!closed) {
+      const done = new Set();
+      for (const w of s.windows) {
+        const here = S.snap.agents.filter((a) => isLocal(a.machine) && a.window === w.id);
+        if (!here.length) { body.append(windowRow(s, w)); continue; }
+        for (const a of here) {
+          // The card an agent belongs to is its highest coordinator in
+          // this session: the workers of a team lead share the lead's card.
+          const owner = ownerIn(a, s.id);
+          const ok = keyOf(owner);
+          if (m.children(owner).length) {
+            if (!done.has(ok)) { done.add(ok); body.append(familyCard(owner, s.id)); }
+          } else if (m.orphan(a)) {
+            body.append(orphanCard(a));
+          } else {
+            body.append(el('div.card.solo', null, agentRow(a)));
+          }
+        }
+      }
+    }
+    parts.push(el('div.sess', { dataset: { session: s.id } }, head, body));
+  }
+  if (!S.snap.sessions.length) parts.push(el('div.muted.pad', { text: 'No tmux sessions.' }));
+  nav.replaceChildren(...parts);
+}
+
+// ---- The Agents card on the terminal -----------------------------------
+
+function flatten(a, depth, out) {
+  out.push([a, depth]);
+  for (const k of S.m.children(a)) flatten(k, depth + 1, out);
+  return out;
+}
+
+function renderTermCard() {
+  const card = $('#agents-card');
+  if (!S.open) { card.hidden = true; return; }
+  const m = S.m;
+  const roots = new Set();
+  for (const a of S.snap.agents) {
+    if (!isLocal(a.machine) || a.session !== S.open.session) continue;
+    const r = m.rootOf(a);
+    if (m.children(r).length) roots.add(r);
+  }
+  if (!roots.size) { card.hidden = true; return; }
+  const rows = [];
+  for (const r of roots) flatten(r, 0, rows);
+  const collapsed = !!S.closed.termcard;
+  const head = el('div.ac-head', { role: 'button', title: collapsed ? 'Show the agents' : 'Fold' },
+    el('span', { text: `⑂ ${rows.length - roots.size}` }),
+    collapsed ? null : el('span.ac-title', { text: 'Agents' }),
+    el('span.caret', { text: collapsed ? '▸' : '▾' }));
+  head.addEventListener('click', () => { S.closed.termcard = !collapsed; render(); });
+  const list = collapsed ? null : el('div.ac-list', null, rows.map(([a, depth]) => {
+    const r = el('div.ac-row', { class: `ac-row${isOpen(a) ? ' lit' : ''}`, style: `padding-left:${8 + depth * 14}px` },
+      dot(a.state), kindIcon(a.kind), el('span.name', { text: a.name }),
+      depth === 0 ? el('span.badge', { text: 'coordinator' }) : null,
+      el('span.spacer'), stateText(a));
+    clickable(r, () => openAgent(a));
+    return r;
+  }));
+  card.replaceChildren(head, list || '');
+  card.classList.toggle('collapsed', collapsed);
+  card.hidden = false;
+}
+
+// ---- The agent graph ----------------------------------------------------
+
+const G = { w: 236, sw: 184, gapX: 28, gapY: 64, pad: 28 };
+
+function graphCard(a) {
+  const m = S.m;
+  const working = a.state === 'working';
+  const team = teamSize(a);
+  const gates = isLocal(a.machine) ? (m.gatesOf.get(a.pane) || []) : [];
+  const worker = !!parentKeyOf(a);
+  const c = el('div.gcard.agent-card', { class: `gcard agent-card${working ? ' working' : ''}${isOpen(a) ? ' lit' : ''}${m.orphan(a) ? ' orphan' : ''}` },
+    el('div.gc-head', null, kindIcon(a.kind), el('span.gc-name', { text: a.name }), dot(a.state)),
+    el('div.gc-role', null, el('span.badge', { text: roleLabel(a) }),
+      team ? el('span.team-of', { text: `team of ${team}` }) : null,
+      el('span.muted.small', { text: a.pane }),
+      !isLocal(a.machine) ? el('span.machine', { text: `⌂ ${a.machine}` }) : null),
+    el('div.gc-state', null, stateText(a)),
+    a.summary && (a.state === 'done' || a.state === 'idle') ? el('div.gc-summary', { text: a.summary, title: a.summary }) : null,
+    m.orphan(a) ? el('div.warn.small', { text: `⚠ coordinator ${a.parent} is gone` }) : null,
+    gates.map((g) => gateBox(g, false)),
+    worker ? el('div.gc-actions', null,
+      el('button.small-btn.release', { type: 'button', text: 'Release', title: 'Let this worker go: it keeps running, with no coordinator',
+        on: { click: (e) => { e.stopPropagation(); release(a); } } })) : null);
+  draggable(c, keyOf(a));
+  clickable(c, () => { openAgent(a); });
+  return c;
+}
+
+function subCard(sa) {
+  return el('div.gcard.subagent-card', { class: `gcard subagent-card${sa.state === 'working' ? ' working' : ''}` },
+    el('div.gc-head', null, el('span.kind.k-sub', { text: '↳' }), el('span.gc-name', { text: sa.type || 'subagent' }), dot(sa.state)),
+    el('div.gc-state', null, el('span.badge', { text: 'subagent' }), ' ', sa.state, ' · ', since(sa.since)));
+}
+
+function graphTree(a) {
+  return {
+    a, el: graphCard(a), w: G.w, kind: 'agent',
+    kids: [
+      ...S.m.children(a).map(graphTree),
+      ...(a.subagents || []).map((sa) => ({ el: subCard(sa), w: G.sw, kind: 'sub', kids: [], sub: sa })),
+    ],
+  };
+}
+
+function renderGraph() {
+  const canvas = $('#graph-canvas');
+  $('#agents-count').textContent = String(S.snap.agents.length);
+  if (!S.graphOpen) return;
+  const m = S.m;
+  // Teams first, then workers whose coordinator is gone, then the rest.
+  const roots = [...m.roots].sort((x, y) => rank(x) - rank(y));
+  function rank(a) { return m.children(a).length ? 0 : m.orphan(a) ? 1 : 2; }
+  const trees = roots.map(graphTree);
+  const svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
+  svg.classList.add('edges');
+  canvas.replaceChildren(svg);
+  if (!trees.length) {
+    canvas.append(el('div.graph-empty', { text: 'No agents yet. Start one in a window, or let a coordinator start workers.' }));
+    canvas.style.width = canvas.style.height = '';
+    return;
+  }
+  // Measure the cards, then lay the trees out: each node is centred over
+  // the width its subtree needs, and each level is as tall as its tallest card.
+  const all = [];
+  (function walk(ns, depth) { for (const n of ns) { n.depth = depth; all.push(n); walk(n.kids, depth + 1); } })(trees, 0);
+  for (const n of all) { n.el.style.width = `${n.w}px`; n.el.style.visibility = 'hidden'; canvas.append(n.el); }
+  const levelH = [];
+  for (const n of all) levelH[n.depth] = Math.max(levelH[n.depth] || 0, n.el.offsetHeight);
+  const levelY = [G.pad];
+  for (let d = 1; d < levelH.length; d++) levelY[d] = levelY[d - 1] + levelH[d - 1] + G.gapY;
+  const span = (n) => (n.span ??= Math.max(n.w, n.kids.reduce((s, k) => s + span(k), 0) + G.gapX * Math.max(0, n.kids.length - 1)));
+  const place = (n, x0) => {
+    const sp = span(n);
+    n.x = x0 + (sp - n.w) / 2;
+    n.y = levelY[n.depth];
+    const inner = n.kids.reduce((s, k) => s + span(k), 0) + G.gapX * Math.max(0, n.kids.length - 1);
+    let x = x0 + (sp - inner) / 2;
+    for (const k of n.kids) { place(k, x); x += span(k) + G.gapX; }
+  };
+  let x = G.pad;
+  for (const t of trees) { place(t, x); x += span(t) + G.gapX * 2; }
+  const width = x - G.gapX * 2 + G.pad;
+  const height = levelY[levelY.length - 1] + levelH[levelH.length - 1] + G.pad;
+  for (const n of all) {
+    n.el.style.left = `${n.x}px`;
+    n.el.style.top = `${n.y}px`;
+    n.el.style.visibility = '';
+  }
+  canvas.style.width = `${width}px`;
+  canvas.style.height = `${height}px`;
+  svg.setAttribute('width', width);
+  svg.setAttribute('height', height);
+  for (const n of all) {
+    for (const k of n.kids) {
+      const x1 = n.x + n.w / 2, y1 = n.y + n.el.offsetHeight;
+      const x2 = k.x + k.w / 2, y2 = k.y;
+      const my = (y1 + y2) / 2;
+      const p = document.createElementNS('http://www.w3.org/2000/svg', 'path');
+      p.setAttribute('d', `M${x1},${y1} C${x1},${my} ${x2},${my} ${x2},${y2}`);
+      const active = k.kind === 'sub' ? k.sub.state === 'working' : k.a.state === 'working';
+      // Thick green from a coordinator to its workers, thin grey to a
+      // subagent; strong while the one below works.
+      p.setAttribute('class', `edge ${k.kind === 'sub' ? 'edge-subagent' : 'edge-worker'}${active ? ' active' : ''}`);
+      svg.append(p);
+    }
+  }
+}
+
+function setGraph(open) {
+  if (phone.matches && open) { setView('chart'); return; }
+  S.graphOpen = open;
+  $('#graph').hidden = !open;
+  $('#termview').classList.toggle('under', open);
+  $('#agents-btn').classList.toggle('on', open);
+  if (open) renderGraph();
+  else if (term) term.focus();
+}
+
+// ---- The phone's Agents chart -------------------------------------------
+
+function chartCard(a, depth, line) {
+  const gates = isLocal(a.machine) ? (S.m.gatesOf.get(a.pane) || []) : [];
+  const team = teamSize(a);
+  const c = el('div.ccard.agent-card', { class: `ccard agent-card${a.state === 'working' ? ' working' : ''}` },
+    el('div.gc-head', null, kindIcon(a.kind), el('span.gc-name', { text: a.name }),
+      team ? el('span.team-of', { text: `team of ${team}` }) : null,
+      el('span.spacer'), dot(a.state)),
+    el('div.gc-role', null, el('span.badge', { text: roleLabel(a) }), ' ', stateText(a),
+      !isLocal(a.machine) ? el('span.machine', { text: `⌂ ${a.machine}` }) : null),
+    a.summary && a.state === 'done' ? el('div.gc-summary', { text: a.summary }) : null,
+    S.m.orphan(a) ? el('div.warn.small', { text: `⚠ coordinator ${a.parent} is gone` }) : null,
+    gates.map((g) => gateBox(g, false)),
+    parentKeyOf(a) ? el('div.gc-actions', null, el('button.small-btn.release', { type: 'button', text: 'Release',
+      on: { click: (e) => { e.stopPropagation(); release(a); } } })) : null);
+  clickable(c, () => openAgent(a));
+  const kids = [
+    ...S.m.children(a).map((k) => chartCard(k, depth + 1, 'worker')),
+    ...(a.subagents || []).map((sa) => el('div.cnode', { class: `cnode line-sub${sa.state === 'working' ? ' active' : ''}` },
+      el('div.ccard.subagent-card', null,
+        el('div.gc-head', null, el('span.kind.k-sub', { text: '↳' }), el('span.gc-name', { text: sa.type || 'subagent' }), el('span.spacer'), dot(sa.state)),
+        el('div.gc-role', null, el('span.badge', { text: 'subagent' }), ' ', sa.state, ' · ', since(sa.since))))),
+  ];
+  return el('div.cnode', { class: `cnode${line ? ` line-${line}` : ''}${a.state === 'working' ? ' active' : ''}` },
+    c, kids.length ? el('div.ckids', null, kids) : null);
+}
+
+function currentSession() {
+  if (S.open) return S.open.session;
+  const r = S.m.roots.find((a) => isLocal(a.machine) && S.m.children(a).length);
+  return r ? r.session : (S.snap.sessions[0] || {}).id;
+}
+
+function renderChart() {
+  const scopes = [['session', 'This session'], ['machine', 'This machine']];
+  if (S.m.others) scopes.push(['all', 'All machines']);
+  if (S.scope === 'all' && !S.m.others) S.scope = 'machine';
+  $('#scopes').replaceChildren(...scopes.map(([k, label]) => el('button.scope', {
+    class: `scope${S.scope === k ? ' on' : ''}`, type: 'button', role: 'tab', 'aria-selected': S.scope === k ? 'true' : 'false', text: label,
+    on: { click: () => { S.scope = k; render(); } },
+  })));
+  const sess = currentSession();
+  const inScope = (a) => S.scope === 'all' || (isLocal(a.machine) && (S.scope === 'machine' || a.session === sess));
+  const roots = S.m.roots.filter((a) => delegates(a) && (inScope(a) || S.m.children(a).some(inScope)));
+  const tree = $('#chart-tree');
+  if (!roots.length) {
+    tree.replaceChildren(el('p.empty', { text: 'No agent is handing work to another.' }));
+    return;
+  }
+  tree.replaceChildren(...roots.map((r) => chartCard(r, 0, '')));
+}
+
+function setView(v) {
+  document.body.dataset.view = v;
+  document.body.classList.remove('drawer');
+  if (v === 'term' && term) scheduleFit();
+}
+
+// ---- The terminal -------------------------------------------------------
+
+let term = null, fit = null, termWS = null, fitTimer = null;
+const enc = new TextEncoder();
+
+function ensureTerm() {
+  if (term) return;
+  term = new Terminal({
+    cursorBlink: true,
+    fontFamily: 'ui-monospace, "JetBrains Mono", "DejaVu Sans Mono", Menlo, Consolas, monospace',
+    fontSize: 13,
+    scrollback: 2000,
+    theme: {
+      background: '#0b0e14', foreground: '#d1d7e0', cursor: '#e6edf3', selectionBackground: '#264f78',
+      black: '#484f58', red: '#ff7b72', green: '#3fb950', yellow: '#d29922', blue: '#58a6ff',
+      magenta: '#bc8cff', cyan: '#39c5cf', white: '#b1bac4',
+      brightBlack: '#6e7681', brightRed: '#ffa198', brightGreen: '#56d364', brightYellow: '#e3b341',
+      brightBlue: '#79c0ff', brightMagenta: '#d2a8ff', brightCyan: '#56d4dd', brightWhite: '#f0f6fc',
+    },
+  });
+  fit = new FitAddon();
+  term.loadAddon(fit);
+  term.open($('#term'));
+  term.onData((d) => sendInput(enc.encode(d)));
+  term.onBinary((d) => sendInput(Uint8Array.from(d, (c) => c.charCodeAt(0) & 255)));
+  new ResizeObserver(scheduleFit).observe($('#termwrap'));
+}
+
+function sendInput(bytes) {
+  if (S.ro || !termWS || termWS.readyState !== WebSocket.OPEN) return;
+  termWS.send(bytes);
+}
+
+function scheduleFit() {
+  clearTimeout(fitTimer);
+  fitTimer = setTimeout(() => {
+    if (!term || $('#termview').offsetParent === null) return;
+    fit.fit();
+    if (termWS && termWS.readyState === WebSocket.OPEN) {
+      termWS.send(JSON.stringify({ type: 'resize', cols: term.cols, rows: term.rows }));
+    }
+  }, 60);
+}
+
+function wsURL(path, params) {
+  const u = new URL(path, location.href);
+  u.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
+  u.search = params ? new URLSearchParams(params).toString() : '';
+  u.hash = '';
+  return u.toString();
+}
+
+function openWindow(session, window) {
+  if (!session || !window) return;
+  S.open = { session, window };
+  history.replaceState(null, '', `#s=${encodeURIComponent(session)}&w=${encodeURIComponent(window)}`);
+  if (S.graphOpen) setGraph(false);
+  if (phone.matches) setView('term');
+  $('#term-empty').hidden = true;
+  ensureTerm();
+  connectTerm();
+  render();
+}
+
+function termTitle() {
+  if (!S.open) return 'No window open';
+  const info = S.m && S.m.windowOf.get(S.open.window);
+  return info ? `${info.session.name}:${info.window.index} ${info.window.name}` : S.open.window;
+}
+
+function connectTerm() {
+  if (termWS) { termWS.onclose = null; termWS.close(); termWS = null; }
+  $('#term-closed').hidden = true;
+  term.reset();
+  term.options.disableStdin = S.ro;
+  if ($('#termview').offsetParent !== null) fit.fit();
+  const ws = new WebSocket(wsURL('term', {
+    session: S.open.session, window: S.open.window, cols: term.cols, rows: term.rows, ro: S.ro ? '1' : '0',
+  }));
+  ws.binaryType = 'arraybuffer';
+  termWS = ws;
+  ws.onmessage = (ev) => { if (typeof ev.data !== 'string') term.write(new Uint8Array(ev.data)); };
+  ws.onopen = () => { scheduleFit(); };
+  ws.onclose = (ev) => {
+    if (termWS !== ws) return;
+    termWS = null;
+    $('#term-closed-msg').textContent = ev.reason ? `Disconnected: ${ev.reason}` : 'Disconnected.';
+    $('#term-closed').hidden = false;
+  };
+  term.focus();
+}
+
+// ---- Drawing ------------------------------------------------------------
+
+function render() {
+  if (!S.snap) return;
+  if (S.drag) { S.pending = true; return; }
+  $('#machine').textContent = S.snap.machine || '';
+  $('#term-title').textContent = termTitle();
+  renderGates();
+  renderSidebar();
+  renderTermCard();
+  renderGraph();
+  renderChart();
+}
+
+function onSnapshot(snap) {
+  S.snap = snap;
+  S.m = buildModel(snap);
+  notifyGates();
+  if (!S.open && !S.triedHash) {
+    S.triedHash = true;
+    const h = new URLSearchParams(location.hash.slice(1));
+    if (h.get('s') && h.get('w') && S.m.windowOf.has(h.get('w'))) { openWindow(h.get('s'), h.get('w')); return; }
+  }
+  render();
+}
+
+// ---- The state socket ---------------------------------------------------
+
+let retry = 0;
+function setConn(state, text) {
+  const c = $('#conn');
+  c.dataset.state = state;
+  c.textContent = text;
+}
+
+function connectEvents() {
+  const ws = new WebSocket(wsURL('api/events'));
+  ws.onopen = () => { retry = 0; setConn('live', 'live'); };
+  ws.onmessage = (ev) => {
+    const msg = JSON.parse(ev.data);
+    S.offset = Date.parse(msg.now) - Date.now();
+    if (msg.type === 'snapshot') { setConn('live', 'live'); onSnapshot(msg.snapshot); }
+    else if (msg.type === 'error') setConn('error', 'st: ' + msg.error);
+  };
+  ws.onclose = async () => {
+    setConn('down', 'reconnecting…');
+    retry = Math.min(retry + 1, 5);
+    try {
+      const r = await fetch('api/state', { cache: 'no-store' });
+      if (r.status === 401) { setConn('down', 'token refused: open the URL st web prints'); return; }
+    } catch { /* the daemon is down: keep trying */ }
+    setTimeout(connectEvents, 500 * retry);
+  };
+}
+
+// ---- Start --------------------------------------------------------------
+
+function start() {
+  // The token did its work when the page loaded (the cookie has it now);
+  // keep it out of the address bar, the history and bookmarks.
+  if (new URLSearchParams(location.search).has('token')) {
+    history.replaceState(null, '', location.pathname + location.hash);
+  }
+  document.body.dataset.view = 'chart';
+  $('#agents-btn').addEventListener('click', () => setGraph(!S.graphOpen));
+  $('#graph-close').addEventListener('click', () => setGraph(false));
+  $('#menu').addEventListener('click', () => document.body.classList.toggle('drawer'));
+  $('#back').addEventListener('click', () => setView('chart'));
+  $('#reconnect').addEventListener('click', () => { if (S.open) connectTerm(); });
+  $('#ro').addEventListener('change', (e) => { S.ro = e.target.checked; if (S.open) connectTerm(); });
+  document.addEventListener('keydown', (e) => { if (e.key === 'Escape' && S.graphOpen) setGraph(false); });
+  phone.addEventListener('change', () => { if (!phone.matches) document.body.classList.remove('drawer'); scheduleFit(); render(); });
+  setupNotify();
+  setInterval(tickDurations, 1000);
+  connectEvents();
+}
+
+start();

@@ -1,0 +1,120 @@
+package web
+
+import (
+	"context"
+	"time"
+)
+
+// Backend is what the web UI needs from the rest of st: the state to show,
+// word of its changes, and the few things a person may do from a browser.
+// Errors from the actions are shown to the person as they are, so they
+// should read as a refusal with its reason ("Try: ..." included).
+type Backend interface {
+	// Snapshot is the state now.
+	Snapshot(ctx context.Context) (Snapshot, error)
+	// Changed returns a channel that is closed at the next change of
+	// state; call it again after that for the one after.
+	Changed() <-chan struct{}
+	// Adopt makes agentPane a worker of coordinatorPane (a card dropped on
+	// another). Panes on another machine are written machine/%7.
+	Adopt(ctx context.Context, coordinatorPane, agentPane string) error
+	// Release lets a worker go: it keeps running, with no coordinator.
+	Release(ctx context.Context, workerPane string) error
+	// AnswerGate answers an open decision gate with one of its options.
+	AnswerGate(ctx context.Context, gateID, option string) error
+}
+
+// Snapshot is everything a page shows. It is sent whole on every change:
+// it is small, and a page that missed a message is never left wrong.
+//
+// Pane ids are tmux's (%7) on this machine; an agent on another machine
+// has Machine set and its own pane id, and a Parent on another machine
+// than this one is written machine/%7, as st's worker ids are.
+type Snapshot struct {
+	// Machine is this machine's name.
+	Machine string `json:"machine"`
+	// Sessions are the sessions of st's tmux server with their windows,
+	// in tmux's order. When a Backend leaves it nil the server lists the
+	// tmux server itself (see TmuxSessions).
+	Sessions []Session `json:"sessions"`
+	// Agents are the coordinators, workers and other agents st knows.
+	Agents []Agent `json:"agents"`
+	// Gates are the open decision gates.
+	Gates []Gate `json:"gates"`
+}
+
+// Session is a tmux session.
+type Session struct {
+	ID      string   `json:"id"` // $1
+	Name    string   `json:"name"`
+	Windows []Window `json:"windows"`
+}
+
+// Window is a tmux window. Active is the window in front of its session
+// for tmux's own clients; a browser tab lights the one it shows instead.
+type Window struct {
+	ID     string `json:"id"`    // @3
+	Index  string `json:"index"` // 0, 1, ...
+	Name   string `json:"name"`
+	Active bool   `json:"active"`
+	Panes  []Pane `json:"panes"`
+}
+
+// Pane is a pane of a window, with the agent running in it if any.
+type Pane struct {
+	ID    string `json:"id"`             // %7
+	Agent string `json:"agent"`          // claude, codex, sim, or "" for none
+	Role  string `json:"role,omitempty"` // coordinator, worker, or ""
+}
+
+// Agent roles.
+const (
+	RoleCoordinator = "coordinator"
+	RoleWorker      = "worker"
+)
+
+// Agent is one agent: a coordinator, a worker, or an agent with neither
+// role yet (which can be adopted).
+type Agent struct {
+	Pane string `json:"pane"` // %7, on Machine
+	Name string `json:"name"` // the worker's name, or the window's
+	Kind string `json:"kind"` // claude, codex, sim
+	Role string `json:"role"` // coordinator, worker, or ""
+	// State is a worker's: starting, blocked, working, waiting, idle,
+	// done, failed, gone or unreachable. A coordinator's is its own turn:
+	// working or idle ("" when unknown).
+	State string    `json:"state"`
+	Since time.Time `json:"since"` // when State began
+	// Summary is a finished worker's report.
+	Summary string `json:"summary,omitempty"`
+	// Parent is the coordinator's pane ("" for none); ParentGone says its
+	// pane closed, or st has not found it again since tmux restarted.
+	Parent     string `json:"parent,omitempty"`
+	ParentGone bool   `json:"parentGone,omitempty"`
+	Run        string `json:"run,omitempty"`
+	// TeamOf is N for a worker that leads a team of N workers of its own.
+	TeamOf  int    `json:"teamOf,omitempty"`
+	Session string `json:"session"` // session id ($1) of its pane
+	Window  string `json:"window"`  // window id (@3) of its pane
+	// Machine is "" (or Snapshot.Machine) on this machine.
+	Machine   string     `json:"machine,omitempty"`
+	Subagents []Subagent `json:"subagents,omitempty"`
+}
+
+// Subagent is one of Claude's subagents (its Task tool), seen through the
+// SubagentStart and SubagentStop hooks. It has no window.
+type Subagent struct {
+	ID    string    `json:"id"`
+	Type  string    `json:"type"`  // the subagent type, e.g. general-purpose
+	State string    `json:"state"` // working or done
+	Since time.Time `json:"since"`
+}
+
+// Gate is an open decision gate: a question an agent asked a person.
+type Gate struct {
+	ID       string    `json:"id"`
+	Question string    `json:"question"`
+	Options  []string  `json:"options"`
+	Pane     string    `json:"pane"` // the asking agent
+	Asked    time.Time `json:"asked"`
+}

@@ -1,0 +1,179 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/sophonz/st/internal/tmux"
+)
+
+// The terminal socket, /term?session=$1&window=@3 (or ?pane=%7), with
+// ro=1 for read-only and cols, rows for the first size. Binary messages
+// are bytes: typed ones from the page, drawn ones to it. Text messages
+// from the page are JSON controls: {"type":"resize","cols":N,"rows":M}.
+//
+// Each socket gets a grouped session of its own, so that choosing a window
+// in the browser moves nobody else's, and a tmux client attached to it
+// with ignore-size in a pty (see tmux.AttachPTY), so that the browser's
+// size never becomes the window's. A resize from the page resizes only
+// that pty. The grouped session is killed when the socket closes.
+
+// Close codes the page shows as the reason (4000-4999 are the
+// application's own).
+const (
+	closeBadTarget = 4400
+	closeNoWindow  = 4404
+	closeTmux      = 4500
+)
+
+var (
+	sessionIDRe = regexp.MustCompile(`^\$[0-9]{1,9}$`)
+	windowIDRe  = regexp.MustCompile(`^@[0-9]{1,9}$`)
+)
+
+// staleAge is how old an unattached grouped session must be before a new
+// connection clears it up: older than any connection takes to attach.
+const staleAge = time.Minute
+
+type termControl struct {
+	Type string `json:"type"`
+	Cols int    `json:"cols"`
+	Rows int    `json:"rows"`
+}
+
+func (s *Server) serveTerm(w http.ResponseWriter, r *http.Request) {
+	if s.refuseOrigin(w, r) {
+		return
+	}
+	if s.cfg.Tmux == nil {
+		http.Error(w, "no tmux server", http.StatusServiceUnavailable)
+		return
+	}
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+	if err != nil {
+		s.logf("term: %v", err)
+		return
+	}
+	defer c.CloseNow()
+	c.SetReadLimit(4 << 20) // a large paste is one message
+	// The request's context ends with the handler; the bridge has its own.
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+
+	q := r.URL.Query()
+	session, window, pane := q.Get("session"), q.Get("window"), q.Get("pane")
+	readOnly := q.Get("ro") == "1"
+	cols, _ := strconv.Atoi(q.Get("cols"))
+	rows, _ := strconv.Atoi(q.Get("rows"))
+	if pane != "" {
+		p, err := s.cfg.Tmux.Pane(ctx, pane)
+		if err != nil {
+			c.Close(closeNoWindow, "no such pane: "+pane)
+			return
+		}
+		session, window = p.SessionID, p.WindowID
+	}
+	if !sessionIDRe.MatchString(session) || (window != "" && !windowIDRe.MatchString(window)) {
+		c.Close(closeBadTarget, "name a session ($1) and window (@3), or a pane (%7)")
+		return
+	}
+
+	t := s.cfg.Tmux
+	if err := t.KillStaleWebSessions(ctx, staleAge); err != nil {
+		s.logf("term: clear old sessions: %v", err)
+	}
+	name := tmux.NewWebSessionName()
+	if err := t.NewGroupedSession(ctx, session, name); err != nil {
+		s.closeTmuxErr(c, err)
+		return
+	}
+	defer func() {
+		// Only this session; its windows live on in the group.
+		kctx, kcancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer kcancel()
+		if err := t.KillSession(kctx, name); err != nil && !errors.Is(err, tmux.ErrNoPane) {
+			s.logf("term: %v", err)
+		}
+	}()
+	if window != "" {
+		if err := t.SelectWindow(ctx, name, window); err != nil {
+			s.closeTmuxErr(c, err)
+			return
+		}
+	}
+	p, err := t.AttachPTY(ctx, tmux.AttachOpts{Session: name, ReadOnly: readOnly, Cols: cols, Rows: rows})
+	if err != nil {
+		s.closeTmuxErr(c, err)
+		return
+	}
+	// Registered after the kill above, so it runs first: the clients go
+	// before their session does.
+	defer p.Close()
+
+	// tmux's drawing goes to the page as it comes.
+	outDone := make(chan struct{})
+	go func() {
+		defer close(outDone)
+		defer cancel()
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := p.Read(buf)
+			if n > 0 {
+				wctx, wcancel := context.WithTimeout(ctx, writeWait)
+				werr := c.Write(wctx, websocket.MessageBinary, buf[:n])
+				wcancel()
+				if werr != nil {
+					return
+				}
+			}
+			if err != nil {
+				// The client ended: detached, or its windows went.
+				c.Close(websocket.StatusNormalClosure, "the tmux client ended")
+				return
+			}
+		}
+	}()
+
+	for {
+		typ, data, err := c.Read(ctx)
+		if err != nil {
+			break
+		}
+		switch typ {
+		case websocket.MessageBinary:
+			if readOnly {
+				continue // tmux refuses it too; this keeps it off the pty
+			}
+			if _, err := p.Write(data); err != nil {
+				cancel()
+			}
+		case websocket.MessageText:
+			var m termControl
+			if json.Unmarshal(data, &m) == nil && m.Type == "resize" {
+				p.Resize(m.Cols, m.Rows)
+			}
+		}
+	}
+	cancel()
+	p.Close()
+	<-outDone
+}
+
+func (s *Server) closeTmuxErr(c *websocket.Conn, err error) {
+	s.logf("term: %v", err)
+	code := websocket.StatusCode(closeTmux)
+	if errors.Is(err, tmux.ErrNoPane) {
+		code = closeNoWindow
+	}
+	msg := err.Error()
+	if len(msg) > 120 { // a close reason must fit in a control frame
+		msg = msg[:120]
+	}
+	c.Close(code, msg)
+}

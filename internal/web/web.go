@@ -1,0 +1,398 @@
+// Package web is st's browser UI, served by the daemon on 127.0.0.1: a
+// web terminal onto the windows of st's tmux server, the Agents card, the
+// agent graph, the phone's Agents chart and the decision gates.
+//
+// Everything, the page and its files included, answers 401 without the
+// secret token that `st web` prints: the first load carries it as
+// ?token=, and the page then works from an HttpOnly, SameSite=Strict
+// cookie, so that other sites can neither read the UI nor drive it.
+// Websockets also check their Origin, because browsers let any page open
+// a websocket to 127.0.0.1.
+//
+// The front end is plain JavaScript and CSS with xterm.js, embedded from
+// assets/ (xterm's built files are vendored there from npm, see web/), so
+// building st never needs node. The page keeps one websocket for state
+// (/api/events: a whole Snapshot on every change) and one per open
+// terminal (/term, bridged to a tmux client in a pty; see term.go).
+package web
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/sophonz/st/internal/tmux"
+)
+
+//go:embed assets
+var assetsFS embed.FS
+
+// Config is what a Server needs.
+type Config struct {
+	// Token is the secret in the URL. Without it every page, API call and
+	// socket answers 401; an empty Token refuses everything.
+	Token string
+	// Tmux is st's tmux server: the terminals attach to it.
+	Tmux    *tmux.Client
+	Backend Backend
+	// Log gets one line per refusal and failure; nil discards.
+	Log io.Writer
+	// AllowedOrigins are origins (scheme://host:port) whose pages may open
+	// the websockets besides the UI's own, such as a reverse proxy's.
+	AllowedOrigins []string
+}
+
+// Server serves the UI. It is an http.Handler.
+type Server struct {
+	cfg    Config
+	log    io.Writer
+	cookie string // the cookie's name, per token (see New)
+	mux    *http.ServeMux
+	assets fs.FS
+}
+
+// New returns the UI's handler.
+func New(cfg Config) *Server {
+	s := &Server{cfg: cfg, log: cfg.Log, mux: http.NewServeMux()}
+	if s.log == nil {
+		s.log = io.Discard
+	}
+	// Cookies ignore ports, so two st daemons on 127.0.0.1 (other users'
+	// or a test's) would overwrite one cookie; a name per token keeps them
+	// apart without telling anything about the token.
+	sum := sha256.Sum256([]byte("st-web-cookie\x00" + cfg.Token))
+	s.cookie = "st_" + hex.EncodeToString(sum[:6])
+	sub, err := fs.Sub(assetsFS, "assets")
+	if err != nil {
+		panic(err) // the embed pattern guarantees the folder
+	}
+	s.assets = sub
+
+	s.mux.HandleFunc("GET /{$}", s.serveIndex)
+	s.mux.Handle("GET /assets/", http.StripPrefix("/assets/", http.HandlerFunc(s.serveAsset)))
+	s.mux.HandleFunc("GET /api/state", s.serveState)
+	s.mux.HandleFunc("GET /api/events", s.serveEvents)
+	s.mux.HandleFunc("GET /term", s.serveTerm)
+	s.mux.HandleFunc("POST /api/adopt", s.serveAdopt)
+	s.mux.HandleFunc("POST /api/release", s.serveRelease)
+	s.mux.HandleFunc("POST /api/gates/answer", s.serveAnswer)
+	return s
+}
+
+func (s *Server) logf(format string, args ...any) {
+	fmt.Fprintf(s.log, "web: "+format+"\n", args...)
+}
+
+// ServeHTTP checks the token before anything else, so that no route, not
+// even a 404, answers without it.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer") // the first URL carries the token
+	h.Set("X-Frame-Options", "DENY")
+	fromQuery, ok := s.authorized(r)
+	if !ok {
+		s.logf("401 %s %s from %s", r.Method, r.URL.Path, r.RemoteAddr)
+		h.Set("Content-Type", "text/html; charset=utf-8")
+		h.Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, unauthorizedPage)
+		return
+	}
+	if fromQuery {
+		http.SetCookie(w, &http.Cookie{
+			Name: s.cookie, Value: s.cfg.Token, Path: "/",
+			HttpOnly: true, SameSite: http.SameSiteStrictMode,
+		})
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+const unauthorizedPage = `<!doctype html><meta charset="utf-8"><title>st: 401</title>
+<body style="font:15px system-ui,sans-serif;background:#0d1117;color:#c9d1d9;padding:2em">
+<h1>401 Unauthorized</h1>
+<p>This page needs its token. Open the address that <code>st web</code> prints.</p>`
+
+// authorized reports whether r carries the token, and whether it came in
+// the query (so the cookie should be set).
+func (s *Server) authorized(r *http.Request) (fromQuery, ok bool) {
+	if s.cfg.Token == "" {
+		return false, false
+	}
+	if t := r.URL.Query().Get("token"); t != "" {
+		return true, s.tokenEqual(t)
+	}
+	if c, err := r.Cookie(s.cookie); err == nil {
+		return false, s.tokenEqual(c.Value)
+	}
+	return false, false
+}
+
+// tokenEqual compares in constant time; hashing first keeps the length
+// of the token from showing in the time too.
+func (s *Server) tokenEqual(t string) bool {
+	a := sha256.Sum256([]byte(t))
+	b := sha256.Sum256([]byte(s.cfg.Token))
+	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
+}
+
+// originAllowed reports whether a browser page of Origin may use the
+// websockets and the actions: only the UI's own pages (and configured
+// origins). A request without Origin is not from a page, and the token
+// alone decides.
+func (s *Server) originAllowed(r *http.Request) bool {
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return true
+	}
+	for _, a := range s.cfg.AllowedOrigins {
+		if strings.EqualFold(strings.TrimSuffix(a, "/"), o) {
+			return true
+		}
+	}
+	u, err := url.Parse(o)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	return strings.EqualFold(u.Host, r.Host)
+}
+
+func (s *Server) refuseOrigin(w http.ResponseWriter, r *http.Request) bool {
+	if s.originAllowed(r) {
+		return false
+	}
+	s.logf("403 %s %s from origin %q", r.Method, r.URL.Path, r.Header.Get("Origin"))
+	http.Error(w, "403 Forbidden: this origin may not use st's web UI", http.StatusForbidden)
+	return true
+}
+
+func (s *Server) serveIndex(w http.ResponseWriter, r *http.Request) {
+	b, err := fs.ReadFile(s.assets, "index.html")
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	// xterm.js writes <style> elements, hence the inline styles.
+	h.Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; "+
+		"img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
+	w.Write(b)
+}
+
+func (s *Server) serveAsset(w http.ResponseWriter, r *http.Request) {
+	name := r.URL.Path
+	if name == "" || strings.HasSuffix(name, "/") {
+		http.NotFound(w, r) // no folder listings
+		return
+	}
+	if strings.HasSuffix(name, ".mjs") || strings.HasSuffix(name, ".js") {
+		// Module scripts need a JavaScript type, and Go's table may not
+		// know .mjs.
+		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+	}
+	// Revalidate every time: the files change with st, and the check is a
+	// cheap 304.
+	w.Header().Set("Cache-Control", "no-cache")
+	http.ServeFileFS(w, r, s.assets, name)
+}
+
+// snapshot asks the Backend and fills in what it left out.
+func (s *Server) snapshot(ctx context.Context) (Snapshot, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	snap, err := s.cfg.Backend.Snapshot(ctx)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	if snap.Sessions == nil && s.cfg.Tmux != nil {
+		if snap.Sessions, err = TmuxSessions(ctx, s.cfg.Tmux); err != nil {
+			s.logf("list tmux sessions: %v", err)
+		}
+	}
+	return normalize(snap), nil
+}
+
+// normalize drops the web terminal's own grouped sessions and turns nil
+// lists into empty ones, so the page never sees null.
+func normalize(snap Snapshot) Snapshot {
+	sessions := make([]Session, 0, len(snap.Sessions))
+	for _, se := range snap.Sessions {
+		if tmux.IsWebSession(se.Name) {
+			continue
+		}
+		if se.Windows == nil {
+			se.Windows = []Window{}
+		}
+		for i := range se.Windows {
+			if se.Windows[i].Panes == nil {
+				se.Windows[i].Panes = []Pane{}
+			}
+		}
+		sessions = append(sessions, se)
+	}
+	snap.Sessions = sessions
+	if snap.Agents == nil {
+		snap.Agents = []Agent{}
+	}
+	if snap.Gates == nil {
+		snap.Gates = []Gate{}
+	}
+	for i := range snap.Gates {
+		if snap.Gates[i].Options == nil {
+			snap.Gates[i].Options = []string{}
+		}
+	}
+	return snap
+}
+
+// TmuxSessions lists the sessions and windows of a tmux server, leaving
+// out the web terminal's grouped sessions; a pane's agent and role come
+// from st's pane options.
+func TmuxSessions(ctx context.Context, c *tmux.Client) ([]Session, error) {
+	panes, err := c.ListPanes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	active, err := c.ActiveWindows(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []Session{}
+	for _, se := range tmux.Sessions(panes) {
+		if tmux.IsWebSession(se.Name) {
+			continue
+		}
+		s := Session{ID: se.ID, Name: se.Name, Windows: []Window{}}
+		for _, w := range se.Windows {
+			win := Window{ID: w.ID, Index: w.Index, Name: w.Name, Active: active[se.ID] == w.ID, Panes: []Pane{}}
+			for _, p := range w.Panes {
+				win.Panes = append(win.Panes, Pane{ID: p.ID, Agent: p.StAgent, Role: p.StRole})
+			}
+			s.Windows = append(s.Windows, win)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func (s *Server) serveState(w http.ResponseWriter, r *http.Request) {
+	snap, err := s.snapshot(r.Context())
+	if err != nil {
+		s.logf("snapshot: %v", err)
+		writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: err.Error()})
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, snap)
+}
+
+type errorBody struct {
+	Error string `json:"error"`
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(v)
+}
+
+// action decodes a small JSON body and runs do with a bounded time. It
+// wants application/json: a cross-site form cannot send that without a
+// preflight, which this server never grants.
+func (s *Server) action(w http.ResponseWriter, r *http.Request, body any, do func(ctx context.Context) error) {
+	if s.refuseOrigin(w, r) {
+		return
+	}
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		writeJSON(w, http.StatusUnsupportedMediaType, errorBody{Error: "send application/json"})
+		return
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(body); err != nil {
+		writeJSON(w, http.StatusBadRequest, errorBody{Error: "bad request: " + err.Error()})
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), time.Minute)
+	defer cancel()
+	if err := do(ctx); err != nil {
+		var bad *badRequest
+		if errors.As(err, &bad) {
+			writeJSON(w, http.StatusBadRequest, errorBody{Error: err.Error()})
+			return
+		}
+		s.logf("%s: %v", r.URL.Path, err)
+		writeJSON(w, http.StatusConflict, errorBody{Error: err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		OK bool `json:"ok"`
+	}{true})
+}
+
+type badRequest struct{ msg string }
+
+func (e *badRequest) Error() string { return e.msg }
+
+func required(fields ...string) error {
+	for i := 0; i < len(fields); i += 2 {
+		if strings.TrimSpace(fields[i+1]) == "" {
+			return &badRequest{msg: fields[i] + " is required"}
+		}
+	}
+	return nil
+}
+
+func (s *Server) serveAdopt(w http.ResponseWriter, r *http.Request) {
+	var b struct {
+		Coordinator string `json:"coordinator"`
+		Agent       string `json:"agent"`
+	}
+	s.action(w, r, &b, func(ctx context.Context) error {
+		if err := required("coordinator", b.Coordinator, "agent", b.Agent); err != nil {
+			return err
+		}
+		if b.Coordinator == b.Agent {
+			return &badRequest{msg: "an agent cannot adopt itself"}
+		}
+		return s.cfg.Backend.Adopt(ctx, b.Coordinator, b.Agent)
+	})
+}
+
+func (s *Server) serveRelease(w http.ResponseWriter, r *http.Request) {
+	var b struct {
+		Pane string `json:"pane"`
+	}
+	s.action(w, r, &b, func(ctx context.Context) error {
+		if err := required("pane", b.Pane); err != nil {
+			return err
+		}
+		return s.cfg.Backend.Release(ctx, b.Pane)
+	})
+}
+
+func (s *Server) serveAnswer(w http.ResponseWriter, r *http.Request) {
+	var b struct {
+		ID     string `json:"id"`
+		Option string `json:"option"`
+	}
+	s.action(w, r, &b, func(ctx context.Context) error {
+		if err := required("id", b.ID, "option", b.Option); err != nil {
+			return err
+		}
+		return s.cfg.Backend.AnswerGate(ctx, b.ID, b.Option)
+	})
+}

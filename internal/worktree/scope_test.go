@@ -1,0 +1,296 @@
+package worktree
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestScopeAllows(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		glob  string
+		path  string
+		allow bool
+	}{
+		{"src/**", "src/a.go", true},
+		{"src/**", "src/x/y/z.go", true},
+		{"src/**", "src", true},
+		{"src/**", "srcx/a.go", false},
+		{"src/**", "lib/src/a.go", false},
+		{"src/", "src/a/b.go", true},
+		{"src", "src/a/b.go", true}, // a plain name is the folder too
+		{"src", "src", true},
+		{"src", "srcx", false},
+		{"docs/*.md", "docs/a.md", true},
+		{"docs/*.md", "docs/.md", true},
+		{"docs/*.md", "docs/sub/a.md", false},
+		{"docs/*.md", "docs/a.txt", false},
+		{"README.md", "README.md", true},
+		{"README.md", "docs/README.md", false},
+		{"**/*_test.go", "a_test.go", true},
+		{"**/*_test.go", "x/y/a_test.go", true},
+		{"**/*_test.go", "x/y/a.go", false},
+		{"a/**/b", "a/b", true},
+		{"a/**/b", "a/x/y/b", true},
+		{"a/**/b", "a/x/y/bb", false},
+		{"a/**/b", "ab", false},
+		{"**", "anything/at/all", true},
+		{"*", "top.txt", true},
+		{"*", "dir/file", false},
+		{"?.go", "a.go", true},
+		{"?.go", "ab.go", false},
+		{"[abc].go", "b.go", true},
+		{"[abc].go", "d.go", false},
+		{"[!abc].go", "d.go", true},
+		{"[^abc].go", "a.go", false},
+		{"[a-c]x", "bx", true},
+		{`\*.go`, "*.go", true},
+		{`\*.go`, "a.go", false},
+		{"./src/**", "src/a.go", true},
+		{"src//x.go", "src/x.go", true},
+		{"src/**", "./src/a.go", true},
+		{"src/**", "src/../etc/passwd", false},
+		{"src/**", "../src/a.go", false},
+		{"src/**", "/src/a.go", false},
+		{"src/**", "", false},
+		{"*.go", "ü.go", true},
+	}
+	for _, c := range cases {
+		if got := (Scope{c.glob}).Allows(c.path); got != c.allow {
+			t.Errorf("Scope{%q}.Allows(%q) = %v, want %v", c.glob, c.path, got, c.allow)
+		}
+	}
+	if !(Scope{}).Allows("anything") || !(Scope(nil)).Allows("../outside") {
+		t.Error("an empty scope must allow everything")
+	}
+	s := Scope{"docs/**", "README.md"}
+	if !s.Allows("README.md") || !s.Allows("docs/x") || s.Allows("src/x") {
+		t.Error("a scope of two globs")
+	}
+}
+
+func TestValidGlob(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		glob string
+		bad  string // part of the message; "" means valid
+	}{
+		{"src/**", ""},
+		{"docs/*.md", ""},
+		{"README.md", ""},
+		{"**/*_test.go", ""},
+		{"src/", ""},
+		{"[a-z]*.go", ""},
+		{"**", ""},
+		{"", "empty"},
+		{"   ", "empty"},
+		{"/etc/passwd", "absolute"},
+		{"~/x", "absolute"},
+		{"../other/**", `".."`},
+		{"src/../../x", `".."`},
+		{"src/**.go", "whole path segment"},
+		{"a**", "whole path segment"},
+		{"[abc", "closing"},
+		{"[]", "closing"},
+		{"[z-a]", "backwards"},
+		{"[a/b]", "'/'"},
+		{`x\`, "quotes nothing"},
+		{".", "names no path"},
+		{"./", "names no path"},
+	}
+	for _, c := range cases {
+		err := ValidGlob(c.glob)
+		switch {
+		case c.bad == "" && err != nil:
+			t.Errorf("ValidGlob(%q) = %v, want nil", c.glob, err)
+		case c.bad != "" && (err == nil || !strings.Contains(err.Error(), c.bad)):
+			t.Errorf("ValidGlob(%q) = %v, want an error with %q", c.glob, err, c.bad)
+		}
+	}
+	if err := ValidGlob("src/**.go"); err == nil || !strings.Contains(err.Error(), `"src/**/*.go"`) {
+		t.Errorf("the advice for src/**.go: %v", err)
+	}
+}
+
+func TestOverlap(t *testing.T) {
+	t.Parallel()
+	files := []string{"README.md", "docs/guide.md", "src/main.go", "src/main_test.go", "src/util/u.go"}
+	cases := []struct {
+		a, b    Scope
+		overlap bool
+		example string // "" means any
+	}{
+		{Scope{"src/**"}, Scope{"docs/**"}, false, ""},
+		{Scope{"src/**"}, Scope{"src/util/**"}, true, "src/util/u.go"},
+		{Scope{"src/**"}, Scope{"**/*_test.go"}, true, "src/main_test.go"},
+		{Scope{"docs/*.md"}, Scope{"docs/*.txt"}, false, ""},
+		{Scope{"docs/*.md"}, Scope{"README.md"}, false, ""},
+		{Scope{"docs/*.md"}, Scope{"docs/new-*"}, true, ""}, // no such file, still possible
+		{Scope{"lib/**"}, Scope{"lib/*.c"}, true, ""},
+		{Scope{"lib/a*"}, Scope{"lib/b*"}, false, ""},
+		{Scope{"lib/[a-m]*"}, Scope{"lib/[n-z]*"}, false, ""},
+		{Scope{"lib/[a-m]*"}, Scope{"lib/[m-z]*"}, true, ""},
+		{Scope{"x/?"}, Scope{"x/??"}, false, ""},
+		{Scope{"src"}, Scope{"src/main.go"}, true, "src/main.go"},
+		{Scope{"a/**/z.go"}, Scope{"**/b/*.go"}, true, ""},
+		{Scope{}, Scope{"docs/**"}, true, "docs/guide.md"},
+		{Scope{"README.md", "src/**"}, Scope{"docs/**", "README.md"}, true, "README.md"},
+		{Scope{"**"}, Scope{"nothing/yet"}, true, ""},
+	}
+	for _, c := range cases {
+		ex, ok := Overlap(c.a, c.b, files)
+		if ok != c.overlap {
+			t.Errorf("Overlap(%q, %q) = %q, %v; want %v", c.a, c.b, ex, ok, c.overlap)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		if c.example != "" && ex != c.example {
+			t.Errorf("Overlap(%q, %q) example = %q, want %q", c.a, c.b, ex, c.example)
+		}
+		// Whatever the example, both scopes must allow it.
+		if !c.a.Allows(ex) || !c.b.Allows(ex) {
+			t.Errorf("Overlap(%q, %q) example %q is not allowed by both", c.a, c.b, ex)
+		}
+		// Symmetric.
+		if _, ok2 := Overlap(c.b, c.a, files); !ok2 {
+			t.Errorf("Overlap is not symmetric for %q, %q", c.a, c.b)
+		}
+	}
+	// Without files, the automata still find a readable example.
+	if ex, ok := Overlap(Scope{"src/**"}, Scope{"src/*.go"}, nil); !ok || ex != "src/x.go" {
+		t.Errorf("example without files = %q, %v", ex, ok)
+	}
+}
+
+func TestOutsideAndUnmatched(t *testing.T) {
+	t.Parallel()
+	s := Scope{"src/**", "docs/*.md"}
+	changes := []Change{
+		{Path: "src/a.go", Status: Modified},
+		{Path: "docs/x.md", Status: Added},
+		{Path: "Makefile", Status: Modified},
+		{Path: "src/b.go", Status: Renamed, From: "lib/b.go"},
+		{Path: "docs/deep/y.md", Status: Deleted},
+	}
+	if got, want := Outside(s, changes), []string{"Makefile", "docs/deep/y.md", "lib/b.go"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Outside = %v, want %v", got, want)
+	}
+	if got := Outside(nil, changes); len(got) != 0 {
+		t.Errorf("Outside(empty scope) = %v", got)
+	}
+	files := []string{"src/a.go", "README.md"}
+	if got := (Scope{"src/**", "docs/*.md", "READMEE.md"}).Unmatched(files); !reflect.DeepEqual(got, []string{"docs/*.md", "READMEE.md"}) {
+		t.Errorf("Unmatched = %v", got)
+	}
+}
+
+func TestRel(t *testing.T) {
+	t.Parallel()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(base, "repo")
+	os.MkdirAll(filepath.Join(root, "src"), 0o755)
+	link := filepath.Join(base, "link")
+	if err := os.Symlink(root, link); err != nil {
+		t.Fatal(err)
+	}
+	home, _ := os.UserHomeDir()
+	cases := []struct {
+		root, cwd, p string
+		want         string
+		ok           bool
+	}{
+		{root, root, "src/a.go", "src/a.go", true},
+		{root, root, filepath.Join(root, "src/a.go"), "src/a.go", true},
+		{root, filepath.Join(root, "src"), "a.go", "src/a.go", true},
+		{root, filepath.Join(root, "src"), "../README.md", "README.md", true},
+		{root, filepath.Join(root, "src"), "../../x", "", false},
+		{root, root, "/etc/passwd", "", false},
+		{root, root, ".", ".", true},
+		{root, "", "a.go", "a.go", true},
+		{root, "src", "a.go", "src/a.go", true}, // a relative cwd is from the root
+		{root, root, "", "", false},
+		{root, link, "src/new.go", "src/new.go", true},              // cwd through a link
+		{root, root, filepath.Join(link, "x/y.go"), "x/y.go", true}, // path through a link, not existing yet
+		{link, root, filepath.Join(root, "a"), "a", true},           // root through a link
+		{root, root, filepath.Join(base, "repo2", "a"), "", false},  // a sibling with the same prefix
+		{root, root, "~/x", "", home != "" && strings.HasPrefix(home, root)},
+	}
+	for _, c := range cases {
+		got, ok := Rel(c.root, c.cwd, c.p)
+		if got != c.want || ok != c.ok {
+			t.Errorf("Rel(%q, %q, %q) = %q, %v; want %q, %v", c.root, c.cwd, c.p, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+func TestPatchPaths(t *testing.T) {
+	t.Parallel()
+	patch := `*** Begin Patch
+*** Add File: src/new.go
++package main
+*** Update File: src/main.go
+*** Move to: src/app.go
+@@ func main() {
+-	old()
++	new()
+*** Delete File: docs/old.md
+*** Update File: src/main.go
+@@
+ context
+*** End Patch
+`
+	want := []string{"src/new.go", "src/main.go", "src/app.go", "docs/old.md"}
+	if got := PatchPaths(patch); !reflect.DeepEqual(got, want) {
+		t.Errorf("PatchPaths = %q, want %q", got, want)
+	}
+	crlf := strings.ReplaceAll("*** Begin Patch\n*** Add File: /abs/path with space.txt\n+x\n*** End Patch\n", "\n", "\r\n")
+	if got := PatchPaths(crlf); !reflect.DeepEqual(got, []string{"/abs/path with space.txt"}) {
+		t.Errorf("PatchPaths(CRLF) = %q", got)
+	}
+	indented := "  *** Begin Patch\n  *** Delete File: a.txt\n  *** End Patch"
+	if got := PatchPaths(indented); !reflect.DeepEqual(got, []string{"a.txt"}) {
+		t.Errorf("PatchPaths(indented) = %q", got)
+	}
+	if got := PatchPaths("no patch here\n+*** Add File: x\n"); len(got) != 0 {
+		t.Errorf("PatchPaths(body line) = %q", got)
+	}
+	if got := PatchPaths("*** Add File:   \n"); len(got) != 0 {
+		t.Errorf("PatchPaths(empty path) = %q", got)
+	}
+}
+
+// FuzzOverlap checks the automata against themselves: an example of an
+// overlap is allowed by both globs, and matching never panics.
+func FuzzOverlap(f *testing.F) {
+	for _, s := range [][3]string{
+		{"src/**", "**/*_test.go", "src/a_test.go"},
+		{"docs/*.md", "docs/[a-c]?.md", "docs/ab.md"},
+		{"a/**/b", "a/*/b", "a/x/b"},
+		{"[!x]", "[^y]", "z"},
+		{`\**`, "*", "*a"},
+	} {
+		f.Add(s[0], s[1], s[2])
+	}
+	f.Fuzz(func(t *testing.T, a, b, p string) {
+		if ValidGlob(a) != nil || ValidGlob(b) != nil {
+			return
+		}
+		sa, sb := Scope{a}, Scope{b}
+		sa.Allows(p)
+		ex, ok := Overlap(sa, sb, nil)
+		if ok && (!sa.Allows(ex) || !sb.Allows(ex)) {
+			t.Fatalf("Overlap(%q, %q) example %q not allowed by both", a, b, ex)
+		}
+		if !ok && sa.Allows(p) && sb.Allows(p) {
+			t.Fatalf("Overlap(%q, %q) = false, but both allow %q", a, b, p)
+		}
+	})
+}

@@ -1,0 +1,190 @@
+package worktree
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestShellWrites(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		cmd  string
+		want []string
+	}{
+		// Redirections.
+		{"echo hi > out.txt", []string{"out.txt"}},
+		{"echo hi >> log/app.log", []string{"log/app.log"}},
+		{"echo hi>out", []string{"out"}},
+		{"cat<in>out", []string{"out"}},
+		{"make 2> err.txt", []string{"err.txt"}},
+		{"make > build.log 2>&1", []string{"build.log"}},
+		{"make &> all.log", []string{"all.log"}},
+		{"make &>> all.log", []string{"all.log"}},
+		{"make >& both.log", []string{"both.log"}},
+		{"echo x >| forced", []string{"forced"}},
+		{"exec 3<> rw.dat", []string{"rw.dat"}},
+		{"ls > /dev/null 2>&1", nil},
+		{"ls 2>/dev/null >/dev/stderr", nil},
+		{"echo x >&2", nil},
+		{"cmd 1>&- 2>&1", nil},
+		{"sort < input.txt", nil},
+		{"> empty.txt", []string{"empty.txt"}},
+		{`echo "a > b" > 'my file.txt'`, []string{"my file.txt"}},
+		{`echo a\>b > c`, []string{"c"}},
+		// Separators and pipes.
+		{"echo a > x; echo b > y && echo c > z || echo d > w", []string{"x", "y", "z", "w"}},
+		{"ls | tee list.txt | wc -l", []string{"list.txt"}},
+		{"make & echo done > flag", []string{"flag"}},
+		{"echo a > one\necho b > two", []string{"one", "two"}},
+		{"git status |& tee -a s.log", []string{"s.log"}},
+		// tee, cp, mv, ln, install.
+		{"echo x | tee a.txt b.txt", []string{"a.txt", "b.txt"}},
+		{"tee -a --output-error=warn c.txt", []string{"c.txt"}},
+		{"cp src/a.go src/b.go", []string{"src/b.go"}},
+		{"cp -r a b dest/", []string{"dest/"}},
+		{"cp -t dest a b", []string{"dest"}},
+		{"cp --target-directory=dest a", []string{"dest"}},
+		{"mv old.go new.go", []string{"old.go", "new.go"}},
+		{"mv -f -- -weird.txt x", []string{"-weird.txt", "x"}},
+		{"ln -s /opt/tool bin/tool", []string{"bin/tool"}},
+		{"ln -sf ../shared/config.yml", []string{"config.yml"}},
+		{"install -m 755 build/st /usr/local/bin/st", []string{"/usr/local/bin/st"}},
+		{"install -d out/a out/b", []string{"out/a", "out/b"}},
+		// Operands.
+		{"rm -rf build dist", []string{"build", "dist"}},
+		{"rm -- -f", []string{"-f"}},
+		{"rmdir empty", []string{"empty"}},
+		{"touch -d yesterday a.txt", []string{"a.txt"}},
+		{"mkdir -p -m 700 a/b/c", []string{"a/b/c"}},
+		{"truncate -s 0 big.log", []string{"big.log"}},
+		{"unlink x", []string{"x"}},
+		// chmod and friends.
+		{"chmod +x script.sh", []string{"script.sh"}},
+		{"chmod -R 755 bin", []string{"bin"}},
+		{"chmod -x a b", []string{"a", "b"}},
+		{"chmod --reference=ref target", []string{"target"}},
+		{"chown -R user:group dir", []string{"dir"}},
+		{"chgrp staff f", []string{"f"}},
+		// sed and perl in place.
+		{"sed -i 's/a/b/' file.txt", []string{"file.txt"}},
+		{"sed -i.bak -e 's/a/b/' -e 's/c/d/' f1 f2", []string{"f1", "f2"}},
+		{"sed -ni 's/a/b/p' f", []string{"f"}},
+		{"sed --in-place=.orig 's/x/y/' conf", []string{"conf"}},
+		{"sed -i '' 's/x/y/' mac.txt", []string{"mac.txt"}},
+		{"sed -E -i 's/(a)/\\1/' g", []string{"g"}},
+		{"sed -f script.sed -i h", []string{"h"}},
+		{"sed 's/a/b/' readonly.txt > out.txt", []string{"out.txt"}},
+		{"sed -n '1p' f", nil},
+		{"perl -pi -e 's/a/b/' p1 p2", []string{"p1", "p2"}},
+		{"perl -i.bak -pe 's/a/b/' p3", []string{"p3"}},
+		{"perl -ne 'print' p4", nil},
+		// git.
+		{"git checkout -- a.go b.go", []string{"a.go", "b.go"}},
+		{"git checkout HEAD~1 -- src/x.go", []string{"src/x.go"}},
+		{"git checkout -b feature", nil},
+		{"git checkout main", []string{"main"}},
+		{"git restore src/a.go", []string{"src/a.go"}},
+		{"git restore --source=HEAD~2 --staged --worktree f", []string{"f"}},
+		{"git restore -s main g", []string{"g"}},
+		{"git rm -r --cached old", []string{"old"}},
+		{"git mv a b", []string{"a", "b"}},
+		{"git reset --hard HEAD", []string{"."}},
+		{"git reset HEAD~1", nil},
+		{"git clean -fd", []string{"."}},
+		{"git clean -n", nil},
+		{"git stash", []string{"."}},
+		{"git stash list", nil},
+		{"git switch main", []string{"."}},
+		{"git switch -c new", nil},
+		{"git -C sub checkout -- f", []string{"sub/f"}},
+		{"git -c core.x=y restore f", []string{"f"}},
+		{"git status && git diff > d.patch", []string{"d.patch"}},
+		{"git commit -am 'msg > not a file'", nil},
+		// cd.
+		{"cd src && echo x > a.go", []string{"src/a.go"}},
+		{"cd /tmp; touch t", []string{"/tmp/t"}},
+		{"cd src; cd ../docs; rm old.md", []string{"docs/old.md"}},
+		{"(cd sub && touch in) && touch out", []string{"sub/in", "out"}},
+		{"cd $DIR && rm x && rm /abs", []string{"/abs"}},
+		{"cd && touch h", []string{"~/h"}},
+		{"pushd lib >/dev/null && rm a.o", []string{"lib/a.o"}},
+		// Wrappers, assignments, keywords.
+		{"sudo tee /etc/hosts", []string{"/etc/hosts"}},
+		{"sudo -u root rm -f /var/x", []string{"/var/x"}},
+		{"FOO=1 BAR=2 touch z", []string{"z"}},
+		{"env -u HOME X=1 rm e", []string{"e"}},
+		{"timeout 10s rm slow", []string{"slow"}},
+		{"nohup rm n > nohup.out", []string{"nohup.out", "n"}},
+		{"time nice -n 5 touch tn", []string{"tn"}},
+		{"/bin/rm -f abs-named", []string{"abs-named"}},
+		{"if test -f a; then rm a; fi", []string{"a"}},
+		{"while read l; do echo $l >> out; done < in", []string{"out"}},
+		{"! touch neg", []string{"neg"}},
+		{"{ echo a; echo b; } > grouped", []string{"grouped"}},
+		{"for f in a b; do rm $f; done", nil},
+		{"command -v rm", nil},
+		{"command rm c", []string{"c"}},
+		// Nested commands.
+		{`bash -c "echo x > inner.txt"`, []string{"inner.txt"}},
+		{`sh -ec 'cd d && rm y'`, []string{"d/y"}},
+		{"echo $(rm sub1) > `touch sub2`", []string{"sub1", "sub2"}},
+		{"diff <(sort a) <(sort b) > d", []string{"d"}},
+		{"eval 'rm evald'", []string{"evald"}},
+		{"x=$(cat f > g)", []string{"g"}},
+		// What cannot be read is left out.
+		{"echo x > $OUT", nil},
+		{`echo x > "$HOME/f"`, nil},
+		{"rm -rf ${DIR}/build", nil},
+		{"touch $(date +%s).txt", nil},
+		{"rm `ls`", nil},
+		{"xargs rm < list", nil},
+		{"python gen.py", nil},
+		{"[[ a > b ]] && echo y", nil},
+		{"(( x > 3 )) && touch big", []string{"big"}},
+		{"echo $(( (1+2) > 3 )) > arith", []string{"arith"}},
+		{"echo '$HOME' > lit", []string{"lit"}},
+		{"rm docs/*.md", []string{"docs/*.md"}},
+		{"echo a # > comment", nil},
+		{"echo a#b > c", []string{"c"}},
+		// Here-documents: bodies are not commands.
+		{"cat > notes.md <<'EOF'\nrm -rf everything > /etc/x\nEOF\ntouch after", []string{"notes.md", "after"}},
+		{"cat <<-EOF > t.txt\n\trm x\n\tEOF\n", []string{"t.txt"}},
+		{"cat <<< 'rm x' > hs", []string{"hs"}},
+		// apply_patch inside a shell command (Codex).
+		{"apply_patch <<'PATCH'\n*** Begin Patch\n*** Add File: src/n.go\n+package n\n*** Update File: src/m.go\n*** Move to: src/k.go\n*** End Patch\nPATCH\n", []string{"src/n.go", "src/m.go", "src/k.go"}},
+		{"cd pkg && apply_patch '*** Begin Patch\n*** Delete File: gone.go\n*** End Patch'", []string{"pkg/gone.go"}},
+		// Others.
+		{"dd if=/dev/zero of=disk.img bs=1M count=1", []string{"disk.img"}},
+		{"curl -sSL -o out.tgz https://x", []string{"out.tgz"}},
+		{"curl --output=o2 https://x", []string{"o2"}},
+		{"wget -O w.html https://x", []string{"w.html"}},
+		{"echo a > x; echo b > x", []string{"x"}},
+		{"line \\\ncontinued > cont", []string{"cont"}},
+		{"", nil},
+		{"unterminated 'quote > x", nil},
+		{"echo > ", nil},
+	}
+	for _, c := range cases {
+		got := ShellWrites(c.cmd)
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("ShellWrites(%q) = %q, want %q", c.cmd, got, c.want)
+		}
+	}
+}
+
+func FuzzShellWrites(f *testing.F) {
+	for _, s := range []string{
+		"echo hi > out.txt", "cd a && (rm b; cat <<EOF\nx\nEOF\n) | tee c",
+		"bash -c 'eval \"rm $(touch x)\"'", "sed -i -e s/a/b/ f", "git -C d checkout -- x",
+		"echo $((1+2)) `a` ${b} $'c\\n'", "cat <<-A <<B\n\tx\n\tA\ny\nB\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, p := range ShellWrites(s) {
+			if p == "" {
+				t.Fatalf("ShellWrites(%q) gave an empty path", s)
+			}
+		}
+	})
+}
