@@ -6,6 +6,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -81,6 +82,10 @@ type Event struct {
 	Failed bool `json:"failed,omitempty"`
 	// Tool is the tool's name, for EvTool and EvWaiting.
 	Tool string `json:"tool,omitempty"`
+	// Before marks a tool call that has not run yet (PreToolUse), which a
+	// hook may still refuse; ToolInput is its input as the agent sent it.
+	Before    bool            `json:"before,omitempty"`
+	ToolInput json.RawMessage `json:"tool_input,omitempty"`
 	// SubagentID and SubagentDone describe EvSubagent.
 	SubagentID   string `json:"subagent_id,omitempty"`
 	SubagentType string `json:"subagent_type,omitempty"`

@@ -218,6 +218,10 @@ func mapClaudeLikeEvent(name string, payload []byte) (Event, error) {
 	case "PreToolUse", "PostToolUse", "PostToolUseFailure":
 		ev.Kind = EvTool
 		ev.Tool = str(p, "tool_name")
+		ev.Before = name == "PreToolUse"
+		if raw, ok := p["tool_input"]; ok {
+			ev.ToolInput = raw
+		}
 	case "PermissionRequest":
 		// Fires as the dialog shows; Notification permission_prompt comes
 		// about 6 s later, so this is the one to act on.

@@ -774,6 +774,12 @@ type guardArg struct {
 
 var guardTmuxVarRe = regexp.MustCompile(`\$\{?TMUX\b|socket_path`)
 
+// guardMentionsTmuxVar reports whether shell text reads $TMUX (or asks tmux
+// for its socket path): a value it prints names the agent's server.
+func guardMentionsTmuxVar(text string) bool {
+	return (strings.Contains(text, "TMUX") || strings.Contains(text, "socket_path")) && guardTmuxVarRe.MatchString(text)
+}
+
 func (st *guardState) expandWord(w *guardWord, sc *guardScope) []guardArg {
 	if len(w.parts) == 0 {
 		return nil
@@ -823,7 +829,7 @@ func (st *guardState) expandOne(w *guardWord, sc *guardScope) guardArg {
 			}
 			b.WriteString("$(" + p.text + ")")
 			a.known = false
-			if guardTmuxVarRe.MatchString(p.text) {
+			if guardMentionsTmuxVar(p.text) {
 				a.ours = true
 			}
 		case guardArith:
@@ -2439,7 +2445,7 @@ func (st *guardState) procMatch(tool string, args []guardArg) string {
 		}
 		if p.known && regex {
 			if m := guardRegexMatch(p.s, full, exact, icase); m != "" {
-				return fmt.Sprintf("the pattern %s also matches %s", guardQuote(p.s), m)
+				return fmt.Sprintf("the pattern %s also matches %s; match whole names with -x, or kill by pid", guardQuote(p.s), m)
 			}
 		}
 	}

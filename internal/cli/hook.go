@@ -2,12 +2,15 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/client"
 	"github.com/sophonz/st/internal/orch"
 )
@@ -39,9 +42,21 @@ func newHookCmd(env *Env) *cobra.Command {
 					remove()
 				}
 			}
+			// The guard needs no daemon: it must work while st is down.
+			if args[1] == "PreToolUse" {
+				if reason := guard(env, payload); reason != "" {
+					deny(env, reason)
+					c.Call(ctx, "/v1/hook", orch.HookRequest{Agent: args[0], Event: args[1], Pane: pane, Payload: payload}, nil)
+					return nil
+				}
+			}
 			req := orch.HookRequest{Agent: args[0], Event: args[1], Pane: pane, Payload: payload}
-			if err := c.Call(ctx, "/v1/hook", req, nil); err != nil && env.Getenv("ST_HOOK_DEBUG") != "" {
+			var res orch.HookResponse
+			if err := c.Call(ctx, "/v1/hook", req, &res); err != nil && env.Getenv("ST_HOOK_DEBUG") != "" {
 				fmt.Fprintf(env.Stderr, "st hook: %v\n", err)
+			}
+			if res.Deny && args[1] == "PreToolUse" {
+				deny(env, res.Reason)
 			}
 			return nil
 		},
@@ -69,4 +84,36 @@ func readLimited(r io.Reader, max int64, d time.Duration) ([]byte, error) {
 	case <-time.After(d):
 		return nil, fmt.Errorf("no payload on stdin within %s", d)
 	}
+}
+
+// guard refuses a Bash command that would stop the tmux server the agent
+// runs in.
+func guard(env *Env, payload []byte) string {
+	var p struct {
+		Tool  string `json:"tool_name"`
+		Input struct {
+			Command string `json:"command"`
+			Cmd     string `json:"cmd"`
+		} `json:"tool_input"`
+	}
+	if json.Unmarshal(payload, &p) != nil {
+		return ""
+	}
+	cmd := p.Input.Command
+	if cmd == "" {
+		cmd = p.Input.Cmd
+	}
+	if cmd == "" {
+		return ""
+	}
+	return agent.Guard(cmd, agent.GuardContext{TmuxSocket: env.Getenv("TMUX"), TmuxTmpdir: env.Getenv("TMUX_TMPDIR"), UID: os.Getuid()})
+}
+
+// deny tells the agent, in the form both Claude Code and Codex take from a
+// PreToolUse hook, that the tool call is refused and why.
+func deny(env *Env, reason string) {
+	out, _ := json.Marshal(map[string]any{"hookSpecificOutput": map[string]any{
+		"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason,
+	}})
+	fmt.Fprintln(env.Stdout, string(out))
 }

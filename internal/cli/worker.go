@@ -26,13 +26,16 @@ const (
 func newWorkerCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{Use: "worker", Short: "Workers: agents in windows of their own"}
 	cmd.AddCommand(newWorkerStartCmd(env), newWorkerWaitCmd(env), newWorkerReadCmd(env), newWorkerDoneCmd(env),
-		newWorkerSendCmd(env), newWorkerStopCmd(env), newWorkerListCmd(env), newWorkerRenameCmd(env), newWorkerReleaseCmd(env), newWorkerAdoptCmd(env))
+		newWorkerSendCmd(env), newWorkerStopCmd(env), newWorkerListCmd(env), newWorkerRenameCmd(env), newWorkerReleaseCmd(env), newWorkerAdoptCmd(env),
+		newWorkerDiffCmd(env), newWorkerMergeCmd(env, "merge"), newWorkerMergeCmd(env, "pick"))
 	return cmd
 }
 
 type workerStartOptions struct {
 	Agent, Task, Name, Cwd string
-	Split, JSON            bool
+	Owns                   []string
+	Fan                    int
+	Worktree, Split, JSON  bool
 }
 
 func newWorkerStartCmd(env *Env) *cobra.Command {
@@ -54,6 +57,9 @@ the agent's hook shows its turn started. Prints the worker's id and name.`,
 	f.StringVar(&o.Name, "name", "", "the worker's name (default: from the task file's name)")
 	f.StringVar(&o.Cwd, "cwd", "", "the folder to work in (default: this pane's folder)")
 	f.BoolVar(&o.Split, "split", false, "open a pane beside this one instead of a window")
+	f.StringArrayVar(&o.Owns, "owns", nil, "a glob, relative to the repository root, of what the worker may change (repeatable)")
+	f.BoolVar(&o.Worktree, "worktree", false, "a git worktree and branch of the worker's own")
+	f.IntVar(&o.Fan, "fan", 0, "start N tries of the task, NAME-1 to NAME-N, each in its own worktree")
 	f.BoolVar(&o.JSON, "json", false, "print JSON")
 	return cmd
 }
@@ -109,7 +115,8 @@ func runWorkerStart(ctx context.Context, env *Env, o workerStartOptions) error {
 	if err != nil {
 		return err
 	}
-	req := orch.StartRequest{Pane: pane, Agent: o.Agent, Task: task, Name: o.Name, Cwd: cwd, Split: o.Split, Env: passEnv(env)}
+	req := orch.StartRequest{Pane: pane, Agent: o.Agent, Task: task, Name: o.Name, Cwd: cwd, Split: o.Split, Env: passEnv(env),
+		Owns: o.Owns, Worktree: o.Worktree, Fan: o.Fan}
 	if d, err := envDuration(env, "ST_BLOCKED_TIMEOUT"); err != nil {
 		return err
 	} else {
@@ -120,6 +127,21 @@ func runWorkerStart(ctx context.Context, env *Env, o workerStartOptions) error {
 	} else {
 		req.HookTimeout = d
 	}
+	if o.Fan != 0 {
+		var vs []orch.WorkerView
+		err := env.Client().Call(ctx, "/v1/worker/fan", req, &vs)
+		if o.JSON {
+			printJSON(env.Stdout, vs)
+		} else {
+			for _, v := range vs {
+				if v.ID != "" {
+					fmt.Fprintf(env.Stdout, "%s %s\n", v.ID, v.Name)
+					printNotes(env, v.Notes)
+				}
+			}
+		}
+		return err
+	}
 	var v orch.WorkerView
 	if err := env.Client().Call(ctx, "/v1/worker/start", req, &v); err != nil {
 		return err
@@ -128,7 +150,16 @@ func runWorkerStart(ctx context.Context, env *Env, o workerStartOptions) error {
 		return printJSON(env.Stdout, v)
 	}
 	fmt.Fprintf(env.Stdout, "%s %s\n", v.ID, v.Name)
+	printNotes(env, v.Notes)
 	return nil
+}
+
+// printNotes tells the person what they should know, on stderr, so that
+// stdout stays "%ID name" for programs.
+func printNotes(env *Env, notes []string) {
+	for _, n := range notes {
+		fmt.Fprintln(env.Stderr, "st: note: "+n)
+	}
 }
 
 // passEnv is the caller's environment that the worker's window gets:
@@ -278,8 +309,14 @@ func printWorkers(w io.Writer, ws []orch.WorkerView, header bool) {
 				name += fmt.Sprintf(" (team %d)", v.TeamOf)
 			}
 			extra := ""
+			if v.Worktree != nil && v.Worktree.Path != "" {
+				extra = "  worktree " + v.Worktree.Path
+				if v.Worktree.Merged {
+					extra += " (merged)"
+				}
+			}
 			if v.ParentGone {
-				extra = "  ⚠ (parent gone: " + v.Parent + ")"
+				extra += "  ⚠ (parent gone: " + v.Parent + ")"
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s\n", v.ID, name, v.Agent, v.State, v.For, v.Run, extra)
 		} else {
@@ -428,6 +465,7 @@ func newWorkerStopCmd(env *Env) *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(env.Stdout, "stopped %s (%s)\n", v.Name, v.ID)
+			printNotes(env, v.Notes)
 			return nil
 		},
 	}
@@ -518,6 +556,58 @@ func newWorkerAdoptCmd(env *Env) *cobra.Command {
 				team = fmt.Sprintf(", a team of %d", v.TeamOf)
 			}
 			fmt.Fprintf(env.Stdout, "adopted %s %s (%s%s) into run %s\n", v.ID, v.Name, v.Agent, team, v.Run)
+			return nil
+		},
+	}
+}
+
+func newWorkerDiffCmd(env *Env) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "diff ID",
+		Short: "Show a worktree worker's changes against the commit it started from",
+		Args:  exactArgs(1, "st worker diff ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var d orch.DiffResult
+			if err := env.Client().Call(cmd.Context(), "/v1/worker/diff", orch.IDRequest{Pane: env.Getenv("TMUX_PANE"), ID: args[0]}, &d); err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(env.Stdout, d)
+			}
+			fmt.Fprintf(env.Stdout, "worker %s (%s): %d file(s) changed on %s\n", d.Worker.Name, d.Worker.ID, len(d.Changes), d.Worker.Worktree.Branch)
+			for _, c := range d.Changes {
+				fmt.Fprintf(env.Stdout, "  %-9s %s\n", c.Status, c.Path)
+			}
+			if len(d.Outside) > 0 {
+				fmt.Fprintf(env.Stdout, "outside its scope (%s): %s\n", strings.Join(d.Worker.Scope.Globs, " "), strings.Join(d.Outside, ", "))
+			}
+			fmt.Fprint(env.Stdout, d.Diff)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newWorkerMergeCmd(env *Env, verb string) *cobra.Command {
+	short := "Merge a done worktree worker's branch into the checkout it came from"
+	if verb == "pick" {
+		short = "Merge the chosen try of a --fan and remove the other tries"
+	}
+	return &cobra.Command{
+		Use:   verb + " ID",
+		Short: short,
+		Args:  exactArgs(1, "st worker "+verb+" ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var r orch.MergeResult
+			if err := env.Client().Call(cmd.Context(), "/v1/worker/"+verb, orch.IDRequest{Pane: env.Getenv("TMUX_PANE"), ID: args[0]}, &r); err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stdout, "merged %s (%s): %d file(s), commit %s\n", r.Worker.Name, r.Worker.ID, len(r.Files), r.Commit)
+			if len(r.Removed) > 0 {
+				fmt.Fprintf(env.Stdout, "removed the other tries: %s\n", strings.Join(r.Removed, ", "))
+			}
 			return nil
 		},
 	}

@@ -240,6 +240,34 @@ func (s *server) routes() http.Handler {
 		"/v1/worker/rename":  s.idOp((*orch.Manager).Rename),
 		"/v1/worker/release": s.idOp((*orch.Manager).Release),
 		"/v1/worker/adopt":   s.idOp((*orch.Manager).Adopt),
+		"/v1/worker/diff": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
+			req, err := decode[orch.IDRequest](b)
+			if err != nil {
+				return nil, err
+			}
+			return s.mgr.Diff(ctx, req)
+		},
+		"/v1/worker/merge": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
+			req, err := decode[orch.IDRequest](b)
+			if err != nil {
+				return nil, err
+			}
+			return s.mgr.Merge(ctx, req)
+		},
+		"/v1/worker/pick": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
+			req, err := decode[orch.IDRequest](b)
+			if err != nil {
+				return nil, err
+			}
+			return s.mgr.Pick(ctx, req)
+		},
+		"/v1/worker/fan": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
+			req, err := decode[orch.StartRequest](b)
+			if err != nil {
+				return nil, err
+			}
+			return s.mgr.Fan(ctx, req)
+		},
 		"/v1/worker/list": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
 			req, err := decode[orch.IDRequest](b)
 			if err != nil {
@@ -284,9 +312,9 @@ func (s *server) routes() http.Handler {
 				return nil, err
 			}
 			if !s.sameServer(r) {
-				return map[string]bool{"ignored": true}, nil // an agent on another tmux server
+				return orch.HookResponse{}, nil // an agent on another tmux server
 			}
-			return map[string]bool{"ok": true}, s.mgr.Hook(ctx, req)
+			return s.mgr.Hook(ctx, req)
 		},
 	}
 	for path, fn := range h {

@@ -70,6 +70,11 @@ type Worker struct {
 	// TeamRun is the run this worker leads as a team lead (adopted with
 	// workers of its own).
 	TeamRun string `json:"team_run,omitempty"`
+	// Scope is what it may change (--owns); Worktree its own checkout.
+	Scope    *Scope        `json:"scope,omitempty"`
+	Worktree *WorktreeInfo `json:"worktree,omitempty"`
+	// Fan names the group of tries (--fan) it belongs to.
+	Fan string `json:"fan,omitempty"`
 }
 
 // Run is one coordinator's piece of work.
@@ -206,7 +211,8 @@ type StartRequest struct {
 	// Fan starts this many tries of the task, NAME-1 to NAME-N.
 	Fan int `json:"fan,omitempty"`
 
-	run *Run // a task's run (tasks place their workers themselves)
+	run      *Run   // a task's run (tasks place their workers themselves)
+	fanGroup string // the group of tries of a fan
 }
 
 // WaitRequest waits for workers.
@@ -230,6 +236,9 @@ type WorkerView struct {
 	ParentGone bool   `json:"parent_gone,omitempty"`
 	// TeamOf is the number of workers in the team this worker leads.
 	TeamOf int `json:"team_of,omitempty"`
+	// Notes are things the person should know about the start (a glob
+	// that matches nothing yet, a worktree marked trusted).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // IDRequest names a worker for a pane.
@@ -244,6 +253,13 @@ type IDRequest struct {
 type DoneRequest struct {
 	Pane    string `json:"pane"`
 	Summary string `json:"summary"`
+}
+
+// HookResponse is what a hook is told back: a tool call to refuse, with
+// the reason the agent sees.
+type HookResponse struct {
+	Deny   bool   `json:"deny,omitempty"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // HookRequest is one hook event from an agent.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/tmux"
+	"github.com/sophonz/st/internal/worktree"
 )
 
 // Default limits of a start (the spec's figures).
@@ -154,6 +155,18 @@ func (m *Manager) StartWorker(ctx context.Context, req StartRequest) (*WorkerVie
 		m.cfg.Tmux.SetOption(ctx, p.ID, "@st_role", "coordinator")
 	}
 
+	wcwd, scope, wt, notes, undoTree, err := m.prepareTree(req, r, name, cwd)
+	if err != nil {
+		if created {
+			m.mu.Lock()
+			if len(r.Workers) == 0 && len(r.Tasks) == 0 {
+				delete(m.runs, r.ID)
+			}
+			m.mu.Unlock()
+		}
+		return nil, err
+	}
+	cwd = wcwd
 	env := map[string]string{"ST_HOME": m.cfg.Home, "ST_BIN": m.cfg.STBin}
 	for k, v := range req.Env {
 		env[k] = v
@@ -168,12 +181,14 @@ func (m *Manager) StartWorker(ctx context.Context, req StartRequest) (*WorkerVie
 		Command: ad.Command(launchOptions(ad.Kind(), m.cfg.STBin, name, env)),
 	})
 	if err != nil {
+		undoTree()
 		return nil, errorf(KindInternal, "check that the coordinator's session still exists", "%v", err)
 	}
 	now := m.cfg.Now()
 	w := &Worker{
 		ID: wp.ID, Name: name, Agent: ad.Kind(), Parent: p.ID, Level: level, State: Starting, Since: now,
 		Task: req.Task, Cwd: cwd, Window: wp.WindowID, Session: wp.SessionID, StartedAt: now,
+		Scope: scope, Worktree: wt, Fan: req.fanGroup,
 	}
 	m.cfg.Tmux.SetOptions(ctx, map[string]map[string]string{wp.ID: {"@st_run": r.ID, "@st_role": "worker", "@st_parent": p.ID, "@st_name": name}})
 	m.mu.Lock()
@@ -229,6 +244,7 @@ func (m *Manager) StartWorker(ctx context.Context, req StartRequest) (*WorkerVie
 		m.notify()
 	}
 	v := m.view(w)
+	v.Notes = notes
 	return &v, nil
 }
 
@@ -280,18 +296,19 @@ func withDir(dir, path string) string {
 	return dir + string(filepath.ListSeparator) + path
 }
 
-// Hook applies one hook event from an agent's pane.
-func (m *Manager) Hook(ctx context.Context, req HookRequest) error {
+// Hook applies one hook event from an agent's pane, and says whether a
+// tool call about to run must be refused (outside the worker's scope).
+func (m *Manager) Hook(ctx context.Context, req HookRequest) (*HookResponse, error) {
 	ad, err := agent.Lookup(req.Agent)
 	if err != nil {
-		return errorf(KindUsage, "", "%v", err)
+		return nil, errorf(KindUsage, "", "%v", err)
 	}
 	ev, err := ad.MapEvent(req.Event, req.Payload)
 	if err != nil {
-		return errorf(KindUsage, "", "hook %s %s: %v", req.Agent, req.Event, err)
+		return nil, errorf(KindUsage, "", "hook %s %s: %v", req.Agent, req.Event, err)
 	}
 	if !tmux.ValidPaneID(req.Pane) {
-		return nil // an agent outside tmux: nothing st drives
+		return &HookResponse{}, nil // an agent outside tmux: nothing st drives
 	}
 	m.mu.Lock()
 	if old := m.movedAgent(req.Pane, ev.SessionID); old != "" {
@@ -346,6 +363,13 @@ func (m *Manager) Hook(ctx context.Context, req HookRequest) error {
 		pi.subagents[ev.SubagentID] = &Subagent{ID: ev.SubagentID, Type: ev.SubagentType, State: st, Since: m.cfg.Now()}
 	}
 	w := m.workers[req.Pane]
+	res := &HookResponse{}
+	if w != nil && w.State.Live() {
+		if reason := checkScope(w, ev); reason != "" {
+			m.logf("worker %s: refused a %s call outside its scope", w.ID, ev.Tool)
+			return &HookResponse{Deny: true, Reason: reason}, nil
+		}
+	}
 	if w != nil && w.State.Live() {
 		r := m.runOf[w.ID]
 		if ev.SessionID != "" {
@@ -383,7 +407,7 @@ func (m *Manager) Hook(ctx context.Context, req HookRequest) error {
 	}
 	m.notify()
 	m.notices.kick(req.Pane)
-	return nil
+	return res, nil
 }
 
 // Done records a worker's report, on disk before it returns.
@@ -601,11 +625,27 @@ func (m *Manager) Stop(ctx context.Context, req IDRequest) (*WorkerView, error) 
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.setState(w, Gone) {
-		m.save(m.runOf[w.ID])
-		m.notify()
+	m.setState(w, Gone)
+	var notes []string
+	if wt := w.Worktree; wt != nil && wt.Path != "" {
+		if wt.Merged {
+			// Its work is in the coordinator's checkout now.
+			repo := &worktree.Repo{Root: wt.Root}
+			tree := wt.Worktree
+			if err := repo.Remove(&tree, true); err != nil {
+				notes = append(notes, "its worktree could not be removed: "+err.Error())
+			} else {
+				notes = append(notes, "removed its worktree "+wt.Path+" and branch "+wt.Branch)
+				wt.Path = ""
+			}
+		} else {
+			notes = append(notes, "its worktree "+wt.Path+" (branch "+wt.Branch+") is kept, since it was not merged")
+		}
 	}
+	m.save(m.runOf[w.ID])
+	m.notify()
 	v := m.view(w)
+	v.Notes = notes
 	return &v, nil
 }
 

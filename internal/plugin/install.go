@@ -139,13 +139,17 @@ func Uninstall(ctx context.Context, c Config) (*Report, error) {
 	// Claude: unregister first, so Claude Code never names a folder that is gone.
 	ar := AgentReport{Agent: Claude, Dir: c.ClaudeDir(), Outcome: Absent}
 	keep := false
-	if c.ClaudeBin == "" {
+	_, statErr := os.Stat(c.ClaudeDir())
+	switch {
+	case c.ClaudeBin == "" && errors.Is(statErr, fs.ErrNotExist):
+		// No files and no claude: st never got as far as registering.
+	case c.ClaudeBin == "":
 		e := &orch.Error{Kind: orch.KindUsage,
 			Message: c.ClaudeMissing + ", so st could not take the plugin out of Claude Code's settings (the files are removed)",
 			Hint:    "claude plugin uninstall " + PluginID + " && claude plugin marketplace remove " + MarketplaceName + " (or set ST_CLAUDE_BIN and st plugin uninstall again)"}
 		ar.Error, ar.Hint = e.Message, e.Hint
 		errs = append(errs, e)
-	} else {
+	default:
 		removed, err := newClaudeCLI(c).unregister(ctx, c)
 		if err != nil {
 			e := &orch.Error{Kind: orch.KindInternal,

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/sophonz/st/internal/testutil/realagent"
 )
@@ -33,7 +32,7 @@ func claudeEnv(home string) []string {
 // runClaude runs the real claude with c's environment.
 func runClaude(t *testing.T, c Config, args ...string) (string, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), claudeTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, c.ClaudeBin, args...)
 	cmd.Env, cmd.Dir = c.Env, c.Home

@@ -331,6 +331,20 @@ func TestInstallWithoutClaude(t *testing.T) {
 	assertNoFiles(t, c)
 }
 
+// With nothing installed and no claude, uninstall has nothing to do.
+func TestUninstallNothing(t *testing.T) {
+	c := testConfig(t)
+	rep, err := Uninstall(t.Context(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range rep.Agents {
+		if a.Outcome != Absent || a.Error != "" {
+			t.Errorf("%s: %+v", a.Agent, a)
+		}
+	}
+}
+
 // A skill of the same name that st did not write is not removed.
 func TestUninstallKeepsForeignSkill(t *testing.T) {
 	c := testConfig(t)

@@ -93,8 +93,8 @@ func TestEveryRouteNeedsTheToken(t *testing.T) {
 	other := &http.Cookie{Name: cookieFor(t, ts.URL).Name, Value: "wrong"}
 	for _, r := range routes {
 		for name, hdr := range map[string]map[string]string{
-			"none":         nil,
-			"wrong cookie": {"Cookie": other.String()},
+			"none":                       nil,
+			"wrong cookie":               {"Cookie": other.String()},
 			"cookie of a different name": {"Cookie": (&http.Cookie{Name: "st_token", Value: token}).String()},
 		} {
 			res, body := do(t, r.method, ts.URL+r.path, `{}`, hdr)

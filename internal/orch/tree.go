@@ -1,0 +1,378 @@
+package orch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/worktree"
+)
+
+// What a worker may change (--owns), the git worktree of its own
+// (--worktree), several tries of one task (--fan), and bringing a
+// worker's work back (diff, merge, pick).
+
+// WorktreeInfo is a worker's worktree, as kept in run.json.
+type WorktreeInfo struct {
+	worktree.Worktree
+	// Root is the checkout it came from, where merge brings it back.
+	Root string `json:"root"`
+	// Merged is set once its branch is merged into Root.
+	Merged bool `json:"merged,omitempty"`
+}
+
+// Scope is a worker's ownership: globs relative to the root of the
+// repository (Root); a worktree worker's paths are matched in its own tree.
+type Scope struct {
+	Globs []string `json:"globs"`
+	Root  string   `json:"root"`
+}
+
+// prepareTree checks --owns and makes the worktree for a new worker.
+// It returns the worker's folder, its scope and worktree, notes for the
+// person, and an undo for the worktree. Called without m.mu held.
+func (m *Manager) prepareTree(req StartRequest, run *Run, name, cwd string) (string, *Scope, *WorktreeInfo, []string, func(), error) {
+	undo := func() {}
+	if len(req.Owns) == 0 && !req.Worktree {
+		return cwd, nil, nil, nil, undo, nil
+	}
+	repo, err := worktree.Open(cwd)
+	if err != nil {
+		flag := "--worktree"
+		if !req.Worktree {
+			flag = "--owns (scopes are relative to the repository root)"
+		}
+		return "", nil, nil, nil, undo, errorf(KindUsage, "run it in a git repository, or leave out "+strings.Fields(flag)[0],
+			"%s needs a git repository: %v", flag, err)
+	}
+	var notes []string
+	var scope *Scope
+	if len(req.Owns) > 0 {
+		for _, g := range req.Owns {
+			if err := worktree.ValidGlob(g); err != nil {
+				return "", nil, nil, nil, undo, errorf(KindUsage, "write globs relative to the repository root, e.g. --owns 'src/**'", "--owns %q: %v", g, err)
+			}
+		}
+		scope = &Scope{Globs: req.Owns, Root: repo.Root}
+		files, _ := repo.Files()
+		for _, g := range worktree.Scope(req.Owns).Unmatched(files) {
+			notes = append(notes, fmt.Sprintf("--owns %q matches no file yet (allowed: the worker may create them)", g))
+		}
+		m.mu.Lock()
+		for _, o := range run.Workers {
+			if !o.State.Live() || o.Scope == nil || o.Scope.Root != scope.Root {
+				continue
+			}
+			if ex, ok := worktree.Overlap(worktree.Scope(o.Scope.Globs), worktree.Scope(scope.Globs), files); ok {
+				m.mu.Unlock()
+				return "", nil, nil, nil, undo, errorf(KindConflict, "give each worker its own part of the tree, or wait for "+o.Name+" to finish",
+					"refused: --owns %s overlaps what worker %s (%s) owns (%s), e.g. %s",
+					strings.Join(req.Owns, " "), o.Name, o.ID, strings.Join(o.Scope.Globs, " "), ex)
+			}
+		}
+		m.mu.Unlock()
+	}
+	if !req.Worktree {
+		return cwd, scope, nil, notes, undo, nil
+	}
+	head, err := repo.Head()
+	if err != nil {
+		return "", nil, nil, nil, undo, errorf(KindUsage, "commit something first: the worktree starts from the current commit", "%v", err)
+	}
+	if dirty, _ := repo.Dirty(); len(dirty) > 0 {
+		notes = append(notes, fmt.Sprintf("the worktree starts from commit %s; your %d uncommitted change(s) in %s are not in it", short(head), len(dirty), repo.Root))
+	}
+	path := filepath.Join(m.cfg.Home, "worktrees", run.ID, name)
+	wt, err := repo.Add(path, worktree.BranchName(run.ID, name), head)
+	if err != nil {
+		return "", nil, nil, nil, undo, errorf(KindConflict, "pick another --name, or remove the old branch with git branch -D", "%v", err)
+	}
+	info := &WorktreeInfo{Worktree: *wt, Root: repo.Root}
+	undo = func() { repo.Remove(wt, true) }
+	// The worker works in the same folder of its own tree.
+	rel, _ := filepath.Rel(repo.Root, cwd)
+	wcwd := filepath.Join(wt.Path, rel)
+	if msg := agent.TrustWorktree(req.Agent, repo.Root, wcwd); msg != "" {
+		notes = append(notes, msg)
+	}
+	return wcwd, scope, info, notes, undo, nil
+}
+
+func short(commit string) string {
+	if len(commit) > 10 {
+		return commit[:10]
+	}
+	return commit
+}
+
+// scopeRoot is the folder a worker's scope is relative to.
+func (w *Worker) scopeRoot() string {
+	if w.Worktree != nil {
+		return w.Worktree.Path
+	}
+	if w.Scope != nil {
+		return w.Scope.Root
+	}
+	return ""
+}
+
+// checkScope returns why a tool call of w would change something outside
+// its scope, or "". cwd is the agent's folder.
+func checkScope(w *Worker, ev agent.Event) string {
+	if w == nil || w.Scope == nil || !ev.Before {
+		return ""
+	}
+	var in map[string]any
+	json.Unmarshal(ev.ToolInput, &in)
+	str := func(k string) string {
+		s, _ := in[k].(string)
+		return s
+	}
+	var paths []string
+	switch ev.Tool {
+	case "Edit", "Write", "MultiEdit":
+		paths = append(paths, str("file_path"))
+	case "NotebookEdit":
+		paths = append(paths, str("notebook_path"))
+	case "Bash", "exec_command", "shell":
+		cmd := str("command")
+		if cmd == "" {
+			cmd = str("cmd")
+		}
+		paths = worktree.ShellWrites(cmd)
+		if strings.Contains(cmd, "*** Begin Patch") {
+			paths = append(paths, worktree.PatchPaths(cmd)...)
+		}
+	default:
+		// Codex's edit tool (apply_patch) and anything that carries a patch.
+		for _, k := range []string{"input", "patch", "command"} {
+			if p := str(k); strings.Contains(p, "*** Begin Patch") || strings.Contains(p, "*** Update File:") || strings.Contains(p, "*** Add File:") {
+				paths = append(paths, worktree.PatchPaths(p)...)
+			}
+		}
+	}
+	root := w.scopeRoot()
+	cwd := ev.Cwd
+	if cwd == "" {
+		cwd = w.Cwd
+	}
+	sc := worktree.Scope(w.Scope.Globs)
+	var bad []string
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		rel, ok := worktree.Rel(root, cwd, p)
+		if !ok || !sc.Allows(rel) {
+			bad = append(bad, p)
+		}
+	}
+	if len(bad) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("st: this worker may change only %s (its --owns scope, relative to %s); %s is outside it. Leave it as it is, or ask your coordinator if it must change.",
+		strings.Join(w.Scope.Globs, " "), root, strings.Join(bad, ", "))
+}
+
+// DiffResult is what st worker diff shows.
+type DiffResult struct {
+	Worker  WorkerView        `json:"worker"`
+	Changes []worktree.Change `json:"changes"`
+	Outside []string          `json:"outside,omitempty"`
+	Diff    string            `json:"diff"`
+}
+
+func (m *Manager) treeWorker(req IDRequest, what string) (*Worker, error) {
+	w, err := m.resolve(req.Pane, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	if w.Worktree == nil {
+		return nil, errorf(KindUsage, "start workers with --worktree to "+what+" them", "worker %s (%s) has no worktree of its own", w.Name, w.ID)
+	}
+	return w, nil
+}
+
+// Diff shows a worktree worker's changes against the commit it started from.
+func (m *Manager) Diff(ctx context.Context, req IDRequest) (*DiffResult, error) {
+	m.mu.Lock()
+	w, err := m.treeWorker(req, "diff")
+	if err != nil {
+		m.mu.Unlock()
+		return nil, err
+	}
+	wt := w.Worktree.Worktree
+	v := m.view(w)
+	m.mu.Unlock()
+	changes, err := wt.Changes()
+	if err != nil {
+		return nil, errorf(KindInternal, "", "%v", err)
+	}
+	diff, err := wt.Diff()
+	if err != nil {
+		return nil, errorf(KindInternal, "", "%v", err)
+	}
+	res := &DiffResult{Worker: v, Changes: changes, Diff: diff}
+	if w.Scope != nil {
+		res.Outside = worktree.Outside(worktree.Scope(w.Scope.Globs), changes)
+	}
+	return res, nil
+}
+
+// MergeResult is what st worker merge and pick report.
+type MergeResult struct {
+	Worker  WorkerView `json:"worker"`
+	Commit  string     `json:"commit,omitempty"`
+	Files   []string   `json:"files"`
+	Removed []string   `json:"removed,omitempty"` // other tries removed by pick
+}
+
+// Merge brings a done worktree worker's branch into the checkout it came from.
+func (m *Manager) Merge(ctx context.Context, req IDRequest) (*MergeResult, error) {
+	m.mu.Lock()
+	w, err := m.treeWorker(req, "merge")
+	if err != nil {
+		m.mu.Unlock()
+		return nil, err
+	}
+	if w.State != Done {
+		m.mu.Unlock()
+		return nil, errorf(KindConflict, "st worker wait "+w.Name+", then merge it once it is done",
+			"refused: worker %s (%s) is %s; merge a worker once it has reported done", w.Name, w.ID, w.State)
+	}
+	if w.Worktree.Merged {
+		m.mu.Unlock()
+		return nil, errorf(KindConflict, "", "worker %s (%s) is merged already", w.Name, w.ID)
+	}
+	info := *w.Worktree
+	scope := w.Scope
+	name, id := w.Name, w.ID
+	m.mu.Unlock()
+
+	wt := info.Worktree
+	if _, err := wt.CommitAll(fmt.Sprintf("st: work of worker %s (%s)", name, id)); err != nil {
+		return nil, errorf(KindInternal, "look at the worktree "+wt.Path, "commit what %s left in its worktree: %v", name, err)
+	}
+	changes, err := wt.Changes()
+	if err != nil {
+		return nil, errorf(KindInternal, "", "%v", err)
+	}
+	if scope != nil {
+		if out := worktree.Outside(worktree.Scope(scope.Globs), changes); len(out) > 0 {
+			return nil, errorf(KindConflict, "look with st worker diff "+name+"; merge by hand (git merge "+wt.Branch+") if you accept them",
+				"refused: worker %s changed files outside its scope (%s): %s", name, strings.Join(scope.Globs, " "), strings.Join(out, ", "))
+		}
+	}
+	repo := &worktree.Repo{Root: info.Root}
+	mr, err := repo.Merge(&wt, fmt.Sprintf("st: merge worker %s (%s)", name, id))
+	if err != nil {
+		var de *worktree.DirtyError
+		var ce *worktree.ConflictError
+		switch {
+		case errors.As(err, &de):
+			return nil, errorf(KindConflict, "commit or stash those changes, then merge again", "refused: %v", err)
+		case errors.As(err, &ce):
+			return nil, errorf(KindConflict, fmt.Sprintf("merge it yourself (git merge %s), or ask the worker to rebase onto your commit", wt.Branch),
+				"the merge of %s stopped at a conflict in %s; your checkout is as it was", name, strings.Join(ce.Files, ", "))
+		}
+		return nil, errorf(KindInternal, "", "%v", err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	w.Worktree.Merged = true
+	m.save(m.runOf[w.ID])
+	m.notify()
+	return &MergeResult{Worker: m.view(w), Commit: mr.Commit, Files: mr.Files}, nil
+}
+
+// Pick merges the chosen try of a fan and removes the others: their
+// windows, worktrees and branches.
+func (m *Manager) Pick(ctx context.Context, req IDRequest) (*MergeResult, error) {
+	m.mu.Lock()
+	w, err := m.resolve(req.Pane, req.ID)
+	if err != nil {
+		m.mu.Unlock()
+		return nil, err
+	}
+	if w.Fan == "" {
+		m.mu.Unlock()
+		return nil, errorf(KindUsage, "st worker merge "+w.Name+" merges a single worker", "worker %s (%s) is not one of several tries (--fan)", w.Name, w.ID)
+	}
+	var others []*Worker
+	for _, o := range m.runOf[w.ID].Workers {
+		if o != w && o.Fan == w.Fan && o.Worktree != nil && !o.Worktree.Merged {
+			others = append(others, o)
+		}
+	}
+	m.mu.Unlock()
+	res, err := m.Merge(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range others {
+		m.cfg.Tmux.KillPane(ctx, o.ID)
+		repo := &worktree.Repo{Root: o.Worktree.Root}
+		wt := o.Worktree.Worktree
+		if err := repo.Remove(&wt, true); err != nil {
+			m.logf("pick: remove %s: %v", wt.Path, err)
+			continue
+		}
+		m.mu.Lock()
+		m.setState(o, Gone)
+		o.Worktree.Path = ""
+		m.save(m.runOf[o.ID])
+		m.mu.Unlock()
+		res.Removed = append(res.Removed, o.Name)
+	}
+	sort.Strings(res.Removed)
+	m.mu.Lock()
+	m.notify()
+	m.mu.Unlock()
+	return res, nil
+}
+
+// Fan starts n tries of one task, NAME-1 to NAME-N, each in its own
+// worktree, at once.
+func (m *Manager) Fan(ctx context.Context, req StartRequest) ([]WorkerView, error) {
+	if req.Fan < 2 || req.Fan > 10 {
+		return nil, errorf(KindUsage, "--fan 2 to --fan 10", "--fan takes 2 to 10 tries, not %d", req.Fan)
+	}
+	base := req.Name
+	if base == "" {
+		base = NameFromTask(req.Task)
+	}
+	type res struct {
+		i   int
+		v   *WorkerView
+		err error
+	}
+	ch := make(chan res, req.Fan)
+	for i := 1; i <= req.Fan; i++ {
+		r := req
+		r.Name = fmt.Sprintf("%s-%d", base, i)
+		r.Worktree, r.Fan, r.fanGroup = true, 0, base
+		go func(i int) {
+			v, err := m.StartWorker(ctx, r)
+			ch <- res{i, v, err}
+		}(i)
+	}
+	out := make([]WorkerView, req.Fan)
+	var errs []string
+	for i := 0; i < req.Fan; i++ {
+		x := <-ch
+		if x.err != nil {
+			errs = append(errs, fmt.Sprintf("%s-%d: %v", base, x.i, x.err))
+			continue
+		}
+		out[x.i-1] = *x.v
+	}
+	if len(errs) > 0 {
+		return out, errorf(KindInternal, "st worker list shows the tries that started", "%d of %d tries did not start:\n%s", len(errs), req.Fan, strings.Join(errs, "\n"))
+	}
+	return out, nil
+}
