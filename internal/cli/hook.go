@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"io"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
