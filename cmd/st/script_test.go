@@ -60,6 +60,15 @@ func TestScripts(t *testing.T) {
 			e.Values["sock"] = sock
 			e.Defer(func() { exec.Command("tmux", "-S", sock, "kill-server").Run() })
 			e.Defer(func() { killDaemon(home, syscall.SIGTERM) })
+			// Keep the daemon's log of every script, to read when one fails.
+			name := filepath.Base(e.WorkDir)
+			e.Defer(func() {
+				if data, err := os.ReadFile(filepath.Join(home, "daemon.log")); err == nil {
+					dir := filepath.Join(artifacts(), "scripts")
+					os.MkdirAll(dir, 0o755)
+					os.WriteFile(filepath.Join(dir, name+".log"), data, 0o644)
+				}
+			})
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -77,6 +86,15 @@ func TestScripts(t *testing.T) {
 			"in-pane":         func(ts *testscript.TestScript, neg bool, args []string) { ts.Setenv("TMUX_PANE", args[0]) },
 		},
 	})
+}
+
+// artifacts is where tests leave files to look at: $ST_ARTIFACTS, or
+// artifacts/ in the module.
+func artifacts() string {
+	if d := os.Getenv("ST_ARTIFACTS"); d != "" {
+		return d
+	}
+	return filepath.Join(testutil.ModuleRoot(), "artifacts")
 }
 
 func sockOf(ts *testscript.TestScript) string { return ts.Value("sock").(string) }

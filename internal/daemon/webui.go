@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/sophonz/st/internal/orch"
 	"github.com/sophonz/st/internal/store"
@@ -53,7 +54,13 @@ func serveWeb(ctx context.Context, port int, token string, tm *tmux.Client, mgr 
 	hs := &http.Server{Handler: h}
 	go hs.Serve(ln)
 	fmt.Fprintf(log, "web UI on %s\n", base)
-	return base, func() { hs.Close() }
+	return base, func() {
+		// Ends the terminals' websockets too, so their grouped sessions go.
+		c, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		h.Close(c)
+		hs.Close()
+	}
 }
 
 // webBackend shows orch's state to the web UI and takes its actions.

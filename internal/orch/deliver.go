@@ -65,6 +65,15 @@ func (m *Manager) turnSeq(pane string) (seq, turn int) {
 	return 0, 0
 }
 
+// paneWaiting reports whether the agent in pane asked a person something
+// that is not answered yet, as its hooks tell.
+func (m *Manager) paneWaiting(pane string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	pi := m.panes[pane]
+	return pi != nil && pi.waiting
+}
+
 // Changed returns a channel that is closed at the next change of state.
 func (m *Manager) Changed() <-chan struct{} { return m.changedCh() }
 
@@ -129,6 +138,11 @@ func (m *Manager) deliver(ctx context.Context, d *delivery) error {
 				return err
 			}
 			ok := v.Screen == agent.ScreenReady || (d.whileWorking && v.Screen == agent.ScreenWorking && v.Box == "")
+			if ok && v.Screen != agent.ScreenReady && m.paneWaiting(d.pane) {
+				// Its hooks say a prompt is up (or about to be drawn).
+				ok = false
+				v.Screen = agent.ScreenPrompt
+			}
 			if ok {
 				break
 			}

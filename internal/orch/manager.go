@@ -28,6 +28,9 @@ type Config struct {
 	Log   io.Writer
 	// Now is the clock; tests may fix it.
 	Now func() time.Time
+	// ReadWait is how long a read waits for a reporting worker's turn to
+	// end (DefaultReadWait when 0).
+	ReadWait time.Duration
 	// OnGate is called (in its own goroutine) when a gate opens: the
 	// daemon sends it to the user's push target.
 	OnGate func(Gate)
@@ -38,6 +41,10 @@ type paneInfo struct {
 	agent     string
 	session   string
 	inTurn    bool
+	// waiting is set by a permission request or question, until the
+	// next tool event or turn event: the hook fires before the dialog is
+	// drawn, so the screen alone could look open for typing.
+	waiting bool
 	seq       int // events seen from this pane
 	turnSeq   int // seq of the last turn start
 	lastEvent time.Time
@@ -81,6 +88,9 @@ func NewManager(ctx context.Context, cfg Config) (*Manager, error) {
 	}
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
+	}
+	if cfg.ReadWait == 0 {
+		cfg.ReadWait = DefaultReadWait
 	}
 	m := &Manager{
 		cfg: cfg, runs: map[string]*Run{}, workers: map[string]*Worker{}, runOf: map[string]*Run{},

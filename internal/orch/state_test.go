@@ -209,7 +209,7 @@ func newHarness(t *testing.T, state State, edit func(*fakeTmux)) *harness {
 	if edit != nil {
 		edit(tm)
 	}
-	m, err := NewManager(context.Background(), Config{Home: home, STBin: "/bin/st", Tmux: tmux.NewWithRunner("/tmp/fake.sock", tm)})
+	m, err := NewManager(context.Background(), Config{Home: home, STBin: "/bin/st", Tmux: tmux.NewWithRunner("/tmp/fake.sock", tm), ReadWait: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

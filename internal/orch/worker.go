@@ -344,6 +344,7 @@ func (m *Manager) Hook(ctx context.Context, req HookRequest) (*HookResponse, err
 			m.kickWatch()
 		}(req.Pane, ad.Kind(), pi.session)
 	}
+	pi.waiting = ev.Kind == agent.EvWaiting || (pi.waiting && (ev.Kind == agent.EvSubagent || ev.Kind == agent.EvIgnore))
 	switch ev.Kind {
 	case agent.EvTurnStart, agent.EvTool, agent.EvWaiting:
 		if ev.Kind == agent.EvTurnStart {
@@ -526,13 +527,29 @@ func (m *Manager) waitResult(caller string, ws []*Worker, timedOut bool) *WaitRe
 	return res
 }
 
-// Read returns a worker's record: its summary and last answer.
+// Read returns a worker's record: its summary and last answer. A worker
+// reports before its turn ends, so a read right after the report waits a
+// few seconds for the turn's last answer.
 func (m *Manager) Read(ctx context.Context, req IDRequest) (*WorkerView, error) {
+	deadline := time.NewTimer(m.cfg.ReadWait)
+	defer deadline.Stop()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	w, err := m.resolve(req.Pane, req.ID)
 	if err != nil {
 		return nil, err
+	}
+	for waiting := true; waiting && w.State == Done && m.panes[w.ID] != nil && m.panes[w.ID].inTurn; {
+		ch := m.changed
+		m.mu.Unlock()
+		select {
+		case <-ch:
+		case <-deadline.C:
+			waiting = false
+		case <-ctx.Done():
+			waiting = false
+		}
+		m.mu.Lock()
 	}
 	if w.Parent == req.Pane && w.State == Done && !w.Told {
 		w.Told = true
@@ -541,6 +558,10 @@ func (m *Manager) Read(ctx context.Context, req IDRequest) (*WorkerView, error) 
 	v := m.view(w)
 	return &v, nil
 }
+
+// DefaultReadWait bounds how long st worker read waits for a reporting
+// worker's turn to end.
+const DefaultReadWait = 5 * time.Second
 
 // List returns the calling pane's workers, or with all every worker.
 func (m *Manager) List(ctx context.Context, req IDRequest) ([]WorkerView, error) {

@@ -76,6 +76,9 @@ func parseLayout(out string) (Layout, error) {
 		if len(f) != 14 {
 			return Layout{}, fmt.Errorf("unexpected layout line %q", line)
 		}
+		if IsWebSession(f[0]) {
+			continue // a web terminal's view, not a session to bring back
+		}
 		i, ok := si[f[0]]
 		if !ok {
 			i = len(l.Sessions)

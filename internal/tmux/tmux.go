@@ -208,6 +208,8 @@ func ParsePane(line string) (Pane, error) {
 	}, nil
 }
 
+// parsePanes parses list-panes -a output. The grouped sessions that the
+// web terminal makes show every pane a second time; they are left out.
 func parsePanes(out string) ([]Pane, error) {
 	var panes []Pane
 	for _, line := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
@@ -217,6 +219,9 @@ func parsePanes(out string) ([]Pane, error) {
 		p, err := ParsePane(line)
 		if err != nil {
 			return nil, err
+		}
+		if IsWebSession(p.SessionName) {
+			continue
 		}
 		panes = append(panes, p)
 	}

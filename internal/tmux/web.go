@@ -49,7 +49,29 @@ func (c *Client) NewGroupedSession(ctx context.Context, target, name string) err
 	if _, err := c.Run(ctx, "new-session", "-d", "-t", target, "-s", name); err != nil {
 		return fmt.Errorf("group a session with %s: %w", target, err)
 	}
+	c.showNameOf(ctx, target, name)
 	return nil
+}
+
+// showNameOf makes the status line of session name show the name of the
+// session it was grouped with, where it would show its own: a person
+// looking at "main" should read main, not st-web-3d0c.... Best effort: the
+// status line is only cosmetic.
+func (c *Client) showNameOf(ctx context.Context, target, name string) {
+	orig, err := c.Run(ctx, "display-message", "-p", "-t", target, "#{session_name}")
+	if err != nil {
+		return
+	}
+	orig = strings.ReplaceAll(strings.TrimRight(orig, "\n"), "#", "##")
+	left, err := c.Run(ctx, "show-options", "-Av", "-t", "="+name+":", "status-left")
+	if err != nil {
+		return
+	}
+	left = strings.TrimRight(left, "\n")
+	fixed := strings.NewReplacer("#{session_name}", orig, "#S", orig).Replace(left)
+	if fixed != left {
+		c.Run(ctx, "set-option", "-t", "="+name+":", "status-left", fixed)
+	}
 }
 
 // SelectWindow brings a window (an id like @3) to the front of session

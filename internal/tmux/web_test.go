@@ -79,6 +79,9 @@ func TestRealTmuxWebSession(t *testing.T) {
 	if err := c.NewGroupedSession(ctx, w2.SessionID, name); err != nil {
 		t.Fatal(err)
 	}
+	if s, _ := c.Run(ctx, "show-options", "-v", "-t", "="+name+":", "status-left"); s != "[main] \n" {
+		t.Errorf("status-left of the grouped session = %q, want [main]", s)
+	}
 	if err := c.SelectWindow(ctx, name, w2.WindowID); err != nil {
 		t.Fatal(err)
 	}
@@ -101,6 +104,9 @@ func TestRealTmuxWebSession(t *testing.T) {
 		s, _ := c.Run(ctx, "list-clients", "-F", "#{client_session} #{client_flags}")
 		return strings.Contains(s, name) && strings.Contains(s, "ignore-size") && strings.Contains(s, "read-only"),
 			"clients: " + s
+	})
+	testutil.WaitFor(t, 5*time.Second, func() (bool, string) {
+		return strings.Contains(out.String(), "\x1b["), "the client drew nothing"
 	})
 	if err := p.Resize(10, 3); err != nil {
 		t.Fatal(err)

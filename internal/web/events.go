@@ -11,12 +11,13 @@ import (
 )
 
 // How /api/events keeps a page current. A change reaches the page as soon
-// as the Backend says so; the poll catches what it does not announce (a
-// window opened by hand), and the ping finds pages that went away.
-var (
-	pollEvery = 2 * time.Second
-	pingEvery = 30 * time.Second
-	writeWait = 10 * time.Second
+// as the Backend says so; the poll (Server.pollEvery, 2s) catches what it
+// does not announce (a window opened by hand), and the ping finds pages
+// that went away.
+const (
+	defaultPoll = 2 * time.Second
+	pingEvery   = 30 * time.Second
+	writeWait   = 10 * time.Second
 )
 
 // event is a message on /api/events. Now lets the page count "for how
@@ -34,6 +35,12 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	if s.refuseOrigin(w, r) {
 		return
 	}
+	base, done, ok := s.socket(r)
+	if !ok {
+		http.Error(w, "st's web UI is stopping", http.StatusServiceUnavailable)
+		return
+	}
+	defer done()
 	// The Origin was checked above, against the UI's own origin and the
 	// configured ones; the library's own check knows only the former.
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
@@ -42,9 +49,9 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer c.CloseNow()
-	ctx := c.CloseRead(r.Context())
+	ctx := c.CloseRead(base)
 
-	poll := time.NewTicker(pollEvery)
+	poll := time.NewTicker(s.pollEvery)
 	defer poll.Stop()
 	ping := time.NewTicker(pingEvery)
 	defer ping.Stop()

@@ -1,13 +1,7 @@
 package web
 
-import (
-	"testing"
-	"time"
-)
+import "time"
 
-// SetPollForTest changes how often /api/events polls, for one test.
-func SetPollForTest(t testing.TB, d time.Duration) {
-	old := pollEvery
-	pollEvery = d
-	t.Cleanup(func() { pollEvery = old })
-}
+// SetPollForTest changes how often s's /api/events polls; call it before
+// s serves.
+func SetPollForTest(s *Server, d time.Duration) { s.pollEvery = d }

@@ -55,6 +55,12 @@ func (s *Server) serveTerm(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no tmux server", http.StatusServiceUnavailable)
 		return
 	}
+	base, done, ok := s.socket(r)
+	if !ok {
+		http.Error(w, "st's web UI is stopping", http.StatusServiceUnavailable)
+		return
+	}
+	defer done()
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 	if err != nil {
 		s.logf("term: %v", err)
@@ -62,8 +68,7 @@ func (s *Server) serveTerm(w http.ResponseWriter, r *http.Request) {
 	}
 	defer c.CloseNow()
 	c.SetReadLimit(4 << 20) // a large paste is one message
-	// The request's context ends with the handler; the bridge has its own.
-	ctx, cancel := context.WithCancel(r.Context())
+	ctx, cancel := context.WithCancel(base)
 	defer cancel()
 
 	q := r.URL.Query()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -19,6 +20,7 @@ import (
 	"github.com/sophonz/st/internal/testutil"
 	"github.com/sophonz/st/internal/tmux"
 	"github.com/sophonz/st/internal/web"
+	"github.com/sophonz/st/internal/web/webtest"
 )
 
 // privateTmux starts a tmux server of this test only, with a session
@@ -180,6 +182,12 @@ func TestTerminalBridge(t *testing.T) {
 		return n == 3 && len(webSessions(t, tm)) == 1, fmt.Sprintf("%d clients, web sessions %v", n, webSessions(t, tm))
 	})
 	term.resize(ctx, t, 10, 3)
+	// While it is there, the lists of sessions leave it out.
+	sessions, err := web.TmuxSessions(ctx, tc)
+	if err != nil || len(sessions) != 1 || sessions[0].Name != "main" || len(sessions[0].Windows) != 1 ||
+		!sessions[0].Windows[0].Active || sessions[0].Windows[0].Panes[0].ID != ids[2] {
+		t.Errorf("TmuxSessions = %+v, %v; want main with its one window", sessions, err)
+	}
 	if got := size(); got != before {
 		t.Errorf("window size after a 20x5 browser = %s, want %s", got, before)
 	}
@@ -290,5 +298,45 @@ func TestTerminalBadTargets(t *testing.T) {
 	})
 	if s := tmuxOut(t, tm, "list-sessions", "-F", "#{session_name}"); s != "main" {
 		t.Errorf("sessions = %q", s)
+	}
+}
+
+// Close, as the daemon calls it when it stops, ends the terminals and
+// their grouped sessions, and refuses new sockets.
+func TestCloseEndsTerminals(t *testing.T) {
+	tm, tc := privateTmux(t)
+	srv := web.New(web.Config{Token: token, Tmux: tc, Backend: webtest.New(webtest.Sample(time.Now()))})
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pane := tmuxOut(t, tm, "display-message", "-p", "-t", "main:0", "#{pane_id}")
+	term := openTerm(ctx, t, ts.URL, "pane="+url.QueryEscape(pane))
+	events, _, err := dial(ctx, t, ts.URL+"/api/events?token="+token, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer events.CloseNow()
+	testutil.WaitFor(t, 5*time.Second, func() (bool, string) {
+		return len(webSessions(t, tm)) == 1, fmt.Sprintf("web sessions %v", webSessions(t, tm))
+	})
+	if err := srv.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ws := webSessions(t, tm); len(ws) != 0 {
+		t.Errorf("web sessions after Close: %v", ws)
+	}
+	select {
+	case <-term.end:
+	case <-time.After(5 * time.Second):
+		t.Error("the terminal socket is still open after Close")
+	}
+	for {
+		if _, _, err := events.Read(ctx); err != nil {
+			break
+		}
+	}
+	if _, res, err := dial(ctx, t, ts.URL+"/api/events?token="+token, nil); err == nil || res == nil || res.StatusCode != 503 {
+		t.Errorf("a socket after Close: %v, want 503", err)
 	}
 }

@@ -30,6 +30,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sophonz/st/internal/tmux"
@@ -53,18 +54,29 @@ type Config struct {
 	AllowedOrigins []string
 }
 
-// Server serves the UI. It is an http.Handler.
+// Server serves the UI. It is an http.Handler. Call Close when the daemon
+// stops: http.Server.Shutdown does not wait for websockets, and each open
+// terminal has a tmux session to clean up.
 type Server struct {
 	cfg    Config
 	log    io.Writer
 	cookie string // the cookie's name, per token (see New)
 	mux    *http.ServeMux
 	assets fs.FS
+
+	pollEvery time.Duration
+
+	base     context.Context // ends at Close; every socket ends with it
+	stopBase context.CancelFunc
+	mu       sync.Mutex
+	closed   bool
+	sockets  sync.WaitGroup
 }
 
 // New returns the UI's handler.
 func New(cfg Config) *Server {
-	s := &Server{cfg: cfg, log: cfg.Log, mux: http.NewServeMux()}
+	s := &Server{cfg: cfg, log: cfg.Log, mux: http.NewServeMux(), pollEvery: defaultPoll}
+	s.base, s.stopBase = context.WithCancel(context.Background())
 	if s.log == nil {
 		s.log = io.Discard
 	}
@@ -88,6 +100,37 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("POST /api/release", s.serveRelease)
 	s.mux.HandleFunc("POST /api/gates/answer", s.serveAnswer)
 	return s
+}
+
+// Close ends every open socket and waits, up to ctx, for the terminals to
+// have killed their tmux sessions. New sockets are refused after it.
+func (s *Server) Close(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.stopBase()
+	done := make(chan struct{})
+	go func() { s.sockets.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("web: sockets still open: %w", ctx.Err())
+	}
+}
+
+// socket registers a websocket's handler: its context ends with the
+// request or at Close, and Close waits for done.
+func (s *Server) socket(r *http.Request) (ctx context.Context, done func(), ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, nil, false
+	}
+	s.sockets.Add(1)
+	ctx, cancel := context.WithCancel(r.Context())
+	stop := context.AfterFunc(s.base, cancel)
+	return ctx, func() { stop(); cancel(); s.sockets.Done() }, true
 }
 
 func (s *Server) logf(format string, args ...any) {
@@ -246,6 +289,26 @@ func normalize(snap Snapshot) Snapshot {
 	snap.Sessions = sessions
 	if snap.Agents == nil {
 		snap.Agents = []Agent{}
+	}
+	// list-panes -a repeats a pane under every session of its group, so a
+	// Backend may name a web terminal's session as an agent's: name the
+	// listed session that has the agent's window instead.
+	listed := map[string]bool{}
+	sessionOf := map[string]string{}
+	for _, se := range sessions {
+		listed[se.ID] = true
+		for _, w := range se.Windows {
+			if _, ok := sessionOf[w.ID]; !ok {
+				sessionOf[w.ID] = se.ID
+			}
+		}
+	}
+	for i := range snap.Agents {
+		a := &snap.Agents[i]
+		local := a.Machine == "" || a.Machine == snap.Machine
+		if id, ok := sessionOf[a.Window]; local && ok && !listed[a.Session] {
+			a.Session = id
+		}
 	}
 	if snap.Gates == nil {
 		snap.Gates = []Gate{}

@@ -193,7 +193,8 @@ func TestCookieNamesDifferPerToken(t *testing.T) {
 func TestState(t *testing.T) {
 	ts, fake := serve(t, web.Config{})
 	fake.Update(func(s *web.Snapshot) {
-		s.Sessions = append(s.Sessions, web.Session{ID: "$9", Name: "st-web-0123456789ab", Windows: nil})
+		s.Sessions = append(s.Sessions, web.Session{ID: "$9", Name: "st-web-0123456789ab", Windows: []web.Window{{ID: "@3"}}})
+		s.Agents[2].Session = "$9" // as list-panes -a can say while a browser looks at it
 		s.Gates = nil
 	})
 	res, body := do(t, "GET", ts.URL+"/api/state?token="+token, "", nil)
@@ -212,7 +213,7 @@ func TestState(t *testing.T) {
 	}
 	var snap web.Snapshot
 	json.Unmarshal([]byte(body), &snap)
-	if len(snap.Agents) != 4 || snap.Agents[3].Summary == "" || snap.Agents[1].Parent != "%1" {
+	if len(snap.Agents) != 4 || snap.Agents[3].Summary == "" || snap.Agents[1].Parent != "%1" || snap.Agents[2].Session != "$1" {
 		t.Errorf("agents = %+v", snap.Agents)
 	}
 	// The JSON field names the page reads.
@@ -343,8 +344,11 @@ func readEvent(ctx context.Context, t *testing.T, c *websocket.Conn) eventMsg {
 }
 
 func TestSnapshotPushedOnChange(t *testing.T) {
-	web.SetPollForTest(t, time.Hour) // only Changed can bring the news
-	ts, fake := serve(t, web.Config{})
+	fake := webtest.New(webtest.Sample(time.Now()))
+	srv := web.New(web.Config{Token: token, Backend: fake})
+	web.SetPollForTest(srv, time.Hour) // only Changed can bring the news
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	conn, _, err := dial(ctx, t, ts.URL+"/api/events?token="+token, nil)

@@ -18,12 +18,24 @@ function el(spec, attrs, ...kids) {
     for (const [k, v] of Object.entries(attrs)) {
       if (v === undefined || v === null || v === false) continue;
       if (k === 'on') for (const [ev, f] of Object.entries(v)) e.addEventListener(ev, f);
-      else if (k === 'dataset') Object.assign(e.dataset, v);
+      else if (k === 'dataset') { for (const [dk, dv] of Object.entries(v)) if (dv !== undefined) e.dataset[dk] = dv; }
       else if (k === 'text') e.textContent = v;
       else e.setAttribute(k, v === true ? '' : v);
     }
   }
   for (const k of kids.flat()) if (k !== null && k !== undefined && k !== false) e.append(k);
+  return e;
+}
+
+// Icons drawn here, so that no font has to have the glyph.
+const ICONS = {
+  bell: '<svg viewBox="0 0 16 16" fill="none" stroke="currentColor" stroke-width="1.5" stroke-linejoin="round"><path d="M4 11V7a4 4 0 0 1 8 0v4l1.5 1.5h-11z"/><path d="M6.5 14a1.6 1.6 0 0 0 3 0"/></svg>',
+  fork: '<svg viewBox="0 0 16 16" fill="none" stroke="currentColor" stroke-width="1.5"><circle cx="4" cy="3.2" r="1.7"/><circle cx="12" cy="3.2" r="1.7"/><circle cx="8" cy="12.8" r="1.7"/><path d="M4 5v1a3 3 0 0 0 3 3h2a3 3 0 0 0 3-3V5M8 9v2"/></svg>',
+};
+
+function icon(name) {
+  const e = el('span.icon', { 'aria-hidden': 'true' });
+  e.innerHTML = ICONS[name];
   return e;
 }
 
@@ -123,14 +135,25 @@ function fmtDur(ms) {
   return `${Math.floor(h / 24)}d ${h % 24}h`;
 }
 
-function since(t) {
+// The largest unit only, for rows where room is short.
+function fmtShort(ms) {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h`;
+  return `${Math.floor(s / 86400)}d`;
+}
+
+function since(t, short) {
   if (!t || t.startsWith('0001-')) return null;
-  return el('span.since', { dataset: { since: t }, text: fmtDur(serverNow() - Date.parse(t)) });
+  const f = short ? fmtShort : fmtDur;
+  return el('span.since', { dataset: { since: t, short: short ? '1' : undefined }, text: f(serverNow() - Date.parse(t)) });
 }
 
 function tickDurations() {
   for (const e of document.querySelectorAll('[data-since]')) {
-    e.textContent = fmtDur(serverNow() - Date.parse(e.dataset.since));
+    const f = e.dataset.short ? fmtShort : fmtDur;
+    e.textContent = f(serverNow() - Date.parse(e.dataset.since));
   }
 }
 
@@ -142,8 +165,9 @@ function kindIcon(kind) {
   return el('span.kind', { class: `kind k-${kind || 'other'}`, title: kind || 'agent', text: KIND_ICON[kind] || '●' });
 }
 
-function stateText(a) {
-  return el('span.state', null, a.state || '—', a.state ? ' · ' : '', a.state ? since(a.since) : null);
+function stateText(a, short) {
+  return el('span.state', { title: a.state ? `${a.state} since ${new Date(a.since).toLocaleTimeString()}` : undefined },
+    a.state || '—', a.state ? ' · ' : '', a.state ? since(a.since, short) : null);
 }
 
 function isOpen(a) {
@@ -301,6 +325,7 @@ function notifyGates() {
 
 function setupNotify() {
   const b = $('#notify-btn');
+  b.replaceChildren(icon('bell'));
   if (!('Notification' in window)) { b.hidden = true; return; }
   const show = () => {
     b.classList.toggle('on', Notification.permission === 'granted');
@@ -332,7 +357,7 @@ function agentRow(a, opts = {}) {
   opts.otherSession ? el('span.muted.small', { text: opts.otherSession }) : null,
   S.m.gatesOf.has(a.pane) && isLocal(a.machine) ? el('span.gate-mark', { title: 'asks a question', text: '?' }) : null,
   el('span.spacer'),
-  a.state && !opts.badge ? stateText(a) : (opts.badge && a.state ? el('span.state', { text: a.state }) : null));
+  a.state ? stateText(a, true) : null);
   draggable(row, keyOf(a));
   clickable(row, () => openAgent(a));
   return row;
@@ -469,9 +494,10 @@ function renderTermCard() {
   if (!roots.size) { card.hidden = true; return; }
   const rows = [];
   for (const r of roots) flatten(r, 0, rows);
-  const collapsed = !!S.closed.termcard;
+  // On a phone it starts as a pill, so it does not cover the terminal.
+  const collapsed = S.closed.termcard ?? phone.matches;
   const head = el('div.ac-head', { role: 'button', title: collapsed ? 'Show the agents' : 'Fold' },
-    el('span', { text: `⑂ ${rows.length - roots.size}` }),
+    el('span.ac-pill', { title: 'workers' }, icon('fork'), ` ${rows.length - roots.size}`),
     collapsed ? null : el('span.ac-title', { text: 'Agents' }),
     el('span.caret', { text: collapsed ? '▸' : '▾' }));
   head.addEventListener('click', () => { S.closed.termcard = !collapsed; render(); });
@@ -479,7 +505,7 @@ function renderTermCard() {
     const r = el('div.ac-row', { class: `ac-row${isOpen(a) ? ' lit' : ''}`, style: `padding-left:${8 + depth * 14}px` },
       dot(a.state), kindIcon(a.kind), el('span.name', { text: a.name }),
       depth === 0 ? el('span.badge', { text: 'coordinator' }) : null,
-      el('span.spacer'), stateText(a));
+      el('span.spacer'), stateText(a, true));
     clickable(r, () => openAgent(a));
     return r;
   }));
@@ -519,7 +545,11 @@ function graphCard(a) {
 function subCard(sa) {
   return el('div.gcard.subagent-card', { class: `gcard subagent-card${sa.state === 'working' ? ' working' : ''}` },
     el('div.gc-head', null, el('span.kind.k-sub', { text: '↳' }), el('span.gc-name', { text: sa.type || 'subagent' }), dot(sa.state)),
-    el('div.gc-state', null, el('span.badge', { text: 'subagent' }), ' ', sa.state, ' · ', since(sa.since)));
+    el('div.gc-state', null, el('span.badge', { text: 'subagent' }), ' ', subState(sa)));
+}
+
+function subState(sa) {
+  return el('span.state', null, sa.state || '—', ' · ', since(sa.since));
 }
 
 function graphTree(a) {
@@ -611,7 +641,7 @@ function setGraph(open) {
 function chartCard(a, depth, line) {
   const gates = isLocal(a.machine) ? (S.m.gatesOf.get(a.pane) || []) : [];
   const team = teamSize(a);
-  const c = el('div.ccard.agent-card', { class: `ccard agent-card${a.state === 'working' ? ' working' : ''}` },
+  const c = el('div.ccard.agent-card', { class: `ccard agent-card${a.state === 'working' ? ' working' : ''}`, dataset: { agent: keyOf(a) } },
     el('div.gc-head', null, kindIcon(a.kind), el('span.gc-name', { text: a.name }),
       team ? el('span.team-of', { text: `team of ${team}` }) : null,
       el('span.spacer'), dot(a.state)),
@@ -628,7 +658,7 @@ function chartCard(a, depth, line) {
     ...(a.subagents || []).map((sa) => el('div.cnode', { class: `cnode line-sub${sa.state === 'working' ? ' active' : ''}` },
       el('div.ccard.subagent-card', null,
         el('div.gc-head', null, el('span.kind.k-sub', { text: '↳' }), el('span.gc-name', { text: sa.type || 'subagent' }), el('span.spacer'), dot(sa.state)),
-        el('div.gc-role', null, el('span.badge', { text: 'subagent' }), ' ', sa.state, ' · ', since(sa.since))))),
+        el('div.gc-role', null, el('span.badge', { text: 'subagent' }), subState(sa))))),
   ];
   return el('div.cnode', { class: `cnode${line ? ` line-${line}` : ''}${a.state === 'working' ? ' active' : ''}` },
     c, kids.length ? el('div.ckids', null, kids) : null);
@@ -823,7 +853,15 @@ function start() {
   document.body.dataset.view = 'chart';
   $('#agents-btn').addEventListener('click', () => setGraph(!S.graphOpen));
   $('#graph-close').addEventListener('click', () => setGraph(false));
-  $('#menu').addEventListener('click', () => document.body.classList.toggle('drawer'));
+  $('#menu').addEventListener('click', (e) => { e.stopPropagation(); document.body.classList.toggle('drawer'); });
+  // On a phone the sidebar is a drawer over the page: a tap beside it closes it.
+  document.addEventListener('click', (e) => {
+    if (document.body.classList.contains('drawer') && !e.target.closest('#sidebar')) {
+      e.preventDefault();
+      e.stopPropagation();
+      document.body.classList.remove('drawer');
+    }
+  }, true);
   $('#back').addEventListener('click', () => setView('chart'));
   $('#reconnect').addEventListener('click', () => { if (S.open) connectTerm(); });
   $('#ro').addEventListener('change', (e) => { S.ro = e.target.checked; if (S.open) connectTerm(); });

@@ -1,0 +1,50 @@
+package real
+
+import (
+	"testing"
+	"time"
+
+	"github.com/sophonz/st/internal/agent"
+)
+
+func mustAdapter(t *testing.T, kind string) agent.Adapter {
+	t.Helper()
+	ad, err := agent.Lookup(kind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ad
+}
+
+func agentTyped() agent.Screen { return agent.ScreenTyped }
+
+func (r *rig) view(window string, ad agent.Adapter) agent.View {
+	args := []string{"capture-pane", "-p", "-t", "main:" + window}
+	if er, ok := ad.(agent.EscapeReader); ok && er.WantsEscapes() {
+		args = []string{"capture-pane", "-p", "-e", "-t", "main:" + window}
+	}
+	out, _ := r.tmux(args...)
+	return ad.Recognize(out)
+}
+
+// screenStable reports whether a prompt has stayed on the window's screen
+// for d: Claude drops a key pressed the instant its prompt is drawn.
+func screenStable(r *rig, window string, ad agent.Adapter, d time.Duration) bool {
+	if r.view(window, ad).Screen != agent.ScreenPrompt {
+		return false
+	}
+	time.Sleep(d)
+	return r.view(window, ad).Screen == agent.ScreenPrompt
+}
+
+// waitScreen polls until the agent in window shows its empty input box.
+func waitScreen(t *testing.T, r *rig, window string, ad agent.Adapter, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for r.view(window, ad).Screen != agent.ScreenReady {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never showed its input box:\n%s", window, r.capture("main:"+window))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -1,0 +1,454 @@
+// Package real is st's real-client tier: the real Claude Code and Codex
+// programs (pinned in tests/realclients, installed by scripts/test) as
+// st's workers and coordinators, in a private tmux server, offline
+// against the project's fake model server on 127.0.0.1.
+package real
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sophonz/st/internal/testutil"
+	"github.com/sophonz/st/internal/testutil/fakemodel"
+	"github.com/sophonz/st/internal/testutil/realagent"
+)
+
+// rig is one test's world: a fake model, a HOME for both agents, an
+// ST_HOME with its daemon, and a private tmux server whose first pane (a
+// plain shell) stands for a person at the coordinator's seat.
+type rig struct {
+	t                              *testing.T
+	dir, home, stHome, tmuxDir, st string
+	sock                           string
+	claude, codex                  string
+	fake                           *fakemodel.Server
+	env                            []string
+	coord                          string
+}
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	r := &rig{t: t, st: testutil.BuildST(t), fake: fakemodel.Start(t)}
+	r.claude, r.codex = realagent.Binaries(t)
+	r.dir = testutil.ShortTempDir(t)
+	r.home = filepath.Join(r.dir, "home")
+	r.stHome = filepath.Join(r.dir, "st")
+	r.tmuxDir = filepath.Join(r.dir, "t")
+	r.sock = filepath.Join(r.tmuxDir, fmt.Sprintf("tmux-%d", os.Getuid()), "default")
+	for _, d := range []string{r.home, r.stHome, filepath.Dir(r.sock), filepath.Join(r.dir, "work")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	work := filepath.Join(r.dir, "work")
+	cenv := realagent.ClaudeHome(t, r.home, r.fake.URL(), work)
+	xenv := realagent.CodexHome(t, r.home, r.fake.URL(), work)
+	// st must get Codex's Enter through without help from the config.
+	cfg := filepath.Join(realagent.CodexDir(r.home), "config.toml")
+	data, _ := os.ReadFile(cfg)
+	os.WriteFile(cfg, regexp.MustCompile(`(?m)^disable_paste_burst.*$`).ReplaceAll(data, nil), 0o600)
+
+	var base []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if k == "TMUX" || k == "TMUX_PANE" || k == "HOME" || k == "CODEX_HOME" || strings.HasPrefix(k, "ANTHROPIC_") ||
+			strings.HasPrefix(k, "ST_") || k == "PATH" || k == "TMUX_TMPDIR" {
+			continue
+		}
+		base = append(base, kv)
+	}
+	r.env = append(base, cenv...)
+	r.env = append(r.env, xenv...)
+	r.env = append(r.env,
+		"ST_HOME="+r.stHome, "TMUX_TMPDIR="+r.tmuxDir,
+		"PATH="+filepath.Dir(r.st)+":"+filepath.Dir(r.claude)+":"+os.Getenv("PATH"),
+		"ST_CLAUDE_BIN="+r.claude, "ST_CODEX_BIN="+r.codex,
+	)
+	t.Cleanup(func() {
+		exec.Command("tmux", "-S", r.sock, "kill-server").Run()
+		if b, err := os.ReadFile(filepath.Join(r.stHome, "st.pid")); err == nil {
+			var pid int
+			fmt.Sscan(string(b), &pid)
+			if pid > 1 {
+				syscall.Kill(pid, syscall.SIGTERM)
+			}
+		}
+	})
+	// The tmux server's environment is what new windows get.
+	r.tmuxMust("-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", "200", "-y", "50", "-c", work, "sh")
+	r.coord = strings.TrimSpace(r.tmuxMust("display-message", "-p", "-t", "main:", "#{pane_id}"))
+	r.stMust("up")
+	return r
+}
+
+func (r *rig) work() string { return filepath.Join(r.dir, "work") }
+
+func (r *rig) tmux(args ...string) (string, error) {
+	cmd := exec.Command("tmux", append([]string{"-S", r.sock}, args...)...)
+	cmd.Env = r.env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("tmux %s: %v: %s", strings.Join(args, " "), err, out)
+	}
+	return string(out), nil
+}
+
+func (r *rig) tmuxMust(args ...string) string {
+	r.t.Helper()
+	out, err := r.tmux(args...)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return out
+}
+
+// stIn runs st as if typed in pane.
+func (r *rig) stIn(pane string, args ...string) (string, string, int) {
+	cmd := exec.Command(r.st, args...)
+	cmd.Dir = r.work()
+	cmd.Env = append(append([]string{}, r.env...), "TMUX_PANE="+pane, "TMUX="+r.sock+",1,0")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		r.t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+func (r *rig) st1(args ...string) (string, string, int) { return r.stIn(r.coord, args...) }
+
+func (r *rig) stMust(args ...string) string {
+	r.t.Helper()
+	out, errs, code := r.st1(args...)
+	if code != 0 {
+		r.t.Fatalf("st %s: exit %d\n%s%s\n%s", strings.Join(args, " "), code, out, errs, r.daemonLog())
+	}
+	return out
+}
+
+func (r *rig) daemonLog() string {
+	b, _ := os.ReadFile(filepath.Join(r.stHome, "daemon.log"))
+	s := string(b)
+	if len(s) > 4000 {
+		s = s[len(s)-4000:]
+	}
+	return "daemon log (tail):\n" + s
+}
+
+func (r *rig) capture(target string) string {
+	out, _ := r.tmux("capture-pane", "-p", "-t", target)
+	return out
+}
+
+func (r *rig) writeTask(name, text string) string {
+	r.t.Helper()
+	p := filepath.Join(r.work(), name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		r.t.Fatal(err)
+	}
+	return p
+}
+
+// workerView is what st worker read --json prints.
+type workerView struct {
+	ID, Name, State, Summary, Error string
+	LastAnswer                      string `json:"last_answer"`
+}
+
+func (r *rig) read(id string) workerView {
+	r.t.Helper()
+	var v workerView
+	if err := json.Unmarshal([]byte(r.stMust("worker", "read", id, "--json")), &v); err != nil {
+		r.t.Fatal(err)
+	}
+	return v
+}
+
+// installHooks runs st hooks install over a settings.json that holds the
+// user's own keys and hooks, twice, and checks that all of them stay.
+func (r *rig) installHooks() {
+	r.t.Helper()
+	settings := filepath.Join(r.home, ".claude", "settings.json")
+	os.MkdirAll(filepath.Dir(settings), 0o700)
+	user := `{
+  "theme": "dark",
+  "permissions": {"allow": ["Bash"]},
+  "hooks": {
+    "Stop": [{"hooks": [{"type": "command", "command": "echo user-stop-hook >> ` + r.dir + `/user-hook.log"}]}],
+    "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "true # user's own"}]}]
+  },
+  "env": {"USER_KEY": "kept"}
+}
+`
+	if err := os.WriteFile(settings, []byte(user), 0o600); err != nil {
+		r.t.Fatal(err)
+	}
+	r.stMust("hooks", "install")
+	r.stMust("hooks", "install")
+	data, err := os.ReadFile(settings)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(data, &got); err != nil {
+		r.t.Fatalf("settings.json after install: %v\n%s", err, data)
+	}
+	s := string(data)
+	for _, want := range []string{`"theme": "dark"`, `"USER_KEY": "kept"`, `user-stop-hook`, `true # user's own`, `"Bash"`} {
+		if !strings.Contains(s, want) {
+			r.t.Errorf("st hooks install lost %s:\n%s", want, s)
+		}
+	}
+	if n := strings.Count(s, r.st+" hook claude Stop\""); n != 1 {
+		r.t.Errorf("st's Stop hook appears %d times after two installs:\n%s", n, s)
+	}
+	if strings.Index(s, "user-stop-hook") > strings.Index(s, r.st+" hook claude Stop\"") {
+		r.t.Errorf("the user's Stop hook no longer comes first:\n%s", s)
+	}
+}
+
+func TestHooksInstallKeepsUserSettings(t *testing.T) {
+	r := newRig(t)
+	r.installHooks()
+	out := r.stMust("hooks", "status")
+	if !strings.Contains(out, "claude") || !strings.Contains(out, "codex") {
+		t.Fatalf("st hooks status:\n%s", out)
+	}
+}
+
+// TestWorkerEachKind: each real agent as a worker starts, its hooks
+// confirm the start, it writes a file through its Bash tool, reports with
+// st worker done, and st worker read shows its summary and last answer.
+func TestWorkerEachKind(t *testing.T) {
+	r := newRig(t)
+	r.installHooks()
+	for _, kind := range []string{"claude", "codex"} {
+		out := "out-" + kind + ".txt"
+		task := r.writeTask(kind+".md", fmt.Sprintf(
+			"Write the file.\nRUN: echo made-by-%s > %s\nRUN: %s worker done --summary \"wrote %s, checked it with cat\"\nSAY: I wrote %s.\n",
+			kind, out, r.st, out, out))
+		start := time.Now()
+		o := r.stMust("worker", "start", "--agent", kind, "--task", task, "--name", "w-"+kind)
+		if !regexp.MustCompile(`^%\d+ w-` + kind + `\n$`).MatchString(o) {
+			t.Fatalf("st worker start printed %q", o)
+		}
+		t.Logf("%s: st worker start took %s", kind, time.Since(start).Round(time.Millisecond))
+	}
+	o, e, code := r.st1("worker", "wait", "--timeout", "150s")
+	if code != 0 {
+		t.Fatalf("st worker wait: exit %d\n%s%s\nclaude:\n%s\ncodex:\n%s\n%s", code, o, e, r.capture("main:w-claude"), r.capture("main:w-codex"), r.daemonLog())
+	}
+	for _, kind := range []string{"claude", "codex"} {
+		data, err := os.ReadFile(filepath.Join(r.work(), "out-"+kind+".txt"))
+		if err != nil || strings.TrimSpace(string(data)) != "made-by-"+kind {
+			t.Errorf("%s did not write its file: %q %v", kind, data, err)
+		}
+		v := r.read("w-" + kind)
+		if v.State != "done" || v.Summary != fmt.Sprintf("wrote out-%s.txt, checked it with cat", kind) {
+			t.Errorf("%s: read shows %+v", kind, v)
+		}
+		if !strings.Contains(v.LastAnswer, "I wrote out-"+kind+".txt.") {
+			t.Errorf("%s: last answer %q", kind, v.LastAnswer)
+		}
+	}
+}
+
+// TestTrustScreenFailsStart: an untrusted folder's trust screen keeps the
+// task out; the start fails after the configured time with the message,
+// and the window stays open at that screen.
+func TestTrustScreenFailsStart(t *testing.T) {
+	r := newRig(t)
+	r.installHooks()
+	untrusted := filepath.Join(r.dir, "untrusted")
+	repo := filepath.Join(r.dir, "repo")
+	os.MkdirAll(untrusted, 0o700)
+	os.MkdirAll(repo, 0o700)
+	// Codex shows its trust screen only in a git repository.
+	if out, err := exec.Command("git", "init", "-q", repo).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	task := r.writeTask("t.md", "RUN: echo never > never.txt\n")
+	r.env = append(r.env, "ST_BLOCKED_TIMEOUT=10s")
+	for kind, dir := range map[string]string{"claude": untrusted, "codex": repo} {
+		start := time.Now()
+		out, errs, code := r.st1("worker", "start", "--agent", kind, "--task", task, "--name", "t-"+kind, "--cwd", dir)
+		took := time.Since(start)
+		if code == 0 {
+			t.Fatalf("%s: the start went through a trust screen:\n%s", kind, out)
+		}
+		if !strings.Contains(errs, "folder-trust screen kept the task from being typed for 10s") ||
+			!strings.Contains(errs, "the window is left open") || !strings.Contains(errs, "--yes") {
+			t.Errorf("%s: message:\n%s", kind, errs)
+		}
+		if took < 10*time.Second {
+			t.Errorf("%s: failed after %s, before the configured 10s", kind, took)
+		}
+		screen := r.capture("main:t-" + kind)
+		if !strings.Contains(screen, "trust") && !strings.Contains(screen, "Trust") {
+			t.Errorf("%s: the window does not show its trust screen:\n%s", kind, screen)
+		}
+		if strings.Contains(screen, "Your task is in the file") {
+			t.Errorf("%s: st typed over the trust screen:\n%s", kind, screen)
+		}
+	}
+}
+
+// TestGuardBlocksKillServer: st's PreToolUse hook refuses tmux kill-server
+// in both agents, and the tmux server lives on.
+func TestGuardBlocksKillServer(t *testing.T) {
+	r := newRig(t)
+	r.installHooks()
+	for _, kind := range []string{"claude", "codex"} {
+		task := r.writeTask("k-"+kind+".md", fmt.Sprintf(
+			"RUN: tmux kill-server\nRUN: %s worker done --summary \"tried tmux kill-server\"\nSAY: the hook refused it.\n", r.st))
+		r.stMust("worker", "start", "--agent", kind, "--task", task, "--name", "k-"+kind)
+	}
+	o, e, code := r.st1("worker", "wait", "--timeout", "150s")
+	if code != 0 {
+		t.Fatalf("wait: %d\n%s%s\n%s", code, o, e, r.daemonLog())
+	}
+	if _, err := r.tmux("list-sessions"); err != nil {
+		t.Fatalf("the tmux server is gone: %v", err)
+	}
+	var calls int
+	for _, q := range r.fake.Requests() {
+		for _, c := range q.Calls {
+			if strings.Contains(c.Command, "kill-server") {
+				calls++
+			}
+		}
+	}
+	if calls < 2 {
+		t.Errorf("the model asked for kill-server %d times; want once per agent", calls)
+	}
+	if s := r.capture("main:k-claude"); !strings.Contains(s, "st guard") {
+		t.Errorf("claude's screen does not show the guard's reason:\n%s", s)
+	}
+	if s := r.capture("main:k-codex"); !strings.Contains(s, "Blocked by hook") && !strings.Contains(s, "st guard") {
+		t.Errorf("codex's screen does not show the block:\n%s", s)
+	}
+}
+
+// TestPermissionPromptWaits: a worker at a permission prompt shows as
+// waiting; st types nothing over the prompt; once a person answers it in
+// the window, the worker goes on to done.
+func TestPermissionPromptWaits(t *testing.T) {
+	r := newRig(t)
+	r.installHooks()
+	// Claude asks before Bash commands other than st itself.
+	settings := filepath.Join(r.home, ".claude", "settings.json")
+	data, _ := os.ReadFile(settings)
+	data = bytes.Replace(data, []byte(`"allow": ["Bash"]`), []byte(`"allow": ["Bash(`+r.st+`:*)"]`), 1)
+	if err := os.WriteFile(settings, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tasks := map[string]string{
+		"claude": "RUN: echo yes > perm-claude.txt\nRUN: %s worker done --summary \"wrote perm-claude.txt after approval\"\nSAY: done.\n",
+		// Codex asks when the model wants to leave its sandbox.
+		"codex": "ESCALATE RUN: echo yes > perm-codex.txt\nRUN: %s worker done --summary \"wrote perm-codex.txt after approval\"\nSAY: done.\n",
+	}
+	approve := map[string]string{"claude": "1", "codex": "y"}
+	for _, kind := range []string{"claude", "codex"} {
+		task := r.writeTask("p-"+kind+".md", fmt.Sprintf(tasks[kind], r.st))
+		id := "p-" + kind
+		r.stMust("worker", "start", "--agent", kind, "--task", task, "--name", id)
+		o, e, code := r.st1("worker", "wait", id, "--timeout", "90s")
+		if code != 2 || !strings.Contains(o, "waiting") {
+			t.Fatalf("%s: wait: exit %d\n%s%s\n%s", kind, code, o, e, r.capture("main:"+id))
+		}
+		// st never types over the prompt.
+		_, e, code = r.st1("worker", "send", id, "typed over the prompt")
+		if code == 0 || !strings.Contains(e, "prompt") {
+			t.Errorf("%s: send during a prompt: exit %d %s", kind, code, e)
+		}
+		if s := r.capture("main:" + id); strings.Contains(s, "typed over the prompt") {
+			t.Errorf("%s: the line went over the prompt:\n%s", kind, s)
+		}
+		// A person answers each prompt in the window, until it is done.
+		ad := mustAdapter(t, kind)
+		deadline := time.Now().Add(90 * time.Second)
+		for r.read(id).State != "done" {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s never got done:\n%s\n%s", kind, r.capture("main:"+id), r.daemonLog())
+			}
+			if screenStable(r, id, ad, 400*time.Millisecond) {
+				r.tmuxMust("send-keys", "-t", "main:"+id, approve[kind])
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		if _, err := os.Stat(filepath.Join(r.work(), "perm-"+kind+".txt")); err != nil {
+			t.Errorf("%s: the approved command did not run: %v", kind, err)
+		}
+	}
+}
+
+// TestClaudeCoordinator: a real Claude, asked once, runs st orch start,
+// starts a Codex worker and a Claude worker with task files, waits, reads
+// both reports, and answers with both summaries.
+func TestClaudeCoordinator(t *testing.T) {
+	r := newRig(t)
+	r.installHooks()
+	cx := r.writeTask("api-tests.md", fmt.Sprintf("RUN: echo tests > api-tests.txt\nRUN: %s worker done --summary \"codex wrote api-tests.txt\"\nSAY: API tests written.\n", r.st))
+	cl := r.writeTask("readme.md", fmt.Sprintf("RUN: echo readme > readme.txt\nRUN: %s worker done --summary \"claude tidied readme.txt\"\nSAY: README tidied.\n", r.st))
+	r.tmuxMust("new-window", "-d", "-t", "main:", "-n", "coord", "-c", r.work(), r.claude+" --permission-mode default")
+	ad := mustAdapter(t, "claude")
+	waitScreen(t, r, "coord", ad, 60*time.Second)
+	st := r.st
+	prompt := strings.Join([]string{
+		"Give the API tests to Codex and the README to another Claude, then check both and tell me.",
+		"RUN: " + st + " orch start --objective 'API tests and README'",
+		"RUN: " + st + " worker start --agent codex --task " + cx + " --name api-tests",
+		"RUN: " + st + " worker start --agent claude --task " + cl + " --name readme",
+		"RUN: " + st + " worker wait --timeout 100s",
+		"RUN: " + st + " worker read api-tests",
+		"RUN: " + st + " worker read readme",
+		"SAY: Both workers are done: {summaries}",
+	}, " ")
+	r.tmuxMust("send-keys", "-t", "main:coord", "-l", prompt)
+	time.Sleep(500 * time.Millisecond) // Claude drops an Enter right after a line typed at once
+	r.tmuxMust("send-keys", "-t", "main:coord", "Enter")
+	deadline := time.Now().Add(4 * time.Minute)
+	var answer string
+	for answer == "" {
+		if time.Now().After(deadline) {
+			t.Fatalf("the coordinator never answered:\n%s\n%s", r.capture("main:coord"), r.daemonLog())
+		}
+		if v := ad.Recognize(r.capture("main:coord")); v.Screen == agentTyped() {
+			r.tmux("send-keys", "-t", "main:coord", "Enter")
+		}
+		for _, q := range r.fake.Requests() {
+			if strings.HasPrefix(q.Answer, "Both workers are done:") {
+				answer = q.Answer
+			}
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	for _, want := range []string{"codex wrote api-tests.txt", "claude tidied readme.txt"} {
+		if !strings.Contains(answer, want) {
+			t.Errorf("the coordinator's answer %q lacks %q", answer, want)
+		}
+	}
+	coord := strings.TrimSpace(r.tmuxMust("display-message", "-p", "-t", "main:coord", "#{pane_id}"))
+	out, _, _ := r.stIn(coord, "orch", "show")
+	if !regexp.MustCompile(`api-tests +codex +done`).MatchString(out) || !regexp.MustCompile(`readme +claude +done`).MatchString(out) {
+		t.Errorf("st orch show in the coordinator's pane:\n%s", out)
+	}
+	for _, f := range []string{"api-tests.txt", "readme.txt"} {
+		if _, err := os.Stat(filepath.Join(r.work(), f)); err != nil {
+			t.Errorf("%s missing: %v", f, err)
+		}
+	}
+}
