@@ -58,7 +58,7 @@ func newRig(b *testing.B) *rig {
 		}
 	}
 	r.env = testutil.Env(base,
-		"ST_HOME="+r.home,
+		"ST_HOME="+r.home, "ST_WEB_PORT=auto",
 		"TMUX_TMPDIR="+tdir,
 		"HOME="+filepath.Join(r.dir, "home"),
 		"TMPDIR="+filepath.Join(r.dir, "tmp"), // the sim's transcripts

@@ -2,12 +2,16 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -52,6 +56,7 @@ func TestScripts(t *testing.T) {
 			e.Setenv("TMUX", "")
 			e.Setenv("TMUX_PANE", "")
 			e.Setenv("ST_BIN", bin)
+			e.Setenv("ST_WEB_PORT", "auto") // scripts run side by side
 			e.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 			e.Setenv("HOME", filepath.Join(dir, "home"))
 			os.MkdirAll(filepath.Join(dir, "home"), 0o700)
@@ -83,6 +88,7 @@ func TestScripts(t *testing.T) {
 			"wait-file":       cmdWaitFile,
 			"wait-file-match": cmdWaitFileMatch,
 			"capture":         cmdCapture,
+			"push-server":     cmdPushServer,
 			"in-pane":         func(ts *testscript.TestScript, neg bool, args []string) { ts.Setenv("TMUX_PANE", args[0]) },
 		},
 	})
@@ -218,7 +224,7 @@ func cmdWaitState(ts *testscript.TestScript, neg bool, args []string) {
 
 func scriptEnv(ts *testscript.TestScript) []string {
 	var env []string
-	for _, k := range []string{"ST_HOME", "TMUX_TMPDIR", "PATH", "HOME", "TMUX", "TMUX_PANE"} {
+	for _, k := range []string{"ST_HOME", "TMUX_TMPDIR", "PATH", "HOME", "TMUX", "TMUX_PANE", "ST_WEB_PORT"} {
 		env = append(env, k+"="+ts.Getenv(k))
 	}
 	return env
@@ -253,6 +259,32 @@ func cmdWaitFileMatch(ts *testscript.TestScript, neg bool, args []string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	ts.Fatalf("%s never matched %q; it holds:\n%s", path, args[1], last)
+}
+
+// cmdPushServer starts an ntfy-style push target on 127.0.0.1 that appends
+// each request (headers and body) to a file, and sets ST_PUSH_URL for the
+// daemon that st-up starts next.
+func cmdPushServer(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: push-server LOGFILE")
+	}
+	path := ts.MkAbs(args[0])
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	var mu sync.Mutex
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		mu.Lock()
+		defer mu.Unlock()
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err == nil {
+			fmt.Fprintf(f, "%s %s\nTitle: %s\nActions: %s\n\n%s\n---\n", r.Method, r.URL, r.Header.Get("Title"), r.Header.Get("Actions"), body)
+			f.Close()
+		}
+	})}
+	go srv.Serve(ln)
+	ts.Defer(func() { srv.Close() })
+	ts.Setenv("ST_PUSH_URL", "http://"+ln.Addr().String()+"/st-gates")
 }
 
 func cmdCapture(ts *testscript.TestScript, neg bool, args []string) {

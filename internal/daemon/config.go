@@ -16,7 +16,8 @@ import (
 type Config struct {
 	// TmuxSocket names the tmux server st drives ("" = the default one).
 	TmuxSocket string `toml:"tmux_socket"`
-	// WebPort is the web UI's port on 127.0.0.1 (0 = 7766).
+	// WebPort is the web UI's port on 127.0.0.1 (0 = 7766, -1 = any free
+	// port, which ST_WEB_PORT=auto also asks for).
 	WebPort int `toml:"web_port"`
 	// PushURL is an ntfy-style HTTP endpoint that gets each open gate,
 	// with its options as actions.
@@ -43,7 +44,9 @@ func LoadConfig(home string, getenv func(string) string) (Config, error) {
 	if v := getenv("ST_TMUX_SOCKET"); v != "" {
 		c.TmuxSocket = v
 	}
-	if v := getenv("ST_WEB_PORT"); v != "" {
+	if v := getenv("ST_WEB_PORT"); v == "auto" {
+		c.WebPort = -1
+	} else if v != "" {
 		p, err := strconv.Atoi(v)
 		if err != nil || p < 0 || p > 65535 {
 			return c, fmt.Errorf("ST_WEB_PORT=%q is not a port number", v)
@@ -53,8 +56,11 @@ func LoadConfig(home string, getenv func(string) string) (Config, error) {
 	if v := getenv("ST_PUSH_URL"); v != "" {
 		c.PushURL = v
 	}
-	if c.WebPort == 0 {
+	switch c.WebPort {
+	case 0:
 		c.WebPort = DefaultWebPort
+	case -1:
+		c.WebPort = 0 // the kernel picks a free one
 	}
 	return c, nil
 }

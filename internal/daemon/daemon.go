@@ -113,7 +113,8 @@ func Run(ctx context.Context, o Options) error {
 	}
 	defer mgr.Close()
 	go mgr.Watch(ctx)
-	webBase, stopWeb := serveWeb(ctx, cfg.WebPort, token, tm, mgr, o.Log)
+	var stopWeb func()
+	webBase, stopWeb = serveWeb(ctx, cfg.WebPort, token, tm, mgr, o.Log)
 	defer stopWeb()
 
 	s := &server{mgr: mgr, tmux: tm, cancel: cancel, info: StatusInfo{

@@ -38,13 +38,13 @@ type Config struct {
 
 // paneInfo is what the hooks told st about the agent in a pane.
 type paneInfo struct {
-	agent     string
-	session   string
-	inTurn    bool
+	agent   string
+	session string
+	inTurn  bool
 	// waiting is set by a permission request or question, until the
 	// next tool event or turn event: the hook fires before the dialog is
 	// drawn, so the screen alone could look open for typing.
-	waiting bool
+	waiting   bool
 	seq       int // events seen from this pane
 	turnSeq   int // seq of the last turn start
 	lastEvent time.Time

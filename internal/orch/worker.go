@@ -564,7 +564,9 @@ func (m *Manager) Read(ctx context.Context, req IDRequest) (*WorkerView, error) 
 const DefaultReadWait = 5 * time.Second
 
 // List returns the calling pane's workers, or with all every worker.
+// It looks at tmux first, so a pane that just closed shows as such.
 func (m *Manager) List(ctx context.Context, req IDRequest) ([]WorkerView, error) {
+	m.reconcile(ctx)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []WorkerView

@@ -71,7 +71,7 @@ func newRig(t *testing.T) *rig {
 	r.env = append(r.env,
 		"ST_HOME="+r.stHome, "TMUX_TMPDIR="+r.tmuxDir,
 		"PATH="+filepath.Dir(r.st)+":"+filepath.Dir(r.claude)+":"+os.Getenv("PATH"),
-		"ST_CLAUDE_BIN="+r.claude, "ST_CODEX_BIN="+r.codex,
+		"ST_CLAUDE_BIN="+r.claude, "ST_CODEX_BIN="+r.codex, "ST_WEB_PORT=auto",
 	)
 	t.Cleanup(func() {
 		exec.Command("tmux", "-S", r.sock, "kill-server").Run()
