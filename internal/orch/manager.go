@@ -193,6 +193,7 @@ func (m *Manager) setState(w *Worker, s State) bool {
 // as gone too. A server that is down is left to observe, which brings
 // it back.
 func (m *Manager) reconcile(ctx context.Context) {
+	listed := m.cfg.Now()
 	panes, err := m.cfg.Tmux.ListPanes(ctx)
 	if err != nil {
 		m.logf("reconcile: %v", err)
@@ -201,11 +202,13 @@ func (m *Manager) reconcile(ctx context.Context) {
 	if len(panes) == 0 && !m.cfg.Tmux.Running(ctx) {
 		return
 	}
-	m.reconcilePanes(panes)
+	m.reconcilePanes(panes, listed)
 }
 
-// reconcilePanes is reconcile for panes already listed.
-func (m *Manager) reconcilePanes(panes []tmux.Pane) {
+// reconcilePanes is reconcile for panes listed at the time listed.
+// Workers that joined after that are left alone: the list cannot know
+// their panes (or their new options) yet.
+func (m *Manager) reconcilePanes(panes []tmux.Pane, listed time.Time) {
 	have := map[string]tmux.Pane{}
 	live := map[string]bool{}
 	for _, p := range panes {
@@ -217,7 +220,7 @@ func (m *Manager) reconcilePanes(panes []tmux.Pane) {
 	m.livePanes = live
 	dirty := map[*Run]bool{}
 	for id, w := range m.workers {
-		if !w.State.Live() {
+		if !w.State.Live() || w.StartedAt.After(listed) {
 			continue
 		}
 		r := m.runOf[id]

@@ -49,6 +49,7 @@ func (m *Manager) loadLayout() {
 // observe records the server's layout, and restores it when the server
 // is gone. It runs from the watcher, once a second while st has work.
 func (m *Manager) observe(ctx context.Context) {
+	listed := m.cfg.Now()
 	l, err := m.cfg.Tmux.ReadLayout(ctx)
 	if err != nil {
 		m.logf("read tmux layout: %v", err)
@@ -60,7 +61,7 @@ func (m *Manager) observe(ctx context.Context) {
 		}
 		return
 	}
-	m.reconcileLayout(l)
+	m.reconcileLayout(l, listed)
 	if !reflect.DeepEqual(l, m.layout) {
 		m.layout = l
 		if err := store.WriteJSON(m.layoutPath(), l, 0o600); err != nil {
@@ -82,7 +83,7 @@ func (m *Manager) hasRelations() bool {
 }
 
 // reconcileLayout is reconcile for a layout already read.
-func (m *Manager) reconcileLayout(l tmux.Layout) {
+func (m *Manager) reconcileLayout(l tmux.Layout, listed time.Time) {
 	var panes []tmux.Pane
 	for _, s := range l.Sessions {
 		for _, w := range s.Windows {
@@ -92,7 +93,7 @@ func (m *Manager) reconcileLayout(l tmux.Layout) {
 			}
 		}
 	}
-	m.reconcilePanes(panes)
+	m.reconcilePanes(panes, listed)
 }
 
 // restore brings back the sessions of m.layout and relinks everything.

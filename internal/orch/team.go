@@ -224,14 +224,15 @@ func (m *Manager) Adopt(ctx context.Context, req IDRequest) (*WorkerView, error)
 	if team != nil {
 		opts["@st_team"] = team.ID
 	}
-	go func() {
-		for k, v := range opts {
-			m.cfg.Tmux.SetOption(context.Background(), w.ID, k, v)
-		}
-		if created {
-			m.markCoordinator(p.ID, r.ID)
-		}
-	}()
+	// Set now, while st holds its lock: the watcher checks the panes'
+	// options, and must not see the old ones on an adopted pane.
+	set := map[string]map[string]string{w.ID: opts}
+	if created {
+		set[p.ID] = map[string]string{"@st_run": r.ID, "@st_role": "coordinator"}
+	}
+	if err := m.cfg.Tmux.SetOptions(ctx, set); err != nil {
+		m.logf("adopt: %v", err)
+	}
 	m.logf("adopted %s (%s, %s) into run %s under %s", w.ID, name, kind, r.ID, p.ID)
 	m.notify()
 	v := m.view(w)

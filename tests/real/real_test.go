@@ -452,3 +452,100 @@ func TestClaudeCoordinator(t *testing.T) {
 		}
 	}
 }
+
+// TestScopeRefusesClaudeEdit: a Claude worker that owns src/** has an edit
+// outside its scope refused by st's PreToolUse hook, with a reason it
+// sees, and goes on to report.
+func TestScopeRefusesClaudeEdit(t *testing.T) {
+	r := newRig(t)
+	r.installHooks()
+	repo := r.work()
+	for _, c := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "init"}} {
+		if out, err := exec.Command("git", append([]string{"-C", repo}, c...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", c, err, out)
+		}
+	}
+	os.MkdirAll(filepath.Join(repo, "src"), 0o755)
+	os.MkdirAll(filepath.Join(repo, "docs"), 0o755)
+	task := r.writeTask("scoped.md", fmt.Sprintf(
+		"RUN: echo inside > src/in.txt\nRUN: echo outside > docs/out.txt\nRUN: %s worker done --summary \"wrote src/in.txt; docs/out.txt was refused\"\nSAY: src written; the docs edit was refused.\n", r.st))
+	r.stMust("worker", "start", "--agent", "claude", "--task", task, "--name", "scoped", "--owns", "src/**")
+	if o, e, code := r.st1("worker", "wait", "scoped", "--timeout", "120s"); code != 0 {
+		t.Fatalf("wait: %d\n%s%s\n%s\n%s", code, o, e, r.capture("main:scoped"), r.daemonLog())
+	}
+	if _, err := os.Stat(filepath.Join(repo, "src", "in.txt")); err != nil {
+		t.Errorf("the edit inside the scope did not happen: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(repo, "docs", "out.txt")); err == nil {
+		t.Errorf("the edit outside the scope went through")
+	}
+	if s := r.capture("main:scoped"); !strings.Contains(s, "may change only src/**") {
+		t.Errorf("the agent's screen does not show the scope's reason:\n%s", s)
+	}
+	var sawReason bool
+	for _, q := range r.fake.Requests() {
+		if strings.Contains(string(q.Body), "may change only src/**") {
+			sawReason = true
+		}
+	}
+	if !sawReason {
+		t.Errorf("the model never got the refusal's reason")
+	}
+}
+
+// TestRealAgentsBackAfterTmuxRestart: a Claude worker and a Codex worker
+// are brought back, resuming their own conversations, after the tmux
+// server is killed.
+func TestRealAgentsBackAfterTmuxRestart(t *testing.T) {
+	r := newRig(t)
+	r.installHooks()
+	for _, kind := range []string{"claude", "codex"} {
+		task := r.writeTask("r-"+kind+".md", "SAY: remembered-"+kind+"\n")
+		r.stMust("worker", "start", "--agent", kind, "--task", task, "--name", "r-"+kind)
+	}
+	r.st1("worker", "wait", "--timeout", "120s")
+	layout := filepath.Join(r.stHome, "tmux-layout.json")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		data, _ := os.ReadFile(layout)
+		if strings.Count(string(data), `"@st_agent_session"`) >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("st never kept both conversation ids:\n%s", data)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	before := map[string]string{}
+	for _, kind := range []string{"claude", "codex"} {
+		out, _ := r.tmux("show-options", "-p", "-v", "-t", "main:r-"+kind, "@st_agent_session")
+		before[kind] = strings.TrimSpace(out)
+	}
+	r.tmuxMust("kill-server")
+	for _, kind := range []string{"claude", "codex"} {
+		deadline := time.Now().Add(90 * time.Second)
+		for {
+			s := r.capture("main:r-" + kind)
+			if strings.Contains(s, "remembered-"+kind) {
+				break // the resumed conversation shows its earlier answer
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s did not come back with its conversation:\n%s\n%s", kind, s, r.daemonLog())
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		out, _ := r.tmux("show-options", "-p", "-v", "-t", "main:r-"+kind, "@st_agent_session")
+		if got := strings.TrimSpace(out); got != before[kind] {
+			t.Errorf("%s: conversation %q after the restart, %q before", kind, got, before[kind])
+		}
+		if _, err := r.tmux("show-options", "-p", "-v", "-t", "main:r-"+kind, "@st_parent"); err != nil {
+			t.Errorf("%s: no relation on its new pane: %v", kind, err)
+		}
+	}
+	out := r.stMust("worker", "list")
+	for _, kind := range []string{"claude", "codex"} {
+		if !regexp.MustCompile(`r-` + kind + ` +` + kind + ` +(idle|done)`).MatchString(out) {
+			t.Errorf("after the restart st worker list says:\n%s", out)
+		}
+	}
+}
