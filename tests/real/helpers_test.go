@@ -7,7 +7,7 @@ import (
 	"github.com/sophonz/st/internal/agent"
 )
 
-func mustAdapter(t *testing.T, kind string) agent.Adapter {
+func mustAdapter(t testing.TB, kind string) agent.Adapter {
 	t.Helper()
 	ad, err := agent.Lookup(kind)
 	if err != nil {
@@ -47,4 +47,13 @@ func waitScreen(t *testing.T, r *rig, window string, ad agent.Adapter, timeout t
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// launchFor is how st would launch kind in the rig.
+func launchFor(r *rig, kind string) agent.LaunchOptions {
+	prog := r.claude
+	if kind == "codex" {
+		prog = r.codex
+	}
+	return agent.LaunchOptions{Program: prog}
 }

@@ -26,7 +26,7 @@ import (
 // ST_HOME with its daemon, and a private tmux server whose first pane (a
 // plain shell) stands for a person at the coordinator's seat.
 type rig struct {
-	t                              *testing.T
+	t                              testing.TB
 	dir, home, stHome, tmuxDir, st string
 	sock                           string
 	claude, codex                  string
@@ -35,7 +35,7 @@ type rig struct {
 	coord                          string
 }
 
-func newRig(t *testing.T) *rig {
+func newRig(t testing.TB) *rig {
 	t.Helper()
 	r := &rig{t: t, st: testutil.BuildST(t), fake: fakemodel.Start(t)}
 	r.claude, r.codex = realagent.Binaries(t)
