@@ -56,7 +56,7 @@ func (m *Manager) observe(ctx context.Context) {
 		return
 	}
 	if len(l.Sessions) == 0 {
-		if m.hasRelations() && len(m.layout.Sessions) > 0 && !m.cfg.Tmux.Running(ctx) {
+		if m.hasLive() && len(m.layout.Sessions) > 0 && !m.cfg.Tmux.Running(ctx) {
 			m.restore(ctx)
 		}
 		return
@@ -68,18 +68,6 @@ func (m *Manager) observe(ctx context.Context) {
 			m.logf("keep the tmux layout: %v", err)
 		}
 	}
-}
-
-// hasRelations reports whether st has live workers to bring back.
-func (m *Manager) hasRelations() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, w := range m.workers {
-		if w.State.Live() {
-			return true
-		}
-	}
-	return false
 }
 
 // reconcileLayout is reconcile for a layout already read.
