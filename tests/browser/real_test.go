@@ -1,0 +1,307 @@
+package browser
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/sophonz/st/internal/testutil"
+)
+
+// realEnv is the environment of the real st binary against a private tmux
+// server and ST_HOME.
+type realEnv struct {
+	t     *testing.T
+	bin   string
+	home  string
+	tm    *testutil.Tmux
+	work  string
+	coord string // the coordinator's pane
+	tmux  string // TMUX for acting in the coordinator's pane
+}
+
+func (r *realEnv) env(pane string) []string {
+	set := []string{"ST_HOME=" + r.home, "TMUX_TMPDIR=" + r.tm.Dir, "ST_WEB_PORT=auto", "ST_BIN=" + r.bin,
+		"PATH=" + filepath.Dir(r.bin) + string(os.PathListSeparator) + os.Getenv("PATH")}
+	if pane != "" {
+		set = append(set, "TMUX="+r.tmux, "TMUX_PANE="+pane)
+	}
+	return testutil.Env(os.Environ(), set...)
+}
+
+// st runs st in the coordinator's pane and returns its stdout.
+func (r *realEnv) st(args ...string) string {
+	r.t.Helper()
+	cmd := exec.Command(r.bin, args...)
+	cmd.Dir = r.work
+	cmd.Env = r.env(r.coord)
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr string
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
+		}
+		r.t.Fatalf("st %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr)
+	}
+	return string(out)
+}
+
+func (r *realEnv) capture(pane string) string {
+	out, _ := r.tm.Run("capture-pane", "-p", "-t", pane)
+	return out
+}
+
+func (r *realEnv) waitScreen(pane, re string, d time.Duration) {
+	r.t.Helper()
+	rx := regexp.MustCompile(re)
+	testutil.WaitFor(r.t, d, func() (bool, string) {
+		s := r.capture(pane)
+		return rx.MatchString(s), "screen of " + pane + " never matched " + re + ":\n" + s
+	})
+}
+
+// handAgent starts a sim agent by hand in a new window of main, types a
+// line into it, and returns its pane.
+func (r *realEnv) handAgent(name, line string) string {
+	r.t.Helper()
+	path := filepath.Dir(r.bin) + string(os.PathListSeparator) + os.Getenv("PATH")
+	out, err := r.tm.Run("new-window", "-d", "-P", "-F", "#{pane_id}", "-t", "main:", "-c", r.work, "-n", name,
+		"-e", "ST_BIN="+r.bin, "-e", "ST_HOME="+r.home, "-e", "PATH="+path, r.bin, "agent", "sim")
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	pane := strings.TrimSpace(out)
+	r.waitScreen(pane, `❯`, 10*time.Second)
+	r.tm.Run("send-keys", "-t", pane, "-l", line)
+	r.tm.Run("send-keys", "-t", pane, "Enter")
+	return pane
+}
+
+func killPid(file string) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || pid <= 1 {
+		return
+	}
+	syscall.Kill(pid, syscall.SIGTERM)
+	for range 200 {
+		if syscall.Kill(pid, 0) != nil {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestRealDaemon drives the web UI of the real daemon (st up) in Chromium:
+// a shell coordinator with three sim workers, live updates, a terminal,
+// drop-to-adopt, Release and a gate.
+func TestRealDaemon(t *testing.T) {
+	os.Unsetenv("TMUX")
+	os.Unsetenv("TMUX_PANE")
+	bin := testutil.BuildST(t)
+	dir := testutil.ShortTempDir(t)
+	tdir := filepath.Join(dir, "t")
+	work := filepath.Join(dir, "w")
+	home := filepath.Join(dir, "h")
+	for _, d := range []string{tdir, work} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tm := testutil.NewTmux(t, tdir)
+	if err := os.MkdirAll(filepath.Dir(tm.Socket), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	r := &realEnv{t: t, bin: bin, home: home, tm: tm, work: work}
+	t.Cleanup(func() { killPid(filepath.Join(home, "st.pid")) })
+	t.Cleanup(func() {
+		if data, err := os.ReadFile(filepath.Join(home, "daemon.log")); err == nil && t.Failed() {
+			t.Logf("daemon.log:\n%s", data)
+		}
+	})
+	path := filepath.Dir(bin) + string(os.PathListSeparator) + os.Getenv("PATH")
+	if _, err := tm.Run("-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", "200", "-y", "50", "-c", work,
+		"-e", "ST_HOME="+home, "-e", "PATH="+path, "sh"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := tm.Run("display-message", "-p", "-t", "main:", "#{pane_id} #{pid}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(out)
+	r.coord, r.tmux = f[0], tm.Socket+","+f[1]+",0"
+
+	r.st("up")
+	for name, task := range map[string]string{
+		"slow-a": "sleep: 60s\n",
+		"slow-b": "sleep: 60s\n",
+		"quick":  "sleep: 3s\nsummary: quick one\n",
+		"lead":   "run: \"$ST_BIN\" worker start --agent sim --task helper.md --name helper > lead.out 2>&1\nanswer: I lead a helper now\n",
+		"helper": "sleep: 60s\n",
+	} {
+		if err := os.WriteFile(filepath.Join(work, name+".md"), []byte(task), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	url := strings.TrimSpace(r.st("web"))
+	if m := regexp.MustCompile(`http://127\.0\.0\.1:\d+/\S*token=\S+`).FindString(url); m != "" {
+		url = m
+	} else {
+		t.Fatalf("st web printed %q, want a URL with its token", url)
+	}
+	// The page is open, on the graph, before the workers start: the quick
+	// one is done 3 s after its start.
+	ctx := newBrowser(t, 1440, 900)
+	do(t, ctx, chromedp.Navigate(url))
+	waitJS(t, ctx, `document.querySelector("#agents-btn") !== null && document.querySelector("#sidebar .sess") !== null`, 30*time.Second)
+	do(t, ctx, chromedp.Click("#agents-btn"))
+	waitJS(t, ctx, `!document.querySelector("#graph").hidden`, 20*time.Second)
+
+	workers := map[string]string{}
+	for _, name := range []string{"slow-a", "slow-b", "quick"} {
+		out := r.st("worker", "start", "--agent", "sim", "--task", filepath.Join(work, name+".md"), "--name", name)
+		fs := strings.Fields(out)
+		if len(fs) < 2 || fs[1] != name {
+			t.Fatalf("st worker start printed %q", out)
+		}
+		workers[name] = fs[0]
+	}
+
+	// The graph: the coordinator over three workers, with thick green
+	// lines; the sidebar's card says 3 working.
+	waitJS(t, ctx, `document.querySelectorAll("#graph .agent-card").length === 4 &&
+		document.querySelectorAll("#graph path.edge-worker.active").length === 3 &&
+		[...document.querySelectorAll("#sidebar .fold-line")].some(e => e.innerText.includes("Workers · 3 working"))`, 3*time.Second)
+	if got := count(t, ctx, agentCard("#graph", r.coord)); got != 1 {
+		t.Errorf("no card for the coordinator %s in the graph:\n%s", r.coord, pageText(ctx))
+	}
+	for name, pane := range workers {
+		if got := count(t, ctx, agentCard("#graph", pane)); got != 1 {
+			t.Errorf("no card for worker %s (%s) in the graph", name, pane)
+		}
+	}
+	if got := count(t, ctx, "#graph path.edge-worker"); got != 3 {
+		t.Errorf("%d worker edges, want 3", got)
+	}
+	widths := run(t, ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#graph path.edge-worker")].map(e => {
+		const cs = getComputedStyle(e); return cs.strokeWidth + " " + cs.stroke + " " + cs.opacity; })`))
+	for _, w := range widths {
+		if !strings.HasPrefix(w, "4.5px rgb(63, 185, 80) 1") {
+			t.Errorf("worker edge style %q, want thick green at full strength", w)
+		}
+	}
+	if b := texts(t, ctx, "#sidebar .card.family .badge"); len(b) != 1 || b[0] != "coordinator" {
+		t.Errorf("badges in the sidebar card = %q, want one coordinator badge", b)
+	}
+
+	// Live: the quick one finishes, no reload.
+	do(t, ctx, chromedp.Evaluate[chromedp.Void](`window.__sameDocument = true`))
+	waitJS(t, ctx, `[...document.querySelectorAll("#sidebar details.completed > summary")].some(e => e.innerText === "Completed (1)")`, 12*time.Second)
+	if !run(t, ctx, chromedp.Evaluate[bool](`window.__sameDocument === true`)) {
+		t.Error("the page reloaded")
+	}
+	waitJS(t, ctx, `[...document.querySelectorAll("#graph .agent-card .gc-summary")].some(e => e.innerText.includes("quick one"))`, 20*time.Second)
+
+	// A click on a worker's card opens its terminal; typing reaches the sim.
+	slow := workers["quick"] // done, so idle: a busy sim queues what it is typed
+	do(t, ctx, chromedp.Click(agentCard("#graph", slow)+" .gc-name"))
+	waitJS(t, ctx, `document.querySelector("#graph").hidden && document.querySelector("#term-title").innerText.includes("quick")`, 20*time.Second)
+	waitJS(t, ctx, `document.querySelector("#term .xterm-rows") !== null && document.querySelector("#term .xterm-rows").innerText.includes("❯")`, 30*time.Second)
+	do(t, ctx, chromedp.Focus("#term .xterm-helper-textarea"), typeKeys("hello-from-browser\r"))
+	r.waitScreen(slow, `Received: hello-from-browser`, 30*time.Second)
+
+	// An agent started by hand, mid-conversation, with no coordinator and
+	// no worker: the real snapshot (orch.Manager.Graph) has coordinators
+	// and workers only, so it has no card to drag. Logged, not failed.
+	solo := r.handAgent("solo", "hello, I was here first")
+	r.waitScreen(solo, `Received: hello, I was here first`, 30*time.Second)
+	do(t, ctx, chromedp.Click("#agents-btn"))
+	waitJS(t, ctx, `!document.querySelector("#graph").hidden && document.querySelectorAll("#graph .agent-card").length === 4`, 20*time.Second)
+	if n := count(t, ctx, `[data-agent="`+solo+`"]`); n == 0 {
+		t.Logf("GAP: the hand-started agent %s, known to st by its hooks, has no card in the page to drag (the snapshot lists %d agents)",
+			solo, run(t, ctx, chromedp.Evaluate[int](`Number(document.querySelector("#agents-count").innerText)`)))
+	}
+
+	// Drop-to-adopt: an agent started by hand that leads a worker of its
+	// own is a coordinator in the snapshot, so it has a card; dropped on
+	// the shell coordinator's card, it comes in as a team.
+	lead := r.handAgent("lead", "Your task is in the file "+filepath.Join(work, "lead.md")+" - do it.")
+	testutil.WaitFor(t, 30*time.Second, func() (bool, string) {
+		b, _ := os.ReadFile(filepath.Join(work, "lead.out"))
+		return regexp.MustCompile(`%\d+ helper`).Match(b), "lead.out: " + string(b) + "\nscreen:\n" + r.capture(lead)
+	})
+	waitJS(t, ctx, `document.querySelector(`+strconv.Quote(agentCard("#graph", lead))+`) !== null &&
+		document.querySelectorAll("#graph path.edge-worker").length === 4`, 30*time.Second)
+	if out := r.st("worker", "list"); regexp.MustCompile(`\blead\b`).MatchString(out) {
+		t.Fatalf("lead is a worker of the coordinator before the drop:\n%s", out)
+	}
+	drag(t, ctx, agentCard("#graph", lead), agentCard("#graph", r.coord))
+	testutil.WaitFor(t, 10*time.Second, func() (bool, string) {
+		out := r.st("worker", "list")
+		return regexp.MustCompile(`lead \(team 1\) +sim`).MatchString(out), "st worker list:\n" + out
+	})
+	waitJS(t, ctx, `document.querySelectorAll("#graph path.edge-worker").length === 5 &&
+		[...document.querySelectorAll("#graph .team-of")].some(e => e.innerText === "team of 1")`, 20*time.Second)
+	screenshot(t, ctx, "real-graph.png")
+
+	// Release on its card.
+	do(t, ctx, chromedp.Click(agentCard("#graph", lead)+" button.release"))
+	testutil.WaitFor(t, 10*time.Second, func() (bool, string) {
+		out := r.st("worker", "list")
+		return !regexp.MustCompile(`\blead\b`).MatchString(out), "st worker list:\n" + out
+	})
+	waitJS(t, ctx, `document.querySelectorAll("#graph path.edge-worker").length === 4`, 20*time.Second)
+
+	// A gate, answered in the page.
+	askOut := filepath.Join(dir, "ask.out")
+	ask := exec.Command("sh", "-c", `"$0" gate ask "Ship it?" --option yes --option no > "$1" 2>"$1.err"; echo rc=$? >> "$1"`, bin, askOut)
+	ask.Dir = work
+	ask.Env = r.env(r.coord)
+	if err := ask.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { ask.Wait(); close(done) }()
+	t.Cleanup(func() {
+		select {
+		case <-done:
+		default:
+			ask.Process.Kill()
+			<-done
+		}
+	})
+	waitJS(t, ctx, `[...document.querySelectorAll("[data-gate] button")].some(b => b.innerText.trim() === "yes")`, 30*time.Second)
+	if n := count(t, ctx, "#gates [data-gate] button"); n < 2 {
+		t.Errorf("the gate banner has %d buttons, want 2:\n%s", n, pageText(ctx))
+	}
+	do(t, ctx, chromedp.Evaluate[chromedp.Void](`[...document.querySelectorAll("#gates [data-gate] button")].find(b => b.innerText.trim() === "yes").click()`))
+	testutil.WaitFor(t, 10*time.Second, func() (bool, string) {
+		b, _ := os.ReadFile(askOut)
+		return strings.Contains(string(b), "rc="), "ask.out: " + string(b)
+	})
+	if b, _ := os.ReadFile(askOut); !regexp.MustCompile(`(?m)^yes\nrc=0$`).Match(b) {
+		e, _ := os.ReadFile(askOut + ".err")
+		t.Errorf("st gate ask printed %q (stderr %q), want yes and rc=0", b, e)
+	}
+	waitJS(t, ctx, `document.querySelectorAll("[data-gate]").length === 0`, 20*time.Second)
+
+	// The phone's view of the same run, in a browser of its own.
+	phone := newBrowser(t, 390, 844)
+	do(t, phone, chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile), chromedp.Navigate(url))
+	// The coordinator, its three workers, and lead with its helper.
+	waitJS(t, phone, `document.body.dataset.view === "chart" && document.querySelectorAll("#chart-tree .agent-card").length === 6 &&
+		document.querySelectorAll("#chart-tree .cnode.line-worker").length === 4`, 30*time.Second)
+	ctx = phone
+	screenshot(t, ctx, "real-phone.png")
+}
