@@ -172,6 +172,17 @@ const TmuxHeader = "X-St-Tmux"
 
 type handler func(ctx context.Context, r *http.Request, body []byte) (any, error)
 
+// call makes a handler of an operation that takes one decoded request.
+func call[T, R any](op func(context.Context, T) (R, error)) handler {
+	return func(ctx context.Context, r *http.Request, b []byte) (any, error) {
+		req, err := decode[T](b)
+		if err != nil {
+			return nil, err
+		}
+		return op(ctx, req)
+	}
+}
+
 func decode[T any](body []byte) (T, error) {
 	var v T
 	if err := json.Unmarshal(body, &v); err != nil {
@@ -200,13 +211,7 @@ func (s *server) routes() http.Handler {
 			}
 			return map[string]string{"url": s.info.Web + "/?token=" + s.token}, nil
 		},
-		"/v1/orch/start": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
-			req, err := decode[orch.StartRunRequest](b)
-			if err != nil {
-				return nil, err
-			}
-			return s.mgr.StartRun(ctx, req)
-		},
+		"/v1/orch/start": call(s.mgr.StartRun),
 		"/v1/orch/show": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
 			req, err := decode[orch.IDRequest](b)
 			if err != nil {
@@ -214,92 +219,26 @@ func (s *server) routes() http.Handler {
 			}
 			return s.mgr.Show(ctx, req.Pane, req.ID)
 		},
-		"/v1/worker/start": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
-			req, err := decode[orch.StartRequest](b)
-			if err != nil {
-				return nil, err
-			}
-			return s.mgr.StartWorker(ctx, req)
-		},
-		"/v1/worker/wait": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
-			req, err := decode[orch.WaitRequest](b)
-			if err != nil {
-				return nil, err
-			}
-			return s.mgr.Wait(ctx, req)
-		},
-		"/v1/worker/done": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
-			req, err := decode[orch.DoneRequest](b)
-			if err != nil {
-				return nil, err
-			}
-			return s.mgr.Done(ctx, req)
-		},
-		"/v1/worker/read":    s.idOp((*orch.Manager).Read),
-		"/v1/worker/send":    s.idOp((*orch.Manager).Send),
-		"/v1/worker/stop":    s.idOp((*orch.Manager).Stop),
-		"/v1/worker/rename":  s.idOp((*orch.Manager).Rename),
-		"/v1/worker/release": s.idOp((*orch.Manager).Release),
-		"/v1/worker/adopt":   s.idOp((*orch.Manager).Adopt),
-		"/v1/worker/diff": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
-			req, err := decode[orch.IDRequest](b)
-			if err != nil {
-				return nil, err
-			}
-			return s.mgr.Diff(ctx, req)
-		},
-		"/v1/worker/merge": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
-			req, err := decode[orch.IDRequest](b)
-			if err != nil {
-				return nil, err
-			}
-			return s.mgr.Merge(ctx, req)
-		},
-		"/v1/worker/pick": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
-			req, err := decode[orch.IDRequest](b)
-			if err != nil {
-				return nil, err
-			}
-			return s.mgr.Pick(ctx, req)
-		},
-		"/v1/worker/fan": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
-			req, err := decode[orch.StartRequest](b)
-			if err != nil {
-				return nil, err
-			}
-			return s.mgr.Fan(ctx, req)
-		},
-		"/v1/worker/list": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
-			req, err := decode[orch.IDRequest](b)
-			if err != nil {
-				return nil, err
-			}
-			return s.mgr.List(ctx, req)
-		},
-		"/v1/task/create": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
-			req, err := decode[orch.TaskRequest](b)
-			if err != nil {
-				return nil, err
-			}
-			return s.mgr.CreateTask(ctx, req)
-		},
-		"/v1/task/list": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
-			req, err := decode[orch.IDRequest](b)
-			if err != nil {
-				return nil, err
-			}
-			return s.mgr.ListTasks(ctx, req)
-		},
-		"/v1/task/cancel": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
-			req, err := decode[orch.IDRequest](b)
-			if err != nil {
-				return nil, err
-			}
-			return s.mgr.CancelTask(ctx, req)
-		},
-		"/v1/gate/ask":    s.gateOp((*orch.Manager).AskGate),
-		"/v1/gate/wait":   s.gateOp((*orch.Manager).WaitGate),
-		"/v1/gate/answer": s.gateOp((*orch.Manager).AnswerGate),
+		"/v1/worker/start":   call(s.mgr.StartWorker),
+		"/v1/worker/wait":    call(s.mgr.Wait),
+		"/v1/worker/done":    call(s.mgr.Done),
+		"/v1/worker/read":    call(s.mgr.Read),
+		"/v1/worker/send":    call(s.mgr.Send),
+		"/v1/worker/stop":    call(s.mgr.Stop),
+		"/v1/worker/rename":  call(s.mgr.Rename),
+		"/v1/worker/release": call(s.mgr.Release),
+		"/v1/worker/adopt":   call(s.mgr.Adopt),
+		"/v1/worker/diff":    call(s.mgr.Diff),
+		"/v1/worker/merge":   call(s.mgr.Merge),
+		"/v1/worker/pick":    call(s.mgr.Pick),
+		"/v1/worker/fan":     call(s.mgr.Fan),
+		"/v1/worker/list":    call(s.mgr.List),
+		"/v1/task/create":    call(s.mgr.CreateTask),
+		"/v1/task/list":      call(s.mgr.ListTasks),
+		"/v1/task/cancel":    call(s.mgr.CancelTask),
+		"/v1/gate/ask":       call(s.mgr.AskGate),
+		"/v1/gate/wait":      call(s.mgr.WaitGate),
+		"/v1/gate/answer":    call(s.mgr.AnswerGate),
 		"/v1/gate/list": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
 			req, err := decode[orch.IDRequest](b)
 			if err != nil {
@@ -356,26 +295,6 @@ func (s *server) routes() http.Handler {
 		})
 	}
 	return mux
-}
-
-func (s *server) idOp(op func(*orch.Manager, context.Context, orch.IDRequest) (*orch.WorkerView, error)) handler {
-	return func(ctx context.Context, r *http.Request, b []byte) (any, error) {
-		req, err := decode[orch.IDRequest](b)
-		if err != nil {
-			return nil, err
-		}
-		return op(s.mgr, ctx, req)
-	}
-}
-
-func (s *server) gateOp(op func(*orch.Manager, context.Context, orch.GateRequest) (*orch.Gate, error)) handler {
-	return func(ctx context.Context, r *http.Request, b []byte) (any, error) {
-		req, err := decode[orch.GateRequest](b)
-		if err != nil {
-			return nil, err
-		}
-		return op(s.mgr, ctx, req)
-	}
 }
 
 // sameServer reports whether the caller's $TMUX names this daemon's server
