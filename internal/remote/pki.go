@@ -1,0 +1,251 @@
+package remote
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// CertLifetime is how long a machine's certificate, and so the access to
+// a machine kept in $ST_HOME/remote, is valid.
+const CertLifetime = 11 * time.Hour
+
+// uriScheme names the machines in certificates: st://<account>/<slug>
+// for a machine, st://<account> for the account's CA.
+const uriScheme = "st"
+
+// skew is how far back NotBefore goes, so that a machine whose clock is a
+// little behind the control plane's still accepts a fresh certificate.
+const skew = 5 * time.Minute
+
+func newKey() (*ecdsa.PrivateKey, error) {
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("make a P-256 key: %w", err)
+	}
+	return k, nil
+}
+
+func serial() (*big.Int, error) {
+	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+	if err != nil {
+		return nil, fmt.Errorf("make a certificate serial: %w", err)
+	}
+	return n, nil
+}
+
+func encodeKey(k *ecdsa.PrivateKey) ([]byte, error) {
+	der, err := x509.MarshalPKCS8PrivateKey(k)
+	if err != nil {
+		return nil, fmt.Errorf("encode key: %w", err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
+}
+
+func decodeKey(data []byte) (*ecdsa.PrivateKey, error) {
+	b, _ := pem.Decode(data)
+	if b == nil || b.Type != "PRIVATE KEY" {
+		return nil, errors.New("no PEM private key in it")
+	}
+	k, err := x509.ParsePKCS8PrivateKey(b.Bytes)
+	if err != nil {
+		return nil, err
+	}
+	ek, ok := k.(*ecdsa.PrivateKey)
+	if !ok {
+		return nil, fmt.Errorf("a %T key, not ECDSA", k)
+	}
+	return ek, nil
+}
+
+// pemBlock returns the DER of the first PEM block of type typ in data.
+func pemBlock(data []byte, typ string) ([]byte, error) {
+	b, _ := pem.Decode(data)
+	if b == nil || b.Type != typ {
+		return nil, fmt.Errorf("no PEM %s in it", strings.ToLower(typ))
+	}
+	return b.Bytes, nil
+}
+
+func encodeCert(der []byte) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
+
+func decodeCert(data []byte) (*x509.Certificate, error) {
+	b, _ := pem.Decode(data)
+	if b == nil || b.Type != "CERTIFICATE" {
+		return nil, errors.New("no PEM certificate in it")
+	}
+	return x509.ParseCertificate(b.Bytes)
+}
+
+// newCA makes a self-signed CA. uri, when set, names what it signs for
+// (an account); the control plane's own CA has none.
+func newCA(cn string, uri *url.URL, now time.Time) (certPEM, keyPEM []byte, err error) {
+	key, err := newKey()
+	if err != nil {
+		return nil, nil, err
+	}
+	sn, err := serial()
+	if err != nil {
+		return nil, nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          sn,
+		Subject:               pkix.Name{CommonName: cn},
+		NotBefore:             now.Add(-skew),
+		NotAfter:              now.AddDate(20, 0, 0),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+		// Machine certificates hang directly off it: no intermediates.
+		MaxPathLenZero: true,
+	}
+	if uri != nil {
+		tmpl.URIs = []*url.URL{uri}
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sign CA %q: %w", cn, err)
+	}
+	keyPEM, err = encodeKey(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	return encodeCert(der), keyPEM, nil
+}
+
+func accountURI(account string) *url.URL { return &url.URL{Scheme: uriScheme, Host: account} }
+
+func machineURI(account, slug string) *url.URL {
+	return &url.URL{Scheme: uriScheme, Host: account, Path: "/" + slug}
+}
+
+// machineOf reads st://<account>/<slug> from a certificate; slug is ""
+// for an account CA.
+func machineOf(c *x509.Certificate) (account, slug string, ok bool) {
+	for _, u := range c.URIs {
+		if u.Scheme != uriScheme || u.Host == "" {
+			continue
+		}
+		return u.Host, strings.TrimPrefix(u.Path, "/"), true
+	}
+	return "", "", false
+}
+
+// signMachine signs pub as the machine slug of account, valid for life
+// from notBefore, for both ends of a TLS connection: a machine is a server
+// to its peers and a client of them and of the control plane.
+func signMachine(ca *x509.Certificate, caKey crypto.Signer, pub crypto.PublicKey, account, slug string, notBefore time.Time, life time.Duration) ([]byte, error) {
+	sn, err := serial()
+	if err != nil {
+		return nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: sn,
+		Subject:      pkix.Name{CommonName: slug, Organization: []string{account}},
+		NotBefore:    notBefore.Add(-skew),
+		NotAfter:     notBefore.Add(life),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		URIs:         []*url.URL{machineURI(account, slug)},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, pub, caKey)
+	if err != nil {
+		return nil, fmt.Errorf("sign the certificate of %s/%s: %w", account, slug, err)
+	}
+	return encodeCert(der), nil
+}
+
+// signServer makes the control plane's own server certificate for the
+// given host names and addresses.
+func signServer(ca *x509.Certificate, caKey crypto.Signer, hosts []string, now time.Time) (certPEM, keyPEM []byte, err error) {
+	key, err := newKey()
+	if err != nil {
+		return nil, nil, err
+	}
+	sn, err := serial()
+	if err != nil {
+		return nil, nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: sn,
+		Subject:      pkix.Name{CommonName: "st control plane"},
+		NotBefore:    now.Add(-skew),
+		NotAfter:     now.AddDate(1, 0, 0),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	for _, h := range hosts {
+		if ip := net.ParseIP(h); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else if h != "" {
+			tmpl.DNSNames = append(tmpl.DNSNames, h)
+		}
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, key.Public(), caKey)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sign the control plane's server certificate: %w", err)
+	}
+	keyPEM, err = encodeKey(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	return encodeCert(der), keyPEM, nil
+}
+
+// verifyMachine checks that leaf chains to the account CA in roots, is
+// valid now for usage, and names a machine of account (and the machine
+// slug, unless slug is ""). It returns the slug it names.
+func verifyMachine(certs []*x509.Certificate, roots *x509.CertPool, usage x509.ExtKeyUsage, account, slug string, now time.Time) (string, error) {
+	if len(certs) == 0 {
+		return "", errors.New("no certificate")
+	}
+	leaf := certs[0]
+	inter := x509.NewCertPool()
+	for _, c := range certs[1:] {
+		inter.AddCert(c)
+	}
+	if _, err := leaf.Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter, CurrentTime: now, KeyUsages: []x509.ExtKeyUsage{usage}}); err != nil {
+		return "", err
+	}
+	a, s, ok := machineOf(leaf)
+	if !ok || s == "" {
+		return "", errors.New("the certificate names no st machine")
+	}
+	if a != account {
+		return "", fmt.Errorf("the certificate is of account %s, not %s", a, account)
+	}
+	if slug != "" && s != slug {
+		return "", fmt.Errorf("the certificate is of machine %s, not %s", s, slug)
+	}
+	return s, nil
+}
+
+func samePublicKey(a, b crypto.PublicKey) bool {
+	ea, ok1 := a.(*ecdsa.PublicKey)
+	eb, ok2 := b.(*ecdsa.PublicKey)
+	return ok1 && ok2 && ea.Equal(eb)
+}
+
+// fingerprint is a short hex digest of a public key, for logs.
+func fingerprint(pub crypto.PublicKey) string {
+	der, err := x509.MarshalPKIXPublicKey(pub)
+	if err != nil {
+		return "?"
+	}
+	sum := sha256.Sum256(der)
+	return fmt.Sprintf("%x", sum[:6])
+}

@@ -1,0 +1,460 @@
+package remote
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sophonz/st/internal/store"
+	"github.com/sophonz/st/internal/testutil"
+)
+
+func startCP(t *testing.T, o ServerOptions, addr string) *ControlPlane {
+	t.Helper()
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	cp, err := StartControlPlane(o, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cp.Close() })
+	return cp
+}
+
+func addAccount(t *testing.T, data, name string) string {
+	t.Helper()
+	key, err := AddAccount(data, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
+
+func login(t *testing.T, cp *ControlPlane, account, key, name, host string) *Identity {
+	t.Helper()
+	return loginAt(t, t.TempDir(), cp, account, key, name, host)
+}
+
+func loginAt(t *testing.T, home string, cp *ControlPlane, account, key, name, host string) *Identity {
+	t.Helper()
+	id, err := Login(context.Background(), home, LoginOptions{URL: cp.URL(), CAFile: cp.CAFile(), Account: account, Key: key, Name: name, Host: host})
+	if err != nil {
+		t.Fatalf("login %s as %s: %v", account, name, err)
+	}
+	t.Cleanup(id.CloseIdleConnections)
+	return id
+}
+
+func slugs(ms []Machine) string {
+	var s []string
+	for _, m := range ms {
+		s = append(s, m.Slug)
+	}
+	return strings.Join(s, ",")
+}
+
+// peerServer serves https under id.ServerTLS() and answers with the
+// client's slug as PeerOf sees it.
+func peerServer(t *testing.T, id *Identity) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		slug, ok := PeerOf(r)
+		if !ok {
+			http.Error(w, "no peer", http.StatusForbidden)
+			return
+		}
+		io.WriteString(w, "hello "+slug)
+	}), ErrorLog: nil}
+	srv.ErrorLog = nil
+	go srv.Serve(tls.NewListener(ln, id.ServerTLS()))
+	t.Cleanup(func() { srv.Close() })
+	return ln.Addr().String()
+}
+
+func get(c *http.Client, addr string) (string, error) {
+	res, err := c.Get("https://" + addr + "/")
+	if err != nil {
+		return "", err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if res.StatusCode != 200 {
+		return "", errors.New(res.Status + ": " + string(b))
+	}
+	return string(b), err
+}
+
+func TestAccountsLoginFind(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	cp := startCP(t, ServerOptions{Data: data}, "")
+	keyA, keyB := addAccount(t, data, "acme"), addAccount(t, data, "other")
+	if _, err := AddAccount(data, "acme"); err == nil || !strings.Contains(err.Error(), "account acme exists already") {
+		t.Errorf("adding acme twice: %v", err)
+	}
+	if _, err := AddAccount(data, "Bad Name"); err == nil || !strings.Contains(err.Error(), "cannot name an account") {
+		t.Errorf("a bad account name: %v", err)
+	}
+
+	// A wrong key is refused with a 401 that says what to do.
+	_, err := Login(context.Background(), t.TempDir(), LoginOptions{URL: cp.URL(), CAFile: cp.CAFile(), Account: "acme", Key: "stk_wrong", Name: "x", Host: "x"})
+	var re *Error
+	if !errors.As(err, &re) || re.Status != http.StatusUnauthorized ||
+		!strings.Contains(err.Error(), "account acme does not take this key") || !strings.Contains(err.Error(), "Try: use the key that st control-plane account add acme printed") {
+		t.Errorf("wrong key: %v", err)
+	}
+	// Without the control plane's CA, it says which flag gives it.
+	_, err = Login(context.Background(), t.TempDir(), LoginOptions{URL: cp.URL(), Account: "acme", Key: keyA, Name: "x", Host: "x"})
+	if err == nil || !strings.Contains(err.Error(), "is not trusted") || !strings.Contains(err.Error(), "--ca") {
+		t.Errorf("login without --ca: %v", err)
+	}
+
+	homeMac := t.TempDir()
+	mac := loginAt(t, homeMac, cp, "acme", keyA, "CI Mac", "ci-mac.local")
+	laptop := login(t, cp, "acme", keyA, "laptop", "home-laptop")
+	otherMac := login(t, cp, "other", keyB, "CI Mac", "ci-mac.local")
+	if mac.Slug != "ci-mac" || laptop.Slug != "laptop" || otherMac.Slug != "ci-mac" || mac.Account != "acme" {
+		t.Fatalf("slugs %s %s %s", mac.Slug, laptop.Slug, otherMac.Slug)
+	}
+	if d := time.Until(mac.Expires); d < CertLifetime-time.Minute || d > CertLifetime {
+		t.Errorf("certificate valid for %s, want 11h", d)
+	}
+	for _, f := range []string{"login.json", "machine.key", "machine.crt"} {
+		if fi, err := os.Stat(filepath.Join(homeMac, f)); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v %v", f, fi.Mode(), err)
+		}
+	}
+	// The same name and host again keep the slug; another host gets -2.
+	again := loginAt(t, homeMac, cp, "acme", keyA, "CI Mac", "ci-mac.local")
+	if again.Slug != "ci-mac" {
+		t.Errorf("signing in again gave slug %s", again.Slug)
+	}
+	second := login(t, cp, "acme", keyA, "CI Mac", "another-mac")
+	if second.Slug != "ci-mac-2" {
+		t.Errorf("second CI Mac got slug %s", second.Slug)
+	}
+
+	ms, err := laptop.Machines(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := slugs(ms); got != "ci-mac,ci-mac-2,laptop" {
+		t.Errorf("acme's machines: %s", got)
+	}
+	ms2, err := otherMac.Machines(context.Background())
+	if err != nil || slugs(ms2) != "ci-mac" {
+		t.Errorf("other's machines: %s %v", slugs(ms2), err)
+	}
+
+	for _, name := range []string{"LAPTOP", "Home-Laptop", "laptop"} {
+		if m, err := Find(ms, name); err != nil || m.Slug != "laptop" {
+			t.Errorf("Find(%q) = %s, %v", name, m.Slug, err)
+		}
+	}
+	if m, err := Find(ms, "ANOTHER-MAC"); err != nil || m.Slug != "ci-mac-2" {
+		t.Errorf("Find by host = %s, %v", m.Slug, err)
+	}
+	if _, err := Find(ms, "ci mac"); err == nil || !strings.Contains(err.Error(), `"ci mac" fits 2 machines of the account (ci-mac, ci-mac-2)`) {
+		t.Errorf("an ambiguous name: %v", err)
+	}
+	_, err = Find(ms, "gpu-box")
+	if err == nil || !strings.Contains(err.Error(), `no machine "gpu-box" in the account; its machines are ci-mac (CI Mac), ci-mac-2 (CI Mac), laptop`) ||
+		!strings.Contains(err.Error(), "Try: st machines lists them") {
+		t.Errorf("unknown machine: %v", err)
+	}
+
+	// The mTLS routes take no caller without a certificate.
+	pool := x509.NewCertPool()
+	pem, _ := os.ReadFile(cp.CAFile())
+	pool.AppendCertsFromPEM(pem)
+	err = callJSON(context.Background(), cpClient(pool, nil), cp.URL(), http.MethodGet, "/v1/machines", nil, &machinesResponse{})
+	if !errors.As(err, &re) || re.Status != http.StatusUnauthorized || !strings.Contains(err.Error(), "needs a machine's certificate") {
+		t.Errorf("machines without a certificate: %v", err)
+	}
+}
+
+func TestMutualTLS(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	cp := startCP(t, ServerOptions{Data: data}, "")
+	keyA, keyB := addAccount(t, data, "acme"), addAccount(t, data, "other")
+	mac := login(t, cp, "acme", keyA, "ci-mac", "ci-mac")
+	laptop := login(t, cp, "acme", keyA, "laptop", "laptop")
+	foreign := login(t, cp, "other", keyB, "intruder", "intruder")
+	addr := peerServer(t, mac)
+
+	// A machine of the account, reaching the machine it means.
+	if got, err := get(laptop.Client("ci-mac"), addr); err != nil || got != "hello laptop" {
+		t.Fatalf("laptop to ci-mac: %q, %v", got, err)
+	}
+	// The same server is not the machine "gpu-box", even of the account.
+	if _, err := get(laptop.Client("gpu-box"), addr); err == nil || !strings.Contains(err.Error(), "the certificate is of machine ci-mac, not gpu-box") {
+		t.Errorf("a server of another slug was taken: %v", err)
+	}
+	// Another account's client does not take the server either.
+	if _, err := get(foreign.Client("ci-mac"), addr); err == nil || !strings.Contains(err.Error(), "certificate signed by unknown authority") {
+		t.Errorf("another account's client took the server: %v", err)
+	}
+
+	// The server refuses: no certificate, another account's, an expired one.
+	raw := func(cert *tls.Certificate) *http.Client {
+		conf := &tls.Config{InsecureSkipVerify: true}
+		if cert != nil {
+			conf.Certificates = []tls.Certificate{*cert}
+		}
+		return &http.Client{Transport: &http.Transport{TLSClientConfig: conf}}
+	}
+	foreignCert, _ := foreign.current()
+	s, err := (&cpData{dir: data}).read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, caKey, err := s.Accounts["acme"].ca()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _ := newKey()
+	expiredPEM, err := signMachine(ca, caKey, key.Public(), "acme", "old", time.Now().Add(-12*time.Hour), CertLifetime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyPEM, _ := encodeKey(key)
+	expired, err := tls.X509KeyPair(expiredPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]*http.Client{"no certificate": raw(nil), "account other": raw(foreignCert), "expired": raw(&expired)} {
+		if got, err := get(c, addr); err == nil {
+			t.Errorf("%s: the server answered %q", name, got)
+		}
+	}
+	// A fresh certificate of the account, shown the same raw way, passes:
+	// the refusals above are for the certificates, not the client.
+	macCert, _ := laptop.current()
+	if got, err := get(raw(macCert), addr); err != nil || got != "hello laptop" {
+		t.Errorf("raw client with laptop's certificate: %q, %v", got, err)
+	}
+}
+
+func TestAccessAndRestart(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	cp := startCP(t, ServerOptions{Data: data}, "")
+	url := cp.URL()
+	keyA := addAccount(t, data, "acme")
+	mac := login(t, cp, "acme", keyA, "CI Mac", "ci-mac.local")
+	homeLaptop := t.TempDir()
+	laptop := loginAt(t, homeLaptop, cp, "acme", keyA, "laptop", "laptop")
+	ctx := context.Background()
+
+	// Before its first heartbeat it has no address, and nothing is kept.
+	m, err := laptop.Access(ctx, "ci mac")
+	if err != nil || m.Slug != "ci-mac" || m.Addr != "" {
+		t.Fatalf("access before a heartbeat: %+v, %v", m, err)
+	}
+	accessFile := filepath.Join(homeLaptop, "remote", "ci-mac.json")
+	if _, err := os.Stat(accessFile); !os.IsNotExist(err) {
+		t.Errorf("access kept without an address: %v", err)
+	}
+	if err := mac.Heartbeat(ctx, "127.0.0.1:1111", true, true); err != nil {
+		t.Fatal(err)
+	}
+	m, err = laptop.Access(ctx, "CI-MAC.local")
+	if err != nil || m.Addr != "127.0.0.1:1111" || !m.Online || !m.AcceptRemote || m.CertPEM == "" {
+		t.Fatalf("access: %+v, %v", m, err)
+	}
+	fi, err := os.Stat(accessFile)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("access file: %v %v", fi, err)
+	}
+
+	// With the control plane down, the kept access still answers.
+	cp.Close()
+	if m, err := laptop.Access(ctx, "CI MAC"); err != nil || m.Addr != "127.0.0.1:1111" {
+		t.Errorf("kept access with the control plane down: %+v, %v", m, err)
+	}
+	if _, err := laptop.Machines(ctx); err == nil || !strings.Contains(err.Error(), "cannot reach the control plane at "+url) ||
+		!strings.Contains(err.Error(), "Try: check that st control-plane serve runs there") {
+		t.Errorf("machines with the control plane down: %v", err)
+	}
+
+	// A restart on the same address keeps accounts and machines, and an
+	// account added while it runs is usable at once.
+	cp2 := startCP(t, ServerOptions{Data: data}, strings.TrimPrefix(url, "https://"))
+	ms, err := laptop.Machines(ctx)
+	if err != nil || slugs(ms) != "ci-mac,laptop" || ms[0].Addr != "127.0.0.1:1111" {
+		t.Fatalf("after a restart: %+v, %v", ms, err)
+	}
+	keyC := addAccount(t, data, "late")
+	if id := login(t, cp2, "late", keyC, "newbie", "newbie"); id.Slug != "newbie" {
+		t.Errorf("login to an account added while serving: %s", id.Slug)
+	}
+
+	// The machine moves: the kept access still says the old address until
+	// Reopen, which picks up the new one and keeps it.
+	if err := mac.Heartbeat(ctx, "127.0.0.1:2222", true, true); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := laptop.Access(ctx, "ci-mac"); m.Addr != "127.0.0.1:1111" {
+		t.Errorf("kept access: %s", m.Addr)
+	}
+	if m, err := laptop.Reopen(ctx, "ci-mac"); err != nil || m.Addr != "127.0.0.1:2222" {
+		t.Errorf("reopen: %+v, %v", m, err)
+	}
+	if m, _ := laptop.Access(ctx, "ci-mac"); m.Addr != "127.0.0.1:2222" {
+		t.Errorf("access after reopen: %s", m.Addr)
+	}
+	// A stale access file (opened over 11 hours ago) is not used.
+	cp2.Close()
+	var a map[string]any
+	if err := store.ReadJSON(accessFile, &a); err != nil {
+		t.Fatal(err)
+	}
+	a["opened"] = time.Now().Add(-12 * time.Hour).UTC().Format(time.RFC3339Nano)
+	if err := store.WriteJSON(accessFile, a, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := laptop.Access(ctx, "ci-mac"); err == nil || !strings.Contains(err.Error(), "cannot reach the control plane") {
+		t.Errorf("a stale access file was used: %v", err)
+	}
+}
+
+func TestHeartbeatOnlineOffline(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	cp := startCP(t, ServerOptions{Data: data, OfflineAfter: 300 * time.Millisecond}, "")
+	key := addAccount(t, data, "acme")
+	mac := login(t, cp, "acme", key, "mac", "mac")
+	ctx := context.Background()
+	status := func() Machine {
+		ms, err := mac.Machines(ctx)
+		if err != nil || len(ms) != 1 {
+			t.Fatalf("machines: %v %v", ms, err)
+		}
+		return ms[0]
+	}
+	if m := status(); m.Online {
+		t.Errorf("online right after login, before a heartbeat")
+	}
+	if err := mac.Heartbeat(ctx, "127.0.0.1:1234", false, true); err != nil {
+		t.Fatal(err)
+	}
+	if m := status(); !m.Online || m.AcceptRemote || m.Addr != "127.0.0.1:1234" {
+		t.Errorf("after a heartbeat: %+v", m)
+	}
+	testutil.WaitFor(t, 5*time.Second, func() (bool, string) {
+		m := status()
+		return !m.Online, "still online with no heartbeats"
+	})
+	if err := mac.Heartbeat(ctx, "127.0.0.1:1234", true, true); err != nil {
+		t.Fatal(err)
+	}
+	if m := status(); !m.Online || !m.AcceptRemote {
+		t.Errorf("back: %+v", m)
+	}
+	if err := mac.Heartbeat(ctx, "127.0.0.1:1234", true, false); err != nil {
+		t.Fatal(err)
+	}
+	if m := status(); m.Online {
+		t.Errorf("online after saying it goes: %+v", m)
+	}
+}
+
+func TestRenewAndLogout(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	// Certificates of 2 hours are under a third of 11 hours: due at once.
+	cp := startCP(t, ServerOptions{Data: data, CertLifetime: 2 * time.Hour}, "")
+	key := addAccount(t, data, "acme")
+	homeMac := t.TempDir()
+	mac := loginAt(t, homeMac, cp, "acme", key, "mac", "mac")
+	laptop := login(t, cp, "acme", key, "laptop", "laptop")
+	addr := peerServer(t, mac)
+	ctx := context.Background()
+
+	serialSeen := func() string {
+		c := laptop.Client("mac")
+		c.CloseIdleConnections()
+		res, err := c.Get("https://" + addr + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.TLS.PeerCertificates[0].SerialNumber.String()
+	}
+	before, oldEnd := serialSeen(), mac.NotAfter()
+	keyBefore, _ := os.ReadFile(filepath.Join(homeMac, "machine.key"))
+	if err := mac.RenewIfDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if after := serialSeen(); after == before {
+		t.Errorf("the peer listener still shows the old certificate")
+	}
+	// Certificate times are in whole seconds: the renewal may end in the same one.
+	if mac.NotAfter().Before(oldEnd) {
+		t.Errorf("NotAfter %s before %s", mac.NotAfter(), oldEnd)
+	}
+	if keyAfter, _ := os.ReadFile(filepath.Join(homeMac, "machine.key")); string(keyAfter) != string(keyBefore) {
+		t.Errorf("renewal changed the key")
+	}
+	// A fresh 11-hour certificate is not due.
+	full := startCP(t, ServerOptions{Data: t.TempDir()}, "")
+	k2 := addAccount(t, filepath.Dir(full.CAFile()), "b")
+	fresh := login(t, full, "b", k2, "m", "m")
+	crt := filepath.Join(fresh.home, "machine.crt")
+	was, _ := os.ReadFile(crt)
+	if err := fresh.RenewIfDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if now, _ := os.ReadFile(crt); string(now) != string(was) {
+		t.Errorf("a fresh certificate was renewed")
+	}
+
+	// Logout tells the control plane and removes the files.
+	if err := Logout(ctx, homeMac); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"login.json", "machine.key", "machine.crt", "remote"} {
+		if _, err := os.Stat(filepath.Join(homeMac, f)); !os.IsNotExist(err) {
+			t.Errorf("%s is left: %v", f, err)
+		}
+	}
+	if _, err := LoadIdentity(homeMac); !errors.Is(err, ErrNotSignedIn) || !strings.Contains(err.Error(), "this machine is not signed in\nTry: st login --control-plane URL --account NAME --key KEY") {
+		t.Errorf("after logout: %v", err)
+	}
+	if ms, err := laptop.Machines(ctx); err != nil || slugs(ms) != "laptop" {
+		t.Errorf("machines after mac's logout: %s %v", slugs(ms), err)
+	}
+	// Its certificate no longer opens the control plane.
+	if _, err := mac.Machines(ctx); err == nil || !strings.Contains(err.Error(), "machine mac is no longer signed in to account acme") {
+		t.Errorf("a signed-out machine listed machines: %v", err)
+	}
+	if err := Logout(ctx, homeMac); !errors.Is(err, ErrNotSignedIn) {
+		t.Errorf("logout twice: %v", err)
+	}
+
+	// With the control plane down, it signs out here and says so.
+	homeLaptop := laptop.home
+	cp.Close()
+	err := Logout(ctx, homeLaptop)
+	if !errors.Is(err, ErrControlPlaneNotTold) || !strings.Contains(err.Error(), "signed out on this machine, but could not tell the control plane at "+cp.URL()) {
+		t.Errorf("logout with the control plane down: %v", err)
+	}
+	if _, err := LoadIdentity(homeLaptop); !errors.Is(err, ErrNotSignedIn) {
+		t.Errorf("still signed in: %v", err)
+	}
+}
