@@ -6,13 +6,50 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sophonz/st/internal/daemon"
 	"github.com/sophonz/st/internal/orch"
 )
 
 func newOrchCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{Use: "orch", Short: "Runs: a coordinator's piece of work"}
-	cmd.AddCommand(newOrchStartCmd(env), newOrchShowCmd(env))
+	cmd.AddCommand(newOrchStartCmd(env), newOrchShowCmd(env), newAcceptRemoteCmd(env))
 	return cmd
+}
+
+func newAcceptRemoteCmd(env *Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "accept-remote on|off|status",
+		Short: "Whether this machine takes workers from the account's other machines (off until turned on)",
+		Long: `Another machine of the same account may start agents on this one and type into
+them only while this is on. It is off until you turn it on.`,
+		Args: exactArgs(1, "st orch accept-remote on|off|status"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var req daemon.AcceptRemoteRequest
+			switch args[0] {
+			case "on", "off":
+				on := args[0] == "on"
+				req.On = &on
+			case "status":
+			default:
+				return &orch.Error{Kind: orch.KindUsage, Message: fmt.Sprintf("st orch accept-remote takes on, off or status, not %q", args[0]), Hint: "st orch accept-remote on"}
+			}
+			var st daemon.AcceptRemoteStatus
+			if err := env.Client().Call(cmd.Context(), "/v1/orch/accept-remote", req, &st); err != nil {
+				return err
+			}
+			state := "off: this machine takes no workers from other machines"
+			if st.On {
+				state = "on: this machine takes workers from the account's other machines"
+			}
+			fmt.Fprintf(env.Stdout, "accept-remote %s\n", state)
+			if !st.SignedIn {
+				fmt.Fprintln(env.Stdout, "this machine is not signed in, so no other machine can reach it yet (st login --control-plane URL --account NAME --key KEY)")
+			} else {
+				fmt.Fprintf(env.Stdout, "machine %s of account %s, taking requests on %s\n", st.Machine, st.Account, st.Addr)
+			}
+			return nil
+		},
+	}
 }
 
 type orchStartOptions struct {

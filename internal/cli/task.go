@@ -19,6 +19,7 @@ func newTaskCmd(env *Env) *cobra.Command {
 
 type taskCreateOptions struct {
 	Name, File, Agent, Cwd string
+	Machine                string
 	Deps, Owns             []string
 	Worktree, JSON         bool
 }
@@ -41,6 +42,7 @@ func newTaskCreateCmd(env *Env) *cobra.Command {
 	f.StringArrayVar(&o.Owns, "owns", nil, "a glob, relative to the repository root, of what the worker may change (repeatable)")
 	f.BoolVar(&o.Worktree, "worktree", false, "a git worktree and branch of the worker's own")
 	f.StringVar(&o.Cwd, "cwd", "", "the folder to work in (default: this pane's folder)")
+	f.StringVar(&o.Machine, "machine", "", "not available yet: ordered tasks run on this machine only")
 	f.BoolVar(&o.JSON, "json", false, "print JSON")
 	return cmd
 }
@@ -64,7 +66,7 @@ func runTaskCreate(ctx context.Context, env *Env, o taskCreateOptions) error {
 		return err
 	}
 	var v orch.TaskView
-	req := orch.TaskRequest{Pane: pane, Name: o.Name, File: file, Agent: o.Agent, Deps: o.Deps, Owns: o.Owns, Worktree: o.Worktree, Cwd: cwd, Env: passEnv(env)}
+	req := orch.TaskRequest{Pane: pane, Name: o.Name, File: file, Agent: o.Agent, Deps: o.Deps, Owns: o.Owns, Worktree: o.Worktree, Cwd: cwd, Env: passEnv(env), Machine: o.Machine}
 	if err := env.Client().Call(ctx, "/v1/task/create", req, &v); err != nil {
 		return err
 	}

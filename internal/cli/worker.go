@@ -33,6 +33,7 @@ func newWorkerCmd(env *Env) *cobra.Command {
 
 type workerStartOptions struct {
 	Agent, Task, Name, Cwd string
+	Machine                string
 	Owns                   []string
 	Fan                    int
 	Worktree, Split, JSON  bool
@@ -60,6 +61,7 @@ the agent's hook shows its turn started. Prints the worker's id and name.`,
 	f.StringArrayVar(&o.Owns, "owns", nil, "a glob, relative to the repository root, of what the worker may change (repeatable)")
 	f.BoolVar(&o.Worktree, "worktree", false, "a git worktree and branch of the worker's own")
 	f.IntVar(&o.Fan, "fan", 0, "start N tries of the task, NAME-1 to NAME-N, each in its own worktree")
+	f.StringVar(&o.Machine, "machine", "", "start it on another machine of the account (name, host name or slug; st machines lists them)")
 	f.BoolVar(&o.JSON, "json", false, "print JSON")
 	return cmd
 }
@@ -105,8 +107,8 @@ func runWorkerStart(ctx context.Context, env *Env, o workerStartOptions) error {
 	if err != nil {
 		return err
 	}
-	cwd := ""
-	if o.Cwd != "" {
+	cwd := o.Cwd
+	if o.Cwd != "" && o.Machine == "" { // another machine's folder is that machine's business
 		if cwd, err = absPath(o.Cwd); err != nil {
 			return err
 		}
@@ -116,7 +118,7 @@ func runWorkerStart(ctx context.Context, env *Env, o workerStartOptions) error {
 		return err
 	}
 	req := orch.StartRequest{Pane: pane, Agent: o.Agent, Task: task, Name: o.Name, Cwd: cwd, Split: o.Split, Env: passEnv(env),
-		Owns: o.Owns, Worktree: o.Worktree, Fan: o.Fan}
+		Owns: o.Owns, Worktree: o.Worktree, Fan: o.Fan, Machine: o.Machine}
 	if d, err := envDuration(env, "ST_BLOCKED_TIMEOUT"); err != nil {
 		return err
 	} else {
@@ -290,6 +292,13 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
+func orDash(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
 func printWorkers(w io.Writer, ws []orch.WorkerView, header bool) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	if header {
@@ -315,8 +324,17 @@ func printWorkers(w io.Writer, ws []orch.WorkerView, header bool) {
 					extra += " (merged)"
 				}
 			}
+			if v.Remote() {
+				extra += "  on " + orDash(v.MachineName, v.Machine)
+			} else if strings.Contains(v.Parent, "/") {
+				extra += "  worker of " + v.Parent
+			}
 			if v.ParentGone {
-				extra += "  ⚠ (parent gone: " + v.Parent + ")"
+				if v.ParentNow != "" {
+					extra += "  ⚠ (parent gone; its coordinator is " + v.ParentNow + " now)"
+				} else {
+					extra += "  ⚠ (parent gone: " + v.Parent + ")"
+				}
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s\n", v.ID, name, v.Agent, v.State, v.For, v.Run, extra)
 		} else {
@@ -531,15 +549,16 @@ func newWorkerReleaseCmd(env *Env) *cobra.Command {
 			if err := env.Client().Call(cmd.Context(), "/v1/worker/release", orch.IDRequest{Pane: env.Getenv("TMUX_PANE"), ID: args[0]}, &v); err != nil {
 				return err
 			}
-			fmt.Fprintf(env.Stdout, "released %s (%s) from run %s\n", v.Name, v.ID, v.Run)
+			fmt.Fprintf(env.Stdout, "released %s (%s) from run %s: it was told it is no one's worker now; send it no more work\n", v.Name, v.ID, v.Run)
 			return nil
 		},
 	}
 }
 
 func newWorkerAdoptCmd(env *Env) *cobra.Command {
-	return &cobra.Command{
-		Use:   "adopt ID",
+	var owns []string
+	cmd := &cobra.Command{
+		Use:   "adopt ID [--owns GLOB]...",
 		Short: "Make an agent already running in a pane this pane's worker (nothing is typed into it)",
 		Args:  exactArgs(1, "st worker adopt %ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -548,7 +567,7 @@ func newWorkerAdoptCmd(env *Env) *cobra.Command {
 				return err
 			}
 			var v orch.WorkerView
-			if err := env.Client().Call(cmd.Context(), "/v1/worker/adopt", orch.IDRequest{Pane: pane, ID: args[0]}, &v); err != nil {
+			if err := env.Client().Call(cmd.Context(), "/v1/worker/adopt", orch.IDRequest{Pane: pane, ID: args[0], Owns: owns}, &v); err != nil {
 				return err
 			}
 			team := ""
@@ -556,9 +575,12 @@ func newWorkerAdoptCmd(env *Env) *cobra.Command {
 				team = fmt.Sprintf(", a team of %d", v.TeamOf)
 			}
 			fmt.Fprintf(env.Stdout, "adopted %s %s (%s%s) into run %s\n", v.ID, v.Name, v.Agent, team, v.Run)
+			printNotes(env, v.Notes)
 			return nil
 		},
 	}
+	cmd.Flags().StringArrayVar(&owns, "owns", nil, "a glob, relative to the repository root, of what the adopted worker may change (repeatable; this machine only)")
+	return cmd
 }
 
 func newWorkerDiffCmd(env *Env) *cobra.Command {

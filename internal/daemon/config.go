@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/pelletier/go-toml/v2"
 )
@@ -22,7 +23,34 @@ type Config struct {
 	// PushURL is an ntfy-style HTTP endpoint that gets each open gate,
 	// with its options as actions.
 	PushURL string `toml:"push_url"`
+	// PeerListen is where this machine takes requests from the account's
+	// other machines (mutual TLS), once signed in. The other machines
+	// reach it at this address, so set it to one they can reach; the
+	// default takes only this machine's own loopback.
+	PeerListen string `toml:"peer_listen"`
+	// Heartbeat is how often the control plane is told this machine's
+	// address (10s unless set; ST_HEARTBEAT).
+	Heartbeat Duration `toml:"heartbeat"`
+	// PeerRetry is how often st tries again to tell an unreachable
+	// machine that a coordinator moved (1m unless set; ST_PEER_RETRY).
+	PeerRetry Duration `toml:"peer_retry"`
 }
+
+// Duration is a time.Duration written as "10s" in config.toml.
+type Duration struct{ time.Duration }
+
+// UnmarshalText reads "10s", "1m".
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	d.Duration = v
+	return nil
+}
+
+// DefaultPeerListen is where the peer listener listens unless set.
+const DefaultPeerListen = "127.0.0.1:0"
 
 // DefaultWebPort is the web UI's port unless one is set.
 const DefaultWebPort = 7766
@@ -55,6 +83,24 @@ func LoadConfig(home string, getenv func(string) string) (Config, error) {
 	}
 	if v := getenv("ST_PUSH_URL"); v != "" {
 		c.PushURL = v
+	}
+	if v := getenv("ST_PEER_LISTEN"); v != "" {
+		c.PeerListen = v
+	}
+	if c.PeerListen == "" {
+		c.PeerListen = DefaultPeerListen
+	}
+	for _, d := range []struct {
+		env string
+		to  *Duration
+	}{{"ST_HEARTBEAT", &c.Heartbeat}, {"ST_PEER_RETRY", &c.PeerRetry}} {
+		if v := getenv(d.env); v != "" {
+			x, err := time.ParseDuration(v)
+			if err != nil || x <= 0 {
+				return c, fmt.Errorf("%s=%q is not a duration such as 10s", d.env, v)
+			}
+			d.to.Duration = x
+		}
 	}
 	switch c.WebPort {
 	case 0:

@@ -105,19 +105,26 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("make the web UI's token: %w", err)
 	}
 	var webBase string
+	pn := newPeerNet(o.Home, cfg.PeerListen, cfg.Heartbeat.Duration, o.Log)
+	pn.reload()
 	mgr, err := orch.NewManager(ctx, orch.Config{Home: o.Home, STBin: o.STBin, Tmux: tm, Log: o.Log,
-		OnGate: func(g orch.Gate) { pushGate(ctx, cfg.PushURL, webBase, token, g, o.Log) }})
+		OnGate: func(g orch.Gate) { pushGate(ctx, cfg.PushURL, webBase, token, g, o.Log) },
+		Peers:  pn, PeerRetry: cfg.PeerRetry.Duration})
 	if err != nil {
 		ln.Close()
 		return err
 	}
 	defer mgr.Close()
+	pn.mgr = mgr
+	peerDone := make(chan struct{})
+	go func() { pn.run(ctx); close(peerDone) }()
+	defer func() { <-peerDone }()
 	go mgr.Watch(ctx)
 	var stopWeb func()
 	webBase, stopWeb = serveWeb(ctx, cfg.WebPort, token, tm, mgr, o.Log)
 	defer stopWeb()
 
-	s := &server{mgr: mgr, tmux: tm, cancel: cancel, info: StatusInfo{
+	s := &server{mgr: mgr, tmux: tm, peers: pn, cancel: cancel, info: StatusInfo{
 		PID: os.Getpid(), Version: version.Version, Home: o.Home, Socket: sock,
 		TmuxSocket: tm.Socket(), Started: time.Now(), Web: webBase,
 	}, token: token}
@@ -160,6 +167,7 @@ func peerCheck(ctx context.Context, c net.Conn) context.Context {
 
 type server struct {
 	mgr    *orch.Manager
+	peers  *peerNet
 	tmux   *tmux.Client
 	cancel context.CancelFunc
 	info   StatusInfo
@@ -211,7 +219,14 @@ func (s *server) routes() http.Handler {
 			}
 			return map[string]string{"url": s.info.Web + "/?token=" + s.token}, nil
 		},
-		"/v1/orch/start": call(s.mgr.StartRun),
+		"/v1/orch/start":         call(s.mgr.StartRun),
+		"/v1/orch/accept-remote": call(s.peers.acceptRemote),
+		"/v1/remote/reload": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
+			if err := s.peers.reload(); err != nil {
+				return nil, err
+			}
+			return s.peers.acceptRemote(ctx, AcceptRemoteRequest{})
+		},
 		"/v1/orch/show": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
 			req, err := decode[orch.IDRequest](b)
 			if err != nil {
@@ -260,7 +275,7 @@ func (s *server) routes() http.Handler {
 	for path, fn := range h {
 		fn := fn
 		needsPane := path != "/v1/status" && path != "/v1/shutdown" && path != "/v1/ls" && path != "/v1/hook" && path != "/v1/web" &&
-			!strings.HasPrefix(path, "/v1/gate/")
+			!strings.HasPrefix(path, "/v1/gate/") && !strings.HasPrefix(path, "/v1/remote/") && path != "/v1/orch/accept-remote"
 		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 			if ok, _ := r.Context().Value(ctxKey{}).(bool); !ok {
 				writeErr(w, &orch.Error{Kind: "forbidden", Message: "st's socket answers only the user who runs st"}, http.StatusForbidden)

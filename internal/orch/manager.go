@@ -34,6 +34,11 @@ type Config struct {
 	// OnGate is called (in its own goroutine) when a gate opens: the
 	// daemon sends it to the user's push target.
 	OnGate func(Gate)
+	// Peers reaches the account's other machines (nil: not available).
+	Peers Peers
+	// PeerRetry is how often st tries again to tell an unreachable
+	// machine that a coordinator moved (DefaultPeerRetry when 0).
+	PeerRetry time.Duration
 }
 
 // paneInfo is what the hooks told st about the agent in a pane.
@@ -78,6 +83,22 @@ type Manager struct {
 	// livePanes is the set of panes seen by the last reconcile (nil
 	// before the first), for telling that a coordinator is gone.
 	livePanes map[string]bool
+
+	// seq counts changes, for other machines' watches (peerserve.go);
+	// boot names this life of st, since seq starts again with it.
+	seq  uint64
+	boot string
+	// peerLoops are the watches of other machines, by slug (peers.go).
+	peerLoops map[string]*peerLoop
+	// movedTo maps coordinator panes to where a tmux restart moved them,
+	// for other machines that ask.
+	movedTo map[string]string
+	// acceptRemote: this machine takes workers from the account's other
+	// machines (st orch accept-remote).
+	acceptRemote bool
+	// bg lives as long as the manager, for its background loops.
+	bg     context.Context
+	stopBg context.CancelFunc
 }
 
 // NewManager loads the runs kept under cfg.Home and reconciles them with
@@ -97,6 +118,9 @@ func NewManager(ctx context.Context, cfg Config) (*Manager, error) {
 		panes: map[string]*paneInfo{}, reserved: map[string]bool{}, changed: make(chan struct{}), watchKick: make(chan struct{}, 1),
 	}
 	m.notices = newNoticer(m)
+	m.bg, m.stopBg = context.WithCancel(context.Background())
+	m.boot = newRef()
+	m.acceptRemote = m.loadAcceptRemote()
 	if err := m.load(); err != nil {
 		return nil, err
 	}
@@ -116,6 +140,7 @@ func NewManager(ctx context.Context, cfg Config) (*Manager, error) {
 	}
 	m.schedule()
 	m.mu.Unlock()
+	m.resumePeerWatches()
 	return m, nil
 }
 
@@ -169,6 +194,7 @@ func (m *Manager) save(r *Run) error {
 
 // notify wakes every waiter. Called with m.mu held.
 func (m *Manager) notify() {
+	m.seq++
 	close(m.changed)
 	m.changed = make(chan struct{})
 }
@@ -181,7 +207,8 @@ func (m *Manager) setState(w *Worker, s State) bool {
 	m.logf("worker %s (%s): %s -> %s", w.ID, w.Name, w.State, s)
 	w.State = s
 	w.Since = m.cfg.Now()
-	if s == Done && w.Parent != "" && !w.Told {
+	if s == Done && w.Parent != "" && !w.Told && !isRemotePane(w.Parent) {
+		// (A coordinator on another machine is told by its own st.)
 		m.notices.queueDone(w)
 	}
 	m.followTask(w)
@@ -220,7 +247,7 @@ func (m *Manager) reconcilePanes(panes []tmux.Pane, listed time.Time) {
 	m.livePanes = live
 	dirty := map[*Run]bool{}
 	for id, w := range m.workers {
-		if !w.State.Live() || w.StartedAt.After(listed) {
+		if !w.State.Live() || w.StartedAt.After(listed) || w.Remote() {
 			continue
 		}
 		r := m.runOf[id]
@@ -338,6 +365,7 @@ func (m *Manager) kickWatch() {
 
 // Close stops background work.
 func (m *Manager) Close() {
+	m.stopBg()
 	m.notices.stop()
 }
 
@@ -439,8 +467,11 @@ func (m *Manager) view(w *Worker) WorkerView {
 	if w.TeamRun != "" {
 		v.TeamOf = m.teamSize(m.runs[w.TeamRun], map[string]bool{})
 	}
-	if m.livePanes != nil && w.Parent != "" && !m.livePanes[w.Parent] {
+	if m.livePanes != nil && w.Parent != "" && !isRemotePane(w.Parent) && !m.livePanes[w.Parent] {
 		v.ParentGone = true
+	}
+	if w.Remote() {
+		v.TeamOf = w.TeamSize
 	}
 	return v
 }

@@ -226,6 +226,7 @@ func (m *Manager) relink(ctx context.Context, moved map[string]string, opts map[
 	}
 	m.panes = panes
 	m.livePanes = nil
+	m.queueMoves(moved)
 	for r := range dirty {
 		m.save(r)
 	}

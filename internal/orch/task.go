@@ -16,6 +16,10 @@ import (
 // returns once that worker's turn started); one that waits starts the
 // moment its last dependency is reported done.
 func (m *Manager) CreateTask(ctx context.Context, req TaskRequest) (*TaskView, error) {
+	if req.Machine != "" {
+		return nil, errorf(KindRemote, "start that part with st worker start --machine "+req.Machine+" and wait for it before what depends on it",
+			"refused: ordered tasks cannot run on other machines yet")
+	}
 	if !ValidName(req.Name) {
 		return nil, errorf(KindUsage, "use letters, digits, '.', '_' and '-' (at most 40), e.g. st task create api-tests ...",
 			"the task name %q has characters that tmux or a shell would misread", req.Name)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/sophonz/st/internal/tmux"
+	"github.com/sophonz/st/internal/worktree"
 )
 
 // MaxChain is how deep the whole chain may go from the top coordinator,
@@ -36,6 +37,12 @@ func (m *Manager) chainDepth(pane string) (int, []string) {
 			p = pw.Parent
 		}
 		path = append([]string{r.Coordinator}, path...)
+		if r.CoordinatorMachine != "" {
+			// The chain goes on on the coordinator's machine, which said
+			// how deep its coordinator already was.
+			d += r.BaseDepth
+			break
+		}
 		cur = r.Coordinator
 	}
 	return d, path
@@ -135,6 +142,13 @@ func (m *Manager) agentKind(p tmux.Pane) string {
 // is. An agent that leads workers of its own comes in as a team: it keeps
 // its own run, and counts as one worker here.
 func (m *Manager) Adopt(ctx context.Context, req IDRequest) (*WorkerView, error) {
+	if isRemotePane(req.ID) {
+		if len(req.Owns) > 0 {
+			return nil, errorf(KindRemote, "leave --owns out: the worker on that machine keeps that machine's rules",
+				"refused: --owns is only for workers on this machine, and %s is on another machine", req.ID)
+		}
+		return m.remoteAdopt(ctx, req)
+	}
 	p, err := m.callerPane(ctx, req.Pane)
 	if err != nil {
 		return nil, err
@@ -200,13 +214,27 @@ func (m *Manager) Adopt(ctx context.Context, req IDRequest) (*WorkerView, error)
 		}
 		name = fmt.Sprintf("%s-%d", base, i)
 	}
+	var scope *Scope
+	var notes []string
+	if len(req.Owns) > 0 {
+		repo, err := worktree.Open(tp.Path)
+		if err != nil {
+			drop()
+			return nil, errorf(KindUsage, "leave --owns out, or adopt an agent that works in a git repository",
+				"--owns needs a git repository (scopes are relative to its root): %v", err)
+		}
+		if scope, notes, err = m.scopeLocked(req.Owns, repo, r); err != nil {
+			drop()
+			return nil, err
+		}
+	}
 	now := m.cfg.Now()
 	st := Idle
 	if pi := m.panes[tp.ID]; pi != nil && pi.inTurn {
 		st = Working
 	}
 	w := &Worker{ID: tp.ID, Name: name, Agent: kind, Parent: p.ID, Level: level, State: st, Since: now,
-		Cwd: tp.Path, Window: tp.WindowID, Session: tp.SessionID, StartedAt: now, Adopted: true}
+		Cwd: tp.Path, Window: tp.WindowID, Session: tp.SessionID, StartedAt: now, Adopted: true, Scope: scope}
 	if team != nil {
 		w.TeamRun = team.ID
 	}
@@ -236,5 +264,6 @@ func (m *Manager) Adopt(ctx context.Context, req IDRequest) (*WorkerView, error)
 	m.logf("adopted %s (%s, %s) into run %s under %s", w.ID, name, kind, r.ID, p.ID)
 	m.notify()
 	v := m.view(w)
+	v.Notes = notes
 	return &v, nil
 }

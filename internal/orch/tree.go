@@ -36,6 +36,33 @@ type Scope struct {
 // prepareTree checks --owns and makes the worktree for a new worker.
 // It returns the worker's folder, its scope and worktree, notes for the
 // person, and an undo for the worktree. Called without m.mu held.
+// scopeLocked checks the globs of --owns and that they overlap no other
+// scoped worker of run. Called with m.mu held.
+func (m *Manager) scopeLocked(owns []string, repo *worktree.Repo, run *Run) (*Scope, []string, error) {
+	for _, g := range owns {
+		if err := worktree.ValidGlob(g); err != nil {
+			return nil, nil, errorf(KindUsage, "write globs relative to the repository root, e.g. --owns 'src/**'", "--owns %q: %v", g, err)
+		}
+	}
+	var notes []string
+	scope := &Scope{Globs: owns, Root: repo.Root}
+	files, _ := repo.Files()
+	for _, g := range worktree.Scope(owns).Unmatched(files) {
+		notes = append(notes, fmt.Sprintf("--owns %q matches no file yet (allowed: the worker may create them)", g))
+	}
+	for _, o := range run.Workers {
+		if !o.State.Live() || o.Scope == nil || o.Scope.Root != scope.Root {
+			continue
+		}
+		if ex, ok := worktree.Overlap(worktree.Scope(o.Scope.Globs), worktree.Scope(scope.Globs), files); ok {
+			return nil, nil, errorf(KindConflict, "give each worker its own part of the tree, or wait for "+o.Name+" to finish",
+				"refused: --owns %s overlaps what worker %s (%s) owns (%s), e.g. %s",
+				strings.Join(owns, " "), o.Name, o.ID, strings.Join(o.Scope.Globs, " "), ex)
+		}
+	}
+	return scope, notes, nil
+}
+
 func (m *Manager) prepareTree(req StartRequest, run *Run, name, cwd string) (string, *Scope, *WorktreeInfo, []string, func(), error) {
 	undo := func() {}
 	if len(req.Owns) == 0 && !req.Worktree {
@@ -53,29 +80,12 @@ func (m *Manager) prepareTree(req StartRequest, run *Run, name, cwd string) (str
 	var notes []string
 	var scope *Scope
 	if len(req.Owns) > 0 {
-		for _, g := range req.Owns {
-			if err := worktree.ValidGlob(g); err != nil {
-				return "", nil, nil, nil, undo, errorf(KindUsage, "write globs relative to the repository root, e.g. --owns 'src/**'", "--owns %q: %v", g, err)
-			}
-		}
-		scope = &Scope{Globs: req.Owns, Root: repo.Root}
-		files, _ := repo.Files()
-		for _, g := range worktree.Scope(req.Owns).Unmatched(files) {
-			notes = append(notes, fmt.Sprintf("--owns %q matches no file yet (allowed: the worker may create them)", g))
-		}
 		m.mu.Lock()
-		for _, o := range run.Workers {
-			if !o.State.Live() || o.Scope == nil || o.Scope.Root != scope.Root {
-				continue
-			}
-			if ex, ok := worktree.Overlap(worktree.Scope(o.Scope.Globs), worktree.Scope(scope.Globs), files); ok {
-				m.mu.Unlock()
-				return "", nil, nil, nil, undo, errorf(KindConflict, "give each worker its own part of the tree, or wait for "+o.Name+" to finish",
-					"refused: --owns %s overlaps what worker %s (%s) owns (%s), e.g. %s",
-					strings.Join(req.Owns, " "), o.Name, o.ID, strings.Join(o.Scope.Globs, " "), ex)
-			}
-		}
+		scope, notes, err = m.scopeLocked(req.Owns, repo, run)
 		m.mu.Unlock()
+		if err != nil {
+			return "", nil, nil, nil, undo, err
+		}
 	}
 	if !req.Worktree {
 		return cwd, scope, nil, notes, undo, nil
@@ -200,6 +210,9 @@ func (m *Manager) treeWorker(req IDRequest, what string) (*Worker, error) {
 
 // Diff shows a worktree worker's changes against the commit it started from.
 func (m *Manager) Diff(ctx context.Context, req IDRequest) (*DiffResult, error) {
+	if isRemotePane(req.ID) {
+		return nil, notAcrossMachines("st worker diff")
+	}
 	m.mu.Lock()
 	w, err := m.treeWorker(req, "diff")
 	if err != nil {
@@ -234,6 +247,9 @@ type MergeResult struct {
 
 // Merge brings a done worktree worker's branch into the checkout it came from.
 func (m *Manager) Merge(ctx context.Context, req IDRequest) (*MergeResult, error) {
+	if isRemotePane(req.ID) {
+		return nil, notAcrossMachines("st worker merge")
+	}
 	m.mu.Lock()
 	w, err := m.treeWorker(req, "merge")
 	if err != nil {
@@ -293,6 +309,9 @@ func (m *Manager) Merge(ctx context.Context, req IDRequest) (*MergeResult, error
 // Pick merges the chosen try of a fan and removes the others: their
 // windows, worktrees and branches.
 func (m *Manager) Pick(ctx context.Context, req IDRequest) (*MergeResult, error) {
+	if isRemotePane(req.ID) {
+		return nil, notAcrossMachines("st worker pick")
+	}
 	m.mu.Lock()
 	w, err := m.resolve(req.Pane, req.ID)
 	if err != nil {

@@ -75,7 +75,22 @@ type Worker struct {
 	Worktree *WorktreeInfo `json:"worktree,omitempty"`
 	// Fan names the group of tries (--fan) it belongs to.
 	Fan string `json:"fan,omitempty"`
+
+	// Machine is the slug of the machine a worker runs on, for a worker
+	// on another machine (its ID is then machine/%N); "" for this one.
+	Machine string `json:"machine,omitempty"`
+	// MachineName is that machine's name, as st machines shows it.
+	MachineName string `json:"machine_name,omitempty"`
+	// Ref ties the coordinator's record of a remote worker to the
+	// worker's own record on its machine, across pane id changes there.
+	Ref string `json:"ref,omitempty"`
+	// TeamSize is the size of the team a remote worker leads, as its
+	// machine counts it (its team stays there).
+	TeamSize int `json:"team_size,omitempty"`
 }
+
+// Remote reports whether w runs on another machine.
+func (w *Worker) Remote() bool { return w.Machine != "" }
 
 // Run is one coordinator's piece of work.
 type Run struct {
@@ -86,6 +101,12 @@ type Run struct {
 	Created     time.Time `json:"created"`
 	Workers     []*Worker `json:"workers"`
 	Tasks       []*Task   `json:"tasks,omitempty"`
+	// CoordinatorMachine is the slug of the coordinator's machine, for a
+	// run whose coordinator is on another machine (Coordinator is then
+	// machine/%N); BaseDepth is how deep that coordinator already is in
+	// its whole chain, so that depth counts on across machines.
+	CoordinatorMachine string `json:"coordinator_machine,omitempty"`
+	BaseDepth          int    `json:"base_depth,omitempty"`
 }
 
 func (r *Run) task(name string) *Task {
@@ -131,6 +152,10 @@ const (
 	KindNoHooks  = "no-hooks"
 	KindTimeout  = "timeout"
 	KindInternal = "internal"
+	// KindUnreachable: another machine could not be reached.
+	KindUnreachable = "unreachable"
+	// KindRemote: refused by another machine, or not available across machines.
+	KindRemote = "remote"
 )
 
 func errorf(kind, hint, format string, args ...any) *Error {
@@ -210,9 +235,14 @@ type StartRequest struct {
 	Worktree bool `json:"worktree,omitempty"`
 	// Fan starts this many tries of the task, NAME-1 to NAME-N.
 	Fan int `json:"fan,omitempty"`
+	// Machine starts the worker on another machine of the account (its
+	// name, host name or slug).
+	Machine string `json:"machine,omitempty"`
 
 	run      *Run   // a task's run (tasks place their workers themselves)
 	fanGroup string // the group of tries of a fan
+	// remote places a worker that another machine's coordinator starts.
+	remote *remotePlace
 }
 
 // WaitRequest waits for workers.
@@ -234,6 +264,9 @@ type WorkerView struct {
 	Run        string `json:"run"`
 	For        string `json:"for"` // how long in its state, e.g. "12s"
 	ParentGone bool   `json:"parent_gone,omitempty"`
+	// ParentNow is where a gone coordinator on another machine is now
+	// (machine/%N), while this machine has not been told yet.
+	ParentNow string `json:"parent_now,omitempty"`
 	// TeamOf is the number of workers in the team this worker leads.
 	TeamOf int `json:"team_of,omitempty"`
 	// Notes are things the person should know about the start (a glob
@@ -247,6 +280,8 @@ type IDRequest struct {
 	ID   string `json:"id"`
 	Text string `json:"text,omitempty"` // send: the line; rename: the name
 	All  bool   `json:"all,omitempty"`
+	// Owns gives an adopted worker a scope (adopt only).
+	Owns []string `json:"owns,omitempty"`
 }
 
 // DoneRequest is a worker's report.
@@ -319,6 +354,8 @@ type TaskRequest struct {
 	Worktree bool              `json:"worktree,omitempty"`
 	Cwd      string            `json:"cwd,omitempty"`
 	Env      map[string]string `json:"env,omitempty"`
+	// Machine is refused: ordered tasks run on this machine only.
+	Machine string `json:"machine,omitempty"`
 }
 
 // TaskView is a task as st task list shows it.

@@ -101,8 +101,17 @@ func (m *Manager) StartWorker(ctx context.Context, req StartRequest) (*WorkerVie
 	if err := checkLine(line); err != nil {
 		return nil, errorf(KindUsage, "rename the task file without line breaks or control characters", "the task file's path cannot be typed as one line: %v", err)
 	}
-	p, err := m.callerPane(ctx, req.Pane)
-	if err != nil {
+	if req.Machine != "" {
+		task, err := os.ReadFile(req.Task)
+		if err != nil {
+			return nil, errorf(KindUsage, "write the task into a file and pass its path with --task", "cannot read the task file %s: %v", req.Task, err)
+		}
+		return m.startRemote(ctx, req, task, name)
+	}
+	var p tmux.Pane
+	if req.remote != nil {
+		p = req.remote.pane
+	} else if p, err = m.callerPane(ctx, req.Pane); err != nil {
 		return nil, err
 	}
 	cwd := req.Cwd
@@ -116,8 +125,12 @@ func (m *Manager) StartWorker(ctx context.Context, req StartRequest) (*WorkerVie
 	// Place the worker and reserve its name before opening anything, so
 	// that two starts cannot take one name.
 	m.mu.Lock()
-	r, level, created, err := m.placementIn(p, req.run)
-	if err != nil {
+	var r *Run
+	var level int
+	var created bool
+	if req.remote != nil {
+		r, level = req.remote.run, req.remote.level
+	} else if r, level, created, err = m.placementIn(p, req.run); err != nil {
 		m.mu.Unlock()
 		return nil, err
 	}
@@ -189,6 +202,9 @@ func (m *Manager) StartWorker(ctx context.Context, req StartRequest) (*WorkerVie
 		ID: wp.ID, Name: name, Agent: ad.Kind(), Parent: p.ID, Level: level, State: Starting, Since: now,
 		Task: req.Task, Cwd: cwd, Window: wp.WindowID, Session: wp.SessionID, StartedAt: now,
 		Scope: scope, Worktree: wt, Fan: req.fanGroup,
+	}
+	if req.remote != nil {
+		w.Ref = req.remote.ref
 	}
 	m.cfg.Tmux.SetOptions(ctx, map[string]map[string]string{wp.ID: {"@st_run": r.ID, "@st_role": "worker", "@st_parent": p.ID, "@st_name": name}})
 	m.mu.Lock()
@@ -451,6 +467,27 @@ func orNone(s string) string {
 // Wait blocks until every named worker (or every worker of the pane)
 // has settled, or the timeout passes. Hook events wake it at once.
 func (m *Manager) Wait(ctx context.Context, req WaitRequest) (*WaitResult, error) {
+	// Ids of workers on other machines name this machine's records of them.
+	remote := map[string]*Worker{}
+	for _, id := range req.IDs {
+		if !isRemotePane(id) {
+			continue
+		}
+		_, mr, _, w, local, err := m.remoteTarget(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if local != "" {
+			remote[id] = nil
+			continue
+		}
+		if w == nil {
+			return nil, errorf(KindNotFound, "st worker list --all shows the workers this machine's runs have elsewhere",
+				"%s is not a worker of any run on this machine (it may work for another machine)", id)
+		}
+		_ = mr
+		remote[id] = w
+	}
 	m.mu.Lock()
 	var ws []*Worker
 	if len(req.IDs) == 0 {
@@ -469,6 +506,13 @@ func (m *Manager) Wait(ctx context.Context, req WaitRequest) (*WaitResult, error
 		}
 	} else {
 		for _, id := range req.IDs {
+			if w := remote[id]; w != nil {
+				ws = append(ws, w)
+				continue
+			}
+			if _, ok := remote[id]; ok {
+				_, id, _ = splitRemote(id)
+			}
 			w, err := m.resolve(req.Pane, id)
 			if err != nil {
 				m.mu.Unlock()
@@ -531,6 +575,9 @@ func (m *Manager) waitResult(caller string, ws []*Worker, timedOut bool) *WaitRe
 // reports before its turn ends, so a read right after the report waits a
 // few seconds for the turn's last answer.
 func (m *Manager) Read(ctx context.Context, req IDRequest) (*WorkerView, error) {
+	if isRemotePane(req.ID) {
+		return m.remoteOp(ctx, "read", req)
+	}
 	deadline := time.NewTimer(m.cfg.ReadWait)
 	defer deadline.Stop()
 	m.mu.Lock()
@@ -567,6 +614,14 @@ const DefaultReadWait = 5 * time.Second
 // It looks at tmux first, so a pane that just closed shows as such.
 func (m *Manager) List(ctx context.Context, req IDRequest) ([]WorkerView, error) {
 	m.reconcile(ctx)
+	out := m.listViews(req)
+	// Workers here of coordinators on other machines: ask those machines
+	// whether the coordinators are still where st thinks.
+	m.remoteParentsNow(ctx, out)
+	return out, nil
+}
+
+func (m *Manager) listViews(req IDRequest) []WorkerView {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []WorkerView
@@ -580,11 +635,14 @@ func (m *Manager) List(ctx context.Context, req IDRequest) ([]WorkerView, error)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].StartedAt.Before(out[j].StartedAt) })
-	return out, nil
+	return out
 }
 
 // Send types a line into a worker, under the same delivery rules as its task.
 func (m *Manager) Send(ctx context.Context, req IDRequest) (*WorkerView, error) {
+	if isRemotePane(req.ID) {
+		return m.remoteOp(ctx, "send", req)
+	}
 	if strings.TrimSpace(req.Text) == "" {
 		return nil, errorf(KindUsage, `st worker send ID "TEXT"`, "nothing to send")
 	}
@@ -635,6 +693,9 @@ func checkLine(s string) error {
 
 // Stop closes a worker's pane.
 func (m *Manager) Stop(ctx context.Context, req IDRequest) (*WorkerView, error) {
+	if isRemotePane(req.ID) {
+		return m.remoteOp(ctx, "stop", req)
+	}
 	m.mu.Lock()
 	w, err := m.resolve(req.Pane, req.ID)
 	if err != nil {
@@ -674,6 +735,9 @@ func (m *Manager) Stop(ctx context.Context, req IDRequest) (*WorkerView, error) 
 
 // Rename gives a worker a new name, in its run and on its window.
 func (m *Manager) Rename(ctx context.Context, req IDRequest) (*WorkerView, error) {
+	if isRemotePane(req.ID) {
+		return m.remoteOp(ctx, "rename", req)
+	}
 	if !ValidName(req.Text) {
 		return nil, errorf(KindUsage, "use letters, digits, '.', '_' and '-' (at most 40)", "the name %q has characters that tmux or a shell would misread", req.Text)
 	}
@@ -706,6 +770,9 @@ func (m *Manager) Rename(ctx context.Context, req IDRequest) (*WorkerView, error
 
 // Release lets a worker go: it leaves its run, and is told so in one line.
 func (m *Manager) Release(ctx context.Context, req IDRequest) (*WorkerView, error) {
+	if isRemotePane(req.ID) {
+		return m.remoteOp(ctx, "release", req)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	w, err := m.resolve(req.Pane, req.ID)

@@ -1,0 +1,371 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sophonz/st/internal/orch"
+	"github.com/sophonz/st/internal/store"
+	"github.com/sophonz/st/internal/tmux"
+)
+
+// The daemon's API takes JSON from any program of the user: the CLI, the
+// agents' hooks, a script. FuzzAPI sends every route bodies of any shape
+// through the real handler (s.routes) and the real orch.Manager, with a
+// fake tmux server behind it, so that decoding and every check made before
+// tmux acts run as in the daemon. No input may crash the daemon, hang it,
+// or get an answer that is not a JSON refusal or result.
+
+// fakePane is a pane of fakeServer.
+type fakePane struct {
+	id, window, index, session, sessName, winName, cmd, path, pid string
+	opts                                                          map[string]string
+}
+
+// fakeServer answers what the Manager reads and sets on panes. It opens
+// nothing: new-window, split-window, send-keys and the like fail, as on a
+// server that refuses them, so a fuzzed start never launches a program.
+type fakeServer struct {
+	mu    sync.Mutex
+	panes []*fakePane
+}
+
+func (f *fakeServer) pane(id string) *fakePane {
+	for _, p := range f.panes {
+		if p.id == id {
+			return p
+		}
+	}
+	return nil
+}
+
+func (p *fakePane) field(name string) string {
+	if p == nil {
+		return ""
+	}
+	switch name {
+	case "pane_id":
+		return p.id
+	case "window_id":
+		return p.window
+	case "window_index":
+		return p.index
+	case "session_id":
+		return p.session
+	case "pane_pid":
+		return p.pid
+	case "pane_dead":
+		return "0"
+	case "session_name":
+		return p.sessName
+	case "window_name":
+		return p.winName
+	case "pane_current_command":
+		return p.cmd
+	case "pane_current_path":
+		return p.path
+	case "window_active", "pane_index":
+		return "0"
+	}
+	if strings.HasPrefix(name, "@") {
+		return p.opts[name]
+	}
+	return ""
+}
+
+func render(format string, p *fakePane) string {
+	parts := strings.Split(format, "\x1f")
+	for i, part := range parts {
+		parts[i] = p.field(strings.TrimSuffix(strings.TrimPrefix(part, "#{"), "}"))
+	}
+	return strings.Join(parts, "\x1f")
+}
+
+var errRefused = errors.New("the fake tmux server refuses this command")
+
+func (f *fakeServer) Run(ctx context.Context, args ...string) (string, error) {
+	for i, a := range args {
+		if a == ";" {
+			if _, err := f.Run(ctx, args[:i]...); err != nil {
+				return "", err
+			}
+			return f.Run(ctx, args[i+1:]...)
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(args) == 0 {
+		return "", errRefused
+	}
+	switch {
+	case args[0] == "list-panes" && len(args) == 4:
+		var b strings.Builder
+		for _, p := range f.panes {
+			b.WriteString(render(args[3], p) + "\n")
+		}
+		return b.String(), nil
+	case args[0] == "display-message" && len(args) == 6 && args[4] == "-F":
+		return render(args[5], f.pane(args[3])) + "\n", nil
+	case args[0] == "set-option" && len(args) == 6 && args[2] == "-t":
+		if p := f.pane(args[3]); p != nil {
+			p.opts[args[4]] = args[5]
+			return "", nil
+		}
+	case args[0] == "set-option" && len(args) == 6 && args[2] == "-u":
+		if p := f.pane(args[4]); p != nil {
+			delete(p.opts, args[5])
+			return "", nil
+		}
+	case args[0] == "capture-pane":
+		return "", nil
+	case args[0] == "list-windows", args[0] == "list-sessions":
+		return "", nil
+	}
+	return "", errRefused
+}
+
+const (
+	fzRun    = "run-fz"
+	fzCoord  = "%1"
+	fzWorker = "%2"
+	fzShell  = "%9"
+)
+
+// newFuzzServer makes the daemon's server over a Manager that finds one
+// run on disk: coordinator %1 with worker %2 "w1" (idle), and a plain
+// shell %9, all in session $0 in folder dir.
+func newFuzzServer(t *testing.T, dir string) (*server, func()) {
+	home := t.TempDir()
+	now := time.Now()
+	r := orch.Run{ID: fzRun, Objective: "fuzz", Coordinator: fzCoord, Session: "$0", Created: now,
+		Workers: []*orch.Worker{{ID: fzWorker, Name: "w1", Agent: "sim", Parent: fzCoord, Level: 1, State: orch.Idle,
+			Since: now, Task: filepath.Join(dir, "t.md"), Cwd: dir, Window: "@2", Session: "$0", StartedAt: now}}}
+	if err := store.WriteJSON(filepath.Join(home, "orch", fzRun, "run.json"), &r, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fs := &fakeServer{panes: []*fakePane{
+		{id: fzCoord, window: "@1", index: "0", session: "$0", sessName: "main", winName: "coord", cmd: "sh", path: dir, pid: "1",
+			opts: map[string]string{"@st_run": fzRun, "@st_role": "coordinator"}},
+		{id: fzWorker, window: "@2", index: "1", session: "$0", sessName: "main", winName: "w1", cmd: "st", path: dir, pid: "2",
+			opts: map[string]string{"@st_run": fzRun, "@st_role": "worker", "@st_parent": fzCoord, "@st_name": "w1", "@st_agent": "sim"}},
+		{id: fzShell, window: "@9", index: "2", session: "$0", sessName: "main", winName: "sh", cmd: "sh", path: dir, pid: "9",
+			opts: map[string]string{}},
+	}}
+	tm := tmux.NewWithRunner(filepath.Join(dir, "fake.sock"), fs)
+	mgr, err := orch.NewManager(context.Background(), orch.Config{Home: home, STBin: "/nonexistent/st", Tmux: tm,
+		ReadWait: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &server{mgr: mgr, tmux: tm, cancel: func() {}, token: "fuzz-token",
+		info: StatusInfo{PID: 1, Home: home, Socket: filepath.Join(home, "st.sock"), TmuxSocket: tm.Socket()}}
+	return s, mgr.Close
+}
+
+// apiRoutes are the daemon's routes, in a fixed order for the fuzzer's
+// route index (TestAPIRoutesAreAllFuzzed keeps it in step with s.routes).
+func apiRoutes(t testing.TB) []string {
+	routes := []string{
+		"/v1/status", "/v1/shutdown", "/v1/ls", "/v1/web", "/v1/orch/start", "/v1/orch/show",
+		"/v1/worker/start", "/v1/worker/wait", "/v1/worker/done", "/v1/worker/read", "/v1/worker/send",
+		"/v1/worker/stop", "/v1/worker/rename", "/v1/worker/release", "/v1/worker/adopt", "/v1/worker/diff",
+		"/v1/worker/merge", "/v1/worker/pick", "/v1/worker/fan", "/v1/worker/list", "/v1/task/create",
+		"/v1/task/list", "/v1/task/cancel", "/v1/gate/ask", "/v1/gate/wait", "/v1/gate/answer",
+		"/v1/gate/list", "/v1/hook",
+	}
+	sort.Strings(routes)
+	return routes
+}
+
+// requestDeadline is how long one fuzzed request may run: waits and
+// gates block until it, and must then return.
+const requestDeadline = 100 * time.Millisecond
+
+// hangLimit is how long after its deadline a handler may take to return.
+const hangLimit = 3 * time.Second
+
+// serveOne sends one request through the routes and checks the answer.
+func serveOne(t *testing.T, h http.Handler, route string, body []byte, tmuxHdr string) *httptest.ResponseRecorder {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), ctxKey{}, true), requestDeadline)
+	defer cancel()
+	req := httptest.NewRequest(http.MethodPost, route, strings.NewReader(string(body))).WithContext(ctx)
+	if tmuxHdr != "" {
+		req.Header.Set(TmuxHeader, tmuxHdr)
+	}
+	rec := httptest.NewRecorder()
+	done := make(chan any, 1)
+	go func() {
+		defer func() { done <- recover() }()
+		h.ServeHTTP(rec, req)
+	}()
+	select {
+	case p := <-done:
+		if p != nil {
+			t.Fatalf("POST %s %q panicked: %v", route, body, p)
+		}
+	case <-time.After(requestDeadline + hangLimit):
+		t.Fatalf("POST %s %q did not return %v after its deadline", route, body, hangLimit)
+	}
+	t.Logf("POST %s %.80q -> %d %.160s", route, body, rec.Code, rec.Body.String())
+	switch rec.Code {
+	case http.StatusOK:
+		if !json.Valid(rec.Body.Bytes()) {
+			t.Fatalf("POST %s %q: 200 with a body that is not JSON: %q", route, body, rec.Body.String())
+		}
+	case http.StatusBadRequest, http.StatusUnprocessableEntity:
+		var e orch.Error
+		if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Message == "" || e.Kind == "" {
+			t.Fatalf("POST %s %q: %d with %q, want a JSON error with kind and message", route, body, rec.Code, rec.Body.String())
+		}
+	default:
+		t.Fatalf("POST %s %q: status %d %q", route, body, rec.Code, rec.Body.String())
+	}
+	return rec
+}
+
+// fuzzEnv keeps a fuzzed request from reaching anything outside the test:
+// no git (so --worktree and --owns stop at "needs a git repository"), and
+// a HOME of its own (where agents' trust files would be written).
+func fuzzEnv(f *testing.F) string {
+	dir := f.TempDir()
+	empty := filepath.Join(dir, "bin")
+	os.MkdirAll(empty, 0o700)
+	f.Setenv("PATH", empty)
+	f.Setenv("HOME", dir)
+	if err := os.WriteFile(filepath.Join(dir, "t.md"), []byte("summary: ok\n"), 0o600); err != nil {
+		f.Fatal(err)
+	}
+	return dir
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func FuzzAPI(f *testing.F) {
+	dir := fuzzEnv(f)
+	routes := apiRoutes(f)
+	index := map[string]uint8{}
+	for i, r := range routes {
+		index[r] = uint8(i)
+	}
+	task := filepath.Join(dir, "t.md")
+	meta := "$(touch " + filepath.Join(dir, "pwned") + ") `id`; a && b | c #{pane_id} \x1b[31m"
+	seeds := []struct {
+		route, body, tmux string
+	}{
+		{"/v1/status", `{}`, ""},
+		{"/v1/ls", ``, ""},
+		{"/v1/orch/start", `{"pane":"%1","objective":` + jsonString(meta) + `}`, ""},
+		{"/v1/orch/start", `{"pane":"%99999999999999999999"}`, ""},
+		{"/v1/orch/show", `{"pane":"%1","id":"../../etc"}`, ""},
+		{"/v1/worker/start", `{"pane":"%1","agent":"sim","task":` + jsonString(task) + `,"name":"a;b"}`, ""},
+		{"/v1/worker/start", `{"pane":"%1","agent":"sim","task":` + jsonString(task) + `,"owns":["../x"],"worktree":true}`, ""},
+		{"/v1/worker/start", `{"pane":"%1","agent":"sim","task":` + jsonString(task) + `,"env":{"A":"$(x)"},"hook_timeout":-1}`, ""},
+		{"/v1/worker/start", `{"pane":"%1","agent":"nosuch","task":"relative.md"}`, "/other/server,1,0"},
+		{"/v1/worker/wait", `{"pane":"%1","ids":["w1","%2","nosuch"],"timeout":-5}`, ""},
+		{"/v1/worker/wait", `{"pane":"%1","timeout":9223372036854775807}`, ""},
+		{"/v1/worker/done", `{"pane":"%2","summary":` + jsonString(meta) + `}`, ""},
+		{"/v1/worker/read", `{"pane":"%1","id":"w1"}`, ""},
+		{"/v1/worker/send", `{"pane":"%1","id":"w1","text":` + jsonString(meta) + `}`, ""},
+		{"/v1/worker/send", `{"pane":"%1","id":"w1","text":"hello"}`, ""},
+		{"/v1/worker/stop", `{"pane":"%1","id":"w1"}`, ""},
+		{"/v1/worker/rename", `{"pane":"%1","id":"w1","text":"$(x)"}`, ""},
+		{"/v1/worker/release", `{"pane":"%1","id":"%2"}`, ""},
+		{"/v1/worker/adopt", `{"pane":"%1","id":"%9"}`, ""},
+		{"/v1/worker/diff", `{"pane":"%1","id":"w1"}`, ""},
+		{"/v1/worker/merge", `{"pane":"%1","id":"w1"}`, ""},
+		{"/v1/worker/pick", `{"pane":"%1","id":"w1"}`, ""},
+		{"/v1/worker/fan", `{"pane":"%1","agent":"sim","task":` + jsonString(task) + `,"fan":1000000}`, ""},
+		{"/v1/worker/list", `{"pane":"%1","all":true}`, ""},
+		{"/v1/task/create", `{"pane":"%1","name":"t1","file":` + jsonString(task) + `,"agent":"sim","deps":["t1","t2"]}`, ""},
+		{"/v1/task/list", `{"pane":"%1"}`, ""},
+		{"/v1/task/cancel", `{"pane":"%1","id":"t1"}`, ""},
+		{"/v1/gate/ask", `{"pane":"%2","question":` + jsonString(meta) + `,"options":["a","A"," "],"timeout":1}`, ""},
+		{"/v1/gate/wait", `{"id":"gate-000000","timeout":1000000}`, ""},
+		{"/v1/gate/answer", `{"id":"gate-000000","option":"a"}`, ""},
+		{"/v1/gate/list", `{"all":true}`, ""},
+		{"/v1/hook", `{"agent":"sim","event":"UserPromptSubmit","pane":"%2","payload":"eyJwcm9tcHQiOiIkKHgpIn0="}`, ""},
+		{"/v1/hook", `{"agent":"sim","event":"PreToolUse","pane":"%2","payload":null}`, ""},
+		{"/v1/hook", `{"agent":"codex","event":"Interrupt","pane":"%2","payload":"not base64"}`, ""},
+		{"/v1/worker/start", `[`, ""},
+		{"/v1/worker/start", `{"pane":1,"agent":["sim"]}`, ""},
+		{"/v1/worker/start", "\xff\xfe", ""},
+	}
+	for _, s := range seeds {
+		i, ok := index[s.route]
+		if !ok {
+			f.Fatalf("seed route %s is not in apiRoutes", s.route)
+		}
+		f.Add(i, []byte(s.body), s.tmux)
+	}
+	f.Fuzz(func(t *testing.T, route uint8, body []byte, tmuxHdr string) {
+		s, closeMgr := newFuzzServer(t, dir)
+		defer closeMgr()
+		serveOne(t, s.routes(), routes[int(route)%len(routes)], body, tmuxHdr)
+		if _, err := os.Stat(filepath.Join(dir, "pwned")); err == nil {
+			t.Fatalf("a request ran a command: %s exists", filepath.Join(dir, "pwned"))
+		}
+	})
+}
+
+// TestAPIRoutesAreAllFuzzed keeps apiRoutes in step with the daemon's
+// handler table: a route added there and not here would go unfuzzed.
+func TestAPIRoutesAreAllFuzzed(t *testing.T) {
+	dir := t.TempDir()
+	s, closeMgr := newFuzzServer(t, dir)
+	defer closeMgr()
+	h := s.routes()
+	mux, ok := h.(*http.ServeMux)
+	if !ok {
+		t.Fatalf("routes is a %T, not a ServeMux", h)
+	}
+	known := map[string]bool{}
+	for _, r := range apiRoutes(t) {
+		known[r] = true
+		req := httptest.NewRequest(http.MethodPost, r, nil)
+		if _, pattern := mux.Handler(req); pattern != r {
+			t.Errorf("route %s of apiRoutes is not served (pattern %q)", r, pattern)
+		}
+	}
+	// A path next to the known ones that the daemon serves would be missing.
+	for _, p := range []string{"/v1/", "/v1/worker/", "/v1/task/", "/v1/gate/", "/v1/orch/", "/v1/remote/", "/v1/peer/"} {
+		req := httptest.NewRequest(http.MethodPost, p+"x", nil)
+		if _, pattern := mux.Handler(req); pattern != "" && !known[pattern] {
+			t.Errorf("the daemon serves %s, which FuzzAPI does not send to", pattern)
+		}
+	}
+}
+
+// TestAPIRefusesWhatItCannotRead: a body that is not the request's JSON
+// is refused with a message that says so, on every route that reads one.
+func TestAPIRefusesWhatItCannotRead(t *testing.T) {
+	dir := t.TempDir()
+	s, closeMgr := newFuzzServer(t, dir)
+	defer closeMgr()
+	h := s.routes()
+	for _, r := range apiRoutes(t) {
+		switch r {
+		case "/v1/status", "/v1/shutdown", "/v1/ls", "/v1/web":
+			continue // they read no body
+		}
+		for _, body := range []string{`[`, `{"pane":1}`, "\xff"} {
+			rec := serveOne(t, h, r, []byte(body), "")
+			if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), "bad request") {
+				t.Errorf("POST %s %q: %d %s, want 422 bad request", r, body, rec.Code, rec.Body.String())
+			}
+		}
+	}
+}

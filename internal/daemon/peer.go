@@ -1,0 +1,391 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sophonz/st/internal/orch"
+	"github.com/sophonz/st/internal/remote"
+)
+
+// peerNet is this machine's place in its account: the peer listener that
+// other machines' st call over mutual TLS, the heartbeat that tells the
+// control plane its address and whether it takes workers, and the client
+// side (orch.Peers) that reaches the other machines. It follows st login
+// and st logout without a restart (/v1/remote/reload).
+type peerNet struct {
+	home      string
+	listen    string        // where the peer listener listens (peer_listen)
+	heartbeat time.Duration // how often the control plane is told
+	log       io.Writer
+
+	mgr *orch.Manager // set once the manager exists
+
+	mu   sync.Mutex
+	id   *remote.Identity
+	srv  *http.Server
+	addr string
+	kick chan struct{}
+}
+
+func newPeerNet(home, listen string, heartbeat time.Duration, log io.Writer) *peerNet {
+	if heartbeat <= 0 {
+		heartbeat = 10 * time.Second
+	}
+	return &peerNet{home: home, listen: listen, heartbeat: heartbeat, log: log, kick: make(chan struct{}, 1)}
+}
+
+func (p *peerNet) logf(format string, args ...any) {
+	fmt.Fprintf(p.log, "%s peer: %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
+}
+
+func (p *peerNet) identity() *remote.Identity {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.id
+}
+
+// reload reads this machine's sign-in again, and opens or closes the
+// peer listener to match.
+func (p *peerNet) reload() error {
+	id, err := remote.LoadIdentity(p.home)
+	if errors.Is(err, remote.ErrNotSignedIn) {
+		id, err = nil, nil
+	}
+	if err != nil {
+		p.logf("sign-in: %v", err)
+		id = nil
+	}
+	p.mu.Lock()
+	old := p.srv
+	same := id != nil && p.id != nil && id.Slug == p.id.Slug && id.Account == p.id.Account
+	if same {
+		p.id = id
+		p.mu.Unlock()
+		p.poke()
+		return nil
+	}
+	p.id, p.srv, p.addr = id, nil, ""
+	p.mu.Unlock()
+	if old != nil {
+		old.Close()
+	}
+	if id == nil {
+		return nil
+	}
+	ln, err := net.Listen("tcp", p.listen)
+	if err != nil {
+		p.logf("cannot listen on %s for other machines: %v", p.listen, err)
+		return fmt.Errorf("listen on %s for other machines (set peer_listen in config.toml or ST_PEER_LISTEN): %w", p.listen, err)
+	}
+	srv := &http.Server{Handler: p.routes(), TLSConfig: id.ServerTLS(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: nil}
+	p.mu.Lock()
+	p.srv, p.addr = srv, ln.Addr().String()
+	p.mu.Unlock()
+	go srv.Serve(tls.NewListener(ln, srv.TLSConfig))
+	p.logf("machine %s of account %s takes peer requests on %s (mutual TLS)", id.Slug, id.Account, ln.Addr())
+	p.poke()
+	return nil
+}
+
+// poke makes the heartbeat loop tell the control plane now.
+func (p *peerNet) poke() {
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+}
+
+// run keeps the control plane told until ctx ends, then says this
+// machine is going.
+func (p *peerNet) run(ctx context.Context) {
+	t := time.NewTicker(p.heartbeat)
+	defer t.Stop()
+	for {
+		p.beat(ctx, true)
+		select {
+		case <-ctx.Done():
+			c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			p.beat(c, false)
+			cancel()
+			p.mu.Lock()
+			if p.srv != nil {
+				p.srv.Close()
+			}
+			p.mu.Unlock()
+			return
+		case <-t.C:
+		case <-p.kick:
+		}
+	}
+}
+
+func (p *peerNet) beat(ctx context.Context, online bool) {
+	p.mu.Lock()
+	id, addr := p.id, p.addr
+	p.mu.Unlock()
+	if id == nil || addr == "" || p.mgr == nil {
+		return
+	}
+	c, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := id.Heartbeat(c, addr, p.mgr.AcceptRemote(), online); err != nil {
+		p.logf("heartbeat: %v", err)
+		return
+	}
+	if err := id.RenewIfDue(c); err != nil {
+		p.logf("renew the certificate: %v", err)
+	}
+}
+
+// Self is this machine's slug (orch.Peers).
+func (p *peerNet) Self() (string, error) {
+	id := p.identity()
+	if id == nil {
+		return "", notSignedIn()
+	}
+	return id.Slug, nil
+}
+
+func notSignedIn() *orch.Error {
+	return &orch.Error{Kind: orch.KindRemote, Message: "refused: this machine is not signed in to an account, so it cannot reach other machines",
+		Hint: "st login --control-plane URL --account NAME --key KEY"}
+}
+
+// Machine finds a machine of the account (orch.Peers).
+func (p *peerNet) Machine(ctx context.Context, name string) (orch.MachineRef, error) {
+	id := p.identity()
+	if id == nil {
+		return orch.MachineRef{}, notSignedIn()
+	}
+	m, err := id.Access(ctx, name)
+	if err != nil {
+		return orch.MachineRef{}, remoteErr(err, fmt.Sprintf("machine %q of account %s", name, id.Account))
+	}
+	return orch.MachineRef{Slug: m.Slug, Name: m.Name}, nil
+}
+
+// remoteErr turns an error of internal/remote into one the CLI prints
+// with its hint.
+func remoteErr(err error, what string) error {
+	var re *remote.Error
+	if errors.As(err, &re) {
+		msg := re.Message
+		if re.Err != nil {
+			msg += ": " + re.Err.Error()
+		}
+		kind := orch.KindNotFound
+		if re.Status == 0 && re.Err != nil {
+			kind = orch.KindUnreachable
+		}
+		return &orch.Error{Kind: kind, Message: msg, Hint: re.Hint}
+	}
+	return &orch.Error{Kind: orch.KindUnreachable, Message: fmt.Sprintf("%s: %v", what, err),
+		Hint: "check that the control plane runs (st machines shows whether it answers)"}
+}
+
+// Call runs op on machine slug's st (orch.Peers). When the kept address
+// does not answer, the control plane is asked again: the machine may have
+// a new address.
+func (p *peerNet) Call(ctx context.Context, slug, op string, req, resp any) error {
+	id := p.identity()
+	if id == nil {
+		return notSignedIn()
+	}
+	m, err := id.Access(ctx, slug)
+	if err != nil {
+		return remoteErr(err, "machine "+slug)
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	res, err := p.post(ctx, id, m, op, body)
+	if err != nil && !isTLSRefusal(err) && ctx.Err() == nil {
+		if m2, err2 := id.Reopen(ctx, slug); err2 == nil && m2.Addr != m.Addr {
+			p.logf("%s moved from %s to %s: opened it again", slug, m.Addr, m2.Addr)
+			m = m2
+			res, err = p.post(ctx, id, m, op, body)
+		}
+	}
+	if err != nil {
+		if isTLSRefusal(err) {
+			return &orch.Error{Kind: orch.KindRemote,
+				Message: fmt.Sprintf("refused: %s (%s) did not accept this machine's certificate, or showed one that is not of account %s: %v", m.Name, m.Addr, id.Account, err),
+				Hint:    "sign both machines in to the same account with st login"}
+		}
+		where := m.Addr
+		if where == "" {
+			where = "no address yet"
+		}
+		return &orch.Error{Kind: orch.KindUnreachable,
+			Message: fmt.Sprintf("machine %s cannot be reached (%s): %v", m.Name, where, err),
+			Hint:    "check that st runs on " + m.Name + " (st up there) and that st machines shows it online"}
+	}
+	defer res.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(res.Body, 8<<20))
+	if res.StatusCode != http.StatusOK {
+		var oe orch.Error
+		if json.Unmarshal(data, &oe) != nil || oe.Message == "" {
+			return &orch.Error{Kind: orch.KindRemote, Message: fmt.Sprintf("%s answered %s: %s", m.Name, res.Status, strings.TrimSpace(string(data)))}
+		}
+		oe.Message = m.Name + " says: " + oe.Message
+		oe.Hint = strings.ReplaceAll(oe.Hint, "that machine", m.Name)
+		return &oe
+	}
+	if resp == nil {
+		return nil
+	}
+	return json.Unmarshal(data, resp)
+}
+
+func (p *peerNet) post(ctx context.Context, id *remote.Identity, m remote.Machine, op string, body []byte) (*http.Response, error) {
+	if m.Addr == "" {
+		return nil, errors.New("it has not told the control plane an address (is st running there?)")
+	}
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, "https://"+m.Addr+"/peer/v1/"+op, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	return id.Client(m.Slug).Do(hr)
+}
+
+// isTLSRefusal tells a certificate that was refused (by either side)
+// from a machine that does not answer.
+func isTLSRefusal(err error) bool {
+	var ce *tls.CertificateVerificationError
+	var ae tls.AlertError
+	if errors.As(err, &ce) || errors.As(err, &ae) {
+		return true
+	}
+	s := err.Error()
+	return strings.Contains(s, "certificate") || strings.Contains(s, "tls: ")
+}
+
+// routes is the peer API: what another machine of the account may ask.
+func (p *peerNet) routes() http.Handler {
+	mux := http.NewServeMux()
+	type peerHandler func(ctx context.Context, from string, body []byte) (any, error)
+	op := func(name string) peerHandler {
+		return func(ctx context.Context, from string, b []byte) (any, error) {
+			req, err := decode[orch.PeerOp](b)
+			if err != nil {
+				return nil, err
+			}
+			return p.mgr.PeerOp(ctx, from, name, req)
+		}
+	}
+	h := map[string]peerHandler{
+		"start": func(ctx context.Context, from string, b []byte) (any, error) {
+			req, err := decode[orch.PeerStart](b)
+			if err != nil {
+				return nil, err
+			}
+			return p.mgr.PeerStart(ctx, from, req)
+		},
+		"watch": func(ctx context.Context, from string, b []byte) (any, error) {
+			req, err := decode[orch.PeerWatchRequest](b)
+			if err != nil {
+				return nil, err
+			}
+			return p.mgr.PeerWatch(ctx, from, req)
+		},
+		"adopt": func(ctx context.Context, from string, b []byte) (any, error) {
+			req, err := decode[orch.PeerOp](b)
+			if err != nil {
+				return nil, err
+			}
+			return p.mgr.PeerAdopt(ctx, from, req)
+		},
+		"reparent": func(ctx context.Context, from string, b []byte) (any, error) {
+			req, err := decode[orch.PeerReparent](b)
+			if err != nil {
+				return nil, err
+			}
+			return p.mgr.PeerReparent(ctx, from, req)
+		},
+		"pane": func(ctx context.Context, from string, b []byte) (any, error) {
+			req, err := decode[orch.IDRequest](b)
+			if err != nil {
+				return nil, err
+			}
+			return p.mgr.PeerPane(ctx, from, req)
+		},
+		"graph": func(ctx context.Context, from string, b []byte) (any, error) {
+			return p.mgr.Graph(), nil
+		},
+		"read": op("read"), "send": op("send"), "stop": op("stop"), "rename": op("rename"), "release": op("release"),
+	}
+	for name, fn := range h {
+		fn := fn
+		mux.HandleFunc("/peer/v1/"+name, func(w http.ResponseWriter, r *http.Request) {
+			from, ok := remote.PeerOf(r)
+			if !ok {
+				writeErr(w, &orch.Error{Kind: "forbidden", Message: "refused: no certificate of this account"}, http.StatusForbidden)
+				return
+			}
+			if r.Method != http.MethodPost {
+				writeErr(w, &orch.Error{Kind: orch.KindUsage, Message: "use POST"}, http.StatusMethodNotAllowed)
+				return
+			}
+			body, err := io.ReadAll(io.LimitReader(r.Body, 4<<20))
+			if err != nil {
+				writeErr(w, &orch.Error{Kind: orch.KindUsage, Message: err.Error()}, http.StatusBadRequest)
+				return
+			}
+			res, err := fn(r.Context(), from, body)
+			if err != nil {
+				var oe *orch.Error
+				if !errors.As(err, &oe) {
+					oe = &orch.Error{Kind: orch.KindInternal, Message: err.Error()}
+				}
+				writeErr(w, oe, http.StatusUnprocessableEntity)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(res)
+		})
+	}
+	return mux
+}
+
+// AcceptRemoteRequest turns accept-remote on or off (nil On: only ask).
+type AcceptRemoteRequest struct {
+	On *bool `json:"on,omitempty"`
+}
+
+// AcceptRemoteStatus is what st orch accept-remote prints.
+type AcceptRemoteStatus struct {
+	On       bool   `json:"on"`
+	SignedIn bool   `json:"signed_in"`
+	Machine  string `json:"machine,omitempty"`
+	Account  string `json:"account,omitempty"`
+	Addr     string `json:"addr,omitempty"`
+}
+
+func (p *peerNet) acceptRemote(ctx context.Context, req AcceptRemoteRequest) (*AcceptRemoteStatus, error) {
+	if req.On != nil {
+		if err := p.mgr.SetAcceptRemote(*req.On); err != nil {
+			return nil, err
+		}
+		p.poke()
+	}
+	st := &AcceptRemoteStatus{On: p.mgr.AcceptRemote()}
+	p.mu.Lock()
+	if p.id != nil {
+		st.SignedIn, st.Machine, st.Account, st.Addr = true, p.id.Slug, p.id.Account, p.addr
+	}
+	p.mu.Unlock()
+	return st, nil
+}

@@ -1,0 +1,445 @@
+package orch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/sophonz/st/internal/store"
+	"github.com/sophonz/st/internal/tmux"
+)
+
+// This file is the worker's side of workers on other machines: what this
+// machine's st does when another machine of the account (from, its slug,
+// proven by its certificate) asks. A worker started or adopted this way
+// is an ordinary worker here, in a run whose coordinator is on the other
+// machine (Coordinator from/%N), so its window, hooks, questions and
+// report stay here.
+
+// RemoteSession is the session that workers of other machines open in.
+const RemoteSession = "st-remote"
+
+func (m *Manager) acceptPath() string { return filepath.Join(m.cfg.Home, "accept-remote.json") }
+
+func (m *Manager) loadAcceptRemote() bool {
+	var v struct {
+		On bool `json:"on"`
+	}
+	if err := store.ReadJSON(m.acceptPath(), &v); err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			m.logf("accept-remote: %v (taking no workers from other machines until st orch accept-remote on)", err)
+		}
+		return false
+	}
+	return v.On
+}
+
+// AcceptRemote says whether this machine takes workers from the
+// account's other machines.
+func (m *Manager) AcceptRemote() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.acceptRemote
+}
+
+// SetAcceptRemote turns taking workers from other machines on or off,
+// and keeps the setting across restarts.
+func (m *Manager) SetAcceptRemote(on bool) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := store.WriteJSON(m.acceptPath(), map[string]bool{"on": on}, 0o600); err != nil {
+		return errorf(KindInternal, "free some disk space and try again", "st could not keep the setting: %v", err)
+	}
+	m.acceptRemote = on
+	m.logf("accept-remote %v", on)
+	return nil
+}
+
+// checkAccept refuses what would start an agent or type into one while
+// accept-remote is off. Called with m.mu held.
+func (m *Manager) checkAccept() error {
+	if m.acceptRemote {
+		return nil
+	}
+	return errorf(KindRemote, "run st orch accept-remote on on that machine",
+		"refused: it does not take workers from other machines (accept-remote is off there)")
+}
+
+// remoteRun finds or makes the run here that stands for a run of machine
+// from. Called with m.mu held.
+func (m *Manager) remoteRun(from, run, coordinator string, baseDepth int) (*Run, error) {
+	if r := m.runs[run]; r != nil {
+		if r.CoordinatorMachine != from {
+			return nil, errorf(KindConflict, "start the worker again (a new run id is picked)", "run %s here is not %s's", run, from)
+		}
+		r.BaseDepth = baseDepth
+		return r, nil
+	}
+	r := &Run{ID: run, Coordinator: from + "/" + coordinator, CoordinatorMachine: from, BaseDepth: baseDepth, Created: m.cfg.Now()}
+	if err := m.save(r); err != nil {
+		return nil, err
+	}
+	m.runs[run] = r
+	return r, nil
+}
+
+// remoteSession returns the st-remote session's pane, making the
+// session when there is none.
+func (m *Manager) remoteSession(ctx context.Context, cwd string) (tmux.Pane, error) {
+	if p, err := m.cfg.Tmux.Find(ctx, RemoteSession+":"); err == nil {
+		return p, nil
+	}
+	p, err := m.cfg.Tmux.NewSession(ctx, RemoteSession, "st-remote", cwd, nil, nil)
+	if err != nil {
+		if p2, err2 := m.cfg.Tmux.Find(ctx, RemoteSession+":"); err2 == nil {
+			return p2, nil // made by a start at the same moment
+		}
+		return tmux.Pane{}, errorf(KindInternal, "check that tmux runs on this machine", "could not make the %s session: %v", RemoteSession, err)
+	}
+	return p, nil
+}
+
+// checkDepth refuses a worker at level of a run whose coordinator is
+// baseDepth deep, counting sub levels below the worker.
+func checkRemoteDepth(level, baseDepth, sub int, from string) error {
+	if level > MaxLevel {
+		return errorf(KindDepth, "do this part on "+from+", or hand it to a coordinator higher up",
+			"refused: a worker may start workers at most %d levels below its run's coordinator", MaxLevel)
+	}
+	if d := baseDepth + level + sub; d > MaxChain {
+		return errorf(KindDepth, "hand this part to a coordinator higher up, or do it on "+from,
+			"refused: the whole chain would be %d levels deep from the top coordinator, counted across machines; the limit is %d", d, MaxChain)
+	}
+	return nil
+}
+
+// PeerStart starts a worker for a coordinator on machine from: a new
+// window of the st-remote session, in this machine's home folder or the
+// folder asked for, with this machine's own agent settings.
+func (m *Manager) PeerStart(ctx context.Context, from string, req PeerStart) (*WorkerView, error) {
+	m.mu.Lock()
+	err := m.checkAccept()
+	m.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	if err := checkRemoteDepth(req.Level, req.BaseDepth, 0, from); err != nil {
+		return nil, err
+	}
+	if req.Run == "" || !tmux.ValidPaneID(req.Coordinator) || !tmux.ValidPaneID(req.Parent) || req.Ref == "" {
+		return nil, errorf(KindUsage, "", "bad start request from %s", from)
+	}
+	if req.Cwd != "" && !filepath.IsAbs(req.Cwd) {
+		return nil, errorf(KindUsage, "pass an absolute folder of that machine with --cwd", "the worker's folder %q is not an absolute path", req.Cwd)
+	}
+	home, _ := os.UserHomeDir()
+	cwd := req.Cwd
+	if cwd == "" {
+		cwd = home
+	}
+	// The task travels as text and is kept here, where the agent reads it.
+	name := req.Name
+	if name == "" || !ValidName(name) {
+		name = NameFromTask(req.TaskName)
+	}
+	task := filepath.Join(m.cfg.Home, "remote-tasks", req.Run, name+"-"+newRef()[:6]+".md")
+	if err := store.WriteFile(task, []byte(req.TaskText), 0o600); err != nil {
+		return nil, errorf(KindInternal, "free some disk space on "+from, "could not keep the task: %v", err)
+	}
+	sp, err := m.remoteSession(ctx, home)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	r, err := m.remoteRun(from, req.Run, req.Coordinator, req.BaseDepth)
+	m.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	env := map[string]string{}
+	for k, v := range req.Env {
+		if strings.HasPrefix(k, "ST_SIM_") {
+			env[k] = v
+		}
+	}
+	sreq := StartRequest{
+		Agent: req.Agent, Task: task, Name: name, Cwd: cwd, Env: env, Owns: req.Owns, Worktree: req.Worktree,
+		BlockedTimeout: req.BlockedTimeout, HookTimeout: req.HookTimeout,
+		remote: &remotePlace{run: r, level: req.Level, ref: req.Ref,
+			pane: tmux.Pane{ID: from + "/" + req.Parent, SessionID: sp.SessionID, Path: home}},
+	}
+	m.logf("start for %s (run %s, parent %s/%s)", from, req.Run, from, req.Parent)
+	return m.StartWorker(ctx, sreq)
+}
+
+// peerWorker finds a worker here that works for machine from; a worker
+// of anyone else is refused.
+func (m *Manager) peerWorker(from, id, what string) (*Worker, error) {
+	w, err := m.resolve("", id)
+	if err != nil {
+		return nil, err
+	}
+	owner, _, ok := splitRemote(w.Parent)
+	if !ok || owner != from {
+		who := "a coordinator on this machine"
+		if ok {
+			who = "machine " + owner
+		}
+		return nil, errorf(KindRemote, fmt.Sprintf("%s it from %s, where its coordinator is", what, strings.TrimPrefix(who, "machine ")),
+			"refused: %s works for %s, not for %s", w.ID, who, from)
+	}
+	return w, nil
+}
+
+// PeerOp runs read, send, stop, rename or release for machine from on
+// one of its workers here.
+func (m *Manager) PeerOp(ctx context.Context, from, op string, req PeerOp) (*WorkerView, error) {
+	m.mu.Lock()
+	w, err := m.peerWorker(from, req.ID, op)
+	if err == nil && (op == "send" || op == "release") {
+		err = m.checkAccept()
+	}
+	var id, parent string
+	if w != nil {
+		id, parent = w.ID, w.Parent
+	}
+	m.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	var v *WorkerView
+	ireq := IDRequest{Pane: parent, ID: id, Text: req.Text}
+	switch op {
+	case "read":
+		v, err = m.Read(ctx, ireq)
+	case "send":
+		v, err = m.Send(ctx, ireq)
+	case "stop":
+		v, err = m.Stop(ctx, ireq)
+	case "rename":
+		v, err = m.Rename(ctx, ireq)
+	case "release":
+		v, err = m.Release(ctx, ireq)
+	default:
+		return nil, errorf(KindUsage, "", "unknown operation %q", op)
+	}
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	if w := m.workers[v.ID]; w != nil {
+		v.Ref = w.Ref
+	}
+	m.mu.Unlock()
+	return v, nil
+}
+
+// PeerAdopt makes an agent here the worker of a coordinator on machine
+// from. Nothing is typed into it. A lead of workers of its own keeps its
+// run here and is one worker there.
+func (m *Manager) PeerAdopt(ctx context.Context, from string, req PeerOp) (*WorkerView, error) {
+	tp, err := m.cfg.Tmux.Find(ctx, req.ID)
+	if err != nil || !tmux.ValidPaneID(req.ID) && !strings.Contains(req.ID, ":") {
+		return nil, errorf(KindNotFound, "st ls on that machine shows its panes and agents", "there is no pane %q on this machine", req.ID)
+	}
+	if !tmux.ValidPaneID(req.Coordinator) || !tmux.ValidPaneID(req.Parent) || req.Run == "" || req.Ref == "" {
+		return nil, errorf(KindUsage, "", "bad adopt request from %s", from)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.checkAccept(); err != nil {
+		return nil, err
+	}
+	if w := m.workers[tp.ID]; w != nil && w.State.Live() {
+		return nil, errorf(KindConflict, fmt.Sprintf("release it first: st worker release %s (run from %s)", tp.ID, w.Parent),
+			"refused: %s is already a worker of %s (run %s)", tp.ID, w.Parent, m.runOf[tp.ID].ID)
+	}
+	kind := m.agentKind(tp)
+	if kind == "" {
+		return nil, errorf(KindNotFound, "start an agent there first, and check st hooks status on that machine",
+			"st has seen no agent in %s (no hook came from it, and it runs %q)", tp.ID, tp.Command)
+	}
+	team := m.teamOf(tp.ID)
+	sub := m.subtreeDepth(tp.ID, map[string]bool{})
+	if err := checkRemoteDepth(req.Level, req.BaseDepth, sub, from); err != nil {
+		return nil, err
+	}
+	r, err := m.remoteRun(from, req.Run, req.Coordinator, req.BaseDepth)
+	if err != nil {
+		return nil, err
+	}
+	name := tp.StName
+	if name == "" || !ValidName(name) {
+		name = NameFromTask(tp.WindowName)
+	}
+	base := name
+	for i := 2; ; i++ {
+		taken := false
+		for _, o := range r.Workers {
+			if o.Name == name && o.State.Live() {
+				taken = true
+			}
+		}
+		if !taken {
+			break
+		}
+		name = fmt.Sprintf("%s-%d", base, i)
+	}
+	now := m.cfg.Now()
+	st := Idle
+	if pi := m.panes[tp.ID]; pi != nil && pi.inTurn {
+		st = Working
+	}
+	parent := from + "/" + req.Parent
+	w := &Worker{ID: tp.ID, Name: name, Agent: kind, Parent: parent, Level: req.Level, State: st, Since: now,
+		Cwd: tp.Path, Window: tp.WindowID, Session: tp.SessionID, StartedAt: now, Adopted: true, Ref: req.Ref}
+	if team != nil {
+		w.TeamRun = team.ID
+	}
+	r.Workers = append(r.Workers, w)
+	m.workers[w.ID] = w
+	m.runOf[w.ID] = r
+	if err := m.save(r); err != nil {
+		r.Workers = r.Workers[:len(r.Workers)-1]
+		delete(m.workers, w.ID)
+		delete(m.runOf, w.ID)
+		return nil, err
+	}
+	opts := map[string]string{"@st_run": r.ID, "@st_role": "worker", "@st_parent": parent, "@st_name": name}
+	if team != nil {
+		opts["@st_team"] = team.ID
+	}
+	if err := m.cfg.Tmux.SetOptions(ctx, map[string]map[string]string{w.ID: opts}); err != nil {
+		m.logf("adopt: %v", err)
+	}
+	m.logf("adopted %s (%s, %s) for %s into run %s", w.ID, name, kind, parent, r.ID)
+	m.notify()
+	v := m.view(w)
+	return &v, nil
+}
+
+// PeerWatch answers machine from with its workers here once anything
+// changed after since, or when wait passes.
+func (m *Manager) PeerWatch(ctx context.Context, from string, req PeerWatchRequest) (*PeerWatchResult, error) {
+	wait := req.Wait
+	if wait <= 0 || wait > time.Minute {
+		wait = peerWatchWait
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	// A watcher that saw an earlier life of this st (another boot) is
+	// answered at once: its count means nothing here.
+	for waiting := req.Boot == m.boot && req.Since != 0; waiting && m.seq <= req.Since; {
+		ch := m.changed
+		m.mu.Unlock()
+		select {
+		case <-ch:
+		case <-t.C:
+			waiting = false
+		case <-ctx.Done():
+			waiting = false
+		}
+		m.mu.Lock()
+	}
+	res := &PeerWatchResult{Seq: m.seq, Boot: m.boot}
+	for _, w := range m.workers {
+		if owner, _, ok := splitRemote(w.Parent); ok && owner == from && w.Ref != "" {
+			v := m.view(w)
+			res.Workers = append(res.Workers, v)
+		}
+	}
+	return res, nil
+}
+
+// PeerReparent moves the workers of machine from's coordinator pane old
+// to its new pane. Nothing is typed to their agents.
+func (m *Manager) PeerReparent(ctx context.Context, from string, req PeerReparent) (*struct{}, error) {
+	if !tmux.ValidPaneID(req.Old) || !tmux.ValidPaneID(req.New) {
+		return nil, errorf(KindUsage, "", "bad reparent request from %s", from)
+	}
+	old, nw := from+"/"+req.Old, from+"/"+req.New
+	m.mu.Lock()
+	dirty := map[*Run]bool{}
+	set := map[string]map[string]string{}
+	for _, r := range m.runs {
+		if r.Coordinator == old {
+			r.Coordinator = nw
+			dirty[r] = true
+		}
+	}
+	for _, w := range m.workers {
+		if w.Parent == old {
+			w.Parent = nw
+			dirty[m.runOf[w.ID]] = true
+			if w.State.Live() {
+				set[w.ID] = map[string]string{"@st_parent": nw}
+			}
+		}
+	}
+	for r := range dirty {
+		m.save(r)
+	}
+	m.logf("%s told that coordinator %s is %s now (%d runs and workers moved)", from, old, nw, len(dirty))
+	m.notify()
+	m.mu.Unlock()
+	if len(set) > 0 {
+		m.cfg.Tmux.SetOptions(ctx, set)
+	}
+	return &struct{}{}, nil
+}
+
+// PeerPane says whether a pane here lives, or where its agent went after
+// a tmux restart, for a machine whose workers have it as coordinator.
+func (m *Manager) PeerPane(ctx context.Context, from string, req IDRequest) (*PeerPaneResult, error) {
+	m.mu.Lock()
+	now := m.movedTo[req.ID]
+	for i := 0; i < 8 && m.movedTo[now] != ""; i++ {
+		now = m.movedTo[now]
+	}
+	m.mu.Unlock()
+	if now != "" {
+		return &PeerPaneResult{Now: now}, nil
+	}
+	p, err := m.cfg.Tmux.Pane(ctx, req.ID)
+	return &PeerPaneResult{Live: err == nil && !p.Dead}, nil
+}
+
+// remoteParentsNow asks the coordinators' machines whether the remote
+// parents of live workers here are still where this machine thinks. It
+// sets ParentGone and ParentNow on the views.
+func (m *Manager) remoteParentsNow(ctx context.Context, vs []WorkerView) {
+	if m.cfg.Peers == nil {
+		return
+	}
+	asked := map[string]*PeerPaneResult{}
+	for i := range vs {
+		v := &vs[i]
+		mach, pane, ok := splitRemote(v.Parent)
+		if !ok || !v.State.Live() || v.Remote() {
+			continue
+		}
+		res, seen := asked[v.Parent]
+		if !seen {
+			cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			var r PeerPaneResult
+			if err := m.cfg.Peers.Call(cctx, mach, "pane", IDRequest{ID: pane}, &r); err == nil {
+				res = &r
+			}
+			cancel()
+			asked[v.Parent] = res
+		}
+		if res != nil && !res.Live {
+			v.ParentGone = true
+			if res.Now != "" {
+				v.ParentNow = mach + "/" + res.Now
+			}
+		}
+	}
+}
