@@ -106,6 +106,7 @@ func newRoot(env *Env) *cobra.Command {
 	root.AddCommand(
 		newUpCmd(env), newDownCmd(env), newStatusCmd(env), newDaemonCmd(env), newVersionCmd(env), newLsCmd(env), newWebCmd(env),
 		newOrchCmd(env), newWorkerCmd(env), newHookCmd(env), newAgentCmd(env), newHooksCmd(env), newPluginCmd(env), newTaskCmd(env), newGateCmd(env),
+		newControlPlaneCmd(env), newLoginCmd(env), newLogoutCmd(env), newMachinesCmd(env),
 	)
 	return root
 }

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log"
 	"net"
 	"net/http"
 	"os"
@@ -256,7 +257,9 @@ func StartControlPlane(opt ServerOptions, addr string) (*ControlPlane, error) {
 	cp.srv = &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          nil,
+		// Handshake failures (a machine without --ca, say) go to Log, not
+		// the process's global logger.
+		ErrorLog: log.New(opt.Log, "control plane: ", 0),
 		TLSConfig: &tls.Config{
 			MinVersion:   tls.VersionTLS12,
 			Certificates: []tls.Certificate{cert},

@@ -423,7 +423,7 @@ func callJSON(ctx context.Context, hc *http.Client, base, method, path string, r
 		var uae x509.UnknownAuthorityError
 		var cve *tls.CertificateVerificationError
 		if errors.As(err, &uae) || errors.As(err, &cve) {
-			return &Error{Message: "the control plane at " + base + " is not trusted", Err: err,
+			return &Error{Message: "the control plane at " + base + " is not trusted", Err: unwrapURLError(err),
 				Hint: "give st login the control plane's CA: --ca DATA/ca.pem (or set ST_CONTROL_PLANE_CA), DATA being its --data folder"}
 		}
 		return &Error{Message: "cannot reach the control plane at " + base, Err: unwrapURLError(err),

@@ -1,0 +1,242 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sophonz/st/internal/remote"
+)
+
+// This file holds the commands of the account and its machines: the
+// control plane (st control-plane serve, st control-plane account add),
+// a machine's sign-in (st login, st logout) and st machines.
+
+func newControlPlaneCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "control-plane",
+		Short: "The account service: signs machines' certificates and lists the machines (never sees tasks or answers)",
+	}
+	account := &cobra.Command{Use: "account", Short: "Accounts of the control plane"}
+	account.AddCommand(newAccountAddCmd(env))
+	cmd.AddCommand(newControlPlaneServeCmd(env), account)
+	return cmd
+}
+
+// defaultCPData is the control plane's folder when --data is not given.
+func defaultCPData(env *Env) string { return filepath.Join(env.Home(), "control-plane") }
+
+type cpServeOptions struct {
+	Data         string
+	Listen       string
+	OfflineAfter time.Duration
+}
+
+func newControlPlaneServeCmd(env *Env) *cobra.Command {
+	var o cpServeOptions
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the control plane in the foreground (HTTPS; it makes its CA in --data on first start)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.Data == "" {
+				o.Data = defaultCPData(env)
+			}
+			return runControlPlaneServe(cmd.Context(), env, o)
+		},
+	}
+	cmd.Flags().StringVar(&o.Data, "data", "", "the control plane's folder (default $ST_HOME/control-plane)")
+	cmd.Flags().StringVar(&o.Listen, "listen", "127.0.0.1:0", "host:port to listen on; port 0 picks a free one")
+	cmd.Flags().DurationVar(&o.OfflineAfter, "offline-after", remote.DefaultOfflineAfter, "a machine with no heartbeat for this long is offline")
+	return cmd
+}
+
+func runControlPlaneServe(ctx context.Context, env *Env, o cpServeOptions) error {
+	cp, err := remote.StartControlPlane(remote.ServerOptions{Data: o.Data, OfflineAfter: o.OfflineAfter, Log: env.Stderr}, o.Listen)
+	if err != nil {
+		return err
+	}
+	// The URL first and alone on its line: scripts and tests read it.
+	fmt.Fprintf(env.Stdout, "control plane listening on %s\n", cp.URL())
+	fmt.Fprintf(env.Stdout, "machines sign in with: st login --control-plane %s --ca %s --account NAME --key KEY\n", cp.URL(), cp.CAFile())
+	fmt.Fprintf(env.Stdout, "add an account with: st control-plane account add NAME --data %s\n", o.Data)
+	<-ctx.Done()
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return cp.Shutdown(sctx)
+}
+
+func newAccountAddCmd(env *Env) *cobra.Command {
+	var data string
+	cmd := &cobra.Command{
+		Use:   "add NAME",
+		Short: "Add an account (with its own CA) and print its key, shown this once",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if data == "" {
+				data = defaultCPData(env)
+			}
+			key, err := remote.AddAccount(data, args[0])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stdout, "added account %s\nkey: %s\n", args[0], key)
+			fmt.Fprintf(env.Stdout, "The key is shown only this once (the control plane keeps only its hash). Each machine signs in with:\n")
+			fmt.Fprintf(env.Stdout, "  st login --control-plane URL --ca %s --account %s --key %s\n", filepath.Join(data, "ca.pem"), args[0], key)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&data, "data", "", "the control plane's folder (default $ST_HOME/control-plane)")
+	return cmd
+}
+
+func newLoginCmd(env *Env) *cobra.Command {
+	var o remote.LoginOptions
+	cmd := &cobra.Command{
+		Use:   "login",
+		Short: "Sign this machine in to an account, so the account's machines can reach each other's st",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fallback := func(v *string, key string) {
+				if *v == "" {
+					*v = env.Getenv(key)
+				}
+			}
+			fallback(&o.URL, "ST_CONTROL_PLANE")
+			fallback(&o.CAFile, "ST_CONTROL_PLANE_CA")
+			fallback(&o.Account, "ST_ACCOUNT")
+			fallback(&o.Key, "ST_ACCOUNT_KEY")
+			fallback(&o.Name, "ST_MACHINE_NAME")
+			fallback(&o.Host, "ST_HOSTNAME")
+			return runLogin(cmd.Context(), env, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.URL, "control-plane", "", "the control plane's URL, as st control-plane serve printed it (or $ST_CONTROL_PLANE)")
+	f.StringVar(&o.CAFile, "ca", "", "the control plane's CA, the ca.pem in its --data folder (or $ST_CONTROL_PLANE_CA)")
+	f.StringVar(&o.Account, "account", "", "the account (or $ST_ACCOUNT)")
+	f.StringVar(&o.Key, "key", "", "the account's key (or $ST_ACCOUNT_KEY)")
+	f.StringVar(&o.Name, "name", "", "how the account calls this machine (or $ST_MACHINE_NAME; default its host name)")
+	f.StringVar(&o.Host, "host", "", "this machine's host name (or $ST_HOSTNAME; default the system's)")
+	return cmd
+}
+
+func runLogin(ctx context.Context, env *Env, o remote.LoginOptions) error {
+	id, err := remote.Login(ctx, env.Home(), o)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "signed in to account %s as %s (slug %s) until %s\n", id.Account, id.Name, id.Slug, id.Expires.Local().Format("15:04"))
+	fmt.Fprintln(env.Stdout, "The account's other machines start workers here only after: st orch accept-remote on")
+	reloadDaemon(ctx, env)
+	return nil
+}
+
+// reloadDaemon tells this machine's daemon, if one runs, that the
+// sign-in changed. It is best effort: a daemon that is down reads the
+// sign-in when it starts.
+func reloadDaemon(ctx context.Context, env *Env) {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	_ = env.Client().Call(ctx, "/v1/remote/reload", struct{}{}, nil)
+}
+
+func newLogoutCmd(env *Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "logout",
+		Short: "Sign this machine out of its account",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runLogout(cmd.Context(), env)
+		},
+	}
+}
+
+func runLogout(ctx context.Context, env *Env) error {
+	id, err := remote.LoadIdentity(env.Home())
+	if errors.Is(err, remote.ErrNotSignedIn) {
+		fmt.Fprintln(env.Stdout, "this machine is not signed in")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	err = remote.Logout(ctx, env.Home())
+	if err != nil && !errors.Is(err, remote.ErrControlPlaneNotTold) {
+		return err
+	}
+	reloadDaemon(ctx, env)
+	if err != nil {
+		// Signed out here all the same; the rest is the control plane's list.
+		fmt.Fprintf(env.Stderr, "st: %v\n", err)
+	}
+	fmt.Fprintf(env.Stdout, "signed out of account %s (this machine was %s)\n", id.Account, id.Slug)
+	return nil
+}
+
+type machinesOptions struct {
+	JSON bool
+}
+
+func newMachinesCmd(env *Env) *cobra.Command {
+	var o machinesOptions
+	cmd := &cobra.Command{
+		Use:   "machines",
+		Short: "List the machines of this machine's account",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runMachines(cmd.Context(), env, o)
+		},
+	}
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
+	return cmd
+}
+
+// machinesJSON is what st machines --json prints.
+type machinesJSON struct {
+	Account  string           `json:"account"`
+	This     string           `json:"this_machine"`
+	Machines []remote.Machine `json:"machines"`
+}
+
+func runMachines(ctx context.Context, env *Env, o machinesOptions) error {
+	id, err := remote.LoadIdentity(env.Home())
+	if err != nil {
+		return err
+	}
+	ms, err := id.Machines(ctx)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		for i := range ms {
+			ms[i].CertPEM = "" // long, and of no use to read
+		}
+		return printJSON(env.Stdout, machinesJSON{Account: id.Account, This: id.Slug, Machines: ms})
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  NAME\tHOST\tSLUG\tSTATUS\tWORKERS")
+	for _, m := range ms {
+		mark, status, workers := " ", "offline", "no"
+		if m.Slug == id.Slug {
+			mark = "*"
+		}
+		if m.Online {
+			status = "online"
+		}
+		if m.AcceptRemote {
+			workers = "takes workers"
+		}
+		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\t%s\n", mark, m.Name, m.Host, m.Slug, status, workers)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "account %s; * is this machine\n", id.Account)
+	return nil
+}
