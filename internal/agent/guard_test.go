@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -283,4 +284,111 @@ func FuzzGuard(f *testing.F) {
 		}
 		Guard(cmd, guardNone)
 	})
+}
+
+// TestGuardTable goes through the guard's tables one entry at a time: each
+// way the guard knows to stop the agent's tmux server is refused, and a
+// harmless command that looks like it (same program, same tmux command,
+// another target) is let through. An entry dropped from a table, or a
+// table that grew too greedy, shows here by name.
+func TestGuardTable(t *testing.T) {
+	type pair struct {
+		entry            string // the table entry
+		refused, allowed string
+	}
+	var cases []pair
+
+	// kill-server by its name and by every prefix tmux takes for it
+	// (guardTmuxTable): kill-ser... is unique, kill-se is not (kill-session).
+	for _, name := range []string{"kill-server", "kill-serve", "kill-serv", "kill-ser"} {
+		cases = append(cases, pair{"tmux " + name, "tmux " + name, "tmux -L other " + name})
+	}
+	for _, ambiguous := range []string{"kill-se", "kill-s", "kill-"} {
+		if got := guardTmuxCommand(ambiguous); got != "" {
+			t.Errorf("guardTmuxCommand(%q) = %q, want ambiguous (tmux refuses it)", ambiguous, got)
+		}
+		if r := Guard("tmux "+ambiguous, guardDefault); r != "" {
+			t.Errorf("Guard(tmux %s) = %q: tmux itself refuses an ambiguous command", ambiguous, r)
+		}
+	}
+	// Every alias in the table resolves to its command, and kill-server
+	// has no alias that could be missed.
+	for _, c := range guardTmuxTable {
+		if got := guardTmuxCommand(c[0]); got != c[0] {
+			t.Errorf("guardTmuxCommand(%q) = %q", c[0], got)
+		}
+		if c[1] != "" {
+			if got := guardTmuxCommand(c[1]); got != c[0] {
+				t.Errorf("alias %q resolves to %q, want %q", c[1], got, c[0])
+			}
+		}
+	}
+
+	// tmux commands that run a shell command or a tmux command of their
+	// own, by full name and alias: refused when what they run stops the
+	// server, allowed when it does not.
+	nested := []struct {
+		names            []string
+		refused, allowed string
+	}{
+		{[]string{"run-shell", "run"}, "%s 'tmux kill-server'", "%s 'tmux list-sessions'"},
+		{[]string{"run-shell", "run"}, "%s -C kill-server", "%s -C list-sessions"},
+		{[]string{"if-shell", "if"}, "%s true kill-server", "%s true list-sessions"},
+		{[]string{"if-shell", "if"}, "%s 'tmux kill-server' ''", "%s 'tmux ls' ''"},
+		{[]string{"confirm-before", "confirm"}, "%s kill-server", "%s kill-window"},
+		{[]string{"set-hook"}, "%s -g session-created kill-server", "%s -g session-created 'display hi'"},
+		{[]string{"new-session", "new"}, "%s -d 'tmux kill-server'", "%s -d 'sleep 60'"},
+		{[]string{"new-window", "neww"}, "%s 'tmux kill-server'", "%s 'make test'"},
+		{[]string{"split-window", "splitw"}, "%s -h 'tmux kill-server'", "%s -h 'make test'"},
+		{[]string{"respawn-pane", "respawnp"}, "%s -k 'tmux kill-server'", "%s -k 'make test'"},
+		{[]string{"respawn-window", "respawnw"}, "%s -k 'tmux kill-server'", "%s -k 'make test'"},
+		{[]string{"display-popup", "popup"}, "%s 'tmux kill-server'", "%s 'htop'"},
+		{[]string{"pipe-pane", "pipep"}, "%s 'tmux kill-server'", "%s 'cat >> log.txt'"},
+		{[]string{"send-keys", "send"}, "%s -t w1 'tmux kill-server' Enter", "%s -t w1 'tmux kill-server' C-c"},
+	}
+	for _, n := range nested {
+		for _, name := range n.names {
+			cases = append(cases, pair{"tmux " + name,
+				"tmux " + fmt.Sprintf(n.refused, name), "tmux " + fmt.Sprintf(n.allowed, name)})
+		}
+	}
+	// tmux's global -c runs a shell command.
+	cases = append(cases, pair{"tmux -c", "tmux -c 'tmux kill-server'", "tmux -c 'tmux ls'"})
+	// A command list after \; or ';' is read on.
+	cases = append(cases, pair{"tmux command lists", `tmux ls \; kill-server`, `tmux ls \; kill-window`})
+
+	// The process killers of dispatch.
+	cases = append(cases,
+		pair{"kill", "kill -9 $(pgrep tmux)", "kill -9 $(pgrep node)"},
+		pair{"kill -1", "kill -TERM -1", "kill -TERM 1"},
+		pair{"pkill", "pkill tmux", "pkill node"},
+		pair{"pkill -f", "pkill -f 'tmux: server'", "pkill -f 'node server.js'"},
+		pair{"pkill -u", "pkill -u 0", "pkill -u 0 node"},
+		pair{"killall", "killall tmux", "killall node"},
+		pair{"skill", "skill -KILL tmux", "skill -KILL node"},
+		pair{"killall5", "killall5 -9", "killall -9 node"},
+	)
+	// The wrappers and shells the guard reads through.
+	for _, w := range []string{"sudo", "env", "nohup", "nice", "timeout 5", "xargs", "command", "exec", "time", "watch", "bash -c", "sh -c", "eval", "su -c", "flock /tmp/l"} {
+		quote := strings.HasSuffix(w, "-c") || w == "eval" || w == "watch"
+		wrap := func(cmd string) string {
+			if quote {
+				return w + " " + shellQuote(cmd)
+			}
+			return w + " " + cmd
+		}
+		cases = append(cases, pair{w, wrap("tmux kill-server"), wrap("tmux list-sessions")})
+	}
+
+	for _, c := range cases {
+		r := Guard(c.refused, guardDefault)
+		if r == "" {
+			t.Errorf("%s: Guard(%q) let it through", c.entry, c.refused)
+		} else if !strings.HasPrefix(r, "st guard: ") {
+			t.Errorf("%s: Guard(%q) reason %q", c.entry, c.refused, r)
+		}
+		if a := Guard(c.allowed, guardDefault); a != "" {
+			t.Errorf("%s: Guard(%q) refused the look-alike: %s", c.entry, c.allowed, a)
+		}
+	}
 }
