@@ -458,3 +458,43 @@ func TestRenewAndLogout(t *testing.T) {
 		t.Errorf("still signed in: %v", err)
 	}
 }
+
+// A certificate that is not valid now is caught where it comes in: at
+// login (a control plane whose clock is far off) and at renewal.
+func TestExpiredCertificates(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	past := startCP(t, ServerOptions{Data: data, SignTime: func() time.Time { return time.Now().Add(-12 * time.Hour) }}, "")
+	key := addAccount(t, data, "acme")
+	_, err := Login(context.Background(), t.TempDir(), LoginOptions{URL: past.URL(), CAFile: past.CAFile(), Account: "acme", Key: key, Name: "m", Host: "m"})
+	if err == nil || !strings.Contains(err.Error(), "the control plane sent a certificate this machine cannot use") ||
+		!strings.Contains(err.Error(), "expired") || !strings.Contains(err.Error(), "Try: check that this machine's clock is right") {
+		t.Errorf("login with a past certificate: %v", err)
+	}
+
+	cp := startCP(t, ServerOptions{Data: data}, "")
+	id := login(t, cp, "acme", key, "m", "m")
+	// Put an expired certificate of the same key in place, as after a
+	// machine was off for longer than 11 hours.
+	s, err := (&cpData{dir: data}).read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, caKey, _ := s.Accounts["acme"].ca()
+	cur, _ := id.current()
+	old, err := signMachine(ca, caKey, cur.Leaf.PublicKey, "acme", "m", time.Now().Add(-12*time.Hour), CertLifetime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.WriteFile(filepath.Join(id.home, "machine.crt"), old, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err = id.RenewIfDue(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "this machine's certificate ended at") || !strings.Contains(err.Error(), "Try: sign in again: st login") {
+		t.Errorf("renewing an expired certificate: %v", err)
+	}
+	// The control plane refuses it too.
+	if _, err := id.Machines(context.Background()); err == nil || !strings.Contains(err.Error(), "the machine's certificate is refused") {
+		t.Errorf("machines with an expired certificate: %v", err)
+	}
+}
