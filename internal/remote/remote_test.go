@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"os"
@@ -78,8 +79,7 @@ func peerServer(t *testing.T, id *Identity) string {
 			return
 		}
 		io.WriteString(w, "hello "+slug)
-	}), ErrorLog: nil}
-	srv.ErrorLog = nil
+	}), ErrorLog: log.New(io.Discard, "", 0)} // the refused handshakes are expected
 	go srv.Serve(tls.NewListener(ln, id.ServerTLS()))
 	t.Cleanup(func() { srv.Close() })
 	return ln.Addr().String()
