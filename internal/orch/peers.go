@@ -730,7 +730,9 @@ func (m *Manager) queueMoves(moved map[string]string) {
 		m.movedTo = map[string]string{}
 	}
 	for o, n := range moved {
-		m.movedTo[o] = n
+		if o != n {
+			m.movedTo[o] = n
+		}
 	}
 	tell := map[string]map[PeerReparent]bool{}
 	for _, w := range m.workers {
@@ -738,7 +740,7 @@ func (m *Manager) queueMoves(moved map[string]string) {
 			continue
 		}
 		for o, n := range moved {
-			if w.Parent == n {
+			if w.Parent == n && o != n {
 				if tell[w.Machine] == nil {
 					tell[w.Machine] = map[PeerReparent]bool{}
 				}

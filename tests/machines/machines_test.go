@@ -1,0 +1,369 @@
+// Package machines tests workers on other machines of one account: several
+// machines on one box (each its own ST_HOME, HOME, tmux server and
+// address 127.0.0.N), a control plane among them, sim agents, and the real
+// st binary everywhere. Tests assert what a user of each machine sees.
+package machines
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sophonz/st/internal/testutil"
+)
+
+// three makes alpha (the coordinator's), beta and gamma of account acme,
+// signed in and running; beta and gamma take workers.
+func three(t *testing.T) (c *testutil.Cluster, a, b, g *testutil.Machine, pa string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts daemons and tmux servers")
+	}
+	c = testutil.NewCluster(t)
+	c.Extra = []string{"ST_HEARTBEAT=1s", "ST_PEER_RETRY=20s"}
+	a, b, g = c.Machine("alpha", "127.0.0.2"), c.Machine("beta", "127.0.0.3"), c.Machine("gamma", "127.0.0.4")
+	for _, m := range []*testutil.Machine{a, b, g} {
+		m.Login("acme")
+	}
+	pa = a.Up()
+	b.Up()
+	g.Up()
+	b.MustST("", "orch", "accept-remote", "on")
+	g.MustST("", "orch", "accept-remote", "on")
+	return
+}
+
+// must(t)(out, err) fails the test on err and returns out.
+func must(t *testing.T) func(string, error) string {
+	return func(out string, err error) string {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+}
+
+func refused(t *testing.T, out string, err error, want ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("expected a refusal, got success:\n%s", out)
+	}
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Fatalf("the refusal does not say %q:\n%s", w, out)
+		}
+	}
+}
+
+func has(t *testing.T, out string, pattern string) []string {
+	t.Helper()
+	m := regexp.MustCompile(pattern).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("output does not match %q:\n%s", pattern, out)
+	}
+	return m
+}
+
+const helloTask = "Say hello.\nrun: pwd > where.txt\nanswer: Hello from the other machine.\nsummary: said hello, checked where.txt\n"
+
+func TestMachinesListAndRefusals(t *testing.T) {
+	c, a, b, g, pa := three(t)
+
+	// st machines: names, host names, slugs, online, takes workers.
+	testutil.WaitFor(t, 10*time.Second, func() (bool, string) {
+		out, _ := a.ST("machines")
+		ok := regexp.MustCompile(`beta\s+host-beta\s+beta\s+online\s+(takes workers|yes)`).MatchString(out) &&
+			regexp.MustCompile(`alpha\s+host-alpha\s+alpha\s+online\s+no`).MatchString(out)
+		return ok, out
+	})
+
+	task := c.TaskFile("hello.md", helloTask)
+	// Naming this machine.
+	out, err := a.In(pa, "worker", "start", "--machine", "ALPHA", "--agent", "sim", "--task", task)
+	refused(t, out, err, "is this machine", "leave --machine out")
+	// An unknown machine.
+	out, err = a.In(pa, "worker", "start", "--machine", "nosuch", "--agent", "sim", "--task", task)
+	refused(t, out, err, `no machine "nosuch"`, "st machines")
+	// accept-remote off there.
+	b.MustST("", "orch", "accept-remote", "off")
+	b.MustST("", "orch", "accept-remote", "status")
+	out, err = a.In(pa, "worker", "start", "--machine", "beta", "--agent", "sim", "--task", task)
+	refused(t, out, err, "does not take workers", "st orch accept-remote on on beta")
+	if w, _ := b.Tmux.Run("list-windows", "-a", "-F", "#{session_name}:#{window_name}"); strings.Contains(w, "hello") {
+		t.Fatalf("a refused start opened a window on beta:\n%s", w)
+	}
+	b.MustST("", "orch", "accept-remote", "on")
+	has(t, b.MustST("", "orch", "accept-remote", "status"), `accept-remote on`)
+
+	// Not signed in: a fourth machine with no login.
+	n := c.Machine("nobody", "127.0.0.5")
+	pn := n.Up()
+	out, err = n.In(pn, "worker", "start", "--machine", "beta", "--agent", "sim", "--task", task)
+	refused(t, out, err, "not signed in", "st login")
+	// Another account: its machines are not this account's; naming one is
+	// an unknown machine, and a certificate of that account is refused by
+	// the peers' mutual TLS (internal/remote's tests show the handshake).
+	n.Login("other") // the running daemon takes the sign-in at once
+	out, err = n.In(pn, "worker", "start", "--machine", "beta", "--agent", "sim", "--task", task)
+	refused(t, out, err, `no machine "beta"`)
+	_ = g
+
+	// Ordered tasks and code moves are refused across machines.
+	out, err = a.In(pa, "task", "create", "t1", "--machine", "beta", "--agent", "sim", "--task", task)
+	refused(t, out, err, "ordered tasks cannot run on other machines")
+	for _, op := range []string{"diff", "merge", "pick"} {
+		out, err = a.In(pa, "worker", op, "beta/%1")
+		refused(t, out, err, "for workers on this machine only")
+	}
+}
+
+func TestMachinesWorkerLifecycle(t *testing.T) {
+	c, a, b, g, pa := three(t)
+	task := c.TaskFile("hello.md", helloTask)
+
+	// Start by name in another case: a window of beta's st-remote session,
+	// in beta's home folder.
+	out := must(t)(a.In(pa, "worker", "start", "--machine", "BeTa", "--agent", "sim", "--task", task))
+	id := has(t, out, `(?m)^(beta/%\d+) hello$`)[1]
+	wins := must(t)(b.Tmux.Run("list-windows", "-t", "st-remote", "-F", "#{window_name}"))
+	if !strings.Contains(wins, "hello") {
+		t.Fatalf("no hello window in beta's st-remote session:\n%s", wins)
+	}
+
+	// By host name, with --cwd, --worktree and --owns in gamma's repository.
+	repo := filepath.Join(c.Dir, "gamma", "home", "repo")
+	gitInit(t, repo)
+	wt := c.TaskFile("edit.md", "run: mkdir -p src && echo ok > src/done.txt\nanswer: Edited.\nsummary: wrote src/done.txt\n")
+	out = must(t)(a.In(pa, "worker", "start", "--machine", "HOST-GAMMA", "--agent", "sim", "--task", wt, "--cwd", repo, "--worktree", "--owns", "src/**", "--name", "editor"))
+	gid := has(t, out, `(?m)^(gamma/%\d+) editor$`)[1]
+
+	// wait with no id waits for the pane's workers on other machines.
+	out = must(t)(a.In(pa, "worker", "wait", "--timeout", "60s"))
+	has(t, out, regexp.QuoteMeta(id)+`\s+hello\s+done\s+said hello`)
+	has(t, out, regexp.QuoteMeta(gid)+`\s+editor\s+done\s+wrote src/done.txt`)
+	// It worked in beta's home folder, and in gamma's worktree.
+	where, err := os.ReadFile(filepath.Join(c.Dir, "beta", "home", "where.txt"))
+	if err != nil || strings.TrimSpace(string(where)) != filepath.Join(c.Dir, "beta", "home") {
+		t.Fatalf("the beta worker did not work in beta's home: %q %v", where, err)
+	}
+	matches, _ := filepath.Glob(filepath.Join(c.Dir, "gamma", "st", "worktrees", "*", "editor", "src", "done.txt"))
+	if len(matches) != 1 {
+		t.Fatalf("no src/done.txt in a worktree of gamma's repository")
+	}
+
+	// read by machine/name.
+	out = must(t)(a.In(pa, "worker", "read", "beta/hello"))
+	has(t, out, `summary: said hello, checked where.txt`)
+	has(t, out, `Hello from the other machine.`)
+
+	// list shows the machine; gamma's list shows whose worker it is.
+	out = must(t)(a.In(pa, "worker", "list"))
+	has(t, out, regexp.QuoteMeta(id)+`\s+hello\s+sim\s+done.*on beta`)
+	out = must(t)(g.ST("worker", "list", "--all"))
+	has(t, out, `editor\s+sim\s+done.*worker of alpha/`+regexp.QuoteMeta(pa))
+
+	// send types into the worker there.
+	must(t)(a.In(pa, "worker", "send", id, "please also say goodbye"))
+	_, bpane, _ := strings.Cut(id, "/")
+	testutil.WaitFor(t, 10*time.Second, func() (bool, string) {
+		s := b.Capture(bpane)
+		return strings.Contains(s, "please also say goodbye"), s
+	})
+
+	// rename: only from the machine the worker works for.
+	out, err = g.In(g.Up(), "worker", "rename", id, "stolen")
+	refused(t, out, err, "works for machine alpha", "from alpha")
+	must(t)(a.In(pa, "worker", "rename", id, "greeter"))
+	has(t, must(t)(a.In(pa, "worker", "list")), regexp.QuoteMeta(id)+`\s+greeter`)
+	has(t, must(t)(b.Tmux.Run("list-windows", "-t", "st-remote", "-F", "#{window_name}")), `greeter`)
+
+	// stop closes its window there.
+	out = must(t)(a.In(pa, "worker", "stop", gid, "--yes"))
+	_, gpane, _ := strings.Cut(gid, "/")
+	testutil.WaitFor(t, 10*time.Second, func() (bool, string) {
+		out, _ := g.Tmux.Run("list-panes", "-a", "-F", "#{pane_id}")
+		return !regexp.MustCompile(`(?m)^`+gpane+`$`).MatchString(out), "gamma's worker pane is still there:\n" + out
+	})
+
+	// release: the worker is told; it leaves the run here.
+	out = must(t)(a.In(pa, "worker", "release", "beta/greeter"))
+	has(t, out, `released greeter .* send it no more work`)
+	testutil.WaitFor(t, 15*time.Second, func() (bool, string) {
+		s := b.Capture(bpane)
+		return strings.Contains(s, "no one's worker now"), s
+	})
+	if l := must(t)(a.In(pa, "worker", "list", "--all")); strings.Contains(l, "greeter") {
+		t.Fatalf("a released worker is still listed:\n%s", l)
+	}
+
+	// The access to beta is kept in remote/beta.json.
+	var acc map[string]any
+	b2, err := os.ReadFile(filepath.Join(a.Home, "remote", "beta.json"))
+	if err != nil || json.Unmarshal(b2, &acc) != nil {
+		t.Fatalf("no access file for beta on alpha: %v", err)
+	}
+}
+
+func TestMachinesAdoptTeamsDepth(t *testing.T) {
+	c, a, b, g, pa := three(t)
+	// A sim agent started by hand on beta, and a lead with a worker of its own.
+	lone := handAgent(t, b, "lone")
+	lead := handAgent(t, b, "lead")
+	sub := c.TaskFile("sub.md", "run: sleep 1\nanswer: Sub done.\nsummary: sub part\n")
+	must(t)(b.In(lead, "worker", "start", "--agent", "sim", "--task", sub, "--name", "sub"))
+
+	// --owns with another machine's id is refused.
+	out, err := a.In(pa, "worker", "adopt", "beta/"+lone, "--owns", "src/**")
+	refused(t, out, err, "--owns is only for workers on this machine")
+
+	out = must(t)(a.In(pa, "worker", "adopt", "beta/"+lone))
+	has(t, out, `adopted beta/`+regexp.QuoteMeta(lone)+` lone \(sim\)`)
+	// Someone else's worker cannot be adopted until released.
+	pg := g.Up()
+	out, err = g.In(pg, "worker", "adopt", "beta/"+lone)
+	refused(t, out, err, "already a worker of alpha/"+pa, "release it first")
+
+	// A lead comes in as a team and keeps its run on beta.
+	out = must(t)(a.In(pa, "worker", "adopt", "beta/"+lead))
+	has(t, out, `a team of 1`)
+	has(t, must(t)(a.In(pa, "worker", "list")), `beta/`+regexp.QuoteMeta(lead)+`\s+lead \(team 1\)`)
+	has(t, must(t)(b.In(lead, "worker", "list")), `sub\s+sim`)
+
+	// send to the adopted agent reaches it there.
+	must(t)(a.In(pa, "worker", "send", "beta/"+lone, "Run the UI tests."))
+	testutil.WaitFor(t, 10*time.Second, func() (bool, string) {
+		s := b.Capture(lone)
+		return strings.Contains(s, "Run the UI tests."), s
+	})
+
+	// Depth counts on across machines: alpha's worker on beta may start a
+	// worker there (level 2), which may not start another (level 3).
+	task := c.TaskFile("long.md", "sleep: 60s\nsummary: slept\n")
+	out = must(t)(a.In(pa, "worker", "start", "--machine", "beta", "--agent", "sim", "--task", task, "--name", "l1"))
+	l1 := strings.TrimPrefix(has(t, out, `(?m)^beta/(%\d+) l1$`)[1], "")
+	out = must(t)(b.In(l1, "worker", "start", "--agent", "sim", "--task", task, "--name", "l2"))
+	l2 := has(t, out, `(?m)^(%\d+) l2$`)[1]
+	out, err = b.In(l2, "worker", "start", "--agent", "sim", "--task", task, "--name", "l3")
+	refused(t, out, err, "at most 2 levels")
+}
+
+func TestMachinesUnreachableAndCoordinatorMove(t *testing.T) {
+	c, a, b, g, _ := three(t)
+	// The coordinator sits in a pane that a restored server numbers
+	// otherwise: windows 1 and 2 made, window 1 closed, window 2's pane
+	// is the coordinator (%2 now, %1 once restored).
+	must(t)(a.Tmux.Run("new-window", "-d", "-t", "main:1"))
+	pa := strings.TrimSpace(must(t)(a.Tmux.Run("new-window", "-d", "-P", "-F", "#{pane_id}", "-t", "main:2")))
+	must(t)(a.Tmux.Run("kill-window", "-t", "main:1"))
+	task := c.TaskFile("long.md", "sleep: 120s\nsummary: slept\n")
+	out := must(t)(a.In(pa, "worker", "start", "--machine", "gamma", "--agent", "sim", "--task", task, "--name", "far"))
+	gid := has(t, out, `(?m)^(gamma/%\d+) far$`)[1]
+	out = must(t)(a.In(pa, "worker", "start", "--machine", "beta", "--agent", "sim", "--task", task, "--name", "near"))
+	bid := has(t, out, `(?m)^(beta/%\d+) near$`)[1]
+	before := accessAddr(t, a, "gamma")
+
+	// gamma's st stops: its worker is unreachable, and wait counts it as working.
+	g.KillDaemon()
+	testutil.WaitFor(t, 30*time.Second, func() (bool, string) {
+		out, _ := a.In(pa, "worker", "list")
+		return regexp.MustCompile(regexp.QuoteMeta(gid) + `\s+far\s+sim\s+unreachable`).MatchString(out), out
+	})
+	out, err := a.In(pa, "worker", "wait", gid, "--timeout", "2s")
+	if err == nil || !strings.Contains(out, "unreachable") {
+		t.Fatalf("wait should time out with the worker unreachable: %v\n%s", err, out)
+	}
+	// Back on a new address: opened again, and the run goes on.
+	g.Up()
+	testutil.WaitFor(t, 30*time.Second, func() (bool, string) {
+		out, _ := a.In(pa, "worker", "list")
+		return regexp.MustCompile(regexp.QuoteMeta(gid) + `\s+far\s+sim\s+working`).MatchString(out), out
+	})
+	if after := accessAddr(t, a, "gamma"); after == before {
+		t.Fatalf("remote/gamma.json still has the old address %s", before)
+	}
+	_ = bid
+
+	// The coordinator moves: beta's st is down while alpha's tmux server
+	// restarts, so alpha cannot tell it at once.
+	b.KillDaemon()
+	must(t)(a.Tmux.Run("kill-server"))
+	var npa string
+	testutil.WaitFor(t, 30*time.Second, func() (bool, string) {
+		out, err := a.Tmux.Run("list-panes", "-t", "main:2", "-F", "#{pane_id}")
+		npa = strings.TrimSpace(out)
+		return err == nil && npa != "", "alpha's main session is not back"
+	})
+	if npa == pa {
+		t.Fatalf("the coordinator came back in the same pane id %s; the test needs a move", pa)
+	}
+	b.Up()
+	// Until told: beta's list says where the coordinator is now.
+	out = must(t)(b.ST("worker", "list", "--all"))
+	has(t, out, `near.*parent gone; its coordinator is alpha/`+regexp.QuoteMeta(npa)+` now`)
+	// alpha tries again (ST_PEER_RETRY=20s) and beta's record follows;
+	// nothing is typed to the worker's agent.
+	_, bpane, _ := strings.Cut(bid, "/")
+	testutil.WaitFor(t, 45*time.Second, func() (bool, string) {
+		out, _ := b.ST("worker", "list", "--all")
+		return strings.Contains(out, "worker of alpha/"+npa) && !strings.Contains(out, "parent gone"), out
+	})
+	if s := b.Capture(bpane); strings.Contains(s, "st:") {
+		t.Fatalf("something was typed to the worker's agent on beta:\n%s", s)
+	}
+	// The coordinator in its new pane still has its workers.
+	has(t, must(t)(a.In(npa, "worker", "list")), regexp.QuoteMeta(bid)+`\s+near`)
+}
+
+// handAgent starts `st agent sim` in a new window of m's main session,
+// as a person would, and returns its pane once st has seen its hooks.
+func handAgent(t *testing.T, m *testutil.Machine, name string) string {
+	t.Helper()
+	m.Tmux.Run("set-option", "-g", "remain-on-exit", "on")
+	out := must(t)(m.Tmux.Run("new-window", "-d", "-P", "-F", "#{pane_id}", "-t", "main", "-n", name, "-e", m.PathEnv(), "-e", "ST_HOME="+m.Home, m.Bin(), "agent", "sim"))
+	pane := strings.TrimSpace(out)
+	m.Tmux.Run("set-option", "-p", "-t", pane, "remain-on-exit", "on")
+	testutil.WaitFor(t, 20*time.Second, func() (bool, string) {
+		ls, _ := m.ST("ls")
+		w, _ := m.Tmux.Run("list-panes", "-a", "-F", "#{pane_id} #{pane_dead} #{pane_dead_status} #{pane_current_command}")
+		return strings.Contains(ls, pane+" sim"), ls + "\n" + w + m.Capture(pane)
+	})
+	return pane
+}
+
+func accessAddr(t *testing.T, m *testutil.Machine, slug string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(m.Home, "remote", slug+".json"))
+	if err != nil {
+		t.Fatalf("no access file for %s: %v", slug, err)
+	}
+	var v struct {
+		Addr string `json:"addr"`
+	}
+	json.Unmarshal(b, &v)
+	return v.Addr
+}
+
+func gitInit(t *testing.T, dir string) {
+	t.Helper()
+	os.MkdirAll(filepath.Join(dir, "src"), 0o700)
+	os.WriteFile(filepath.Join(dir, "src", "a.txt"), []byte("a\n"), 0o600)
+	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"commit", "-qm", "first"}} {
+		cmd := execGit(dir, args...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+}
+
+func execGit(dir string, args ...string) *exec.Cmd {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@localhost", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@localhost")
+	return cmd
+}
