@@ -188,7 +188,7 @@ func TestMachinesWorkerLifecycle(t *testing.T) {
 	_, gpane, _ := strings.Cut(gid, "/")
 	testutil.WaitFor(t, 10*time.Second, func() (bool, string) {
 		out, _ := g.Tmux.Run("list-panes", "-a", "-F", "#{pane_id}")
-		return !regexp.MustCompile(`(?m)^`+gpane+`$`).MatchString(out), "gamma's worker pane is still there:\n" + out
+		return !regexp.MustCompile(`(?m)^` + gpane + `$`).MatchString(out), "gamma's worker pane is still there:\n" + out
 	})
 
 	// release: the worker is told; it leaves the run here.
