@@ -115,13 +115,13 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer mgr.Close()
-	pn.mgr = mgr
+	pn.mgr, pn.tmux = mgr, tm
 	peerDone := make(chan struct{})
 	go func() { pn.run(ctx); close(peerDone) }()
 	defer func() { <-peerDone }()
 	go mgr.Watch(ctx)
 	var stopWeb func()
-	webBase, stopWeb = serveWeb(ctx, cfg.WebPort, token, tm, mgr, o.Log)
+	webBase, stopWeb = serveWeb(ctx, cfg.WebPort, token, tm, mgr, pn, o.Log)
 	defer stopWeb()
 
 	s := &server{mgr: mgr, tmux: tm, peers: pn, cancel: cancel, info: StatusInfo{

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sophonz/st/internal/orch"
 	"github.com/sophonz/st/internal/remote"
+	"github.com/sophonz/st/internal/tmux"
 )
 
 // peerNet is this machine's place in its account: the peer listener that
@@ -29,7 +30,8 @@ type peerNet struct {
 	heartbeat time.Duration // how often the control plane is told
 	log       io.Writer
 
-	mgr *orch.Manager // set once the manager exists
+	mgr  *orch.Manager // set once the manager exists
+	tmux *tmux.Client
 
 	mu   sync.Mutex
 	id   *remote.Identity
@@ -323,7 +325,21 @@ func (p *peerNet) routes() http.Handler {
 			return p.mgr.PeerPane(ctx, from, req)
 		},
 		"graph": func(ctx context.Context, from string, b []byte) (any, error) {
-			return p.mgr.Graph(), nil
+			// Named as this machine's web UI names them: a coordinator by
+			// its window.
+			g := p.mgr.Graph()
+			if panes, err := p.tmux.ListPanes(ctx); err == nil {
+				win := map[string]string{}
+				for _, tp := range panes {
+					win[tp.ID] = tp.WindowName
+				}
+				for i := range g {
+					if g[i].Name == "" {
+						g[i].Name = win[g[i].Pane]
+					}
+				}
+			}
+			return g, nil
 		},
 		"read": op("read"), "send": op("send"), "stop": op("stop"), "rename": op("rename"), "release": op("release"),
 	}

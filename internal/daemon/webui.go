@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sophonz/st/internal/orch"
@@ -43,14 +44,14 @@ func webToken(home string) (string, error) {
 
 // serveWeb starts the web UI on 127.0.0.1:port. A port that is taken is
 // reported in the log, and st goes on without its web UI.
-func serveWeb(ctx context.Context, port int, token string, tm *tmux.Client, mgr *orch.Manager, log io.Writer) (string, func()) {
+func serveWeb(ctx context.Context, port int, token string, tm *tmux.Client, mgr *orch.Manager, pn *peerNet, log io.Writer) (string, func()) {
 	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 	if err != nil {
 		fmt.Fprintf(log, "web UI: cannot listen on 127.0.0.1:%d (%v); set another port with ST_WEB_PORT or web_port in config.toml\n", port, err)
 		return "", func() {}
 	}
 	base := "http://" + ln.Addr().String()
-	h := web.New(web.Config{Token: token, Tmux: tm, Backend: &webBackend{mgr: mgr, tmux: tm}, Log: log})
+	h := web.New(web.Config{Token: token, Tmux: tm, Backend: &webBackend{mgr: mgr, tmux: tm, peers: pn}, Log: log})
 	hs := &http.Server{Handler: h}
 	go hs.Serve(ln)
 	fmt.Fprintf(log, "web UI on %s\n", base)
@@ -65,8 +66,20 @@ func serveWeb(ctx context.Context, port int, token string, tm *tmux.Client, mgr 
 
 // webBackend shows orch's state to the web UI and takes its actions.
 type webBackend struct {
-	mgr  *orch.Manager
-	tmux *tmux.Client
+	mgr   *orch.Manager
+	tmux  *tmux.Client
+	peers *peerNet
+
+	// others is the last look at the account's other machines, kept for
+	// a few seconds so that pages do not make st ask them on every change.
+	mu     sync.Mutex
+	others *otherMachines
+}
+
+type otherMachines struct {
+	at       time.Time
+	machines []web.Machine
+	agents   []web.Agent
 }
 
 func (b *webBackend) Snapshot(ctx context.Context) (web.Snapshot, error) {
@@ -80,11 +93,19 @@ func (b *webBackend) Snapshot(ctx context.Context) (web.Snapshot, error) {
 	for _, p := range panes {
 		where[p.ID] = p
 	}
+	if self, err := b.peers.Self(); err == nil {
+		snap.Machine = self
+	}
+	seen := map[string]bool{}
 	for _, a := range b.mgr.Graph() {
 		p := where[a.Pane]
 		wa := web.Agent{Pane: a.Pane, Name: a.Name, Kind: a.Kind, Role: a.Role, State: a.State, Since: a.Since,
 			Summary: a.Summary, Parent: a.Parent, ParentGone: a.ParentGone, Run: a.Run, TeamOf: a.TeamOf,
 			Session: p.SessionID, Window: p.WindowID}
+		if mach, pane, ok := strings.Cut(a.Pane, "/"); ok { // a worker on another machine
+			wa.Machine, wa.Pane = mach, pane
+		}
+		seen[a.Pane] = true
 		if wa.Name == "" {
 			wa.Name = p.WindowName
 		}
@@ -92,6 +113,14 @@ func (b *webBackend) Snapshot(ctx context.Context) (web.Snapshot, error) {
 			wa.Subagents = append(wa.Subagents, web.Subagent{ID: s.ID, Type: s.Type, State: s.State, Since: s.Since})
 		}
 		snap.Agents = append(snap.Agents, wa)
+	}
+	if o := b.otherMachines(ctx, snap.Machine); o != nil {
+		snap.Machines = o.machines
+		for _, a := range o.agents {
+			if !seen[a.Machine+"/"+a.Pane] {
+				snap.Agents = append(snap.Agents, a)
+			}
+		}
 	}
 	for _, g := range b.mgr.Gates(ctx, false) {
 		snap.Gates = append(snap.Gates, web.Gate{ID: g.ID, Question: g.Question, Options: g.Options, Pane: g.Pane, Asked: g.Asked})
@@ -114,4 +143,72 @@ func (b *webBackend) Release(ctx context.Context, workerPane string) error {
 func (b *webBackend) AnswerGate(ctx context.Context, gateID, option string) error {
 	_, err := b.mgr.AnswerGate(ctx, orch.GateRequest{ID: gateID, Option: option, By: "web"})
 	return err
+}
+
+// othersEvery is how long a look at the other machines is reused.
+const othersEvery = 3 * time.Second
+
+// otherMachines lists the account's machines and the agents on the ones
+// online (each asked for its graph over the peer API), or nil when this
+// machine is not signed in.
+func (b *webBackend) otherMachines(ctx context.Context, self string) *otherMachines {
+	id := b.peers.identity()
+	if id == nil {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.others != nil && time.Since(b.others.at) < othersEvery {
+		return b.others
+	}
+	o := &otherMachines{at: time.Now()}
+	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	ms, err := id.Machines(cctx)
+	if err != nil {
+		if b.others != nil {
+			return b.others // the control plane did not answer: keep the last look
+		}
+		return nil
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, m := range ms {
+		o.machines = append(o.machines, web.Machine{Slug: m.Slug, Name: m.Name, Online: m.Online, Accepts: m.AcceptRemote, This: m.Slug == self})
+		if m.Slug == self || !m.Online {
+			continue
+		}
+		wg.Add(1)
+		go func(slug string) {
+			defer wg.Done()
+			var g []orch.GraphAgent
+			if err := b.peers.Call(cctx, slug, "graph", struct{}{}, &g); err != nil {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, a := range g {
+				wa := web.Agent{Pane: a.Pane, Name: a.Name, Kind: a.Kind, Role: a.Role, State: a.State, Since: a.Since,
+					Summary: a.Summary, ParentGone: a.ParentGone, Run: a.Run, TeamOf: a.TeamOf, Machine: slug}
+				if strings.Contains(a.Pane, "/") {
+					continue // that machine's record of a worker elsewhere
+				}
+				// Parents as this machine writes them: its own panes bare,
+				// that machine's with its slug.
+				switch pm, pp, ok := strings.Cut(a.Parent, "/"); {
+				case a.Parent == "":
+				case !ok:
+					wa.Parent = slug + "/" + a.Parent
+				case pm == self:
+					wa.Parent = pp
+				default:
+					wa.Parent = a.Parent
+				}
+				o.agents = append(o.agents, wa)
+			}
+		}(m.Slug)
+	}
+	wg.Wait()
+	b.others = o
+	return o
 }

@@ -262,3 +262,20 @@ func (m *Machine) Bin() string { return m.c.Bin }
 func (m *Machine) PathEnv() string {
 	return "PATH=" + filepath.Dir(m.c.Bin) + string(os.PathListSeparator) + os.Getenv("PATH")
 }
+
+// HandAgent starts `st agent sim` in a new window of the machine's main
+// session, as a person would, and returns its pane once st has seen its
+// hooks.
+func (m *Machine) HandAgent(name string) string {
+	m.c.t.Helper()
+	out, err := m.Tmux.Run("new-window", "-d", "-P", "-F", "#{pane_id}", "-t", "main", "-n", name, "-e", m.PathEnv(), "-e", "ST_HOME="+m.Home, m.c.Bin, "agent", "sim")
+	if err != nil {
+		m.c.t.Fatal(err)
+	}
+	pane := strings.TrimSpace(out)
+	WaitFor(m.c.t, 20*time.Second, func() (bool, string) {
+		ls, _ := m.ST("ls")
+		return strings.Contains(ls, pane+" sim"), ls + "\n" + m.Capture(pane)
+	})
+	return pane
+}

@@ -41,6 +41,18 @@ type Snapshot struct {
 	Agents []Agent `json:"agents"`
 	// Gates are the open decision gates.
 	Gates []Gate `json:"gates"`
+	// Machines are the account's machines, this one included, when it is
+	// signed in: agents on an offline machine are shown dimmed.
+	Machines []Machine `json:"machines,omitempty"`
+}
+
+// Machine is one machine of the account. Slug is what Agent.Machine holds.
+type Machine struct {
+	Slug    string `json:"slug"`
+	Name    string `json:"name"`
+	Online  bool   `json:"online"`
+	Accepts bool   `json:"accepts"` // takes workers from other machines
+	This    bool   `json:"this,omitempty"`
 }
 
 // Session is a tmux session.

@@ -213,8 +213,8 @@ func TestMachinesWorkerLifecycle(t *testing.T) {
 func TestMachinesAdoptTeamsDepth(t *testing.T) {
 	c, a, b, g, pa := three(t)
 	// A sim agent started by hand on beta, and a lead with a worker of its own.
-	lone := handAgent(t, b, "lone")
-	lead := handAgent(t, b, "lead")
+	lone := b.HandAgent("lone")
+	lead := b.HandAgent("lead")
 	sub := c.TaskFile("sub.md", "run: sleep 1\nanswer: Sub done.\nsummary: sub part\n")
 	must(t)(b.In(lead, "worker", "start", "--agent", "sim", "--task", sub, "--name", "sub"))
 
@@ -318,22 +318,6 @@ func TestMachinesUnreachableAndCoordinatorMove(t *testing.T) {
 	}
 	// The coordinator in its new pane still has its workers.
 	has(t, must(t)(a.In(npa, "worker", "list")), regexp.QuoteMeta(bid)+`\s+near`)
-}
-
-// handAgent starts `st agent sim` in a new window of m's main session,
-// as a person would, and returns its pane once st has seen its hooks.
-func handAgent(t *testing.T, m *testutil.Machine, name string) string {
-	t.Helper()
-	m.Tmux.Run("set-option", "-g", "remain-on-exit", "on")
-	out := must(t)(m.Tmux.Run("new-window", "-d", "-P", "-F", "#{pane_id}", "-t", "main", "-n", name, "-e", m.PathEnv(), "-e", "ST_HOME="+m.Home, m.Bin(), "agent", "sim"))
-	pane := strings.TrimSpace(out)
-	m.Tmux.Run("set-option", "-p", "-t", pane, "remain-on-exit", "on")
-	testutil.WaitFor(t, 20*time.Second, func() (bool, string) {
-		ls, _ := m.ST("ls")
-		w, _ := m.Tmux.Run("list-panes", "-a", "-F", "#{pane_id} #{pane_dead} #{pane_dead_status} #{pane_current_command}")
-		return strings.Contains(ls, pane+" sim"), ls + "\n" + w + m.Capture(pane)
-	})
-	return pane
 }
 
 func accessAddr(t *testing.T, m *testutil.Machine, slug string) string {

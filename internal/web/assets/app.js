@@ -66,6 +66,15 @@ const KIND_ICON = { claude: '✻', codex: '◎', sim: '◆' };
 
 function isLocal(machine) { return !machine || (S.snap && machine === S.snap.machine); }
 
+// The account's machines by slug (when this machine is signed in).
+function machineOf(slug) { return ((S.snap && S.snap.machines) || []).find((m) => m.slug === slug); }
+function machineName(slug) { const m = machineOf(slug); return m ? m.name : slug; }
+// An agent on a machine that is offline is shown dimmed.
+function offline(a) { const m = !isLocal(a.machine) && machineOf(a.machine); return !!m && !m.online; }
+function machineTag(a) {
+  return el('span.machine', { text: `⌂ ${machineName(a.machine)}${offline(a) ? ' (offline)' : ''}` });
+}
+
 // An agent's key is st's worker id: %7 here, machine/%7 elsewhere.
 function keyOf(a) { return isLocal(a.machine) ? a.pane : `${a.machine}/${a.pane}`; }
 
@@ -100,7 +109,7 @@ function buildModel(snap) {
   const sessionName = new Map(snap.sessions.map((s) => [s.id, s.name]));
   const windowOf = new Map();
   for (const s of snap.sessions) for (const w of s.windows) windowOf.set(w.id, { session: s, window: w });
-  const others = snap.agents.some((a) => !isLocal(a.machine));
+  const others = snap.agents.some((a) => !isLocal(a.machine)) || (snap.machines || []).length > 1;
   return { byKey, children, orphan, roots, rootOf, parentOf, gatesOf, sessionName, windowOf, others };
 }
 
@@ -345,7 +354,7 @@ function setupNotify() {
 function agentRow(a, opts = {}) {
   const team = teamSize(a);
   const row = el('div.row.agent-row', {
-    class: `row agent-row${isOpen(a) ? ' lit' : ''}${opts.depth ? ` depth-${opts.depth}` : ''}`,
+    class: `row agent-row${offline(a) ? ' offline' : ''}${isOpen(a) ? ' lit' : ''}${opts.depth ? ` depth-${opts.depth}` : ''}`,
     title: `${a.name} (${a.pane}${a.machine && !isLocal(a.machine) ? ` on ${a.machine}` : ''})`,
   },
   dot(a.state),
@@ -353,7 +362,7 @@ function agentRow(a, opts = {}) {
   el('span.name', { text: a.name }),
   team ? el('span.team-of', { text: `team of ${team}` }) : null,
   opts.badge ? el('span.badge', { text: opts.badge }) : null,
-  !isLocal(a.machine) ? el('span.machine', { text: `⌂ ${a.machine}` }) : null,
+  !isLocal(a.machine) ? machineTag(a) : null,
   opts.otherSession ? el('span.muted.small', { text: opts.otherSession }) : null,
   S.m.gatesOf.has(a.pane) && isLocal(a.machine) ? el('span.gate-mark', { title: 'asks a question', text: '?' }) : null,
   el('span.spacer'),
@@ -524,12 +533,12 @@ function graphCard(a) {
   const team = teamSize(a);
   const gates = isLocal(a.machine) ? (m.gatesOf.get(a.pane) || []) : [];
   const worker = !!parentKeyOf(a);
-  const c = el('div.gcard.agent-card', { class: `gcard agent-card${working ? ' working' : ''}${isOpen(a) ? ' lit' : ''}${m.orphan(a) ? ' orphan' : ''}` },
+  const c = el('div.gcard.agent-card', { class: `gcard agent-card${offline(a) ? ' offline' : ''}${working ? ' working' : ''}${isOpen(a) ? ' lit' : ''}${m.orphan(a) ? ' orphan' : ''}` },
     el('div.gc-head', null, kindIcon(a.kind), el('span.gc-name', { text: a.name }), dot(a.state)),
     el('div.gc-role', null, el('span.badge', { text: roleLabel(a) }),
       team ? el('span.team-of', { text: `team of ${team}` }) : null,
       el('span.muted.small', { text: a.pane }),
-      !isLocal(a.machine) ? el('span.machine', { text: `⌂ ${a.machine}` }) : null),
+      !isLocal(a.machine) ? machineTag(a) : null),
     el('div.gc-state', null, stateText(a)),
     a.summary && (a.state === 'done' || a.state === 'idle') ? el('div.gc-summary', { text: a.summary, title: a.summary }) : null,
     m.orphan(a) ? el('div.warn.small', { text: `⚠ coordinator ${a.parent} is gone` }) : null,
@@ -641,12 +650,12 @@ function setGraph(open) {
 function chartCard(a, depth, line) {
   const gates = isLocal(a.machine) ? (S.m.gatesOf.get(a.pane) || []) : [];
   const team = teamSize(a);
-  const c = el('div.ccard.agent-card', { class: `ccard agent-card${a.state === 'working' ? ' working' : ''}`, dataset: { agent: keyOf(a) } },
+  const c = el('div.ccard.agent-card', { class: `ccard agent-card${offline(a) ? ' offline' : ''}${a.state === 'working' ? ' working' : ''}`, dataset: { agent: keyOf(a) } },
     el('div.gc-head', null, kindIcon(a.kind), el('span.gc-name', { text: a.name }),
       team ? el('span.team-of', { text: `team of ${team}` }) : null,
       el('span.spacer'), dot(a.state)),
     el('div.gc-role', null, el('span.badge', { text: roleLabel(a) }), ' ', stateText(a),
-      !isLocal(a.machine) ? el('span.machine', { text: `⌂ ${a.machine}` }) : null),
+      !isLocal(a.machine) ? machineTag(a) : null),
     a.summary && a.state === 'done' ? el('div.gc-summary', { text: a.summary }) : null,
     S.m.orphan(a) ? el('div.warn.small', { text: `⚠ coordinator ${a.parent} is gone` }) : null,
     gates.map((g) => gateBox(g, false)),
@@ -682,11 +691,19 @@ function renderChart() {
   const inScope = (a) => S.scope === 'all' || (isLocal(a.machine) && (S.scope === 'machine' || a.session === sess));
   const roots = S.m.roots.filter((a) => delegates(a) && (inScope(a) || S.m.children(a).some(inScope)));
   const tree = $('#chart-tree');
+  // With all machines in scope, the account's machines head the chart; an
+  // offline one is dimmed, and one that takes no workers says so.
+  const strip = S.scope === 'all' && (S.snap.machines || []).length ? el('div.machines', null,
+    S.snap.machines.map((m) => el('span.mchip', {
+      class: `mchip${m.online ? '' : ' offline'}${m.this ? ' this' : ''}`, dataset: { machine: m.slug },
+      title: m.accepts || m.this ? `${m.name}${m.online ? '' : ' is offline'}` : `${m.name} does not take workers from other machines. Run st orch accept-remote on on that machine.`,
+      text: `⌂ ${m.name}${m.online ? '' : ' (offline)'}`,
+    }))) : null;
   if (!roots.length) {
-    tree.replaceChildren(el('p.empty', { text: 'No agent is handing work to another.' }));
+    tree.replaceChildren(...[strip, el('p.empty', { text: 'No agent is handing work to another.' })].filter(Boolean));
     return;
   }
-  tree.replaceChildren(...roots.map((r) => chartCard(r, 0, '')));
+  tree.replaceChildren(...[strip, ...roots.map((r) => chartCard(r, 0, ''))].filter(Boolean));
 }
 
 function setView(v) {

@@ -1,0 +1,76 @@
+package browser
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/sophonz/st/internal/testutil"
+)
+
+// TestAllMachines opens the web UI of one machine of an account of three
+// (real daemons, sim agents, a control plane) and shows the "All machines"
+// scope: the other machines' agents with their machine, and an offline
+// machine dimmed.
+func TestAllMachines(t *testing.T) {
+	c := testutil.NewCluster(t)
+	c.Extra = []string{"ST_HEARTBEAT=1s"}
+	a, b, g := c.Machine("alpha", "127.0.0.2"), c.Machine("beta", "127.0.0.3"), c.Machine("gamma", "127.0.0.4")
+	for _, m := range []*testutil.Machine{a, b, g} {
+		m.Login("acme")
+	}
+	pa := a.Up()
+	b.Up()
+	g.Up()
+	g.MustST("", "orch", "accept-remote", "on")
+
+	// beta has a run of its own: a lead with a worker.
+	lead := b.HandAgent("lead")
+	slow := c.TaskFile("slow.md", "sleep: 120s\nsummary: slept\n")
+	out := b.MustST(lead, "worker", "start", "--agent", "sim", "--task", slow, "--name", "sub")
+	sub := regexp.MustCompile(`(?m)^(%\d+) sub$`).FindStringSubmatch(out)
+	if sub == nil {
+		t.Fatalf("no sub worker: %s", out)
+	}
+	// alpha's coordinator has a worker on gamma, and gamma goes offline.
+	out = a.MustST(pa, "worker", "start", "--machine", "gamma", "--agent", "sim", "--task", slow, "--name", "far")
+	far := regexp.MustCompile(`(?m)^gamma/(%\d+) far$`).FindStringSubmatch(out)
+	if far == nil {
+		t.Fatalf("no far worker: %s", out)
+	}
+	g.KillDaemon()
+	testutil.WaitFor(t, 20*time.Second, func() (bool, string) {
+		out, _ := a.ST("machines")
+		return regexp.MustCompile(`gamma\s+host-gamma\s+gamma\s+offline`).MatchString(out), out
+	})
+
+	url := strings.TrimSpace(a.MustST("", "web"))
+	ctx := newBrowser(t, 390, 844)
+	do(t, ctx,
+		chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile),
+		chromedp.Navigate(url))
+	waitJS(t, ctx, `[...document.querySelectorAll("#scopes button")].some(b => b.innerText === "All machines")`, 15*time.Second)
+	do(t, ctx, chromedp.Click(`#scopes button:nth-child(3)`))
+	// beta's lead and its worker, under beta's name; alpha's worker on
+	// gamma, dimmed with gamma's chip.
+	waitJS(t, ctx, `document.querySelector('#chart-tree .agent-card[data-agent="beta/`+lead+`"]') !== null &&
+		document.querySelector('#chart-tree .agent-card[data-agent="beta/`+sub[1]+`"]') !== null`, 15*time.Second)
+	farCard := `#chart-tree .agent-card[data-agent="gamma/` + far[1] + `"]`
+	waitJS(t, ctx, `document.querySelector('`+farCard+`') !== null && document.querySelector('`+farCard+`').classList.contains("offline")`, 10*time.Second)
+	if txt := run(t, ctx, chromedp.Evaluate[string](`document.querySelector('#chart-tree .agent-card[data-agent="beta/`+sub[1]+`"]').innerText`)); !strings.Contains(txt, "⌂ beta") {
+		t.Errorf("beta's worker card does not name its machine:\n%s", txt)
+	}
+	if dim := run(t, ctx, chromedp.Evaluate[bool](`document.querySelector('.mchip[data-machine="gamma"]').classList.contains("offline") && !document.querySelector('.mchip[data-machine="beta"]').classList.contains("offline")`)); !dim {
+		t.Errorf("gamma's chip is not dimmed, or beta's is:\n%s", pageText(ctx))
+	}
+	if n := count(t, ctx, `#chart-tree .agent-card.offline`); n != 1 {
+		t.Errorf("%d dimmed cards, want 1 (gamma's worker):\n%s", n, pageText(ctx))
+	}
+	screenshot(t, ctx, "web-all-machines.png")
+	// This machine's scope leaves the other machines out.
+	do(t, ctx, chromedp.Click(`#scopes button:nth-child(2)`))
+	waitJS(t, ctx, `document.querySelector('#chart-tree .agent-card[data-agent="beta/`+lead+`"]') === null`, 5*time.Second)
+}
