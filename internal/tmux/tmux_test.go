@@ -670,7 +670,9 @@ func TestRealTmuxPaneMissing(t *testing.T) {
 func FuzzParsePane(f *testing.F) {
 	f.Add(fullLine("%1", "/x"))
 	f.Fuzz(func(t *testing.T, line string) {
-		p, err := ParsePane(line)
+		var p Pane
+		var err error
+		within(t, "ParsePane", func() { p, err = ParsePane(line) })
 		if err != nil {
 			return
 		}
