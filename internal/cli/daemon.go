@@ -63,7 +63,7 @@ func newUpCmd(env *Env) *cobra.Command {
 func runUp(ctx context.Context, env *Env) error {
 	c := env.Client()
 	if s, err := c.Status(ctx); err == nil {
-		fmt.Fprintf(env.Stdout, "st is running (pid %d, %s)\n", s.PID, s.Socket)
+		printRunning(env, s)
 		return nil
 	}
 	home := env.Home()
@@ -90,13 +90,13 @@ func runUp(ctx context.Context, env *Env) error {
 	deadline := time.After(15 * time.Second)
 	for {
 		if s, err := c.Status(ctx); err == nil {
-			fmt.Fprintf(env.Stdout, "st is running (pid %d, %s)\n", s.PID, s.Socket)
+			printRunning(env, s)
 			return nil
 		}
 		select {
 		case err := <-exited:
 			if s, err2 := c.Status(ctx); err2 == nil { // another st up won the race
-				fmt.Fprintf(env.Stdout, "st is running (pid %d, %s)\n", s.PID, s.Socket)
+				printRunning(env, s)
 				return nil
 			}
 			return fmt.Errorf("st daemon exited (%v): %s\nTry: st daemon, to see it run in the foreground", err, lastLines(logPath, 5))
@@ -164,6 +164,7 @@ func newStatusCmd(env *Env) *cobra.Command {
 			fmt.Fprintf(env.Stdout, "st %s is running (pid %d, up %s)\n", s.Version, s.PID, time.Since(s.Started).Round(time.Second))
 			fmt.Fprintf(env.Stdout, "  home:   %s\n  socket: %s\n  tmux:   %s\n", s.Home, s.Socket, s.TmuxSocket)
 			fmt.Fprintf(env.Stdout, "  runs: %d, workers: %d (%d alive)\n", s.Orch.Runs, s.Orch.Workers, s.Orch.Live)
+			printProblems(env, s)
 			return nil
 		},
 	}
@@ -229,5 +230,18 @@ func newWebCmd(env *Env) *cobra.Command {
 			fmt.Fprintln(env.Stdout, res["url"])
 			return nil
 		},
+	}
+}
+
+func printRunning(env *Env, s *daemon.StatusInfo) {
+	fmt.Fprintf(env.Stdout, "st is running (pid %d, %s)\n", s.PID, s.Socket)
+	printProblems(env, s)
+}
+
+// printProblems says what st could not read, on stderr, each time the
+// user looks at st's state (st up, st status).
+func printProblems(env *Env, s *daemon.StatusInfo) {
+	for _, p := range s.Orch.Problems {
+		fmt.Fprintf(env.Stderr, "st: warning: %s\n", p)
 	}
 }

@@ -96,6 +96,14 @@ type Manager struct {
 	// acceptRemote: this machine takes workers from the account's other
 	// machines (st orch accept-remote).
 	acceptRemote bool
+	// problems are what the user should know about st's state files
+	// (a run.json st could not read), shown by st up and st status.
+	problems []string
+	// restoring is set while st brings a tmux server back; restoreSeq
+	// counts restores begun and ended, so that a reconcile that listed
+	// panes around one does not judge the half-made server.
+	restoring  bool
+	restoreSeq int
 	// bg lives as long as the manager, for its background loops.
 	bg     context.Context
 	stopBg context.CancelFunc
@@ -172,6 +180,7 @@ func (m *Manager) load() error {
 			}
 			cp, _ := store.KeepCopy(path)
 			m.logf("skipping run %s: %v (a copy is kept at %s; fix or remove the file and restart st)", d.Name(), err, cp)
+			m.problems = append(m.problems, fmt.Sprintf("st could not read %s, so its run and workers are left out (the file is not touched; a copy is kept at %s): %v. Fix or remove the file, then st down; st up", path, cp, errors.Unwrap(err)))
 			continue
 		}
 		m.runs[r.ID] = &r
@@ -220,6 +229,12 @@ func (m *Manager) setState(w *Worker, s State) bool {
 // as gone too. A server that is down is left to observe, which brings
 // it back.
 func (m *Manager) reconcile(ctx context.Context) {
+	m.mu.Lock()
+	busy, seq := m.restoring, m.restoreSeq
+	m.mu.Unlock()
+	if busy {
+		return // the restore relinks everything when it is done
+	}
 	listed := m.cfg.Now()
 	panes, err := m.cfg.Tmux.ListPanes(ctx)
 	if err != nil {
@@ -229,13 +244,13 @@ func (m *Manager) reconcile(ctx context.Context) {
 	if len(panes) == 0 && !m.cfg.Tmux.Running(ctx) {
 		return
 	}
-	m.reconcilePanes(panes, listed)
+	m.reconcilePanes(panes, listed, seq)
 }
 
 // reconcilePanes is reconcile for panes listed at the time listed.
 // Workers that joined after that are left alone: the list cannot know
 // their panes (or their new options) yet.
-func (m *Manager) reconcilePanes(panes []tmux.Pane, listed time.Time) {
+func (m *Manager) reconcilePanes(panes []tmux.Pane, listed time.Time, seq int) {
 	have := map[string]tmux.Pane{}
 	live := map[string]bool{}
 	for _, p := range panes {
@@ -244,6 +259,12 @@ func (m *Manager) reconcilePanes(panes []tmux.Pane, listed time.Time) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.restoring || m.restoreSeq != seq {
+		// Listed while st was bringing the server back: the panes there
+		// had no relations yet, and saying their workers are gone would
+		// be a lie (and would lose their reports).
+		return
+	}
 	m.livePanes = live
 	dirty := map[*Run]bool{}
 	for id, w := range m.workers {

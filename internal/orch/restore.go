@@ -50,6 +50,9 @@ func (m *Manager) loadLayout() {
 // is gone. It runs from the watcher, once a second while st has work.
 func (m *Manager) observe(ctx context.Context) {
 	listed := m.cfg.Now()
+	m.mu.Lock()
+	seq := m.restoreSeq
+	m.mu.Unlock()
 	l, err := m.cfg.Tmux.ReadLayout(ctx)
 	if err != nil {
 		m.logf("read tmux layout: %v", err)
@@ -61,7 +64,7 @@ func (m *Manager) observe(ctx context.Context) {
 		}
 		return
 	}
-	m.reconcileLayout(l, listed)
+	m.reconcileLayout(l, listed, seq)
 	if !reflect.DeepEqual(l, m.layout) {
 		m.layout = l
 		if err := store.WriteJSON(m.layoutPath(), l, 0o600); err != nil {
@@ -71,7 +74,7 @@ func (m *Manager) observe(ctx context.Context) {
 }
 
 // reconcileLayout is reconcile for a layout already read.
-func (m *Manager) reconcileLayout(l tmux.Layout, listed time.Time) {
+func (m *Manager) reconcileLayout(l tmux.Layout, listed time.Time, seq int) {
 	var panes []tmux.Pane
 	for _, s := range l.Sessions {
 		for _, w := range s.Windows {
@@ -81,13 +84,23 @@ func (m *Manager) reconcileLayout(l tmux.Layout, listed time.Time) {
 			}
 		}
 	}
-	m.reconcilePanes(panes, listed)
+	m.reconcilePanes(panes, listed, seq)
 }
 
 // restore brings back the sessions of m.layout and relinks everything.
 func (m *Manager) restore(ctx context.Context) {
 	t0 := time.Now()
 	old := m.layout
+	m.mu.Lock()
+	m.restoring = true
+	m.restoreSeq++
+	m.mu.Unlock()
+	defer func() {
+		m.mu.Lock()
+		m.restoring = false
+		m.restoreSeq++
+		m.mu.Unlock()
+	}()
 	m.logf("the tmux server is gone: bringing back %d sessions", len(old.Sessions))
 	env := map[string]string{"ST_HOME": m.cfg.Home, "ST_BIN": m.cfg.STBin, "PATH": withDir(filepath.Dir(m.cfg.STBin), os.Getenv("PATH"))}
 	moved := map[string]string{} // old pane id -> new

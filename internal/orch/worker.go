@@ -812,13 +812,16 @@ type Status struct {
 	Runs    int `json:"runs"`
 	Workers int `json:"workers"`
 	Live    int `json:"live"`
+	// Problems are what the user should know about and fix (a run.json
+	// st could not read).
+	Problems []string `json:"problems,omitempty"`
 }
 
 // Status counts runs and workers.
 func (m *Manager) Status() Status {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	s := Status{Runs: len(m.runs), Workers: len(m.workers)}
+	s := Status{Runs: len(m.runs), Workers: len(m.workers), Problems: append([]string(nil), m.problems...)}
 	for _, w := range m.workers {
 		if w.State.Live() {
 			s.Live++
