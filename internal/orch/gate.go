@@ -109,6 +109,9 @@ func (m *Manager) AskGate(ctx context.Context, req GateRequest) (*Gate, error) {
 	if q == "" {
 		return nil, errorf(KindUsage, `st gate ask "QUESTION" --option A --option B`, "a gate needs a question")
 	}
+	if err := checkText("question", q+strings.Join(req.Options, "")); err != nil {
+		return nil, err
+	}
 	var opts []string
 	seen := map[string]bool{}
 	for _, o := range req.Options {

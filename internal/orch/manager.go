@@ -422,6 +422,9 @@ func (m *Manager) currentRun(pane string) *Run {
 
 // StartRun makes a run whose coordinator is the calling pane.
 func (m *Manager) StartRun(ctx context.Context, req StartRunRequest) (*Run, error) {
+	if err := checkText("objective", req.Objective); err != nil {
+		return nil, err
+	}
 	p, err := m.callerPane(ctx, req.Pane)
 	if err != nil {
 		return nil, err

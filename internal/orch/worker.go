@@ -432,6 +432,9 @@ func (m *Manager) Done(ctx context.Context, req DoneRequest) (*WorkerView, error
 	if strings.TrimSpace(req.Summary) == "" {
 		return nil, errorf(KindUsage, `st worker done --summary "<what you did, and how you checked it>"`, "the report needs a summary")
 	}
+	if err := checkText("summary", req.Summary); err != nil {
+		return nil, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	w := m.workers[req.Pane]
@@ -670,6 +673,20 @@ func (m *Manager) Send(ctx context.Context, req IDRequest) (*WorkerView, error) 
 	defer m.mu.Unlock()
 	v := m.view(w)
 	return &v, nil
+}
+
+// checkText refuses control characters other than line breaks and tabs in
+// text that st keeps and prints later (a summary, an objective, a gate's
+// question): printed raw, an escape sequence would act on the reader's
+// terminal (clear it, retitle it, write its clipboard).
+func checkText(what, s string) error {
+	for _, r := range s {
+		if (r < 0x20 && r != '\n' && r != '\t') || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return errorf(KindUsage, "remove control characters and escape sequences from the "+what,
+				"the %s has a control character (%U), which would act on the terminal of whoever reads it", what, r)
+		}
+	}
+	return nil
 }
 
 // checkLine refuses text that an agent would not take as a plain line.
