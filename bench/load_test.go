@@ -1,0 +1,460 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sophonz/st/internal/orch"
+	"github.com/sophonz/st/internal/tmux"
+)
+
+// BenchmarkScale runs the same figures with 1, 20 and 100 sim workers in
+// one run, to show how each grows:
+//
+//   - all N started at once (N `st worker start` processes side by side),
+//     each reporting by itself (`summary:` task): how many reports arrive
+//     (load_reports_arrived_nN, out of N) and the time until the last one;
+//   - the daemon's peak memory (VmHWM of its pid, from /proc) after that;
+//   - with N=100 only: the daemon's CPU over 60 s while the 100 workers
+//     sit idle (utime+stime of its pid, from /proc/PID/stat, as % of one
+//     core);
+//   - report to a waiting `st worker wait` returning, over 30 reports
+//     spread over the N workers (median, p99);
+//   - what st adds to a start with the N workers live: 10 starts of
+//     `st worker start` interleaved with 10 of a minimal driver of the
+//     sim (as BenchmarkStartOverhead), median difference;
+//   - restore after a tmux kill-server with the N workers: 3 restarts,
+//     st's own figures from st status (median);
+//   - a task's report to its dependents' windows: one task with N
+//     dependents (median and p99 over the N).
+func BenchmarkScale(b *testing.B) {
+	for _, n := range []int{1, 20, 100} {
+		b.Run(fmt.Sprintf("workers=%d", n), func(b *testing.B) { scaleAt(b, n) })
+	}
+}
+
+func scaleAt(b *testing.B, n int) {
+	r := newRig(b)
+	r.up()
+	pid := daemonPid(b, r)
+	sfx := fmt.Sprintf("_n%d", n)
+
+	// 1. N workers at once, each reporting by itself.
+	task := r.writeFile("report.md", "summary: load report\n", 0o644)
+	t0 := time.Now()
+	var wg sync.WaitGroup
+	startErrs := make([]string, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			out, err := r.st(r.coord, "worker", "start", "--agent", "sim", "--task", task, "--name", fmt.Sprintf("w%d", i)).CombinedOutput()
+			if err != nil {
+				startErrs[i] = fmt.Sprintf("w%d: %v: %s", i, err, out)
+			}
+		}(i)
+	}
+	wg.Wait()
+	startedAll := time.Since(t0)
+	failed := 0
+	for _, e := range startErrs {
+		if e != "" {
+			failed++
+			fmt.Printf("note: start failed: %s\n", e)
+		}
+	}
+	arrived := 0
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		arrived = countReports(r, "load report")
+		if arrived >= n-failed || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	allDone := time.Since(t0)
+	fmt.Printf("%d workers started at once: %d starts failed, all starts returned after %.1f s, %d/%d reports arrived after %.1f s\n",
+		n, failed, startedAll.Seconds(), arrived, n, allDone.Seconds())
+	figure(b, "load_reports_arrived"+sfx, float64(arrived), fmt.Sprintf("of_%d", n))
+	figure(b, "load_starts_failed"+sfx, float64(failed), fmt.Sprintf("of_%d", n))
+	figure(b, "load_start_all_wall"+sfx, ms(startedAll), "ms")
+	figure(b, "load_all_reported_wall"+sfx, ms(allDone), "ms")
+	// A failed start is a figure, not the end of the benchmark: the rest
+	// goes on with the workers that exist.
+	ids := workerIDs(b, r)
+	if len(ids) < n {
+		fmt.Printf("note: %d of %d workers reported; the figures below are with those %d\n", len(ids), n, len(ids))
+	}
+	n = len(ids)
+	figure(b, "daemon_peak_rss"+sfx, float64(procStatusKB(b, pid, "VmHWM"))/1024, "MiB")
+
+	// 2. CPU while the workers sit idle (the 100 only: it takes a minute).
+	if sfx == "_n100" {
+		// Let the starts' aftermath (st's picture of the server) settle.
+		waitFor(b, 60*time.Second, "every worker in st's picture of the server", func() bool {
+			data, _ := os.ReadFile(filepath.Join(r.home, "tmux-layout.json"))
+			return strings.Count(string(data), `"@st_agent_session"`) >= n
+		})
+		const idle = 60 * time.Second
+		c0, w0 := cpuTicks(b, pid), time.Now()
+		time.Sleep(idle) // a measurement window, not a wait for a condition
+		c1, w1 := cpuTicks(b, pid), time.Now()
+		pct := float64(c1-c0) / clockTicks / w1.Sub(w0).Seconds() * 100
+		fmt.Printf("daemon CPU with %d idle workers over %.0f s: %d ticks (%.3f%% of a core)\n", n, w1.Sub(w0).Seconds(), c1-c0, pct)
+		figure(b, "daemon_idle_cpu"+sfx, pct, "%core")
+	}
+
+	// 3. Report to a waiting st worker wait.
+	var lat []time.Duration
+	for i := 0; i < 30; i++ {
+		lat = append(lat, waitAfterDone(b, r, ids[i%len(ids)]))
+	}
+	l := newStats(lat)
+	figure(b, "wait_after_done_median"+sfx, ms(l.median()), "ms")
+	figure(b, "wait_after_done_p99"+sfx, ms(l.pct(99)), "ms")
+
+	// 4. What st adds to a start, with the N workers live.
+	long := r.writeFile("long.md", "sleep: 600s\n", 0o644)
+	var base, st []time.Duration
+	for i := 0; i < 11; i++ {
+		bd := baselineStart(b, r, i)
+		t0 := time.Now()
+		out := r.mustRun(r.st(r.coord, "worker", "start", "--agent", "sim", "--task", long, "--name", fmt.Sprintf("x%d", i), "--json"))
+		sd := time.Since(t0)
+		var v orch.WorkerView
+		if err := json.Unmarshal([]byte(out), &v); err != nil || v.Window == "" {
+			b.Fatalf("st worker start --json said %q (%v)", out, err)
+		}
+		r.tmux("kill-window", "-t", v.Window)
+		if i > 0 { // the first is a warm-up
+			base, st = append(base, bd), append(st, sd)
+		}
+	}
+	bs, ss := newStats(base), newStats(st)
+	figure(b, "start_st_median"+sfx, ms(ss.median()), "ms")
+	figure(b, "start_overhead_median"+sfx, ms(ss.median()-bs.median()), "ms")
+
+	// 5. Restore after tmux restarts, with the N workers.
+	layout := filepath.Join(r.home, "tmux-layout.json")
+	inPicture := func() bool {
+		data, _ := os.ReadFile(layout)
+		return strings.Count(string(data), `"@st_agent_session"`) >= n
+	}
+	waitFor(b, 60*time.Second, "every worker in st's picture of the server", inPicture)
+	var sessions, relations, total []time.Duration
+	var last time.Time
+	for i := 0; i < 3; i++ {
+		t0 := time.Now()
+		r.tmux("kill-server")
+		var s struct {
+			LastRestore orch.RestoreStats `json:"last_restore"`
+		}
+		// st status only: a st worker list during the restore marks
+		// done workers gone (see tests/faults).
+		waitFor(b, 3*time.Minute, "st to bring the server back", func() bool {
+			out, err := r.st(r.coord, "status", "--json").Output()
+			return err == nil && json.Unmarshal(out, &s) == nil && s.LastRestore.At.After(last)
+		})
+		last = s.LastRestore.At
+		total = append(total, time.Since(t0))
+		sessions = append(sessions, s.LastRestore.Sessions)
+		relations = append(relations, s.LastRestore.Relations)
+		if s.LastRestore.Panes < n+1 {
+			b.Fatalf("restore %d moved %d panes, want %d\n%s", i, s.LastRestore.Panes, n+1, r.explain(r.coord))
+		}
+		if !pollUntil(2*time.Minute, inPicture) {
+			data, _ := os.ReadFile(layout)
+			log, _ := os.ReadFile(filepath.Join(r.home, "daemon.log"))
+			var lines []string
+			for _, l := range strings.Split(string(log), "\n") {
+				if strings.Contains(l, "restore") {
+					lines = append(lines, l)
+				}
+			}
+			b.Fatalf("restore %d: after 2 min only %d of %d agents are back with a conversation id; the daemon's log on restores:\n%s",
+				i, strings.Count(string(data), `"@st_agent_session"`), n, strings.Join(lines, "\n"))
+		}
+	}
+	figure(b, "restore_sessions_back_median"+sfx, ms(newStats(sessions).median()), "ms")
+	figure(b, "restore_relations_median"+sfx, ms(newStats(relations).median()), "ms")
+	figure(b, "restore_kill_to_status_median"+sfx, ms(newStats(total).median()), "ms")
+	// The coordinator has a new pane id now.
+	r.coord = coordinatorPane(b, r)
+
+	// 6. One task's report to its N dependents' starts.
+	root := r.writeFile("root.md", "sleep: 1s\nsummary: root done\n", 0o644)
+	dep := r.writeFile("dep.md", "summary: dep done\n", 0o644)
+	r.mustRun(r.st(r.coord, "task", "create", "root", "--task", root, "--agent", "sim"))
+	for i := 0; i < n; i++ {
+		r.mustRun(r.st(r.coord, "task", "create", fmt.Sprintf("d%03d", i), "--task", dep, "--agent", "sim", "--deps", "root"))
+	}
+	var run orch.Run
+	waitFor(b, 5*time.Minute, "every dependent started", func() bool {
+		run = orch.Run{}
+		readRun(r, &run)
+		started := 0
+		for _, t := range run.Tasks {
+			if t.Name != "root" && t.Worker != "" {
+				started++
+			}
+		}
+		return started == n
+	})
+	byName := map[string]*orch.Worker{}
+	for _, w := range run.Workers {
+		byName[w.Name] = w
+	}
+	rw := byName["root"]
+	if rw == nil || rw.ReportedAt == nil {
+		b.Fatalf("the root task's worker has no report")
+	}
+	var gaps []time.Duration
+	for _, t := range run.Tasks {
+		if w := byName[t.Name]; t.Name != "root" && w != nil {
+			gaps = append(gaps, w.StartedAt.Sub(*rw.ReportedAt))
+		}
+	}
+	g := newStats(gaps)
+	figure(b, "task_report_to_dependents_median"+sfx, ms(g.median()), "ms")
+	figure(b, "task_report_to_dependents_p99"+sfx, ms(g.pct(99)), "ms")
+	figure(b, "daemon_peak_rss_end"+sfx, float64(procStatusKB(b, pid, "VmHWM"))/1024, "MiB")
+}
+
+// clockTicks is USER_HZ, the unit of /proc/PID/stat's times (100 on
+// every Linux that Go supports).
+const clockTicks = 100
+
+func daemonPid(b *testing.B, r *rig) int {
+	b.Helper()
+	data, err := os.ReadFile(filepath.Join(r.home, "st.pid"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || pid <= 1 {
+		b.Fatalf("st.pid holds %q", data)
+	}
+	return pid
+}
+
+// cpuTicks is utime+stime of pid, in clock ticks.
+func cpuTicks(b *testing.B, pid int) int64 {
+	b.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := string(data)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	// After the command: state is field 3, utime 14, stime 15.
+	if len(f) < 13 {
+		b.Fatalf("/proc/%d/stat: %q", pid, s)
+	}
+	u, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		b.Fatalf("/proc/%d/stat: %q", pid, s)
+	}
+	return u + st
+}
+
+// procStatusKB is a kB field of /proc/PID/status (VmHWM, VmRSS).
+func procStatusKB(b *testing.B, pid int, key string) int64 {
+	b.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(l, key+":"); ok {
+			n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err == nil {
+				return n
+			}
+		}
+	}
+	b.Fatalf("/proc/%d/status has no %s", pid, key)
+	return 0
+}
+
+// readRun reads the rig's one run.json into run.
+func readRun(r *rig, run *orch.Run) bool {
+	matches, _ := filepath.Glob(filepath.Join(r.home, "orch", "*", "run.json"))
+	for _, m := range matches {
+		data, err := os.ReadFile(m)
+		if err == nil && json.Unmarshal(data, run) == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// countReports counts the workers done with this summary, on disk.
+func countReports(r *rig, summary string) int {
+	var run orch.Run
+	if !readRun(r, &run) {
+		return 0
+	}
+	k := 0
+	for _, w := range run.Workers {
+		if w.State == orch.Done && w.Summary == summary {
+			k++
+		}
+	}
+	return k
+}
+
+// workerIDs are the workers that reported (a start that failed under
+// load leaves a window whose worker is failed).
+func workerIDs(b *testing.B, r *rig) []string {
+	b.Helper()
+	var run orch.Run
+	if !readRun(r, &run) {
+		b.Fatal("no run.json")
+	}
+	var ids []string
+	for _, w := range run.Workers {
+		if w.State == orch.Done {
+			ids = append(ids, w.ID)
+		}
+	}
+	return ids
+}
+
+// coordinatorPane is the run's coordinator pane as run.json has it now.
+func coordinatorPane(b *testing.B, r *rig) string {
+	b.Helper()
+	var run orch.Run
+	if !readRun(r, &run) || run.Coordinator == "" {
+		b.Fatal("no coordinator in run.json")
+	}
+	return run.Coordinator
+}
+
+// waitAfterDone is one round of BenchmarkWaitAfterDone on worker: the
+// worker's turn starts again, a wait is sent, then the worker reports;
+// it returns the time from the report's start to the wait's exit.
+func waitAfterDone(b *testing.B, r *rig, worker string) time.Duration {
+	b.Helper()
+	hook := r.st(worker, "hook", "sim", "UserPromptSubmit")
+	hook.Stdin = strings.NewReader(`{"session_id":"b","hook_event_name":"UserPromptSubmit","prompt":"x"}`)
+	r.mustRun(hook)
+	waitOut := filepath.Join(r.dir, "wait.out")
+	f, err := os.Create(waitOut)
+	if err != nil {
+		b.Fatal(err)
+	}
+	wait := r.st(r.coord, "worker", "wait", worker, "--timeout", "60s")
+	wait.Stdout, wait.Stderr = f, f
+	if err := wait.Start(); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	exited := make(chan time.Time, 1)
+	var waitErr error
+	go func() {
+		waitErr = wait.Wait()
+		exited <- time.Now()
+	}()
+	regBy := time.Now().Add(10 * time.Second)
+	for {
+		sent, ok := requestSent(wait.Process.Pid)
+		if !ok {
+			time.Sleep(30 * time.Millisecond)
+			break
+		}
+		if sent {
+			time.Sleep(5 * time.Millisecond)
+			break
+		}
+		if time.Now().After(regBy) {
+			b.Fatal("st worker wait never sent its request")
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+	t0 := time.Now()
+	r.mustRun(r.st(worker, "worker", "done", "--summary", "n"))
+	var t1 time.Time
+	select {
+	case t1 = <-exited:
+	case <-time.After(30 * time.Second):
+		wait.Process.Kill()
+		b.Fatalf("st worker wait did not return within 30 s of st worker done")
+	}
+	text, _ := os.ReadFile(waitOut)
+	if waitErr != nil || !strings.Contains(string(text), "done") {
+		b.Fatalf("st worker wait: %v:\n%s\n%s", waitErr, text, r.explain(worker))
+	}
+	return t1.Sub(t0)
+}
+
+// baselineStart is BenchmarkStartOverhead's baseline: a window running
+// the sim directly, driven by polling its screen, until its
+// UserPromptSubmit hook fires.
+func baselineStart(b *testing.B, r *rig, i int) time.Duration {
+	b.Helper()
+	task := r.writeFile("btask.md", "sleep: 600s\n", 0o644)
+	hookLog := filepath.Join(r.dir, "bhooks.log")
+	fake := r.writeFile("bfakest", "#!/bin/sh\ncat >/dev/null\n"+
+		"if [ \"$3\" = UserPromptSubmit ]; then echo \"$3\" >>"+tmux.ShellJoin([]string{hookLog})+"; fi\nexit 0\n", 0o755)
+	line := orch.TaskLine(r.bin, task)
+	os.Remove(hookLog)
+	t0 := time.Now()
+	out, err := r.tmux("new-window", "-d", "-P", "-F", "#{window_id} #{pane_id}", "-t", r.session+":",
+		"-n", fmt.Sprintf("b%d", i), "-c", r.dir, "-e", "ST_BIN="+fake, "-e", "PATH="+r.getenv("PATH"),
+		tmux.ShellJoin([]string{r.bin, "agent", "sim"}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := strings.Fields(out)
+	if len(f) != 2 {
+		b.Fatalf("new-window said %q", out)
+	}
+	win, pane := f[0], f[1]
+	defer r.tmux("kill-window", "-t", win)
+	by := time.Now().Add(30 * time.Second)
+	var screen string
+	for !emptyBox(screen) {
+		if time.Now().After(by) {
+			b.Fatalf("baseline %d: the sim never showed an empty box; last screen:\n%s", i, screen)
+		}
+		time.Sleep(5 * time.Millisecond)
+		screen, _ = r.tmux("capture-pane", "-p", "-t", pane)
+	}
+	if _, err := r.tmux("send-keys", "-t", pane, "-l", "--", line); err != nil {
+		b.Fatal(err)
+	}
+	time.Sleep(80 * time.Millisecond)
+	if _, err := r.tmux("send-keys", "-t", pane, "Enter"); err != nil {
+		b.Fatal(err)
+	}
+	for {
+		if data, err := os.ReadFile(hookLog); err == nil && strings.Contains(string(data), "UserPromptSubmit") {
+			return time.Since(t0)
+		}
+		if time.Now().After(by) {
+			screen, _ = r.tmux("capture-pane", "-p", "-t", pane)
+			b.Fatalf("baseline %d: no UserPromptSubmit hook; last screen:\n%s", i, screen)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// pollUntil polls cond every 20 ms until it holds or d passes.
+func pollUntil(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
+}
