@@ -60,7 +60,7 @@ func BenchmarkRemote(b *testing.B) {
 	id := idRe.FindStringSubmatch(out)[1]
 	_, wpane, _ := strings.Cut(id, "/")
 	waitOut := filepath.Join(c.Dir, "wait.out")
-	var lat []time.Duration
+	var lat, doneWall []time.Duration
 	for i := 0; i < reports; i++ {
 		// Its turn starts again on beta, and alpha sees it working.
 		hook := exec.Command(beta.Bin(), "hook", "sim", "UserPromptSubmit")
@@ -94,6 +94,7 @@ func BenchmarkRemote(b *testing.B) {
 		time.Sleep(20 * time.Millisecond)
 		t0 := time.Now()
 		beta.MustST(wpane, "worker", "done", "--summary", "n")
+		doneWall = append(doneWall, time.Since(t0))
 		var t1 time.Time
 		select {
 		case t1 = <-exited:
@@ -108,14 +109,15 @@ func BenchmarkRemote(b *testing.B) {
 	}
 	b.StopTimer()
 
-	l, r, w := newStats(local), newStats(remote), newStats(lat)
+	l, r, w, d := newStats(local), newStats(remote), newStats(lat), newStats(doneWall)
 	fmt.Printf("start on beta asked on beta: median %.0f ms; asked from alpha: median %.0f ms (p90 %.0f ms) over %d starts each; "+
-		"report on beta -> wait on alpha returns: median %.1f ms, p99 %.1f ms over %d reports\n",
-		ms(l.median()), ms(r.median()), ms(r.pct(90)), len(local), ms(w.median()), ms(w.pct(99)), len(lat))
+		"report on beta -> wait on alpha returns: median %.1f ms, p99 %.1f ms over %d reports (the st worker done process on beta: median %.1f ms)\n",
+		ms(l.median()), ms(r.median()), ms(r.pct(90)), len(local), ms(w.median()), ms(w.pct(99)), len(lat), ms(d.median()))
 	figure(b, "remote_start_local_median", ms(l.median()), "ms")
 	figure(b, "remote_start_remote_median", ms(r.median()), "ms")
 	figure(b, "remote_start_added_median", ms(r.median()-l.median()), "ms")
 	figure(b, "remote_start_ratio", float64(r.median())/float64(l.median()), "x")
 	figure(b, "remote_wait_after_done_median", ms(w.median()), "ms")
 	figure(b, "remote_wait_after_done_p99", ms(w.pct(99)), "ms")
+	figure(b, "remote_done_process_median", ms(d.median()), "ms")
 }

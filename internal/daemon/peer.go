@@ -172,7 +172,13 @@ func (p *peerNet) Machine(ctx context.Context, name string) (orch.MachineRef, er
 	}
 	m, err := id.Access(ctx, name)
 	if err != nil {
-		return orch.MachineRef{}, remoteErr(err, fmt.Sprintf("machine %q of account %s", name, id.Account))
+		err = remoteErr(err, fmt.Sprintf("machine %q of account %s", name, id.Account))
+		var oe *orch.Error
+		if errors.As(err, &oe) && oe.Kind == orch.KindNotFound {
+			// A machine of another account is not listed here at all.
+			oe.Message += fmt.Sprintf(" (this machine is in account %s; a machine of another account cannot take its workers)", id.Account)
+		}
+		return orch.MachineRef{}, err
 	}
 	return orch.MachineRef{Slug: m.Slug, Name: m.Name}, nil
 }

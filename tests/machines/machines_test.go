@@ -111,7 +111,7 @@ func TestMachinesListAndRefusals(t *testing.T) {
 	// the peers' mutual TLS (internal/remote's tests show the handshake).
 	n.Login("other") // the running daemon takes the sign-in at once
 	out, err = n.In(pn, "worker", "start", "--machine", "beta", "--agent", "sim", "--task", task)
-	refused(t, out, err, `no machine "beta"`)
+	refused(t, out, err, `no machine "beta"`, "this machine is in account other; a machine of another account cannot take its workers")
 	_ = g
 
 	// Ordered tasks and code moves are refused across machines.
@@ -128,12 +128,17 @@ func TestMachinesWorkerLifecycle(t *testing.T) {
 	task := c.TaskFile("hello.md", helloTask)
 
 	// Start by name in another case: a window of beta's st-remote session,
-	// in beta's home folder.
+	// in beta's home folder. alpha's agent settings stay on alpha (the sim's
+	// test knobs travel).
+	a.Extra = []string{"ST_CLAUDE_PERMISSION_MODE=bypassPermissions", "ST_SIM_TURN_DELAY=10ms"}
 	out := must(t)(a.In(pa, "worker", "start", "--machine", "BeTa", "--agent", "sim", "--task", task))
+	a.Extra = nil
 	id := has(t, out, `(?m)^(beta/%\d+) hello$`)[1]
-	wins := must(t)(b.Tmux.Run("list-windows", "-t", "st-remote", "-F", "#{window_name}"))
-	if !strings.Contains(wins, "hello") {
-		t.Fatalf("no hello window in beta's st-remote session:\n%s", wins)
+	wins := must(t)(b.Tmux.Run("list-windows", "-t", "st-remote", "-F", "#{window_name} #{pane_pid}"))
+	pid := has(t, wins, `(?m)^hello (\d+)$`)[1]
+	environ, _ := os.ReadFile("/proc/" + pid + "/environ")
+	if !strings.Contains(string(environ), "ST_SIM_TURN_DELAY=10ms") || strings.Contains(string(environ), "ST_CLAUDE_PERMISSION_MODE") {
+		t.Fatalf("the worker on beta should run with beta's settings (and the sim's knobs): %q", strings.ReplaceAll(string(environ), "\x00", " "))
 	}
 
 	// By host name, with --cwd, --worktree and --owns in gamma's repository.
@@ -168,6 +173,11 @@ func TestMachinesWorkerLifecycle(t *testing.T) {
 	out = must(t)(g.ST("worker", "list", "--all"))
 	has(t, out, `editor\s+sim\s+done.*worker of alpha/`+regexp.QuoteMeta(pa))
 
+	// With accept-remote off there, nothing is typed into it.
+	b.MustST("", "orch", "accept-remote", "off")
+	out, err = a.In(pa, "worker", "send", id, "typed while off")
+	refused(t, out, err, "does not take workers", "st orch accept-remote on on beta")
+	b.MustST("", "orch", "accept-remote", "on")
 	// send types into the worker there.
 	must(t)(a.In(pa, "worker", "send", id, "please also say goodbye"))
 	_, bpane, _ := strings.Cut(id, "/")
