@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -85,16 +84,17 @@ func (p *peerNet) reload() error {
 	if id == nil {
 		return nil
 	}
-	ln, err := net.Listen("tcp", p.listen)
+	tr := id.TLSTransport()
+	ln, err := tr.Listen(p.listen)
 	if err != nil {
 		p.logf("cannot listen on %s for other machines: %v", p.listen, err)
 		return fmt.Errorf("listen on %s for other machines (set peer_listen in config.toml or ST_PEER_LISTEN): %w", p.listen, err)
 	}
-	srv := &http.Server{Handler: p.routes(), TLSConfig: id.ServerTLS(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: nil}
+	srv := &http.Server{Handler: p.routes(tr), ReadHeaderTimeout: 10 * time.Second, ErrorLog: nil}
 	p.mu.Lock()
 	p.srv, p.addr = srv, ln.Addr().String()
 	p.mu.Unlock()
-	go srv.Serve(tls.NewListener(ln, srv.TLSConfig))
+	go srv.Serve(ln)
 	p.logf("machine %s of account %s takes peer requests on %s (mutual TLS)", id.Slug, id.Account, ln.Addr())
 	p.poke()
 	return nil
@@ -266,7 +266,7 @@ func (p *peerNet) post(ctx context.Context, id *remote.Identity, m remote.Machin
 		return nil, err
 	}
 	hr.Header.Set("Content-Type", "application/json")
-	return id.Client(m.Slug).Do(hr)
+	return id.TLSTransport().Client(m.Slug).Do(hr)
 }
 
 // isTLSRefusal tells a certificate that was refused (by either side)
@@ -282,7 +282,7 @@ func isTLSRefusal(err error) bool {
 }
 
 // routes is the peer API: what another machine of the account may ask.
-func (p *peerNet) routes() http.Handler {
+func (p *peerNet) routes(tr remote.Transport) http.Handler {
 	mux := http.NewServeMux()
 	type peerHandler func(ctx context.Context, from string, body []byte) (any, error)
 	op := func(name string) peerHandler {
@@ -352,7 +352,7 @@ func (p *peerNet) routes() http.Handler {
 	for name, fn := range h {
 		fn := fn
 		mux.HandleFunc("/peer/v1/"+name, func(w http.ResponseWriter, r *http.Request) {
-			from, ok := remote.PeerOf(r)
+			from, ok := tr.PeerOf(r)
 			if !ok {
 				writeErr(w, &orch.Error{Kind: "forbidden", Message: "refused: no certificate of this account"}, http.StatusForbidden)
 				return
