@@ -148,7 +148,8 @@ func tmuxTrial(t *testing.T, trial, long, short int, listDuring bool) int {
 			p := panes[g.ID]
 			switch {
 			case !g.State.Live():
-				problems[v.Name] = fmt.Sprintf("state %s", g.State)
+				// The restore is over: gone stays gone.
+				problems[v.Name] = fmt.Sprintf("%sstate %s", final, g.State)
 			case p == nil:
 				problems[v.Name] = fmt.Sprintf("pane %s not on the server", g.ID)
 			case p[2] != run.ID || p[3] != v.Name || p[4] != run.Coordinator || p[5] == "":
@@ -202,8 +203,8 @@ func tmuxTrial(t *testing.T, trial, long, short int, listDuring bool) int {
 }
 
 // final marks a problem that waiting longer cannot mend: the restore is
-// over and a report's state is lost.
-const final = "LOST REPORT: "
+// over and a worker or a report's state is lost.
+const final = "LOST: "
 
 // lastRestore is when st last brought the tmux server back, from st status.
 func lastRestore(w *world) time.Time {
