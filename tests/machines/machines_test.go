@@ -147,6 +147,10 @@ func TestMachinesWorkerLifecycle(t *testing.T) {
 	wt := c.TaskFile("edit.md", "run: mkdir -p src && echo ok > src/done.txt\nanswer: Edited.\nsummary: wrote src/done.txt\n")
 	out = must(t)(a.In(pa, "worker", "start", "--machine", "HOST-GAMMA", "--agent", "sim", "--task", wt, "--cwd", repo, "--worktree", "--owns", "src/**", "--name", "editor"))
 	gid := has(t, out, `(?m)^(gamma/%\d+) editor$`)[1]
+	// --fan with --machine starts every try on that machine.
+	out = must(t)(a.In(pa, "worker", "start", "--machine", "gamma", "--agent", "sim", "--task", wt, "--cwd", repo, "--fan", "2", "--name", "try"))
+	has(t, out, `(?m)^gamma/%\d+ try-1$`)
+	has(t, out, `(?m)^gamma/%\d+ try-2$`)
 
 	// wait with no id waits for the pane's workers on other machines.
 	out = must(t)(a.In(pa, "worker", "wait", "--timeout", "60s"))
@@ -157,10 +161,11 @@ func TestMachinesWorkerLifecycle(t *testing.T) {
 	if err != nil || strings.TrimSpace(string(where)) != filepath.Join(c.Dir, "beta", "home") {
 		t.Fatalf("the beta worker did not work in beta's home: %q %v", where, err)
 	}
-	matches, _ := filepath.Glob(filepath.Join(c.Dir, "gamma", "st", "worktrees", "*", "editor", "src", "done.txt"))
-	if len(matches) != 1 {
-		t.Fatalf("no src/done.txt in a worktree of gamma's repository")
+	matches, _ := filepath.Glob(filepath.Join(c.Dir, "gamma", "st", "worktrees", "*", "*", "src", "done.txt"))
+	if len(matches) != 3 {
+		t.Fatalf("want src/done.txt in 3 worktrees of gamma's repository (editor, try-1, try-2), got %q", matches)
 	}
+	has(t, out, `try-1\s+done`)
 
 	// read by machine/name.
 	out = must(t)(a.In(pa, "worker", "read", "beta/hello"))
