@@ -273,12 +273,12 @@ func isTransient(err error) bool {
 	if errors.Is(err, client.ErrDown) {
 		return true
 	}
+	// A refusal is an answer; any other failure is the way to the daemon
+	// (a daemon killed mid-request, "server closed idle connection", a
+	// reset). Trying again is safe: a report of a worker that is already
+	// done is recorded again, not twice.
 	var oe *orch.Error
-	if errors.As(err, &oe) {
-		return false
-	}
-	s := err.Error()
-	return strings.Contains(s, "EOF") || strings.Contains(s, "connection reset") || strings.Contains(s, "broken pipe")
+	return !errors.As(err, &oe)
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

@@ -206,7 +206,17 @@ func (m *Manager) StartWorker(ctx context.Context, req StartRequest) (*WorkerVie
 	if req.remote != nil {
 		w.Ref = req.remote.ref
 	}
-	m.cfg.Tmux.SetOptions(ctx, map[string]map[string]string{wp.ID: {"@st_run": r.ID, "@st_role": "worker", "@st_parent": p.ID, "@st_name": name}})
+	// The relations on the pane are how st knows it after a restart of
+	// st: a worker whose pane lacks them would count as gone. So a failed
+	// try (a busy server) is tried again.
+	rel := map[string]map[string]string{wp.ID: {"@st_run": r.ID, "@st_role": "worker", "@st_parent": p.ID, "@st_name": name}}
+	for try := 0; try < 3; try++ {
+		err := m.cfg.Tmux.SetOptions(ctx, rel)
+		if err == nil {
+			break
+		}
+		m.logf("worker %s: keep its relations on the pane (try %d): %v", wp.ID, try+1, err)
+	}
 	m.mu.Lock()
 	r.Workers = append(r.Workers, w)
 	m.workers[w.ID] = w
@@ -450,10 +460,20 @@ func (m *Manager) Done(ctx context.Context, req DoneRequest) (*WorkerView, error
 	w.Reported = true
 	w.Told = false
 	w.Error = ""
-	m.setState(w, Done)
+	// On disk first, and only then the consequences (the coordinator's
+	// notice, dependent tasks): a report that could not be kept must not
+	// tell anyone it was made.
+	w.State, w.Since = Done, now
 	if err := m.save(r); err != nil {
 		*w = old
 		return nil, err
+	}
+	if old.State != Done {
+		w.State = old.State
+		m.setState(w, Done)
+		if len(r.Tasks) > 0 {
+			m.save(r) // what the report moved in the run's tasks
+		}
 	}
 	m.notify()
 	v := m.view(w)

@@ -6,6 +6,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,7 +33,9 @@ func WriteFile(path string, data []byte, mode os.FileMode) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("make the folder of %s: %w", path, err)
 	}
-	if err := renameio.WriteFile(path, data, mode); err != nil {
+	// The temp file goes in the same folder, so the rename never crosses
+	// filesystems and a full disk there shows on the temp file first.
+	if err := renameio.WriteFile(path, data, mode, renameio.WithTempDir(filepath.Dir(path))); err != nil {
 		return fmt.Errorf("write %s (the previous version is kept): %w", path, err)
 	}
 	return nil
@@ -64,8 +67,12 @@ func KeepCopy(path string) (string, error) {
 	}
 	for i := 1; ; i++ {
 		dst := fmt.Sprintf("%s.corrupt-%d", path, i)
-		if _, err := os.Stat(dst); errors.Is(err, fs.ErrNotExist) {
+		old, err := os.ReadFile(dst)
+		if errors.Is(err, fs.ErrNotExist) {
 			return dst, os.WriteFile(dst, data, 0o600)
+		}
+		if err == nil && bytes.Equal(old, data) {
+			return dst, nil // kept already (st started again with the file as it was)
 		}
 	}
 }

@@ -93,6 +93,12 @@ func (r execRunner) Run(ctx context.Context, args ...string) (string, error) {
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
+	if errors.Is(err, exec.ErrWaitDelay) && cmd.ProcessState != nil && cmd.ProcessState.Success() {
+		// tmux finished and said yes, but something it started (a server
+		// it forked, under load) held its output pipes past WaitDelay.
+		// Its answer was written before it exited, so it is whole.
+		err = nil
+	}
 	if err != nil {
 		code := -1
 		var ee *exec.ExitError
