@@ -291,22 +291,7 @@ func (s *server) routes() http.Handler {
 					Hint:    "run it in a pane of " + s.tmux.Socket() + ", or run an st for that server with its own ST_HOME"}, http.StatusBadRequest)
 				return
 			}
-			body, err := io.ReadAll(io.LimitReader(r.Body, 4<<20))
-			if err != nil {
-				writeErr(w, &orch.Error{Kind: orch.KindUsage, Message: err.Error()}, http.StatusBadRequest)
-				return
-			}
-			res, err := fn(r.Context(), r, body)
-			if err != nil {
-				var oe *orch.Error
-				if !errors.As(err, &oe) {
-					oe = &orch.Error{Kind: orch.KindInternal, Message: err.Error()}
-				}
-				writeErr(w, oe, http.StatusUnprocessableEntity)
-				return
-			}
-			w.Header().Set("Content-Type", "application/json")
-			json.NewEncoder(w).Encode(res)
+			answer(w, r, func(body []byte) (any, error) { return fn(r.Context(), r, body) })
 		})
 	}
 	return mux
@@ -329,6 +314,27 @@ func sameFile(a, b string) bool {
 	fa, err1 := os.Stat(a)
 	fb, err2 := os.Stat(b)
 	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
+}
+
+// answer reads a request's body, runs fn on it and writes its result as
+// JSON, or its error as an *orch.Error (kind, message, hint) with 422.
+func answer(w http.ResponseWriter, r *http.Request, fn func(body []byte) (any, error)) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 4<<20))
+	if err != nil {
+		writeErr(w, &orch.Error{Kind: orch.KindUsage, Message: err.Error()}, http.StatusBadRequest)
+		return
+	}
+	res, err := fn(body)
+	if err != nil {
+		var oe *orch.Error
+		if !errors.As(err, &oe) {
+			oe = &orch.Error{Kind: orch.KindInternal, Message: err.Error()}
+		}
+		writeErr(w, oe, http.StatusUnprocessableEntity)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(res)
 }
 
 func writeErr(w http.ResponseWriter, e *orch.Error, code int) {

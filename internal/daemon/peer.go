@@ -361,22 +361,7 @@ func (p *peerNet) routes(tr remote.Transport) http.Handler {
 				writeErr(w, &orch.Error{Kind: orch.KindUsage, Message: "use POST"}, http.StatusMethodNotAllowed)
 				return
 			}
-			body, err := io.ReadAll(io.LimitReader(r.Body, 4<<20))
-			if err != nil {
-				writeErr(w, &orch.Error{Kind: orch.KindUsage, Message: err.Error()}, http.StatusBadRequest)
-				return
-			}
-			res, err := fn(r.Context(), from, body)
-			if err != nil {
-				var oe *orch.Error
-				if !errors.As(err, &oe) {
-					oe = &orch.Error{Kind: orch.KindInternal, Message: err.Error()}
-				}
-				writeErr(w, oe, http.StatusUnprocessableEntity)
-				return
-			}
-			w.Header().Set("Content-Type", "application/json")
-			json.NewEncoder(w).Encode(res)
+			answer(w, r, func(body []byte) (any, error) { return fn(r.Context(), from, body) })
 		})
 	}
 	return mux

@@ -230,42 +230,14 @@ func (m *Manager) startRemote(ctx context.Context, req StartRequest, task []byte
 	if err != nil {
 		return nil, err
 	}
-	m.mu.Lock()
-	r, level, created, err := m.placementIn(p, nil)
+	r, level, created, release, err := m.reserve(p, nil, nil, name)
 	if err != nil {
-		m.mu.Unlock()
 		return nil, err
 	}
-	key := r.ID + "/" + name
-	taken := m.reserved[key]
-	for _, w := range r.Workers {
-		if w.Name == name && w.State.Live() {
-			taken = true
-		}
-	}
-	if taken {
-		if created {
-			delete(m.runs, r.ID)
-		}
-		m.mu.Unlock()
-		return nil, errorf(KindConflict, "pick another --name", "run %s already has a worker named %q", r.ID, name)
-	}
-	m.reserved[key] = true
-	if created {
-		if err := m.save(r); err != nil {
-			delete(m.runs, r.ID)
-			delete(m.reserved, key)
-			m.mu.Unlock()
-			return nil, err
-		}
-	}
+	defer release()
+	m.mu.Lock()
 	base, _ := m.chainDepth(r.Coordinator)
 	m.mu.Unlock()
-	defer func() {
-		m.mu.Lock()
-		delete(m.reserved, key)
-		m.mu.Unlock()
-	}()
 	if created {
 		m.cfg.Tmux.SetOptions(ctx, map[string]map[string]string{p.ID: {"@st_run": r.ID, "@st_role": "coordinator"}})
 	}

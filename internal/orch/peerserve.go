@@ -273,23 +273,7 @@ func (m *Manager) PeerAdopt(ctx context.Context, from string, req PeerOp) (*Work
 	if err != nil {
 		return nil, err
 	}
-	name := tp.StName
-	if name == "" || !ValidName(name) {
-		name = NameFromTask(tp.WindowName)
-	}
-	base := name
-	for i := 2; ; i++ {
-		taken := false
-		for _, o := range r.Workers {
-			if o.Name == name && o.State.Live() {
-				taken = true
-			}
-		}
-		if !taken {
-			break
-		}
-		name = fmt.Sprintf("%s-%d", base, i)
-	}
+	name := adoptedName(r, tp)
 	now := m.cfg.Now()
 	st := Idle
 	if pi := m.panes[tp.ID]; pi != nil && pi.inTurn {

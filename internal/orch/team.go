@@ -137,6 +137,29 @@ func (m *Manager) agentKind(p tmux.Pane) string {
 	return ""
 }
 
+// adoptedName is the name an adopted agent gets in run r: the name st
+// gave its pane, or its window's, made unique in the run with -2, -3...
+// Called with m.mu held.
+func adoptedName(r *Run, tp tmux.Pane) string {
+	name := tp.StName
+	if name == "" || !ValidName(name) {
+		name = NameFromTask(tp.WindowName)
+	}
+	base := name
+	for i := 2; ; i++ {
+		taken := false
+		for _, o := range r.Workers {
+			if o.Name == name && o.State.Live() {
+				taken = true
+			}
+		}
+		if !taken {
+			return name
+		}
+		name = fmt.Sprintf("%s-%d", base, i)
+	}
+}
+
 // Adopt makes an agent that is already running in a pane the calling
 // pane's worker. Nothing is typed into it; its conversation stays as it
 // is. An agent that leads workers of its own comes in as a team: it keeps
@@ -197,23 +220,7 @@ func (m *Manager) Adopt(ctx context.Context, req IDRequest) (*WorkerView, error)
 		drop()
 		return nil, err
 	}
-	name := tp.StName
-	if name == "" || !ValidName(name) {
-		name = NameFromTask(tp.WindowName)
-	}
-	base := name
-	for i := 2; ; i++ {
-		taken := false
-		for _, o := range r.Workers {
-			if o.Name == name && o.State.Live() {
-				taken = true
-			}
-		}
-		if !taken {
-			break
-		}
-		name = fmt.Sprintf("%s-%d", base, i)
-	}
+	name := adoptedName(r, tp)
 	var scope *Scope
 	var notes []string
 	if len(req.Owns) > 0 {

@@ -60,6 +60,45 @@ func (m *Manager) placementIn(p tmux.Pane, fixed *Run) (r *Run, level int, creat
 	return m.newRun(p, ""), 1, true, nil
 }
 
+// reserve places a new worker called name for pane p (in run fixed when
+// given, or where a remote start puts it) and holds its name until
+// release, so that two starts cannot take one name. A run made for it is
+// saved.
+func (m *Manager) reserve(p tmux.Pane, fixed *Run, remote *remotePlace, name string) (r *Run, level int, created bool, release func(), err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if remote != nil {
+		r, level = remote.run, remote.level
+	} else if r, level, created, err = m.placementIn(p, fixed); err != nil {
+		return nil, 0, false, nil, err
+	}
+	key := r.ID + "/" + name
+	taken := m.reserved[key]
+	for _, w := range r.Workers {
+		if w.Name == name && w.State.Live() {
+			taken = true
+		}
+	}
+	if taken {
+		if created {
+			delete(m.runs, r.ID)
+		}
+		return nil, 0, false, nil, errorf(KindConflict, "pick another --name", "run %s already has a worker named %q", r.ID, name)
+	}
+	if created {
+		if err := m.save(r); err != nil {
+			delete(m.runs, r.ID)
+			return nil, 0, false, nil, err
+		}
+	}
+	m.reserved[key] = true
+	return r, level, created, func() {
+		m.mu.Lock()
+		delete(m.reserved, key)
+		m.mu.Unlock()
+	}, nil
+}
+
 // chain spells the line of panes from a run's coordinator to w.
 func (m *Manager) chain(w *Worker) string {
 	parts := []string{w.ID}
@@ -124,45 +163,15 @@ func (m *Manager) StartWorker(ctx context.Context, req StartRequest) (*WorkerVie
 
 	// Place the worker and reserve its name before opening anything, so
 	// that two starts cannot take one name.
-	m.mu.Lock()
-	var r *Run
-	var level int
-	var created bool
+	var fixed *remotePlace
 	if req.remote != nil {
-		r, level = req.remote.run, req.remote.level
-	} else if r, level, created, err = m.placementIn(p, req.run); err != nil {
-		m.mu.Unlock()
+		fixed = req.remote
+	}
+	r, level, created, release, err := m.reserve(p, req.run, fixed, name)
+	if err != nil {
 		return nil, err
 	}
-	key := r.ID + "/" + name
-	taken := m.reserved[key]
-	for _, w := range r.Workers {
-		if w.Name == name && w.State.Live() {
-			taken = true
-		}
-	}
-	if taken {
-		if created {
-			delete(m.runs, r.ID)
-		}
-		m.mu.Unlock()
-		return nil, errorf(KindConflict, "pick another --name", "run %s already has a worker named %q", r.ID, name)
-	}
-	m.reserved[key] = true
-	if created {
-		if err := m.save(r); err != nil {
-			delete(m.runs, r.ID)
-			delete(m.reserved, key)
-			m.mu.Unlock()
-			return nil, err
-		}
-	}
-	m.mu.Unlock()
-	defer func() {
-		m.mu.Lock()
-		delete(m.reserved, key)
-		m.mu.Unlock()
-	}()
+	defer release()
 	if created {
 		m.cfg.Tmux.SetOption(ctx, p.ID, "@st_run", r.ID)
 		m.cfg.Tmux.SetOption(ctx, p.ID, "@st_role", "coordinator")
