@@ -111,7 +111,12 @@ func scaleAt(b *testing.B, n int) {
 		figure(b, "daemon_idle_cpu"+sfx, pct, "%core")
 	}
 
-	// 3. Report to a waiting st worker wait.
+	// 3. Report to a waiting st worker wait. The workers' own turns must
+	// have ended first (st worker read waits for that): a late Stop hook
+	// after the benchmark's UserPromptSubmit would make one idle.
+	for i := 0; i < 30 && i < len(ids); i++ {
+		r.mustRun(r.st(r.coord, "worker", "read", ids[i]))
+	}
 	var lat []time.Duration
 	for i := 0; i < 30; i++ {
 		lat = append(lat, waitAfterDone(b, r, ids[i%len(ids)]))

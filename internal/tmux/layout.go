@@ -209,6 +209,15 @@ func (c *Client) SetOptions(ctx context.Context, opts map[string]map[string]stri
 	}
 	sort.Strings(panes)
 	var args []string
+	size := 0
+	flush := func() error {
+		if len(args) == 0 {
+			return nil
+		}
+		_, err := c.Run(ctx, args...)
+		args, size = nil, 0
+		return err
+	}
 	for _, p := range panes {
 		keys := make([]string, 0, len(opts[p]))
 		for k := range opts[p] {
@@ -216,17 +225,31 @@ func (c *Client) SetOptions(ctx context.Context, opts map[string]map[string]stri
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
+			cmd := []string{"set-option", "-p", "-t", p, k, opts[p][k]}
+			n := 0
+			for _, a := range cmd {
+				n += len(a) + 1
+			}
+			// tmux takes a command line of at most one message (16 KiB
+			// with its header): a long chain goes in several calls.
+			if size+n > maxCommandBytes {
+				if err := flush(); err != nil {
+					return fmt.Errorf("set st's options on %d panes: %w", len(panes), err)
+				}
+			}
 			if len(args) > 0 {
 				args = append(args, ";")
 			}
-			args = append(args, "set-option", "-p", "-t", p, k, opts[p][k])
+			args = append(args, cmd...)
+			size += n + 2
 		}
 	}
-	if len(args) == 0 {
-		return nil
-	}
-	if _, err := c.Run(ctx, args...); err != nil {
+	if err := flush(); err != nil {
 		return fmt.Errorf("set st's options on %d panes: %w", len(panes), err)
 	}
 	return nil
 }
+
+// maxCommandBytes bounds the arguments of one chained tmux call, well
+// under the size of the one message a tmux client sends its server.
+const maxCommandBytes = 8000
