@@ -98,7 +98,9 @@ function buildModel(snap) {
     parentOf.set(keyOf(a), byKey.get(pk));
   }
   const children = (a) => kids.get(keyOf(a)) || [];
-  const orphan = (a) => !!parentKeyOf(a) && !parentOf.has(keyOf(a));
+  // A coordinator on another machine that this page does not show (that
+  // machine offline, or this one not signed in) is not thereby gone.
+  const orphan = (a) => { const pk = parentKeyOf(a); return !!pk && !parentOf.has(keyOf(a)) && (!pk.includes('/') || !!a.parentGone); };
   const roots = snap.agents.filter((a) => !parentOf.has(keyOf(a)));
   const rootOf = (a) => { let r = a; while (parentOf.has(keyOf(r))) r = parentOf.get(keyOf(r)); return r; };
   const gatesOf = new Map();
