@@ -206,15 +206,6 @@ func (m *Manager) StartWorker(ctx context.Context, req StartRequest) (*WorkerVie
 		undoTree()
 		return nil, errorf(KindInternal, "check that the coordinator's session still exists", "%v", err)
 	}
-	now := m.cfg.Now()
-	w := &Worker{
-		ID: wp.ID, Name: name, Agent: ad.Kind(), Parent: p.ID, Level: level, State: Starting, Since: now,
-		Task: req.Task, Cwd: cwd, Window: wp.WindowID, Session: wp.SessionID, StartedAt: now,
-		Scope: scope, Worktree: wt, Fan: req.fanGroup,
-	}
-	if req.remote != nil {
-		w.Ref = req.remote.ref
-	}
 	// The relations on the pane are how st knows it after a restart of
 	// st: a worker whose pane lacks them would count as gone. So a failed
 	// try (a busy server) is tried again.
@@ -225,6 +216,18 @@ func (m *Manager) StartWorker(ctx context.Context, req StartRequest) (*WorkerVie
 			break
 		}
 		m.logf("worker %s: keep its relations on the pane (try %d): %v", wp.ID, try+1, err)
+	}
+	// The worker starts once its pane carries them: a reconcile that
+	// listed the panes before then (it skips workers started after its
+	// listing) would see a pane of no run and call the worker gone.
+	now := m.cfg.Now()
+	w := &Worker{
+		ID: wp.ID, Name: name, Agent: ad.Kind(), Parent: p.ID, Level: level, State: Starting, Since: now,
+		Task: req.Task, Cwd: cwd, Window: wp.WindowID, Session: wp.SessionID, StartedAt: now,
+		Scope: scope, Worktree: wt, Fan: req.fanGroup,
+	}
+	if req.remote != nil {
+		w.Ref = req.remote.ref
 	}
 	m.mu.Lock()
 	r.Workers = append(r.Workers, w)

@@ -107,6 +107,7 @@ func TestKillDaemonWhileReporting(t *testing.T) {
 			for name, why := range lost {
 				t.Errorf("trial %d: report of %s lost: %s", trial, name, why)
 			}
+			t.Logf("trial %d: %s", trial, w.logFor(lost))
 		}
 	}
 	if notMid > 0 {

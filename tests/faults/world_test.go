@@ -236,6 +236,23 @@ func (w *world) logTail() string {
 	return "daemon.log:\n" + s
 }
 
+// logFor is the daemon log's lines that name the lost workers' panes
+// or names, and its restarts: what a lost report's story needs.
+func (w *world) logFor(lost map[string]string) string {
+	data, _ := os.ReadFile(filepath.Join(w.home, "daemon.log"))
+	var keep []string
+	for _, l := range strings.Split(string(data), "\n") {
+		hit := strings.Contains(l, "listening") || strings.Contains(l, "skipping") || strings.Contains(l, "reconcile")
+		for name := range lost {
+			hit = hit || strings.Contains(l, "("+name+")")
+		}
+		if hit {
+			keep = append(keep, l)
+		}
+	}
+	return "daemon.log, the lines about the lost workers:\n" + strings.Join(keep, "\n")
+}
+
 func (w *world) writeFile(name, text string) string {
 	w.t.Helper()
 	p := filepath.Join(w.dir, name)
