@@ -87,6 +87,18 @@ func (m *Manager) Graph() []GraphAgent {
 		}
 		out = append(out, g)
 	}
+	// Agents in no run: a person's own Claude or Codex, which can be
+	// adopted (dropped on a coordinator in the web UI).
+	for pane, pi := range m.panes {
+		if seen[pane] || pi.agent == "" || m.livePanes == nil || !m.livePanes[pane] {
+			continue
+		}
+		g := GraphAgent{Pane: pane, Kind: pi.agent, State: "idle", Since: pi.lastEvent, Subagents: subs(pane)}
+		if pi.inTurn {
+			g.State = "working"
+		}
+		out = append(out, g)
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Pane < out[j].Pane })
 	return out
 }

@@ -190,8 +190,12 @@ func leftDown(p *input.DispatchMouseEventParams) {
 // would, and lets go on another.
 func drag(t *testing.T, ctx context.Context, from, to string) {
 	t.Helper()
+	// Scroll once: a second scroll (to bring the target to the middle)
+	// would move the first card from under the pointer's start.
 	x1, y1 := center(t, ctx, from)
-	x2, y2 := center(t, ctx, to)
+	xy := run(t, ctx, chromedp.Evaluate[[]float64](fmt.Sprintf(
+		`(() => { const r = document.querySelector(%q).getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()`, to)))
+	x2, y2 := xy[0], xy[1]
 	steps := []chromedp.Action[chromedp.Void]{chromedp.MouseEvent(chromedp.MousePressed, x1, y1, leftDown)}
 	for i := 1; i <= 12; i++ {
 		f := float64(i) / 12
