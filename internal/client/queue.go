@@ -51,8 +51,17 @@ func QueueReport(req orch.DoneRequest) (string, error) {
 	return path, store.WriteJSON(path, req, 0o600)
 }
 
-// safeDir refuses a queue folder that another user could write to.
+// safeDir refuses a queue folder that another user could write to. Its
+// parent (/tmp/st-UID) is checked too: one made by another user could
+// have the folder swapped between the check and the read.
 func safeDir(dir string) error {
+	if err := privateDir(filepath.Dir(dir)); err != nil {
+		return err
+	}
+	return privateDir(dir)
+}
+
+func privateDir(dir string) error {
 	fi, err := os.Lstat(dir)
 	if err != nil {
 		return err
