@@ -185,13 +185,13 @@ func (m *Manager) peerWorker(from, id, what string) (*Worker, error) {
 		return nil, err
 	}
 	owner, _, ok := splitRemote(w.Parent)
-	if !ok || owner != from {
-		who := "a coordinator on this machine"
-		if ok {
-			who = "machine " + owner
-		}
-		return nil, errorf(KindRemote, fmt.Sprintf("%s it from %s, where its coordinator is", what, strings.TrimPrefix(who, "machine ")),
-			"refused: %s works for %s, not for %s", w.ID, who, from)
+	if !ok {
+		return nil, errorf(KindRemote, "only its coordinator, on this machine, may "+what+" it",
+			"refused: %s works for a coordinator on this machine (%s), not for %s", w.ID, w.Parent, from)
+	}
+	if owner != from {
+		return nil, errorf(KindRemote, fmt.Sprintf("%s it from %s, where its coordinator is", what, owner),
+			"refused: %s works for machine %s, not for %s", w.ID, owner, from)
 	}
 	return w, nil
 }
