@@ -17,7 +17,6 @@ import (
 
 	"github.com/sophonz/st/internal/orch"
 	"github.com/sophonz/st/internal/testutil"
-	"github.com/sophonz/st/internal/tmux"
 )
 
 // rig is one benchmark's world: the st binary, a private tmux server with
@@ -252,79 +251,18 @@ func BenchmarkWaitAfterDone(b *testing.B) {
 		b.Fatalf("st worker start --json said %q (%v)", out, err)
 	}
 	worker := v.ID
-	hookPayload := `{"session_id":"b","hook_event_name":"UserPromptSubmit","prompt":"x"}`
-	waitOut := filepath.Join(r.dir, "wait.out")
-
 	var lat, doneWall, after []time.Duration
 	fallback := 0
 	b.ResetTimer()
 	for i := 0; i < reports+warmup; i++ {
-		// The worker's turn starts again: it is working, not done.
-		hook := r.st(worker, "hook", "sim", "UserPromptSubmit")
-		hook.Stdin = strings.NewReader(hookPayload)
-		r.mustRun(hook)
-
-		f, err := os.Create(waitOut)
-		if err != nil {
-			b.Fatal(err)
-		}
-		wait := r.st(r.coord, "worker", "wait", worker, "--timeout", "60s")
-		wait.Stdout, wait.Stderr = f, f // a file: Wait returns at the exit, with no copying
-		if err := wait.Start(); err != nil {
-			b.Fatal(err)
-		}
-		f.Close()
-		exited := make(chan time.Time, 1)
-		var waitErr error
-		go func() {
-			waitErr = wait.Wait()
-			exited <- time.Now()
-		}()
-
-		// Give the wait time to reach the daemon: its request written,
-		// then a little for the daemon to read it and start waiting.
-		regBy := time.Now().Add(10 * time.Second)
-		for {
-			sent, ok := requestSent(wait.Process.Pid)
-			if !ok {
-				fallback++
-				time.Sleep(30 * time.Millisecond)
-				break
-			}
-			if sent {
-				time.Sleep(5 * time.Millisecond)
-				break
-			}
-			if time.Now().After(regBy) {
-				b.Fatal("st worker wait never sent its request")
-			}
-			time.Sleep(200 * time.Microsecond)
-		}
-		select {
-		case <-exited:
-			text, _ := os.ReadFile(waitOut)
-			b.Fatalf("report %d: st worker wait returned before st worker done (%v):\n%s\n%s", i, waitErr, text, r.explain(worker))
-		default:
-		}
-
-		t0 := time.Now()
-		r.mustRun(r.st(worker, "worker", "done", "--summary", "n"))
-		tDone := time.Now()
-		var t1 time.Time
-		select {
-		case t1 = <-exited:
-		case <-time.After(30 * time.Second):
-			wait.Process.Kill()
-			b.Fatalf("report %d: st worker wait did not return within 30 s of st worker done", i)
-		}
-		text, _ := os.ReadFile(waitOut)
-		if waitErr != nil || !strings.Contains(string(text), "done") {
-			b.Fatalf("report %d: st worker wait: %v:\n%s\n%s", i, waitErr, text, r.explain(worker))
+		rt := waitAfterDone(b, r, worker)
+		if rt.fallback {
+			fallback++
 		}
 		if i >= warmup {
-			lat = append(lat, t1.Sub(t0))
-			doneWall = append(doneWall, tDone.Sub(t0))
-			after = append(after, t1.Sub(tDone))
+			lat = append(lat, rt.lat)
+			doneWall = append(doneWall, rt.doneWall)
+			after = append(after, rt.after)
 		}
 	}
 	b.StopTimer()
@@ -368,53 +306,6 @@ func BenchmarkStartOverhead(b *testing.B) {
 	r := newRig(b)
 	r.up()
 	task := r.writeFile("task.md", "sleep: 600s\n", 0o644)
-	hookLog := filepath.Join(r.dir, "hooks.log")
-	fake := r.writeFile("fakest", "#!/bin/sh\ncat >/dev/null\n"+
-		"if [ \"$3\" = UserPromptSubmit ]; then echo \"$3\" >>"+tmux.ShellJoin([]string{hookLog})+"; fi\nexit 0\n", 0o755)
-	line := orch.TaskLine(r.bin, task)
-	agentCmd := tmux.ShellJoin([]string{r.bin, "agent", "sim"})
-
-	baseline := func(i int) time.Duration {
-		os.Remove(hookLog)
-		t0 := time.Now()
-		out, err := r.tmux("new-window", "-d", "-P", "-F", "#{window_id} #{pane_id}", "-t", r.session+":",
-			"-n", fmt.Sprintf("b%d", i), "-c", r.dir, "-e", "ST_BIN="+fake, "-e", "PATH="+r.getenv("PATH"), agentCmd)
-		if err != nil {
-			b.Fatal(err)
-		}
-		f := strings.Fields(out)
-		if len(f) != 2 {
-			b.Fatalf("new-window said %q", out)
-		}
-		win, pane := f[0], f[1]
-		defer r.tmux("kill-window", "-t", win)
-		by := time.Now().Add(20 * time.Second)
-		var screen string
-		for !emptyBox(screen) {
-			if time.Now().After(by) {
-				b.Fatalf("baseline %d: the sim never showed an empty box; last screen:\n%s", i, screen)
-			}
-			time.Sleep(5 * time.Millisecond)
-			screen, _ = r.tmux("capture-pane", "-p", "-t", pane)
-		}
-		if _, err := r.tmux("send-keys", "-t", pane, "-l", "--", line); err != nil {
-			b.Fatal(err)
-		}
-		time.Sleep(80 * time.Millisecond)
-		if _, err := r.tmux("send-keys", "-t", pane, "Enter"); err != nil {
-			b.Fatal(err)
-		}
-		for {
-			if data, err := os.ReadFile(hookLog); err == nil && strings.Contains(string(data), "UserPromptSubmit") {
-				return time.Since(t0)
-			}
-			if time.Now().After(by) {
-				screen, _ = r.tmux("capture-pane", "-p", "-t", pane)
-				b.Fatalf("baseline %d: no UserPromptSubmit hook; last screen:\n%s", i, screen)
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
 	withST := func(i int) time.Duration {
 		t0 := time.Now()
 		out := r.mustRun(r.st(r.coord, "worker", "start", "--agent", "sim", "--task", task, "--name", fmt.Sprintf("w%d", i), "--json"))
@@ -430,7 +321,7 @@ func BenchmarkStartOverhead(b *testing.B) {
 	var base, st []time.Duration
 	b.ResetTimer()
 	for i := 0; i < n+warmup; i++ {
-		bd := baseline(i)
+		bd := baselineStart(b, r, i)
 		sd := withST(i)
 		if i >= warmup {
 			base = append(base, bd)

@@ -119,7 +119,7 @@ func scaleAt(b *testing.B, n int) {
 	}
 	var lat []time.Duration
 	for i := 0; i < 30; i++ {
-		lat = append(lat, waitAfterDone(b, r, ids[i%len(ids)]))
+		lat = append(lat, waitAfterDone(b, r, ids[i%len(ids)]).lat)
 	}
 	l := newStats(lat)
 	figure(b, "wait_after_done_median"+sfx, ms(l.median()), "ms")
@@ -348,11 +348,20 @@ func coordinatorPane(b *testing.B, r *rig) string {
 	return run.Coordinator
 }
 
-// waitAfterDone is one round of BenchmarkWaitAfterDone on worker: the
-// worker's turn starts again, a wait is sent, then the worker reports;
-// it returns the time from the report's start to the wait's exit.
-func waitAfterDone(b *testing.B, r *rig, worker string) time.Duration {
+// reportTiming is one report timed against a waiting st worker wait.
+type reportTiming struct {
+	lat      time.Duration // st worker done starts -> the wait returns
+	doneWall time.Duration // the st worker done process
+	after    time.Duration // the done process ends -> the wait returns
+	fallback bool          // /proc could not tell when the wait had sent its request
+}
+
+// waitAfterDone starts the worker's turn again (a UserPromptSubmit hook),
+// starts st worker wait for it, reports with st worker done once the
+// wait's request is out, and times the wait's return.
+func waitAfterDone(b *testing.B, r *rig, worker string) reportTiming {
 	b.Helper()
+	var rt reportTiming
 	hook := r.st(worker, "hook", "sim", "UserPromptSubmit")
 	hook.Stdin = strings.NewReader(`{"session_id":"b","hook_event_name":"UserPromptSubmit","prompt":"x"}`)
 	r.mustRun(hook)
@@ -362,7 +371,7 @@ func waitAfterDone(b *testing.B, r *rig, worker string) time.Duration {
 		b.Fatal(err)
 	}
 	wait := r.st(r.coord, "worker", "wait", worker, "--timeout", "60s")
-	wait.Stdout, wait.Stderr = f, f
+	wait.Stdout, wait.Stderr = f, f // a file: Wait returns at the exit, with no copying
 	if err := wait.Start(); err != nil {
 		b.Fatal(err)
 	}
@@ -373,10 +382,13 @@ func waitAfterDone(b *testing.B, r *rig, worker string) time.Duration {
 		waitErr = wait.Wait()
 		exited <- time.Now()
 	}()
+	// Give the wait time to reach the daemon: its request written, then
+	// a little for the daemon to read it and start waiting.
 	regBy := time.Now().Add(10 * time.Second)
 	for {
 		sent, ok := requestSent(wait.Process.Pid)
 		if !ok {
+			rt.fallback = true
 			time.Sleep(30 * time.Millisecond)
 			break
 		}
@@ -389,8 +401,15 @@ func waitAfterDone(b *testing.B, r *rig, worker string) time.Duration {
 		}
 		time.Sleep(200 * time.Microsecond)
 	}
+	select {
+	case <-exited:
+		text, _ := os.ReadFile(waitOut)
+		b.Fatalf("st worker wait returned before st worker done (%v):\n%s\n%s", waitErr, text, r.explain(worker))
+	default:
+	}
 	t0 := time.Now()
 	r.mustRun(r.st(worker, "worker", "done", "--summary", "n"))
+	tDone := time.Now()
 	var t1 time.Time
 	select {
 	case t1 = <-exited:
@@ -402,12 +421,14 @@ func waitAfterDone(b *testing.B, r *rig, worker string) time.Duration {
 	if waitErr != nil || !strings.Contains(string(text), "done") {
 		b.Fatalf("st worker wait: %v:\n%s\n%s", waitErr, text, r.explain(worker))
 	}
-	return t1.Sub(t0)
+	rt.lat, rt.doneWall, rt.after = t1.Sub(t0), tDone.Sub(t0), t1.Sub(tDone)
+	return rt
 }
 
-// baselineStart is BenchmarkStartOverhead's baseline: a window running
-// the sim directly, driven by polling its screen, until its
-// UserPromptSubmit hook fires.
+// baselineStart is the start of the sim with no st (BenchmarkStartOverhead
+// and BenchmarkScale compare st's start with it): a window running the sim
+// directly, driven by polling its screen, until its UserPromptSubmit hook
+// fires.
 func baselineStart(b *testing.B, r *rig, i int) time.Duration {
 	b.Helper()
 	task := r.writeFile("btask.md", "sleep: 600s\n", 0o644)
