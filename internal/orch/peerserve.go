@@ -273,35 +273,11 @@ func (m *Manager) PeerAdopt(ctx context.Context, from string, req PeerOp) (*Work
 	if err != nil {
 		return nil, err
 	}
-	name := adoptedName(r, tp)
-	now := m.cfg.Now()
-	st := Idle
-	if pi := m.panes[tp.ID]; pi != nil && pi.inTurn {
-		st = Working
-	}
-	parent := from + "/" + req.Parent
-	w := &Worker{ID: tp.ID, Name: name, Agent: kind, Parent: parent, Level: req.Level, State: st, Since: now,
-		Cwd: tp.Path, Window: tp.WindowID, Session: tp.SessionID, StartedAt: now, Adopted: true, Ref: req.Ref}
-	if team != nil {
-		w.TeamRun = team.ID
-	}
-	r.Workers = append(r.Workers, w)
-	m.workers[w.ID] = w
-	m.runOf[w.ID] = r
-	if err := m.save(r); err != nil {
-		r.Workers = r.Workers[:len(r.Workers)-1]
-		delete(m.workers, w.ID)
-		delete(m.runOf, w.ID)
+	w := m.adoptedWorker(tp, adoptedName(r, tp), kind, from+"/"+req.Parent, req.Level, team)
+	w.Ref = req.Ref
+	if err := m.enrol(ctx, r, w, nil); err != nil {
 		return nil, err
 	}
-	opts := map[string]string{"@st_run": r.ID, "@st_role": "worker", "@st_parent": parent, "@st_name": name}
-	if team != nil {
-		opts["@st_team"] = team.ID
-	}
-	if err := m.cfg.Tmux.SetOptions(ctx, map[string]map[string]string{w.ID: opts}); err != nil {
-		m.logf("adopt: %v", err)
-	}
-	m.logf("adopted %s (%s, %s) for %s into run %s", w.ID, name, kind, parent, r.ID)
 	m.notify()
 	v := m.view(w)
 	return &v, nil

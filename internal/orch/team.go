@@ -160,6 +160,53 @@ func adoptedName(r *Run, tp tmux.Pane) string {
 	}
 }
 
+// adoptedWorker is the record of the agent in pane tp as the worker of
+// parent at level, as it is now: working if its turn runs. Called with
+// m.mu held.
+func (m *Manager) adoptedWorker(tp tmux.Pane, name, kind, parent string, level int, team *Run) *Worker {
+	now := m.cfg.Now()
+	st := Idle
+	if pi := m.panes[tp.ID]; pi != nil && pi.inTurn {
+		st = Working
+	}
+	w := &Worker{ID: tp.ID, Name: name, Agent: kind, Parent: parent, Level: level, State: st, Since: now,
+		Cwd: tp.Path, Window: tp.WindowID, Session: tp.SessionID, StartedAt: now, Adopted: true}
+	if team != nil {
+		w.TeamRun = team.ID
+	}
+	return w
+}
+
+// enrol adds an adopted worker to run r, on disk and on its pane (with
+// the options in also on other panes, such as a new run's coordinator).
+// Called with m.mu held, which the options are set under too: the
+// watcher checks the panes' options, and must not see the old ones on
+// an adopted pane.
+func (m *Manager) enrol(ctx context.Context, r *Run, w *Worker, also map[string]map[string]string) error {
+	r.Workers = append(r.Workers, w)
+	m.workers[w.ID] = w
+	m.runOf[w.ID] = r
+	if err := m.save(r); err != nil {
+		r.Workers = r.Workers[:len(r.Workers)-1]
+		delete(m.workers, w.ID)
+		delete(m.runOf, w.ID)
+		return err
+	}
+	opts := map[string]string{"@st_run": r.ID, "@st_role": "worker", "@st_parent": w.Parent, "@st_name": w.Name}
+	if w.TeamRun != "" {
+		opts["@st_team"] = w.TeamRun
+	}
+	set := map[string]map[string]string{w.ID: opts}
+	for p, o := range also {
+		set[p] = o
+	}
+	if err := m.cfg.Tmux.SetOptions(ctx, set); err != nil {
+		m.logf("adopt: %v", err)
+	}
+	m.logf("adopted %s (%s, %s) into run %s under %s", w.ID, w.Name, w.Agent, r.ID, w.Parent)
+	return nil
+}
+
 // Adopt makes an agent that is already running in a pane the calling
 // pane's worker. Nothing is typed into it; its conversation stays as it
 // is. An agent that leads workers of its own comes in as a team: it keeps
@@ -235,40 +282,16 @@ func (m *Manager) Adopt(ctx context.Context, req IDRequest) (*WorkerView, error)
 			return nil, err
 		}
 	}
-	now := m.cfg.Now()
-	st := Idle
-	if pi := m.panes[tp.ID]; pi != nil && pi.inTurn {
-		st = Working
+	w := m.adoptedWorker(tp, name, kind, p.ID, level, team)
+	w.Scope = scope
+	var also map[string]map[string]string
+	if created {
+		also = map[string]map[string]string{p.ID: {"@st_run": r.ID, "@st_role": "coordinator"}}
 	}
-	w := &Worker{ID: tp.ID, Name: name, Agent: kind, Parent: p.ID, Level: level, State: st, Since: now,
-		Cwd: tp.Path, Window: tp.WindowID, Session: tp.SessionID, StartedAt: now, Adopted: true, Scope: scope}
-	if team != nil {
-		w.TeamRun = team.ID
-	}
-	r.Workers = append(r.Workers, w)
-	m.workers[w.ID] = w
-	m.runOf[w.ID] = r
-	if err := m.save(r); err != nil {
-		r.Workers = r.Workers[:len(r.Workers)-1]
-		delete(m.workers, w.ID)
-		delete(m.runOf, w.ID)
+	if err := m.enrol(ctx, r, w, also); err != nil {
 		drop()
 		return nil, err
 	}
-	opts := map[string]string{"@st_run": r.ID, "@st_role": "worker", "@st_parent": p.ID, "@st_name": name}
-	if team != nil {
-		opts["@st_team"] = team.ID
-	}
-	// Set now, while st holds its lock: the watcher checks the panes'
-	// options, and must not see the old ones on an adopted pane.
-	set := map[string]map[string]string{w.ID: opts}
-	if created {
-		set[p.ID] = map[string]string{"@st_run": r.ID, "@st_role": "coordinator"}
-	}
-	if err := m.cfg.Tmux.SetOptions(ctx, set); err != nil {
-		m.logf("adopt: %v", err)
-	}
-	m.logf("adopted %s (%s, %s) into run %s under %s", w.ID, name, kind, r.ID, p.ID)
 	m.notify()
 	v := m.view(w)
 	v.Notes = notes
