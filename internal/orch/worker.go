@@ -504,23 +504,23 @@ func orNone(s string) string {
 func (m *Manager) Wait(ctx context.Context, req WaitRequest) (*WaitResult, error) {
 	// Ids of workers on other machines name this machine's records of them.
 	remote := map[string]*Worker{}
-	for _, id := range req.IDs {
+	ids := append([]string(nil), req.IDs...)
+	for i, id := range ids {
 		if !isRemotePane(id) {
 			continue
 		}
-		_, mr, _, w, local, err := m.remoteTarget(ctx, id)
+		_, _, _, w, local, err := m.remoteTarget(ctx, id)
 		if err != nil {
 			return nil, err
 		}
-		if local != "" {
-			remote[id] = nil
+		if local != "" { // it named this machine
+			ids[i] = local
 			continue
 		}
 		if w == nil {
 			return nil, errorf(KindNotFound, "st worker list --all shows the workers this machine's runs have elsewhere",
 				"%s is not a worker of any run on this machine (it may work for another machine)", id)
 		}
-		_ = mr
 		remote[id] = w
 	}
 	m.mu.Lock()
@@ -540,13 +540,10 @@ func (m *Manager) Wait(ctx context.Context, req WaitRequest) (*WaitResult, error
 			return nil, errorf(KindNotFound, "st worker start --agent AGENT --task FILE starts one", "pane %s has no workers to wait for", req.Pane)
 		}
 	} else {
-		for _, id := range req.IDs {
+		for _, id := range ids {
 			if w := remote[id]; w != nil {
 				ws = append(ws, w)
 				continue
-			}
-			if _, ok := remote[id]; ok {
-				_, id, _ = splitRemote(id)
 			}
 			w, err := m.resolve(req.Pane, id)
 			if err != nil {

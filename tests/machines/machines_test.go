@@ -73,7 +73,7 @@ func has(t *testing.T, out string, pattern string) []string {
 const helloTask = "Say hello.\nrun: pwd > where.txt\nanswer: Hello from the other machine.\nsummary: said hello, checked where.txt\n"
 
 func TestMachinesListAndRefusals(t *testing.T) {
-	c, a, b, g, pa := three(t)
+	c, a, b, _, pa := three(t)
 
 	// st machines: names, host names, slugs, online, takes workers.
 	testutil.WaitFor(t, 10*time.Second, func() (bool, string) {
@@ -112,7 +112,6 @@ func TestMachinesListAndRefusals(t *testing.T) {
 	n.Login("other") // the running daemon takes the sign-in at once
 	out, err = n.In(pn, "worker", "start", "--machine", "beta", "--agent", "sim", "--task", task)
 	refused(t, out, err, `no machine "beta"`, "this machine is in account other; a machine of another account cannot take its workers")
-	_ = g
 
 	// Ordered tasks and code moves are refused across machines.
 	out, err = a.In(pa, "task", "create", "t1", "--machine", "beta", "--agent", "sim", "--task", task)
@@ -302,7 +301,6 @@ func TestMachinesUnreachableAndCoordinatorMove(t *testing.T) {
 	if after := accessAddr(t, a, "gamma"); after == before {
 		t.Fatalf("remote/gamma.json still has the old address %s", before)
 	}
-	_ = bid
 
 	// The coordinator moves: beta's st is down while alpha's tmux server
 	// restarts, so alpha cannot tell it at once.
