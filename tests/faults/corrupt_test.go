@@ -93,7 +93,7 @@ func TestCorruptRunJSON(t *testing.T) {
 	// What the user sees: a message naming the file.
 	seen := upOut + statusOut + listOut
 	if !strings.Contains(seen, path) {
-		fail("KNOWN BUG: neither st up, st status nor st worker list names %s; only daemon.log does. They said:\n%s", path, seen)
+		fail("neither st up, st status nor st worker list names %s; only daemon.log does. They said:\n%s", path, seen)
 	}
 	report(t, "corrupt-run-json", 1, losses, "things wrong: the file overwritten, no copy, or no message naming it")
 }

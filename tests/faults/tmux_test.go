@@ -30,11 +30,11 @@ func TestTmuxKilledMidRun(t *testing.T) {
 
 // TestTmuxKilledListDuringRestore is TestTmuxKilledMidRun with a person
 // (or a coordinator) running `st worker list` while st brings the server
-// back, as anyone who notices the windows gone would. KNOWN BUG (issue 8
-// report): List reconciles against the half-restored server, whose new
-// panes carry no @st_run yet, so every worker is marked gone, and
-// relink then turns gone into idle: a worker that had reported is no
-// longer done (its summary stays). CI: 2 trials; scripts/faults: 10.
+// back, as anyone who notices the windows gone would. It found a bug,
+// fixed since: List reconciled against the half-restored server, whose
+// new panes carried no @st_run yet, so every worker was marked gone and
+// a worker that had reported was no longer done. CI: 2 trials;
+// scripts/faults: 10.
 func TestTmuxKilledListDuringRestore(t *testing.T) {
 	n := trials(2, 10)
 	const long, short = 3, 3
