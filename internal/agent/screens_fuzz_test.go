@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/sophonz/st/internal/testutil"
 )
 
 // Fuzz targets for what st reads from outside: the agents' screens
@@ -18,24 +20,10 @@ import (
 // backtracks without end, fails here instead of hanging the fuzzer.
 const fuzzDeadline = 2 * time.Second
 
-// within runs fn and fails the test when it has not returned in d.
+// within runs fn under testutil.Within.
 func within(t *testing.T, d time.Duration, what string, fn func()) {
 	t.Helper()
-	done := make(chan struct{})
-	var panicked any
-	go func() {
-		defer close(done)
-		defer func() { panicked = recover() }()
-		fn()
-	}()
-	select {
-	case <-done:
-		if panicked != nil {
-			t.Fatalf("%s panicked: %v", what, panicked)
-		}
-	case <-time.After(d):
-		t.Fatalf("%s did not return within %v", what, d)
-	}
+	testutil.Within(t, d, what, fn)
 }
 
 // checkView checks what every recognizer promises of a View.

@@ -130,3 +130,25 @@ func BuildST(t testing.TB) string {
 	}
 	return builtBin
 }
+
+// Within runs fn and fails the test when it panics or has not returned
+// in d: a fuzzed input that makes a parser loop fails instead of hanging
+// the fuzzer.
+func Within(t testing.TB, d time.Duration, what string, fn func()) {
+	t.Helper()
+	done := make(chan struct{})
+	var panicked any
+	go func() {
+		defer close(done)
+		defer func() { panicked = recover() }()
+		fn()
+	}()
+	select {
+	case <-done:
+		if panicked != nil {
+			t.Fatalf("%s panicked: %v", what, panicked)
+		}
+	case <-time.After(d):
+		t.Fatalf("%s did not return within %v", what, d)
+	}
+}

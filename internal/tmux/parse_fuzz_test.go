@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sophonz/st/internal/testutil"
 )
 
 // Fuzz targets for what st reads back from tmux: the -F format lines of
@@ -19,21 +21,7 @@ const fuzzDeadline = 2 * time.Second
 
 func within(t *testing.T, what string, fn func()) {
 	t.Helper()
-	done := make(chan struct{})
-	var panicked any
-	go func() {
-		defer close(done)
-		defer func() { panicked = recover() }()
-		fn()
-	}()
-	select {
-	case <-done:
-		if panicked != nil {
-			t.Fatalf("%s panicked: %v", what, panicked)
-		}
-	case <-time.After(fuzzDeadline):
-		t.Fatalf("%s did not return within %v", what, fuzzDeadline)
-	}
+	testutil.Within(t, fuzzDeadline, what, fn)
 }
 
 // outputRunner answers every command with the same output.
