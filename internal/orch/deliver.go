@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/plain"
 	"github.com/sophonz/st/internal/tmux"
 )
 
@@ -124,6 +125,12 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // deliver types d.text into d.pane and returns once the agent's hook shows
 // that its turn started.
 func (m *Manager) deliver(ctx context.Context, d *delivery) error {
+	// Every line st types passes the one check, whoever made it (a task
+	// line, a notice naming a worker of another machine, st worker send):
+	// a control character would be a key to the agent.
+	if err := plain.Line(d.text); err != nil {
+		return errorf(KindUsage, "", "refused to type into %s: the line %v", d.pane, err)
+	}
 	want := squash(d.text)
 	readyBy := time.Now().Add(d.blockedTimeout)
 	typings := 0

@@ -158,6 +158,12 @@ func (f *fakeTmux) Run(ctx context.Context, args ...string) (string, error) {
 		}
 		delete(p.opts, args[5])
 		return "", nil
+	case is("show-options", "-p", "-q", "-v", "-t", "*", "*"):
+		p := f.pane(args[5])
+		if p == nil {
+			return "", errors.New("no such pane: " + args[5])
+		}
+		return p.opts[args[6]] + "\n", nil
 	case is("capture-pane", "-p", "-t", "*"), is("capture-pane", "-p", "-e", "-t", "*"):
 		return "", nil
 	}
@@ -931,6 +937,9 @@ func TestCheckLine(t *testing.T) {
 		{"a carriage return", "one\rtwo", false},
 		{"a trailing newline", "one\n", false},
 		{"a tab", "a\tb", false},
+		{"C1 CSI (U+009B)", "a\u009b[2Jb", false},
+		{"C1 NEL (U+0085)", "a\u0085b", false},
+		{"a raw CSI byte", "a\x9b[2Jb", false},
 		{"escape", "a\x1b[Ab", false},
 		{"ctrl-c", "a\x03", false},
 		{"delete", "a\x7f", false},

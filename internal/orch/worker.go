@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/plain"
 	"github.com/sophonz/st/internal/tmux"
 	"github.com/sophonz/st/internal/worktree"
 )
@@ -704,29 +705,28 @@ func (m *Manager) Send(ctx context.Context, req IDRequest) (*WorkerView, error) 
 	return &v, nil
 }
 
-// checkText refuses control characters other than line breaks and tabs in
-// text that st keeps and prints later (a summary, an objective, a gate's
-// question): printed raw, an escape sequence would act on the reader's
-// terminal (clear it, retitle it, write its clipboard).
+// checkText refuses, in text that st keeps and prints later (a summary,
+// an objective, a gate's question), what would act on the terminal of
+// whoever reads it: control characters other than line breaks and tabs,
+// C1 controls included, and bytes that are not UTF-8 (plain.Text).
 func checkText(what, s string) error {
-	for _, r := range s {
-		if (r < 0x20 && r != '\n' && r != '\t') || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			return errorf(KindUsage, "remove control characters and escape sequences from the "+what,
-				"the %s has a control character (%U), which would act on the terminal of whoever reads it", what, r)
-		}
+	if err := plain.Text(s); err != nil {
+		return errorf(KindUsage, "remove control characters and escape sequences from the "+what,
+			"the %s has %s, which would act on the terminal of whoever reads it", what, err.(*plain.Error).What())
 	}
 	return nil
 }
 
-// checkLine refuses text that an agent would not take as a plain line.
+// checkLine refuses text that an agent would not take as a plain line:
+// a line break would submit it early, a control character (C0 or C1) is
+// a key or an escape sequence to the agent's terminal (plain.Line).
 func checkLine(s string) error {
-	if strings.ContainsAny(s, "\r\n") {
-		return errorf(KindUsage, "send one line; put longer text in a file and send its path", "the text has a line break, which would submit it early")
-	}
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
-			return errorf(KindUsage, "remove control characters from the text", "the text has a control character (%U), which an agent would take as a key", r)
+	if err := plain.Line(s); err != nil {
+		pe := err.(*plain.Error)
+		if pe.Break {
+			return errorf(KindUsage, "send one line; put longer text in a file and send its path", "the text has a line break, which would submit it early")
 		}
+		return errorf(KindUsage, "remove control characters from the text", "the text has %s, which an agent would take as a key", pe.What())
 	}
 	if strings.HasPrefix(s, "/") || strings.HasPrefix(s, "$") {
 		return errorf(KindUsage, "start the line with a word", "a line starting with %q opens the agent's command menu", s[:1])
