@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/orch"
+	"github.com/sophonz/st/internal/plain"
 	"github.com/sophonz/st/internal/remote"
 	"github.com/sophonz/st/internal/tmux"
 )
@@ -243,12 +244,16 @@ func (p *peerNet) Call(ctx context.Context, slug, op string, req, resp any) erro
 	defer res.Body.Close()
 	data, _ := io.ReadAll(io.LimitReader(res.Body, 8<<20))
 	if res.StatusCode != http.StatusOK {
+		// Its words are printed to the person: made printable first.
 		var oe orch.Error
 		if json.Unmarshal(data, &oe) != nil || oe.Message == "" {
-			return &orch.Error{Kind: orch.KindRemote, Message: fmt.Sprintf("%s answered %s: %s", m.Name, res.Status, strings.TrimSpace(string(data)))}
+			return &orch.Error{Kind: orch.KindRemote, Message: plain.Clean(fmt.Sprintf("%s answered %s: %.300s", m.Name, res.Status, strings.TrimSpace(string(data))))}
 		}
-		oe.Message = m.Name + " says: " + oe.Message
-		oe.Hint = strings.ReplaceAll(oe.Hint, "that machine", m.Name)
+		if !knownKind(oe.Kind) {
+			oe.Kind = orch.KindRemote
+		}
+		oe.Message = plain.Clean(m.Name + " says: " + oe.Message)
+		oe.Hint = plain.Clean(strings.ReplaceAll(oe.Hint, "that machine", m.Name))
 		return &oe
 	}
 	if resp == nil {
@@ -267,6 +272,17 @@ func (p *peerNet) post(ctx context.Context, id *remote.Identity, m remote.Machin
 	}
 	hr.Header.Set("Content-Type", "application/json")
 	return id.TLSTransport().Client(m.Slug).Do(hr)
+}
+
+// knownKind reports whether an error kind from another machine is one
+// this st knows (programs act on it).
+func knownKind(k string) bool {
+	switch k {
+	case orch.KindUsage, orch.KindNotFound, orch.KindConflict, orch.KindDepth, orch.KindBlocked, orch.KindNoHooks,
+		orch.KindTimeout, orch.KindInternal, orch.KindUnreachable, orch.KindRemote:
+		return true
+	}
+	return false
 }
 
 // isTLSRefusal tells a certificate that was refused (by either side)
@@ -333,7 +349,7 @@ func (p *peerNet) routes(tr remote.Transport) http.Handler {
 		"graph": func(ctx context.Context, from string, b []byte) (any, error) {
 			// Named as this machine's web UI names them: a coordinator by
 			// its window.
-			g := p.mgr.Graph()
+			g := p.mgr.PeerGraph(from)
 			if panes, err := p.tmux.ListPanes(ctx); err == nil {
 				win := map[string]string{}
 				for _, tp := range panes {
@@ -354,7 +370,8 @@ func (p *peerNet) routes(tr remote.Transport) http.Handler {
 		mux.HandleFunc("/peer/v1/"+name, func(w http.ResponseWriter, r *http.Request) {
 			from, ok := tr.PeerOf(r)
 			if !ok {
-				writeErr(w, &orch.Error{Kind: "forbidden", Message: "refused: no certificate of this account"}, http.StatusForbidden)
+				writeErr(w, &orch.Error{Kind: "forbidden", Message: "refused: no valid certificate of this account (a machine that signed out or was removed from the account is refused)",
+					Hint: "sign this machine in again: st login"}, http.StatusForbidden)
 				return
 			}
 			if r.Method != http.MethodPost {
@@ -369,7 +386,8 @@ func (p *peerNet) routes(tr remote.Transport) http.Handler {
 
 // AcceptRemoteRequest turns accept-remote on or off (nil On: only ask).
 type AcceptRemoteRequest struct {
-	On *bool `json:"on,omitempty"`
+	On   *bool  `json:"on,omitempty"`
+	Pane string `json:"pane,omitempty"` // who asks ($TMUX_PANE)
 }
 
 // AcceptRemoteStatus is what st orch accept-remote prints.

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,14 +45,24 @@ func webToken(home string) (string, error) {
 
 // serveWeb starts the web UI on 127.0.0.1:port. A port that is taken is
 // reported in the log, and st goes on without its web UI.
-func serveWeb(ctx context.Context, port int, token string, tm *tmux.Client, mgr *orch.Manager, pn *peerNet, log io.Writer) (string, func()) {
+func serveWeb(ctx context.Context, cfg Config, token string, tm *tmux.Client, mgr *orch.Manager, pn *peerNet, log io.Writer) (string, func()) {
+	port := cfg.WebPort
 	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 	if err != nil {
 		fmt.Fprintf(log, "web UI: cannot listen on 127.0.0.1:%d (%v); set another port with ST_WEB_PORT or web_port in config.toml\n", port, err)
 		return "", func() {}
 	}
 	base := "http://" + ln.Addr().String()
-	h := web.New(web.Config{Token: token, Tmux: tm, Backend: &webBackend{mgr: mgr, tmux: tm, peers: pn}, Log: log})
+	hosts := append([]string(nil), cfg.WebHosts...)
+	if u, err := url.Parse(cfg.PushAnswerURL); err == nil && u.Host != "" {
+		hosts = append(hosts, u.Host) // the phone's answers arrive by that name
+	}
+	h := web.New(web.Config{Token: token, Tmux: tm, Backend: &webBackend{mgr: mgr, tmux: tm, peers: pn}, Log: log,
+		AllowedHosts: hosts,
+		AnswerPush: func(ctx context.Context, tok string) error {
+			_, err := mgr.AnswerGateByToken(ctx, tok)
+			return err
+		}})
 	hs := &http.Server{Handler: h}
 	go hs.Serve(ln)
 	fmt.Fprintf(log, "web UI on %s\n", base)
@@ -185,6 +196,7 @@ func (b *webBackend) otherMachines(ctx context.Context, self string) *otherMachi
 			if err := b.peers.Call(cctx, slug, "graph", struct{}{}, &g); err != nil {
 				return
 			}
+			g = orch.CheckPeerGraph(g) // shown in the page: only what passes
 			mu.Lock()
 			defer mu.Unlock()
 			for _, a := range g {

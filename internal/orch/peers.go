@@ -258,6 +258,9 @@ func (m *Manager) startRemote(ctx context.Context, req StartRequest, task []byte
 	defer cancel()
 	var v WorkerView
 	err = ps.Call(cctx, mr.Slug, "start", ps2, &v)
+	if err == nil {
+		err = checkPeerView(&v)
+	}
 	if err != nil {
 		if errors.Is(cctx.Err(), context.DeadlineExceeded) {
 			err = errorf(KindTimeout, "look at the st-remote session on "+mr.Name+", where the window may still be",
@@ -350,6 +353,9 @@ func (m *Manager) remoteOp(ctx context.Context, op string, req IDRequest) (*Work
 		if w != nil && isUnreachable(err) {
 			m.markUnreachable(mr.Slug, err)
 		}
+		return nil, err
+	}
+	if err := checkPeerView(&v); err != nil {
 		return nil, err
 	}
 	if w == nil {
@@ -475,7 +481,11 @@ func (m *Manager) remoteAdopt(ctx context.Context, req IDRequest) (*WorkerView, 
 	m.mu.Unlock()
 	op := PeerOp{ID: there, Run: r.ID, Coordinator: r.Coordinator, Parent: p.ID, Level: level, BaseDepth: base, Ref: newRef()}
 	var v WorkerView
-	if err := ps.Call(ctx, mr.Slug, "adopt", op, &v); err != nil {
+	err = ps.Call(ctx, mr.Slug, "adopt", op, &v)
+	if err == nil {
+		err = checkPeerView(&v)
+	}
+	if err != nil {
 		m.dropIfEmpty(r, created)
 		return nil, err
 	}
@@ -645,6 +655,11 @@ func (m *Manager) applyWatch(slug string, vs []WorkerView) {
 		v := &vs[i]
 		w := byRef[v.Ref]
 		if w == nil {
+			continue
+		}
+		if err := checkPeerView(v); err != nil {
+			m.logf("%s: not taken: %v", slug, err)
+			delete(byRef, v.Ref) // as it was last seen
 			continue
 		}
 		before := *w

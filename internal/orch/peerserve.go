@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sophonz/st/internal/plain"
 	"github.com/sophonz/st/internal/store"
 	"github.com/sophonz/st/internal/tmux"
 )
@@ -128,14 +129,11 @@ func (m *Manager) PeerStart(ctx context.Context, from string, req PeerStart) (*W
 	if err != nil {
 		return nil, err
 	}
-	if err := checkRemoteDepth(req.Level, req.BaseDepth, 0, from); err != nil {
+	if err := checkPeerStart(from, &req); err != nil {
 		return nil, err
 	}
-	if req.Run == "" || !tmux.ValidPaneID(req.Coordinator) || !tmux.ValidPaneID(req.Parent) || req.Ref == "" {
-		return nil, errorf(KindUsage, "", "bad start request from %s", from)
-	}
-	if req.Cwd != "" && !filepath.IsAbs(req.Cwd) {
-		return nil, errorf(KindUsage, "pass an absolute folder of that machine with --cwd", "the worker's folder %q is not an absolute path", req.Cwd)
+	if err := checkRemoteDepth(req.Level, req.BaseDepth, 0, from); err != nil {
+		return nil, err
 	}
 	home, _ := os.UserHomeDir()
 	cwd := req.Cwd
@@ -144,7 +142,7 @@ func (m *Manager) PeerStart(ctx context.Context, from string, req PeerStart) (*W
 	}
 	// The task travels as text and is kept here, where the agent reads it.
 	name := req.Name
-	if name == "" || !ValidName(name) {
+	if name == "" {
 		name = NameFromTask(req.TaskName)
 	}
 	task := filepath.Join(m.cfg.Home, "remote-tasks", req.Run, name+"-"+newRef()[:6]+".md")
@@ -199,10 +197,19 @@ func (m *Manager) peerWorker(from, id, what string) (*Worker, error) {
 // PeerOp runs read, send, stop, rename or release for machine from on
 // one of its workers here.
 func (m *Manager) PeerOp(ctx context.Context, from, op string, req PeerOp) (*WorkerView, error) {
+	if err := checkPeerID(from, req.ID); err != nil {
+		return nil, err
+	}
 	m.mu.Lock()
-	w, err := m.peerWorker(from, req.ID, op)
-	if err == nil && (op == "send" || op == "release") {
+	var err error
+	if op != "read" {
+		// Everything but a read acts on an agent here: none of it while
+		// this machine takes nothing from others.
 		err = m.checkAccept()
+	}
+	var w *Worker
+	if err == nil {
+		w, err = m.peerWorker(from, req.ID, op)
 	}
 	var id, parent string
 	if w != nil {
@@ -243,13 +250,23 @@ func (m *Manager) PeerOp(ctx context.Context, from, op string, req PeerOp) (*Wor
 // from. Nothing is typed into it. A lead of workers of its own keeps its
 // run here and is one worker there.
 func (m *Manager) PeerAdopt(ctx context.Context, from string, req PeerOp) (*WorkerView, error) {
-	tp, err := m.cfg.Tmux.Find(ctx, req.ID)
-	if err != nil || !tmux.ValidPaneID(req.ID) && !strings.Contains(req.ID, ":") {
-		return nil, errorf(KindNotFound, "st ls on that machine shows its panes and agents", "there is no pane %q on this machine", req.ID)
+	m.mu.Lock()
+	err := m.checkAccept()
+	m.mu.Unlock()
+	if err != nil {
+		return nil, err
 	}
-	if !tmux.ValidPaneID(req.Coordinator) || !tmux.ValidPaneID(req.Parent) || req.Run == "" || req.Ref == "" {
-		return nil, errorf(KindUsage, "", "bad adopt request from %s", from)
+	if err := checkPlacement(from, req.Run, req.Coordinator, req.Parent, req.Ref, req.Level, req.BaseDepth); err != nil {
+		return nil, err
 	}
+	if !tmux.ValidPaneID(req.ID) {
+		return nil, errorf(KindUsage, "name the agent there by its pane id, e.g. "+from+"/%7", "refused: %q is not a pane id of this machine", plain.Clean(req.ID))
+	}
+	tp, err := m.cfg.Tmux.Pane(ctx, req.ID)
+	if err != nil {
+		return nil, errorf(KindNotFound, "st ls on that machine shows its panes and agents", "there is no pane %s on this machine", req.ID)
+	}
+	offered := m.offeredTo(ctx, tp.ID)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.checkAccept(); err != nil {
@@ -258,6 +275,11 @@ func (m *Manager) PeerAdopt(ctx context.Context, from string, req PeerOp) (*Work
 	if w := m.workers[tp.ID]; w != nil && w.State.Live() {
 		return nil, errorf(KindConflict, fmt.Sprintf("release it first: st worker release %s (run from %s)", tp.ID, w.Parent),
 			"refused: %s is already a worker of %s (run %s)", tp.ID, w.Parent, m.runOf[tp.ID].ID)
+	}
+	// Only an agent a person here offered to that machine.
+	if offered != from {
+		return nil, errorf(KindRemote, "a person on that machine offers it first: st worker offer "+tp.ID+" --machine "+from,
+			"refused: %s was not offered to %s (an agent there becomes another machine's worker only when a person there offers it)", tp.ID, from)
 	}
 	kind := m.agentKind(tp)
 	if kind == "" {
@@ -275,7 +297,8 @@ func (m *Manager) PeerAdopt(ctx context.Context, from string, req PeerOp) (*Work
 	}
 	w := m.adoptedWorker(tp, adoptedName(r, tp), kind, from+"/"+req.Parent, req.Level, team)
 	w.Ref = req.Ref
-	if err := m.enrol(ctx, r, w, nil); err != nil {
+	// The offer is used up (unset with the relations, under the lock).
+	if err := m.enrol(ctx, r, w, nil, offerOption); err != nil {
 		return nil, err
 	}
 	m.notify()
@@ -322,10 +345,14 @@ func (m *Manager) PeerWatch(ctx context.Context, from string, req PeerWatchReque
 // to its new pane. Nothing is typed to their agents.
 func (m *Manager) PeerReparent(ctx context.Context, from string, req PeerReparent) (*struct{}, error) {
 	if !tmux.ValidPaneID(req.Old) || !tmux.ValidPaneID(req.New) {
-		return nil, errorf(KindUsage, "", "bad reparent request from %s", from)
+		return nil, peerRefused(from, "a move that does not name two pane ids")
 	}
 	old, nw := from+"/"+req.Old, from+"/"+req.New
 	m.mu.Lock()
+	if err := m.checkAccept(); err != nil {
+		m.mu.Unlock()
+		return nil, err
+	}
 	dirty := map[*Run]bool{}
 	set := map[string]map[string]string{}
 	for _, r := range m.runs {
@@ -358,17 +385,51 @@ func (m *Manager) PeerReparent(ctx context.Context, from string, req PeerReparen
 // PeerPane says whether a pane here lives, or where its agent went after
 // a tmux restart, for a machine whose workers have it as coordinator.
 func (m *Manager) PeerPane(ctx context.Context, from string, req IDRequest) (*PeerPaneResult, error) {
+	if !tmux.ValidPaneID(req.ID) {
+		return nil, peerRefused(from, "a pane id that is not one")
+	}
 	m.mu.Lock()
+	// A machine may ask only about the panes whose workers it runs: the
+	// coordinators this machine handed it, or where they went. With
+	// accept-remote on or off: the coordinator's machine need not take
+	// workers itself for its workers elsewhere to find it again.
+	handed := false
+	for _, w := range m.workers {
+		if w.Machine == from && (w.Parent == req.ID || m.movedFrom(req.ID, w.Parent)) {
+			handed = true
+			break
+		}
+	}
 	now := m.movedTo[req.ID]
 	for i := 0; i < 8 && m.movedTo[now] != ""; i++ {
 		now = m.movedTo[now]
 	}
 	m.mu.Unlock()
+	if !handed {
+		return nil, errorf(KindRemote, "", "refused: %s is not a coordinator of workers on %s", req.ID, from)
+	}
 	if now != "" {
 		return &PeerPaneResult{Now: now}, nil
 	}
 	p, err := m.cfg.Tmux.Pane(ctx, req.ID)
 	return &PeerPaneResult{Live: err == nil && !p.Dead}, nil
+}
+
+// movedFrom reports whether a tmux restart moved pane old, in one or more
+// steps, to pane now. Called with m.mu held.
+func (m *Manager) movedFrom(old, now string) bool {
+	cur := old
+	for i := 0; i < 8; i++ {
+		next := m.movedTo[cur]
+		if next == "" {
+			return false
+		}
+		if next == now {
+			return true
+		}
+		cur = next
+	}
+	return false
 }
 
 // remoteParentsNow asks the coordinators' machines whether the remote
@@ -395,6 +456,9 @@ func (m *Manager) remoteParentsNow(ctx context.Context, vs []WorkerView) {
 			cancel()
 			asked[v.Parent] = res
 		}
+		if res != nil && res.Now != "" && !tmux.ValidPaneID(res.Now) {
+			res = nil // not what a pane id looks like: not taken
+		}
 		if res != nil && !res.Live {
 			v.ParentGone = true
 			if res.Now != "" {
@@ -402,4 +466,25 @@ func (m *Manager) remoteParentsNow(ctx context.Context, vs []WorkerView) {
 			}
 		}
 	}
+}
+
+// PeerGraph is what machine from sees of this machine's agents, for its
+// web UI's All machines view: with accept-remote off nothing; with it on,
+// each agent's pane, name, kind, role, state and since, its parent and
+// run (to draw the lines), and its team size. Summaries only of from's
+// own workers here (it may read those anyway), and no subagents.
+func (m *Manager) PeerGraph(from string) []GraphAgent {
+	if !m.AcceptRemote() {
+		return []GraphAgent{}
+	}
+	g := m.Graph()
+	out := make([]GraphAgent, 0, len(g))
+	for _, a := range g {
+		if owner, _, ok := splitRemote(a.Parent); !ok || owner != from {
+			a.Summary = ""
+		}
+		a.Subagents = nil
+		out = append(out, a)
+	}
+	return out
 }

@@ -182,7 +182,7 @@ func (m *Manager) adoptedWorker(tp tmux.Pane, name, kind, parent string, level i
 // Called with m.mu held, which the options are set under too: the
 // watcher checks the panes' options, and must not see the old ones on
 // an adopted pane.
-func (m *Manager) enrol(ctx context.Context, r *Run, w *Worker, also map[string]map[string]string) error {
+func (m *Manager) enrol(ctx context.Context, r *Run, w *Worker, also map[string]map[string]string, unset ...string) error {
 	r.Workers = append(r.Workers, w)
 	m.workers[w.ID] = w
 	m.runOf[w.ID] = r
@@ -202,6 +202,11 @@ func (m *Manager) enrol(ctx context.Context, r *Run, w *Worker, also map[string]
 	}
 	if err := m.cfg.Tmux.SetOptions(ctx, set); err != nil {
 		m.logf("adopt: %v", err)
+	}
+	for _, o := range unset {
+		if err := m.cfg.Tmux.UnsetOption(ctx, w.ID, o); err != nil {
+			m.logf("adopt: %v", err)
+		}
 	}
 	m.logf("adopted %s (%s, %s) into run %s under %s", w.ID, w.Name, w.Agent, r.ID, w.Parent)
 	return nil

@@ -363,6 +363,15 @@ func (c *Client) SetOption(ctx context.Context, pane, name, value string) error 
 	return nil
 }
 
+// Option reads a pane user option ("" when it is not set).
+func (c *Client) Option(ctx context.Context, pane, name string) (string, error) {
+	out, err := c.Run(ctx, "show-options", "-p", "-q", "-v", "-t", pane, name)
+	if err != nil {
+		return "", fmt.Errorf("read %s of %s: %w", name, pane, err)
+	}
+	return strings.TrimRight(out, "\n"), nil
+}
+
 // UnsetOption removes a pane user option.
 func (c *Client) UnsetOption(ctx context.Context, pane, name string) error {
 	if _, err := c.Run(ctx, "set-option", "-p", "-u", "-t", pane, name); err != nil {

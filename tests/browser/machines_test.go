@@ -54,11 +54,20 @@ func TestAllMachines(t *testing.T) {
 		chromedp.Navigate(url))
 	waitJS(t, ctx, `[...document.querySelectorAll("#scopes button")].some(b => b.innerText === "All machines")`, 15*time.Second)
 	do(t, ctx, chromedp.Click(`#scopes button:nth-child(3)`))
+	farCard := `#chart-tree .agent-card[data-agent="gamma/` + far[1] + `"]`
+	// beta takes no workers from other machines (accept-remote off), so it
+	// shows them nothing of its own: alpha's view has gamma's card (alpha
+	// keeps that record) but none of beta's.
+	waitJS(t, ctx, `document.querySelector('`+farCard+`') !== null && [...document.querySelectorAll(".mchip")].some(c => c.dataset.machine === "beta")`, 15*time.Second)
+	if n := count(t, ctx, `#chart-tree .agent-card[data-agent^="beta/"]`); n != 0 {
+		t.Fatalf("beta, with accept-remote off, showed %d agents to alpha:\n%s", n, pageText(ctx))
+	}
+	// With it on, its agents show.
+	b.MustST("", "orch", "accept-remote", "on")
 	// beta's lead and its worker, under beta's name; alpha's worker on
 	// gamma, dimmed with gamma's chip.
 	waitJS(t, ctx, `document.querySelector('#chart-tree .agent-card[data-agent="beta/`+lead+`"]') !== null &&
 		document.querySelector('#chart-tree .agent-card[data-agent="beta/`+sub[1]+`"]') !== null`, 15*time.Second)
-	farCard := `#chart-tree .agent-card[data-agent="gamma/` + far[1] + `"]`
 	waitJS(t, ctx, `document.querySelector('`+farCard+`') !== null && document.querySelector('`+farCard+`').classList.contains("offline")`, 10*time.Second)
 	if txt := run(t, ctx, chromedp.Evaluate[string](`document.querySelector('#chart-tree .agent-card[data-agent="beta/`+sub[1]+`"]').innerText`)); !strings.Contains(txt, "⌂ beta") {
 		t.Errorf("beta's worker card does not name its machine:\n%s", txt)

@@ -1,0 +1,321 @@
+package orch
+
+import (
+	"context"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sophonz/st/internal/store"
+)
+
+// These tests are the trust boundary between machines, with the real
+// Manager over the fake tmux server: what another machine of the account
+// may do here (the worker's side, peerserve.go), and what st takes from
+// its answers (the coordinator's side, peers.go).
+
+// fakePeers stands for the account's other machines: this machine is
+// alpha, and every Call is answered by answer.
+type fakePeers struct {
+	answer func(slug, op string, req any) (any, error)
+	calls  []string
+}
+
+func (p *fakePeers) Self() (string, error) { return "alpha", nil }
+
+func (p *fakePeers) Machine(ctx context.Context, name string) (MachineRef, error) {
+	return MachineRef{Slug: strings.ToLower(name), Name: name}, nil
+}
+
+func (p *fakePeers) Call(ctx context.Context, slug, op string, req, resp any) error {
+	if op == "watch" {
+		// The watch loop's long poll: nothing changes there.
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	p.calls = append(p.calls, slug+" "+op)
+	v, err := p.answer(slug, op, req)
+	if err != nil {
+		return err
+	}
+	b, _ := json.Marshal(v)
+	return json.Unmarshal(b, resp)
+}
+
+// peerHarness is newHarness with accept-remote on and the peers set.
+func peerHarness(t *testing.T, peers *fakePeers) *harness {
+	h := newHarness(t, Working, nil)
+	h.m.cfg.Peers = peers
+	if err := h.m.SetAcceptRemote(true); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// TestPeerAdoptNeedsAnOffer (issue 12, item 1): with accept-remote on, a
+// machine of the account adopted any pane running an agent, the user's
+// own coordinator included, and could then type into it and stop it. Now
+// only an agent a person here offered to that very machine.
+func TestPeerAdoptNeedsAnOffer(t *testing.T) {
+	h := peerHarness(t, &fakePeers{})
+	ctx := context.Background()
+	// The coordinator %1 runs an agent (its hooks were seen).
+	if err := h.hookFrom(coord, "SessionStart"); err != nil {
+		t.Fatal(err)
+	}
+	adopt := func(from string) error {
+		_, err := h.m.PeerAdopt(ctx, from, PeerOp{ID: coord, Run: "run-abcdef", Coordinator: "%0", Parent: "%0", Level: 1, Ref: "0123456789abcdef"})
+		return err
+	}
+	err := adopt("beta")
+	wantKind(t, err, KindRemote)
+	if !strings.Contains(err.Error(), "was not offered to beta") || !strings.Contains(err.Error(), "st worker offer %1 --machine beta") {
+		t.Errorf("refusal = %v", err)
+	}
+	// Then nothing may act on it from beta either.
+	for _, op := range []string{"send", "stop", "rename", "release", "read"} {
+		if _, err := h.m.PeerOp(ctx, "beta", op, PeerOp{ID: coord, Text: "x"}); err == nil {
+			t.Errorf("beta's %s on the coordinator %s was taken", op, coord)
+		}
+	}
+	// A person offers it to gamma: beta still may not, gamma may, once.
+	h.m.cfg.Peers.(*fakePeers).answer = nil
+	if _, err := h.m.Offer(ctx, OfferRequest{ID: coord, Machine: "gamma"}); err != nil {
+		t.Fatal(err)
+	}
+	if h.tm.option(coord, "@st_offer") != "gamma" {
+		t.Fatalf("the offer is not on the pane: %q", h.tm.option(coord, "@st_offer"))
+	}
+	wantKind(t, adopt("beta"), KindRemote)
+	if err := adopt("gamma"); err != nil {
+		t.Fatalf("gamma's adoption of an agent offered to it: %v", err)
+	}
+	if h.tm.option(coord, "@st_offer") != "" {
+		t.Error("the offer was not used up by the adoption")
+	}
+	if got := h.tm.option(coord, "@st_parent"); got != "gamma/%0" {
+		t.Errorf("@st_parent = %q, want gamma/%%0", got)
+	}
+}
+
+// TestPeerActsNeedAcceptRemote (item 1): with accept-remote off, every
+// peer route that acts is refused with why and what to do, even on a
+// worker that machine started here; a read of its own worker is not.
+func TestPeerActsNeedAcceptRemote(t *testing.T) {
+	h := newHarness(t, Working, func(f *fakeTmux) {
+		// %2 works for beta's coordinator %0.
+		f.pane(workerID).opts["@st_parent"] = "beta/%0"
+	})
+	h.m.mu.Lock()
+	w := h.m.workers[workerID]
+	w.Parent, w.Ref = "beta/%0", "0123456789abcdef"
+	h.m.mu.Unlock()
+	ctx := context.Background()
+	for _, op := range []string{"send", "stop", "rename", "release"} {
+		_, err := h.m.PeerOp(ctx, "beta", op, PeerOp{ID: workerID, Text: "x"})
+		wantKind(t, err, KindRemote)
+		if !strings.Contains(err.Error(), "accept-remote is off") || !strings.Contains(err.Error(), "st orch accept-remote on") {
+			t.Errorf("%s: %v", op, err)
+		}
+	}
+	_, err := h.m.PeerAdopt(ctx, "beta", PeerOp{ID: shell, Run: "run-abcdef", Coordinator: "%0", Parent: "%0", Level: 1, Ref: "0123456789abcdef"})
+	wantKind(t, err, KindRemote)
+	_, err = h.m.PeerStart(ctx, "beta", PeerStart{Run: "run-abcdef", Coordinator: "%0", Parent: "%0", Level: 1, Ref: "0123456789abcdef", Agent: "sim", TaskText: "x"})
+	wantKind(t, err, KindRemote)
+	_, err = h.m.PeerReparent(ctx, "beta", PeerReparent{Old: "%0", New: "%5"})
+	wantKind(t, err, KindRemote)
+	if got := h.tm.option(workerID, "@st_parent"); got != "beta/%0" {
+		t.Errorf("a refused reparent moved the worker: %q", got)
+	}
+	if _, err := h.m.PeerOp(ctx, "beta", "read", PeerOp{ID: workerID}); err != nil {
+		t.Errorf("beta's read of its own worker: %v", err)
+	}
+	if w := h.worker(); w.State != Working {
+		t.Errorf("worker is %s after refused acts", w.State)
+	}
+}
+
+// TestPeerPaneAnswersOnlyItsCoordinators (item 1): "pane" told any
+// machine whether any pane here lives. Now it answers only about panes
+// whose workers run on the asking machine.
+func TestPeerPaneAnswersOnlyItsCoordinators(t *testing.T) {
+	h := newHarness(t, Working, nil)
+	ctx := context.Background()
+	h.m.mu.Lock()
+	r := h.m.runs[testRun]
+	rw := &Worker{ID: "beta/%4", Name: "far", Agent: "sim", Parent: coord, Level: 1, State: Working, Machine: "beta", Ref: "0123456789abcdef", StartedAt: time.Now()}
+	r.Workers = append(r.Workers, rw)
+	h.m.workers[rw.ID], h.m.runOf[rw.ID] = rw, r
+	h.m.mu.Unlock()
+	if res, err := h.m.PeerPane(ctx, "beta", IDRequest{ID: coord}); err != nil || !res.Live {
+		t.Errorf("beta asks about its workers' coordinator: %+v %v", res, err)
+	}
+	for _, q := range []struct{ from, id string }{{"beta", shell}, {"gamma", coord}, {"beta", "../x"}} {
+		if _, err := h.m.PeerPane(ctx, q.from, IDRequest{ID: q.id}); err == nil {
+			t.Errorf("%s asked about %s and was answered", q.from, q.id)
+		}
+	}
+}
+
+// TestPeerIDsArePathSafe (item 2): the run id from a peer named a folder
+// under $ST_HOME: ../ in it wrote files outside, and ../orch/<run>
+// overwrote a local run. Every id and name from a peer is checked as
+// local input is, before anything touches disk or tmux.
+func TestPeerIDsArePathSafe(t *testing.T) {
+	h := peerHarness(t, &fakePeers{})
+	ctx := context.Background()
+	before, _ := os.ReadFile(filepath.Join(h.home, "orch", testRun, "run.json"))
+	good := PeerStart{Run: "run-abcdef", Coordinator: "%0", Parent: "%0", Level: 1, Ref: "0123456789abcdef", Agent: "sim", TaskName: "t.md", TaskText: "x", Name: "w"}
+	for name, edit := range map[string]func(*PeerStart){
+		"run ../":              func(p *PeerStart) { p.Run = "../../escape" },
+		"run ../orch/local":    func(p *PeerStart) { p.Run = "../orch/" + testRun },
+		"the local run's id":   func(p *PeerStart) { p.Run = testRun },
+		"run with a newline":   func(p *PeerStart) { p.Run = "run-abc\ndef" },
+		"name ../":             func(p *PeerStart) { p.Name = "../w" },
+		"name with escape":     func(p *PeerStart) { p.Name = "w\x1b[2J" },
+		"name with newline":    func(p *PeerStart) { p.Name = "w\nrm -rf" },
+		"coordinator not pane": func(p *PeerStart) { p.Coordinator = "../x" },
+		"parent a target":      func(p *PeerStart) { p.Parent = "main:0.0" },
+		"ref ../":              func(p *PeerStart) { p.Ref = "../../x" },
+		"negative base depth":  func(p *PeerStart) { p.BaseDepth = -5 },
+		"level 0":              func(p *PeerStart) { p.Level = 0 },
+		"unknown agent":        func(p *PeerStart) { p.Agent = "../../bin/sh" },
+		"relative cwd":         func(p *PeerStart) { p.Cwd = "../.." },
+		"cwd with escape":      func(p *PeerStart) { p.Cwd = "/tmp/\x1b]0;x\x07" },
+		"task name escape":     func(p *PeerStart) { p.TaskName = "t\x1b[2J.md" },
+		"env other than sim":   func(p *PeerStart) { p.Env = map[string]string{"PATH": "/evil"} },
+		"env value newline":    func(p *PeerStart) { p.Env = map[string]string{"ST_SIM_SLOW_START": "1s\nx"} },
+	} {
+		req := good
+		edit(&req)
+		if _, err := h.m.PeerStart(ctx, "beta", req); err == nil {
+			t.Errorf("%s: the start was taken", name)
+		}
+	}
+	for _, id := range []string{"../x", "w\n", "%2\x1b[A", "main:0.0"} {
+		if _, err := h.m.PeerOp(ctx, "beta", "read", PeerOp{ID: id}); err == nil {
+			t.Errorf("read of %q was taken", id)
+		}
+		if _, err := h.m.PeerAdopt(ctx, "beta", PeerOp{ID: id, Run: "run-abcdef", Coordinator: "%0", Parent: "%0", Level: 1, Ref: "0123456789abcdef"}); err == nil {
+			t.Errorf("adopt of %q was taken", id)
+		}
+	}
+	// Nothing was written outside ST_HOME, and the local run is as it was.
+	filepath.WalkDir(filepath.Dir(h.home), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !strings.HasPrefix(p, h.home+string(filepath.Separator)) {
+			t.Errorf("written outside ST_HOME: %s", p)
+		}
+		return nil
+	})
+	after, _ := os.ReadFile(filepath.Join(h.home, "orch", testRun, "run.json"))
+	if string(before) != string(after) {
+		t.Errorf("the local run %s was changed by a peer", testRun)
+	}
+	if _, err := os.Stat(filepath.Join(h.home, "remote-tasks")); err == nil {
+		t.Error("a refused start kept a task file")
+	}
+}
+
+// TestPeerAnswersAreChecked (item 3): a worker's name and id from another
+// machine were kept unchecked and typed into the coordinator's pane in the
+// done notice. An answer with control characters (or ids that are not
+// ids) is not taken, and nothing of it is kept or typed.
+func TestPeerAnswersAreChecked(t *testing.T) {
+	bad := []func(*WorkerView){
+		func(v *WorkerView) { v.Name = "x\n\x1b[2Jrm -rf ~" },
+		func(v *WorkerView) { v.Name = "x\u009b2J" },
+		func(v *WorkerView) { v.ID = "%3\nst worker stop" },
+		func(v *WorkerView) { v.ID = "../x" },
+		func(v *WorkerView) { v.State = "done\n" },
+		func(v *WorkerView) { v.Summary = "ok \x1b]52;c;aGVsbG8=\x07" },
+		func(v *WorkerView) { v.Agent = "sim\x1b[A" },
+		func(v *WorkerView) { v.Notes = []string{"\x1b[2J"} },
+		func(v *WorkerView) { v.Ref = "../r" },
+	}
+	ctx := context.Background()
+	task := filepath.Join(t.TempDir(), "t.md")
+	os.WriteFile(task, []byte("summary: x\n"), 0o600)
+	for i, edit := range bad {
+		peers := &fakePeers{}
+		h := peerHarness(t, peers)
+		peers.answer = func(slug, op string, req any) (any, error) {
+			v := WorkerView{Worker: Worker{ID: "%3", Name: "far", Agent: "sim", State: Working, Ref: req.(PeerStart).Ref}}
+			edit(&v)
+			return v, nil
+		}
+		_, err := h.m.StartWorker(ctx, StartRequest{Pane: coord, Agent: "sim", Task: task, Machine: "beta", Name: "far"})
+		if err == nil {
+			t.Errorf("answer %d: the start's answer was taken", i)
+			continue
+		}
+		h.m.mu.Lock()
+		for id := range h.m.workers {
+			if strings.HasPrefix(id, "beta/") {
+				t.Errorf("answer %d: a record %q was kept", i, id)
+			}
+		}
+		h.m.mu.Unlock()
+	}
+	// A watch answer with a bad name leaves the record as it was (no
+	// done notice with that name), and a good one is taken.
+	peers := &fakePeers{}
+	h := peerHarness(t, peers)
+	peers.answer = func(slug, op string, req any) (any, error) {
+		return WorkerView{Worker: Worker{ID: "%3", Name: "far", Agent: "sim", State: Working, Ref: req.(PeerStart).Ref}}, nil
+	}
+	v, err := h.m.StartWorker(ctx, StartRequest{Pane: coord, Agent: "sim", Task: task, Machine: "beta", Name: "far"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.m.applyWatch("beta", []WorkerView{{Worker: Worker{ID: "%3", Name: "far\n\x1b[2J", Agent: "sim", State: Done, Summary: "x", Ref: v.Ref}}})
+	h.m.mu.Lock()
+	w := h.m.workers["beta/%3"]
+	name, state := w.Name, w.State
+	h.m.mu.Unlock()
+	if name != "far" || state != Working {
+		t.Errorf("a bad watch answer changed the record: %q %s", name, state)
+	}
+	h.m.applyWatch("beta", []WorkerView{{Worker: Worker{ID: "%3", Name: "far", Agent: "sim", State: Done, Summary: "x", LastAnswer: "ok \x1b[31mred", Ref: v.Ref}}})
+	h.m.mu.Lock()
+	state, answer := w.State, w.LastAnswer
+	h.m.mu.Unlock()
+	if state != Done || strings.ContainsRune(answer, 0x1b) {
+		t.Errorf("a good watch answer: state %s, answer %q (control characters must be made printable)", state, answer)
+	}
+	var r Run
+	store.ReadJSON(filepath.Join(h.home, "orch", testRun, "run.json"), &r)
+	for _, w := range r.Workers {
+		if strings.ContainsAny(w.Name+w.ID+w.Summary, "\n\x1b") {
+			t.Errorf("run.json keeps %q", w.Name+w.ID)
+		}
+	}
+}
+
+// TestPeerGraphSeesOnlyWhatItNeeds (item 5): graph answered every agent's
+// names, summaries and runs to any machine, even with accept-remote off.
+func TestPeerGraphSeesOnlyWhatItNeeds(t *testing.T) {
+	h := newHarness(t, Done, nil)
+	h.m.mu.Lock()
+	h.m.workers[workerID].Summary = "secret findings"
+	h.m.livePanes = map[string]bool{coord: true, workerID: true}
+	h.m.mu.Unlock()
+	if g := h.m.PeerGraph("beta"); len(g) != 0 {
+		t.Errorf("with accept-remote off beta sees %d agents", len(g))
+	}
+	if err := h.m.SetAcceptRemote(true); err != nil {
+		t.Fatal(err)
+	}
+	g := h.m.PeerGraph("beta")
+	if len(g) == 0 {
+		t.Fatal("with accept-remote on beta sees nothing")
+	}
+	for _, a := range g {
+		if a.Summary != "" || a.Subagents != nil {
+			t.Errorf("beta sees %+v: summaries and subagents of agents that are not its workers", a)
+		}
+	}
+}

@@ -1,0 +1,191 @@
+package orch
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/plain"
+	"github.com/sophonz/st/internal/tmux"
+)
+
+// What another machine sends is untrusted until checked: its run ids
+// become folder names under $ST_HOME, its names become tmux window names
+// and words typed into agents, and what it answers is printed to people
+// and typed into coordinators. Each is checked here with the rules local
+// input meets, and a check fails closed: the request is refused, or the
+// answer is not taken.
+
+var (
+	runIDPattern = regexp.MustCompile(`^run-[0-9a-f]{6,32}$`)
+	refPattern   = regexp.MustCompile(`^[0-9a-f]{8,64}$`)
+	slugPattern  = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+	envKey       = regexp.MustCompile(`^ST_SIM_[A-Z0-9_]{1,40}$`)
+)
+
+// ValidRunID reports whether id is a run id as st makes them (run- and
+// hex), and so safe as a folder name.
+func ValidRunID(id string) bool { return runIDPattern.MatchString(id) }
+
+// validSlug reports whether s is a machine slug as the control plane
+// makes them.
+func validSlug(s string) bool { return slugPattern.MatchString(s) }
+
+// validRemoteID reports whether id is machine/%N or machine/name.
+func validRemoteID(id string) bool {
+	mach, rest, ok := splitRemote(id)
+	return ok && validSlug(mach) && (tmux.ValidPaneID(rest) || ValidName(rest))
+}
+
+// peerRefused is the error for a request from another machine that
+// breaks the rules; what it sent is not echoed back raw.
+func peerRefused(from, what string) *Error {
+	return errorf(KindUsage, "upgrade st on "+from+" (this machine refuses what it sent)",
+		"refused: %s from %s", what, from)
+}
+
+// checkPlacement checks the placement fields of a start or adopt.
+func checkPlacement(from, run, coordinator, parent, ref string, level, baseDepth int) error {
+	switch {
+	case !ValidRunID(run):
+		return peerRefused(from, "a run id that is not of the form run-<hex>")
+	case !tmux.ValidPaneID(coordinator) || !tmux.ValidPaneID(parent):
+		return peerRefused(from, "a coordinator or parent that is not a pane id")
+	case !refPattern.MatchString(ref):
+		return peerRefused(from, "a bad reference")
+	case level < 1 || level > MaxChain || baseDepth < 0 || baseDepth > MaxChain:
+		return peerRefused(from, fmt.Sprintf("depths out of range (level %d, base %d)", level, baseDepth))
+	}
+	return nil
+}
+
+// checkPeerStart checks a start request from machine from.
+func checkPeerStart(from string, req *PeerStart) error {
+	if err := checkPlacement(from, req.Run, req.Coordinator, req.Parent, req.Ref, req.Level, req.BaseDepth); err != nil {
+		return err
+	}
+	if _, err := agent.Lookup(req.Agent); err != nil {
+		return errorf(KindUsage, "--agent "+strings.Join(agent.Kinds(), "|"), "refused: %s asked for an agent this machine does not know", from)
+	}
+	if req.Name != "" && !ValidName(req.Name) {
+		return peerRefused(from, "a worker name with characters that tmux or a shell would misread")
+	}
+	if req.Cwd != "" && (!filepath.IsAbs(req.Cwd) || plain.Line(req.Cwd) != nil) {
+		return errorf(KindUsage, "pass an absolute folder of that machine with --cwd", "the worker's folder %q is not an absolute path", plain.Clean(req.Cwd))
+	}
+	if plain.Line(req.TaskName) != nil {
+		return peerRefused(from, "a task file name with control characters")
+	}
+	for k, v := range req.Env {
+		if !envKey.MatchString(k) || len(v) > 256 || plain.Line(v) != nil {
+			return peerRefused(from, "a setting other than the simulated agent's knobs")
+		}
+	}
+	return nil
+}
+
+// checkPeerID checks the id a machine names a worker or pane here by.
+func checkPeerID(from, id string) error {
+	if !tmux.ValidPaneID(id) && !ValidName(id) {
+		return peerRefused(from, "an id that is neither a pane id nor a worker name")
+	}
+	return nil
+}
+
+// checkPeerView checks what another machine answered about one of its
+// workers before st keeps, prints or types any of it: the ids and name
+// are typed into the coordinator's notices, the state drives waits, and
+// the texts are printed. The agent's last answer is shown, never typed,
+// so it is made printable rather than refused.
+func checkPeerView(v *WorkerView) error {
+	bad := func(what string) error {
+		return errorf(KindRemote, "upgrade st on that machine; this machine does not take what it sent",
+			"refused: the other machine answered with %s", what)
+	}
+	switch {
+	case !tmux.ValidPaneID(v.ID):
+		return bad("a worker id that is not a pane id")
+	case !ValidName(v.Name):
+		return bad("a worker name with characters that tmux or a shell would misread")
+	case !knownState(v.State):
+		return bad("a state st does not know")
+	case v.TeamOf < 0:
+		return bad("a negative team size")
+	}
+	if v.Agent != "" {
+		if _, err := agent.Lookup(v.Agent); err != nil {
+			return bad("an agent st does not know")
+		}
+	}
+	if v.Ref != "" && !refPattern.MatchString(v.Ref) {
+		return bad("a bad reference")
+	}
+	for _, s := range []string{v.Summary, v.Error} {
+		if plain.Text(s) != nil {
+			return bad("a summary or error with control characters")
+		}
+	}
+	for _, s := range v.Notes {
+		if plain.Text(s) != nil {
+			return bad("a note with control characters")
+		}
+	}
+	for _, s := range []string{v.Parent, v.Run, v.Task, v.Cwd, v.Window, v.Session, v.Fan, v.AgentSession, v.For, v.ParentNow, v.TeamRun} {
+		if plain.Line(s) != nil {
+			return bad("a field with control characters")
+		}
+	}
+	if v.Scope != nil {
+		for _, g := range append([]string{v.Scope.Root}, v.Scope.Globs...) {
+			if plain.Line(g) != nil {
+				return bad("a scope with control characters")
+			}
+		}
+	}
+	if wt := v.Worktree; wt != nil {
+		for _, s := range []string{wt.Path, wt.Branch, wt.Root, wt.Base} {
+			if plain.Line(s) != nil {
+				return bad("a worktree with control characters")
+			}
+		}
+	}
+	v.LastAnswer = plain.Clean(v.LastAnswer)
+	return nil
+}
+
+// knownState reports whether s is a worker state of this st.
+func knownState(s State) bool {
+	switch s {
+	case Starting, Blocked, Working, Waiting, Idle, Done, Failed, Gone, Unreachable:
+		return true
+	}
+	return false
+}
+
+// checkPeerGraph keeps the agents of another machine's graph that pass
+// the checks, for the web UI: their ids, names and texts are shown.
+func checkPeerGraph(g []GraphAgent) []GraphAgent {
+	out := g[:0]
+	for _, a := range g {
+		okPane := tmux.ValidPaneID(a.Pane) || validRemoteID(a.Pane)
+		okParent := a.Parent == "" || tmux.ValidPaneID(a.Parent) || validRemoteID(a.Parent)
+		okName := a.Name == "" || plain.Line(a.Name) == nil
+		okRun := a.Run == "" || ValidRunID(a.Run)
+		_, kerr := agent.Lookup(a.Kind)
+		okKind := a.Kind == "" || kerr == nil
+		okRole := a.Role == "" || a.Role == "coordinator" || a.Role == "worker"
+		okState := a.State == "" || knownState(State(a.State))
+		if !okPane || !okParent || !okName || !okRun || !okKind || !okRole || !okState || plain.Text(a.Summary) != nil || a.TeamOf < 0 {
+			continue
+		}
+		a.Subagents = nil // another machine's subagents are its own business
+		out = append(out, a)
+	}
+	return out
+}
+
+// CheckPeerGraph is checkPeerGraph for the daemon, which asks the other
+// machines for their graphs on behalf of the web UI.
+func CheckPeerGraph(g []GraphAgent) []GraphAgent { return checkPeerGraph(g) }
