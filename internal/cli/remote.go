@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sophonz/st/internal/orch"
 	"github.com/sophonz/st/internal/remote"
 )
 
@@ -24,8 +25,54 @@ func newControlPlaneCmd(env *Env) *cobra.Command {
 	}
 	account := &cobra.Command{Use: "account", Short: "Accounts of the control plane"}
 	account.AddCommand(newAccountAddCmd(env))
-	cmd.AddCommand(newControlPlaneServeCmd(env), account)
+	machine := &cobra.Command{Use: "machine", Short: "Machines of an account"}
+	machine.AddCommand(newMachineRemoveCmd(env, nil))
+	cmd.AddCommand(newControlPlaneServeCmd(env), account, machine)
 	return cmd
+}
+
+type machineRemoveOptions struct {
+	Data, Account, Name string
+}
+
+// newMachineRemoveCmd is st control-plane machine remove: for a lost
+// machine. runF replaces the run in tests.
+func newMachineRemoveCmd(env *Env, runF func(*Env, machineRemoveOptions) error) *cobra.Command {
+	var o machineRemoveOptions
+	cmd := &cobra.Command{
+		Use:   "remove NAME --account ACCOUNT",
+		Short: "Sign a machine out of an account and revoke its key (for a lost machine)",
+		Long: `Remove a machine (its name, host name or slug) from an account and revoke its
+key. Its certificate would be valid for up to 11 hours more; the other machines
+learn of the revocation with their next heartbeat and refuse it from then on.
+It works whether or not the control plane runs.`,
+		Args: exactArgs(1, "st control-plane machine remove NAME --account ACCOUNT"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Name = args[0]
+			if o.Data == "" {
+				o.Data = defaultCPData(env)
+			}
+			if o.Account == "" {
+				return &orch.Error{Kind: orch.KindUsage, Message: "say which account the machine is in", Hint: "st control-plane machine remove " + o.Name + " --account NAME"}
+			}
+			if runF != nil {
+				return runF(env, o)
+			}
+			return runMachineRemove(env, o)
+		},
+	}
+	cmd.Flags().StringVar(&o.Data, "data", "", "the control plane's folder (default $ST_HOME/control-plane)")
+	cmd.Flags().StringVar(&o.Account, "account", "", "the account the machine is in")
+	return cmd
+}
+
+func runMachineRemove(env *Env, o machineRemoveOptions) error {
+	m, err := remote.RemoveMachine(o.Data, o.Account, o.Name)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "removed machine %s (%s) from account %s and revoked its key; the other machines refuse it from their next heartbeat\n", m.Name, m.Slug, o.Account)
+	return nil
 }
 
 // defaultCPData is the control plane's folder when --data is not given.

@@ -62,6 +62,9 @@ type cpAccount struct {
 	CAKey    string                `json:"ca_key"`
 	Created  time.Time             `json:"created"`
 	Machines map[string]*cpMachine `json:"machines"`
+	// Revoked are keys of machines that signed out or were removed, kept
+	// until their certificates end (revoke.go).
+	Revoked []Revoked `json:"revoked,omitempty"`
 }
 
 type cpMachine struct {
@@ -384,6 +387,11 @@ type (
 		AcceptRemote bool   `json:"accept_remote"`
 		Online       bool   `json:"online"`
 	}
+	heartbeatResponse struct {
+		// Revoked are the account's revoked machine keys, which peers
+		// refuse from then on.
+		Revoked []Revoked `json:"revoked"`
+	}
 	machinesResponse struct {
 		Machines []Machine `json:"machines"`
 	}
@@ -413,6 +421,10 @@ func (cp *ControlPlane) login(w http.ResponseWriter, r *http.Request) {
 		if a == nil || subtle.ConstantTimeCompare([]byte(a.KeyHash), []byte(hashKey(req.Key))) != 1 {
 			return &httpError{http.StatusUnauthorized, fmt.Sprintf("account %s does not take this key (a wrong key, or no such account)", req.Account),
 				"use the key that st control-plane account add " + req.Account + " printed"}
+		}
+		if a.isRevoked(csr.PublicKey, time.Now()) {
+			return &httpError{http.StatusUnauthorized, "this machine's key was revoked (the machine signed out or was removed from account " + a.Name + ")",
+				"st logout on this machine (it makes a new key at the next sign-in), then st login again"}
 		}
 		ca, caKey, err := a.ca()
 		if err != nil {
@@ -552,7 +564,7 @@ func (cp *ControlPlane) withMachine(h func(http.ResponseWriter, *http.Request, *
 			return
 		}
 		m := a.Machines[slug]
-		if m == nil {
+		if m == nil || a.isRevoked(leaf.PublicKey, time.Now()) {
 			fail(w, http.StatusUnauthorized, fmt.Sprintf("machine %s is no longer signed in to account %s", slug, account), hint)
 			return
 		}
@@ -611,9 +623,11 @@ func (cp *ControlPlane) heartbeat(w http.ResponseWriter, r *http.Request, a *cpA
 			return
 		}
 	}
+	res := heartbeatResponse{Revoked: []Revoked{}}
 	err := cp.data.update(func(s *cpState) error {
 		var m *cpMachine
-		if sa := s.Accounts[a.Name]; sa != nil {
+		sa := s.Accounts[a.Name]
+		if sa != nil {
 			m = sa.Machines[caller.Slug]
 		}
 		if m == nil {
@@ -623,13 +637,15 @@ func (cp *ControlPlane) heartbeat(w http.ResponseWriter, r *http.Request, a *cpA
 			m.Addr = req.Addr
 		}
 		m.AcceptRemote, m.Online, m.LastSeen = req.AcceptRemote, req.Online, time.Now().UTC()
+		sa.pruneRevoked(time.Now())
+		res.Revoked = append(res.Revoked, sa.Revoked...)
 		return nil
 	})
 	if err != nil {
 		failErr(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, struct{}{})
+	writeJSON(w, http.StatusOK, res)
 }
 
 func (cp *ControlPlane) machines(w http.ResponseWriter, _ *http.Request, a *cpAccount, _ *cpMachine) {
@@ -649,7 +665,11 @@ func (cp *ControlPlane) machines(w http.ResponseWriter, _ *http.Request, a *cpAc
 func (cp *ControlPlane) logout(w http.ResponseWriter, _ *http.Request, a *cpAccount, caller *cpMachine) {
 	err := cp.data.update(func(s *cpState) error {
 		if sa := s.Accounts[a.Name]; sa != nil {
-			delete(sa.Machines, caller.Slug)
+			if m := sa.Machines[caller.Slug]; m != nil {
+				// Its certificate stays valid for hours: revoked, so its
+				// peers refuse it from their next heartbeat.
+				sa.revokeMachine(m, time.Now())
+			}
 		}
 		return nil
 	})

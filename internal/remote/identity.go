@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sophonz/st/internal/plain"
 	"github.com/sophonz/st/internal/store"
 )
 
@@ -65,11 +66,13 @@ type Identity struct {
 	accountPool *x509.CertPool
 	cpPool      *x509.CertPool // nil: the system's roots
 
-	mu      sync.Mutex
-	cert    *tls.Certificate
-	stamp   string
-	clients map[string]*http.Client
-	cp      *http.Client
+	mu           sync.Mutex
+	revoked      []Revoked // machine keys the control plane revoked (revoke.go)
+	revokedStamp string    // revoked.json as last read
+	cert         *tls.Certificate
+	stamp        string
+	clients      map[string]*http.Client
+	cp           *http.Client
 }
 
 // LoginOptions are what st login is given.
@@ -296,6 +299,9 @@ func (id *Identity) ServerTLS() *tls.Config {
 			if a, s, ok := machineOf(cs.PeerCertificates[0]); !ok || s == "" || a != id.Account {
 				return fmt.Errorf("st: the client is not a machine of account %s", id.Account)
 			}
+			if id.Revoked(cs.PeerCertificates[0]) {
+				return errors.New("st: the client's machine was removed from the account (its key is revoked)")
+			}
 			return nil
 		},
 	}
@@ -323,6 +329,9 @@ func (id *Identity) Client(slug string) *http.Client {
 		VerifyConnection: func(cs tls.ConnectionState) error {
 			if _, err := verifyMachine(cs.PeerCertificates, id.accountPool, x509.ExtKeyUsageServerAuth, id.Account, slug, time.Now()); err != nil {
 				return fmt.Errorf("machine %s of account %s is not who answered: %w", slug, id.Account, err)
+			}
+			if id.Revoked(cs.PeerCertificates[0]) {
+				return fmt.Errorf("machine %s was removed from account %s (its key is revoked)", slug, id.Account)
 			}
 			return nil
 		},
@@ -467,15 +476,27 @@ func (id *Identity) Machines(ctx context.Context) ([]Machine, error) {
 	if err := callJSON(ctx, id.cpClient(), id.ControlPlane, http.MethodGet, "/v1/machines", nil, &res); err != nil {
 		return nil, err
 	}
-	return res.Machines, nil
+	// The control plane is another machine: a slug names a file here and
+	// names and hosts are printed, so only what passes is taken.
+	ms := res.Machines[:0]
+	for _, m := range res.Machines {
+		if accountName.MatchString(m.Slug) && plain.Line(m.Name) == nil && plain.Line(m.Host) == nil && plain.Line(m.Addr) == nil {
+			ms = append(ms, m)
+		}
+	}
+	return ms, nil
 }
 
 // Heartbeat tells the control plane where this machine's peer listener
 // is and whether it takes workers. online=false, on a clean shutdown,
 // marks it offline at once instead of after the offline-after time.
 func (id *Identity) Heartbeat(ctx context.Context, addr string, acceptRemote, online bool) error {
-	return callJSON(ctx, id.cpClient(), id.ControlPlane, http.MethodPost, "/v1/heartbeat",
-		heartbeatRequest{Addr: addr, AcceptRemote: acceptRemote, Online: online}, nil)
+	var res heartbeatResponse
+	if err := callJSON(ctx, id.cpClient(), id.ControlPlane, http.MethodPost, "/v1/heartbeat",
+		heartbeatRequest{Addr: addr, AcceptRemote: acceptRemote, Online: online}, &res); err != nil {
+		return err
+	}
+	return id.SetRevoked(res.Revoked)
 }
 
 // RenewIfDue renews the certificate when less than a third of its

@@ -140,7 +140,12 @@ func machineOf(c *x509.Certificate) (account, slug string, ok bool) {
 		if u.Scheme != uriScheme || u.Host == "" {
 			continue
 		}
-		return u.Host, strings.TrimPrefix(u.Path, "/"), true
+		account, slug = u.Host, strings.TrimPrefix(u.Path, "/")
+		// Both name files and show in lists: only what st makes them.
+		if !accountName.MatchString(account) || (slug != "" && !accountName.MatchString(slug)) {
+			return "", "", false
+		}
+		return account, slug, true
 	}
 	return "", "", false
 }

@@ -498,3 +498,105 @@ func TestExpiredCertificates(t *testing.T) {
 		t.Errorf("machines with an expired certificate: %v", err)
 	}
 }
+
+// TestRevocation (issue 12, item 4): a machine that signs out, or that the
+// control plane removes (a lost laptop), kept a certificate its peers took
+// for up to 11 hours. Now the control plane keeps the revoked key, every
+// machine learns it with its next heartbeat, and refuses that machine:
+// at the handshake, and on a connection it kept open from before.
+func TestRevocation(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	cp := startCP(t, ServerOptions{Data: data}, "")
+	key := addAccount(t, data, "acme")
+	ctx := context.Background()
+	mac := login(t, cp, "acme", key, "mac", "mac")
+	lost := login(t, cp, "acme", key, "laptop", "laptop")
+	quitter := login(t, cp, "acme", key, "desk", "desk")
+	// mac's peer listener, with the per-request check of the transport.
+	ln, err := mac.TLSTransport().Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := mac.TLSTransport()
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		slug, ok := tr.PeerOf(r)
+		if !ok {
+			http.Error(w, "refused", http.StatusForbidden)
+			return
+		}
+		io.WriteString(w, "hello "+slug)
+	}), ErrorLog: log.New(io.Discard, "", 0)}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	addr := ln.Addr().String()
+	beat := func() {
+		t.Helper()
+		if err := mac.Heartbeat(ctx, addr, true, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	beat()
+	// Both reach mac; the lost laptop keeps its connection open.
+	for _, id := range []*Identity{lost, quitter} {
+		if got, err := get(id.Client("mac"), addr); err != nil || got != "hello "+id.Slug {
+			t.Fatalf("%s before: %q %v", id.Slug, got, err)
+		}
+	}
+	// The laptop is lost: removed at the control plane (not running
+	// through it: the same folder). desk signs out itself.
+	if m, err := RemoveMachine(data, "acme", "LAPTOP"); err != nil || m.Slug != "laptop" {
+		t.Fatalf("remove laptop: %+v %v", m, err)
+	}
+	if _, err := RemoveMachine(data, "acme", "nosuch"); err == nil {
+		t.Error("removing a machine that is not there")
+	}
+	// desk's certificate and key, as a thief would keep them.
+	stolen := &Identity{Account: quitter.Account, Slug: quitter.Slug, home: quitter.home, accountPool: quitter.accountPool}
+	stolen.cert, _ = quitter.current()
+	stolen.stamp = "kept"
+	if err := Logout(ctx, quitter.home); err != nil {
+		t.Fatal(err)
+	}
+	// Until mac's next heartbeat, mac does not know.
+	if got, err := get(lost.Client("mac"), addr); err != nil {
+		t.Logf("before the heartbeat: %q %v", got, err)
+	}
+	beat()
+	for _, id := range []*Identity{lost, stolen} {
+		// On the kept connection (the per-request check) ...
+		if got, err := get(id.Client("mac"), addr); err == nil {
+			t.Errorf("%s after the heartbeat, kept connection: answered %q", id.Slug, got)
+		}
+		// ... and on a new one (the handshake).
+		id.CloseIdleConnections()
+		if got, err := get(id.Client("mac"), addr); err == nil {
+			t.Errorf("%s after the heartbeat, new connection: answered %q", id.Slug, got)
+		}
+	}
+	// mac does not take them as servers either.
+	if _, err := get(mac.Client("laptop"), peerServer(t, lost)); err == nil || !strings.Contains(err.Error(), "revoked") {
+		t.Errorf("mac dialling the removed laptop: %v", err)
+	}
+	// The list is kept across a restart of st (a new Identity of the home).
+	again, err := LoadIdentity(mac.home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := lost.current()
+	if !again.Revoked(c.Leaf) {
+		t.Error("a restarted st forgot the revoked key until its first heartbeat")
+	}
+	// The lost laptop cannot sign in again with its revoked key.
+	_, err = Login(ctx, lost.home, LoginOptions{URL: cp.URL(), CAFile: cp.CAFile(), Account: "acme", Key: key, Name: "laptop", Host: "laptop"})
+	if err == nil || !strings.Contains(err.Error(), "key was revoked") || !strings.Contains(err.Error(), "st logout") {
+		t.Errorf("login with a revoked key: %v", err)
+	}
+	// desk signed out, so its next sign-in has a new key and works.
+	if _, err := Login(ctx, quitter.home, LoginOptions{URL: cp.URL(), CAFile: cp.CAFile(), Account: "acme", Key: key, Name: "desk", Host: "desk"}); err != nil {
+		t.Errorf("desk signs in again after its logout: %v", err)
+	}
+	if ms, _ := mac.Machines(ctx); slugs(ms) != "desk,mac" {
+		t.Errorf("machines now: %s", slugs(ms))
+	}
+}

@@ -35,4 +35,12 @@ func (t tlsTransport) Listen(addr string) (net.Listener, error) {
 
 func (t tlsTransport) Client(slug string) *http.Client { return t.id.Client(slug) }
 
-func (t tlsTransport) PeerOf(r *http.Request) (string, bool) { return PeerOf(r) }
+// PeerOf checks every request, not only the handshake: a kept connection
+// of a machine revoked since is refused from the heartbeat that told.
+func (t tlsTransport) PeerOf(r *http.Request) (string, bool) {
+	slug, ok := PeerOf(r)
+	if !ok || t.id.Revoked(r.TLS.PeerCertificates[0]) {
+		return "", false
+	}
+	return slug, true
+}

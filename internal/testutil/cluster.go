@@ -91,6 +91,17 @@ func (c *Cluster) StopControlPlane() {
 	}
 }
 
+// RemoveMachine removes a machine from an account at the control plane
+// (st control-plane machine remove) and returns what it printed.
+func (c *Cluster) RemoveMachine(name, account string) string {
+	c.t.Helper()
+	out, err := exec.Command(c.Bin, "control-plane", "machine", "remove", name, "--account", account, "--data", c.cpData).CombinedOutput()
+	if err != nil {
+		c.t.Fatalf("remove machine %s: %v\n%s", name, err, out)
+	}
+	return string(out)
+}
+
 // Key makes an account (once) and returns its key.
 func (c *Cluster) Key(account string) string {
 	c.t.Helper()

@@ -6,6 +6,7 @@ package machines
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -236,14 +237,26 @@ func TestMachinesAdoptTeamsDepth(t *testing.T) {
 	out, err := a.In(pa, "worker", "adopt", "beta/"+lone, "--owns", "src/**")
 	refused(t, out, err, "--owns is only for workers on this machine")
 
+	// Nothing there is adopted before a person there offers it to alpha;
+	// an offer to another machine does not count.
+	out, err = a.In(pa, "worker", "adopt", "beta/"+lone)
+	refused(t, out, err, "was not offered to alpha", "st worker offer "+lone+" --machine alpha")
+	has(t, b.MustST("", "worker", "offer", lone, "--machine", "gamma"), `offered to gamma`)
+	out, err = a.In(pa, "worker", "adopt", "beta/"+lone)
+	refused(t, out, err, "was not offered to alpha")
+	has(t, b.MustST("", "worker", "offer", lone, "--machine", "ALPHA"), `offered to alpha`)
 	out = must(t)(a.In(pa, "worker", "adopt", "beta/"+lone))
 	has(t, out, `adopted beta/`+regexp.QuoteMeta(lone)+` lone \(sim\)`)
+	// An agent may not offer itself (or anything): a person's step.
+	out, err = b.In(lead, "worker", "offer", lead, "--machine", "alpha")
+	refused(t, out, err, "offering an agent to another machine is a person's to do")
 	// Someone else's worker cannot be adopted until released.
 	pg := g.Up()
 	out, err = g.In(pg, "worker", "adopt", "beta/"+lone)
 	refused(t, out, err, "already a worker of alpha/"+pa, "release it first")
 
 	// A lead comes in as a team and keeps its run on beta.
+	b.MustST("", "worker", "offer", lead, "--machine", "alpha")
 	out = must(t)(a.In(pa, "worker", "adopt", "beta/"+lead))
 	has(t, out, `a team of 1`)
 	has(t, must(t)(a.In(pa, "worker", "list")), `beta/`+regexp.QuoteMeta(lead)+`\s+lead \(team 1\)`)
@@ -363,4 +376,35 @@ func execGit(dir string, args ...string) *exec.Cmd {
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@localhost", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@localhost")
 	return cmd
+}
+
+// TestMachinesRevokedMachine (issue 12, item 4): a machine removed at the
+// control plane (a lost laptop) still held a certificate its peers took
+// for up to 11 hours. Now they refuse it from their next heartbeat (1s
+// here), though its st still has its certificate and the peers' address.
+func TestMachinesRevokedMachine(t *testing.T) {
+	c, _, b, g, _ := three(t)
+	pg := g.Up()
+	task := c.TaskFile("hi.md", helloTask)
+	// gamma reaches beta (and so keeps beta's address and certificate).
+	has(t, must(t)(g.In(pg, "worker", "start", "--machine", "beta", "--agent", "sim", "--task", task, "--name", "first")), `beta/%\d+ first`)
+	out := c.RemoveMachine("gamma", "acme")
+	has(t, out, `removed machine gamma \(gamma\) from account acme and revoked its key`)
+	removed := time.Now()
+	var took time.Duration
+	try := 0
+	testutil.WaitFor(t, 10*time.Second, func() (bool, string) {
+		try++
+		out, err := g.In(pg, "worker", "start", "--machine", "beta", "--agent", "sim", "--task", task, "--name", fmt.Sprintf("again-%d", try))
+		took = time.Since(removed)
+		// A new connection fails its handshake; one kept from before is
+		// refused request by request.
+		return err != nil && (strings.Contains(out, "did not accept this machine's certificate") || strings.Contains(out, "a machine that signed out or was removed from the account is refused")), out
+	})
+	t.Logf("beta refused the removed gamma %s after the removal (heartbeat 1s)", took.Round(time.Millisecond))
+	// And gamma is no longer in the account's list.
+	testutil.WaitFor(t, 10*time.Second, func() (bool, string) {
+		out, _ := b.ST("machines")
+		return !strings.Contains(out, "gamma"), out
+	})
 }
