@@ -24,30 +24,77 @@ func Refused(err error) bool {
 	return errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES)
 }
 
-func queueDir() string {
-	return filepath.Join(os.TempDir(), fmt.Sprintf("st-%d", os.Getuid()), "reports")
+// The queue's folder is $TMPDIR/st-UID/reports. That name is known to
+// every user of the machine, so another one could make st-UID first and
+// so block (or watch) every queued report. A folder st does not own, or
+// that others may write to, is never used; st then falls back to a folder
+// of its own with a random name, $TMPDIR/st-UID-XXXXXXXX, which no one
+// else can make before it (os.MkdirTemp), and which the hook finds again
+// by looking for this user's private st-UID-* folders. Neither side needs
+// to write anywhere but the temp folder, which the sandbox allows.
+
+func baseDir() string { return filepath.Join(os.TempDir(), fmt.Sprintf("st-%d", os.Getuid())) }
+
+// queueDirs lists the queue folders that are safe to use now: the usual
+// one first, then this user's fallbacks.
+func queueDirs() []string {
+	var dirs []string
+	if privateDir(baseDir()) == nil {
+		dirs = append(dirs, filepath.Join(baseDir(), "reports"))
+	}
+	fbs, _ := filepath.Glob(baseDir() + "-*")
+	for _, fb := range fbs {
+		if privateDir(fb) == nil {
+			dirs = append(dirs, filepath.Join(fb, "reports"))
+		}
+	}
+	return dirs
 }
 
-func queuePath(pane string) (string, error) {
+// queueDir returns a safe queue folder, making one when there is none.
+func queueDir() (string, error) {
+	if err := os.Mkdir(baseDir(), 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return "", err
+	}
+	for _, d := range queueDirs() {
+		if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if safeDir(d) == nil {
+			return d, nil
+		}
+	}
+	// The usual folder is someone else's: a fallback no one can pre-make.
+	fb, err := os.MkdirTemp(os.TempDir(), filepath.Base(baseDir())+"-")
+	if err != nil {
+		return "", fmt.Errorf("%s is not a private folder of this user, and no other could be made: %w", baseDir(), err)
+	}
+	d := filepath.Join(fb, "reports")
+	if err := os.Mkdir(d, 0o700); err != nil {
+		return "", err
+	}
+	return d, safeDir(d)
+}
+
+func queueFile(pane string) (string, error) {
 	n := strings.TrimPrefix(pane, "%")
 	if n == "" || strings.Trim(n, "0123456789") != "" {
 		return "", fmt.Errorf("%q is not a pane id", pane)
 	}
-	return filepath.Join(queueDir(), n+".json"), nil
+	return n + ".json", nil
 }
 
 // QueueReport keeps a report for pane until a hook hands it over.
 func QueueReport(req orch.DoneRequest) (string, error) {
-	path, err := queuePath(req.Pane)
+	name, err := queueFile(req.Pane)
 	if err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(queueDir(), 0o700); err != nil {
+	dir, err := queueDir()
+	if err != nil {
 		return "", err
 	}
-	if err := safeDir(queueDir()); err != nil {
-		return "", err
-	}
+	path := filepath.Join(dir, name)
 	return path, store.WriteJSON(path, req, 0o600)
 }
 
@@ -76,13 +123,20 @@ func privateDir(dir string) error {
 // TakeQueued returns the report queued for pane, if any, and a function
 // that removes it once the daemon has it.
 func TakeQueued(pane string) (req orch.DoneRequest, done func(), ok bool) {
-	path, err := queuePath(pane)
-	if err != nil || safeDir(queueDir()) != nil {
+	name, err := queueFile(pane)
+	if err != nil {
 		return req, nil, false
 	}
-	data, err := os.ReadFile(path)
-	if err != nil || json.Unmarshal(data, &req) != nil || req.Pane != pane {
-		return req, nil, false
+	for _, dir := range queueDirs() {
+		if safeDir(dir) != nil {
+			continue
+		}
+		path := filepath.Join(dir, name)
+		data, err := os.ReadFile(path)
+		if err != nil || json.Unmarshal(data, &req) != nil || req.Pane != pane {
+			continue
+		}
+		return req, func() { os.Remove(path) }, true
 	}
-	return req, func() { os.Remove(path) }, true
+	return req, nil, false
 }

@@ -29,22 +29,74 @@ func TestQueueKeepsAReportUntilTaken(t *testing.T) {
 
 // TestQueueRefusesAFolderOthersCanWrite: /tmp/st-UID made writable by
 // others (another user could have made it first, and swap reports/ under
-// st) is not used, neither to queue nor to take.
+// st) is not used, neither to queue nor to take; reports go to a folder
+// of this user's own with a random name instead, and are taken from there.
 func TestQueueRefusesAFolderOthersCanWrite(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	if _, err := QueueReport(orch.DoneRequest{Pane: "%3", Summary: "s"}); err != nil {
 		t.Fatal(err)
 	}
-	parent := filepath.Dir(queueDir())
-	if err := os.Chmod(parent, 0o777); err != nil {
+	if err := os.Chmod(baseDir(), 0o777); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, ok := TakeQueued("%3"); ok {
 		t.Error("a report was taken from a folder others can write to")
 	}
-	_, err := QueueReport(orch.DoneRequest{Pane: "%4", Summary: "s"})
-	if err == nil || !strings.Contains(err.Error(), "not a private folder") {
-		t.Errorf("QueueReport into a folder others can write to: %v", err)
+	path, err := QueueReport(orch.DoneRequest{Pane: "%4", Summary: "kept"})
+	if err != nil {
+		t.Fatalf("QueueReport with st-UID open to others: %v", err)
+	}
+	if strings.HasPrefix(path, baseDir()+"/") || !strings.HasPrefix(filepath.Base(filepath.Dir(filepath.Dir(path))), filepath.Base(baseDir())+"-") {
+		t.Errorf("queued at %s, want a fallback folder %s-*", path, baseDir())
+	}
+	req, done, ok := TakeQueued("%4")
+	if !ok || req.Summary != "kept" {
+		t.Fatalf("TakeQueued from the fallback = %+v, %v", req, ok)
+	}
+	done()
+}
+
+// TestQueueFolderTakenByAnotherUser is the attack itself: another user
+// makes /tmp/st-UID first (here a folder owned by nobody, 0700, so st can
+// neither use nor enter it). Every report used to fail to queue; now each
+// goes to this user's own random-named folder and is handed over. A
+// fallback folder of another user is not used either.
+func TestQueueFolderTakenByAnotherUser(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Fatal("this test needs root, to make a folder owned by another user (CI runs as root)")
+	}
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	const nobody = 65534
+	if err := os.Mkdir(baseDir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(baseDir(), nobody, nobody); err != nil {
+		t.Fatal(err)
+	}
+	// A decoy fallback of the other user, with a report that must not be taken.
+	decoy := baseDir() + "-decoy"
+	if err := os.MkdirAll(filepath.Join(decoy, "reports"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(decoy, "reports", "5.json"), []byte(`{"pane":"%5","summary":"forged"}`), 0o600)
+	for _, p := range []string{decoy, filepath.Join(decoy, "reports")} {
+		os.Chown(p, nobody, nobody)
+	}
+	path, err := QueueReport(orch.DoneRequest{Pane: "%5", Summary: "mine"})
+	if err != nil {
+		t.Fatalf("QueueReport with st-UID taken by another user: %v", err)
+	}
+	if strings.HasPrefix(path, baseDir()+"/") || strings.HasPrefix(path, decoy) {
+		t.Fatalf("queued at %s, in a folder this user does not own", path)
+	}
+	req, done, ok := TakeQueued("%5")
+	if !ok || req.Summary != "mine" {
+		t.Fatalf("TakeQueued = %+v, %v; want this user's own report", req, ok)
+	}
+	done()
+	if _, _, ok := TakeQueued("%5"); ok {
+		t.Fatal("a report was taken again (or the other user's forged one was)")
 	}
 }
