@@ -89,6 +89,8 @@ func TestScripts(t *testing.T) {
 			"wait-file-match": cmdWaitFileMatch,
 			"capture":         cmdCapture,
 			"push-server":     cmdPushServer,
+			"push-answer":     cmdPushAnswer,
+			"free-port":       cmdFreePort,
 			"in-pane":         func(ts *testscript.TestScript, neg bool, args []string) { ts.Setenv("TMUX_PANE", args[0]) },
 		},
 	})
@@ -278,13 +280,71 @@ func cmdPushServer(ts *testscript.TestScript, neg bool, args []string) {
 		defer mu.Unlock()
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 		if err == nil {
-			fmt.Fprintf(f, "%s %s\nTitle: %s\nActions: %s\n\n%s\n---\n", r.Method, r.URL, r.Header.Get("Title"), r.Header.Get("Actions"), body)
+			// Everything the push service got: every header, then the body.
+			fmt.Fprintf(f, "%s %s\n", r.Method, r.URL)
+			r.Header.Write(f)
+			fmt.Fprintf(f, "\n%s\n---\n", body)
 			f.Close()
 		}
 	})}
 	go srv.Serve(ln)
 	ts.Defer(func() { srv.Close() })
 	ts.Setenv("ST_PUSH_URL", "http://"+ln.Addr().String()+"/st-gates")
+}
+
+// cmdPushAnswer replays what the push service received, as the push app
+// would: it takes the last Actions header of LOGFILE, finds the action
+// labelled OPTION ("http, <label>, <url>, method=POST, clear=true"), and
+// makes exactly that request (no body, nothing added). It prints the
+// status and the answer's body; with ! it expects the answer refused.
+func cmdPushAnswer(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: push-answer LOGFILE OPTION")
+	}
+	data, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	var actions string
+	for _, line := range strings.Split(string(data), "\n") {
+		if a, ok := strings.CutPrefix(line, "Actions: "); ok {
+			actions = a
+		}
+	}
+	for _, a := range strings.Split(actions, "; ") {
+		f := strings.Split(a, ", ")
+		if len(f) < 3 || f[0] != "http" || f[1] != args[1] {
+			continue
+		}
+		method := http.MethodPost
+		for _, kv := range f[3:] {
+			if m, ok := strings.CutPrefix(kv, "method="); ok {
+				method = m
+			}
+		}
+		req, err := http.NewRequest(method, f[2], nil)
+		ts.Check(err)
+		res, err := http.DefaultClient.Do(req)
+		ts.Check(err)
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		fmt.Fprintf(ts.Stdout(), "%d %s", res.StatusCode, body)
+		if ok := res.StatusCode == http.StatusOK; ok == neg {
+			ts.Fatalf("push answer %s: %d %s", args[1], res.StatusCode, body)
+		}
+		return
+	}
+	ts.Fatalf("no action labelled %q in the push: %q", args[1], actions)
+}
+
+// cmdFreePort sets NAME to a free port of 127.0.0.1.
+func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: free-port NAME")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	ln.Close()
+	ts.Setenv(args[0], port)
 }
 
 func cmdCapture(ts *testscript.TestScript, neg bool, args []string) {

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
@@ -20,9 +22,16 @@ type Config struct {
 	// WebPort is the web UI's port on 127.0.0.1 (0 = 7766, -1 = any free
 	// port, which ST_WEB_PORT=auto also asks for).
 	WebPort int `toml:"web_port"`
-	// PushURL is an ntfy-style HTTP endpoint that gets each open gate,
-	// with its options as actions.
+	// PushURL is an ntfy-style HTTP endpoint that gets each open gate.
 	PushURL string `toml:"push_url"`
+	// PushAnswerURL is where the phone reaches this machine's web UI (a
+	// tunnel or reverse proxy to it); with it set, a push carries one
+	// answer action per option, each with a one-time answer token.
+	// Without it, the push carries the question alone.
+	PushAnswerURL string `toml:"push_answer_url"`
+	// WebHosts are Host names the web UI answers besides 127.0.0.1,
+	// localhost and [::1] (a reverse proxy's name, set on purpose).
+	WebHosts []string `toml:"web_hosts"`
 	// PeerListen is where this machine takes requests from the account's
 	// other machines (mutual TLS), once signed in. The other machines
 	// reach it at this address, so set it to one they can reach; the
@@ -83,6 +92,18 @@ func LoadConfig(home string, getenv func(string) string) (Config, error) {
 	}
 	if v := getenv("ST_PUSH_URL"); v != "" {
 		c.PushURL = v
+	}
+	if v := getenv("ST_PUSH_ANSWER_URL"); v != "" {
+		c.PushAnswerURL = v
+	}
+	if c.PushAnswerURL != "" {
+		u, err := url.Parse(c.PushAnswerURL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return c, fmt.Errorf("push_answer_url %q is not an http(s) URL such as https://st.example.net", c.PushAnswerURL)
+		}
+	}
+	if v := getenv("ST_WEB_HOSTS"); v != "" {
+		c.WebHosts = strings.Split(v, ",")
 	}
 	if v := getenv("ST_PEER_LISTEN"); v != "" {
 		c.PeerListen = v

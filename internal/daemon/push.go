@@ -2,30 +2,51 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
 	"github.com/sophonz/st/internal/orch"
+	"github.com/sophonz/st/internal/web"
 )
 
+// pushClient sends gates to the push service. It follows no redirect (a
+// redirect would carry the question, and the answer links, elsewhere) and
+// verifies TLS as Go's default does.
+var pushClient = &http.Client{
+	Timeout: 10 * time.Second,
+	CheckRedirect: func(*http.Request, []*http.Request) error {
+		return errors.New("st does not follow a push service's redirect")
+	},
+}
+
 // pushGate sends an open gate to the user's push target, ntfy-style: the
-// question as the body, a title, and one action per option that answers
-// the gate through st's web API (reachable where the web UI is).
-func pushGate(ctx context.Context, target, answerBase, token string, g orch.Gate, log io.Writer) {
+// question as the body, a title, and, when answerBase (push_answer_url:
+// where the phone reaches st's web UI) is set, one action per option. Each
+// action is a POST with no body to an answer link of its own, good for
+// that option of this gate once (web.PushAnswerURL): the web UI's token,
+// which can type into every pane, never leaves this machine. With no
+// answerBase the push carries the question alone; answer it in the web UI
+// or with st gate answer.
+func pushGate(ctx context.Context, target, answerBase string, mgr *orch.Manager, g orch.Gate, log io.Writer) {
 	if target == "" {
 		return
 	}
 	var actions []string
-	for _, o := range g.Options {
-		u := fmt.Sprintf("%s/api/gates/answer?token=%s&id=%s&option=%s&by=push", answerBase,
-			url.QueryEscape(token), url.QueryEscape(g.ID), url.QueryEscape(o))
-		// ntfy's action syntax: "http, <label>, <url>, method=POST, clear=true"
-		label := strings.NewReplacer(",", " ", ";", " ").Replace(o)
-		actions = append(actions, fmt.Sprintf("http, %s, %s, method=POST, clear=true", label, u))
+	if answerBase != "" {
+		toks, err := mgr.MintAnswerTokens(g.ID)
+		if err != nil {
+			fmt.Fprintf(log, "push gate %s: %v\n", g.ID, err)
+			return
+		}
+		for _, o := range g.Options {
+			// ntfy's action syntax: "http, <label>, <url>, method=POST, clear=true".
+			label := strings.NewReplacer(",", " ", ";", " ", "\"", " ").Replace(o)
+			actions = append(actions, fmt.Sprintf("http, %s, %s, method=POST, clear=true", label, web.PushAnswerURL(answerBase, toks[o])))
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -36,9 +57,11 @@ func pushGate(ctx context.Context, target, answerBase, token string, g orch.Gate
 	}
 	req.Header.Set("Title", "st: a decision for you ("+g.ID+")")
 	req.Header.Set("Tags", "question")
-	req.Header.Set("Actions", strings.Join(actions, "; "))
+	if len(actions) > 0 {
+		req.Header.Set("Actions", strings.Join(actions, "; "))
+	}
 	req.Header.Set("X-St-Gate", g.ID)
-	res, err := http.DefaultClient.Do(req)
+	res, err := pushClient.Do(req)
 	if err != nil {
 		fmt.Fprintf(log, "push gate %s to %s: %v\n", g.ID, target, err)
 		return

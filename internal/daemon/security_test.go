@@ -245,9 +245,9 @@ func TestWebUIWithoutTokenIs401(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &web); err != nil {
 		t.Fatal(err)
 	}
-	base, token, ok := strings.Cut(web.URL, "/?token=")
+	base, token, ok := strings.Cut(web.URL, "/st/?token=")
 	if !ok || !strings.HasPrefix(base, "http://127.0.0.1:") || len(token) < 32 {
-		t.Fatalf("st web's URL %q: want http://127.0.0.1:PORT/?token=SECRET", web.URL)
+		t.Fatalf("st web's URL %q: want http://127.0.0.1:PORT/st/?token=SECRET", web.URL)
 	}
 	do := func(method, path string, hdr map[string]string) (int, string) {
 		req, err := http.NewRequest(method, base+path, strings.NewReader("{}"))
@@ -272,6 +272,8 @@ func TestWebUIWithoutTokenIs401(t *testing.T) {
 		hdr          map[string]string
 	}{
 		{"GET", "/", nil},
+		{"GET", "/st/", nil},
+		{"GET", "/st/api/state", nil},
 		{"GET", "/index.html", nil},
 		{"GET", "/api/state", nil},
 		{"GET", "/assets/app.js", nil},

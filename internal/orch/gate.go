@@ -2,6 +2,9 @@ package orch
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"io/fs"
 	"path/filepath"
@@ -41,6 +44,10 @@ type Gate struct {
 	Answer     string     `json:"answer,omitempty"`
 	AnsweredBy string     `json:"answered_by,omitempty"`
 	AnsweredAt *time.Time `json:"answered_at,omitempty"`
+	// AnswerKeys are the SHA-256 hashes of the answer tokens a push
+	// carried, each good for one option of this gate while it is open.
+	// Only hashes are kept: the tokens went to the push service.
+	AnswerKeys map[string]string `json:"answer_keys,omitempty"`
 }
 
 // GateRequest asks, waits for or answers a gate.
@@ -156,7 +163,7 @@ func (m *Manager) AskGate(ctx context.Context, req GateRequest) (*Gate, error) {
 		cp := *g
 		go m.cfg.OnGate(cp)
 	}
-	c := *g
+	c := g.public()
 	return &c, nil
 }
 
@@ -179,7 +186,7 @@ func (m *Manager) WaitGate(ctx context.Context, req GateRequest) (*Gate, error) 
 			m.mu.Unlock()
 			return nil, errorf(KindNotFound, "st gate list shows the gates", "there is no gate %q", req.ID)
 		}
-		c := *g
+		c := g.public()
 		ch := m.changed
 		m.mu.Unlock()
 		if c.State != GateOpen {
@@ -221,9 +228,11 @@ func (m *Manager) AnswerGate(ctx context.Context, req GateRequest) (*Gate, error
 		return nil, errorf(KindUsage, "answer with one of: "+strings.Join(g.Options, ", "), "%q is not an option of gate %s", req.Option, g.ID)
 	}
 	now := m.cfg.Now()
+	keys := g.AnswerKeys
 	g.State, g.Answer, g.AnsweredAt, g.AnsweredBy = GateAnswered, pick, &now, orDefaultStr(req.By, "cli")
+	g.AnswerKeys = nil // the push's other tokens answer nothing now
 	if err := m.saveGates(); err != nil {
-		g.State, g.Answer, g.AnsweredAt, g.AnsweredBy = GateOpen, "", nil, ""
+		g.State, g.Answer, g.AnsweredAt, g.AnsweredBy, g.AnswerKeys = GateOpen, "", nil, "", keys
 		return nil, err
 	}
 	if w := m.workers[g.Pane]; w != nil && w.State == Waiting {
@@ -232,8 +241,74 @@ func (m *Manager) AnswerGate(ctx context.Context, req GateRequest) (*Gate, error
 	}
 	m.logf("gate %s answered %q by %s", g.ID, pick, g.AnsweredBy)
 	m.notify()
-	c := *g
+	c := g.public()
 	return &c, nil
+}
+
+// public is a copy of g to show: without the answer tokens' hashes.
+func (g *Gate) public() Gate {
+	c := *g
+	c.AnswerKeys = nil
+	return c
+}
+
+// MintAnswerTokens makes one answer token per option of an open gate, for
+// a push's actions: each answers the gate with its option once, and none
+// works once the gate is answered or closed. It returns option -> token.
+func (m *Manager) MintAnswerTokens(id string) (map[string]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	g := m.gates[id]
+	if g == nil || g.State != GateOpen {
+		return nil, errorf(KindNotFound, "", "gate %s is not open", id)
+	}
+	out := map[string]string{}
+	if g.AnswerKeys == nil {
+		g.AnswerKeys = map[string]string{}
+	}
+	for _, o := range g.Options {
+		b := make([]byte, 32)
+		if _, err := rand.Read(b); err != nil {
+			return nil, err
+		}
+		tok := hex.EncodeToString(b)
+		out[o] = tok
+		g.AnswerKeys[answerKey(tok)] = o
+	}
+	if err := m.saveGates(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func answerKey(tok string) string {
+	sum := sha256.Sum256([]byte("st-gate-answer\x00" + tok))
+	return hex.EncodeToString(sum[:])
+}
+
+// ErrBadAnswerToken is what an answer token that answers nothing gets:
+// the same words whatever the reason, so a guess learns nothing.
+var ErrBadAnswerToken = errorf(KindNotFound, "", "this answer link is not valid (it was used, its gate is closed, or it never was)")
+
+// AnswerGateByToken answers the gate whose push carried tok with tok's
+// option (the push service's action, by a person on their phone).
+func (m *Manager) AnswerGateByToken(ctx context.Context, tok string) (*Gate, error) {
+	if len(tok) != 64 {
+		return nil, ErrBadAnswerToken
+	}
+	key := answerKey(tok)
+	m.mu.Lock()
+	var id, option string
+	for _, g := range m.gates {
+		if o, ok := g.AnswerKeys[key]; ok && g.State == GateOpen {
+			id, option = g.ID, o
+		}
+	}
+	m.mu.Unlock()
+	if id == "" {
+		return nil, ErrBadAnswerToken
+	}
+	return m.AnswerGate(ctx, GateRequest{ID: id, Option: option, By: "push"})
 }
 
 func orDefaultStr(s, def string) string {
@@ -251,7 +326,7 @@ func (m *Manager) Gates(ctx context.Context, all bool) []Gate {
 	var out []Gate
 	for _, g := range m.gates {
 		if all || g.State == GateOpen {
-			out = append(out, *g)
+			out = append(out, g.public())
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {

@@ -5,9 +5,16 @@
 // Everything, the page and its files included, answers 401 without the
 // secret token that `st web` prints: the first load carries it as
 // ?token=, and the page then works from an HttpOnly, SameSite=Strict
-// cookie, so that other sites can neither read the UI nor drive it.
-// Websockets also check their Origin, because browsers let any page open
-// a websocket to 127.0.0.1.
+// cookie, so that other sites can neither read the UI nor drive it. The
+// cookie does not hold the token: browsers send 127.0.0.1's cookies to
+// every port, so another local service would get it. It holds an HMAC of
+// the token under a key made at each start (useless anywhere else, and
+// after a restart of st), scoped to the UI's own path, /st/.
+// Requests are served only for the Host names of this machine's loopback
+// (127.0.0.1, localhost, [::1] on the UI's port) and hosts the user
+// configured, so a page of another site that DNS-rebinds its name to
+// 127.0.0.1 gets nothing. Websockets also check their Origin, because
+// browsers let any page open a websocket to 127.0.0.1.
 //
 // The front end is plain JavaScript and CSS with xterm.js, embedded from
 // assets/ (xterm's built files are vendored there from npm, see web/), so
@@ -18,6 +25,8 @@ package web
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"embed"
@@ -27,6 +36,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -52,7 +62,17 @@ type Config struct {
 	// AllowedOrigins are origins (scheme://host:port) whose pages may open
 	// the websockets besides the UI's own, such as a reverse proxy's.
 	AllowedOrigins []string
+	// AllowedHosts are Host values (host or host:port) served besides the
+	// loopback names on the UI's own port: a name the user configured on
+	// purpose, such as a reverse proxy's or the push answers' base.
+	AllowedHosts []string
+	// AnswerPush answers a gate with an answer token of a push's action
+	// (the token alone authorizes it); nil: no push answers.
+	AnswerPush func(ctx context.Context, answerToken string) error
 }
+
+// Path is where the UI lives; its cookie is scoped to it.
+const Path = "/st/"
 
 // Server serves the UI. It is an http.Handler. Call Close when the daemon
 // stops: http.Server.Shutdown does not wait for websockets, and each open
@@ -61,8 +81,11 @@ type Server struct {
 	cfg    Config
 	log    io.Writer
 	cookie string // the cookie's name, per token (see New)
-	mux    *http.ServeMux
-	assets fs.FS
+	// session is the cookie's value: an HMAC of the token under a key made
+	// at this start, never the token itself.
+	session string
+	mux     *http.ServeMux
+	assets  fs.FS
 
 	pollEvery time.Duration
 
@@ -85,21 +108,49 @@ func New(cfg Config) *Server {
 	// apart without telling anything about the token.
 	sum := sha256.Sum256([]byte("st-web-cookie\x00" + cfg.Token))
 	s.cookie = "st_" + hex.EncodeToString(sum[:6])
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		panic(err) // crypto/rand does not fail on Linux
+	}
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte("st-web-session\x00" + cfg.Token))
+	s.session = hex.EncodeToString(mac.Sum(nil))
 	sub, err := fs.Sub(assetsFS, "assets")
 	if err != nil {
 		panic(err) // the embed pattern guarantees the folder
 	}
 	s.assets = sub
 
-	s.mux.HandleFunc("GET /{$}", s.serveIndex)
-	s.mux.Handle("GET /assets/", http.StripPrefix("/assets/", http.HandlerFunc(s.serveAsset)))
-	s.mux.HandleFunc("GET /api/state", s.serveState)
-	s.mux.HandleFunc("GET /api/events", s.serveEvents)
-	s.mux.HandleFunc("GET /term", s.serveTerm)
-	s.mux.HandleFunc("POST /api/adopt", s.serveAdopt)
-	s.mux.HandleFunc("POST /api/release", s.serveRelease)
-	s.mux.HandleFunc("POST /api/gates/answer", s.serveAnswer)
+	// The UI's routes, at /st/ (where the page lives and its cookie goes)
+	// and at / (for a client that carries ?token= itself); / and /st lead
+	// to the page.
+	for _, pre := range []string{"", strings.TrimSuffix(Path, "/")} {
+		s.mux.HandleFunc("GET "+pre+"/assets/", func(w http.ResponseWriter, r *http.Request) {
+			r2 := r.Clone(r.Context())
+			r2.URL.Path = strings.TrimPrefix(r.URL.Path, pre+"/assets/")
+			s.serveAsset(w, r2)
+		})
+		s.mux.HandleFunc("GET "+pre+"/api/state", s.serveState)
+		s.mux.HandleFunc("GET "+pre+"/api/events", s.serveEvents)
+		s.mux.HandleFunc("GET "+pre+"/term", s.serveTerm)
+		s.mux.HandleFunc("POST "+pre+"/api/adopt", s.serveAdopt)
+		s.mux.HandleFunc("POST "+pre+"/api/release", s.serveRelease)
+		s.mux.HandleFunc("POST "+pre+"/api/gates/answer", s.serveAnswer)
+	}
+	s.mux.HandleFunc("GET "+Path+"{$}", s.serveIndex)
+	s.mux.HandleFunc("GET /{$}", s.toPage)
+	s.mux.HandleFunc("GET "+strings.TrimSuffix(Path, "/"), s.toPage)
 	return s
+}
+
+// toPage sends / to the page at Path, keeping the query (the token).
+func (s *Server) toPage(w http.ResponseWriter, r *http.Request) {
+	u := Path
+	if r.URL.RawQuery != "" {
+		u += "?" + r.URL.RawQuery
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	http.Redirect(w, r, u, http.StatusFound)
 }
 
 // Close ends every open socket and waits, up to ctx, for the terminals to
@@ -144,6 +195,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer") // the first URL carries the token
 	h.Set("X-Frame-Options", "DENY")
+	if !s.hostAllowed(r) {
+		// Before the token: a rebound name gets nothing, not even a 401
+		// page that says what st is.
+		s.logf("421 %s %s for host %q from %s", r.Method, r.URL.Path, r.Host, r.RemoteAddr)
+		http.Error(w, "421 Misdirected Request: st's web UI answers only on this machine's loopback address", http.StatusMisdirectedRequest)
+		return
+	}
+	if s.cfg.AnswerPush != nil && r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, pushAnswerPath) {
+		s.servePushAnswer(w, r) // authorized by its own one-time token
+		return
+	}
 	fromQuery, ok := s.authorized(r)
 	if !ok {
 		s.logf("401 %s %s from %s", r.Method, r.URL.Path, r.RemoteAddr)
@@ -155,7 +217,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if fromQuery {
 		http.SetCookie(w, &http.Cookie{
-			Name: s.cookie, Value: s.cfg.Token, Path: "/",
+			Name: s.cookie, Value: s.session, Path: Path,
 			HttpOnly: true, SameSite: http.SameSiteStrictMode,
 		})
 	}
@@ -177,17 +239,45 @@ func (s *Server) authorized(r *http.Request) (fromQuery, ok bool) {
 		return true, s.tokenEqual(t)
 	}
 	if c, err := r.Cookie(s.cookie); err == nil {
-		return false, s.tokenEqual(c.Value)
+		return false, equal(c.Value, s.session)
 	}
 	return false, false
 }
 
-// tokenEqual compares in constant time; hashing first keeps the length
-// of the token from showing in the time too.
-func (s *Server) tokenEqual(t string) bool {
-	a := sha256.Sum256([]byte(t))
-	b := sha256.Sum256([]byte(s.cfg.Token))
+// tokenEqual compares with the token in constant time.
+func (s *Server) tokenEqual(t string) bool { return equal(t, s.cfg.Token) }
+
+// equal compares in constant time; hashing first keeps the length from
+// showing in the time too.
+func equal(x, y string) bool {
+	a := sha256.Sum256([]byte(x))
+	b := sha256.Sum256([]byte(y))
 	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
+}
+
+// hostAllowed reports whether r's Host is this UI's: 127.0.0.1, localhost
+// or [::1] on the port the request came in on, or one configured.
+func (s *Server) hostAllowed(r *http.Request) bool {
+	host := strings.ToLower(r.Host)
+	for _, a := range s.cfg.AllowedHosts {
+		if strings.EqualFold(a, host) {
+			return true
+		}
+	}
+	h, port, err := net.SplitHostPort(host)
+	if err != nil {
+		return false
+	}
+	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		if _, lport, err := net.SplitHostPort(la.String()); err == nil && lport != port {
+			return false
+		}
+	}
+	switch h {
+	case "127.0.0.1", "localhost", "::1":
+		return true
+	}
+	return false
 }
 
 // originAllowed reports whether a browser page of Origin may use the
@@ -458,4 +548,35 @@ func (s *Server) serveAnswer(w http.ResponseWriter, r *http.Request) {
 		}
 		return s.cfg.Backend.AnswerGate(ctx, b.ID, b.Option)
 	})
+}
+
+// pushAnswerPath is where a push notification's action answers a gate:
+// POST pushAnswerPath + <answer token>, with no body, no cookie and no
+// web token; the answer token (one per option of one gate, good once)
+// is the whole authorization.
+const pushAnswerPath = "/push/answer/"
+
+// PushAnswerURL is the URL of an answer token under base (the address the
+// phone reaches st's web UI at).
+func PushAnswerURL(base, answerToken string) string {
+	return strings.TrimSuffix(base, "/") + pushAnswerPath + answerToken
+}
+
+func (s *Server) servePushAnswer(w http.ResponseWriter, r *http.Request) {
+	tok := strings.TrimPrefix(r.URL.Path, pushAnswerPath)
+	if tok == "" || strings.Contains(tok, "/") {
+		http.NotFound(w, r)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+	defer cancel()
+	if err := s.cfg.AnswerPush(ctx, tok); err != nil {
+		s.logf("push answer refused: %v", err)
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusGone)
+		io.WriteString(w, "not answered: "+err.Error()+"\n")
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	io.WriteString(w, "answered\n")
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -47,11 +48,14 @@ func cookieFor(t *testing.T, base string) *http.Cookie {
 	}
 	res.Body.Close()
 	for _, c := range res.Cookies() {
-		if c.Value == token {
+		if strings.HasPrefix(c.Name, "st_") && c.Value != "" {
+			if strings.Contains(c.Value, token) {
+				t.Fatalf("the cookie holds the token itself: %v", c)
+			}
 			return c
 		}
 	}
-	t.Fatalf("no cookie with the token in %v", res.Header["Set-Cookie"])
+	t.Fatalf("no session cookie in %v", res.Header["Set-Cookie"])
 	return nil
 }
 
@@ -132,15 +136,15 @@ func TestEmptyTokenRefusesAll(t *testing.T) {
 func TestTokenThenCookie(t *testing.T) {
 	ts, _ := serve(t, web.Config{})
 	res, body := do(t, "GET", ts.URL+"/?token="+token, "", nil)
-	if res.StatusCode != 200 || !strings.Contains(body, `<script type="module" src="assets/app.js">`) {
-		t.Fatalf("GET /?token=: %d %q", res.StatusCode, body)
+	if res.StatusCode != 200 || res.Request.URL.Path != web.Path || !strings.Contains(body, `<script type="module" src="assets/app.js">`) {
+		t.Fatalf("GET /?token=: %d at %s %q", res.StatusCode, res.Request.URL, body)
 	}
 	var c *http.Cookie
 	for _, x := range res.Cookies() {
 		c = x
 	}
-	if c == nil || c.Value != token || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Path != "/" {
-		t.Fatalf("cookie = %+v, want the token, HttpOnly, SameSite=Strict, Path=/", c)
+	if c == nil || c.Value == token || strings.Contains(c.Value, token) || len(c.Value) != 64 || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Path != web.Path {
+		t.Fatalf("cookie = %+v, want a session value (not the token), HttpOnly, SameSite=Strict, Path=%s", c, web.Path)
 	}
 	if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") {
 		t.Errorf("CSP = %q", csp)
@@ -151,7 +155,9 @@ func TestTokenThenCookie(t *testing.T) {
 
 	hdr := map[string]string{"Cookie": c.String()}
 	for _, tc := range []struct{ path, ctype, has string }{
-		{"/", "text/html", "◇ Agents"},
+		{"/st/", "text/html", "◇ Agents"},
+		{"/st/api/state", "application/json", `"machine":"devbox"`},
+		{"/st/assets/app.js", "text/javascript", "import { Terminal }"},
 		{"/api/state", "application/json", `"machine":"devbox"`},
 		{"/assets/app.js", "text/javascript", "import { Terminal }"},
 		{"/assets/vendor/xterm.mjs", "text/javascript", "Terminal"},
@@ -175,6 +181,94 @@ func TestTokenThenCookie(t *testing.T) {
 	}
 	if res, _ := do(t, "GET", ts.URL+"/nosuch", "", hdr); res.StatusCode != 404 {
 		t.Errorf("GET /nosuch: %d, want 404", res.StatusCode)
+	}
+}
+
+// TestCookieIsUselessElsewhere: the cookie, which browsers send to every
+// port of 127.0.0.1, is not the token: it opens nothing as a token, and a
+// cookie of one start of st opens nothing after a restart (another key).
+func TestCookieIsUselessElsewhere(t *testing.T) {
+	ts, _ := serve(t, web.Config{})
+	c := cookieFor(t, ts.URL)
+	if res, _ := do(t, "GET", ts.URL+"/st/api/state?token="+c.Value, "", nil); res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the cookie's value worked as the token: %d", res.StatusCode)
+	}
+	restarted, _ := serve(t, web.Config{}) // same token, a new start
+	if res, _ := do(t, "GET", restarted.URL+"/st/api/state", "", map[string]string{"Cookie": c.String()}); res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a cookie of the previous start opened the UI after a restart: %d", res.StatusCode)
+	}
+	if res, _ := do(t, "GET", ts.URL+"/st/api/state", "", map[string]string{"Cookie": c.String()}); res.StatusCode != 200 {
+		t.Errorf("the cookie does not open its own UI: %d", res.StatusCode)
+	}
+}
+
+// TestHostHeader: only this machine's loopback names on the UI's port
+// (and hosts configured on purpose) are served, token or not, so a page
+// whose DNS name was rebound to 127.0.0.1 gets nothing, and neither do
+// its websockets.
+func TestHostHeader(t *testing.T) {
+	ts, fake := serve(t, web.Config{AllowedHosts: []string{"st.example.net"}})
+	u, _ := url.Parse(ts.URL)
+	_, port, _ := net.SplitHostPort(u.Host)
+	get := func(host, path string) int {
+		req, _ := http.NewRequest("GET", ts.URL+path, nil)
+		req.Host = host
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	for _, h := range []string{"evil.example:" + port, "evil.example", "127.0.0.1:1", "localhost.:" + port, "127.0.0.2:" + port, "0.0.0.0:" + port} {
+		for _, p := range []string{"/st/?token=" + token, "/api/state?token=" + token, "/push/answer/x"} {
+			if code := get(h, p); code != http.StatusMisdirectedRequest {
+				t.Errorf("Host %q %s: %d, want 421", h, p, code)
+			}
+		}
+	}
+	for _, h := range []string{"127.0.0.1:" + port, "localhost:" + port, "LOCALHOST:" + port, "[::1]:" + port, "st.example.net"} {
+		if code := get(h, "/api/state?token="+token); code != 200 {
+			t.Errorf("Host %q: %d, want 200", h, code)
+		}
+	}
+	// The terminal socket with Host and Origin both the rebound name.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, path := range []string{"/term?session=$1&window=@1&token=" + token, "/api/events?token=" + token} {
+		_, res, err := websocket.Dial(ctx, ts.URL+path, &websocket.DialOptions{Host: "evil.example:" + port,
+			HTTPHeader: http.Header{"Origin": {"http://evil.example:" + port}}})
+		if err == nil || res == nil || res.StatusCode != http.StatusMisdirectedRequest {
+			t.Errorf("websocket %s with a rebound Host: %v, want 421", path, err)
+		}
+	}
+	if calls := fake.Calls(); len(calls) != 0 {
+		t.Errorf("refused requests reached the backend: %v", calls)
+	}
+}
+
+// TestPushAnswer: a push's action answers with its own one-time token,
+// as a POST with no body, no cookie and no web token.
+func TestPushAnswer(t *testing.T) {
+	var got []string
+	ts, _ := serve(t, web.Config{AnswerPush: func(ctx context.Context, tok string) error {
+		got = append(got, tok)
+		if tok != "good" {
+			return errors.New("this answer link is not valid")
+		}
+		return nil
+	}})
+	if res, body := do(t, "POST", ts.URL+"/push/answer/good", "", nil); res.StatusCode != 200 || !strings.Contains(body, "answered") {
+		t.Errorf("POST good: %d %q", res.StatusCode, body)
+	}
+	if res, _ := do(t, "POST", ts.URL+"/push/answer/bad", "", nil); res.StatusCode != http.StatusGone {
+		t.Errorf("POST bad: %d, want 410", res.StatusCode)
+	}
+	if res, _ := do(t, "GET", ts.URL+"/push/answer/good", "", nil); res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("GET of an answer link: %d, want 401 (only POST answers)", res.StatusCode)
+	}
+	if len(got) != 2 || got[0] != "good" || got[1] != "bad" {
+		t.Errorf("answered with %v", got)
 	}
 }
 
