@@ -129,7 +129,7 @@ func newGateAnswerCmd(env *Env) *cobra.Command {
 		Args:  exactArgs(2, "st gate answer ID OPTION"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var g orch.Gate
-			if err := env.Client().Call(cmd.Context(), "/v1/gate/answer", orch.GateRequest{ID: args[0], Option: args[1], By: "cli"}, &g); err != nil {
+			if err := env.Client().Call(cmd.Context(), "/v1/gate/answer", orch.GateRequest{Pane: env.Getenv("TMUX_PANE"), ID: args[0], Option: args[1], By: "cli"}, &g); err != nil {
 				return err
 			}
 			fmt.Fprintf(env.Stdout, "gate %s: answered %s\n", g.ID, g.Answer)

@@ -24,7 +24,7 @@ func newAcceptRemoteCmd(env *Env) *cobra.Command {
 them only while this is on. It is off until you turn it on.`,
 		Args: exactArgs(1, "st orch accept-remote on|off|status"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var req daemon.AcceptRemoteRequest
+			req := daemon.AcceptRemoteRequest{Pane: env.Getenv("TMUX_PANE")}
 			switch args[0] {
 			case "on", "off":
 				on := args[0] == "on"

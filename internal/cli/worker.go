@@ -26,7 +26,7 @@ const (
 func newWorkerCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{Use: "worker", Short: "Workers: agents in windows of their own"}
 	cmd.AddCommand(newWorkerStartCmd(env), newWorkerWaitCmd(env), newWorkerReadCmd(env), newWorkerDoneCmd(env),
-		newWorkerSendCmd(env), newWorkerStopCmd(env), newWorkerListCmd(env), newWorkerRenameCmd(env), newWorkerReleaseCmd(env), newWorkerAdoptCmd(env),
+		newWorkerSendCmd(env), newWorkerStopCmd(env), newWorkerListCmd(env), newWorkerRenameCmd(env), newWorkerReleaseCmd(env), newWorkerAdoptCmd(env), newWorkerOfferCmd(env, nil),
 		newWorkerDiffCmd(env), newWorkerMergeCmd(env, "merge"), newWorkerMergeCmd(env, "pick"))
 	return cmd
 }
@@ -581,6 +581,59 @@ func newWorkerAdoptCmd(env *Env) *cobra.Command {
 	}
 	cmd.Flags().StringArrayVar(&owns, "owns", nil, "a glob, relative to the repository root, of what the adopted worker may change (repeatable; this machine only)")
 	return cmd
+}
+
+type workerOfferOptions struct {
+	ID, Machine string
+	Withdraw    bool
+	JSON        bool
+}
+
+// newWorkerOfferCmd is st worker offer: a person on this machine lets
+// another machine's coordinator adopt an agent here. runF replaces the
+// run in tests.
+func newWorkerOfferCmd(env *Env, runF func(context.Context, *Env, workerOfferOptions) error) *cobra.Command {
+	var o workerOfferOptions
+	cmd := &cobra.Command{
+		Use:   "offer ID --machine M | offer ID --withdraw",
+		Short: "Let another machine's coordinator adopt an agent that runs here (a person's step)",
+		Long: `Another machine of the account may adopt an agent of this machine (st worker
+adopt THIS-MACHINE/%7 there) only after a person here offers it to that machine.
+The offer stays on the pane until that machine adopts it, the pane closes, or
+--withdraw. It is refused from an agent's pane: only a person hands an agent over.`,
+		Args: exactArgs(1, "st worker offer %ID --machine NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.ID = args[0]
+			if o.Machine == "" && !o.Withdraw {
+				return &orch.Error{Kind: orch.KindUsage, Message: "say which machine may adopt it", Hint: "st worker offer " + o.ID + " --machine NAME (st machines lists them)"}
+			}
+			if runF != nil {
+				return runF(cmd.Context(), env, o)
+			}
+			return runWorkerOffer(cmd.Context(), env, o)
+		},
+	}
+	cmd.Flags().StringVar(&o.Machine, "machine", "", "the machine whose coordinator may adopt it (name, host name or slug)")
+	cmd.Flags().BoolVar(&o.Withdraw, "withdraw", false, "take the offer back")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
+	return cmd
+}
+
+func runWorkerOffer(ctx context.Context, env *Env, o workerOfferOptions) error {
+	var v orch.OfferView
+	req := orch.OfferRequest{Pane: env.Getenv("TMUX_PANE"), ID: o.ID, Machine: o.Machine, Withdraw: o.Withdraw}
+	if err := env.Client().Call(ctx, "/v1/worker/offer", req, &v); err != nil {
+		return err
+	}
+	if o.JSON {
+		return printJSON(env.Stdout, v)
+	}
+	if v.Withdrawn {
+		fmt.Fprintf(env.Stdout, "%s is offered to no machine now\n", v.Pane)
+		return nil
+	}
+	fmt.Fprintf(env.Stdout, "%s (%s) is offered to %s: its coordinator may adopt it with st worker adopt <this machine>/%s\n", v.Pane, v.Agent, v.MachineName, v.Pane)
+	return nil
 }
 
 func newWorkerDiffCmd(env *Env) *cobra.Command {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -127,6 +128,10 @@ func (f *fakeServer) Run(ctx context.Context, args ...string) (string, error) {
 			delete(p.opts, args[5])
 			return "", nil
 		}
+	case args[0] == "show-options" && len(args) == 7 && args[4] == "-t":
+		if p := f.pane(args[5]); p != nil {
+			return p.opts[args[6]] + "\n", nil
+		}
 	case args[0] == "capture-pane":
 		return "", nil
 	case args[0] == "list-windows", args[0] == "list-sessions":
@@ -146,7 +151,9 @@ const (
 // run on disk: coordinator %1 with worker %2 "w1" (idle), and a plain
 // shell %9, all in session $0 in folder dir.
 func newFuzzServer(t *testing.T, dir string) (*server, func()) {
-	home := t.TempDir()
+	// ST_HOME one level down in a folder of its own, so that a write
+	// through ../ lands where checkNothingEscaped sees it.
+	home := filepath.Join(t.TempDir(), "home")
 	now := time.Now()
 	r := orch.Run{ID: fzRun, Objective: "fuzz", Coordinator: fzCoord, Session: "$0", Created: now,
 		Workers: []*orch.Worker{{ID: fzWorker, Name: "w1", Agent: "sim", Parent: fzCoord, Level: 1, State: orch.Idle,
@@ -168,7 +175,7 @@ func newFuzzServer(t *testing.T, dir string) (*server, func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &server{mgr: mgr, tmux: tm, cancel: func() {}, token: "fuzz-token",
+	s := &server{mgr: mgr, tmux: tm, cancel: func() {}, token: "fuzz-token", proc: realProc,
 		info: StatusInfo{PID: 1, Home: home, Socket: filepath.Join(home, "st.sock"), TmuxSocket: tm.Socket()}}
 	return s, mgr.Close
 }
@@ -182,7 +189,7 @@ func apiRoutes(t testing.TB) []string {
 		"/v1/worker/stop", "/v1/worker/rename", "/v1/worker/release", "/v1/worker/adopt", "/v1/worker/diff",
 		"/v1/worker/merge", "/v1/worker/pick", "/v1/worker/fan", "/v1/worker/list", "/v1/task/create",
 		"/v1/task/list", "/v1/task/cancel", "/v1/gate/ask", "/v1/gate/wait", "/v1/gate/answer",
-		"/v1/gate/list", "/v1/hook",
+		"/v1/gate/list", "/v1/hook", "/v1/worker/offer",
 	}
 	sort.Strings(routes)
 	return routes
@@ -198,7 +205,7 @@ const hangLimit = 3 * time.Second
 // serveOne sends one request through the routes and checks the answer.
 func serveOne(t *testing.T, h http.Handler, route string, body []byte, tmuxHdr string) *httptest.ResponseRecorder {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), ctxKey{}, true), requestDeadline)
+	ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), ctxKey{}, peer{owner: true, pid: os.Getpid()}), requestDeadline)
 	defer cancel()
 	req := httptest.NewRequest(http.MethodPost, route, strings.NewReader(string(body))).WithContext(ctx)
 	if tmuxHdr != "" {
@@ -248,6 +255,22 @@ func fuzzEnv(f *testing.F) string {
 		f.Fatal(err)
 	}
 	return dir
+}
+
+// checkNothingEscaped fails the test when a request ran a command (the
+// pwned marker) or wrote a file outside ST_HOME (../ in an id or name):
+// ST_HOME is the only folder of the fuzz's temp folder st may write to.
+func checkNothingEscaped(t *testing.T, dir, home string) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(dir, "pwned")); err == nil {
+		t.Fatalf("a request ran a command: %s exists", filepath.Join(dir, "pwned"))
+	}
+	filepath.WalkDir(filepath.Dir(home), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && p != home && !strings.HasPrefix(p, home+string(filepath.Separator)) {
+			t.Fatalf("a request wrote %s, outside ST_HOME %s", p, home)
+		}
+		return nil
+	})
 }
 
 func jsonString(s string) string {
@@ -301,6 +324,23 @@ func FuzzAPI(f *testing.F) {
 		{"/v1/hook", `{"agent":"sim","event":"UserPromptSubmit","pane":"%2","payload":"eyJwcm9tcHQiOiIkKHgpIn0="}`, ""},
 		{"/v1/hook", `{"agent":"sim","event":"PreToolUse","pane":"%2","payload":null}`, ""},
 		{"/v1/hook", `{"agent":"codex","event":"Interrupt","pane":"%2","payload":"not base64"}`, ""},
+		// Ids and names with ../, line breaks and escapes, on every route
+		// that takes one.
+		{"/v1/worker/read", `{"pane":"%1","id":"../../etc/passwd"}`, ""},
+		{"/v1/worker/send", `{"pane":"%1","id":"w1\n","text":"hi\u009b2J"}`, ""},
+		{"/v1/worker/stop", `{"pane":"%1","id":"alpha/../x"}`, ""},
+		{"/v1/worker/rename", `{"pane":"%1","id":"w1","text":"../w2"}`, ""},
+		{"/v1/worker/rename", `{"pane":"%1","id":"w1","text":"w\u001b[2J"}`, ""},
+		{"/v1/worker/adopt", `{"pane":"%1","id":"%9\nkill"}`, ""},
+		{"/v1/worker/offer", `{"pane":"%9","id":"%2","machine":"../beta"}`, ""},
+		{"/v1/worker/offer", `{"pane":"%9","id":"../%2","machine":"beta"}`, ""},
+		{"/v1/worker/offer", `{"pane":"%9","id":"%1","withdraw":true}`, ""},
+		{"/v1/worker/start", `{"pane":"%1","agent":"sim","task":` + jsonString(task) + `,"name":"../x"}`, ""},
+		{"/v1/worker/start", `{"pane":"%1","agent":"sim","task":` + jsonString(task) + `,"name":"a\nb","machine":"../m"}`, ""},
+		{"/v1/orch/show", `{"pane":"%1","id":"run-fz\n\u001b[2J"}`, ""},
+		{"/v1/task/create", `{"pane":"%1","name":"../t","file":` + jsonString(task) + `,"agent":"sim"}`, ""},
+		{"/v1/gate/answer", `{"pane":"%2","id":"../gate","option":"a\u001b"}`, ""},
+		{"/v1/worker/done", `{"pane":"%2","summary":"ok\u009b2J"}`, ""},
 		{"/v1/worker/start", `[`, ""},
 		{"/v1/worker/start", `{"pane":1,"agent":["sim"]}`, ""},
 		{"/v1/worker/start", "\xff\xfe", ""},
@@ -316,9 +356,7 @@ func FuzzAPI(f *testing.F) {
 		s, closeMgr := newFuzzServer(t, dir)
 		defer closeMgr()
 		serveOne(t, s.routes(), routes[int(route)%len(routes)], body, tmuxHdr)
-		if _, err := os.Stat(filepath.Join(dir, "pwned")); err == nil {
-			t.Fatalf("a request ran a command: %s exists", filepath.Join(dir, "pwned"))
-		}
+		checkNothingEscaped(t, dir, s.info.Home)
 	})
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/sophonz/st/internal/store"
 	"github.com/sophonz/st/internal/tmux"
 	"github.com/sophonz/st/internal/version"
+	"github.com/sophonz/st/internal/web"
 )
 
 // Options configure a daemon.
@@ -104,11 +105,11 @@ func Run(ctx context.Context, o Options) error {
 		ln.Close()
 		return fmt.Errorf("make the web UI's token: %w", err)
 	}
-	var webBase string
 	pn := newPeerNet(o.Home, cfg.PeerListen, cfg.Heartbeat.Duration, o.Log)
 	pn.reload()
-	mgr, err := orch.NewManager(ctx, orch.Config{Home: o.Home, STBin: o.STBin, Tmux: tm, Log: o.Log,
-		OnGate: func(g orch.Gate) { pushGate(ctx, cfg.PushURL, webBase, token, g, o.Log) },
+	var mgr *orch.Manager
+	mgr, err = orch.NewManager(ctx, orch.Config{Home: o.Home, STBin: o.STBin, Tmux: tm, Log: o.Log,
+		OnGate: func(g orch.Gate) { pushGate(ctx, cfg.PushURL, cfg.PushAnswerURL, mgr, g, o.Log) },
 		Peers:  pn, PeerRetry: cfg.PeerRetry.Duration})
 	if err != nil {
 		ln.Close()
@@ -120,14 +121,13 @@ func Run(ctx context.Context, o Options) error {
 	go func() { pn.run(ctx); close(peerDone) }()
 	defer func() { <-peerDone }()
 	go mgr.Watch(ctx)
-	var stopWeb func()
-	webBase, stopWeb = serveWeb(ctx, cfg.WebPort, token, tm, mgr, pn, o.Log)
+	webBase, stopWeb := serveWeb(ctx, cfg, token, tm, mgr, pn, o.Log)
 	defer stopWeb()
 
 	s := &server{mgr: mgr, tmux: tm, peers: pn, cancel: cancel, info: StatusInfo{
 		PID: os.Getpid(), Version: version.Version, Home: o.Home, Socket: sock,
 		TmuxSocket: tm.Socket(), Started: time.Now(), Web: webBase,
-	}, token: token}
+	}, token: token, proc: realProc}
 	hs := &http.Server{
 		Handler:     s.routes(),
 		ConnContext: peerCheck,
@@ -149,20 +149,47 @@ func Run(ctx context.Context, o Options) error {
 
 type ctxKey struct{}
 
+// peer is who is at the other end of a connection to the socket.
+type peer struct {
+	owner bool // it runs as this user
+	pid   int  // its process, as the kernel says
+}
+
 // peerCheck records whether the peer of a unix connection runs as this
-// user; the handler refuses any other user even if the socket's mode were
-// widened.
+// user (the handler refuses any other user even if the socket's mode were
+// widened), and its pid, for the requests only a person may make.
 func peerCheck(ctx context.Context, c net.Conn) context.Context {
-	ok := false
+	var p peer
 	if uc, isUnix := c.(*net.UnixConn); isUnix {
 		if raw, err := uc.SyscallConn(); err == nil {
 			raw.Control(func(fd uintptr) {
 				cred, err := syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
-				ok = err == nil && int(cred.Uid) == os.Getuid()
+				p.owner = err == nil && int(cred.Uid) == os.Getuid()
+				if err == nil {
+					p.pid = int(cred.Pid)
+				}
 			})
 		}
 	}
-	return context.WithValue(ctx, ctxKey{}, ok)
+	return context.WithValue(ctx, ctxKey{}, p)
+}
+
+// personOnly refuses a request that an agent made: what only a person may
+// do (see caller.go). pane is the request's $TMUX_PANE.
+func (s *server) personOnly(ctx context.Context, r *http.Request, pane, what string) error {
+	p, _ := r.Context().Value(ctxKey{}).(peer)
+	panePID := 0
+	if tmux.ValidPaneID(pane) {
+		if tp, err := s.tmux.Pane(ctx, pane); err == nil {
+			panePID = tp.PID
+		}
+	}
+	why := callerCheck(s.proc, p.pid, panePID, map[string]string{"claude": os.Getenv("ST_CLAUDE_BIN"), "codex": os.Getenv("ST_CODEX_BIN")})
+	if why == "" {
+		return nil
+	}
+	return &orch.Error{Kind: "forbidden", Message: fmt.Sprintf("refused: %s is a person's to do, and this request came from an agent: %s", what, why),
+		Hint: "a person does it from a shell that is not an agent's pane, or in the web UI (st web)"}
 }
 
 type server struct {
@@ -172,6 +199,7 @@ type server struct {
 	cancel context.CancelFunc
 	info   StatusInfo
 	token  string
+	proc   procFS // where callers' processes are read (/proc)
 }
 
 // TmuxHeader carries the socket of the caller's tmux server ($TMUX), so
@@ -217,10 +245,21 @@ func (s *server) routes() http.Handler {
 			if s.info.Web == "" {
 				return nil, &orch.Error{Kind: orch.KindInternal, Message: "st's web UI is not running (its port was taken; see the daemon log)", Hint: "set another port with ST_WEB_PORT or web_port in $ST_HOME/config.toml, then st down; st up"}
 			}
-			return map[string]string{"url": s.info.Web + "/?token=" + s.token}, nil
+			return map[string]string{"url": s.info.Web + web.Path + "?token=" + s.token}, nil
 		},
-		"/v1/orch/start":         call(s.mgr.StartRun),
-		"/v1/orch/accept-remote": call(s.peers.acceptRemote),
+		"/v1/orch/start": call(s.mgr.StartRun),
+		"/v1/orch/accept-remote": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
+			req, err := decode[AcceptRemoteRequest](b)
+			if err != nil {
+				return nil, err
+			}
+			if req.On != nil && *req.On {
+				if err := s.personOnly(ctx, r, req.Pane, "letting other machines start agents here (accept-remote on)"); err != nil {
+					return nil, err
+				}
+			}
+			return s.peers.acceptRemote(ctx, req)
+		},
 		"/v1/remote/reload": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
 			if err := s.peers.reload(); err != nil {
 				return nil, err
@@ -253,7 +292,29 @@ func (s *server) routes() http.Handler {
 		"/v1/task/cancel":    call(s.mgr.CancelTask),
 		"/v1/gate/ask":       call(s.mgr.AskGate),
 		"/v1/gate/wait":      call(s.mgr.WaitGate),
-		"/v1/gate/answer":    call(s.mgr.AnswerGate),
+		"/v1/gate/answer": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
+			req, err := decode[orch.GateRequest](b)
+			if err != nil {
+				return nil, err
+			}
+			if err := s.personOnly(ctx, r, req.Pane, "answering a decision gate"); err != nil {
+				return nil, err
+			}
+			req.By = "cli"
+			return s.mgr.AnswerGate(ctx, req)
+		},
+		"/v1/worker/offer": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
+			req, err := decode[orch.OfferRequest](b)
+			if err != nil {
+				return nil, err
+			}
+			if !req.Withdraw {
+				if err := s.personOnly(ctx, r, req.Pane, "offering an agent to another machine"); err != nil {
+					return nil, err
+				}
+			}
+			return s.mgr.Offer(ctx, req)
+		},
 		"/v1/gate/list": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
 			req, err := decode[orch.IDRequest](b)
 			if err != nil {
@@ -277,7 +338,7 @@ func (s *server) routes() http.Handler {
 		needsPane := path != "/v1/status" && path != "/v1/shutdown" && path != "/v1/ls" && path != "/v1/hook" && path != "/v1/web" &&
 			!strings.HasPrefix(path, "/v1/gate/") && !strings.HasPrefix(path, "/v1/remote/") && path != "/v1/orch/accept-remote"
 		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
-			if ok, _ := r.Context().Value(ctxKey{}).(bool); !ok {
+			if p, _ := r.Context().Value(ctxKey{}).(peer); !p.owner {
 				writeErr(w, &orch.Error{Kind: "forbidden", Message: "st's socket answers only the user who runs st"}, http.StatusForbidden)
 				return
 			}

@@ -265,7 +265,9 @@ func preToolDecision(runErr error, stdout, stderr []byte) (bool, string) {
 func shellRunner(dir string, env []string) runFunc {
 	return func(ctx context.Context, command string) (string, int) {
 		cmd := exec.CommandContext(ctx, "sh", "-c", command)
-		cmd.Dir, cmd.Env = dir, env
+		// As Claude Code does for its Bash tool: the command knows it runs
+		// for an agent (st refuses such a caller a person's requests).
+		cmd.Dir, cmd.Env = dir, append(append([]string(nil), env...), "CLAUDECODE=1")
 		var out lockedBuffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

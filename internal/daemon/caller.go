@@ -1,0 +1,194 @@
+package daemon
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Some requests are a person's to make: the answer to a decision gate
+// (a question only a person should answer), an offer of an agent to
+// another machine, and turning accept-remote on. The agents run shell
+// commands as the same user, so the socket's owner check does not tell a
+// person from an agent; the caller's processes do. The daemon knows the
+// caller's pid from the socket (SO_PEERCRED) and reads /proc:
+//
+//   - a caller that descends from an agent process (claude, codex, st's
+//     simulated agent) is an agent's command;
+//   - a caller whose controlling terminal is the terminal of a pane where
+//     an agent runs now (the agent's own pane) is the agent's;
+//   - the pane named by the request ($TMUX_PANE) runs an agent;
+//   - the caller's environment carries an agent's marks (CLAUDECODE=1,
+//     which Claude Code and st's simulated agent set for their tools'
+//     commands; Codex's CODEX_MANAGED_BY_NPM or CODEX_SANDBOX*);
+//   - a caller that left its parents and its terminal (a setsid'd,
+//     orphaned process) cannot be told apart, so it is refused too.
+//
+// An agent that drives tmux itself (a new window, keys typed into a
+// person's shell) is not caught here; the guard (st's PreToolUse hook)
+// is that boundary.
+
+// procInfo is what /proc tells of one process.
+type procInfo struct {
+	pid, ppid int
+	tty       int // tty_nr: 0 for none
+	argv      []string
+}
+
+// procFS reads processes from a /proc folder (a fake one in tests).
+type procFS struct{ root string }
+
+var realProc = procFS{root: "/proc"}
+
+func (p procFS) info(pid int) (procInfo, error) {
+	stat, err := os.ReadFile(filepath.Join(p.root, strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return procInfo{}, err
+	}
+	// pid (comm) state ppid pgrp session tty_nr ...; comm may hold ')' and spaces.
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return procInfo{}, fmt.Errorf("/proc/%d/stat: no command", pid)
+	}
+	f := strings.Fields(string(stat[i+1:]))
+	if len(f) < 5 {
+		return procInfo{}, fmt.Errorf("/proc/%d/stat: too short", pid)
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	tty, _ := strconv.Atoi(f[4])
+	cmd, _ := os.ReadFile(filepath.Join(p.root, strconv.Itoa(pid), "cmdline"))
+	argv := strings.Split(strings.TrimRight(string(cmd), "\x00"), "\x00")
+	return procInfo{pid: pid, ppid: ppid, tty: tty, argv: argv}, nil
+}
+
+func (p procFS) environ(pid int) []string {
+	b, err := os.ReadFile(filepath.Join(p.root, strconv.Itoa(pid), "environ"))
+	if err != nil {
+		return nil
+	}
+	return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+}
+
+// all lists every process that can be read.
+func (p procFS) all() []procInfo {
+	ents, err := os.ReadDir(p.root)
+	if err != nil {
+		return nil
+	}
+	var out []procInfo
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if pi, err := p.info(pid); err == nil {
+			out = append(out, pi)
+		}
+	}
+	return out
+}
+
+// agentProgram names the agent that process runs ("" for none): Claude
+// Code, Codex (its node launcher or its binary), or st's simulated agent.
+// extra are program paths the user configured (ST_CLAUDE_BIN...).
+func agentProgram(argv []string, extra map[string]string) string {
+	if len(argv) == 0 || argv[0] == "" {
+		return ""
+	}
+	base := filepath.Base(argv[0])
+	for kind, prog := range extra {
+		if prog != "" && (argv[0] == prog || base == filepath.Base(prog)) {
+			return kind
+		}
+	}
+	switch base {
+	case "claude", "claude.exe":
+		return "claude"
+	case "codex":
+		return "codex"
+	}
+	for i, a := range argv {
+		switch {
+		case strings.Contains(a, "@anthropic-ai/claude-code"):
+			return "claude"
+		case strings.Contains(a, "@openai/codex"):
+			return "codex"
+		case a == "agent" && i+1 < len(argv) && argv[i+1] == "sim" && i == 1:
+			return "sim"
+		}
+	}
+	return ""
+}
+
+// agentMarks are environment variables that only an agent's commands carry.
+func agentMark(env []string) string {
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		switch {
+		case k == "CLAUDECODE" && v != "" && v != "0":
+			return kv
+		case k == "CODEX_MANAGED_BY_NPM", strings.HasPrefix(k, "CODEX_SANDBOX"):
+			return kv
+		}
+	}
+	return ""
+}
+
+// callerCheck decides whether the process pid (the socket's peer) acts
+// for an agent. panePID is the pid tmux started in the pane the request
+// names (0 for none). It returns why, or "" for a person.
+func callerCheck(p procFS, pid, panePID int, extra map[string]string) string {
+	if pid <= 0 {
+		return "st could not tell which process asked"
+	}
+	me, err := p.info(pid)
+	if err != nil {
+		return "st could not read the asking process"
+	}
+	// Its parents, up to the first process of all.
+	cur := me
+	for i := 0; i < 64 && cur.pid > 1; i++ {
+		if kind := agentProgram(cur.argv, extra); kind != "" && cur.pid != pid {
+			return fmt.Sprintf("it was run by an agent (%s, pid %d)", kind, cur.pid)
+		}
+		next, err := p.info(cur.ppid)
+		if err != nil {
+			break
+		}
+		cur = next
+	}
+	if mark := agentMark(p.environ(pid)); mark != "" {
+		return fmt.Sprintf("it carries an agent's environment (%s)", strings.SplitN(mark, "=", 2)[0])
+	}
+	// Terminals where an agent runs now: its pane.
+	ttys := map[int]string{}
+	var paneTTY int
+	if panePID > 0 {
+		if pp, err := p.info(panePID); err == nil {
+			paneTTY = pp.tty
+		}
+	}
+	if me.tty != 0 || paneTTY != 0 {
+		for _, o := range p.all() {
+			if o.tty == 0 || (o.tty != me.tty && o.tty != paneTTY) {
+				continue
+			}
+			if kind := agentProgram(o.argv, extra); kind != "" {
+				ttys[o.tty] = fmt.Sprintf("%s, pid %d", kind, o.pid)
+			}
+		}
+	}
+	if a := ttys[me.tty]; me.tty != 0 && a != "" {
+		return fmt.Sprintf("it runs on the terminal of an agent's pane (%s)", a)
+	}
+	if a := ttys[paneTTY]; paneTTY != 0 && a != "" {
+		return fmt.Sprintf("it names the pane of an agent ($TMUX_PANE; %s)", a)
+	}
+	if me.tty == 0 && me.ppid == 1 {
+		return "it left its parents and its terminal (a detached process)"
+	}
+	return ""
+}
