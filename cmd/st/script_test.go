@@ -47,6 +47,22 @@ func TestScripts(t *testing.T) {
 			if err != nil {
 				return err
 			}
+			// Deferred first, so it runs last (after the daemon and the tmux
+			// server are killed): no process of the script may be left.
+			e.Defer(func() {
+				deadline := time.Now().Add(5 * time.Second)
+				left := testutil.ProcessesOf(dir)
+				for len(left) > 0 && time.Now().Before(deadline) {
+					time.Sleep(50 * time.Millisecond)
+					left = testutil.ProcessesOf(dir)
+				}
+				if len(left) > 0 {
+					for _, pid := range left {
+						syscall.Kill(pid, syscall.SIGKILL)
+					}
+					e.T().Fatal(fmt.Sprintf("the script left %d process(es) of its own running (ended now): pids %v", len(left), left))
+				}
+			})
 			e.Defer(func() { os.RemoveAll(dir) })
 			home := filepath.Join(dir, "h")
 			tdir := filepath.Join(dir, "t")

@@ -163,6 +163,13 @@ func newStatusCmd(env *Env) *cobra.Command {
 			}
 			fmt.Fprintf(env.Stdout, "st %s is running (pid %d, up %s)\n", s.Version, s.PID, time.Since(s.Started).Round(time.Second))
 			fmt.Fprintf(env.Stdout, "  home:   %s\n  socket: %s\n  tmux:   %s\n", s.Home, s.Socket, s.TmuxSocket)
+			if s.TmuxDown != nil {
+				what := "it is not running"
+				if s.Restoring {
+					what = "st is bringing its sessions back"
+				}
+				fmt.Fprintf(env.Stdout, "  the tmux server is gone (for %s): %s\n", time.Since(*s.TmuxDown).Round(time.Millisecond), what)
+			}
 			fmt.Fprintf(env.Stdout, "  runs: %d, workers: %d (%d alive)\n", s.Orch.Runs, s.Orch.Workers, s.Orch.Live)
 			printProblems(env, s)
 			return nil

@@ -54,15 +54,11 @@ func runGateAsk(ctx context.Context, env *Env, o gateAskOptions) error {
 	fmt.Fprintf(env.Stderr, "st: gate %s is open; waiting for a person to answer (st gate answer %s OPTION, or the web UI)\n", g.ID, g.ID)
 	for {
 		// Wait in pieces, across restarts of st: the gate is on disk.
-		err := c.Call(ctx, "/v1/gate/wait", orch.GateRequest{ID: g.ID, Timeout: time.Minute}, &g)
+		err := keepTrying(ctx, env, time.Time{}, 300*time.Millisecond, nil, func() error {
+			return c.Call(ctx, "/v1/gate/wait", orch.GateRequest{ID: g.ID, Timeout: time.Minute}, &g)
+		})
 		if err != nil {
-			if !isTransient(err) {
-				return err
-			}
-			if sleepCtx(ctx, 300*time.Millisecond) != nil {
-				return ctx.Err()
-			}
-			continue
+			return err
 		}
 		switch g.State {
 		case orch.GateAnswered:

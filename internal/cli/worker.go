@@ -233,23 +233,17 @@ func runWorkerWait(ctx context.Context, env *Env, o workerWaitOptions) error {
 	c := env.Client()
 	deadline := time.Now().Add(o.Timeout)
 	var res orch.WaitResult
-	for {
+	// A daemon restarting (st up after a crash) must not end a wait: go on
+	// waiting for it until the timeout.
+	err := keepTrying(ctx, env, deadline, 200*time.Millisecond, nil, func() error {
 		left := time.Until(deadline)
 		if left < 0 {
 			left = 0
 		}
-		err := c.Call(ctx, "/v1/worker/wait", orch.WaitRequest{Pane: pane, IDs: o.IDs, Timeout: left + time.Millisecond}, &res)
-		if err == nil {
-			break
-		}
-		// A daemon restarting (st up after a crash) must not end a wait:
-		// go on waiting for it until the timeout.
-		if !isTransient(err) || time.Now().After(deadline) {
-			return err
-		}
-		if sleepCtx(ctx, 200*time.Millisecond) != nil {
-			return ctx.Err()
-		}
+		return c.Call(ctx, "/v1/worker/wait", orch.WaitRequest{Pane: pane, IDs: o.IDs, Timeout: left + time.Millisecond}, &res)
+	})
+	if err != nil {
+		return err
 	}
 	if o.JSON {
 		printJSON(env.Stdout, res)
@@ -265,31 +259,6 @@ func runWorkerWait(ctx context.Context, env *Env, o workerWaitOptions) error {
 		}
 	}
 	return nil
-}
-
-// isTransient reports an error of a daemon that is down or went away
-// mid-request.
-func isTransient(err error) bool {
-	if errors.Is(err, client.ErrDown) {
-		return true
-	}
-	// A refusal is an answer; any other failure is the way to the daemon
-	// (a daemon killed mid-request, "server closed idle connection", a
-	// reset). Trying again is safe: a report of a worker that is already
-	// done is recorded again, not twice.
-	var oe *orch.Error
-	return !errors.As(err, &oe)
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 func orDash(a, b string) string {
@@ -396,60 +365,66 @@ func exactArgs(n int, usage string) cobra.PositionalArgs {
 	}
 }
 
+type workerDoneOptions struct {
+	Summary string
+	Retry   time.Duration
+}
+
 func newWorkerDoneCmd(env *Env) *cobra.Command {
-	var summary string
-	var retry time.Duration
+	var o workerDoneOptions
 	cmd := &cobra.Command{
 		Use:   `done --summary "<what it did, and how it checked>"`,
 		Short: "Report this worker's result (run by the worker, in its own pane)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			pane, err := env.Pane("st worker done")
-			if err != nil {
-				return err
-			}
-			if strings.TrimSpace(summary) == "" {
-				return &orch.Error{Kind: orch.KindUsage, Message: "st worker done needs a summary", Hint: `st worker done --summary "<what you did, and how you checked it>"`}
-			}
-			c := env.Client()
-			deadline := time.Now().Add(retry)
-			told := false
-			for {
-				var v orch.WorkerView
-				err := c.Call(cmd.Context(), "/v1/worker/done", orch.DoneRequest{Pane: pane, Summary: summary}, &v)
-				if err == nil {
-					fmt.Fprintf(env.Stdout, "reported: %s (%s) is done\n", v.Name, v.ID)
-					return nil
-				}
-				if client.Refused(err) {
-					path, qerr := client.QueueReport(orch.DoneRequest{Pane: pane, Summary: summary})
-					if qerr != nil {
-						return fmt.Errorf("%w; and the report could not be queued either: %v", err, qerr)
-					}
-					fmt.Fprintf(env.Stdout, "queued: a sandbox keeps this command from reaching st, so the report waits in %s; your agent's next hook hands it to st. Nothing more to do.\n", path)
-					return nil
-				}
-				// The report must not be lost while st restarts: keep
-				// trying until it is back, or until the retry time ends.
-				if !isTransient(err) || time.Now().After(deadline) {
-					if isTransient(err) {
-						return fmt.Errorf("%w\nthe report was not recorded after trying for %s", err, retry)
-					}
-					return err
-				}
-				if !told {
-					fmt.Fprintf(env.Stderr, "st: st is not answering; retrying for up to %s\n", retry)
-					told = true
-				}
-				if sleepCtx(cmd.Context(), 200*time.Millisecond) != nil {
-					return cmd.Context().Err()
-				}
-			}
+			return runWorkerDone(cmd.Context(), env, o)
 		},
 	}
-	cmd.Flags().StringVar(&summary, "summary", "", "what it did, and how it checked")
-	cmd.Flags().DurationVar(&retry, "retry", 2*time.Minute, "how long to keep trying while st is down")
+	cmd.Flags().StringVar(&o.Summary, "summary", "", "what it did, and how it checked")
+	cmd.Flags().DurationVar(&o.Retry, "retry", 2*time.Minute, "how long to keep trying while st is down")
 	return cmd
+}
+
+// runWorkerDone reports, and keeps trying while st restarts so that the
+// report is not lost; inside a sandbox that refuses st's socket, the
+// report is queued for the agent's next hook.
+func runWorkerDone(ctx context.Context, env *Env, o workerDoneOptions) error {
+	pane, err := env.Pane("st worker done")
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(o.Summary) == "" {
+		return &orch.Error{Kind: orch.KindUsage, Message: "st worker done needs a summary", Hint: `st worker done --summary "<what you did, and how you checked it>"`}
+	}
+	c := env.Client()
+	req := orch.DoneRequest{Pane: pane, Summary: o.Summary}
+	var v orch.WorkerView
+	queued := ""
+	err = keepTrying(ctx, env, time.Now().Add(o.Retry), 200*time.Millisecond,
+		func(error) { fmt.Fprintf(env.Stderr, "st: st is not answering; retrying for up to %s\n", o.Retry) },
+		func() error {
+			err := c.Call(ctx, "/v1/worker/done", req, &v)
+			if err != nil && client.Refused(err) {
+				path, qerr := client.QueueReport(req)
+				if qerr != nil {
+					return &orch.Error{Kind: orch.KindInternal, Message: fmt.Sprintf("%v; and the report could not be queued either: %v", err, qerr)}
+				}
+				queued = path
+				return nil
+			}
+			return err
+		})
+	switch {
+	case err != nil && isTransient(err):
+		return fmt.Errorf("%w\nthe report was not recorded after trying for %s", err, o.Retry)
+	case err != nil:
+		return err
+	case queued != "":
+		fmt.Fprintf(env.Stdout, "queued: a sandbox keeps this command from reaching st, so the report waits in %s; your agent's next hook hands it to st. Nothing more to do.\n", queued)
+	default:
+		fmt.Fprintf(env.Stdout, "reported: %s (%s) is done\n", v.Name, v.ID)
+	}
+	return nil
 }
 
 func newWorkerSendCmd(env *Env) *cobra.Command {

@@ -57,6 +57,10 @@ type StatusInfo struct {
 	Web string `json:"web,omitempty"`
 	// LastRestore are the figures of st's last restore of the tmux server.
 	LastRestore orch.RestoreStats `json:"last_restore"`
+	// TmuxDown is since when the tmux server has been gone (absent while
+	// it runs); Restoring is set while st brings it back.
+	TmuxDown  *time.Time `json:"tmux_down,omitempty"`
+	Restoring bool       `json:"restoring,omitempty"`
 }
 
 // Run serves until ctx ends or a shutdown request comes.
@@ -98,6 +102,9 @@ func Run(ctx context.Context, o Options) error {
 	defer os.Remove(PidPath(o.Home))
 
 	tm := tmux.New(cfg.TmuxSocket)
+	// One control client for st's commands, and the server's events.
+	events := tm.Start()
+	defer tm.Stop()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	token, err := webToken(o.Home)
@@ -110,7 +117,7 @@ func Run(ctx context.Context, o Options) error {
 	var mgr *orch.Manager
 	mgr, err = orch.NewManager(ctx, orch.Config{Home: o.Home, STBin: o.STBin, Tmux: tm, Log: o.Log,
 		OnGate: func(g orch.Gate) { pushGate(ctx, cfg.PushURL, cfg.PushAnswerURL, mgr, g, o.Log) },
-		Peers:  pn, PeerRetry: cfg.PeerRetry.Duration})
+		Peers:  pn, PeerRetry: cfg.PeerRetry.Duration, Events: events})
 	if err != nil {
 		ln.Close()
 		return err
@@ -234,6 +241,10 @@ func (s *server) routes() http.Handler {
 			i := s.info
 			i.Orch = s.mgr.Status()
 			i.LastRestore = s.mgr.LastRestore()
+			if d := s.mgr.ServerDown(); !d.IsZero() {
+				i.TmuxDown = &d
+				i.Restoring = s.mgr.Restoring()
+			}
 			return i, nil
 		},
 		"/v1/shutdown": func(ctx context.Context, r *http.Request, b []byte) (any, error) {

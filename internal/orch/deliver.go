@@ -84,15 +84,55 @@ func (m *Manager) changedCh() <-chan struct{} {
 	return m.changed
 }
 
+// capture reads the screen for a delivery. Only a pane that is gone ends
+// it: a read that failed for a passing reason (a busy server, a deadline
+// overrun on a loaded machine) is tried again, for up to transientFor.
 func (m *Manager) capture(ctx context.Context, d *delivery) (agent.View, error) {
-	v, err := m.screen(ctx, d.pane, d.adapter)
-	if err != nil {
-		if errors.Is(err, tmux.ErrNoPane) || errors.Is(err, tmux.ErrNoServer) {
+	until := time.Now().Add(transientFor)
+	for {
+		v, err := m.screen(ctx, d.pane, d.adapter)
+		if err == nil {
+			return v, nil
+		}
+		if goneErr(err) {
 			return agent.View{}, errorf(KindNotFound, "", "the pane %s closed before the line was delivered", d.pane)
 		}
-		return agent.View{}, err
+		if ctx.Err() != nil || time.Now().After(until) {
+			return agent.View{}, err
+		}
+		m.logf("deliver %s: reading the screen failed, trying again: %v", d.pane, err)
+		if err := sleepCtx(ctx, pollSlow); err != nil {
+			return agent.View{}, err
+		}
 	}
-	return v, nil
+}
+
+// transientFor is how long a tmux command that failed for a passing
+// reason is tried again before the failure counts.
+const transientFor = 15 * time.Second
+
+// goneErr reports whether err says the pane (or its server) is gone,
+// which no retry mends.
+func goneErr(err error) bool {
+	return errors.Is(err, tmux.ErrNoPane) || errors.Is(err, tmux.ErrNoServer)
+}
+
+// keys types into a pane for a delivery. A failure that may have typed
+// nothing, or all of it, is not the end: the screen says what arrived,
+// and the delivery goes on from there. Only a pane that is gone ends it.
+func (m *Manager) keys(ctx context.Context, d *delivery, send func() error) error {
+	err := send()
+	if err == nil {
+		return nil
+	}
+	if goneErr(err) {
+		return errorf(KindNotFound, "", "the pane %s closed before the line was delivered", d.pane)
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	m.logf("deliver %s: typing failed (the screen will tell what arrived): %v", d.pane, err)
+	return nil
 }
 
 // screen reads what an agent's pane shows, with escapes for the adapters
@@ -189,7 +229,7 @@ func (m *Manager) deliver(ctx context.Context, d *delivery) error {
 		appeared := already
 		if !already {
 			typings++
-			if err := m.cfg.Tmux.SendLiteral(ctx, d.pane, d.text); err != nil {
+			if err := m.keys(ctx, d, func() error { return m.cfg.Tmux.SendLiteral(ctx, d.pane, d.text) }); err != nil {
 				return err
 			}
 		}
@@ -222,7 +262,7 @@ func (m *Manager) deliver(ctx context.Context, d *delivery) error {
 		if err := sleepCtx(ctx, d.adapter.EnterDelay()); err != nil {
 			return err
 		}
-		if err := m.cfg.Tmux.SendKeys(ctx, d.pane, "Enter"); err != nil {
+		if err := m.keys(ctx, d, func() error { return m.cfg.Tmux.SendKeys(ctx, d.pane, "Enter") }); err != nil {
 			return err
 		}
 		enters := 1
@@ -244,7 +284,7 @@ func (m *Manager) deliver(ctx context.Context, d *delivery) error {
 				}
 				if squash(v.Box) == want && !v.Screen.Blocking() && enters < maxEnters {
 					m.logf("deliver %s: the line is still in the box; pressing Enter again", d.pane)
-					if err := m.cfg.Tmux.SendKeys(ctx, d.pane, "Enter"); err != nil {
+					if err := m.keys(ctx, d, func() error { return m.cfg.Tmux.SendKeys(ctx, d.pane, "Enter") }); err != nil {
 						return err
 					}
 					enters++
@@ -271,7 +311,7 @@ func (m *Manager) clearBox(ctx context.Context, d *delivery, box string) error {
 	for i := 0; i < n; i++ {
 		keys = append(keys, "BSpace")
 	}
-	return m.cfg.Tmux.SendKeys(ctx, d.pane, keys...)
+	return m.keys(ctx, d, func() error { return m.cfg.Tmux.SendKeys(ctx, d.pane, keys...) })
 }
 
 func (m *Manager) notReady(d *delivery, s agent.Screen) error {

@@ -15,7 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/store"
 	"github.com/sophonz/st/internal/tmux"
 )
@@ -36,6 +35,9 @@ type Config struct {
 	OnGate func(Gate)
 	// Peers reaches the account's other machines (nil: not available).
 	Peers Peers
+	// Events are the tmux server's events (tmux.Client.Start); nil: the
+	// watcher looks at the server once a second instead.
+	Events <-chan tmux.Event
 	// PeerRetry is how often st tries again to tell an unreachable
 	// machine that a coordinator moved (DefaultPeerRetry when 0).
 	PeerRetry time.Duration
@@ -104,6 +106,10 @@ type Manager struct {
 	// panes around one does not judge the half-made server.
 	restoring  bool
 	restoreSeq int
+	// restoredPanes are the panes the last restore brought back;
+	// serverDown is since when the server has been gone (zero while up).
+	restoredPanes map[string]bool
+	serverDown    time.Time
 	// bg lives as long as the manager, for its background loops.
 	bg     context.Context
 	stopBg context.CancelFunc
@@ -302,78 +308,6 @@ func (m *Manager) hasLive() bool {
 		}
 	}
 	return false
-}
-
-// Watch keeps worker states true to the panes until ctx ends: a closed
-// pane makes its worker gone. It checks once a second, and only while
-// some worker is alive, so an idle daemon does no work.
-func (m *Manager) Watch(ctx context.Context) {
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-m.watchKick:
-		case <-t.C:
-			if m.hasLive() {
-				m.observe(ctx)
-				m.checkQuietTurns(ctx)
-			}
-		}
-	}
-}
-
-// quietAfter is how long a working worker's hooks must be silent before
-// st looks at its screen: Claude's Esc ends a turn and fires no hook.
-const quietAfter = 5 * time.Second
-
-// checkQuietTurns makes idle a working worker whose hooks went quiet and
-// whose screen shows its input box with no turn running, twice in a row.
-func (m *Manager) checkQuietTurns(ctx context.Context) {
-	type cand struct {
-		w  *Worker
-		ad agent.Adapter
-	}
-	var cs []cand
-	m.mu.Lock()
-	now := m.cfg.Now()
-	for id, w := range m.workers {
-		if w.State != Working {
-			continue
-		}
-		pi := m.panes[id]
-		if pi == nil || now.Sub(pi.lastEvent) < quietAfter || now.Sub(pi.screenChecked) < quietAfter {
-			continue
-		}
-		pi.screenChecked = now
-		if ad, err := agent.Lookup(w.Agent); err == nil {
-			cs = append(cs, cand{w, ad})
-		}
-	}
-	m.mu.Unlock()
-	for _, c := range cs {
-		v, err := m.screen(ctx, c.w.ID, c.ad)
-		if err != nil {
-			continue
-		}
-		m.mu.Lock()
-		pi := m.panes[c.w.ID]
-		if v.Screen == agent.ScreenReady && c.w.State == Working && pi != nil {
-			pi.quietReady++
-			if pi.quietReady >= 2 {
-				pi.quietReady = 0
-				m.logf("worker %s: no hook for %s and its box is empty: its turn was interrupted", c.w.ID, now.Sub(pi.lastEvent).Round(time.Second))
-				pi.inTurn = false
-				m.setState(c.w, Idle)
-				m.save(m.runOf[c.w.ID])
-				m.notify()
-			}
-		} else if pi != nil {
-			pi.quietReady = 0
-		}
-		m.mu.Unlock()
-	}
 }
 
 // kickWatch makes the watcher look at tmux now rather than at its next tick.

@@ -59,11 +59,15 @@ func (m *Manager) observe(ctx context.Context) {
 		return
 	}
 	if len(l.Sessions) == 0 {
-		if m.hasLive() && len(m.layout.Sessions) > 0 && !m.cfg.Tmux.Running(ctx) {
-			m.restore(ctx)
+		if m.cfg.Events == nil && m.hasLive() && !m.cfg.Tmux.Running(ctx) {
+			// With no events, this is how st learns the server went.
+			m.serverGone(ctx, m.cfg.Now())
 		}
 		return
 	}
+	m.mu.Lock()
+	m.serverDown = time.Time{}
+	m.mu.Unlock()
 	m.reconcileLayout(l, listed, seq)
 	if !reflect.DeepEqual(l, m.layout) {
 		m.layout = l
@@ -115,6 +119,7 @@ func (m *Manager) restore(ctx context.Context) {
 				switch {
 				case wi == 0 && pi == 0:
 					np, err = m.cfg.Tmux.NewSession(ctx, s.Name, w.Name, p.Path, env, argv)
+					m.cfg.Tmux.Kick() // a server again: its control client, for the rest
 				case pi == 0:
 					np, err = m.cfg.Tmux.NewWindow(ctx, tmux.NewWindowOpts{Target: s.Name + ":" + strconv.Itoa(w.Index), Name: w.Name, Cwd: p.Path, Env: env, Command: argv})
 				default:
@@ -139,6 +144,25 @@ func (m *Manager) restore(ctx context.Context) {
 		}
 	}
 	back := time.Now()
+	// The options st knows of each pane go back with it, whatever the
+	// picture holds (it may have been taken before they were set).
+	m.mu.Lock()
+	for o, n := range moved {
+		known := m.paneOptions(o)
+		if newOpts[n] == nil {
+			newOpts[n] = map[string]string{}
+		}
+		for k, v := range known {
+			if v != "" {
+				newOpts[n][k] = v
+			}
+		}
+	}
+	m.restoredPanes = map[string]bool{}
+	for _, n := range moved {
+		m.restoredPanes[n] = true
+	}
+	m.mu.Unlock()
 	m.relink(ctx, moved, newOpts, true)
 	m.logf("restored the tmux sessions in %s; relations back %s after the sessions (%d panes moved)",
 		back.Sub(t0).Round(time.Millisecond), time.Since(back).Round(time.Microsecond), len(moved))

@@ -250,6 +250,8 @@ func (m *Manager) followTask(w *Worker) {
 // held; the starts run in the background.
 func (m *Manager) schedule() {
 	for _, r := range m.runs {
+		var start []*Task
+		dirty := false
 		changed := true
 		for changed {
 			changed = false
@@ -273,16 +275,22 @@ func (m *Manager) schedule() {
 				switch {
 				case blocked != "":
 					t.State, t.Reason, t.Since = TaskFailed, "did not start: "+blocked, m.cfg.Now()
-					changed = true
-					m.save(r)
+					changed, dirty = true, true
 				case len(waitOn) == 0:
 					t.State, t.Reason, t.Since = TaskRunning, "", m.cfg.Now()
-					m.save(r)
-					go m.startTask(context.Background(), r, t)
+					dirty = true
+					start = append(start, t)
 				default:
 					t.Reason = "waiting on " + strings.Join(waitOn, ", ")
 				}
 			}
+		}
+		// One write for all that changed; then the starts, all at once.
+		if dirty {
+			m.save(r)
+		}
+		for _, t := range start {
+			go m.startTask(m.bg, r, t)
 		}
 	}
 	m.notify()

@@ -46,6 +46,7 @@ type Machine struct {
 func NewCluster(t testing.TB) *Cluster {
 	t.Helper()
 	c := &Cluster{t: t, Bin: BuildST(t), Dir: ShortTempDir(t), keys: map[string]string{}}
+	CheckNoLeaks(t, c.Dir)
 	c.cpData = filepath.Join(c.Dir, "cp")
 	c.StartControlPlane()
 	t.Cleanup(c.StopControlPlane)

@@ -62,6 +62,10 @@ func NewTmux(t testing.TB, dir string) *Tmux {
 		t.Fatal("tmux is not installed: scripts/test installs it")
 	}
 	tm := &Tmux{Dir: dir, Socket: filepath.Join(dir, fmt.Sprintf("tmux-%d", os.Getuid()), "default")}
+	// After every other cleanup of the test: nothing of this server's
+	// (its panes' programs, a daemon or client with its TMUX_TMPDIR) may
+	// outlive it.
+	CheckNoLeaks(t, dir)
 	t.Cleanup(func() { tm.Run("kill-server") })
 	return tm
 }

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -132,6 +133,9 @@ next:
 type Client struct {
 	socket string
 	r      Runner
+	// ch is the persistent control client and event watcher, once Start
+	// ran (events.go); nil means a process per command.
+	ch atomic.Pointer[channel]
 }
 
 // New returns a client of the server on socket. An empty socket means the
@@ -171,9 +175,55 @@ func SocketFromEnv(tmuxEnv string) string {
 	return tmuxEnv
 }
 
-// Run runs a raw tmux command on this client's server.
+// Run runs a raw tmux command on this client's server: over the control
+// client while it runs, else as a process of its own. A command that only
+// reads is run again as a process when the control client ended under
+// it; one that acts is not (it may have run), and says so.
 func (c *Client) Run(ctx context.Context, args ...string) (string, error) {
+	if ctl := c.control(); ctl != nil && sendable(args) && !ownProcess[args[0]] {
+		if _, ok := ctx.Deadline(); !ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+		}
+		bs, err := ctl.send(ctx, args, nil)
+		switch {
+		case err == nil:
+			return result(args, bs)
+		case errors.Is(err, ErrChannelClosed) && readOnly[args[0]]:
+			// the server may be gone: the process says so plainly
+		case errors.Is(err, ErrChannelClosed):
+			return "", fmt.Errorf("tmux %s: %w (it may or may not have run)", args[0], err)
+		default:
+			return "", fmt.Errorf("tmux %s: %w", args[0], err)
+		}
+	}
 	return c.r.Run(ctx, args...)
+}
+
+// control is the running control client, or nil.
+func (c *Client) control() *control {
+	ch := c.ch.Load()
+	if ch == nil {
+		return nil
+	}
+	if ctl := ch.current(); ctl != nil && ctl.alive() {
+		return ctl
+	}
+	return nil
+}
+
+// ownProcess are commands that never go over the control client: they
+// wait, attach, or end the server the client lives on.
+var ownProcess = map[string]bool{
+	"wait-for": true, "attach-session": true, "attach": true, "kill-server": true,
+}
+
+// readOnly are commands that change nothing, and so may run twice.
+var readOnly = map[string]bool{
+	"list-panes": true, "list-windows": true, "list-sessions": true, "list-clients": true,
+	"display-message": true, "capture-pane": true, "show-options": true, "show-hooks": true,
+	"has-session": true,
 }
 
 // sep separates fields in format lines: a printable character that does
@@ -338,17 +388,44 @@ func (c *Client) SendKeys(ctx context.Context, pane string, keys ...string) erro
 
 // Capture returns the visible text of a pane (trailing spaces stripped by tmux).
 func (c *Client) Capture(ctx context.Context, pane string) (string, error) {
-	out, err := c.Run(ctx, "capture-pane", "-p", "-t", pane)
-	if err != nil {
-		return "", fmt.Errorf("tmux capture-pane %s: %w", pane, err)
-	}
-	return out, nil
+	return c.capture(ctx, pane, "-p")
 }
 
 // CaptureEscapes returns the visible text of a pane with the escape
 // sequences of its colours and attributes (capture-pane -e).
 func (c *Client) CaptureEscapes(ctx context.Context, pane string) (string, error) {
-	out, err := c.Run(ctx, "capture-pane", "-p", "-e", "-t", pane)
+	return c.capture(ctx, pane, "-p", "-e")
+}
+
+func (c *Client) capture(ctx context.Context, pane string, flags ...string) (string, error) {
+	args := append(append([]string{"capture-pane"}, flags...), "-t", pane)
+	if ctl := c.control(); ctl != nil && sendable([]string{pane}) {
+		if _, ok := ctx.Deadline(); !ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+		}
+		// The screen is free text: it is read by the pane's height, asked
+		// in the same line (control.go).
+		line := append([]string{"display-message", "-p", "-t", pane, "#{pane_height}", ";"}, args...)
+		bs, err := ctl.send(ctx, line, captureCount)
+		if err == nil && len(bs) == 2 {
+			if bs[0].err || bs[1].err {
+				_, err := result(args, bs)
+				return "", fmt.Errorf("tmux capture-pane %s: %w", pane, err)
+			}
+			var b strings.Builder
+			for _, l := range bs[1].lines {
+				b.WriteString(l)
+				b.WriteByte('\n')
+			}
+			return b.String(), nil
+		}
+		if err != nil && !errors.Is(err, ErrChannelClosed) {
+			return "", fmt.Errorf("tmux capture-pane %s: %w", pane, err)
+		}
+	}
+	out, err := c.r.Run(ctx, args...)
 	if err != nil {
 		return "", fmt.Errorf("tmux capture-pane %s: %w", pane, err)
 	}

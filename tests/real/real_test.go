@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/testutil"
 	"github.com/sophonz/st/internal/testutil/fakemodel"
 	"github.com/sophonz/st/internal/testutil/realagent"
@@ -547,5 +548,68 @@ func TestRealAgentsBackAfterTmuxRestart(t *testing.T) {
 		if !regexp.MustCompile(`r-` + kind + ` +` + kind + ` +(idle|done)`).MatchString(out) {
 			t.Errorf("after the restart st worker list says:\n%s", out)
 		}
+	}
+}
+
+// TestEscEndsTurn (issue 14): Esc during a worker's turn. Claude Code ends
+// the turn, fires no hook, and puts the interrupted prompt back into its
+// box; Codex fires its Interrupt hook. Either way st must say idle soon
+// (the figure is logged: the goal is 2 s), a wait must return (exit 2),
+// and st must not type over the prompt Claude put back.
+func TestEscEndsTurn(t *testing.T) {
+	r := newRig(t)
+	r.installHooks()
+	for _, kind := range []string{"claude", "codex"} {
+		id := "esc-" + kind
+		task := r.writeTask(id+".md", "Say you are ready.\nSAY: ready\n")
+		r.stMust("worker", "start", "--agent", kind, "--task", task, "--name", id)
+		ad := mustAdapter(t, kind)
+		if o, e, code := r.st1("worker", "wait", id, "--timeout", "90s"); code != 2 || !strings.Contains(o, "idle") {
+			t.Fatalf("%s: first turn: exit %d\n%s%s", kind, code, o, e)
+		}
+		// A prompt the model thinks about for long: Esc comes during its
+		// first request, as a person stops a turn that goes nowhere.
+		r.stMust("worker", "send", id, "Think it over. SLEEP: 120 SAY: too late")
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			v := r.view(id, ad)
+			if v.Screen == agent.ScreenWorking && r.read(id).State == "working" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s never showed a turn at work:\n%s", kind, r.capture("main:"+id))
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		time.Sleep(time.Second) // its hooks are quiet now, as in a long think
+		r.tmuxMust("send-keys", "-t", "main:"+id, "Escape")
+		esc := time.Now()
+		for r.read(id).State != "idle" {
+			if time.Since(esc) > 30*time.Second {
+				t.Fatalf("%s: st never said idle after Esc:\n%s\n%s", kind, r.capture("main:"+id), r.daemonLog())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		took := time.Since(esc)
+		t.Logf("%s: Esc to st saying idle: %s", kind, took.Round(time.Millisecond))
+		fmt.Printf("FIGURE esc_to_idle_%s %.0f ms\n", kind, float64(took.Microseconds())/1000)
+		o, e, code := r.st1("worker", "wait", id, "--timeout", "20s")
+		if code != 2 || !strings.Contains(o, "idle") {
+			t.Errorf("%s: wait after Esc: exit %d\n%s%s", kind, code, o, e)
+		}
+		if kind == "claude" {
+			// The prompt is back in the box; st types nothing over it.
+			v := r.view(id, ad)
+			if v.Screen != agent.ScreenTyped || !strings.Contains(v.Box, "Think it over.") {
+				t.Errorf("claude's box after Esc: %v %q", v.Screen, v.Box)
+			}
+			if _, e, code := r.st1("worker", "send", id, "typed over the box"); code == 0 {
+				t.Errorf("a send went over the text in the box: %s", e)
+			}
+			if strings.Contains(r.capture("main:"+id), "typed over the box") {
+				t.Errorf("the line was typed over the box:\n%s", r.capture("main:"+id))
+			}
+		}
+		r.stMust("worker", "stop", id, "--yes")
 	}
 }

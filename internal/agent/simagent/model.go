@@ -534,7 +534,8 @@ func (m *model) endTurn() {
 }
 
 // interrupt is Esc during a turn. Claude fires no hook for it (reference
-// §3.6), and puts queued lines back in the box.
+// §3.6), and puts the interrupted prompt back in the box (§9.1), with the
+// lines queued behind it, ready to edit and send again.
 func (m *model) interrupt() {
 	t := m.turn
 	if t == nil {
@@ -548,13 +549,12 @@ func (m *model) interrupt() {
 	}
 	m.say("   ⎿  Interrupted · What should Claude do instead?")
 	m.turn = nil
-	if len(m.queue) > 0 {
-		text := strings.Join(m.queue, " ")
-		if len(m.box) > 0 {
-			text += " " + string(m.box)
-		}
-		m.box, m.queue = []rune(text), nil
+	back := append([]string{t.line}, m.queue...)
+	text := strings.Join(back, " ")
+	if len(m.box) > 0 {
+		text += " " + string(m.box)
 	}
+	m.box, m.queue = []rune(text), nil
 }
 
 func (m *model) exit(code int, reason string) {

@@ -526,8 +526,10 @@ func TestInterrupt(t *testing.T) {
 	if h.m.busy() || !h.has("   ⎿  Interrupted · What should Claude do instead?") {
 		t.Fatalf("not interrupted:\n%s", strings.Join(h.m.render(200, 200), "\n"))
 	}
-	if string(h.m.box) != "queued" {
-		t.Errorf("queued line not back in the box: %q", string(h.m.box))
+	// As Claude: the interrupted prompt comes back into the box, with
+	// the line queued behind it.
+	if string(h.m.box) != "/w/t queued" {
+		t.Errorf("the interrupted prompt and the queued line are not back in the box: %q", string(h.m.box))
 	}
 	n := len(h.hooks())
 	h.send(commandMsg{tag: run.tag, code: 137}) // the killed command reports late

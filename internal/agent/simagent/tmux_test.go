@@ -304,7 +304,10 @@ func TestSimInterruptAndHangupInTmux(t *testing.T) {
 	})
 	p.waitScreen(agent.ScreenWorking)
 	p.tmux("send-keys", "-t", p.pane, "Escape")
-	p.waitScreen(agent.ScreenReady)
+	// As Claude: the turn is over, and the prompt is back in the box.
+	if v := p.waitScreen(agent.ScreenTyped); v.Box != "Do "+task {
+		t.Errorf("box after Esc = %q, want the interrupted prompt", v.Box)
+	}
 	if !strings.Contains(p.capture(), "⎿  Interrupted · What should Claude do instead?") {
 		t.Errorf("no Interrupted line:\n%s", p.capture())
 	}
