@@ -75,6 +75,12 @@ func Main(args []string, env Env) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if len(args) == 3 && args[0] == "hook" {
+		// The agents' hooks run this on every event: straight to it,
+		// without building the command tree.
+		runHook(ctx, &env, args[1], args[2])
+		return 0
+	}
 	root := newRoot(&env)
 	root.SetArgs(args)
 	root.SetIn(env.Stdin)

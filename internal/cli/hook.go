@@ -26,41 +26,48 @@ func newHookCmd(env *Env) *cobra.Command {
 		Hidden: true,
 		Args:   exactArgs(2, "st hook claude|codex|sim EVENT < payload.json"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			payload, err := readLimited(env.Stdin, 1<<20, time.Second)
-			if err != nil {
-				fmt.Fprintf(env.Stderr, "st hook: %v\n", err)
-				return nil
-			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), time.Second)
-			defer cancel()
-			pane := env.Getenv("TMUX_PANE")
-			c := env.Client()
-			// A report queued by st worker done inside a sandbox goes
-			// first, so that the turn's end finds the worker done.
-			if q, remove, ok := client.TakeQueued(pane); ok {
-				if err := c.Call(ctx, "/v1/worker/done", q, nil); err == nil {
-					remove()
-				}
-			}
-			// The guard needs no daemon: it must work while st is down.
-			if args[1] == "PreToolUse" {
-				if reason := guard(env, payload); reason != "" {
-					deny(env, reason)
-					c.Call(ctx, "/v1/hook", orch.HookRequest{Agent: args[0], Event: args[1], Pane: pane, Payload: payload}, nil)
-					return nil
-				}
-			}
-			req := orch.HookRequest{Agent: args[0], Event: args[1], Pane: pane, Payload: payload}
-			var res orch.HookResponse
-			if err := c.Call(ctx, "/v1/hook", req, &res); err != nil && env.Getenv("ST_HOOK_DEBUG") != "" {
-				fmt.Fprintf(env.Stderr, "st hook: %v\n", err)
-			}
-			if res.Deny && args[1] == "PreToolUse" {
-				deny(env, res.Reason)
-			}
-			return nil
+			return runHook(cmd.Context(), env, args[0], args[1])
 		},
 	}
+}
+
+// runHook is st hook AGENT EVENT. It runs on every event of every agent,
+// so Main calls it before building the command tree, and it does the
+// least work that hands the event over.
+func runHook(ctx context.Context, env *Env, kind, event string) error {
+	payload, err := readLimited(env.Stdin, 1<<20, time.Second)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "st hook: %v\n", err)
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	pane := env.Getenv("TMUX_PANE")
+	c := env.Client()
+	// A report queued by st worker done inside a sandbox goes first, so
+	// that the turn's end finds the worker done.
+	if q, remove, ok := client.TakeQueued(pane); ok {
+		if err := c.Call(ctx, "/v1/worker/done", q, nil); err == nil {
+			remove()
+		}
+	}
+	// The guard needs no daemon: it must work while st is down.
+	if event == "PreToolUse" {
+		if reason := guard(env, payload); reason != "" {
+			deny(env, reason)
+			c.Call(ctx, "/v1/hook", orch.HookRequest{Agent: kind, Event: event, Pane: pane, Payload: payload}, nil)
+			return nil
+		}
+	}
+	req := orch.HookRequest{Agent: kind, Event: event, Pane: pane, Payload: payload}
+	var res orch.HookResponse
+	if err := c.Call(ctx, "/v1/hook", req, &res); err != nil && env.Getenv("ST_HOOK_DEBUG") != "" {
+		fmt.Fprintf(env.Stderr, "st hook: %v\n", err)
+	}
+	if res.Deny && event == "PreToolUse" {
+		deny(env, res.Reason)
+	}
+	return nil
 }
 
 // readLimited reads r up to max bytes, giving up after d (a hook's stdin

@@ -38,10 +38,11 @@ func baseDir() string { return filepath.Join(os.TempDir(), fmt.Sprintf("st-%d", 
 // queueDirs lists the queue folders that are safe to use now: the usual
 // one first, then this user's fallbacks.
 func queueDirs() []string {
-	var dirs []string
 	if privateDir(baseDir()) == nil {
-		dirs = append(dirs, filepath.Join(baseDir(), "reports"))
+		// The usual case, on every hook: no look through the temp folder.
+		return []string{filepath.Join(baseDir(), "reports")}
 	}
+	var dirs []string
 	fbs, _ := filepath.Glob(baseDir() + "-*")
 	for _, fb := range fbs {
 		if privateDir(fb) == nil {

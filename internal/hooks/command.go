@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // spec is what differs between the agents: the events st listens to and
@@ -61,15 +62,17 @@ func shellQuote(s string) string {
 
 // stCommandRE matches "<path> hook <agent> <event>", the path bare or in
 // single or double quotes.
-var stCommandRE = regexp.MustCompile(`^\s*(?:'((?:[^']|'\\'')*)'|"((?:[^"\\]|\\.)*)"|(\S+))\s+hook\s+(\S+)\s+(\S+)\s*$`)
+var stCommandRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*(?:'((?:[^']|'\\'')*)'|"((?:[^"\\]|\\.)*)"|(\S+))\s+hook\s+(\S+)\s+(\S+)\s*$`)
+})
 
-var backslashRE = regexp.MustCompile(`\\(.)`)
+var backslashRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\\(.)`) })
 
 // parseCommand reports whether command is a hook st wrote for agent: it
 // runs a program named st (any folder, or exactly st, the binary in use)
 // with "hook AGENT EVENT". It returns the program's path and the event.
 func parseCommand(command, agent, st string) (path, event string, ok bool) {
-	m := stCommandRE.FindStringSubmatch(command)
+	m := stCommandRE().FindStringSubmatch(command)
 	if m == nil || m[4] != agent {
 		return "", "", false
 	}
@@ -77,7 +80,7 @@ func parseCommand(command, agent, st string) (path, event string, ok bool) {
 	case m[1] != "":
 		path = strings.ReplaceAll(m[1], `'\''`, "'")
 	case m[2] != "":
-		path = backslashRE.ReplaceAllString(m[2], "$1")
+		path = backslashRE().ReplaceAllString(m[2], "$1")
 	default:
 		path = m[3]
 	}

@@ -3,7 +3,6 @@ package orch
 import (
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/sophonz/st/internal/agent"
@@ -18,20 +17,46 @@ import (
 // input meets, and a check fails closed: the request is refused, or the
 // answer is not taken.
 
-var (
-	runIDPattern = regexp.MustCompile(`^run-[0-9a-f]{6,32}$`)
-	refPattern   = regexp.MustCompile(`^[0-9a-f]{8,64}$`)
-	slugPattern  = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
-	envKey       = regexp.MustCompile(`^ST_SIM_[A-Z0-9_]{1,40}$`)
-)
+// (Plain loops rather than regular expressions: a counted repeat such as
+// {0,62} compiles to dozens of states at every start of st, hooks
+// included, and these run rarely.)
+
+// allOf reports whether s has between min and max bytes, each in ok.
+func allOf(s string, min, max int, ok func(byte) bool) bool {
+	if len(s) < min || len(s) > max {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !ok(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' }
 
 // ValidRunID reports whether id is a run id as st makes them (run- and
 // hex), and so safe as a folder name.
-func ValidRunID(id string) bool { return runIDPattern.MatchString(id) }
+func ValidRunID(id string) bool {
+	rest, ok := strings.CutPrefix(id, "run-")
+	return ok && allOf(rest, 6, 32, lowerHex)
+}
+
+// validRef reports whether s is a reference as st makes them (hex).
+func validRef(s string) bool { return allOf(s, 8, 64, lowerHex) }
 
 // validSlug reports whether s is a machine slug as the control plane
-// makes them.
-func validSlug(s string) bool { return slugPattern.MatchString(s) }
+// makes them: lower-case letters, digits and '-', not starting with '-'.
+func validSlug(s string) bool {
+	return len(s) > 0 && s[0] != '-' && allOf(s, 1, 63, func(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' })
+}
+
+// validEnvKey reports whether k is one of the simulated agent's knobs.
+func validEnvKey(k string) bool {
+	rest, ok := strings.CutPrefix(k, "ST_SIM_")
+	return ok && allOf(rest, 1, 40, func(c byte) bool { return c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' })
+}
 
 // validRemoteID reports whether id is machine/%N or machine/name.
 func validRemoteID(id string) bool {
@@ -53,7 +78,7 @@ func checkPlacement(from, run, coordinator, parent, ref string, level, baseDepth
 		return peerRefused(from, "a run id that is not of the form run-<hex>")
 	case !tmux.ValidPaneID(coordinator) || !tmux.ValidPaneID(parent):
 		return peerRefused(from, "a coordinator or parent that is not a pane id")
-	case !refPattern.MatchString(ref):
+	case !validRef(ref):
 		return peerRefused(from, "a bad reference")
 	case level < 1 || level > MaxChain || baseDepth < 0 || baseDepth > MaxChain:
 		return peerRefused(from, fmt.Sprintf("depths out of range (level %d, base %d)", level, baseDepth))
@@ -79,7 +104,7 @@ func checkPeerStart(from string, req *PeerStart) error {
 		return peerRefused(from, "a task file name with control characters")
 	}
 	for k, v := range req.Env {
-		if !envKey.MatchString(k) || len(v) > 256 || plain.Line(v) != nil {
+		if !validEnvKey(k) || len(v) > 256 || plain.Line(v) != nil {
 			return peerRefused(from, "a setting other than the simulated agent's knobs")
 		}
 	}
@@ -119,7 +144,7 @@ func checkPeerView(v *WorkerView) error {
 			return bad("an agent st does not know")
 		}
 	}
-	if v.Ref != "" && !refPattern.MatchString(v.Ref) {
+	if v.Ref != "" && !validRef(v.Ref) {
 		return bad("a bad reference")
 	}
 	for _, s := range []string{v.Summary, v.Error} {

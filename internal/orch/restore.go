@@ -2,6 +2,7 @@ package orch
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -109,6 +110,8 @@ func (m *Manager) restore(ctx context.Context) {
 	env := map[string]string{"ST_HOME": m.cfg.Home, "ST_BIN": m.cfg.STBin, "PATH": withDir(filepath.Dir(m.cfg.STBin), os.Getenv("PATH"))}
 	moved := map[string]string{} // old pane id -> new
 	newOpts := map[string]map[string]string{}
+	started := false // a server runs again (st's first new session made it)
+sessions:
 	for _, s := range old.Sessions {
 		for wi, w := range s.Windows {
 			var winPane string
@@ -127,8 +130,17 @@ func (m *Manager) restore(ctx context.Context) {
 				}
 				if err != nil {
 					m.logf("restore %s:%d.%d: %v", s.Name, w.Index, p.Index, err)
+					if wi == 0 && pi == 0 {
+						if !started && errors.Is(err, tmux.ErrNoServer) {
+							// No server can be started there: nothing will
+							// come back, and every worker's wait should know.
+							break sessions
+						}
+						continue sessions // no session to put its windows in
+					}
 					continue
 				}
+				started = true
 				if pi == 0 {
 					winPane = np.ID
 				}

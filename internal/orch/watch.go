@@ -102,10 +102,12 @@ func (m *Manager) serverGone(ctx context.Context, at time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	dirty := map[*Run]bool{}
+	gone := 0
 	for id, w := range m.workers {
 		if !w.State.Live() || w.Remote() || m.restoredPanes[id] {
 			continue
 		}
+		gone++
 		if len(m.layout.Sessions) == 0 {
 			w.Error = "the tmux server went down before st had a picture of it to bring back"
 		} else {
@@ -118,8 +120,8 @@ func (m *Manager) serverGone(ctx context.Context, at time.Time) {
 	for r := range dirty {
 		m.save(r)
 	}
-	if len(dirty) > 0 {
-		m.logf("%d workers are gone with the tmux server", len(dirty))
+	if gone > 0 {
+		m.logf("%d workers are gone with the tmux server", gone)
 	}
 	m.notify()
 }

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/sophonz/st/internal/orch"
 	"github.com/sophonz/st/internal/store"
@@ -186,7 +187,7 @@ func Uninstall(ctx context.Context, c Config) (*Report, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		if err == nil && !stampRE.Match(b) {
+		if err == nil && !stampRE().Match(b) {
 			ar.Notes = append(ar.Notes, p+" was not written by st, so it is left alone")
 			continue
 		}
@@ -265,7 +266,7 @@ func GetStatus(ctx context.Context, c Config) (*Status, error) {
 				present++
 			}
 			if err == nil && as.WrittenBy == "" {
-				if m := stampRE.FindSubmatch(b); m != nil {
+				if m := stampRE().FindSubmatch(b); m != nil {
 					as.WrittenBy = fmt.Sprintf("st %s at %s", m[1], m[2])
 				}
 			}
@@ -314,7 +315,9 @@ func GetStatus(ctx context.Context, c Config) (*Status, error) {
 }
 
 // stampRE finds the line every Markdown file ends with.
-var stampRE = regexp.MustCompile(`Written by st plugin install for st (\S+) at (.+?); st plugin install rewrites`)
+var stampRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`Written by st plugin install for st (\S+) at (.+?); st plugin install rewrites`)
+})
 
 func byAgent(files []File, agent string) []File {
 	var out []File

@@ -24,6 +24,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"text/template"
 
 	"github.com/sophonz/st/internal/version"
@@ -281,23 +282,25 @@ func jsonString(s string) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_./+,:@%=-]+$`)
+var shellSafe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_./+,:@%=-]+$`) })
 
 // shellQuote returns p as a shell word.
 func shellQuote(p string) string {
-	if shellSafe.MatchString(p) {
+	if shellSafe().MatchString(p) {
 		return p
 	}
 	return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
 }
 
-var semverRE = regexp.MustCompile(`^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
+var semverRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
+})
 
 // semver makes st's version a semantic version for the plugin manifest
 // ("v0.3.1" -> "0.3.1"; anything else -> "0.0.0-<it>").
 func semver(v string) string {
 	v = strings.TrimPrefix(v, "v")
-	if semverRE.MatchString(v) {
+	if semverRE().MatchString(v) {
 		return v
 	}
 	clean := regexp.MustCompile(`[^0-9A-Za-z.-]+`).ReplaceAllString(v, "-")

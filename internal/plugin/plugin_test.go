@@ -164,7 +164,7 @@ func TestRenderTexts(t *testing.T) {
 		if !strings.Contains(body, q+" worker done --summary") {
 			t.Errorf("%s: no %s worker done --summary", path, q)
 		}
-		if !stampRE.MatchString(body) {
+		if !stampRE().MatchString(body) {
 			t.Errorf("%s: no stamp line", path)
 		}
 	}

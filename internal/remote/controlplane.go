@@ -21,7 +21,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -129,14 +128,29 @@ func (d *cpData) update(f func(*cpState) error) error {
 	return store.WriteJSON(d.path("state.json"), s, 0o600)
 }
 
-var accountName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+// validName reports whether s names an account or a machine slug: lower-
+// case letters, digits and '-', at most 63, not starting with '-'. (A loop,
+// not a regular expression: its counted repeat would compile at every
+// start of st.)
+func validName(s string) bool {
+	if len(s) == 0 || len(s) > 63 || s[0] == '-' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // AddAccount adds the account name to the control plane's folder data,
 // with its own CA, and returns its key. Only a hash of the key is kept,
 // so this is the one time it is shown. It works whether or not the
 // control plane runs.
 func AddAccount(data, name string) (key string, err error) {
-	if !accountName.MatchString(name) {
+	if !validName(name) {
 		return "", &Error{Message: fmt.Sprintf("%q cannot name an account", name),
 			Hint: "use lower-case letters, digits and '-', at most 63, starting with a letter or digit"}
 	}

@@ -480,7 +480,7 @@ func (id *Identity) Machines(ctx context.Context) ([]Machine, error) {
 	// names and hosts are printed, so only what passes is taken.
 	ms := res.Machines[:0]
 	for _, m := range res.Machines {
-		if accountName.MatchString(m.Slug) && plain.Line(m.Name) == nil && plain.Line(m.Host) == nil && plain.Line(m.Addr) == nil {
+		if validName(m.Slug) && plain.Line(m.Name) == nil && plain.Line(m.Host) == nil && plain.Line(m.Addr) == nil {
 			ms = append(ms, m)
 		}
 	}

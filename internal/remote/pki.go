@@ -142,7 +142,7 @@ func machineOf(c *x509.Certificate) (account, slug string, ok bool) {
 		}
 		account, slug = u.Host, strings.TrimPrefix(u.Path, "/")
 		// Both name files and show in lists: only what st makes them.
-		if !accountName.MatchString(account) || (slug != "" && !accountName.MatchString(slug)) {
+		if !validName(account) || (slug != "" && !validName(slug)) {
 			return "", "", false
 		}
 		return account, slug, true

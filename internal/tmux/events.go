@@ -3,6 +3,7 @@ package tmux
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -209,15 +210,34 @@ func (ch *channel) setUp(up bool) {
 	case up && !was:
 		ch.emit(ServerUp)
 	case !up && was:
+		// Changes of a server that is gone are moot: the watcher hears of
+		// its going first.
+		for drained := false; !drained; {
+			select {
+			case e := <-ch.events:
+				if e.Kind != Changed {
+					drained = true
+					go ch.emit(e.Kind)
+				}
+			default:
+				drained = true
+			}
+		}
 		ch.emit(ServerGone)
 	}
 }
 
+// serverAnswers reports whether the server still takes connections: a
+// dial of its socket, which costs no process (a tmux client would take
+// milliseconds, and the server's exit should be known in less).
 func (ch *channel) serverAnswers(ctx context.Context) bool {
-	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	_, err := ch.c.r.Run(cctx, "list-sessions", "-F", "#{session_id}")
-	return err == nil
+	d := net.Dialer{Timeout: time.Second}
+	conn, err := d.DialContext(ctx, "unix", ch.c.socket)
+	if err != nil {
+		return false
+	}
+	conn.Close()
+	return true
 }
 
 // connect attaches the control client to a session of the server (any

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/coder/websocket"
@@ -33,8 +34,8 @@ const (
 )
 
 var (
-	sessionIDRe = regexp.MustCompile(`^\$[0-9]{1,9}$`)
-	windowIDRe  = regexp.MustCompile(`^@[0-9]{1,9}$`)
+	sessionIDRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\$[0-9]{1,9}$`) })
+	windowIDRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^@[0-9]{1,9}$`) })
 )
 
 // staleAge is how old an unattached grouped session must be before a new
@@ -84,7 +85,7 @@ func (s *Server) serveTerm(w http.ResponseWriter, r *http.Request) {
 		}
 		session, window = p.SessionID, p.WindowID
 	}
-	if !sessionIDRe.MatchString(session) || (window != "" && !windowIDRe.MatchString(window)) {
+	if !sessionIDRe().MatchString(session) || (window != "" && !windowIDRe().MatchString(window)) {
 		c.Close(closeBadTarget, "name a session ($1) and window (@3), or a pane (%7)")
 		return
 	}

@@ -3,7 +3,12 @@ package faults
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -23,9 +28,24 @@ func TestTmuxKilledMidRun(t *testing.T) {
 	const long, short = 3, 3
 	losses := 0
 	for trial := 0; trial < n; trial++ {
-		losses += tmuxTrial(t, trial, long, short, false)
+		losses += tmuxTrial(t, trial, long, short, false, false)
 	}
 	report(t, fmt.Sprintf("tmux-killed-mid-run-%d-workers", long+short), n, losses, "workers, relations or reports not back over all trials")
+}
+
+// TestTmuxKilledRightAfterStart kills the server 0.2 s after the last
+// start returned, with no wait for st to have its picture: st records
+// the layout at every change it makes or hears of, so there is no moment
+// at which a restore is impossible. (Before the tmux events, st took its
+// picture once a second: a kill within that second brought nothing back,
+// and the workers stayed "alive" for good.) CI: 2 trials; scripts/faults: 10.
+func TestTmuxKilledRightAfterStart(t *testing.T) {
+	n := trials(2, 10)
+	losses := 0
+	for trial := 0; trial < n; trial++ {
+		losses += tmuxTrial(t, trial, 3, 0, false, true)
+	}
+	report(t, "tmux-killed-0.2s-after-3-starts", n, losses, "workers or relations not back over all trials")
 }
 
 // TestTmuxKilledListDuringRestore is TestTmuxKilledMidRun with a person
@@ -40,7 +60,7 @@ func TestTmuxKilledListDuringRestore(t *testing.T) {
 	const long, short = 3, 3
 	losses := 0
 	for trial := 0; trial < n; trial++ {
-		losses += tmuxTrial(t, trial, long, short, true)
+		losses += tmuxTrial(t, trial, long, short, true, false)
 	}
 	report(t, fmt.Sprintf("tmux-killed-list-during-restore-%d-workers", long+short), n, losses, "workers, relations or reports not back over all trials")
 }
@@ -48,8 +68,9 @@ func TestTmuxKilledListDuringRestore(t *testing.T) {
 // tmuxTrial runs one trial and returns how many workers did not come
 // back whole (each is also reported as an error).
 // With listDuring, st worker list runs in a loop from the kill until
-// st says the restore is over.
-func tmuxTrial(t *testing.T, trial, long, short int, listDuring bool) int {
+// st says the restore is over. With quick, the kill comes 0.2 s after the
+// last start returned, whatever st has recorded by then.
+func tmuxTrial(t *testing.T, trial, long, short int, listDuring, quick bool) int {
 	w := newWorld(t, "")
 	defer w.close()
 	w.up()
@@ -61,9 +82,15 @@ func tmuxTrial(t *testing.T, trial, long, short int, listDuring bool) int {
 		task := w.writeFile(fmt.Sprintf("short%d.md", i), fmt.Sprintf("sleep: %dms\nsummary: short%d reported\n", jitter(200, 2500), i))
 		ws = append(ws, w.startWorkers(1, 1, task, fmt.Sprintf("short%d-", i))...)
 	}
-	// st keeps its picture of the server once a second; the kill comes
-	// once every worker and its conversation id is in it.
+	if quick {
+		time.Sleep(200 * time.Millisecond) // the fault's own timing, not a wait for st
+	}
+	// The kill comes once every worker and its conversation id is in st's
+	// picture of the server (quick: whatever is in it 0.2 s after).
 	waitFor(t, 30*time.Second, func() (bool, string) {
+		if quick {
+			return true, ""
+		}
 		out, _ := w.tmux("list-panes", "-a", "-F", "#{@st_agent_session}")
 		k := 0
 		for _, l := range strings.Split(out, "\n") {
@@ -74,12 +101,17 @@ func tmuxTrial(t *testing.T, trial, long, short int, listDuring bool) int {
 		return k >= len(ws), fmt.Sprintf("%d of %d panes have a conversation id", k, len(ws))
 	})
 	waitFor(t, 30*time.Second, func() (bool, string) {
+		if quick {
+			return true, ""
+		}
 		out, err := w.st(w.coord, "status", "--json").Output()
 		// The layout file is written after the panes' options change.
 		data := layoutText(w)
 		return err == nil && strings.Count(data, `"@st_agent_session"`) >= len(ws), fmt.Sprintf("layout has %d conversation ids (status %s)", strings.Count(data, `"@st_agent_session"`), out)
 	})
-	time.Sleep(time.Duration(jitter(0, 1500)) * time.Millisecond) // a random moment of the run, not a wait
+	if !quick {
+		time.Sleep(time.Duration(jitter(0, 1500)) * time.Millisecond) // a random moment of the run, not a wait
+	}
 	reported := map[string]string{}
 	for _, r := range w.runs() {
 		for _, wk := range r.Workers {
@@ -216,4 +248,89 @@ func lastRestore(w *world) time.Time {
 		return time.Time{}
 	}
 	return st.LastRestore.At
+}
+
+// TestTmuxKilledNothingToRestore: the server goes and nothing can be
+// brought back (here its socket's folder has become a file, so no server
+// can start there again). Every worker that was on it is gone, saying
+// why, and a wait that was waiting returns at once (exit 2) saying so;
+// st status says the server is gone. CI: 2 trials; scripts/faults: 10.
+func TestTmuxKilledNothingToRestore(t *testing.T) {
+	n := trials(2, 10)
+	losses := 0
+	var took []time.Duration
+	for trial := 0; trial < n; trial++ {
+		d, lost := nothingTrial(t, trial)
+		losses += lost
+		took = append(took, d)
+	}
+	t.Logf("kill to every wait returned: %v", took)
+	report(t, "tmux-killed-nothing-to-restore", n, losses, "trials where a worker stayed alive, a wait did not return, or no reason was given")
+}
+
+func nothingTrial(t *testing.T, trial int) (time.Duration, int) {
+	w := newWorld(t, "")
+	defer w.close()
+	w.up()
+	task := w.writeFile("long.md", "sleep: 600s\nsummary: never\n")
+	ws := w.startWorkers(3, 3, task, "long")
+	wait := w.st(w.coord, "worker", "wait", "--timeout", "5m")
+	var out strings.Builder
+	wait.Stdout, wait.Stderr = &out, &out
+	if err := wait.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- wait.Wait() }()
+	time.Sleep(300 * time.Millisecond) // the wait is waiting: the fault's timing
+	pidOut, err := w.tmux("display-message", "-p", "#{pid}")
+	if err != nil {
+		t.Fatalf("trial %d: %v", trial, err)
+	}
+	var pid int
+	fmt.Sscan(pidOut, &pid)
+	// No server can start there again: its socket's folder becomes a
+	// file (the server runs on, unreachable by name), then it is killed.
+	sockDir := filepath.Dir(w.sock)
+	os.RemoveAll(sockDir)
+	os.WriteFile(sockDir, []byte("not a folder"), 0o600)
+	defer func() { os.Remove(sockDir); os.MkdirAll(sockDir, 0o700) }()
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		t.Fatalf("trial %d: kill the tmux server %d: %v", trial, pid, err)
+	}
+	killed := time.Now()
+
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		wait.Process.Kill()
+		<-done
+		t.Errorf("trial %d: st worker wait did not return within 30s of the kill\n%s", trial, w.logTail())
+		return 30 * time.Second, 1
+	}
+	took := time.Since(killed)
+	lost := 0
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
+		t.Errorf("trial %d: wait ended with %v, want exit 2\n%s", trial, err, out.String())
+		lost = 1
+	}
+	for _, v := range ws {
+		if !regexp.MustCompile(v.Name + `\s+gone`).MatchString(out.String()) {
+			t.Errorf("trial %d: the wait's answer does not say %s is gone:\n%s", trial, v.Name, out.String())
+			lost = 1
+		}
+	}
+	vs, _ := w.list()
+	for _, v := range vs {
+		if v.State != orch.Gone || !strings.Contains(v.Error, "tmux server went down") {
+			t.Errorf("trial %d: %s is %s (%q), want gone with the reason", trial, v.Name, v.State, v.Error)
+			lost = 1
+		}
+	}
+	if st, _ := run(w.st("", "status")); !strings.Contains(st, "the tmux server is gone") {
+		t.Errorf("trial %d: st status does not say the server is gone:\n%s", trial, st)
+		lost = 1
+	}
+	t.Logf("trial %d: kill to the wait's return %s\n%s", trial, took.Round(time.Millisecond), w.logTail())
+	return took, lost
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -712,12 +713,12 @@ func wrapBox(text []rune, w int) [][]rune {
 	return append(out, text)
 }
 
-var ansiSeq = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[^\[]`)
+var ansiSeq = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[^\[]`) })
 
 // sanitize keeps a transcript line printable: command output may hold
 // colours, tabs and carriage returns that would break the drawing.
 func sanitize(s string) string {
-	s = ansiSeq.ReplaceAllString(s, "")
+	s = ansiSeq().ReplaceAllString(s, "")
 	s = strings.ReplaceAll(s, "\t", "    ")
 	return strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f {
