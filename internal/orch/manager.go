@@ -104,6 +104,9 @@ type Manager struct {
 	// panes around one does not judge the half-made server.
 	restoring  bool
 	restoreSeq int
+	// teams are the Claude agent teams st has heard of, by name
+	// (teammates.go).
+	teams map[string]*team
 	// bg lives as long as the manager, for its background loops.
 	bg     context.Context
 	stopBg context.CancelFunc
@@ -475,7 +478,7 @@ func (m *Manager) Show(ctx context.Context, pane, id string) (*RunView, error) {
 			return nil, errorf(KindNotFound, "st orch start --objective TEXT makes one", "this pane has no run")
 		}
 	}
-	v := &RunView{Run: *r}
+	v := &RunView{Run: *r, Teammates: m.teammatesOf(r.Coordinator), Subagents: m.subagentsOf(r.Coordinator)}
 	for _, w := range r.Workers {
 		v.Views = append(v.Views, m.view(w))
 	}
@@ -496,6 +499,8 @@ func (m *Manager) view(w *Worker) WorkerView {
 	}
 	if w.Remote() {
 		v.TeamOf = w.TeamSize
+	} else {
+		v.Teammates, v.Subagents = m.teammatesOf(w.ID), m.subagentsOf(w.ID)
 	}
 	return v
 }
