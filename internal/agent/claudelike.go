@@ -239,6 +239,12 @@ func mapClaudeLikeEvent(name string, payload []byte) (Event, error) {
 	case "UserPromptSubmit":
 		ev.Kind = EvTurnStart
 		ev.Prompt = str(p, "prompt")
+		if strings.HasPrefix(ev.Prompt, "<task-notification>") {
+			// Claude 2.1.332 starts this turn by itself when a background
+			// subagent ends: the same piece of work goes on, and a report
+			// made in it stands.
+			ev.Kind = EvTool
+		}
 	case "PreToolUse", "PostToolUse", "PostToolUseFailure":
 		ev.Kind = EvTool
 		ev.Tool = str(p, "tool_name")

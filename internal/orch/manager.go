@@ -287,6 +287,7 @@ func (m *Manager) reconcilePanes(panes []tmux.Pane, listed time.Time, seq int) {
 			m.panes[p.ID] = &paneInfo{agent: p.StAgent, session: p.StAgentSession}
 		}
 	}
+	m.dropClosedMates(live, listed)
 	for r := range dirty {
 		m.save(r)
 	}

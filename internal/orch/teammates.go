@@ -49,6 +49,9 @@ type Teammate struct {
 
 	// agentID is what an in-process teammate's hooks carry as agent_id.
 	agentID string
+	// heard is when st last heard of it, so that a list of panes made
+	// before that does not count its pane as closed.
+	heard time.Time
 }
 
 // team is a Claude agent team st has heard of.
@@ -103,15 +106,33 @@ func (m *Manager) member(t *team, name string) *Teammate {
 			return nil
 		}
 		now := m.cfg.Now()
-		mt = &Teammate{Name: name, Team: t.name, State: mateWorking, Since: now, Started: now}
+		mt = &Teammate{Name: name, Team: t.name, State: mateWorking, Since: now, Started: now, heard: now}
 		t.members[name] = mt
 	}
 	return mt
 }
 
 func (m *Manager) setMate(mt *Teammate, state string) {
-	if mt != nil && mt.State != state {
-		mt.State, mt.Since = state, m.cfg.Now()
+	if mt == nil {
+		return
+	}
+	mt.heard = m.cfg.Now()
+	if mt.State != state {
+		mt.State, mt.Since = state, mt.heard
+	}
+}
+
+// dropClosedMates forgets the teammates whose panes were not in tmux's
+// list of panes made at listed (the teammate's SessionEnd may not have
+// come: a pane killed with its server, or st down then). Called with
+// m.mu held, from reconcile.
+func (m *Manager) dropClosedMates(live map[string]bool, listed time.Time) {
+	for _, t := range m.teams {
+		for name, mt := range t.members {
+			if mt.Pane != "" && !live[mt.Pane] && mt.heard.Before(listed) {
+				delete(t.members, name)
+			}
+		}
 	}
 }
 
@@ -127,17 +148,18 @@ func (m *Manager) mateByPane(pane string) (*team, *Teammate) {
 	return nil, nil
 }
 
-// leadOf is the pane of t's lead now, or "" when st does not see it.
+// leadOf is the pane of t's lead now, or "" when st does not see it: the
+// pane it was last heard from while that pane still holds its
+// conversation, else the pane that does (a tmux restart moved it).
 func (m *Manager) leadOf(t *team) string {
-	live := func(p string) bool { return m.livePanes == nil || m.livePanes[p] }
-	if pi := m.panes[t.leadPane]; pi != nil && live(t.leadPane) && (t.leadSession == "" || pi.session == "" || pi.session == t.leadSession) {
+	if pi := m.panes[t.leadPane]; pi != nil && (t.leadSession == "" || pi.session == "" || pi.session == t.leadSession) {
 		return t.leadPane
 	}
 	if t.leadSession == "" {
 		return ""
 	}
 	for pane, pi := range m.panes {
-		if pi.session == t.leadSession && live(pane) {
+		if pi.session == t.leadSession {
 			return pane
 		}
 	}
@@ -180,7 +202,7 @@ func (m *Manager) aside(pane string, ev agent.Event, flags *agent.Teammate) bool
 			t.leadSession = flags.LeadSession
 		}
 		if mt := m.member(t, flags.Name); mt != nil {
-			mt.Pane, mt.InProcess = pane, false
+			mt.Pane, mt.InProcess, mt.heard = pane, false, now
 			if flags.Color != "" {
 				mt.Color = flags.Color
 			}
@@ -262,6 +284,11 @@ func (m *Manager) aside(pane string, ev agent.Event, flags *agent.Teammate) bool
 					mt.Color = tm.Color
 				}
 				m.setMate(mt, mateWorking)
+			}
+			// Hooks run side by side, so an in-process teammate's
+			// SubagentStart may have come first and made it a subagent.
+			if pi := m.panes[pane]; pi != nil && tm.AgentID != "" {
+				delete(pi.subagents, tm.AgentID)
 			}
 		}
 		if ev.MessageTo != "" {
@@ -376,19 +403,14 @@ func (m *Manager) pruneTeams() {
 }
 
 // teammatesOf lists the teammates of the teams led from pane, oldest
-// first. One whose pane closed, or that became an st worker (a person
-// dropped it on a coordinator), is left out. Called with m.mu held.
+// first. One that became an st worker (a person dropped it on a
+// coordinator) is left out. Called with m.mu held.
 func (m *Manager) teammatesOf(pane string) []Teammate {
 	var out []Teammate
 	for _, t := range m.ledBy(pane) {
 		for _, mt := range t.members {
-			if mt.Pane != "" {
-				if m.livePanes != nil && !m.livePanes[mt.Pane] {
-					continue
-				}
-				if w := m.workers[mt.Pane]; w != nil && w.State.Live() {
-					continue
-				}
+			if w := m.workers[mt.Pane]; mt.Pane != "" && w != nil && w.State.Live() {
+				continue
 			}
 			v := *mt
 			v.For = roundDur(m.cfg.Now().Sub(v.Since))
@@ -460,4 +482,21 @@ func (m *Manager) paneKind(pane, kind string) string {
 		return kind + " teammate"
 	}
 	return kind
+}
+
+// teammatePanes adds to agents (pane -> what st ls says runs there) the
+// teammates' panes that their lead's spawn told of before any hook of
+// their own came. Called with m.mu held.
+func (m *Manager) teammatePanes(agents map[string]string) {
+	for _, t := range m.teams {
+		lead := m.leadOf(t)
+		if lead == "" || m.panes[lead] == nil {
+			continue
+		}
+		for _, mt := range t.members {
+			if mt.Pane != "" && agents[mt.Pane] == "" && m.teammatePane(mt.Pane) {
+				agents[mt.Pane] = m.panes[lead].agent + " teammate"
+			}
+		}
+	}
 }

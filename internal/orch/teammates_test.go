@@ -72,6 +72,10 @@ func TestTeammatesInPanesUnderAWorker(t *testing.T) {
 
 	// The lead spawns alpha; beta is known only from its own hooks.
 	h.claudeHook(workerID, nil, "PostToolUse", spawned("alpha", mateA)...)
+	// st ls counts alpha's pane before any hook of alpha's own.
+	if k := h.m.AgentPanes()[mateA]; k != "claude teammate" {
+		t.Errorf("AgentPanes()[%s] right after the spawn = %q", mateA, k)
+	}
 	h.claudeHook(mateA, alpha, "SessionStart", "session_id", alphaSes, "source", "startup")
 	h.claudeHook(mateB, beta, "SessionStart", "session_id", betaSes, "source", "startup")
 	got := mates(h, workerID)
@@ -150,9 +154,11 @@ func TestInProcessTeammatesAndSubagents(t *testing.T) {
 	// The lead is an agent in no run, in the shell's pane; alpha runs in its process.
 	h.claudeHook(shell, nil, "SessionStart", "source", "startup")
 	h.claudeHook(shell, nil, "UserPromptSubmit", "prompt", "TEAMMATE: alpha ...")
+	// Hooks run side by side: alpha's SubagentStart may reach st before
+	// the spawn's PostToolUse.
+	h.claudeHook(shell, nil, "SubagentStart", "agent_id", "aalpha-68e8d13170b687ef", "agent_type", "alpha")
 	h.claudeHook(shell, nil, "PostToolUse", "tool_name", "Agent", "tool_response", map[string]any{"status": "teammate_spawned",
 		"name": "alpha", "team_name": teamName, "tmux_pane_id": "in-process", "agent_id": "aalpha-68e8d13170b687ef", "color": "blue"})
-	h.claudeHook(shell, nil, "SubagentStart", "agent_id", "aalpha-68e8d13170b687ef", "agent_type", "alpha")
 	h.claudeHook(shell, nil, "Stop", "last_assistant_message", "team started",
 		"background_tasks", []any{map[string]any{"id": "tpi", "type": "teammate", "status": "running"}})
 	// alpha's tool calls fire in the lead's pane, with its agent_id.
@@ -253,5 +259,34 @@ func TestTeammatePaneKeepsNoAgentOption(t *testing.T) {
 	})
 	if o := h.tm.option(mateA, "@st_agent"); o != "" {
 		t.Errorf("the teammate's pane has @st_agent=%q", o)
+	}
+}
+
+// A teammate's pane that is gone from tmux's list goes from its team, even
+// when no SessionEnd came; one heard of after the list was made stays.
+func TestClosedTeammatePaneIsDropped(t *testing.T) {
+	h := teamHarness(t, Working)
+	h.claudeHook(workerID, nil, "PostToolUse", spawned("alpha", mateA)...)
+	h.claudeHook(workerID, nil, "PostToolUse", spawned("beta", mateB)...)
+	h.tm.mu.Lock()
+	h.tm.panes = h.tm.panes[:len(h.tm.panes)-1] // beta's pane closes
+	h.tm.mu.Unlock()
+	listed := h.m.cfg.Now()
+	panes, err := h.m.cfg.Tmux.ListPanes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.m.reconcilePanes(panes, listed, 0)
+	if got := mates(h, workerID); len(got) != 1 || got["alpha"].Pane != mateA {
+		t.Errorf("after beta's pane closed: %+v", got)
+	}
+	// A list made before a teammate was heard of does not judge it.
+	h.claudeHook(workerID, nil, "PostToolUse", spawned("beta", mateB)...)
+	h.m.reconcilePanes(panes, listed.Add(-time.Second), 0)
+	h.m.mu.Lock()
+	got := h.m.teammatesOf(workerID)
+	h.m.mu.Unlock()
+	if len(got) != 2 {
+		t.Errorf("a stale list dropped a teammate: %+v", got)
 	}
 }

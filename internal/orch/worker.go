@@ -886,5 +886,6 @@ func (m *Manager) AgentPanes() map[string]string {
 			out[id] = w.Agent
 		}
 	}
+	m.teammatePanes(out)
 	return out
 }
