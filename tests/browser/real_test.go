@@ -24,13 +24,15 @@ type realEnv struct {
 	home  string
 	tm    *testutil.Tmux
 	work  string
-	coord string // the coordinator's pane
-	tmux  string // TMUX for acting in the coordinator's pane
+	coord string   // the coordinator's pane
+	tmux  string   // TMUX for acting in the coordinator's pane
+	extra []string // more KEY=VALUE for st (a real agent's HOME...)
 }
 
 func (r *realEnv) env(pane string) []string {
 	set := []string{"ST_HOME=" + r.home, "TMUX_TMPDIR=" + r.tm.Dir, "ST_WEB_PORT=auto", "ST_BIN=" + r.bin,
 		"PATH=" + filepath.Dir(r.bin) + string(os.PathListSeparator) + os.Getenv("PATH")}
+	set = append(set, r.extra...)
 	if pane != "" {
 		set = append(set, "TMUX="+r.tmux, "TMUX_PANE="+pane)
 	}

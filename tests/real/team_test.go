@@ -11,32 +11,14 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/testutil"
+	"github.com/sophonz/st/internal/testutil/realagent"
 )
 
 // teamSettings turns Claude's agent teams on in the rig's settings.json,
 // as a person would: the variable in "env", and where teammates run.
 func (r *rig) teamSettings(mode string) {
 	r.t.Helper()
-	path := filepath.Join(r.home, ".claude", "settings.json")
-	var s map[string]any
-	data, err := os.ReadFile(path)
-	if err == nil {
-		err = json.Unmarshal(data, &s)
-	}
-	if err != nil {
-		r.t.Fatalf("settings.json: %v", err)
-	}
-	env, _ := s["env"].(map[string]any)
-	if env == nil {
-		env = map[string]any{}
-	}
-	env["CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS"] = "1"
-	s["env"] = env
-	s["teammateMode"] = mode
-	out, _ := json.MarshalIndent(s, "", "  ")
-	if err := os.WriteFile(path, out, 0o600); err != nil {
-		r.t.Fatal(err)
-	}
+	realagent.MergeClaudeSettings(r.t, r.home, realagent.AgentTeams(mode))
 }
 
 // holdTask is a task file for a teammate or subagent that works until the

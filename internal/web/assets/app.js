@@ -643,7 +643,7 @@ function showDetail(lead, x, kind) {
   const mate = kind === 'teammate';
   const started = x.started && !x.started.startsWith('0001-') ? new Date(x.started) : null;
   const row = (k, ...v) => el('div.dt-row', null, el('span.dt-k', { text: k }), el('span.dt-v', null, ...v));
-  d.replaceChildren(
+  d.replaceChildren(...[
     el('div.dt-head', null, mate ? kindIcon('claude') : el('span.kind.k-sub', { text: '↳' }),
       el('span.dt-name', { text: mate ? x.name : (x.type || 'subagent') }), el('span.spacer'),
       el('button.icon-btn.dt-close', { type: 'button', title: 'Close (Esc)', text: '✕', on: { click: () => hideDetail() } })),
@@ -654,7 +654,8 @@ function showDetail(lead, x, kind) {
     row('Path', el('span.dt-path', { text: asidePath(lead, x, kind).join(' › ') })),
     mate && x.pane ? row('Pane', el('span', { text: x.pane })) : null,
     mate && x.pane && x.window && isLocal(lead.machine) ? el('div.dt-actions', null,
-      el('button.pill-btn.dt-open', { type: 'button', text: 'Open its pane', on: { click: () => { hideDetail(); openWindow(x.session, x.window); } } })) : null);
+      el('button.pill-btn.dt-open', { type: 'button', text: 'Open its pane', on: { click: () => { hideDetail(); openWindow(x.session, x.window); } } })) : null,
+  ].filter(Boolean));
   d.dataset.key = mate ? mateKey(lead, x) : subKey(lead, x);
   d.hidden = false;
 }
