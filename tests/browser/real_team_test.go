@@ -11,7 +11,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/sophonz/st/internal/testutil"
 	"github.com/sophonz/st/internal/testutil/fakemodel"
 	"github.com/sophonz/st/internal/testutil/realagent"
 )
@@ -26,48 +25,17 @@ import (
 // teammate's pane opens from its card. The phone chart's screenshot shows
 // every line in its colour.
 func TestRealTeamInBrowser(t *testing.T) {
-	os.Unsetenv("TMUX")
-	os.Unsetenv("TMUX_PANE")
-	bin := testutil.BuildST(t)
+	r := newRealEnv(t)
 	claude, _ := realagent.Binaries(t)
 	fake := fakemodel.Start(t)
-	dir := testutil.ShortTempDir(t)
-	tdir, work, home, chome := filepath.Join(dir, "t"), filepath.Join(dir, "w"), filepath.Join(dir, "h"), filepath.Join(dir, "c")
-	for _, d := range []string{tdir, work, chome} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
+	bin, work, chome := r.bin, r.work, filepath.Join(r.dir, "c")
 	cenv := realagent.ClaudeHome(t, chome, fake.URL(), work)
 	realagent.MergeClaudeSettings(t, chome, map[string]any{"permissions": map[string]any{"allow": []string{"Bash"}}})
 	realagent.MergeClaudeSettings(t, chome, realagent.AgentTeams("tmux"))
-	tm := testutil.NewTmux(t, tdir)
-	if err := os.MkdirAll(filepath.Dir(tm.Socket), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	r := &realEnv{t: t, bin: bin, home: home, tm: tm, work: work, extra: append([]string{"ST_CLAUDE_BIN=" + claude}, cenv...)}
-	t.Cleanup(func() { killPid(filepath.Join(home, "st.pid")) })
-	t.Cleanup(func() {
-		if data, err := os.ReadFile(filepath.Join(home, "daemon.log")); err == nil && t.Failed() {
-			t.Logf("daemon.log:\n%s", data)
-		}
-	})
-	path := filepath.Dir(bin) + string(os.PathListSeparator) + filepath.Dir(claude) + string(os.PathListSeparator) + os.Getenv("PATH")
-	args := []string{"-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", "220", "-y", "50", "-c", work,
-		"-e", "ST_HOME=" + home, "-e", "PATH=" + path}
-	for _, kv := range cenv { // the workers' windows open in this session, with its environment
-		args = append(args, "-e", kv)
-	}
-	if _, err := tm.Run(append(args, "sh")...); err != nil {
-		t.Fatal(err)
-	}
-	out, err := tm.Run("display-message", "-p", "-t", "main:", "#{pane_id} #{pid}")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := strings.Fields(out)
-	r.coord, r.tmux = f[0], tm.Socket+","+f[1]+",0"
-	r.st("up")
+	// st runs as the agents do, with their HOME; the workers' windows
+	// open in session main, with its environment.
+	r.extra = append([]string{"ST_CLAUDE_BIN=" + claude}, cenv...)
+	r.start(cenv...)
 	r.st("hooks", "install")
 
 	task := func(name, text string) string {
