@@ -254,8 +254,7 @@ func mapClaudeLikeEvent(name string, payload []byte) (Event, error) {
 		}
 		// A subagent's (or an in-process teammate's) calls fire in its
 		// lead's pane, marked with its agent_id.
-		ev.SubagentID = str(p, "agent_id")
-		ev.SubagentType = str(p, "agent_type")
+		ev.SubagentID, ev.SubagentType = subagentOf(p)
 		if name == "PostToolUse" {
 			ev.Teammate = spawnedTeammate(p)
 			ev.MessageTo = messageTo(p)
@@ -293,8 +292,7 @@ func mapClaudeLikeEvent(name string, payload []byte) (Event, error) {
 		}
 	case "SubagentStart", "SubagentStop":
 		ev.Kind = EvSubagent
-		ev.SubagentID = str(p, "agent_id")
-		ev.SubagentType = str(p, "agent_type")
+		ev.SubagentID, ev.SubagentType = subagentOf(p)
 		ev.SubagentDone = name == "SubagentStop"
 	case "TeammateIdle":
 		// After each turn of a teammate: from its own pane, or from its
@@ -308,6 +306,16 @@ func mapClaudeLikeEvent(name string, payload []byte) (Event, error) {
 		ev.Kind = EvSessionEnd
 	}
 	return ev, nil
+}
+
+// subagentOf reads agent_id and agent_type, or "" for both when they do
+// not look as Claude writes them: st prints them (st worker list).
+func subagentOf(p map[string]json.RawMessage) (id, typ string) {
+	id, typ = str(p, "agent_id"), str(p, "agent_type")
+	if id == "" || !ValidSubagent(id, typ) {
+		return "", ""
+	}
+	return id, typ
 }
 
 // str reads a string field, or "" when it is missing or not a string.

@@ -52,6 +52,7 @@ var (
 	// "aalpha-68e8d13170b687ef") and conversation ids (UUIDs).
 	idRE    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9@._-]{0,127}$`)
 	colorRE = regexp.MustCompile(`^[a-z]{1,20}$`)
+	typeRE  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,63}$`)
 	paneRE  = regexp.MustCompile(`^%[0-9]{1,9}$`)
 )
 
@@ -60,6 +61,22 @@ func ValidMember(name string) bool { return memberRE.MatchString(name) }
 
 // ValidTeam reports whether name may be a team's name.
 func ValidTeam(name string) bool { return teamRE.MatchString(name) }
+
+// Valid reports whether every field of t looks as Claude writes it: what
+// crosses st's socket is checked again there, since any program of the
+// user may call it.
+func (t *Teammate) Valid() bool {
+	c := *t
+	return c.clean() && c == *t
+}
+
+// ValidSubagent reports whether a subagent's (or an in-process
+// teammate's) agent_id and agent_type look as Claude writes them
+// ("a2cbef72153bff3a8", "general-purpose", "plugin:reviewer"); "" is
+// fine for the type.
+func ValidSubagent(id, typ string) bool {
+	return idRE.MatchString(id) && (typ == "" || typeRE.MatchString(typ))
+}
 
 // clean drops what does not look as Claude writes it, and says whether
 // a teammate is left (a valid name and team).

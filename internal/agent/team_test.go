@@ -57,6 +57,12 @@ func TestMapTeamEvents(t *testing.T) {
 		{"the turn Claude starts when a subagent ends goes on with the work", "UserPromptSubmit",
 			`{` + teamBase + `,"hook_event_name":"UserPromptSubmit","prompt":"<task-notification>\n<task-id>a2cbef72153bff3a8</task-id>\n<status>completed</status>"}`,
 			Event{Kind: EvTool, Prompt: "<task-notification>\n<task-id>a2cbef72153bff3a8</task-id>\n<status>completed</status>"}},
+		{"a subagent whose type would act on a terminal", "SubagentStart",
+			`{` + teamBase + `,"agent_id":"a2cbef72153bff3a8","agent_type":"general\u001b]0;pwned\u0007"}`,
+			Event{Kind: EvSubagent}},
+		{"a tool call with an agent_id that is no id", "PreToolUse",
+			`{` + teamBase + `,"agent_id":"a b","agent_type":"Explore","tool_name":"Bash"}`,
+			Event{Kind: EvTool, Tool: "Bash", Before: true}},
 		{"task hooks are not st's", "TaskCreated",
 			`{` + teamBase + `,"hook_event_name":"TaskCreated","task_id":"1","task_subject":"Write tests","task_description":"tests for the API"}`,
 			Event{Kind: EvIgnore}},
@@ -76,7 +82,7 @@ func TestMapTeamEvents(t *testing.T) {
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("got  %+v (teammate %+v)\nwant %+v (teammate %+v)", got, got.Teammate, want, want.Teammate)
 			}
-			if got.Aside() != (got.Kind == EvTeammateIdle || got.SubagentID != "") {
+			if got.Aside() != (got.Kind == EvTeammateIdle || got.Kind == EvSubagent || got.SubagentID != "") {
 				t.Errorf("Aside() = %v", got.Aside())
 			}
 		})
@@ -109,6 +115,26 @@ func TestTeammateFromArgs(t *testing.T) {
 	got := TeammateFromArgs([]string{"--agent-name", "a", "--team-name", "t", "--parent-session-id", "x y", "--agent-color", "\x1b[31m"})
 	if got == nil || got.LeadSession != "" || got.Color != "" {
 		t.Errorf("got %+v", got)
+	}
+}
+
+func TestTeammateValid(t *testing.T) {
+	good := Teammate{Name: "alpha", Team: "session-0702c391", Pane: "%3", AgentID: "alpha@session-0702c391", Color: "blue",
+		LeadSession: "0702c391-a443-4834-b5f7-d2e1fad9f3cd"}
+	if !good.Valid() {
+		t.Errorf("%+v is not valid", good)
+	}
+	for _, bad := range []Teammate{
+		{Name: "al\x1b[2Jpha", Team: "t"},
+		{Name: "alpha", Team: "t\n"},
+		{Name: "alpha", Team: "t", Pane: "%3; rm"},
+		{Name: "alpha", Team: "t", Color: "\x1b[31m"},
+		{Name: "alpha", Team: "t", LeadSession: "x y"},
+		{Name: "alpha"},
+	} {
+		if bad.Valid() {
+			t.Errorf("%+v is valid", bad)
+		}
 	}
 }
 

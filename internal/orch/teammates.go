@@ -196,6 +196,12 @@ func isLeadPane(t *team, pane, sess string) bool {
 // alone. Called with m.mu held.
 func (m *Manager) aside(pane string, ev agent.Event, flags *agent.Teammate) bool {
 	now := m.cfg.Now()
+	if flags != nil && !flags.Valid() {
+		// Any program of the user may call st's socket: a name st would
+		// print must look as Claude writes it.
+		m.logf("hook from %s: ignored a teammate identity that Claude would not write", pane)
+		flags = nil
+	}
 	if flags != nil && m.workers[pane] == nil {
 		t := m.teamNamed(flags.Team)
 		if t != nil && flags.LeadSession != "" {

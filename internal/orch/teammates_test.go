@@ -290,3 +290,18 @@ func TestClosedTeammatePaneIsDropped(t *testing.T) {
 		t.Errorf("a stale list dropped a teammate: %+v", got)
 	}
 }
+
+// What reaches st's socket is checked there: a teammate's identity or a
+// subagent's type that would act on the terminal of whoever runs st worker
+// list is not kept.
+func TestTeamInputIsChecked(t *testing.T) {
+	h := teamHarness(t, Working)
+	h.claudeHook(workerID, nil, "UserPromptSubmit", "prompt", "go")
+	h.claudeHook(mateA, &agent.Teammate{Name: "al\x1b]0;pwned\x07", Team: teamName, LeadSession: agentSes}, "SessionStart", "session_id", alphaSes)
+	h.claudeHook(mateB, &agent.Teammate{Name: "beta", Team: teamName, LeadSession: agentSes, Color: "\x1b[31m"}, "SessionStart", "session_id", betaSes)
+	h.claudeHook(workerID, nil, "SubagentStart", "agent_id", "a1", "agent_type", "Explore\x1b[2J")
+	vs, _ := h.m.List(context.Background(), IDRequest{All: true})
+	if len(vs) != 1 || len(vs[0].Teammates) != 0 || len(vs[0].Subagents) != 0 {
+		t.Errorf("kept: %+v", vs)
+	}
+}
