@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/orch"
 	"github.com/sophonz/st/internal/store"
 	"github.com/sophonz/st/internal/tmux"
@@ -137,14 +138,21 @@ func (b *webBackend) Adopt(ctx context.Context, coordinatorPane, agentPane strin
 
 // webAside is an agent's subagents and teammates as the web UI shows them,
 // with the session and window of each teammate's pane (where lists this
-// machine's panes; nil for another machine's agents).
+// machine's panes; nil for another machine's agents, whose names are
+// checked like this machine's hooks).
 func webAside(a orch.GraphAgent, where map[string]tmux.Pane) ([]web.Subagent, []web.Teammate) {
 	var subs []web.Subagent
 	for _, s := range a.Subagents {
+		if !agent.ValidSubagent(s.ID, s.Type) {
+			continue
+		}
 		subs = append(subs, web.Subagent{ID: s.ID, Type: s.Type, State: s.State, Since: s.Since, Started: s.Started})
 	}
 	var mates []web.Teammate
 	for _, t := range a.Teammates {
+		if id := (agent.Teammate{Name: t.Name, Team: t.Team, Pane: t.Pane, Color: t.Color}); !id.Valid() {
+			continue
+		}
 		wt := web.Teammate{Name: t.Name, Team: t.Team, Pane: t.Pane, InProcess: t.InProcess, Color: t.Color,
 			State: t.State, Since: t.Since, Started: t.Started}
 		if p, ok := where[t.Pane]; ok {
