@@ -66,6 +66,7 @@ const (
 	EvInterrupt    EventKind = "interrupt"     // the person stopped the turn
 	EvSessionEnd   EventKind = "session-end"   // the agent exited
 	EvSubagent     EventKind = "subagent"      // a subagent started or stopped (Claude)
+	EvTeammateIdle EventKind = "teammate-idle" // a teammate of a Claude agent team ended its turn
 	EvIgnore       EventKind = "ignore"        // nothing st acts on
 )
 
@@ -86,11 +87,35 @@ type Event struct {
 	// hook may still refuse; ToolInput is its input as the agent sent it.
 	Before    bool            `json:"before,omitempty"`
 	ToolInput json.RawMessage `json:"tool_input,omitempty"`
-	// SubagentID and SubagentDone describe EvSubagent.
+	// SubagentID and SubagentDone describe EvSubagent. On EvTool,
+	// SubagentID and SubagentType name the subagent (or in-process
+	// teammate) that made the call in its lead's pane; "" for the pane's
+	// own agent.
 	SubagentID   string `json:"subagent_id,omitempty"`
 	SubagentType string `json:"subagent_type,omitempty"`
 	SubagentDone bool   `json:"subagent_done,omitempty"`
 	Cwd          string `json:"cwd,omitempty"`
+	// Teammate is the teammate of EvTeammateIdle, or the one a lead's
+	// Agent call spawned (on its PostToolUse, an EvTool).
+	Teammate *Teammate `json:"teammate,omitempty"`
+	// MessageTo is the teammate a lead's SendMessage went to: it takes a
+	// turn, though no hook of its own says so before its first tool.
+	MessageTo string `json:"message_to,omitempty"`
+	// LiveTeammates is how many teammates a Stop lists as alive.
+	LiveTeammates int `json:"live_teammates,omitempty"`
+}
+
+// Aside reports whether the event is about another agent than the pane's
+// own: a subagent, or a teammate that runs in its lead's process. Such an
+// event leaves the pane's own turn as it was.
+func (e Event) Aside() bool {
+	switch e.Kind {
+	case EvSubagent, EvTeammateIdle:
+		return true
+	case EvTool:
+		return e.SubagentID != ""
+	}
+	return false
 }
 
 // LaunchOptions is what st knows when it launches an agent in a window.

@@ -126,7 +126,7 @@ func findBox(lines []string) (box, bool) {
 		parts := []string{strings.TrimPrefix(strings.TrimPrefix(l, boxGlyph), "\u00a0")}
 		for j := i + 1; j < len(lines) && j <= i+maxBoxLines; j++ {
 			if isRule(lines[j]) {
-				if nonBlank(lines[j+1:]) > maxFooterLines {
+				if footerLines(lines[j+1:]) > maxFooterLines {
 					// The transcript goes on below: not the live box, and
 					// no box above this one can be either.
 					return box{}, false
@@ -142,14 +142,38 @@ func findBox(lines []string) (box, bool) {
 	return box{}, false
 }
 
-func nonBlank(lines []string) int {
-	n := 0
+// footerLines counts the lines under the box that are not blank and not
+// a team lead's list of agents: with an agent team, Claude lists the main
+// conversation and each teammate under its footer, one line each
+// ("  ● main", "  ◯ alpha  teammate alpha   1m 23s"), so a big team must
+// not make the live box look like old text.
+func footerLines(lines []string) int {
+	n, agents := 0, 0
 	for _, l := range lines {
-		if strings.TrimSpace(l) != "" {
+		switch {
+		case strings.TrimSpace(l) == "":
+		case isAgentsLine(l) && agents < maxAgentLines:
+			agents++
+		default:
 			n++
 		}
 	}
 	return n
+}
+
+// maxAgentLines bounds the list of agents under a lead's box.
+const maxAgentLines = 64
+
+// isAgentsLine reports whether l is a line of a team lead's list of
+// agents: two spaces, a dot (● for the one in view, ◯ for the others), a
+// space and a name.
+func isAgentsLine(l string) bool {
+	for _, dot := range []string{"  ● ", "  ◯ "} {
+		if rest, ok := strings.CutPrefix(l, dot); ok && rest != "" && rest[0] != ' ' {
+			return true
+		}
+	}
+	return false
 }
 
 // isRule reports whether a line is a horizontal rule of U+2500 drawn from
@@ -215,12 +239,25 @@ func mapClaudeLikeEvent(name string, payload []byte) (Event, error) {
 	case "UserPromptSubmit":
 		ev.Kind = EvTurnStart
 		ev.Prompt = str(p, "prompt")
+		if strings.HasPrefix(ev.Prompt, "<task-notification>") {
+			// Claude 2.1.332 starts this turn by itself when a background
+			// subagent ends: the same piece of work goes on, and a report
+			// made in it stands.
+			ev.Kind = EvTool
+		}
 	case "PreToolUse", "PostToolUse", "PostToolUseFailure":
 		ev.Kind = EvTool
 		ev.Tool = str(p, "tool_name")
 		ev.Before = name == "PreToolUse"
 		if raw, ok := p["tool_input"]; ok {
 			ev.ToolInput = raw
+		}
+		// A subagent's (or an in-process teammate's) calls fire in its
+		// lead's pane, marked with its agent_id.
+		ev.SubagentID, ev.SubagentType = subagentOf(p)
+		if name == "PostToolUse" {
+			ev.Teammate = spawnedTeammate(p)
+			ev.MessageTo = messageTo(p)
 		}
 	case "PermissionRequest":
 		// Fires as the dialog shows; Notification permission_prompt comes
@@ -235,8 +272,12 @@ func mapClaudeLikeEvent(name string, payload []byte) (Event, error) {
 	case "Stop":
 		// Claude 2.1.332 stops with subagents still running in the
 		// background and starts a synthetic turn when they finish: the
-		// turn is over only when no background task is left.
-		if n := arrayLen(p, "background_tasks"); n > 0 {
+		// turn is over only when no background task is left. A team
+		// lead's teammates are listed there as long as they live, idle
+		// or not, so they do not hold the turn open.
+		mates, others := backgroundTasks(p)
+		ev.LiveTeammates = mates
+		if others > 0 {
 			ev.Kind = EvTool
 		} else {
 			ev.Kind = EvTurnEnd
@@ -251,13 +292,30 @@ func mapClaudeLikeEvent(name string, payload []byte) (Event, error) {
 		}
 	case "SubagentStart", "SubagentStop":
 		ev.Kind = EvSubagent
-		ev.SubagentID = str(p, "agent_id")
-		ev.SubagentType = str(p, "agent_type")
+		ev.SubagentID, ev.SubagentType = subagentOf(p)
 		ev.SubagentDone = name == "SubagentStop"
+	case "TeammateIdle":
+		// After each turn of a teammate: from its own pane, or from its
+		// lead's pane when it runs in-process.
+		t := &Teammate{Name: str(p, "teammate_name"), Team: str(p, "team_name")}
+		if t.clean() {
+			ev.Kind = EvTeammateIdle
+			ev.Teammate = t
+		}
 	case "SessionEnd":
 		ev.Kind = EvSessionEnd
 	}
 	return ev, nil
+}
+
+// subagentOf reads agent_id and agent_type, or "" for both when they do
+// not look as Claude writes them: st prints them (st worker list).
+func subagentOf(p map[string]json.RawMessage) (id, typ string) {
+	id, typ = str(p, "agent_id"), str(p, "agent_type")
+	if id == "" || !ValidSubagent(id, typ) {
+		return "", ""
+	}
+	return id, typ
 }
 
 // str reads a string field, or "" when it is missing or not a string.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -51,15 +53,15 @@ func runHook(ctx context.Context, env *Env, kind, event string) error {
 			remove()
 		}
 	}
+	req := orch.HookRequest{Agent: kind, Event: event, Pane: pane, Payload: payload, Teammate: teammateOf(env, kind)}
 	// The guard needs no daemon: it must work while st is down.
 	if event == "PreToolUse" {
 		if reason := guard(env, payload); reason != "" {
 			deny(env, reason)
-			c.Call(ctx, "/v1/hook", orch.HookRequest{Agent: kind, Event: event, Pane: pane, Payload: payload}, nil)
+			c.Call(ctx, "/v1/hook", req, nil)
 			return nil
 		}
 	}
-	req := orch.HookRequest{Agent: kind, Event: event, Pane: pane, Payload: payload}
 	var res orch.HookResponse
 	if err := c.Call(ctx, "/v1/hook", req, &res); err != nil && env.Getenv("ST_HOOK_DEBUG") != "" {
 		fmt.Fprintf(env.Stderr, "st hook: %v\n", err)
@@ -68,6 +70,31 @@ func runHook(ctx context.Context, env *Env, kind, event string) error {
 		deny(env, res.Reason)
 	}
 	return nil
+}
+
+// teammateOf is who a Claude agent is in an agent team, read from the
+// command line of the Claude process that runs the hook ($CLAUDE_PID):
+// no hook payload of a teammate says it is one, but its command line
+// names it, its team and its lead. nil for any other agent, and where
+// there is no /proc to read.
+func teammateOf(env *Env, kind string) *agent.Teammate {
+	if kind != "claude" {
+		return nil
+	}
+	pid, err := strconv.Atoi(env.Getenv("CLAUDE_PID"))
+	if err != nil || pid <= 1 {
+		return nil
+	}
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 64<<10))
+	if err != nil {
+		return nil
+	}
+	return agent.TeammateFromArgs(strings.Split(strings.TrimRight(string(b), "\x00"), "\x00"))
 }
 
 // readLimited reads r up to max bytes, giving up after d (a hook's stdin

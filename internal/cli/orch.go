@@ -111,6 +111,9 @@ func newOrchShowCmd(env *Env) *cobra.Command {
 			}
 			fmt.Fprintf(env.Stdout, "objective:   %s\n", obj)
 			fmt.Fprintf(env.Stdout, "coordinator: %s\n", v.Coordinator)
+			for _, r := range asideRows(v.Teammates, v.Subagents) {
+				fmt.Fprintf(env.Stdout, "  %s %s, %s for %s\n", r[1], r[0], r[3], r[4])
+			}
 			fmt.Fprintf(env.Stdout, "started:     %s\n", v.Created.Local().Format("2006-01-02 15:04:05"))
 			if len(v.Views) == 0 {
 				fmt.Fprintln(env.Stdout, "workers:     none yet")
@@ -125,6 +128,9 @@ func newOrchShowCmd(env *Env) *cobra.Command {
 					name += fmt.Sprintf(" (team of %d)", w.TeamOf)
 				}
 				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", w.ID, name, w.Agent, w.State, w.For, w.Parent, oneLine(w.Summary, 60))
+				for _, r := range asideRows(w.Teammates, w.Subagents) {
+					fmt.Fprintf(tw, "  %s\t  %s\t%s\t%s\t%s\t%s\t\n", r[0], r[1], r[2], r[3], r[4], w.ID)
+				}
 			}
 			return tw.Flush()
 		},

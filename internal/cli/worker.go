@@ -268,6 +268,24 @@ func orDash(a, b string) string {
 	return b
 }
 
+// asideRows are the rows of an agent's teammates (of the Claude agent
+// team it leads) and subagents, to print under it: id, name, agent,
+// state, for how long. An in-process teammate and a subagent have no pane.
+func asideRows(mates []orch.Teammate, subs []orch.Subagent) [][5]string {
+	var rows [][5]string
+	for _, m := range mates {
+		id := m.Pane
+		if id == "" {
+			id = "-"
+		}
+		rows = append(rows, [5]string{id, "↳ " + m.Name + " (teammate)", "claude", m.State, m.For})
+	}
+	for _, s := range subs {
+		rows = append(rows, [5]string{"-", "↳ " + orDash(s.Type, "subagent") + " (subagent)", "claude", s.State, s.For})
+	}
+	return rows
+}
+
 func printWorkers(w io.Writer, ws []orch.WorkerView, header bool) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	if header {
@@ -306,6 +324,9 @@ func printWorkers(w io.Writer, ws []orch.WorkerView, header bool) {
 				}
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s\n", v.ID, name, v.Agent, v.State, v.For, v.Run, extra)
+			for _, r := range asideRows(v.Teammates, v.Subagents) {
+				fmt.Fprintf(tw, "%s\t  %s\t%s\t%s\t%s\t\n", r[0], r[1], r[2], r[3], r[4])
+			}
 		} else {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.ID, v.Name, v.State, note)
 		}

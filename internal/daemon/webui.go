@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/orch"
 	"github.com/sophonz/st/internal/store"
 	"github.com/sophonz/st/internal/tmux"
@@ -120,9 +121,7 @@ func (b *webBackend) Snapshot(ctx context.Context) (web.Snapshot, error) {
 		if wa.Name == "" {
 			wa.Name = p.WindowName
 		}
-		for _, s := range a.Subagents {
-			wa.Subagents = append(wa.Subagents, web.Subagent{ID: s.ID, Type: s.Type, State: s.State, Since: s.Since})
-		}
+		wa.Subagents, wa.Teammates = webAside(a, where)
 		snap.Agents = append(snap.Agents, wa)
 	}
 	if o := b.otherMachines(ctx, snap.Machine); o != nil {
@@ -141,9 +140,38 @@ func (b *webBackend) Snapshot(ctx context.Context) (web.Snapshot, error) {
 
 func (b *webBackend) Changed() <-chan struct{} { return b.mgr.Changed() }
 
+// Adopt is a person's drop of a card on a coordinator's, which may adopt
+// even a teammate of a Claude agent team.
 func (b *webBackend) Adopt(ctx context.Context, coordinatorPane, agentPane string) error {
-	_, err := b.mgr.Adopt(ctx, orch.IDRequest{Pane: coordinatorPane, ID: agentPane})
+	_, err := b.mgr.AdoptDropped(ctx, orch.IDRequest{Pane: coordinatorPane, ID: agentPane})
 	return err
+}
+
+// webAside is an agent's subagents and teammates as the web UI shows them,
+// with the session and window of each teammate's pane (where lists this
+// machine's panes; nil for another machine's agents, whose names are
+// checked like this machine's hooks).
+func webAside(a orch.GraphAgent, where map[string]tmux.Pane) ([]web.Subagent, []web.Teammate) {
+	var subs []web.Subagent
+	for _, s := range a.Subagents {
+		if !agent.ValidSubagent(s.ID, s.Type) {
+			continue
+		}
+		subs = append(subs, web.Subagent{ID: s.ID, Type: s.Type, State: s.State, Since: s.Since, Started: s.Started})
+	}
+	var mates []web.Teammate
+	for _, t := range a.Teammates {
+		if id := (agent.Teammate{Name: t.Name, Team: t.Team, Pane: t.Pane, Color: t.Color}); !id.Valid() {
+			continue
+		}
+		wt := web.Teammate{Name: t.Name, Team: t.Team, Pane: t.Pane, InProcess: t.InProcess, Color: t.Color,
+			State: t.State, Since: t.Since, Started: t.Started}
+		if p, ok := where[t.Pane]; ok {
+			wt.Session, wt.Window = p.SessionID, p.WindowID
+		}
+		mates = append(mates, wt)
+	}
+	return subs, mates
 }
 
 func (b *webBackend) Release(ctx context.Context, workerPane string) error {
@@ -202,6 +230,7 @@ func (b *webBackend) otherMachines(ctx context.Context, self string) *otherMachi
 			for _, a := range g {
 				wa := web.Agent{Pane: a.Pane, Name: a.Name, Kind: a.Kind, Role: a.Role, State: a.State, Since: a.Since,
 					Summary: a.Summary, ParentGone: a.ParentGone, Run: a.Run, TeamOf: a.TeamOf, Machine: slug}
+				wa.Subagents, wa.Teammates = webAside(a, nil)
 				if strings.Contains(a.Pane, "/") {
 					continue // that machine's record of a worker elsewhere
 				}

@@ -25,7 +25,7 @@ func TestCLIHooks(t *testing.T) {
 	home := t.TempDir()
 	out, errOut, code := st(t, home, "hooks", "install")
 	t.Logf("st hooks install:\n%s%s", out, errOut)
-	if code != 0 || !strings.Contains(out, "claude: installed (12/12) in "+filepath.Join(home, ".claude", "settings.json")) ||
+	if code != 0 || !strings.Contains(out, "claude: installed (13/13) in "+filepath.Join(home, ".claude", "settings.json")) ||
 		!strings.Contains(out, "codex: installed (10/10)") || !strings.Contains(out, "codex trust: not written: codex not found") ||
 		!strings.Contains(out, "Try: Codex skips hooks until they are trusted: install Codex") {
 		t.Fatalf("install: exit %d\n%s%s", code, out, errOut)
@@ -47,13 +47,13 @@ func TestCLIHooks(t *testing.T) {
 	os.WriteFile(settings, b, 0o600)
 	out, errOut, code = st(t, home, "hooks", "status")
 	t.Logf("st hooks status:\n%s%s", out, errOut)
-	if code != 0 || !strings.Contains(out, "claude: missing: Stop, StopFailure (10/12 installed)") || !strings.Contains(out, "Try: st hooks install") {
+	if code != 0 || !strings.Contains(out, "claude: missing: Stop, StopFailure (11/13 installed)") || !strings.Contains(out, "Try: st hooks install") {
 		t.Errorf("status: exit %d\n%s", code, out)
 	}
 
 	out, _, code = st(t, home, "hooks", "status", "--json")
 	var r hooks.Report
-	if err := json.Unmarshal([]byte(out), &r); err != nil || code != 0 || len(r.Agents) != 2 || r.Agents[0].Installed != 10 {
+	if err := json.Unmarshal([]byte(out), &r); err != nil || code != 0 || len(r.Agents) != 2 || r.Agents[0].Installed != len(hooks.ClaudeEvents)-2 {
 		t.Errorf("status --json: exit %d, %v\n%s", code, err, out)
 	}
 

@@ -24,7 +24,7 @@ const (
 // ClaudeEvents are the Claude Code events st installs a hook for.
 var ClaudeEvents = []string{
 	"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure",
-	"PermissionRequest", "Notification", "Stop", "StopFailure", "SubagentStart", "SubagentStop", "SessionEnd",
+	"PermissionRequest", "Notification", "Stop", "StopFailure", "SubagentStart", "SubagentStop", "TeammateIdle", "SessionEnd",
 }
 
 // CodexEvents are the Codex events st installs a hook for (Codex has no

@@ -179,7 +179,7 @@ func TestInstallClaudeKeepsUserSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := agent(t, r, Claude)
-	if a.Error != "" || !a.Changed || a.Installed != 12 || a.Total != 12 || a.Backup != settings+BackupSuffix {
+	if a.Error != "" || !a.Changed || a.Installed != len(ClaudeEvents) || a.Total != len(ClaudeEvents) || a.Backup != settings+BackupSuffix {
 		t.Fatalf("first install: %+v", a)
 	}
 	first := read(t, settings)
@@ -196,7 +196,7 @@ func TestInstallClaudeKeepsUserSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a := agent(t, r, Claude); a.Changed || a.Backup != "" || a.Installed != 12 {
+	if a := agent(t, r, Claude); a.Changed || a.Backup != "" || a.Installed != len(ClaudeEvents) {
 		t.Errorf("second install: %+v", a)
 	}
 	if read(t, settings) != first {
@@ -206,12 +206,12 @@ func TestInstallClaudeKeepsUserSettings(t *testing.T) {
 	// A new st path replaces the old one in place; the backup stays.
 	e.opts.St = "/usr/local/bin/st"
 	r, _ = Install(ctx, e.opts)
-	if a := agent(t, r, Claude); !a.Changed || a.Backup != "" || a.Installed != 12 {
+	if a := agent(t, r, Claude); !a.Changed || a.Backup != "" || a.Installed != len(ClaudeEvents) {
 		t.Errorf("install with another st: %+v", a)
 	}
 	moved := read(t, settings)
-	if strings.Contains(moved, testST) || strings.Count(moved, "/usr/local/bin/st hook claude ") != 12 {
-		t.Errorf("old st left or new st not 12 times:\n%s", moved)
+	if strings.Contains(moved, testST) || strings.Count(moved, "/usr/local/bin/st hook claude ") != len(ClaudeEvents) {
+		t.Errorf("old st left or new st not once per event:\n%s", moved)
 	}
 	if read(t, settings+BackupSuffix) != "marker" {
 		t.Error("an existing backup was overwritten")
@@ -220,7 +220,7 @@ func TestInstallClaudeKeepsUserSettings(t *testing.T) {
 	// Status with the first st sees hooks of another st.
 	e.opts.St = testST
 	r, _ = Status(ctx, e.opts)
-	if a := agent(t, r, Claude); a.Installed != 0 || len(a.Other) != 12 || a.Changed {
+	if a := agent(t, r, Claude); a.Installed != 0 || len(a.Other) != len(ClaudeEvents) || a.Changed {
 		t.Errorf("status with another st: %+v", a)
 	}
 
@@ -496,7 +496,7 @@ func TestDisableAllHooksWarned(t *testing.T) {
 	e.opts.Agents = []string{Claude}
 	e.write(t, ".claude/settings.json", `{"disableAllHooks": true}`, 0o600)
 	r, _ := Install(context.Background(), e.opts)
-	if a := agent(t, r, Claude); a.Installed != 12 || len(a.Warnings) != 1 || !strings.Contains(a.Warnings[0], "disableAllHooks") {
+	if a := agent(t, r, Claude); a.Installed != len(ClaudeEvents) || len(a.Warnings) != 1 || !strings.Contains(a.Warnings[0], "disableAllHooks") {
 		t.Errorf("%+v", a)
 	}
 }

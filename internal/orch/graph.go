@@ -19,15 +19,19 @@ type GraphAgent struct {
 	Run        string     `json:"run,omitempty"`
 	TeamOf     int        `json:"team_of,omitempty"`
 	Subagents  []Subagent `json:"subagents,omitempty"`
+	// Teammates are those of the Claude agent team it leads.
+	Teammates []Teammate `json:"teammates,omitempty"`
 }
 
 // Subagent is one of Claude's subagents (Task tool), seen through the
 // SubagentStart and SubagentStop hooks. It has no window; st only watches.
 type Subagent struct {
-	ID    string    `json:"id"`
-	Type  string    `json:"type"`
-	State string    `json:"state"` // working or done
-	Since time.Time `json:"since"`
+	ID      string    `json:"id"`
+	Type    string    `json:"type"`
+	State   string    `json:"state"` // working or done
+	Since   time.Time `json:"since"`
+	For     string    `json:"for,omitempty"` // how long in its state
+	Started time.Time `json:"started"`
 }
 
 // Graph returns every coordinator and worker st knows on this machine,
@@ -37,18 +41,7 @@ func (m *Manager) Graph() []GraphAgent {
 	defer m.mu.Unlock()
 	var out []GraphAgent
 	seen := map[string]bool{}
-	subs := func(pane string) []Subagent {
-		pi := m.panes[pane]
-		if pi == nil {
-			return nil
-		}
-		var ss []Subagent
-		for _, s := range pi.subagents {
-			ss = append(ss, *s)
-		}
-		sort.Slice(ss, func(i, j int) bool { return ss[i].Since.Before(ss[j].Since) })
-		return ss
-	}
+	subs := m.subagentsOf
 	for _, w := range m.workers {
 		if w.State == Gone {
 			continue
@@ -56,7 +49,7 @@ func (m *Manager) Graph() []GraphAgent {
 		v := m.view(w)
 		out = append(out, GraphAgent{Pane: w.ID, Name: w.Name, Kind: w.Agent, Role: "worker", State: string(w.State),
 			Since: w.Since, Summary: w.Summary, Parent: w.Parent, ParentGone: v.ParentGone, Run: v.Run, TeamOf: v.TeamOf,
-			Subagents: subs(w.ID)})
+			Subagents: v.Subagents, Teammates: v.Teammates})
 		seen[w.ID] = true
 	}
 	for _, r := range m.runs {
@@ -73,7 +66,8 @@ func (m *Manager) Graph() []GraphAgent {
 			continue
 		}
 		seen[r.Coordinator] = true
-		g := GraphAgent{Pane: r.Coordinator, Role: "coordinator", Run: r.ID, State: "idle", Since: r.Created, Subagents: subs(r.Coordinator)}
+		g := GraphAgent{Pane: r.Coordinator, Role: "coordinator", Run: r.ID, State: "idle", Since: r.Created,
+			Subagents: subs(r.Coordinator), Teammates: m.teammatesOf(r.Coordinator)}
 		if pi := m.panes[r.Coordinator]; pi != nil {
 			g.Kind = pi.agent
 			if pi.inTurn {
@@ -88,12 +82,13 @@ func (m *Manager) Graph() []GraphAgent {
 		out = append(out, g)
 	}
 	// Agents in no run: a person's own Claude or Codex, which can be
-	// adopted (dropped on a coordinator in the web UI).
+	// adopted (dropped on a coordinator in the web UI). A teammate is
+	// shown under its lead instead.
 	for pane, pi := range m.panes {
-		if seen[pane] || pi.agent == "" || m.livePanes == nil || !m.livePanes[pane] {
+		if seen[pane] || pi.agent == "" || m.livePanes == nil || !m.livePanes[pane] || m.teammatePane(pane) {
 			continue
 		}
-		g := GraphAgent{Pane: pane, Kind: pi.agent, State: "idle", Since: pi.lastEvent, Subagents: subs(pane)}
+		g := GraphAgent{Pane: pane, Kind: pi.agent, State: "idle", Since: pi.lastEvent, Subagents: subs(pane), Teammates: m.teammatesOf(pane)}
 		if pi.inTurn {
 			g.State = "working"
 		}

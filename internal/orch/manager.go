@@ -110,6 +110,9 @@ type Manager struct {
 	// serverDown is since when the server has been gone (zero while up).
 	restoredPanes map[string]bool
 	serverDown    time.Time
+	// teams are the Claude agent teams st has heard of, by name
+	// (teammates.go).
+	teams map[string]*team
 	// bg lives as long as the manager, for its background loops.
 	bg     context.Context
 	stopBg context.CancelFunc
@@ -290,6 +293,7 @@ func (m *Manager) reconcilePanes(panes []tmux.Pane, listed time.Time, seq int) {
 			m.panes[p.ID] = &paneInfo{agent: p.StAgent, session: p.StAgentSession}
 		}
 	}
+	m.dropClosedMates(live, listed)
 	for r := range dirty {
 		m.save(r)
 	}
@@ -409,7 +413,7 @@ func (m *Manager) Show(ctx context.Context, pane, id string) (*RunView, error) {
 			return nil, errorf(KindNotFound, "st orch start --objective TEXT makes one", "this pane has no run")
 		}
 	}
-	v := &RunView{Run: *r}
+	v := &RunView{Run: *r, Teammates: m.teammatesOf(r.Coordinator), Subagents: m.subagentsOf(r.Coordinator)}
 	for _, w := range r.Workers {
 		v.Views = append(v.Views, m.view(w))
 	}
@@ -430,6 +434,8 @@ func (m *Manager) view(w *Worker) WorkerView {
 	}
 	if w.Remote() {
 		v.TeamOf = w.TeamSize
+	} else {
+		v.Teammates, v.Subagents = m.teammatesOf(w.ID), m.subagentsOf(w.ID)
 	}
 	return v
 }

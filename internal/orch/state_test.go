@@ -411,6 +411,20 @@ func TestStateMachine(t *testing.T) {
 			wantLast: "The subagent finished.",
 		},
 		{
+			// Claude's own turn after a background subagent ends is no new
+			// prompt: a report made before it stands.
+			name: "a report stands through the turn a subagent's end starts",
+			steps: []step{
+				ev("UserPromptSubmit", Working, "prompt", task),
+				done("started a subagent", Done),
+				ev("Stop", Done, "last_assistant_message", "It runs.", "background_tasks", bg),
+				ev("SubagentStop", Done, "agent_id", "a1", "agent_type", "claude", "background_tasks", noTasks),
+				ev("UserPromptSubmit", Done, "prompt", "<task-notification>\n<task-id>a1</task-id>"),
+				ev("Stop", Done, "last_assistant_message", "The subagent finished.", "background_tasks", noTasks),
+			},
+			wantLast: "The subagent finished.", wantSummary: "started a subagent", wantReported: true,
+		},
+		{
 			name: "a stop with background tasks while waiting is working",
 			steps: []step{
 				ev("UserPromptSubmit", Working, "prompt", task),

@@ -241,6 +241,9 @@ func (m *Manager) Adopt(ctx context.Context, req IDRequest) (*WorkerView, error)
 		return nil, errorf(KindConflict, fmt.Sprintf("release it first: st worker release %s (run from %s)", tp.ID, w.Parent),
 			"refused: %s is already a worker of %s (run %s)", tp.ID, w.Parent, m.runOf[tp.ID].ID)
 	}
+	if err := m.refuseTeammate(tp.ID, req); err != nil {
+		return nil, err
+	}
 	kind := m.agentKind(tp)
 	if kind == "" {
 		return nil, errorf(KindNotFound, "start an agent there first, and check st hooks status",

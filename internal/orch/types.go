@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/sophonz/st/internal/agent"
 )
 
 // State is a worker's state.
@@ -272,6 +274,10 @@ type WorkerView struct {
 	// Notes are things the person should know about the start (a glob
 	// that matches nothing yet, a worktree marked trusted).
 	Notes []string `json:"notes,omitempty"`
+	// Teammates and Subagents are those of a Claude worker's own: the
+	// teammates of the agent team it leads, and its subagents.
+	Teammates []Teammate `json:"teammates,omitempty"`
+	Subagents []Subagent `json:"subagents,omitempty"`
 }
 
 // IDRequest names a worker for a pane.
@@ -282,6 +288,10 @@ type IDRequest struct {
 	All  bool   `json:"all,omitempty"`
 	// Owns gives an adopted worker a scope (adopt only).
 	Owns []string `json:"owns,omitempty"`
+
+	// byPerson marks an adoption a person asked for in the web UI
+	// (AdoptDropped); it never comes over the socket.
+	byPerson bool
 }
 
 // DoneRequest is a worker's report.
@@ -303,12 +313,20 @@ type HookRequest struct {
 	Event   string `json:"event"`
 	Pane    string `json:"pane"`
 	Payload []byte `json:"payload"`
+	// Teammate is who a teammate of a Claude agent team is, from its
+	// command line (nil for any other agent): no hook payload says it.
+	Teammate *agent.Teammate `json:"teammate,omitempty"`
 }
 
 // RunView is a run as st orch show prints it.
 type RunView struct {
 	Run
 	Views []WorkerView `json:"worker_views"`
+	// Teammates and Subagents are the coordinator's own (a Claude
+	// coordinator that leads an agent team, or runs subagents); each
+	// worker's are in its view.
+	Teammates []Teammate `json:"teammates,omitempty"`
+	Subagents []Subagent `json:"subagents,omitempty"`
 }
 
 // TaskState is a task's state.

@@ -371,9 +371,11 @@ func (m *Manager) Hook(ctx context.Context, req HookRequest) (*HookResponse, err
 	if ev.SessionID != "" {
 		pi.session = ev.SessionID
 	}
-	if newAgent {
+	aside := m.aside(req.Pane, ev, req.Teammate)
+	if newAgent && !m.teammatePane(req.Pane) {
 		// Kept on the pane, so st still knows an agent runs there after a
-		// restart of st, and so that a tmux restart can resume it.
+		// restart of st, and so that a tmux restart can resume it (not a
+		// teammate: it is its lead's to start, and alone it is no teammate).
 		go func(pane, kind, sess string) {
 			o := map[string]string{"@st_agent": kind}
 			if sess != "" {
@@ -383,24 +385,18 @@ func (m *Manager) Hook(ctx context.Context, req HookRequest) (*HookResponse, err
 			m.kickWatch()
 		}(req.Pane, ad.Kind(), pi.session)
 	}
-	pi.waiting = ev.Kind == agent.EvWaiting || (pi.waiting && (ev.Kind == agent.EvSubagent || ev.Kind == agent.EvIgnore))
-	switch ev.Kind {
-	case agent.EvTurnStart, agent.EvTool, agent.EvWaiting:
+	// An event about a subagent or an in-process teammate (teammates.go)
+	// leaves the pane's own turn alone.
+	pi.waiting = ev.Kind == agent.EvWaiting || (pi.waiting && (aside || ev.Kind == agent.EvIgnore))
+	switch {
+	case aside:
+	case ev.Kind == agent.EvTurnStart, ev.Kind == agent.EvTool, ev.Kind == agent.EvWaiting:
 		if ev.Kind == agent.EvTurnStart {
 			pi.turnSeq = pi.seq
 		}
 		pi.inTurn = true
-	case agent.EvTurnEnd, agent.EvInterrupt, agent.EvSessionStart, agent.EvSessionEnd:
+	case ev.Kind == agent.EvTurnEnd, ev.Kind == agent.EvInterrupt, ev.Kind == agent.EvSessionStart, ev.Kind == agent.EvSessionEnd:
 		pi.inTurn = false
-	case agent.EvSubagent:
-		if pi.subagents == nil {
-			pi.subagents = map[string]*Subagent{}
-		}
-		st := "working"
-		if ev.SubagentDone {
-			st = "done"
-		}
-		pi.subagents[ev.SubagentID] = &Subagent{ID: ev.SubagentID, Type: ev.SubagentType, State: st, Since: m.cfg.Now()}
 	}
 	w := m.workers[req.Pane]
 	res := &HookResponse{}
@@ -410,7 +406,7 @@ func (m *Manager) Hook(ctx context.Context, req HookRequest) (*HookResponse, err
 			return &HookResponse{Deny: true, Reason: reason}, nil
 		}
 	}
-	if w != nil && w.State.Live() {
+	if w != nil && w.State.Live() && !aside {
 		r := m.runOf[w.ID]
 		if ev.SessionID != "" {
 			w.AgentSession = ev.SessionID
@@ -876,18 +872,20 @@ func (m *Manager) Status() Status {
 	return s
 }
 
-// AgentPanes returns the panes where an agent runs, as st knows it.
+// AgentPanes returns the panes where an agent runs, as st knows it: its
+// kind, with " teammate" after it for a teammate of a Claude agent team.
 func (m *Manager) AgentPanes() map[string]string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := map[string]string{}
 	for id, p := range m.panes {
-		out[id] = p.agent
+		out[id] = m.paneKind(id, p.agent)
 	}
 	for id, w := range m.workers {
 		if w.State.Live() {
 			out[id] = w.Agent
 		}
 	}
+	m.teammatePanes(out)
 	return out
 }

@@ -111,15 +111,35 @@ type Agent struct {
 	// Machine is "" (or Snapshot.Machine) on this machine.
 	Machine   string     `json:"machine,omitempty"`
 	Subagents []Subagent `json:"subagents,omitempty"`
+	// Teammates are those of the Claude agent team it leads.
+	Teammates []Teammate `json:"teammates,omitempty"`
 }
 
 // Subagent is one of Claude's subagents (its Task tool), seen through the
 // SubagentStart and SubagentStop hooks. It has no window.
 type Subagent struct {
-	ID    string    `json:"id"`
-	Type  string    `json:"type"`  // the subagent type, e.g. general-purpose
-	State string    `json:"state"` // working or done
-	Since time.Time `json:"since"`
+	ID      string    `json:"id"`
+	Type    string    `json:"type"`  // the subagent type, e.g. general-purpose
+	State   string    `json:"state"` // working or done
+	Since   time.Time `json:"since"`
+	Started time.Time `json:"started"`
+}
+
+// Teammate is a teammate of a Claude agent team, under its lead. It is
+// no st worker: st only shows it. One in a pane of its own can be opened
+// (and a person may drop it on a coordinator); an in-process one runs in
+// its lead's process and has no pane.
+type Teammate struct {
+	Name      string    `json:"name"`
+	Team      string    `json:"team"`
+	Pane      string    `json:"pane,omitempty"`    // %7
+	Session   string    `json:"session,omitempty"` // session id ($1) of its pane
+	Window    string    `json:"window,omitempty"`  // window id (@3) of its pane
+	InProcess bool      `json:"inProcess,omitempty"`
+	Color     string    `json:"color,omitempty"` // the colour Claude gave it (blue, green, ...)
+	State     string    `json:"state"`           // working, waiting or idle
+	Since     time.Time `json:"since"`
+	Started   time.Time `json:"started"`
 }
 
 // Gate is an open decision gate: a question an agent asked a person.

@@ -367,9 +367,10 @@ func TestDesktop(t *testing.T) {
 	}
 	// The Agents card at the terminal's top right, on this session with delegation.
 	waitJS(t, ctx, `!document.querySelector("#agents-card").hidden`, 2*time.Second)
-	// lint was released: the coordinator, api-tests and readme under it.
-	if rows := count(t, ctx, "#agents-card .ac-row"); rows != 3 {
-		t.Errorf("the Agents card has %d rows, want 3", rows)
+	// lint was released: the coordinator, its subagent, and api-tests and
+	// readme under it.
+	if rows := count(t, ctx, "#agents-card .ac-row"); rows != 4 || count(t, ctx, "#agents-card .ac-row.sub") != 1 {
+		t.Errorf("the Agents card has %d rows, want 4 (one a subagent)", rows)
 	}
 }
 

@@ -21,16 +21,19 @@ import (
 type realEnv struct {
 	t     *testing.T
 	bin   string
+	dir   string // the test's temp folder
 	home  string
 	tm    *testutil.Tmux
 	work  string
-	coord string // the coordinator's pane
-	tmux  string // TMUX for acting in the coordinator's pane
+	coord string   // the coordinator's pane
+	tmux  string   // TMUX for acting in the coordinator's pane
+	extra []string // more KEY=VALUE for st (a real agent's HOME...)
 }
 
 func (r *realEnv) env(pane string) []string {
 	set := []string{"ST_HOME=" + r.home, "TMUX_TMPDIR=" + r.tm.Dir, "ST_WEB_PORT=auto", "ST_BIN=" + r.bin,
 		"PATH=" + filepath.Dir(r.bin) + string(os.PathListSeparator) + os.Getenv("PATH")}
+	set = append(set, r.extra...)
 	if pane != "" {
 		set = append(set, "TMUX="+r.tmux, "TMUX_PANE="+pane)
 	}
@@ -103,46 +106,61 @@ func killPid(file string) {
 	}
 }
 
-// TestRealDaemon drives the web UI of the real daemon (st up) in Chromium:
-// a shell coordinator with three sim workers, live updates, a terminal,
-// drop-to-adopt, Release and a gate.
-func TestRealDaemon(t *testing.T) {
+// newRealEnv makes the folders of a test of the real daemon (ST_HOME,
+// a work folder, a private tmux server's TMUX_TMPDIR) under a short temp
+// folder, and the cleanups that stop its daemon; start opens its tmux
+// session and starts the daemon.
+func newRealEnv(t *testing.T) *realEnv {
+	t.Helper()
 	os.Unsetenv("TMUX")
 	os.Unsetenv("TMUX_PANE")
-	bin := testutil.BuildST(t)
 	dir := testutil.ShortTempDir(t)
-	tdir := filepath.Join(dir, "t")
-	work := filepath.Join(dir, "w")
-	home := filepath.Join(dir, "h")
-	for _, d := range []string{tdir, work} {
+	r := &realEnv{t: t, bin: testutil.BuildST(t), dir: dir, home: filepath.Join(dir, "h"), work: filepath.Join(dir, "w")}
+	r.tm = testutil.NewTmux(t, filepath.Join(dir, "t"))
+	for _, d := range []string{r.work, filepath.Dir(r.tm.Socket)} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
 	}
-	tm := testutil.NewTmux(t, tdir)
-	if err := os.MkdirAll(filepath.Dir(tm.Socket), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	r := &realEnv{t: t, bin: bin, home: home, tm: tm, work: work}
-	t.Cleanup(func() { killPid(filepath.Join(home, "st.pid")) })
+	t.Cleanup(func() { killPid(filepath.Join(r.home, "st.pid")) })
 	t.Cleanup(func() {
-		if data, err := os.ReadFile(filepath.Join(home, "daemon.log")); err == nil && t.Failed() {
+		if data, err := os.ReadFile(filepath.Join(r.home, "daemon.log")); err == nil && t.Failed() {
 			t.Logf("daemon.log:\n%s", data)
 		}
 	})
-	path := filepath.Dir(bin) + string(os.PathListSeparator) + os.Getenv("PATH")
-	if _, err := tm.Run("-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", "200", "-y", "50", "-c", work,
-		"-e", "ST_HOME="+home, "-e", "PATH="+path, "sh"); err != nil {
-		t.Fatal(err)
+	return r
+}
+
+// start opens session main with a shell (the coordinator's seat), with
+// sessionEnv (KEY=VALUE) in its environment, which the windows st opens
+// there get too, and starts the daemon.
+func (r *realEnv) start(sessionEnv ...string) {
+	r.t.Helper()
+	path := filepath.Dir(r.bin) + string(os.PathListSeparator) + os.Getenv("PATH")
+	args := []string{"-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", "200", "-y", "50", "-c", r.work,
+		"-e", "ST_HOME=" + r.home, "-e", "PATH=" + path}
+	for _, kv := range sessionEnv {
+		args = append(args, "-e", kv)
 	}
-	out, err := tm.Run("display-message", "-p", "-t", "main:", "#{pane_id} #{pid}")
+	if _, err := r.tm.Run(append(args, "sh")...); err != nil {
+		r.t.Fatal(err)
+	}
+	out, err := r.tm.Run("display-message", "-p", "-t", "main:", "#{pane_id} #{pid}")
 	if err != nil {
-		t.Fatal(err)
+		r.t.Fatal(err)
 	}
 	f := strings.Fields(out)
-	r.coord, r.tmux = f[0], tm.Socket+","+f[1]+",0"
-
+	r.coord, r.tmux = f[0], r.tm.Socket+","+f[1]+",0"
 	r.st("up")
+}
+
+// TestRealDaemon drives the web UI of the real daemon (st up) in Chromium:
+// a shell coordinator with three sim workers, live updates, a terminal,
+// drop-to-adopt, Release and a gate.
+func TestRealDaemon(t *testing.T) {
+	r := newRealEnv(t)
+	r.start()
+	bin, dir, work := r.bin, r.dir, r.work
 	for name, task := range map[string]string{
 		"slow-a": "sleep: 60s\n",
 		"slow-b": "sleep: 60s\n",

@@ -107,8 +107,15 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 		stop = "tool_use"
 		l.Calls = []Call{{ID: id, Tool: "Bash", Command: p.run}}
 		text = ""
+	} else if tool, in := agentCall(p.agent); in != nil && hasTool(l.Tools, tool) {
+		id := s.newID("toolu")
+		input = in
+		block = map[string]any{"type": "tool_use", "id": id, "name": tool, "input": input}
+		stop = "tool_use"
+		l.Calls = []Call{{ID: id, Tool: tool, Command: p.agent.arg, Name: p.agent.member}}
+		text = ""
 	} else {
-		if p.run != "" {
+		if p.run != "" || p.agent != nil {
 			// No Bash on offer (a side request): say what we would run.
 			text = defaultAnswer
 			if p.script.hasSay {
@@ -189,6 +196,34 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 		"usage": map[string]any{"output_tokens": outTokens},
 	})
 	_ = e.event("message_stop", map[string]any{"type": "message_stop"})
+}
+
+// agentCall is the tool and input of an AGENT:, TEAMMATE: or CALL: step
+// (nil input for none). The Agent tool requires a short description: the
+// teammate's name, or the start of the prompt.
+func agentCall(st *step) (string, map[string]any) {
+	switch {
+	case st == nil:
+		return "", nil
+	case st.tool == "call":
+		var in map[string]any
+		if json.Unmarshal([]byte(st.arg), &in) != nil {
+			return "", nil
+		}
+		return st.name, in
+	}
+	d := "teammate " + st.member
+	if st.member == "" {
+		d = st.arg
+		if len(d) > 40 {
+			d = d[:40]
+		}
+	}
+	in := map[string]any{"description": d, "prompt": st.arg}
+	if st.member != "" {
+		in["name"] = st.member
+	}
+	return "Agent", in
 }
 
 // anthropicError answers in the shape Claude Code shows as

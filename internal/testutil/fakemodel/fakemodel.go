@@ -6,6 +6,10 @@
 // a tool result the model just got, such as a task file the agent printed):
 //
 //	RUN: <cmd>      call the shell tool with cmd; several RUN lines run in order, one per turn
+//	AGENT: <prompt> Claude only: call the Agent tool (a subagent, in the background)
+//	TEAMMATE: <name> <prompt>  Claude only: call the Agent tool with a name, which
+//	                spawns a teammate when agent teams are on; the prompt names a task
+//	                file, whose markers the teammate follows
 //	SAY: <text>     the final answer (default "Tool finished." after a tool, else "Hello from the fake model.")
 //	SLEEP: <n>      wait n seconds before each answer, sending keep-alives meanwhile
 //	APIERROR: <code> answer with that HTTP error instead
@@ -75,8 +79,9 @@ type Logged struct {
 // Call is a tool call the fake model made.
 type Call struct {
 	ID        string
-	Tool      string // "Bash", "exec_command", ...
-	Command   string
+	Tool      string // "Bash", "exec_command", "Agent", ...
+	Command   string // the shell command, or the Agent's prompt
+	Name      string // the Agent's name (a teammate), if any
 	Escalated bool
 }
 

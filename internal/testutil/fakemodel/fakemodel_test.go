@@ -20,15 +20,23 @@ func TestParseScript(t *testing.T) {
 		found bool
 	}{
 		{"hello", script{}, false},
-		{"RUN: echo hi > out.txt SAY: all done", script{runs: []string{"echo hi > out.txt"}, say: "all done", hasSay: true}, true},
-		{"do this\nRUN: a\n  RUN:b\nSAY: x y\n", script{runs: []string{"a", "b"}, say: "x y", hasSay: true}, true},
-		{"Please RUN: ls\tSLEEP: 1.5", script{runs: []string{"ls"}, sleep: 1500 * time.Millisecond}, true},
+		{"RUN: echo hi > out.txt SAY: all done", script{steps: []step{{tool: "shell", arg: "echo hi > out.txt"}}, say: "all done", hasSay: true}, true},
+		{"do this\nRUN: a\n  RUN:b\nSAY: x y\n", script{steps: []step{{tool: "shell", arg: "a"}, {tool: "shell", arg: "b"}}, say: "x y", hasSay: true}, true},
+		{"Please RUN: ls\tSLEEP: 1.5", script{steps: []step{{tool: "shell", arg: "ls"}}, sleep: 1500 * time.Millisecond}, true},
 		{"APIERROR: 400", script{apiError: 400}, true},
 		{"APIERROR: 200", script{}, true},
-		{"ESCALATE RUN: rm x", script{runs: []string{"rm x"}, escalate: true}, true},
+		{"ESCALATE RUN: rm x", script{steps: []step{{tool: "shell", arg: "rm x"}}, escalate: true}, true},
 		{"ESCALATED plans", script{}, false},
 		{"XRUN: no", script{}, false},
 		{"SAY:", script{hasSay: true}, true},
+		{"AGENT: look around SAY: ok", script{steps: []step{{tool: "agent", arg: "look around"}}, say: "ok", hasSay: true}, true},
+		{"TEAMMATE: alpha Your task is in the file /w/a.md TEAMMATE: beta do b", script{steps: []step{
+			{tool: "agent", member: "alpha", arg: "Your task is in the file /w/a.md"}, {tool: "agent", member: "beta", arg: "do b"}}}, true},
+		{"TEAMMATE: alone", script{}, true},
+		{`CALL: SendMessage {"to":"alpha","message":"go"} RUN: ls`, script{steps: []step{
+			{tool: "call", name: "SendMessage", arg: `{"to":"alpha","message":"go"}`}, {tool: "shell", arg: "ls"}}}, true},
+		{"CALL: SendMessage not json", script{}, true},
+		{"CALL: TaskList []", script{}, true},
 	}
 	for _, tt := range tests {
 		got, found := parseScript(tt.text)
@@ -466,5 +474,78 @@ func TestCodexErrorAndSleep(t *testing.T) {
 	events, comments := readSSE(t, resp.Body)
 	if time.Since(start) < 1100*time.Millisecond || comments < 2 || events[0].name != "response.created" {
 		t.Errorf("after %v: %d keep-alives, events %v", time.Since(start), comments, names(events))
+	}
+}
+
+// TestClaudeTeamTools: TEAMMATE: calls the Agent tool with a name (which
+// spawns a teammate when agent teams are on), AGENT: without one, CALL:
+// any offered tool; "Tool loaded." beside a ToolSearch result and a
+// teammate's idle notice go on with the script instead of starting anew.
+func TestClaudeTeamTools(t *testing.T) {
+	s := Start(t)
+	url := s.URL() + "/v1/messages"
+	body := func(messages ...map[string]any) map[string]any {
+		b := claudeBody(false, messages...)
+		b["tools"] = []any{map[string]any{"name": "Bash"}, map[string]any{"name": "Agent"}, map[string]any{"name": "SendMessage"}}
+		return b
+	}
+	type toolUse struct {
+		Type, ID, Name string
+		Input          map[string]any
+	}
+	answer := func(b map[string]any) toolUse {
+		t.Helper()
+		var m struct{ Content []toolUse }
+		if err := json.NewDecoder(post(t, url, b).Body).Decode(&m); err != nil || len(m.Content) != 1 {
+			t.Fatalf("answer %+v: %v", m, err)
+		}
+		return m.Content[0]
+	}
+	result := func(id string, blocks ...any) map[string]any {
+		content := append([]any{map[string]any{"type": "tool_result", "tool_use_id": id, "content": "ok"}}, blocks...)
+		return map[string]any{"role": "user", "content": content}
+	}
+	called := func(u toolUse) map[string]any {
+		return map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "tool_use", "id": u.ID, "name": u.Name, "input": u.Input}}}
+	}
+	prompt := userText(`TEAMMATE: alpha Your task is in the file /w/alpha.md AGENT: look around CALL: SendMessage {"to":"alpha","message":"again"} SAY: team at work`)
+
+	u1 := answer(body(prompt))
+	if u1.Type != "tool_use" || u1.Name != "Agent" || u1.Input["name"] != "alpha" || u1.Input["prompt"] != "Your task is in the file /w/alpha.md" || u1.Input["description"] == "" {
+		t.Fatalf("first call %+v", u1)
+	}
+	u2 := answer(body(prompt, called(u1), result(u1.ID)))
+	if u2.Name != "Agent" || u2.Input["name"] != nil || u2.Input["prompt"] != "look around" {
+		t.Fatalf("second call %+v", u2)
+	}
+	// Claude adds "Tool loaded." beside a ToolSearch result.
+	u3 := answer(body(prompt, called(u1), result(u1.ID), called(u2), result(u2.ID, map[string]any{"type": "text", "text": "Tool loaded."})))
+	if u3.Name != "SendMessage" || u3.Input["to"] != "alpha" || u3.Input["message"] != "again" {
+		t.Fatalf("third call %+v", u3)
+	}
+	done := []map[string]any{prompt, called(u1), result(u1.ID), called(u2), result(u2.ID), called(u3), result(u3.ID)}
+	if u := answer(body(done...)); u.Type != "text" {
+		t.Fatalf("after the calls: %+v", u)
+	}
+	// A teammate's idle notice is no new prompt: the lead says its script's last word again.
+	idle := userText("Another Claude session sent a message:\n<teammate-message teammate_id=\"alpha\" color=\"blue\">\n" +
+		`{"type":"idle_notification","from":"alpha","idleReason":"available"}` + "\n</teammate-message>")
+	var m struct{ Content []struct{ Type, Text string } }
+	if err := json.NewDecoder(post(t, url, body(append(done, map[string]any{"role": "assistant", "content": "team at work"}, idle)...)).Body).Decode(&m); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Content) != 1 || m.Content[0].Text != "team at work" {
+		t.Errorf("after an idle notice: %+v", m.Content)
+	}
+	// The log names each call and the teammate it spawned.
+	l := s.Requests()
+	if c := l[0].Calls; len(c) != 1 || c[0].Tool != "Agent" || c[0].Name != "alpha" {
+		t.Errorf("logged calls %+v", c)
+	}
+	// Without the Agent tool on offer, TEAMMATE: answers in words.
+	b := claudeBody(false, prompt)
+	var w struct{ Content []struct{ Type, Text string } }
+	if err := json.NewDecoder(post(t, url, b).Body).Decode(&w); err != nil || len(w.Content) != 1 || w.Content[0].Type != "text" {
+		t.Errorf("no Agent tool: %+v %v", w, err)
 	}
 }

@@ -182,7 +182,7 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 		l.Calls = []Call{{ID: callID, Tool: name, Command: p.run, Escalated: p.script.escalate}}
 		text = ""
 	} else {
-		if p.run != "" {
+		if p.run != "" || p.agent != nil {
 			text = defaultAnswer
 			if p.script.hasSay {
 				text = p.script.say

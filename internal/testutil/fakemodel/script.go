@@ -1,6 +1,7 @@
 package fakemodel
 
 import (
+	"encoding/json"
 	"os"
 	"regexp"
 	"strconv"
@@ -12,11 +13,21 @@ import (
 // blank space, so that a one-line prompt typed into a TUI (where a newline
 // would submit early) can still carry several markers:
 // "RUN: echo hi > out.txt SAY: all done".
-var markerRE = regexp.MustCompile(`(?:^|[ \t])(RUN:|SAY:|SLEEP:|APIERROR:|ESCALATE\b)`)
+var markerRE = regexp.MustCompile(`(?:^|[ \t])(RUN:|AGENT:|TEAMMATE:|CALL:|SAY:|SLEEP:|APIERROR:|ESCALATE\b)`)
+
+// step is one tool call of a script: a shell command (RUN:), Claude's
+// Agent tool (AGENT: a subagent, TEAMMATE: a named teammate of the lead's
+// agent team), or any tool by name with a JSON input (CALL:).
+type step struct {
+	tool   string // "shell", "agent" or "call"
+	arg    string // the command, the agent's prompt, or the call's JSON input
+	member string // the teammate's name (TEAMMATE:), "" for a subagent
+	name   string // the tool of a CALL:
+}
 
 // script is what the markers in one piece of text ask the model to do.
 type script struct {
-	runs     []string
+	steps    []step
 	say      string
 	hasSay   bool
 	sleep    time.Duration
@@ -43,7 +54,25 @@ func parseScript(text string) (script, bool) {
 			switch kw {
 			case "RUN:":
 				if arg != "" {
-					s.runs = append(s.runs, arg)
+					s.steps = append(s.steps, step{tool: "shell", arg: arg})
+				}
+			case "AGENT:":
+				if arg != "" {
+					s.steps = append(s.steps, step{tool: "agent", arg: arg})
+				}
+			case "TEAMMATE:":
+				// TEAMMATE: <name> <prompt>. The prompt cannot carry markers
+				// of its own (they would be this script's), so it names a
+				// task file, which the teammate reads and follows.
+				name, prompt, _ := strings.Cut(arg, " ")
+				if name != "" && strings.TrimSpace(prompt) != "" {
+					s.steps = append(s.steps, step{tool: "agent", member: name, arg: strings.TrimSpace(prompt)})
+				}
+			case "CALL:":
+				// CALL: <Tool> <JSON object>, e.g. CALL: SendMessage {"to":"alpha","message":"again"}.
+				name, input, _ := strings.Cut(arg, " ")
+				if name != "" && json.Valid([]byte(input)) && strings.HasPrefix(strings.TrimSpace(input), "{") {
+					s.steps = append(s.steps, step{tool: "call", name: name, arg: strings.TrimSpace(input)})
 				}
 			case "SAY:":
 				s.say, s.hasSay = arg, true
@@ -79,7 +108,8 @@ type plan struct {
 	scriptFrom string // "prompt" or "tool_result": where the markers came from
 	script     script
 	run        string // the command to call now, or ""
-	say        string // the answer text when run is ""
+	agent      *step  // the Agent (or CALL:) call to make now, or nil
+	say        string // the answer text when there is no call to make
 }
 
 const (
@@ -106,7 +136,7 @@ func decide(events []event) plan {
 				// Like a real model handed "your task is in the file X",
 				// read the file first; its markers then lead.
 				if f := namedFile(e.text); f != "" {
-					p.script = script{runs: []string{"cat " + f}}
+					p.script = script{steps: []step{{tool: "shell", arg: "cat " + f}}}
 					p.scriptFrom = "file"
 				}
 			}
@@ -124,8 +154,13 @@ func decide(events []event) plan {
 		}
 		done++
 	}
-	if done < len(p.script.runs) {
-		p.run = p.script.runs[done]
+	if done < len(p.script.steps) {
+		switch st := p.script.steps[done]; st.tool {
+		case "shell":
+			p.run = st.arg
+		case "agent", "call":
+			p.agent = &st
+		}
 		return p
 	}
 	switch {
@@ -175,6 +210,12 @@ func isContextText(text string) bool {
 		if strings.HasPrefix(t, prefix) {
 			return true
 		}
+	}
+	// Claude 2.1.332 adds "Tool loaded." beside a ToolSearch result, and
+	// hands a team lead each teammate's idle notice as a message of its
+	// own: neither is a new prompt, so the script in progress goes on.
+	if t == "Tool loaded." || strings.HasPrefix(t, "Another Claude session sent a message:") && strings.Contains(t, `"type":"idle_notification"`) {
+		return true
 	}
 	return t == ""
 }

@@ -190,3 +190,43 @@ func writeFile(t testing.TB, path string, data []byte) {
 		t.Fatalf("realagent: %v", err)
 	}
 }
+
+// MergeClaudeSettings sets top-level keys of dir/.claude/settings.json,
+// made if missing, keeping the rest; an "env" map is merged into the
+// file's own. Tests use it to turn on what a person would in that file,
+// such as agent teams:
+//
+//	{"env": {"CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS": "1"}, "teammateMode": "tmux"}
+func MergeClaudeSettings(t testing.TB, dir string, keys map[string]any) {
+	t.Helper()
+	path := filepath.Join(mustAbs(t, dir), ".claude", "settings.json")
+	s := map[string]any{}
+	if data, err := os.ReadFile(path); err == nil {
+		if err := json.Unmarshal(data, &s); err != nil {
+			t.Fatalf("realagent: %s: %v", path, err)
+		}
+	} else if !os.IsNotExist(err) {
+		t.Fatalf("realagent: %v", err)
+	}
+	for k, v := range keys {
+		if add, ok := v.(map[string]any); ok && k == "env" {
+			env, _ := s["env"].(map[string]any)
+			if env == nil {
+				env = map[string]any{}
+			}
+			for ek, ev := range add {
+				env[ek] = ev
+			}
+			v = env
+		}
+		s[k] = v
+	}
+	writeFile(t, path, mustJSON(t, s))
+}
+
+// AgentTeams is the settings that turn on Claude's agent teams, with
+// teammates in tmux panes of their own (mode "tmux") or in the lead's
+// process ("in-process"), for MergeClaudeSettings.
+func AgentTeams(mode string) map[string]any {
+	return map[string]any{"env": map[string]any{"CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS": "1"}, "teammateMode": mode}
+}

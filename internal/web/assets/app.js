@@ -1,6 +1,8 @@
 // st's web UI: the sidebar of sessions and windows with the agents'
 // shared cards, the web terminal, the Agents card, the agent graph, the
-// phone's Agents chart and the decision gates. The server sends a whole
+// phone's Agents chart and the decision gates. Under each agent it shows
+// the teammates of the Claude agent team it leads (blue lines) and its
+// subagents (thin grey lines): st only watches those. The server sends a whole
 // snapshot on every change (/api/events), and everything is drawn again
 // from it, so the page never drifts from st's state; what the person
 // opened or folded is kept here, apart from the snapshot.
@@ -115,16 +117,27 @@ function buildModel(snap) {
   return { byKey, children, orphan, roots, rootOf, parentOf, gatesOf, sessionName, windowOf, others };
 }
 
-// Does a agent take part in delegation: hand work out, take it, or run subagents?
+// The teammates of the Claude agent team an agent leads, and its subagents.
+const mates = (a) => a.teammates || [];
+const subs = (a) => a.subagents || [];
+
+// Does a agent take part in delegation: hand work out, take it, lead a
+// Claude agent team, or run subagents?
 function delegates(a) {
-  return S.m.children(a).length > 0 || !!parentKeyOf(a) || (a.subagents || []).length > 0;
+  return S.m.children(a).length > 0 || !!parentKeyOf(a) || mates(a).length > 0 || subs(a).length > 0;
 }
 
 function roleLabel(a) {
   if (S.m.children(a).length && parentKeyOf(a)) return 'team lead';
   if (a.role === 'coordinator' || S.m.children(a).length) return 'coordinator';
   if (a.role === 'worker' || parentKeyOf(a)) return 'worker';
+  if (mates(a).length) return 'team lead';
   return 'agent';
+}
+
+function matesText(a) {
+  const n = mates(a).length;
+  return n ? el('span.mates-of', { text: `${n} teammate${n === 1 ? '' : 's'}` }) : null;
 }
 
 function teamSize(a) { return a.teamOf || (parentKeyOf(a) ? S.m.children(a).length : 0); }
@@ -249,7 +262,8 @@ function draggable(node, key) {
     const target = (x, y) => {
       const t = document.elementFromPoint(x, y);
       const d = t && t.closest('[data-agent]');
-      return d && d.dataset.agent !== key ? d : null;
+      // A teammate may be dropped on a coordinator, never be one.
+      return d && d.dataset.agent !== key && d.dataset.drop !== 'no' ? d : null;
     };
     let over = null;
     const move = (ev) => {
@@ -363,6 +377,7 @@ function agentRow(a, opts = {}) {
   kindIcon(a.kind),
   el('span.name', { text: a.name }),
   team ? el('span.team-of', { text: `team of ${team}` }) : null,
+  matesText(a),
   opts.badge ? el('span.badge', { text: opts.badge }) : null,
   !isLocal(a.machine) ? machineTag(a) : null,
   opts.otherSession ? el('span.muted.small', { text: opts.otherSession }) : null,
@@ -378,9 +393,23 @@ function workerNode(a, sessionID, depth) {
   const kids = S.m.children(a);
   const other = isLocal(a.machine) && a.session !== sessionID ? S.m.sessionName.get(a.session) : '';
   const row = agentRow(a, { otherSession: other, depth });
-  if (!kids.length && !a.teamOf) return row;
-  // A worker that leads a team: a box a step stronger, its workers under it.
-  return el('div.team', null, row, el('div.tree', null, kids.map((k) => workerNode(k, sessionID, depth + 1))));
+  if (!kids.length && !a.teamOf && !mates(a).length) return row;
+  // A worker that leads a team: a box a step stronger, its workers (and
+  // its Claude teammates) under it.
+  return el('div.team', null, row, mateTree(a), kids.length ? el('div.tree', null, kids.map((k) => workerNode(k, sessionID, depth + 1))) : null);
+}
+
+// The rows of a lead's teammates in the sidebar, on a blue guide line
+// that is strong beside a teammate at work.
+function mateTree(a) {
+  if (!mates(a).length) return null;
+  return el('div.tree.mate-tree', null, mates(a).map((tm) => {
+    const row = el('div.row.mate-row', { class: `row mate-row${tm.state === 'working' ? ' working' : ''}`, title: `${tm.name}: teammate of ${a.name}${tm.pane ? ` (${tm.pane})` : ', in its process'}`,
+      dataset: { mate: mateKey(a, tm) } },
+    dot(tm.state), kindIcon('claude'), el('span.name', { text: tm.name }), el('span.spacer'), stateText(tm, true));
+    clickable(row, () => showDetail(a, tm, 'teammate'));
+    return row;
+  }));
 }
 
 function familyCard(root, sessionID) {
@@ -390,7 +419,7 @@ function familyCard(root, sessionID) {
   const done = kids.filter((k) => k.state === 'done');
   const foldKey = `workers:${key}`;
   const open = !S.closed[foldKey];
-  const card = el('div.card.family', null, agentRow(root, { badge: 'coordinator' }));
+  const card = el('div.card.family', null, agentRow(root, { badge: 'coordinator' }), mateTree(root));
   const fold = el('div.fold-line', { role: 'button', tabindex: '0' },
     el('span.caret', { text: open ? '▾' : '▸' }), `Workers · ${countText(kids)}`);
   fold.addEventListener('click', () => { S.closed[foldKey] = open; render(); });
@@ -472,6 +501,9 @@ function renderSidebar() {
             if (!done.has(ok)) { done.add(ok); body.append(familyCard(owner, s.id)); }
           } else if (m.orphan(a)) {
             body.append(orphanCard(a));
+          } else if (mates(a).length) {
+            // A Claude team lead in no run: its card holds its teammates.
+            body.append(el('div.card.lead', null, agentRow(a, { badge: 'team lead' }), mateTree(a)));
           } else {
             body.append(el('div.card.solo', null, agentRow(a)));
           }
@@ -486,8 +518,12 @@ function renderSidebar() {
 
 // ---- The Agents card on the terminal -----------------------------------
 
+// The rows of the Agents card: each agent, its teammates and subagents,
+// then its workers.
 function flatten(a, depth, out) {
   out.push([a, depth]);
+  for (const tm of mates(a)) out.push([a, depth + 1, tm, 'teammate']);
+  for (const sa of subs(a)) out.push([a, depth + 1, sa, 'subagent']);
   for (const k of S.m.children(a)) flatten(k, depth + 1, out);
   return out;
 }
@@ -500,7 +536,7 @@ function renderTermCard() {
   for (const a of S.snap.agents) {
     if (!isLocal(a.machine) || a.session !== S.open.session) continue;
     const r = m.rootOf(a);
-    if (m.children(r).length) roots.add(r);
+    if (m.children(r).length || mates(r).length) roots.add(r);
   }
   if (!roots.size) { card.hidden = true; return; }
   const rows = [];
@@ -508,11 +544,20 @@ function renderTermCard() {
   // On a phone it starts as a pill, so it does not cover the terminal.
   const collapsed = S.closed.termcard ?? phone.matches;
   const head = el('div.ac-head', { role: 'button', title: collapsed ? 'Show the agents' : 'Fold' },
-    el('span.ac-pill', { title: 'workers' }, icon('fork'), ` ${rows.length - roots.size}`),
+    el('span.ac-pill', { title: 'workers, teammates and subagents' }, icon('fork'), ` ${rows.length - roots.size}`),
     collapsed ? null : el('span.ac-title', { text: 'Agents' }),
     el('span.caret', { text: collapsed ? '▸' : '▾' }));
   head.addEventListener('click', () => { S.closed.termcard = !collapsed; render(); });
-  const list = collapsed ? null : el('div.ac-list', null, rows.map(([a, depth]) => {
+  const list = collapsed ? null : el('div.ac-list', null, rows.map(([a, depth, x, kind]) => {
+    if (x) {
+      // A teammate (blue mark) or a subagent (grey mark) under its lead.
+      const r = el('div.ac-row', { class: `ac-row ${kind === 'teammate' ? 'mate' : 'sub'}${x.state === 'working' ? ' working' : ''}`, style: `padding-left:${8 + depth * 14}px` },
+        dot(x.state), kind === 'teammate' ? kindIcon('claude') : el('span.kind.k-sub', { text: '↳' }),
+        el('span.name', { text: x.name || x.type || kind }), el('span.badge', { text: kind }),
+        el('span.spacer'), stateText(x, true));
+      clickable(r, () => showDetail(a, x, kind));
+      return r;
+    }
     const r = el('div.ac-row', { class: `ac-row${isOpen(a) ? ' lit' : ''}`, style: `padding-left:${8 + depth * 14}px` },
       dot(a.state), kindIcon(a.kind), el('span.name', { text: a.name }),
       depth === 0 ? el('span.badge', { text: 'coordinator' }) : null,
@@ -539,6 +584,7 @@ function graphCard(a) {
     el('div.gc-head', null, kindIcon(a.kind), el('span.gc-name', { text: a.name }), dot(a.state)),
     el('div.gc-role', null, el('span.badge', { text: roleLabel(a) }),
       team ? el('span.team-of', { text: `team of ${team}` }) : null,
+      matesText(a),
       el('span.muted.small', { text: a.pane }),
       !isLocal(a.machine) ? machineTag(a) : null),
     el('div.gc-state', null, stateText(a)),
@@ -553,14 +599,79 @@ function graphCard(a) {
   return c;
 }
 
-function subCard(sa) {
-  return el('div.gcard.subagent-card', { class: `gcard subagent-card${sa.state === 'working' ? ' working' : ''}` },
-    el('div.gc-head', null, el('span.kind.k-sub', { text: '↳' }), el('span.gc-name', { text: sa.type || 'subagent' }), dot(sa.state)),
-    el('div.gc-state', null, el('span.badge', { text: 'subagent' }), ' ', subState(sa)));
+// ---- Teammates and subagents ----------------------------------------
+// Cards of the agents that run under another: a teammate of the Claude
+// agent team it leads, or a subagent. A click shows what it is, its state,
+// its lead, its start and its path; a teammate with a pane can be opened
+// from there. A teammate in a pane may be dropped on a coordinator (a
+// person's choice); st never does it on its own.
+
+const mateKey = (lead, tm) => `${keyOf(lead)}/${tm.name}`;
+const subKey = (lead, sa) => `${keyOf(lead)}/${sa.id}`;
+
+function asideCard(cls, lead, x, kind) {
+  const mate = kind === 'teammate';
+  const name = mate ? x.name : (x.type || 'subagent');
+  const c = el(`div.${cls}`, {
+    class: `${cls.replace('.', ' ')} ${mate ? 'mate-card' : 'subagent-card'}${x.state === 'working' ? ' working' : ''}`,
+    dataset: mate ? { mate: mateKey(lead, x) } : { sub: subKey(lead, x) },
+  },
+  el('div.gc-head', null, mate ? kindIcon('claude') : el('span.kind.k-sub', { text: '↳' }), el('span.gc-name', { text: name }),
+    cls === 'ccard' ? el('span.spacer') : null, dot(x.state)),
+  el('div.gc-role', null, el('span.badge', { class: `badge${mate ? ' b-mate' : ''}`, text: kind }),
+    mate ? el('span.muted.small', { text: x.inProcess ? 'in-process' : x.pane }) : null,
+    cls === 'ccard' ? stateText(x) : null),
+  cls === 'ccard' ? null : el('div.gc-state', null, stateText(x)));
+  if (mate && x.pane && isLocal(lead.machine)) {
+    draggable(c, x.pane);
+    c.dataset.drop = 'no';
+  }
+  clickable(c, () => showDetail(lead, x, kind));
+  return c;
 }
 
-function subState(sa) {
-  return el('span.state', null, sa.state || '—', ' · ', since(sa.since));
+// The path of a teammate or subagent: Main, the agents above its lead,
+// its lead, and itself.
+function asidePath(lead, x, kind) {
+  const chain = [];
+  for (let a = lead; a; a = S.m.parentOf.get(keyOf(a))) chain.unshift(a.name);
+  return ['Main', ...chain, kind === 'teammate' ? x.name : (x.type || 'subagent')];
+}
+
+function showDetail(lead, x, kind) {
+  const d = $('#detail');
+  const mate = kind === 'teammate';
+  const started = x.started && !x.started.startsWith('0001-') ? new Date(x.started) : null;
+  const row = (k, ...v) => el('div.dt-row', null, el('span.dt-k', { text: k }), el('span.dt-v', null, ...v));
+  d.replaceChildren(...[
+    el('div.dt-head', null, mate ? kindIcon('claude') : el('span.kind.k-sub', { text: '↳' }),
+      el('span.dt-name', { text: mate ? x.name : (x.type || 'subagent') }), el('span.spacer'),
+      el('button.icon-btn.dt-close', { type: 'button', title: 'Close (Esc)', text: '✕', on: { click: () => hideDetail() } })),
+    row('Kind', el('span.dt-kind', { text: kind }), mate && x.inProcess ? ' (in its lead\'s process)' : ''),
+    row('State', el('span.dt-state', null, dot(x.state), ' ', x.state || '—', ' · ', since(x.since))),
+    row('Parent', el('span.dt-parent', { text: `${lead.name} (${roleLabel(lead)}, ${lead.pane})` })),
+    row('Started', el('span.dt-start', { text: started ? `${started.toLocaleTimeString()} (${fmtDur(serverNow() - started)} ago)` : '—' })),
+    row('Path', el('span.dt-path', { text: asidePath(lead, x, kind).join(' › ') })),
+    mate && x.pane ? row('Pane', el('span', { text: x.pane })) : null,
+    mate && x.pane && x.window && isLocal(lead.machine) ? el('div.dt-actions', null,
+      el('button.pill-btn.dt-open', { type: 'button', text: 'Open its pane', on: { click: () => { hideDetail(); openWindow(x.session, x.window); } } })) : null,
+  ].filter(Boolean));
+  d.dataset.key = mate ? mateKey(lead, x) : subKey(lead, x);
+  d.hidden = false;
+}
+
+function hideDetail() { $('#detail').hidden = true; }
+
+// A detail sheet that is open follows its agent through new snapshots,
+// and closes when it is gone.
+function refreshDetail() {
+  const d = $('#detail');
+  if (d.hidden) return;
+  for (const a of S.snap.agents) {
+    for (const tm of mates(a)) if (mateKey(a, tm) === d.dataset.key) { showDetail(a, tm, 'teammate'); return; }
+    for (const sa of subs(a)) if (subKey(a, sa) === d.dataset.key) { showDetail(a, sa, 'subagent'); return; }
+  }
+  hideDetail();
 }
 
 function graphTree(a) {
@@ -568,7 +679,8 @@ function graphTree(a) {
     a, el: graphCard(a), w: G.w, kind: 'agent',
     kids: [
       ...S.m.children(a).map(graphTree),
-      ...(a.subagents || []).map((sa) => ({ el: subCard(sa), w: G.sw, kind: 'sub', kids: [], sub: sa })),
+      ...mates(a).map((tm) => ({ el: asideCard('gcard', a, tm, 'teammate'), w: G.sw, kind: 'mate', kids: [], who: tm })),
+      ...subs(a).map((sa) => ({ el: asideCard('gcard', a, sa, 'subagent'), w: G.sw, kind: 'sub', kids: [], who: sa })),
     ],
   };
 }
@@ -628,10 +740,12 @@ function renderGraph() {
       const my = (y1 + y2) / 2;
       const p = document.createElementNS('http://www.w3.org/2000/svg', 'path');
       p.setAttribute('d', `M${x1},${y1} C${x1},${my} ${x2},${my} ${x2},${y2}`);
-      const active = k.kind === 'sub' ? k.sub.state === 'working' : k.a.state === 'working';
-      // Thick green from a coordinator to its workers, thin grey to a
-      // subagent; strong while the one below works.
-      p.setAttribute('class', `edge ${k.kind === 'sub' ? 'edge-subagent' : 'edge-worker'}${active ? ' active' : ''}`);
+      const active = (k.who || k.a).state === 'working';
+      // Thick green from a coordinator to its workers, blue to a teammate
+      // of a Claude agent team, thin grey to a subagent; strong while the
+      // one below works.
+      const cls = { agent: 'edge-worker', mate: 'edge-team', sub: 'edge-subagent' }[k.kind];
+      p.setAttribute('class', `edge ${cls}${active ? ' active' : ''}`);
       svg.append(p);
     }
   }
@@ -654,7 +768,7 @@ function chartCard(a, depth, line) {
   const team = teamSize(a);
   const c = el('div.ccard.agent-card', { class: `ccard agent-card${offline(a) ? ' offline' : ''}${a.state === 'working' ? ' working' : ''}`, dataset: { agent: keyOf(a) } },
     el('div.gc-head', null, kindIcon(a.kind), el('span.gc-name', { text: a.name }),
-      team ? el('span.team-of', { text: `team of ${team}` }) : null,
+      team ? el('span.team-of', { text: `team of ${team}` }) : null, matesText(a),
       el('span.spacer'), dot(a.state)),
     el('div.gc-role', null, el('span.badge', { text: roleLabel(a) }), ' ', stateText(a),
       !isLocal(a.machine) ? machineTag(a) : null),
@@ -666,10 +780,8 @@ function chartCard(a, depth, line) {
   clickable(c, () => openAgent(a));
   const kids = [
     ...S.m.children(a).map((k) => chartCard(k, depth + 1, 'worker')),
-    ...(a.subagents || []).map((sa) => el('div.cnode', { class: `cnode line-sub${sa.state === 'working' ? ' active' : ''}` },
-      el('div.ccard.subagent-card', null,
-        el('div.gc-head', null, el('span.kind.k-sub', { text: '↳' }), el('span.gc-name', { text: sa.type || 'subagent' }), el('span.spacer'), dot(sa.state)),
-        el('div.gc-role', null, el('span.badge', { text: 'subagent' }), subState(sa))))),
+    ...mates(a).map((tm) => el('div.cnode', { class: `cnode line-team${tm.state === 'working' ? ' active' : ''}` }, asideCard('ccard', a, tm, 'teammate'))),
+    ...subs(a).map((sa) => el('div.cnode', { class: `cnode line-sub${sa.state === 'working' ? ' active' : ''}` }, asideCard('ccard', a, sa, 'subagent'))),
   ];
   return el('div.cnode', { class: `cnode${line ? ` line-${line}` : ''}${a.state === 'working' ? ' active' : ''}` },
     c, kids.length ? el('div.ckids', null, kids) : null);
@@ -677,7 +789,7 @@ function chartCard(a, depth, line) {
 
 function currentSession() {
   if (S.open) return S.open.session;
-  const r = S.m.roots.find((a) => isLocal(a.machine) && S.m.children(a).length);
+  const r = S.m.roots.find((a) => isLocal(a.machine) && (S.m.children(a).length || mates(a).length));
   return r ? r.session : (S.snap.sessions[0] || {}).id;
 }
 
@@ -818,6 +930,7 @@ function render() {
   renderTermCard();
   renderGraph();
   renderChart();
+  refreshDetail();
 }
 
 function onSnapshot(snap) {
@@ -884,7 +997,11 @@ function start() {
   $('#back').addEventListener('click', () => setView('chart'));
   $('#reconnect').addEventListener('click', () => { if (S.open) connectTerm(); });
   $('#ro').addEventListener('change', (e) => { S.ro = e.target.checked; if (S.open) connectTerm(); });
-  document.addEventListener('keydown', (e) => { if (e.key === 'Escape' && S.graphOpen) setGraph(false); });
+  document.addEventListener('keydown', (e) => {
+    if (e.key !== 'Escape') return;
+    if (!$('#detail').hidden) hideDetail();
+    else if (S.graphOpen) setGraph(false);
+  });
   phone.addEventListener('change', () => { if (!phone.matches) document.body.classList.remove('drawer'); scheduleFit(); render(); });
   setupNotify();
   setInterval(tickDurations, 1000);

@@ -150,6 +150,7 @@ func clone(s web.Snapshot) web.Snapshot {
 	c.Agents = slices.Clone(s.Agents)
 	for i := range c.Agents {
 		c.Agents[i].Subagents = slices.Clone(c.Agents[i].Subagents)
+		c.Agents[i].Teammates = slices.Clone(c.Agents[i].Teammates)
 	}
 	c.Gates = slices.Clone(s.Gates)
 	for i := range c.Gates {
@@ -193,5 +194,40 @@ func Sample(now time.Time) web.Snapshot {
 			{ID: "g-1", Question: "Drop the old v1 endpoints from the tests?", Options: []string{"Yes", "No"},
 				Pane: "%2", Asked: ago(20 * time.Second)},
 		},
+	}
+}
+
+// TeamSample is a run with all that the Agents chart draws: in session
+// main ($1), a Claude coordinator (%1) with a subagent at work, and two
+// workers: api-tests (%2, Claude) leads an agent team of two, alpha at
+// work in pane %5 and beta idle in pane %6 (both split off api-tests'
+// window), and readme (%3, Codex) works.
+func TeamSample(now time.Time) web.Snapshot {
+	ago := func(d time.Duration) time.Time { return now.Add(-d) }
+	return web.Snapshot{
+		Machine: "devbox",
+		Sessions: []web.Session{
+			{ID: "$1", Name: "main", Windows: []web.Window{
+				{ID: "@1", Index: "0", Name: "claude", Active: true, Panes: []web.Pane{{ID: "%1", Agent: "claude", Role: web.RoleCoordinator}}},
+				{ID: "@2", Index: "1", Name: "api-tests", Panes: []web.Pane{{ID: "%2", Agent: "claude", Role: web.RoleWorker}, {ID: "%5"}, {ID: "%6"}}},
+				{ID: "@3", Index: "2", Name: "readme", Panes: []web.Pane{{ID: "%3", Agent: "codex", Role: web.RoleWorker}}},
+			}},
+		},
+		Agents: []web.Agent{
+			{Pane: "%1", Name: "claude", Kind: "claude", Role: web.RoleCoordinator, State: "working", Since: ago(4 * time.Minute),
+				Run: "run-1", Session: "$1", Window: "@1",
+				Subagents: []web.Subagent{{ID: "a2cbef72153bff3a8", Type: "general-purpose", State: "working", Since: ago(30 * time.Second), Started: ago(30 * time.Second)}}},
+			{Pane: "%2", Name: "api-tests", Kind: "claude", Role: web.RoleWorker, State: "idle", Since: ago(time.Minute),
+				Parent: "%1", Run: "run-1", Session: "$1", Window: "@2",
+				Teammates: []web.Teammate{
+					{Name: "alpha", Team: "session-0702c391", Pane: "%5", Session: "$1", Window: "@2", Color: "blue", State: "working",
+						Since: ago(50 * time.Second), Started: ago(70 * time.Second)},
+					{Name: "beta", Team: "session-0702c391", Pane: "%6", Session: "$1", Window: "@2", Color: "green", State: "idle",
+						Since: ago(10 * time.Second), Started: ago(68 * time.Second)},
+				}},
+			{Pane: "%3", Name: "readme", Kind: "codex", Role: web.RoleWorker, State: "working", Since: ago(2 * time.Minute),
+				Parent: "%1", Run: "run-1", Session: "$1", Window: "@3"},
+		},
+		Gates: []web.Gate{},
 	}
 }
