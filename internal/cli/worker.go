@@ -15,6 +15,7 @@ import (
 
 	"github.com/sophonz/st/internal/client"
 	"github.com/sophonz/st/internal/orch"
+	"github.com/sophonz/st/internal/plain"
 )
 
 // Exit statuses of st worker wait.
@@ -320,7 +321,7 @@ func printWorkers(w io.Writer, ws []orch.WorkerView, header bool) {
 				if v.ParentNow != "" {
 					extra += "  ⚠ (parent gone; its coordinator is " + v.ParentNow + " now)"
 				} else {
-					extra += "  ⚠ (parent gone: " + v.Parent + ")"
+					extra += "  ⚠ (parent gone: " + orch.PaneOf(v.Parent) + ")"
 				}
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s\n", v.ID, name, v.Agent, v.State, v.For, v.Run, extra)
@@ -360,12 +361,20 @@ func newWorkerReadCmd(env *Env) *cobra.Command {
 			if summary == "" {
 				summary = "(no report yet)"
 			}
-			fmt.Fprintf(env.Stdout, "summary: %s\n", summary)
+			fmt.Fprintf(env.Stdout, "summary: %s\n", plain.Clean(summary))
+			// The report's answer stays as it came; later turns (a notice
+			// typed in, say) show after it, not in its place.
 			answer := v.LastAnswer
+			if v.ReportedAt != nil && v.ReportAnswer != "" {
+				answer = v.ReportAnswer
+			}
 			if answer == "" {
 				answer = "(none yet)"
 			}
-			fmt.Fprintf(env.Stdout, "last answer:\n%s\n", indent(answer))
+			fmt.Fprintf(env.Stdout, "last answer:\n%s\n", indent(plain.Clean(answer)))
+			if v.ReportedAt != nil && v.ReportAnswer != "" && v.LastAnswer != v.ReportAnswer {
+				fmt.Fprintf(env.Stdout, "later, after the report:\n%s\n", indent(plain.Clean(v.LastAnswer)))
+			}
 			return nil
 		},
 	}

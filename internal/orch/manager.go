@@ -57,6 +57,9 @@ type paneInfo struct {
 	lastEvent time.Time
 	// subagents are Claude's subagents in this pane, by id.
 	subagents map[string]*Subagent
+	// notice is the last line st typed into the pane as a notice: a turn
+	// it starts is not new work (a report made before it stands).
+	notice string
 	// screenChecked and quietReady serve checkQuietTurns.
 	screenChecked time.Time
 	quietReady    int
@@ -110,6 +113,7 @@ type Manager struct {
 	// serverDown is since when the server has been gone (zero while up).
 	restoredPanes map[string]bool
 	serverDown    time.Time
+	afterRestore  bool
 	// teams are the Claude agent teams st has heard of, by name
 	// (teammates.go).
 	teams map[string]*team
@@ -429,7 +433,7 @@ func (m *Manager) view(w *Worker) WorkerView {
 	if w.TeamRun != "" {
 		v.TeamOf = m.teamSize(m.runs[w.TeamRun], map[string]bool{})
 	}
-	if m.livePanes != nil && w.Parent != "" && !isRemotePane(w.Parent) && !m.livePanes[w.Parent] {
+	if retired(w.Parent) || (m.livePanes != nil && w.Parent != "" && !isRemotePane(w.Parent) && !m.livePanes[w.Parent]) {
 		v.ParentGone = true
 	}
 	if w.Remote() {
@@ -457,7 +461,9 @@ func (m *Manager) resolve(caller, id string) (*Worker, error) {
 	if id == "" {
 		return nil, errorf(KindUsage, "st worker list shows the ids", "no worker id given")
 	}
-	if tmux.ValidPaneID(id) {
+	if tmux.ValidPaneID(id) || retired(id) {
+		// A pane id names one pane: a worker of a server that went keeps
+		// its old id retired (restore.go), and is named by that or its name.
 		if w := m.workers[id]; w != nil {
 			return w, nil
 		}

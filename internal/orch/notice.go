@@ -230,6 +230,7 @@ func (n *noticer) loop(pane string) {
 			}
 		}
 		readySeen = 0
+		n.m.markNotice(pane, line)
 		d := delivery{pane: pane, adapter: ad, text: line, blockedTimeout: 2 * time.Second, hookTimeout: 10 * time.Second}
 		err = n.m.deliver(n.ctx, &d)
 		if err == nil {

@@ -177,6 +177,7 @@ func checkPeerView(v *WorkerView) error {
 		}
 	}
 	v.LastAnswer = plain.Clean(v.LastAnswer)
+	v.ReportAnswer = plain.Clean(v.ReportAnswer)
 	return nil
 }
 

@@ -426,6 +426,7 @@ func (m *Manager) applyRemote(w *Worker, v *WorkerView) {
 	}
 	w.Name, w.Agent = v.Name, v.Agent
 	w.Summary, w.ReportedAt, w.LastAnswer, w.Error = v.Summary, v.ReportedAt, v.LastAnswer, v.Error
+	w.ReportAnswer = v.ReportAnswer
 	w.AgentSession, w.Reported = v.AgentSession, v.Reported
 	w.TeamSize = v.TeamOf
 	if nid := w.Machine + "/" + v.ID; v.ID != "" && nid != w.ID {

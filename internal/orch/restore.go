@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -68,7 +69,23 @@ func (m *Manager) observe(ctx context.Context) {
 	}
 	m.mu.Lock()
 	m.serverDown = time.Time{}
+	known := m.layout.Server
+	busy := m.restoring
+	restored := m.afterRestore
+	if !busy {
+		m.afterRestore = false
+	}
 	m.mu.Unlock()
+	if busy {
+		return // the restore records the new server when it is done
+	}
+	if known != "" && l.Server != "" && l.Server != known && !restored {
+		// Another life of the server, which st did not bring back itself
+		// (it was down, or the server came and went between its looks):
+		// the pane ids it knew mean other panes now.
+		m.logf("the tmux server was restarted (%s, was %s): its old panes are gone", l.Server, known)
+		m.relink(ctx, map[string]string{}, nil, true)
+	}
 	m.reconcileLayout(l, listed, seq)
 	if !reflect.DeepEqual(l, m.layout) {
 		m.layout = l
@@ -174,6 +191,7 @@ sessions:
 	for _, n := range moved {
 		m.restoredPanes[n] = true
 	}
+	m.afterRestore = true // the next look finds st's own new server
 	m.mu.Unlock()
 	m.relink(ctx, moved, newOpts, true)
 	m.logf("restored the tmux sessions in %s; relations back %s after the sessions (%d panes moved)",
@@ -214,6 +232,19 @@ func (m *Manager) workerByPane(id string) *Worker {
 	return m.workers[id]
 }
 
+// retiredMark separates a pane id of a server that went from the
+// restart it went with (relink).
+const retiredMark = "~"
+
+// retired reports whether id is a pane id of a server that went.
+func retired(id string) bool { return strings.Contains(id, retiredMark) }
+
+// PaneOf is the pane id a (possibly retired) relation names, for people.
+func PaneOf(id string) string {
+	p, _, _ := strings.Cut(id, retiredMark)
+	return p
+}
+
 // relink moves every relation from old pane ids to new ones: workers,
 // coordinators, parents, tasks, what the hooks told about each pane, and
 // st's options on the new panes. restarted marks a restart of the whole
@@ -222,32 +253,62 @@ func (m *Manager) relink(ctx context.Context, moved map[string]string, opts map[
 	m.mu.Lock()
 	now := m.cfg.Now()
 	dirty := map[*Run]bool{}
+	// After a restart of the server its pane ids mean nothing: a new
+	// pane may have the id of one that did not come back. A relation to
+	// such a pane is retired (pane~gen), so that it can never be taken for
+	// the new pane's: a gone coordinator stays gone, and an id given to a
+	// command means one pane.
+	gen := strconv.FormatInt(now.UnixNano()/int64(time.Millisecond), 36)
+	follow := func(id string) (string, bool) {
+		if n, ok := moved[id]; ok {
+			return n, true
+		}
+		if restarted && tmux.ValidPaneID(id) {
+			return id + retiredMark + gen, true
+		}
+		return id, false
+	}
 	for _, r := range m.runs {
-		if n, ok := moved[r.Coordinator]; ok {
+		if n, ok := follow(r.Coordinator); ok && r.CoordinatorMachine == "" {
 			r.Coordinator = n
 			dirty[r] = true
 		}
 		for _, t := range r.Tasks {
-			if n, ok := moved[t.Parent]; ok {
+			if n, ok := follow(t.Parent); ok {
 				t.Parent = n
 				dirty[r] = true
 			}
-			if n, ok := moved[t.Worker]; ok {
+			if n, ok := follow(t.Worker); ok {
 				t.Worker = n
 				dirty[r] = true
 			}
 		}
 		for _, w := range r.Workers {
-			if n, ok := moved[w.Parent]; ok {
+			if n, ok := follow(w.Parent); ok {
 				w.Parent = n
 				dirty[r] = true
 			}
 		}
 	}
+	if restarted {
+		for _, g := range m.gates {
+			if n, ok := follow(g.Pane); ok {
+				g.Pane = n
+			}
+		}
+		m.saveGates()
+	}
 	workers := map[string]*Worker{}
 	runOf := map[string]*Run{}
 	for id, w := range m.workers {
 		r := m.runOf[id]
+		if _, ok := moved[id]; !ok && restarted && !w.Remote() {
+			// Its pane did not come back: its id is retired with it.
+			n, _ := follow(id) // (serverGone says why it is gone, after the restore)
+			w.ID = n
+			id = n
+			dirty[r] = true
+		}
 		if n, ok := moved[id]; ok {
 			w.ID = n
 			id = n

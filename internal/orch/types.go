@@ -57,7 +57,11 @@ type Worker struct {
 
 	Summary    string     `json:"summary,omitempty"`
 	ReportedAt *time.Time `json:"reported_at,omitempty"`
-	LastAnswer string     `json:"last_answer,omitempty"`
+	// ReportAnswer is the answer that ended the turn of the report: it
+	// stays as it was when later turns (a notice typed in, say) give a
+	// new LastAnswer.
+	ReportAnswer string `json:"report_answer,omitempty"`
+	LastAnswer   string `json:"last_answer,omitempty"`
 	Error      string     `json:"error,omitempty"`
 
 	AgentSession string    `json:"agent_session,omitempty"`

@@ -47,6 +47,12 @@ func (m *Manager) placementIn(p tmux.Pane, fixed *Run) (r *Run, level int, creat
 		return nil, 0, false, err
 	}
 	if w := m.workers[p.ID]; w != nil && w.State.Live() {
+		if tr := m.runs[w.TeamRun]; tr != nil && tr.Coordinator == p.ID {
+			// A team lead keeps its own run: its new workers join it, and
+			// depth inside the team counts from the lead again (the whole
+			// chain was checked above).
+			return tr, 1, false, nil
+		}
 		r = m.runOf[p.ID]
 		if w.Level+1 > MaxLevel {
 			return nil, 0, false, errorf(KindDepth, "do this part yourself, or hand it back to "+w.Parent+" to start",
@@ -414,7 +420,11 @@ func (m *Manager) Hook(ctx context.Context, req HookRequest) (*HookResponse, err
 		changed := false
 		switch ev.Kind {
 		case agent.EvTurnStart:
-			w.Reported = false
+			// New work makes a new report due; a notice st typed in (its
+			// own workers are done) is not new work: the report stands.
+			if pi.notice == "" || ev.Prompt != pi.notice {
+				w.Reported = false
+			}
 			changed = m.setState(w, Working)
 		case agent.EvTool:
 			if w.State != Done {
@@ -424,6 +434,9 @@ func (m *Manager) Hook(ctx context.Context, req HookRequest) (*HookResponse, err
 			changed = m.setState(w, Waiting)
 		case agent.EvTurnEnd:
 			w.LastAnswer = ev.LastAnswer
+			if w.Reported && w.ReportAnswer == "" {
+				w.ReportAnswer = ev.LastAnswer // the answer that came with the report
+			}
 			changed = true
 			if w.Reported {
 				m.setState(w, Done)
@@ -467,6 +480,12 @@ func (m *Manager) Done(ctx context.Context, req DoneRequest) (*WorkerView, error
 	w.Summary = req.Summary
 	w.ReportedAt = &now
 	w.Reported = true
+	w.ReportAnswer = ""
+	if pi := m.panes[w.ID]; pi == nil || !pi.inTurn {
+		// Reported between turns (by hand): the answer it stands on is
+		// the one already given.
+		w.ReportAnswer = w.LastAnswer
+	}
 	w.Told = false
 	w.Error = ""
 	// On disk first, and only then the consequences (the coordinator's
@@ -888,4 +907,13 @@ func (m *Manager) AgentPanes() map[string]string {
 	}
 	m.teammatePanes(out)
 	return out
+}
+
+// markNotice records the line st is about to type into pane as a notice.
+func (m *Manager) markNotice(pane, line string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if pi := m.panes[pane]; pi != nil {
+		pi.notice = line
+	}
 }

@@ -13,6 +13,9 @@ import (
 // layouts, and panes with their folders and st's options.
 type Layout struct {
 	Sessions []LayoutSession `json:"sessions"`
+	// Server names the server's life (its pid and start time): pane ids
+	// of another life mean other panes.
+	Server string `json:"server,omitempty"`
 }
 
 // LayoutSession is one session of a Layout.
@@ -43,7 +46,7 @@ type LayoutPane struct {
 var layoutFormat = strings.Join([]string{
 	"#{session_name}", "#{window_index}", "#{window_active}", "#{pane_index}", "#{pane_id}",
 	"#{window_layout}", "#{@st_run}", "#{@st_role}", "#{@st_parent}", "#{@st_agent}", "#{@st_agent_session}",
-	"#{@st_name}", "#{window_name}", "#{pane_current_path}",
+	"#{@st_name}", "#{pid}:#{start_time}", "#{window_name}", "#{pane_current_path}",
 }, sep)
 
 var layoutOptions = []string{"@st_run", "@st_role", "@st_parent", "@st_agent", "@st_agent_session", "@st_name"}
@@ -72,10 +75,12 @@ func parseLayout(out string) (Layout, error) {
 		if line == "" {
 			continue
 		}
-		f := strings.SplitN(line, sep, 14)
-		if len(f) != 14 {
+		f := strings.SplitN(line, sep, 15)
+		if len(f) != 15 {
 			return Layout{}, fmt.Errorf("unexpected layout line %q", line)
 		}
+		l.Server = f[12]
+		f = append(f[:12], f[13:]...) // the rest as it was
 		if IsWebSession(f[0]) {
 			continue // a web terminal's view, not a session to bring back
 		}
