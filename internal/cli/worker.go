@@ -314,8 +314,10 @@ func printWorkers(w io.Writer, ws []orch.WorkerView, header bool) {
 			}
 			if v.Remote() {
 				extra += "  on " + orDash(v.MachineName, v.Machine)
-			} else if strings.Contains(v.Parent, "/") {
-				extra += "  worker of " + v.Parent
+			} else if mach, pane, ok := strings.Cut(v.Parent, "/"); ok {
+				// Who it works for, as people there call it (spec: "worker of
+				// coordinator on home-macbook"), with the pane for commands.
+				extra += "  worker of " + orDash(v.ParentName, pane) + " on " + orDash(v.ParentMachineName, mach) + " (" + v.Parent + ")"
 			}
 			if v.ParentGone {
 				if v.ParentNow != "" {

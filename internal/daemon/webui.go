@@ -112,7 +112,8 @@ func (b *webBackend) Snapshot(ctx context.Context) (web.Snapshot, error) {
 	for _, a := range b.mgr.Graph() {
 		p := where[a.Pane]
 		wa := web.Agent{Pane: a.Pane, Name: a.Name, Kind: a.Kind, Role: a.Role, State: a.State, Since: a.Since,
-			Summary: a.Summary, Parent: a.Parent, ParentGone: a.ParentGone, Run: a.Run, TeamOf: a.TeamOf,
+			Summary: a.Summary, Parent: a.Parent, ParentGone: a.ParentGone, ParentShell: a.ParentShell, Run: a.Run, TeamOf: a.TeamOf,
+			ParentName: a.ParentName, ParentMachine: a.ParentMachineName,
 			Session: p.SessionID, Window: p.WindowID}
 		if mach, pane, ok := strings.Cut(a.Pane, "/"); ok { // a worker on another machine
 			wa.Machine, wa.Pane = mach, pane
@@ -229,7 +230,7 @@ func (b *webBackend) otherMachines(ctx context.Context, self string) *otherMachi
 			defer mu.Unlock()
 			for _, a := range g {
 				wa := web.Agent{Pane: a.Pane, Name: a.Name, Kind: a.Kind, Role: a.Role, State: a.State, Since: a.Since,
-					Summary: a.Summary, ParentGone: a.ParentGone, Run: a.Run, TeamOf: a.TeamOf, Machine: slug}
+					Summary: a.Summary, ParentGone: a.ParentGone, ParentShell: a.ParentShell, Run: a.Run, TeamOf: a.TeamOf, Machine: slug}
 				wa.Subagents, wa.Teammates = webAside(a, nil)
 				if strings.Contains(a.Pane, "/") {
 					continue // that machine's record of a worker elsewhere

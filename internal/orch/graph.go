@@ -7,18 +7,25 @@ import (
 
 // GraphAgent is one agent as the web UI's graph and cards show it.
 type GraphAgent struct {
-	Pane       string     `json:"pane"`
-	Name       string     `json:"name"`
-	Kind       string     `json:"kind"`
-	Role       string     `json:"role"` // coordinator, worker, or ""
-	State      string     `json:"state"`
-	Since      time.Time  `json:"since"`
-	Summary    string     `json:"summary,omitempty"`
-	Parent     string     `json:"parent,omitempty"`
-	ParentGone bool       `json:"parent_gone,omitempty"`
-	Run        string     `json:"run,omitempty"`
-	TeamOf     int        `json:"team_of,omitempty"`
-	Subagents  []Subagent `json:"subagents,omitempty"`
+	Pane       string    `json:"pane"`
+	Name       string    `json:"name"`
+	Kind       string    `json:"kind"`
+	Role       string    `json:"role"` // coordinator, worker, or ""
+	State      string    `json:"state"`
+	Since      time.Time `json:"since"`
+	Summary    string    `json:"summary,omitempty"`
+	Parent     string    `json:"parent,omitempty"`
+	ParentGone bool      `json:"parent_gone,omitempty"`
+	// ParentShell marks a worker started from a shell (a person typing st
+	// worker start): no line is drawn from a shell, and it is no orphan.
+	ParentShell bool `json:"parent_shell,omitempty"`
+	// ParentName and ParentMachineName name a coordinator on another
+	// machine, for the "worker of X on M" mark.
+	ParentName        string     `json:"parent_name,omitempty"`
+	ParentMachineName string     `json:"parent_machine_name,omitempty"`
+	Run               string     `json:"run,omitempty"`
+	TeamOf            int        `json:"team_of,omitempty"`
+	Subagents         []Subagent `json:"subagents,omitempty"`
 	// Teammates are those of the Claude agent team it leads.
 	Teammates []Teammate `json:"teammates,omitempty"`
 }
@@ -42,6 +49,16 @@ func (m *Manager) Graph() []GraphAgent {
 	var out []GraphAgent
 	seen := map[string]bool{}
 	subs := m.subagentsOf
+	// A shell is not an agent: a coordinator that is a person at a shell
+	// has no card, and no line goes from it to its workers (spec: "the
+	// worker shows in the graph, but a shell is not an agent").
+	shell := func(pane string) bool {
+		if isRemotePane(pane) || retired(pane) {
+			return false
+		}
+		pi := m.panes[pane]
+		return (pi == nil || pi.agent == "") && m.workers[pane] == nil
+	}
 	for _, w := range m.workers {
 		if w.State == Gone {
 			continue
@@ -49,7 +66,8 @@ func (m *Manager) Graph() []GraphAgent {
 		v := m.view(w)
 		out = append(out, GraphAgent{Pane: w.ID, Name: w.Name, Kind: w.Agent, Role: "worker", State: string(w.State),
 			Since: w.Since, Summary: w.Summary, Parent: w.Parent, ParentGone: v.ParentGone, Run: v.Run, TeamOf: v.TeamOf,
-			Subagents: v.Subagents, Teammates: v.Teammates})
+			Subagents: v.Subagents, Teammates: v.Teammates, ParentShell: !v.ParentGone && shell(w.Parent),
+			ParentName: w.ParentName, ParentMachineName: w.ParentMachineName})
 		seen[w.ID] = true
 	}
 	for _, r := range m.runs {
@@ -65,6 +83,9 @@ func (m *Manager) Graph() []GraphAgent {
 		if !has {
 			continue
 		}
+		if shell(r.Coordinator) {
+			continue
+		}
 		seen[r.Coordinator] = true
 		g := GraphAgent{Pane: r.Coordinator, Role: "coordinator", Run: r.ID, State: "idle", Since: r.Created,
 			Subagents: subs(r.Coordinator), Teammates: m.teammatesOf(r.Coordinator)}
@@ -76,8 +97,6 @@ func (m *Manager) Graph() []GraphAgent {
 			if !pi.lastEvent.IsZero() {
 				g.Since = pi.lastEvent
 			}
-		} else {
-			g.State = "" // a person at a shell: no agent state to show
 		}
 		out = append(out, g)
 	}

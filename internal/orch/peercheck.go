@@ -103,6 +103,9 @@ func checkPeerStart(from string, req *PeerStart) error {
 	if plain.Line(req.TaskName) != nil {
 		return peerRefused(from, "a task file name with control characters")
 	}
+	if plain.Line(req.ParentName) != nil || len(req.ParentName) > 80 {
+		return peerRefused(from, "a coordinator name with control characters")
+	}
 	for k, v := range req.Env {
 		if !validEnvKey(k) || len(v) > 256 || plain.Line(v) != nil {
 			return peerRefused(from, "a setting other than the simulated agent's knobs")
@@ -157,7 +160,7 @@ func checkPeerView(v *WorkerView) error {
 			return bad("a note with control characters")
 		}
 	}
-	for _, s := range []string{v.Parent, v.Run, v.Task, v.Cwd, v.Window, v.Session, v.Fan, v.AgentSession, v.For, v.ParentNow, v.TeamRun} {
+	for _, s := range []string{v.Parent, v.Run, v.Task, v.Cwd, v.Window, v.Session, v.Fan, v.AgentSession, v.For, v.ParentNow, v.TeamRun, v.ParentName, v.ParentMachineName} {
 		if plain.Line(s) != nil {
 			return bad("a field with control characters")
 		}

@@ -57,6 +57,8 @@ type PeerStart struct {
 	Worktree    bool              `json:"worktree,omitempty"`
 	Owns        []string          `json:"owns,omitempty"`
 	Env         map[string]string `json:"env,omitempty"` // the sim agent's knobs only
+	// ParentName is who the worker works for, as people there read it.
+	ParentName string `json:"parent_name,omitempty"`
 
 	BlockedTimeout time.Duration `json:"blocked_timeout,omitempty"`
 	HookTimeout    time.Duration `json:"hook_timeout,omitempty"`
@@ -73,6 +75,7 @@ type PeerOp struct {
 	Level       int    `json:"level,omitempty"`
 	BaseDepth   int    `json:"base_depth,omitempty"`
 	Ref         string `json:"ref,omitempty"`
+	ParentName  string `json:"parent_name,omitempty"`
 }
 
 // PeerWatchRequest asks for the calling machine's workers there once
@@ -121,6 +124,8 @@ type remotePlace struct {
 	level int
 	pane  tmux.Pane // stands for the caller: ID is machine/%N, the session is st-remote
 	ref   string
+	// parentName and parentMachine say who the worker works for.
+	parentName, parentMachine string
 }
 
 // splitRemote splits machine/rest; ok is false for a local id.
@@ -249,7 +254,10 @@ func (m *Manager) startRemote(ctx context.Context, req StartRequest, task []byte
 			env[k] = v
 		}
 	}
-	ps2 := PeerStart{
+	m.mu.Lock()
+	parentName := m.nameOf(p)
+	m.mu.Unlock()
+	ps2 := PeerStart{ParentName: parentName,
 		Run: r.ID, Coordinator: r.Coordinator, Parent: p.ID, Level: level, BaseDepth: base, Ref: newRef(),
 		Agent: req.Agent, TaskName: baseName(req.Task), TaskText: string(task), Name: name, Cwd: req.Cwd,
 		Worktree: req.Worktree, Owns: req.Owns, Env: env, BlockedTimeout: req.BlockedTimeout, HookTimeout: req.HookTimeout,
@@ -480,7 +488,10 @@ func (m *Manager) remoteAdopt(ctx context.Context, req IDRequest) (*WorkerView, 
 	}
 	base, _ := m.chainDepth(r.Coordinator)
 	m.mu.Unlock()
-	op := PeerOp{ID: there, Run: r.ID, Coordinator: r.Coordinator, Parent: p.ID, Level: level, BaseDepth: base, Ref: newRef()}
+	m.mu.Lock()
+	parentName := m.nameOf(p)
+	m.mu.Unlock()
+	op := PeerOp{ID: there, Run: r.ID, Coordinator: r.Coordinator, Parent: p.ID, Level: level, BaseDepth: base, Ref: newRef(), ParentName: parentName}
 	var v WorkerView
 	err = ps.Call(ctx, mr.Slug, "adopt", op, &v)
 	if err == nil {
@@ -760,4 +771,16 @@ func (m *Manager) resumePeerWatches() {
 			m.ensurePeerWatch(w.Machine)
 		}
 	}
+}
+
+// nameOf is how people call the agent in pane p: its worker name, or its
+// window's name. Called with m.mu held.
+func (m *Manager) nameOf(p tmux.Pane) string {
+	if w := m.workers[p.ID]; w != nil && w.Name != "" {
+		return w.Name
+	}
+	if p.WindowName != "" {
+		return p.WindowName
+	}
+	return p.ID
 }

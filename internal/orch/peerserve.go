@@ -168,7 +168,7 @@ func (m *Manager) PeerStart(ctx context.Context, from string, req PeerStart) (*W
 	sreq := StartRequest{
 		Agent: req.Agent, Task: task, Name: name, Cwd: cwd, Env: env, Owns: req.Owns, Worktree: req.Worktree,
 		BlockedTimeout: req.BlockedTimeout, HookTimeout: req.HookTimeout,
-		remote: &remotePlace{run: r, level: req.Level, ref: req.Ref,
+		remote: &remotePlace{run: r, level: req.Level, ref: req.Ref, parentName: req.ParentName, parentMachine: m.machineNameOf(ctx, from),
 			pane: tmux.Pane{ID: from + "/" + req.Parent, SessionID: sp.SessionID, Path: home}},
 	}
 	m.logf("start for %s (run %s, parent %s/%s)", from, req.Run, from, req.Parent)
@@ -259,6 +259,9 @@ func (m *Manager) PeerAdopt(ctx context.Context, from string, req PeerOp) (*Work
 	if err := checkPlacement(from, req.Run, req.Coordinator, req.Parent, req.Ref, req.Level, req.BaseDepth); err != nil {
 		return nil, err
 	}
+	if plain.Line(req.ParentName) != nil || len(req.ParentName) > 80 {
+		return nil, peerRefused(from, "a coordinator name with control characters")
+	}
 	if !tmux.ValidPaneID(req.ID) {
 		return nil, errorf(KindUsage, "name the agent there by its pane id, e.g. "+from+"/%7", "refused: %q is not a pane id of this machine", plain.Clean(req.ID))
 	}
@@ -297,6 +300,7 @@ func (m *Manager) PeerAdopt(ctx context.Context, from string, req PeerOp) (*Work
 	}
 	w := m.adoptedWorker(tp, adoptedName(r, tp), kind, from+"/"+req.Parent, req.Level, team)
 	w.Ref = req.Ref
+	w.ParentName, w.ParentMachineName = req.ParentName, m.machineNameOf(ctx, from)
 	// The offer is used up (unset with the relations, under the lock).
 	if err := m.enrol(ctx, r, w, nil, offerOption); err != nil {
 		return nil, err
@@ -487,4 +491,18 @@ func (m *Manager) PeerGraph(from string) []GraphAgent {
 		out = append(out, a)
 	}
 	return out
+}
+
+// machineNameOf is the name of machine slug as st machines shows it (the
+// slug when it cannot be asked).
+func (m *Manager) machineNameOf(ctx context.Context, slug string) string {
+	if m.cfg.Peers == nil {
+		return slug
+	}
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if mr, err := m.cfg.Peers.Machine(cctx, slug); err == nil && mr.Name != "" && plain.Line(mr.Name) == nil {
+		return mr.Name
+	}
+	return slug
 }

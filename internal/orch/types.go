@@ -87,6 +87,11 @@ type Worker struct {
 	Machine string `json:"machine,omitempty"`
 	// MachineName is that machine's name, as st machines shows it.
 	MachineName string `json:"machine_name,omitempty"`
+	// ParentName and ParentMachineName say who a worker of a coordinator
+	// on another machine works for, as people read it: "worker of lead on
+	// home-macbook" (its Parent, machine/%N, is only a pane).
+	ParentName        string `json:"parent_name,omitempty"`
+	ParentMachineName string `json:"parent_machine_name,omitempty"`
 	// Ref ties the coordinator's record of a remote worker to the
 	// worker's own record on its machine, across pane id changes there.
 	Ref string `json:"ref,omitempty"`

@@ -235,6 +235,7 @@ func (m *Manager) StartWorker(ctx context.Context, req StartRequest) (*WorkerVie
 	}
 	if req.remote != nil {
 		w.Ref = req.remote.ref
+		w.ParentName, w.ParentMachineName = req.remote.parentName, req.remote.parentMachine
 	}
 	m.mu.Lock()
 	r.Workers = append(r.Workers, w)

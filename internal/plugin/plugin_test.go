@@ -196,6 +196,12 @@ func TestRenderTexts(t *testing.T) {
 		"never\n  starting with `/` or `$`",
 		"two levels",
 		"tmux kill-server",
+		// Workers on other machines (issue 15, item 8), with an example.
+		q + " machines",
+		q + " worker start --machine ci-mac --agent claude --task /abs/path/tasks/ios-tests.md --name ios-tests",
+		q + " worker wait ci-mac/ios-tests",
+		q + " worker read ci-mac/ios-tests",
+		"accept-remote on",
 	}
 	worker := []string{
 		"Read the whole file",
@@ -204,6 +210,9 @@ func TestRenderTexts(t *testing.T) {
 		q + " gate ask",
 		"two\n  levels",
 		"tmux kill-server",
+		q + " machines",
+		q + " worker start --machine ci-mac --agent claude --task /abs/path/ios.md --name ios",
+		q + " worker wait ci-mac/ios",
 	}
 	for _, tc := range []struct {
 		path string

@@ -103,7 +103,14 @@ type Agent struct {
 	// pane closed, or st has not found it again since tmux restarted.
 	Parent     string `json:"parent,omitempty"`
 	ParentGone bool   `json:"parentGone,omitempty"`
-	Run        string `json:"run,omitempty"`
+	// ParentShell: started from a shell, which is not an agent: no line
+	// to it, and not an orphan.
+	ParentShell bool `json:"parentShell,omitempty"`
+	// ParentName and ParentMachine name a coordinator on another machine:
+	// the row says "worker of ParentName on ParentMachine".
+	ParentName    string `json:"parentName,omitempty"`
+	ParentMachine string `json:"parentMachine,omitempty"`
+	Run           string `json:"run,omitempty"`
 	// TeamOf is N for a worker that leads a team of N workers of its own.
 	TeamOf  int    `json:"teamOf,omitempty"`
 	Session string `json:"session"` // session id ($1) of its pane

@@ -155,12 +155,19 @@ func (r *realEnv) start(sessionEnv ...string) {
 }
 
 // TestRealDaemon drives the web UI of the real daemon (st up) in Chromium:
-// a shell coordinator with three sim workers, live updates, a terminal,
-// drop-to-adopt, Release and a gate.
+// a coordinator (a sim agent) with three sim workers, live updates, a
+// terminal, drop-to-adopt, Release, a worker row's menu (Let go), a
+// worker started from a shell (no line from a shell: it is not an
+// agent), and a gate.
 func TestRealDaemon(t *testing.T) {
 	r := newRealEnv(t)
 	r.start()
 	bin, dir, work := r.bin, r.dir, r.work
+	// The coordinator is an agent (a sim started by hand); the session's
+	// first pane stays a person's shell.
+	shellPane := r.coord
+	r.coord = r.handAgent("boss", "I coordinate here")
+	r.waitScreen(r.coord, `Received: I coordinate here`, 30*time.Second)
 	for name, task := range map[string]string{
 		"slow-a": "sleep: 60s\n",
 		"slow-b": "sleep: 60s\n",
@@ -289,6 +296,43 @@ func TestRealDaemon(t *testing.T) {
 	})
 	waitJS(t, ctx, `document.querySelectorAll("#graph path.edge-worker").length === 4`, 20*time.Second)
 
+	// A worker row's menu in the sidebar lets it go (issue 15, item 6).
+
+	do(t, ctx, chromedp.Click("#agents-btn"))
+	waitJS(t, ctx, `document.querySelector("#graph").hidden`, 10*time.Second)
+	do(t, ctx, chromedp.Evaluate[chromedp.Void](`[...document.querySelectorAll("#sidebar .agent-row")].find(r => r.querySelector(".name") && r.querySelector(".name").innerText === "slow-a").querySelector(".row-menu-btn").click()`))
+	waitJS(t, ctx, `document.querySelector("#sidebar .row-menu .let-go") !== null`, 10*time.Second)
+	screenshot(t, ctx, "real-row-menu.png")
+	do(t, ctx, chromedp.Click("#sidebar .row-menu .let-go"))
+	testutil.WaitFor(t, 10*time.Second, func() (bool, string) {
+		out := r.st("worker", "list")
+		return !regexp.MustCompile(`\bslow-a\b`).MatchString(out), "st worker list:\n" + out
+	})
+
+	// A worker started by a person at a shell (issue 15, item 5): it shows,
+	// but a shell is not an agent: no card for the shell, no line from it,
+	// and no orphan mark on the worker.
+	cmd := exec.Command(r.bin, "worker", "start", "--agent", "sim", "--task", filepath.Join(work, "slow-b.md"), "--name", "by-hand")
+	cmd.Dir, cmd.Env = work, r.env(shellPane)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("st worker start from the shell: %v\n%s", err, out)
+	}
+	byHand := strings.Fields(string(out))[0]
+	do(t, ctx, chromedp.Click("#agents-btn"))
+	waitJS(t, ctx, `!document.querySelector("#graph").hidden && document.querySelector(`+strconv.Quote(agentCard("#graph", byHand))+`) !== null`, 20*time.Second)
+	if n := count(t, ctx, agentCard("#graph", shellPane)); n != 0 {
+		t.Errorf("the shell %s has a card in the graph (a shell is not an agent):\n%s", shellPane, pageText(ctx))
+	}
+	if n := count(t, ctx, agentCard("#graph", byHand)+".orphan"); n != 0 {
+		t.Errorf("the shell's worker is marked as an orphan")
+	}
+	lines := run(t, ctx, chromedp.Evaluate[int](`[...document.querySelectorAll("#graph path.edge-worker")].filter(e => e.dataset.to === `+strconv.Quote(byHand)+`).length`))
+	if lines != 0 {
+		t.Errorf("%d lines drawn to the shell's worker, want none", lines)
+	}
+	screenshot(t, ctx, "real-shell-worker.png")
+
 	// A gate, answered in the page.
 	askOut := filepath.Join(dir, "ask.out")
 	ask := exec.Command("sh", "-c", `"$0" gate ask "Ship it?" --option yes --option no > "$1" 2>"$1.err"; echo rc=$? >> "$1"`, bin, askOut)
@@ -325,9 +369,12 @@ func TestRealDaemon(t *testing.T) {
 	// The phone's view of the same run, in a browser of its own.
 	phone := newBrowser(t, 390, 844)
 	do(t, phone, chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile), chromedp.Navigate(url))
-	// The coordinator, its three workers, and lead with its helper.
+	// The coordinator and its two workers left (slow-b, quick), lead with
+	// its helper, and the shell's worker: six cards (the agents in no run,
+	// slow-a let go and solo, hand no work out); lines only from agents to
+	// their workers.
 	waitJS(t, phone, `document.body.dataset.view === "chart" && document.querySelectorAll("#chart-tree .agent-card").length === 6 &&
-		document.querySelectorAll("#chart-tree .cnode.line-worker").length === 4`, 30*time.Second)
+		document.querySelectorAll("#chart-tree .cnode.line-worker").length === 3`, 30*time.Second)
 	ctx = phone
 	screenshot(t, ctx, "real-phone.png")
 }

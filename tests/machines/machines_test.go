@@ -176,7 +176,8 @@ func TestMachinesWorkerLifecycle(t *testing.T) {
 	out = must(t)(a.In(pa, "worker", "list"))
 	has(t, out, regexp.QuoteMeta(id)+`\s+hello\s+sim\s+done.*on beta`)
 	out = must(t)(g.ST("worker", "list", "--all"))
-	has(t, out, `editor\s+sim\s+done.*worker of alpha/`+regexp.QuoteMeta(pa))
+	// Who it works for, by name and machine (issue 15, item 7), and the pane.
+	has(t, out, `editor\s+sim\s+done.*worker of \S+ on alpha \(alpha/`+regexp.QuoteMeta(pa)+`\)`)
 
 	// With accept-remote off there, nothing is typed into it.
 	b.MustST("", "orch", "accept-remote", "off")
@@ -337,7 +338,7 @@ func TestMachinesUnreachableAndCoordinatorMove(t *testing.T) {
 	_, bpane, _ := strings.Cut(bid, "/")
 	testutil.WaitFor(t, 45*time.Second, func() (bool, string) {
 		out, _ := b.ST("worker", "list", "--all")
-		return strings.Contains(out, "worker of alpha/"+npa) && !strings.Contains(out, "parent gone"), out
+		return strings.Contains(out, "(alpha/"+npa+")") && !strings.Contains(out, "parent gone"), out
 	})
 	if s := b.Capture(bpane); strings.Contains(s, "st:") {
 		t.Fatalf("something was typed to the worker's agent on beta:\n%s", s)

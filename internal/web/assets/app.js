@@ -53,6 +53,7 @@ const S = {
   scope: 'machine',     // phone chart: session | machine | all
   closed: {},           // folds the person closed (sessions, worker lists, the Agents card)
   completedOpen: {},    // Completed (N) groups the person opened
+  menu: null,           // the key of the sidebar row whose menu is open
   seenGates: null,      // gate ids already notified
   drag: null,           // the drag under way; snapshots wait for its end
   pending: false,
@@ -80,6 +81,10 @@ function machineTag(a) {
 // An agent's key is st's worker id: %7 here, machine/%7 elsewhere.
 function keyOf(a) { return isLocal(a.machine) ? a.pane : `${a.machine}/${a.pane}`; }
 
+// A pane id as people read it: a pane of a tmux server that went carries
+// a mark of that restart (%3~k9x) to keep it apart from today's %3.
+function paneLabel(id) { return (id || '').split('~')[0]; }
+
 function parentKeyOf(a) {
   if (!a.parent) return '';
   const i = a.parent.indexOf('/');
@@ -102,7 +107,8 @@ function buildModel(snap) {
   const children = (a) => kids.get(keyOf(a)) || [];
   // A coordinator on another machine that this page does not show (that
   // machine offline, or this one not signed in) is not thereby gone.
-  const orphan = (a) => { const pk = parentKeyOf(a); return !!pk && !parentOf.has(keyOf(a)) && (!pk.includes('/') || !!a.parentGone); };
+  // (A worker started from a shell has no line to it, and is no orphan.)
+  const orphan = (a) => { const pk = parentKeyOf(a); return !!pk && !a.parentShell && !parentOf.has(keyOf(a)) && (!pk.includes('/') || !!a.parentGone); };
   const roots = snap.agents.filter((a) => !parentOf.has(keyOf(a)));
   const rootOf = (a) => { let r = a; while (parentOf.has(keyOf(r))) r = parentOf.get(keyOf(r)); return r; };
   const gatesOf = new Map();
@@ -380,13 +386,48 @@ function agentRow(a, opts = {}) {
   matesText(a),
   opts.badge ? el('span.badge', { text: opts.badge }) : null,
   !isLocal(a.machine) ? machineTag(a) : null,
+  crossMark(a),
   opts.otherSession ? el('span.muted.small', { text: opts.otherSession }) : null,
   S.m.gatesOf.has(a.pane) && isLocal(a.machine) ? el('span.gate-mark', { title: 'asks a question', text: '?' }) : null,
   el('span.spacer'),
-  a.state ? stateText(a, true) : null);
+  a.state ? stateText(a, true) : null,
+  parentKeyOf(a) ? rowMenuButton(a) : null);
   draggable(row, keyOf(a));
   clickable(row, () => openAgent(a));
-  return row;
+  if (S.menu !== keyOf(a) || !parentKeyOf(a)) return row;
+  // The row's menu (spec: "let go from the row's menu").
+  return el('div.row-wrap', null, row, el('div.row-menu', { role: 'menu' },
+    el('button.menu-item', { type: 'button', role: 'menuitem', text: 'Open', on: { click: (e) => { e.stopPropagation(); S.menu = null; openAgent(a); } } }),
+    el('button.menu-item.let-go', { type: 'button', role: 'menuitem', text: 'Let go',
+      title: 'Release this worker: it keeps running, with no coordinator',
+      on: { click: (e) => { e.stopPropagation(); S.menu = null; release(a); render(); } } })));
+}
+
+// rowMenuButton opens and closes a worker row's menu.
+function rowMenuButton(a) {
+  const b = el('button.row-menu-btn', { type: 'button', title: 'More', 'aria-haspopup': 'menu', text: '⋯' });
+  b.addEventListener('click', (e) => {
+    e.stopPropagation();
+    S.menu = S.menu === keyOf(a) ? null : keyOf(a);
+    render();
+  });
+  return b;
+}
+
+// The mark of a worker whose coordinator is on another machine than the
+// worker: "↳ parent · machine" on the coordinator's side (the worker is
+// elsewhere), "worker of X on M" on the worker's own machine.
+function crossMark(a) {
+  const pk = parentKeyOf(a);
+  if (!pk) return null;
+  if (!isLocal(a.machine)) {
+    const p = S.m.byKey.get(pk);
+    return el('span.cross-mark.muted.small', { text: `↳ ${p ? p.name : paneLabel(pk)} · ${machineName(a.machine)}` });
+  }
+  const i = (a.parent || '').indexOf('/');
+  if (i < 0 || isLocal(a.parent.slice(0, i))) return null;
+  const mach = a.parentMachine || machineName(a.parent.slice(0, i));
+  return el('span.cross-mark.muted.small', { text: `worker of ${a.parentName || a.parent.slice(i + 1)} on ${mach}` });
 }
 
 function workerNode(a, sessionID, depth) {
@@ -589,7 +630,7 @@ function graphCard(a) {
       !isLocal(a.machine) ? machineTag(a) : null),
     el('div.gc-state', null, stateText(a)),
     a.summary && (a.state === 'done' || a.state === 'idle') ? el('div.gc-summary', { text: a.summary, title: a.summary }) : null,
-    m.orphan(a) ? el('div.warn.small', { text: `⚠ coordinator ${a.parent} is gone` }) : null,
+    m.orphan(a) ? el('div.warn.small', { text: `⚠ coordinator ${paneLabel(a.parent)} is gone` }) : null,
     gates.map((g) => gateBox(g, false)),
     worker ? el('div.gc-actions', null,
       el('button.small-btn.release', { type: 'button', text: 'Release', title: 'Let this worker go: it keeps running, with no coordinator',
@@ -746,6 +787,7 @@ function renderGraph() {
       // one below works.
       const cls = { agent: 'edge-worker', mate: 'edge-team', sub: 'edge-subagent' }[k.kind];
       p.setAttribute('class', `edge ${cls}${active ? ' active' : ''}`);
+      if (k.kind === 'agent') p.dataset.to = keyOf(k.a);
       svg.append(p);
     }
   }
@@ -773,7 +815,7 @@ function chartCard(a, depth, line) {
     el('div.gc-role', null, el('span.badge', { text: roleLabel(a) }), ' ', stateText(a),
       !isLocal(a.machine) ? machineTag(a) : null),
     a.summary && a.state === 'done' ? el('div.gc-summary', { text: a.summary }) : null,
-    S.m.orphan(a) ? el('div.warn.small', { text: `⚠ coordinator ${a.parent} is gone` }) : null,
+    S.m.orphan(a) ? el('div.warn.small', { text: `⚠ coordinator ${paneLabel(a.parent)} is gone` }) : null,
     gates.map((g) => gateBox(g, false)),
     parentKeyOf(a) ? el('div.gc-actions', null, el('button.small-btn.release', { type: 'button', text: 'Release',
       on: { click: (e) => { e.stopPropagation(); release(a); } } })) : null);
