@@ -17,6 +17,7 @@ package guard
 
 import (
 	"fmt"
+	"os"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -75,9 +76,11 @@ func refuse(detail string) string {
 		"); other agents and their work live there. Stop only what you started, by its pid or pane."
 }
 
+const unknownPrefix = "st guard: st cannot tell what this command runs ("
+
 // unknown is the reason for a command that may: st cannot tell.
 func unknown(detail, advice string) string {
-	return "st guard: st cannot tell what this command runs (" + detail + "), and it could stop the tmux server " +
+	return unknownPrefix + detail + "), and it could stop the tmux server " +
 		"this agent runs in. " + advice
 }
 
@@ -113,7 +116,7 @@ func newChecker(g Context) *checker {
 }
 
 func (ch *checker) env() shell.Env {
-	e := shell.Env{Cwd: ch.g.Cwd, Vars: map[string]string{"UID": ch.uid, "EUID": ch.uid}}
+	e := shell.Env{Cwd: ch.g.Cwd, Vars: map[string]string{"UID": ch.uid, "EUID": ch.uid}, ReadFile: readScript}
 	if ch.g.TmuxSocket != "" {
 		e.Vars["TMUX"] = ch.g.TmuxSocket
 	} else {
@@ -129,11 +132,28 @@ func (ch *checker) env() shell.Env {
 
 func (ch *checker) cmds(cmds []*shell.Cmd) string {
 	for _, c := range cmds {
-		if r := ch.cmd(c); r != "" {
+		r := ch.cmd(c)
+		if r != "" && c.File != "" && strings.HasPrefix(r, unknownPrefix) {
+			// A script on disk: st refuses what it surely does, not what
+			// it may (an rc file may well hold an eval st cannot read).
+			continue
+		}
+		if r != "" {
 			return r
 		}
 	}
 	return ""
+}
+
+// readScript reads a script on disk that a command runs: a regular file
+// of at most 64 KiB.
+func readScript(p string) ([]byte, bool) {
+	fi, err := os.Stat(p)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > 64<<10 {
+		return nil, false
+	}
+	data, err := os.ReadFile(p)
+	return data, err == nil
 }
 
 // cmd judges one command.
@@ -147,7 +167,16 @@ func (ch *checker) cmd(c *shell.Cmd) string {
 	if len(c.Args) == 0 {
 		return ""
 	}
+	if c.Made {
+		return unknown(fmt.Sprintf("%s runs %s, a file this command itself writes", quote(showCmd(c)), show(c.Args[0].String())),
+			"Write the file in one command and run it in the next.")
+	}
 	name := c.Name()
+	if real := ch.programOnDisk(c); real != "" && real != name {
+		// A link to tmux (or a copy of it) under another name.
+		c = renamed(c, real)
+		name = real
+	}
 	if name == "" {
 		if ch.riskyProgram(c.Args[0]) {
 			return unknown(fmt.Sprintf("%s names its program as %s", quote(showCmd(c)), show(c.Args[0].String())), adviceName)

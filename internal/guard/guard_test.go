@@ -2,9 +2,12 @@ package guard
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/sophonz/st/internal/testutil"
 )
@@ -397,6 +400,50 @@ func TestGuardTable(t *testing.T) {
 		}
 		if a := Check(c.allowed, guardDefault); a != "" {
 			t.Errorf("%s: Check(%q) refused the look-alike: %s", c.entry, c.allowed, a)
+		}
+	}
+}
+
+// spelling is one command of testdata/guard/spellings.txtar.
+type spelling struct {
+	name    string
+	cmd     string
+	refused bool
+}
+
+// Spellings reads testdata/guard/spellings.txtar with sock for SOCKET.
+func readSpellings(t testing.TB, sock string) []spelling {
+	a, err := txtar.ParseFile(filepath.Join(testutil.ModuleRoot(), "testdata", "guard", "spellings.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []spelling
+	for _, f := range a.Files {
+		kind, name, _ := strings.Cut(f.Name, "/")
+		cmd := strings.ReplaceAll(strings.TrimSuffix(string(f.Data), "\n"), "SOCKET", sock)
+		out = append(out, spelling{name: name, cmd: cmd, refused: kind == "refused"})
+	}
+	if len(out) < 30 {
+		t.Fatalf("only %d spellings", len(out))
+	}
+	return out
+}
+
+// TestIssueSpellings: every spelling of issue 13 is refused, each look-
+// alike passes, and every refusal says what to do.
+func TestIssueSpellings(t *testing.T) {
+	for _, g := range []Context{guardDefault, guardSt} {
+		sock, _, _ := strings.Cut(g.TmuxSocket, ",")
+		for _, s := range readSpellings(t, sock) {
+			t.Run(s.name, func(t *testing.T) {
+				r := Check(s.cmd, g)
+				if (r != "") != s.refused {
+					t.Fatalf("Check(%.80q) in %s = %q, want refused=%v", s.cmd, sock, r, s.refused)
+				}
+				if r != "" && !strings.HasPrefix(r, "st guard: ") {
+					t.Errorf("reason %q", r)
+				}
+			})
 		}
 	}
 }

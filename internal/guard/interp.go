@@ -14,7 +14,8 @@ import (
 // joined where the code concatenates them.
 
 var interpreterNames = []string{"python", "python2", "python3", "pypy", "pypy3", "perl", "ruby", "node", "nodejs",
-	"bun", "deno", "php", "awk", "gawk", "mawk", "nawk", "lua", "luajit", "Rscript", "osascript", "expect", "tclsh", "wish", "sed"}
+	"bun", "deno", "php", "awk", "gawk", "mawk", "nawk", "lua", "luajit", "Rscript", "osascript", "expect", "tclsh", "wish", "sed",
+	"vim", "vi", "nvim", "ex", "view", "vimdiff", "rvim"}
 
 // interpreter names the language of a program that takes code, or "".
 func interpreter(name string) string {
@@ -39,6 +40,8 @@ func interpreter(name string) string {
 		return "tcl"
 	case name == "sed":
 		return "sed"
+	case name == "vim" || name == "vi" || name == "nvim" || name == "ex" || name == "view" || name == "vimdiff" || name == "rvim":
+		return "vim"
 	}
 	return ""
 }
@@ -70,10 +73,28 @@ func (ch *checker) interp(c *shell.Cmd, name string) string {
 		if len(args) == 0 {
 			stdin = true
 		}
+	}
+	if lang == "tcl" || lang == "e" {
+		// exec and spawn run their words as a program.
+		for _, k := range append(code, c.Stdin) {
+			t, _ := k.Text()
+			for _, line := range strings.FieldsFunc(t, func(r rune) bool { return r == '\n' || r == ';' || r == '[' || r == ']' }) {
+				f := strings.Fields(line)
+				if len(f) > 1 && (f[0] == "exec" || f[0] == "spawn" || f[0] == "system") {
+					if r := ch.text(c, shell.Lit(strings.Join(f[1:], " ")), name+" "+f[0], nil); r != "" {
+						return r
+					}
+				}
+			}
+		}
+	}
+	switch lang {
 	case "awk":
 		code = awkProgram(args)
 	case "sed":
 		return ch.sedScript(c, args)
+	case "vim":
+		return ch.vimCommands(c, args)
 	}
 	if stdin {
 		code = append(code, c.Stdin)
@@ -430,4 +451,43 @@ func stringLits(code string) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// vimCommands: vim's -c, --cmd and +commands; :!cmd and the like run
+// shell text.
+func (ch *checker) vimCommands(c *shell.Cmd, args []shell.Arg) string {
+	var cmds []shell.Arg
+	for i := 0; i < len(args); i++ {
+		s, ok := args[i].Text()
+		switch {
+		case ok && (s == "-c" || s == "--cmd" || s == "-S"):
+			if i+1 < len(args) {
+				if s != "-S" {
+					cmds = append(cmds, args[i+1])
+				}
+				i++
+			}
+		case ok && strings.HasPrefix(s, "+") && len(s) > 1:
+			cmds = append(cmds, shell.Lit(s[1:]))
+		case !ok && i > 0:
+			if p, _ := args[i-1].Text(); p == "-c" || p == "--cmd" {
+				cmds = append(cmds, args[i])
+			}
+		}
+	}
+	for _, k := range cmds {
+		t, ok := k.Text()
+		if !ok {
+			return unknown(fmt.Sprintf("%s runs vim commands st cannot read", quote(showCmd(c))), "Write them plainly.")
+		}
+		if i := strings.IndexByte(t, '!'); i >= 0 {
+			if r := ch.text(c, shell.Lit(t[i+1:]), "vim !", nil); r != "" {
+				return r
+			}
+		}
+		if r := ch.code(c, k, "vim"); r != "" {
+			return r
+		}
+	}
+	return ""
 }

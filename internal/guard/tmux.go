@@ -18,6 +18,7 @@ type server struct {
 // globals are tmux's global options.
 type globals struct {
 	label, sock, shellCmd *shell.Arg
+	control               bool        // -C: tmux commands come on standard input
 	rest                  []shell.Arg // the commands
 	hole                  *shell.Arg  // a word st cannot know among the options
 	quits                 bool        // tmux prints its version or usage
@@ -67,7 +68,9 @@ flags:
 					g.shellCmd = &v
 				}
 				j = len(s)
-			case '2', 'C', 'D', 'd', 'h', 'l', 'N', 'q', 'u', 'U', 'v':
+			case 'C':
+				g.control = true
+			case '2', 'D', 'd', 'h', 'l', 'N', 'q', 'u', 'U', 'v':
 			case 'V':
 				g.quits = true
 				return g
@@ -105,6 +108,24 @@ func (ch *checker) tmux(c *shell.Cmd) string {
 		// caller's environment.
 		if r := ch.text(c, *g.shellCmd, "tmux -c", nil); r != "" {
 			return r
+		}
+	}
+	if g.control && srv.ours {
+		// Control mode reads tmux commands, a line each, from its input.
+		text, ok := c.Stdin.Known()
+		if !ok {
+			return unknown(fmt.Sprintf("%s reads tmux commands from standard input st cannot read", quote(showCmd(c))), "Give tmux its commands as arguments.")
+		}
+		var lines []string
+		for _, l := range strings.Split(text, "\n") {
+			if strings.TrimSpace(l) != "" {
+				lines = append(lines, l)
+			}
+		}
+		if len(lines) > 0 {
+			if r := ch.tmuxString(c, shell.Lit(strings.Join(lines, " \\; ")), srv); r != "" {
+				return r
+			}
 		}
 	}
 	return ch.tmuxCommands(c, splitCommands(g.rest), srv)
@@ -337,7 +358,8 @@ var riskyTmux = map[string]bool{
 	"run-shell": true, "if-shell": true, "confirm-before": true, "set-hook": true, "command-prompt": true,
 	"new-session": true, "new-window": true, "split-window": true, "respawn-pane": true, "respawn-window": true,
 	"display-popup": true, "pipe-pane": true, "send-keys": true, "source-file": true, "set-option": true,
-	"set-window-option": true, "display-message": true, "display-menu": true,
+	"set-window-option": true, "display-message": true, "display-menu": true, "detach-client": true,
+	"choose-tree": true, "choose-client": true, "choose-buffer": true,
 }
 
 // spellings are every word tmux resolves to a risky command.
@@ -475,6 +497,14 @@ func (ch *checker) tmuxOne(c *shell.Cmd, cmd []shell.Arg, srv server) string {
 					return r
 				}
 			}
+		}
+	case "detach-client":
+		if f, _, ok := tmuxOpts(args, "aPE:s:t:"); ok && f.has('E') {
+			return ch.inServer(c, f.val('E'), srv, "tmux detach-client -E")
+		}
+	case "choose-tree", "choose-client", "choose-buffer":
+		if _, pos, ok := tmuxOpts(args, "GNrswZF:f:K:O:t:"); ok && len(pos) > 0 {
+			return ch.tmuxString(c, pos[0], srv)
 		}
 	case "set-hook":
 		if f, pos, ok := tmuxOpts(args, "agpRt:uw"); ok && !f.has('u') && len(pos) > 1 {
@@ -768,7 +798,7 @@ func (ch *checker) sourceFile(c *shell.Cmd, p shell.Arg, srv server) string {
 	if !ok {
 		return unknown(fmt.Sprintf("%s: st cannot tell which file %s is", d, show(p.String())), "Name the file plainly.")
 	}
-	if s == "-" {
+	if s == "-" || s == "/dev/stdin" || s == "/dev/fd/0" || s == "/proc/self/fd/0" {
 		text, ok := c.Stdin.Known()
 		if !ok {
 			return unknown(d+" reads tmux commands from standard input st cannot read", "Put them in a file.")
@@ -784,9 +814,16 @@ func (ch *checker) sourceFile(c *shell.Cmd, p shell.Arg, srv server) string {
 			return unknown(fmt.Sprintf("%s: this command writes %s before tmux reads it", d, show(s)), "Write the file first, in a command of its own.")
 		}
 	}
-	data, err := os.ReadFile(full)
+	fi, err := os.Stat(full)
 	if err != nil {
 		return "" // tmux cannot read it either
+	}
+	if !fi.Mode().IsRegular() {
+		return unknown(fmt.Sprintf("%s: %s is not a plain file st can read", d, show(s)), "Put the commands in a file.")
+	}
+	data, err := os.ReadFile(full)
+	if err != nil {
+		return ""
 	}
 	if len(data) > 256<<10 {
 		return cannotCheck(fmt.Sprintf("%s is longer than st reads", s))

@@ -606,6 +606,20 @@ func (r *reader) sourceFile(file Arg, st *state, c *ctx) *state {
 		if stdinPaths[s] {
 			return r.text(c.stdin, st, c)
 		}
+		abs := r.absPath(Lit(s), st)
+		if fact, ok := r.files[abs]; ok && abs != "" {
+			// A file the text wrote.
+			if !fact.known {
+				r.unknownText(Lit("(the file "+s+" this command wrote)"), st, c, s)
+				return r.clobber(st)
+			}
+			return r.text(fact.content, st, c)
+		}
+		if data, ok := r.readFile(abs); ok && abs != "" {
+			cc := *c
+			cc.file = abs
+			return r.text(Lit(data), st, &cc)
+		}
 		// A file on disk st does not read: what it sets is unknown.
 		r.output(c, "", false)
 		return r.clobber(st)

@@ -18,6 +18,9 @@ type Env struct {
 	// Unset are variables known not to be set. Every other variable may
 	// be set to anything.
 	Unset []string
+	// ReadFile, when set, reads a file on disk that the command runs as
+	// shell text (bash FILE, . FILE, ./FILE); false when it cannot.
+	ReadFile func(path string) ([]byte, bool)
 }
 
 // Cmd is one program (or function body, or builtin) that may run: its
@@ -49,6 +52,12 @@ type Cmd struct {
 	OtherUser bool
 	// Src is the source text of the command, for messages.
 	Src string
+	// File is the file on disk the command was read from (a script it
+	// runs); "" for the command's own text.
+	File string
+	// Made: the program is a file the text itself wrote (cp, ln, echo >)
+	// whose content st cannot tell.
+	Made bool
 
 	env *envView
 	r   *reader

@@ -1,8 +1,10 @@
 package shell
 
 import (
+	"bytes"
 	"path"
 	"strings"
+	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -22,6 +24,14 @@ type reader struct {
 	called    map[*funcDef]bool
 	defined   []*funcDef
 	acc       *outAcc // where the output of commands goes, when st follows it
+	// files are the files the text writes, by absolute path: what they
+	// hold when st can tell (echo ... > f), for a later bash f or ./f.
+	files map[string]fileFact
+}
+
+type fileFact struct {
+	content Arg
+	known   bool
 }
 
 func newReader(src string, env Env) *reader {
@@ -30,6 +40,7 @@ func newReader(src string, env Env) *reader {
 		holeIndex: map[*Hole]int{},
 		varHoles:  map[string]*Hole{},
 		called:    map[*funcDef]bool{},
+		files:     map[string]fileFact{},
 		// Work: bytes expanded and nodes visited. Four times the text, and
 		// a floor that every ordinary command stays far below.
 		work: 4<<20 + 8*len(src),
@@ -45,6 +56,7 @@ type ctx struct {
 	stdin    Arg  // what it reads
 	other    bool // may run as another user
 	cond     bool // may or may not run (a branch, a loop, after && or ||)
+	file     string // the file on disk the text comes from, if any
 }
 
 func (c *ctx) with(via string) *ctx {
@@ -133,16 +145,14 @@ func (r *reader) stmtIn(s *syntax.Stmt, st *state, c *ctx) *state {
 		// bash expands a simple command's words before its redirections.
 		return r.call(ce, st, c, s)
 	}
-	redirs, stdin, hasStdin, outGone := r.redirs(s.Redirs, st, c)
+	redirs, stdin, hasStdin, outGone, outFile := r.redirs(s.Redirs, st, c)
 	cc := c
 	if hasStdin {
 		cc = c.withStdin(stdin)
 	}
-	var saved *outAcc
 	if outGone {
 		// Its output goes to a file: none of it reaches a pipe.
-		saved, r.acc = r.acc, nil
-		defer func() { r.acc = saved }()
+		defer r.capture(outFile)()
 	}
 	if s.Cmd == nil {
 		if len(redirs) > 0 {
@@ -160,7 +170,7 @@ func (r *reader) stmtIn(s *syntax.Stmt, st *state, c *ctx) *state {
 
 // redirs expands redirections: their words, here-documents, and what
 // becomes the standard input.
-func (r *reader) redirs(list []*syntax.Redirect, st *state, c *ctx) (out []Redir, stdin Arg, hasStdin, outGone bool) {
+func (r *reader) redirs(list []*syntax.Redirect, st *state, c *ctx) (out []Redir, stdin Arg, hasStdin, outGone bool, outFile string) {
 	for _, rd := range list {
 		fd := ""
 		if rd.N != nil {
@@ -199,15 +209,61 @@ func (r *reader) redirs(list []*syntax.Redirect, st *state, c *ctx) (out []Redir
 				}
 			case syntax.RdrAll, syntax.AppAll, syntax.RdrAllClob, syntax.AppAllClob:
 				outGone = true
+				outFile = r.absPath(red.Target, st)
 			case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob, syntax.DplOut:
 				if outFd {
 					outGone = true
+					outFile = ""
+					if rd.Op != syntax.DplOut {
+						outFile = r.absPath(red.Target, st)
+						if rd.Op == syntax.AppOut || rd.Op == syntax.AppClob {
+							outFile = ">>" + outFile
+						}
+					}
 				}
 			}
 		}
 		out = append(out, red)
 	}
-	return out, stdin, hasStdin, outGone
+	return out, stdin, hasStdin, outGone, outFile
+}
+
+// absPath is a known path made absolute from the shell's folder, or "".
+func (r *reader) absPath(p Arg, st *state) string {
+	t, ok := p.Known()
+	if !ok || t == "" {
+		return ""
+	}
+	if strings.HasPrefix(t, "/") {
+		return path.Clean(t)
+	}
+	d, ok := r.decode(st.dir).Text()
+	if !ok || !strings.HasPrefix(d, "/") {
+		return ""
+	}
+	return path.Join(d, t)
+}
+
+// capture starts following what a command prints into a file; done
+// keeps it (known or not) as the file's content.
+func (r *reader) capture(outFile string) (done func()) {
+	saved := r.acc
+	if outFile == "" {
+		r.acc = nil
+		return func() { r.acc = saved }
+	}
+	acc := &outAcc{known: true}
+	r.acc = acc
+	return func() {
+		r.acc = saved
+		file, appendTo := strings.CutPrefix(outFile, ">>")
+		f := fileFact{known: acc.known, content: Lit(acc.b.String())}
+		if old, ok := r.files[file]; appendTo && ok {
+			f.known = f.known && old.known
+			f.content = Concat(old.content, f.content)
+		}
+		r.files[file] = f
+	}
 }
 
 func quotedDelim(w *syntax.Word) bool {
@@ -523,15 +579,13 @@ func (r *reader) call(ce *syntax.CallExpr, st *state, c *ctx, s *syntax.Stmt) *s
 	src := r.srcOf(s)
 	// The redirections come after the words (below); with no words, now.
 	withRedirs := func(c *ctx) ([]Redir, *ctx, func()) {
-		redirs, stdin, hasStdin, outGone := r.redirs(s.Redirs, st, c)
+		redirs, stdin, hasStdin, outGone, outFile := r.redirs(s.Redirs, st, c)
 		if hasStdin {
 			c = c.withStdin(stdin)
 		}
 		done := func() {}
 		if outGone {
-			saved := r.acc
-			r.acc = nil
-			done = func() { r.acc = saved }
+			done = r.capture(outFile)
 		}
 		return redirs, c, done
 	}
@@ -689,10 +743,20 @@ func (r *reader) record(args []Arg, env *envView, redirs []Redir, st *state, c *
 		Via: c.via, Wrappers: c.wrappers, OtherUser: c.other, Src: src,
 		env: env, r: r, st: st,
 	}
+	cmd.File = c.file
 	r.cmds = append(r.cmds, cmd)
 	r.charge(128)
+	for _, w := range cmd.Writes() {
+		if abs := r.absPath(w.Path, st); abs != "" {
+			if _, ok := r.files[abs]; !ok || !isRedirect(w.What) {
+				r.files[abs] = fileFact{}
+			}
+		}
+	}
 	return cmd
 }
+
+func isRedirect(what string) bool { return strings.HasSuffix(what, "(redirection)") }
 
 // unknownText records shell text st cannot read that runs here.
 func (r *reader) unknownText(text Arg, st *state, c *ctx, src string) *Cmd {
@@ -790,9 +854,14 @@ func (r *reader) command(args []Arg, env *envView, redirs []Redir, st *state, c 
 		r.output(c, "", false)
 		return st
 	}
-	if b, ok := builtins[name]; ok {
+	if b, ok := builtins[name]; ok && !strings.Contains(name, "/") {
 		cmd := r.record(args, env, redirs, st, c, f.src)
 		return b(r, cmd, st, c)
+	}
+	if file := r.programFile(name, env, st); file != "" {
+		if r.runFile(file, args, env, redirs, st, c, f) {
+			return st
+		}
 	}
 	if run, ok := runners[path.Base(name)]; ok {
 		return r.runWrapped(run, args, env, redirs, st, c, f)
@@ -800,6 +869,130 @@ func (r *reader) command(args []Arg, env *envView, redirs []Redir, st *state, c 
 	cmd := r.record(args, env, redirs, st, c, f.src)
 	r.programOutput(cmd, c)
 	return st
+}
+
+// programFile is the file a command name runs when st may read it: a
+// path, or a name found in a folder of $PATH where the text wrote it.
+func (r *reader) programFile(name string, env *envView, st *state) string {
+	if strings.Contains(name, "/") {
+		return r.absPath(Lit(name), st)
+	}
+	p, set := env.get("PATH")
+	if set == No {
+		return ""
+	}
+	for _, part := range p.Parts() {
+		t, ok := part.Text()
+		if !ok {
+			continue
+		}
+		for _, dir := range strings.Split(t, ":") {
+			full := r.absPath(Lit(path.Join(dir, name)), st)
+			if dir == "" {
+				full = r.absPath(Lit(name), st)
+			}
+			if _, ok := r.files[full]; ok && full != "" {
+				return full
+			}
+		}
+	}
+	return ""
+}
+
+// runFile reads a program that is a file the text wrote, or a script on
+// disk: its text runs in a new shell. It reports whether it handled the
+// command.
+func (r *reader) runFile(file string, args []Arg, env *envView, redirs []Redir, st *state, c *ctx, f callInfo) bool {
+	fact, made := r.files[file]
+	var text Arg
+	switch {
+	case made && !fact.known:
+		cmd := r.record(args, env, redirs, st, c, f.src)
+		cmd.Made = true
+		r.output(c, "", false)
+		return true
+	case made:
+		text = fact.content
+	default:
+		data, ok := r.readFile(file)
+		if !ok {
+			return false
+		}
+		text = Lit(data)
+	}
+	if t, ok := text.Text(); ok && strings.HasPrefix(t, "#!") {
+		first, _, _ := strings.Cut(t, "\n")
+		if !shebangShell(first) {
+			if made {
+				cmd := r.record(args, env, redirs, st, c, f.src)
+				cmd.Made = true
+				r.output(c, "", false)
+				return true
+			}
+			return false
+		}
+	}
+	r.record(args, env, redirs, st, c, f.src)
+	r.output(c, "", false)
+	child := st.child(env)
+	child.posKnown = true
+	for _, a := range args[1:] {
+		if a.Split {
+			child.posKnown = false
+		}
+		child.pos = append(child.pos, r.encode(a))
+	}
+	cc := c.with(file)
+	if !made {
+		cc.file = file
+	}
+	r.text(text, child, cc.withStdin(c.stdin))
+	return true
+}
+
+// shebangShell reports whether a #! line names a shell st reads.
+func shebangShell(line string) bool {
+	f := strings.Fields(strings.TrimPrefix(line, "#!"))
+	if len(f) == 0 {
+		return true
+	}
+	prog := path.Base(f[0])
+	if prog == "env" && len(f) > 1 {
+		prog = path.Base(f[len(f)-1])
+		for _, x := range f[1:] {
+			if !strings.HasPrefix(x, "-") {
+				prog = path.Base(x)
+				break
+			}
+		}
+	}
+	for _, s := range Shells {
+		if prog == s {
+			return true
+		}
+	}
+	return false
+}
+
+// readFile reads a file of shell text from disk when the reader's Env
+// allows it: regular, at most 64 KiB.
+func (r *reader) readFile(file string) (string, bool) {
+	if r.env.ReadFile == nil {
+		return "", false
+	}
+	data, ok := r.env.ReadFile(file)
+	if !ok || len(data) > 64<<10 || !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0 {
+		return "", false
+	}
+	s := string(data)
+	if hasSentinel(s) {
+		return "", false
+	}
+	f, err := parse(s)
+	if err != nil || f == nil {
+		return "", false
+	}
+	return s, true
 }
 
 // alias expands an alias as bash would: its text, then the rest of the

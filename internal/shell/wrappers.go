@@ -92,6 +92,22 @@ func init() {
 		"script":           runScript,
 		"parallel":         runParallel,
 		"git":              runGit,
+		"pkexec":           runPkexec,
+		"capsh":            runCapsh,
+		"ip":               runIP,
+		"cgexec":           plain("g", nil),
+		"systemd-inhibit":  plain("", []string{"what", "who", "why", "mode"}),
+		"dbus-launch":      plain("", nil),
+		"hyperfine":        runHyperfine,
+		"entr":             runEntr,
+		"watchexec":        runWatchexec,
+		"fd":               runFd, "fdfind": runFd,
+		"screen":           runScreen,
+		"dtach":            runDtach,
+		"at":               runAt, "batch": runAt,
+		"crontab":          runCrontab,
+		"npx":              runNpx,
+		"make":             runMake, "gmake": runMake,
 	}
 	for _, s := range Shells {
 		runners[s] = runShell
@@ -1197,4 +1213,273 @@ func (r *reader) runWrapped(run runner, args []Arg, env *envView, redirs []Redir
 		}
 	}
 	return st
+}
+
+func runPkexec(w *wrapCall) wrapped {
+	rest := getopt(w.args, "", []string{"user"}, nil)
+	return wrapped{argv: rest, other: true}
+}
+
+// runCapsh: capsh's options, then after -- the arguments of bash.
+func runCapsh(w *wrapCall) wrapped {
+	for i, a := range w.args {
+		if s, _ := a.Text(); s == "--" {
+			sub := *w
+			sub.args = w.args[i+1:]
+			out := runShell(&sub)
+			out.other = true
+			return out
+		}
+	}
+	return wrapped{}
+}
+
+// runIP: ip netns exec NAME COMMAND.
+func runIP(w *wrapCall) wrapped {
+	for i := 0; i+1 < len(w.args); i++ {
+		a, _ := w.args[i].Text()
+		b, _ := w.args[i+1].Text()
+		if a == "netns" && b == "exec" || a == "vrf" && b == "exec" {
+			rest := w.args[i+2:]
+			if len(rest) > 0 {
+				if s, _ := rest[0].Text(); s == "-all" || s == "-a" {
+					rest = rest[1:]
+				} else {
+					rest = rest[1:] // the name
+				}
+			}
+			return wrapped{argv: rest, other: true}
+		}
+	}
+	return wrapped{}
+}
+
+// runHyperfine: each command is shell text, and so are --prepare,
+// --cleanup and --setup.
+func runHyperfine(w *wrapCall) wrapped {
+	var texts []runText
+	rest := w.args
+	for i := 0; i < len(rest); i++ {
+		s, ok := rest[i].Text()
+		switch {
+		case ok && (s == "-p" || s == "--prepare" || s == "-c" || s == "--cleanup" || s == "-s" || s == "--setup" || s == "--conclude"):
+			if i+1 < len(rest) {
+				texts = append(texts, runText{text: rest[i+1]})
+				i++
+			}
+		case ok && strings.HasPrefix(s, "-"):
+			if !strings.Contains(s, "=") && slices.Contains([]string{"-w", "--warmup", "-m", "--min-runs", "-M", "--max-runs",
+				"-r", "--runs", "-S", "--shell", "--style", "-n", "--command-name", "-L", "--parameter-list", "-P",
+				"--parameter-scan", "-D", "--parameter-step-size", "-u", "--time-unit", "--export-asciidoc",
+				"--export-csv", "--export-json", "--export-markdown", "--export-orgmode", "--output", "--input", "--sort", "-i"}, s) {
+				i++
+				if s == "-P" || s == "--parameter-scan" || s == "-L" || s == "--parameter-list" {
+					i++
+				}
+			}
+		default:
+			texts = append(texts, runText{text: rest[i]})
+		}
+	}
+	return wrapped{texts: texts}
+}
+
+func runEntr(w *wrapCall) wrapped {
+	shell := false
+	rest := getopt(w.args, "", nil, func(o string, v Arg) {
+		if o == "-s" {
+			shell = true
+		}
+	})
+	if shell && len(rest) > 0 {
+		return wrapped{texts: []runText{{text: rest[0]}}}
+	}
+	return wrapped{argv: rest}
+}
+
+// runWatchexec: the command after -- (or its operands) is shell text.
+func runWatchexec(w *wrapCall) wrapped {
+	for i, a := range w.args {
+		if s, _ := a.Text(); s == "--" {
+			return wrapped{texts: []runText{{text: Join(w.args[i+1:], " ")}}}
+		}
+	}
+	rest := getopt(w.args, "ewidfpsWn", []string{"exts", "watch", "ignore", "debounce", "filter", "shell", "signal",
+		"stop-signal", "stop-timeout", "delay-run", "project-origin", "workdir", "env", "on-busy-update", "emit-events-to",
+		"filter-file", "ignore-file", "fs-events", "poll", "color", "print-events", "log-file", "wrap-process"}, nil)
+	if len(rest) == 0 {
+		return wrapped{}
+	}
+	return wrapped{texts: []runText{{text: Join(rest, " ")}}}
+}
+
+// runFd: fd -x/-X runs a command for the files found.
+func runFd(w *wrapCall) wrapped {
+	var roots []Arg
+	out := wrapped{}
+	for i := 0; i < len(w.args); i++ {
+		s, _ := w.args[i].Text()
+		if s == "-x" || s == "--exec" || s == "-X" || s == "--exec-batch" {
+			j := i + 1
+			for j < len(w.args) && w.args[j].String() != ";" {
+				j++
+			}
+			found := &Hole{Kind: FromFound, Src: "{}", Under: append(roots, Lit("."))}
+			var argv []Arg
+			for _, a := range w.args[i+1 : j] {
+				for _, ph := range []string{"{//}", "{/.}", "{/}", "{.}", "{}"} {
+					a = replaceIn(a, ph, HoleArg(found))
+				}
+				argv = append(argv, a)
+			}
+			if len(argv) > 0 {
+				out.more = append(out.more, argv)
+			}
+			i = j
+			continue
+		}
+		if !strings.HasPrefix(s, "-") && i > 0 {
+			roots = append(roots, w.args[i])
+		}
+	}
+	return out
+}
+
+// runScreen: screen -dm CMD runs a command; -X stuff TEXT types text
+// into a window, where a shell may run it.
+func runScreen(w *wrapCall) wrapped {
+	args := w.args
+	for i := 0; i < len(args); i++ {
+		s, ok := args[i].Text()
+		if !ok {
+			return wrapped{argv: args[i:]}
+		}
+		switch {
+		case s == "-X":
+			if i+2 < len(args) && args[i+1].String() == "stuff" {
+				return wrapped{texts: []runText{{text: args[i+2]}}}
+			}
+			return wrapped{}
+		case s == "-S" || s == "-c" || s == "-e" || s == "-h" || s == "-p" || s == "-s" || s == "-T" || s == "-t" || s == "-Logfile":
+			i++
+		case strings.HasPrefix(s, "-"):
+		default:
+			return wrapped{argv: args[i:]}
+		}
+	}
+	return wrapped{}
+}
+
+func runDtach(w *wrapCall) wrapped {
+	if len(w.args) < 2 {
+		return wrapped{}
+	}
+	rest := getopt(w.args[2:], "erz", nil, nil)
+	return wrapped{argv: rest}
+}
+
+// runAt: at and batch run their standard input (or -f FILE) later.
+func runAt(w *wrapCall) wrapped {
+	var file *Arg
+	getopt(w.args, "fqtM", nil, func(o string, v Arg) {
+		if o == "-f" {
+			f := v
+			file = &f
+		}
+	})
+	if file != nil {
+		return wrapped{texts: []runText{{file: file}}}
+	}
+	return wrapped{texts: []runText{{text: w.c.stdin}}}
+}
+
+// runCrontab: a crontab's lines are commands run later.
+func runCrontab(w *wrapCall) wrapped {
+	rest := getopt(w.args, "u", nil, nil)
+	text := w.c.stdin
+	if len(rest) > 0 {
+		if s, _ := rest[0].Text(); s != "-" {
+			return wrapped{texts: []runText{{file: &rest[0]}}}
+		}
+	}
+	t, ok := text.Text()
+	if !ok {
+		return wrapped{texts: []runText{{text: text}}}
+	}
+	var out []runText
+	for _, line := range strings.Split(t, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) > 0 && strings.Contains(f[0], "=") && !strings.ContainsAny(f[0], "*/") {
+			continue // a variable
+		}
+		skip := 5
+		if strings.HasPrefix(line, "@") {
+			skip = 1
+		}
+		for i := 0; i < skip && line != ""; i++ {
+			line = strings.TrimLeft(line, " \t")
+			if j := strings.IndexAny(line, " \t"); j >= 0 {
+				line = line[j:]
+			} else {
+				line = ""
+			}
+		}
+		out = append(out, runText{text: Lit(strings.TrimSpace(line))})
+	}
+	return wrapped{texts: out}
+}
+
+// runNpx: npx -c TEXT runs shell text.
+func runNpx(w *wrapCall) wrapped {
+	out := wrapped{}
+	getopt(w.args, "cp", []string{"call", "package"}, func(o string, v Arg) {
+		if o == "-c" || o == "--call" {
+			out.texts = append(out.texts, runText{text: v})
+		}
+	})
+	return out
+}
+
+// runMake: a makefile st can read (from a process substitution or
+// standard input): its recipe lines are shell text.
+func runMake(w *wrapCall) wrapped {
+	out := wrapped{}
+	getopt(w.args, "fCIjlowW", []string{"file", "makefile", "directory", "include-dir", "jobs", "load-average",
+		"old-file", "assume-old", "what-if", "new-file", "assume-new", "eval"}, func(o string, v Arg) {
+		var text Arg
+		switch o {
+		case "-f", "--file", "--makefile":
+			if s, _ := v.Text(); stdinPaths[s] || s == "-" {
+				text = w.c.stdin
+			} else if hs := v.Holes(); len(hs) == 1 && hs[0].Kind == FromProc {
+				if hs[0].Out == nil {
+					text = v
+				} else {
+					text = *hs[0].Out
+				}
+			} else {
+				return
+			}
+		case "--eval":
+			text = v
+		default:
+			return
+		}
+		t, ok := text.Text()
+		if !ok {
+			out.texts = append(out.texts, runText{text: text})
+			return
+		}
+		for _, line := range strings.Split(t, "\n") {
+			if r, ok := strings.CutPrefix(line, "\t"); ok {
+				r = strings.TrimLeft(r, "@-+")
+				out.texts = append(out.texts, runText{text: Lit(r)})
+			}
+		}
+	})
+	return out
 }
