@@ -51,11 +51,11 @@ func newReader(src string, env Env) *reader {
 type ctx struct {
 	via      []string
 	wrappers []string
-	depth    int  // nested texts
-	calls    int  // function calls
-	stdin    Arg  // what it reads
-	other    bool // may run as another user
-	cond     bool // may or may not run (a branch, a loop, after && or ||)
+	depth    int    // nested texts
+	calls    int    // function calls
+	stdin    Arg    // what it reads
+	other    bool   // may run as another user
+	cond     bool   // may or may not run (a branch, a loop, after && or ||)
 	file     string // the file on disk the text comes from, if any
 }
 

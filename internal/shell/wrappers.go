@@ -102,12 +102,12 @@ func init() {
 		"entr":             runEntr,
 		"watchexec":        runWatchexec,
 		"fd":               runFd, "fdfind": runFd,
-		"screen":           runScreen,
-		"dtach":            runDtach,
-		"at":               runAt, "batch": runAt,
-		"crontab":          runCrontab,
-		"npx":              runNpx,
-		"make":             runMake, "gmake": runMake,
+		"screen": runScreen,
+		"dtach":  runDtach,
+		"at":     runAt, "batch": runAt,
+		"crontab": runCrontab,
+		"npx":     runNpx,
+		"make":    runMake, "gmake": runMake,
 	}
 	for _, s := range Shells {
 		runners[s] = runShell
