@@ -3,6 +3,7 @@ package guard
 import (
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -254,16 +255,38 @@ func TestGuardBounded(t *testing.T) {
 		strings.Repeat("echo a; ", 500):                                             false,
 		strings.Repeat("{a,b}", 4):                                                  false,
 	}
+	// Commands of the largest size the hook reads.
+	cases["cat > f <<'EOF'\n"+strings.Repeat("x := f(a, b) // $y `z` (\n", 40000)+"EOF\n"] = false
+	cases[strings.Repeat("a=$a$a; ", 100000)] = true
+	cases[strings.Repeat("(", 500000)] = true
+	cases[strings.Repeat("x ", 500000)] = true
+	cases[strings.Repeat("$((", 300000)] = true
+	cases["if false; then x=a; "+strings.Repeat("x=$x$x; ", 30)+"fi"] = true
 	for cmd, refuse := range cases {
-		start := time.Now()
-		got := Check(cmd, guardDefault)
-		if d := time.Since(start); d > 5*time.Second {
-			t.Errorf("Check(%.40q...) took %v", cmd, d)
+		var got string
+		alloc, took := measure(func() { got = Check(cmd, guardDefault) })
+		if took > 5*time.Second {
+			t.Errorf("Check(%.40q...) took %v", cmd, took)
+		}
+		if alloc > 64<<20 {
+			t.Errorf("Check(%.40q...) allocated %d MB", cmd, alloc>>20)
 		}
 		if (got != "") != refuse {
 			t.Errorf("Check(%.40q...) = %q, want refuse=%v", cmd, got, refuse)
 		}
 	}
+}
+
+// measure runs fn and returns the bytes it allocated and its time.
+func measure(fn func()) (alloc uint64, took time.Duration) {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	before := m.TotalAlloc
+	start := time.Now()
+	fn()
+	took = time.Since(start)
+	runtime.ReadMemStats(&m)
+	return m.TotalAlloc - before, took
 }
 
 func shellQuote(s string) string {
@@ -286,7 +309,18 @@ func FuzzGuard(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, cmd string) {
 		var a string
-		testutil.Within(t, 5*time.Second, "Check", func() { a = Check(cmd, guardSt) })
+		alloc, took := measure(func() {
+			testutil.Within(t, 5*time.Second, "Check", func() { a = Check(cmd, guardSt) })
+		})
+		// The guard's bounds: 64 MB and (with room for a loaded machine)
+		// well under a second for any input; BenchmarkGuard gives the
+		// figures.
+		if alloc > 64<<20 {
+			t.Fatalf("Check(%.60q) allocated %d MB", cmd, alloc>>20)
+		}
+		if took > time.Second {
+			t.Fatalf("Check(%.60q) took %v", cmd, took)
+		}
 		if b := Check(cmd, guardSt); a != b {
 			t.Fatalf("Guard is not deterministic: %q then %q", a, b)
 		}

@@ -105,9 +105,17 @@ type Script struct {
 
 // Read parses a command line once and follows it as far as it can be
 // known: variables, wrappers, nested shell text, here-documents, pipes.
-func Read(src string, env Env) *Script {
+func Read(src string, env Env) (s *Script) {
 	r := newReader(src, env)
-	s := &Script{r: r}
+	s = &Script{r: r}
+	defer func() {
+		// A bug of the reader must not let a command through: its
+		// callers refuse on an error.
+		if p := recover(); p != nil {
+			s.Cmds = r.cmds
+			s.Err = &LimitError{fmt.Sprintf("st's reader failed on this command (%v)", p)}
+		}
+	}()
 	f, err := parse(src)
 	if err != nil {
 		s.Err = err
@@ -125,12 +133,12 @@ func Read(src string, env Env) *Script {
 // an interpreter), with from's environment, its folder, and the variables
 // in set changed ("" values in unset are removed). It shares from's
 // bounds.
-func (s *Script) ReadText(text Arg, from *Cmd, via string, set map[string]Arg, unset ...string) *Script {
+func (s *Script) ReadText(text Arg, from *Cmd, via string, set map[string]Arg, unset ...string) (out *Script) {
 	r := s.r
 	if from != nil && from.r != nil {
 		r = from.r
 	}
-	out := &Script{r: r}
+	out = &Script{r: r}
 	if r.err != nil {
 		out.Err = r.err
 		return out
@@ -156,6 +164,13 @@ func (s *Script) ReadText(text Arg, from *Cmd, via string, set map[string]Arg, u
 		st.setVar(r, k, variable{set: No, exported: No, assigned: true})
 	}
 	start := len(r.cmds)
+	defer func() {
+		if p := recover(); p != nil {
+			out.Cmds = append([]*Cmd(nil), r.cmds[start:]...)
+			out.Err = &LimitError{fmt.Sprintf("st's reader failed on this command (%v)", p)}
+			r.err = out.Err
+		}
+	}()
 	r.text(text, st, c0)
 	out.Cmds = append([]*Cmd(nil), r.cmds[start:]...)
 	out.Err = r.err

@@ -43,7 +43,7 @@ func newReader(src string, env Env) *reader {
 		files:     map[string]fileFact{},
 		// Work: bytes expanded and nodes visited. Four times the text, and
 		// a floor that every ordinary command stays far below.
-		work: 4<<20 + 8*len(src),
+		work: 1<<20 + 4*len(src),
 	}
 }
 
@@ -57,6 +57,7 @@ type ctx struct {
 	other    bool   // may run as another user
 	cond     bool   // may or may not run (a branch, a loop, after && or ||)
 	file     string // the file on disk the text comes from, if any
+	unroll   int    // how many times loops around this point run it, as st walks them
 }
 
 func (c *ctx) with(via string) *ctx {
@@ -342,7 +343,11 @@ func (r *reader) compound(cmd syntax.Command, st *state, c *ctx) *state {
 		if st.funcs == nil {
 			st.funcs = map[string][]*funcDef{}
 		}
-		fd := &funcDef{name: cmd.Name.Value, body: cmd.Body, src: r.cur}
+		name := ""
+		if cmd.Name != nil {
+			name = cmd.Name.Value
+		}
+		fd := &funcDef{name: name, body: cmd.Body, src: r.cur}
 		st.funcs[fd.name] = []*funcDef{fd}
 		r.defined = append(r.defined, fd)
 		return st
@@ -435,7 +440,12 @@ func (r *reader) forClause(fc *syntax.ForClause, st *state, c *ctx) *state {
 		}
 		name := loop.Name.Value
 		st.shared = true
-		if known && len(items) <= maxLoopItems {
+		if known && max(c.unroll, 1)*len(items) <= maxLoopItems {
+			// Each item in turn (loops inside loops share the bound).
+			cc := c.maybe()
+			n := *cc
+			n.unroll = max(c.unroll, 1) * len(items)
+			cc = &n
 			out := st
 			cur := st
 			for _, it := range items {
