@@ -219,17 +219,8 @@ func isSignal(s string) bool {
 	return signals[u] || strings.HasPrefix(u, "RTMIN") || strings.HasPrefix(u, "RTMAX")
 }
 
-func isDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
+// isDigits: a pid or a signal's number.
+func isDigits(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
 
 // procKill: pkill, killall and skill refuse a pattern that matches the
 // server, or no pattern with a selector that takes every process of a

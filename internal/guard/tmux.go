@@ -26,65 +26,27 @@ type globals struct {
 
 func tmuxGlobals(args []shell.Arg) globals {
 	var g globals
-	i := 0
-flags:
-	for i < len(args) {
-		a := args[i]
-		s, ok := a.Text()
-		if !ok {
-			if !a.NotOption() {
-				g.hole = &args[i]
-			}
-			break
-		}
-		if s == "--" {
-			i++
-			break
-		}
-		if len(s) < 2 || s[0] != '-' {
-			break
-		}
-		next := false
-		for j := 1; j < len(s); j++ {
-			switch f := s[j]; f {
-			case 'L', 'S', 'f', 'c', 'T':
-				var v shell.Arg
-				switch {
-				case j+1 < len(s):
-					v = shell.Lit(s[j+1:])
-				case i+1 < len(args):
-					v = args[i+1]
-					next = true
-				default:
-					g.quits = true // option requires an argument
-					return g
-				}
-				switch f {
-				case 'L':
-					g.label = &v
-				case 'S':
-					g.sock = &v
-				case 'c':
-					g.shellCmd = &v
-				}
-				j = len(s)
-			case 'C':
-				g.control = true
-			case '2', 'D', 'd', 'h', 'l', 'N', 'q', 'u', 'U', 'v':
-			case 'V':
-				g.quits = true
-				return g
-			default:
-				g.quits = true
-				break flags
-			}
-		}
-		i++
-		if next {
-			i++
+	f, rest, ok := tmuxOpts(args, "2CDdhlNqS:uUvVL:f:c:T:")
+	if !ok || f.has('V') {
+		// tmux prints its usage or its version.
+		g.quits = true
+		return g
+	}
+	for flag, at := range map[byte]**shell.Arg{'L': &g.label, 'S': &g.sock, 'c': &g.shellCmd} {
+		if f.has(flag) {
+			v := f.val(flag)
+			*at = &v
 		}
 	}
-	g.rest = args[min(i, len(args)):]
+	g.control = f.has('C')
+	if len(rest) > 0 {
+		if _, known := rest[0].Text(); !known && !rest[0].NotOption() {
+			// A word st cannot know where tmux reads its options or its
+			// command: it may be -L, -S, or kill-server.
+			g.hole = &rest[0]
+		}
+	}
+	g.rest = rest
 	return g
 }
 

@@ -428,16 +428,8 @@ func (r *reader) decl(d *syntax.DeclClause, st *state, c *ctx) *state {
 				r.record([]Arg{Lit(d.Variant.Value), v}, nil, nil, st, c, r.srcOf(d))
 				return r.clobber(st)
 			}
-			if strings.HasPrefix(s, "-") || strings.HasPrefix(s, "+") {
-				flags = append(flags, s)
-				continue
-			}
-			// A name made by expansion (declare "$x=1").
-			name, val, _ := strings.Cut(s, "=")
-			if !isName(name) {
-				continue
-			}
-			assigns = append(assigns, &syntax.Assign{Name: &syntax.Lit{Value: name}, Value: &syntax.Word{Parts: []syntax.WordPart{&syntax.SglQuoted{Value: val}}}, Naked: !strings.Contains(s, "=")})
+			// A flag, or a name made by expansion (declare "$x=1").
+			flags, assigns = declWord(s, flags, assigns)
 			continue
 		}
 		assigns = append(assigns, as)
@@ -529,21 +521,26 @@ func bDeclare(r *reader, cmd *Cmd, st *state, c *ctx) *state {
 		if !ok {
 			return r.clobber(st)
 		}
-		if strings.HasPrefix(s, "-") || strings.HasPrefix(s, "+") {
-			flags = append(flags, s)
-			continue
-		}
-		name, val, hasVal := strings.Cut(s, "=")
-		if !isName(name) {
-			continue
-		}
-		as := &syntax.Assign{Name: &syntax.Lit{Value: name}, Naked: !hasVal}
-		if hasVal {
-			as.Value = &syntax.Word{Parts: []syntax.WordPart{&syntax.SglQuoted{Value: val}}}
-		}
-		assigns = append(assigns, as)
+		flags, assigns = declWord(s, flags, assigns)
 	}
 	return r.declare(cmd.Name(), flags, assigns, st, c)
+}
+
+// declWord reads an expanded word of declare and friends: a flag (-x,
+// +x), or NAME[=VALUE].
+func declWord(s string, flags []string, assigns []*syntax.Assign) ([]string, []*syntax.Assign) {
+	if strings.HasPrefix(s, "-") || strings.HasPrefix(s, "+") {
+		return append(flags, s), assigns
+	}
+	name, val, hasVal := strings.Cut(s, "=")
+	if !isName(name) {
+		return flags, assigns
+	}
+	as := &syntax.Assign{Name: &syntax.Lit{Value: name}, Naked: !hasVal}
+	if hasVal {
+		as.Value = &syntax.Word{Parts: []syntax.WordPart{&syntax.SglQuoted{Value: val}}}
+	}
+	return flags, append(assigns, as)
 }
 
 func bUnset(r *reader, cmd *Cmd, st *state, c *ctx) *state {

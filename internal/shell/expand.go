@@ -576,7 +576,7 @@ func (r *reader) lostWord(w *syntax.Word, p *prepared) Arg {
 
 // walkSubsts reads the substitutions of a word that is not expanded here
 // (a case pattern, a default value), since they may run.
-func (r *reader) walkSubsts(w *syntax.Word, st *state, c *ctx) {
+func (r *reader) walkSubsts(w syntax.Node, st *state, c *ctx) {
 	syntax.Walk(w, func(n syntax.Node) bool {
 		switch n := n.(type) {
 		case *syntax.CmdSubst:

@@ -362,17 +362,7 @@ func (r *reader) compound(cmd syntax.Command, st *state, c *ctx) *state {
 		}
 		return r.lose(st, x.setsVars)
 	case *syntax.TestClause:
-		syntax.Walk(cmd.X, func(n syntax.Node) bool {
-			switch n := n.(type) {
-			case *syntax.CmdSubst:
-				r.cmdSubst(n, st, c)
-				return false
-			case *syntax.ProcSubst:
-				r.procSubst(n, st, c)
-				return false
-			}
-			return true
-		})
+		r.walkSubsts(cmd.X, st, c)
 		r.output(c, "", true)
 		return st
 	case *syntax.DeclClause:
@@ -466,26 +456,27 @@ func (r *reader) forClause(fc *syntax.ForClause, st *state, c *ctx) *state {
 		}
 		s1 := st.own()
 		s1.lost(r, name, from)
-		s1.shared = true
-		b1 := r.stmts(fc.Do, s1, cc)
-		m := r.merge(s1, b1)
-		m.shared = true
-		b2 := r.stmts(fc.Do, m, cc)
-		return r.merge(m, b2)
+		return r.loop(fc.Do, s1, cc)
 	case *syntax.CStyleLoop:
 		x := &expander{r: r, st: st, c: c, p: &prepared{}}
 		x.arith(loop.Init)
 		x.arith(loop.Cond)
 		x.arith(loop.Post)
-		s1 := r.lose(st, x.setsVars)
-		s1.shared = true
-		b1 := r.stmts(fc.Do, s1, cc)
-		m := r.merge(s1, b1)
-		m.shared = true
-		b2 := r.stmts(fc.Do, m, cc)
-		return r.merge(m, b2)
+		return r.loop(fc.Do, r.lose(st, x.setsVars), cc)
 	}
 	return st
+}
+
+// loop walks a loop's body twice: once from the state before it, once
+// from what either may hold, so that what an iteration sets is uncertain
+// in the next.
+func (r *reader) loop(body []*syntax.Stmt, st *state, c *ctx) *state {
+	st.shared = true
+	b1 := r.stmts(body, st, c)
+	m := r.merge(st, b1)
+	m.shared = true
+	b2 := r.stmts(body, m, c)
+	return r.merge(m, b2)
 }
 
 // pipeline reads the stages of a pipe, each in a subshell, each reading

@@ -54,14 +54,15 @@ var runners map[string]runner
 func init() {
 	runners = map[string]runner{
 		"sudo": runSudo, "doas": runDoas, "su": runSu, "runuser": runSu,
-		"env":         runEnv,
-		"nohup":       plain("", nil),
-		"setsid":      plain("", nil),
-		"nice":        plain("n", []string{"adjustment"}),
-		"ionice":      runIonice,
-		"chrt":        runChrt,
-		"taskset":     runTaskset,
-		"timeout":     skipping("sk", []string{"signal", "kill-after"}, 1),
+		"env":    runEnv,
+		"nohup":  plain("", nil),
+		"setsid": plain("", nil),
+		"nice":   plain("n", []string{"adjustment"}),
+		"ionice": spec{short: "cnpPu", long: []string{"class", "classdata", "pid", "pgid", "uid"}, noRun: []string{"-p", "-P", "-u", "--pid", "--pgid", "--uid"}}.run,
+		"chrt": spec{short: "TPD", long: []string{"sched-runtime", "sched-period", "sched-deadline"}, skip: 1,
+			noRun: []string{"-p", "--pid", "-m", "--max", "-h", "--help", "-V", "--version"}}.run,
+		"taskset":     spec{skip: 1, noRun: []string{"-p", "--pid"}}.run,
+		"timeout":     spec{short: "sk", long: []string{"signal", "kill-after"}, skip: 1}.run,
 		"stdbuf":      plain("ioe", []string{"input", "output", "error"}),
 		"unbuffer":    plain("", nil),
 		"chronic":     plain("", nil),
@@ -71,10 +72,15 @@ func init() {
 		"proxychains": plain("f", nil), "proxychains4": plain("f", nil),
 		"nocache": plain("", nil), "caffeinate": plain("tw", nil),
 		"time":    plain("fo", []string{"format", "output"}),
-		"command": runCommand, "builtin": runBuiltin, "exec": runExec,
+		"command": spec{noRun: []string{"-v", "-V"}, current: true, noFuncs: true}.run,
+		"builtin": spec{current: true, noFuncs: true}.run,
+		"exec":    spec{short: "a", current: true}.run,
 		"busybox": runBusybox, "toybox": runBusybox,
 		"xargs": runXargs, "find": runFind, "watch": runWatch, "flock": runFlock,
-		"unshare": runUnshare, "nsenter": runNsenter, "chroot": runChroot, "setpriv": runSetpriv,
+		"unshare": runUnshare, "nsenter": runNsenter, "chroot": runChroot,
+		"setpriv": spec{long: []string{"reuid", "regid", "groups", "inh-caps", "ambient-caps", "bounding-set", "securebits",
+			"pdeathsig", "selinux-label", "apparmor-profile", "landlock-access", "landlock-rule", "ptracer"},
+			noRun: []string{"-d", "--dump", "-h", "--help"}, other: true}.run,
 		"prlimit":          plain("po", []string{"pid", "output"}),
 		"numactl":          plain("CNmip", []string{"physcpubind", "cpunodebind", "membind", "interleave", "preferred"}),
 		"systemd-run":      runSystemdRun,
@@ -84,7 +90,7 @@ func init() {
 		"xvfb-run":         plain("nsfep", []string{"server-num", "server-args", "auth-file", "error-file", "xauth-protocol"}),
 		"catchsegv":        plain("", nil),
 		"rlwrap":           plain("bcfHlOpPqsStw", nil),
-		"strace":           runStrace,
+		"strace":           plain("abeEIOoPpsSuX", []string{"output", "expr", "signal", "trace", "attach", "user", "env", "string-limit"}),
 		"ltrace":           plain("aAeEFlnopsuwxXD", []string{"output", "library"}),
 		"valgrind":         plain("", nil),
 		"gdb":              runGdb,
@@ -92,7 +98,7 @@ func init() {
 		"script":           runScript,
 		"parallel":         runParallel,
 		"git":              runGit,
-		"pkexec":           runPkexec,
+		"pkexec":           spec{long: []string{"user"}, other: true}.run,
 		"capsh":            runCapsh,
 		"ip":               runIP,
 		"cgexec":           plain("g", nil),
@@ -173,23 +179,42 @@ func getopt(args []Arg, short string, long []string, on func(opt string, val Arg
 	return nil
 }
 
-// plain is a runner with options, then the command.
-func plain(short string, long []string) runner { return skipping(short, long, 0) }
-
-// skipping is a runner with options, n operands (timeout's duration),
-// then the command.
-func skipping(short string, long []string, n int) runner {
-	return func(w *wrapCall) wrapped {
-		rest := getopt(w.args, short, long, nil)
-		for i := 0; i < n && len(rest) > 0; i++ {
-			if !rest[0].IsKnown() && rest[0].Split {
-				break // it may be more words, or none
-			}
-			rest = rest[1:]
-		}
-		return wrapped{argv: rest}
-	}
+// spec is a runner that takes options, then skip operands (timeout's
+// duration, taskset's mask), then the command.
+type spec struct {
+	short   string   // the short options that take a value
+	long    []string // the long options that take a value
+	skip    int
+	noRun   []string // options with which it runs no command (-p PID, -v)
+	current bool     // runs the command in this shell (command, builtin, exec)
+	noFuncs bool     // looks up no shell function (command, builtin)
+	other   bool     // may run it as another user
 }
+
+func (sp spec) run(w *wrapCall) wrapped {
+	noRun := false
+	rest := getopt(w.args, sp.short, sp.long, func(o string, v Arg) {
+		if slices.Contains(sp.noRun, o) {
+			noRun = true
+		}
+	})
+	if noRun {
+		return wrapped{}
+	}
+	for i := 0; i < sp.skip; i++ {
+		if len(rest) == 0 {
+			return wrapped{}
+		}
+		if !rest[0].IsKnown() && rest[0].Split {
+			break // it may be more words, or none
+		}
+		rest = rest[1:]
+	}
+	return wrapped{argv: rest, current: sp.current, noFuncs: sp.noFuncs, other: sp.other}
+}
+
+// plain is a runner with options, then the command.
+func plain(short string, long []string) runner { return spec{short: short, long: long}.run }
 
 // assignments takes NAME=VALUE operands (env, sudo).
 func assignments(rest []Arg, set map[string]Arg) []Arg {
@@ -233,12 +258,10 @@ func runSudo(w *wrapCall) wrapped {
 		return wrapped{}
 	}
 	rest = assignments(rest, out.set)
-	if len(rest) == 0 && shell {
-		out.texts = []runText{{text: w.c.stdin}}
-		return out
+	if len(rest) == 0 && !shell {
+		return wrapped{}
 	}
-	out.argv = rest
-	return out
+	return defaultShell(w, out, rest)
 }
 
 func runDoas(w *wrapCall) wrapped {
@@ -252,15 +275,10 @@ func runDoas(w *wrapCall) wrapped {
 			noRun = true
 		}
 	})
-	if noRun {
+	if noRun || len(rest) == 0 && !shell {
 		return wrapped{}
 	}
-	if len(rest) == 0 && shell {
-		out.texts = []runText{{text: w.c.stdin}}
-		return out
-	}
-	out.argv = rest
-	return out
+	return defaultShell(w, out, rest)
 }
 
 // runSu: su and runuser. -c gives text for the user's shell; runuser -u
@@ -398,69 +416,6 @@ func (r *reader) splitWords(v Arg, st *state, c *ctx) []Arg {
 }
 
 func (w *wrapCall) dirArg() Arg { return w.r.decode(w.st.dir) }
-
-func runIonice(w *wrapCall) wrapped {
-	noRun := false
-	rest := getopt(w.args, "cnpPu", []string{"class", "classdata", "pid", "pgid", "uid"}, func(o string, v Arg) {
-		switch o {
-		case "-p", "-P", "-u", "--pid", "--pgid", "--uid":
-			noRun = true
-		}
-	})
-	if noRun {
-		return wrapped{}
-	}
-	return wrapped{argv: rest}
-}
-
-func runChrt(w *wrapCall) wrapped {
-	noRun := false
-	rest := getopt(w.args, "TPD", []string{"sched-runtime", "sched-period", "sched-deadline"}, func(o string, v Arg) {
-		switch o {
-		case "-p", "--pid", "-m", "--max", "-h", "--help", "-V", "--version":
-			noRun = true
-		}
-	})
-	if noRun || len(rest) == 0 {
-		return wrapped{}
-	}
-	return wrapped{argv: rest[1:]}
-}
-
-func runTaskset(w *wrapCall) wrapped {
-	noRun := false
-	rest := getopt(w.args, "", nil, func(o string, v Arg) {
-		if o == "-p" || o == "--pid" {
-			noRun = true
-		}
-	})
-	if noRun || len(rest) == 0 {
-		return wrapped{}
-	}
-	return wrapped{argv: rest[1:]}
-}
-
-func runCommand(w *wrapCall) wrapped {
-	noRun := false
-	rest := getopt(w.args, "", nil, func(o string, v Arg) {
-		if o == "-v" || o == "-V" {
-			noRun = true
-		}
-	})
-	if noRun {
-		return wrapped{}
-	}
-	return wrapped{argv: rest, current: true, noFuncs: true}
-}
-
-func runBuiltin(w *wrapCall) wrapped {
-	return wrapped{argv: w.args, current: true, noFuncs: true}
-}
-
-func runExec(w *wrapCall) wrapped {
-	rest := getopt(w.args, "a", nil, nil)
-	return wrapped{argv: rest, current: true}
-}
 
 func runBusybox(w *wrapCall) wrapped {
 	if len(w.args) == 0 || w.args[0].HasPrefix("-") {
@@ -752,20 +707,6 @@ func runChroot(w *wrapCall) wrapped {
 	return defaultShell(w, out, rest[1:])
 }
 
-func runSetpriv(w *wrapCall) wrapped {
-	noRun := false
-	rest := getopt(w.args, "", []string{"reuid", "regid", "groups", "inh-caps", "ambient-caps", "bounding-set",
-		"securebits", "pdeathsig", "selinux-label", "apparmor-profile", "landlock-access", "landlock-rule", "ptracer"}, func(o string, v Arg) {
-		if o == "-d" || o == "--dump" || o == "-h" || o == "--help" {
-			noRun = true
-		}
-	})
-	if noRun {
-		return wrapped{}
-	}
-	return wrapped{argv: rest, other: true}
-}
-
 func runSystemdRun(w *wrapCall) wrapped {
 	out := wrapped{other: true, set: map[string]Arg{}}
 	rest := getopt(w.args, "pEMHu", []string{"unit", "property", "description", "slice", "uid", "gid", "nice",
@@ -797,11 +738,6 @@ func runSg(w *wrapCall) wrapped {
 		args = args[1:]
 	}
 	return wrapped{texts: []runText{{text: Join(args, " ")}}, other: true}
-}
-
-func runStrace(w *wrapCall) wrapped {
-	rest := getopt(w.args, "abeEIOoPpsSuX", []string{"output", "expr", "signal", "trace", "attach", "user", "env", "string-limit"}, nil)
-	return wrapped{argv: rest}
 }
 
 // runGdb: gdb --args PROG ARGS runs PROG; -ex 'shell CMD' runs shell text.
@@ -1213,11 +1149,6 @@ func (r *reader) runWrapped(run runner, args []Arg, env *envView, redirs []Redir
 		}
 	}
 	return st
-}
-
-func runPkexec(w *wrapCall) wrapped {
-	rest := getopt(w.args, "", []string{"user"}, nil)
-	return wrapped{argv: rest, other: true}
 }
 
 // runCapsh: capsh's options, then after -- the arguments of bash.
