@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/sophonz/st/internal/shell"
 )
@@ -221,21 +222,22 @@ func isRiskyName(s string) bool {
 	return s == "tmux" || killers[s] != nil || interpreter(s) != "" || shell.IsRunner(s)
 }
 
-var riskyList []string
+var (
+	riskyOnce sync.Once
+	riskyList []string
+)
 
+// riskyNames: tmux, the killers, the interpreters, and every program of
+// internal/shell's table of runners.
 func riskyNames() []string {
-	if riskyList == nil {
-		riskyList = append(riskyList, "tmux", "eval", "source", ".", "exec", "command", "builtin", "trap")
+	riskyOnce.Do(func() {
+		riskyList = append(riskyList, "tmux")
 		for k := range killers {
 			riskyList = append(riskyList, k)
 		}
 		riskyList = append(riskyList, interpreterNames...)
-		riskyList = append(riskyList, shell.Shells...)
-		riskyList = append(riskyList, "sudo", "env", "nohup", "setsid", "timeout", "xargs", "busybox", "toybox",
-			"fakeroot", "time", "find", "nice", "watch", "flock", "unshare", "nsenter", "chroot", "su", "runuser",
-			"doas", "ssh", "script", "parallel", "git", "setpriv", "systemd-run", "stdbuf", "ionice", "chrt",
-			"taskset", "strace", "gdb", "sg")
-	}
+		riskyList = append(riskyList, shell.Runners()...)
+	})
 	return riskyList
 }
 

@@ -123,11 +123,24 @@ func init() {
 // Shells are the shells st reads -c text and scripts of.
 var Shells = []string{"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "rbash", "ksh93", "oksh", "loksh", "pdksh", "hush", "fish"}
 
+// textBuiltins are the builtins that run shell text.
+var textBuiltins = []string{"eval", "source", ".", "trap", "alias"}
+
 // IsRunner reports whether a program runs another command given in its
 // arguments or shell text (the table above): a program st reads through.
 func IsRunner(name string) bool {
 	_, ok := runners[name]
-	return ok || name == "eval" || name == "source" || name == "." || name == "trap" || name == "alias"
+	return ok || slices.Contains(textBuiltins, name)
+}
+
+// Runners lists the programs of the table and the builtins that run text.
+func Runners() []string {
+	out := append([]string(nil), textBuiltins...)
+	for k := range runners {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // getopt reads options in the usual way: short lists the letters that
