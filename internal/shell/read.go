@@ -3,6 +3,7 @@ package shell
 import (
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -187,8 +188,11 @@ func (s *Script) Unexplained(words ...string) (string, bool) {
 	if s.file == nil {
 		return "", false
 	}
-	spans := explainedSpans(s.r.src, s.file)
 	low := strings.ToLower(s.r.src)
+	if !slices.ContainsFunc(words, func(w string) bool { return strings.Contains(low, strings.ToLower(w)) }) {
+		return "", false
+	}
+	spans := explainedSpans(s.r.src, s.file)
 	for _, w := range words {
 		w = strings.ToLower(w)
 		for i := 0; ; {
