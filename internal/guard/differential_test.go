@@ -103,6 +103,10 @@ func canDiff() string {
 			return "it needs " + p
 		}
 	}
+	if out, err := exec.Command("unshare", "--pid", "--fork", "--kill-child", "--mount-proc", "--mount", "--net", "--ipc", "--uts", "--",
+		"sh", "-c", "mount -t tmpfs tmpfs /mnt").CombinedOutput(); err != nil {
+		return fmt.Sprintf("this machine gives no namespaces (unshare: %v: %s)", err, out)
+	}
 	return ""
 }
 
