@@ -20,6 +20,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -173,6 +174,12 @@ func (ch *checker) cmd(c *shell.Cmd) string {
 			"Write the file in one command and run it in the next.")
 	}
 	name := c.Name()
+	if name == "" {
+		// $HOME/bin/tmux: the folder is not known, the program is.
+		if base, ok := c.Args[0].Base().Known(); ok && (base == "tmux" || killers[base] != nil || interpreter(base) != "") {
+			name = base
+		}
+	}
 	if real := ch.programOnDisk(c); real != "" && real != name {
 		// A link to tmux (or a copy of it) under another name.
 		c = renamed(c, real)
@@ -273,18 +280,18 @@ func (ch *checker) namesSocket(c *shell.Cmd, a shell.Arg) bool {
 	return false
 }
 
+// tmuxVar finds $TMUX (not $TMUX_TMPDIR) or tmux's socket_path format.
+var tmuxVar = regexp.MustCompile(`\$\{?[#!]?TMUX([^A-Za-z0-9_]|$)|socket_path`)
+
 // fromTMUX: a hole whose value is made from $TMUX (or tmux's own report
 // of its socket).
 func fromTMUX(h *shell.Hole) bool {
-	if h.Var == "TMUX" {
-		return true
-	}
-	if strings.Contains(h.Src, "TMUX") || strings.Contains(h.Src, "socket_path") {
+	if h.Var == "TMUX" || tmuxVar.MatchString(h.Src) {
 		return true
 	}
 	for _, c := range h.From {
 		for _, a := range c.Args {
-			if s := a.String(); strings.Contains(s, "socket_path") || strings.Contains(s, "$TMUX") {
+			if tmuxVar.MatchString(a.String()) {
 				return true
 			}
 			for _, hh := range a.Holes() {
