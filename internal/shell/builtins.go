@@ -603,6 +603,12 @@ func (r *reader) sourceFile(file Arg, st *state, c *ctx) *state {
 		if stdinPaths[s] {
 			return r.text(c.stdin, st, c)
 		}
+		if strings.HasPrefix(s, "/dev/") || strings.HasPrefix(s, "/proc/") {
+			// Another file descriptor (bash 3<<<'...' /dev/fd/3), a
+			// device: text st does not follow.
+			r.unknownText(file, st, c, s)
+			return r.clobber(st)
+		}
 		abs := r.absPath(Lit(s), st)
 		if fact, ok := r.files[abs]; ok && abs != "" {
 			// A file the text wrote.

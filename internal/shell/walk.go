@@ -259,8 +259,10 @@ func (r *reader) capture(outFile string) (done func()) {
 		r.acc = saved
 		file, appendTo := strings.CutPrefix(outFile, ">>")
 		f := fileFact{known: acc.known, content: Lit(acc.b.String())}
-		if old, ok := r.files[file]; appendTo && ok {
-			f.known = f.known && old.known
+		if appendTo {
+			// What the file held before is known only if the text wrote it.
+			old, ok := r.files[file]
+			f.known = f.known && ok && old.known
 			f.content = Concat(old.content, f.content)
 		}
 		r.files[file] = f
@@ -978,7 +980,7 @@ func shebangShell(line string) bool {
 // readFile reads a file of shell text from disk when the reader's Env
 // allows it: regular, at most 64 KiB.
 func (r *reader) readFile(file string) (string, bool) {
-	if r.env.ReadFile == nil {
+	if r.env.ReadFile == nil || strings.HasPrefix(file, "/dev/") || strings.HasPrefix(file, "/proc/") {
 		return "", false
 	}
 	data, ok := r.env.ReadFile(file)
