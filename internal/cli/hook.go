@@ -104,7 +104,6 @@ func readLimited(r io.Reader, max int64, d time.Duration) ([]byte, error) {
 // runs in. A payload it cannot read is refused too.
 func checkCall(env *Env, payload []byte) string {
 	var p struct {
-		Tool  string          `json:"tool_name"`
 		Input json.RawMessage `json:"tool_input"`
 		Cwd   string          `json:"cwd"`
 	}
