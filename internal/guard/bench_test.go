@@ -130,6 +130,7 @@ func worstCandidates(tb testing.TB) []string {
 		strings.Repeat("x ", 500000),
 		strings.Repeat("echo a | ", 4000)+"cat",
 		strings.Repeat("(", 1400)+"true"+strings.Repeat(")", 1400),
+		"echo $(("+strings.Repeat("(", 1490)+"1"+strings.Repeat(")", 1490)+"))",
 		strings.Repeat("f() { f; }; ", 2000)+"f",
 		"if false; then x=a; "+strings.Repeat("x=$x$x; ", 30)+"fi",
 		strings.Repeat("for i in 1 2 3 4 5 6 7 8; do ", 6)+"tmux ls"+strings.Repeat("; done", 6),
