@@ -14,6 +14,7 @@ import (
 
 	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/client"
+	"github.com/sophonz/st/internal/guard"
 	"github.com/sophonz/st/internal/orch"
 )
 
@@ -37,9 +38,15 @@ func newHookCmd(env *Env) *cobra.Command {
 // so Main calls it before building the command tree, and it does the
 // least work that hands the event over.
 func runHook(ctx context.Context, env *Env, kind, event string) error {
-	payload, err := readLimited(env.Stdin, 1<<20, time.Second)
+	payload, err := readLimited(env.Stdin, maxPayload, time.Second)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "st hook: %v\n", err)
+		if event == "PreToolUse" {
+			// A payload st cannot read whole may hold any command: the
+			// guard fails closed.
+			deny(env, "st guard: st could not read this tool call ("+err.Error()+"), so it refuses it: "+
+				"a command st cannot check could stop the tmux server this agent runs in. Split the call into smaller ones.")
+		}
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
@@ -56,7 +63,7 @@ func runHook(ctx context.Context, env *Env, kind, event string) error {
 	req := orch.HookRequest{Agent: kind, Event: event, Pane: pane, Payload: payload, Teammate: teammateOf(env, kind)}
 	// The guard needs no daemon: it must work while st is down.
 	if event == "PreToolUse" {
-		if reason := guard(env, payload); reason != "" {
+		if reason := checkCall(env, payload); reason != "" {
 			deny(env, reason)
 			c.Call(ctx, "/v1/hook", req, nil)
 			return nil
@@ -97,8 +104,12 @@ func teammateOf(env *Env, kind string) *agent.Teammate {
 	return agent.TeammateFromArgs(strings.Split(strings.TrimRight(string(b), "\x00"), "\x00"))
 }
 
-// readLimited reads r up to max bytes, giving up after d (a hook's stdin
-// that never closes must not hold the agent).
+// maxPayload is the largest hook payload st reads: 1 MiB.
+const maxPayload = 1 << 20
+
+// readLimited reads r, giving up after d (a hook's stdin that never closes
+// must not hold the agent). More than max bytes is an error, not a cut:
+// a cut payload would hide the rest of the command from the guard.
 func readLimited(r io.Reader, max int64, d time.Duration) ([]byte, error) {
 	if r == nil {
 		return nil, nil
@@ -109,7 +120,10 @@ func readLimited(r io.Reader, max int64, d time.Duration) ([]byte, error) {
 	}
 	ch := make(chan res, 1)
 	go func() {
-		b, err := io.ReadAll(io.LimitReader(r, max))
+		b, err := io.ReadAll(io.LimitReader(r, max+1))
+		if err == nil && int64(len(b)) > max {
+			err = fmt.Errorf("the payload is more than %d bytes", max)
+		}
 		ch <- res{b, err}
 	}()
 	select {
@@ -120,27 +134,60 @@ func readLimited(r io.Reader, max int64, d time.Duration) ([]byte, error) {
 	}
 }
 
-// guard refuses a Bash command that would stop the tmux server the agent
-// runs in.
-func guard(env *Env, payload []byte) string {
+// checkCall refuses a Bash command that may stop the tmux server the agent
+// runs in. A payload it cannot read is refused too.
+func checkCall(env *Env, payload []byte) string {
 	var p struct {
-		Tool  string `json:"tool_name"`
-		Input struct {
-			Command string `json:"command"`
-			Cmd     string `json:"cmd"`
-		} `json:"tool_input"`
+		Input json.RawMessage `json:"tool_input"`
+		Cwd   string          `json:"cwd"`
 	}
-	if json.Unmarshal(payload, &p) != nil {
-		return ""
+	if err := json.Unmarshal(payload, &p); err != nil {
+		return "st guard: st cannot read this tool call's hook payload (" + err.Error() + "), so it refuses it."
 	}
-	cmd := p.Input.Command
-	if cmd == "" {
-		cmd = p.Input.Cmd
+	cmd, err := commandOf(p.Input)
+	if err != nil {
+		return "st guard: st cannot read this tool call's command (" + err.Error() + "), so it refuses it."
 	}
 	if cmd == "" {
 		return ""
 	}
-	return agent.Guard(cmd, agent.GuardContext{TmuxSocket: env.Getenv("TMUX"), TmuxTmpdir: env.Getenv("TMUX_TMPDIR"), UID: os.Getuid()})
+	return guard.Check(cmd, guard.Context{TmuxSocket: env.Getenv("TMUX"), TmuxTmpdir: env.Getenv("TMUX_TMPDIR"), UID: os.Getuid(), Cwd: p.Cwd})
+}
+
+// commandOf is the shell command of a tool call's input: "command" or
+// "cmd", a string or an argument list.
+func commandOf(input json.RawMessage) (string, error) {
+	if len(input) == 0 || string(input) == "null" {
+		return "", nil
+	}
+	var in map[string]json.RawMessage
+	if err := json.Unmarshal(input, &in); err != nil {
+		return "", nil // not an object: no command
+	}
+	for _, k := range []string{"command", "cmd"} {
+		raw, ok := in[k]
+		if !ok || string(raw) == "null" {
+			continue
+		}
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			if s != "" {
+				return s, nil
+			}
+			continue
+		}
+		var argv []string
+		if err := json.Unmarshal(raw, &argv); err != nil {
+			return "", fmt.Errorf("%q is neither text nor a list of words", k)
+		}
+		// An argument list: as a shell would see it quoted.
+		q := make([]string, len(argv))
+		for i, a := range argv {
+			q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		return strings.Join(q, " "), nil
+	}
+	return "", nil
 }
 
 // deny tells the agent, in the form both Claude Code and Codex take from a

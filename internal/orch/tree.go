@@ -143,29 +143,6 @@ func checkScope(w *Worker, ev agent.Event) string {
 		s, _ := in[k].(string)
 		return s
 	}
-	var paths []string
-	switch ev.Tool {
-	case "Edit", "Write", "MultiEdit":
-		paths = append(paths, str("file_path"))
-	case "NotebookEdit":
-		paths = append(paths, str("notebook_path"))
-	case "Bash", "exec_command", "shell":
-		cmd := str("command")
-		if cmd == "" {
-			cmd = str("cmd")
-		}
-		paths = worktree.ShellWrites(cmd)
-		if strings.Contains(cmd, "*** Begin Patch") {
-			paths = append(paths, worktree.PatchPaths(cmd)...)
-		}
-	default:
-		// Codex's edit tool (apply_patch) and anything that carries a patch.
-		for _, k := range []string{"input", "patch", "command"} {
-			if p := str(k); strings.Contains(p, "*** Begin Patch") || strings.Contains(p, "*** Update File:") || strings.Contains(p, "*** Add File:") {
-				paths = append(paths, worktree.PatchPaths(p)...)
-			}
-		}
-	}
 	root := w.scopeRoot()
 	cwd := ev.Cwd
 	if cwd == "" {
@@ -173,13 +150,28 @@ func checkScope(w *Worker, ev agent.Event) string {
 	}
 	sc := worktree.Scope(w.Scope.Globs)
 	var bad []string
-	for _, p := range paths {
-		if p == "" {
-			continue
+	switch ev.Tool {
+	case "Edit", "Write", "MultiEdit":
+		bad = sc.PathsOutside(root, cwd, str("file_path"))
+	case "NotebookEdit":
+		bad = sc.PathsOutside(root, cwd, str("notebook_path"))
+	case "Bash", "exec_command", "shell":
+		cmd := str("command")
+		if cmd == "" {
+			cmd = str("cmd")
 		}
-		rel, ok := worktree.Rel(root, cwd, p)
-		if !ok || !sc.Allows(rel) {
-			bad = append(bad, p)
+		out, err := sc.ShellOutside(root, cwd, cmd)
+		if err != nil {
+			return fmt.Sprintf("st: this worker may change only %s (its --owns scope, relative to %s), and st cannot read this command to check what it writes (%v). Write it plainly.",
+				strings.Join(w.Scope.Globs, " "), root, err)
+		}
+		bad = out
+	default:
+		// Codex's edit tool (apply_patch) and anything that carries a patch.
+		for _, k := range []string{"input", "patch", "command"} {
+			if p := str(k); strings.Contains(p, "*** Begin Patch") || strings.Contains(p, "*** Update File:") || strings.Contains(p, "*** Add File:") {
+				bad = append(bad, sc.PatchOutside(root, cwd, p)...)
+			}
 		}
 	}
 	if len(bad) == 0 {

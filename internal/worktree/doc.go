@@ -14,11 +14,14 @@
 // repository root ("src/**", "docs/*.md", "**/*_test.go"). Scope.Allows
 // judges one path, Overlap tells whether two workers could both change the
 // same file, and Outside lists changes a scope does not allow. The agents'
-// hooks see paths in three shapes, all turned into repository paths here:
-// file paths of edit tools (Rel), the files a shell command writes
-// (ShellWrites) and the files of a Codex patch (PatchPaths).
+// hooks see paths in three shapes: file paths of edit tools (Rel), the
+// files a shell command writes (ShellOutside, from the facts internal/shell
+// reads) and the files of a Codex patch (shell.PatchPaths). Each is judged
+// where it lands: symbolic links are followed, and git commands that
+// change the whole work tree (reset, stash, checkout BRANCH, clean...) are
+// judged against the whole repository.
 //
 // Scopes are a guard rail for cooperating agents, not a sandbox: what a
-// shell command writes through a variable or a program of its own cannot be
-// read from its text, and is not reported.
+// shell command writes through a variable of the environment or a program
+// of its own cannot be read from its text, and is not reported.
 package worktree

@@ -1,7 +1,6 @@
 package worktree
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"sort"
@@ -126,11 +125,11 @@ func Outside(s Scope, changes []Change) []string {
 
 // Rel turns a path an agent's hook names (absolute, or relative to the
 // agent's cwd, possibly starting with "~/") into a path relative to the
-// repository root, with '/' separators. It reports false when the path is
-// outside the repository; a scope refuses those. Symbolic links are
-// resolved only when the plain path is outside, so that /tmp/repo/x and
-// /private/tmp/repo/x (macOS) or a cwd reached through a link still count
-// as inside.
+// repository root, with '/' separators, judged where it lands: symbolic
+// links on the way are followed (a link inside the tree that points out
+// of it leads out). It reports false when the path is outside the
+// repository; a scope refuses those. The root may itself be reached
+// through links (/tmp and /private/tmp on macOS).
 func Rel(root, cwd, p string) (string, bool) {
 	if p == "" || root == "" {
 		return "", false
@@ -152,15 +151,7 @@ func Rel(root, cwd, p string) (string, bool) {
 		}
 		p = filepath.Join(cwd, p)
 	}
-	p = filepath.Clean(p)
-	if rel, ok := relInside(root, p); ok {
-		return rel, true
-	}
-	rroot, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		rroot = root
-	}
-	return relInside(rroot, resolveExisting(p))
+	return relInside(resolve(root), resolve(p))
 }
 
 func relInside(root, p string) (string, bool) {
@@ -171,21 +162,47 @@ func relInside(root, p string) (string, bool) {
 	return filepath.ToSlash(rel), true
 }
 
-// resolveExisting resolves the symbolic links of the longest part of p that
-// exists; the rest (a file about to be created) is kept as written.
-func resolveExisting(p string) string {
-	rest := ""
-	for cur := p; ; {
-		if r, err := filepath.EvalSymlinks(cur); err == nil {
-			return filepath.Join(r, rest)
-		} else if !errors.Is(err, os.ErrNotExist) {
-			return p
-		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			return p
-		}
-		rest = filepath.Join(filepath.Base(cur), rest)
-		cur = parent
+// resolve follows the symbolic links of an absolute path component by
+// component, as the kernel would when the path is written: a link to a
+// file that does not exist yet leads to where that file would be made.
+// What does not exist is kept as written.
+func resolve(p string) string {
+	p = filepath.Clean(p)
+	if !filepath.IsAbs(p) {
+		return p
 	}
+	out := string(filepath.Separator)
+	rest := strings.Split(strings.TrimPrefix(p, out), out)
+	for hops := 0; len(rest) > 0; {
+		name := rest[0]
+		rest = rest[1:]
+		switch name {
+		case "", ".":
+			continue
+		case "..":
+			out = filepath.Dir(out)
+			continue
+		}
+		next := filepath.Join(out, name)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			return filepath.Join(append([]string{next}, rest...)...)
+		}
+		if fi.Mode()&os.ModeSymlink == 0 {
+			out = next
+			continue
+		}
+		if hops++; hops > 40 {
+			return filepath.Join(append([]string{next}, rest...)...)
+		}
+		t, err := os.Readlink(next)
+		if err != nil {
+			return filepath.Join(append([]string{next}, rest...)...)
+		}
+		if filepath.IsAbs(t) {
+			out = string(filepath.Separator)
+		}
+		rest = append(strings.Split(t, string(filepath.Separator)), rest...)
+	}
+	return out
 }

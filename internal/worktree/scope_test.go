@@ -231,42 +231,6 @@ func TestRel(t *testing.T) {
 	}
 }
 
-func TestPatchPaths(t *testing.T) {
-	t.Parallel()
-	patch := `*** Begin Patch
-*** Add File: src/new.go
-+package main
-*** Update File: src/main.go
-*** Move to: src/app.go
-@@ func main() {
--	old()
-+	new()
-*** Delete File: docs/old.md
-*** Update File: src/main.go
-@@
- context
-*** End Patch
-`
-	want := []string{"src/new.go", "src/main.go", "src/app.go", "docs/old.md"}
-	if got := PatchPaths(patch); !reflect.DeepEqual(got, want) {
-		t.Errorf("PatchPaths = %q, want %q", got, want)
-	}
-	crlf := strings.ReplaceAll("*** Begin Patch\n*** Add File: /abs/path with space.txt\n+x\n*** End Patch\n", "\n", "\r\n")
-	if got := PatchPaths(crlf); !reflect.DeepEqual(got, []string{"/abs/path with space.txt"}) {
-		t.Errorf("PatchPaths(CRLF) = %q", got)
-	}
-	indented := "  *** Begin Patch\n  *** Delete File: a.txt\n  *** End Patch"
-	if got := PatchPaths(indented); !reflect.DeepEqual(got, []string{"a.txt"}) {
-		t.Errorf("PatchPaths(indented) = %q", got)
-	}
-	if got := PatchPaths("no patch here\n+*** Add File: x\n"); len(got) != 0 {
-		t.Errorf("PatchPaths(body line) = %q", got)
-	}
-	if got := PatchPaths("*** Add File:   \n"); len(got) != 0 {
-		t.Errorf("PatchPaths(empty path) = %q", got)
-	}
-}
-
 // FuzzOverlap checks the automata against themselves: an example of an
 // overlap is allowed by both globs, and matching never panics.
 func FuzzOverlap(f *testing.F) {
@@ -293,4 +257,107 @@ func FuzzOverlap(f *testing.F) {
 			t.Fatalf("Overlap(%q, %q) = false, but both allow %q", a, b, p)
 		}
 	})
+}
+
+// TestShellOutside: the escapes of issue 13, each refused, and the
+// writes inside the scope let through. The repository is a folder with
+// the links the escapes use.
+func TestShellOutside(t *testing.T) {
+	t.Parallel()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(base, "repo")
+	for _, d := range []string{"src/sub", "docs", "elsewhere"} {
+		os.MkdirAll(filepath.Join(root, d), 0o755)
+	}
+	os.MkdirAll(filepath.Join(base, "outside"), 0o755)
+	// A folder inside src/ that is a link out of the repository, and one
+	// back to its root.
+	must(t, os.Symlink(filepath.Join(base, "outside"), filepath.Join(root, "src", "ext")))
+	must(t, os.Symlink("..", filepath.Join(root, "src", "up")))
+	// A dangling link to a file outside the scope.
+	must(t, os.Symlink("../docs/new.md", filepath.Join(root, "src", "dangling")))
+	scope := Scope{"src/**"}
+	src := filepath.Join(root, "src")
+	sub := filepath.Join(root, "src", "sub")
+	cases := []struct {
+		cwd, cmd string
+		refused  bool
+	}{
+		// Repository-wide git commands, from a folder inside the scope.
+		{src, "git reset --hard", true},
+		{src, "git stash", true},
+		{src, "git checkout main", true},
+		{src, "git checkout HEAD~3 -- :/", true},
+		{src, "git clean -fdx", true},
+		{src, "git restore :/", true},
+		{src, "git switch main", true},
+		{sub, "git rebase main", true},
+		{sub, "git merge feature", true},
+		{sub, "git am < fix.patch", true},
+		{sub, "git apply fix.patch", true},
+		{sub, "git -C .. reset --hard", true},
+		{sub, "cd /tmp && git -C " + root + " stash", true},
+		// ... and the same commands limited to paths inside the scope.
+		{src, "git checkout -- a.go", false},
+		{src, "git restore sub/b.go", false},
+		{src, "git stash push -- sub", false},
+		{root, "git checkout HEAD~1 -- src/a.go", false},
+		{root, "git apply <<'EOF'\n--- a/src/a.go\n+++ b/src/a.go\n@@ -1 +1 @@\n-x\n+y\nEOF", false},
+		{root, "git apply <<'EOF'\n--- a/docs/x.md\n+++ b/docs/x.md\n@@ -1 +1 @@\n-x\n+y\nEOF", true},
+		{src, "git status && git diff && git log -1", false},
+		// Writes judged where they land.
+		{root, "echo x > src/up/outside.txt", true},
+		{src, "echo x > up/docs/x.md", true},
+		{src, "ln -s ../outside.txt l2; echo hi > l2", true},
+		{src, "ln -s ../docs d2 && echo hi > d2/x.md", true},
+		{root, "echo x > src/ext/x", true},
+		{src, "touch ext/y", true},
+		{src, "echo x > dangling", true},
+		{src, "env -C .. rm README.md", true},
+		{src, "cd .. && rm README.md", true},
+		{src, "x=../README.md; rm $x", true},
+		{root, "find . -name '*.tmp' -exec rm {} \\;", true},
+		{root, "find src -name '*.tmp' -exec rm {} +", false},
+		{src, "echo x > a.go && mkdir -p sub/deeper && ln -s a.go sub/b.go", false},
+		{src, "cp a.go sub/c.go; sed -i s/a/b/ sub/c.go", false},
+		{src, "echo x > $OUT", false}, // a path st cannot know is not judged
+	}
+	for _, c := range cases {
+		out, err := scope.ShellOutside(root, c.cwd, c.cmd)
+		if err != nil {
+			t.Errorf("ShellOutside(%q) in %s: %v", c.cmd, c.cwd, err)
+			continue
+		}
+		if (len(out) > 0) != c.refused {
+			t.Errorf("ShellOutside(%q) in %s = %q, want refused=%v", c.cmd, strings.TrimPrefix(c.cwd, root), out, c.refused)
+		}
+	}
+	// Edit and Write paths land through links too.
+	for p, ok := range map[string]bool{
+		"src/up/outside.txt": false, "src/ext/x": false, "src/dangling": false,
+		"src/sub/new.go": true, "src/up/src/a.go": true,
+	} {
+		rel, in := Rel(root, root, p)
+		if got := in && scope.Allows(rel); got != ok {
+			t.Errorf("Edit %s: allowed=%v (as %q), want %v", p, got, rel, ok)
+		}
+	}
+	// A command st cannot parse is an error: the caller refuses it.
+	if _, err := scope.ShellOutside(root, src, "echo 'unterminated > x"); err == nil {
+		t.Error("an unparsable command gave no error")
+	}
+	// Without a scope nothing is outside.
+	if out, _ := (Scope{}).ShellOutside(root, src, "git reset --hard"); len(out) != 0 {
+		t.Errorf("empty scope: %q", out)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -1,11 +1,56 @@
-package worktree
+package shell
 
 import (
+	"path"
 	"reflect"
+	"strings"
 	"testing"
 )
 
-func TestShellWrites(t *testing.T) {
+// writesOf lists what a command writes, as the old reader did: paths
+// relative to the start folder /w, or absolute; "(tree)" for a command
+// that changes the whole work tree; what st cannot know is left out.
+func writesOf(cmd string) []string {
+	s := Read(cmd, Env{Cwd: "/w"})
+	if s.Err != nil {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, w := range Writes(s.Cmds) {
+		p := "(tree)"
+		if !w.Tree {
+			t, ok := w.Path.Text()
+			if !ok {
+				continue
+			}
+			if !strings.HasPrefix(t, "/") {
+				d, ok := w.Dir.Text()
+				if !ok {
+					continue
+				}
+				t = path.Join(d, t)
+				if strings.HasSuffix(w.Path.String(), "/") {
+					t += "/"
+				}
+			}
+			switch {
+			case t == "/w":
+				t = "."
+			case strings.HasPrefix(t, "/w/"):
+				t = t[3:]
+			}
+			p = t
+		}
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func TestWrites(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		cmd  string
@@ -82,19 +127,21 @@ func TestShellWrites(t *testing.T) {
 		{"git checkout -- a.go b.go", []string{"a.go", "b.go"}},
 		{"git checkout HEAD~1 -- src/x.go", []string{"src/x.go"}},
 		{"git checkout -b feature", nil},
-		{"git checkout main", []string{"main"}},
+		{"git checkout main", []string{"(tree)", "main"}}, // a branch: the whole tree
 		{"git restore src/a.go", []string{"src/a.go"}},
 		{"git restore --source=HEAD~2 --staged --worktree f", []string{"f"}},
 		{"git restore -s main g", []string{"g"}},
 		{"git rm -r --cached old", []string{"old"}},
 		{"git mv a b", []string{"a", "b"}},
-		{"git reset --hard HEAD", []string{"."}},
-		{"git reset HEAD~1", nil},
-		{"git clean -fd", []string{"."}},
+		{"git reset --hard HEAD", []string{"(tree)"}},
+		{"git reset HEAD~1", []string{"(tree)"}},
+		{"git reset HEAD -- f", []string{"f"}},
+		{"git clean -fd", []string{"(tree)"}},
 		{"git clean -n", nil},
-		{"git stash", []string{"."}},
+		{"git stash", []string{"(tree)"}},
+		{"git stash push -- src/x", []string{"src/x"}},
 		{"git stash list", nil},
-		{"git switch main", []string{"."}},
+		{"git switch main", []string{"(tree)"}},
 		{"git switch -c new", nil},
 		{"git -C sub checkout -- f", []string{"sub/f"}},
 		{"git -c core.x=y restore f", []string{"f"}},
@@ -106,7 +153,7 @@ func TestShellWrites(t *testing.T) {
 		{"cd src; cd ../docs; rm old.md", []string{"docs/old.md"}},
 		{"(cd sub && touch in) && touch out", []string{"sub/in", "out"}},
 		{"cd $DIR && rm x && rm /abs", []string{"/abs"}},
-		{"cd && touch h", []string{"~/h"}},
+		{"cd && touch h", nil}, // $HOME is not known
 		{"pushd lib >/dev/null && rm a.o", []string{"lib/a.o"}},
 		// Wrappers, assignments, keywords.
 		{"sudo tee /etc/hosts", []string{"/etc/hosts"}},
@@ -121,7 +168,7 @@ func TestShellWrites(t *testing.T) {
 		{"while read l; do echo $l >> out; done < in", []string{"out"}},
 		{"! touch neg", []string{"neg"}},
 		{"{ echo a; echo b; } > grouped", []string{"grouped"}},
-		{"for f in a b; do rm $f; done", nil},
+		{"for f in a b; do rm $f; done", []string{"a", "b"}},
 		{"command -v rm", nil},
 		{"command rm c", []string{"c"}},
 		// Nested commands.
@@ -161,18 +208,29 @@ func TestShellWrites(t *testing.T) {
 		{"echo a > x; echo b > x", []string{"x"}},
 		{"line \\\ncontinued > cont", []string{"cont"}},
 		{"", nil},
+		// What the old reader got wrong.
+		{"env -C sub rm x", []string{"sub/x"}},
+		{"rm $'\\x41b'", []string{"Ab"}},
+		{"a[ A>0 ]=1", nil},
+		{"echo $[ a>b ]", nil},
+		{"setsid rm s1; busybox rm s2; fakeroot rm s3; mksh -c 'rm s4'; time -o t.txt true", []string{"s1", "s2", "s3", "s4"}},
+		{"/usr/bin/time -o t.txt true", []string{"t.txt"}},
+		{"git checkout HEAD~3 -- :/", []string{"(tree)"}},
+		{"git restore :/src/x", []string{"src/x"}},
+		{"find . -name '*.o' -delete", []string{"."}},
+		{"x=out.txt; echo hi > $x", []string{"out.txt"}},
 		{"unterminated 'quote > x", nil},
 		{"echo > ", nil},
 	}
 	for _, c := range cases {
-		got := ShellWrites(c.cmd)
+		got := writesOf(c.cmd)
 		if !reflect.DeepEqual(got, c.want) {
-			t.Errorf("ShellWrites(%q) = %q, want %q", c.cmd, got, c.want)
+			t.Errorf("writes(%q) = %q, want %q", c.cmd, got, c.want)
 		}
 	}
 }
 
-func FuzzShellWrites(f *testing.F) {
+func FuzzWrites(f *testing.F) {
 	for _, s := range []string{
 		"echo hi > out.txt", "cd a && (rm b; cat <<EOF\nx\nEOF\n) | tee c",
 		"bash -c 'eval \"rm $(touch x)\"'", "sed -i -e s/a/b/ f", "git -C d checkout -- x",
@@ -181,10 +239,46 @@ func FuzzShellWrites(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		for _, p := range ShellWrites(s) {
+		for _, p := range writesOf(s) {
 			if p == "" {
-				t.Fatalf("ShellWrites(%q) gave an empty path", s)
+				t.Fatalf("writes(%q) gave an empty path", s)
 			}
 		}
 	})
+}
+
+func TestPatchPaths(t *testing.T) {
+	t.Parallel()
+	patch := `*** Begin Patch
+*** Add File: src/new.go
++package main
+*** Update File: src/main.go
+*** Move to: src/app.go
+@@ func main() {
+-	old()
++	new()
+*** Delete File: docs/old.md
+*** Update File: src/main.go
+@@
+ context
+*** End Patch
+`
+	want := []string{"src/new.go", "src/main.go", "src/app.go", "docs/old.md"}
+	if got := PatchPaths(patch); !reflect.DeepEqual(got, want) {
+		t.Errorf("PatchPaths = %q, want %q", got, want)
+	}
+	crlf := strings.ReplaceAll("*** Begin Patch\n*** Add File: /abs/path with space.txt\n+x\n*** End Patch\n", "\n", "\r\n")
+	if got := PatchPaths(crlf); !reflect.DeepEqual(got, []string{"/abs/path with space.txt"}) {
+		t.Errorf("PatchPaths(CRLF) = %q", got)
+	}
+	indented := "  *** Begin Patch\n  *** Delete File: a.txt\n  *** End Patch"
+	if got := PatchPaths(indented); !reflect.DeepEqual(got, []string{"a.txt"}) {
+		t.Errorf("PatchPaths(indented) = %q", got)
+	}
+	if got := PatchPaths("no patch here\n+*** Add File: x\n"); len(got) != 0 {
+		t.Errorf("PatchPaths(body line) = %q", got)
+	}
+	if got := PatchPaths("*** Add File:   \n"); len(got) != 0 {
+		t.Errorf("PatchPaths(empty path) = %q", got)
+	}
 }

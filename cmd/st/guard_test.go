@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/sophonz/st/internal/testutil"
+)
+
+// TestHookGuard runs the real st binary as both agents' PreToolUse hook
+// (`st hook claude PreToolUse`, `st hook codex PreToolUse`) with every
+// spelling of testdata/guard/spellings.txtar, each as its own case: the
+// spellings that stop the agent's tmux server are refused with the deny
+// answer both agents take, the look-alikes pass. No daemon runs: the
+// guard needs none. A payload over 1 MiB is refused, not cut.
+func TestHookGuard(t *testing.T) {
+	bin := testutil.BuildST(t)
+	dir := testutil.ShortTempDir(t)
+	sock := filepath.Join(dir, "tmux-0", "default")
+	a, err := txtar.ParseFile(filepath.Join(testutil.ModuleRoot(), "testdata", "guard", "spellings.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := testutil.Env(os.Environ(), "ST_HOME="+filepath.Join(dir, "home"), "TMUX="+sock+",123,0", "TMUX_PANE=%1",
+		"TMUX_TMPDIR=", "HOME="+dir)
+	hook := func(t *testing.T, agent string, payload []byte) (deny bool, reason string) {
+		cmd := exec.Command(bin, "hook", agent, "PreToolUse")
+		cmd.Env = env
+		cmd.Stdin = bytes.NewReader(payload)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("st hook %s PreToolUse: %v\n%s", agent, err, errb.String())
+		}
+		if out.Len() == 0 {
+			return false, ""
+		}
+		var ans struct {
+			Out struct {
+				Event    string `json:"hookEventName"`
+				Decision string `json:"permissionDecision"`
+				Reason   string `json:"permissionDecisionReason"`
+			} `json:"hookSpecificOutput"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &ans); err != nil {
+			t.Fatalf("the hook's answer %q: %v", out.String(), err)
+		}
+		if ans.Out.Event != "PreToolUse" || ans.Out.Decision != "deny" {
+			t.Fatalf("the hook answered %q", out.String())
+		}
+		return true, ans.Out.Reason
+	}
+	payload := func(agent, command string) []byte {
+		in := map[string]any{"command": command}
+		if agent == "claude" {
+			in["description"] = "run it"
+		}
+		b, _ := json.Marshal(map[string]any{"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": in, "cwd": dir})
+		return b
+	}
+	n := 0
+	for _, agent := range []string{"claude", "codex"} {
+		for _, f := range a.Files {
+			kind, name, _ := strings.Cut(f.Name, "/")
+			command := strings.ReplaceAll(strings.TrimSuffix(string(f.Data), "\n"), "SOCKET", sock)
+			t.Run(agent+"/"+kind+"/"+name, func(t *testing.T) {
+				deny, reason := hook(t, agent, payload(agent, command))
+				switch {
+				case kind == "refused" && !deny:
+					t.Errorf("st hook %s let %.80q through", agent, command)
+				case kind == "refused" && !strings.HasPrefix(reason, "st guard: "):
+					t.Errorf("reason %q", reason)
+				case kind == "allowed" && deny:
+					t.Errorf("st hook %s refused the look-alike %q: %s", agent, command, reason)
+				}
+			})
+			n++
+		}
+		t.Run(agent+"/refused/payload-over-1MiB", func(t *testing.T) {
+			big := payload(agent, "echo "+strings.Repeat("a", 1<<20)+"; tmux kill-server")
+			if deny, reason := hook(t, agent, big); !deny || !strings.HasPrefix(reason, "st guard: ") {
+				t.Errorf("a %d-byte payload was not refused (%q)", len(big), reason)
+			}
+		})
+	}
+	if n < 60 {
+		t.Fatalf("only %d cases", n)
+	}
+}

@@ -1,0 +1,493 @@
+package guard
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/sophonz/st/internal/shell"
+)
+
+// Interpreters run code that may start programs (os.system, system(),
+// exec, backquotes). Where the code is readable, its string literals are
+// read as shell commands: each alone, joined as an argument list, and
+// joined where the code concatenates them.
+
+var interpreterNames = []string{"python", "python2", "python3", "pypy", "pypy3", "perl", "ruby", "node", "nodejs",
+	"bun", "deno", "php", "awk", "gawk", "mawk", "nawk", "lua", "luajit", "Rscript", "osascript", "expect", "tclsh", "wish", "sed",
+	"vim", "vi", "nvim", "ex", "view", "vimdiff", "rvim"}
+
+// interpreter names the language of a program that takes code, or "".
+func interpreter(name string) string {
+	switch {
+	case strings.HasPrefix(name, "python"), strings.HasPrefix(name, "pypy"):
+		return "python"
+	case name == "perl" || strings.HasPrefix(name, "perl5"):
+		return "perl"
+	case name == "ruby" || strings.HasPrefix(name, "ruby3") || strings.HasPrefix(name, "ruby2"):
+		return "ruby"
+	case name == "node" || name == "nodejs" || name == "bun" || name == "deno":
+		return "js"
+	case name == "php" || strings.HasPrefix(name, "php8") || strings.HasPrefix(name, "php7"):
+		return "php"
+	case name == "awk" || name == "gawk" || name == "mawk" || name == "nawk":
+		return "awk"
+	case strings.HasPrefix(name, "lua"):
+		return "lua"
+	case name == "Rscript" || name == "osascript" || name == "expect":
+		return "e"
+	case name == "tclsh" || name == "wish":
+		return "tcl"
+	case name == "sed":
+		return "sed"
+	case name == "vim" || name == "vi" || name == "nvim" || name == "ex" || name == "view" || name == "vimdiff" || name == "rvim":
+		return "vim"
+	}
+	return ""
+}
+
+// interp checks the code an interpreter runs: inline (-c, -e...) or from
+// standard input.
+func (ch *checker) interp(c *shell.Cmd, name string) string {
+	lang := interpreter(name)
+	var code []shell.Arg
+	stdin := false
+	args := c.Args[1:]
+	switch lang {
+	case "python":
+		code, stdin = codeFlags(args, "c", "WXm", nil, true)
+	case "perl":
+		code, stdin = codeFlags(args, "eE", "IMmxl0Fi", nil, true)
+	case "ruby":
+		code, stdin = codeFlags(args, "e", "rICEx", nil, true)
+	case "js":
+		code, stdin = codeFlags(args, "ep", "r", []string{"--eval", "--print"}, false)
+		if name == "deno" && len(args) > 1 && args[0].String() == "eval" {
+			code = args[1:2]
+		}
+	case "php":
+		code, stdin = codeFlags(args, "r", "dcfzBRE", nil, true)
+	case "lua", "e":
+		code, stdin = codeFlags(args, "ec", "lf", nil, lang == "lua")
+	case "tcl":
+		if len(args) == 0 {
+			stdin = true
+		}
+	}
+	if lang == "tcl" || lang == "e" {
+		// exec and spawn run their words as a program.
+		for _, k := range append(code, c.Stdin) {
+			t, _ := k.Text()
+			for _, line := range strings.FieldsFunc(t, func(r rune) bool { return r == '\n' || r == ';' || r == '[' || r == ']' }) {
+				f := strings.Fields(line)
+				if len(f) > 1 && (f[0] == "exec" || f[0] == "spawn" || f[0] == "system") {
+					if r := ch.text(c, shell.Lit(strings.Join(f[1:], " ")), name+" "+f[0], nil); r != "" {
+						return r
+					}
+				}
+			}
+		}
+	}
+	switch lang {
+	case "awk":
+		code = awkProgram(args)
+	case "sed":
+		return ch.sedScript(c, args)
+	case "vim":
+		return ch.vimCommands(c, args)
+	}
+	if stdin {
+		code = append(code, c.Stdin)
+	}
+	for _, k := range code {
+		if r := ch.code(c, k, name); r != "" {
+			return r
+		}
+	}
+	return ""
+}
+
+// codeFlags finds inline code: the value of one of the flags (-c, -e...),
+// or of a long one. rest lists the short flags that take a value of
+// their own. stdin reports that, with no code and no script file, the
+// program reads its code from standard input.
+func codeFlags(args []shell.Arg, flags, vals string, long []string, scriptFile bool) (code []shell.Arg, stdin bool) {
+	sawFile := false
+	for i := 0; i < len(args); i++ {
+		s, ok := args[i].Text()
+		if !ok {
+			continue
+		}
+		if s == "-" {
+			return code, len(code) == 0
+		}
+		if s == "--" {
+			sawFile = i+1 < len(args)
+			break
+		}
+		if name, val, has := strings.Cut(s, "="); has && strings.HasPrefix(s, "--") {
+			for _, l := range long {
+				if name == l {
+					code = append(code, shell.Lit(val))
+				}
+			}
+			continue
+		}
+		if slicesContains(long, s) {
+			if i+1 < len(args) {
+				code = append(code, args[i+1])
+				i++
+			}
+			continue
+		}
+		if len(s) > 1 && s[0] == '-' && s[1] != '-' {
+			for j := 1; j < len(s); j++ {
+				f := s[j]
+				if strings.IndexByte(flags, f) >= 0 {
+					if j+1 < len(s) {
+						code = append(code, shell.Lit(s[j+1:]))
+					} else if i+1 < len(args) {
+						code = append(code, args[i+1])
+						i++
+					}
+					break
+				}
+				if strings.IndexByte(vals, f) >= 0 {
+					if j+1 == len(s) {
+						i++
+					}
+					break
+				}
+			}
+			continue
+		}
+		if strings.HasPrefix(s, "-") {
+			continue
+		}
+		// A script file, or (with code) its arguments.
+		if len(code) == 0 {
+			sawFile = true
+		}
+		break
+	}
+	return code, len(code) == 0 && !sawFile && scriptFile
+}
+
+func slicesContains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// awkProgram is awk's program: -e/--source values, or the first operand
+// unless -f gives a file.
+func awkProgram(args []shell.Arg) []shell.Arg {
+	var code []shell.Arg
+	file := false
+	for i := 0; i < len(args); i++ {
+		s, ok := args[i].Text()
+		switch {
+		case !ok:
+			if !file && len(code) == 0 {
+				return []shell.Arg{args[i]}
+			}
+			return code
+		case s == "--":
+			if !file && len(code) == 0 && i+1 < len(args) {
+				return []shell.Arg{args[i+1]}
+			}
+			return code
+		case s == "-f" || s == "--file" || strings.HasPrefix(s, "-f"):
+			file = true
+			if s == "-f" || s == "--file" {
+				i++
+			}
+		case s == "-e" || s == "--source":
+			if i+1 < len(args) {
+				code = append(code, args[i+1])
+				i++
+			}
+		case s == "-v" || s == "-F" || s == "-i" || s == "-l" || s == "--assign" || s == "--field-separator" || s == "--include" || s == "--load":
+			i++
+		case strings.HasPrefix(s, "-") && len(s) > 1:
+		default:
+			if !file && len(code) == 0 {
+				return []shell.Arg{args[i]}
+			}
+			return code
+		}
+	}
+	return code
+}
+
+// sedE finds GNU sed's e command (runs its text) and s///e (runs the
+// pattern space, here the replacement).
+var sedE = regexp.MustCompile(`(?m)(?:^|[;{}]|[0-9$/])\s*e\s+([^;\n}]+)`)
+
+func (ch *checker) sedScript(c *shell.Cmd, args []shell.Arg) string {
+	var scripts []shell.Arg
+	for i := 0; i < len(args); i++ {
+		s, ok := args[i].Text()
+		if !ok {
+			if len(scripts) == 0 {
+				scripts = append(scripts, args[i])
+			}
+			continue
+		}
+		switch {
+		case s == "-e" || s == "--expression":
+			if i+1 < len(args) {
+				scripts = append(scripts, args[i+1])
+				i++
+			}
+		case strings.HasPrefix(s, "--expression="):
+			scripts = append(scripts, shell.Lit(s[len("--expression="):]))
+		case s == "-f" || s == "--file" || s == "-l" || s == "--line-length":
+			i++
+		case strings.HasPrefix(s, "-"):
+			if k := strings.IndexByte(s, 'e'); k > 0 && !strings.HasPrefix(s, "--") {
+				if k+1 < len(s) {
+					scripts = append(scripts, shell.Lit(s[k+1:]))
+				} else if i+1 < len(args) {
+					scripts = append(scripts, args[i+1])
+					i++
+				}
+			}
+		default:
+			if len(scripts) == 0 {
+				scripts = append(scripts, args[i])
+			}
+			i = len(args)
+		}
+	}
+	for _, sc := range scripts {
+		text, ok := sc.Text()
+		if !ok {
+			text = sc.String()
+		}
+		for _, m := range sedE.FindAllStringSubmatch(text, -1) {
+			if r := ch.text(c, shell.Lit(m[1]), "sed e", nil); r != "" {
+				return r
+			}
+		}
+		for _, rep := range sedExecReplacements(text) {
+			if r := ch.text(c, shell.Lit(rep), "sed s///e", nil); r != "" {
+				return r
+			}
+		}
+	}
+	return ""
+}
+
+// sedExecReplacements finds the replacements of s commands with the e
+// flag.
+func sedExecReplacements(script string) []string {
+	var out []string
+	for i := 0; i+1 < len(script); i++ {
+		if script[i] != 's' || (i > 0 && isWordByte(script[i-1])) {
+			continue
+		}
+		d := script[i+1]
+		if d == '\\' || d == '\n' || isWordByte(d) {
+			continue
+		}
+		parts := []string{}
+		j := i + 2
+		var b strings.Builder
+		for j < len(script) && len(parts) < 2 {
+			switch {
+			case script[j] == '\\' && j+1 < len(script):
+				b.WriteByte(script[j+1])
+				j += 2
+				continue
+			case script[j] == d:
+				parts = append(parts, b.String())
+				b.Reset()
+			default:
+				b.WriteByte(script[j])
+			}
+			j++
+		}
+		if len(parts) < 2 {
+			continue
+		}
+		k := j
+		for k < len(script) && strings.IndexByte("gpiImMe0123456789w", script[k]) >= 0 {
+			if script[k] == 'w' {
+				break
+			}
+			k++
+		}
+		if strings.Contains(script[j:k], "e") {
+			out = append(out, parts[1])
+		}
+		i = j - 1
+	}
+	return out
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// code checks code for shell commands in its string literals.
+func (ch *checker) code(c *shell.Cmd, code shell.Arg, name string) string {
+	text, ok := code.Text()
+	if !ok {
+		// Read what is known of it; the holes stand for nothing.
+		text = knownParts(code)
+	}
+	if len(text) > 256<<10 {
+		return cannotCheck(name + "'s code is longer than st reads")
+	}
+	if sq := squash(text); strings.Contains(sq, "tmuxkillserver") || strings.Contains(sq, "tmuxkillsession") ||
+		strings.Contains(sq, "pkilltmux") || strings.Contains(sq, "killalltmux") {
+		return refuse(fmt.Sprintf("%s's code holds a command that stops the tmux server", name))
+	}
+	lits := stringLits(text)
+	via := name + " code"
+	for _, l := range lits {
+		if r := ch.text(c, shell.Lit(l), via, nil); r != "" {
+			return r
+		}
+	}
+	// ["tmux", "kill-server"] as an argument list, from each literal on.
+	for i := 0; i+1 < len(lits) && i < 16; i++ {
+		if r := ch.text(c, shell.Lit(strings.Join(lits[i:], " ")), via, nil); r != "" {
+			return r
+		}
+	}
+	return ""
+}
+
+func knownParts(a shell.Arg) string {
+	var b strings.Builder
+	for _, p := range a.Parts() {
+		if s, ok := p.Text(); ok {
+			b.WriteString(s)
+		} else {
+			b.WriteString(" x ")
+		}
+	}
+	return b.String()
+}
+
+// squash keeps the letters and digits of code, lower-cased: what is left
+// when concatenation and quoting are taken away.
+func squash(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+			b.WriteByte(c)
+		case c >= 'A' && c <= 'Z':
+			b.WriteByte(c + 'a' - 'A')
+		}
+	}
+	return b.String()
+}
+
+// stringLits returns the string literals of a program in a C-like or
+// Python-like language ('...', "...", `...`, triple quotes), with
+// literals the code joins with + . or .. merged.
+func stringLits(code string) []string {
+	type lit struct {
+		s          string
+		start, end int
+	}
+	var lits []lit
+	for i := 0; i < len(code) && len(lits) < 64; i++ {
+		q := code[i]
+		if q != '\'' && q != '"' && q != '`' {
+			continue
+		}
+		triple := strings.HasPrefix(code[i:], strings.Repeat(string(q), 3))
+		j := i + 1
+		if triple {
+			j = i + 3
+		}
+		var b strings.Builder
+		for j < len(code) {
+			c := code[j]
+			if c == '\\' && j+1 < len(code) {
+				switch e := code[j+1]; e {
+				case 'n':
+					b.WriteByte('\n')
+				case 't':
+					b.WriteByte('\t')
+				default:
+					b.WriteByte(e)
+				}
+				j += 2
+				continue
+			}
+			if triple && strings.HasPrefix(code[j:], strings.Repeat(string(q), 3)) {
+				j += 2
+				break
+			}
+			if !triple && c == q {
+				break
+			}
+			if c == '\n' && !triple && q != '`' {
+				break
+			}
+			b.WriteByte(c)
+			j++
+		}
+		lits = append(lits, lit{b.String(), i, j})
+		i = j
+	}
+	var out []string
+	for k := 0; k < len(lits); k++ {
+		s := lits[k].s
+		for k+1 < len(lits) && strings.Trim(code[lits[k].end+1:lits[k+1].start], " \t\n+.") == "" {
+			k++
+			s += lits[k].s
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// vimCommands: vim's -c, --cmd and +commands; :!cmd and the like run
+// shell text.
+func (ch *checker) vimCommands(c *shell.Cmd, args []shell.Arg) string {
+	var cmds []shell.Arg
+	for i := 0; i < len(args); i++ {
+		s, ok := args[i].Text()
+		switch {
+		case ok && (s == "-c" || s == "--cmd" || s == "-S"):
+			if i+1 < len(args) {
+				if s != "-S" {
+					cmds = append(cmds, args[i+1])
+				}
+				i++
+			}
+		case ok && strings.HasPrefix(s, "+") && len(s) > 1:
+			cmds = append(cmds, shell.Lit(s[1:]))
+		case !ok && i > 0:
+			if p, _ := args[i-1].Text(); p == "-c" || p == "--cmd" {
+				cmds = append(cmds, args[i])
+			}
+		}
+	}
+	for _, k := range cmds {
+		t, ok := k.Text()
+		if !ok {
+			return unknown(fmt.Sprintf("%s runs vim commands st cannot read", quote(showCmd(c))), "Write them plainly.")
+		}
+		if i := strings.IndexByte(t, '!'); i >= 0 {
+			if r := ch.text(c, shell.Lit(t[i+1:]), "vim !", nil); r != "" {
+				return r
+			}
+		}
+		if r := ch.code(c, k, "vim"); r != "" {
+			return r
+		}
+	}
+	return ""
+}
