@@ -83,3 +83,44 @@ func TestAllMachines(t *testing.T) {
 	do(t, ctx, chromedp.Click(`#scopes button:nth-child(2)`))
 	waitJS(t, ctx, `document.querySelector('#chart-tree .agent-card[data-agent="beta/`+lead+`"]') === null`, 5*time.Second)
 }
+
+// TestCrossMachineMarks (issue 15, item 7): a worker on another machine
+// shows in its coordinator's sidebar card with the machine's mark and
+// "↳ parent · machine"; on the worker's own machine, its row says whose
+// worker it is: "worker of NAME on MACHINE".
+func TestCrossMachineMarks(t *testing.T) {
+	c := testutil.NewCluster(t)
+	c.Extra = []string{"ST_HEARTBEAT=1s"}
+	a, b := c.Machine("alpha", "127.0.0.2"), c.Machine("beta", "127.0.0.3")
+	for _, m := range []*testutil.Machine{a, b} {
+		m.Login("acme")
+	}
+	a.Up()
+	b.Up()
+	b.MustST("", "orch", "accept-remote", "on")
+	// alpha's coordinator is an agent (a sim by hand), so that it is drawn.
+	boss := a.HandAgent("boss")
+	slow := c.TaskFile("slow.md", "sleep: 120s\nsummary: slept\n")
+	out := a.MustST(boss, "worker", "start", "--machine", "beta", "--agent", "sim", "--task", slow, "--name", "far")
+	far := regexp.MustCompile(`(?m)^beta/(%\d+) far$`).FindStringSubmatch(out)
+	if far == nil {
+		t.Fatalf("no far worker: %s", out)
+	}
+
+
+	// alpha: the coordinator's card holds far, with beta's mark.
+	ctx := newBrowser(t, 1280, 800)
+	do(t, ctx, chromedp.Navigate(strings.TrimSpace(a.MustST("", "web"))))
+	waitJS(t, ctx, `[...document.querySelectorAll("#sidebar .agent-row")].some(r => r.innerText.includes("far") && r.innerText.includes("↳ boss · beta") && r.innerText.includes("⌂ beta"))`, 30*time.Second)
+	screenshot(t, ctx, "web-cross-machine-coordinator.png")
+
+	// beta: far's row says whose worker it is.
+	ctx2 := newBrowser(t, 1280, 800)
+	do(t, ctx2, chromedp.Navigate(strings.TrimSpace(b.MustST("", "web"))))
+	waitJS(t, ctx2, `[...document.querySelectorAll("#sidebar .agent-row")].some(r => r.innerText.includes("far") && r.innerText.includes("worker of boss on alpha"))`, 30*time.Second)
+	screenshot(t, ctx2, "web-cross-machine-worker.png")
+	// And the CLI there says the same.
+	if out := b.MustST("", "worker", "list", "--all"); !regexp.MustCompile(`far .*worker of boss on alpha \(alpha/%\d+\)`).MatchString(out) {
+		t.Errorf("st worker list --all on beta:\n%s", out)
+	}
+}
