@@ -67,6 +67,18 @@ func newRig(b *testing.B) *rig {
 		"-c", r.dir, "-e", "ST_HOME="+r.home, "-e", "PATH="+r.getenv("PATH"), "sh"); err != nil {
 		b.Fatal(err)
 	}
+	// After the daemon's end (cleanups run last-in first-out, and up
+	// registers its own later): the server, whichever st last brought
+	// back, is ended and waited for. With a hundred agents on it, tmux
+	// takes seconds to end its panes on a loaded machine, longer than
+	// the harness waits for a test's processes to go.
+	b.Cleanup(func() {
+		if out, err := r.tmux("display-message", "-p", "#{pid}"); err == nil {
+			var pid int
+			fmt.Sscan(out, &pid)
+			endProcess(pid)
+		}
+	})
 	out, err := r.tmux("display-message", "-p", "-t", r.session+":", "#{pane_id} #{pid}")
 	if err != nil {
 		b.Fatal(err)

@@ -50,6 +50,7 @@ func (r *rig) versionTime() time.Duration {
 type plainServer struct {
 	r       *rig
 	sock    string
+	pid     int // the server's
 	env     []string
 	session string
 	fake    string // the ST_BIN of its sims
@@ -76,6 +77,11 @@ func newPlainServer(b *testing.B, r *rig, name string) *plainServer {
 	if _, err := s.tmux("-f", "/dev/null", "new-session", "-d", "-s", s.session, "-x", "200", "-y", "50", "-c", r.dir, "sh"); err != nil {
 		b.Fatal(err)
 	}
+	out, err := s.tmux("display-message", "-p", "#{pid}")
+	if err != nil {
+		b.Fatal(err)
+	}
+	fmt.Sscan(out, &s.pid)
 	return s
 }
 
@@ -102,10 +108,12 @@ func (s *plainServer) openSim(name string) (string, error) {
 	return strings.TrimSpace(out), err
 }
 
-// close kills the server (and so every sim on it) now.
+// close ends the server (and so every sim on it), and waits for it to
+// end: with a hundred sims, tmux takes seconds to end its panes on a
+// loaded machine, which must not weigh on what is measured next.
 func (s *plainServer) close() {
 	s.hooks.stop()
-	s.tmux("kill-server")
+	endProcess(s.pid)
 }
 
 // directOpens opens n windows running the sim at once, straight in tmux

@@ -83,24 +83,7 @@ func goneTrial(b *testing.B) goneResult {
 		r.mustRun(r.st(r.coord, "worker", "start", "--agent", "sim", "--task", task, "--name", name))
 		names = append(names, name)
 	}
-	waitOut := filepath.Join(r.dir, "wait.out")
-	f, err := os.Create(waitOut)
-	if err != nil {
-		b.Fatal(err)
-	}
-	wait := r.st(r.coord, "worker", "wait", "--timeout", "60s")
-	wait.Stdout, wait.Stderr = f, f
-	if err := wait.Start(); err != nil {
-		b.Fatal(err)
-	}
-	f.Close()
-	exited := make(chan time.Time, 1)
-	var waitErr error
-	go func() {
-		waitErr = wait.Wait()
-		exited <- time.Now()
-	}()
-	awaitRequest(b, wait.Process.Pid)
+	wait := r.startWait()
 
 	pidOut, err := r.tmux("display-message", "-p", "#{pid}")
 	if err != nil {
@@ -130,20 +113,20 @@ func goneTrial(b *testing.B) goneResult {
 
 	var t1 time.Time
 	select {
-	case t1 = <-exited:
+	case t1 = <-wait.exited:
 	case <-time.After(60 * time.Second):
-		wait.Process.Kill()
-		<-exited
+		wait.cmd.Process.Kill()
+		<-wait.exited
 		b.Fatalf("st worker wait did not return within 60 s of the kill\n%s", r.explain(r.coord))
 	}
 	res.wait = t1.Sub(kill)
 	if e := <-ended; !e.IsZero() {
 		res.exit = e.Sub(kill)
 	}
-	text, _ := os.ReadFile(waitOut)
-	res.whole = exitCode(waitErr) == 2
+	text := wait.text()
+	res.whole = exitCode(wait.err) == 2
 	for _, n := range names {
-		if !regexp.MustCompile(regexp.QuoteMeta(n) + `\s+gone`).Match(text) {
+		if !regexp.MustCompile(regexp.QuoteMeta(n) + `\s+gone`).MatchString(text) {
 			res.whole = false
 		}
 	}
@@ -161,7 +144,7 @@ func goneTrial(b *testing.B) goneResult {
 		res.whole = false
 	}
 	if !res.whole {
-		fmt.Printf("note: a trial did not end whole: the wait %v:\n%s\nthe workers: %s\n", waitErr, text, strings.Join(states, "; "))
+		fmt.Printf("note: a trial did not end whole: the wait %v:\n%s\nthe workers: %s\n", wait.err, text, strings.Join(states, "; "))
 	}
 	return res
 }

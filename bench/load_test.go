@@ -364,6 +364,15 @@ func processEnd(pid int) <-chan time.Time {
 	return ch
 }
 
+// endProcess sends SIGTERM to pid (a tmux server of ours) and waits up
+// to a minute for it to end.
+func endProcess(pid int) {
+	if pid <= 1 || syscall.Kill(pid, syscall.SIGTERM) != nil {
+		return
+	}
+	<-processEnd(pid)
+}
+
 // statusJSON is what the benchmarks read of `st status --json`.
 type statusJSON struct {
 	LastRestore orch.RestoreStats `json:"last_restore"`
@@ -556,28 +565,11 @@ func waitAfter(b *testing.B, r *rig, worker, session string, end turnEnd) report
 	hook := r.st(worker, "hook", "sim", "UserPromptSubmit")
 	hook.Stdin = strings.NewReader(hookPayload(session, "UserPromptSubmit", map[string]any{"prompt": "x"}))
 	r.mustRun(hook)
-	waitOut := filepath.Join(r.dir, "wait.out")
-	f, err := os.Create(waitOut)
-	if err != nil {
-		b.Fatal(err)
-	}
-	wait := r.st(r.coord, "worker", "wait", worker, "--timeout", "60s")
-	wait.Stdout, wait.Stderr = f, f // a file: Wait returns at the exit, with no copying
-	if err := wait.Start(); err != nil {
-		b.Fatal(err)
-	}
-	f.Close()
-	exited := make(chan time.Time, 1)
-	var waitErr error
-	go func() {
-		waitErr = wait.Wait()
-		exited <- time.Now()
-	}()
-	rt.fallback = !awaitRequest(b, wait.Process.Pid)
+	wait := r.startWait(worker)
+	rt.fallback = wait.fallback
 	select {
-	case <-exited:
-		text, _ := os.ReadFile(waitOut)
-		b.Fatalf("st worker wait returned before the turn's end (%v):\n%s\n%s", waitErr, text, r.explain(worker))
+	case <-wait.exited:
+		b.Fatalf("st worker wait returned before the turn's end (%v):\n%s\n%s", wait.err, wait.text(), r.explain(worker))
 	default:
 	}
 	t0 := time.Now()
@@ -585,17 +577,54 @@ func waitAfter(b *testing.B, r *rig, worker, session string, end turnEnd) report
 	tDone := time.Now()
 	var t1 time.Time
 	select {
-	case t1 = <-exited:
+	case t1 = <-wait.exited:
 	case <-time.After(30 * time.Second):
-		wait.Process.Kill()
+		wait.cmd.Process.Kill()
 		b.Fatalf("st worker wait did not return within 30 s of the turn's end (%s)", end.word)
 	}
-	text, _ := os.ReadFile(waitOut)
-	if exitCode(waitErr) != end.code || !strings.Contains(string(text), end.word) {
-		b.Fatalf("st worker wait: %v (want exit %d, %s):\n%s\n%s", waitErr, end.code, end.word, text, r.explain(worker))
+	if text := wait.text(); exitCode(wait.err) != end.code || !strings.Contains(text, end.word) {
+		b.Fatalf("st worker wait: %v (want exit %d, %s):\n%s\n%s", wait.err, end.code, end.word, text, r.explain(worker))
 	}
 	rt.lat, rt.doneWall, rt.after = t1.Sub(t0), tDone.Sub(t0), t1.Sub(tDone)
 	return rt
+}
+
+// waiting is a st worker wait running in the background.
+type waiting struct {
+	cmd      *exec.Cmd
+	out      string         // the file of its output
+	exited   chan time.Time // sends when it exited; err is set then
+	err      error
+	fallback bool // /proc could not tell when it had sent its request
+}
+
+// startWait starts st worker wait with args from the coordinator's pane,
+// and returns once its request is out (see awaitRequest).
+func (r *rig) startWait(args ...string) *waiting {
+	r.b.Helper()
+	w := &waiting{out: filepath.Join(r.dir, "wait.out"), exited: make(chan time.Time, 1)}
+	f, err := os.Create(w.out)
+	if err != nil {
+		r.b.Fatal(err)
+	}
+	w.cmd = r.st(r.coord, append([]string{"worker", "wait"}, append(args, "--timeout", "60s")...)...)
+	w.cmd.Stdout, w.cmd.Stderr = f, f // a file: Wait returns at the exit, with no copying
+	if err := w.cmd.Start(); err != nil {
+		r.b.Fatal(err)
+	}
+	f.Close()
+	go func() {
+		w.err = w.cmd.Wait()
+		w.exited <- time.Now()
+	}()
+	w.fallback = !awaitRequest(r.b, w.cmd.Process.Pid)
+	return w
+}
+
+// text is what the wait printed.
+func (w *waiting) text() string {
+	data, _ := os.ReadFile(w.out)
+	return string(data)
 }
 
 // exitCode is a finished command's exit status (0 for no error, -1 when
