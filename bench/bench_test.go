@@ -102,9 +102,12 @@ func (r *rig) getenv(key string) string {
 }
 
 // tmux runs tmux on the private server only.
-func (r *rig) tmux(args ...string) (string, error) {
-	cmd := exec.Command("tmux", append([]string{"-S", r.tm.Socket}, args...)...)
-	cmd.Env = r.env
+func (r *rig) tmux(args ...string) (string, error) { return runTmux(r.tm.Socket, r.env, args...) }
+
+// runTmux runs tmux on the server of socket sock, with env.
+func runTmux(sock string, env []string, args ...string) (string, error) {
+	cmd := exec.Command("tmux", append([]string{"-S", sock}, args...)...)
+	cmd.Env = env
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {

@@ -2,10 +2,8 @@ package bench
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -89,16 +87,7 @@ func newPlainServer(b *testing.B, r *rig, name string) *plainServer {
 // time).
 var plainServers int
 
-func (s *plainServer) tmux(args ...string) (string, error) {
-	cmd := exec.Command("tmux", append([]string{"-S", s.sock}, args...)...)
-	cmd.Env = s.env
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		return out.String(), fmt.Errorf("tmux %s: %v: %s", strings.Join(args, " "), err, errb.String())
-	}
-	return out.String(), nil
-}
+func (s *plainServer) tmux(args ...string) (string, error) { return runTmux(s.sock, s.env, args...) }
 
 // openSim opens a window running the sim, as st opens a worker's, and
 // returns its pane.
@@ -221,14 +210,10 @@ func newSessionFloor(b *testing.B, r *rig, k int) time.Duration {
 	var ds []time.Duration
 	for i := 0; i < k; i++ {
 		sock := filepath.Join(dir, fmt.Sprintf("s%d", i))
+		env := testutil.Env(r.env, "TMUX_TMPDIR="+dir)
 		run := func(args ...string) error {
-			cmd := exec.Command("tmux", append([]string{"-S", sock}, args...)...)
-			cmd.Env = testutil.Env(r.env, "TMUX_TMPDIR="+dir)
-			out, err := cmd.CombinedOutput()
-			if err != nil {
-				return fmt.Errorf("tmux %s: %v: %s", strings.Join(args, " "), err, out)
-			}
-			return nil
+			_, err := runTmux(sock, env, args...)
+			return err
 		}
 		b.Cleanup(func() { run("kill-server") })
 		t0 := time.Now()
