@@ -44,7 +44,10 @@ import (
 //     daemon's own record, last_restore.at), and to st status showing the
 //     restore done, each against tmux's own `new-session` of one session
 //     on a new server; st's own figures of the restore (sessions,
-//     relations);
+//     relations); and tmux's own time to end the server after the
+//     SIGTERM (its process gone: st cannot hear of the exit before it,
+//     and with a hundred agents it takes seconds), with st status's
+//     saying so after that end (st's own share);
 //   - a task's report to its N dependents: to each one's window (median,
 //     p99), and to the last of them started (its task typed and its turn
 //     begun: the worker's working since), against the N direct opens.
