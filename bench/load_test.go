@@ -2,12 +2,15 @@ package bench
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -16,24 +19,38 @@ import (
 )
 
 // BenchmarkScale runs the same figures with 1, 20 and 100 sim workers in
-// one run, to show how each grows:
+// one run, to show how each grows (figures ending in _nN):
 //
 //   - all N started at once (N `st worker start` processes side by side),
-//     each reporting by itself (`summary:` task): how many reports arrive
+//     each reporting by itself (`summary:` task): the time until every
+//     start returned, against the floor of the same N sims opened at once
+//     straight in tmux (directOpens); how many reports arrive
 //     (load_reports_arrived_nN, out of N) and the time until the last one;
 //   - the daemon's peak memory (VmHWM of its pid, from /proc) after that;
+//   - `st worker list --json` with the N workers, against a bare
+//     `st version` (30 of each, interleaved, medians);
 //   - with N=100 only: the daemon's CPU over 60 s while the 100 workers
 //     sit idle (utime+stime of its pid, from /proc/PID/stat, as % of one
 //     core);
 //   - report to a waiting `st worker wait` returning, over 30 reports
-//     spread over the N workers (median, p99);
+//     spread over the N workers (median, p99), against a bare
+//     `st version` (one after each report);
 //   - what st adds to a start with the N workers live: 10 starts of
 //     `st worker start` interleaved with 10 of a minimal driver of the
-//     sim (as BenchmarkStartOverhead), median difference;
-//   - restore after a tmux kill-server with the N workers: 3 restarts,
-//     st's own figures from st status (median);
-//   - a task's report to its dependents' windows: one task with N
-//     dependents (median and p99 over the N).
+//     sim (as BenchmarkStartOverhead), medians and their ratio;
+//   - tmux killed with the N workers (its server's pid sent SIGTERM), 3
+//     times: the kill to a `st status --json` that says so (tmux_down or
+//     restoring; st status polled back to back), to the sessions back (the
+//     daemon's own record, last_restore.at), and to st status showing the
+//     restore done, each against tmux's own `new-session` of one session
+//     on a new server; st's own figures of the restore (sessions,
+//     relations); and tmux's own time to end the server after the
+//     SIGTERM (its process gone: st cannot hear of the exit before it,
+//     and with a hundred agents it takes seconds), with st status's
+//     saying so after that end (st's own share);
+//   - a task's report to its N dependents: to each one's window (median,
+//     p99), and to the last of them started (its task typed and its turn
+//     begun: the worker's working since), against the N direct opens.
 func BenchmarkScale(b *testing.B) {
 	for _, n := range []int{1, 20, 100} {
 		b.Run(fmt.Sprintf("workers=%d", n), func(b *testing.B) { scaleAt(b, n) })
@@ -46,8 +63,11 @@ func scaleAt(b *testing.B, n int) {
 	pid := daemonPid(b, r)
 	sfx := fmt.Sprintf("_n%d", n)
 
-	// 1. N workers at once, each reporting by itself.
+	// 1. N workers at once, each reporting by itself; first the floor:
+	// the same N sims with the same task, opened at once with no st.
 	task := r.writeFile("report.md", "summary: load report\n", 0o644)
+	direct, directBoxes := directOpens(b, r, n, task)
+	figure(b, "direct_boxes_all"+sfx, ms(directBoxes), "ms")
 	t0 := time.Now()
 	var wg sync.WaitGroup
 	startErrs := make([]string, n)
@@ -80,22 +100,34 @@ func scaleAt(b *testing.B, n int) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	allDone := time.Since(t0)
-	fmt.Printf("%d workers started at once: %d starts failed, all starts returned after %.1f s, %d/%d reports arrived after %.1f s\n",
-		n, failed, startedAll.Seconds(), arrived, n, allDone.Seconds())
+	fmt.Printf("%d workers started at once: %d starts failed, all starts returned after %.1f s (the same sims opened straight in tmux: %.1f s), %d/%d reports arrived after %.1f s\n",
+		n, failed, startedAll.Seconds(), direct.Seconds(), arrived, n, allDone.Seconds())
 	figure(b, "load_reports_arrived"+sfx, float64(arrived), fmt.Sprintf("of_%d", n))
 	figure(b, "load_starts_failed"+sfx, float64(failed), fmt.Sprintf("of_%d", n))
-	figure(b, "load_start_all_wall"+sfx, ms(startedAll), "ms")
+	ratioFigure(b, "load_start_all_wall"+sfx, startedAll, direct)
 	figure(b, "load_all_reported_wall"+sfx, ms(allDone), "ms")
 	// A failed start is a figure, not the end of the benchmark: the rest
 	// goes on with the workers that exist.
-	ids := workerIDs(b, r)
+	ids, sessions := workerIDs(b, r)
 	if len(ids) < n {
 		fmt.Printf("note: %d of %d workers reported; the figures below are with those %d\n", len(ids), n, len(ids))
 	}
 	n = len(ids)
 	figure(b, "daemon_peak_rss"+sfx, float64(procStatusKB(b, pid, "VmHWM"))/1024, "MiB")
 
-	// 2. CPU while the workers sit idle (the 100 only: it takes a minute).
+	// 2. st worker list --json with the N workers.
+	var list, version []time.Duration
+	for i := 0; i < 31; i++ {
+		t0 := time.Now()
+		r.mustRun(r.st(r.coord, "worker", "list", "--json"))
+		l := time.Since(t0)
+		if v := r.versionTime(); i > 0 { // the first of each is a warm-up
+			list, version = append(list, l), append(version, v)
+		}
+	}
+	ratioFigure(b, "list_json_median"+sfx, newStats(list).median(), newStats(version).median())
+
+	// 3. CPU while the workers sit idle (the 100 only: it takes a minute).
 	if sfx == "_n100" {
 		// Let the starts' aftermath (st's picture of the server) settle.
 		waitFor(b, 60*time.Second, "every worker in st's picture of the server", func() bool {
@@ -111,21 +143,24 @@ func scaleAt(b *testing.B, n int) {
 		figure(b, "daemon_idle_cpu"+sfx, pct, "%core")
 	}
 
-	// 3. Report to a waiting st worker wait. The workers' own turns must
+	// 4. Report to a waiting st worker wait. The workers' own turns must
 	// have ended first (st worker read waits for that): a late Stop hook
 	// after the benchmark's UserPromptSubmit would make one idle.
 	for i := 0; i < 30 && i < len(ids); i++ {
 		r.mustRun(r.st(r.coord, "worker", "read", ids[i]))
 	}
 	var lat []time.Duration
+	version = nil
 	for i := 0; i < 30; i++ {
-		lat = append(lat, waitAfterDone(b, r, ids[i%len(ids)]).lat)
+		k := i % len(ids)
+		lat = append(lat, waitAfterDone(b, r, ids[k], sessions[k]).lat)
+		version = append(version, r.versionTime())
 	}
 	l := newStats(lat)
-	figure(b, "wait_after_done_median"+sfx, ms(l.median()), "ms")
+	ratioFigure(b, "wait_after_done_median"+sfx, l.median(), newStats(version).median())
 	figure(b, "wait_after_done_p99"+sfx, ms(l.pct(99)), "ms")
 
-	// 4. What st adds to a start, with the N workers live.
+	// 5. What st adds to a start, with the N workers live.
 	long := r.writeFile("long.md", "sleep: 600s\n", 0o644)
 	var base, st []time.Duration
 	for i := 0; i < 11; i++ {
@@ -143,32 +178,132 @@ func scaleAt(b *testing.B, n int) {
 		}
 	}
 	bs, ss := newStats(base), newStats(st)
-	figure(b, "start_st_median"+sfx, ms(ss.median()), "ms")
+	ratioFigure(b, "start_st_median"+sfx, ss.median(), bs.median())
 	figure(b, "start_overhead_median"+sfx, ms(ss.median()-bs.median()), "ms")
 
-	// 5. Restore after tmux restarts, with the N workers.
+	// 6. tmux killed with the N workers.
+	if !restoreFigures(b, r, n, sfx) {
+		return
+	}
+	// The coordinator has a new pane id now.
+	r.coord = coordinatorPane(b, r)
+
+	// 7. One task's report to its N dependents' starts. Each dependent
+	// sleeps, so that its worker stays working from the start of its
+	// turn on (its since is when its task was taken). The floor again
+	// first, now, under the load of now: the same N sims with the same
+	// task opened at once straight in tmux.
+	root := r.writeFile("root.md", "sleep: 1s\nsummary: root done\n", 0o644)
+	dep := r.writeFile("dep.md", "sleep: 600s\n", 0o644)
+	direct, _ = directOpens(b, r, n, dep)
+	r.mustRun(r.st(r.coord, "task", "create", "root", "--task", root, "--agent", "sim"))
+	for i := 0; i < n; i++ {
+		r.mustRun(r.st(r.coord, "task", "create", fmt.Sprintf("d%03d", i), "--task", dep, "--agent", "sim", "--deps", "root"))
+	}
+	var run orch.Run
+	byName := map[string]*orch.Worker{}
+	waitFor(b, 5*time.Minute, "every dependent started", func() bool {
+		run = orch.Run{}
+		readRun(r, &run)
+		byName = map[string]*orch.Worker{}
+		for _, w := range run.Workers {
+			byName[w.Name] = w
+		}
+		started := 0
+		for _, t := range run.Tasks {
+			if w := byName[t.Name]; t.Name != "root" && w != nil && w.State != orch.Starting {
+				started++
+			}
+		}
+		return started == n
+	})
+	rw := byName["root"]
+	if rw == nil || rw.ReportedAt == nil {
+		b.Fatalf("the root task's worker has no report")
+	}
+	var gaps []time.Duration
+	var lastStart time.Time
+	notWorking := 0
+	for _, t := range run.Tasks {
+		w := byName[t.Name]
+		if t.Name == "root" || w == nil {
+			continue
+		}
+		gaps = append(gaps, w.StartedAt.Sub(*rw.ReportedAt))
+		if w.State != orch.Working {
+			notWorking++
+			continue
+		}
+		if w.Since.After(lastStart) {
+			lastStart = w.Since
+		}
+	}
+	if notWorking > 0 {
+		fmt.Printf("note: %d of %d dependents are not working (failed or blocked starts); the last start is of the others\n", notWorking, n)
+	}
+	g := newStats(gaps)
+	figure(b, "task_report_to_dependents_median"+sfx, ms(g.median()), "ms")
+	figure(b, "task_report_to_dependents_p99"+sfx, ms(g.pct(99)), "ms")
+	ratioFigure(b, "task_report_to_dependents_all_started"+sfx, lastStart.Sub(*rw.ReportedAt), direct)
+	figure(b, "daemon_peak_rss_end"+sfx, float64(procStatusKB(b, pid, "VmHWM"))/1024, "MiB")
+}
+
+// restoreFigures kills the tmux server with the n workers on it, 3 times,
+// and reports how soon st said so and brought it back (see
+// BenchmarkScale). It returns false, after a note, when the workers did
+// not all come back.
+func restoreFigures(b *testing.B, r *rig, n int, sfx string) bool {
 	layout := filepath.Join(r.home, "tmux-layout.json")
 	inPicture := func() bool {
 		data, _ := os.ReadFile(layout)
 		return strings.Count(string(data), `"@st_agent_session"`) >= n
 	}
 	waitFor(b, 60*time.Second, "every worker in st's picture of the server", inPicture)
-	var sessions, relations, total []time.Duration
+	floor := newSessionFloor(b, r, 5)
+	var sessions, relations, total, said, noticed, back, exits, afterExit []time.Duration
 	var last time.Time
 	for i := 0; i < 3; i++ {
-		t0 := time.Now()
-		r.tmux("kill-server")
-		var s struct {
-			LastRestore orch.RestoreStats `json:"last_restore"`
+		// st has seen the server back (the last restore over, and a read
+		// of the new server since), so that tmux_down is of this kill.
+		var s statusJSON
+		waitFor(b, 60*time.Second, "st to see the tmux server back", func() bool {
+			return s.poll(r) && s.TmuxDown == nil && !s.Restoring
+		})
+		pidOut, err := r.tmux("display-message", "-p", "#{pid}")
+		if err != nil {
+			b.Fatal(err)
 		}
-		// st status only: a st worker list during the restore marks
-		// done workers gone (see tests/faults).
+		var server int
+		fmt.Sscan(pidOut, &server)
+		kill := time.Now()
+		if err := syscall.Kill(server, syscall.SIGTERM); err != nil {
+			b.Fatalf("kill the tmux server %d: %v", server, err)
+		}
+		ended := processEnd(server)
+		saidAt := time.Time{}
+		// st status only, back to back: a st worker list during the
+		// restore marks done workers gone (see tests/faults).
 		waitFor(b, 3*time.Minute, "st to bring the server back", func() bool {
-			out, err := r.st(r.coord, "status", "--json").Output()
-			return err == nil && json.Unmarshal(out, &s) == nil && s.LastRestore.At.After(last)
+			if !s.poll(r) {
+				return false
+			}
+			restored := s.LastRestore.At.After(last)
+			if saidAt.IsZero() && (s.TmuxDown != nil || s.Restoring || restored) {
+				saidAt = time.Now()
+				if s.TmuxDown != nil {
+					noticed = append(noticed, s.TmuxDown.Sub(kill))
+				}
+			}
+			return restored
 		})
 		last = s.LastRestore.At
-		total = append(total, time.Since(t0))
+		if e := <-ended; !e.IsZero() {
+			exits = append(exits, e.Sub(kill))
+			afterExit = append(afterExit, saidAt.Sub(e))
+		}
+		total = append(total, time.Since(kill))
+		said = append(said, saidAt.Sub(kill))
+		back = append(back, s.LastRestore.At.Sub(kill))
 		sessions = append(sessions, s.LastRestore.Sessions)
 		relations = append(relations, s.LastRestore.Relations)
 		if s.LastRestore.Panes < n+1 {
@@ -189,52 +324,70 @@ func scaleAt(b *testing.B, n int) {
 			fmt.Printf("note: restore %d: after 2 min only %d of %d agents are back with a conversation id; the daemon's log on restores:\n%s\n",
 				i, back, n, strings.Join(lines, "\n"))
 			figure(b, "restore_agents_back"+sfx, float64(back), fmt.Sprintf("of_%d", n))
-			return
+			return false
 		}
 	}
+	if len(exits) > 0 {
+		// tmux's own time to end its server after the SIGTERM: st cannot
+		// hear of the exit before it.
+		figure(b, "tmux_killed_server_exit_median"+sfx, ms(newStats(exits).median()), "ms")
+		// st's own share: that exit to st status saying so.
+		figure(b, "tmux_killed_status_says_after_exit_median"+sfx, ms(newStats(afterExit).median()), "ms")
+	}
+	ratioFigure(b, "tmux_killed_status_says"+sfx, newStats(said).median(), floor)
+	if len(noticed) > 0 {
+		// The daemon's own time of the server's exit (st status's
+		// tmux_down), when a status caught it before the restore ended.
+		figure(b, "tmux_killed_noticed_median"+sfx, ms(newStats(noticed).median()), "ms")
+	}
+	ratioFigure(b, "tmux_killed_sessions_back"+sfx, newStats(back).median(), floor)
 	figure(b, "restore_sessions_back_median"+sfx, ms(newStats(sessions).median()), "ms")
 	figure(b, "restore_relations_median"+sfx, ms(newStats(relations).median()), "ms")
-	figure(b, "restore_kill_to_status_median"+sfx, ms(newStats(total).median()), "ms")
-	// The coordinator has a new pane id now.
-	r.coord = coordinatorPane(b, r)
+	ratioFigure(b, "restore_kill_to_status_median"+sfx, newStats(total).median(), floor)
+	return true
+}
 
-	// 6. One task's report to its N dependents' starts.
-	root := r.writeFile("root.md", "sleep: 1s\nsummary: root done\n", 0o644)
-	dep := r.writeFile("dep.md", "summary: dep done\n", 0o644)
-	r.mustRun(r.st(r.coord, "task", "create", "root", "--task", root, "--agent", "sim"))
-	for i := 0; i < n; i++ {
-		r.mustRun(r.st(r.coord, "task", "create", fmt.Sprintf("d%03d", i), "--task", dep, "--agent", "sim", "--deps", "root"))
-	}
-	var run orch.Run
-	waitFor(b, 5*time.Minute, "every dependent started", func() bool {
-		run = orch.Run{}
-		readRun(r, &run)
-		started := 0
-		for _, t := range run.Tasks {
-			if t.Name != "root" && t.Worker != "" {
-				started++
+// processEnd watches process pid (not a child of ours) every
+// millisecond, and sends when it was seen gone or a zombie; the zero time
+// when it still ran after a minute.
+func processEnd(pid int) <-chan time.Time {
+	ch := make(chan time.Time, 1)
+	go func() {
+		by := time.Now().Add(time.Minute)
+		for time.Now().Before(by) {
+			data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+			if s := string(data); err != nil || strings.HasPrefix(s[strings.LastIndexByte(s, ')')+1:], " Z") {
+				ch <- time.Now()
+				return
 			}
+			time.Sleep(time.Millisecond)
 		}
-		return started == n
-	})
-	byName := map[string]*orch.Worker{}
-	for _, w := range run.Workers {
-		byName[w.Name] = w
+		ch <- time.Time{}
+	}()
+	return ch
+}
+
+// endProcess sends SIGTERM to pid (a tmux server of ours) and waits up
+// to a minute for it to end.
+func endProcess(pid int) {
+	if pid <= 1 || syscall.Kill(pid, syscall.SIGTERM) != nil {
+		return
 	}
-	rw := byName["root"]
-	if rw == nil || rw.ReportedAt == nil {
-		b.Fatalf("the root task's worker has no report")
-	}
-	var gaps []time.Duration
-	for _, t := range run.Tasks {
-		if w := byName[t.Name]; t.Name != "root" && w != nil {
-			gaps = append(gaps, w.StartedAt.Sub(*rw.ReportedAt))
-		}
-	}
-	g := newStats(gaps)
-	figure(b, "task_report_to_dependents_median"+sfx, ms(g.median()), "ms")
-	figure(b, "task_report_to_dependents_p99"+sfx, ms(g.pct(99)), "ms")
-	figure(b, "daemon_peak_rss_end"+sfx, float64(procStatusKB(b, pid, "VmHWM"))/1024, "MiB")
+	<-processEnd(pid)
+}
+
+// statusJSON is what the benchmarks read of `st status --json`.
+type statusJSON struct {
+	LastRestore orch.RestoreStats `json:"last_restore"`
+	TmuxDown    *time.Time        `json:"tmux_down"`
+	Restoring   bool              `json:"restoring"`
+}
+
+// poll reads st status --json into s; false when it could not.
+func (s *statusJSON) poll(r *rig) bool {
+	out, err := r.st(r.coord, "status", "--json").Output()
+	*s = statusJSON{}
+	return err == nil && json.Unmarshal(out, s) == nil
 }
 
 // clockTicks is USER_HZ, the unit of /proc/PID/stat's times (100 on
@@ -322,20 +475,21 @@ func countReports(r *rig, summary string) int {
 }
 
 // workerIDs are the workers that reported (a start that failed under
-// load leaves a window whose worker is failed).
-func workerIDs(b *testing.B, r *rig) []string {
+// load leaves a window whose worker is failed), with their agents'
+// conversation ids.
+func workerIDs(b *testing.B, r *rig) (ids, sessions []string) {
 	b.Helper()
 	var run orch.Run
 	if !readRun(r, &run) {
 		b.Fatal("no run.json")
 	}
-	var ids []string
 	for _, w := range run.Workers {
 		if w.State == orch.Done {
 			ids = append(ids, w.ID)
+			sessions = append(sessions, w.AgentSession)
 		}
 	}
-	return ids
+	return ids, sessions
 }
 
 // coordinatorPane is the run's coordinator pane as run.json has it now.
@@ -348,81 +502,168 @@ func coordinatorPane(b *testing.B, r *rig) string {
 	return run.Coordinator
 }
 
-// reportTiming is one report timed against a waiting st worker wait.
+// reportTiming is one end of a turn timed against a waiting st worker wait.
 type reportTiming struct {
-	lat      time.Duration // st worker done starts -> the wait returns
-	doneWall time.Duration // the st worker done process
-	after    time.Duration // the done process ends -> the wait returns
+	lat      time.Duration // the ending command starts -> the wait returns
+	doneWall time.Duration // the ending command's process
+	after    time.Duration // that process ends -> the wait returns
 	fallback bool          // /proc could not tell when the wait had sent its request
 }
 
-// waitAfterDone starts the worker's turn again (a UserPromptSubmit hook),
-// starts st worker wait for it, reports with st worker done once the
-// wait's request is out, and times the wait's return.
-func waitAfterDone(b *testing.B, r *rig, worker string) reportTiming {
+// A turnEnd is what ends a worker's turn in a timing, and what st worker
+// wait then says.
+type turnEnd struct {
+	cmd  func(r *rig, worker, session string) *exec.Cmd
+	code int    // the wait's exit status
+	word string // the worker's state in the wait's answer
+}
+
+// byReport ends the turn with the worker's report.
+var byReport = turnEnd{
+	cmd:  func(r *rig, worker, _ string) *exec.Cmd { return r.st(worker, "worker", "done", "--summary", "n") },
+	code: 0, word: "done",
+}
+
+// byStopHook ends the turn the way an agent does when it stops without a
+// report: its Stop hook, run from its pane with Claude's payload (the sim
+// is a Claude-like agent: st maps its hooks with Claude's mapper). The
+// wait then says idle, exit 2.
+var byStopHook = turnEnd{
+	cmd: func(r *rig, worker, session string) *exec.Cmd {
+		cmd := r.st(worker, "hook", "sim", "Stop")
+		cmd.Stdin = strings.NewReader(hookPayload(session, "Stop", map[string]any{
+			"stop_hook_active": false, "last_assistant_message": "stopped", "cwd": r.dir,
+			"transcript_path": filepath.Join(r.dir, "transcript.jsonl"), "permission_mode": "default",
+		}))
+		return cmd
+	},
+	code: 2, word: "idle",
+}
+
+// hookPayload is a Claude-shaped hook payload. An empty session leaves
+// session_id out, so that st keeps the one it knows.
+func hookPayload(session, event string, extra map[string]any) string {
+	p := map[string]any{"hook_event_name": event}
+	if session != "" {
+		p["session_id"] = session
+	}
+	for k, v := range extra {
+		p[k] = v
+	}
+	data, _ := json.Marshal(p)
+	return string(data)
+}
+
+// waitAfterDone times a report: see waitAfter.
+func waitAfterDone(b *testing.B, r *rig, worker, session string) reportTiming {
+	return waitAfter(b, r, worker, session, byReport)
+}
+
+// waitAfter starts the worker's turn again (a UserPromptSubmit hook),
+// starts st worker wait for it, ends the turn with end once the wait's
+// request is out, and times the wait's return.
+func waitAfter(b *testing.B, r *rig, worker, session string, end turnEnd) reportTiming {
 	b.Helper()
 	var rt reportTiming
 	hook := r.st(worker, "hook", "sim", "UserPromptSubmit")
-	hook.Stdin = strings.NewReader(`{"session_id":"b","hook_event_name":"UserPromptSubmit","prompt":"x"}`)
+	hook.Stdin = strings.NewReader(hookPayload(session, "UserPromptSubmit", map[string]any{"prompt": "x"}))
 	r.mustRun(hook)
-	waitOut := filepath.Join(r.dir, "wait.out")
-	f, err := os.Create(waitOut)
-	if err != nil {
-		b.Fatal(err)
-	}
-	wait := r.st(r.coord, "worker", "wait", worker, "--timeout", "60s")
-	wait.Stdout, wait.Stderr = f, f // a file: Wait returns at the exit, with no copying
-	if err := wait.Start(); err != nil {
-		b.Fatal(err)
-	}
-	f.Close()
-	exited := make(chan time.Time, 1)
-	var waitErr error
-	go func() {
-		waitErr = wait.Wait()
-		exited <- time.Now()
-	}()
-	// Give the wait time to reach the daemon: its request written, then
-	// a little for the daemon to read it and start waiting.
-	regBy := time.Now().Add(10 * time.Second)
-	for {
-		sent, ok := requestSent(wait.Process.Pid)
-		if !ok {
-			rt.fallback = true
-			time.Sleep(30 * time.Millisecond)
-			break
-		}
-		if sent {
-			time.Sleep(5 * time.Millisecond)
-			break
-		}
-		if time.Now().After(regBy) {
-			b.Fatal("st worker wait never sent its request")
-		}
-		time.Sleep(200 * time.Microsecond)
-	}
+	wait := r.startWait(worker)
+	rt.fallback = wait.fallback
 	select {
-	case <-exited:
-		text, _ := os.ReadFile(waitOut)
-		b.Fatalf("st worker wait returned before st worker done (%v):\n%s\n%s", waitErr, text, r.explain(worker))
+	case <-wait.exited:
+		b.Fatalf("st worker wait returned before the turn's end (%v):\n%s\n%s", wait.err, wait.text(), r.explain(worker))
 	default:
 	}
 	t0 := time.Now()
-	r.mustRun(r.st(worker, "worker", "done", "--summary", "n"))
+	r.mustRun(end.cmd(r, worker, session))
 	tDone := time.Now()
 	var t1 time.Time
 	select {
-	case t1 = <-exited:
+	case t1 = <-wait.exited:
 	case <-time.After(30 * time.Second):
-		wait.Process.Kill()
-		b.Fatalf("st worker wait did not return within 30 s of st worker done")
+		wait.cmd.Process.Kill()
+		b.Fatalf("st worker wait did not return within 30 s of the turn's end (%s)", end.word)
 	}
-	text, _ := os.ReadFile(waitOut)
-	if waitErr != nil || !strings.Contains(string(text), "done") {
-		b.Fatalf("st worker wait: %v:\n%s\n%s", waitErr, text, r.explain(worker))
+	if text := wait.text(); exitCode(wait.err) != end.code || !strings.Contains(text, end.word) {
+		b.Fatalf("st worker wait: %v (want exit %d, %s):\n%s\n%s", wait.err, end.code, end.word, text, r.explain(worker))
 	}
 	rt.lat, rt.doneWall, rt.after = t1.Sub(t0), tDone.Sub(t0), t1.Sub(tDone)
 	return rt
+}
+
+// waiting is a st worker wait running in the background.
+type waiting struct {
+	cmd      *exec.Cmd
+	out      string         // the file of its output
+	exited   chan time.Time // sends when it exited; err is set then
+	err      error
+	fallback bool // /proc could not tell when it had sent its request
+}
+
+// startWait starts st worker wait with args from the coordinator's pane,
+// and returns once its request is out (see awaitRequest).
+func (r *rig) startWait(args ...string) *waiting {
+	r.b.Helper()
+	w := &waiting{out: filepath.Join(r.dir, "wait.out"), exited: make(chan time.Time, 1)}
+	f, err := os.Create(w.out)
+	if err != nil {
+		r.b.Fatal(err)
+	}
+	w.cmd = r.st(r.coord, append([]string{"worker", "wait"}, append(args, "--timeout", "60s")...)...)
+	w.cmd.Stdout, w.cmd.Stderr = f, f // a file: Wait returns at the exit, with no copying
+	if err := w.cmd.Start(); err != nil {
+		r.b.Fatal(err)
+	}
+	f.Close()
+	go func() {
+		w.err = w.cmd.Wait()
+		w.exited <- time.Now()
+	}()
+	w.fallback = !awaitRequest(r.b, w.cmd.Process.Pid)
+	return w
+}
+
+// text is what the wait printed.
+func (w *waiting) text() string {
+	data, _ := os.ReadFile(w.out)
+	return string(data)
+}
+
+// exitCode is a finished command's exit status (0 for no error, -1 when
+// it did not exit by itself).
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	return -1
+}
+
+// awaitRequest gives a client process time to reach the daemon: its
+// request written, then a little for the daemon to read it and start
+// waiting. It returns false when /proc could not tell (it slept 30 ms).
+func awaitRequest(b *testing.B, pid int) bool {
+	b.Helper()
+	regBy := time.Now().Add(10 * time.Second)
+	for {
+		sent, ok := requestSent(pid)
+		if !ok {
+			time.Sleep(30 * time.Millisecond)
+			return false
+		}
+		if sent {
+			time.Sleep(5 * time.Millisecond)
+			return true
+		}
+		if time.Now().After(regBy) {
+			b.Fatalf("process %d never sent its request", pid)
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
 }
 
 // baselineStart is the start of the sim with no st (BenchmarkStartOverhead
