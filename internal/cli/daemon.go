@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/client"
 	"github.com/sophonz/st/internal/daemon"
 	"github.com/sophonz/st/internal/version"
@@ -136,7 +137,7 @@ func newDownCmd(env *Env) *cobra.Command {
 			}
 			deadline := time.Now().Add(10 * time.Second)
 			for time.Now().Before(deadline) {
-				if _, err := os.Stat(daemon.SocketPath(env.Home())); os.IsNotExist(err) {
+				if _, err := os.Stat(api.SocketPath(env.Home())); os.IsNotExist(err) {
 					fmt.Fprintf(env.Stdout, "st stopped (pid %d)\n", res["pid"])
 					return nil
 				}
@@ -198,7 +199,7 @@ func newLsCmd(env *Env) *cobra.Command {
 		Short: "List the sessions of st's tmux server, their windows and agents",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var ses []daemon.LsSession
+			var ses []api.LsSession
 			if err := env.Client().Call(cmd.Context(), "/v1/ls", struct{}{}, &ses); err != nil {
 				return err
 			}
@@ -240,14 +241,14 @@ func newWebCmd(env *Env) *cobra.Command {
 	}
 }
 
-func printRunning(env *Env, s *daemon.StatusInfo) {
+func printRunning(env *Env, s *api.StatusInfo) {
 	fmt.Fprintf(env.Stdout, "st is running (pid %d, %s)\n", s.PID, s.Socket)
 	printProblems(env, s)
 }
 
 // printProblems says what st could not read, on stderr, each time the
 // user looks at st's state (st up, st status).
-func printProblems(env *Env, s *daemon.StatusInfo) {
+func printProblems(env *Env, s *api.StatusInfo) {
 	for _, p := range s.Orch.Problems {
 		fmt.Fprintf(env.Stderr, "st: warning: %s\n", p)
 	}

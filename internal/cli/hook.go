@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/client"
 	"github.com/sophonz/st/internal/guard"
 	"github.com/sophonz/st/internal/orch"
@@ -60,7 +61,7 @@ func runHook(ctx context.Context, env *Env, kind, event string) error {
 			remove()
 		}
 	}
-	req := orch.HookRequest{Agent: kind, Event: event, Pane: pane, Payload: payload, Teammate: teammateOf(env, kind)}
+	req := orch.HookRequest{Agent: kind, Event: event, Pane: pane, Payload: payload, Teammate: (*api.TeammateID)(teammateOf(env, kind))}
 	// The guard needs no daemon: it must work while st is down.
 	if event == "PreToolUse" {
 		if reason := checkCall(env, payload); reason != "" {

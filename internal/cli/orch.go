@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sophonz/st/internal/daemon"
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/orch"
 )
 
@@ -24,7 +24,7 @@ func newAcceptRemoteCmd(env *Env) *cobra.Command {
 them only while this is on. It is off until you turn it on.`,
 		Args: exactArgs(1, "st orch accept-remote on|off|status"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			req := daemon.AcceptRemoteRequest{Pane: env.Getenv("TMUX_PANE")}
+			req := api.AcceptRemoteRequest{Pane: env.Getenv("TMUX_PANE")}
 			switch args[0] {
 			case "on", "off":
 				on := args[0] == "on"
@@ -33,7 +33,7 @@ them only while this is on. It is off until you turn it on.`,
 			default:
 				return &orch.Error{Kind: orch.KindUsage, Message: fmt.Sprintf("st orch accept-remote takes on, off or status, not %q", args[0]), Hint: "st orch accept-remote on"}
 			}
-			var st daemon.AcceptRemoteStatus
+			var st api.AcceptRemoteStatus
 			if err := env.Client().Call(cmd.Context(), "/v1/orch/accept-remote", req, &st); err != nil {
 				return err
 			}

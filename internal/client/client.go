@@ -1,6 +1,6 @@
 // Package client is the typed client of the st daemon's API, spoken as
 // HTTP over the unix socket $ST_HOME/st.sock. Errors that the daemon
-// sends as {kind, error, hint} come back as *orch.Error, so the CLI can
+// sends as {kind, error, hint} come back as *api.Error, so the CLI can
 // print what went wrong and what to do.
 package client
 
@@ -17,8 +17,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sophonz/st/internal/daemon"
-	"github.com/sophonz/st/internal/orch"
+	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/tmux"
 )
 
 // ErrDown means no daemon answers on the socket.
@@ -47,7 +47,7 @@ type Client struct {
 
 // New returns a client of the daemon of home.
 func New(home, tmuxEnv string) *Client {
-	sock := daemon.SocketPath(home)
+	sock := api.SocketPath(home)
 	return &Client{Socket: sock, Tmux: tmuxEnv, hc: &http.Client{Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			var d net.Dialer
@@ -74,7 +74,7 @@ func (c *Client) Call(ctx context.Context, path string, req, resp any) error {
 	}
 	hr.Header.Set("Content-Type", "application/json")
 	if c.Tmux != "" {
-		hr.Header.Set(daemon.TmuxHeader, tmuxSocket(c.Tmux))
+		hr.Header.Set(api.TmuxHeader, tmux.SocketFromEnv(c.Tmux))
 	}
 	res, err := c.hc.Do(hr)
 	if err != nil {
@@ -92,7 +92,7 @@ func (c *Client) Call(ctx context.Context, path string, req, resp any) error {
 		return fmt.Errorf("read st's answer: %w", err)
 	}
 	if res.StatusCode != http.StatusOK {
-		var oe orch.Error
+		var oe api.Error
 		if json.Unmarshal(data, &oe) == nil && oe.Message != "" {
 			return &oe
 		}
@@ -107,23 +107,14 @@ func (c *Client) Call(ctx context.Context, path string, req, resp any) error {
 	return nil
 }
 
-func tmuxSocket(env string) string {
-	for i := 0; i < len(env); i++ {
-		if env[i] == ',' {
-			return env[:i]
-		}
-	}
-	return env
-}
-
 // Status asks the daemon how it is.
-func (c *Client) Status(ctx context.Context) (*daemon.StatusInfo, error) {
-	var s daemon.StatusInfo
-	return &s, c.Call(ctx, "/v1/status", struct{}{}, &s)
+func (c *Client) Status(ctx context.Context) (*api.StatusInfo, error) {
+	var s api.StatusInfo
+	return &s, c.Call(ctx, api.RouteStatus, struct{}{}, &s)
 }
 
 // WaitUp polls until the daemon answers or the deadline passes.
-func (c *Client) WaitUp(ctx context.Context, timeout time.Duration) (*daemon.StatusInfo, error) {
+func (c *Client) WaitUp(ctx context.Context, timeout time.Duration) (*api.StatusInfo, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	for {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/sophonz/st/internal/orch"
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/store"
 )
 
@@ -86,7 +86,7 @@ func queueFile(pane string) (string, error) {
 }
 
 // QueueReport keeps a report for pane until a hook hands it over.
-func QueueReport(req orch.DoneRequest) (string, error) {
+func QueueReport(req api.DoneRequest) (string, error) {
 	name, err := queueFile(req.Pane)
 	if err != nil {
 		return "", err
@@ -123,7 +123,7 @@ func privateDir(dir string) error {
 
 // TakeQueued returns the report queued for pane, if any, and a function
 // that removes it once the daemon has it.
-func TakeQueued(pane string) (req orch.DoneRequest, done func(), ok bool) {
+func TakeQueued(pane string) (req api.DoneRequest, done func(), ok bool) {
 	name, err := queueFile(pane)
 	if err != nil {
 		return req, nil, false

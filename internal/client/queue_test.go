@@ -6,12 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sophonz/st/internal/orch"
+	"github.com/sophonz/st/internal/api"
 )
 
 func TestQueueKeepsAReportUntilTaken(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
-	if _, err := QueueReport(orch.DoneRequest{Pane: "%7", Summary: "did it"}); err != nil {
+	if _, err := QueueReport(api.DoneRequest{Pane: "%7", Summary: "did it"}); err != nil {
 		t.Fatal(err)
 	}
 	req, done, ok := TakeQueued("%7")
@@ -22,7 +22,7 @@ func TestQueueKeepsAReportUntilTaken(t *testing.T) {
 	if _, _, ok := TakeQueued("%7"); ok {
 		t.Fatal("the report is still queued after it was handed over")
 	}
-	if _, err := QueueReport(orch.DoneRequest{Pane: "../x", Summary: "s"}); err == nil {
+	if _, err := QueueReport(api.DoneRequest{Pane: "../x", Summary: "s"}); err == nil {
 		t.Fatal("a pane that is not %N was taken as a file name")
 	}
 }
@@ -34,7 +34,7 @@ func TestQueueKeepsAReportUntilTaken(t *testing.T) {
 func TestQueueRefusesAFolderOthersCanWrite(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
-	if _, err := QueueReport(orch.DoneRequest{Pane: "%3", Summary: "s"}); err != nil {
+	if _, err := QueueReport(api.DoneRequest{Pane: "%3", Summary: "s"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Chmod(baseDir(), 0o777); err != nil {
@@ -43,7 +43,7 @@ func TestQueueRefusesAFolderOthersCanWrite(t *testing.T) {
 	if _, _, ok := TakeQueued("%3"); ok {
 		t.Error("a report was taken from a folder others can write to")
 	}
-	path, err := QueueReport(orch.DoneRequest{Pane: "%4", Summary: "kept"})
+	path, err := QueueReport(api.DoneRequest{Pane: "%4", Summary: "kept"})
 	if err != nil {
 		t.Fatalf("QueueReport with st-UID open to others: %v", err)
 	}
@@ -84,7 +84,7 @@ func TestQueueFolderTakenByAnotherUser(t *testing.T) {
 	for _, p := range []string{decoy, filepath.Join(decoy, "reports")} {
 		os.Chown(p, nobody, nobody)
 	}
-	path, err := QueueReport(orch.DoneRequest{Pane: "%5", Summary: "mine"})
+	path, err := QueueReport(api.DoneRequest{Pane: "%5", Summary: "mine"})
 	if err != nil {
 		t.Fatalf("QueueReport with st-UID taken by another user: %v", err)
 	}

@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/orch"
 	"github.com/sophonz/st/internal/store"
 	"github.com/sophonz/st/internal/tmux"
@@ -35,33 +36,8 @@ type Options struct {
 	Getenv func(string) string
 }
 
-// SocketPath is where the daemon of home listens.
-func SocketPath(home string) string { return filepath.Join(home, "st.sock") }
-
-// PidPath is where the daemon of home writes its pid.
-func PidPath(home string) string { return filepath.Join(home, "st.pid") }
-
 // ErrRunning means another daemon holds ST_HOME.
 var ErrRunning = errors.New("st is already running")
-
-// StatusInfo is what /v1/status answers.
-type StatusInfo struct {
-	PID        int         `json:"pid"`
-	Version    string      `json:"version"`
-	Home       string      `json:"home"`
-	Socket     string      `json:"socket"`
-	TmuxSocket string      `json:"tmux_socket"`
-	Started    time.Time   `json:"started"`
-	Orch       orch.Status `json:"orch"`
-	// Web is the web UI's address ("" when it could not listen).
-	Web string `json:"web,omitempty"`
-	// LastRestore are the figures of st's last restore of the tmux server.
-	LastRestore orch.RestoreStats `json:"last_restore"`
-	// TmuxDown is since when the tmux server has been gone (absent while
-	// it runs); Restoring is set while st brings it back.
-	TmuxDown  *time.Time `json:"tmux_down,omitempty"`
-	Restoring bool       `json:"restoring,omitempty"`
-}
 
 // Run serves until ctx ends or a shutdown request comes.
 func Run(ctx context.Context, o Options) error {
@@ -87,7 +63,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	defer lock.Unlock()
 
-	sock := SocketPath(o.Home)
+	sock := api.SocketPath(o.Home)
 	os.Remove(sock) // a stale socket of a daemon that died; we hold the lock
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
@@ -98,8 +74,8 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("restrict %s: %w", sock, err)
 	}
 	defer os.Remove(sock)
-	os.WriteFile(PidPath(o.Home), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600)
-	defer os.Remove(PidPath(o.Home))
+	os.WriteFile(api.PidPath(o.Home), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600)
+	defer os.Remove(api.PidPath(o.Home))
 
 	tm := tmux.New(cfg.TmuxSocket)
 	// One control client for st's commands, and the server's events.
@@ -131,7 +107,7 @@ func Run(ctx context.Context, o Options) error {
 	webBase, stopWeb := serveWeb(ctx, cfg, token, tm, mgr, pn, o.Log)
 	defer stopWeb()
 
-	s := &server{mgr: mgr, tmux: tm, peers: pn, cancel: cancel, info: StatusInfo{
+	s := &server{mgr: mgr, tmux: tm, peers: pn, cancel: cancel, info: api.StatusInfo{
 		PID: os.Getpid(), Version: version.Version, Home: o.Home, Socket: sock,
 		TmuxSocket: tm.Socket(), Started: time.Now(), Web: webBase,
 	}, token: token, proc: realProc}
@@ -204,14 +180,10 @@ type server struct {
 	peers  *peerNet
 	tmux   *tmux.Client
 	cancel context.CancelFunc
-	info   StatusInfo
+	info   api.StatusInfo
 	token  string
 	proc   procFS // where callers' processes are read (/proc)
 }
-
-// TmuxHeader carries the socket of the caller's tmux server ($TMUX), so
-// that a command from a pane of another server is refused.
-const TmuxHeader = "X-St-Tmux"
 
 type handler func(ctx context.Context, r *http.Request, body []byte) (any, error)
 
@@ -237,7 +209,7 @@ func decode[T any](body []byte) (T, error) {
 func (s *server) routes() http.Handler {
 	mux := http.NewServeMux()
 	h := map[string]handler{
-		"/v1/status": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
+		api.RouteStatus: func(ctx context.Context, r *http.Request, b []byte) (any, error) {
 			i := s.info
 			i.Orch = s.mgr.Status()
 			i.LastRestore = s.mgr.LastRestore()
@@ -247,20 +219,20 @@ func (s *server) routes() http.Handler {
 			}
 			return i, nil
 		},
-		"/v1/shutdown": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
+		api.RouteShutdown: func(ctx context.Context, r *http.Request, b []byte) (any, error) {
 			go func() { time.Sleep(50 * time.Millisecond); s.cancel() }()
 			return map[string]int{"pid": s.info.PID}, nil
 		},
-		"/v1/ls": s.ls,
-		"/v1/web": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
+		api.RouteLs: s.ls,
+		api.RouteWeb: func(ctx context.Context, r *http.Request, b []byte) (any, error) {
 			if s.info.Web == "" {
 				return nil, &orch.Error{Kind: orch.KindInternal, Message: "st's web UI is not running (its port was taken; see the daemon log)", Hint: "set another port with ST_WEB_PORT or web_port in $ST_HOME/config.toml, then st down; st up"}
 			}
 			return map[string]string{"url": s.info.Web + web.Path + "?token=" + s.token}, nil
 		},
-		"/v1/orch/start": call(s.mgr.StartRun),
-		"/v1/orch/accept-remote": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
-			req, err := decode[AcceptRemoteRequest](b)
+		api.RouteOrchStart: call(s.mgr.StartRun),
+		api.RouteAcceptRemote: func(ctx context.Context, r *http.Request, b []byte) (any, error) {
+			req, err := decode[api.AcceptRemoteRequest](b)
 			if err != nil {
 				return nil, err
 			}
@@ -271,39 +243,39 @@ func (s *server) routes() http.Handler {
 			}
 			return s.peers.acceptRemote(ctx, req)
 		},
-		"/v1/remote/reload": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
+		api.RouteRemoteReload: func(ctx context.Context, r *http.Request, b []byte) (any, error) {
 			if err := s.peers.reload(); err != nil {
 				return nil, err
 			}
-			return s.peers.acceptRemote(ctx, AcceptRemoteRequest{})
+			return s.peers.acceptRemote(ctx, api.AcceptRemoteRequest{})
 		},
-		"/v1/orch/show": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
+		api.RouteOrchShow: func(ctx context.Context, r *http.Request, b []byte) (any, error) {
 			req, err := decode[orch.IDRequest](b)
 			if err != nil {
 				return nil, err
 			}
 			return s.mgr.Show(ctx, req.Pane, req.ID)
 		},
-		"/v1/worker/start":   call(s.mgr.StartWorker),
-		"/v1/worker/wait":    call(s.mgr.Wait),
-		"/v1/worker/done":    call(s.mgr.Done),
-		"/v1/worker/read":    call(s.mgr.Read),
-		"/v1/worker/send":    call(s.mgr.Send),
-		"/v1/worker/stop":    call(s.mgr.Stop),
-		"/v1/worker/rename":  call(s.mgr.Rename),
-		"/v1/worker/release": call(s.mgr.Release),
-		"/v1/worker/adopt":   call(s.mgr.Adopt),
-		"/v1/worker/diff":    call(s.mgr.Diff),
-		"/v1/worker/merge":   call(s.mgr.Merge),
-		"/v1/worker/pick":    call(s.mgr.Pick),
-		"/v1/worker/fan":     call(s.mgr.Fan),
-		"/v1/worker/list":    call(s.mgr.List),
-		"/v1/task/create":    call(s.mgr.CreateTask),
-		"/v1/task/list":      call(s.mgr.ListTasks),
-		"/v1/task/cancel":    call(s.mgr.CancelTask),
-		"/v1/gate/ask":       call(s.mgr.AskGate),
-		"/v1/gate/wait":      call(s.mgr.WaitGate),
-		"/v1/gate/answer": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
+		api.RouteWorkerStart:   call(s.mgr.StartWorker),
+		api.RouteWorkerWait:    call(s.mgr.Wait),
+		api.RouteWorkerDone:    call(s.mgr.Done),
+		api.RouteWorkerRead:    call(s.mgr.Read),
+		api.RouteWorkerSend:    call(s.mgr.Send),
+		api.RouteWorkerStop:    call(s.mgr.Stop),
+		api.RouteWorkerRename:  call(s.mgr.Rename),
+		api.RouteWorkerRelease: call(s.mgr.Release),
+		api.RouteWorkerAdopt:   call(s.mgr.Adopt),
+		api.RouteWorkerDiff:    call(s.mgr.Diff),
+		api.RouteWorkerMerge:   call(s.mgr.Merge),
+		api.RouteWorkerPick:    call(s.mgr.Pick),
+		api.RouteWorkerFan:     call(s.mgr.Fan),
+		api.RouteWorkerList:    call(s.mgr.List),
+		api.RouteTaskCreate:    call(s.mgr.CreateTask),
+		api.RouteTaskList:      call(s.mgr.ListTasks),
+		api.RouteTaskCancel:    call(s.mgr.CancelTask),
+		api.RouteGateAsk:       call(s.mgr.AskGate),
+		api.RouteGateWait:      call(s.mgr.WaitGate),
+		api.RouteGateAnswer: func(ctx context.Context, r *http.Request, b []byte) (any, error) {
 			req, err := decode[orch.GateRequest](b)
 			if err != nil {
 				return nil, err
@@ -314,7 +286,7 @@ func (s *server) routes() http.Handler {
 			req.By = "cli"
 			return s.mgr.AnswerGate(ctx, req)
 		},
-		"/v1/worker/offer": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
+		api.RouteWorkerOffer: func(ctx context.Context, r *http.Request, b []byte) (any, error) {
 			req, err := decode[orch.OfferRequest](b)
 			if err != nil {
 				return nil, err
@@ -326,14 +298,14 @@ func (s *server) routes() http.Handler {
 			}
 			return s.mgr.Offer(ctx, req)
 		},
-		"/v1/gate/list": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
+		api.RouteGateList: func(ctx context.Context, r *http.Request, b []byte) (any, error) {
 			req, err := decode[orch.IDRequest](b)
 			if err != nil {
 				return nil, err
 			}
 			return s.mgr.Gates(ctx, req.All), nil
 		},
-		"/v1/hook": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
+		api.RouteHook: func(ctx context.Context, r *http.Request, b []byte) (any, error) {
 			req, err := decode[orch.HookRequest](b)
 			if err != nil {
 				return nil, err
@@ -346,8 +318,8 @@ func (s *server) routes() http.Handler {
 	}
 	for path, fn := range h {
 		fn := fn
-		needsPane := path != "/v1/status" && path != "/v1/shutdown" && path != "/v1/ls" && path != "/v1/hook" && path != "/v1/web" &&
-			!strings.HasPrefix(path, "/v1/gate/") && !strings.HasPrefix(path, "/v1/remote/") && path != "/v1/orch/accept-remote"
+		needsPane := path != api.RouteStatus && path != api.RouteShutdown && path != api.RouteLs && path != api.RouteHook && path != api.RouteWeb &&
+			!strings.HasPrefix(path, "/v1/gate/") && !strings.HasPrefix(path, "/v1/remote/") && path != api.RouteAcceptRemote
 		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 			if p, _ := r.Context().Value(ctxKey{}).(peer); !p.owner {
 				writeErr(w, &orch.Error{Kind: "forbidden", Message: "st's socket answers only the user who runs st"}, http.StatusForbidden)
@@ -359,7 +331,7 @@ func (s *server) routes() http.Handler {
 			}
 			if needsPane && !s.sameServer(r) {
 				writeErr(w, &orch.Error{Kind: orch.KindUsage,
-					Message: fmt.Sprintf("this command came from a pane of the tmux server %s, but st drives %s", r.Header.Get(TmuxHeader), s.tmux.Socket()),
+					Message: fmt.Sprintf("this command came from a pane of the tmux server %s, but st drives %s", r.Header.Get(api.TmuxHeader), s.tmux.Socket()),
 					Hint:    "run it in a pane of " + s.tmux.Socket() + ", or run an st for that server with its own ST_HOME"}, http.StatusBadRequest)
 				return
 			}
@@ -372,7 +344,7 @@ func (s *server) routes() http.Handler {
 // sameServer reports whether the caller's $TMUX names this daemon's server
 // (or the caller is outside tmux).
 func (s *server) sameServer(r *http.Request) bool {
-	theirs := r.Header.Get(TmuxHeader)
+	theirs := r.Header.Get(api.TmuxHeader)
 	if theirs == "" {
 		return true
 	}
@@ -415,34 +387,17 @@ func writeErr(w http.ResponseWriter, e *orch.Error, code int) {
 	json.NewEncoder(w).Encode(e)
 }
 
-// LsSession is a session as st ls shows it.
-type LsSession struct {
-	ID      string     `json:"id"`
-	Name    string     `json:"name"`
-	Agents  int        `json:"agents"`
-	Windows []LsWindow `json:"windows"`
-}
-
-// LsWindow is a window as st ls shows it.
-type LsWindow struct {
-	ID     string   `json:"id"`
-	Index  string   `json:"index"`
-	Name   string   `json:"name"`
-	Panes  []string `json:"panes"`
-	Agents []string `json:"agents"` // "%3 sim worker" etc.
-}
-
 func (s *server) ls(ctx context.Context, r *http.Request, b []byte) (any, error) {
 	panes, err := s.tmux.ListPanes(ctx)
 	if err != nil {
 		return nil, err
 	}
 	agents := s.mgr.AgentPanes()
-	out := []LsSession{}
+	out := []api.LsSession{}
 	for _, ses := range tmux.Sessions(panes) {
-		ls := LsSession{ID: ses.ID, Name: ses.Name}
+		ls := api.LsSession{ID: ses.ID, Name: ses.Name}
 		for _, w := range ses.Windows {
-			lw := LsWindow{ID: w.ID, Index: w.Index, Name: w.Name}
+			lw := api.LsWindow{ID: w.ID, Index: w.Index, Name: w.Name}
 			for _, p := range w.Panes {
 				lw.Panes = append(lw.Panes, p.ID)
 				kind := agents[p.ID]

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/orch"
 	"github.com/sophonz/st/internal/plain"
 	"github.com/sophonz/st/internal/remote"
@@ -266,7 +267,7 @@ func (p *peerNet) post(ctx context.Context, id *remote.Identity, m remote.Machin
 	if m.Addr == "" {
 		return nil, errors.New("it has not told the control plane an address (is st running there?)")
 	}
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, "https://"+m.Addr+"/peer/v1/"+op, bytes.NewReader(body))
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, "https://"+m.Addr+api.PeerPrefix+op, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
@@ -311,42 +312,42 @@ func (p *peerNet) routes(tr remote.Transport) http.Handler {
 		}
 	}
 	h := map[string]peerHandler{
-		"start": func(ctx context.Context, from string, b []byte) (any, error) {
+		api.PeerRouteStart: func(ctx context.Context, from string, b []byte) (any, error) {
 			req, err := decode[orch.PeerStart](b)
 			if err != nil {
 				return nil, err
 			}
 			return p.mgr.PeerStart(ctx, from, req)
 		},
-		"watch": func(ctx context.Context, from string, b []byte) (any, error) {
+		api.PeerRouteWatch: func(ctx context.Context, from string, b []byte) (any, error) {
 			req, err := decode[orch.PeerWatchRequest](b)
 			if err != nil {
 				return nil, err
 			}
 			return p.mgr.PeerWatch(ctx, from, req)
 		},
-		"adopt": func(ctx context.Context, from string, b []byte) (any, error) {
+		api.PeerRouteAdopt: func(ctx context.Context, from string, b []byte) (any, error) {
 			req, err := decode[orch.PeerOp](b)
 			if err != nil {
 				return nil, err
 			}
 			return p.mgr.PeerAdopt(ctx, from, req)
 		},
-		"reparent": func(ctx context.Context, from string, b []byte) (any, error) {
+		api.PeerRouteReparent: func(ctx context.Context, from string, b []byte) (any, error) {
 			req, err := decode[orch.PeerReparent](b)
 			if err != nil {
 				return nil, err
 			}
 			return p.mgr.PeerReparent(ctx, from, req)
 		},
-		"pane": func(ctx context.Context, from string, b []byte) (any, error) {
+		api.PeerRoutePane: func(ctx context.Context, from string, b []byte) (any, error) {
 			req, err := decode[orch.IDRequest](b)
 			if err != nil {
 				return nil, err
 			}
 			return p.mgr.PeerPane(ctx, from, req)
 		},
-		"graph": func(ctx context.Context, from string, b []byte) (any, error) {
+		api.PeerRouteGraph: func(ctx context.Context, from string, b []byte) (any, error) {
 			// Named as this machine's web UI names them: a coordinator by
 			// its window.
 			g := p.mgr.PeerGraph(from)
@@ -363,11 +364,11 @@ func (p *peerNet) routes(tr remote.Transport) http.Handler {
 			}
 			return g, nil
 		},
-		"read": op("read"), "send": op("send"), "stop": op("stop"), "rename": op("rename"), "release": op("release"),
+		api.PeerRouteRead: op(api.PeerRouteRead), api.PeerRouteSend: op(api.PeerRouteSend), api.PeerRouteStop: op(api.PeerRouteStop), api.PeerRouteRename: op(api.PeerRouteRename), api.PeerRouteRelease: op(api.PeerRouteRelease),
 	}
 	for name, fn := range h {
 		fn := fn
-		mux.HandleFunc("/peer/v1/"+name, func(w http.ResponseWriter, r *http.Request) {
+		mux.HandleFunc(api.PeerPrefix+name, func(w http.ResponseWriter, r *http.Request) {
 			from, ok := tr.PeerOf(r)
 			if !ok {
 				writeErr(w, &orch.Error{Kind: "forbidden", Message: "refused: no valid certificate of this account (a machine that signed out or was removed from the account is refused)",
@@ -384,29 +385,14 @@ func (p *peerNet) routes(tr remote.Transport) http.Handler {
 	return mux
 }
 
-// AcceptRemoteRequest turns accept-remote on or off (nil On: only ask).
-type AcceptRemoteRequest struct {
-	On   *bool  `json:"on,omitempty"`
-	Pane string `json:"pane,omitempty"` // who asks ($TMUX_PANE)
-}
-
-// AcceptRemoteStatus is what st orch accept-remote prints.
-type AcceptRemoteStatus struct {
-	On       bool   `json:"on"`
-	SignedIn bool   `json:"signed_in"`
-	Machine  string `json:"machine,omitempty"`
-	Account  string `json:"account,omitempty"`
-	Addr     string `json:"addr,omitempty"`
-}
-
-func (p *peerNet) acceptRemote(ctx context.Context, req AcceptRemoteRequest) (*AcceptRemoteStatus, error) {
+func (p *peerNet) acceptRemote(ctx context.Context, req api.AcceptRemoteRequest) (*api.AcceptRemoteStatus, error) {
 	if req.On != nil {
 		if err := p.mgr.SetAcceptRemote(*req.On); err != nil {
 			return nil, err
 		}
 		p.poke()
 	}
-	st := &AcceptRemoteStatus{On: p.mgr.AcceptRemote()}
+	st := &api.AcceptRemoteStatus{On: p.mgr.AcceptRemote()}
 	p.mu.Lock()
 	if p.id != nil {
 		st.SignedIn, st.Machine, st.Account, st.Addr = true, p.id.Slug, p.id.Account, p.addr

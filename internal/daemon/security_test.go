@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sophonz/st/internal/api"
 )
 
 // The daemon's doors: the unix socket answers only the user who runs st
@@ -36,7 +38,7 @@ func startDaemon(t *testing.T, home string) *testDaemon {
 		"ST_TMUX_SOCKET": filepath.Join(home, "no-tmux-server"),
 		"ST_WEB_PORT":    "auto",
 	}
-	d := &testDaemon{home: home, sock: SocketPath(home), done: make(chan error, 1)}
+	d := &testDaemon{home: home, sock: api.SocketPath(home), done: make(chan error, 1)}
 	go func() {
 		d.done <- Run(ctx, Options{Home: home, STBin: "/nonexistent/st", Getenv: func(k string) string { return env[k] }})
 	}()

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/orch"
 	"github.com/sophonz/st/internal/store"
 	"github.com/sophonz/st/internal/tmux"
@@ -222,7 +223,7 @@ func (b *webBackend) otherMachines(ctx context.Context, self string) *otherMachi
 		go func(slug string) {
 			defer wg.Done()
 			var g []orch.GraphAgent
-			if err := b.peers.Call(cctx, slug, "graph", struct{}{}, &g); err != nil {
+			if err := b.peers.Call(cctx, slug, api.PeerRouteGraph, struct{}{}, &g); err != nil {
 				return
 			}
 			g = orch.CheckPeerGraph(g) // shown in the page: only what passes

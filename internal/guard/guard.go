@@ -26,6 +26,7 @@ import (
 	"sync"
 
 	"github.com/sophonz/st/internal/shell"
+	"github.com/sophonz/st/internal/tmux"
 )
 
 // Context is what the hook knows about where the agent runs.
@@ -101,7 +102,7 @@ type checker struct {
 
 func newChecker(g Context) *checker {
 	ch := &checker{g: g, uid: strconv.Itoa(g.UID)}
-	sock, _, _ := strings.Cut(g.TmuxSocket, ",")
+	sock := tmux.SocketFromEnv(g.TmuxSocket)
 	tmpdir := g.TmuxTmpdir
 	if tmpdir == "" {
 		tmpdir = "/tmp"

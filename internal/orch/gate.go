@@ -15,52 +15,6 @@ import (
 	"github.com/sophonz/st/internal/store"
 )
 
-// A decision gate is a question only a person should answer. The agent
-// that asks blocks (st gate ask) until the first answer arrives: from st
-// gate answer, a button in the web UI, or an action of a push
-// notification. Gates are kept in $ST_HOME/gates.json, so an open gate
-// outlives a restart of st.
-
-// GateState is a gate's state.
-type GateState string
-
-// Gate states.
-const (
-	GateOpen     GateState = "open"
-	GateAnswered GateState = "answered"
-	GateTimedOut GateState = "timed-out"
-)
-
-// Gate is one question to a person.
-type Gate struct {
-	ID         string     `json:"id"`
-	Question   string     `json:"question"`
-	Options    []string   `json:"options"`
-	Pane       string     `json:"pane,omitempty"` // the asking agent
-	Run        string     `json:"run,omitempty"`
-	State      GateState  `json:"state"`
-	Asked      time.Time  `json:"asked"`
-	Deadline   *time.Time `json:"deadline,omitempty"`
-	Answer     string     `json:"answer,omitempty"`
-	AnsweredBy string     `json:"answered_by,omitempty"`
-	AnsweredAt *time.Time `json:"answered_at,omitempty"`
-	// AnswerKeys are the SHA-256 hashes of the answer tokens a push
-	// carried, each good for one option of this gate while it is open.
-	// Only hashes are kept: the tokens went to the push service.
-	AnswerKeys map[string]string `json:"answer_keys,omitempty"`
-}
-
-// GateRequest asks, waits for or answers a gate.
-type GateRequest struct {
-	Pane     string        `json:"pane,omitempty"`
-	ID       string        `json:"id,omitempty"`
-	Question string        `json:"question,omitempty"`
-	Options  []string      `json:"options,omitempty"`
-	Timeout  time.Duration `json:"timeout,omitempty"` // ask: how long the gate stays open; wait: how long this call waits
-	Option   string        `json:"option,omitempty"`
-	By       string        `json:"by,omitempty"` // who answers: cli, web, push
-}
-
 func (m *Manager) gatesPath() string { return filepath.Join(m.cfg.Home, "gates.json") }
 
 func (m *Manager) loadGates() error {
@@ -163,7 +117,7 @@ func (m *Manager) AskGate(ctx context.Context, req GateRequest) (*Gate, error) {
 		cp := *g
 		go m.cfg.OnGate(cp)
 	}
-	c := g.public()
+	c := publicGate(g)
 	return &c, nil
 }
 
@@ -186,7 +140,7 @@ func (m *Manager) WaitGate(ctx context.Context, req GateRequest) (*Gate, error) 
 			m.mu.Unlock()
 			return nil, errorf(KindNotFound, "st gate list shows the gates", "there is no gate %q", req.ID)
 		}
-		c := g.public()
+		c := publicGate(g)
 		ch := m.changed
 		m.mu.Unlock()
 		if c.State != GateOpen {
@@ -241,12 +195,12 @@ func (m *Manager) AnswerGate(ctx context.Context, req GateRequest) (*Gate, error
 	}
 	m.logf("gate %s answered %q by %s", g.ID, pick, g.AnsweredBy)
 	m.notify()
-	c := g.public()
+	c := publicGate(g)
 	return &c, nil
 }
 
 // public is a copy of g to show: without the answer tokens' hashes.
-func (g *Gate) public() Gate {
+func publicGate(g *Gate) Gate {
 	c := *g
 	c.AnswerKeys = nil
 	return c
@@ -326,7 +280,7 @@ func (m *Manager) Gates(ctx context.Context, all bool) []Gate {
 	var out []Gate
 	for _, g := range m.gates {
 		if all || g.State == GateOpen {
-			out = append(out, g.public())
+			out = append(out, publicGate(g))
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {

@@ -2,44 +2,7 @@ package orch
 
 import (
 	"sort"
-	"time"
 )
-
-// GraphAgent is one agent as the web UI's graph and cards show it.
-type GraphAgent struct {
-	Pane       string    `json:"pane"`
-	Name       string    `json:"name"`
-	Kind       string    `json:"kind"`
-	Role       string    `json:"role"` // coordinator, worker, or ""
-	State      string    `json:"state"`
-	Since      time.Time `json:"since"`
-	Summary    string    `json:"summary,omitempty"`
-	Parent     string    `json:"parent,omitempty"`
-	ParentGone bool      `json:"parent_gone,omitempty"`
-	// ParentShell marks a worker started from a shell (a person typing st
-	// worker start): no line is drawn from a shell, and it is no orphan.
-	ParentShell bool `json:"parent_shell,omitempty"`
-	// ParentName and ParentMachineName name a coordinator on another
-	// machine, for the "worker of X on M" mark.
-	ParentName        string     `json:"parent_name,omitempty"`
-	ParentMachineName string     `json:"parent_machine_name,omitempty"`
-	Run               string     `json:"run,omitempty"`
-	TeamOf            int        `json:"team_of,omitempty"`
-	Subagents         []Subagent `json:"subagents,omitempty"`
-	// Teammates are those of the Claude agent team it leads.
-	Teammates []Teammate `json:"teammates,omitempty"`
-}
-
-// Subagent is one of Claude's subagents (Task tool), seen through the
-// SubagentStart and SubagentStop hooks. It has no window; st only watches.
-type Subagent struct {
-	ID      string    `json:"id"`
-	Type    string    `json:"type"`
-	State   string    `json:"state"` // working or done
-	Since   time.Time `json:"since"`
-	For     string    `json:"for,omitempty"` // how long in its state
-	Started time.Time `json:"started"`
-}
 
 // Graph returns every coordinator and worker st knows on this machine,
 // with the panes' subagents.

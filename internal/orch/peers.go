@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/tmux"
 )
 
@@ -31,78 +32,6 @@ type Peers interface {
 	// A refusal there comes back as an *Error; a machine that cannot be
 	// reached as an *Error of KindUnreachable.
 	Call(ctx context.Context, slug, op string, req, resp any) error
-}
-
-// MachineRef names a machine of the account.
-type MachineRef struct {
-	Slug string `json:"slug"`
-	Name string `json:"name"`
-}
-
-// Requests of the peer API (the other machine's st serves them).
-
-// PeerStart starts a worker for a coordinator on the calling machine.
-type PeerStart struct {
-	Run         string            `json:"run"`
-	Coordinator string            `json:"coordinator"` // the run's coordinator pane there
-	Parent      string            `json:"parent"`      // the pane that starts the worker there
-	Level       int               `json:"level"`
-	BaseDepth   int               `json:"base_depth"` // the coordinator's depth in its whole chain
-	Ref         string            `json:"ref"`
-	Agent       string            `json:"agent"`
-	TaskName    string            `json:"task_name"`
-	TaskText    string            `json:"task_text"`
-	Name        string            `json:"name"`
-	Cwd         string            `json:"cwd,omitempty"`
-	Worktree    bool              `json:"worktree,omitempty"`
-	Owns        []string          `json:"owns,omitempty"`
-	Env         map[string]string `json:"env,omitempty"` // the sim agent's knobs only
-	// ParentName is who the worker works for, as people there read it.
-	ParentName string `json:"parent_name,omitempty"`
-
-	BlockedTimeout time.Duration `json:"blocked_timeout,omitempty"`
-	HookTimeout    time.Duration `json:"hook_timeout,omitempty"`
-}
-
-// PeerOp names a worker there (its pane or name) for read, send, stop,
-// rename, release and adopt; adopt also carries the placement.
-type PeerOp struct {
-	ID          string `json:"id"`
-	Text        string `json:"text,omitempty"`
-	Run         string `json:"run,omitempty"`
-	Coordinator string `json:"coordinator,omitempty"`
-	Parent      string `json:"parent,omitempty"`
-	Level       int    `json:"level,omitempty"`
-	BaseDepth   int    `json:"base_depth,omitempty"`
-	Ref         string `json:"ref,omitempty"`
-	ParentName  string `json:"parent_name,omitempty"`
-}
-
-// PeerWatchRequest asks for the calling machine's workers there once
-// anything changed after Since (or after Wait passes).
-type PeerWatchRequest struct {
-	Boot  string        `json:"boot"`
-	Since uint64        `json:"since"`
-	Wait  time.Duration `json:"wait"`
-}
-
-// PeerWatchResult is the calling machine's workers there.
-type PeerWatchResult struct {
-	Boot    string       `json:"boot"` // which life of that st counted Seq
-	Seq     uint64       `json:"seq"`
-	Workers []WorkerView `json:"workers"`
-}
-
-// PeerReparent tells a machine that a coordinator pane here moved.
-type PeerReparent struct {
-	Old string `json:"old"`
-	New string `json:"new"`
-}
-
-// PeerPaneResult says whether a pane lives, and where it went if it moved.
-type PeerPaneResult struct {
-	Live bool   `json:"live"`
-	Now  string `json:"now,omitempty"`
 }
 
 // Defaults of the remote side; tests shorten them.
@@ -220,7 +149,7 @@ func (m *Manager) remoteTarget(ctx context.Context, id string) (ps Peers, mr Mac
 // startRemote starts a worker on another machine: this machine places it
 // in the caller's run and counts its depth, the machine there opens the
 // window, types the task and reports once the turn started.
-func (m *Manager) startRemote(ctx context.Context, req StartRequest, task []byte, name string) (*WorkerView, error) {
+func (m *Manager) startRemote(ctx context.Context, req startPlan, task []byte, name string) (*WorkerView, error) {
 	if req.Split {
 		return nil, errorf(KindRemote, "leave --split out: the worker opens as a window of that machine's st-remote session", "refused: --split is for workers on this machine only")
 	}
@@ -265,7 +194,7 @@ func (m *Manager) startRemote(ctx context.Context, req StartRequest, task []byte
 	cctx, cancel := context.WithTimeout(ctx, RemoteStartLimit)
 	defer cancel()
 	var v WorkerView
-	err = ps.Call(cctx, mr.Slug, "start", ps2, &v)
+	err = ps.Call(cctx, mr.Slug, api.PeerRouteStart, ps2, &v)
 	if err == nil {
 		err = checkPeerView(&v)
 	}
@@ -493,7 +422,7 @@ func (m *Manager) remoteAdopt(ctx context.Context, req IDRequest) (*WorkerView, 
 	m.mu.Unlock()
 	op := PeerOp{ID: there, Run: r.ID, Coordinator: r.Coordinator, Parent: p.ID, Level: level, BaseDepth: base, Ref: newRef(), ParentName: parentName}
 	var v WorkerView
-	err = ps.Call(ctx, mr.Slug, "adopt", op, &v)
+	err = ps.Call(ctx, mr.Slug, api.PeerRouteAdopt, op, &v)
 	if err == nil {
 		err = checkPeerView(&v)
 	}
@@ -597,7 +526,7 @@ func (m *Manager) runPeerLoop(slug string, pl *peerLoop) {
 			}
 		}()
 		var res PeerWatchResult
-		err := m.cfg.Peers.Call(wctx, slug, "watch", PeerWatchRequest{Boot: boot, Since: since, Wait: peerWatchWait}, &res)
+		err := m.cfg.Peers.Call(wctx, slug, api.PeerRouteWatch, PeerWatchRequest{Boot: boot, Since: since, Wait: peerWatchWait}, &res)
 		kicked := wctx.Err() == context.Canceled && ctx.Err() == nil
 		close(stopKick)
 		cancel()
@@ -633,7 +562,7 @@ func (m *Manager) peerRetry() time.Duration {
 func (m *Manager) tellMoves(ctx context.Context, slug string, pl *peerLoop, moves []PeerReparent) {
 	for _, mv := range moves {
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		err := m.cfg.Peers.Call(cctx, slug, "reparent", mv, &struct{}{})
+		err := m.cfg.Peers.Call(cctx, slug, api.PeerRouteReparent, mv, &struct{}{})
 		cancel()
 		if err != nil {
 			m.logf("could not tell %s that coordinator %s is %s now (trying again in %s): %v", slug, mv.Old, mv.New, m.peerRetry(), err)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/plain"
 	"github.com/sophonz/st/internal/store"
 	"github.com/sophonz/st/internal/tmux"
@@ -165,14 +166,14 @@ func (m *Manager) PeerStart(ctx context.Context, from string, req PeerStart) (*W
 			env[k] = v
 		}
 	}
-	sreq := StartRequest{
+	sreq := startPlan{StartRequest: StartRequest{
 		Agent: req.Agent, Task: task, Name: name, Cwd: cwd, Env: env, Owns: req.Owns, Worktree: req.Worktree,
 		BlockedTimeout: req.BlockedTimeout, HookTimeout: req.HookTimeout,
-		remote: &remotePlace{run: r, level: req.Level, ref: req.Ref, parentName: req.ParentName, parentMachine: m.machineNameOf(ctx, from),
-			pane: tmux.Pane{ID: from + "/" + req.Parent, SessionID: sp.SessionID, Path: home}},
+	}, remote: &remotePlace{run: r, level: req.Level, ref: req.Ref, parentName: req.ParentName, parentMachine: m.machineNameOf(ctx, from),
+		pane: tmux.Pane{ID: from + "/" + req.Parent, SessionID: sp.SessionID, Path: home}},
 	}
 	m.logf("start for %s (run %s, parent %s/%s)", from, req.Run, from, req.Parent)
-	return m.StartWorker(ctx, sreq)
+	return m.startWorker(ctx, sreq)
 }
 
 // peerWorker finds a worker here that works for machine from; a worker
@@ -454,7 +455,7 @@ func (m *Manager) remoteParentsNow(ctx context.Context, vs []WorkerView) {
 		if !seen {
 			cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			var r PeerPaneResult
-			if err := m.cfg.Peers.Call(cctx, mach, "pane", IDRequest{ID: pane}, &r); err == nil {
+			if err := m.cfg.Peers.Call(cctx, mach, api.PeerRoutePane, IDRequest{ID: pane}, &r); err == nil {
 				res = &r
 			}
 			cancel()

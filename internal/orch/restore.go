@@ -4,33 +4,16 @@ import (
 	"context"
 	"errors"
 	"os"
-	"strings"
 	"path/filepath"
 	"reflect"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/store"
 	"github.com/sophonz/st/internal/tmux"
 )
-
-// After a tmux restart. st keeps a picture of its tmux server (sessions,
-// windows, panes, folders, which agent runs where and its conversation id
-// from the hooks) in $ST_HOME/tmux-layout.json. When the server goes down
-// while st has coordinators or workers on it, st brings the sessions
-// back, starts each agent again resuming its own conversation, and puts
-// the relations back on the new panes. Panes that come back by other
-// means are found again by their agents' conversation ids.
-
-// RestoreStats are the figures of the last restore, for st status and
-// the benchmark.
-type RestoreStats struct {
-	At        time.Time     `json:"at"`
-	Sessions  time.Duration `json:"sessions"`  // from noticing the server gone to the sessions being back
-	Relations time.Duration `json:"relations"` // from the sessions being back to every relation restored
-	Panes     int           `json:"panes"`
-}
 
 // LastRestore returns the figures of the last restore.
 func (m *Manager) LastRestore() RestoreStats {

@@ -45,7 +45,7 @@ func (m *Manager) CreateTask(ctx context.Context, req TaskRequest) (*TaskView, e
 			delete(m.runs, r.ID)
 		}
 	}
-	if r.task(req.Name) != nil {
+	if runTask(r, req.Name) != nil {
 		drop()
 		m.mu.Unlock()
 		return nil, errorf(KindConflict, "pick another name; st task list shows the run's tasks", "run %s already has a task named %q", r.ID, req.Name)
@@ -70,7 +70,7 @@ func (m *Manager) CreateTask(ctx context.Context, req TaskRequest) (*TaskView, e
 			m.mu.Unlock()
 			return nil, errorf(KindUsage, "leave "+d+" out of --deps", "refused: task %q would wait on itself (a cycle)", d)
 		}
-		dt := r.task(d)
+		dt := runTask(r, d)
 		if dt == nil {
 			drop()
 			m.mu.Unlock()
@@ -193,10 +193,10 @@ func (m *Manager) cycle(r *Run, name string, deps []string) string {
 // startTask starts the worker of a task that is ready.
 func (m *Manager) startTask(ctx context.Context, r *Run, t *Task) error {
 	m.logf("task %s of run %s: starting its worker", t.Name, r.ID)
-	v, err := m.StartWorker(ctx, StartRequest{
+	v, err := m.startWorker(ctx, startPlan{StartRequest: StartRequest{
 		Pane: t.Parent, Agent: t.Agent, Task: t.File, Name: t.Name, Cwd: t.Cwd, Env: t.Env,
-		Owns: t.Owns, Worktree: t.Worktree, run: r,
-	})
+		Owns: t.Owns, Worktree: t.Worktree,
+	}, run: r})
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err != nil {
@@ -262,7 +262,7 @@ func (m *Manager) schedule() {
 				var waitOn []string
 				blocked := ""
 				for _, d := range t.Deps {
-					dt := r.task(d)
+					dt := runTask(r, d)
 					switch {
 					case dt == nil:
 						blocked = fmt.Sprintf("its dependency %s no longer exists", d)
@@ -341,7 +341,7 @@ func (m *Manager) CancelTask(ctx context.Context, req IDRequest) (*TaskView, err
 	r := m.paneRun(req.Pane, "")
 	var t *Task
 	if r != nil {
-		t = r.task(req.ID)
+		t = runTask(r, req.ID)
 	}
 	if t == nil {
 		return nil, errorf(KindNotFound, "st task list shows this run's tasks", "there is no task %q in this pane's run", req.ID)

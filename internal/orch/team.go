@@ -217,6 +217,12 @@ func (m *Manager) enrol(ctx context.Context, r *Run, w *Worker, also map[string]
 // is. An agent that leads workers of its own comes in as a team: it keeps
 // its own run, and counts as one worker here.
 func (m *Manager) Adopt(ctx context.Context, req IDRequest) (*WorkerView, error) {
+	return m.adopt(ctx, req, false)
+}
+
+// adopt is Adopt; byPerson marks a person's drop in the web UI (which may
+// adopt a teammate).
+func (m *Manager) adopt(ctx context.Context, req IDRequest, byPerson bool) (*WorkerView, error) {
 	if isRemotePane(req.ID) {
 		if len(req.Owns) > 0 {
 			return nil, errorf(KindRemote, "leave --owns out: the worker on that machine keeps that machine's rules",
@@ -241,7 +247,7 @@ func (m *Manager) Adopt(ctx context.Context, req IDRequest) (*WorkerView, error)
 		return nil, errorf(KindConflict, fmt.Sprintf("release it first: st worker release %s (run from %s)", tp.ID, w.Parent),
 			"refused: %s is already a worker of %s (run %s)", tp.ID, w.Parent, m.runOf[tp.ID].ID)
 	}
-	if err := m.refuseTeammate(tp.ID, req); err != nil {
+	if err := m.refuseTeammate(tp.ID, byPerson); err != nil {
 		return nil, err
 	}
 	kind := m.agentKind(tp)

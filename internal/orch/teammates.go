@@ -29,37 +29,23 @@ import (
 	"github.com/sophonz/st/internal/agent"
 )
 
-// Teammate is one teammate of a Claude agent team, as st shows it under
-// its lead.
-type Teammate struct {
-	Name string `json:"name"`
-	Team string `json:"team"`
-	// Pane is its own tmux pane; "" when it runs in its lead's process,
-	// which InProcess then says.
-	Pane      string `json:"pane,omitempty"`
-	InProcess bool   `json:"in_process,omitempty"`
-	Color     string `json:"color,omitempty"`
-	// State is working, waiting (a permission prompt in its pane) or idle.
-	State   string    `json:"state"`
-	Since   time.Time `json:"since"`
-	For     string    `json:"for,omitempty"` // how long in its state, e.g. "12s"
-	Started time.Time `json:"started"`
-	// Session is its own conversation id (a teammate in a pane).
-	Session string `json:"session,omitempty"`
-
-	// agentID is what an in-process teammate's hooks carry as agent_id.
-	agentID string
-	// heard is when st last heard of it, so that a list of panes made
-	// before that does not count its pane as closed.
-	heard time.Time
-}
-
 // team is a Claude agent team st has heard of.
 type team struct {
 	name        string
 	leadSession string // the lead's conversation id
 	leadPane    string // where the lead was last heard from
-	members     map[string]*Teammate
+	members     map[string]*mate
+}
+
+// mate is a teammate as st keeps it: what it shows, and what it needs to
+// follow it.
+type mate struct {
+	Teammate
+	// agentID is what an in-process teammate's hooks carry as agent_id.
+	agentID string
+	// heard is when st last heard of it, so that a list of panes made
+	// before that does not count its pane as closed.
+	heard time.Time
 }
 
 // Bounds on what hooks may make st keep.
@@ -89,14 +75,14 @@ func (m *Manager) teamNamed(name string) *team {
 				return nil
 			}
 		}
-		t = &team{name: name, members: map[string]*Teammate{}}
+		t = &team{name: name, members: map[string]*mate{}}
 		m.teams[name] = t
 	}
 	return t
 }
 
 // member finds or makes a teammate of t (nil when t is full).
-func (m *Manager) member(t *team, name string) *Teammate {
+func (m *Manager) member(t *team, name string) *mate {
 	if t == nil {
 		return nil
 	}
@@ -106,13 +92,13 @@ func (m *Manager) member(t *team, name string) *Teammate {
 			return nil
 		}
 		now := m.cfg.Now()
-		mt = &Teammate{Name: name, Team: t.name, State: mateWorking, Since: now, Started: now, heard: now}
+		mt = &mate{Teammate: Teammate{Name: name, Team: t.name, State: mateWorking, Since: now, Started: now}, heard: now}
 		t.members[name] = mt
 	}
 	return mt
 }
 
-func (m *Manager) setMate(mt *Teammate, state string) {
+func (m *Manager) setMate(mt *mate, state string) {
 	if mt == nil {
 		return
 	}
@@ -137,7 +123,7 @@ func (m *Manager) dropClosedMates(live map[string]bool, listed time.Time) {
 }
 
 // mateByPane is the teammate whose own pane this is.
-func (m *Manager) mateByPane(pane string) (*team, *Teammate) {
+func (m *Manager) mateByPane(pane string) (*team, *mate) {
 	for _, t := range m.teams {
 		for _, mt := range t.members {
 			if mt.Pane == pane {
@@ -337,7 +323,7 @@ func (m *Manager) aside(pane string, ev agent.Event, flags *agent.Teammate) bool
 // inProcessMate is the in-process teammate of a team led from pane that
 // an agent_id (or, at its SubagentStart, an agent_type, which is its name)
 // names, or nil.
-func (m *Manager) inProcessMate(pane, id, typ string) *Teammate {
+func (m *Manager) inProcessMate(pane, id, typ string) *mate {
 	for _, t := range m.ledBy(pane) {
 		for _, mt := range t.members {
 			if mt.Pane != "" {
@@ -418,7 +404,7 @@ func (m *Manager) teammatesOf(pane string) []Teammate {
 			if w := m.workers[mt.Pane]; mt.Pane != "" && w != nil && w.State.Live() {
 				continue
 			}
-			v := *mt
+			v := mt.Teammate
 			v.For = roundDur(m.cfg.Now().Sub(v.Since))
 			out = append(out, v)
 		}
@@ -465,8 +451,8 @@ func (m *Manager) teammatePane(pane string) bool {
 // card dropped on a coordinator): a teammate answers to its lead, and as
 // an st worker it would get st's lines typed into it. Called with m.mu
 // held.
-func (m *Manager) refuseTeammate(pane string, req IDRequest) error {
-	if req.byPerson || !m.teammatePane(pane) {
+func (m *Manager) refuseTeammate(pane string, byPerson bool) error {
+	if byPerson || !m.teammatePane(pane) {
 		return nil
 	}
 	t, mt := m.mateByPane(pane)
@@ -477,8 +463,7 @@ func (m *Manager) refuseTeammate(pane string, req IDRequest) error {
 // AdoptDropped is Adopt for a person who dropped an agent's card on a
 // coordinator's in the web UI: a teammate may be adopted that way.
 func (m *Manager) AdoptDropped(ctx context.Context, req IDRequest) (*WorkerView, error) {
-	req.byPerson = true
-	return m.Adopt(ctx, req)
+	return m.adopt(ctx, req, true)
 }
 
 // paneKind is what st ls says runs in pane: the agent's kind, and

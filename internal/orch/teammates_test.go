@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/testutil"
 )
 
@@ -37,7 +38,7 @@ func teamHarness(t *testing.T, state State) *harness {
 // flags is the teammate's command line, for a teammate's own hooks.
 func (h *harness) claudeHook(pane string, flags *agent.Teammate, event string, kv ...any) {
 	h.t.Helper()
-	if _, err := h.m.Hook(context.Background(), HookRequest{Agent: "claude", Event: event, Pane: pane, Payload: payload(event, kv...), Teammate: flags}); err != nil {
+	if _, err := h.m.Hook(context.Background(), HookRequest{Agent: "claude", Event: event, Pane: pane, Payload: payload(event, kv...), Teammate: (*api.TeammateID)(flags)}); err != nil {
 		h.t.Fatalf("hook %s from %s: %v", event, pane, err)
 	}
 }

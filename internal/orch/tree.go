@@ -9,29 +9,11 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sophonz/st/internal/api"
+
 	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/worktree"
 )
-
-// What a worker may change (--owns), the git worktree of its own
-// (--worktree), several tries of one task (--fan), and bringing a
-// worker's work back (diff, merge, pick).
-
-// WorktreeInfo is a worker's worktree, as kept in run.json.
-type WorktreeInfo struct {
-	worktree.Worktree
-	// Root is the checkout it came from, where merge brings it back.
-	Root string `json:"root"`
-	// Merged is set once its branch is merged into Root.
-	Merged bool `json:"merged,omitempty"`
-}
-
-// Scope is a worker's ownership: globs relative to the root of the
-// repository (Root); a worktree worker's paths are matched in its own tree.
-type Scope struct {
-	Globs []string `json:"globs"`
-	Root  string   `json:"root"`
-}
 
 // prepareTree checks --owns and makes the worktree for a new worker.
 // It returns the worker's folder, its scope and worktree, notes for the
@@ -102,7 +84,7 @@ func (m *Manager) prepareTree(req StartRequest, run *Run, name, cwd string) (str
 	if err != nil {
 		return "", nil, nil, nil, undo, errorf(KindConflict, "pick another --name, or remove the old branch with git branch -D", "%v", err)
 	}
-	info := &WorktreeInfo{Worktree: *wt, Root: repo.Root}
+	info := &WorktreeInfo{Path: wt.Path, Branch: wt.Branch, Base: wt.Base, Root: repo.Root}
 	undo = func() { repo.Remove(wt, true) }
 	// The worker works in the same folder of its own tree.
 	rel, _ := filepath.Rel(repo.Root, cwd)
@@ -121,7 +103,7 @@ func short(commit string) string {
 }
 
 // scopeRoot is the folder a worker's scope is relative to.
-func (w *Worker) scopeRoot() string {
+func scopeRoot(w *Worker) string {
 	if w.Worktree != nil {
 		return w.Worktree.Path
 	}
@@ -143,7 +125,7 @@ func checkScope(w *Worker, ev agent.Event) string {
 		s, _ := in[k].(string)
 		return s
 	}
-	root := w.scopeRoot()
+	root := scopeRoot(w)
 	cwd := ev.Cwd
 	if cwd == "" {
 		cwd = w.Cwd
@@ -181,14 +163,6 @@ func checkScope(w *Worker, ev agent.Event) string {
 		strings.Join(w.Scope.Globs, " "), root, strings.Join(bad, ", "))
 }
 
-// DiffResult is what st worker diff shows.
-type DiffResult struct {
-	Worker  WorkerView        `json:"worker"`
-	Changes []worktree.Change `json:"changes"`
-	Outside []string          `json:"outside,omitempty"`
-	Diff    string            `json:"diff"`
-}
-
 func (m *Manager) treeWorker(req IDRequest, what string) (*Worker, error) {
 	w, err := m.resolve(req.Pane, req.ID)
 	if err != nil {
@@ -211,7 +185,7 @@ func (m *Manager) Diff(ctx context.Context, req IDRequest) (*DiffResult, error) 
 		m.mu.Unlock()
 		return nil, err
 	}
-	wt := w.Worktree.Worktree
+	wt := treeOf(w.Worktree)
 	v := m.view(w)
 	m.mu.Unlock()
 	changes, err := wt.Changes()
@@ -222,19 +196,11 @@ func (m *Manager) Diff(ctx context.Context, req IDRequest) (*DiffResult, error) 
 	if err != nil {
 		return nil, errorf(KindInternal, "", "%v", err)
 	}
-	res := &DiffResult{Worker: v, Changes: changes, Diff: diff}
+	res := &DiffResult{Worker: v, Changes: apiChanges(changes), Diff: diff}
 	if w.Scope != nil {
 		res.Outside = worktree.Outside(worktree.Scope(w.Scope.Globs), changes)
 	}
 	return res, nil
-}
-
-// MergeResult is what st worker merge and pick report.
-type MergeResult struct {
-	Worker  WorkerView `json:"worker"`
-	Commit  string     `json:"commit,omitempty"`
-	Files   []string   `json:"files"`
-	Removed []string   `json:"removed,omitempty"` // other tries removed by pick
 }
 
 // Merge brings a done worktree worker's branch into the checkout it came from.
@@ -262,7 +228,7 @@ func (m *Manager) Merge(ctx context.Context, req IDRequest) (*MergeResult, error
 	name, id := w.Name, w.ID
 	m.mu.Unlock()
 
-	wt := info.Worktree
+	wt := treeOf(&info)
 	if _, err := wt.CommitAll(fmt.Sprintf("st: work of worker %s (%s)", name, id)); err != nil {
 		return nil, errorf(KindInternal, "look at the worktree "+wt.Path, "commit what %s left in its worktree: %v", name, err)
 	}
@@ -328,7 +294,7 @@ func (m *Manager) Pick(ctx context.Context, req IDRequest) (*MergeResult, error)
 	for _, o := range others {
 		m.cfg.Tmux.KillPane(ctx, o.ID)
 		repo := &worktree.Repo{Root: o.Worktree.Root}
-		wt := o.Worktree.Worktree
+		wt := treeOf(o.Worktree)
 		if err := repo.Remove(&wt, true); err != nil {
 			m.logf("pick: remove %s: %v", wt.Path, err)
 			continue
@@ -364,11 +330,11 @@ func (m *Manager) Fan(ctx context.Context, req StartRequest) ([]WorkerView, erro
 	}
 	ch := make(chan res, req.Fan)
 	for i := 1; i <= req.Fan; i++ {
-		r := req
+		r := startPlan{StartRequest: req, fanGroup: base}
 		r.Name = fmt.Sprintf("%s-%d", base, i)
-		r.Worktree, r.Fan, r.fanGroup = true, 0, base
+		r.Worktree, r.Fan = true, 0
 		go func(i int) {
-			v, err := m.StartWorker(ctx, r)
+			v, err := m.startWorker(ctx, r)
 			ch <- res{i, v, err}
 		}(i)
 	}
@@ -386,4 +352,17 @@ func (m *Manager) Fan(ctx context.Context, req StartRequest) ([]WorkerView, erro
 		return out, errorf(KindInternal, "st worker list shows the tries that started", "%d of %d tries did not start:\n%s", len(errs), req.Fan, strings.Join(errs, "\n"))
 	}
 	return out, nil
+}
+
+// treeOf is the git worktree a worker's record names.
+func treeOf(wi *WorktreeInfo) worktree.Worktree {
+	return worktree.Worktree{Path: wi.Path, Branch: wi.Branch, Base: wi.Base}
+}
+
+func apiChanges(cs []worktree.Change) []api.Change {
+	out := make([]api.Change, len(cs))
+	for i, c := range cs {
+		out[i] = api.Change{Path: c.Path, Status: c.Status, From: c.From}
+	}
+	return out
 }

@@ -123,6 +123,19 @@ func (m *Manager) chain(w *Worker) string {
 // StartWorker opens a window, starts the agent, types its task and returns
 // once the agent's hook shows that its turn started.
 func (m *Manager) StartWorker(ctx context.Context, req StartRequest) (*WorkerView, error) {
+	return m.startWorker(ctx, startPlan{StartRequest: req})
+}
+
+// startPlan is a start as orch carries it: the request, and where the
+// worker goes when st itself places it.
+type startPlan struct {
+	StartRequest
+	run      *Run         // a task's run (tasks place their workers themselves)
+	fanGroup string       // the group of tries of a fan
+	remote   *remotePlace // a start that another machine's coordinator asked for
+}
+
+func (m *Manager) startWorker(ctx context.Context, req startPlan) (*WorkerView, error) {
 	ad, err := agent.Lookup(req.Agent)
 	if err != nil {
 		return nil, errorf(KindUsage, "--agent "+strings.Join(agent.Kinds(), "|"), "%v", err)
@@ -184,7 +197,7 @@ func (m *Manager) StartWorker(ctx context.Context, req StartRequest) (*WorkerVie
 		m.cfg.Tmux.SetOption(ctx, p.ID, "@st_role", "coordinator")
 	}
 
-	wcwd, scope, wt, notes, undoTree, err := m.prepareTree(req, r, name, cwd)
+	wcwd, scope, wt, notes, undoTree, err := m.prepareTree(req.StartRequest, r, name, cwd)
 	if err != nil {
 		if created {
 			m.mu.Lock()
@@ -378,7 +391,7 @@ func (m *Manager) Hook(ctx context.Context, req HookRequest) (*HookResponse, err
 	if ev.SessionID != "" {
 		pi.session = ev.SessionID
 	}
-	aside := m.aside(req.Pane, ev, req.Teammate)
+	aside := m.aside(req.Pane, ev, (*agent.Teammate)(req.Teammate))
 	if newAgent && !m.teammatePane(req.Pane) {
 		// Kept on the pane, so st still knows an agent runs there after a
 		// restart of st, and so that a tmux restart can resume it (not a
@@ -777,7 +790,7 @@ func (m *Manager) Stop(ctx context.Context, req IDRequest) (*WorkerView, error) 
 		if wt.Merged {
 			// Its work is in the coordinator's checkout now.
 			repo := &worktree.Repo{Root: wt.Root}
-			tree := wt.Worktree
+			tree := treeOf(wt)
 			if err := repo.Remove(&tree, true); err != nil {
 				notes = append(notes, "its worktree could not be removed: "+err.Error())
 			} else {
@@ -867,16 +880,6 @@ func (m *Manager) Release(ctx context.Context, req IDRequest) (*WorkerView, erro
 
 func (m *Manager) view2(w *Worker, r *Run) WorkerView {
 	return WorkerView{Worker: *w, Run: r.ID, For: roundDur(m.cfg.Now().Sub(w.Since))}
-}
-
-// Status is a summary for st status.
-type Status struct {
-	Runs    int `json:"runs"`
-	Workers int `json:"workers"`
-	Live    int `json:"live"`
-	// Problems are what the user should know about and fix (a run.json
-	// st could not read).
-	Problems []string `json:"problems,omitempty"`
 }
 
 // Status counts runs and workers.

@@ -107,7 +107,6 @@ func TestCrossMachineMarks(t *testing.T) {
 		t.Fatalf("no far worker: %s", out)
 	}
 
-
 	// alpha: the coordinator's card holds far, with beta's mark.
 	ctx := newBrowser(t, 1280, 800)
 	do(t, ctx, chromedp.Navigate(strings.TrimSpace(a.MustST("", "web"))))

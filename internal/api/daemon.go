@@ -1,0 +1,67 @@
+package api
+
+import (
+	"path/filepath"
+	"time"
+)
+
+// StatusInfo is what /v1/status answers.
+type StatusInfo struct {
+	PID        int       `json:"pid"`
+	Version    string    `json:"version"`
+	Home       string    `json:"home"`
+	Socket     string    `json:"socket"`
+	TmuxSocket string    `json:"tmux_socket"`
+	Started    time.Time `json:"started"`
+	Orch       Status    `json:"orch"`
+	// Web is the web UI's address ("" when it could not listen).
+	Web string `json:"web,omitempty"`
+	// LastRestore are the figures of st's last restore of the tmux server.
+	LastRestore RestoreStats `json:"last_restore"`
+	// TmuxDown is since when the tmux server has been gone (absent while
+	// it runs); Restoring is set while st brings it back.
+	TmuxDown  *time.Time `json:"tmux_down,omitempty"`
+	Restoring bool       `json:"restoring,omitempty"`
+}
+
+// LsSession is a session as st ls shows it.
+type LsSession struct {
+	ID      string     `json:"id"`
+	Name    string     `json:"name"`
+	Agents  int        `json:"agents"`
+	Windows []LsWindow `json:"windows"`
+}
+
+// LsWindow is a window as st ls shows it.
+type LsWindow struct {
+	ID     string   `json:"id"`
+	Index  string   `json:"index"`
+	Name   string   `json:"name"`
+	Panes  []string `json:"panes"`
+	Agents []string `json:"agents"` // "%3 sim worker" etc.
+}
+
+// SocketPath is where the daemon of home listens.
+func SocketPath(home string) string { return filepath.Join(home, "st.sock") }
+
+// PidPath is where the daemon of home writes its pid.
+func PidPath(home string) string { return filepath.Join(home, "st.pid") }
+
+// TmuxHeader carries the socket of the caller's tmux server ($TMUX), so
+// that a command from a pane of another server is refused.
+const TmuxHeader = "X-St-Tmux"
+
+// AcceptRemoteRequest turns accept-remote on or off (nil On: only ask).
+type AcceptRemoteRequest struct {
+	On   *bool  `json:"on,omitempty"`
+	Pane string `json:"pane,omitempty"` // who asks ($TMUX_PANE)
+}
+
+// AcceptRemoteStatus is what st orch accept-remote prints.
+type AcceptRemoteStatus struct {
+	On       bool   `json:"on"`
+	SignedIn bool   `json:"signed_in"`
+	Machine  string `json:"machine,omitempty"`
+	Account  string `json:"account,omitempty"`
+	Addr     string `json:"addr,omitempty"`
+}

@@ -1,0 +1,51 @@
+package api
+
+import (
+	"time"
+)
+
+// A decision gate is a question only a person should answer. The agent
+// that asks blocks (st gate ask) until the first answer arrives: from st
+// gate answer, a button in the web UI, or an action of a push
+// notification. Gates are kept in $ST_HOME/gates.json, so an open gate
+// outlives a restart of st.
+
+// GateState is a gate's state.
+type GateState string
+
+// Gate states.
+const (
+	GateOpen     GateState = "open"
+	GateAnswered GateState = "answered"
+	GateTimedOut GateState = "timed-out"
+)
+
+// Gate is one question to a person.
+type Gate struct {
+	ID         string     `json:"id"`
+	Question   string     `json:"question"`
+	Options    []string   `json:"options"`
+	Pane       string     `json:"pane,omitempty"` // the asking agent
+	Run        string     `json:"run,omitempty"`
+	State      GateState  `json:"state"`
+	Asked      time.Time  `json:"asked"`
+	Deadline   *time.Time `json:"deadline,omitempty"`
+	Answer     string     `json:"answer,omitempty"`
+	AnsweredBy string     `json:"answered_by,omitempty"`
+	AnsweredAt *time.Time `json:"answered_at,omitempty"`
+	// AnswerKeys are the SHA-256 hashes of the answer tokens a push
+	// carried, each good for one option of this gate while it is open.
+	// Only hashes are kept: the tokens went to the push service.
+	AnswerKeys map[string]string `json:"answer_keys,omitempty"`
+}
+
+// GateRequest asks, waits for or answers a gate.
+type GateRequest struct {
+	Pane     string        `json:"pane,omitempty"`
+	ID       string        `json:"id,omitempty"`
+	Question string        `json:"question,omitempty"`
+	Options  []string      `json:"options,omitempty"`
+	Timeout  time.Duration `json:"timeout,omitempty"` // ask: how long the gate stays open; wait: how long this call waits
+	Option   string        `json:"option,omitempty"`
+	By       string        `json:"by,omitempty"` // who answers: cli, web, push
+}

@@ -1,0 +1,113 @@
+package api
+
+import (
+	"time"
+)
+
+// State is a worker's state.
+type State string
+
+// Worker states (DESIGN.md, State and relations).
+const (
+	Starting    State = "starting"    // window opened, task not yet confirmed
+	Blocked     State = "blocked"     // a trust or login screen keeps the task out
+	Working     State = "working"     // its turn runs
+	Waiting     State = "waiting"     // a permission prompt or a question
+	Idle        State = "idle"        // its turn ended with no report
+	Done        State = "done"        // it reported with st worker done
+	Failed      State = "failed"      // its start failed
+	Gone        State = "gone"        // its pane closed
+	Unreachable State = "unreachable" // its machine cannot be reached
+)
+
+// Settled reports whether st worker wait stops waiting for a worker in s.
+func (s State) Settled() bool {
+	switch s {
+	case Done, Waiting, Idle, Failed, Gone, Blocked:
+		return true
+	}
+	return false
+}
+
+// Live reports whether the worker's pane is expected to exist.
+func (s State) Live() bool { return s != Gone && s != Failed }
+
+// Worker is one worker of a run, as kept in run.json.
+type Worker struct {
+	ID     string    `json:"id"` // its pane, %N
+	Name   string    `json:"name"`
+	Agent  string    `json:"agent"`
+	Parent string    `json:"parent"` // the pane that started it
+	Level  int       `json:"level"`  // 1 = directly under the run's coordinator
+	State  State     `json:"state"`
+	Since  time.Time `json:"since"`
+
+	Task    string `json:"task,omitempty"`
+	Cwd     string `json:"cwd,omitempty"`
+	Window  string `json:"window,omitempty"`
+	Session string `json:"session,omitempty"`
+
+	Summary    string     `json:"summary,omitempty"`
+	ReportedAt *time.Time `json:"reported_at,omitempty"`
+	// ReportAnswer is the answer that ended the turn of the report: it
+	// stays as it was when later turns (a notice typed in, say) give a
+	// new LastAnswer.
+	ReportAnswer string `json:"report_answer,omitempty"`
+	LastAnswer   string `json:"last_answer,omitempty"`
+	Error        string `json:"error,omitempty"`
+
+	AgentSession string    `json:"agent_session,omitempty"`
+	StartedAt    time.Time `json:"started_at"`
+	// Told is set once the parent has seen the report (wait, read or a
+	// notice), so that it is not told again.
+	Told bool `json:"told,omitempty"`
+	// reported is set by st worker done in the current turn.
+	Reported bool `json:"reported,omitempty"`
+	// Adopted marks an agent that was running before it became a worker.
+	Adopted bool `json:"adopted,omitempty"`
+	// TeamRun is the run this worker leads as a team lead (adopted with
+	// workers of its own).
+	TeamRun string `json:"team_run,omitempty"`
+	// Scope is what it may change (--owns); Worktree its own checkout.
+	Scope    *Scope        `json:"scope,omitempty"`
+	Worktree *WorktreeInfo `json:"worktree,omitempty"`
+	// Fan names the group of tries (--fan) it belongs to.
+	Fan string `json:"fan,omitempty"`
+
+	// Machine is the slug of the machine a worker runs on, for a worker
+	// on another machine (its ID is then machine/%N); "" for this one.
+	Machine string `json:"machine,omitempty"`
+	// MachineName is that machine's name, as st machines shows it.
+	MachineName string `json:"machine_name,omitempty"`
+	// ParentName and ParentMachineName say who a worker of a coordinator
+	// on another machine works for, as people read it: "worker of lead on
+	// home-macbook" (its Parent, machine/%N, is only a pane).
+	ParentName        string `json:"parent_name,omitempty"`
+	ParentMachineName string `json:"parent_machine_name,omitempty"`
+	// Ref ties the coordinator's record of a remote worker to the
+	// worker's own record on its machine, across pane id changes there.
+	Ref string `json:"ref,omitempty"`
+	// TeamSize is the size of the team a remote worker leads, as its
+	// machine counts it (its team stays there).
+	TeamSize int `json:"team_size,omitempty"`
+}
+
+// Remote reports whether w runs on another machine.
+func (w *Worker) Remote() bool { return w.Machine != "" }
+
+// Run is one coordinator's piece of work.
+type Run struct {
+	ID          string    `json:"id"`
+	Objective   string    `json:"objective"`
+	Coordinator string    `json:"coordinator"` // its pane
+	Session     string    `json:"session"`     // the coordinator's session id
+	Created     time.Time `json:"created"`
+	Workers     []*Worker `json:"workers"`
+	Tasks       []*Task   `json:"tasks,omitempty"`
+	// CoordinatorMachine is the slug of the coordinator's machine, for a
+	// run whose coordinator is on another machine (Coordinator is then
+	// machine/%N); BaseDepth is how deep that coordinator already is in
+	// its whole chain, so that depth counts on across machines.
+	CoordinatorMachine string `json:"coordinator_machine,omitempty"`
+	BaseDepth          int    `json:"base_depth,omitempty"`
+}
