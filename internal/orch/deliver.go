@@ -34,6 +34,12 @@ type delivery struct {
 	blockedTimeout time.Duration // for the box to be ready
 	hookTimeout    time.Duration // for the hook after Enter
 	onBlocked      func(agent.Screen)
+
+	// The delivery's progress, kept by deliver.
+	want        string       // the text, squashed
+	readyBy     time.Time    // the box must be ready by then
+	typings     int          // times typed
+	blockedSeen agent.Screen // the last blocking screen told of
 }
 
 // Delivery bounds.
@@ -55,33 +61,6 @@ func squash(s string) string {
 		}
 		return r
 	}, s)
-}
-
-func (m *Manager) turnSeq(pane string) (seq, turn int) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if pi := m.panes[pane]; pi != nil {
-		return pi.seq, pi.turnSeq
-	}
-	return 0, 0
-}
-
-// paneWaiting reports whether the agent in pane asked a person something
-// that is not answered yet, as its hooks tell.
-func (m *Manager) paneWaiting(pane string) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	pi := m.panes[pane]
-	return pi != nil && pi.waiting
-}
-
-// Changed returns a channel that is closed at the next change of state.
-func (m *Manager) Changed() <-chan struct{} { return m.changedCh() }
-
-func (m *Manager) changedCh() <-chan struct{} {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.changed
 }
 
 // capture reads the screen for a delivery. Only a pane that is gone ends
@@ -163,7 +142,9 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 }
 
 // deliver types d.text into d.pane and returns once the agent's hook shows
-// that its turn started.
+// that its turn started: it waits for an empty box (waitBox), types the
+// line and sees it there (typeLine), and presses Enter until the hook
+// comes (submit).
 func (m *Manager) deliver(ctx context.Context, d *delivery) error {
 	// Every line st types passes the one check, whoever made it (a task
 	// line, a notice naming a worker of another machine, st worker send):
@@ -171,137 +152,152 @@ func (m *Manager) deliver(ctx context.Context, d *delivery) error {
 	if err := plain.Line(d.text); err != nil {
 		return errorf(KindUsage, "", "refused to type into %s: the line %v", d.pane, err)
 	}
-	want := squash(d.text)
-	readyBy := time.Now().Add(d.blockedTimeout)
-	typings := 0
-	blockedSeen := agent.ScreenUnknown
+	d.want = squash(d.text)
+	d.readyBy = time.Now().Add(d.blockedTimeout)
+	d.blockedSeen = agent.ScreenUnknown
 	for {
-		// 1. Wait for an empty input box.
-		poll := pollFast
-		already := false // our earlier try showed up late: just press Enter
-		for {
-			v, err := m.capture(ctx, d)
-			if err != nil {
-				return err
-			}
-			ok := v.Screen == agent.ScreenReady || (d.whileWorking && v.Screen == agent.ScreenWorking && v.Box == "")
-			if ok && v.Screen != agent.ScreenReady && m.paneWaiting(d.pane) {
-				// Its hooks say a prompt is up (or about to be drawn).
-				ok = false
-				v.Screen = agent.ScreenPrompt
-			}
-			if ok {
-				break
-			}
-			if v.Screen.Blocking() && blockedSeen != v.Screen {
-				blockedSeen = v.Screen
-				if d.onBlocked != nil && v.Screen != agent.ScreenPrompt {
-					d.onBlocked(v.Screen)
-				}
-			}
-			if d.fresh && v.Screen == agent.ScreenTyped && typings > 0 {
-				if squash(v.Box) == want {
-					already = true
-					break
-				}
-				// Part of our own earlier try: clear it and type again.
-				if err := m.clearBox(ctx, d, v.Box); err != nil {
-					return err
-				}
-				continue
-			}
-			if time.Now().After(readyBy) {
-				return m.notReady(d, v.Screen)
-			}
-			if err := sleepCtx(ctx, poll); err != nil {
-				return err
-			}
-			if poll < pollSlow {
-				poll += pollFast / 5
-			}
+		already, err := m.waitBox(ctx, d)
+		if err != nil {
+			return err
 		}
-
-		// 2. Type, and check that the text reached the box.
-		seq0, _ := m.turnSeq(d.pane)
-		if typings >= maxTypings {
-			return errorf(KindTimeout, "look at the window; the agent may be stuck", "st typed the line %d times into %s and it never showed in the input box", typings, d.pane)
-		}
-		appeared := already
-		if !already {
-			typings++
-			if err := m.keys(ctx, d, func() error { return m.cfg.Tmux.SendLiteral(ctx, d.pane, d.text) }); err != nil {
-				return err
-			}
-		}
-		until := time.Now().Add(appearWait)
-		for !appeared && time.Now().Before(until) {
-			v, err := m.capture(ctx, d)
-			if err != nil {
-				return err
-			}
-			if v.Screen.Blocking() {
-				break
-			}
-			if squash(v.Box) == want {
-				appeared = true
-				break
-			}
-			if err := sleepCtx(ctx, pollFast); err != nil {
-				return err
-			}
+		seq0, _ := m.facts.turnSeq(d.pane)
+		appeared, err := m.typeLine(ctx, d, already)
+		if err != nil {
+			return err
 		}
 		if !appeared {
 			// The agent ignored the keys (or some of them), or a screen
 			// came up: go back to waiting for an empty box.
-			m.logf("deliver %s: the line did not show in the box (try %d)", d.pane, typings)
+			m.logf("deliver %s: the line did not show in the box (try %d)", d.pane, d.typings)
 			continue
 		}
+		return m.submit(ctx, d, seq0)
+	}
+}
 
-		// 3. Enter, and wait for the hook; press Enter again while the
-		// text still sits in the box.
-		if err := sleepCtx(ctx, d.adapter.EnterDelay()); err != nil {
-			return err
+// waitBox waits for an empty input box. already reports that an earlier
+// try of this delivery showed up late in the box: only Enter is missing.
+func (m *Manager) waitBox(ctx context.Context, d *delivery) (already bool, err error) {
+	poll := pollFast
+	for {
+		v, err := m.capture(ctx, d)
+		if err != nil {
+			return false, err
 		}
-		if err := m.keys(ctx, d, func() error { return m.cfg.Tmux.SendKeys(ctx, d.pane, "Enter") }); err != nil {
-			return err
+		ok := v.Screen == agent.ScreenReady || (d.whileWorking && v.Screen == agent.ScreenWorking && v.Box == "")
+		if ok && v.Screen != agent.ScreenReady && m.facts.waiting(d.pane) {
+			// Its hooks say a prompt is up (or about to be drawn).
+			ok = false
+			v.Screen = agent.ScreenPrompt
 		}
-		enters := 1
-		lastEnter := time.Now()
-		hookBy := time.Now().Add(d.hookTimeout)
-		for {
-			if _, turn := m.turnSeq(d.pane); turn > seq0 {
-				return nil
+		if ok {
+			return false, nil
+		}
+		if v.Screen.Blocking() && d.blockedSeen != v.Screen {
+			d.blockedSeen = v.Screen
+			if d.onBlocked != nil && v.Screen != agent.ScreenPrompt {
+				d.onBlocked(v.Screen)
 			}
-			now := time.Now()
-			if now.After(hookBy) {
-				return errorf(KindNoHooks, "run st hooks install, then start the worker again (st worker stop "+d.pane+" --yes closes this one)",
-					"the line was typed into %s, but no hook came from the agent within %s, so st cannot see it start: its hooks are missing", d.pane, d.hookTimeout)
+		}
+		if d.fresh && v.Screen == agent.ScreenTyped && d.typings > 0 {
+			if squash(v.Box) == d.want {
+				return true, nil
 			}
-			if now.Sub(lastEnter) >= reEnterAfter {
-				v, err := m.capture(ctx, d)
-				if err != nil {
+			// Part of our own earlier try: clear it and type again.
+			if err := m.clearBox(ctx, d, v.Box); err != nil {
+				return false, err
+			}
+			continue
+		}
+		if time.Now().After(d.readyBy) {
+			return false, m.notReady(d, v.Screen)
+		}
+		if err := sleepCtx(ctx, poll); err != nil {
+			return false, err
+		}
+		if poll < pollSlow {
+			poll += pollFast / 5
+		}
+	}
+}
+
+// typeLine types the line (unless it is already in the box) and reports
+// whether it showed in the box.
+func (m *Manager) typeLine(ctx context.Context, d *delivery, already bool) (bool, error) {
+	if d.typings >= maxTypings {
+		return false, errorf(KindTimeout, "look at the window; the agent may be stuck", "st typed the line %d times into %s and it never showed in the input box", d.typings, d.pane)
+	}
+	if already {
+		return true, nil
+	}
+	d.typings++
+	if err := m.keys(ctx, d, func() error { return m.cfg.Tmux.SendLiteral(ctx, d.pane, d.text) }); err != nil {
+		return false, err
+	}
+	until := time.Now().Add(appearWait)
+	for time.Now().Before(until) {
+		v, err := m.capture(ctx, d)
+		if err != nil {
+			return false, err
+		}
+		if v.Screen.Blocking() {
+			return false, nil
+		}
+		if squash(v.Box) == d.want {
+			return true, nil
+		}
+		if err := sleepCtx(ctx, pollFast); err != nil {
+			return false, err
+		}
+	}
+	return false, nil
+}
+
+// submit presses Enter and waits for the hook of a turn after seq0; it
+// presses Enter again while the text still sits in the box.
+func (m *Manager) submit(ctx context.Context, d *delivery, seq0 int) error {
+	if err := sleepCtx(ctx, d.adapter.EnterDelay()); err != nil {
+		return err
+	}
+	if err := m.keys(ctx, d, func() error { return m.cfg.Tmux.SendKeys(ctx, d.pane, "Enter") }); err != nil {
+		return err
+	}
+	enters := 1
+	lastEnter := time.Now()
+	hookBy := time.Now().Add(d.hookTimeout)
+	for {
+		if _, turn := m.facts.turnSeq(d.pane); turn > seq0 {
+			return nil
+		}
+		now := time.Now()
+		if now.After(hookBy) {
+			return errorf(KindNoHooks, "run st hooks install, then start the worker again (st worker stop "+d.pane+" --yes closes this one)",
+				"the line was typed into %s, but no hook came from the agent within %s, so st cannot see it start: its hooks are missing", d.pane, d.hookTimeout)
+		}
+		if now.Sub(lastEnter) >= reEnterAfter {
+			v, err := m.capture(ctx, d)
+			if err != nil {
+				return err
+			}
+			if squash(v.Box) == d.want && !v.Screen.Blocking() && enters < maxEnters {
+				m.logf("deliver %s: the line is still in the box; pressing Enter again", d.pane)
+				if err := m.keys(ctx, d, func() error { return m.cfg.Tmux.SendKeys(ctx, d.pane, "Enter") }); err != nil {
 					return err
 				}
-				if squash(v.Box) == want && !v.Screen.Blocking() && enters < maxEnters {
-					m.logf("deliver %s: the line is still in the box; pressing Enter again", d.pane)
-					if err := m.keys(ctx, d, func() error { return m.cfg.Tmux.SendKeys(ctx, d.pane, "Enter") }); err != nil {
-						return err
-					}
-					enters++
-				}
-				lastEnter = now
+				enters++
 			}
-			ch := m.changedCh()
-			t := time.NewTimer(pollSlow)
-			select {
-			case <-ch:
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-				return ctx.Err()
-			}
-			t.Stop()
+			lastEnter = now
 		}
+		ch := m.Changed()
+		t := time.NewTimer(pollSlow)
+		select {
+		case <-ch:
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+		t.Stop()
 	}
 }
 

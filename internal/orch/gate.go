@@ -10,56 +10,95 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sophonz/st/internal/store"
 )
 
-func (m *Manager) gatesPath() string { return filepath.Join(m.cfg.Home, "gates.json") }
+// gateBook keeps the gates: questions only a person answers, asked by
+// agents (st gate ask), with their answers, in gates.json. It has its own
+// lock; the registry's may be held when it is taken (a gate moves its
+// asker's state), never the other way.
+type gateBook struct {
+	path string
+	now  func() time.Time
+	logf func(format string, args ...any)
 
-func (m *Manager) loadGates() error {
-	var gs []*Gate
-	err := store.ReadJSON(m.gatesPath(), &gs)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		cp, _ := store.KeepCopy(m.gatesPath())
-		m.logf("skipping the gates: %v (a copy is kept at %s)", err, cp)
-		return nil
-	}
-	m.gates = map[string]*Gate{}
-	for _, g := range gs {
-		m.gates[g.ID] = g
-	}
-	return nil
+	mu    sync.Mutex
+	gates map[string]*Gate
 }
 
-// saveGates writes every gate. Called with m.mu held.
-func (m *Manager) saveGates() error {
-	gs := make([]*Gate, 0, len(m.gates))
-	for _, g := range m.gates {
+func newGateBook(home string, now func() time.Time, logf func(string, ...any)) *gateBook {
+	return &gateBook{path: filepath.Join(home, "gates.json"), now: now, logf: logf, gates: map[string]*Gate{}}
+}
+
+// load reads gates.json. A file that does not decode is copied aside and
+// left out.
+func (b *gateBook) load() {
+	var gs []*Gate
+	err := store.ReadJSON(b.path, &gs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	if err != nil {
+		cp, _ := store.KeepCopy(b.path)
+		b.logf("skipping the gates: %v (a copy is kept at %s)", err, cp)
+		return
+	}
+	for _, g := range gs {
+		b.gates[g.ID] = g
+	}
+}
+
+// save writes every gate. Called with b.mu held.
+func (b *gateBook) save() error {
+	gs := make([]*Gate, 0, len(b.gates))
+	for _, g := range b.gates {
 		gs = append(gs, g)
 	}
 	sort.Slice(gs, func(i, j int) bool { return gs[i].Asked.Before(gs[j].Asked) })
-	if err := store.WriteJSON(m.gatesPath(), gs, 0o600); err != nil {
+	if err := store.WriteJSON(b.path, gs, 0o600); err != nil {
 		return errorf(KindInternal, "free some disk space and try again", "st could not keep the gates: %v", err)
 	}
 	return nil
 }
 
-// expire closes gates whose deadline passed. Called with m.mu held.
-func (m *Manager) expire() {
-	now := m.cfg.Now()
+// expire closes gates whose deadline passed, and reports whether any
+// closed. Called with b.mu held.
+func (b *gateBook) expire() bool {
+	now := b.now()
 	changed := false
-	for _, g := range m.gates {
+	for _, g := range b.gates {
 		if g.State == GateOpen && g.Deadline != nil && now.After(*g.Deadline) {
 			g.State = GateTimedOut
 			changed = true
 		}
 	}
 	if changed {
-		m.saveGates()
+		b.save()
+	}
+	return changed
+}
+
+// retire renames the askers' panes after a restart of the tmux server.
+func (b *gateBook) retire(follow func(string) (string, bool)) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, g := range b.gates {
+		if n, ok := follow(g.Pane); ok {
+			g.Pane = n
+		}
+	}
+	b.save()
+}
+
+// expireNow closes the gates whose deadline passed, waking waiters.
+func (m *Manager) expireNow() {
+	m.gates.mu.Lock()
+	changed := m.gates.expire()
+	m.gates.mu.Unlock()
+	if changed {
 		m.notify()
 	}
 }
@@ -99,25 +138,26 @@ func (m *Manager) AskGate(ctx context.Context, req GateRequest) (*Gate, error) {
 		d := now.Add(req.Timeout)
 		g.Deadline = &d
 	}
-	if m.gates == nil {
-		m.gates = map[string]*Gate{}
-	}
-	m.gates[g.ID] = g
-	if err := m.saveGates(); err != nil {
-		delete(m.gates, g.ID)
-		return nil, err
-	}
-	if w := m.workers[req.Pane]; w != nil && w.State.Live() && w.State != Waiting {
-		m.setState(w, Waiting)
-		m.save(m.runOf[w.ID])
-	}
-	m.logf("gate %s opened by %s: %s", g.ID, orNone(req.Pane), q)
-	m.notify()
-	if m.cfg.OnGate != nil {
-		cp := *g
-		go m.cfg.OnGate(cp)
+	m.gates.mu.Lock()
+	m.gates.gates[g.ID] = g
+	err := m.gates.save()
+	if err != nil {
+		delete(m.gates.gates, g.ID)
 	}
 	c := publicGate(g)
+	m.gates.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	m.logf("gate %s opened by %s: %s", g.ID, orNone(req.Pane), q)
+	ch := m.newChange()
+	if w := m.workers[req.Pane]; w != nil && w.State.Live() && w.State != Waiting {
+		ch.setState(w, Waiting)
+	}
+	m.stage(ch).settle()
+	if m.cfg.OnGate != nil {
+		m.bg.Go(func(context.Context) { m.cfg.OnGate(c) })
+	}
 	return &c, nil
 }
 
@@ -133,16 +173,18 @@ func (m *Manager) WaitGate(ctx context.Context, req GateRequest) (*Gate, error) 
 	tick := time.NewTicker(time.Second) // for deadlines
 	defer tick.Stop()
 	for {
-		m.mu.Lock()
-		m.expire()
-		g := m.gates[req.ID]
+		ch := m.Changed()
+		m.expireNow()
+		m.gates.mu.Lock()
+		g := m.gates.gates[req.ID]
+		var c Gate
+		if g != nil {
+			c = publicGate(g)
+		}
+		m.gates.mu.Unlock()
 		if g == nil {
-			m.mu.Unlock()
 			return nil, errorf(KindNotFound, "st gate list shows the gates", "there is no gate %q", req.ID)
 		}
-		c := publicGate(g)
-		ch := m.changed
-		m.mu.Unlock()
 		if c.State != GateOpen {
 			return &c, nil
 		}
@@ -159,18 +201,35 @@ func (m *Manager) WaitGate(ctx context.Context, req GateRequest) (*Gate, error) 
 
 // AnswerGate answers an open gate; the first answer wins.
 func (m *Manager) AnswerGate(ctx context.Context, req GateRequest) (*Gate, error) {
+	m.expireNow()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.expire()
-	g := m.gates[req.ID]
+	m.gates.mu.Lock()
+	c, err := m.gates.answer(req)
+	m.gates.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	m.logf("gate %s answered %q by %s", c.ID, c.Answer, c.AnsweredBy)
+	ch := m.newChange()
+	if w := m.workers[c.Pane]; w != nil && w.State == Waiting {
+		ch.setState(w, Working)
+	}
+	m.stage(ch).settle()
+	return &c, nil
+}
+
+// answer records the first answer of an open gate. Called with b.mu held.
+func (b *gateBook) answer(req GateRequest) (Gate, error) {
+	g := b.gates[req.ID]
 	if g == nil {
-		return nil, errorf(KindNotFound, "st gate list shows the gates", "there is no gate %q", req.ID)
+		return Gate{}, errorf(KindNotFound, "st gate list shows the gates", "there is no gate %q", req.ID)
 	}
 	switch g.State {
 	case GateAnswered:
-		return nil, errorf(KindConflict, "", "refused: gate %s was already answered %q (by %s)", g.ID, g.Answer, g.AnsweredBy)
+		return Gate{}, errorf(KindConflict, "", "refused: gate %s was already answered %q (by %s)", g.ID, g.Answer, g.AnsweredBy)
 	case GateTimedOut:
-		return nil, errorf(KindConflict, "", "refused: gate %s timed out before an answer came", g.ID)
+		return Gate{}, errorf(KindConflict, "", "refused: gate %s timed out before an answer came", g.ID)
 	}
 	var pick string
 	for _, o := range g.Options {
@@ -179,24 +238,17 @@ func (m *Manager) AnswerGate(ctx context.Context, req GateRequest) (*Gate, error
 		}
 	}
 	if pick == "" {
-		return nil, errorf(KindUsage, "answer with one of: "+strings.Join(g.Options, ", "), "%q is not an option of gate %s", req.Option, g.ID)
+		return Gate{}, errorf(KindUsage, "answer with one of: "+strings.Join(g.Options, ", "), "%q is not an option of gate %s", req.Option, g.ID)
 	}
-	now := m.cfg.Now()
+	now := b.now()
 	keys := g.AnswerKeys
 	g.State, g.Answer, g.AnsweredAt, g.AnsweredBy = GateAnswered, pick, &now, orDefaultStr(req.By, "cli")
 	g.AnswerKeys = nil // the push's other tokens answer nothing now
-	if err := m.saveGates(); err != nil {
+	if err := b.save(); err != nil {
 		g.State, g.Answer, g.AnsweredAt, g.AnsweredBy, g.AnswerKeys = GateOpen, "", nil, "", keys
-		return nil, err
+		return Gate{}, err
 	}
-	if w := m.workers[g.Pane]; w != nil && w.State == Waiting {
-		m.setState(w, Working)
-		m.save(m.runOf[w.ID])
-	}
-	m.logf("gate %s answered %q by %s", g.ID, pick, g.AnsweredBy)
-	m.notify()
-	c := publicGate(g)
-	return &c, nil
+	return publicGate(g), nil
 }
 
 // public is a copy of g to show: without the answer tokens' hashes.
@@ -210,9 +262,9 @@ func publicGate(g *Gate) Gate {
 // a push's actions: each answers the gate with its option once, and none
 // works once the gate is answered or closed. It returns option -> token.
 func (m *Manager) MintAnswerTokens(id string) (map[string]string, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	g := m.gates[id]
+	m.gates.mu.Lock()
+	defer m.gates.mu.Unlock()
+	g := m.gates.gates[id]
 	if g == nil || g.State != GateOpen {
 		return nil, errorf(KindNotFound, "", "gate %s is not open", id)
 	}
@@ -229,7 +281,7 @@ func (m *Manager) MintAnswerTokens(id string) (map[string]string, error) {
 		out[o] = tok
 		g.AnswerKeys[answerKey(tok)] = o
 	}
-	if err := m.saveGates(); err != nil {
+	if err := m.gates.save(); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -251,14 +303,14 @@ func (m *Manager) AnswerGateByToken(ctx context.Context, tok string) (*Gate, err
 		return nil, ErrBadAnswerToken
 	}
 	key := answerKey(tok)
-	m.mu.Lock()
+	m.gates.mu.Lock()
 	var id, option string
-	for _, g := range m.gates {
+	for _, g := range m.gates.gates {
 		if o, ok := g.AnswerKeys[key]; ok && g.State == GateOpen {
 			id, option = g.ID, o
 		}
 	}
-	m.mu.Unlock()
+	m.gates.mu.Unlock()
 	if id == "" {
 		return nil, ErrBadAnswerToken
 	}
@@ -274,11 +326,11 @@ func orDefaultStr(s, def string) string {
 
 // Gates lists the gates, open ones first.
 func (m *Manager) Gates(ctx context.Context, all bool) []Gate {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.expire()
+	m.expireNow()
+	m.gates.mu.Lock()
+	defer m.gates.mu.Unlock()
 	var out []Gate
-	for _, g := range m.gates {
+	for _, g := range m.gates.gates {
 		if all || g.State == GateOpen {
 			out = append(out, publicGate(g))
 		}

@@ -9,9 +9,7 @@ import (
 func (m *Manager) Graph() []GraphAgent {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []GraphAgent
-	seen := map[string]bool{}
-	subs := m.subagentsOf
+	panes := m.facts.views()
 	// A shell is not an agent: a coordinator that is a person at a shell
 	// has no card, and no line goes from it to its workers (spec: "the
 	// worker shows in the graph, but a shell is not an agent").
@@ -19,9 +17,10 @@ func (m *Manager) Graph() []GraphAgent {
 		if isRemotePane(pane) || retired(pane) {
 			return false
 		}
-		pi := m.panes[pane]
-		return (pi == nil || pi.agent == "") && m.workers[pane] == nil
+		return panes[pane].agent == "" && m.workers[pane] == nil
 	}
+	var out []GraphAgent
+	seen := map[string]bool{}
 	for _, w := range m.workers {
 		if w.State == Gone {
 			continue
@@ -34,48 +33,44 @@ func (m *Manager) Graph() []GraphAgent {
 		seen[w.ID] = true
 	}
 	for _, r := range m.runs {
-		if seen[r.Coordinator] || (m.livePanes != nil && !m.livePanes[r.Coordinator]) {
-			continue
-		}
-		has := false
-		for _, w := range r.Workers {
-			if w.State.Live() || w.State == Done {
-				has = true
-			}
-		}
-		if !has {
-			continue
-		}
-		if shell(r.Coordinator) {
+		if seen[r.Coordinator] || m.rest.gone(r.Coordinator) || !hasWork(r) || shell(r.Coordinator) {
 			continue
 		}
 		seen[r.Coordinator] = true
+		pv := panes[r.Coordinator]
 		g := GraphAgent{Pane: r.Coordinator, Role: "coordinator", Run: r.ID, State: "idle", Since: r.Created,
-			Subagents: subs(r.Coordinator), Teammates: m.teammatesOf(r.Coordinator)}
-		if pi := m.panes[r.Coordinator]; pi != nil {
-			g.Kind = pi.agent
-			if pi.inTurn {
-				g.State = "working"
-			}
-			if !pi.lastEvent.IsZero() {
-				g.Since = pi.lastEvent
-			}
+			Kind: pv.agent, Subagents: pv.subagents, Teammates: pv.teammates}
+		if pv.inTurn {
+			g.State = "working"
+		}
+		if !pv.lastEvent.IsZero() {
+			g.Since = pv.lastEvent
 		}
 		out = append(out, g)
 	}
 	// Agents in no run: a person's own Claude or Codex, which can be
 	// adopted (dropped on a coordinator in the web UI). A teammate is
 	// shown under its lead instead.
-	for pane, pi := range m.panes {
-		if seen[pane] || pi.agent == "" || m.livePanes == nil || !m.livePanes[pane] || m.teammatePane(pane) {
+	for pane, pv := range panes {
+		if alive, _ := m.rest.live(pane); seen[pane] || pv.agent == "" || !alive || pv.teammate {
 			continue
 		}
-		g := GraphAgent{Pane: pane, Kind: pi.agent, State: "idle", Since: pi.lastEvent, Subagents: subs(pane), Teammates: m.teammatesOf(pane)}
-		if pi.inTurn {
+		g := GraphAgent{Pane: pane, Kind: pv.agent, State: "idle", Since: pv.lastEvent, Subagents: pv.subagents, Teammates: pv.teammates}
+		if pv.inTurn {
 			g.State = "working"
 		}
 		out = append(out, g)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Pane < out[j].Pane })
 	return out
+}
+
+// hasWork reports whether run r has a worker that lives or reported.
+func hasWork(r *Run) bool {
+	for _, w := range r.Workers {
+		if w.State.Live() || w.State == Done {
+			return true
+		}
+	}
+	return false
 }

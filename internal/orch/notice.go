@@ -14,14 +14,14 @@ import (
 // "worker X is done" to a coordinator, "you are no one's worker now" to a
 // released worker. Only panes where an agent runs (st has seen its hooks)
 // get notices; a plain shell gets nothing typed into it.
+//
+// The noticer has its own lock (mu), taken after the registry's when
+// both are held. Its loops run in the manager's group.
 type noticer struct {
 	m       *Manager
 	mu      sync.Mutex
 	pending map[string][]notice
 	kicks   map[string]chan struct{}
-	ctx     context.Context
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
 }
 
 type notice struct {
@@ -30,26 +30,20 @@ type notice struct {
 }
 
 func newNoticer(m *Manager) *noticer {
-	ctx, cancel := context.WithCancel(context.Background())
-	return &noticer{m: m, pending: map[string][]notice{}, kicks: map[string]chan struct{}{}, ctx: ctx, cancel: cancel}
+	return &noticer{m: m, pending: map[string][]notice{}, kicks: map[string]chan struct{}{}}
 }
 
-func (n *noticer) stop() {
-	n.cancel()
-	n.wg.Wait()
-}
-
-// queueDone queues "w is done" for w's parent, once. Called with m.mu held.
-func (n *noticer) queueDone(w *Worker) {
+// queueDone queues "w is done" for its coordinator in pane parent, once.
+func (n *noticer) queueDone(parent string, w *Worker) {
 	n.mu.Lock()
-	for _, nt := range n.pending[w.Parent] {
+	for _, nt := range n.pending[parent] {
 		if nt.worker == w {
 			n.mu.Unlock()
 			return
 		}
 	}
 	n.mu.Unlock()
-	n.add(w.Parent, notice{worker: w})
+	n.add(parent, notice{worker: w})
 }
 
 // queue queues a plain line for pane.
@@ -64,8 +58,7 @@ func (n *noticer) add(pane string, nt notice) {
 		return
 	}
 	n.kicks[pane] = make(chan struct{}, 1)
-	n.wg.Add(1)
-	go n.loop(pane)
+	n.m.bg.Go(func(ctx context.Context) { n.loop(ctx, pane) })
 }
 
 // kick wakes the loop of a pane after one of its hook events.
@@ -126,13 +119,13 @@ func (n *noticer) take(pane string) (string, []notice) {
 
 func (n *noticer) finish(pane string, sent []notice) {
 	n.m.mu.Lock()
+	c := n.m.newChange()
 	for _, nt := range sent {
-		if nt.worker != nil && !nt.worker.Told {
-			nt.worker.Told = true
-			n.m.save(n.m.runOf[nt.worker.ID])
+		if nt.worker != nil {
+			c.markTold(nt.worker, nt.worker.Parent)
 		}
 	}
-	n.m.mu.Unlock()
+	n.m.settleUnlock(c)
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	rest := n.pending[pane][:0]
@@ -153,24 +146,10 @@ func containsNotice(ns []notice, x notice) bool {
 	return false
 }
 
-// agentIn says which agent runs in pane and whether it is in a turn.
-func (n *noticer) agentIn(pane string) (kind string, inTurn bool) {
-	n.m.mu.Lock()
-	defer n.m.mu.Unlock()
-	pi := n.m.panes[pane]
-	if pi == nil {
-		return "", false
-	}
-	return pi.agent, pi.inTurn
-}
-
-func (n *noticer) loop(pane string) {
-	defer n.wg.Done()
+func (n *noticer) loop(ctx context.Context, pane string) {
 	n.mu.Lock()
 	kick := n.kicks[pane]
 	n.mu.Unlock()
-	// The loop's end (deleting pending and kicks together) happens under
-	// one lock below, so that add never kicks a loop that has stopped.
 	stop := func() {
 		n.mu.Lock()
 		delete(n.kicks, pane)
@@ -180,7 +159,7 @@ func (n *noticer) loop(pane string) {
 		t := time.NewTimer(d)
 		defer t.Stop()
 		select {
-		case <-n.ctx.Done():
+		case <-ctx.Done():
 			return false
 		case <-kick:
 		case <-t.C:
@@ -191,32 +170,23 @@ func (n *noticer) loop(pane string) {
 	for {
 		line, covers := n.take(pane)
 		if line == "" {
-			n.mu.Lock()
-			if len(n.pending[pane]) == 0 {
-				delete(n.pending, pane)
-				delete(n.kicks, pane)
-				n.mu.Unlock()
+			if n.ended(pane) {
 				return
 			}
-			n.mu.Unlock()
 			continue
 		}
-		kind, inTurn := n.agentIn(pane)
-		if kind == "" {
-			// Not an agent: st types nothing into a shell. The report
-			// stays for st worker wait and st worker read.
-			n.finishDrop(pane, covers)
-			continue
-		}
+		kind, inTurn := n.m.facts.agentIn(pane)
 		ad, err := agent.Lookup(kind)
 		if err != nil {
+			// Not an agent: st types nothing into a shell. The report
+			// stays for st worker wait and st worker read.
 			n.finishDrop(pane, covers)
 			continue
 		}
 		if inTurn {
 			// Claude's Esc ends a turn with no hook, so a turn that the
 			// screen has shown as over for a while is over.
-			if v, err := n.m.screen(n.ctx, pane, ad); err == nil && v.Screen == agent.ScreenReady {
+			if v, err := n.m.screen(ctx, pane, ad); err == nil && v.Screen == agent.ScreenReady {
 				readySeen++
 			} else {
 				readySeen = 0
@@ -230,16 +200,7 @@ func (n *noticer) loop(pane string) {
 			}
 		}
 		readySeen = 0
-		n.m.markNotice(pane, line)
-		d := delivery{pane: pane, adapter: ad, text: line, blockedTimeout: 2 * time.Second, hookTimeout: 10 * time.Second}
-		err = n.m.deliver(n.ctx, &d)
-		if err == nil {
-			n.m.logf("notice to %s: %s", pane, line)
-			n.finish(pane, covers)
-			continue
-		}
-		if oe, ok := err.(*Error); ok && oe.Kind == KindNotFound {
-			n.finishDrop(pane, covers) // the pane closed
+		if n.send(ctx, pane, ad, line, covers) {
 			continue
 		}
 		if !wait(time.Second) {
@@ -247,6 +208,37 @@ func (n *noticer) loop(pane string) {
 			return
 		}
 	}
+}
+
+// ended ends the loop of pane when nothing is pending for it (under one
+// lock with add, so that add never kicks a loop that has stopped).
+func (n *noticer) ended(pane string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if len(n.pending[pane]) > 0 {
+		return false
+	}
+	delete(n.pending, pane)
+	delete(n.kicks, pane)
+	return true
+}
+
+// send types line into pane as a notice covering covers. It reports
+// false when it should be tried again later.
+func (n *noticer) send(ctx context.Context, pane string, ad agent.Adapter, line string, covers []notice) bool {
+	n.m.facts.markNotice(pane, line)
+	d := delivery{pane: pane, adapter: ad, text: line, blockedTimeout: 2 * time.Second, hookTimeout: 10 * time.Second}
+	err := n.m.deliver(ctx, &d)
+	if err == nil {
+		n.m.logf("notice to %s: %s", pane, line)
+		n.finish(pane, covers)
+		return true
+	}
+	if oe, ok := err.(*Error); ok && oe.Kind == KindNotFound {
+		n.finishDrop(pane, covers) // the pane closed
+		return true
+	}
+	return false
 }
 
 // finishDrop forgets notices without marking reports as seen.

@@ -301,7 +301,7 @@ func TestPeerGraphSeesOnlyWhatItNeeds(t *testing.T) {
 	h := newHarness(t, Done, nil)
 	h.m.mu.Lock()
 	h.m.workers[workerID].Summary = "secret findings"
-	h.m.livePanes = map[string]bool{coord: true, workerID: true}
+	h.m.rest.judge(h.m.rest.gen(), map[string]bool{coord: true, workerID: true})
 	h.m.mu.Unlock()
 	if g := h.m.PeerGraph("beta"); len(g) != 0 {
 		t.Errorf("with accept-remote off beta sees %d agents", len(g))

@@ -2,9 +2,7 @@ package orch
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,52 +24,6 @@ import (
 // RemoteSession is the session that workers of other machines open in.
 const RemoteSession = "st-remote"
 
-func (m *Manager) acceptPath() string { return filepath.Join(m.cfg.Home, "accept-remote.json") }
-
-func (m *Manager) loadAcceptRemote() bool {
-	var v struct {
-		On bool `json:"on"`
-	}
-	if err := store.ReadJSON(m.acceptPath(), &v); err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			m.logf("accept-remote: %v (taking no workers from other machines until st orch accept-remote on)", err)
-		}
-		return false
-	}
-	return v.On
-}
-
-// AcceptRemote says whether this machine takes workers from the
-// account's other machines.
-func (m *Manager) AcceptRemote() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.acceptRemote
-}
-
-// SetAcceptRemote turns taking workers from other machines on or off,
-// and keeps the setting across restarts.
-func (m *Manager) SetAcceptRemote(on bool) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if err := store.WriteJSON(m.acceptPath(), map[string]bool{"on": on}, 0o600); err != nil {
-		return errorf(KindInternal, "free some disk space and try again", "st could not keep the setting: %v", err)
-	}
-	m.acceptRemote = on
-	m.logf("accept-remote %v", on)
-	return nil
-}
-
-// checkAccept refuses what would start an agent or type into one while
-// accept-remote is off. Called with m.mu held.
-func (m *Manager) checkAccept() error {
-	if m.acceptRemote {
-		return nil
-	}
-	return errorf(KindRemote, "run st orch accept-remote on on that machine",
-		"refused: it does not take workers from other machines (accept-remote is off there)")
-}
-
 // remoteRun finds or makes the run here that stands for a run of machine
 // from. Called with m.mu held.
 func (m *Manager) remoteRun(from, run, coordinator string, baseDepth int) (*Run, error) {
@@ -83,10 +35,11 @@ func (m *Manager) remoteRun(from, run, coordinator string, baseDepth int) (*Run,
 		return r, nil
 	}
 	r := &Run{ID: run, Coordinator: from + "/" + coordinator, CoordinatorMachine: from, BaseDepth: baseDepth, Created: m.cfg.Now()}
+	m.runs[run] = r
 	if err := m.save(r); err != nil {
+		m.dropRun(r)
 		return nil, err
 	}
-	m.runs[run] = r
 	return r, nil
 }
 
@@ -271,6 +224,7 @@ func (m *Manager) PeerAdopt(ctx context.Context, from string, req PeerOp) (*Work
 		return nil, errorf(KindNotFound, "st ls on that machine shows its panes and agents", "there is no pane %s on this machine", req.ID)
 	}
 	offered := m.offeredTo(ctx, tp.ID)
+	machineName := m.machineNameOf(ctx, from)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.checkAccept(); err != nil {
@@ -301,12 +255,11 @@ func (m *Manager) PeerAdopt(ctx context.Context, from string, req PeerOp) (*Work
 	}
 	w := m.adoptedWorker(tp, adoptedName(r, tp), kind, from+"/"+req.Parent, req.Level, team)
 	w.Ref = req.Ref
-	w.ParentName, w.ParentMachineName = req.ParentName, m.machineNameOf(ctx, from)
+	w.ParentName, w.ParentMachineName = req.ParentName, machineName
 	// The offer is used up (unset with the relations, under the lock).
 	if err := m.enrol(ctx, r, w, nil, offerOption); err != nil {
 		return nil, err
 	}
-	m.notify()
 	v := m.view(w)
 	return &v, nil
 }
@@ -320,13 +273,10 @@ func (m *Manager) PeerWatch(ctx context.Context, from string, req PeerWatchReque
 	}
 	t := time.NewTimer(wait)
 	defer t.Stop()
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	// A watcher that saw an earlier life of this st (another boot) is
 	// answered at once: its count means nothing here.
-	for waiting := req.Boot == m.boot && req.Since != 0; waiting && m.seq <= req.Since; {
-		ch := m.changed
-		m.mu.Unlock()
+	ch, seq := m.sig.now()
+	for waiting := req.Boot == m.hub.boot && req.Since != 0; waiting && seq <= req.Since; ch, seq = m.sig.now() {
 		select {
 		case <-ch:
 		case <-t.C:
@@ -334,9 +284,10 @@ func (m *Manager) PeerWatch(ctx context.Context, from string, req PeerWatchReque
 		case <-ctx.Done():
 			waiting = false
 		}
-		m.mu.Lock()
 	}
-	res := &PeerWatchResult{Seq: m.seq, Boot: m.boot}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	res := &PeerWatchResult{Seq: seq, Boot: m.hub.boot}
 	for _, w := range m.workers {
 		if owner, _, ok := splitRemote(w.Parent); ok && owner == from && w.Ref != "" {
 			v := m.view(w)
@@ -358,29 +309,25 @@ func (m *Manager) PeerReparent(ctx context.Context, from string, req PeerReparen
 		m.mu.Unlock()
 		return nil, err
 	}
-	dirty := map[*Run]bool{}
+	c := m.newChange()
 	set := map[string]map[string]string{}
 	for _, r := range m.runs {
 		if r.Coordinator == old {
 			r.Coordinator = nw
-			dirty[r] = true
+			c.touch(r)
 		}
 	}
 	for _, w := range m.workers {
 		if w.Parent == old {
 			w.Parent = nw
-			dirty[m.runOf[w.ID]] = true
+			c.touch(m.runOf[w.ID])
 			if w.State.Live() {
 				set[w.ID] = map[string]string{"@st_parent": nw}
 			}
 		}
 	}
-	for r := range dirty {
-		m.save(r)
-	}
-	m.logf("%s told that coordinator %s is %s now (%d runs and workers moved)", from, old, nw, len(dirty))
-	m.notify()
-	m.mu.Unlock()
+	m.logf("%s told that coordinator %s is %s now (%d runs moved)", from, old, nw, len(c.runs))
+	m.settleUnlock(c)
 	if len(set) > 0 {
 		m.cfg.Tmux.SetOptions(ctx, set)
 	}
@@ -394,6 +341,7 @@ func (m *Manager) PeerPane(ctx context.Context, from string, req IDRequest) (*Pe
 		return nil, peerRefused(from, "a pane id that is not one")
 	}
 	m.mu.Lock()
+	m.hub.mu.Lock()
 	// A machine may ask only about the panes whose workers it runs: the
 	// coordinators this machine handed it, or where they went. With
 	// accept-remote on or off: the coordinator's machine need not take
@@ -405,10 +353,11 @@ func (m *Manager) PeerPane(ctx context.Context, from string, req IDRequest) (*Pe
 			break
 		}
 	}
-	now := m.movedTo[req.ID]
-	for i := 0; i < 8 && m.movedTo[now] != ""; i++ {
-		now = m.movedTo[now]
+	now := m.hub.movedTo[req.ID]
+	for i := 0; i < 8 && m.hub.movedTo[now] != ""; i++ {
+		now = m.hub.movedTo[now]
 	}
+	m.hub.mu.Unlock()
 	m.mu.Unlock()
 	if !handed {
 		return nil, errorf(KindRemote, "", "refused: %s is not a coordinator of workers on %s", req.ID, from)
@@ -418,23 +367,6 @@ func (m *Manager) PeerPane(ctx context.Context, from string, req IDRequest) (*Pe
 	}
 	p, err := m.cfg.Tmux.Pane(ctx, req.ID)
 	return &PeerPaneResult{Live: err == nil && !p.Dead}, nil
-}
-
-// movedFrom reports whether a tmux restart moved pane old, in one or more
-// steps, to pane now. Called with m.mu held.
-func (m *Manager) movedFrom(old, now string) bool {
-	cur := old
-	for i := 0; i < 8; i++ {
-		next := m.movedTo[cur]
-		if next == "" {
-			return false
-		}
-		if next == now {
-			return true
-		}
-		cur = next
-	}
-	return false
 }
 
 // remoteParentsNow asks the coordinators' machines whether the remote

@@ -5,39 +5,19 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/sophonz/st/internal/agent"
-	"github.com/sophonz/st/internal/store"
 	"github.com/sophonz/st/internal/tmux"
 )
-
-// LastRestore returns the figures of the last restore.
-func (m *Manager) LastRestore() RestoreStats {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.lastRestore
-}
-
-func (m *Manager) layoutPath() string { return filepath.Join(m.cfg.Home, "tmux-layout.json") }
-
-func (m *Manager) loadLayout() {
-	var l tmux.Layout
-	if err := store.ReadJSON(m.layoutPath(), &l); err == nil {
-		m.layout = l
-	}
-}
 
 // observe records the server's layout, and restores it when the server
 // is gone. It runs from the watcher, once a second while st has work.
 func (m *Manager) observe(ctx context.Context) {
 	listed := m.cfg.Now()
-	m.mu.Lock()
-	seq := m.restoreSeq
-	m.mu.Unlock()
+	seq := m.rest.gen()
 	l, err := m.cfg.Tmux.ReadLayout(ctx)
 	if err != nil {
 		m.logf("read tmux layout: %v", err)
@@ -50,15 +30,7 @@ func (m *Manager) observe(ctx context.Context) {
 		}
 		return
 	}
-	m.mu.Lock()
-	m.serverDown = time.Time{}
-	known := m.layout.Server
-	busy := m.restoring
-	restored := m.afterRestore
-	if !busy {
-		m.afterRestore = false
-	}
-	m.mu.Unlock()
+	known, busy, restored := m.rest.up()
 	if busy {
 		return // the restore records the new server when it is done
 	}
@@ -70,11 +42,8 @@ func (m *Manager) observe(ctx context.Context) {
 		m.relink(ctx, map[string]string{}, nil, true)
 	}
 	m.reconcileLayout(l, listed, seq)
-	if !reflect.DeepEqual(l, m.layout) {
-		m.layout = l
-		if err := store.WriteJSON(m.layoutPath(), l, 0o600); err != nil {
-			m.logf("keep the tmux layout: %v", err)
-		}
+	if err := m.rest.record(l); err != nil {
+		m.logf("keep the tmux layout: %v", err)
 	}
 }
 
@@ -92,26 +61,49 @@ func (m *Manager) reconcileLayout(l tmux.Layout, listed time.Time, seq int) {
 	m.reconcilePanes(panes, listed, seq)
 }
 
-// restore brings back the sessions of m.layout and relinks everything.
+// restore brings back the sessions of the last picture and relinks
+// everything.
 func (m *Manager) restore(ctx context.Context) {
 	t0 := time.Now()
-	old := m.layout
-	m.mu.Lock()
-	m.restoring = true
-	m.restoreSeq++
-	m.mu.Unlock()
-	defer func() {
-		m.mu.Lock()
-		m.restoring = false
-		m.restoreSeq++
-		m.mu.Unlock()
-	}()
+	old := m.rest.picture()
+	m.rest.begin()
+	defer m.rest.end()
 	m.logf("the tmux server is gone: bringing back %d sessions", len(old.Sessions))
+	moved, newOpts := m.reopen(ctx, old)
+	back := time.Now()
+	// The options st knows of each pane go back with it, whatever the
+	// picture holds (it may have been taken before they were set).
+	m.mu.Lock()
+	var panes []string
+	for o, n := range moved {
+		if newOpts[n] == nil {
+			newOpts[n] = map[string]string{}
+		}
+		for k, v := range m.paneOptions(o) {
+			if v != "" {
+				newOpts[n][k] = v
+			}
+		}
+		panes = append(panes, n)
+	}
+	m.mu.Unlock()
+	m.rest.broughtBack(panes)
+	m.relink(ctx, moved, newOpts, true)
+	m.logf("restored the tmux sessions in %s; relations back %s after the sessions (%d panes moved)",
+		back.Sub(t0).Round(time.Millisecond), time.Since(back).Round(time.Microsecond), len(moved))
+	m.rest.mu.Lock()
+	m.rest.last = RestoreStats{At: back, Sessions: back.Sub(t0), Relations: time.Since(back), Panes: len(moved)}
+	m.rest.mu.Unlock()
+}
+
+// reopen makes the sessions, windows and panes of layout old again, each
+// pane with its agent resumed. It returns old pane id -> new, and the
+// options the picture held for each new pane.
+func (m *Manager) reopen(ctx context.Context, old tmux.Layout) (map[string]string, map[string]map[string]string) {
 	env := map[string]string{"ST_HOME": m.cfg.Home, "ST_BIN": m.cfg.STBin, "PATH": withDir(filepath.Dir(m.cfg.STBin), os.Getenv("PATH"))}
-	moved := map[string]string{} // old pane id -> new
+	moved := map[string]string{}
 	newOpts := map[string]map[string]string{}
 	started := false // a server runs again (st's first new session made it)
-sessions:
 	for _, s := range old.Sessions {
 		for wi, w := range s.Windows {
 			var winPane string
@@ -130,13 +122,13 @@ sessions:
 				}
 				if err != nil {
 					m.logf("restore %s:%d.%d: %v", s.Name, w.Index, p.Index, err)
+					if wi == 0 && pi == 0 && !started && errors.Is(err, tmux.ErrNoServer) {
+						// No server can be started there: nothing will
+						// come back, and every worker's wait should know.
+						return moved, newOpts
+					}
 					if wi == 0 && pi == 0 {
-						if !started && errors.Is(err, tmux.ErrNoServer) {
-							// No server can be started there: nothing will
-							// come back, and every worker's wait should know.
-							break sessions
-						}
-						continue sessions // no session to put its windows in
+						break // no session to put its windows in
 					}
 					continue
 				}
@@ -147,6 +139,9 @@ sessions:
 				moved[p.ID] = np.ID
 				newOpts[np.ID] = p.Options
 			}
+			if winPane == "" && wi == 0 {
+				break
+			}
 			if len(w.Panes) > 1 && winPane != "" {
 				m.cfg.Tmux.SelectLayout(ctx, winPane, w.Layout)
 			}
@@ -155,44 +150,23 @@ sessions:
 			}
 		}
 	}
-	back := time.Now()
-	// The options st knows of each pane go back with it, whatever the
-	// picture holds (it may have been taken before they were set).
-	m.mu.Lock()
-	for o, n := range moved {
-		known := m.paneOptions(o)
-		if newOpts[n] == nil {
-			newOpts[n] = map[string]string{}
-		}
-		for k, v := range known {
-			if v != "" {
-				newOpts[n][k] = v
-			}
-		}
-	}
-	m.restoredPanes = map[string]bool{}
-	for _, n := range moved {
-		m.restoredPanes[n] = true
-	}
-	m.afterRestore = true // the next look finds st's own new server
-	m.mu.Unlock()
-	m.relink(ctx, moved, newOpts, true)
-	m.logf("restored the tmux sessions in %s; relations back %s after the sessions (%d panes moved)",
-		back.Sub(t0).Round(time.Millisecond), time.Since(back).Round(time.Microsecond), len(moved))
-	m.mu.Lock()
-	m.lastRestore = RestoreStats{At: back, Sessions: back.Sub(t0), Relations: time.Since(back), Panes: len(moved)}
-	m.mu.Unlock()
+	return moved, newOpts
 }
 
 // relaunch is the command that brings back the agent of a pane, resuming
 // its conversation; nil (a shell) for a pane without one.
 func (m *Manager) relaunch(p tmux.LayoutPane) []string {
-	kind := p.Options["@st_agent"]
-	if kind == "" {
-		if w := m.workerByPane(p.ID); w != nil {
+	kind, sess := p.Options["@st_agent"], p.Options["@st_agent_session"]
+	m.mu.Lock()
+	if w := m.workers[p.ID]; w != nil {
+		if kind == "" {
 			kind = w.Agent
 		}
+		if w.AgentSession != "" {
+			sess = w.AgentSession
+		}
 	}
+	m.mu.Unlock()
 	if kind == "" {
 		return nil
 	}
@@ -200,19 +174,9 @@ func (m *Manager) relaunch(p tmux.LayoutPane) []string {
 	if err != nil {
 		return nil
 	}
-	sess := p.Options["@st_agent_session"]
-	if w := m.workerByPane(p.ID); w != nil && w.AgentSession != "" {
-		sess = w.AgentSession
-	}
 	o := launchOptions(kind, m.cfg.STBin, p.Options["@st_name"], nil)
 	o.ResumeSession = sess
 	return ad.Command(o)
-}
-
-func (m *Manager) workerByPane(id string) *Worker {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.workers[id]
 }
 
 // retiredMark separates a pane id of a server that went from the
@@ -229,13 +193,12 @@ func PaneOf(id string) string {
 }
 
 // relink moves every relation from old pane ids to new ones: workers,
-// coordinators, parents, tasks, what the hooks told about each pane, and
-// st's options on the new panes. restarted marks a restart of the whole
-// server: turns in progress were cut short.
+// coordinators, parents, tasks, gates, what the hooks told about each
+// pane, and st's options on the new panes. restarted marks a restart of
+// the whole server: turns in progress were cut short.
 func (m *Manager) relink(ctx context.Context, moved map[string]string, opts map[string]map[string]string, restarted bool) {
 	m.mu.Lock()
 	now := m.cfg.Now()
-	dirty := map[*Run]bool{}
 	// After a restart of the server its pane ids mean nothing: a new
 	// pane may have the id of one that did not come back. A relation to
 	// such a pane is retired (pane~gen), so that it can never be taken for
@@ -251,78 +214,15 @@ func (m *Manager) relink(ctx context.Context, moved map[string]string, opts map[
 		}
 		return id, false
 	}
-	for _, r := range m.runs {
-		if n, ok := follow(r.Coordinator); ok && r.CoordinatorMachine == "" {
-			r.Coordinator = n
-			dirty[r] = true
-		}
-		for _, t := range r.Tasks {
-			if n, ok := follow(t.Parent); ok {
-				t.Parent = n
-				dirty[r] = true
-			}
-			if n, ok := follow(t.Worker); ok {
-				t.Worker = n
-				dirty[r] = true
-			}
-		}
-		for _, w := range r.Workers {
-			if n, ok := follow(w.Parent); ok {
-				w.Parent = n
-				dirty[r] = true
-			}
-		}
-	}
+	c := m.newChange()
+	m.relinkRuns(c, follow)
 	if restarted {
-		for _, g := range m.gates {
-			if n, ok := follow(g.Pane); ok {
-				g.Pane = n
-			}
-		}
-		m.saveGates()
+		m.gates.retire(follow)
 	}
-	workers := map[string]*Worker{}
-	runOf := map[string]*Run{}
-	for id, w := range m.workers {
-		r := m.runOf[id]
-		if _, ok := moved[id]; !ok && restarted && !w.Remote() {
-			// Its pane did not come back: its id is retired with it.
-			n, _ := follow(id) // (serverGone says why it is gone, after the restore)
-			w.ID = n
-			id = n
-			dirty[r] = true
-		}
-		if n, ok := moved[id]; ok {
-			w.ID = n
-			id = n
-			dirty[r] = true
-			if restarted && (w.State == Working || w.State == Starting || w.State == Waiting) {
-				// Its turn died with the server; the agent is back at its box.
-				w.State, w.Since = Idle, now
-			}
-			if w.State == Gone { // its agent is back
-				w.State, w.Since = Idle, now
-			}
-		}
-		workers[id] = w
-		runOf[id] = r
-	}
-	m.workers, m.runOf = workers, runOf
-	panes := map[string]*paneInfo{}
-	for id, pi := range m.panes {
-		if n, ok := moved[id]; ok {
-			pi.inTurn = false
-			panes[n] = pi
-		} else if !restarted {
-			panes[id] = pi
-		}
-	}
-	m.panes = panes
-	m.livePanes = nil
+	m.relinkWorkers(c, moved, follow, restarted, now)
+	m.facts.move(moved, restarted)
+	m.rest.forget()
 	m.queueMoves(moved)
-	for r := range dirty {
-		m.save(r)
-	}
 	// Options for the new panes, with the relations renamed.
 	set := map[string]map[string]string{}
 	for id, o := range opts {
@@ -335,11 +235,70 @@ func (m *Manager) relink(ctx context.Context, moved map[string]string, opts map[
 		}
 		set[id] = no
 	}
-	m.notify()
-	m.mu.Unlock()
+	m.settleUnlock(c)
 	if err := m.cfg.Tmux.SetOptions(ctx, set); err != nil {
 		m.logf("relink: %v", err)
 	}
+}
+
+// relinkRuns moves the runs' coordinators and the tasks' panes. Called
+// with m.mu held.
+func (m *Manager) relinkRuns(c *change, follow func(string) (string, bool)) {
+	for _, r := range m.runs {
+		if n, ok := follow(r.Coordinator); ok && r.CoordinatorMachine == "" {
+			r.Coordinator = n
+			c.touch(r)
+		}
+		for _, t := range r.Tasks {
+			if n, ok := follow(t.Parent); ok {
+				t.Parent = n
+				c.touch(r)
+			}
+			if n, ok := follow(t.Worker); ok {
+				t.Worker = n
+				c.touch(r)
+			}
+		}
+		for _, w := range r.Workers {
+			if n, ok := follow(w.Parent); ok {
+				w.Parent = n
+				c.touch(r)
+			}
+		}
+	}
+}
+
+// relinkWorkers gives the workers their new pane ids (retired ones for
+// those that did not come back), and makes idle the agents that came
+// back: their turns died with the server. Called with m.mu held.
+func (m *Manager) relinkWorkers(c *change, moved map[string]string, follow func(string) (string, bool), restarted bool, now time.Time) {
+	workers := map[string]*Worker{}
+	runOf := map[string]*Run{}
+	for id, w := range m.workers {
+		r := m.runOf[id]
+		if _, ok := moved[id]; !ok && restarted && !w.Remote() {
+			// Its pane did not come back: its id is retired with it.
+			n, _ := follow(id) // (serverGone says why it is gone, after the restore)
+			w.ID = n
+			id = n
+			c.touch(r)
+		}
+		if n, ok := moved[id]; ok {
+			w.ID = n
+			id = n
+			c.touch(r)
+			if restarted && (w.State == Working || w.State == Starting || w.State == Waiting) {
+				// Its turn died with the server; the agent is back at its box.
+				w.State, w.Since = Idle, now
+			}
+			if w.State == Gone { // its agent is back
+				w.State, w.Since = Idle, now
+			}
+		}
+		workers[id] = w
+		runOf[id] = r
+	}
+	m.workers, m.runOf = workers, runOf
 }
 
 // movedAgent finds the pane where an agent with this conversation id
@@ -347,21 +306,20 @@ func (m *Manager) relink(ctx context.Context, moved map[string]string, opts map[
 // worker or a coordinator that came back by other means than st's own
 // restore. Called with m.mu held; returns the old pane id, or "".
 func (m *Manager) movedAgent(pane, session string) string {
-	if session == "" || m.workers[pane] != nil || m.livePanes == nil {
+	if session == "" || m.workers[pane] != nil {
+		return ""
+	}
+	if _, known := m.rest.live(pane); !known {
 		return ""
 	}
 	for id, w := range m.workers {
-		if w.AgentSession == session && id != pane && !m.livePanes[id] {
+		if w.AgentSession == session && id != pane && m.rest.gone(id) {
 			return id
 		}
 	}
-	for id, pi := range m.panes {
-		if pi.session == session && id != pane && !m.livePanes[id] {
-			for _, r := range m.runs {
-				if r.Coordinator == id {
-					return id
-				}
-			}
+	for _, id := range m.facts.panesOf(session) {
+		if id != pane && m.rest.gone(id) && m.currentRun(id) != nil {
+			return id
 		}
 	}
 	return ""
@@ -379,10 +337,10 @@ func (m *Manager) paneOptions(pane string) map[string]string {
 	} else if r := m.currentRun(pane); r != nil {
 		o["@st_run"], o["@st_role"] = r.ID, "coordinator"
 	}
-	if pi := m.panes[pane]; pi != nil {
-		o["@st_agent"] = pi.agent
-		if pi.session != "" {
-			o["@st_agent_session"] = pi.session
+	if kind, session := m.facts.agentOf(pane); kind != "" {
+		o["@st_agent"] = kind
+		if session != "" {
+			o["@st_agent_session"] = session
 		}
 	}
 	return o

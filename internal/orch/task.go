@@ -2,7 +2,6 @@ package orch
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -16,107 +15,39 @@ import (
 // returns once that worker's turn started); one that waits starts the
 // moment its last dependency is reported done.
 func (m *Manager) CreateTask(ctx context.Context, req TaskRequest) (*TaskView, error) {
-	if req.Machine != "" {
-		return nil, errorf(KindRemote, "start that part with st worker start --machine "+req.Machine+" and wait for it before what depends on it",
-			"refused: ordered tasks cannot run on other machines yet")
-	}
-	if !ValidName(req.Name) {
-		return nil, errorf(KindUsage, "use letters, digits, '.', '_' and '-' (at most 40), e.g. st task create api-tests ...",
-			"the task name %q has characters that tmux or a shell would misread", req.Name)
-	}
-	if _, err := agent.Lookup(req.Agent); err != nil {
-		return nil, errorf(KindUsage, "--agent "+strings.Join(agent.Kinds(), "|"), "%v", err)
-	}
-	if fi, err := os.Stat(req.File); err != nil || fi.IsDir() || !filepath.IsAbs(req.File) {
-		return nil, errorf(KindUsage, "write the task into a file and pass its path with --task", "cannot read the task file %s: %v", req.File, errNotFile(err))
+	if err := checkTask(req); err != nil {
+		return nil, err
 	}
 	p, err := m.callerPane(ctx, req.Pane)
 	if err != nil {
 		return nil, err
 	}
 	m.mu.Lock()
-	r, _, created, err := m.placement(p)
+	r, _, created, err := m.placementIn(p, nil)
 	if err != nil {
 		m.mu.Unlock()
 		return nil, err
 	}
-	drop := func() {
+	t, err := m.addTask(r, req, p.ID)
+	if err == nil {
+		// The run (when made for it) and the task: one write.
+		if err = m.save(r); err != nil {
+			r.Tasks = r.Tasks[:len(r.Tasks)-1]
+			m.restage(r)
+		}
+	}
+	if err != nil {
 		if created {
-			delete(m.runs, r.ID)
+			m.dropRun(r)
 		}
-	}
-	if runTask(r, req.Name) != nil {
-		drop()
-		m.mu.Unlock()
-		return nil, errorf(KindConflict, "pick another name; st task list shows the run's tasks", "run %s already has a task named %q", r.ID, req.Name)
-	}
-	for _, w := range r.Workers {
-		if w.Name == req.Name && w.State.Live() {
-			drop()
-			m.mu.Unlock()
-			return nil, errorf(KindConflict, "pick another name", "run %s already has a worker named %q", r.ID, req.Name)
-		}
-	}
-	var waitOn []string
-	seen := map[string]bool{}
-	for _, d := range req.Deps {
-		d = strings.TrimSpace(d)
-		if d == "" || seen[d] {
-			continue
-		}
-		seen[d] = true
-		if d == req.Name {
-			drop()
-			m.mu.Unlock()
-			return nil, errorf(KindUsage, "leave "+d+" out of --deps", "refused: task %q would wait on itself (a cycle)", d)
-		}
-		dt := runTask(r, d)
-		if dt == nil {
-			drop()
-			m.mu.Unlock()
-			return nil, errorf(KindNotFound, "create "+d+" first (tasks can only wait on tasks that exist), or check the name with st task list",
-				"refused: task %q depends on %q, which run %s does not have", req.Name, d, r.ID)
-		}
-		switch dt.State {
-		case TaskFailed, TaskCancelled:
-			drop()
-			m.mu.Unlock()
-			return nil, errorf(KindConflict, "create the dependency again under a new name, or leave it out",
-				"refused: task %q depends on %q, which %s, so it could never start", req.Name, d, pastTense(dt.State))
-		case TaskDone:
-		default:
-			waitOn = append(waitOn, d)
-		}
-	}
-	if cyc := m.cycle(r, req.Name, req.Deps); cyc != "" {
-		drop()
-		m.mu.Unlock()
-		return nil, errorf(KindUsage, "remove one of the dependencies", "refused: the dependencies form a cycle: %s", cyc)
-	}
-	now := m.cfg.Now()
-	t := &Task{Name: req.Name, File: req.File, Agent: req.Agent, Deps: dedupe(req.Deps), Owns: req.Owns, Worktree: req.Worktree,
-		Cwd: req.Cwd, Parent: p.ID, State: TaskWaiting, Since: now, Created: now, Env: req.Env}
-	if len(waitOn) > 0 {
-		t.Reason = "waiting on " + strings.Join(waitOn, ", ")
-	}
-	r.Tasks = append(r.Tasks, t)
-	if err := m.save(r); err != nil {
-		r.Tasks = r.Tasks[:len(r.Tasks)-1]
-		drop()
 		m.mu.Unlock()
 		return nil, err
 	}
-	if created {
-		go m.markCoordinator(p.ID, r.ID)
-	}
-	ready := len(waitOn) == 0
-	if ready {
-		t.State = TaskRunning
-		t.Reason = ""
-	}
-	m.notify()
 	m.mu.Unlock()
-	if ready {
+	if created {
+		m.markCoordinator(ctx, p.ID, r.ID)
+	}
+	if t.State == TaskRunning {
 		if err := m.startTask(ctx, r, t); err != nil {
 			return nil, err
 		}
@@ -127,10 +58,80 @@ func (m *Manager) CreateTask(ctx context.Context, req TaskRequest) (*TaskView, e
 	return &v, nil
 }
 
-func (m *Manager) markCoordinator(pane, run string) {
-	ctx := context.Background()
-	m.cfg.Tmux.SetOption(ctx, pane, "@st_run", run)
-	m.cfg.Tmux.SetOption(ctx, pane, "@st_role", "coordinator")
+// checkTask checks what a task asks for, before it is placed.
+func checkTask(req TaskRequest) error {
+	if req.Machine != "" {
+		return errorf(KindRemote, "start that part with st worker start --machine "+req.Machine+" and wait for it before what depends on it",
+			"refused: ordered tasks cannot run on other machines yet")
+	}
+	if !ValidName(req.Name) {
+		return errorf(KindUsage, "use letters, digits, '.', '_' and '-' (at most 40), e.g. st task create api-tests ...",
+			"the task name %q has characters that tmux or a shell would misread", req.Name)
+	}
+	if _, err := agent.Lookup(req.Agent); err != nil {
+		return errorf(KindUsage, "--agent "+strings.Join(agent.Kinds(), "|"), "%v", err)
+	}
+	if fi, err := os.Stat(req.File); err != nil || fi.IsDir() || !filepath.IsAbs(req.File) {
+		return errorf(KindUsage, "write the task into a file and pass its path with --task", "cannot read the task file %s: %v", req.File, errNotFile(err))
+	}
+	return nil
+}
+
+// addTask adds the task req asks for to run r, running when it waits on
+// nothing (its start is the caller's). Called with m.mu held.
+func (m *Manager) addTask(r *Run, req TaskRequest, parent string) (*Task, error) {
+	if runTask(r, req.Name) != nil {
+		return nil, errorf(KindConflict, "pick another name; st task list shows the run's tasks", "run %s already has a task named %q", r.ID, req.Name)
+	}
+	if err := m.nameFree(r, nil, req.Name); err != nil {
+		return nil, err
+	}
+	waitOn, err := m.checkDeps(r, req.Name, req.Deps)
+	if err != nil {
+		return nil, err
+	}
+	now := m.cfg.Now()
+	t := &Task{Name: req.Name, File: req.File, Agent: req.Agent, Deps: dedupe(req.Deps), Owns: req.Owns, Worktree: req.Worktree,
+		Cwd: req.Cwd, Parent: parent, State: TaskRunning, Since: now, Created: now, Env: req.Env}
+	if len(waitOn) > 0 {
+		t.State, t.Reason = TaskWaiting, "waiting on "+strings.Join(waitOn, ", ")
+	}
+	r.Tasks = append(r.Tasks, t)
+	return t, nil
+}
+
+// checkDeps checks a new task's dependencies in run r, and returns those
+// it waits on. Called with m.mu held.
+func (m *Manager) checkDeps(r *Run, name string, deps []string) ([]string, error) {
+	var waitOn []string
+	seen := map[string]bool{}
+	for _, d := range deps {
+		d = strings.TrimSpace(d)
+		if d == "" || seen[d] {
+			continue
+		}
+		seen[d] = true
+		if d == name {
+			return nil, errorf(KindUsage, "leave "+d+" out of --deps", "refused: task %q would wait on itself (a cycle)", d)
+		}
+		dt := runTask(r, d)
+		if dt == nil {
+			return nil, errorf(KindNotFound, "create "+d+" first (tasks can only wait on tasks that exist), or check the name with st task list",
+				"refused: task %q depends on %q, which run %s does not have", name, d, r.ID)
+		}
+		switch dt.State {
+		case TaskFailed, TaskCancelled:
+			return nil, errorf(KindConflict, "create the dependency again under a new name, or leave it out",
+				"refused: task %q depends on %q, which %s, so it could never start", name, d, pastTense(dt.State))
+		case TaskDone:
+		default:
+			waitOn = append(waitOn, d)
+		}
+	}
+	if cyc := m.cycle(r, name, deps); cyc != "" {
+		return nil, errorf(KindUsage, "remove one of the dependencies", "refused: the dependencies form a cycle: %s", cyc)
+	}
+	return waitOn, nil
 }
 
 func pastTense(s TaskState) string {
@@ -190,7 +191,8 @@ func (m *Manager) cycle(r *Run, name string, deps []string) string {
 	return visit(name)
 }
 
-// startTask starts the worker of a task that is ready.
+// startTask starts the worker of a task that is ready. A start that
+// fails fails the task, and the tasks that wait on it.
 func (m *Manager) startTask(ctx context.Context, r *Run, t *Task) error {
 	m.logf("task %s of run %s: starting its worker", t.Name, r.ID)
 	v, err := m.startWorker(ctx, startPlan{StartRequest: StartRequest{
@@ -198,102 +200,23 @@ func (m *Manager) startTask(ctx context.Context, r *Run, t *Task) error {
 		Owns: t.Owns, Worktree: t.Worktree,
 	}, run: r})
 	m.mu.Lock()
-	defer m.mu.Unlock()
+	c := m.newChange()
+	c.touch(r)
+	t.Since = m.cfg.Now()
 	if err != nil {
 		t.State = TaskFailed
-		t.Since = m.cfg.Now()
 		t.Reason = "its worker did not start: " + err.Error()
-		m.save(r)
-		m.notify()
-		m.schedule()
+		c.schedule(r)
+		m.settleUnlock(c)
 		return err
 	}
 	t.Worker = v.ID
-	t.Since = m.cfg.Now()
 	// The worker may have reported already (a very quick one).
 	if w := m.workers[v.ID]; w != nil {
-		m.followTask(w)
+		c.followTask(w)
 	}
-	m.save(r)
-	m.notify()
+	m.settleUnlock(c)
 	return nil
-}
-
-// followTask moves the task of worker w along with w's state. Called with
-// m.mu held; the caller saves.
-func (m *Manager) followTask(w *Worker) {
-	r := m.runOf[w.ID]
-	if r == nil {
-		return
-	}
-	for _, t := range r.Tasks {
-		if t.Worker != w.ID || t.State != TaskRunning {
-			continue
-		}
-		switch w.State {
-		case Done:
-			t.State, t.Reason = TaskDone, ""
-		case Failed:
-			t.State, t.Reason = TaskFailed, "its worker "+w.ID+" failed: "+w.Error
-		case Gone:
-			t.State, t.Reason = TaskFailed, "its worker "+w.ID+" is gone (its pane closed) before it reported"
-		default:
-			continue
-		}
-		t.Since = m.cfg.Now()
-		m.schedule()
-	}
-}
-
-// schedule starts every waiting task whose dependencies are all done, and
-// fails those whose dependency failed or was cancelled. Called with m.mu
-// held; the starts run in the background.
-func (m *Manager) schedule() {
-	for _, r := range m.runs {
-		var start []*Task
-		dirty := false
-		changed := true
-		for changed {
-			changed = false
-			for _, t := range r.Tasks {
-				if t.State != TaskWaiting {
-					continue
-				}
-				var waitOn []string
-				blocked := ""
-				for _, d := range t.Deps {
-					dt := runTask(r, d)
-					switch {
-					case dt == nil:
-						blocked = fmt.Sprintf("its dependency %s no longer exists", d)
-					case dt.State == TaskFailed || dt.State == TaskCancelled:
-						blocked = fmt.Sprintf("its dependency %s %s", d, pastTense(dt.State))
-					case dt.State != TaskDone:
-						waitOn = append(waitOn, d)
-					}
-				}
-				switch {
-				case blocked != "":
-					t.State, t.Reason, t.Since = TaskFailed, "did not start: "+blocked, m.cfg.Now()
-					changed, dirty = true, true
-				case len(waitOn) == 0:
-					t.State, t.Reason, t.Since = TaskRunning, "", m.cfg.Now()
-					dirty = true
-					start = append(start, t)
-				default:
-					t.Reason = "waiting on " + strings.Join(waitOn, ", ")
-				}
-			}
-		}
-		// One write for all that changed; then the starts, all at once.
-		if dirty {
-			m.save(r)
-		}
-		for _, t := range start {
-			go m.startTask(m.bg, r, t)
-		}
-	}
-	m.notify()
 }
 
 func (m *Manager) taskView(r *Run, t *Task) TaskView {
@@ -321,18 +244,6 @@ func (m *Manager) ListTasks(ctx context.Context, req IDRequest) ([]TaskView, err
 	return out, nil
 }
 
-// paneRun is the run a pane coordinates or works in, or the run by id.
-// Called with m.mu held.
-func (m *Manager) paneRun(pane, id string) *Run {
-	if id != "" {
-		return m.runs[id]
-	}
-	if r := m.currentRun(pane); r != nil {
-		return r
-	}
-	return m.runOf[pane]
-}
-
 // CancelTask cancels a task that has not finished. A running task's
 // worker goes on; st worker stop closes it.
 func (m *Manager) CancelTask(ctx context.Context, req IDRequest) (*TaskView, error) {
@@ -350,16 +261,23 @@ func (m *Manager) CancelTask(ctx context.Context, req IDRequest) (*TaskView, err
 	case TaskDone, TaskFailed, TaskCancelled:
 		return nil, errorf(KindConflict, "", "task %q is already %s", t.Name, t.State)
 	}
+	old := copyTasks(r.Tasks)
 	t.State, t.Since = TaskCancelled, m.cfg.Now()
 	if t.Worker != "" {
 		t.Reason = "cancelled; its worker " + t.Worker + " goes on (st worker stop " + t.Worker + " --yes closes it)"
 	} else {
 		t.Reason = "cancelled before it started"
 	}
-	if err := m.save(r); err != nil {
+	c := m.newChange()
+	c.touch(r)
+	c.schedule(r)
+	if err := m.stage(c).land(); err != nil {
+		for i, t := range r.Tasks {
+			*t = old[i]
+		}
+		m.restage(r)
 		return nil, err
 	}
-	m.schedule()
 	v := m.taskView(r, t)
 	return &v, nil
 }

@@ -124,8 +124,8 @@ func (m *Manager) checkChain(caller string, sub int, what string) error {
 // agentKind says which agent runs in a pane, as far as st can tell: its
 // hooks, its pane options, or the program it runs.
 func (m *Manager) agentKind(p tmux.Pane) string {
-	if pi := m.panes[p.ID]; pi != nil && pi.agent != "" {
-		return pi.agent
+	if kind, _ := m.facts.agentIn(p.ID); kind != "" {
+		return kind
 	}
 	if p.StAgent != "" {
 		return p.StAgent
@@ -166,7 +166,7 @@ func adoptedName(r *Run, tp tmux.Pane) string {
 func (m *Manager) adoptedWorker(tp tmux.Pane, name, kind, parent string, level int, team *Run) *Worker {
 	now := m.cfg.Now()
 	st := Idle
-	if pi := m.panes[tp.ID]; pi != nil && pi.inTurn {
+	if _, inTurn := m.facts.agentIn(tp.ID); inTurn {
 		st = Working
 	}
 	w := &Worker{ID: tp.ID, Name: name, Agent: kind, Parent: parent, Level: level, State: st, Since: now,
@@ -183,13 +183,10 @@ func (m *Manager) adoptedWorker(tp tmux.Pane, name, kind, parent string, level i
 // watcher checks the panes' options, and must not see the old ones on
 // an adopted pane.
 func (m *Manager) enrol(ctx context.Context, r *Run, w *Worker, also map[string]map[string]string, unset ...string) error {
-	r.Workers = append(r.Workers, w)
-	m.workers[w.ID] = w
-	m.runOf[w.ID] = r
+	m.addWorker(r, w)
 	if err := m.save(r); err != nil {
-		r.Workers = r.Workers[:len(r.Workers)-1]
-		delete(m.workers, w.ID)
-		delete(m.runOf, w.ID)
+		m.removeWorker(w)
+		m.restage(r)
 		return err
 	}
 	opts := map[string]string{"@st_run": r.ID, "@st_role": "worker", "@st_parent": w.Parent, "@st_name": w.Name}
@@ -243,34 +240,60 @@ func (m *Manager) adopt(ctx context.Context, req IDRequest, byPerson bool) (*Wor
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if w := m.workers[tp.ID]; w != nil && w.State.Live() {
-		return nil, errorf(KindConflict, fmt.Sprintf("release it first: st worker release %s (run from %s)", tp.ID, w.Parent),
-			"refused: %s is already a worker of %s (run %s)", tp.ID, w.Parent, m.runOf[tp.ID].ID)
-	}
-	if err := m.refuseTeammate(tp.ID, byPerson); err != nil {
+	if err := m.checkAdopt(p, tp, byPerson); err != nil {
 		return nil, err
 	}
-	kind := m.agentKind(tp)
-	if kind == "" {
-		return nil, errorf(KindNotFound, "start an agent there first, and check st hooks status",
+	r, level, created, err := m.placementIn(p, nil)
+	if err != nil {
+		return nil, err
+	}
+	w, notes, err := m.adoptInto(ctx, r, level, p, tp, req.Owns)
+	if err == nil {
+		var also map[string]map[string]string
+		if created {
+			also = map[string]map[string]string{p.ID: {"@st_run": r.ID, "@st_role": "coordinator"}}
+		}
+		err = m.enrol(ctx, r, w, also)
+	}
+	if err != nil {
+		if created {
+			m.dropRun(r)
+		}
+		return nil, err
+	}
+	v := m.view(w)
+	v.Notes = notes
+	return &v, nil
+}
+
+// checkAdopt refuses what cannot be adopted: a worker already, a
+// teammate (unless a person dropped it), no agent, or an agent above the
+// adopter in its chain. Called with m.mu held.
+func (m *Manager) checkAdopt(p, tp tmux.Pane, byPerson bool) error {
+	if w := m.workers[tp.ID]; w != nil && w.State.Live() {
+		return errorf(KindConflict, fmt.Sprintf("release it first: st worker release %s (run from %s)", tp.ID, w.Parent),
+			"refused: %s is already a worker of %s (run %s)", tp.ID, w.Parent, m.runOf[tp.ID].ID)
+	}
+	if err := m.facts.refuseTeammate(tp.ID, byPerson); err != nil {
+		return err
+	}
+	if m.agentKind(tp) == "" {
+		return errorf(KindNotFound, "start an agent there first, and check st hooks status",
 			"st has seen no agent in %s (no hook came from it, and it runs %q)", tp.ID, tp.Command)
 	}
 	// Adopting one of your own ancestors would make a loop.
 	_, path := m.chainDepth(p.ID)
 	for _, a := range path {
 		if a == tp.ID {
-			return nil, errorf(KindUsage, "", "refused: %s is above this pane in its chain (%s), so adopting it would make a loop", tp.ID, strings.Join(path, " → "))
+			return errorf(KindUsage, "", "refused: %s is above this pane in its chain (%s), so adopting it would make a loop", tp.ID, strings.Join(path, " → "))
 		}
 	}
-	r, level, created, err := m.placement(p)
-	if err != nil {
-		return nil, err
-	}
-	drop := func() {
-		if created {
-			delete(m.runs, r.ID)
-		}
-	}
+	return nil
+}
+
+// adoptInto makes the record of the agent in tp as a worker of p in run
+// r: its team, its depth checked, its scope. Called with m.mu held.
+func (m *Manager) adoptInto(ctx context.Context, r *Run, level int, p, tp tmux.Pane, owns []string) (*Worker, []string, error) {
 	team := m.teamOf(tp.ID)
 	sub := m.subtreeDepth(tp.ID, map[string]bool{})
 	what := tp.ID
@@ -278,36 +301,27 @@ func (m *Manager) adopt(ctx context.Context, req IDRequest, byPerson bool) (*Wor
 		what = fmt.Sprintf("%s (team of %d, %d levels)", tp.ID, m.teamSize(team, map[string]bool{}), sub)
 	}
 	if err := m.checkChain(p.ID, sub, what); err != nil {
-		drop()
-		return nil, err
+		return nil, nil, err
 	}
-	name := adoptedName(r, tp)
 	var scope *Scope
 	var notes []string
-	if len(req.Owns) > 0 {
+	if len(owns) > 0 {
 		repo, err := worktree.Open(tp.Path)
 		if err != nil {
-			drop()
-			return nil, errorf(KindUsage, "leave --owns out, or adopt an agent that works in a git repository",
+			return nil, nil, errorf(KindUsage, "leave --owns out, or adopt an agent that works in a git repository",
 				"--owns needs a git repository (scopes are relative to its root): %v", err)
 		}
-		if scope, notes, err = m.scopeLocked(req.Owns, repo, r); err != nil {
-			drop()
-			return nil, err
+		if scope, notes, err = m.scopeLocked(owns, repo, r); err != nil {
+			return nil, nil, err
 		}
 	}
-	w := m.adoptedWorker(tp, name, kind, p.ID, level, team)
+	w := m.adoptedWorker(tp, adoptedName(r, tp), m.agentKind(tp), p.ID, level, team)
 	w.Scope = scope
-	var also map[string]map[string]string
-	if created {
-		also = map[string]map[string]string{p.ID: {"@st_run": r.ID, "@st_role": "coordinator"}}
-	}
-	if err := m.enrol(ctx, r, w, also); err != nil {
-		drop()
-		return nil, err
-	}
-	m.notify()
-	v := m.view(w)
-	v.Notes = notes
-	return &v, nil
+	return w, notes, nil
+}
+
+// AdoptDropped is Adopt for a person who dropped an agent's card on a
+// coordinator's in the web UI: a teammate may be adopted that way.
+func (m *Manager) AdoptDropped(ctx context.Context, req IDRequest) (*WorkerView, error) {
+	return m.adopt(ctx, req, true)
 }

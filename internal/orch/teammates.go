@@ -20,9 +20,11 @@ package orch
 //
 // Teams are kept by name, since every one of those names the team; the
 // lead's pane is found again from the lead's conversation id when it moved.
+//
+// All of it is paneFacts' (facts.go): its functions run with f.mu held,
+// but for those that say they take it.
 
 import (
-	"context"
 	"sort"
 	"time"
 
@@ -63,26 +65,26 @@ const (
 	subDone     = "done"
 )
 
-func (m *Manager) teamNamed(name string) *team {
-	if m.teams == nil {
-		m.teams = map[string]*team{}
+func (f *paneFacts) teamNamed(name string) *team {
+	if f.teams == nil {
+		f.teams = map[string]*team{}
 	}
-	t := m.teams[name]
+	t := f.teams[name]
 	if t == nil {
-		if len(m.teams) >= maxTeams {
-			m.pruneTeams()
-			if len(m.teams) >= maxTeams {
+		if len(f.teams) >= maxTeams {
+			f.pruneTeams()
+			if len(f.teams) >= maxTeams {
 				return nil
 			}
 		}
 		t = &team{name: name, members: map[string]*mate{}}
-		m.teams[name] = t
+		f.teams[name] = t
 	}
 	return t
 }
 
 // member finds or makes a teammate of t (nil when t is full).
-func (m *Manager) member(t *team, name string) *mate {
+func (f *paneFacts) member(t *team, name string) *mate {
 	if t == nil {
 		return nil
 	}
@@ -91,18 +93,18 @@ func (m *Manager) member(t *team, name string) *mate {
 		if len(t.members) >= maxTeammates {
 			return nil
 		}
-		now := m.cfg.Now()
+		now := f.now()
 		mt = &mate{Teammate: Teammate{Name: name, Team: t.name, State: mateWorking, Since: now, Started: now}, heard: now}
 		t.members[name] = mt
 	}
 	return mt
 }
 
-func (m *Manager) setMate(mt *mate, state string) {
+func (f *paneFacts) setMate(mt *mate, state string) {
 	if mt == nil {
 		return
 	}
-	mt.heard = m.cfg.Now()
+	mt.heard = f.now()
 	if mt.State != state {
 		mt.State, mt.Since = state, mt.heard
 	}
@@ -110,10 +112,11 @@ func (m *Manager) setMate(mt *mate, state string) {
 
 // dropClosedMates forgets the teammates whose panes were not in tmux's
 // list of panes made at listed (the teammate's SessionEnd may not have
-// come: a pane killed with its server, or st down then). Called with
-// m.mu held, from reconcile.
-func (m *Manager) dropClosedMates(live map[string]bool, listed time.Time) {
-	for _, t := range m.teams {
+// come: a pane killed with its server, or st down then).
+func (f *paneFacts) dropClosedMates(live map[string]bool, listed time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, t := range f.teams {
 		for name, mt := range t.members {
 			if mt.Pane != "" && !live[mt.Pane] && mt.heard.Before(listed) {
 				delete(t.members, name)
@@ -123,8 +126,8 @@ func (m *Manager) dropClosedMates(live map[string]bool, listed time.Time) {
 }
 
 // mateByPane is the teammate whose own pane this is.
-func (m *Manager) mateByPane(pane string) (*team, *mate) {
-	for _, t := range m.teams {
+func (f *paneFacts) mateByPane(pane string) (*team, *mate) {
+	for _, t := range f.teams {
 		for _, mt := range t.members {
 			if mt.Pane == pane {
 				return t, mt
@@ -137,14 +140,14 @@ func (m *Manager) mateByPane(pane string) (*team, *mate) {
 // leadOf is the pane of t's lead now, or "" when st does not see it: the
 // pane it was last heard from while that pane still holds its
 // conversation, else the pane that does (a tmux restart moved it).
-func (m *Manager) leadOf(t *team) string {
-	if pi := m.panes[t.leadPane]; pi != nil && (t.leadSession == "" || pi.session == "" || pi.session == t.leadSession) {
+func (f *paneFacts) leadOf(t *team) string {
+	if pi := f.panes[t.leadPane]; pi != nil && (t.leadSession == "" || pi.session == "" || pi.session == t.leadSession) {
 		return t.leadPane
 	}
 	if t.leadSession == "" {
 		return ""
 	}
-	for pane, pi := range m.panes {
+	for pane, pi := range f.panes {
 		if pi.session == t.leadSession {
 			return pane
 		}
@@ -153,10 +156,10 @@ func (m *Manager) leadOf(t *team) string {
 }
 
 // ledBy lists the teams whose lead is in pane.
-func (m *Manager) ledBy(pane string) []*team {
+func (f *paneFacts) ledBy(pane string) []*team {
 	var out []*team
-	for _, t := range m.teams {
-		if m.leadOf(t) == pane {
+	for _, t := range f.teams {
+		if f.leadOf(t) == pane {
 			out = append(out, t)
 		}
 	}
@@ -179,137 +182,46 @@ func isLeadPane(t *team, pane, sess string) bool {
 // the teammate itself. flags is a teammate's identity from its command
 // line (nil for any other agent). It reports whether the event is about
 // another agent than the pane's own, which then leaves the pane's own turn
-// alone. Called with m.mu held.
-func (m *Manager) aside(pane string, ev agent.Event, flags *agent.Teammate) bool {
-	now := m.cfg.Now()
-	if flags != nil && !flags.Valid() {
-		// Any program of the user may call st's socket: a name st would
-		// print must look as Claude writes it.
-		m.logf("hook from %s: ignored a teammate identity that Claude would not write", pane)
-		flags = nil
-	}
-	if flags != nil && m.workers[pane] == nil {
-		t := m.teamNamed(flags.Team)
-		if t != nil && flags.LeadSession != "" {
-			t.leadSession = flags.LeadSession
-		}
-		if mt := m.member(t, flags.Name); mt != nil {
-			mt.Pane, mt.InProcess, mt.heard = pane, false, now
-			if flags.Color != "" {
-				mt.Color = flags.Color
-			}
-		}
-	}
+// alone. Called with f.mu and m.mu held.
+func (f *paneFacts) aside(pane string, ev agent.Event, flags *agent.Teammate) bool {
+	now := f.now()
+	f.teammateFlags(pane, flags, now)
 	// A teammate's own pane: its own turns.
-	if t, mt := m.mateByPane(pane); mt != nil {
-		if ev.SessionID != "" && ev.Kind != agent.EvTeammateIdle {
-			mt.Session = ev.SessionID
-		}
-		switch ev.Kind {
-		case agent.EvSessionStart, agent.EvTurnStart:
-			// Its first prompt waits in its inbox: it works at once.
-			m.setMate(mt, mateWorking)
-			return false
-		case agent.EvTool:
-			if !ev.Aside() {
-				m.setMate(mt, mateWorking)
-			}
-		case agent.EvWaiting:
-			m.setMate(mt, mateWaiting)
-			return false
-		case agent.EvTurnEnd, agent.EvInterrupt, agent.EvTeammateIdle:
-			m.setMate(mt, mateIdle)
-			return ev.Kind == agent.EvTeammateIdle
-		case agent.EvSessionEnd:
-			delete(t.members, mt.Name)
-			return false
+	if t, mt := f.mateByPane(pane); mt != nil {
+		if own, aside := f.mateEvent(t, mt, ev); own {
+			return aside
 		}
 	}
 	switch ev.Kind {
 	case agent.EvTeammateIdle:
-		tm := ev.Teammate
-		t := m.teamNamed(tm.Team)
-		if t == nil {
-			return true
-		}
-		if isLeadPane(t, pane, ev.SessionID) {
-			// An in-process teammate, whose hooks fire in its lead's pane.
-			mt := m.member(t, tm.Name)
-			if mt != nil && mt.Pane == "" {
-				mt.InProcess = true
-			}
-			m.setMate(mt, mateIdle)
-			return true
-		}
-		// A teammate in a pane st did not know yet.
-		if m.workers[pane] == nil {
-			if mt := m.member(t, tm.Name); mt != nil {
-				mt.Pane = pane
-				m.setMate(mt, mateIdle)
-			}
-		}
-		return true
+		return f.mateIdle(pane, ev)
 	case agent.EvSubagent:
-		if mt := m.inProcessMate(pane, ev.SubagentID, ev.SubagentType); mt != nil {
+		if mt := f.inProcessMate(pane, ev.SubagentID, ev.SubagentType); mt != nil {
 			if ev.SubagentDone {
-				m.setMate(mt, mateIdle)
+				f.setMate(mt, mateIdle)
 			} else {
-				m.setMate(mt, mateWorking)
+				f.setMate(mt, mateWorking)
 			}
 			return true
 		}
-		m.subagent(pane, ev.SubagentID, ev.SubagentType, ev.SubagentDone, now)
+		f.subagent(pane, ev.SubagentID, ev.SubagentType, ev.SubagentDone, now)
 		return true
 	case agent.EvTool:
-		if tm := ev.Teammate; tm != nil && m.workers[tm.Pane] == nil {
-			// The lead's Agent call spawned a teammate.
-			t := m.teamNamed(tm.Team)
-			if t != nil {
-				t.leadPane = pane
-				if ev.SessionID != "" {
-					t.leadSession = ev.SessionID
-				}
-			}
-			if mt := m.member(t, tm.Name); mt != nil {
-				mt.Pane, mt.InProcess, mt.agentID = tm.Pane, tm.InProcess, tm.AgentID
-				if tm.Color != "" {
-					mt.Color = tm.Color
-				}
-				m.setMate(mt, mateWorking)
-			}
-			// Hooks run side by side, so an in-process teammate's
-			// SubagentStart may have come first and made it a subagent.
-			if pi := m.panes[pane]; pi != nil && tm.AgentID != "" {
-				delete(pi.subagents, tm.AgentID)
-			}
-		}
-		if ev.MessageTo != "" {
-			for _, t := range m.ledBy(pane) {
-				if mt := t.members[ev.MessageTo]; mt != nil {
-					m.setMate(mt, mateWorking)
-				}
-			}
-		}
-		if ev.SubagentID != "" {
-			if mt := m.inProcessMate(pane, ev.SubagentID, ev.SubagentType); mt != nil {
-				m.setMate(mt, mateWorking)
-			} else {
-				m.subagent(pane, ev.SubagentID, ev.SubagentType, false, now)
-			}
+		if f.leadTool(pane, ev, now) {
 			return true
 		}
 	case agent.EvSessionEnd:
 		// The lead's end ends its team (Claude stops its teammates).
-		for _, t := range m.teams {
+		for _, t := range f.teams {
 			if isLeadPane(t, pane, ev.SessionID) {
-				delete(m.teams, t.name)
+				delete(f.teams, t.name)
 			}
 		}
 	}
 	if ev.Name == "Stop" && ev.LiveTeammates == 0 {
 		// A lead's Stop lists its live teammates; none listed means the
 		// in-process ones were stopped (one in a pane ends with its pane).
-		for _, t := range m.ledBy(pane) {
+		for _, t := range f.ledBy(pane) {
 			for name, mt := range t.members {
 				if mt.Pane == "" {
 					delete(t.members, name)
@@ -320,11 +232,133 @@ func (m *Manager) aside(pane string, ev agent.Event, flags *agent.Teammate) bool
 	return false
 }
 
+// teammateFlags records a teammate's identity from its command line.
+func (f *paneFacts) teammateFlags(pane string, flags *agent.Teammate, now time.Time) {
+	if flags != nil && !flags.Valid() {
+		// Any program of the user may call st's socket: a name st would
+		// print must look as Claude writes it.
+		f.logf("hook from %s: ignored a teammate identity that Claude would not write", pane)
+		return
+	}
+	if flags == nil || f.known(pane) {
+		return
+	}
+	t := f.teamNamed(flags.Team)
+	if t != nil && flags.LeadSession != "" {
+		t.leadSession = flags.LeadSession
+	}
+	if mt := f.member(t, flags.Name); mt != nil {
+		mt.Pane, mt.InProcess, mt.heard = pane, false, now
+		if flags.Color != "" {
+			mt.Color = flags.Color
+		}
+	}
+}
+
+// mateEvent applies an event from a teammate's own pane. own reports
+// that the event was the teammate's to take; aside, that it leaves the
+// pane's turn alone.
+func (f *paneFacts) mateEvent(t *team, mt *mate, ev agent.Event) (own, aside bool) {
+	if ev.SessionID != "" && ev.Kind != agent.EvTeammateIdle {
+		mt.Session = ev.SessionID
+	}
+	switch ev.Kind {
+	case agent.EvSessionStart, agent.EvTurnStart:
+		// Its first prompt waits in its inbox: it works at once.
+		f.setMate(mt, mateWorking)
+		return true, false
+	case agent.EvTool:
+		if !ev.Aside() {
+			f.setMate(mt, mateWorking)
+		}
+	case agent.EvWaiting:
+		f.setMate(mt, mateWaiting)
+		return true, false
+	case agent.EvTurnEnd, agent.EvInterrupt, agent.EvTeammateIdle:
+		f.setMate(mt, mateIdle)
+		return true, ev.Kind == agent.EvTeammateIdle
+	case agent.EvSessionEnd:
+		delete(t.members, mt.Name)
+		return true, false
+	}
+	return false, false
+}
+
+// mateIdle applies TeammateIdle: of an in-process teammate, in its lead's
+// pane, or of a teammate in a pane st did not know yet.
+func (f *paneFacts) mateIdle(pane string, ev agent.Event) bool {
+	tm := ev.Teammate
+	t := f.teamNamed(tm.Team)
+	if t == nil {
+		return true
+	}
+	if isLeadPane(t, pane, ev.SessionID) {
+		// An in-process teammate, whose hooks fire in its lead's pane.
+		mt := f.member(t, tm.Name)
+		if mt != nil && mt.Pane == "" {
+			mt.InProcess = true
+		}
+		f.setMate(mt, mateIdle)
+		return true
+	}
+	if !f.known(pane) {
+		if mt := f.member(t, tm.Name); mt != nil {
+			mt.Pane = pane
+			f.setMate(mt, mateIdle)
+		}
+	}
+	return true
+}
+
+// leadTool applies a lead's tool call: an Agent call that spawned a
+// teammate, a SendMessage to one, or a call of an in-process teammate or
+// subagent (which it reports as aside).
+func (f *paneFacts) leadTool(pane string, ev agent.Event, now time.Time) bool {
+	if tm := ev.Teammate; tm != nil && !f.known(tm.Pane) {
+		// The lead's Agent call spawned a teammate.
+		t := f.teamNamed(tm.Team)
+		if t != nil {
+			t.leadPane = pane
+			if ev.SessionID != "" {
+				t.leadSession = ev.SessionID
+			}
+		}
+		if mt := f.member(t, tm.Name); mt != nil {
+			mt.Pane, mt.InProcess, mt.agentID = tm.Pane, tm.InProcess, tm.AgentID
+			if tm.Color != "" {
+				mt.Color = tm.Color
+			}
+			f.setMate(mt, mateWorking)
+		}
+		// Hooks run side by side, so an in-process teammate's
+		// SubagentStart may have come first and made it a subagent.
+		if pi := f.panes[pane]; pi != nil && tm.AgentID != "" {
+			delete(pi.subagents, tm.AgentID)
+		}
+	}
+	if ev.MessageTo != "" {
+		for _, t := range f.ledBy(pane) {
+			if mt := t.members[ev.MessageTo]; mt != nil {
+				f.setMate(mt, mateWorking)
+			}
+		}
+	}
+	if ev.SubagentID == "" {
+		return false
+	}
+	if mt := f.inProcessMate(pane, ev.SubagentID, ev.SubagentType); mt != nil {
+		f.setMate(mt, mateWorking)
+	} else {
+		f.subagent(pane, ev.SubagentID, ev.SubagentType, false, now)
+	}
+	return true
+}
+
 // inProcessMate is the in-process teammate of a team led from pane that
 // an agent_id (or, at its SubagentStart, an agent_type, which is its name)
 // names, or nil.
-func (m *Manager) inProcessMate(pane, id, typ string) *mate {
-	for _, t := range m.ledBy(pane) {
+func (f *paneFacts) inProcessMate(pane, id, typ string) *mate {
+	for _, t := range f.ledBy(pane) {
 		for _, mt := range t.members {
 			if mt.Pane != "" {
 				continue
@@ -339,11 +373,11 @@ func (m *Manager) inProcessMate(pane, id, typ string) *mate {
 
 // subagent records a subagent of pane's agent (Task/Agent tool), working
 // or done. A tool call of one st has not seen start makes it known too.
-func (m *Manager) subagent(pane, id, typ string, done bool, now time.Time) {
+func (f *paneFacts) subagent(pane, id, typ string, done bool, now time.Time) {
 	if id == "" {
 		return
 	}
-	pi := m.panes[pane]
+	pi := f.panes[pane]
 	if pi == nil {
 		return
 	}
@@ -354,7 +388,7 @@ func (m *Manager) subagent(pane, id, typ string, done bool, now time.Time) {
 	if s == nil {
 		s = &Subagent{ID: id, Type: typ, Started: now, Since: now}
 		pi.subagents[id] = s
-		m.trimSubagents(pi)
+		f.trimSubagents(pi)
 	}
 	if typ != "" {
 		s.Type = typ
@@ -369,7 +403,7 @@ func (m *Manager) subagent(pane, id, typ string, done bool, now time.Time) {
 }
 
 // trimSubagents keeps the newest few finished subagents of a pane.
-func (m *Manager) trimSubagents(pi *paneInfo) {
+func (f *paneFacts) trimSubagents(pi *paneInfo) {
 	var done []*Subagent
 	for _, s := range pi.subagents {
 		if s.State == subDone {
@@ -385,109 +419,11 @@ func (m *Manager) trimSubagents(pi *paneInfo) {
 	}
 }
 
-// pruneTeams forgets teams whose lead st cannot see. Called with m.mu held.
-func (m *Manager) pruneTeams() {
-	for name, t := range m.teams {
-		if m.leadOf(t) == "" {
-			delete(m.teams, name)
-		}
-	}
-}
-
-// teammatesOf lists the teammates of the teams led from pane, oldest
-// first. One that became an st worker (a person dropped it on a
-// coordinator) is left out. Called with m.mu held.
-func (m *Manager) teammatesOf(pane string) []Teammate {
-	var out []Teammate
-	for _, t := range m.ledBy(pane) {
-		for _, mt := range t.members {
-			if w := m.workers[mt.Pane]; mt.Pane != "" && w != nil && w.State.Live() {
-				continue
-			}
-			v := mt.Teammate
-			v.For = roundDur(m.cfg.Now().Sub(v.Since))
-			out = append(out, v)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if !out[i].Started.Equal(out[j].Started) {
-			return out[i].Started.Before(out[j].Started)
-		}
-		return out[i].Name < out[j].Name
-	})
-	return out
-}
-
-// subagentsOf lists the subagents of pane's agent, oldest first. Called
-// with m.mu held.
-func (m *Manager) subagentsOf(pane string) []Subagent {
-	pi := m.panes[pane]
-	if pi == nil {
-		return nil
-	}
-	var out []Subagent
-	for _, s := range pi.subagents {
-		v := *s
-		v.For = roundDur(m.cfg.Now().Sub(v.Since))
-		out = append(out, v)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Started.Before(out[j].Started) })
-	return out
-}
-
-// teammatePane reports whether pane is a teammate's own, under a lead st
-// sees: it is shown under that lead, not as an agent of its own. Called
-// with m.mu held.
-func (m *Manager) teammatePane(pane string) bool {
-	t, mt := m.mateByPane(pane)
-	if mt == nil || m.leadOf(t) == "" {
-		return false
-	}
-	w := m.workers[pane]
-	return w == nil || !w.State.Live()
-}
-
-// refuseTeammate refuses to adopt a teammate, unless a person asked (a
-// card dropped on a coordinator): a teammate answers to its lead, and as
-// an st worker it would get st's lines typed into it. Called with m.mu
-// held.
-func (m *Manager) refuseTeammate(pane string, byPerson bool) error {
-	if byPerson || !m.teammatePane(pane) {
-		return nil
-	}
-	t, mt := m.mateByPane(pane)
-	return errorf(KindConflict, "leave it to its lead; a person who wants it as a worker drops its card on a coordinator in st web",
-		"refused: %s is teammate %s of %s's Claude agent team (%s), not an agent of its own", pane, mt.Name, m.leadOf(t), t.name)
-}
-
-// AdoptDropped is Adopt for a person who dropped an agent's card on a
-// coordinator's in the web UI: a teammate may be adopted that way.
-func (m *Manager) AdoptDropped(ctx context.Context, req IDRequest) (*WorkerView, error) {
-	return m.adopt(ctx, req, true)
-}
-
-// paneKind is what st ls says runs in pane: the agent's kind, and
-// "teammate" after it for a teammate's own pane. Called with m.mu held.
-func (m *Manager) paneKind(pane, kind string) string {
-	if kind != "" && m.teammatePane(pane) {
-		return kind + " teammate"
-	}
-	return kind
-}
-
-// teammatePanes adds to agents (pane -> what st ls says runs there) the
-// teammates' panes that their lead's spawn told of before any hook of
-// their own came. Called with m.mu held.
-func (m *Manager) teammatePanes(agents map[string]string) {
-	for _, t := range m.teams {
-		lead := m.leadOf(t)
-		if lead == "" || m.panes[lead] == nil {
-			continue
-		}
-		for _, mt := range t.members {
-			if mt.Pane != "" && agents[mt.Pane] == "" && m.teammatePane(mt.Pane) {
-				agents[mt.Pane] = m.panes[lead].agent + " teammate"
-			}
+// pruneTeams forgets teams whose lead st cannot see. Called with f.mu held.
+func (f *paneFacts) pruneTeams() {
+	for name, t := range f.teams {
+		if f.leadOf(t) == "" {
+			delete(f.teams, name)
 		}
 	}
 }

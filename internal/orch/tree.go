@@ -257,11 +257,12 @@ func (m *Manager) Merge(ctx context.Context, req IDRequest) (*MergeResult, error
 		return nil, errorf(KindInternal, "", "%v", err)
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	w.Worktree.Merged = true
-	m.save(m.runOf[w.ID])
-	m.notify()
-	return &MergeResult{Worker: m.view(w), Commit: mr.Commit, Files: mr.Files}, nil
+	c := m.newChange()
+	c.touch(m.runOf[w.ID])
+	res := &MergeResult{Worker: m.view(w), Commit: mr.Commit, Files: mr.Files}
+	m.settleUnlock(c)
+	return res, nil
 }
 
 // Pick merges the chosen try of a fan and removes the others: their
@@ -300,16 +301,14 @@ func (m *Manager) Pick(ctx context.Context, req IDRequest) (*MergeResult, error)
 			continue
 		}
 		m.mu.Lock()
-		m.setState(o, Gone)
+		c := m.newChange()
+		c.setState(o, Gone)
 		o.Worktree.Path = ""
-		m.save(m.runOf[o.ID])
-		m.mu.Unlock()
+		c.touch(m.runOf[o.ID])
+		m.settleUnlock(c)
 		res.Removed = append(res.Removed, o.Name)
 	}
 	sort.Strings(res.Removed)
-	m.mu.Lock()
-	m.notify()
-	m.mu.Unlock()
 	return res, nil
 }
 

@@ -87,51 +87,119 @@ func (m *Manager) settle(ctx context.Context) {
 // it, or, when it has none (or nothing came back), every worker that was
 // on it is gone, saying why, and every wait returns.
 func (m *Manager) serverGone(ctx context.Context, at time.Time) {
-	m.mu.Lock()
-	m.serverDown = at
+	m.rest.down(at)
 	m.notify()
-	m.mu.Unlock()
 	if !m.hasLive() {
 		return
 	}
 	m.logf("the tmux server is gone (%s ago)", time.Since(at).Round(time.Microsecond))
-	if len(m.layout.Sessions) > 0 {
+	pictured := len(m.rest.picture().Sessions) > 0
+	if pictured {
 		m.restore(ctx)
 	}
 	// Whatever did not come back is gone.
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	dirty := map[*Run]bool{}
+	c := m.newChange()
 	gone := 0
 	for id, w := range m.workers {
-		if !w.State.Live() || w.Remote() || m.restoredPanes[id] {
+		if !w.State.Live() || w.Remote() || m.rest.wasRestored(id) {
 			continue
 		}
 		gone++
-		if len(m.layout.Sessions) == 0 {
-			w.Error = "the tmux server went down before st had a picture of it to bring back"
-		} else {
+		if pictured {
 			w.Error = "the tmux server went down and st could not bring this pane back"
+		} else {
+			w.Error = "the tmux server went down before st had a picture of it to bring back"
 		}
-		if m.setState(w, Gone) {
-			dirty[m.runOf[id]] = true
-		}
-	}
-	for r := range dirty {
-		m.save(r)
+		c.setState(w, Gone)
 	}
 	if gone > 0 {
 		m.logf("%d workers are gone with the tmux server", gone)
 	}
-	m.notify()
+	m.settleUnlock(c)
 }
 
-// ServerDown says since when the tmux server has been down (zero while
-// it runs), for st status.
-func (m *Manager) ServerDown() time.Time {
+// reconcile marks workers whose panes are gone. A pane id that exists
+// but carries another run (a restarted tmux server reuses ids) counts
+// as gone too. A server that is down is left to observe, which brings
+// it back.
+func (m *Manager) reconcile(ctx context.Context) {
+	if m.rest.busy() {
+		return // the restore relinks everything when it is done
+	}
+	seq := m.rest.gen()
+	listed := m.cfg.Now()
+	panes, err := m.cfg.Tmux.ListPanes(ctx)
+	if err != nil {
+		m.logf("reconcile: %v", err)
+		return
+	}
+	if len(panes) == 0 && !m.cfg.Tmux.Running(ctx) {
+		return
+	}
+	m.reconcilePanes(panes, listed, seq)
+}
+
+// reconcilePanes is reconcile for panes listed at the time listed.
+// Workers that joined after that are left alone: the list cannot know
+// their panes (or their new options) yet.
+func (m *Manager) reconcilePanes(panes []tmux.Pane, listed time.Time, seq int) {
+	have := map[string]tmux.Pane{}
+	live := map[string]bool{}
+	for _, p := range panes {
+		have[p.ID] = p
+		live[p.ID] = true
+	}
+	m.mu.Lock()
+	if !m.rest.judge(seq, live) {
+		// Listed while st was bringing the server back: the panes there
+		// had no relations yet, and saying their workers are gone would
+		// be a lie (and would lose their reports).
+		m.mu.Unlock()
+		return
+	}
+	c := m.newChange()
+	for id, w := range m.workers {
+		if !w.State.Live() || w.StartedAt.After(listed) || w.Remote() {
+			continue
+		}
+		r := m.runOf[id]
+		p, ok := have[id]
+		if !ok || p.StRun != r.ID || p.Dead {
+			c.setState(w, Gone)
+		}
+	}
+	for _, p := range panes {
+		if p.StAgent != "" {
+			m.facts.learn(p.ID, p.StAgent, p.StAgentSession)
+		}
+	}
+	m.facts.dropClosedMates(live, listed)
+	if len(c.runs) == 0 {
+		m.mu.Unlock()
+		return
+	}
+	m.settleUnlock(c)
+}
+
+// hasLive reports whether any worker's pane is expected to exist.
+func (m *Manager) hasLive() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.serverDown
+	for _, w := range m.workers {
+		if w.State.Live() {
+			return true
+		}
+	}
+	return false
+}
+
+// kickWatch makes the watcher look at tmux now rather than at its next tick.
+func (m *Manager) kickWatch() {
+	select {
+	case m.watchKick <- struct{}{}:
+	default:
+	}
 }
 
 // checkQuietTurns makes idle an agent whose turn ended with no hook:
@@ -141,59 +209,32 @@ func (m *Manager) ServerDown() time.Time {
 // box; a prompt or question on the screen is not an end. It looks only at
 // agents in a turn whose hooks have been quiet for a while.
 func (m *Manager) checkQuietTurns(ctx context.Context) {
-	type cand struct {
-		pane string
-		ad   agent.Adapter
-	}
-	var cs []cand
 	m.mu.Lock()
-	now := m.cfg.Now()
-	for id, pi := range m.panes {
-		if !pi.inTurn || pi.waiting || now.Sub(pi.lastEvent) < quietAfter {
-			continue
-		}
-		if w := m.workers[id]; w != nil && w.State != Working {
-			continue
-		}
-		if ad, err := agent.Lookup(pi.agent); err == nil {
-			cs = append(cs, cand{id, ad})
-		}
-	}
+	cs := m.facts.quietTurns(quietAfter, func(pane string) bool {
+		w := m.workers[pane]
+		return w == nil || w.State == Working
+	})
 	m.mu.Unlock()
-	for _, c := range cs {
-		v, err := m.screen(ctx, c.pane, c.ad)
+	for pane, kind := range cs {
+		ad, err := agent.Lookup(kind)
 		if err != nil {
 			continue
 		}
-		m.mu.Lock()
-		pi := m.panes[c.pane]
-		if pi == nil || !pi.inTurn {
-			m.mu.Unlock()
+		v, err := m.screen(ctx, pane, ad)
+		if err != nil {
 			continue
 		}
-		if v.Screen == agent.ScreenReady || v.Screen == agent.ScreenTyped {
-			pi.quietReady++
-		} else {
-			pi.quietReady = 0
+		ended, silent := m.facts.quietLook(pane, v.Screen == agent.ScreenReady || v.Screen == agent.ScreenTyped)
+		if !ended {
+			continue
 		}
-		if pi.quietReady >= 2 {
-			pi.quietReady = 0
-			pi.inTurn = false
-			m.logf("%s: no hook for %s and no turn on its screen: its turn was interrupted", c.pane, now.Sub(pi.lastEvent).Round(time.Millisecond))
-			if w := m.workers[c.pane]; w != nil && w.State == Working {
-				m.setState(w, Idle)
-				m.save(m.runOf[c.pane])
-			}
-			m.notify()
-			m.notices.kick(c.pane)
+		m.logf("%s: no hook for %s and no turn on its screen: its turn was interrupted", pane, silent.Round(time.Millisecond))
+		m.mu.Lock()
+		c := m.newChange()
+		if w := m.workers[pane]; w != nil && w.State == Working {
+			c.setState(w, Idle)
 		}
-		m.mu.Unlock()
+		c.kicks = append(c.kicks, pane)
+		m.settleUnlock(c)
 	}
-}
-
-// Restoring reports whether st is bringing the tmux server back now.
-func (m *Manager) Restoring() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.restoring
 }

@@ -1,0 +1,274 @@
+package orch
+
+import (
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/sophonz/st/internal/agent"
+)
+
+// paneFacts is what the agents' hooks told st about the panes they run
+// in: which agent, which conversation, whether it is in a turn or asking
+// a person something, its subagents, and Claude's agent teams
+// (teammates.go). Facts come from hooks and screens, not from st's
+// records, and have their own lock: delivery and the noticer read them
+// without the registry's. The registry's lock may be held when mu is
+// taken, never the other way; the methods that ask the registry whether
+// a pane is a worker's (through worker) say so, and their callers hold
+// the registry's lock.
+type paneFacts struct {
+	now  func() time.Time
+	logf func(format string, args ...any)
+	// worker says whether pane is a worker's, and whether that worker
+	// lives. It reads the registry: called only with m.mu held.
+	worker func(pane string) (known, live bool)
+
+	mu    sync.Mutex
+	panes map[string]*paneInfo
+	// teams are the Claude agent teams st has heard of, by name.
+	teams map[string]*team
+}
+
+// paneInfo is what the hooks told st about the agent in a pane.
+type paneInfo struct {
+	agent   string
+	session string
+	inTurn  bool
+	// waiting is set by a permission request or question, until the
+	// next tool event or turn event: the hook fires before the dialog is
+	// drawn, so the screen alone could look open for typing.
+	waiting   bool
+	seq       int // events seen from this pane
+	turnSeq   int // seq of the last turn start
+	lastEvent time.Time
+	// subagents are Claude's subagents in this pane, by id.
+	subagents map[string]*Subagent
+	// notice is the last line st typed into the pane as a notice: a turn
+	// it starts is not new work (a report made before it stands).
+	notice string
+	// quietReady counts looks at a quiet turn's screen that showed no
+	// work (watch.go).
+	quietReady int
+}
+
+func newPaneFacts(now func() time.Time, logf func(string, ...any), worker func(string) (bool, bool)) *paneFacts {
+	return &paneFacts{now: now, logf: logf, worker: worker, panes: map[string]*paneInfo{}, teams: map[string]*team{}}
+}
+
+// hookFacts is what one hook event told about its pane.
+type hookFacts struct {
+	// newAgent: the first event of this agent (or conversation) here.
+	newAgent bool
+	session  string
+	// aside: the event is about another agent than the pane's own (a
+	// subagent, an in-process teammate), so the pane's turn is as it was.
+	aside bool
+	// teammate: the pane is a teammate's own, under a lead st sees.
+	teammate bool
+	// notice is the last notice st typed here.
+	notice string
+	inTurn bool
+}
+
+// event applies a hook event from pane's agent of kind. Called with m.mu
+// held (teammates ask the registry).
+func (f *paneFacts) event(pane, kind string, ev agent.Event, flags *agent.Teammate) hookFacts {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	pi := f.panes[pane]
+	hf := hookFacts{newAgent: pi == nil || pi.agent != kind || (ev.SessionID != "" && pi.session != ev.SessionID)}
+	if pi == nil {
+		pi = &paneInfo{}
+		f.panes[pane] = pi
+	}
+	pi.agent = kind
+	pi.seq++
+	pi.lastEvent = f.now()
+	pi.quietReady = 0
+	if ev.SessionID != "" {
+		pi.session = ev.SessionID
+	}
+	hf.aside = f.aside(pane, ev, flags)
+	// An event about a subagent or an in-process teammate (teammates.go)
+	// leaves the pane's own turn alone.
+	pi.waiting = ev.Kind == agent.EvWaiting || (pi.waiting && (hf.aside || ev.Kind == agent.EvIgnore))
+	switch {
+	case hf.aside:
+	case ev.Kind == agent.EvTurnStart, ev.Kind == agent.EvTool, ev.Kind == agent.EvWaiting:
+		if ev.Kind == agent.EvTurnStart {
+			pi.turnSeq = pi.seq
+		}
+		pi.inTurn = true
+	case ev.Kind == agent.EvTurnEnd, ev.Kind == agent.EvInterrupt, ev.Kind == agent.EvSessionStart, ev.Kind == agent.EvSessionEnd:
+		pi.inTurn = false
+	}
+	hf.session, hf.notice, hf.inTurn = pi.session, pi.notice, pi.inTurn
+	hf.teammate = f.teammatePane(pane)
+	return hf
+}
+
+// learn records the agent that tmux's options say runs in pane, when no
+// hook told of it yet (st restarted).
+func (f *paneFacts) learn(pane, kind, session string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.panes[pane] == nil {
+		f.panes[pane] = &paneInfo{agent: kind, session: session}
+	}
+}
+
+// turnSeq is how many events came from pane, and which of them started
+// the last turn.
+func (f *paneFacts) turnSeq(pane string) (seq, turn int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if pi := f.panes[pane]; pi != nil {
+		return pi.seq, pi.turnSeq
+	}
+	return 0, 0
+}
+
+// waiting reports whether the agent in pane asked a person something
+// that is not answered yet, as its hooks tell.
+func (f *paneFacts) waiting(pane string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	pi := f.panes[pane]
+	return pi != nil && pi.waiting
+}
+
+// agentIn says which agent runs in pane and whether it is in a turn.
+func (f *paneFacts) agentIn(pane string) (kind string, inTurn bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if pi := f.panes[pane]; pi != nil {
+		return pi.agent, pi.inTurn
+	}
+	return "", false
+}
+
+// agentOf is the agent in pane and its conversation, as hooks told.
+func (f *paneFacts) agentOf(pane string) (kind, session string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if pi := f.panes[pane]; pi != nil {
+		return pi.agent, pi.session
+	}
+	return "", ""
+}
+
+// markNotice records the line st is about to type into pane as a notice.
+func (f *paneFacts) markNotice(pane, line string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if pi := f.panes[pane]; pi != nil {
+		pi.notice = line
+	}
+}
+
+// quietTurns lists the panes in a turn whose hooks have been silent for
+// quiet, that are not asking anything, and whose agent keep says to look
+// at (keep reads the registry: called with m.mu held).
+func (f *paneFacts) quietTurns(quiet time.Duration, keep func(pane string) bool) map[string]string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := f.now()
+	out := map[string]string{}
+	for id, pi := range f.panes {
+		if pi.inTurn && !pi.waiting && now.Sub(pi.lastEvent) >= quiet && keep(id) {
+			out[id] = pi.agent
+		}
+	}
+	return out
+}
+
+// quietLook records one look at the screen of a quiet turn; twice in a
+// row without signs of work ends the turn. It reports whether it ended,
+// and how long the hooks had been silent.
+func (f *paneFacts) quietLook(pane string, noWork bool) (ended bool, silent time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	pi := f.panes[pane]
+	if pi == nil || !pi.inTurn {
+		return false, 0
+	}
+	if !noWork {
+		pi.quietReady = 0
+		return false, 0
+	}
+	pi.quietReady++
+	if pi.quietReady < 2 {
+		return false, 0
+	}
+	pi.quietReady, pi.inTurn = 0, false
+	return true, f.now().Sub(pi.lastEvent)
+}
+
+// move carries the facts of panes that moved (a restore) to their new
+// ids; their turns ended with the old server. After a restart of the
+// whole server, the facts of panes that did not move are dropped.
+func (f *paneFacts) move(moved map[string]string, restarted bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	panes := map[string]*paneInfo{}
+	for id, pi := range f.panes {
+		if n, ok := moved[id]; ok {
+			pi.inTurn = false
+			panes[n] = pi
+		} else if !restarted {
+			panes[id] = pi
+		}
+	}
+	f.panes = panes
+}
+
+// panesOf lists the panes whose agent holds conversation session.
+func (f *paneFacts) panesOf(session string) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for id, pi := range f.panes {
+		if pi.session == session {
+			out = append(out, id)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// paneView is what the graph shows of a pane's agent.
+type paneView struct {
+	agent     string
+	inTurn    bool
+	lastEvent time.Time
+	teammate  bool
+	subagents []Subagent
+	teammates []Teammate
+}
+
+// views is every pane with an agent as the graph shows it. Called with
+// m.mu held.
+func (f *paneFacts) views() map[string]paneView {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]paneView{}
+	for id, pi := range f.panes {
+		out[id] = paneView{agent: pi.agent, inTurn: pi.inTurn, lastEvent: pi.lastEvent, teammate: f.teammatePane(id),
+			subagents: f.subagentsOfLocked(id), teammates: f.teammatesOfLocked(id)}
+	}
+	return out
+}
+
+// kinds is what runs in each pane that st knows of, as st ls says it:
+// the agent's kind, with " teammate" after it for a teammate of a Claude
+// agent team. Called with m.mu held.
+func (f *paneFacts) kinds() map[string]string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]string{}
+	for id, p := range f.panes {
+		out[id] = f.paneKind(id, p.agent)
+	}
+	return out
+}

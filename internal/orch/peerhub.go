@@ -1,0 +1,348 @@
+package orch
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/store"
+)
+
+// peerHub is this machine's side of the account's other machines, as
+// far as state goes: whether it takes workers from them (accept-remote),
+// the watch loop of each machine it has workers on, the coordinators'
+// moves still to tell, and where coordinators moved (for machines that
+// ask). It has its own lock; the registry's may be held when it is
+// taken, never the other way.
+type peerHub struct {
+	mu sync.Mutex
+	// boot names this life of st, since the registry's change count
+	// starts again with it.
+	boot string
+	// acceptRemote: this machine takes workers from the account's other
+	// machines (st orch accept-remote).
+	acceptRemote bool
+	// loops are the watches of other machines, by slug.
+	loops map[string]*peerLoop
+	// movedTo maps coordinator panes to where a tmux restart moved them.
+	movedTo map[string]string
+}
+
+// peerLoop is the watch of one machine: it long-polls that machine's st
+// for this machine's workers there, marks them unreachable while it cannot
+// be reached, and tells it of coordinators that moved. It runs while this
+// machine has live workers there or something to tell it.
+type peerLoop struct {
+	kick        chan struct{}
+	reparents   []PeerReparent
+	lastAttempt time.Time
+}
+
+// ensurePeerWatch starts the watch of machine slug. Called with m.mu held.
+func (m *Manager) ensurePeerWatch(slug string) {
+	m.hub.mu.Lock()
+	defer m.hub.mu.Unlock()
+	m.ensurePeerWatchLocked(slug)
+}
+
+// ensurePeerWatchLocked is ensurePeerWatch with m.hub.mu held too.
+func (m *Manager) ensurePeerWatchLocked(slug string) *peerLoop {
+	h := m.hub
+	if h.loops == nil {
+		h.loops = map[string]*peerLoop{}
+	}
+	if pl := h.loops[slug]; pl != nil {
+		select {
+		case pl.kick <- struct{}{}:
+		default:
+		}
+		return pl
+	}
+	pl := &peerLoop{kick: make(chan struct{}, 1)}
+	h.loops[slug] = pl
+	m.bg.Go(func(ctx context.Context) { m.runPeerLoop(ctx, slug, pl) })
+	return pl
+}
+
+// needsPeer says whether the loop of slug has work. Called with m.mu and
+// m.hub.mu held.
+func (m *Manager) needsPeer(slug string, pl *peerLoop) bool {
+	if len(pl.reparents) > 0 {
+		return true
+	}
+	for _, w := range m.workers {
+		if w.Machine == slug && w.State.Live() {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *Manager) runPeerLoop(ctx context.Context, slug string, pl *peerLoop) {
+	var since uint64
+	var boot string
+	for {
+		m.mu.Lock()
+		m.hub.mu.Lock()
+		if ctx.Err() != nil || m.cfg.Peers == nil || !m.needsPeer(slug, pl) {
+			delete(m.hub.loops, slug)
+			m.hub.mu.Unlock()
+			m.mu.Unlock()
+			return
+		}
+		reparents := append([]PeerReparent(nil), pl.reparents...)
+		due := len(reparents) > 0 && m.cfg.Now().Sub(pl.lastAttempt) >= m.peerRetry()
+		if due {
+			pl.lastAttempt = m.cfg.Now()
+		}
+		m.hub.mu.Unlock()
+		m.mu.Unlock()
+		if due {
+			m.tellMoves(ctx, slug, pl, reparents)
+		}
+		wctx, cancel := context.WithTimeout(ctx, peerWatchWait+10*time.Second)
+		stopKick := make(chan struct{})
+		go func() {
+			select {
+			case <-pl.kick:
+				cancel()
+			case <-stopKick:
+			}
+		}()
+		var res PeerWatchResult
+		err := m.cfg.Peers.Call(wctx, slug, api.PeerRouteWatch, PeerWatchRequest{Boot: boot, Since: since, Wait: peerWatchWait}, &res)
+		kicked := wctx.Err() == context.Canceled && ctx.Err() == nil
+		close(stopKick)
+		cancel()
+		switch {
+		case kicked:
+		case err != nil:
+			m.markUnreachable(slug, err)
+			wait := peerPollAgain
+			if len(reparents) > 0 && m.peerRetry() < wait {
+				wait = m.peerRetry()
+			}
+			select {
+			case <-ctx.Done():
+			case <-pl.kick:
+			case <-time.After(wait):
+			}
+		default:
+			since, boot = res.Seq, res.Boot
+			m.applyWatch(slug, res.Workers)
+		}
+	}
+}
+
+func (m *Manager) peerRetry() time.Duration {
+	if m.cfg.PeerRetry > 0 {
+		return m.cfg.PeerRetry
+	}
+	return DefaultPeerRetry
+}
+
+// tellMoves tells machine slug the coordinators' new panes. Nothing is
+// typed to the workers' agents there.
+func (m *Manager) tellMoves(ctx context.Context, slug string, pl *peerLoop, moves []PeerReparent) {
+	for _, mv := range moves {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := m.cfg.Peers.Call(cctx, slug, api.PeerRouteReparent, mv, &struct{}{})
+		cancel()
+		if err != nil {
+			m.logf("could not tell %s that coordinator %s is %s now (trying again in %s): %v", slug, mv.Old, mv.New, m.peerRetry(), err)
+			return
+		}
+		m.logf("told %s that coordinator %s is %s now", slug, mv.Old, mv.New)
+		m.hub.mu.Lock()
+		for i, o := range pl.reparents {
+			if o == mv {
+				pl.reparents = append(pl.reparents[:i:i], pl.reparents[i+1:]...)
+				break
+			}
+		}
+		m.hub.mu.Unlock()
+	}
+}
+
+// applyWatch brings this machine's records of workers on slug in step
+// with what that machine says.
+func (m *Manager) applyWatch(slug string, vs []WorkerView) {
+	m.mu.Lock()
+	byRef := map[string]*Worker{}
+	for _, w := range m.workers {
+		if w.Machine == slug && w.Ref != "" {
+			byRef[w.Ref] = w
+		}
+	}
+	c := m.newChange()
+	for i := range vs {
+		v := &vs[i]
+		w := byRef[v.Ref]
+		if w == nil {
+			continue
+		}
+		if err := checkPeerView(v); err != nil {
+			m.logf("%s: not taken: %v", slug, err)
+			delete(byRef, v.Ref) // as it was last seen
+			continue
+		}
+		before := *w
+		m.applyRemote(c, w, v)
+		if before.State != w.State || before.Summary != w.Summary || before.Name != w.Name || before.ID != w.ID || before.LastAnswer != w.LastAnswer || before.TeamSize != w.TeamSize {
+			c.touch(m.runOf[w.ID])
+		}
+		delete(byRef, v.Ref)
+	}
+	// A worker that machine no longer has (released there, or its record
+	// lost) stays in the run as it was last seen, unless it was
+	// unreachable: then it is back to what it was.
+	for _, w := range byRef {
+		if w.State == Unreachable {
+			c.setState(w, Idle)
+		}
+	}
+	if len(c.runs) == 0 {
+		m.mu.Unlock()
+		return
+	}
+	m.settleUnlock(c)
+}
+
+// markUnreachable marks the live workers on slug unreachable: wait
+// counts them as still working.
+func (m *Manager) markUnreachable(slug string, err error) {
+	m.mu.Lock()
+	c := m.newChange()
+	for _, w := range m.workers {
+		if w.Machine == slug && w.State.Live() && w.State != Unreachable {
+			m.logf("worker %s: its machine cannot be reached: %v", w.ID, err)
+			w.Error = "its machine cannot be reached: " + err.Error()
+			c.setState(w, Unreachable)
+		}
+	}
+	if len(c.runs) == 0 {
+		m.mu.Unlock()
+		return
+	}
+	m.settleUnlock(c)
+}
+
+// queueMoves records coordinators that moved to new panes and queues
+// telling each machine that has workers of theirs. Called with m.mu held.
+func (m *Manager) queueMoves(moved map[string]string) {
+	m.hub.mu.Lock()
+	defer m.hub.mu.Unlock()
+	if m.hub.movedTo == nil {
+		m.hub.movedTo = map[string]string{}
+	}
+	for o, n := range moved {
+		if o != n {
+			m.hub.movedTo[o] = n
+		}
+	}
+	tell := map[string]map[PeerReparent]bool{}
+	for _, w := range m.workers {
+		if !w.Remote() || !w.State.Live() {
+			continue
+		}
+		for o, n := range moved {
+			if w.Parent == n && o != n {
+				if tell[w.Machine] == nil {
+					tell[w.Machine] = map[PeerReparent]bool{}
+				}
+				tell[w.Machine][PeerReparent{Old: o, New: n}] = true
+			}
+		}
+	}
+	for slug, mvs := range tell {
+		pl := m.ensurePeerWatchLocked(slug)
+		for mv := range mvs {
+			pl.reparents = append(pl.reparents, mv)
+		}
+		sort.Slice(pl.reparents, func(i, j int) bool { return pl.reparents[i].Old < pl.reparents[j].Old })
+		pl.lastAttempt = time.Time{}
+	}
+}
+
+// resumePeerWatches starts the watch of every machine this machine has
+// live workers on (after a restart of st).
+func (m *Manager) resumePeerWatches() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cfg.Peers == nil {
+		return
+	}
+	for _, w := range m.workers {
+		if w.Remote() && w.State.Live() {
+			m.ensurePeerWatch(w.Machine)
+		}
+	}
+}
+
+func (m *Manager) acceptPath() string { return filepath.Join(m.cfg.Home, "accept-remote.json") }
+
+func (m *Manager) loadAcceptRemote() bool {
+	var v struct {
+		On bool `json:"on"`
+	}
+	if err := store.ReadJSON(m.acceptPath(), &v); err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			m.logf("accept-remote: %v (taking no workers from other machines until st orch accept-remote on)", err)
+		}
+		return false
+	}
+	return v.On
+}
+
+// AcceptRemote says whether this machine takes workers from the
+// account's other machines.
+func (m *Manager) AcceptRemote() bool {
+	m.hub.mu.Lock()
+	defer m.hub.mu.Unlock()
+	return m.hub.acceptRemote
+}
+
+// SetAcceptRemote turns taking workers from other machines on or off,
+// and keeps the setting across restarts.
+func (m *Manager) SetAcceptRemote(on bool) error {
+	m.hub.mu.Lock()
+	defer m.hub.mu.Unlock()
+	if err := store.WriteJSON(m.acceptPath(), map[string]bool{"on": on}, 0o600); err != nil {
+		return errorf(KindInternal, "free some disk space and try again", "st could not keep the setting: %v", err)
+	}
+	m.hub.acceptRemote = on
+	m.logf("accept-remote %v", on)
+	return nil
+}
+
+// checkAccept refuses what would start an agent or type into one while
+// accept-remote is off.
+func (m *Manager) checkAccept() error {
+	if m.AcceptRemote() {
+		return nil
+	}
+	return errorf(KindRemote, "run st orch accept-remote on on that machine",
+		"refused: it does not take workers from other machines (accept-remote is off there)")
+}
+
+// movedFrom reports whether a tmux restart moved pane old, in one or more
+// steps, to pane now. Called with m.hub.mu held.
+func (m *Manager) movedFrom(old, now string) bool {
+	cur := old
+	for i := 0; i < 8; i++ {
+		next := m.hub.movedTo[cur]
+		if next == "" {
+			return false
+		}
+		if next == now {
+			return true
+		}
+		cur = next
+	}
+	return false
+}

@@ -1,0 +1,150 @@
+package orch
+
+import (
+	"context"
+
+	"github.com/sophonz/st/internal/tmux"
+)
+
+// placed is where a new worker (or adopted agent, or task) goes: its run
+// and level, and whether the run was made for it. A start holds its name
+// in the run until release.
+type placed struct {
+	m       *Manager
+	run     *Run
+	level   int
+	created bool
+	key     string // the name held, by run id + "/" + name
+}
+
+// release lets the name go (the worker, if any, holds it now).
+func (pl *placed) release() {
+	if pl.key == "" {
+		return
+	}
+	pl.m.mu.Lock()
+	delete(pl.m.reserved, pl.key)
+	pl.m.mu.Unlock()
+}
+
+// drop forgets a run made for something that failed, while it is empty.
+func (pl *placed) drop() {
+	if !pl.created {
+		return
+	}
+	pl.m.mu.Lock()
+	pl.m.dropRun(pl.run)
+	pl.m.mu.Unlock()
+}
+
+// place finds the run and level of a new worker of pane p (in run fixed
+// when given), making and writing a run when the pane has none; the
+// pane is then marked as its coordinator.
+func (m *Manager) place(ctx context.Context, p tmux.Pane, fixed *Run) (*placed, error) {
+	m.mu.Lock()
+	pl, err := m.placeLocked(p, fixed)
+	m.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	if pl.created {
+		m.markCoordinator(ctx, p.ID, pl.run.ID)
+	}
+	return pl, nil
+}
+
+// placeLocked is place without the pane's marks. Called with m.mu held.
+func (m *Manager) placeLocked(p tmux.Pane, fixed *Run) (*placed, error) {
+	r, level, created, err := m.placementIn(p, fixed)
+	if err != nil {
+		return nil, err
+	}
+	pl := &placed{m: m, run: r, level: level, created: created}
+	if created {
+		if err := m.save(r); err != nil {
+			m.dropRun(r)
+			return nil, err
+		}
+	}
+	return pl, nil
+}
+
+// markCoordinator puts the coordinator's relations on its pane, so that
+// st knows it after a restart of st.
+func (m *Manager) markCoordinator(ctx context.Context, pane, run string) {
+	if err := m.cfg.Tmux.SetOptions(ctx, map[string]map[string]string{pane: {"@st_run": run, "@st_role": "coordinator"}}); err != nil {
+		m.logf("coordinator %s of run %s: keep its relations on the pane: %v", pane, run, err)
+	}
+}
+
+// placementIn finds the run and level of a new worker started by pane p,
+// making a run in memory when the pane has none; with fixed (a task's
+// run) that run. Called with m.mu held.
+func (m *Manager) placementIn(p tmux.Pane, fixed *Run) (r *Run, level int, created bool, err error) {
+	if fixed != nil && fixed.Coordinator == p.ID {
+		return fixed, 1, false, nil
+	}
+	if err := m.checkChain(p.ID, 0, "a new worker"); err != nil {
+		return nil, 0, false, err
+	}
+	if w := m.workers[p.ID]; w != nil && w.State.Live() {
+		if tr := m.runs[w.TeamRun]; tr != nil && tr.Coordinator == p.ID {
+			// A team lead keeps its own run: its new workers join it, and
+			// depth inside the team counts from the lead again (the whole
+			// chain was checked above).
+			return tr, 1, false, nil
+		}
+		r = m.runOf[p.ID]
+		if w.Level+1 > MaxLevel {
+			return nil, 0, false, errorf(KindDepth, "do this part yourself, or hand it back to "+w.Parent+" to start",
+				"refused: a worker may start workers at most %d levels below its run's coordinator, and this pane is already %d levels down (%s)",
+				MaxLevel, w.Level, m.chain(w))
+		}
+		return r, w.Level + 1, false, nil
+	}
+	if r = m.currentRun(p.ID); r != nil {
+		return r, 1, false, nil
+	}
+	return m.newRun(p, ""), 1, true, nil
+}
+
+// reserve places a new worker called name for pane p (in run fixed when
+// given, or where a remote start puts it) and holds its name until
+// release, so that two starts cannot take one name.
+func (m *Manager) reserve(ctx context.Context, p tmux.Pane, fixed *Run, remote *remotePlace, name string) (*placed, error) {
+	m.mu.Lock()
+	var pl *placed
+	var err error
+	if remote != nil {
+		pl = &placed{m: m, run: remote.run, level: remote.level}
+	} else if pl, err = m.placeLocked(p, fixed); err != nil {
+		m.mu.Unlock()
+		return nil, err
+	}
+	key := pl.run.ID + "/" + name
+	if err := m.nameFree(pl.run, nil, name); err != nil || m.reserved[key] {
+		if pl.created {
+			m.dropRun(pl.run)
+		}
+		m.mu.Unlock()
+		return nil, errorf(KindConflict, "pick another --name", "run %s already has a worker named %q", pl.run.ID, name)
+	}
+	m.reserved[key] = true
+	pl.key = key
+	m.mu.Unlock()
+	if pl.created {
+		m.markCoordinator(ctx, p.ID, pl.run.ID)
+	}
+	return pl, nil
+}
+
+// nameFree refuses name in run r when a live worker other than w has it.
+// Called with m.mu held.
+func (m *Manager) nameFree(r *Run, w *Worker, name string) error {
+	for _, o := range r.Workers {
+		if o != w && o.Name == name && o.State.Live() {
+			return errorf(KindConflict, "pick another name", "run %s already has a worker named %q", r.ID, name)
+		}
+	}
+	return nil
+}

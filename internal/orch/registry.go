@@ -1,0 +1,287 @@
+package orch
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sophonz/st/internal/store"
+	"github.com/sophonz/st/internal/tmux"
+)
+
+// registry is the record of runs and workers: which runs exist, which
+// workers each has, the names that starts in flight hold, and the
+// writing of each run's record (run.json) through the saver. Its lock
+// (mu) is the manager's main lock: it is taken first, and the other
+// owners' locks (paneFacts, gateBook, peerHub, restorer, the saver's,
+// the signal's) may be taken while it is held, never the other way.
+type registry struct {
+	mu      sync.Mutex
+	runs    map[string]*Run
+	workers map[string]*Worker // by pane id, live and past
+	runOf   map[string]*Run    // worker pane -> run
+	// reserved names of starts in flight, by run id + "/" + name
+	reserved map[string]bool
+	// problems are what the user should know about st's state files
+	// (a run.json st could not read), shown by st up and st status.
+	problems []string
+	saver    *saver
+	// sig wakes waiters at every change (it has its own lock, so that a
+	// change wakes them after it is on disk, with mu let go).
+	sig signal
+}
+
+// signal is closed and replaced at every change that a waiter may care
+// about; seq counts the changes, for other machines' watches.
+type signal struct {
+	mu  sync.Mutex
+	ch  chan struct{}
+	seq uint64
+}
+
+// now is the channel that the next change closes, and the count so far.
+func (s *signal) now() (<-chan struct{}, uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch == nil {
+		s.ch = make(chan struct{})
+	}
+	return s.ch, s.seq
+}
+
+// notify wakes every waiter.
+func (s *signal) notify() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seq++
+	if s.ch != nil {
+		close(s.ch)
+	}
+	s.ch = make(chan struct{})
+}
+
+func newRegistry() registry {
+	return registry{runs: map[string]*Run{}, workers: map[string]*Worker{}, runOf: map[string]*Run{}, reserved: map[string]bool{}}
+}
+
+func (m *Manager) runDir(id string) string { return filepath.Join(m.cfg.Home, "orch", id) }
+
+func (m *Manager) runPath(id string) string { return filepath.Join(m.runDir(id), "run.json") }
+
+// load reads every run.json. A file that does not decode is reported,
+// copied aside and skipped, never overwritten.
+func (m *Manager) load() error {
+	dirs, err := os.ReadDir(filepath.Join(m.cfg.Home, "orch"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read runs: %w", err)
+	}
+	for _, d := range dirs {
+		if !d.IsDir() {
+			continue
+		}
+		path := m.runPath(d.Name())
+		var r Run
+		if err := store.ReadJSON(path, &r); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			cp, _ := store.KeepCopy(path)
+			m.logf("skipping run %s: %v (a copy is kept at %s; fix or remove the file and restart st)", d.Name(), err, cp)
+			m.problems = append(m.problems, fmt.Sprintf("st could not read %s, so its run and workers are left out (the file is not touched; a copy is kept at %s): %v. Fix or remove the file, then st down; st up", path, cp, errors.Unwrap(err)))
+			continue
+		}
+		m.runs[r.ID] = &r
+		for _, w := range r.Workers {
+			m.workers[w.ID] = w
+			m.runOf[w.ID] = &r
+		}
+	}
+	return nil
+}
+
+// notify wakes every waiter. It needs no lock.
+func (m *Manager) notify() { m.sig.notify() }
+
+// Changed returns a channel that is closed at the next change of state.
+func (m *Manager) Changed() <-chan struct{} {
+	ch, _ := m.sig.now()
+	return ch
+}
+
+func newID(prefix string) string {
+	b := make([]byte, 3)
+	rand.Read(b)
+	return prefix + hex.EncodeToString(b)
+}
+
+// currentRun is the newest run that pane coordinates. Called with m.mu held.
+func (m *Manager) currentRun(pane string) *Run {
+	var best *Run
+	for _, r := range m.runs {
+		if r.Coordinator == pane && (best == nil || r.Created.After(best.Created)) {
+			best = r
+		}
+	}
+	return best
+}
+
+// newRun makes a run in memory. Called with m.mu held.
+func (m *Manager) newRun(p tmux.Pane, objective string) *Run {
+	r := &Run{ID: newID("run-"), Objective: objective, Coordinator: p.ID, Session: p.SessionID, Created: m.cfg.Now()}
+	for m.runs[r.ID] != nil {
+		r.ID = newID("run-")
+	}
+	m.runs[r.ID] = r
+	return r
+}
+
+// dropRun forgets a run made for something that failed, while it has no
+// workers and no tasks. Called with m.mu held.
+func (m *Manager) dropRun(r *Run) {
+	if len(r.Workers) == 0 && len(r.Tasks) == 0 {
+		delete(m.runs, r.ID)
+		m.saver.forget(r.ID)
+	}
+}
+
+// paneRun is the run a pane coordinates or works in, or the run by id.
+// Called with m.mu held.
+func (m *Manager) paneRun(pane, id string) *Run {
+	if id != "" {
+		return m.runs[id]
+	}
+	if r := m.currentRun(pane); r != nil {
+		return r
+	}
+	return m.runOf[pane]
+}
+
+// addWorker puts w in run r. Called with m.mu held.
+func (m *Manager) addWorker(r *Run, w *Worker) {
+	r.Workers = append(r.Workers, w)
+	m.workers[w.ID] = w
+	m.runOf[w.ID] = r
+}
+
+// removeWorker takes w out of its run. Called with m.mu held.
+func (m *Manager) removeWorker(w *Worker) {
+	if r := m.runOf[w.ID]; r != nil {
+		for i, o := range r.Workers {
+			if o == w {
+				r.Workers = append(r.Workers[:i:i], r.Workers[i+1:]...)
+				break
+			}
+		}
+	}
+	delete(m.workers, w.ID)
+	delete(m.runOf, w.ID)
+}
+
+// workerAt says whether pane is a worker's, and whether that worker
+// lives, for paneFacts. Called with m.mu held.
+func (m *Manager) workerAt(pane string) (known, live bool) {
+	w := m.workers[pane]
+	return w != nil, w != nil && w.State.Live()
+}
+
+// resolve finds a worker by pane id or name for the calling pane: first
+// among its own workers, then in its run, then anywhere. Called with
+// m.mu held.
+func (m *Manager) resolve(caller, id string) (*Worker, error) {
+	if id == "" {
+		return nil, errorf(KindUsage, "st worker list shows the ids", "no worker id given")
+	}
+	if tmux.ValidPaneID(id) || retired(id) {
+		// A pane id names one pane: a worker of a server that went keeps
+		// its old id retired (restore.go), and is named by that or its name.
+		if w := m.workers[id]; w != nil {
+			return w, nil
+		}
+		return nil, errorf(KindNotFound, "st worker list shows this pane's workers", "%s is not a worker", id)
+	}
+	var own, run, all []*Worker
+	cr := m.paneRun(caller, "")
+	for _, w := range m.workers {
+		if w.Name != id {
+			continue
+		}
+		all = append(all, w)
+		if w.Parent == caller {
+			own = append(own, w)
+		}
+		if cr != nil && m.runOf[w.ID] == cr {
+			run = append(run, w)
+		}
+	}
+	for _, s := range [][]*Worker{own, run, all} {
+		live := liveFirst(s)
+		if len(live) == 1 {
+			return live[0], nil
+		}
+		if len(live) > 1 {
+			var ids []string
+			for _, w := range live {
+				ids = append(ids, w.ID+" (run "+m.runOf[w.ID].ID+")")
+			}
+			sort.Strings(ids)
+			return nil, errorf(KindConflict, "name the worker by its pane id", "%q names several workers: %s", id, strings.Join(ids, ", "))
+		}
+	}
+	return nil, errorf(KindNotFound, "st worker list shows this pane's workers", "there is no worker named %q", id)
+}
+
+// liveFirst returns the live workers of ws, or all of them when none lives.
+func liveFirst(ws []*Worker) []*Worker {
+	var live []*Worker
+	for _, w := range ws {
+		if w.State.Live() {
+			live = append(live, w)
+		}
+	}
+	if len(live) > 0 {
+		return live
+	}
+	if len(ws) > 1 {
+		// Several past workers with one name: the newest stands for it.
+		sort.Slice(ws, func(i, j int) bool { return ws[i].StartedAt.After(ws[j].StartedAt) })
+		return ws[:1]
+	}
+	return ws
+}
+
+// chain spells the line of panes from a run's coordinator to w. Called
+// with m.mu held.
+func (m *Manager) chain(w *Worker) string {
+	parts := []string{w.ID}
+	cur := w
+	for i := 0; i < 8 && cur != nil; i++ {
+		parts = append([]string{cur.Parent}, parts...)
+		cur = m.workers[cur.Parent]
+		if cur != nil && m.runOf[cur.ID] != m.runOf[w.ID] {
+			break
+		}
+	}
+	return strings.Join(parts, " → ")
+}
+
+func roundDur(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	default:
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+}

@@ -1,0 +1,224 @@
+package orch
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Reports: a worker's st worker done (Done), and its coordinator's
+// st worker wait and st worker read, which show reports and mark them
+// seen.
+
+// Done records a worker's report, on disk before it returns. The report
+// and all it moves (the worker's state, its task, the tasks that waited
+// on it) are one change: one write of the run. Only once that is on disk
+// does the coordinator's notice go and the tasks it made ready start; a
+// report that could not be kept is undone and tells no one.
+func (m *Manager) Done(ctx context.Context, req DoneRequest) (*WorkerView, error) {
+	if strings.TrimSpace(req.Summary) == "" {
+		return nil, errorf(KindUsage, `st worker done --summary "<what you did, and how you checked it>"`, "the report needs a summary")
+	}
+	if err := checkText("summary", req.Summary); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	w := m.workers[req.Pane]
+	if w == nil || (!w.State.Live() && w.State != Failed) {
+		return nil, errorf(KindNotFound, "run st worker done in the pane of a worker that st started or adopted",
+			"pane %s is not a worker of any run", orNone(req.Pane))
+	}
+	r := m.runOf[w.ID]
+	old, oldTasks := *w, copyTasks(r.Tasks)
+	now := m.cfg.Now()
+	w.Summary, w.ReportedAt, w.Reported, w.Told, w.Error = req.Summary, &now, true, false, ""
+	w.ReportAnswer = ""
+	if _, inTurn := m.facts.agentIn(w.ID); !inTurn {
+		// Reported between turns (by hand): the answer it stands on is
+		// the one already given.
+		w.ReportAnswer = w.LastAnswer
+	}
+	c := m.newChange()
+	c.touch(r)
+	if !c.setState(w, Done) {
+		w.Since = now
+	}
+	// The lock is held while the disk works: nothing may act on a report
+	// that could still be undone.
+	if err := m.stage(c).land(); err != nil {
+		*w = old
+		for i, t := range r.Tasks {
+			*t = oldTasks[i]
+		}
+		m.restage(r)
+		return nil, err
+	}
+	v := m.view(w)
+	return &v, nil
+}
+
+// copyTasks copies the tasks of a run, to undo a change of them.
+func copyTasks(ts []*Task) []Task {
+	out := make([]Task, len(ts))
+	for i, t := range ts {
+		out[i] = *t
+	}
+	return out
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// Wait blocks until every named worker (or every worker of the pane)
+// has settled, or the timeout passes. Hook events wake it at once.
+func (m *Manager) Wait(ctx context.Context, req WaitRequest) (*WaitResult, error) {
+	ws, err := m.waitFor(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	var deadline <-chan time.Time
+	if req.Timeout > 0 {
+		t := time.NewTimer(req.Timeout)
+		defer t.Stop()
+		deadline = t.C
+	}
+	for {
+		ch := m.Changed()
+		m.mu.Lock()
+		all := true
+		for _, w := range ws {
+			if !w.State.Settled() {
+				all = false
+			}
+		}
+		m.mu.Unlock()
+		if all {
+			return m.waitResult(req.Pane, ws, false), nil
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			return m.waitResult(req.Pane, ws, true), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// waitFor finds the workers a wait is for, oldest first.
+func (m *Manager) waitFor(ctx context.Context, req WaitRequest) ([]*Worker, error) {
+	// Ids of workers on other machines name this machine's records of them.
+	remote := map[string]*Worker{}
+	ids := append([]string(nil), req.IDs...)
+	for i, id := range ids {
+		if !isRemotePane(id) {
+			continue
+		}
+		t, err := m.target(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if t.local != "" { // it named this machine
+			ids[i] = t.local
+			continue
+		}
+		if t.worker == nil {
+			return nil, errorf(KindNotFound, "st worker list --all shows the workers this machine's runs have elsewhere",
+				"%s is not a worker of any run on this machine (it may work for another machine)", id)
+		}
+		remote[id] = t.worker
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var ws []*Worker
+	if len(req.IDs) == 0 {
+		if req.Pane == "" {
+			return nil, errorf(KindUsage, "name the workers, or run it in the coordinator's pane", "st worker wait with no ids waits for this pane's workers, and there is no pane ($TMUX_PANE is empty)")
+		}
+		for _, w := range m.workers {
+			if w.Parent == req.Pane && (w.State.Live() || !w.Told) {
+				ws = append(ws, w)
+			}
+		}
+		if len(ws) == 0 {
+			return nil, errorf(KindNotFound, "st worker start --agent AGENT --task FILE starts one", "pane %s has no workers to wait for", req.Pane)
+		}
+	} else {
+		for _, id := range ids {
+			if w := remote[id]; w != nil {
+				ws = append(ws, w)
+				continue
+			}
+			w, err := m.resolve(req.Pane, id)
+			if err != nil {
+				return nil, err
+			}
+			ws = append(ws, w)
+		}
+	}
+	sort.Slice(ws, func(i, j int) bool { return ws[i].StartedAt.Before(ws[j].StartedAt) })
+	return ws, nil
+}
+
+// waitResult builds the answer and marks reports the caller has now seen.
+func (m *Manager) waitResult(caller string, ws []*Worker, timedOut bool) *WaitResult {
+	m.mu.Lock()
+	res := &WaitResult{TimedOut: timedOut}
+	c := m.newChange()
+	for _, w := range ws {
+		c.markTold(w, caller)
+		res.Workers = append(res.Workers, m.view(w))
+	}
+	m.settleUnlock(c)
+	return res
+}
+
+// Read returns a worker's record: its summary and last answer. A worker
+// reports before its turn ends, so a read right after the report waits a
+// few seconds for the turn's last answer.
+func (m *Manager) Read(ctx context.Context, req IDRequest) (*WorkerView, error) {
+	if isRemotePane(req.ID) {
+		return m.remoteOp(ctx, "read", req)
+	}
+	deadline := time.NewTimer(m.cfg.ReadWait)
+	defer deadline.Stop()
+	m.mu.Lock()
+	w, err := m.resolve(req.Pane, req.ID)
+	m.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	for waiting := true; waiting; {
+		ch := m.Changed()
+		m.mu.Lock()
+		done := w.State == Done
+		id := w.ID
+		m.mu.Unlock()
+		if _, inTurn := m.facts.agentIn(id); !done || !inTurn {
+			break
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			waiting = false
+		case <-ctx.Done():
+			waiting = false
+		}
+	}
+	m.mu.Lock()
+	c := m.newChange()
+	c.markTold(w, req.Pane)
+	v := m.view(w)
+	m.settleUnlock(c)
+	return &v, nil
+}
+
+// DefaultReadWait bounds how long st worker read waits for a reporting
+// worker's turn to end.
+const DefaultReadWait = 5 * time.Second

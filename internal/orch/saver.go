@@ -1,0 +1,178 @@
+package orch
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/sophonz/st/internal/store"
+)
+
+// saver writes the runs' records (run.json) for the registry. A change
+// stages a run's record as it is then (a snapshot taken under the
+// registry's lock, so it is whole), and one writer puts the newest
+// snapshot of each run on disk: changes that come together share one
+// write and one fsync (a group commit), and a run is never written for a
+// snapshot older than one on disk. Whoever must know that a change is on
+// disk (a report, a request's answer) waits for its version, without the
+// registry's lock; a write that fails is tried again until it holds, and
+// its waiters are told of the failure at once.
+type saver struct {
+	path func(id string) string
+	logf func(format string, args ...any)
+
+	wmu    sync.Mutex // one writeAll at a time: a file is never written twice at once
+	mu     sync.Mutex
+	cond   *sync.Cond
+	seq    uint64 // versions of staged snapshots, over all runs
+	files  map[string]*runFile
+	kick   chan struct{}
+	closed bool // the writer stopped: waiters write for themselves
+}
+
+// runFile is one run's record: its newest snapshot, and how far the disk
+// has it.
+type runFile struct {
+	data    []byte
+	staged  uint64 // version of data
+	written uint64 // version on disk
+	err     error  // the last write's failure, while it lasts
+	errAt   uint64 // the version that failed
+}
+
+// saveRetry is how often a write that failed is tried again.
+const saveRetry = 500 * time.Millisecond
+
+func newSaver(path func(string) string, logf func(string, ...any)) *saver {
+	s := &saver{path: path, logf: logf, files: map[string]*runFile{}, kick: make(chan struct{}, 1)}
+	s.cond = sync.NewCond(&s.mu)
+	return s
+}
+
+// stage records data as run id's newest record and returns its version.
+// It does not wait for the disk.
+func (s *saver) stage(id string, data []byte) uint64 {
+	s.mu.Lock()
+	s.seq++
+	f := s.files[id]
+	if f == nil {
+		f = &runFile{}
+		s.files[id] = f
+	}
+	f.data, f.staged = data, s.seq
+	v := s.seq
+	s.mu.Unlock()
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+	return v
+}
+
+// wait blocks until version v of run id is on disk (or a later one is),
+// or a write of it failed. It needs no context: a write either holds or
+// fails, and once the writer stopped the waiter writes itself.
+func (s *saver) wait(id string, v uint64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for {
+		f := s.files[id]
+		if f == nil || f.written >= v {
+			return nil
+		}
+		if f.err != nil && f.errAt >= v {
+			return f.err
+		}
+		if s.closed {
+			s.mu.Unlock()
+			s.writeAll(true)
+			s.mu.Lock()
+			if f.written >= v {
+				return nil
+			}
+			if f.err != nil {
+				return f.err
+			}
+			return errors.New("st is stopping")
+		}
+		s.cond.Wait()
+	}
+}
+
+// run writes staged snapshots until ctx ends, then writes what is left.
+func (s *saver) run(ctx context.Context) {
+	retry := time.NewTimer(time.Hour)
+	retry.Stop()
+	defer retry.Stop()
+	again := false
+	for {
+		if s.writeAll(again) {
+			retry.Reset(saveRetry)
+		}
+		again = false
+		select {
+		case <-ctx.Done():
+			s.writeAll(true)
+			s.mu.Lock()
+			s.closed = true
+			s.cond.Broadcast()
+			s.mu.Unlock()
+			s.writeAll(true) // what was staged in between
+			return
+		case <-s.kick:
+		case <-retry.C:
+			again = true
+		}
+	}
+}
+
+// writeAll writes the newest snapshot of every run that has one not on
+// disk yet; again tries the ones whose last write failed too. It reports
+// whether a write failed.
+func (s *saver) writeAll(again bool) (failed bool) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	tried := map[string]bool{}
+	for {
+		s.mu.Lock()
+		var id string
+		var f *runFile
+		for i, x := range s.files {
+			if x.staged > x.written && !tried[i] && (again || x.err == nil || x.errAt < x.staged) {
+				id, f = i, x
+				break
+			}
+		}
+		if f == nil {
+			s.mu.Unlock()
+			return failed
+		}
+		data, v := f.data, f.staged
+		tried[id] = true
+		s.mu.Unlock()
+		err := store.WriteFile(s.path(id), data, 0o600)
+		s.mu.Lock()
+		if err != nil {
+			s.logf("%v", err)
+			f.err, f.errAt = err, v
+			failed = true
+		} else {
+			f.err = nil
+			if v > f.written {
+				f.written = v
+			}
+		}
+		s.cond.Broadcast()
+		s.mu.Unlock()
+	}
+}
+
+// forget drops a run that no longer exists (one made for a start that
+// failed): a snapshot of it not written yet is not written.
+func (s *saver) forget(id string) {
+	s.mu.Lock()
+	delete(s.files, id)
+	s.cond.Broadcast()
+	s.mu.Unlock()
+}

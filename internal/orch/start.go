@@ -1,0 +1,300 @@
+package orch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/tmux"
+)
+
+// A start, in four steps: check the request (checkStart), place the
+// worker in a run and hold its name (reserve), open its window and
+// record it (openWorker), and type its task in until the agent's hook
+// shows that the turn started (deliverTask).
+
+// Default limits of a start (the spec's figures).
+const (
+	DefaultBlockedTimeout = 90 * time.Second
+	DefaultHookTimeout    = 30 * time.Second
+	// sendTimeout is how long st worker send waits for a prompt on the
+	// worker's screen to be answered before it gives up.
+	sendTimeout = 10 * time.Second
+)
+
+// TaskLine is the one line st types into a new worker. It names the task
+// file by its absolute path and st by its absolute path, because an
+// agent's shell may not find st on its PATH. It never starts with / or $.
+func TaskLine(stBin, task string) string {
+	return fmt.Sprintf("Your task is in the file %s - read it and do it. When you have finished, report with: %s worker done --summary \"<what you did, and how you checked it>\"", task, stBin)
+}
+
+// startPlan is a start as orch carries it: the request, and where the
+// worker goes when st itself places it.
+type startPlan struct {
+	StartRequest
+	run      *Run         // a task's run (tasks place their workers themselves)
+	fanGroup string       // the group of tries of a fan
+	remote   *remotePlace // a start that another machine's coordinator asked for
+}
+
+// startSpec is what checkStart found: the agent, the worker's name and
+// the line to type.
+type startSpec struct {
+	ad   agent.Adapter
+	name string
+	line string
+}
+
+// StartWorker opens a window, starts the agent, types its task and returns
+// once the agent's hook shows that its turn started.
+func (m *Manager) StartWorker(ctx context.Context, req StartRequest) (*WorkerView, error) {
+	return m.startWorker(ctx, startPlan{StartRequest: req})
+}
+
+func (m *Manager) startWorker(ctx context.Context, req startPlan) (*WorkerView, error) {
+	spec, err := m.checkStart(req)
+	if err != nil {
+		return nil, err
+	}
+	if req.Machine != "" {
+		task, err := os.ReadFile(req.Task)
+		if err != nil {
+			return nil, errorf(KindUsage, "write the task into a file and pass its path with --task", "cannot read the task file %s: %v", req.Task, err)
+		}
+		return m.startRemote(ctx, req, task, spec.name)
+	}
+	p := tmux.Pane{}
+	if req.remote != nil {
+		p = req.remote.pane
+	} else if p, err = m.callerPane(ctx, req.Pane); err != nil {
+		return nil, err
+	}
+	if req.Cwd == "" {
+		req.Cwd = p.Path
+	}
+	if fi, err := os.Stat(req.Cwd); err != nil || !fi.IsDir() {
+		return nil, errorf(KindUsage, "pass an existing folder with --cwd", "the worker's folder %s does not exist", req.Cwd)
+	}
+	// Place the worker and hold its name before opening anything, so
+	// that two starts cannot take one name.
+	pl, err := m.reserve(ctx, p, req.run, req.remote, spec.name)
+	if err != nil {
+		return nil, err
+	}
+	defer pl.release()
+	w, notes, err := m.openWorker(ctx, req, spec, p, pl)
+	if err != nil {
+		pl.drop()
+		return nil, err
+	}
+	v, err := m.deliverTask(ctx, req, spec, w)
+	if err != nil {
+		return nil, err
+	}
+	v.Notes = notes
+	return v, nil
+}
+
+// checkStart checks what a start asks for, before anything is placed or
+// opened.
+func (m *Manager) checkStart(req startPlan) (startSpec, error) {
+	ad, err := agent.Lookup(req.Agent)
+	if err != nil {
+		return startSpec{}, errorf(KindUsage, "--agent "+strings.Join(agent.Kinds(), "|"), "%v", err)
+	}
+	if !filepath.IsAbs(req.Task) {
+		return startSpec{}, errorf(KindUsage, "give the task file's path", "the task file must be an absolute path, not %q", req.Task)
+	}
+	if fi, err := os.Stat(req.Task); err != nil || fi.IsDir() {
+		return startSpec{}, errorf(KindUsage, "write the task into a file and pass its path with --task", "cannot read the task file %s: %v", req.Task, errNotFile(err))
+	}
+	name := req.Name
+	if name == "" {
+		name = NameFromTask(req.Task)
+	} else if !ValidName(name) {
+		return startSpec{}, errorf(KindUsage, "use letters, digits, '.', '_' and '-' (at most 40), e.g. --name api-tests",
+			"the name %q has characters that tmux or a shell would misread", name)
+	}
+	line := TaskLine(m.cfg.STBin, req.Task)
+	if len(line) >= 1000 {
+		return startSpec{}, errorf(KindUsage, "move the task file to a shorter path", "the task file's path is too long to type (the line would be %d characters; agents take under 1000)", len(line))
+	}
+	if err := checkLine(line); err != nil {
+		return startSpec{}, errorf(KindUsage, "rename the task file without line breaks or control characters", "the task file's path cannot be typed as one line: %v", err)
+	}
+	return startSpec{ad: ad, name: name, line: line}, nil
+}
+
+// openWorker opens the worker's window (in its worktree when it has one),
+// puts st's relations on its pane and records the worker in its run.
+func (m *Manager) openWorker(ctx context.Context, req startPlan, spec startSpec, p tmux.Pane, pl *placed) (*Worker, []string, error) {
+	r := pl.run
+	cwd, scope, wt, notes, undoTree, err := m.prepareTree(req.StartRequest, r, spec.name, req.Cwd)
+	if err != nil {
+		return nil, nil, err
+	}
+	env := map[string]string{"ST_HOME": m.cfg.Home, "ST_BIN": m.cfg.STBin}
+	for k, v := range req.Env {
+		env[k] = v
+	}
+	env["PATH"] = withDir(filepath.Dir(m.cfg.STBin), env["PATH"])
+	target := p.SessionID
+	if req.Split {
+		target = p.ID
+	}
+	wp, err := m.cfg.Tmux.NewWindow(ctx, tmux.NewWindowOpts{
+		Target: target, Name: spec.name, Cwd: cwd, Env: env, Split: req.Split,
+		Command: spec.ad.Command(launchOptions(spec.ad.Kind(), m.cfg.STBin, spec.name, env)),
+	})
+	if err != nil {
+		undoTree()
+		return nil, nil, errorf(KindInternal, "check that the coordinator's session still exists", "%v", err)
+	}
+	// The relations on the pane are how st knows it after a restart of
+	// st: a worker whose pane lacks them would count as gone. So a failed
+	// try (a busy server) is tried again.
+	rel := map[string]map[string]string{wp.ID: {"@st_run": r.ID, "@st_role": "worker", "@st_parent": p.ID, "@st_name": spec.name}}
+	for try := 0; try < 3; try++ {
+		err := m.cfg.Tmux.SetOptions(ctx, rel)
+		if err == nil {
+			break
+		}
+		m.logf("worker %s: keep its relations on the pane (try %d): %v", wp.ID, try+1, err)
+	}
+	// The worker starts once its pane carries them: a reconcile that
+	// listed the panes before then (it skips workers started after its
+	// listing) would see a pane of no run and call the worker gone.
+	now := m.cfg.Now()
+	w := &Worker{
+		ID: wp.ID, Name: spec.name, Agent: spec.ad.Kind(), Parent: p.ID, Level: pl.level, State: Starting, Since: now,
+		Task: req.Task, Cwd: cwd, Window: wp.WindowID, Session: wp.SessionID, StartedAt: now,
+		Scope: scope, Worktree: wt, Fan: req.fanGroup,
+	}
+	if req.remote != nil {
+		w.Ref = req.remote.ref
+		w.ParentName, w.ParentMachineName = req.remote.parentName, req.remote.parentMachine
+	}
+	if err := m.register(r, w); err != nil {
+		m.cfg.Tmux.KillPane(ctx, wp.ID)
+		return nil, nil, err
+	}
+	m.kickWatch() // keep the new window in st's picture of the server
+	m.logf("worker %s (%s) of run %s opened for %s", w.ID, spec.name, r.ID, p.ID)
+	return w, notes, nil
+}
+
+// register records a new worker in run r, on disk before it returns. The
+// write is waited for without the registry's lock, so that starts side
+// by side share their writes.
+func (m *Manager) register(r *Run, w *Worker) error {
+	m.mu.Lock()
+	m.addWorker(r, w)
+	c := m.newChange()
+	c.touch(r)
+	cm := m.stage(c)
+	m.mu.Unlock()
+	if err := cm.land(); err != nil {
+		m.mu.Lock()
+		m.removeWorker(w)
+		m.restage(r)
+		m.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+// deliverTask types the task line into the new worker and waits for its
+// turn to start. A screen that asks something first (trust, a login)
+// makes the worker blocked until a person answers it.
+func (m *Manager) deliverTask(ctx context.Context, req startPlan, spec startSpec, w *Worker) (*WorkerView, error) {
+	d := delivery{
+		pane: w.ID, adapter: spec.ad, text: spec.line, fresh: true,
+		blockedTimeout: orDefault(req.BlockedTimeout, DefaultBlockedTimeout),
+		hookTimeout:    orDefault(req.HookTimeout, DefaultHookTimeout),
+		onBlocked: func(s agent.Screen) {
+			m.mu.Lock()
+			c := m.newChange()
+			c.setState(w, Blocked)
+			m.settleUnlock(c)
+		},
+	}
+	err := m.deliver(ctx, &d)
+	m.mu.Lock()
+	c := m.newChange()
+	if err != nil {
+		var oe *Error
+		if errors.As(err, &oe) && oe.Kind == KindBlocked {
+			w.Error = oe.Message
+		} else {
+			w.Error = err.Error()
+			c.setState(w, Failed)
+		}
+		c.touch(m.runOf[w.ID])
+		m.settleUnlock(c)
+		if oe != nil {
+			oe.Message = fmt.Sprintf("worker %s (%s): %s", w.ID, spec.name, oe.Message)
+			return nil, oe
+		}
+		return nil, err
+	}
+	if w.State == Starting || w.State == Blocked {
+		c.setState(w, Working)
+	}
+	v := m.view(w)
+	m.settleUnlock(c)
+	return &v, nil
+}
+
+// launchOptions reads an agent's launch settings from the caller's
+// environment (then the daemon's): ST_CLAUDE_BIN, ST_CODEX_BIN,
+// ST_CLAUDE_PERMISSION_MODE, ST_CODEX_NETWORK=1.
+func launchOptions(kind, stBin, name string, env map[string]string) agent.LaunchOptions {
+	get := func(k string) string {
+		if v := env[k]; v != "" {
+			return v
+		}
+		return os.Getenv(k)
+	}
+	return agent.LaunchOptions{
+		STBin: stBin, Name: name,
+		Program:        get("ST_" + strings.ToUpper(kind) + "_BIN"),
+		PermissionMode: get("ST_CLAUDE_PERMISSION_MODE"),
+		NetworkAccess:  get("ST_CODEX_NETWORK") == "1",
+	}
+}
+
+func errNotFile(err error) error {
+	if err == nil {
+		return errors.New("it is a folder")
+	}
+	if errors.Is(err, os.ErrNotExist) {
+		return errors.New("no such file")
+	}
+	return err
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+// withDir puts dir first on a PATH value (the daemon's PATH when empty).
+func withDir(dir, path string) string {
+	if path == "" {
+		path = os.Getenv("PATH")
+	}
+	for _, p := range filepath.SplitList(path) {
+		if p == dir {
+			return path
+		}
+	}
+	return dir + string(filepath.ListSeparator) + path
+}

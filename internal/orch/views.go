@@ -1,0 +1,47 @@
+package orch
+
+import "context"
+
+// Views: what st shows of runs and workers (st orch show, the lists).
+
+// Show returns a run: by id, or the one the calling pane coordinates or works in.
+func (m *Manager) Show(ctx context.Context, pane, id string) (*RunView, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var r *Run
+	if id != "" {
+		r = m.runs[id]
+		if r == nil {
+			return nil, errorf(KindNotFound, "st orch show with no id shows this pane's run; st status lists the runs", "there is no run %q", id)
+		}
+	} else {
+		if r = m.paneRun(pane, ""); r == nil {
+			return nil, errorf(KindNotFound, "st orch start --objective TEXT makes one", "this pane has no run")
+		}
+	}
+	v := &RunView{Run: *r, Teammates: m.facts.teammatesOf(r.Coordinator), Subagents: m.facts.subagentsOf(r.Coordinator)}
+	for _, w := range r.Workers {
+		v.Views = append(v.Views, m.view(w))
+	}
+	v.Workers = nil
+	return v, nil
+}
+
+func (m *Manager) view(w *Worker) WorkerView {
+	v := WorkerView{Worker: *w, For: roundDur(m.cfg.Now().Sub(w.Since))}
+	if r := m.runOf[w.ID]; r != nil {
+		v.Run = r.ID
+	}
+	if w.TeamRun != "" {
+		v.TeamOf = m.teamSize(m.runs[w.TeamRun], map[string]bool{})
+	}
+	if retired(w.Parent) || (w.Parent != "" && !isRemotePane(w.Parent) && m.rest.gone(w.Parent)) {
+		v.ParentGone = true
+	}
+	if w.Remote() {
+		v.TeamOf = w.TeamSize
+	} else {
+		v.Teammates, v.Subagents = m.facts.teammatesOf(w.ID), m.facts.subagentsOf(w.ID)
+	}
+	return v
+}
