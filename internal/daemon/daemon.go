@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -47,47 +48,28 @@ func Run(ctx context.Context, o Options) error {
 	if o.Getenv == nil {
 		o.Getenv = os.Getenv
 	}
-	if err := os.MkdirAll(o.Home, 0o700); err != nil {
-		return fmt.Errorf("make ST_HOME %s: %w", o.Home, err)
-	}
-	cfg, err := LoadConfig(o.Home, o.Getenv)
+	cfg, unlock, err := claimHome(o)
 	if err != nil {
 		return err
 	}
-	lock, ok, err := store.TryLock(filepath.Join(o.Home, "daemon.lock"))
+	defer unlock()
+	ln, sock, err := listenSocket(o.Home)
 	if err != nil {
-		return fmt.Errorf("lock %s: %w", o.Home, err)
-	}
-	if !ok {
-		return fmt.Errorf("%w for %s", ErrRunning, o.Home)
-	}
-	defer lock.Unlock()
-
-	sock := api.SocketPath(o.Home)
-	os.Remove(sock) // a stale socket of a daemon that died; we hold the lock
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", sock, err)
-	}
-	if err := os.Chmod(sock, 0o600); err != nil {
-		ln.Close()
-		return fmt.Errorf("restrict %s: %w", sock, err)
+		return err
 	}
 	defer os.Remove(sock)
-	os.WriteFile(api.PidPath(o.Home), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600)
 	defer os.Remove(api.PidPath(o.Home))
-
+	token, err := webToken(o.Home)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("make the web UI's token: %w", err)
+	}
 	tm := tmux.New(cfg.TmuxSocket)
 	// One control client for st's commands, and the server's events.
 	events := tm.Start()
 	defer tm.Stop()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	token, err := webToken(o.Home)
-	if err != nil {
-		ln.Close()
-		return fmt.Errorf("make the web UI's token: %w", err)
-	}
 	pn := newPeerNet(o.Home, cfg.PeerListen, cfg.Heartbeat.Duration, o.Log)
 	pn.reload()
 	var mgr *orch.Manager
@@ -100,23 +82,63 @@ func Run(ctx context.Context, o Options) error {
 	}
 	defer mgr.Close()
 	pn.mgr, pn.tmux = mgr, tm
-	peerDone := make(chan struct{})
-	go func() { pn.run(ctx); close(peerDone) }()
-	defer func() { <-peerDone }()
-	go mgr.Watch(ctx)
+	var loops sync.WaitGroup
+	defer func() { cancel(); loops.Wait() }() // the loops end with ctx
+	loops.Add(2)
+	go func() { defer loops.Done(); pn.run(ctx) }()
+	go func() { defer loops.Done(); mgr.Watch(ctx) }()
 	webBase, stopWeb := serveWeb(ctx, cfg, token, tm, mgr, pn, o.Log)
 	defer stopWeb()
-
 	s := &server{mgr: mgr, tmux: tm, peers: pn, cancel: cancel, info: api.StatusInfo{
 		PID: os.Getpid(), Version: version.Version, Home: o.Home, Socket: sock,
 		TmuxSocket: tm.Socket(), Started: time.Now(), Web: webBase,
 	}, token: token, proc: realProc}
-	hs := &http.Server{
-		Handler:     s.routes(),
-		ConnContext: peerCheck,
-		ErrorLog:    nil,
-	}
 	fmt.Fprintf(o.Log, "st %s daemon listening on %s (tmux server %s)\n", version.Version, sock, tm.Socket())
+	return s.serve(ctx, ln)
+}
+
+// claimHome makes ST_HOME, reads its config and takes its lock: one
+// daemon per ST_HOME.
+func claimHome(o Options) (Config, func(), error) {
+	if err := os.MkdirAll(o.Home, 0o700); err != nil {
+		return Config{}, nil, fmt.Errorf("make ST_HOME %s: %w", o.Home, err)
+	}
+	cfg, err := LoadConfig(o.Home, o.Getenv)
+	if err != nil {
+		return Config{}, nil, err
+	}
+	lock, ok, err := store.TryLock(filepath.Join(o.Home, "daemon.lock"))
+	if err != nil {
+		return Config{}, nil, fmt.Errorf("lock %s: %w", o.Home, err)
+	}
+	if !ok {
+		return Config{}, nil, fmt.Errorf("%w for %s", ErrRunning, o.Home)
+	}
+	return cfg, func() { lock.Unlock() }, nil
+}
+
+// listenSocket listens on st's socket (for this user only) and writes the
+// daemon's pid beside it.
+func listenSocket(home string) (net.Listener, string, error) {
+	sock := api.SocketPath(home)
+	os.Remove(sock) // a stale socket of a daemon that died; we hold the lock
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		return nil, "", fmt.Errorf("listen on %s: %w", sock, err)
+	}
+	if err := os.Chmod(sock, 0o600); err != nil {
+		ln.Close()
+		os.Remove(sock)
+		return nil, "", fmt.Errorf("restrict %s: %w", sock, err)
+	}
+	os.WriteFile(api.PidPath(home), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600)
+	return ln, sock, nil
+}
+
+// serve answers on ln until ctx ends, then lets the requests in flight
+// finish for up to two seconds.
+func (s *server) serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{Handler: s.routes(), ConnContext: peerCheck}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
@@ -206,56 +228,59 @@ func decode[T any](body []byte) (T, error) {
 	return v, nil
 }
 
+// routes is st's local API: one handler per route of internal/api.
 func (s *server) routes() http.Handler {
 	mux := http.NewServeMux()
-	h := map[string]handler{
-		api.RouteStatus: func(ctx context.Context, r *http.Request, b []byte) (any, error) {
-			i := s.info
-			i.Orch = s.mgr.Status()
-			i.LastRestore = s.mgr.LastRestore()
-			if d := s.mgr.ServerDown(); !d.IsZero() {
-				i.TmuxDown = &d
-				i.Restoring = s.mgr.Restoring()
-			}
-			return i, nil
-		},
-		api.RouteShutdown: func(ctx context.Context, r *http.Request, b []byte) (any, error) {
-			go func() { time.Sleep(50 * time.Millisecond); s.cancel() }()
-			return map[string]int{"pid": s.info.PID}, nil
-		},
-		api.RouteLs: s.ls,
-		api.RouteWeb: func(ctx context.Context, r *http.Request, b []byte) (any, error) {
-			if s.info.Web == "" {
-				return nil, &orch.Error{Kind: orch.KindInternal, Message: "st's web UI is not running (its port was taken; see the daemon log)", Hint: "set another port with ST_WEB_PORT or web_port in $ST_HOME/config.toml, then st down; st up"}
-			}
-			return map[string]string{"url": s.info.Web + web.Path + "?token=" + s.token}, nil
-		},
-		api.RouteOrchStart: call(s.mgr.StartRun),
-		api.RouteAcceptRemote: func(ctx context.Context, r *http.Request, b []byte) (any, error) {
-			req, err := decode[api.AcceptRemoteRequest](b)
-			if err != nil {
-				return nil, err
-			}
-			if req.On != nil && *req.On {
-				if err := s.personOnly(ctx, r, req.Pane, "letting other machines start agents here (accept-remote on)"); err != nil {
-					return nil, err
-				}
-			}
-			return s.peers.acceptRemote(ctx, req)
-		},
-		api.RouteRemoteReload: func(ctx context.Context, r *http.Request, b []byte) (any, error) {
-			if err := s.peers.reload(); err != nil {
-				return nil, err
-			}
-			return s.peers.acceptRemote(ctx, api.AcceptRemoteRequest{})
-		},
-		api.RouteOrchShow: func(ctx context.Context, r *http.Request, b []byte) (any, error) {
-			req, err := decode[orch.IDRequest](b)
-			if err != nil {
-				return nil, err
-			}
-			return s.mgr.Show(ctx, req.Pane, req.ID)
-		},
+	for _, group := range []map[string]handler{s.infoRoutes(), s.workerRoutes(), s.personRoutes()} {
+		for path, fn := range group {
+			s.mount(mux, path, fn)
+		}
+	}
+	return mux
+}
+
+// mount serves fn at path: to the user who runs st only, by POST, and,
+// for a command that acts for a pane, from a pane of st's tmux server.
+func (s *server) mount(mux *http.ServeMux, path string, fn handler) {
+	needsPane := path != api.RouteStatus && path != api.RouteShutdown && path != api.RouteLs && path != api.RouteHook && path != api.RouteWeb &&
+		!strings.HasPrefix(path, "/v1/gate/") && !strings.HasPrefix(path, "/v1/remote/") && path != api.RouteAcceptRemote
+	mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+		if p, _ := r.Context().Value(ctxKey{}).(peer); !p.owner {
+			writeErr(w, &orch.Error{Kind: "forbidden", Message: "st's socket answers only the user who runs st"}, http.StatusForbidden)
+			return
+		}
+		if r.Method != http.MethodPost {
+			writeErr(w, &orch.Error{Kind: orch.KindUsage, Message: "use POST"}, http.StatusMethodNotAllowed)
+			return
+		}
+		if needsPane && !s.sameServer(r) {
+			writeErr(w, &orch.Error{Kind: orch.KindUsage,
+				Message: fmt.Sprintf("this command came from a pane of the tmux server %s, but st drives %s", r.Header.Get(api.TmuxHeader), s.tmux.Socket()),
+				Hint:    "run it in a pane of " + s.tmux.Socket() + ", or run an st for that server with its own ST_HOME"}, http.StatusBadRequest)
+			return
+		}
+		answer(w, r, func(body []byte) (any, error) { return fn(r.Context(), r, body) })
+	})
+}
+
+// infoRoutes are st's own: its status, its end, its panes, its web UI,
+// the hooks.
+func (s *server) infoRoutes() map[string]handler {
+	return map[string]handler{
+		api.RouteStatus:       s.status,
+		api.RouteShutdown:     s.shutdown,
+		api.RouteLs:           s.ls,
+		api.RouteWeb:          s.webURL,
+		api.RouteRemoteReload: s.remoteReload,
+		api.RouteHook:         s.hook,
+	}
+}
+
+// workerRoutes are the orchestration's: runs, workers, tasks, gates.
+func (s *server) workerRoutes() map[string]handler {
+	return map[string]handler{
+		api.RouteOrchStart:     call(s.mgr.StartRun),
+		api.RouteOrchShow:      s.orchShow,
 		api.RouteWorkerStart:   call(s.mgr.StartWorker),
 		api.RouteWorkerWait:    call(s.mgr.Wait),
 		api.RouteWorkerDone:    call(s.mgr.Done),
@@ -275,74 +300,116 @@ func (s *server) routes() http.Handler {
 		api.RouteTaskCancel:    call(s.mgr.CancelTask),
 		api.RouteGateAsk:       call(s.mgr.AskGate),
 		api.RouteGateWait:      call(s.mgr.WaitGate),
-		api.RouteGateAnswer: func(ctx context.Context, r *http.Request, b []byte) (any, error) {
-			req, err := decode[orch.GateRequest](b)
-			if err != nil {
-				return nil, err
-			}
-			if err := s.personOnly(ctx, r, req.Pane, "answering a decision gate"); err != nil {
-				return nil, err
-			}
-			req.By = "cli"
-			return s.mgr.AnswerGate(ctx, req)
-		},
-		api.RouteWorkerOffer: func(ctx context.Context, r *http.Request, b []byte) (any, error) {
-			req, err := decode[orch.OfferRequest](b)
-			if err != nil {
-				return nil, err
-			}
-			if !req.Withdraw {
-				if err := s.personOnly(ctx, r, req.Pane, "offering an agent to another machine"); err != nil {
-					return nil, err
-				}
-			}
-			return s.mgr.Offer(ctx, req)
-		},
-		api.RouteGateList: func(ctx context.Context, r *http.Request, b []byte) (any, error) {
-			req, err := decode[orch.IDRequest](b)
-			if err != nil {
-				return nil, err
-			}
-			return s.mgr.Gates(ctx, req.All), nil
-		},
-		api.RouteHook: func(ctx context.Context, r *http.Request, b []byte) (any, error) {
-			req, err := decode[orch.HookRequest](b)
-			if err != nil {
-				return nil, err
-			}
-			if !s.sameServer(r) {
-				return orch.HookResponse{}, nil // an agent on another tmux server
-			}
-			return s.mgr.Hook(ctx, req)
-		},
+		api.RouteGateList:      s.gateList,
 	}
-	for path, fn := range h {
-		fn := fn
-		needsPane := path != api.RouteStatus && path != api.RouteShutdown && path != api.RouteLs && path != api.RouteHook && path != api.RouteWeb &&
-			!strings.HasPrefix(path, "/v1/gate/") && !strings.HasPrefix(path, "/v1/remote/") && path != api.RouteAcceptRemote
-		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
-			if p, _ := r.Context().Value(ctxKey{}).(peer); !p.owner {
-				writeErr(w, &orch.Error{Kind: "forbidden", Message: "st's socket answers only the user who runs st"}, http.StatusForbidden)
-				return
-			}
-			if r.Method != http.MethodPost {
-				writeErr(w, &orch.Error{Kind: orch.KindUsage, Message: "use POST"}, http.StatusMethodNotAllowed)
-				return
-			}
-			if needsPane && !s.sameServer(r) {
-				writeErr(w, &orch.Error{Kind: orch.KindUsage,
-					Message: fmt.Sprintf("this command came from a pane of the tmux server %s, but st drives %s", r.Header.Get(api.TmuxHeader), s.tmux.Socket()),
-					Hint:    "run it in a pane of " + s.tmux.Socket() + ", or run an st for that server with its own ST_HOME"}, http.StatusBadRequest)
-				return
-			}
-			answer(w, r, func(body []byte) (any, error) { return fn(r.Context(), r, body) })
-		})
-	}
-	return mux
 }
 
-// sameServer reports whether the caller's $TMUX names this daemon's server
-// (or the caller is outside tmux).
+// personRoutes are what only a person may ask for (caller.go): a gate's
+// answer, an offer to another machine, accept-remote on.
+func (s *server) personRoutes() map[string]handler {
+	return map[string]handler{
+		api.RouteGateAnswer:   s.gateAnswer,
+		api.RouteWorkerOffer:  s.offer,
+		api.RouteAcceptRemote: s.acceptRemote,
+	}
+}
+
+func (s *server) status(ctx context.Context, r *http.Request, b []byte) (any, error) {
+	i := s.info
+	i.Orch = s.mgr.Status()
+	i.LastRestore = s.mgr.LastRestore()
+	if d := s.mgr.ServerDown(); !d.IsZero() {
+		i.TmuxDown = &d
+		i.Restoring = s.mgr.Restoring()
+	}
+	return i, nil
+}
+
+// shutdown ends the daemon once the answer is on its way.
+func (s *server) shutdown(ctx context.Context, r *http.Request, b []byte) (any, error) {
+	time.AfterFunc(50*time.Millisecond, s.cancel)
+	return map[string]int{"pid": s.info.PID}, nil
+}
+
+func (s *server) webURL(ctx context.Context, r *http.Request, b []byte) (any, error) {
+	if s.info.Web == "" {
+		return nil, &orch.Error{Kind: orch.KindInternal, Message: "st's web UI is not running (its port was taken; see the daemon log)", Hint: "set another port with ST_WEB_PORT or web_port in $ST_HOME/config.toml, then st down; st up"}
+	}
+	return map[string]string{"url": s.info.Web + web.Path + "?token=" + s.token}, nil
+}
+
+func (s *server) remoteReload(ctx context.Context, r *http.Request, b []byte) (any, error) {
+	if err := s.peers.reload(); err != nil {
+		return nil, err
+	}
+	return s.peers.acceptRemote(ctx, api.AcceptRemoteRequest{})
+}
+
+func (s *server) hook(ctx context.Context, r *http.Request, b []byte) (any, error) {
+	req, err := decode[orch.HookRequest](b)
+	if err != nil {
+		return nil, err
+	}
+	if !s.sameServer(r) {
+		return orch.HookResponse{}, nil // an agent on another tmux server
+	}
+	return s.mgr.Hook(ctx, req)
+}
+
+func (s *server) orchShow(ctx context.Context, r *http.Request, b []byte) (any, error) {
+	req, err := decode[orch.IDRequest](b)
+	if err != nil {
+		return nil, err
+	}
+	return s.mgr.Show(ctx, req.Pane, req.ID)
+}
+
+func (s *server) gateList(ctx context.Context, r *http.Request, b []byte) (any, error) {
+	req, err := decode[orch.IDRequest](b)
+	if err != nil {
+		return nil, err
+	}
+	return s.mgr.Gates(ctx, req.All), nil
+}
+
+func (s *server) gateAnswer(ctx context.Context, r *http.Request, b []byte) (any, error) {
+	req, err := decode[orch.GateRequest](b)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.personOnly(ctx, r, req.Pane, "answering a decision gate"); err != nil {
+		return nil, err
+	}
+	req.By = "cli"
+	return s.mgr.AnswerGate(ctx, req)
+}
+
+func (s *server) offer(ctx context.Context, r *http.Request, b []byte) (any, error) {
+	req, err := decode[orch.OfferRequest](b)
+	if err != nil {
+		return nil, err
+	}
+	if !req.Withdraw {
+		if err := s.personOnly(ctx, r, req.Pane, "offering an agent to another machine"); err != nil {
+			return nil, err
+		}
+	}
+	return s.mgr.Offer(ctx, req)
+}
+
+func (s *server) acceptRemote(ctx context.Context, r *http.Request, b []byte) (any, error) {
+	req, err := decode[api.AcceptRemoteRequest](b)
+	if err != nil {
+		return nil, err
+	}
+	if req.On != nil && *req.On {
+		if err := s.personOnly(ctx, r, req.Pane, "letting other machines start agents here (accept-remote on)"); err != nil {
+			return nil, err
+		}
+	}
+	return s.peers.acceptRemote(ctx, req)
+}
+
 func (s *server) sameServer(r *http.Request) bool {
 	theirs := r.Header.Get(api.TmuxHeader)
 	if theirs == "" {

@@ -301,70 +301,23 @@ func isTLSRefusal(err error) bool {
 // routes is the peer API: what another machine of the account may ask.
 func (p *peerNet) routes(tr remote.Transport) http.Handler {
 	mux := http.NewServeMux()
-	type peerHandler func(ctx context.Context, from string, body []byte) (any, error)
 	op := func(name string) peerHandler {
-		return func(ctx context.Context, from string, b []byte) (any, error) {
-			req, err := decode[orch.PeerOp](b)
-			if err != nil {
-				return nil, err
-			}
+		return peerCall(func(ctx context.Context, from string, req orch.PeerOp) (*orch.WorkerView, error) {
 			return p.mgr.PeerOp(ctx, from, name, req)
-		}
+		})
 	}
 	h := map[string]peerHandler{
-		api.PeerRouteStart: func(ctx context.Context, from string, b []byte) (any, error) {
-			req, err := decode[orch.PeerStart](b)
-			if err != nil {
-				return nil, err
-			}
-			return p.mgr.PeerStart(ctx, from, req)
-		},
-		api.PeerRouteWatch: func(ctx context.Context, from string, b []byte) (any, error) {
-			req, err := decode[orch.PeerWatchRequest](b)
-			if err != nil {
-				return nil, err
-			}
-			return p.mgr.PeerWatch(ctx, from, req)
-		},
-		api.PeerRouteAdopt: func(ctx context.Context, from string, b []byte) (any, error) {
-			req, err := decode[orch.PeerOp](b)
-			if err != nil {
-				return nil, err
-			}
-			return p.mgr.PeerAdopt(ctx, from, req)
-		},
-		api.PeerRouteReparent: func(ctx context.Context, from string, b []byte) (any, error) {
-			req, err := decode[orch.PeerReparent](b)
-			if err != nil {
-				return nil, err
-			}
-			return p.mgr.PeerReparent(ctx, from, req)
-		},
-		api.PeerRoutePane: func(ctx context.Context, from string, b []byte) (any, error) {
-			req, err := decode[orch.IDRequest](b)
-			if err != nil {
-				return nil, err
-			}
-			return p.mgr.PeerPane(ctx, from, req)
-		},
-		api.PeerRouteGraph: func(ctx context.Context, from string, b []byte) (any, error) {
-			// Named as this machine's web UI names them: a coordinator by
-			// its window.
-			g := p.mgr.PeerGraph(from)
-			if panes, err := p.tmux.ListPanes(ctx); err == nil {
-				win := map[string]string{}
-				for _, tp := range panes {
-					win[tp.ID] = tp.WindowName
-				}
-				for i := range g {
-					if g[i].Name == "" {
-						g[i].Name = win[g[i].Pane]
-					}
-				}
-			}
-			return g, nil
-		},
-		api.PeerRouteRead: op(api.PeerRouteRead), api.PeerRouteSend: op(api.PeerRouteSend), api.PeerRouteStop: op(api.PeerRouteStop), api.PeerRouteRename: op(api.PeerRouteRename), api.PeerRouteRelease: op(api.PeerRouteRelease),
+		api.PeerRouteStart:    peerCall(p.mgr.PeerStart),
+		api.PeerRouteWatch:    peerCall(p.mgr.PeerWatch),
+		api.PeerRouteAdopt:    peerCall(p.mgr.PeerAdopt),
+		api.PeerRouteReparent: peerCall(p.mgr.PeerReparent),
+		api.PeerRoutePane:     peerCall(p.mgr.PeerPane),
+		api.PeerRouteGraph:    p.graph,
+		api.PeerRouteRead:     op(api.PeerRouteRead),
+		api.PeerRouteSend:     op(api.PeerRouteSend),
+		api.PeerRouteStop:     op(api.PeerRouteStop),
+		api.PeerRouteRename:   op(api.PeerRouteRename),
+		api.PeerRouteRelease:  op(api.PeerRouteRelease),
 	}
 	for name, fn := range h {
 		fn := fn
@@ -383,6 +336,38 @@ func (p *peerNet) routes(tr remote.Transport) http.Handler {
 		})
 	}
 	return mux
+}
+
+// peerHandler answers a request of machine from.
+type peerHandler func(ctx context.Context, from string, body []byte) (any, error)
+
+// peerCall decodes a peer request into T for op.
+func peerCall[T, R any](op func(context.Context, string, T) (R, error)) peerHandler {
+	return func(ctx context.Context, from string, b []byte) (any, error) {
+		req, err := decode[T](b)
+		if err != nil {
+			return nil, err
+		}
+		return op(ctx, from, req)
+	}
+}
+
+// graph is what machine from sees of this machine's agents, named as this
+// machine's web UI names them: a coordinator by its window.
+func (p *peerNet) graph(ctx context.Context, from string, b []byte) (any, error) {
+	g := p.mgr.PeerGraph(from)
+	if panes, err := p.tmux.ListPanes(ctx); err == nil {
+		win := map[string]string{}
+		for _, tp := range panes {
+			win[tp.ID] = tp.WindowName
+		}
+		for i := range g {
+			if g[i].Name == "" {
+				g[i].Name = win[g[i].Pane]
+			}
+		}
+	}
+	return g, nil
 }
 
 func (p *peerNet) acceptRemote(ctx context.Context, req api.AcceptRemoteRequest) (*api.AcceptRemoteStatus, error) {

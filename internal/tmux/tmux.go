@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/sophonz/st/internal/runerr"
 )
 
 // Sentinel errors that callers test with errors.Is.
@@ -36,15 +38,7 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	name := "tmux"
-	if len(e.Args) > 0 {
-		name += " " + e.Args[0]
-	}
-	msg := strings.TrimSpace(e.Stderr)
-	if msg == "" {
-		msg = fmt.Sprintf("exit status %d", e.ExitCode)
-	}
-	return name + ": " + msg
+	return runerr.Message("tmux", e.Args, e.Stderr, e.ExitCode)
 }
 
 // Unwrap lets errors.Is find ErrNoServer and ErrNoPane.

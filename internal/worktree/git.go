@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sophonz/st/internal/runerr"
 )
 
 // GitError is a git command that failed, with what git said, so that the
@@ -23,15 +25,7 @@ type GitError struct {
 }
 
 func (e *GitError) Error() string {
-	name := "git"
-	if len(e.Args) > 0 {
-		name += " " + e.Args[0]
-	}
-	msg := strings.TrimSpace(e.Stderr)
-	if msg == "" {
-		msg = fmt.Sprintf("exit status %d", e.ExitCode)
-	}
-	return name + ": " + msg
+	return runerr.Message("git", e.Args, e.Stderr, e.ExitCode)
 }
 
 // gitTimeout bounds one git command. It is long because hooks of the user's
