@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sophonz/st/internal/store"
@@ -29,6 +30,8 @@ type saver struct {
 	files  map[string]*runFile
 	kick   chan struct{}
 	closed bool // the writer stopped: waiters write for themselves
+	// writes counts the files written, for tests and figures.
+	writes atomic.Uint64
 }
 
 // runFile is one run's record: its newest snapshot, and how far the disk
@@ -158,6 +161,7 @@ func (s *saver) writeAll(again bool) (failed bool) {
 			f.err, f.errAt = err, v
 			failed = true
 		} else {
+			s.writes.Add(1)
 			f.err = nil
 			if v > f.written {
 				f.written = v
