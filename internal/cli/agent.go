@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -12,16 +13,33 @@ import (
 // simulated agent that --agent sim starts.
 func newAgentCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{Use: "agent", Short: "Agents built into st", Hidden: true}
-	cmd.AddCommand(&cobra.Command{
+	cmd.AddCommand(newAgentSimCmd(env, nil))
+	return cmd
+}
+
+type agentSimOptions struct {
+	// Args are the sim agent's own, passed on as they are.
+	Args []string
+}
+
+func newAgentSimCmd(env *Env, runF runFunc[agentSimOptions]) *cobra.Command {
+	var o agentSimOptions
+	cmd := &cobra.Command{
 		Use:                "sim",
 		Short:              "The simulated agent (what --agent sim starts)",
 		DisableFlagParsing: true,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if code := simagent.Main(args, os.Stdin, env.Stdout, env.Getenv); code != 0 {
-				return &exitError{code: code}
-			}
-			return nil
-		},
-	})
-	return cmd
+	}
+	return bind(cmd, env, &o, func(args []string) error {
+		o.Args = args
+		return nil
+	}, runF, runAgentSim)
+}
+
+// runAgentSim runs the sim agent on the terminal itself (os.Stdin): it
+// reads keys the way a real agent does in its pane.
+func runAgentSim(_ context.Context, env *Env, o agentSimOptions) error {
+	if code := simagent.Main(o.Args, os.Stdin, env.Stdout, env.Getenv); code != 0 {
+		return &exitError{code: code}
+	}
+	return nil
 }

@@ -15,11 +15,12 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/client"
-	"github.com/sophonz/st/internal/orch"
 )
 
 // Env is what a command sees of its process: streams and environment.
@@ -48,11 +49,38 @@ func (e *Env) Client() *client.Client { return client.New(e.Home(), e.Getenv("TM
 func (e *Env) Pane(cmd string) (string, error) {
 	p := e.Getenv("TMUX_PANE")
 	if p == "" {
-		return "", &orch.Error{Kind: orch.KindUsage,
-			Message: fmt.Sprintf("%s acts for the tmux pane it runs in, and this shell is not in tmux ($TMUX_PANE is empty)", cmd),
-			Hint:    "run it inside a pane of the tmux session where the agents are"}
+		return "", usageError(fmt.Sprintf("%s acts for the tmux pane it runs in, and this shell is not in tmux ($TMUX_PANE is empty)", cmd),
+			"run it inside a pane of the tmux session where the agents are")
 	}
 	return p, nil
+}
+
+// usageError is a refusal of what the user typed, with what to type.
+func usageError(msg, hint string) error {
+	return &api.Error{Kind: api.KindUsage, Message: msg, Hint: hint}
+}
+
+// runFunc is a command's run, given the options its flags parsed into.
+// A test passes its own to see the options without running anything
+// (cli/cli's runF).
+type runFunc[O any] = func(context.Context, *Env, O) error
+
+// bind makes cmd run: fill takes the positional arguments into *o and
+// refuses bad flags (it may be nil), then runF is called when a test gave
+// one, else run.
+func bind[O any](cmd *cobra.Command, env *Env, o *O, fill func(args []string) error, runF, run runFunc[O]) *cobra.Command {
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if fill != nil {
+			if err := fill(args); err != nil {
+				return err
+			}
+		}
+		if runF != nil {
+			return runF(cmd.Context(), env, *o)
+		}
+		return run(cmd.Context(), env, *o)
+	}
+	return cmd
 }
 
 // exitError carries an exit status other than 1.
@@ -78,7 +106,7 @@ func Main(args []string, env Env) int {
 	if len(args) == 3 && args[0] == "hook" {
 		// The agents' hooks run this on every event: straight to it,
 		// without building the command tree.
-		runHook(ctx, &env, args[1], args[2])
+		runHook(ctx, &env, hookOptions{Agent: args[1], Event: args[2]})
 		return 0
 	}
 	root := newRoot(&env)
@@ -110,11 +138,53 @@ func newRoot(env *Env) *cobra.Command {
 	}
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(
-		newUpCmd(env), newDownCmd(env), newStatusCmd(env), newDaemonCmd(env), newVersionCmd(env), newLsCmd(env), newWebCmd(env),
-		newOrchCmd(env), newWorkerCmd(env), newHookCmd(env), newAgentCmd(env), newHooksCmd(env), newPluginCmd(env), newTaskCmd(env), newGateCmd(env),
-		newControlPlaneCmd(env), newLoginCmd(env), newLogoutCmd(env), newMachinesCmd(env),
+		newUpCmd(env, nil), newDownCmd(env, nil), newStatusCmd(env, nil), newDaemonCmd(env, nil), newVersionCmd(env, nil),
+		newLsCmd(env, nil), newWebCmd(env, nil), newOrchCmd(env), newWorkerCmd(env), newHookCmd(env, nil), newAgentCmd(env),
+		newHooksCmd(env), newPluginCmd(env), newTaskCmd(env), newGateCmd(env),
+		newControlPlaneCmd(env), newLoginCmd(env, nil), newLogoutCmd(env, nil), newMachinesCmd(env, nil),
 	)
 	return root
+}
+
+// takeArgs is the fill of a command whose arguments are all it takes:
+// each goes into its dst, in order (Args has checked their number).
+func takeArgs(dst ...*string) func([]string) error {
+	return func(args []string) error {
+		for i, d := range dst {
+			*d = args[i]
+		}
+		return nil
+	}
+}
+
+// printResult prints what the daemon answered: JSON when asked, else text
+// for people. An error of the call is returned as it is.
+func printResult[T any](env *Env, asJSON bool, v T, err error, text func(io.Writer, T) error) error {
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return printJSON(env.Stdout, v)
+	}
+	return text(env.Stdout, v)
+}
+
+// jsonFlag is the --json flag of the commands that print JSON on request.
+func jsonFlag(cmd *cobra.Command, p *bool) { cmd.Flags().BoolVar(p, "json", false, "print JSON") }
+
+// printTable prints a row per item under a header, in columns; none is
+// what it prints when there are no items.
+func printTable[T any](w io.Writer, items []T, none, header string, row func(io.Writer, T)) error {
+	if len(items) == 0 {
+		_, err := fmt.Fprintln(w, none)
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, header)
+	for _, it := range items {
+		row(tw, it)
+	}
+	return tw.Flush()
 }
 
 // printJSON prints v as indented JSON.

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -33,61 +33,41 @@ func stBin() string {
 	return p
 }
 
-func newDaemonCmd(env *Env) *cobra.Command {
-	return &cobra.Command{
-		Use:   "daemon",
-		Short: "Run st's daemon in the foreground",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			err := daemon.Run(cmd.Context(), daemon.Options{
-				Home: env.Home(), STBin: stBin(), Log: env.Stderr, Getenv: env.Getenv,
-			})
-			if errors.Is(err, daemon.ErrRunning) {
-				return fmt.Errorf("%w\nTry: st status, or st down to stop it", err)
-			}
-			return err
-		},
-	}
+type daemonOptions struct{}
+
+func newDaemonCmd(env *Env, runF runFunc[daemonOptions]) *cobra.Command {
+	var o daemonOptions
+	cmd := &cobra.Command{Use: "daemon", Short: "Run st's daemon in the foreground", Args: cobra.NoArgs}
+	return bind(cmd, env, &o, nil, runF, runDaemon)
 }
 
-func newUpCmd(env *Env) *cobra.Command {
-	return &cobra.Command{
-		Use:   "up",
-		Short: "Start st's daemon in the background (does nothing when it runs)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runUp(cmd.Context(), env)
-		},
+func runDaemon(ctx context.Context, env *Env, _ daemonOptions) error {
+	err := daemon.Run(ctx, daemon.Options{Home: env.Home(), STBin: stBin(), Log: env.Stderr, Getenv: env.Getenv})
+	if errors.Is(err, daemon.ErrRunning) {
+		return fmt.Errorf("%w\nTry: st status, or st down to stop it", err)
 	}
+	return err
 }
 
-func runUp(ctx context.Context, env *Env) error {
+type upOptions struct{}
+
+func newUpCmd(env *Env, runF runFunc[upOptions]) *cobra.Command {
+	var o upOptions
+	cmd := &cobra.Command{Use: "up", Short: "Start st's daemon in the background (does nothing when it runs)", Args: cobra.NoArgs}
+	return bind(cmd, env, &o, nil, runF, runUp)
+}
+
+func runUp(ctx context.Context, env *Env, _ upOptions) error {
 	c := env.Client()
 	if s, err := c.Status(ctx); err == nil {
 		printRunning(env, s)
 		return nil
 	}
-	home := env.Home()
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		return fmt.Errorf("make ST_HOME %s: %w", home, err)
-	}
-	logPath := filepath.Join(home, "daemon.log")
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	logPath := filepath.Join(env.Home(), "daemon.log")
+	exited, err := startDaemon(env.Home(), logPath)
 	if err != nil {
-		return fmt.Errorf("open %s: %w", logPath, err)
+		return err
 	}
-	defer logf.Close()
-	cmd := exec.Command(stBin(), "daemon")
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Dir = home
-	// Its own session, so that closing the terminal or pane that ran
-	// st up does not take the daemon with it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start st daemon: %w", err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
 	deadline := time.After(15 * time.Second)
 	for {
 		if s, err := c.Status(ctx); err == nil {
@@ -108,6 +88,31 @@ func runUp(ctx context.Context, env *Env) error {
 	}
 }
 
+// startDaemon starts st daemon in the background, its output appended to
+// logPath; the channel tells when it exits.
+func startDaemon(home, logPath string) (exited <-chan error, err error) {
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return nil, fmt.Errorf("make ST_HOME %s: %w", home, err)
+	}
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", logPath, err)
+	}
+	defer logf.Close()
+	cmd := exec.Command(stBin(), "daemon")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Dir = home
+	// Its own session, so that closing the terminal or pane that ran
+	// st up does not take the daemon with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start st daemon: %w", err)
+	}
+	ch := make(chan error, 1)
+	go func() { ch <- cmd.Wait() }()
+	return ch, nil
+}
+
 func lastLines(path string, n int) string {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -120,125 +125,114 @@ func lastLines(path string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-func newDownCmd(env *Env) *cobra.Command {
-	return &cobra.Command{
-		Use:   "down",
-		Short: "Stop st's daemon (workers and their windows stay)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c := env.Client()
-			var res map[string]int
-			if err := c.Call(cmd.Context(), "/v1/shutdown", struct{}{}, &res); err != nil {
-				if errors.Is(err, client.ErrDown) {
-					fmt.Fprintln(env.Stdout, "st is not running")
-					return nil
-				}
-				return err
-			}
-			deadline := time.Now().Add(10 * time.Second)
-			for time.Now().Before(deadline) {
-				if _, err := os.Stat(api.SocketPath(env.Home())); os.IsNotExist(err) {
-					fmt.Fprintf(env.Stdout, "st stopped (pid %d)\n", res["pid"])
-					return nil
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
-			return fmt.Errorf("st (pid %d) did not stop within 10 s", res["pid"])
-		},
-	}
+type downOptions struct{}
+
+func newDownCmd(env *Env, runF runFunc[downOptions]) *cobra.Command {
+	var o downOptions
+	cmd := &cobra.Command{Use: "down", Short: "Stop st's daemon (workers and their windows stay)", Args: cobra.NoArgs}
+	return bind(cmd, env, &o, nil, runF, runDown)
 }
 
-func newStatusCmd(env *Env) *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "status",
-		Short: "Say whether st's daemon runs, and what it holds",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := env.Client().Status(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return printJSON(env.Stdout, s)
-			}
-			fmt.Fprintf(env.Stdout, "st %s is running (pid %d, up %s)\n", s.Version, s.PID, time.Since(s.Started).Round(time.Second))
-			fmt.Fprintf(env.Stdout, "  home:   %s\n  socket: %s\n  tmux:   %s\n", s.Home, s.Socket, s.TmuxSocket)
-			if s.TmuxDown != nil {
-				what := "it is not running"
-				if s.Restoring {
-					what = "st is bringing its sessions back"
-				}
-				fmt.Fprintf(env.Stdout, "  the tmux server is gone (for %s): %s\n", time.Since(*s.TmuxDown).Round(time.Millisecond), what)
-			}
-			fmt.Fprintf(env.Stdout, "  runs: %d, workers: %d (%d alive)\n", s.Orch.Runs, s.Orch.Workers, s.Orch.Live)
-			printProblems(env, s)
+func runDown(ctx context.Context, env *Env, _ downOptions) error {
+	pid, err := env.Client().Shutdown(ctx)
+	if errors.Is(err, client.ErrDown) {
+		fmt.Fprintln(env.Stdout, "st is not running")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(api.SocketPath(env.Home())); os.IsNotExist(err) {
+			fmt.Fprintf(env.Stdout, "st stopped (pid %d)\n", pid)
 			return nil
-		},
+		}
+		if err := sleepCtx(ctx, 20*time.Millisecond); err != nil {
+			return err
+		}
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	return cmd
+	return fmt.Errorf("st (pid %d) did not stop within 10 s", pid)
 }
 
-func newVersionCmd(env *Env) *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print st's version",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintf(env.Stdout, "st %s\n", version.Version)
-			return nil
-		},
-	}
+type statusOptions struct{ JSON bool }
+
+func newStatusCmd(env *Env, runF runFunc[statusOptions]) *cobra.Command {
+	var o statusOptions
+	cmd := &cobra.Command{Use: "status", Short: "Say whether st's daemon runs, and what it holds", Args: cobra.NoArgs}
+	jsonFlag(cmd, &o.JSON)
+	return bind(cmd, env, &o, nil, runF, runStatus)
 }
 
-func newLsCmd(env *Env) *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "ls",
-		Short: "List the sessions of st's tmux server, their windows and agents",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			var ses []api.LsSession
-			if err := env.Client().Call(cmd.Context(), "/v1/ls", struct{}{}, &ses); err != nil {
-				return err
+func runStatus(ctx context.Context, env *Env, o statusOptions) error {
+	s, err := env.Client().Status(ctx)
+	return printResult(env, o.JSON, s, err, func(w io.Writer, s *api.StatusInfo) error {
+		fmt.Fprintf(w, "st %s is running (pid %d, up %s)\n", s.Version, s.PID, time.Since(s.Started).Round(time.Second))
+		fmt.Fprintf(w, "  home:   %s\n  socket: %s\n  tmux:   %s\n", s.Home, s.Socket, s.TmuxSocket)
+		if s.TmuxDown != nil {
+			what := "it is not running"
+			if s.Restoring {
+				what = "st is bringing its sessions back"
 			}
-			if asJSON {
-				return printJSON(env.Stdout, ses)
-			}
-			if len(ses) == 0 {
-				fmt.Fprintln(env.Stdout, "no sessions (st's tmux server is not running)")
-				return nil
-			}
-			tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "SESSION\tWINDOWS\tAGENTS")
-			for _, s := range ses {
-				fmt.Fprintf(tw, "%s\t%d\t%d\n", s.Name, len(s.Windows), s.Agents)
-				for _, w := range s.Windows {
-					fmt.Fprintf(tw, "  %s: %s\t%s\t%s\n", w.Index, w.Name, strings.Join(w.Panes, " "), strings.Join(w.Agents, ", "))
-				}
-			}
-			return tw.Flush()
-		},
-	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	return cmd
+			fmt.Fprintf(w, "  the tmux server is gone (for %s): %s\n", time.Since(*s.TmuxDown).Round(time.Millisecond), what)
+		}
+		fmt.Fprintf(w, "  runs: %d, workers: %d (%d alive)\n", s.Orch.Runs, s.Orch.Workers, s.Orch.Live)
+		printProblems(env, s)
+		return nil
+	})
 }
 
-func newWebCmd(env *Env) *cobra.Command {
-	return &cobra.Command{
-		Use:   "web",
-		Short: "Print the web UI's address (with its secret token)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			var res map[string]string
-			if err := env.Client().Call(cmd.Context(), "/v1/web", struct{}{}, &res); err != nil {
-				return err
-			}
-			fmt.Fprintln(env.Stdout, res["url"])
-			return nil
-		},
+type versionOptions struct{}
+
+func newVersionCmd(env *Env, runF runFunc[versionOptions]) *cobra.Command {
+	var o versionOptions
+	cmd := &cobra.Command{Use: "version", Short: "Print st's version", Args: cobra.NoArgs}
+	return bind(cmd, env, &o, nil, runF, runVersion)
+}
+
+func runVersion(_ context.Context, env *Env, _ versionOptions) error {
+	fmt.Fprintf(env.Stdout, "st %s\n", version.Version)
+	return nil
+}
+
+type lsOptions struct{ JSON bool }
+
+func newLsCmd(env *Env, runF runFunc[lsOptions]) *cobra.Command {
+	var o lsOptions
+	cmd := &cobra.Command{Use: "ls", Short: "List the sessions of st's tmux server, their windows and agents", Args: cobra.NoArgs}
+	jsonFlag(cmd, &o.JSON)
+	return bind(cmd, env, &o, nil, runF, runLs)
+}
+
+func runLs(ctx context.Context, env *Env, o lsOptions) error {
+	ses, err := env.Client().Ls(ctx)
+	return printResult(env, o.JSON, ses, err, printSessions)
+}
+
+func printSessions(w io.Writer, ses []api.LsSession) error {
+	return printTable(w, ses, "no sessions (st's tmux server is not running)", "SESSION\tWINDOWS\tAGENTS", func(tw io.Writer, s api.LsSession) {
+		fmt.Fprintf(tw, "%s\t%d\t%d\n", s.Name, len(s.Windows), s.Agents)
+		for _, w := range s.Windows {
+			fmt.Fprintf(tw, "  %s: %s\t%s\t%s\n", w.Index, w.Name, strings.Join(w.Panes, " "), strings.Join(w.Agents, ", "))
+		}
+	})
+}
+
+type webOptions struct{}
+
+func newWebCmd(env *Env, runF runFunc[webOptions]) *cobra.Command {
+	var o webOptions
+	cmd := &cobra.Command{Use: "web", Short: "Print the web UI's address (with its secret token)", Args: cobra.NoArgs}
+	return bind(cmd, env, &o, nil, runF, runWeb)
+}
+
+func runWeb(ctx context.Context, env *Env, _ webOptions) error {
+	u, err := env.Client().Web(ctx)
+	if err != nil {
+		return err
 	}
+	fmt.Fprintln(env.Stdout, u.URL)
+	return nil
 }
 
 func printRunning(env *Env, s *api.StatusInfo) {

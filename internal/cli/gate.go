@@ -3,17 +3,18 @@ package cli
 import (
 	"context"
 	"fmt"
-	"text/tabwriter"
+	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/sophonz/st/internal/orch"
+	"github.com/sophonz/st/internal/api"
 )
 
 func newGateCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{Use: "gate", Short: "Decision gates: questions only a person should answer"}
-	cmd.AddCommand(newGateAskCmd(env), newGateListCmd(env), newGateAnswerCmd(env))
+	cmd.AddCommand(newGateAskCmd(env, nil), newGateListCmd(env, nil), newGateAnswerCmd(env, nil))
 	return cmd
 }
 
@@ -24,7 +25,7 @@ type gateAskOptions struct {
 	JSON     bool
 }
 
-func newGateAskCmd(env *Env) *cobra.Command {
+func newGateAskCmd(env *Env, runF runFunc[gateAskOptions]) *cobra.Command {
 	var o gateAskOptions
 	cmd := &cobra.Command{
 		Use:   `ask "QUESTION" --option A --option B [--timeout D]`,
@@ -33,41 +34,40 @@ func newGateAskCmd(env *Env) *cobra.Command {
 (st gate answer, the web UI's buttons, or a push notification's actions) and
 prints the chosen option. Exit status: 0 answered, 3 no answer before --timeout.`,
 		Args: exactArgs(1, `st gate ask "QUESTION" --option A --option B`),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Question = args[0]
-			return runGateAsk(cmd.Context(), env, o)
-		},
 	}
 	cmd.Flags().StringArrayVar(&o.Options, "option", nil, "an answer the person can pick (two or more)")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", 0, "give up after this long (default: wait until answered)")
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
-	return cmd
+	jsonFlag(cmd, &o.JSON)
+	return bind(cmd, env, &o, takeArgs(&o.Question), runF, runGateAsk)
 }
 
 func runGateAsk(ctx context.Context, env *Env, o gateAskOptions) error {
 	c := env.Client()
-	var g orch.Gate
-	req := orch.GateRequest{Pane: env.Getenv("TMUX_PANE"), Question: o.Question, Options: o.Options, Timeout: o.Timeout}
-	if err := c.Call(ctx, "/v1/gate/ask", req, &g); err != nil {
+	g, err := c.AskGate(ctx, api.GateRequest{Pane: callerPane(env), Question: o.Question, Options: o.Options, Timeout: o.Timeout})
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stderr, "st: gate %s is open; waiting for a person to answer (st gate answer %s OPTION, or the web UI)\n", g.ID, g.ID)
 	for {
 		// Wait in pieces, across restarts of st: the gate is on disk.
 		err := keepTrying(ctx, env, time.Time{}, 300*time.Millisecond, nil, func() error {
-			return c.Call(ctx, "/v1/gate/wait", orch.GateRequest{ID: g.ID, Timeout: time.Minute}, &g)
+			w, err := c.WaitGate(ctx, api.GateRequest{ID: g.ID, Timeout: time.Minute})
+			if err == nil {
+				g = w
+			}
+			return err
 		})
 		if err != nil {
 			return err
 		}
 		switch g.State {
-		case orch.GateAnswered:
+		case api.GateAnswered:
 			if o.JSON {
 				return printJSON(env.Stdout, g)
 			}
 			fmt.Fprintln(env.Stdout, g.Answer)
 			return nil
-		case orch.GateTimedOut:
+		case api.GateTimedOut:
 			if o.JSON {
 				printJSON(env.Stdout, g)
 			}
@@ -76,60 +76,40 @@ func runGateAsk(ctx context.Context, env *Env, o gateAskOptions) error {
 	}
 }
 
-func newGateListCmd(env *Env) *cobra.Command {
-	var all, asJSON bool
-	cmd := &cobra.Command{
-		Use:   "list [--all]",
-		Short: "List the open gates (--all: answered and timed-out ones too)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			var gs []orch.Gate
-			if err := env.Client().Call(cmd.Context(), "/v1/gate/list", orch.IDRequest{All: all}, &gs); err != nil {
-				return err
-			}
-			if asJSON {
-				return printJSON(env.Stdout, gs)
-			}
-			if len(gs) == 0 {
-				fmt.Fprintln(env.Stdout, "no open gates")
-				return nil
-			}
-			tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "GATE\tSTATE\tFROM\tQUESTION\tOPTIONS\tANSWER")
-			for _, g := range gs {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", g.ID, g.State, g.Pane, oneLine(g.Question, 60), joinOpts(g.Options), g.Answer)
-			}
-			return tw.Flush()
-		},
-	}
-	cmd.Flags().BoolVar(&all, "all", false, "answered and timed-out gates too")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	return cmd
+type gateListOptions struct{ All, JSON bool }
+
+func newGateListCmd(env *Env, runF runFunc[gateListOptions]) *cobra.Command {
+	var o gateListOptions
+	cmd := &cobra.Command{Use: "list [--all]", Short: "List the open gates (--all: answered and timed-out ones too)", Args: cobra.NoArgs}
+	cmd.Flags().BoolVar(&o.All, "all", false, "answered and timed-out gates too")
+	jsonFlag(cmd, &o.JSON)
+	return bind(cmd, env, &o, nil, runF, runGateList)
 }
 
-func joinOpts(o []string) string {
-	s := ""
-	for i, x := range o {
-		if i > 0 {
-			s += " | "
-		}
-		s += x
-	}
-	return s
+func runGateList(ctx context.Context, env *Env, o gateListOptions) error {
+	gs, err := env.Client().Gates(ctx, o.All)
+	return printResult(env, o.JSON, gs, err, printGates)
 }
 
-func newGateAnswerCmd(env *Env) *cobra.Command {
-	return &cobra.Command{
-		Use:   "answer ID OPTION",
-		Short: "Answer an open gate",
-		Args:  exactArgs(2, "st gate answer ID OPTION"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var g orch.Gate
-			if err := env.Client().Call(cmd.Context(), "/v1/gate/answer", orch.GateRequest{Pane: env.Getenv("TMUX_PANE"), ID: args[0], Option: args[1], By: "cli"}, &g); err != nil {
-				return err
-			}
-			fmt.Fprintf(env.Stdout, "gate %s: answered %s\n", g.ID, g.Answer)
-			return nil
-		},
+func printGates(w io.Writer, gs []api.Gate) error {
+	return printTable(w, gs, "no open gates", "GATE\tSTATE\tFROM\tQUESTION\tOPTIONS\tANSWER", func(tw io.Writer, g api.Gate) {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", g.ID, g.State, g.Pane, oneLine(g.Question, 60), strings.Join(g.Options, " | "), g.Answer)
+	})
+}
+
+type gateAnswerOptions struct{ ID, Option string }
+
+func newGateAnswerCmd(env *Env, runF runFunc[gateAnswerOptions]) *cobra.Command {
+	var o gateAnswerOptions
+	cmd := &cobra.Command{Use: "answer ID OPTION", Short: "Answer an open gate", Args: exactArgs(2, "st gate answer ID OPTION")}
+	return bind(cmd, env, &o, takeArgs(&o.ID, &o.Option), runF, runGateAnswer)
+}
+
+func runGateAnswer(ctx context.Context, env *Env, o gateAnswerOptions) error {
+	g, err := env.Client().AnswerGate(ctx, api.GateRequest{Pane: callerPane(env), ID: o.ID, Option: o.Option, By: "cli"})
+	if err != nil {
+		return err
 	}
+	fmt.Fprintf(env.Stdout, "gate %s: answered %s\n", g.ID, g.Answer)
+	return nil
 }

@@ -16,33 +16,33 @@ import (
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/client"
 	"github.com/sophonz/st/internal/guard"
-	"github.com/sophonz/st/internal/orch"
 )
+
+type hookOptions struct{ Agent, Event string }
 
 // newHookCmd is what the agents' hooks run: `st hook claude Stop` with the
 // event's JSON on stdin. It hands the event to the daemon with the pane it
 // came from, returns within about a second, and exits 0 even when st is
 // down, so that an agent is never held up by st.
-func newHookCmd(env *Env) *cobra.Command {
-	return &cobra.Command{
+func newHookCmd(env *Env, runF runFunc[hookOptions]) *cobra.Command {
+	var o hookOptions
+	cmd := &cobra.Command{
 		Use:    "hook AGENT EVENT",
 		Short:  "Hand an agent's hook event to st (run by the agents' hooks)",
 		Hidden: true,
 		Args:   exactArgs(2, "st hook claude|codex|sim EVENT < payload.json"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runHook(cmd.Context(), env, args[0], args[1])
-		},
 	}
+	return bind(cmd, env, &o, takeArgs(&o.Agent, &o.Event), runF, runHook)
 }
 
 // runHook is st hook AGENT EVENT. It runs on every event of every agent,
 // so Main calls it before building the command tree, and it does the
 // least work that hands the event over.
-func runHook(ctx context.Context, env *Env, kind, event string) error {
+func runHook(ctx context.Context, env *Env, o hookOptions) error {
 	payload, err := readLimited(env.Stdin, maxPayload, time.Second)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "st hook: %v\n", err)
-		if event == "PreToolUse" {
+		if o.Event == "PreToolUse" {
 			// A payload st cannot read whole may hold any command: the
 			// guard fails closed.
 			deny(env, "st guard: st could not read this tool call ("+err.Error()+"), so it refuses it: "+
@@ -52,29 +52,29 @@ func runHook(ctx context.Context, env *Env, kind, event string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	pane := env.Getenv("TMUX_PANE")
+	pane := callerPane(env)
 	c := env.Client()
 	// A report queued by st worker done inside a sandbox goes first, so
 	// that the turn's end finds the worker done.
 	if q, remove, ok := client.TakeQueued(pane); ok {
-		if err := c.Call(ctx, "/v1/worker/done", q, nil); err == nil {
+		if _, err := c.Done(ctx, q); err == nil {
 			remove()
 		}
 	}
-	req := orch.HookRequest{Agent: kind, Event: event, Pane: pane, Payload: payload, Teammate: (*api.TeammateID)(teammateOf(env, kind))}
+	req := api.HookRequest{Agent: o.Agent, Event: o.Event, Pane: pane, Payload: payload, Teammate: (*api.TeammateID)(teammateOf(env, o.Agent))}
 	// The guard needs no daemon: it must work while st is down.
-	if event == "PreToolUse" {
+	if o.Event == "PreToolUse" {
 		if reason := checkCall(env, payload); reason != "" {
 			deny(env, reason)
-			c.Call(ctx, "/v1/hook", req, nil)
+			c.Hook(ctx, req)
 			return nil
 		}
 	}
-	var res orch.HookResponse
-	if err := c.Call(ctx, "/v1/hook", req, &res); err != nil && env.Getenv("ST_HOOK_DEBUG") != "" {
+	res, err := c.Hook(ctx, req)
+	if err != nil && env.Getenv("ST_HOOK_DEBUG") != "" {
 		fmt.Fprintf(env.Stderr, "st hook: %v\n", err)
 	}
-	if res.Deny && event == "PreToolUse" {
+	if err == nil && res.Deny && o.Event == "PreToolUse" {
 		deny(env, res.Reason)
 	}
 	return nil

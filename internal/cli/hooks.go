@@ -9,17 +9,20 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/hooks"
-	"github.com/sophonz/st/internal/orch"
 )
 
 type hooksOptions struct {
+	Action string // install, uninstall or status
 	Agents []string
 	JSON   bool
 }
 
-// hooksRun is Install, Uninstall or Status of package hooks.
-type hooksRun func(context.Context, hooks.Options) (*hooks.Report, error)
+// hooksActions are the functions of package hooks that st hooks runs.
+var hooksActions = map[string]func(context.Context, hooks.Options) (*hooks.Report, error){
+	"install": hooks.Install, "uninstall": hooks.Uninstall, "status": hooks.Status,
+}
 
 func newHooksCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
@@ -32,63 +35,65 @@ keeping everything else in those files, and trusts the Codex ones in
 $CODEX_HOME/config.toml (Codex skips hooks that are not trusted).`,
 	}
 	cmd.AddCommand(
-		newHooksSubCmd(env, "install", "Install st's hooks for Claude Code and Codex (again: updates them)", hooks.Install),
-		newHooksSubCmd(env, "uninstall", "Take st's hooks out, leaving the rest of the files as they are", hooks.Uninstall),
-		newHooksSubCmd(env, "status", "Show whether st's hooks are installed, point at this st, and are trusted", hooks.Status),
+		newHooksSubCmd(env, "install", "Install st's hooks for Claude Code and Codex (again: updates them)", nil),
+		newHooksSubCmd(env, "uninstall", "Take st's hooks out, leaving the rest of the files as they are", nil),
+		newHooksSubCmd(env, "status", "Show whether st's hooks are installed, point at this st, and are trusted", nil),
 	)
 	return cmd
 }
 
-func newHooksSubCmd(env *Env, name, short string, fn hooksRun) *cobra.Command {
-	var o hooksOptions
-	cmd := &cobra.Command{
-		Use:   name + " [--agent claude|codex] [--json]",
-		Short: short,
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runHooks(cmd.Context(), env, name, fn, o)
-		},
-	}
+// newHooksSubCmd is st hooks install, uninstall or status (action).
+func newHooksSubCmd(env *Env, action, short string, runF runFunc[hooksOptions]) *cobra.Command {
+	o := hooksOptions{Action: action}
+	cmd := &cobra.Command{Use: action + " [--agent claude|codex] [--json]", Short: short, Args: cobra.NoArgs}
 	cmd.Flags().StringSliceVar(&o.Agents, "agent", nil, "only this agent: claude or codex (default both)")
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
-	return cmd
+	jsonFlag(cmd, &o.JSON)
+	return bind(cmd, env, &o, func([]string) error {
+		for _, a := range o.Agents {
+			if a != hooks.Claude && a != hooks.Codex {
+				return usageError(fmt.Sprintf("unknown agent %q: st has hooks for claude and codex", a), "st hooks "+action+" --agent claude (or codex)")
+			}
+		}
+		return nil
+	}, runF, runHooks)
 }
 
-func runHooks(ctx context.Context, env *Env, name string, fn hooksRun, o hooksOptions) error {
-	for _, a := range o.Agents {
-		if a != hooks.Claude && a != hooks.Codex {
-			return &orch.Error{Kind: orch.KindUsage, Message: fmt.Sprintf("unknown agent %q: st has hooks for claude and codex", a),
-				Hint: "st hooks " + name + " --agent claude (or codex)"}
-		}
-	}
-	r, err := fn(ctx, hooks.Options{Getenv: env.Getenv, Agents: o.Agents})
+func runHooks(ctx context.Context, env *Env, o hooksOptions) error {
+	r, err := hooksActions[o.Action](ctx, hooks.Options{Getenv: env.Getenv, Agents: o.Agents})
 	if err != nil {
-		return &orch.Error{Kind: orch.KindUsage, Message: err.Error(), Hint: "st hooks " + name + " from a shell of the user whose agents st follows"}
+		return usageError(err.Error(), "st hooks "+o.Action+" from a shell of the user whose agents st follows")
 	}
 	if o.JSON {
 		if err := printJSON(env.Stdout, r); err != nil {
 			return err
 		}
 	} else {
-		printHooksReport(env.Stdout, r, name)
+		printHooksReport(env.Stdout, r, o.Action)
 	}
-	if name == "status" {
+	if o.Action == "status" {
 		return nil
 	}
-	if ps := r.Problems(); len(ps) > 0 {
-		var msgs, hints []string
-		for _, p := range ps {
-			msgs = append(msgs, p.Agent+": "+p.Message)
-			if p.Hint != "" && !slices.Contains(hints, p.Hint) {
-				hints = append(hints, p.Hint)
-			}
-		}
-		if len(r.Agents) > len(ps) {
-			msgs = append(msgs, "(the rest was done)")
-		}
-		return &orch.Error{Kind: orch.KindConflict, Message: strings.Join(msgs, "\n"), Hint: strings.Join(hints, "; ")}
+	return hooksProblems(r)
+}
+
+// hooksProblems is the error of an install or uninstall that left an
+// agent's files as they were: each agent's message, and what to do.
+func hooksProblems(r *hooks.Report) error {
+	ps := r.Problems()
+	if len(ps) == 0 {
+		return nil
 	}
-	return nil
+	var msgs, hints []string
+	for _, p := range ps {
+		msgs = append(msgs, p.Agent+": "+p.Message)
+		if p.Hint != "" && !slices.Contains(hints, p.Hint) {
+			hints = append(hints, p.Hint)
+		}
+	}
+	if len(r.Agents) > len(ps) {
+		msgs = append(msgs, "(the rest was done)")
+	}
+	return &api.Error{Kind: api.KindConflict, Message: strings.Join(msgs, "\n"), Hint: strings.Join(hints, "; ")}
 }
 
 func printHooksReport(w io.Writer, r *hooks.Report, name string) {

@@ -1,55 +1,65 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sophonz/st/internal/api"
-	"github.com/sophonz/st/internal/orch"
 )
 
 func newOrchCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{Use: "orch", Short: "Runs: a coordinator's piece of work"}
-	cmd.AddCommand(newOrchStartCmd(env), newOrchShowCmd(env), newAcceptRemoteCmd(env))
+	cmd.AddCommand(newOrchStartCmd(env, nil), newOrchShowCmd(env, nil), newAcceptRemoteCmd(env, nil))
 	return cmd
 }
 
-func newAcceptRemoteCmd(env *Env) *cobra.Command {
-	return &cobra.Command{
+type acceptRemoteOptions struct {
+	// On is true for on, false for off, nil for status.
+	On *bool
+}
+
+func newAcceptRemoteCmd(env *Env, runF runFunc[acceptRemoteOptions]) *cobra.Command {
+	var o acceptRemoteOptions
+	cmd := &cobra.Command{
 		Use:   "accept-remote on|off|status",
 		Short: "Whether this machine takes workers from the account's other machines (off until turned on)",
 		Long: `Another machine of the same account may start agents on this one and type into
 them only while this is on. It is off until you turn it on.`,
 		Args: exactArgs(1, "st orch accept-remote on|off|status"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			req := api.AcceptRemoteRequest{Pane: env.Getenv("TMUX_PANE")}
-			switch args[0] {
-			case "on", "off":
-				on := args[0] == "on"
-				req.On = &on
-			case "status":
-			default:
-				return &orch.Error{Kind: orch.KindUsage, Message: fmt.Sprintf("st orch accept-remote takes on, off or status, not %q", args[0]), Hint: "st orch accept-remote on"}
-			}
-			var st api.AcceptRemoteStatus
-			if err := env.Client().Call(cmd.Context(), "/v1/orch/accept-remote", req, &st); err != nil {
-				return err
-			}
-			state := "off: this machine takes no workers from other machines"
-			if st.On {
-				state = "on: this machine takes workers from the account's other machines"
-			}
-			fmt.Fprintf(env.Stdout, "accept-remote %s\n", state)
-			if !st.SignedIn {
-				fmt.Fprintln(env.Stdout, "this machine is not signed in, so no other machine can reach it yet (st login --control-plane URL --account NAME --key KEY)")
-			} else {
-				fmt.Fprintf(env.Stdout, "machine %s of account %s, taking requests on %s\n", st.Machine, st.Account, st.Addr)
-			}
-			return nil
-		},
 	}
+	return bind(cmd, env, &o, func(args []string) error {
+		switch args[0] {
+		case "on", "off":
+			on := args[0] == "on"
+			o.On = &on
+		case "status":
+		default:
+			return usageError(fmt.Sprintf("st orch accept-remote takes on, off or status, not %q", args[0]), "st orch accept-remote on")
+		}
+		return nil
+	}, runF, runAcceptRemote)
+}
+
+func runAcceptRemote(ctx context.Context, env *Env, o acceptRemoteOptions) error {
+	st, err := env.Client().AcceptRemote(ctx, api.AcceptRemoteRequest{Pane: callerPane(env), On: o.On})
+	if err != nil {
+		return err
+	}
+	state := "off: this machine takes no workers from other machines"
+	if st.On {
+		state = "on: this machine takes workers from the account's other machines"
+	}
+	fmt.Fprintf(env.Stdout, "accept-remote %s\n", state)
+	if !st.SignedIn {
+		fmt.Fprintln(env.Stdout, "this machine is not signed in, so no other machine can reach it yet (st login --control-plane URL --account NAME --key KEY)")
+	} else {
+		fmt.Fprintf(env.Stdout, "machine %s of account %s, taking requests on %s\n", st.Machine, st.Account, st.Addr)
+	}
+	return nil
 }
 
 type orchStartOptions struct {
@@ -57,84 +67,78 @@ type orchStartOptions struct {
 	JSON      bool
 }
 
-func newOrchStartCmd(env *Env) *cobra.Command {
+func newOrchStartCmd(env *Env, runF runFunc[orchStartOptions]) *cobra.Command {
 	var o orchStartOptions
-	cmd := &cobra.Command{
-		Use:   "start --objective TEXT",
-		Short: "Make a run whose coordinator is this pane; prints its id",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			pane, err := env.Pane("st orch start")
-			if err != nil {
-				return err
-			}
-			var r orch.Run
-			if err := env.Client().Call(cmd.Context(), "/v1/orch/start", orch.StartRunRequest{Pane: pane, Objective: o.Objective}, &r); err != nil {
-				return err
-			}
-			if o.JSON {
-				return printJSON(env.Stdout, r)
-			}
-			fmt.Fprintln(env.Stdout, r.ID)
-			return nil
-		},
-	}
+	cmd := &cobra.Command{Use: "start --objective TEXT", Short: "Make a run whose coordinator is this pane; prints its id", Args: cobra.NoArgs}
 	cmd.Flags().StringVar(&o.Objective, "objective", "", "what the run is for")
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
-	return cmd
+	jsonFlag(cmd, &o.JSON)
+	return bind(cmd, env, &o, nil, runF, runOrchStart)
 }
 
-func newOrchShowCmd(env *Env) *cobra.Command {
-	var asJSON bool
+func runOrchStart(ctx context.Context, env *Env, o orchStartOptions) error {
+	pane, err := env.Pane("st orch start")
+	if err != nil {
+		return err
+	}
+	r, err := env.Client().StartRun(ctx, api.StartRunRequest{Pane: pane, Objective: o.Objective})
+	return printResult(env, o.JSON, r, err, func(w io.Writer, r *api.Run) error {
+		_, err := fmt.Fprintln(w, r.ID)
+		return err
+	})
+}
+
+type orchShowOptions struct {
+	Run  string // "": this pane's
+	JSON bool
+}
+
+func newOrchShowCmd(env *Env, runF runFunc[orchShowOptions]) *cobra.Command {
+	var o orchShowOptions
 	cmd := &cobra.Command{
 		Use:   "show [RUN]",
 		Short: "Show a run: objective, coordinator, workers and their states",
 		Args:  cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			req := orch.IDRequest{Pane: env.Getenv("TMUX_PANE")}
-			if len(args) == 1 {
-				req.ID = args[0]
-			} else if req.Pane == "" {
-				return &orch.Error{Kind: orch.KindUsage, Message: "st orch show with no run id shows this pane's run, and this shell is not in tmux", Hint: "st orch show RUN"}
-			}
-			var v orch.RunView
-			if err := env.Client().Call(cmd.Context(), "/v1/orch/show", req, &v); err != nil {
-				return err
-			}
-			if asJSON {
-				return printJSON(env.Stdout, v)
-			}
-			fmt.Fprintf(env.Stdout, "run:         %s\n", v.ID)
-			obj := v.Objective
-			if obj == "" {
-				obj = "(none given)"
-			}
-			fmt.Fprintf(env.Stdout, "objective:   %s\n", obj)
-			fmt.Fprintf(env.Stdout, "coordinator: %s\n", v.Coordinator)
-			for _, r := range asideRows(v.Teammates, v.Subagents) {
-				fmt.Fprintf(env.Stdout, "  %s %s, %s for %s\n", r[1], r[0], r[3], r[4])
-			}
-			fmt.Fprintf(env.Stdout, "started:     %s\n", v.Created.Local().Format("2006-01-02 15:04:05"))
-			if len(v.Views) == 0 {
-				fmt.Fprintln(env.Stdout, "workers:     none yet")
-				return nil
-			}
-			fmt.Fprintln(env.Stdout, "workers:")
-			tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "  ID\tNAME\tAGENT\tSTATE\tFOR\tPARENT\tSUMMARY")
-			for _, w := range v.Views {
-				name := w.Name
-				if w.TeamOf > 0 {
-					name += fmt.Sprintf(" (team of %d)", w.TeamOf)
-				}
-				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", w.ID, name, w.Agent, w.State, w.For, w.Parent, oneLine(w.Summary, 60))
-				for _, r := range asideRows(w.Teammates, w.Subagents) {
-					fmt.Fprintf(tw, "  %s\t  %s\t%s\t%s\t%s\t%s\t\n", r[0], r[1], r[2], r[3], r[4], w.ID)
-				}
-			}
-			return tw.Flush()
-		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	return cmd
+	jsonFlag(cmd, &o.JSON)
+	return bind(cmd, env, &o, func(args []string) error {
+		if len(args) == 1 {
+			o.Run = args[0]
+		} else if callerPane(env) == "" {
+			return usageError("st orch show with no run id shows this pane's run, and this shell is not in tmux", "st orch show RUN")
+		}
+		return nil
+	}, runF, runOrchShow)
+}
+
+func runOrchShow(ctx context.Context, env *Env, o orchShowOptions) error {
+	v, err := env.Client().ShowRun(ctx, api.IDRequest{Pane: callerPane(env), ID: o.Run})
+	return printResult(env, o.JSON, v, err, printRun)
+}
+
+func printRun(w io.Writer, v *api.RunView) error {
+	fmt.Fprintf(w, "run:         %s\n", v.ID)
+	fmt.Fprintf(w, "objective:   %s\n", orDash(v.Objective, "(none given)"))
+	fmt.Fprintf(w, "coordinator: %s\n", v.Coordinator)
+	for _, r := range asideRows(v.Teammates, v.Subagents) {
+		fmt.Fprintf(w, "  %s %s, %s for %s\n", r[1], r[0], r[3], r[4])
+	}
+	fmt.Fprintf(w, "started:     %s\n", v.Created.Local().Format("2006-01-02 15:04:05"))
+	if len(v.Views) == 0 {
+		fmt.Fprintln(w, "workers:     none yet")
+		return nil
+	}
+	fmt.Fprintln(w, "workers:")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  ID\tNAME\tAGENT\tSTATE\tFOR\tPARENT\tSUMMARY")
+	for _, wv := range v.Views {
+		name := wv.Name
+		if wv.TeamOf > 0 {
+			name += fmt.Sprintf(" (team of %d)", wv.TeamOf)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", wv.ID, name, wv.Agent, wv.State, wv.For, wv.Parent, oneLine(wv.Summary, 60))
+		for _, r := range asideRows(wv.Teammates, wv.Subagents) {
+			fmt.Fprintf(tw, "  %s\t  %s\t%s\t%s\t%s\t%s\t\n", r[0], r[1], r[2], r[3], r[4], wv.ID)
+		}
+	}
+	return tw.Flush()
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/plugin"
 )
 
@@ -22,12 +23,29 @@ this session a coordinator) and the skill /sophonz:worker; the Codex skills
 sophonz-orchestrate and sophonz-worker do the same for Codex. Their texts name
 this st by its absolute path, so install again after moving st.`,
 	}
-	cmd.AddCommand(newPluginInstallCmd(env), newPluginUninstallCmd(env), newPluginStatusCmd(env))
+	install := newPluginSubCmd(env, "install", "Write the plugin and the skills, and register the plugin with Claude Code", nil)
+	install.Long = `Write the Claude Code plugin "sophonz" into the local marketplace
+"sophonz-local" under $ST_HOME/plugins/claude and register both with claude
+(ST_CLAUDE_BIN, or claude on PATH), and write the Codex skills into
+$CODEX_HOME/skills (default ~/.codex/skills). Running it again brings every
+file up to date with this st.`
+	cmd.AddCommand(install,
+		newPluginSubCmd(env, "uninstall", "Take the plugin out of Claude Code and remove the plugin's and the skills' files", nil),
+		newPluginSubCmd(env, "status", "Say what is installed where, and whether it matches this st", nil))
 	return cmd
 }
 
 type pluginOptions struct {
-	JSON bool
+	Action string // install, uninstall or status
+	JSON   bool
+}
+
+// newPluginSubCmd is st plugin install, uninstall or status (action).
+func newPluginSubCmd(env *Env, action, short string, runF runFunc[pluginOptions]) *cobra.Command {
+	o := pluginOptions{Action: action}
+	cmd := &cobra.Command{Use: action, Short: short, Args: exactArgs(0, "st plugin "+action)}
+	jsonFlag(cmd, &o.JSON)
+	return bind(cmd, env, &o, nil, runF, runPlugin)
 }
 
 // pluginConfig is where this environment puts the plugin and the skills.
@@ -48,31 +66,31 @@ func pluginConfig(env *Env) (plugin.Config, error) {
 	return c, nil
 }
 
-func newPluginInstallCmd(env *Env) *cobra.Command {
-	var o pluginOptions
-	cmd := &cobra.Command{
-		Use:   "install",
-		Short: "Write the plugin and the skills, and register the plugin with Claude Code",
-		Long: `Write the Claude Code plugin "sophonz" into the local marketplace
-"sophonz-local" under $ST_HOME/plugins/claude and register both with claude
-(ST_CLAUDE_BIN, or claude on PATH), and write the Codex skills into
-$CODEX_HOME/skills (default ~/.codex/skills). Running it again brings every
-file up to date with this st.`,
-		Args: exactArgs(0, "st plugin install"),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runPluginInstall(cmd.Context(), env, o)
-		},
-	}
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
-	return cmd
-}
-
-func runPluginInstall(ctx context.Context, env *Env, o pluginOptions) error {
+func runPlugin(ctx context.Context, env *Env, o pluginOptions) error {
 	c, err := pluginConfig(env)
 	if err != nil {
 		return err
 	}
-	rep, err := plugin.Install(ctx, c)
+	switch o.Action {
+	case "install":
+		rep, err := plugin.Install(ctx, c)
+		err = printPluginReport(env, o, rep, err, printPluginInstalled)
+		if rep != nil && claudeNotFound(env, c) {
+			err = noteClaudeMissing(env, rep)
+		}
+		return err
+	case "uninstall":
+		rep, err := plugin.Uninstall(ctx, c)
+		return printPluginReport(env, o, rep, err, printPluginRemoved)
+	}
+	s, err := plugin.GetStatus(ctx, c)
+	return printResult(env, o.JSON, s, err, printPluginStatus)
+}
+
+// printPluginReport prints what install or uninstall did, as JSON or a
+// line per agent, and passes their error on: the report says what was
+// done even when a part failed.
+func printPluginReport(env *Env, o pluginOptions, rep *plugin.Report, err error, line func(io.Writer, plugin.AgentReport)) error {
 	if rep == nil {
 		return err
 	}
@@ -81,7 +99,33 @@ func runPluginInstall(ctx context.Context, env *Env, o pluginOptions) error {
 		return err
 	}
 	for _, a := range rep.Agents {
-		printPluginInstalled(env.Stdout, a)
+		line(env.Stdout, a)
+	}
+	return err
+}
+
+// claudeNotFound reports that there is no claude to register the plugin
+// with: none on PATH, and no ST_CLAUDE_BIN. (A ST_CLAUDE_BIN that does not
+// run is a mistake to fix, not this.)
+func claudeNotFound(env *Env, c plugin.Config) bool {
+	return c.ClaudeBin == "" && env.Getenv("ST_CLAUDE_BIN") == ""
+}
+
+// noteClaudeMissing turns install's error for a Claude Code that is not
+// installed into a note: the plugin's files are written and the Codex
+// skills are in place, which is all st can do without claude, and a
+// machine that runs only Codex must not see install fail every time.
+// The other agent's failure stays an error.
+func noteClaudeMissing(env *Env, rep *plugin.Report) error {
+	var err error
+	for _, a := range rep.Agents {
+		switch {
+		case a.Error == "":
+		case a.Agent == plugin.Claude && a.Outcome != "": // written, not registered
+			fmt.Fprintf(env.Stderr, "st: note: Claude Code is not on PATH (and ST_CLAUDE_BIN is not set): the plugin's files are written in %s, but Claude Code does not know the plugin yet\nTry: %s\n", a.Dir, a.Hint)
+		default:
+			err = &api.Error{Kind: api.KindInternal, Message: a.Error, Hint: a.Hint}
+		}
 	}
 	return err
 }
@@ -99,9 +143,7 @@ func printPluginInstalled(w io.Writer, a plugin.AgentReport) {
 	case plugin.Unchanged:
 		fmt.Fprintf(w, "%s: %s already matched this st; nothing to change\n", a.Agent, what)
 	}
-	for _, n := range a.Notes {
-		fmt.Fprintf(w, "%s: (%s)\n", a.Agent, n)
-	}
+	printPluginNotes(w, a)
 	if a.Error != "" {
 		return // the error is printed on stderr
 	}
@@ -112,43 +154,22 @@ func printPluginInstalled(w io.Writer, a plugin.AgentReport) {
 	}
 }
 
-func newPluginUninstallCmd(env *Env) *cobra.Command {
-	var o pluginOptions
-	cmd := &cobra.Command{
-		Use:   "uninstall",
-		Short: "Take the plugin out of Claude Code and remove the plugin's and the skills' files",
-		Args:  exactArgs(0, "st plugin uninstall"),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := pluginConfig(env)
-			if err != nil {
-				return err
-			}
-			rep, err := plugin.Uninstall(cmd.Context(), c)
-			if rep == nil {
-				return err
-			}
-			if o.JSON {
-				printJSON(env.Stdout, rep)
-				return err
-			}
-			for _, a := range rep.Agents {
-				switch a.Outcome {
-				case plugin.Removed:
-					fmt.Fprintf(env.Stdout, "%s: removed %s from %s\n", a.Agent, pluginWhat(a.Agent), a.Dir)
-				case plugin.Absent:
-					if a.Error == "" {
-						fmt.Fprintf(env.Stdout, "%s: nothing to remove (%s: not found in %s)\n", a.Agent, pluginWhat(a.Agent), a.Dir)
-					}
-				}
-				for _, n := range a.Notes {
-					fmt.Fprintf(env.Stdout, "%s: (%s)\n", a.Agent, n)
-				}
-			}
-			return err
-		},
+func printPluginRemoved(w io.Writer, a plugin.AgentReport) {
+	switch a.Outcome {
+	case plugin.Removed:
+		fmt.Fprintf(w, "%s: removed %s from %s\n", a.Agent, pluginWhat(a.Agent), a.Dir)
+	case plugin.Absent:
+		if a.Error == "" {
+			fmt.Fprintf(w, "%s: nothing to remove (%s: not found in %s)\n", a.Agent, pluginWhat(a.Agent), a.Dir)
+		}
 	}
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
-	return cmd
+	printPluginNotes(w, a)
+}
+
+func printPluginNotes(w io.Writer, a plugin.AgentReport) {
+	for _, n := range a.Notes {
+		fmt.Fprintf(w, "%s: (%s)\n", a.Agent, n)
+	}
 }
 
 func pluginWhat(agent string) string {
@@ -158,33 +179,7 @@ func pluginWhat(agent string) string {
 	return "the skills " + plugin.CodexOrchestrate + " and " + plugin.CodexWorker
 }
 
-func newPluginStatusCmd(env *Env) *cobra.Command {
-	var o pluginOptions
-	cmd := &cobra.Command{
-		Use:   "status",
-		Short: "Say what is installed where, and whether it matches this st",
-		Args:  exactArgs(0, "st plugin status"),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := pluginConfig(env)
-			if err != nil {
-				return err
-			}
-			s, err := plugin.GetStatus(cmd.Context(), c)
-			if err != nil {
-				return err
-			}
-			if o.JSON {
-				return printJSON(env.Stdout, s)
-			}
-			printPluginStatus(env.Stdout, s)
-			return nil
-		},
-	}
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
-	return cmd
-}
-
-func printPluginStatus(w io.Writer, s *plugin.Status) {
+func printPluginStatus(w io.Writer, s *plugin.Status) error {
 	fmt.Fprintf(w, "st %s at %s\n", s.Version, s.STBin)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "AGENT\tSTATE\tWHERE\tGIVES")
@@ -214,6 +209,7 @@ func printPluginStatus(w io.Writer, s *plugin.Status) {
 	if stale {
 		fmt.Fprintln(w, "Try: st plugin install")
 	}
+	return nil
 }
 
 func pluginPlural(n int, one, many string) string {

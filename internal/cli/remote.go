@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sophonz/st/internal/orch"
 	"github.com/sophonz/st/internal/remote"
 )
 
@@ -24,20 +23,18 @@ func newControlPlaneCmd(env *Env) *cobra.Command {
 		Short: "The account service: signs machines' certificates and lists the machines (never sees tasks or answers)",
 	}
 	account := &cobra.Command{Use: "account", Short: "Accounts of the control plane"}
-	account.AddCommand(newAccountAddCmd(env))
 	machine := &cobra.Command{Use: "machine", Short: "Machines of an account"}
 	machine.AddCommand(newMachineRemoveCmd(env, nil))
-	cmd.AddCommand(newControlPlaneServeCmd(env), account, machine)
+	account.AddCommand(newAccountAddCmd(env, nil))
+	cmd.AddCommand(newControlPlaneServeCmd(env, nil), account, machine)
 	return cmd
 }
 
-type machineRemoveOptions struct {
-	Data, Account, Name string
-}
+type machineRemoveOptions struct{ Data, Account, Name string }
 
 // newMachineRemoveCmd is st control-plane machine remove: for a lost
-// machine. runF replaces the run in tests.
-func newMachineRemoveCmd(env *Env, runF func(*Env, machineRemoveOptions) error) *cobra.Command {
+// machine.
+func newMachineRemoveCmd(env *Env, runF runFunc[machineRemoveOptions]) *cobra.Command {
 	var o machineRemoveOptions
 	cmd := &cobra.Command{
 		Use:   "remove NAME --account ACCOUNT",
@@ -47,26 +44,22 @@ key. Its certificate would be valid for up to 11 hours more; the other machines
 learn of the revocation with their next heartbeat and refuse it from then on.
 It works whether or not the control plane runs.`,
 		Args: exactArgs(1, "st control-plane machine remove NAME --account ACCOUNT"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Name = args[0]
-			if o.Data == "" {
-				o.Data = defaultCPData(env)
-			}
-			if o.Account == "" {
-				return &orch.Error{Kind: orch.KindUsage, Message: "say which account the machine is in", Hint: "st control-plane machine remove " + o.Name + " --account NAME"}
-			}
-			if runF != nil {
-				return runF(env, o)
-			}
-			return runMachineRemove(env, o)
-		},
 	}
-	cmd.Flags().StringVar(&o.Data, "data", "", "the control plane's folder (default $ST_HOME/control-plane)")
+	cpDataFlag(cmd, &o.Data)
 	cmd.Flags().StringVar(&o.Account, "account", "", "the account the machine is in")
-	return cmd
+	return bind(cmd, env, &o, func(args []string) error {
+		o.Name = args[0]
+		if o.Data == "" {
+			o.Data = defaultCPData(env)
+		}
+		if o.Account == "" {
+			return usageError("say which account the machine is in", "st control-plane machine remove "+o.Name+" --account NAME")
+		}
+		return nil
+	}, runF, runMachineRemove)
 }
 
-func runMachineRemove(env *Env, o machineRemoveOptions) error {
+func runMachineRemove(_ context.Context, env *Env, o machineRemoveOptions) error {
 	m, err := remote.RemoveMachine(o.Data, o.Account, o.Name)
 	if err != nil {
 		return err
@@ -78,29 +71,33 @@ func runMachineRemove(env *Env, o machineRemoveOptions) error {
 // defaultCPData is the control plane's folder when --data is not given.
 func defaultCPData(env *Env) string { return filepath.Join(env.Home(), "control-plane") }
 
+// cpDataFlag is the --data flag of the control plane's commands.
+func cpDataFlag(cmd *cobra.Command, data *string) {
+	cmd.Flags().StringVar(data, "data", "", "the control plane's folder (default $ST_HOME/control-plane)")
+}
+
 type cpServeOptions struct {
 	Data         string
 	Listen       string
 	OfflineAfter time.Duration
 }
 
-func newControlPlaneServeCmd(env *Env) *cobra.Command {
+func newControlPlaneServeCmd(env *Env, runF runFunc[cpServeOptions]) *cobra.Command {
 	var o cpServeOptions
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the control plane in the foreground (HTTPS; it makes its CA in --data on first start)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.Data == "" {
-				o.Data = defaultCPData(env)
-			}
-			return runControlPlaneServe(cmd.Context(), env, o)
-		},
 	}
-	cmd.Flags().StringVar(&o.Data, "data", "", "the control plane's folder (default $ST_HOME/control-plane)")
+	cpDataFlag(cmd, &o.Data)
 	cmd.Flags().StringVar(&o.Listen, "listen", "127.0.0.1:0", "host:port to listen on; port 0 picks a free one")
 	cmd.Flags().DurationVar(&o.OfflineAfter, "offline-after", remote.DefaultOfflineAfter, "a machine with no heartbeat for this long is offline")
-	return cmd
+	return bind(cmd, env, &o, func([]string) error {
+		if o.Data == "" {
+			o.Data = defaultCPData(env)
+		}
+		return nil
+	}, runF, runControlPlaneServe)
 }
 
 func runControlPlaneServe(ctx context.Context, env *Env, o cpServeOptions) error {
@@ -118,50 +115,44 @@ func runControlPlaneServe(ctx context.Context, env *Env, o cpServeOptions) error
 	return cp.Shutdown(sctx)
 }
 
-func newAccountAddCmd(env *Env) *cobra.Command {
-	var data string
+type accountAddOptions struct{ Data, Name string }
+
+func newAccountAddCmd(env *Env, runF runFunc[accountAddOptions]) *cobra.Command {
+	var o accountAddOptions
 	cmd := &cobra.Command{
 		Use:   "add NAME",
 		Short: "Add an account (with its own CA) and print its key, shown this once",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if data == "" {
-				data = defaultCPData(env)
-			}
-			key, err := remote.AddAccount(data, args[0])
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(env.Stdout, "added account %s\nkey: %s\n", args[0], key)
-			fmt.Fprintf(env.Stdout, "The key is shown only this once (the control plane keeps only its hash). Each machine signs in with:\n")
-			fmt.Fprintf(env.Stdout, "  st login --control-plane URL --ca %s --account %s --key %s\n", filepath.Join(data, "ca.pem"), args[0], key)
-			return nil
-		},
+		Args:  exactArgs(1, "st control-plane account add NAME"),
 	}
-	cmd.Flags().StringVar(&data, "data", "", "the control plane's folder (default $ST_HOME/control-plane)")
-	return cmd
+	cpDataFlag(cmd, &o.Data)
+	return bind(cmd, env, &o, func(args []string) error {
+		o.Name = args[0]
+		if o.Data == "" {
+			o.Data = defaultCPData(env)
+		}
+		return nil
+	}, runF, runAccountAdd)
 }
 
-func newLoginCmd(env *Env) *cobra.Command {
+func runAccountAdd(_ context.Context, env *Env, o accountAddOptions) error {
+	key, err := remote.AddAccount(o.Data, o.Name)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "added account %s\nkey: %s\n", o.Name, key)
+	fmt.Fprintf(env.Stdout, "The key is shown only this once (the control plane keeps only its hash). Each machine signs in with:\n")
+	fmt.Fprintf(env.Stdout, "  st login --control-plane URL --ca %s --account %s --key %s\n", filepath.Join(o.Data, "ca.pem"), o.Name, key)
+	return nil
+}
+
+// newLoginCmd is st login; what a flag does not give comes from the
+// environment (ST_CONTROL_PLANE, ST_ACCOUNT, ...).
+func newLoginCmd(env *Env, runF runFunc[remote.LoginOptions]) *cobra.Command {
 	var o remote.LoginOptions
 	cmd := &cobra.Command{
 		Use:   "login",
 		Short: "Sign this machine in to an account, so the account's machines can reach each other's st",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			fallback := func(v *string, key string) {
-				if *v == "" {
-					*v = env.Getenv(key)
-				}
-			}
-			fallback(&o.URL, "ST_CONTROL_PLANE")
-			fallback(&o.CAFile, "ST_CONTROL_PLANE_CA")
-			fallback(&o.Account, "ST_ACCOUNT")
-			fallback(&o.Key, "ST_ACCOUNT_KEY")
-			fallback(&o.Name, "ST_MACHINE_NAME")
-			fallback(&o.Host, "ST_HOSTNAME")
-			return runLogin(cmd.Context(), env, o)
-		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.URL, "control-plane", "", "the control plane's URL, as st control-plane serve printed it (or $ST_CONTROL_PLANE)")
@@ -170,7 +161,15 @@ func newLoginCmd(env *Env) *cobra.Command {
 	f.StringVar(&o.Key, "key", "", "the account's key (or $ST_ACCOUNT_KEY)")
 	f.StringVar(&o.Name, "name", "", "how the account calls this machine (or $ST_MACHINE_NAME; default its host name)")
 	f.StringVar(&o.Host, "host", "", "this machine's host name (or $ST_HOSTNAME; default the system's)")
-	return cmd
+	return bind(cmd, env, &o, func([]string) error {
+		for v, key := range map[*string]string{&o.URL: "ST_CONTROL_PLANE", &o.CAFile: "ST_CONTROL_PLANE_CA", &o.Account: "ST_ACCOUNT",
+			&o.Key: "ST_ACCOUNT_KEY", &o.Name: "ST_MACHINE_NAME", &o.Host: "ST_HOSTNAME"} {
+			if *v == "" {
+				*v = env.Getenv(key)
+			}
+		}
+		return nil
+	}, runF, runLogin)
 }
 
 func runLogin(ctx context.Context, env *Env, o remote.LoginOptions) error {
@@ -190,21 +189,18 @@ func runLogin(ctx context.Context, env *Env, o remote.LoginOptions) error {
 func reloadDaemon(ctx context.Context, env *Env) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	_ = env.Client().Call(ctx, "/v1/remote/reload", struct{}{}, nil)
+	_, _ = env.Client().ReloadRemote(ctx)
 }
 
-func newLogoutCmd(env *Env) *cobra.Command {
-	return &cobra.Command{
-		Use:   "logout",
-		Short: "Sign this machine out of its account",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runLogout(cmd.Context(), env)
-		},
-	}
+type logoutOptions struct{}
+
+func newLogoutCmd(env *Env, runF runFunc[logoutOptions]) *cobra.Command {
+	var o logoutOptions
+	cmd := &cobra.Command{Use: "logout", Short: "Sign this machine out of its account", Args: cobra.NoArgs}
+	return bind(cmd, env, &o, nil, runF, runLogout)
 }
 
-func runLogout(ctx context.Context, env *Env) error {
+func runLogout(ctx context.Context, env *Env, _ logoutOptions) error {
 	id, err := remote.LoadIdentity(env.Home())
 	if errors.Is(err, remote.ErrNotSignedIn) {
 		fmt.Fprintln(env.Stdout, "this machine is not signed in")
@@ -226,22 +222,13 @@ func runLogout(ctx context.Context, env *Env) error {
 	return nil
 }
 
-type machinesOptions struct {
-	JSON bool
-}
+type machinesOptions struct{ JSON bool }
 
-func newMachinesCmd(env *Env) *cobra.Command {
+func newMachinesCmd(env *Env, runF runFunc[machinesOptions]) *cobra.Command {
 	var o machinesOptions
-	cmd := &cobra.Command{
-		Use:   "machines",
-		Short: "List the machines of this machine's account",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runMachines(cmd.Context(), env, o)
-		},
-	}
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
-	return cmd
+	cmd := &cobra.Command{Use: "machines", Short: "List the machines of this machine's account", Args: cobra.NoArgs}
+	jsonFlag(cmd, &o.JSON)
+	return bind(cmd, env, &o, nil, runF, runMachines)
 }
 
 // machinesJSON is what st machines --json prints.

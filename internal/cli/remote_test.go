@@ -80,62 +80,106 @@ func serveControlPlane(t *testing.T, vars map[string]string, data string) (url s
 	return url, stop
 }
 
+// remoteTest runs st as machines of one account, each with an ST_HOME of
+// its own in dir.
+type remoteTest struct {
+	t    *testing.T
+	dir  string
+	base map[string]string
+}
+
+// machine is the environment of a machine named name, with more variables
+// in set (key, value, ...).
+func (r *remoteTest) machine(name string, set ...string) map[string]string {
+	v := map[string]string{}
+	for k, x := range r.base {
+		v[k] = x
+	}
+	v["ST_HOME"] = filepath.Join(r.dir, name)
+	for i := 0; i+1 < len(set); i += 2 {
+		v[set[i]] = set[i+1]
+	}
+	return v
+}
+
+// expect runs st with args and checks its exit status, that stdout
+// matches each of wantOut and that stderr has each of wantErr.
+func (r *remoteTest) expect(vars map[string]string, args []string, wantCode int, wantOut, wantErr []string) string {
+	t := r.t
+	t.Helper()
+	code, out, errs := runST(t, vars, args...)
+	if code != wantCode {
+		t.Fatalf("st %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, wantCode, out, errs)
+	}
+	for _, w := range wantOut {
+		if !regexp.MustCompile(w).MatchString(out) {
+			t.Errorf("st %s: stdout does not match %q:\n%s", strings.Join(args, " "), w, out)
+		}
+	}
+	for _, w := range wantErr {
+		if !strings.Contains(errs, w) {
+			t.Errorf("st %s: no %q in stderr:\n%s", strings.Join(args, " "), w, errs)
+		}
+	}
+	return out
+}
+
+var notSignedIn = []string{"this machine is not signed in\nTry: st login --control-plane URL --account NAME --key KEY"}
+
 func TestRemoteCommands(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
+	r := &remoteTest{t: t, dir: dir, base: map[string]string{"HOME": dir, "PATH": "/usr/bin:/bin"}}
 	data := filepath.Join(dir, "cp")
-	base := map[string]string{"HOME": dir, "PATH": "/usr/bin:/bin"}
-	machine := func(name string, set ...string) map[string]string {
-		v := map[string]string{}
-		for k, x := range base {
-			v[k] = x
-		}
-		v["ST_HOME"] = filepath.Join(dir, name)
-		for i := 0; i+1 < len(set); i += 2 {
-			v[set[i]] = set[i+1]
-		}
-		return v
-	}
-	expect := func(vars map[string]string, args []string, wantCode int, wantOut, wantErr []string) string {
-		t.Helper()
-		code, out, errs := runST(t, vars, args...)
-		if code != wantCode {
-			t.Fatalf("st %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, wantCode, out, errs)
-		}
-		for _, w := range wantOut {
-			if !regexp.MustCompile(w).MatchString(out) {
-				t.Errorf("st %s: stdout does not match %q:\n%s", strings.Join(args, " "), w, out)
-			}
-		}
-		for _, w := range wantErr {
-			if !strings.Contains(errs, w) {
-				t.Errorf("st %s: no %q in stderr:\n%s", strings.Join(args, " "), w, errs)
-			}
-		}
-		return out
-	}
-
-	url, stop := serveControlPlane(t, base, data)
-	out := expect(base, []string{"control-plane", "account", "add", "acme", "--data", data}, 0,
+	url, stop := serveControlPlane(t, r.base, data)
+	out := r.expect(r.base, []string{"control-plane", "account", "add", "acme", "--data", data}, 0,
 		[]string{`(?m)^added account acme$`, `(?m)^key: stk_\S+$`, `shown only this once`}, nil)
 	key := regexp.MustCompile(`(?m)^key: (\S+)$`).FindStringSubmatch(out)[1]
 
-	mac := machine("mac", "ST_CONTROL_PLANE", url, "ST_CONTROL_PLANE_CA", filepath.Join(data, "ca.pem"),
+	mac := r.machine("mac", "ST_CONTROL_PLANE", url, "ST_CONTROL_PLANE_CA", filepath.Join(data, "ca.pem"),
 		"ST_ACCOUNT", "acme", "ST_ACCOUNT_KEY", key, "ST_HOSTNAME", "ci-mac.local")
-	notSignedIn := []string{"this machine is not signed in\nTry: st login --control-plane URL --account NAME --key KEY"}
-	expect(mac, []string{"machines"}, 1, nil, notSignedIn)
+	r.expect(mac, []string{"machines"}, 1, nil, notSignedIn)
+	laptop := r.signIn(mac, url, data, key)
+	r.listMachines(mac, laptop)
 
+	r.expect(laptop, []string{"logout"}, 0, []string{`^signed out of account acme \(this machine was home-laptop\)\n$`}, nil)
+	r.expect(laptop, []string{"logout"}, 0, []string{`^this machine is not signed in\n$`}, nil)
+	r.expect(laptop, []string{"machines"}, 1, nil, notSignedIn)
+	out = r.expect(mac, []string{"machines"}, 0, []string{`ci-mac`}, nil)
+	if strings.Contains(out, "home-laptop") {
+		t.Errorf("a signed-out machine is listed:\n%s", out)
+	}
+
+	// With the control plane gone: login says where it could not reach and
+	// what to do; logout signs out here and says the control plane was not told.
+	stop()
+	r.expect(r.machine("late"), []string{"login", "--control-plane", url, "--account", "acme", "--key", key, "--host", "late"}, 1, nil,
+		[]string{"cannot reach the control plane at " + url + ": dial tcp", "connection refused", "Try: check that st control-plane serve runs there and that the URL is right"})
+	r.expect(mac, []string{"machines"}, 1, nil, []string{"cannot reach the control plane at " + url})
+	r.expect(mac, []string{"logout"}, 0, []string{`^signed out of account acme \(this machine was ci-mac\)\n$`},
+		[]string{"signed out on this machine, but could not tell the control plane at " + url})
+	r.expect(mac, []string{"machines"}, 1, nil, notSignedIn)
+}
+
+// signIn signs mac in from its environment and a laptop from flags, and
+// refuses a wrong key; it returns the laptop's environment.
+func (r *remoteTest) signIn(mac map[string]string, url, data, key string) (laptop map[string]string) {
 	// The environment gives everything but the name.
-	expect(mac, []string{"login", "--name", "CI Mac"}, 0,
+	r.expect(mac, []string{"login", "--name", "CI Mac"}, 0,
 		[]string{`^signed in to account acme as CI Mac \(slug ci-mac\) until \d\d:\d\d\n`, `st orch accept-remote on`}, nil)
 	// Flags alone, and the name from the host name.
-	laptop := machine("laptop")
-	expect(laptop, []string{"login", "--control-plane", url, "--ca", filepath.Join(data, "ca.pem"), "--account", "acme", "--key", key, "--host", "home-laptop"}, 0,
+	laptop = r.machine("laptop")
+	r.expect(laptop, []string{"login", "--control-plane", url, "--ca", filepath.Join(data, "ca.pem"), "--account", "acme", "--key", key, "--host", "home-laptop"}, 0,
 		[]string{`^signed in to account acme as home-laptop \(slug home-laptop\) until`}, nil)
-	expect(machine("x"), []string{"login", "--control-plane", url, "--ca", filepath.Join(data, "ca.pem"), "--account", "acme", "--key", "stk_nope", "--host", "x"}, 1, nil,
+	r.expect(r.machine("x"), []string{"login", "--control-plane", url, "--ca", filepath.Join(data, "ca.pem"), "--account", "acme", "--key", "stk_nope", "--host", "x"}, 1, nil,
 		[]string{"account acme does not take this key", "Try: use the key that st control-plane account add acme printed"})
+	return laptop
+}
 
-	// The laptop's st says where it listens and that it takes workers.
+// listMachines has the laptop say where it listens, then lists the
+// account's machines from both.
+func (r *remoteTest) listMachines(mac, laptop map[string]string) {
+	t := r.t
 	id, err := remote.LoadIdentity(laptop["ST_HOME"])
 	if err != nil {
 		t.Fatal(err)
@@ -144,13 +188,13 @@ func TestRemoteCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	id.CloseIdleConnections()
-	expect(mac, []string{"machines"}, 0, []string{
+	r.expect(mac, []string{"machines"}, 0, []string{
 		`(?m)^  NAME\s+HOST\s+SLUG\s+STATUS\s+WORKERS$`,
 		`(?m)^\* CI Mac\s+ci-mac\.local\s+ci-mac\s+offline\s+no$`,
 		`(?m)^  home-laptop\s+home-laptop\s+home-laptop\s+online\s+takes workers$`,
 		`(?m)^account acme; \* is this machine$`,
 	}, nil)
-	out = expect(laptop, []string{"machines", "--json"}, 0, nil, nil)
+	out := r.expect(laptop, []string{"machines", "--json"}, 0, nil, nil)
 	var mj machinesJSON
 	if err := json.Unmarshal([]byte(out), &mj); err != nil {
 		t.Fatalf("machines --json: %v\n%s", err, out)
@@ -158,22 +202,4 @@ func TestRemoteCommands(t *testing.T) {
 	if mj.Account != "acme" || mj.This != "home-laptop" || len(mj.Machines) != 2 || mj.Machines[1].Addr != "127.0.0.1:4567" || !mj.Machines[1].Online {
 		t.Errorf("machines --json: %s", out)
 	}
-
-	expect(laptop, []string{"logout"}, 0, []string{`^signed out of account acme \(this machine was home-laptop\)\n$`}, nil)
-	expect(laptop, []string{"logout"}, 0, []string{`^this machine is not signed in\n$`}, nil)
-	expect(laptop, []string{"machines"}, 1, nil, notSignedIn)
-	out = expect(mac, []string{"machines"}, 0, []string{`ci-mac`}, nil)
-	if strings.Contains(out, "home-laptop") {
-		t.Errorf("a signed-out machine is listed:\n%s", out)
-	}
-
-	// With the control plane gone: login says where it could not reach and
-	// what to do; logout signs out here and says the control plane was not told.
-	stop()
-	expect(machine("late"), []string{"login", "--control-plane", url, "--account", "acme", "--key", key, "--host", "late"}, 1, nil,
-		[]string{"cannot reach the control plane at " + url + ": dial tcp", "connection refused", "Try: check that st control-plane serve runs there and that the URL is right"})
-	expect(mac, []string{"machines"}, 1, nil, []string{"cannot reach the control plane at " + url})
-	expect(mac, []string{"logout"}, 0, []string{`^signed out of account acme \(this machine was ci-mac\)\n$`},
-		[]string{"signed out on this machine, but could not tell the control plane at " + url})
-	expect(mac, []string{"machines"}, 1, nil, notSignedIn)
 }

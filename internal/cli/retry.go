@@ -8,8 +8,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/client"
-	"github.com/sophonz/st/internal/orch"
 )
 
 // isTransient reports an error of a daemon that is down or went away
@@ -22,7 +22,7 @@ func isTransient(err error) bool {
 	// (a daemon killed mid-request, "server closed idle connection", a
 	// reset). Trying again is safe: a report of a worker that is already
 	// done is recorded again, not twice.
-	var oe *orch.Error
+	var oe *api.Error
 	return !errors.As(err, &oe)
 }
 

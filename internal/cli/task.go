@@ -3,17 +3,17 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
-	"github.com/sophonz/st/internal/orch"
+	"github.com/sophonz/st/internal/api"
 )
 
 func newTaskCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{Use: "task", Short: "Tasks: named parts of a run, started in the order of their dependencies"}
-	cmd.AddCommand(newTaskCreateCmd(env), newTaskListCmd(env), newTaskCancelCmd(env))
+	cmd.AddCommand(newTaskCreateCmd(env, nil), newTaskListCmd(env, nil), newTaskCancelCmd(env, nil))
 	return cmd
 }
 
@@ -24,16 +24,12 @@ type taskCreateOptions struct {
 	Worktree, JSON         bool
 }
 
-func newTaskCreateCmd(env *Env) *cobra.Command {
+func newTaskCreateCmd(env *Env, runF runFunc[taskCreateOptions]) *cobra.Command {
 	var o taskCreateOptions
 	cmd := &cobra.Command{
 		Use:   "create NAME --task FILE --agent A [--deps A,B] [--owns GLOB]... [--worktree]",
 		Short: "Keep a task in this pane's run; its worker starts once its dependencies are done",
 		Args:  exactArgs(1, "st task create NAME --task FILE --agent A [--deps A,B]"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Name = args[0]
-			return runTaskCreate(cmd.Context(), env, o)
-		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.File, "task", "", "the task file")
@@ -43,14 +39,17 @@ func newTaskCreateCmd(env *Env) *cobra.Command {
 	f.BoolVar(&o.Worktree, "worktree", false, "a git worktree and branch of the worker's own")
 	f.StringVar(&o.Cwd, "cwd", "", "the folder to work in (default: this pane's folder)")
 	f.StringVar(&o.Machine, "machine", "", "not available yet: ordered tasks run on this machine only")
-	f.BoolVar(&o.JSON, "json", false, "print JSON")
-	return cmd
+	jsonFlag(cmd, &o.JSON)
+	return bind(cmd, env, &o, func(args []string) error {
+		o.Name = args[0]
+		if o.Agent == "" || o.File == "" {
+			return usageError("st task create needs --task FILE and --agent", "st task create "+o.Name+" --task FILE --agent claude|codex|sim")
+		}
+		return nil
+	}, runF, runTaskCreate)
 }
 
 func runTaskCreate(ctx context.Context, env *Env, o taskCreateOptions) error {
-	if o.Agent == "" || o.File == "" {
-		return &orch.Error{Kind: orch.KindUsage, Message: "st task create needs --task FILE and --agent", Hint: "st task create " + o.Name + " --task FILE --agent claude|codex|sim"}
-	}
 	file, err := readableTask(o.File)
 	if err != nil {
 		return err
@@ -65,87 +64,77 @@ func runTaskCreate(ctx context.Context, env *Env, o taskCreateOptions) error {
 	if err != nil {
 		return err
 	}
-	var v orch.TaskView
-	req := orch.TaskRequest{Pane: pane, Name: o.Name, File: file, Agent: o.Agent, Deps: o.Deps, Owns: o.Owns, Worktree: o.Worktree, Cwd: cwd, Env: passEnv(env), Machine: o.Machine}
-	if err := env.Client().Call(ctx, "/v1/task/create", req, &v); err != nil {
+	v, err := env.Client().CreateTask(ctx, api.TaskRequest{Pane: pane, Name: o.Name, File: file, Agent: o.Agent, Deps: o.Deps,
+		Owns: o.Owns, Worktree: o.Worktree, Cwd: cwd, Env: passEnv(env), Machine: o.Machine})
+	return printResult(env, o.JSON, v, err, func(w io.Writer, v *api.TaskView) error {
+		switch v.State {
+		case api.TaskWaiting:
+			fmt.Fprintf(w, "task %s: %s\n", v.Name, v.Reason)
+		case api.TaskRunning, api.TaskDone:
+			fmt.Fprintf(w, "task %s: started as worker %s %s\n", v.Name, v.Worker, v.WorkerName)
+		default:
+			fmt.Fprintf(w, "task %s: %s %s\n", v.Name, v.State, v.Reason)
+		}
+		return nil
+	})
+}
+
+type taskListOptions struct {
+	Run  string
+	JSON bool
+}
+
+func newTaskListCmd(env *Env, runF runFunc[taskListOptions]) *cobra.Command {
+	var o taskListOptions
+	cmd := &cobra.Command{Use: "list", Short: "List the tasks of this pane's run", Args: cobra.NoArgs}
+	jsonFlag(cmd, &o.JSON)
+	cmd.Flags().StringVar(&o.Run, "run", "", "the run (default: this pane's)")
+	return bind(cmd, env, &o, func([]string) error {
+		if o.Run == "" && callerPane(env) == "" {
+			_, err := env.Pane("st task list (without --run)")
+			return err
+		}
+		return nil
+	}, runF, runTaskList)
+}
+
+func runTaskList(ctx context.Context, env *Env, o taskListOptions) error {
+	ts, err := env.Client().ListTasks(ctx, api.IDRequest{Pane: callerPane(env), ID: o.Run})
+	return printResult(env, o.JSON, ts, err, printTasks)
+}
+
+func printTasks(w io.Writer, ts []api.TaskView) error {
+	return printTable(w, ts, "no tasks", "TASK\tAGENT\tSTATE\tFOR\tDETAIL", func(tw io.Writer, t api.TaskView) {
+		detail := t.Reason
+		switch t.State {
+		case api.TaskRunning:
+			detail = "as worker " + t.Worker + " " + t.WorkerName
+		case api.TaskDone:
+			detail = "by worker " + t.Worker + " " + t.WorkerName
+		case api.TaskWaiting:
+			detail = "on " + strings.TrimPrefix(t.Reason, "waiting on ")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Name, t.Agent, t.State, t.For, detail)
+	})
+}
+
+type taskCancelOptions struct{ Name string }
+
+func newTaskCancelCmd(env *Env, runF runFunc[taskCancelOptions]) *cobra.Command {
+	var o taskCancelOptions
+	cmd := &cobra.Command{Use: "cancel NAME", Short: "Cancel a task that has not finished", Args: exactArgs(1, "st task cancel NAME")}
+	return bind(cmd, env, &o, takeArgs(&o.Name), runF, runTaskCancel)
+}
+
+func runTaskCancel(ctx context.Context, env *Env, o taskCancelOptions) error {
+	pane, err := env.Pane("st task cancel")
+	if err != nil {
 		return err
 	}
-	if o.JSON {
-		return printJSON(env.Stdout, v)
+	v, err := env.Client().CancelTask(ctx, api.IDRequest{Pane: pane, ID: o.Name})
+	if err != nil {
+		return err
 	}
-	switch v.State {
-	case orch.TaskWaiting:
-		fmt.Fprintf(env.Stdout, "task %s: %s\n", v.Name, v.Reason)
-	case orch.TaskRunning, orch.TaskDone:
-		fmt.Fprintf(env.Stdout, "task %s: started as worker %s %s\n", v.Name, v.Worker, v.WorkerName)
-	default:
-		fmt.Fprintf(env.Stdout, "task %s: %s %s\n", v.Name, v.State, v.Reason)
-	}
+	fmt.Fprintf(env.Stdout, "task %s: %s\n", v.Name, v.Reason)
 	return nil
-}
-
-func newTaskListCmd(env *Env) *cobra.Command {
-	var asJSON bool
-	var run string
-	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List the tasks of this pane's run",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			pane := env.Getenv("TMUX_PANE")
-			if pane == "" && run == "" {
-				_, err := env.Pane("st task list (without --run)")
-				return err
-			}
-			var ts []orch.TaskView
-			if err := env.Client().Call(cmd.Context(), "/v1/task/list", orch.IDRequest{Pane: pane, ID: run}, &ts); err != nil {
-				return err
-			}
-			if asJSON {
-				return printJSON(env.Stdout, ts)
-			}
-			if len(ts) == 0 {
-				fmt.Fprintln(env.Stdout, "no tasks")
-				return nil
-			}
-			tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "TASK\tAGENT\tSTATE\tFOR\tDETAIL")
-			for _, t := range ts {
-				detail := t.Reason
-				switch t.State {
-				case orch.TaskRunning:
-					detail = "as worker " + t.Worker + " " + t.WorkerName
-				case orch.TaskDone:
-					detail = "by worker " + t.Worker + " " + t.WorkerName
-				case orch.TaskWaiting:
-					detail = "on " + strings.TrimPrefix(t.Reason, "waiting on ")
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Name, t.Agent, t.State, t.For, detail)
-			}
-			return tw.Flush()
-		},
-	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	cmd.Flags().StringVar(&run, "run", "", "the run (default: this pane's)")
-	return cmd
-}
-
-func newTaskCancelCmd(env *Env) *cobra.Command {
-	return &cobra.Command{
-		Use:   "cancel NAME",
-		Short: "Cancel a task that has not finished",
-		Args:  exactArgs(1, "st task cancel NAME"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			pane, err := env.Pane("st task cancel")
-			if err != nil {
-				return err
-			}
-			var v orch.TaskView
-			if err := env.Client().Call(cmd.Context(), "/v1/task/cancel", orch.IDRequest{Pane: pane, ID: args[0]}, &v); err != nil {
-				return err
-			}
-			fmt.Fprintf(env.Stdout, "task %s: %s\n", v.Name, v.Reason)
-			return nil
-		},
-	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/client"
 	"github.com/sophonz/st/internal/orch"
 	"github.com/sophonz/st/internal/plain"
@@ -26,11 +27,16 @@ const (
 
 func newWorkerCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{Use: "worker", Short: "Workers: agents in windows of their own"}
-	cmd.AddCommand(newWorkerStartCmd(env), newWorkerWaitCmd(env), newWorkerReadCmd(env), newWorkerDoneCmd(env),
-		newWorkerSendCmd(env), newWorkerStopCmd(env), newWorkerListCmd(env), newWorkerRenameCmd(env), newWorkerReleaseCmd(env), newWorkerAdoptCmd(env), newWorkerOfferCmd(env, nil),
-		newWorkerDiffCmd(env), newWorkerMergeCmd(env, "merge"), newWorkerMergeCmd(env, "pick"))
+	cmd.AddCommand(newWorkerStartCmd(env, nil), newWorkerWaitCmd(env, nil), newWorkerReadCmd(env, nil), newWorkerDoneCmd(env, nil),
+		newWorkerSendCmd(env, nil), newWorkerStopCmd(env, nil), newWorkerListCmd(env, nil), newWorkerRenameCmd(env, nil),
+		newWorkerReleaseCmd(env, nil), newWorkerAdoptCmd(env, nil), newWorkerOfferCmd(env, nil),
+		newWorkerDiffCmd(env, nil), newWorkerMergeCmd(env, "merge", nil), newWorkerMergeCmd(env, "pick", nil))
 	return cmd
 }
+
+// callerPane is the pane the command runs in, or "" outside tmux (the
+// daemon then acts for no pane, or refuses).
+func callerPane(env *Env) string { return env.Getenv("TMUX_PANE") }
 
 type workerStartOptions struct {
 	Agent, Task, Name, Cwd string
@@ -40,7 +46,7 @@ type workerStartOptions struct {
 	Worktree, Split, JSON  bool
 }
 
-func newWorkerStartCmd(env *Env) *cobra.Command {
+func newWorkerStartCmd(env *Env, runF runFunc[workerStartOptions]) *cobra.Command {
 	var o workerStartOptions
 	cmd := &cobra.Command{
 		Use:   "start --agent AGENT --task FILE [--name N] [--cwd DIR]",
@@ -49,9 +55,6 @@ func newWorkerStartCmd(env *Env) *cobra.Command {
 folder (or --cwd), type one line that hands it the task file, and return once
 the agent's hook shows its turn started. Prints the worker's id and name.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runWorkerStart(cmd.Context(), env, o)
-		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.Agent, "agent", "", "the agent to run: claude, codex or sim")
@@ -63,8 +66,17 @@ the agent's hook shows its turn started. Prints the worker's id and name.`,
 	f.BoolVar(&o.Worktree, "worktree", false, "a git worktree and branch of the worker's own")
 	f.IntVar(&o.Fan, "fan", 0, "start N tries of the task, NAME-1 to NAME-N, each in its own worktree")
 	f.StringVar(&o.Machine, "machine", "", "start it on another machine of the account (name, host name or slug; st machines lists them)")
-	f.BoolVar(&o.JSON, "json", false, "print JSON")
-	return cmd
+	jsonFlag(cmd, &o.JSON)
+	return bind(cmd, env, &o, func([]string) error {
+		if o.Agent == "" {
+			return usageError("st worker start needs --agent", "st worker start --agent claude|codex|sim --task FILE")
+		}
+		if o.Task == "" {
+			return usageError("st worker start needs --task FILE: the worker reads its task from a file",
+				"write the task into a file, then st worker start --agent "+o.Agent+" --task FILE")
+		}
+		return nil
+	}, runF, runWorkerStart)
 }
 
 func absPath(p string) (string, error) {
@@ -87,74 +99,75 @@ func readableTask(p string) (string, error) {
 	}
 	f, err := os.Open(task)
 	if err != nil {
-		return "", &orch.Error{Kind: orch.KindUsage, Message: fmt.Sprintf("cannot read the task file %s: %v", task, errors.Unwrap(err)), Hint: "write the task into a file the worker can read, and pass its path with --task"}
+		return "", usageError(fmt.Sprintf("cannot read the task file %s: %v", task, errors.Unwrap(err)),
+			"write the task into a file the worker can read, and pass its path with --task")
 	}
 	fi, _ := f.Stat()
 	f.Close()
 	if fi != nil && fi.IsDir() {
-		return "", &orch.Error{Kind: orch.KindUsage, Message: task + " is a folder, not a task file", Hint: "pass a file with --task"}
+		return "", usageError(task+" is a folder, not a task file", "pass a file with --task")
 	}
 	return task, nil
 }
 
-func runWorkerStart(ctx context.Context, env *Env, o workerStartOptions) error {
-	if o.Agent == "" {
-		return &orch.Error{Kind: orch.KindUsage, Message: "st worker start needs --agent", Hint: "st worker start --agent claude|codex|sim --task FILE"}
-	}
-	if o.Task == "" {
-		return &orch.Error{Kind: orch.KindUsage, Message: "st worker start needs --task FILE: the worker reads its task from a file", Hint: "write the task into a file, then st worker start --agent " + o.Agent + " --task FILE"}
-	}
+// startRequest is what st worker start asks of the daemon: the task file
+// checked and its path made absolute, for this pane.
+func startRequest(env *Env, o workerStartOptions) (api.StartRequest, error) {
 	task, err := readableTask(o.Task)
 	if err != nil {
-		return err
+		return api.StartRequest{}, err
 	}
 	cwd := o.Cwd
 	if o.Cwd != "" && o.Machine == "" { // another machine's folder is that machine's business
 		if cwd, err = absPath(o.Cwd); err != nil {
-			return err
+			return api.StartRequest{}, err
 		}
 	}
 	pane, err := env.Pane("st worker start")
 	if err != nil {
-		return err
+		return api.StartRequest{}, err
 	}
-	req := orch.StartRequest{Pane: pane, Agent: o.Agent, Task: task, Name: o.Name, Cwd: cwd, Split: o.Split, Env: passEnv(env),
+	req := api.StartRequest{Pane: pane, Agent: o.Agent, Task: task, Name: o.Name, Cwd: cwd, Split: o.Split, Env: passEnv(env),
 		Owns: o.Owns, Worktree: o.Worktree, Fan: o.Fan, Machine: o.Machine}
-	if d, err := envDuration(env, "ST_BLOCKED_TIMEOUT"); err != nil {
-		return err
-	} else {
-		req.BlockedTimeout = d
+	if req.BlockedTimeout, err = envDuration(env, "ST_BLOCKED_TIMEOUT"); err != nil {
+		return api.StartRequest{}, err
 	}
-	if d, err := envDuration(env, "ST_HOOK_TIMEOUT"); err != nil {
+	if req.HookTimeout, err = envDuration(env, "ST_HOOK_TIMEOUT"); err != nil {
+		return api.StartRequest{}, err
+	}
+	return req, nil
+}
+
+func runWorkerStart(ctx context.Context, env *Env, o workerStartOptions) error {
+	req, err := startRequest(env, o)
+	if err != nil {
 		return err
-	} else {
-		req.HookTimeout = d
 	}
 	if o.Fan != 0 {
-		var vs []orch.WorkerView
-		err := env.Client().Call(ctx, "/v1/worker/fan", req, &vs)
+		// The tries that started are printed even when a later one failed.
+		vs, err := env.Client().Fan(ctx, req)
 		if o.JSON {
 			printJSON(env.Stdout, vs)
 		} else {
 			for _, v := range vs {
 				if v.ID != "" {
-					fmt.Fprintf(env.Stdout, "%s %s\n", v.ID, v.Name)
-					printNotes(env, v.Notes)
+					printStarted(env, v)
 				}
 			}
 		}
 		return err
 	}
-	var v orch.WorkerView
-	if err := env.Client().Call(ctx, "/v1/worker/start", req, &v); err != nil {
-		return err
-	}
-	if o.JSON {
-		return printJSON(env.Stdout, v)
-	}
+	v, err := env.Client().StartWorker(ctx, req)
+	return printResult(env, o.JSON, v, err, func(io.Writer, *api.WorkerView) error {
+		printStarted(env, *v)
+		return nil
+	})
+}
+
+// printStarted prints "%ID name" of a worker that started, and its notes.
+func printStarted(env *Env, v api.WorkerView) {
 	fmt.Fprintf(env.Stdout, "%s %s\n", v.ID, v.Name)
 	printNotes(env, v.Notes)
-	return nil
 }
 
 // printNotes tells the person what they should know, on stderr, so that
@@ -203,7 +216,7 @@ type workerWaitOptions struct {
 	JSON    bool
 }
 
-func newWorkerWaitCmd(env *Env) *cobra.Command {
+func newWorkerWaitCmd(env *Env, runF runFunc[workerWaitOptions]) *cobra.Command {
 	var o workerWaitOptions
 	cmd := &cobra.Command{
 		Use:   "wait [ID...] [--timeout 15m]",
@@ -212,36 +225,34 @@ func newWorkerWaitCmd(env *Env) *cobra.Command {
 waiting for a person, idle (its turn ended with no report), failed or gone.
 Prints a line per worker. Exit status: 0 all done, 2 some need attention
 (waiting, idle, blocked, failed or gone), 3 the timeout passed first, 1 an error.`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o.IDs = args
-			return runWorkerWait(cmd.Context(), env, o)
-		},
 	}
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", 15*time.Minute, "how long to wait at most")
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
-	return cmd
+	jsonFlag(cmd, &o.JSON)
+	return bind(cmd, env, &o, func(args []string) error {
+		if len(args) > 0 {
+			o.IDs = args
+		}
+		if len(o.IDs) == 0 && callerPane(env) == "" {
+			_, err := env.Pane("st worker wait with no ids")
+			return err
+		}
+		if o.Timeout <= 0 {
+			return usageError("--timeout must be more than 0", "st worker wait --timeout 15m")
+		}
+		return nil
+	}, runF, runWorkerWait)
 }
 
 func runWorkerWait(ctx context.Context, env *Env, o workerWaitOptions) error {
-	pane := env.Getenv("TMUX_PANE")
-	if len(o.IDs) == 0 && pane == "" {
-		_, err := env.Pane("st worker wait with no ids")
-		return err
-	}
-	if o.Timeout <= 0 {
-		return &orch.Error{Kind: orch.KindUsage, Message: "--timeout must be more than 0", Hint: "st worker wait --timeout 15m"}
-	}
 	c := env.Client()
 	deadline := time.Now().Add(o.Timeout)
-	var res orch.WaitResult
+	var res *api.WaitResult
 	// A daemon restarting (st up after a crash) must not end a wait: go on
 	// waiting for it until the timeout.
-	err := keepTrying(ctx, env, deadline, 200*time.Millisecond, nil, func() error {
-		left := time.Until(deadline)
-		if left < 0 {
-			left = 0
-		}
-		return c.Call(ctx, "/v1/worker/wait", orch.WaitRequest{Pane: pane, IDs: o.IDs, Timeout: left + time.Millisecond}, &res)
+	err := keepTrying(ctx, env, deadline, 200*time.Millisecond, nil, func() (err error) {
+		left := max(time.Until(deadline), 0)
+		res, err = c.Wait(ctx, api.WaitRequest{Pane: callerPane(env), IDs: o.IDs, Timeout: left + time.Millisecond})
+		return err
 	})
 	if err != nil {
 		return err
@@ -249,13 +260,13 @@ func runWorkerWait(ctx context.Context, env *Env, o workerWaitOptions) error {
 	if o.JSON {
 		printJSON(env.Stdout, res)
 	} else {
-		printWorkers(env.Stdout, res.Workers, false)
+		printSettled(env.Stdout, res.Workers)
 	}
 	if res.TimedOut {
 		return &exitError{code: exitTimeout, err: fmt.Errorf("the timeout (%s) passed before every worker settled", o.Timeout)}
 	}
 	for _, w := range res.Workers {
-		if w.State != orch.Done {
+		if w.State != api.Done {
 			return &exitError{code: exitAttention}
 		}
 	}
@@ -272,7 +283,7 @@ func orDash(a, b string) string {
 // asideRows are the rows of an agent's teammates (of the Claude agent
 // team it leads) and subagents, to print under it: id, name, agent,
 // state, for how long. An in-process teammate and a subagent have no pane.
-func asideRows(mates []orch.Teammate, subs []orch.Subagent) [][5]string {
+func asideRows(mates []api.Teammate, subs []api.Subagent) [][5]string {
 	var rows [][5]string
 	for _, m := range mates {
 		id := m.Pane
@@ -287,101 +298,103 @@ func asideRows(mates []orch.Teammate, subs []orch.Subagent) [][5]string {
 	return rows
 }
 
-func printWorkers(w io.Writer, ws []orch.WorkerView, header bool) {
+// printSettled prints a line per worker of st worker wait: how each
+// settled, with its summary or error.
+func printSettled(w io.Writer, ws []api.WorkerView) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	if header {
-		fmt.Fprintln(tw, "ID\tNAME\tAGENT\tSTATE\tFOR\tRUN")
-	}
 	for _, v := range ws {
 		note := ""
 		switch v.State {
-		case orch.Done:
+		case api.Done:
 			note = oneLine(v.Summary, 70)
-		case orch.Failed, orch.Blocked:
+		case api.Failed, api.Blocked:
 			note = oneLine(v.Error, 70)
 		}
-		if header {
-			name := v.Name
-			if v.TeamOf > 0 {
-				name += fmt.Sprintf(" (team %d)", v.TeamOf)
-			}
-			extra := ""
-			if v.Worktree != nil && v.Worktree.Path != "" {
-				extra = "  worktree " + v.Worktree.Path
-				if v.Worktree.Merged {
-					extra += " (merged)"
-				}
-			}
-			if v.Remote() {
-				extra += "  on " + orDash(v.MachineName, v.Machine)
-			} else if mach, pane, ok := strings.Cut(v.Parent, "/"); ok {
-				// Who it works for, as people there call it (spec: "worker of
-				// coordinator on home-macbook"), with the pane for commands.
-				extra += "  worker of " + orDash(v.ParentName, pane) + " on " + orDash(v.ParentMachineName, mach) + " (" + v.Parent + ")"
-			}
-			if v.ParentGone {
-				if v.ParentNow != "" {
-					extra += "  ⚠ (parent gone; its coordinator is " + v.ParentNow + " now)"
-				} else {
-					extra += "  ⚠ (parent gone: " + orch.PaneOf(v.Parent) + ")"
-				}
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s\n", v.ID, name, v.Agent, v.State, v.For, v.Run, extra)
-			for _, r := range asideRows(v.Teammates, v.Subagents) {
-				fmt.Fprintf(tw, "%s\t  %s\t%s\t%s\t%s\t\n", r[0], r[1], r[2], r[3], r[4])
-			}
-		} else {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.ID, v.Name, v.State, note)
-		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.ID, v.Name, v.State, note)
 	}
-	tw.Flush()
+	return tw.Flush()
 }
 
-func newWorkerReadCmd(env *Env) *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "read ID",
-		Short: "Print a worker's summary and its last answer",
-		Args:  exactArgs(1, "st worker read ID"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var v orch.WorkerView
-			if err := env.Client().Call(cmd.Context(), "/v1/worker/read", orch.IDRequest{Pane: env.Getenv("TMUX_PANE"), ID: args[0]}, &v); err != nil {
-				return err
-			}
-			if asJSON {
-				return printJSON(env.Stdout, v)
-			}
-			fmt.Fprintf(env.Stdout, "worker:  %s %s (%s, run %s)\n", v.ID, v.Name, v.Agent, v.Run)
-			fmt.Fprintf(env.Stdout, "state:   %s for %s\n", v.State, v.For)
-			if v.Task != "" {
-				fmt.Fprintf(env.Stdout, "task:    %s\n", v.Task)
-			}
-			if v.Error != "" {
-				fmt.Fprintf(env.Stdout, "error:   %s\n", v.Error)
-			}
-			summary := v.Summary
-			if summary == "" {
-				summary = "(no report yet)"
-			}
-			fmt.Fprintf(env.Stdout, "summary: %s\n", plain.Clean(summary))
-			// The report's answer stays as it came; later turns (a notice
-			// typed in, say) show after it, not in its place.
-			answer := v.LastAnswer
-			if v.ReportedAt != nil && v.ReportAnswer != "" {
-				answer = v.ReportAnswer
-			}
-			if answer == "" {
-				answer = "(none yet)"
-			}
-			fmt.Fprintf(env.Stdout, "last answer:\n%s\n", indent(plain.Clean(answer)))
-			if v.ReportedAt != nil && v.ReportAnswer != "" && v.LastAnswer != v.ReportAnswer {
-				fmt.Fprintf(env.Stdout, "later, after the report:\n%s\n", indent(plain.Clean(v.LastAnswer)))
-			}
-			return nil
-		},
+// printWorkerTable is st worker list's table, with each worker's
+// teammates and subagents under it.
+func printWorkerTable(w io.Writer, ws []api.WorkerView) error {
+	return printTable(w, ws, "no workers", "ID\tNAME\tAGENT\tSTATE\tFOR\tRUN", func(tw io.Writer, v api.WorkerView) {
+		name := v.Name
+		if v.TeamOf > 0 {
+			name += fmt.Sprintf(" (team %d)", v.TeamOf)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s\n", v.ID, name, v.Agent, v.State, v.For, v.Run, workerWhere(v))
+		for _, r := range asideRows(v.Teammates, v.Subagents) {
+			fmt.Fprintf(tw, "%s\t  %s\t%s\t%s\t%s\t\n", r[0], r[1], r[2], r[3], r[4])
+		}
+	})
+}
+
+// workerWhere is what st worker list adds after a worker's run: its
+// worktree, the machine it runs on or works for, a parent that is gone.
+func workerWhere(v api.WorkerView) string {
+	extra := ""
+	if v.Worktree != nil && v.Worktree.Path != "" {
+		extra = "  worktree " + v.Worktree.Path
+		if v.Worktree.Merged {
+			extra += " (merged)"
+		}
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	return cmd
+	if v.Remote() {
+		extra += "  on " + orDash(v.MachineName, v.Machine)
+	} else if mach, pane, ok := strings.Cut(v.Parent, "/"); ok {
+		// Who it works for, as people there call it (spec: "worker of
+		// coordinator on home-macbook"), with the pane for commands.
+		extra += "  worker of " + orDash(v.ParentName, pane) + " on " + orDash(v.ParentMachineName, mach) + " (" + v.Parent + ")"
+	}
+	if v.ParentGone {
+		if v.ParentNow != "" {
+			extra += "  ⚠ (parent gone; its coordinator is " + v.ParentNow + " now)"
+		} else {
+			extra += "  ⚠ (parent gone: " + orch.PaneOf(v.Parent) + ")"
+		}
+	}
+	return extra
+}
+
+type workerReadOptions struct {
+	ID   string
+	JSON bool
+}
+
+func newWorkerReadCmd(env *Env, runF runFunc[workerReadOptions]) *cobra.Command {
+	var o workerReadOptions
+	cmd := &cobra.Command{Use: "read ID", Short: "Print a worker's summary and its last answer", Args: exactArgs(1, "st worker read ID")}
+	jsonFlag(cmd, &o.JSON)
+	return bind(cmd, env, &o, takeArgs(&o.ID), runF, runWorkerRead)
+}
+
+func runWorkerRead(ctx context.Context, env *Env, o workerReadOptions) error {
+	v, err := env.Client().Read(ctx, api.IDRequest{Pane: callerPane(env), ID: o.ID})
+	return printResult(env, o.JSON, v, err, printWorkerRead)
+}
+
+func printWorkerRead(w io.Writer, v *api.WorkerView) error {
+	fmt.Fprintf(w, "worker:  %s %s (%s, run %s)\n", v.ID, v.Name, v.Agent, v.Run)
+	fmt.Fprintf(w, "state:   %s for %s\n", v.State, v.For)
+	if v.Task != "" {
+		fmt.Fprintf(w, "task:    %s\n", v.Task)
+	}
+	if v.Error != "" {
+		fmt.Fprintf(w, "error:   %s\n", v.Error)
+	}
+	fmt.Fprintf(w, "summary: %s\n", plain.Clean(orDash(v.Summary, "(no report yet)")))
+	// The report's answer stays as it came; later turns (a notice typed
+	// in, say) show after it, not in its place.
+	answer := v.LastAnswer
+	if v.ReportedAt != nil && v.ReportAnswer != "" {
+		answer = v.ReportAnswer
+	}
+	fmt.Fprintf(w, "last answer:\n%s\n", indent(plain.Clean(orDash(answer, "(none yet)"))))
+	if v.ReportedAt != nil && v.ReportAnswer != "" && v.LastAnswer != v.ReportAnswer {
+		fmt.Fprintf(w, "later, after the report:\n%s\n", indent(plain.Clean(v.LastAnswer)))
+	}
+	return nil
 }
 
 func indent(s string) string {
@@ -391,7 +404,7 @@ func indent(s string) string {
 func exactArgs(n int, usage string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) != n {
-			return &orch.Error{Kind: orch.KindUsage, Message: fmt.Sprintf("%s takes %d argument(s), got %d", cmd.CommandPath(), n, len(args)), Hint: usage}
+			return usageError(fmt.Sprintf("%s takes %d argument(s), got %d", cmd.CommandPath(), n, len(args)), usage)
 		}
 		return nil
 	}
@@ -402,50 +415,31 @@ type workerDoneOptions struct {
 	Retry   time.Duration
 }
 
-func newWorkerDoneCmd(env *Env) *cobra.Command {
+func newWorkerDoneCmd(env *Env, runF runFunc[workerDoneOptions]) *cobra.Command {
 	var o workerDoneOptions
 	cmd := &cobra.Command{
 		Use:   `done --summary "<what it did, and how it checked>"`,
 		Short: "Report this worker's result (run by the worker, in its own pane)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runWorkerDone(cmd.Context(), env, o)
-		},
 	}
 	cmd.Flags().StringVar(&o.Summary, "summary", "", "what it did, and how it checked")
 	cmd.Flags().DurationVar(&o.Retry, "retry", 2*time.Minute, "how long to keep trying while st is down")
-	return cmd
+	return bind(cmd, env, &o, func([]string) error {
+		if _, err := env.Pane("st worker done"); err != nil {
+			return err
+		}
+		if strings.TrimSpace(o.Summary) == "" {
+			return usageError("st worker done needs a summary", `st worker done --summary "<what you did, and how you checked it>"`)
+		}
+		return nil
+	}, runF, runWorkerDone)
 }
 
 // runWorkerDone reports, and keeps trying while st restarts so that the
 // report is not lost; inside a sandbox that refuses st's socket, the
 // report is queued for the agent's next hook.
 func runWorkerDone(ctx context.Context, env *Env, o workerDoneOptions) error {
-	pane, err := env.Pane("st worker done")
-	if err != nil {
-		return err
-	}
-	if strings.TrimSpace(o.Summary) == "" {
-		return &orch.Error{Kind: orch.KindUsage, Message: "st worker done needs a summary", Hint: `st worker done --summary "<what you did, and how you checked it>"`}
-	}
-	c := env.Client()
-	req := orch.DoneRequest{Pane: pane, Summary: o.Summary}
-	var v orch.WorkerView
-	queued := ""
-	err = keepTrying(ctx, env, time.Now().Add(o.Retry), 200*time.Millisecond,
-		func(error) { fmt.Fprintf(env.Stderr, "st: st is not answering; retrying for up to %s\n", o.Retry) },
-		func() error {
-			err := c.Call(ctx, "/v1/worker/done", req, &v)
-			if err != nil && client.Refused(err) {
-				path, qerr := client.QueueReport(req)
-				if qerr != nil {
-					return &orch.Error{Kind: orch.KindInternal, Message: fmt.Sprintf("%v; and the report could not be queued either: %v", err, qerr)}
-				}
-				queued = path
-				return nil
-			}
-			return err
-		})
+	v, queued, err := report(ctx, env, api.DoneRequest{Pane: callerPane(env), Summary: o.Summary}, o.Retry)
 	switch {
 	case err != nil && isTransient(err):
 		return fmt.Errorf("%w\nthe report was not recorded after trying for %s", err, o.Retry)
@@ -459,135 +453,161 @@ func runWorkerDone(ctx context.Context, env *Env, o workerDoneOptions) error {
 	return nil
 }
 
-func newWorkerSendCmd(env *Env) *cobra.Command {
-	return &cobra.Command{
-		Use:   "send ID TEXT",
-		Short: "Type one line into a worker (never over a prompt)",
-		Args:  exactArgs(2, `st worker send ID "TEXT"`),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var v orch.WorkerView
-			if err := env.Client().Call(cmd.Context(), "/v1/worker/send", orch.IDRequest{Pane: env.Getenv("TMUX_PANE"), ID: args[0], Text: args[1]}, &v); err != nil {
+// report hands a report to st, trying again for up to retry while st is
+// down. When a sandbox refuses st's socket it queues the report instead
+// and answers the queue file's path.
+func report(ctx context.Context, env *Env, req api.DoneRequest, retry time.Duration) (v *api.WorkerView, queued string, err error) {
+	c := env.Client()
+	err = keepTrying(ctx, env, time.Now().Add(retry), 200*time.Millisecond,
+		func(error) { fmt.Fprintf(env.Stderr, "st: st is not answering; retrying for up to %s\n", retry) },
+		func() error {
+			var err error
+			v, err = c.Done(ctx, req)
+			if err == nil || !client.Refused(err) {
 				return err
 			}
-			fmt.Fprintf(env.Stdout, "sent to %s (%s)\n", v.Name, v.ID)
+			path, qerr := client.QueueReport(req)
+			if qerr != nil {
+				return &api.Error{Kind: api.KindInternal, Message: fmt.Sprintf("%v; and the report could not be queued either: %v", err, qerr)}
+			}
+			queued = path
 			return nil
-		},
-	}
+		})
+	return v, queued, err
 }
 
-func newWorkerStopCmd(env *Env) *cobra.Command {
-	var yes bool
-	cmd := &cobra.Command{
-		Use:   "stop ID --yes",
-		Short: "Close a worker's window",
-		Args:  exactArgs(1, "st worker stop ID --yes"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if !yes {
-				return &orch.Error{Kind: orch.KindUsage, Message: "st worker stop closes the worker's window and ends its agent", Hint: "st worker stop " + args[0] + " --yes"}
-			}
-			var v orch.WorkerView
-			if err := env.Client().Call(cmd.Context(), "/v1/worker/stop", orch.IDRequest{Pane: env.Getenv("TMUX_PANE"), ID: args[0]}, &v); err != nil {
-				return err
-			}
-			fmt.Fprintf(env.Stdout, "stopped %s (%s)\n", v.Name, v.ID)
-			printNotes(env, v.Notes)
-			return nil
-		},
-	}
-	cmd.Flags().BoolVar(&yes, "yes", false, "yes, close it")
-	return cmd
+type workerSendOptions struct{ ID, Text string }
+
+func newWorkerSendCmd(env *Env, runF runFunc[workerSendOptions]) *cobra.Command {
+	var o workerSendOptions
+	cmd := &cobra.Command{Use: "send ID TEXT", Short: "Type one line into a worker (never over a prompt)", Args: exactArgs(2, `st worker send ID "TEXT"`)}
+	return bind(cmd, env, &o, takeArgs(&o.ID, &o.Text), runF, runWorkerSend)
 }
 
-func newWorkerListCmd(env *Env) *cobra.Command {
-	var all, asJSON bool
-	cmd := &cobra.Command{
-		Use:   "list [--all]",
-		Short: "List this pane's workers (--all: every worker st knows)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			pane := env.Getenv("TMUX_PANE")
-			if !all && pane == "" {
-				_, err := env.Pane("st worker list (without --all)")
-				return err
-			}
-			var ws []orch.WorkerView
-			if err := env.Client().Call(cmd.Context(), "/v1/worker/list", orch.IDRequest{Pane: pane, All: all}, &ws); err != nil {
-				return err
-			}
-			if asJSON {
-				return printJSON(env.Stdout, ws)
-			}
-			if len(ws) == 0 {
-				fmt.Fprintln(env.Stdout, "no workers")
-				return nil
-			}
-			printWorkers(env.Stdout, ws, true)
-			return nil
-		},
+func runWorkerSend(ctx context.Context, env *Env, o workerSendOptions) error {
+	v, err := env.Client().Send(ctx, api.IDRequest{Pane: callerPane(env), ID: o.ID, Text: o.Text})
+	if err != nil {
+		return err
 	}
-	cmd.Flags().BoolVar(&all, "all", false, "every worker of every run")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	return cmd
+	fmt.Fprintf(env.Stdout, "sent to %s (%s)\n", v.Name, v.ID)
+	return nil
 }
 
-func newWorkerRenameCmd(env *Env) *cobra.Command {
-	return &cobra.Command{
-		Use:   "rename ID NAME",
-		Short: "Rename a worker (and its window)",
-		Args:  exactArgs(2, "st worker rename ID NAME"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var v orch.WorkerView
-			if err := env.Client().Call(cmd.Context(), "/v1/worker/rename", orch.IDRequest{Pane: env.Getenv("TMUX_PANE"), ID: args[0], Text: args[1]}, &v); err != nil {
-				return err
-			}
-			fmt.Fprintf(env.Stdout, "renamed %s to %s\n", v.ID, v.Name)
-			return nil
-		},
-	}
+type workerStopOptions struct {
+	ID  string
+	Yes bool
 }
 
-func newWorkerReleaseCmd(env *Env) *cobra.Command {
-	return &cobra.Command{
-		Use:   "release ID",
-		Short: "Let a worker go: it leaves the run and is told so",
-		Args:  exactArgs(1, "st worker release ID"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var v orch.WorkerView
-			if err := env.Client().Call(cmd.Context(), "/v1/worker/release", orch.IDRequest{Pane: env.Getenv("TMUX_PANE"), ID: args[0]}, &v); err != nil {
-				return err
-			}
-			fmt.Fprintf(env.Stdout, "released %s (%s) from run %s: it was told it is no one's worker now; send it no more work\n", v.Name, v.ID, v.Run)
-			return nil
-		},
-	}
+func newWorkerStopCmd(env *Env, runF runFunc[workerStopOptions]) *cobra.Command {
+	var o workerStopOptions
+	cmd := &cobra.Command{Use: "stop ID --yes", Short: "Close a worker's window", Args: exactArgs(1, "st worker stop ID --yes")}
+	cmd.Flags().BoolVar(&o.Yes, "yes", false, "yes, close it")
+	return bind(cmd, env, &o, func(args []string) error {
+		o.ID = args[0]
+		if !o.Yes {
+			return usageError("st worker stop closes the worker's window and ends its agent", "st worker stop "+o.ID+" --yes")
+		}
+		return nil
+	}, runF, runWorkerStop)
 }
 
-func newWorkerAdoptCmd(env *Env) *cobra.Command {
-	var owns []string
+func runWorkerStop(ctx context.Context, env *Env, o workerStopOptions) error {
+	v, err := env.Client().Stop(ctx, api.IDRequest{Pane: callerPane(env), ID: o.ID})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "stopped %s (%s)\n", v.Name, v.ID)
+	printNotes(env, v.Notes)
+	return nil
+}
+
+type workerListOptions struct{ All, JSON bool }
+
+func newWorkerListCmd(env *Env, runF runFunc[workerListOptions]) *cobra.Command {
+	var o workerListOptions
+	cmd := &cobra.Command{Use: "list [--all]", Short: "List this pane's workers (--all: every worker st knows)", Args: cobra.NoArgs}
+	cmd.Flags().BoolVar(&o.All, "all", false, "every worker of every run")
+	jsonFlag(cmd, &o.JSON)
+	return bind(cmd, env, &o, func([]string) error {
+		if !o.All && callerPane(env) == "" {
+			_, err := env.Pane("st worker list (without --all)")
+			return err
+		}
+		return nil
+	}, runF, runWorkerList)
+}
+
+func runWorkerList(ctx context.Context, env *Env, o workerListOptions) error {
+	ws, err := env.Client().List(ctx, api.IDRequest{Pane: callerPane(env), All: o.All})
+	return printResult(env, o.JSON, ws, err, printWorkerTable)
+}
+
+type workerRenameOptions struct{ ID, Name string }
+
+func newWorkerRenameCmd(env *Env, runF runFunc[workerRenameOptions]) *cobra.Command {
+	var o workerRenameOptions
+	cmd := &cobra.Command{Use: "rename ID NAME", Short: "Rename a worker (and its window)", Args: exactArgs(2, "st worker rename ID NAME")}
+	return bind(cmd, env, &o, takeArgs(&o.ID, &o.Name), runF, runWorkerRename)
+}
+
+func runWorkerRename(ctx context.Context, env *Env, o workerRenameOptions) error {
+	v, err := env.Client().Rename(ctx, api.IDRequest{Pane: callerPane(env), ID: o.ID, Text: o.Name})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "renamed %s to %s\n", v.ID, v.Name)
+	return nil
+}
+
+type workerReleaseOptions struct{ ID string }
+
+func newWorkerReleaseCmd(env *Env, runF runFunc[workerReleaseOptions]) *cobra.Command {
+	var o workerReleaseOptions
+	cmd := &cobra.Command{Use: "release ID", Short: "Let a worker go: it leaves the run and is told so", Args: exactArgs(1, "st worker release ID")}
+	return bind(cmd, env, &o, takeArgs(&o.ID), runF, runWorkerRelease)
+}
+
+func runWorkerRelease(ctx context.Context, env *Env, o workerReleaseOptions) error {
+	v, err := env.Client().Release(ctx, api.IDRequest{Pane: callerPane(env), ID: o.ID})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "released %s (%s) from run %s: it was told it is no one's worker now; send it no more work\n", v.Name, v.ID, v.Run)
+	return nil
+}
+
+type workerAdoptOptions struct {
+	ID   string
+	Owns []string
+}
+
+func newWorkerAdoptCmd(env *Env, runF runFunc[workerAdoptOptions]) *cobra.Command {
+	var o workerAdoptOptions
 	cmd := &cobra.Command{
 		Use:   "adopt ID [--owns GLOB]...",
 		Short: "Make an agent already running in a pane this pane's worker (nothing is typed into it)",
 		Args:  exactArgs(1, "st worker adopt %ID"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			pane, err := env.Pane("st worker adopt")
-			if err != nil {
-				return err
-			}
-			var v orch.WorkerView
-			if err := env.Client().Call(cmd.Context(), "/v1/worker/adopt", orch.IDRequest{Pane: pane, ID: args[0], Owns: owns}, &v); err != nil {
-				return err
-			}
-			team := ""
-			if v.TeamOf > 0 {
-				team = fmt.Sprintf(", a team of %d", v.TeamOf)
-			}
-			fmt.Fprintf(env.Stdout, "adopted %s %s (%s%s) into run %s\n", v.ID, v.Name, v.Agent, team, v.Run)
-			printNotes(env, v.Notes)
-			return nil
-		},
 	}
-	cmd.Flags().StringArrayVar(&owns, "owns", nil, "a glob, relative to the repository root, of what the adopted worker may change (repeatable; this machine only)")
-	return cmd
+	cmd.Flags().StringArrayVar(&o.Owns, "owns", nil, "a glob, relative to the repository root, of what the adopted worker may change (repeatable; this machine only)")
+	return bind(cmd, env, &o, takeArgs(&o.ID), runF, runWorkerAdopt)
+}
+
+func runWorkerAdopt(ctx context.Context, env *Env, o workerAdoptOptions) error {
+	pane, err := env.Pane("st worker adopt")
+	if err != nil {
+		return err
+	}
+	v, err := env.Client().Adopt(ctx, api.IDRequest{Pane: pane, ID: o.ID, Owns: o.Owns})
+	if err != nil {
+		return err
+	}
+	team := ""
+	if v.TeamOf > 0 {
+		team = fmt.Sprintf(", a team of %d", v.TeamOf)
+	}
+	fmt.Fprintf(env.Stdout, "adopted %s %s (%s%s) into run %s\n", v.ID, v.Name, v.Agent, team, v.Run)
+	printNotes(env, v.Notes)
+	return nil
 }
 
 type workerOfferOptions struct {
@@ -597,9 +617,8 @@ type workerOfferOptions struct {
 }
 
 // newWorkerOfferCmd is st worker offer: a person on this machine lets
-// another machine's coordinator adopt an agent here. runF replaces the
-// run in tests.
-func newWorkerOfferCmd(env *Env, runF func(context.Context, *Env, workerOfferOptions) error) *cobra.Command {
+// another machine's coordinator adopt an agent here.
+func newWorkerOfferCmd(env *Env, runF runFunc[workerOfferOptions]) *cobra.Command {
 	var o workerOfferOptions
 	cmd := &cobra.Command{
 		Use:   "offer ID --machine M | offer ID --withdraw",
@@ -609,88 +628,89 @@ adopt THIS-MACHINE/%7 there) only after a person here offers it to that machine.
 The offer stays on the pane until that machine adopts it, the pane closes, or
 --withdraw. It is refused from an agent's pane: only a person hands an agent over.`,
 		Args: exactArgs(1, "st worker offer %ID --machine NAME"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o.ID = args[0]
-			if o.Machine == "" && !o.Withdraw {
-				return &orch.Error{Kind: orch.KindUsage, Message: "say which machine may adopt it", Hint: "st worker offer " + o.ID + " --machine NAME (st machines lists them)"}
-			}
-			if runF != nil {
-				return runF(cmd.Context(), env, o)
-			}
-			return runWorkerOffer(cmd.Context(), env, o)
-		},
 	}
 	cmd.Flags().StringVar(&o.Machine, "machine", "", "the machine whose coordinator may adopt it (name, host name or slug)")
 	cmd.Flags().BoolVar(&o.Withdraw, "withdraw", false, "take the offer back")
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
-	return cmd
+	jsonFlag(cmd, &o.JSON)
+	return bind(cmd, env, &o, func(args []string) error {
+		o.ID = args[0]
+		if o.Machine == "" && !o.Withdraw {
+			return usageError("say which machine may adopt it", "st worker offer "+o.ID+" --machine NAME (st machines lists them)")
+		}
+		return nil
+	}, runF, runWorkerOffer)
 }
 
 func runWorkerOffer(ctx context.Context, env *Env, o workerOfferOptions) error {
-	var v orch.OfferView
-	req := orch.OfferRequest{Pane: env.Getenv("TMUX_PANE"), ID: o.ID, Machine: o.Machine, Withdraw: o.Withdraw}
-	if err := env.Client().Call(ctx, "/v1/worker/offer", req, &v); err != nil {
-		return err
-	}
-	if o.JSON {
-		return printJSON(env.Stdout, v)
-	}
-	if v.Withdrawn {
-		fmt.Fprintf(env.Stdout, "%s is offered to no machine now\n", v.Pane)
+	v, err := env.Client().Offer(ctx, api.OfferRequest{Pane: callerPane(env), ID: o.ID, Machine: o.Machine, Withdraw: o.Withdraw})
+	return printResult(env, o.JSON, v, err, func(w io.Writer, v *api.OfferView) error {
+		if v.Withdrawn {
+			fmt.Fprintf(w, "%s is offered to no machine now\n", v.Pane)
+		} else {
+			fmt.Fprintf(w, "%s (%s) is offered to %s: its coordinator may adopt it with st worker adopt <this machine>/%s\n", v.Pane, v.Agent, v.MachineName, v.Pane)
+		}
 		return nil
-	}
-	fmt.Fprintf(env.Stdout, "%s (%s) is offered to %s: its coordinator may adopt it with st worker adopt <this machine>/%s\n", v.Pane, v.Agent, v.MachineName, v.Pane)
-	return nil
+	})
 }
 
-func newWorkerDiffCmd(env *Env) *cobra.Command {
-	var asJSON bool
+type workerDiffOptions struct {
+	ID   string
+	JSON bool
+}
+
+func newWorkerDiffCmd(env *Env, runF runFunc[workerDiffOptions]) *cobra.Command {
+	var o workerDiffOptions
 	cmd := &cobra.Command{
 		Use:   "diff ID",
 		Short: "Show a worktree worker's changes against the commit it started from",
 		Args:  exactArgs(1, "st worker diff ID"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var d orch.DiffResult
-			if err := env.Client().Call(cmd.Context(), "/v1/worker/diff", orch.IDRequest{Pane: env.Getenv("TMUX_PANE"), ID: args[0]}, &d); err != nil {
-				return err
-			}
-			if asJSON {
-				return printJSON(env.Stdout, d)
-			}
-			fmt.Fprintf(env.Stdout, "worker %s (%s): %d file(s) changed on %s\n", d.Worker.Name, d.Worker.ID, len(d.Changes), d.Worker.Worktree.Branch)
-			for _, c := range d.Changes {
-				fmt.Fprintf(env.Stdout, "  %-9s %s\n", c.Status, c.Path)
-			}
-			if len(d.Outside) > 0 {
-				fmt.Fprintf(env.Stdout, "outside its scope (%s): %s\n", strings.Join(d.Worker.Scope.Globs, " "), strings.Join(d.Outside, ", "))
-			}
-			fmt.Fprint(env.Stdout, d.Diff)
-			return nil
-		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	return cmd
+	jsonFlag(cmd, &o.JSON)
+	return bind(cmd, env, &o, takeArgs(&o.ID), runF, runWorkerDiff)
 }
 
-func newWorkerMergeCmd(env *Env, verb string) *cobra.Command {
+func runWorkerDiff(ctx context.Context, env *Env, o workerDiffOptions) error {
+	d, err := env.Client().Diff(ctx, api.IDRequest{Pane: callerPane(env), ID: o.ID})
+	return printResult(env, o.JSON, d, err, printDiff)
+}
+
+func printDiff(w io.Writer, d *api.DiffResult) error {
+	fmt.Fprintf(w, "worker %s (%s): %d file(s) changed on %s\n", d.Worker.Name, d.Worker.ID, len(d.Changes), d.Worker.Worktree.Branch)
+	for _, c := range d.Changes {
+		fmt.Fprintf(w, "  %-9s %s\n", c.Status, c.Path)
+	}
+	if len(d.Outside) > 0 {
+		fmt.Fprintf(w, "outside its scope (%s): %s\n", strings.Join(d.Worker.Scope.Globs, " "), strings.Join(d.Outside, ", "))
+	}
+	_, err := fmt.Fprint(w, d.Diff)
+	return err
+}
+
+type workerMergeOptions struct {
+	ID string
+	// Pick is st worker pick: merge one try of a --fan and remove the others.
+	Pick bool
+}
+
+// newWorkerMergeCmd is st worker merge, or with verb "pick" st worker pick.
+func newWorkerMergeCmd(env *Env, verb string, runF runFunc[workerMergeOptions]) *cobra.Command {
+	o := workerMergeOptions{Pick: verb == "pick"}
 	short := "Merge a done worktree worker's branch into the checkout it came from"
-	if verb == "pick" {
+	if o.Pick {
 		short = "Merge the chosen try of a --fan and remove the other tries"
 	}
-	return &cobra.Command{
-		Use:   verb + " ID",
-		Short: short,
-		Args:  exactArgs(1, "st worker "+verb+" ID"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var r orch.MergeResult
-			if err := env.Client().Call(cmd.Context(), "/v1/worker/"+verb, orch.IDRequest{Pane: env.Getenv("TMUX_PANE"), ID: args[0]}, &r); err != nil {
-				return err
-			}
-			fmt.Fprintf(env.Stdout, "merged %s (%s): %d file(s), commit %s\n", r.Worker.Name, r.Worker.ID, len(r.Files), r.Commit)
-			if len(r.Removed) > 0 {
-				fmt.Fprintf(env.Stdout, "removed the other tries: %s\n", strings.Join(r.Removed, ", "))
-			}
-			return nil
-		},
+	cmd := &cobra.Command{Use: verb + " ID", Short: short, Args: exactArgs(1, "st worker "+verb+" ID")}
+	return bind(cmd, env, &o, takeArgs(&o.ID), runF, runWorkerMerge)
+}
+
+func runWorkerMerge(ctx context.Context, env *Env, o workerMergeOptions) error {
+	r, err := env.Client().Merge(ctx, api.IDRequest{Pane: callerPane(env), ID: o.ID}, o.Pick)
+	if err != nil {
+		return err
 	}
+	fmt.Fprintf(env.Stdout, "merged %s (%s): %d file(s), commit %s\n", r.Worker.Name, r.Worker.ID, len(r.Files), r.Commit)
+	if len(r.Removed) > 0 {
+		fmt.Fprintf(env.Stdout, "removed the other tries: %s\n", strings.Join(r.Removed, ", "))
+	}
+	return nil
 }
