@@ -259,7 +259,14 @@ func (s *server) mount(mux *http.ServeMux, path string, fn handler) {
 				Hint:    "run it in a pane of " + s.tmux.Socket() + ", or run an st for that server with its own ST_HOME"}, http.StatusBadRequest)
 			return
 		}
-		answer(w, r, func(body []byte) (any, error) { return fn(r.Context(), r, body) })
+		answer(w, r, func(body []byte) (any, error) {
+			v, err := fn(r.Context(), r, body)
+			if path != api.RouteHook {
+				// What st answers is on disk (a hook's own change already is).
+				s.mgr.Sync()
+			}
+			return v, err
+		})
 	})
 }
 

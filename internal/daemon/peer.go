@@ -332,7 +332,11 @@ func (p *peerNet) routes(tr remote.Transport) http.Handler {
 				writeErr(w, &orch.Error{Kind: orch.KindUsage, Message: "use POST"}, http.StatusMethodNotAllowed)
 				return
 			}
-			answer(w, r, func(body []byte) (any, error) { return fn(r.Context(), from, body) })
+			answer(w, r, func(body []byte) (any, error) {
+				v, err := fn(r.Context(), from, body)
+				p.mgr.Sync() // what another machine is told is on disk here
+				return v, err
+			})
 		})
 	}
 	return mux

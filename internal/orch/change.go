@@ -159,6 +159,17 @@ func (m *Manager) settleUnlock(c *change) {
 	cm.settle()
 }
 
+// Sync waits until every change made so far is on disk. The daemon
+// calls it before it answers a request: a change may become visible (to
+// a wait woken by another change) before its write lands, and what st
+// answers must already be on disk. A write that failed is logged; the
+// saver keeps trying it.
+func (m *Manager) Sync() {
+	if err := m.saver.sync(); err != nil {
+		m.logf("%v (st keeps trying)", err)
+	}
+}
+
 // save writes run r and waits for the disk: for a change that is undone
 // when it cannot be kept. Called with m.mu held.
 func (m *Manager) save(r *Run) error {

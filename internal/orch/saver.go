@@ -103,6 +103,26 @@ func (s *saver) wait(id string, v uint64) error {
 	}
 }
 
+// sync waits until every snapshot staged before it is on disk (or its
+// write failed: the first failure is returned).
+func (s *saver) sync() error {
+	s.mu.Lock()
+	pending := map[string]uint64{}
+	for id, f := range s.files {
+		if f.staged > f.written {
+			pending[id] = f.staged
+		}
+	}
+	s.mu.Unlock()
+	var first error
+	for id, v := range pending {
+		if err := s.wait(id, v); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
 // run writes staged snapshots until ctx ends, then writes what is left.
 func (s *saver) run(ctx context.Context) {
 	retry := time.NewTimer(time.Hour)
