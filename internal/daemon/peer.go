@@ -302,16 +302,18 @@ func isTLSRefusal(err error) bool {
 func (p *peerNet) routes(tr remote.Transport) http.Handler {
 	mux := http.NewServeMux()
 	op := func(name string) peerHandler {
-		return peerCall(func(ctx context.Context, from string, req orch.PeerOp) (*orch.WorkerView, error) {
-			return p.mgr.PeerOp(ctx, from, name, req)
+		return peerCall(p, func(m *orch.Manager, ctx context.Context, from string, req orch.PeerOp) (*orch.WorkerView, error) {
+			return m.PeerOp(ctx, from, name, req)
 		})
 	}
+	// The manager is p.mgr when a request comes (it is set after the
+	// listener starts), hence method expressions, not method values.
 	h := map[string]peerHandler{
-		api.PeerRouteStart:    peerCall(p.mgr.PeerStart),
-		api.PeerRouteWatch:    peerCall(p.mgr.PeerWatch),
-		api.PeerRouteAdopt:    peerCall(p.mgr.PeerAdopt),
-		api.PeerRouteReparent: peerCall(p.mgr.PeerReparent),
-		api.PeerRoutePane:     peerCall(p.mgr.PeerPane),
+		api.PeerRouteStart:    peerCall(p, (*orch.Manager).PeerStart),
+		api.PeerRouteWatch:    peerCall(p, (*orch.Manager).PeerWatch),
+		api.PeerRouteAdopt:    peerCall(p, (*orch.Manager).PeerAdopt),
+		api.PeerRouteReparent: peerCall(p, (*orch.Manager).PeerReparent),
+		api.PeerRoutePane:     peerCall(p, (*orch.Manager).PeerPane),
 		api.PeerRouteGraph:    p.graph,
 		api.PeerRouteRead:     op(api.PeerRouteRead),
 		api.PeerRouteSend:     op(api.PeerRouteSend),
@@ -345,14 +347,14 @@ func (p *peerNet) routes(tr remote.Transport) http.Handler {
 // peerHandler answers a request of machine from.
 type peerHandler func(ctx context.Context, from string, body []byte) (any, error)
 
-// peerCall decodes a peer request into T for op.
-func peerCall[T, R any](op func(context.Context, string, T) (R, error)) peerHandler {
+// peerCall decodes a peer request into T for op of p's manager.
+func peerCall[T, R any](p *peerNet, op func(*orch.Manager, context.Context, string, T) (R, error)) peerHandler {
 	return func(ctx context.Context, from string, b []byte) (any, error) {
 		req, err := decode[T](b)
 		if err != nil {
 			return nil, err
 		}
-		return op(ctx, from, req)
+		return op(p.mgr, ctx, from, req)
 	}
 }
 
