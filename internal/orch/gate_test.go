@@ -24,6 +24,18 @@ func (h *harness) ask(pane string, timeout time.Duration) *Gate {
 	return g
 }
 
+// askWithTokens opens a gate from the worker's pane with answer tokens
+// for a push, and returns them by option.
+func (h *harness) askWithTokens() (*Gate, map[string]string) {
+	h.t.Helper()
+	g := h.ask(workerID, 0)
+	toks, err := h.m.MintAnswerTokens(g.ID)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return g, toks
+}
+
 // gateOnDisk reads gate id back from gates.json.
 func gateOnDisk(t *testing.T, home, id string) Gate {
 	t.Helper()
@@ -181,11 +193,7 @@ func TestGateWaitTimeoutLeavesItOpen(t *testing.T) {
 func TestGateAnswerTokens(t *testing.T) {
 	h := newHarness(t, Working, nil)
 	ctx := context.Background()
-	g := h.ask(workerID, 0)
-	toks, err := h.m.MintAnswerTokens(g.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, toks := h.askWithTokens()
 	if len(toks) != 2 || toks["yes"] == "" || toks["no"] == "" || toks["yes"] == toks["no"] {
 		t.Fatalf("tokens: %v", toks)
 	}
@@ -237,11 +245,7 @@ func TestGateAnswerTokens(t *testing.T) {
 func TestGatesSurviveARestartOfSt(t *testing.T) {
 	h := newHarness(t, Working, nil)
 	ctx := context.Background()
-	g := h.ask(workerID, 0)
-	toks, err := h.m.MintAnswerTokens(g.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, toks := h.askWithTokens()
 	h.m.Close()
 	m2, err := NewManager(ctx, Config{Home: h.home, STBin: "/bin/st", Tmux: tmux.NewWithRunner("/tmp/fake.sock", h.tm)})
 	if err != nil {
