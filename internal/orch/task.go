@@ -2,6 +2,7 @@ package orch
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"sort"
@@ -205,7 +206,14 @@ func (m *Manager) startTask(ctx context.Context, r *Run, t *Task) error {
 	t.Since = m.cfg.Now()
 	if err != nil {
 		t.State = TaskFailed
-		t.Reason = "its worker did not start: " + err.Error()
+		// One line: st task list shows it in a table. (The error's hint,
+		// on a line of its own, is the answer of st task create.)
+		msg := err.Error()
+		var oe *Error
+		if errors.As(err, &oe) {
+			msg = oe.Message
+		}
+		t.Reason = "its worker did not start: " + msg
 		c.schedule(r)
 		m.settleUnlock(c)
 		return err

@@ -1,0 +1,134 @@
+package orch
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// The watch of another machine, as this machine's records of its workers
+// there take it: markUnreachable when the machine cannot be reached,
+// applyWatch with what it answers.
+
+const (
+	refA = "aaaaaaaaaaaaaaaa"
+	refB = "bbbbbbbbbbbbbbbb"
+	refC = "cccccccccccccccc"
+)
+
+// remoteWorker is this machine's record of a worker of run-t1 on machine
+// slug, in pane pane there.
+func remoteWorker(slug, pane, name, ref string, state State) *Worker {
+	now := time.Now()
+	return &Worker{ID: slug + "/" + pane, Name: name, Agent: "sim", Parent: coord, Level: 1, State: state, Since: now,
+		StartedAt: now, Machine: slug, MachineName: slug, Ref: ref}
+}
+
+// remote reads this machine's record of a remote worker.
+func (h *harness) remote(id string) Worker {
+	h.t.Helper()
+	h.m.mu.Lock()
+	defer h.m.mu.Unlock()
+	w := h.m.workers[id]
+	if w == nil {
+		h.t.Fatalf("no worker %s", id)
+	}
+	return *w
+}
+
+func TestMarkUnreachable(t *testing.T) {
+	h := peerHarness(t, &fakePeers{}) // (st worker wait names remote workers through the peers)
+	h.addWorker(remoteWorker("beta", "%4", "far", refA, Working))
+	h.addWorker(remoteWorker("beta", "%5", "over", refB, Gone))
+	h.addWorker(remoteWorker("gamma", "%4", "elsewhere", refC, Working))
+	h.m.markUnreachable("beta", errors.New("dial tcp 127.0.0.1:1: connection refused"))
+
+	const why = "its machine cannot be reached: dial tcp 127.0.0.1:1: connection refused"
+	if w := h.remote("beta/%4"); w.State != Unreachable || w.Error != why {
+		t.Errorf("beta's live worker: %s %q, want unreachable: %s", w.State, w.Error, why)
+	}
+	if w := h.remote("beta/%5"); w.State != Gone {
+		t.Errorf("beta's gone worker is %s", w.State)
+	}
+	if w := h.remote("gamma/%4"); w.State != Working {
+		t.Errorf("gamma's worker is %s", w.State)
+	}
+	if w := h.worker(); w.State != Working {
+		t.Errorf("the local worker is %s", w.State)
+	}
+	d := h.runOnDisk()
+	if w := runWorker(&d, "beta/%4"); w == nil || w.State != Unreachable || w.Error != why {
+		t.Errorf("run.json: %+v", w)
+	}
+	// An unreachable worker is waited for, as one still working.
+	res, err := h.m.Wait(context.Background(), WaitRequest{Pane: coord, IDs: []string{"beta/%4"}, Timeout: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.TimedOut {
+		t.Errorf("a wait for an unreachable worker returned %+v", res)
+	}
+}
+
+func TestApplyWatch(t *testing.T) {
+	h := peerHarness(t, &fakePeers{}) // (st worker wait names remote workers through the peers)
+	h.addWorker(remoteWorker("beta", "%4", "far", refA, Working))
+	h.addWorker(remoteWorker("beta", "%5", "kept", refB, Working))
+	h.addWorker(remoteWorker("beta", "%6", "released", refC, Working))
+	h.m.markUnreachable("beta", errors.New("timeout"))
+
+	view := []WorkerView{
+		// far reported, and its pane there changed (that machine's tmux restarted).
+		{Worker: Worker{ID: "%14", Name: "far", Agent: "sim", State: Done, Summary: "did it there", Reported: true, Ref: refA}},
+		// kept's answer has a name no tmux window may have: not taken.
+		{Worker: Worker{ID: "%5", Name: "kept\n\x1b[2J", Agent: "sim", State: Done, Summary: "x", Ref: refB}},
+		// a worker this machine has no record of.
+		{Worker: Worker{ID: "%9", Name: "stranger", Agent: "sim", State: Working, Ref: "dddddddddddddddd"}},
+		// released is not listed: that machine no longer has it.
+	}
+	h.m.applyWatch("beta", view)
+
+	far := h.remote("beta/%14")
+	if far.State != Done || far.Summary != "did it there" || far.Error != "" || far.Name != "far" {
+		t.Errorf("far: %s %q err %q, want done with its summary", far.State, far.Summary, far.Error)
+	}
+	if w := h.remote("beta/%5"); w.State != Unreachable || w.Name != "kept" || w.Summary != "" {
+		t.Errorf("kept after a refused view: %s %q %q, want it as last seen (unreachable)", w.State, w.Name, w.Summary)
+	}
+	if w := h.remote("beta/%6"); w.State != Idle {
+		t.Errorf("released: %s, want idle (back from unreachable)", w.State)
+	}
+	h.m.mu.Lock()
+	_, stranger := h.m.workers["beta/%9"]
+	_, old := h.m.workers["beta/%4"]
+	h.m.mu.Unlock()
+	if stranger || old {
+		t.Errorf("records: stranger %v, old id of far %v; want neither", stranger, old)
+	}
+	d := h.runOnDisk()
+	if w := runWorker(&d, "beta/%14"); w == nil || w.State != Done || w.Summary != "did it there" {
+		t.Errorf("run.json's far: %+v", w)
+	}
+	if len(d.Workers) != 4 {
+		t.Errorf("run.json has %d workers, want 4: %v", len(d.Workers), workerIDs(d))
+	}
+	// A coordinator here hears of the report (its notice is queued; the
+	// coordinator is a shell, so the loop drops it: told stays false).
+	res, err := h.m.Wait(context.Background(), WaitRequest{Pane: coord, IDs: []string{"beta/%14"}, Timeout: time.Minute})
+	if err != nil || res.TimedOut || res.Workers[0].State != Done {
+		t.Errorf("Wait for far = %+v, %v", res, err)
+	}
+
+	// The same view again changes nothing, and writes nothing.
+	writes := h.m.saver.writes.Load()
+	h.m.applyWatch("beta", view)
+	if n := h.m.saver.writes.Load() - writes; n != 0 {
+		t.Errorf("%d writes for a view that changed nothing", n)
+	}
+	// Once kept is no longer listed, it is back from unreachable too.
+	h.m.applyWatch("beta", view[:1])
+	if w := h.remote("beta/%5"); w.State != Idle {
+		t.Errorf("kept once no longer listed: %s, want idle", w.State)
+	}
+}

@@ -1,0 +1,134 @@
+package orch
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sophonz/st/internal/testutil"
+)
+
+// A report is one change (report.go): one write of run.json, and only
+// once that is on disk the coordinator's notice and the starts of the
+// tasks it made ready. A report that cannot be kept tells no one.
+
+// reportHarness is a run whose worker %2 runs task a; b waits on a and c
+// on b. b's start, once tried, fails at its first check after the
+// caller's pane is looked up (its folder does not exist), so holding the
+// fake's commands holds it there. The coordinator is an agent in a turn,
+// so a done notice to it waits in the noticer, where the test sees it.
+func reportHarness(t *testing.T) *harness {
+	h := newHarness(t, Working, nil)
+	if err := h.hookFrom(coord, "UserPromptSubmit", "prompt", "start the workers"); err != nil {
+		t.Fatal(err)
+	}
+	h.addTasks(&Task{Name: "a", State: TaskRunning, Worker: workerID},
+		&Task{Name: "b", Deps: []string{"a"}, State: TaskWaiting, Reason: "waiting on a", File: h.taskFile("b"), Cwd: filepath.Join(h.home, "no-such-folder")},
+		&Task{Name: "c", Deps: []string{"b"}, State: TaskWaiting, Reason: "waiting on b"})
+	return h
+}
+
+func TestReportIsOneWriteThenItsEffects(t *testing.T) {
+	h := reportHarness(t)
+	writes := h.m.saver.writes.Load()
+	release := h.holdTmux()
+	defer release()
+
+	var v *WorkerView
+	var err error
+	runGuarded(t, "Done", func() {
+		v, err = h.m.Done(context.Background(), DoneRequest{Pane: workerID, Summary: "did a; tests pass"})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// When Done returns: one write, holding the report and all it moved.
+	if n := h.m.saver.writes.Load() - writes; n != 1 {
+		t.Errorf("%d writes of run.json for one report, want 1", n)
+	}
+	disk := h.runOnDisk()
+	if w := runWorker(&disk, workerID); w == nil || w.State != Done || w.Summary != "did a; tests pass" || !w.Reported {
+		t.Errorf("run.json's worker right after Done: %+v", w)
+	}
+	want := map[string]TaskState{"a": TaskDone, "b": TaskRunning, "c": TaskWaiting}
+	for name, state := range want {
+		if got := runTask(&disk, name); got.State != state {
+			t.Errorf("run.json right after Done: task %s %s (%s), want %s", name, got.State, got.Reason, state)
+		}
+	}
+	if got := runTask(&disk, "b").Worker; got != "" {
+		t.Errorf("b has worker %q before its start ran", got)
+	}
+	if v.State != Done {
+		t.Errorf("Done returned %s", v.State)
+	}
+	// The notice is queued (after the write: Done holds the lock until then).
+	if got := h.pendingNotices(coord); len(got) != 1 || got[0] != "done "+workerID {
+		t.Errorf("notices for the coordinator: %v, want worker %s's", got, workerID)
+	}
+
+	// b's start goes on once tmux answers; it fails, and c with it, in one
+	// more write.
+	release()
+	h.waitTask("b", TaskFailed)
+	h.wantTask("b", TaskFailed, "its worker did not start: the worker's folder "+filepath.Join(h.home, "no-such-folder")+" does not exist")
+	h.wantTask("c", TaskFailed, "did not start: its dependency b failed")
+	testutil.WaitFor(t, 10*time.Second, func() (bool, string) {
+		n := h.m.saver.writes.Load() - writes
+		return n >= 2, fmt.Sprintf("%d writes so far, want 2", n)
+	})
+	if n := h.m.saver.writes.Load() - writes; n != 2 {
+		t.Errorf("%d writes for the report and the failed start of b, want 2", n)
+	}
+}
+
+func TestReportThatCannotBeKeptIsUndone(t *testing.T) {
+	h := reportHarness(t)
+	before := h.runOnDisk()
+	h.breakSaves()
+	_, err := h.m.Done(context.Background(), DoneRequest{Pane: workerID, Summary: "the undone report"})
+	wantKind(t, err, KindInternal)
+	if !strings.Contains(err.Error(), "st could not keep run "+testRun) || !strings.Contains(err.Error(), "not a directory") {
+		t.Errorf("error %q does not say what could not be kept and why", err)
+	}
+	check := func(when string) {
+		t.Helper()
+		if w := h.worker(); w.State != Working || w.Summary != "" || w.Reported || w.ReportedAt != nil {
+			t.Errorf("%s: st worker read shows %s %q reported=%v", when, w.State, w.Summary, w.Reported)
+		}
+		if d := h.onDisk(); d.State != Working || d.Summary != "" || d.Reported {
+			t.Errorf("%s: run.json has the worker %s %q", when, d.State, d.Summary)
+		}
+		h.wantTask("a", TaskRunning, "")
+		h.wantTask("b", TaskWaiting, "waiting on a")
+		h.wantTask("c", TaskWaiting, "waiting on b")
+		if got := h.tasks()["a"].Worker; got != workerID {
+			t.Errorf("%s: task a's worker %q", when, got)
+		}
+		if got := h.pendingNotices(coord); len(got) != 0 {
+			t.Errorf("%s: notices queued for an undone report: %v", when, got)
+		}
+	}
+	check("after the failed report")
+	// Once the disk mends, the saver writes the run as it is, never the
+	// undone report.
+	writes := h.m.saver.writes.Load()
+	h.fixSaves()
+	testutil.WaitFor(t, 10*time.Second, func() (bool, string) {
+		return h.m.saver.writes.Load() > writes, "the saver did not write run-t1 once the disk mended"
+	})
+	check("once the disk mended")
+	if after := h.runOnDisk(); len(after.Workers) != len(before.Workers) || len(after.Tasks) != len(before.Tasks) {
+		t.Errorf("run.json once the disk mended: %+v, before: %+v", after, before)
+	}
+	// The worker can report again, and now it holds.
+	if _, err := h.m.Done(context.Background(), DoneRequest{Pane: workerID, Summary: "the kept report"}); err != nil {
+		t.Fatal(err)
+	}
+	if d := h.onDisk(); d.State != Done || d.Summary != "the kept report" {
+		t.Errorf("run.json after the second report: %s %q", d.State, d.Summary)
+	}
+}

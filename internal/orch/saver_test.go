@@ -1,0 +1,216 @@
+package orch
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sophonz/st/internal/testutil"
+)
+
+// The saver is the registry's group commit: what it promises is what is
+// on disk, and when a waiter hears of it.
+
+// testSaver is a saver writing runs under dir/<id>/run.json; while
+// broken is set, the runs' folders lie under a regular file, so every
+// write fails.
+func testSaver(t *testing.T) (s *saver, dir string, broken *atomic.Bool) {
+	dir = t.TempDir()
+	blocker := filepath.Join(dir, "a-file")
+	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	broken = &atomic.Bool{}
+	path := func(id string) string {
+		if broken.Load() {
+			return filepath.Join(blocker, id, "run.json")
+		}
+		return filepath.Join(dir, id, "run.json")
+	}
+	return newSaver(path, func(string, ...any) {}), dir, broken
+}
+
+// runSaver runs s's writer until the test ends (or stop is called).
+func runSaver(t *testing.T, s *saver) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		s.run(ctx)
+	}()
+	stop = func() {
+		cancel()
+		<-ended
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+func readRun(t *testing.T, dir, id string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, id, "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// Many stages of a run before the writer runs share one write, and what
+// is written is the newest.
+func TestSaverWritesEachRunOnceForManyStages(t *testing.T) {
+	s, dir, _ := testSaver(t)
+	last := map[string]uint64{}
+	for v := 1; v <= 5; v++ {
+		for _, id := range []string{"run-a", "run-b", "run-c"} {
+			last[id] = s.stage(id, []byte(fmt.Sprintf("%s version %d\n", id, v)))
+		}
+	}
+	if failed := s.writeAll(false); failed {
+		t.Fatal("writeAll failed")
+	}
+	if got := s.writes.Load(); got != 3 {
+		t.Errorf("%d writes for 3 runs staged 5 times each, want 3", got)
+	}
+	for id, v := range last {
+		if got := readRun(t, dir, id); got != id+" version 5\n" {
+			t.Errorf("%s on disk: %q, want its newest version", id, got)
+		}
+		if err := s.wait(id, v); err != nil {
+			t.Errorf("wait for %s's newest version: %v", id, err)
+		}
+	}
+	// Nothing new: no write.
+	s.writeAll(true)
+	if got := s.writes.Load(); got != 3 {
+		t.Errorf("%d writes after a writeAll with nothing staged, want 3", got)
+	}
+}
+
+// A write that fails tells its waiter at once (not when a retry holds),
+// and the writer tries again until it holds.
+func TestSaverFailureIsToldAtOnceAndRetried(t *testing.T) {
+	s, dir, broken := testSaver(t)
+	runSaver(t, s)
+	broken.Store(true)
+	v := s.stage("run-a", []byte("kept\n"))
+	var err error
+	runGuarded(t, "a wait for a write that cannot be made", func() { err = s.wait("run-a", v) })
+	if err == nil || !strings.Contains(err.Error(), "not a directory") {
+		t.Fatalf("wait = %v, want the write's error", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "run-a")); !os.IsNotExist(err) {
+		t.Errorf("a failed write left %v", err)
+	}
+	// The disk mends: the writer's retry (every saveRetry) writes it, and a
+	// later wait for the same version holds.
+	broken.Store(false)
+	testutil.WaitFor(t, 10*saveRetry, func() (bool, string) {
+		err := s.wait("run-a", v)
+		return err == nil, fmt.Sprintf("wait after the path was mended: %v", err)
+	})
+	if got := readRun(t, dir, "run-a"); got != "kept\n" {
+		t.Errorf("on disk after the retry: %q", got)
+	}
+}
+
+// A snapshot staged after a failed one is tried at once, without waiting
+// for the retry, and a failure of an older version does not fail a wait
+// for a newer one that holds.
+func TestSaverNewerStageAfterFailure(t *testing.T) {
+	s, dir, broken := testSaver(t)
+	broken.Store(true)
+	v1 := s.stage("run-a", []byte("one\n"))
+	s.writeAll(false)
+	if err := s.wait("run-a", v1); err == nil {
+		t.Fatal("wait for a failed write: nil")
+	}
+	broken.Store(false)
+	v2 := s.stage("run-a", []byte("two\n"))
+	if failed := s.writeAll(false); failed {
+		t.Fatal("the newer snapshot was not written")
+	}
+	if err := s.wait("run-a", v2); err != nil {
+		t.Errorf("wait for the newer version: %v", err)
+	}
+	if err := s.wait("run-a", v1); err != nil {
+		t.Errorf("wait for the older version once a newer one is on disk: %v", err)
+	}
+	if got := readRun(t, dir, "run-a"); got != "two\n" {
+		t.Errorf("on disk: %q", got)
+	}
+}
+
+// Once the writer stopped (st is closing), a waiter writes for itself.
+func TestSaverWaiterWritesAfterStop(t *testing.T) {
+	s, dir, _ := testSaver(t)
+	stop := runSaver(t, s)
+	stop()
+	v := s.stage("run-a", []byte("late\n"))
+	var err error
+	runGuarded(t, "a wait after the writer stopped", func() { err = s.wait("run-a", v) })
+	if err != nil {
+		t.Fatalf("wait after stop: %v", err)
+	}
+	if got := readRun(t, dir, "run-a"); got != "late\n" {
+		t.Errorf("on disk: %q", got)
+	}
+}
+
+// What was staged before the writer stopped is on disk when it returns.
+func TestSaverStopWritesWhatIsLeft(t *testing.T) {
+	s, dir, _ := testSaver(t)
+	s.stage("run-a", []byte("staged\n"))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	s.run(ctx)
+	if got := readRun(t, dir, "run-a"); got != "staged\n" {
+		t.Errorf("on disk after the writer stopped: %q", got)
+	}
+}
+
+// forget drops a run's snapshot that is not on disk yet: it is never
+// written, and a wait for it does not hang.
+func TestSaverForgetDropsTheUnwritten(t *testing.T) {
+	s, dir, _ := testSaver(t)
+	v := s.stage("run-a", []byte("dropped\n"))
+	s.stage("run-b", []byte("kept\n"))
+	s.forget("run-a")
+	s.writeAll(true)
+	if _, err := os.Stat(filepath.Join(dir, "run-a")); !os.IsNotExist(err) {
+		t.Errorf("a forgotten run was written: %v", err)
+	}
+	if got := readRun(t, dir, "run-b"); got != "kept\n" {
+		t.Errorf("the other run on disk: %q", got)
+	}
+	if got := s.writes.Load(); got != 1 {
+		t.Errorf("%d writes, want 1", got)
+	}
+	if err := s.wait("run-a", v); err != nil {
+		t.Errorf("wait for a forgotten run: %v", err)
+	}
+}
+
+// A waiter blocked on a run wakes when the writer runs.
+func TestSaverWaiterWakesOnTheWrite(t *testing.T) {
+	s, dir, _ := testSaver(t)
+	v := s.stage("run-a", []byte("x\n"))
+	got := make(chan error, 1)
+	go func() { got <- s.wait("run-a", v) }()
+	runSaver(t, s)
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the waiter was not woken by the write")
+	}
+	if readRun(t, dir, "run-a") != "x\n" {
+		t.Error("not on disk")
+	}
+}
