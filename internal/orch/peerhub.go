@@ -203,6 +203,7 @@ func (m *Manager) applyWatch(slug string, vs []WorkerView) {
 	// unreachable: then it is back to what it was.
 	for _, w := range byRef {
 		if w.State == Unreachable {
+			w.Error = ""
 			c.setState(w, Idle)
 		}
 	}
@@ -219,7 +220,9 @@ func (m *Manager) markUnreachable(slug string, err error) {
 	m.mu.Lock()
 	c := m.newChange()
 	for _, w := range m.workers {
-		if w.Machine == slug && w.State.Live() && w.State != Unreachable {
+		// A worker that reported keeps its report: a wait has what it
+		// waited for, whatever its machine does now.
+		if w.Machine == slug && w.State.Live() && w.State != Unreachable && w.State != Done {
 			m.logf("worker %s: its machine cannot be reached: %v", w.ID, err)
 			w.Error = "its machine cannot be reached: " + err.Error()
 			c.setState(w, Unreachable)

@@ -42,7 +42,15 @@ func TestMarkUnreachable(t *testing.T) {
 	h.addWorker(remoteWorker("beta", "%4", "far", refA, Working))
 	h.addWorker(remoteWorker("beta", "%5", "over", refB, Gone))
 	h.addWorker(remoteWorker("gamma", "%4", "elsewhere", refC, Working))
+	h.addWorker(remoteWorker("beta", "%7", "reported", "dddddddddddddddd", Done))
 	h.m.markUnreachable("beta", errors.New("dial tcp 127.0.0.1:1: connection refused"))
+	// A worker that reported keeps its report: a wait for it returns.
+	if w := h.remote("beta/%7"); w.State != Done || w.Error != "" {
+		t.Errorf("beta's reported worker: %s %q, want done", w.State, w.Error)
+	}
+	if res, err := h.m.Wait(context.Background(), WaitRequest{Pane: coord, IDs: []string{"beta/%7"}, Timeout: 5 * time.Second}); err != nil || res.TimedOut {
+		t.Errorf("a wait for a reported worker whose machine went: %+v, %v", res, err)
+	}
 
 	const why = "its machine cannot be reached: dial tcp 127.0.0.1:1: connection refused"
 	if w := h.remote("beta/%4"); w.State != Unreachable || w.Error != why {
@@ -96,8 +104,8 @@ func TestApplyWatch(t *testing.T) {
 	if w := h.remote("beta/%5"); w.State != Unreachable || w.Name != "kept" || w.Summary != "" {
 		t.Errorf("kept after a refused view: %s %q %q, want it as last seen (unreachable)", w.State, w.Name, w.Summary)
 	}
-	if w := h.remote("beta/%6"); w.State != Idle {
-		t.Errorf("released: %s, want idle (back from unreachable)", w.State)
+	if w := h.remote("beta/%6"); w.State != Idle || w.Error != "" {
+		t.Errorf("released: %s %q, want idle with no error (back from unreachable)", w.State, w.Error)
 	}
 	h.m.mu.Lock()
 	_, stranger := h.m.workers["beta/%9"]
