@@ -95,7 +95,8 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 	}
 
 	// The answer: one text block, or one Bash tool_use when the script
-	// still has a command to run and the request offers Bash.
+	// still has a command to run and the request offers Bash (an
+	// AskUserQuestion for a question).
 	var block map[string]any
 	var input map[string]any
 	stop := "end_turn"
@@ -107,8 +108,17 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 		stop = "tool_use"
 		l.Calls = []Call{{ID: id, Tool: "Bash", Command: p.run}}
 		text = ""
+	} else if p.ask != "" && hasTool(l.Tools, "AskUserQuestion") {
+		id := s.newID("toolu")
+		input = map[string]any{"questions": []any{map[string]any{
+			"question": p.ask, "header": "Question", "options": yesNo, "multiSelect": false,
+		}}}
+		block = map[string]any{"type": "tool_use", "id": id, "name": "AskUserQuestion", "input": input}
+		stop = "tool_use"
+		l.Calls = []Call{{ID: id, Tool: "AskUserQuestion", Command: p.ask}}
+		text = ""
 	} else {
-		if p.run != "" {
+		if p.run != "" || p.ask != "" {
 			// No Bash on offer (a side request): say what we would run.
 			text = defaultAnswer
 			if p.script.hasSay {

@@ -6,6 +6,8 @@
 // a tool result the model just got, such as a task file the agent printed):
 //
 //	RUN: <cmd>      call the shell tool with cmd; several RUN lines run in order, one per turn
+//	ASK: <question> call the agent's question tool (Claude's AskUserQuestion, Codex's
+//	                request_user_input) with options "Yes" and "No"; a step like RUN
 //	SAY: <text>     the final answer (default "Tool finished." after a tool, else "Hello from the fake model.")
 //	SLEEP: <n>      wait n seconds before each answer, sending keep-alives meanwhile
 //	APIERROR: <code> answer with that HTTP error instead
@@ -281,6 +283,12 @@ func rawText(raw json.RawMessage) []string {
 		return out
 	}
 	return nil
+}
+
+// yesNo are the options of every question the fake model asks.
+var yesNo = []any{
+	map[string]any{"label": "Yes", "description": "Go on."},
+	map[string]any{"label": "No", "description": "Stop here."},
 }
 
 func hasTool(tools []string, name string) bool {

@@ -181,8 +181,19 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 		}
 		l.Calls = []Call{{ID: callID, Tool: name, Command: p.run, Escalated: p.script.escalate}}
 		text = ""
+	} else if p.ask != "" && hasTool(l.Tools, "request_user_input") {
+		callID := s.newID("call")
+		args := map[string]any{"questions": []any{map[string]any{
+			"id": "question", "header": "Question", "question": p.ask, "options": yesNo,
+		}}}
+		item = map[string]any{
+			"type": "function_call", "id": s.newID("fc"), "status": "completed",
+			"name": "request_user_input", "arguments": string(mustJSON(args)), "call_id": callID,
+		}
+		l.Calls = []Call{{ID: callID, Tool: "request_user_input", Command: p.ask}}
+		text = ""
 	} else {
-		if p.run != "" {
+		if p.run != "" || p.ask != "" {
 			text = defaultAnswer
 			if p.script.hasSay {
 				text = p.script.say

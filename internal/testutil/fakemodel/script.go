@@ -12,11 +12,16 @@ import (
 // blank space, so that a one-line prompt typed into a TUI (where a newline
 // would submit early) can still carry several markers:
 // "RUN: echo hi > out.txt SAY: all done".
-var markerRE = regexp.MustCompile(`(?:^|[ \t])(RUN:|SAY:|SLEEP:|APIERROR:|ESCALATE\b)`)
+var markerRE = regexp.MustCompile(`(?:^|[ \t])(RUN:|ASK:|SAY:|SLEEP:|APIERROR:|ESCALATE\b)`)
+
+// askStep starts a step of a script's runs that asks the person a question
+// (the agent's question tool) instead of running a command. No command
+// can start with it: markerRE would have cut "ASK:" off as a marker.
+const askStep = "ASK: "
 
 // script is what the markers in one piece of text ask the model to do.
 type script struct {
-	runs     []string
+	runs     []string // commands, and questions (askStep + the question), in order
 	say      string
 	hasSay   bool
 	sleep    time.Duration
@@ -44,6 +49,10 @@ func parseScript(text string) (script, bool) {
 			case "RUN:":
 				if arg != "" {
 					s.runs = append(s.runs, arg)
+				}
+			case "ASK:":
+				if arg != "" {
+					s.runs = append(s.runs, askStep+arg)
 				}
 			case "SAY:":
 				s.say, s.hasSay = arg, true
@@ -79,6 +88,7 @@ type plan struct {
 	scriptFrom string // "prompt" or "tool_result": where the markers came from
 	script     script
 	run        string // the command to call now, or ""
+	ask        string // the question to ask now, or ""
 	say        string // the answer text when run is ""
 }
 
@@ -125,7 +135,11 @@ func decide(events []event) plan {
 		done++
 	}
 	if done < len(p.script.runs) {
-		p.run = p.script.runs[done]
+		if q, ok := strings.CutPrefix(p.script.runs[done], askStep); ok {
+			p.ask = q
+		} else {
+			p.run = p.script.runs[done]
+		}
 		return p
 	}
 	switch {
