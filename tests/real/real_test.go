@@ -229,41 +229,94 @@ func TestHooksInstallKeepsUserSettings(t *testing.T) {
 	}
 }
 
+// TestHooksRoundTrip: st hooks uninstall takes st's hooks out of each
+// agent's files, keeping the user's own, and the agent then tells st
+// nothing (a start fails, saying to run st hooks install); st hooks
+// install puts them back, and a start goes through again.
+func TestHooksRoundTrip(t *testing.T) {
+	r := newRig(t)
+	r.installHooks()
+	r.stMust("hooks", "uninstall")
+	settings, _ := os.ReadFile(filepath.Join(r.home, ".claude", "settings.json"))
+	codexHooks, _ := os.ReadFile(filepath.Join(realagent.CodexDir(r.home), "hooks.json"))
+	codexConfig, _ := os.ReadFile(filepath.Join(realagent.CodexDir(r.home), "config.toml"))
+	for name, data := range map[string][]byte{"settings.json": settings, "hooks.json": codexHooks, "config.toml": codexConfig} {
+		if strings.Contains(string(data), r.st) || strings.Contains(string(data), "trusted_hash") {
+			t.Errorf("st hooks uninstall left st's hooks or their trust in %s:\n%s", name, data)
+		}
+	}
+	for _, want := range []string{`"theme": "dark"`, `"USER_KEY": "kept"`, `user-stop-hook`, `true # user's own`} {
+		if !strings.Contains(string(settings), want) {
+			t.Errorf("st hooks uninstall lost %s:\n%s", want, settings)
+		}
+	}
+	r.env = append(r.env, "ST_HOOK_TIMEOUT=15s")
+	task := r.writeTask("h.md", "SAY: hello\n")
+	for _, kind := range kinds(t) {
+		out, errs, code := r.st1("worker", "start", "--agent", kind, "--task", task, "--name", "off-"+kind)
+		if code == 0 {
+			t.Fatalf("%s: a start with no hooks went through:\n%s", kind, out)
+		}
+		if !strings.Contains(errs, "no hook came from the agent") || !strings.Contains(errs, "st hooks install") {
+			t.Errorf("%s: message without hooks:\n%s", kind, errs)
+		}
+	}
+	r.stMust("hooks", "install")
+	for _, kind := range kinds(t) {
+		if o, e, code := r.st1("worker", "start", "--agent", kind, "--task", task, "--name", "on-"+kind); code != 0 {
+			t.Errorf("%s: the start after st hooks install: exit %d\n%s%s\n%s", kind, code, o, e, r.capture("main:on-"+kind))
+		}
+	}
+}
+
 // TestWorkerEachKind: each real agent as a worker starts, its hooks
-// confirm the start, it writes a file through its Bash tool, reports with
-// st worker done, and st worker read shows its summary and last answer.
+// confirm the start (subtest start), it writes a file through its Bash
+// tool, reports with st worker done, and st worker read shows its summary
+// and last answer (subtest report).
 func TestWorkerEachKind(t *testing.T) {
 	r := newRig(t)
 	r.installHooks()
-	for _, kind := range []string{"claude", "codex"} {
-		out := "out-" + kind + ".txt"
-		task := r.writeTask(kind+".md", fmt.Sprintf(
-			"Write the file.\nRUN: echo made-by-%s > %s\nRUN: %s worker done --summary \"wrote %s, checked it with cat\"\nSAY: I wrote %s.\n",
-			kind, out, r.st, out, out))
-		start := time.Now()
-		o := r.stMust("worker", "start", "--agent", kind, "--task", task, "--name", "w-"+kind)
-		if !regexp.MustCompile(`^%\d+ w-` + kind + `\n$`).MatchString(o) {
-			t.Fatalf("st worker start printed %q", o)
+	started := t.Run("start", func(t *testing.T) {
+		r := r.with(t)
+		for _, kind := range kinds(t) {
+			out := "out-" + kind + ".txt"
+			task := r.writeTask(kind+".md", fmt.Sprintf(
+				"Write the file.\nRUN: echo made-by-%s > %s\nRUN: %s worker done --summary \"wrote %s, checked it with cat\"\nSAY: I wrote %s.\n",
+				kind, out, r.st, out, out))
+			start := time.Now()
+			o, e, code := r.st1("worker", "start", "--agent", kind, "--task", task, "--name", "w-"+kind)
+			if code != 0 || !regexp.MustCompile(`^%\d+ w-`+kind+`\n$`).MatchString(o) {
+				t.Fatalf("st worker start: exit %d, printed %q\n%s\n%s\n%s", code, o, e, r.capture("main:w-"+kind), r.daemonLog())
+			}
+			if strings.Contains(e, "tested on") {
+				t.Errorf("%s: a version st was tested on got a note:\n%s", kind, e)
+			}
+			t.Logf("%s: st worker start took %s", kind, time.Since(start).Round(time.Millisecond))
 		}
-		t.Logf("%s: st worker start took %s", kind, time.Since(start).Round(time.Millisecond))
-	}
-	o, e, code := r.st1("worker", "wait", "--timeout", "150s")
-	if code != 0 {
-		t.Fatalf("st worker wait: exit %d\n%s%s\nclaude:\n%s\ncodex:\n%s\n%s", code, o, e, r.capture("main:w-claude"), r.capture("main:w-codex"), r.daemonLog())
-	}
-	for _, kind := range []string{"claude", "codex"} {
-		data, err := os.ReadFile(filepath.Join(r.work(), "out-"+kind+".txt"))
-		if err != nil || strings.TrimSpace(string(data)) != "made-by-"+kind {
-			t.Errorf("%s did not write its file: %q %v", kind, data, err)
+	})
+	t.Run("report", func(t *testing.T) {
+		if !started {
+			t.Fatal("no worker started (see the start subtest)")
 		}
-		v := r.read("w-" + kind)
-		if v.State != "done" || v.Summary != fmt.Sprintf("wrote out-%s.txt, checked it with cat", kind) {
-			t.Errorf("%s: read shows %+v", kind, v)
+		r := r.with(t)
+		o, e, code := r.st1("worker", "wait", "--timeout", "150s")
+		if code != 0 {
+			t.Fatalf("st worker wait: exit %d\n%s%s\n%s\n%s", code, o, e, r.screens("w-"), r.daemonLog())
 		}
-		if !strings.Contains(v.LastAnswer, "I wrote out-"+kind+".txt.") {
-			t.Errorf("%s: last answer %q", kind, v.LastAnswer)
+		for _, kind := range kinds(t) {
+			data, err := os.ReadFile(filepath.Join(r.work(), "out-"+kind+".txt"))
+			if err != nil || strings.TrimSpace(string(data)) != "made-by-"+kind {
+				t.Errorf("%s did not write its file: %q %v", kind, data, err)
+			}
+			v := r.read("w-" + kind)
+			if v.State != "done" || v.Summary != fmt.Sprintf("wrote out-%s.txt, checked it with cat", kind) {
+				t.Errorf("%s: read shows %+v", kind, v)
+			}
+			if !strings.Contains(v.LastAnswer, "I wrote out-"+kind+".txt.") {
+				t.Errorf("%s: last answer %q", kind, v.LastAnswer)
+			}
 		}
-	}
+	})
 }
 
 // TestTrustScreenFailsStart: an untrusted folder's trust screen keeps the
@@ -282,7 +335,8 @@ func TestTrustScreenFailsStart(t *testing.T) {
 	}
 	task := r.writeTask("t.md", "RUN: echo never > never.txt\n")
 	r.env = append(r.env, "ST_BLOCKED_TIMEOUT=10s")
-	for kind, dir := range map[string]string{"claude": untrusted, "codex": repo} {
+	for _, kind := range kinds(t) {
+		dir := map[string]string{"claude": untrusted, "codex": repo}[kind]
 		start := time.Now()
 		out, errs, code := r.st1("worker", "start", "--agent", kind, "--task", task, "--name", "t-"+kind, "--cwd", dir)
 		took := time.Since(start)
@@ -291,7 +345,7 @@ func TestTrustScreenFailsStart(t *testing.T) {
 		}
 		if !strings.Contains(errs, "folder-trust screen kept the task from being typed for 10s") ||
 			!strings.Contains(errs, "the window is left open") || !strings.Contains(errs, "--yes") {
-			t.Errorf("%s: message:\n%s", kind, errs)
+			t.Errorf("%s: message:\n%s\n%s", kind, errs, r.capture("main:t-"+kind))
 		}
 		if took < 10*time.Second {
 			t.Errorf("%s: failed after %s, before the configured 10s", kind, took)
@@ -311,7 +365,7 @@ func TestTrustScreenFailsStart(t *testing.T) {
 func TestGuardBlocksKillServer(t *testing.T) {
 	r := newRig(t)
 	r.installHooks()
-	for _, kind := range []string{"claude", "codex"} {
+	for _, kind := range kinds(t) {
 		task := r.writeTask("k-"+kind+".md", fmt.Sprintf(
 			"RUN: tmux kill-server\nRUN: %s worker done --summary \"tried tmux kill-server\"\nSAY: the hook refused it.\n", r.st))
 		r.stMust("worker", "start", "--agent", kind, "--task", task, "--name", "k-"+kind)
@@ -331,14 +385,14 @@ func TestGuardBlocksKillServer(t *testing.T) {
 			}
 		}
 	}
-	if calls < 2 {
+	if calls < len(kinds(t)) {
 		t.Errorf("the model asked for kill-server %d times; want once per agent", calls)
 	}
-	if s := r.capture("main:k-claude"); !strings.Contains(s, "st guard") {
-		t.Errorf("claude's screen does not show the guard's reason:\n%s", s)
-	}
-	if s := r.capture("main:k-codex"); !strings.Contains(s, "Blocked by hook") && !strings.Contains(s, "st guard") {
-		t.Errorf("codex's screen does not show the block:\n%s", s)
+	for _, kind := range kinds(t) {
+		s := r.capture("main:k-" + kind)
+		if !strings.Contains(s, "st guard") && (kind == "claude" || !strings.Contains(s, "Blocked by hook")) {
+			t.Errorf("%s's screen does not show the guard's refusal:\n%s", kind, s)
+		}
 	}
 }
 
@@ -361,7 +415,7 @@ func TestPermissionPromptWaits(t *testing.T) {
 		"codex": "ESCALATE RUN: echo yes > perm-codex.txt\nRUN: %s worker done --summary \"wrote perm-codex.txt after approval\"\nSAY: done.\n",
 	}
 	approve := map[string]string{"claude": "1", "codex": "y"}
-	for _, kind := range []string{"claude", "codex"} {
+	for _, kind := range kinds(t) {
 		task := r.writeTask("p-"+kind+".md", fmt.Sprintf(tasks[kind], r.st))
 		id := "p-" + kind
 		r.stMust("worker", "start", "--agent", kind, "--task", task, "--name", id)
@@ -499,7 +553,7 @@ func TestScopeRefusesClaudeEdit(t *testing.T) {
 func TestRealAgentsBackAfterTmuxRestart(t *testing.T) {
 	r := newRig(t)
 	r.installHooks()
-	for _, kind := range []string{"claude", "codex"} {
+	for _, kind := range kinds(t) {
 		task := r.writeTask("r-"+kind+".md", "SAY: remembered-"+kind+"\n")
 		r.stMust("worker", "start", "--agent", kind, "--task", task, "--name", "r-"+kind)
 	}
@@ -508,7 +562,7 @@ func TestRealAgentsBackAfterTmuxRestart(t *testing.T) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		data, _ := os.ReadFile(layout)
-		if strings.Count(string(data), `"@st_agent_session"`) >= 2 {
+		if strings.Count(string(data), `"@st_agent_session"`) >= len(kinds(t)) {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -517,12 +571,12 @@ func TestRealAgentsBackAfterTmuxRestart(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	before := map[string]string{}
-	for _, kind := range []string{"claude", "codex"} {
+	for _, kind := range kinds(t) {
 		out, _ := r.tmux("show-options", "-p", "-v", "-t", "main:r-"+kind, "@st_agent_session")
 		before[kind] = strings.TrimSpace(out)
 	}
 	r.tmuxMust("kill-server")
-	for _, kind := range []string{"claude", "codex"} {
+	for _, kind := range kinds(t) {
 		deadline := time.Now().Add(90 * time.Second)
 		for {
 			s := r.capture("main:r-" + kind)
@@ -543,7 +597,7 @@ func TestRealAgentsBackAfterTmuxRestart(t *testing.T) {
 		}
 	}
 	out := r.stMust("worker", "list")
-	for _, kind := range []string{"claude", "codex"} {
+	for _, kind := range kinds(t) {
 		if !regexp.MustCompile(`r-` + kind + ` +` + kind + ` +(idle|done)`).MatchString(out) {
 			t.Errorf("after the restart st worker list says:\n%s", out)
 		}
