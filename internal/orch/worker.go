@@ -161,6 +161,14 @@ func (m *Manager) StartWorker(ctx context.Context, req StartRequest) (*WorkerVie
 		return nil, errorf(KindUsage, "pass an existing folder with --cwd", "the worker's folder %s does not exist", cwd)
 	}
 
+	// The agent's version, before anything opens: one that lacks what st
+	// needs is refused; one st was not tested on goes on, with a note.
+	ver := agent.Check(ctx, ad.Kind(), launchOptions(ad.Kind(), m.cfg.STBin, name, req.Env).Program,
+		withDir(filepath.Dir(m.cfg.STBin), req.Env["PATH"]))
+	if ver.Refused() {
+		return nil, errorf(KindUsage, ver.Hint, "%s", ver.Note)
+	}
+
 	// Place the worker and reserve its name before opening anything, so
 	// that two starts cannot take one name.
 	var fixed *remotePlace
@@ -283,6 +291,9 @@ func (m *Manager) StartWorker(ctx context.Context, req StartRequest) (*WorkerVie
 	}
 	v := m.view(w)
 	v.Notes = notes
+	if n := ver.Line(); n != "" {
+		v.Notes = append(v.Notes, n)
+	}
 	return &v, nil
 }
 
@@ -299,6 +310,7 @@ func launchOptions(kind, stBin, name string, env map[string]string) agent.Launch
 	return agent.LaunchOptions{
 		STBin: stBin, Name: name,
 		Program:        get("ST_" + strings.ToUpper(kind) + "_BIN"),
+		Path:           get("PATH"),
 		PermissionMode: get("ST_CLAUDE_PERMISSION_MODE"),
 		NetworkAccess:  get("ST_CODEX_NETWORK") == "1",
 	}
