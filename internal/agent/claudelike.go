@@ -38,7 +38,7 @@ var (
 	loginMarkers = []string{"Detected a custom API key", "Select login method", "Unable to connect to Anthropic services"}
 	// promptMarkers are a permission prompt (Claude, Codex) and a question
 	// to the person (the sim's ask:, and the footer of Claude's
-	// AskUserQuestion, the same from 2.1.200 to 2.1.332).
+	// AskUserQuestion, the same from 2.1.100 to 2.1.332).
 	promptMarkers = []string{"Do you want to proceed?", "Type your answer and press Enter.", "Would you like to",
 		"Enter to select · ↑/↓ to navigate"}
 )

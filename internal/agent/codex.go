@@ -67,7 +67,7 @@ var (
 )
 
 // The markers of Codex's screens that only a person may answer, as
-// captured from 0.150.0 to 0.171.0 (testdata/screens/codex). Up to 0.15x
+// captured from 0.130.0 to 0.171.0 (testdata/screens/codex). Up to 0.15x
 // the trust screen says "Welcome to Codex" too, like the sign-in screen,
 // so trust is looked for first.
 var (

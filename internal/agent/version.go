@@ -32,23 +32,15 @@ type Range struct {
 // scripts/compat passed (the README's compatibility table). sim is st's
 // own and has no range.
 var TestedRange = map[string]Range{
-	"claude": {Oldest: "2.1.200", Newest: "2.1.332", Package: "@anthropic-ai/claude-code"},
-	"codex":  {Oldest: "0.150.0", Newest: "0.171.0", Package: "@openai/codex"},
+	"claude": {Oldest: "2.1.100", Newest: "2.1.332", Package: "@anthropic-ai/claude-code"},
+	"codex":  {Oldest: "0.130.0", Newest: "0.171.0", Package: "@openai/codex"},
 }
 
-// requirement is something st cannot do without, which an agent's older
-// versions lack.
-type requirement struct {
-	// since is the oldest version known to have it.
-	since string
-	// lacks says what the older version lacks and why st needs it.
-	lacks string
-}
-
-// requirements are, per kind, what st refuses to start without. A version
-// older than every since here, but older than the tested range too, only
-// gets a warning: st does not know it fails.
-var requirements = map[string][]requirement{}
+// codexHooksSince is the oldest Codex known to work with st: st learns
+// what a worker does from its hooks, which Codex 0.120.0 has only "under
+// development" and off (codex_hooks), and 0.130.0 has on (hooks, stable).
+// scripts/compat ran every scenario on 0.130.0 (README, Compatibility).
+const codexHooksSince = "0.130.0"
 
 // Support is how far st knows an agent's version.
 type Support int
@@ -121,10 +113,13 @@ type Program struct {
 	// NoDaemon: Codex takes --no-daemon (it has a background server to
 	// keep out of; versions before 0.160 have neither).
 	NoDaemon bool
+	// NoHooks: Codex's `features list` has no "hooks" feature (before
+	// 0.130), so it runs no hooks at all.
+	NoHooks bool
 	Err      error // it could not be run
 }
 
-// probeTimeout bounds one run of `<agent> --version` (and Codex's --help):
+// probeTimeout bounds one run of `<agent> --version` (and Codex's others):
 // a launcher that hangs must not hold up a start for long.
 const probeTimeout = 10 * time.Second
 
@@ -171,8 +166,9 @@ func isExecutable(p string) bool {
 	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }
 
-// ProbeProgram runs `path --version` (and for Codex `path --help`) once
-// per version of the file at path, and says what they told.
+// ProbeProgram runs `path --version` (and for Codex `path --help` and
+// `path features list`) once per version of the file at path, and says
+// what they told.
 func ProbeProgram(ctx context.Context, kind, path string) Program {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -218,9 +214,18 @@ func probe(ctx context.Context, kind, path string) Program {
 		}
 	}
 	if kind == "codex" {
-		// A help that cannot be read says nothing against the flag.
+		// A help or a list that cannot be read says nothing against
+		// the program.
 		help, err := run(ctx, path, "--help")
 		p.NoDaemon = err != nil || strings.Contains(help, "--no-daemon")
+		if list, err := run(ctx, path, "features", "list"); err == nil && strings.TrimSpace(list) != "" {
+			p.NoHooks = true
+			for _, l := range strings.Split(list, "\n") {
+				if f := strings.Fields(l); len(f) > 0 && f[0] == "hooks" {
+					p.NoHooks = false
+				}
+			}
+		}
 	}
 	return p
 }
@@ -311,13 +316,12 @@ func judge(kind string, p Program) Verdict {
 		v.Hint = "check that " + p.Path + " --version works"
 		return v
 	}
-	for _, r := range requirements[kind] {
-		if compareVersions(p.Version, r.since) < 0 {
-			v.Support = TooOld
-			v.Note = fmt.Sprintf("%s %s is too old for st: %s; the oldest version that works is %s", kind, p.Version, r.lacks, r.since)
-			v.Hint = install
-			return v
-		}
+	if kind == "codex" && p.NoHooks {
+		v.Support = TooOld
+		v.Note = fmt.Sprintf("codex %s is too old for st: it has no hooks (codex features list shows no \"hooks\"), and st learns what a worker does from them; the oldest version that works is %s",
+			p.Version, codexHooksSince)
+		v.Hint = install
+		return v
 	}
 	switch {
 	case compareVersions(p.Version, rng.Newest) > 0:

@@ -62,10 +62,10 @@ func TestCheckVerdicts(t *testing.T) {
 	}{
 		{"claude", "2.1.332 (Claude Code)", Tested, nil},
 		{"claude", "2.1.200 (Claude Code)", Tested, nil},
-		{"claude", "2.1.400 (Claude Code)", Newer, []string{"claude 2.1.400 is newer than st was tested on (2.1.200 to 2.1.332)", "Try: npm install -g @anthropic-ai/claude-code@2.1.332"}},
-		{"claude", "2.0.5 (Claude Code)", Older, []string{"claude 2.0.5 is older than st was tested on (2.1.200 to 2.1.332)"}},
+		{"claude", "2.1.400 (Claude Code)", Newer, []string{"claude 2.1.400 is newer than st was tested on (2.1.100 to 2.1.332)", "Try: npm install -g @anthropic-ai/claude-code@2.1.332"}},
+		{"claude", "2.0.5 (Claude Code)", Older, []string{"claude 2.0.5 is older than st was tested on (2.1.100 to 2.1.332)"}},
 		{"codex", "WARNING: proceeding, even though we could not create PATH aliases\ncodex-cli 0.171.0", Tested, nil},
-		{"codex", "codex-cli 0.180.0", Newer, []string{"codex 0.180.0 is newer than st was tested on (0.150.0 to 0.171.0)"}},
+		{"codex", "codex-cli 0.180.0", Newer, []string{"codex 0.180.0 is newer than st was tested on (0.130.0 to 0.171.0)"}},
 		{"codex", "codex-cli", Unknown, []string{`could not tell which version of codex`, `it printed "codex-cli"`, "goes on"}},
 	}
 	for _, c := range cases {
@@ -103,17 +103,31 @@ func TestCheckMissing(t *testing.T) {
 	}
 }
 
-// TestCheckTooOld: a version below a requirement is refused, naming what
-// it lacks and the oldest version that works.
+// TestCheckTooOld: a Codex with no hooks (before 0.130) is refused,
+// saying why and the oldest version that works; one whose feature list
+// cannot be read is not.
 func TestCheckTooOld(t *testing.T) {
-	saved := requirements
-	t.Cleanup(func() { requirements = saved })
-	requirements = map[string][]requirement{"claude": {{since: "2.1.0", lacks: "it has no Stop hook"}}}
-	p := fakeProgram(t, t.TempDir(), "claude", "2.0.9 (Claude Code)", "")
-	v := Check(context.Background(), "claude", p, "")
+	dir := t.TempDir()
+	p := filepath.Join(dir, "codex")
+	script := `#!/bin/sh
+case "$1" in
+--version) echo "codex-cli 0.120.0" ;;
+--help) echo "  --no-alt-screen" ;;
+features) printf 'apps                stable             true\ncodex_hooks         under development  false\n' ;;
+esac
+`
+	if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	v := Check(context.Background(), "codex", p, "")
 	if !v.Refused() || v.Support != TooOld ||
-		v.Line() != "claude 2.0.9 is too old for st: it has no Stop hook; the oldest version that works is 2.1.0. Try: npm install -g @anthropic-ai/claude-code@2.1.332" {
+		v.Line() != `codex 0.120.0 is too old for st: it has no hooks (codex features list shows no "hooks"), and st learns what a worker does from them; the oldest version that works is 0.130.0. Try: npm install -g @openai/codex@0.171.0` {
 		t.Errorf("%+v %q", v, v.Line())
+	}
+	// fakeProgram's codex answers nothing to features list.
+	q := fakeProgram(t, t.TempDir(), "codex", "codex-cli 0.125.0", "")
+	if v := Check(context.Background(), "codex", q, ""); v.Refused() || v.Support != Older {
+		t.Errorf("a features list that says nothing: %+v", v)
 	}
 }
 
@@ -127,8 +141,8 @@ func TestProbeOnce(t *testing.T) {
 			t.Fatalf("%+v", v)
 		}
 	}
-	if n := runs(t, dir); n != 2 { // --version and --help
-		t.Errorf("the program ran %d times for three checks, want 2", n)
+	if n := runs(t, dir); n != 3 { // --version, --help, features list
+		t.Errorf("the program ran %d times for three checks, want 3", n)
 	}
 	// An upgrade in place: another file at the same path.
 	time.Sleep(10 * time.Millisecond)

@@ -84,7 +84,9 @@ func TestCaptureScreens(t *testing.T) {
 	c.launch("cap", r.work(), argv)
 	c.save(capStart, c.firstDrawn("cap"))
 	c.save(capReady, c.settled("cap", launchSettle))
+	before := c.capture("cap")
 	c.typeText("cap", info.Typed)
+	c.changed("cap", before) // Claude 2.1.100 draws typed text a while later
 	c.save(capTyped, c.settled("cap", time.Second))
 	c.enter("cap", "answer-one-done")
 	time.Sleep(1500 * time.Millisecond) // the model sleeps 6 s: the turn is on
@@ -247,6 +249,12 @@ func (c *capturer) settled(window string, d time.Duration) string {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// changed waits until the screen is no longer the one given.
+func (c *capturer) changed(window, before string) {
+	c.t.Helper()
+	c.waitFor(window, func(plain string) bool { return plain != ansiPlain(before) })
 }
 
 func (c *capturer) waitFor(window string, cond func(plain string) bool) {

@@ -6,6 +6,7 @@ package real
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/testutil"
 	"github.com/sophonz/st/internal/testutil/fakemodel"
 	"github.com/sophonz/st/internal/testutil/realagent"
@@ -288,8 +290,14 @@ func TestWorkerEachKind(t *testing.T) {
 			if code != 0 || !regexp.MustCompile(`^%\d+ w-`+kind+`\n$`).MatchString(o) {
 				t.Fatalf("st worker start: exit %d, printed %q\n%s\n%s\n%s", code, o, e, r.capture("main:w-"+kind), r.daemonLog())
 			}
-			if strings.Contains(e, "tested on") {
-				t.Errorf("%s: a version st was tested on got a note:\n%s", kind, e)
+			// The start says so when the agent is newer or older than st
+			// was tested on, and says nothing of it otherwise.
+			prog := map[string]string{"claude": r.claude, "codex": r.codex}[kind]
+			switch v := agent.Check(context.Background(), kind, prog, ""); {
+			case v.Line() != "" && !strings.Contains(e, "st: note: "+v.Line()):
+				t.Errorf("%s %s: the start did not say %q:\n%s", kind, v.Version, v.Line(), e)
+			case v.Line() == "" && strings.Contains(e, "tested on"):
+				t.Errorf("%s %s: a version st was tested on got a note:\n%s", kind, v.Version, e)
 			}
 			t.Logf("%s: st worker start took %s", kind, time.Since(start).Round(time.Millisecond))
 		}
