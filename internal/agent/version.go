@@ -116,7 +116,7 @@ type Program struct {
 	// NoHooks: Codex's `features list` has no "hooks" feature (before
 	// 0.130), so it runs no hooks at all.
 	NoHooks bool
-	Err      error // it could not be run
+	Err     error // it could not be run
 }
 
 // probeTimeout bounds one run of `<agent> --version` (and Codex's others):
