@@ -196,7 +196,18 @@ var versionRE = regexp.MustCompile(`\b(\d+)\.(\d+)\.(\d+)(-[0-9A-Za-z.-]+)?\b`)
 
 func probe(ctx context.Context, kind, path string) Program {
 	p := Program{Path: path}
+	// Codex's launcher takes about a second a run on a busy machine: its
+	// three questions go at once.
+	var help, list string
+	var helpErr, listErr error
+	var wg sync.WaitGroup
+	if kind == "codex" {
+		wg.Add(2)
+		go func() { defer wg.Done(); help, helpErr = run(ctx, path, "--help") }()
+		go func() { defer wg.Done(); list, listErr = run(ctx, path, "features", "list") }()
+	}
 	out, err := run(ctx, path, "--version")
+	wg.Wait()
 	if err != nil {
 		p.Err = err
 		return p
@@ -216,9 +227,8 @@ func probe(ctx context.Context, kind, path string) Program {
 	if kind == "codex" {
 		// A help or a list that cannot be read says nothing against
 		// the program.
-		help, err := run(ctx, path, "--help")
-		p.NoDaemon = err != nil || strings.Contains(help, "--no-daemon")
-		if list, err := run(ctx, path, "features", "list"); err == nil && strings.TrimSpace(list) != "" {
+		p.NoDaemon = helpErr != nil || strings.Contains(help, "--no-daemon")
+		if listErr == nil && strings.TrimSpace(list) != "" {
 			p.NoHooks = true
 			for _, l := range strings.Split(list, "\n") {
 				if f := strings.Fields(l); len(f) > 0 && f[0] == "hooks" {
