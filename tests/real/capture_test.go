@@ -89,7 +89,9 @@ func TestCaptureScreens(t *testing.T) {
 	c.changed("cap", before) // Claude 2.1.100 draws typed text a while later
 	c.save(capTyped, c.settled("cap", time.Second))
 	c.enter("cap", "answer-one-done")
-	time.Sleep(1500 * time.Millisecond) // the model sleeps 6 s: the turn is on
+	// The model answers after 6 s: the turn is on from the prompt's
+	// arrival until then; the screen shows it once it moves.
+	c.changed("cap", c.capture("cap"))
 	c.save(capWorking, c.capture("cap"))
 	c.waitFor("cap", func(s string) bool { return strings.Count(s, "answer-one-done") >= 2 })
 	c.save(capIdle, c.settled("cap", 2*time.Second))
