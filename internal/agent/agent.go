@@ -124,6 +124,10 @@ type LaunchOptions struct {
 	STBin string
 	// Program overrides the agent's program path (claude, codex).
 	Program string
+	// Path is the PATH the agent's window gets, where a Program that is a
+	// name is found ("" = st's own PATH): what the program takes may
+	// depend on its version.
+	Path string
 	// ResumeSession resumes this conversation instead of starting a new one.
 	ResumeSession string
 	// Name is the worker's name.

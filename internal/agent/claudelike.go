@@ -37,8 +37,10 @@ var (
 	trustMarkers = []string{"Quick safety check", "Yes, I trust this folder", "Do you trust"}
 	loginMarkers = []string{"Detected a custom API key", "Select login method", "Unable to connect to Anthropic services"}
 	// promptMarkers are a permission prompt (Claude, Codex) and a question
-	// to the person (the sim's ask:).
-	promptMarkers = []string{"Do you want to proceed?", "Type your answer and press Enter.", "Would you like to"}
+	// to the person (the sim's ask:, and the footer of Claude's
+	// AskUserQuestion, the same from 2.1.100 to 2.1.332).
+	promptMarkers = []string{"Do you want to proceed?", "Type your answer and press Enter.", "Would you like to",
+		"Enter to select · ↑/↓ to navigate"}
 )
 
 // recognizeClaudeLike reads a `tmux capture-pane -p` of Claude Code or the

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"regexp"
 	"strings"
 	"time"
@@ -15,8 +16,11 @@ func (codexAdapter) Kind() string { return "codex" }
 
 // Command starts Codex with --no-daemon: with the shared background
 // server, hooks carry the TMUX_PANE of whichever pane started it, and the
-// sessions outlive their windows. NetworkAccess lifts the sandbox's block
-// on sockets, for users who choose it (st never does on its own).
+// sessions outlive their windows. Versions without the flag (0.150.0 has
+// none; 0.160.1 has it) refuse to start with it, and have no background
+// server either (measured on 0.150.0: no daemon process, hooks from its
+// own pane), so they get none. NetworkAccess lifts the sandbox's block on
+// sockets, for users who choose it (st never does on its own).
 func (codexAdapter) Command(o LaunchOptions) []string {
 	prog := o.Program
 	if prog == "" {
@@ -26,7 +30,9 @@ func (codexAdapter) Command(o LaunchOptions) []string {
 	if o.ResumeSession != "" {
 		argv = append(argv, "resume")
 	}
-	argv = append(argv, "--no-daemon")
+	if codexTakesNoDaemon(prog, o.Path) {
+		argv = append(argv, "--no-daemon")
+	}
 	if o.NetworkAccess {
 		argv = append(argv, "-c", "sandbox_workspace_write.network_access=true")
 	}
@@ -34,6 +40,18 @@ func (codexAdapter) Command(o LaunchOptions) []string {
 		argv = append(argv, o.ResumeSession)
 	}
 	return argv
+}
+
+// codexTakesNoDaemon asks the program (once per version of its file)
+// whether it has --no-daemon. When it cannot be asked, the flag goes in, as
+// every version st was tested on from 0.160.1 up takes it.
+func codexTakesNoDaemon(prog, pathEnv string) bool {
+	path, err := LookProgram("codex", prog, pathEnv)
+	if err != nil {
+		return true
+	}
+	p := ProbeProgram(context.Background(), "codex", path)
+	return p.Version == "" || p.NoDaemon
 }
 
 // WantsEscapes: Codex draws its placeholder ("Ask Codex to do anything",
@@ -48,11 +66,18 @@ var (
 	codexFooterRE = regexp.MustCompile(`^\s+\S.* · [/~]`)
 )
 
+// The markers of Codex's screens that only a person may answer, as
+// captured from 0.130.0 to 0.171.0 (testdata/screens/codex). Up to 0.15x
+// the trust screen says "Welcome to Codex" too, like the sign-in screen,
+// so trust is looked for first.
 var (
-	codexTrust  = []string{"Trust this folder?", "Folder access", "Hooks need review"}
+	codexTrust = []string{"Trust this folder?", "Folder access", "Hooks need review",
+		"Do you trust the contents of this directory?"}
 	codexLogin  = []string{"Welcome to Codex", "Sign in with ChatGPT", "Sign in with Device Code", "Use an OpenAI API key"}
 	codexPrompt = []string{"Would you like to run the following command?", "Would you like to make the following edits?",
-		"Press enter to confirm or esc to cancel", "Would you like to"}
+		"Press enter to confirm or esc to cancel", "Would you like to",
+		// request_user_input (plan mode): its footer, under the options.
+		"enter to submit answer"}
 )
 
 // Recognize reads a capture-pane -e of Codex.
@@ -89,11 +114,11 @@ func (codexAdapter) Recognize(capture string) View {
 			last = i
 		}
 	}
-	if has(plain[last:], codexLogin) {
-		return View{Screen: ScreenLogin}
-	}
 	if has(plain[last:], codexTrust) {
 		return View{Screen: ScreenTrust}
+	}
+	if has(plain[last:], codexLogin) {
+		return View{Screen: ScreenLogin}
 	}
 	if has(plain[last:], codexPrompt) {
 		return View{Screen: ScreenPrompt}

@@ -449,6 +449,7 @@ func (o Options) codexTrust(ctx context.Context, ar *AgentReport, plans []eventP
 		return
 	}
 	positions := stPositions(doc, specs[Codex], o.St)
+	var unknown []string // events this codex has no hook for
 	for i := range ar.Hooks {
 		hs := &ar.Hooks[i]
 		if !hs.Installed {
@@ -462,6 +463,9 @@ func (o Options) codexTrust(ctx context.Context, ar *AgentReport, plans []eventP
 			}
 		case !ok:
 			hs.Trust = "not listed by codex"
+			if hs.Current && codexCanLack[hs.Event] {
+				unknown = append(unknown, hs.Event)
+			}
 		default:
 			hs.Key, hs.Trust, hs.Disabled = h.Key, h.TrustStatus, !h.Enabled
 			if hs.Current && h.TrustStatus == "trusted" {
@@ -474,6 +478,9 @@ func (o Options) codexTrust(ctx context.Context, ar *AgentReport, plans []eventP
 	}
 	switch {
 	case !tr.Known || tr.Error != "" || tr.Trusted == ar.Installed:
+	case len(list.Errors) == 0 && len(unknown) > 0 && tr.Trusted+len(unknown) == ar.Installed:
+		ar.Warnings = append(ar.Warnings, fmt.Sprintf("this codex has no hooks for %s (Codex before 0.150 lacks them), so st watches its workers' screens and windows for those instead",
+			strings.Join(unknown, ", ")))
 	case len(list.Errors) > 0:
 		tr.Error = "codex could not load st's hooks: " + strings.Join(list.Errors, "; ")
 		tr.Hint = "fix what codex names, then run st hooks install again"
@@ -497,6 +504,13 @@ func (o Options) trustFailed(tr *TrustReport, err error, m mode) {
 	tr.Error = fmt.Sprintf("asking codex for the hooks' hashes failed: %v", err)
 	tr.Hint = "Codex skips hooks until they are trusted: " + again + "; if it keeps failing, check that `codex app-server` starts"
 }
+
+// codexCanLack are the Codex events st can do without: older versions of
+// Codex do not have them (0.140.0 lacks Interrupt and SessionEnd, 0.130.0
+// SubagentStart and SubagentStop too), and never list or run their hooks.
+// st then sees an Esc from the worker's screen (an empty box and a quiet
+// turn), the end of the session from its window, and no subagents.
+var codexCanLack = map[string]bool{"Interrupt": true, "SessionEnd": true, "SubagentStart": true, "SubagentStop": true}
 
 // codexSources are the paths Codex may give hooks.json in a key: Codex
 // resolves symlinks in CODEX_HOME; the plain path is tried too.

@@ -81,6 +81,10 @@ func fakeList() map[string]any {
 	state, _ := readTrust(cfg)
 	var hooks []map[string]any
 	gjson.GetBytes(data, "hooks").ForEach(func(ev, groups gjson.Result) bool {
+		if os.Getenv("ST_FAKE_CODEX") == "0.140" && (ev.String() == "Interrupt" || ev.String() == "SessionEnd") ||
+			ev.String() == os.Getenv("ST_FAKE_CODEX_DROP") {
+			return true // events Codex 0.140.0 does not have, or one a test drops
+		}
 		groups.ForEach(func(gi, g gjson.Result) bool {
 			g.Get("hooks").ForEach(func(hi, h gjson.Result) bool {
 				key := fmt.Sprintf("%s:%s:%d:%d", src, snake(ev.String()), gi.Int(), hi.Int())
@@ -404,6 +408,34 @@ func TestCodexTrustWithFakeCodex(t *testing.T) {
 	}
 	if got := gjson.Get(read(t, hooksJSON), "hooks.Stop.0.hooks.0.command").String(); got != "notify-send done" {
 		t.Errorf("the user's Codex hook is gone: %q", got)
+	}
+}
+
+// TestCodexWithoutSomeEvents: a Codex that has no Interrupt and SessionEnd
+// hooks (0.140.0) does not list them; st hooks install trusts the others
+// and says what st does without those two, instead of failing.
+func TestCodexWithoutSomeEvents(t *testing.T) {
+	e := newEnv(t, "0.140")
+	e.opts.Agents = []string{Codex}
+	r, err := Install(context.Background(), e.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := agent(t, r, Codex)
+	if len(r.Problems()) != 0 || a.Trust.Trusted != 8 || a.Installed != 10 {
+		t.Fatalf("problems %+v, trust %+v", r.Problems(), a.Trust)
+	}
+	if len(a.Warnings) != 1 || !strings.Contains(a.Warnings[0], "this codex has no hooks for Interrupt, SessionEnd") {
+		t.Errorf("warnings: %q", a.Warnings)
+	}
+	// A hook of an event st needs that codex does not list still fails.
+	e = newEnv(t, "0.140")
+	e.opts.Agents = []string{Codex}
+	e.write(t, ".codex/config.toml", "", 0o600)
+	e.opts.Environ = append(e.opts.Environ, "ST_FAKE_CODEX_DROP=Stop")
+	r, _ = Install(context.Background(), e.opts)
+	if len(r.Problems()) != 1 || !strings.Contains(r.Problems()[0].Message, "not trusted") {
+		t.Errorf("no Stop hook listed: problems %+v", r.Problems())
 	}
 }
 

@@ -81,6 +81,13 @@ func (m *Manager) startWorker(ctx context.Context, req startPlan) (*WorkerView, 
 	if fi, err := os.Stat(req.Cwd); err != nil || !fi.IsDir() {
 		return nil, errorf(KindUsage, "pass an existing folder with --cwd", "the worker's folder %s does not exist", req.Cwd)
 	}
+	// The agent's version, before anything opens: one that lacks what st
+	// needs is refused; one st was not tested on goes on, with a note.
+	ver := agent.Check(ctx, spec.ad.Kind(), launchOptions(spec.ad.Kind(), m.cfg.STBin, spec.name, req.Env).Program,
+		withDir(filepath.Dir(m.cfg.STBin), req.Env["PATH"]))
+	if ver.Refused() {
+		return nil, errorf(KindUsage, ver.Hint, "%s", ver.Note)
+	}
 	// Place the worker and hold its name before opening anything, so
 	// that two starts cannot take one name.
 	pl, err := m.reserve(ctx, p, req.run, req.remote, spec.name)
@@ -98,6 +105,9 @@ func (m *Manager) startWorker(ctx context.Context, req startPlan) (*WorkerView, 
 		return nil, err
 	}
 	v.Notes = notes
+	if n := ver.Line(); n != "" {
+		v.Notes = append(v.Notes, n)
+	}
 	return v, nil
 }
 
@@ -264,6 +274,7 @@ func launchOptions(kind, stBin, name string, env map[string]string) agent.Launch
 	return agent.LaunchOptions{
 		STBin: stBin, Name: name,
 		Program:        get("ST_" + strings.ToUpper(kind) + "_BIN"),
+		Path:           get("PATH"),
 		PermissionMode: get("ST_CLAUDE_PERMISSION_MODE"),
 		NetworkAccess:  get("ST_CODEX_NETWORK") == "1",
 	}

@@ -1,6 +1,9 @@
 package real
 
 import (
+	"fmt"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,4 +59,41 @@ func launchFor(r *rig, kind string) agent.LaunchOptions {
 		prog = r.codex
 	}
 	return agent.LaunchOptions{Program: prog}
+}
+
+// kinds are the agents a real-client test runs: both, or the one that the
+// compatibility tier (scripts/compat) names in ST_COMPAT_KIND while it runs
+// these tests against another version of that agent (ST_REAL_CLAUDE_BIN,
+// ST_REAL_CODEX_BIN).
+func kinds(t testing.TB) []string {
+	t.Helper()
+	switch k := os.Getenv("ST_COMPAT_KIND"); k {
+	case "":
+		return []string{"claude", "codex"}
+	case "claude", "codex":
+		return []string{k}
+	default:
+		t.Fatalf("ST_COMPAT_KIND=%q: want claude or codex", k)
+		return nil
+	}
+}
+
+// with is the rig seen from a subtest: its failures end the subtest.
+func (r *rig) with(t testing.TB) *rig {
+	c := *r
+	c.t = t
+	return &c
+}
+
+// screens captures every window whose name starts with prefix, for a
+// failure's message.
+func (r *rig) screens(prefix string) string {
+	out, _ := r.tmux("list-windows", "-a", "-F", "#{window_name}")
+	var b strings.Builder
+	for _, name := range strings.Fields(out) {
+		if strings.HasPrefix(name, prefix) {
+			fmt.Fprintf(&b, "--- %s:\n%s\n", name, r.capture("main:"+name))
+		}
+	}
+	return b.String()
 }

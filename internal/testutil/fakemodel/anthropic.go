@@ -2,10 +2,7 @@ package fakemodel
 
 import (
 	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
-	"time"
 )
 
 // The Anthropic Messages API, as Claude Code uses it.
@@ -68,34 +65,25 @@ func anthropicEvents(req *anthropicRequest) []event {
 	return events
 }
 
+func (r *anthropicRequest) model() string   { return r.Model }
+func (r *anthropicRequest) streams() bool   { return r.Stream }
+func (r *anthropicRequest) events() []event { return anthropicEvents(r) }
+func (r *anthropicRequest) tools() (names []string, side bool) {
+	for _, t := range r.Tools {
+		names = append(names, t.Name)
+	}
+	return names, len(names) == 0
+}
+
 func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 	var req anthropicRequest
-	body, _ := io.ReadAll(r.Body)
-	if err := json.Unmarshal(body, &req); err != nil {
-		s.record(Logged{Time: time.Now(), Method: r.Method, Endpoint: r.URL.Path, Status: http.StatusBadRequest, UserAgent: r.UserAgent()})
-		anthropicError(w, http.StatusBadRequest, "fake server: bad request body: "+err.Error())
+	l, p, ok := s.begin(w, r, &req, anthropicError)
+	if !ok {
 		return
 	}
-	l := Logged{
-		Time: time.Now(), Method: r.Method, Endpoint: r.URL.Path, Status: http.StatusOK,
-		Model: req.Model, Stream: req.Stream, UserAgent: r.UserAgent(), Body: body,
-	}
-	for _, t := range req.Tools {
-		l.Tools = append(l.Tools, t.Name)
-	}
-	l.Side = len(l.Tools) == 0
-	p := decide(anthropicEvents(&req))
-	l.Prompt, l.ScriptFrom = p.prompt, p.scriptFrom
-
-	if !l.Side && p.script.apiError != 0 {
-		l.Status = p.script.apiError
-		s.record(l)
-		anthropicError(w, p.script.apiError, fmt.Sprintf("fake server: forced %d", p.script.apiError))
-		return
-	}
-
-	// The answer: one text block, or one Bash tool_use when the script
-	// still has a command to run and the request offers Bash.
+	// The answer: one text block, or one tool_use when the script still
+	// has a call to make and the request offers its tool (Bash for a
+	// command, AskUserQuestion for a question, Agent or a CALL:'s tool).
 	var block map[string]any
 	var input map[string]any
 	stop := "end_turn"
@@ -107,6 +95,15 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 		stop = "tool_use"
 		l.Calls = []Call{{ID: id, Tool: "Bash", Command: p.run}}
 		text = ""
+	} else if p.ask != "" && hasTool(l.Tools, "AskUserQuestion") {
+		id := s.newID("toolu")
+		input = map[string]any{"questions": []any{map[string]any{
+			"question": p.ask, "header": "Question", "options": yesNo, "multiSelect": false,
+		}}}
+		block = map[string]any{"type": "tool_use", "id": id, "name": "AskUserQuestion", "input": input}
+		stop = "tool_use"
+		l.Calls = []Call{{ID: id, Tool: "AskUserQuestion", Command: p.ask}}
+		text = ""
 	} else if tool, in := agentCall(p.agent); in != nil && hasTool(l.Tools, tool) {
 		id := s.newID("toolu")
 		input = in
@@ -115,23 +112,14 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 		l.Calls = []Call{{ID: id, Tool: tool, Command: p.agent.arg, Name: p.agent.member}}
 		text = ""
 	} else {
-		if p.run != "" || p.agent != nil {
-			// No Bash on offer (a side request): say what we would run.
-			text = defaultAnswer
-			if p.script.hasSay {
-				text = p.script.say
-			}
-		}
+		text = p.text()
 		block = map[string]any{"type": "text", "text": text}
 	}
 	l.Answer = text
 	msgID := s.newID("msg")
 	inTokens := estimateTokens(string(mustJSON(req.Messages)))
 	outTokens := estimateTokens(text + p.run)
-	sleep := p.script.sleep
-	if l.Side {
-		sleep = 0
-	}
+	sleep := p.pause(l.Side)
 
 	if !req.Stream {
 		s.record(l)

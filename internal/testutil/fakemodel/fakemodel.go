@@ -10,6 +10,8 @@
 //	TEAMMATE: <name> <prompt>  Claude only: call the Agent tool with a name, which
 //	                spawns a teammate when agent teams are on; the prompt names a task
 //	                file, whose markers the teammate follows
+//	ASK: <question> call the agent's question tool (Claude's AskUserQuestion, Codex's
+//	                request_user_input) with options "Yes" and "No"; a step like RUN
 //	SAY: <text>     the final answer (default "Tool finished." after a tool, else "Hello from the fake model.")
 //	SLEEP: <n>      wait n seconds before each answer, sending keep-alives meanwhile
 //	APIERROR: <code> answer with that HTTP error instead
@@ -310,4 +312,46 @@ func chunks(text string) []string {
 		out = []string{""}
 	}
 	return out
+}
+
+// yesNo are the options of every question the fake model asks.
+var yesNo = []any{
+	map[string]any{"label": "Yes", "description": "Go on."},
+	map[string]any{"label": "No", "description": "Stop here."},
+}
+
+// apiRequest is a request of either API, as the handlers share it.
+type apiRequest interface {
+	model() string
+	streams() bool
+	events() []event
+	// tools names the tools on offer; side marks a side request (a title,
+	// a summary), which no tool call may come of.
+	tools() (names []string, side bool)
+}
+
+// begin reads a request of either API into req, logs it and decides the
+// script's next step. A body that does not decode and an error the script
+// forces are answered here, by fail in that API's shape; ok is false then.
+func (s *Server) begin(w http.ResponseWriter, r *http.Request, req apiRequest, fail func(http.ResponseWriter, int, string)) (l Logged, p plan, ok bool) {
+	body, _ := io.ReadAll(r.Body)
+	if err := json.Unmarshal(body, req); err != nil {
+		s.record(Logged{Time: time.Now(), Method: r.Method, Endpoint: r.URL.Path, Status: http.StatusBadRequest, UserAgent: r.UserAgent()})
+		fail(w, http.StatusBadRequest, "fake server: bad request body: "+err.Error())
+		return l, p, false
+	}
+	l = Logged{
+		Time: time.Now(), Method: r.Method, Endpoint: r.URL.Path, Status: http.StatusOK,
+		Model: req.model(), Stream: req.streams(), UserAgent: r.UserAgent(), Body: body,
+	}
+	l.Tools, l.Side = req.tools()
+	p = decide(req.events())
+	l.Prompt, l.ScriptFrom = p.prompt, p.scriptFrom
+	if !l.Side && p.script.apiError != 0 {
+		l.Status = p.script.apiError
+		s.record(l)
+		fail(w, p.script.apiError, fmt.Sprintf("fake server: forced %d", p.script.apiError))
+		return l, p, false
+	}
+	return l, p, true
 }

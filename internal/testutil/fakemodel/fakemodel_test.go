@@ -37,6 +37,8 @@ func TestParseScript(t *testing.T) {
 			{tool: "call", name: "SendMessage", arg: `{"to":"alpha","message":"go"}`}, {tool: "shell", arg: "ls"}}}, true},
 		{"CALL: SendMessage not json", script{}, true},
 		{"CALL: TaskList []", script{}, true},
+		{"RUN: a ASK: Which one? RUN: b", script{steps: []step{{tool: "shell", arg: "a"}, {tool: "ask", arg: "Which one?"}, {tool: "shell", arg: "b"}}}, true},
+		{"RUN: ASK: x", script{steps: []step{{tool: "ask", arg: "x"}}}, true},
 	}
 	for _, tt := range tests {
 		got, found := parseScript(tt.text)
@@ -54,22 +56,25 @@ func TestDecide(t *testing.T) {
 		events   []event
 		run, say string
 		from     string
+		ask      string
 	}{
-		{"plain", []event{prompt("hi")}, "", defaultAnswer, "prompt"},
-		{"first run", []event{prompt("RUN: a RUN: b")}, "a", "", "prompt"},
-		{"second run", []event{prompt("RUN: a\nRUN: b"), result("")}, "b", "", "prompt"},
-		{"runs done", []event{prompt("RUN: a\nRUN: b"), result(""), result("")}, "", defaultAfterTool, "prompt"},
-		{"runs done, say", []event{prompt("RUN: a SAY: ok"), result("")}, "", "ok", "prompt"},
-		{"new prompt resets", []event{prompt("RUN: a"), result(""), prompt("RUN: c")}, "c", "", "prompt"},
-		{"old turn's results do not count", []event{prompt("RUN: a"), result(""), prompt("SAY: hi")}, "", "hi", "prompt"},
-		{"task file", []event{prompt("RUN: cat task.md"), result("RUN: x\nRUN: y\nSAY: done")}, "x", "", "tool_result"},
-		{"task file progress", []event{prompt("RUN: cat task.md"), result("RUN: x\nRUN: y\nSAY: done"), result("out")}, "y", "", "tool_result"},
-		{"task file done", []event{prompt("RUN: cat task.md"), result("RUN: x\nSAY: done"), result("out")}, "", "done", "tool_result"},
+		{"plain", []event{prompt("hi")}, "", defaultAnswer, "prompt", ""},
+		{"first run", []event{prompt("RUN: a RUN: b")}, "a", "", "prompt", ""},
+		{"second run", []event{prompt("RUN: a\nRUN: b"), result("")}, "b", "", "prompt", ""},
+		{"runs done", []event{prompt("RUN: a\nRUN: b"), result(""), result("")}, "", defaultAfterTool, "prompt", ""},
+		{"runs done, say", []event{prompt("RUN: a SAY: ok"), result("")}, "", "ok", "prompt", ""},
+		{"new prompt resets", []event{prompt("RUN: a"), result(""), prompt("RUN: c")}, "c", "", "prompt", ""},
+		{"old turn's results do not count", []event{prompt("RUN: a"), result(""), prompt("SAY: hi")}, "", "hi", "prompt", ""},
+		{"task file", []event{prompt("RUN: cat task.md"), result("RUN: x\nRUN: y\nSAY: done")}, "x", "", "tool_result", ""},
+		{"task file progress", []event{prompt("RUN: cat task.md"), result("RUN: x\nRUN: y\nSAY: done"), result("out")}, "y", "", "tool_result", ""},
+		{"task file done", []event{prompt("RUN: cat task.md"), result("RUN: x\nSAY: done"), result("out")}, "", "done", "tool_result", ""},
+		{"ask first", []event{prompt("ASK: Go on? RUN: a")}, "", "", "prompt", "Go on?"},
+		{"run after the answer", []event{prompt("ASK: Go on? RUN: a"), result("Yes")}, "a", "", "prompt", ""},
 	}
 	for _, tt := range tests {
 		p := decide(tt.events)
-		if p.run != tt.run || p.say != tt.say || p.scriptFrom != tt.from {
-			t.Errorf("%s: run=%q say=%q from=%q; want run=%q say=%q from=%q", tt.name, p.run, p.say, p.scriptFrom, tt.run, tt.say, tt.from)
+		if p.run != tt.run || p.say != tt.say || p.scriptFrom != tt.from || p.ask != tt.ask {
+			t.Errorf("%s: run=%q say=%q from=%q ask=%q; want run=%q say=%q from=%q ask=%q", tt.name, p.run, p.say, p.scriptFrom, p.ask, tt.run, tt.say, tt.from, tt.ask)
 		}
 	}
 }
@@ -547,5 +552,57 @@ func TestClaudeTeamTools(t *testing.T) {
 	var w struct{ Content []struct{ Type, Text string } }
 	if err := json.NewDecoder(post(t, url, b).Body).Decode(&w); err != nil || len(w.Content) != 1 || w.Content[0].Type != "text" {
 		t.Errorf("no Agent tool: %+v %v", w, err)
+	}
+}
+
+// TestQuestionCalls: ASK makes each agent's question tool come up with
+// the question and the options Yes and No, and the script goes on once
+// the answer comes back as the tool's result.
+func TestQuestionCalls(t *testing.T) {
+	s := Start(t)
+	body := claudeBody(false, userText("ASK: Which colour? SAY: thanks"))
+	body["tools"] = []any{map[string]any{"name": "Bash"}, map[string]any{"name": "AskUserQuestion"}}
+	var m struct {
+		Content []struct {
+			Type, Name string
+			Input      struct {
+				Questions []struct {
+					Question string
+					Options  []struct{ Label string }
+				}
+			}
+		}
+		StopReason string `json:"stop_reason"`
+	}
+	if err := json.NewDecoder(post(t, s.URL()+"/v1/messages", body).Body).Decode(&m); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Content) != 1 || m.Content[0].Name != "AskUserQuestion" || m.StopReason != "tool_use" ||
+		len(m.Content[0].Input.Questions) != 1 || m.Content[0].Input.Questions[0].Question != "Which colour?" ||
+		len(m.Content[0].Input.Questions[0].Options) != 2 || m.Content[0].Input.Questions[0].Options[0].Label != "Yes" {
+		t.Fatalf("claude: %+v", m)
+	}
+
+	prompt := codexUser("ASK: Which colour? SAY: thanks")
+	tools := append([]string{"request_user_input"}, codexTools...)
+	events, _ := readSSE(t, post(t, s.URL()+"/v1/responses", codexBody(tools, prompt)).Body)
+	item := events[3].data["item"].(map[string]any)
+	var args struct {
+		Questions []struct{ ID, Question string }
+	}
+	if err := json.Unmarshal([]byte(item["arguments"].(string)), &args); err != nil {
+		t.Fatal(err)
+	}
+	if item["name"] != "request_user_input" || len(args.Questions) != 1 || args.Questions[0].Question != "Which colour?" {
+		t.Fatalf("codex: %v", item)
+	}
+	call := map[string]any{"type": "function_call", "name": "request_user_input", "arguments": item["arguments"], "call_id": item["call_id"]}
+	output := map[string]any{"type": "function_call_output", "call_id": item["call_id"], "output": `{"answers":{"question":{"answers":["Yes"]}}}`}
+	events, _ = readSSE(t, post(t, s.URL()+"/v1/responses", codexBody(tools, prompt, call, output)).Body)
+	if got := events[5].data["text"]; got != "thanks" {
+		t.Errorf("after the answer: %v", got)
+	}
+	if r := s.Requests(); r[0].Calls[0].Tool != "AskUserQuestion" || r[1].Calls[0].Tool != "request_user_input" {
+		t.Errorf("log = %+v", r)
 	}
 }

@@ -2,8 +2,6 @@ package fakemodel
 
 import (
 	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
 	"time"
 )
@@ -142,32 +140,25 @@ func shellCall(tools []string, cmd string, escalate bool) (name string, args map
 	return name, args
 }
 
-func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
-	var req responsesRequest
-	body, _ := io.ReadAll(r.Body)
-	if err := json.Unmarshal(body, &req); err != nil {
-		s.record(Logged{Time: time.Now(), Method: r.Method, Endpoint: r.URL.Path, Status: http.StatusBadRequest, UserAgent: r.UserAgent()})
-		openAIError(w, http.StatusBadRequest, "fake server: bad request body: "+err.Error())
-		return
-	}
-	l := Logged{
-		Time: time.Now(), Method: r.Method, Endpoint: r.URL.Path, Status: http.StatusOK,
-		Model: req.Model, Stream: req.Stream, UserAgent: r.UserAgent(), Body: body,
-	}
-	for _, t := range req.Tools {
+func (r *responsesRequest) model() string   { return r.Model }
+func (r *responsesRequest) streams() bool   { return r.Stream }
+func (r *responsesRequest) events() []event { return responsesEvents(r) }
+
+// tools names the tools on offer; Codex's title request offers none and
+// must get no tool call.
+func (r *responsesRequest) tools() (names []string, side bool) {
+	for _, t := range r.Tools {
 		if t.Name != "" {
-			l.Tools = append(l.Tools, t.Name)
+			names = append(names, t.Name)
 		}
 	}
-	// Codex's title request offers no tools and must get no tool call.
-	l.Side = len(req.Tools) == 0
-	p := decide(responsesEvents(&req))
-	l.Prompt, l.ScriptFrom = p.prompt, p.scriptFrom
+	return names, len(r.Tools) == 0
+}
 
-	if !l.Side && p.script.apiError != 0 {
-		l.Status = p.script.apiError
-		s.record(l)
-		openAIError(w, p.script.apiError, fmt.Sprintf("fake server: forced %d", p.script.apiError))
+func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
+	var req responsesRequest
+	l, p, ok := s.begin(w, r, &req, openAIError)
+	if !ok {
 		return
 	}
 
@@ -181,13 +172,19 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 		}
 		l.Calls = []Call{{ID: callID, Tool: name, Command: p.run, Escalated: p.script.escalate}}
 		text = ""
-	} else {
-		if p.run != "" || p.agent != nil {
-			text = defaultAnswer
-			if p.script.hasSay {
-				text = p.script.say
-			}
+	} else if p.ask != "" && hasTool(l.Tools, "request_user_input") {
+		callID := s.newID("call")
+		args := map[string]any{"questions": []any{map[string]any{
+			"id": "question", "header": "Question", "question": p.ask, "options": yesNo,
+		}}}
+		item = map[string]any{
+			"type": "function_call", "id": s.newID("fc"), "status": "completed",
+			"name": "request_user_input", "arguments": string(mustJSON(args)), "call_id": callID,
 		}
+		l.Calls = []Call{{ID: callID, Tool: "request_user_input", Command: p.ask}}
+		text = ""
+	} else {
+		text = p.text()
 		if req.Text.Format.Type == "json_schema" {
 			text = string(mustJSON(req.Text.Format.Schema.sample()))
 		}
@@ -217,10 +214,7 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 		}
 		return m
 	}
-	sleep := p.script.sleep
-	if l.Side {
-		sleep = 0
-	}
+	sleep := p.pause(l.Side)
 
 	if !req.Stream {
 		if !s.sleep(r, sleep, nil) {

@@ -13,13 +13,14 @@ import (
 // blank space, so that a one-line prompt typed into a TUI (where a newline
 // would submit early) can still carry several markers:
 // "RUN: echo hi > out.txt SAY: all done".
-var markerRE = regexp.MustCompile(`(?:^|[ \t])(RUN:|AGENT:|TEAMMATE:|CALL:|SAY:|SLEEP:|APIERROR:|ESCALATE\b)`)
+var markerRE = regexp.MustCompile(`(?:^|[ \t])(RUN:|ASK:|AGENT:|TEAMMATE:|CALL:|SAY:|SLEEP:|APIERROR:|ESCALATE\b)`)
 
-// step is one tool call of a script: a shell command (RUN:), Claude's
-// Agent tool (AGENT: a subagent, TEAMMATE: a named teammate of the lead's
-// agent team), or any tool by name with a JSON input (CALL:).
+// step is one tool call of a script: a shell command (RUN:), the agent's
+// question tool (ASK:), Claude's Agent tool (AGENT: a subagent, TEAMMATE:
+// a named teammate of the lead's agent team), or any tool by name with a
+// JSON input (CALL:).
 type step struct {
-	tool   string // "shell", "agent" or "call"
+	tool   string // "shell", "ask", "agent" or "call"
 	arg    string // the command, the agent's prompt, or the call's JSON input
 	member string // the teammate's name (TEAMMATE:), "" for a subagent
 	name   string // the tool of a CALL:
@@ -55,6 +56,10 @@ func parseScript(text string) (script, bool) {
 			case "RUN:":
 				if arg != "" {
 					s.steps = append(s.steps, step{tool: "shell", arg: arg})
+				}
+			case "ASK:":
+				if arg != "" {
+					s.steps = append(s.steps, step{tool: "ask", arg: arg})
 				}
 			case "AGENT:":
 				if arg != "" {
@@ -108,6 +113,7 @@ type plan struct {
 	scriptFrom string // "prompt" or "tool_result": where the markers came from
 	script     script
 	run        string // the command to call now, or ""
+	ask        string // the question to ask now, or ""
 	agent      *step  // the Agent (or CALL:) call to make now, or nil
 	say        string // the answer text when there is no call to make
 }
@@ -158,6 +164,8 @@ func decide(events []event) plan {
 		switch st := p.script.steps[done]; st.tool {
 		case "shell":
 			p.run = st.arg
+		case "ask":
+			p.ask = st.arg
 		case "agent", "call":
 			p.agent = &st
 		}
@@ -230,4 +238,26 @@ func lastPromptText(texts []string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// text is the answer when the step the script would take now cannot be
+// taken here (a side request, or its tool is not on offer): what the
+// script says, or the default answer when a call was due.
+func (p plan) text() string {
+	if p.run == "" && p.ask == "" && p.agent == nil {
+		return p.say
+	}
+	if p.script.hasSay {
+		return p.script.say
+	}
+	return defaultAnswer
+}
+
+// pause is how long to wait before answering: the script's SLEEP, but
+// never for a side request.
+func (p plan) pause(side bool) time.Duration {
+	if side {
+		return 0
+	}
+	return p.script.sleep
 }

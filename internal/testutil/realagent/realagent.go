@@ -94,14 +94,26 @@ wire_api = "responses"
 }
 
 // Binaries returns the pinned claude and codex installed under
-// tests/realclients. It fails the test rather than skipping it: a real
-// client test that silently does not run proves nothing.
+// tests/realclients, or the programs that ST_REAL_CLAUDE_BIN and
+// ST_REAL_CODEX_BIN name: the compatibility tier (scripts/compat) runs the
+// same tests against other versions that way. It fails the test rather
+// than skipping it: a real client test that silently does not run proves
+// nothing.
 func Binaries(t testing.TB) (claude, codex string) {
 	t.Helper()
 	bin := filepath.Join(ModuleRoot(t), "tests", "realclients", "node_modules", ".bin")
 	claude = filepath.Join(bin, "claude")
 	codex = filepath.Join(bin, "codex")
+	if p := os.Getenv("ST_REAL_CLAUDE_BIN"); p != "" {
+		claude = p
+	}
+	if p := os.Getenv("ST_REAL_CODEX_BIN"); p != "" {
+		codex = p
+	}
 	for _, p := range []string{claude, codex} {
+		if !filepath.IsAbs(p) {
+			t.Fatalf("real client %q: give an absolute path", p)
+		}
 		if _, err := os.Stat(p); err != nil {
 			t.Fatalf("real client missing: %v; run scripts/test, which installs them (npm install in tests/realclients)", err)
 		}

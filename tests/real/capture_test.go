@@ -1,0 +1,395 @@
+package real
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sophonz/st/internal/agent"
+)
+
+// Fixtures for the screen recognisers, captured from a real agent of one
+// version (scripts/compat --capture). Each screen is brought about for
+// real, and what it is comes from how it was brought about (the fake
+// model's log, a folder left untrusted, a login left undone), never from
+// the recogniser it will check. internal/agent's TestScreenFixtures reads
+// them.
+
+// Captured screens, by file name (<state>.txt).
+const (
+	capStart      = "start"      // the first thing drawn after launch
+	capReady      = "ready"      // settled after launch, nothing typed
+	capTyped      = "typed"      // a line typed into the box, not sent
+	capWorking    = "working"    // the model is still answering
+	capIdle       = "idle"       // a turn answered, settled
+	capPermission = "permission" // a shell command waiting for approval
+	capQuestion   = "question"   // the agent's question tool, waiting
+	capTrust      = "trust"      // an untrusted folder
+	capLogin      = "login"      // no usable credentials
+)
+
+// captureInfo is capture.json beside the screens.
+type captureInfo struct {
+	Kind    string `json:"kind"`
+	Version string `json:"version"`
+	Output  string `json:"version_output"`
+	Tmux    string `json:"tmux"`
+	Size    string `json:"size"`
+	Date    string `json:"date"`
+	// Typed is the text in the box of typed.txt.
+	Typed string `json:"typed"`
+	// Missing says why a screen could not be captured, by state.
+	Missing map[string]string `json:"missing,omitempty"`
+}
+
+// TestCaptureScreens writes the fixtures of one agent version under
+// $ST_COMPAT_CAPTURE/<kind>/<version>/.
+func TestCaptureScreens(t *testing.T) {
+	root := os.Getenv("ST_COMPAT_CAPTURE")
+	if root == "" {
+		t.Skip("scripts/compat --capture runs this with ST_COMPAT_CAPTURE and ST_COMPAT_KIND set")
+	}
+	ks := kinds(t)
+	if len(ks) != 1 {
+		t.Fatal("set ST_COMPAT_KIND to the agent whose screens to capture")
+	}
+	kind := ks[0]
+	r := newRig(t)
+	ad := mustAdapter(t, kind)
+	prog := launchFor(r, kind).Program
+	p := agent.ProbeProgram(context.Background(), kind, prog)
+	if p.Version == "" {
+		t.Fatalf("cannot tell the version of %s: %q %v", prog, p.Output, p.Err)
+	}
+	dir := filepath.Join(root, kind, p.Version)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tv, _ := exec.Command("tmux", "-V").Output()
+	info := captureInfo{
+		Kind: kind, Version: p.Version, Output: p.Output, Tmux: strings.TrimSpace(string(tv)), Size: "200x50",
+		Date: time.Now().UTC().Format("2006-01-02"), Typed: "SLEEP: 6 SAY: answer-one-done", Missing: map[string]string{},
+	}
+	c := &capturer{t: t, r: r, ad: ad, dir: dir}
+	argv := strings.Join(ad.Command(launchFor(r, kind)), " ")
+
+	// One conversation: start, ready, typed, working, idle, permission,
+	// question.
+	c.launch("cap", r.work(), argv)
+	c.save(capStart, c.firstDrawn("cap"))
+	c.save(capReady, c.settled("cap", launchSettle))
+	before := c.capture("cap")
+	c.typeText("cap", info.Typed)
+	c.changed("cap", before) // Claude 2.1.100 draws typed text a while later
+	c.save(capTyped, c.settled("cap", time.Second))
+	c.enter("cap", "answer-one-done")
+	// The model answers after 6 s: the turn is on from the prompt's
+	// arrival until then; the screen shows it once it moves.
+	c.changed("cap", c.capture("cap"))
+	c.save(capWorking, c.capture("cap"))
+	c.waitFor("cap", func(s string) bool { return strings.Count(s, "answer-one-done") >= 2 })
+	c.save(capIdle, c.settled("cap", 2*time.Second))
+
+	run := "RUN: echo hi > perm.txt SAY: perm-done"
+	if kind == "codex" {
+		run = "ESCALATE " + run // Codex asks only to leave its sandbox
+	}
+	c.typeText("cap", run)
+	c.enter("cap", "perm-done")
+	c.waitCall("echo hi > perm.txt")
+	c.save(capPermission, c.settled("cap", 1500*time.Millisecond))
+	c.keys("cap", map[string]string{"claude": "1", "codex": "y"}[kind])
+	c.waitFor("cap", func(s string) bool { return strings.Count(s, "perm-done") >= 2 })
+	c.settled("cap", 2*time.Second)
+
+	if kind == "codex" {
+		// Codex offers its question tool only in plan mode, which
+		// Shift+Tab turns on.
+		c.keys("cap", "BTab")
+		c.settled("cap", time.Second)
+	}
+	c.typeText("cap", "ASK: Which colour? SAY: asked-done")
+	c.enter("cap", "asked-done")
+	c.waitCall("Which colour?")
+	q := c.settled("cap", 1500*time.Millisecond)
+	if c.answered() {
+		// The tool's result came straight back: no question was shown
+		// (Codex offers request_user_input only in plan mode).
+		info.Missing[capQuestion] = "the question tool answered at once, showing nothing: " + c.lastResult()
+	} else {
+		c.save(capQuestion, q)
+		c.keys("cap", "Enter")
+	}
+
+	// An untrusted folder (Codex asks only in a git repository).
+	untrusted := filepath.Join(r.dir, "untrusted")
+	os.MkdirAll(untrusted, 0o755)
+	if out, err := exec.Command("git", "init", "-q", untrusted).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	c.launch("trust", untrusted, argv)
+	c.save(capTrust, c.settled("trust", launchSettle))
+
+	// No usable credentials: Claude with an API key it was not told to
+	// use, Codex with a CODEX_HOME that has no provider. In a network
+	// namespace of its own, so that nothing leaves the machine.
+	var env string
+	switch kind {
+	case "claude":
+		env = "env -u ANTHROPIC_AUTH_TOKEN ANTHROPIC_API_KEY=sk-ant-api03-compat-capture-not-a-key-0123456789"
+	case "codex":
+		fresh := filepath.Join(r.dir, "fresh-codex")
+		os.MkdirAll(fresh, 0o700)
+		env = "env CODEX_HOME=" + fresh
+	}
+	c.launch("login", r.work(), "unshare -n "+env+" "+argv)
+	c.save(capLogin, c.settled("login", launchSettle))
+
+	data, _ := json.MarshalIndent(info, "", "  ")
+	if err := os.WriteFile(filepath.Join(dir, "capture.json"), append(data, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wrote the screens of %s %s to %s", kind, p.Version, dir)
+}
+
+// launchSettle is how long a screen must stay still after a launch to be
+// taken as what the agent shows: Codex up to 0.16x draws a still splash
+// (its composer, no model line) for about 3.5 s before its trust or
+// sign-in screen.
+const launchSettle = 6 * time.Second
+
+type capturer struct {
+	t   *testing.T
+	r   *rig
+	ad  agent.Adapter
+	dir string
+}
+
+func (c *capturer) launch(window, cwd, command string) {
+	c.t.Helper()
+	c.r.tmuxMust("new-window", "-d", "-t", "main:", "-n", window, "-c", cwd, command)
+}
+
+// capture is what st reads: capture-pane, with escapes for an agent that
+// wants them.
+func (c *capturer) capture(window string) string {
+	args := []string{"capture-pane", "-p", "-t", "main:" + window}
+	if er, ok := c.ad.(agent.EscapeReader); ok && er.WantsEscapes() {
+		args = []string{"capture-pane", "-p", "-e", "-t", "main:" + window}
+	}
+	out, err := c.r.tmux(args...)
+	if err != nil {
+		c.t.Fatalf("%v (did the agent exit?)", err)
+	}
+	return out
+}
+
+func (c *capturer) save(state, screen string) {
+	c.t.Helper()
+	if err := os.WriteFile(filepath.Join(c.dir, state+".txt"), []byte(screen), 0o644); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// firstDrawn is the first capture with anything on it.
+func (c *capturer) firstDrawn(window string) string {
+	c.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if s := c.capture(window); strings.TrimSpace(ansiPlain(s)) != "" {
+			return s
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("%s drew nothing in 30 s", window)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// settled waits until the screen has stopped moving for d, and returns
+// it. Only lines with words count: Codex up to 0.15x animates its logo of
+// punctuation above its trust screen. Two screens taking turns count as
+// still (a glyph that blinks, as Claude's "● Running" does above a
+// prompt).
+func (c *capturer) settled(window string, d time.Duration) string {
+	c.t.Helper()
+	type seen struct {
+		at    time.Time
+		plain string
+	}
+	start := time.Now()
+	deadline := start.Add(60 * time.Second)
+	var hist []seen
+	for {
+		s := c.capture(window)
+		now := time.Now()
+		hist = append(hist, seen{now, wordLines(ansiPlain(s))})
+		for len(hist) > 0 && now.Sub(hist[0].at) > d {
+			hist = hist[1:]
+		}
+		distinct, changes := map[string]bool{}, 0
+		for i, h := range hist {
+			distinct[h.plain] = true
+			if i > 0 && h.plain != hist[i-1].plain {
+				changes++
+			}
+		}
+		// One screen, or two taking turns; not one that just changed, nor
+		// a blank one (the agent has not drawn yet).
+		if now.Sub(start) >= d && strings.TrimSpace(ansiPlain(s)) != "" &&
+			(len(distinct) == 1 || len(distinct) == 2 && changes >= 2) {
+			return s
+		}
+		if now.After(deadline) {
+			c.t.Fatalf("%s never settled:\n%s", window, ansiPlain(s))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// changed waits until the screen is no longer the one given.
+func (c *capturer) changed(window, before string) {
+	c.t.Helper()
+	c.waitFor(window, func(plain string) bool { return plain != ansiPlain(before) })
+}
+
+func (c *capturer) waitFor(window string, cond func(plain string) bool) {
+	c.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !cond(ansiPlain(c.capture(window))) {
+		if time.Now().After(deadline) {
+			c.t.Fatalf("%s never showed what was waited for:\n%s", window, ansiPlain(c.capture(window)))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (c *capturer) typeText(window, text string) {
+	c.t.Helper()
+	c.r.tmuxMust("send-keys", "-t", "main:"+window, "-l", text)
+}
+
+func (c *capturer) keys(window string, keys ...string) {
+	c.t.Helper()
+	c.r.tmuxMust(append([]string{"send-keys", "-t", "main:" + window}, keys...)...)
+}
+
+// enter sends the typed line, pressing Enter again while the model has not
+// been asked (an agent may drop an Enter that follows the text closely).
+func (c *capturer) enter(window, mark string) {
+	c.t.Helper()
+	time.Sleep(400 * time.Millisecond)
+	deadline := time.Now().Add(30 * time.Second)
+	for try := 0; ; try++ {
+		c.keys(window, "Enter")
+		until := time.Now().Add(3 * time.Second)
+		for time.Now().Before(until) {
+			for _, q := range c.r.fake.Requests() {
+				if strings.Contains(q.Prompt, mark) {
+					return
+				}
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("the model never got %q:\n%s", mark, ansiPlain(c.capture(window)))
+		}
+	}
+}
+
+// waitCall waits until the model has made a tool call with this command
+// (or question).
+func (c *capturer) waitCall(what string) {
+	c.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		for _, q := range c.r.fake.Requests() {
+			for _, call := range q.Calls {
+				if call.Command == what {
+					return
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("the model never called %q", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// answered reports whether the agent sent the model another request after
+// the last tool call: its result came back.
+func (c *capturer) answered() bool {
+	reqs := c.r.fake.Requests()
+	var last int
+	for i, q := range reqs {
+		if len(q.Calls) > 0 {
+			last = i
+		}
+	}
+	for _, q := range reqs[last+1:] {
+		if !q.Side {
+			return true
+		}
+	}
+	return false
+}
+
+// lastResult is the text of the request after the last tool call, for the
+// note of a question that was not shown.
+func (c *capturer) lastResult() string {
+	reqs := c.r.fake.Requests()
+	if len(reqs) == 0 {
+		return ""
+	}
+	body := string(reqs[len(reqs)-1].Body)
+	if i := strings.Index(body, "request_user_input"); i >= 0 {
+		body = body[i:]
+	}
+	if len(body) > 300 {
+		body = body[:300]
+	}
+	return body
+}
+
+// wordLines keeps the lines of a screen that hold a word (three letters
+// in a row).
+func wordLines(s string) string {
+	var keep []string
+	for _, l := range strings.Split(s, "\n") {
+		if wordRE.MatchString(l) {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
+}
+
+var wordRE = regexp.MustCompile(`[A-Za-z]{3}`)
+
+// ansiPlain drops escape sequences, for comparing screens.
+func ansiPlain(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != 0x1b {
+			b.WriteByte(s[i])
+			continue
+		}
+		// CSI: ESC [ params final; others: ESC and one more byte.
+		if i+1 < len(s) && s[i+1] == '[' {
+			j := i + 2
+			for j < len(s) && (s[j] < 0x40 || s[j] > 0x7e) {
+				j++
+			}
+			i = j
+			continue
+		}
+		i++
+	}
+	return b.String()
+}
