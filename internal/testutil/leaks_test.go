@@ -116,3 +116,22 @@ func TestNames(t *testing.T) {
 		}
 	}
 }
+
+func blockHere(ch chan struct{}) { <-ch }
+
+// WaitBlocked finds a goroutine parked in the named function, and only
+// once it is parked there.
+func TestBlocked(t *testing.T) {
+	if Blocked("testutil.blockHere") {
+		t.Fatal("Blocked found a goroutine in blockHere before one started")
+	}
+	ch := make(chan struct{})
+	done := make(chan struct{})
+	go func() { blockHere(ch); close(done) }()
+	WaitBlocked(t, 10*time.Second, "testutil.blockHere")
+	close(ch)
+	<-done
+	if Blocked("testutil.blockHere") {
+		t.Error("Blocked still finds blockHere after it returned")
+	}
+}

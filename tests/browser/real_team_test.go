@@ -99,7 +99,7 @@ func TestRealTeamInBrowser(t *testing.T) {
 	}
 	// The subagent's card: its details and its path.
 	do(t, ctx, chromedp.Click(`#graph [data-sub^="`+leadPane+`/"] .gc-name`))
-	waitJS(t, ctx, `!document.querySelector("#detail").hidden`, 5*time.Second)
+	waitJS(t, ctx, `!document.querySelector("#detail").hidden`, 20*time.Second)
 	detail := texts(t, ctx, "#detail")[0]
 	for _, want := range []string{"subagent", "working", "lead (worker, " + leadPane + ")", "› lead › general-purpose", "ago"} {
 		if !strings.Contains(detail, want) {
@@ -136,8 +136,8 @@ func TestRealTeamInBrowser(t *testing.T) {
 
 	// A teammate's pane opens from its card: the lead's window, which holds it.
 	do(t, ctx, chromedp.Click(`#graph [data-mate="`+leadPane+`/alpha"] .gc-name`))
-	waitJS(t, ctx, `document.querySelector("#detail .dt-open") !== null && document.querySelector("#detail .dt-kind").innerText === "teammate"`, 5*time.Second)
+	waitJS(t, ctx, `document.querySelector("#detail .dt-open") !== null && document.querySelector("#detail .dt-kind").innerText === "teammate"`, 20*time.Second)
 	do(t, ctx, chromedp.Click("#detail .dt-open"))
-	waitJS(t, ctx, `document.querySelector("#graph").hidden && document.querySelector("#term-title").innerText.includes("lead")`, 10*time.Second)
+	waitJS(t, ctx, `document.querySelector("#graph").hidden && document.querySelector("#term-title").innerText.includes("lead")`, 20*time.Second)
 	waitJS(t, ctx, `document.querySelector("#term .xterm-rows") !== null && document.querySelector("#term .xterm-rows").innerText.includes("alpha finished")`, 20*time.Second)
 }
