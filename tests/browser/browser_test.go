@@ -394,7 +394,8 @@ func TestSidebarTeamsAndOrphans(t *testing.T) {
 	if len(orphan) != 1 || !strings.Contains(orphan[0], "⚠") || !strings.Contains(orphan[0], "%9") || !strings.Contains(orphan[0], "Release") {
 		t.Errorf("orphan card = %q, want ⚠, the gone coordinator %%9 and Release", orphan)
 	}
-	do(t, ctx, chromedp.Click("#sidebar .card.orphan button"))
+	// The orphan line's own Release (the row has its menu button too).
+	do(t, ctx, chromedp.Click("#sidebar .card.orphan .orphan-line button"))
 	waitCall(t, fake, `Release["%4"]`)
 }
 

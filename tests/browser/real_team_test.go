@@ -15,8 +15,9 @@ import (
 	"github.com/sophonz/st/internal/testutil/realagent"
 )
 
-// TestRealTeamInBrowser: the real daemon, a shell coordinator and two st
-// workers, a sim agent and a real Claude Code 2.1.332 (offline against the
+// TestRealTeamInBrowser: the real daemon, a coordinator (a sim agent: a
+// shell coordinator has no card and no lines, as a shell is not an
+// agent) and two st workers, a sim agent and a real Claude Code 2.1.332 (offline against the
 // fake model server) that leads an agent team of two teammates in tmux
 // panes and runs a subagent. The page draws green lines to the workers,
 // blue ones to the teammates and a thin grey one to the subagent, strong
@@ -37,6 +38,8 @@ func TestRealTeamInBrowser(t *testing.T) {
 	r.extra = append([]string{"ST_CLAUDE_BIN=" + claude}, cenv...)
 	r.start(cenv...)
 	r.st("hooks", "install")
+	r.coord = r.handAgent("boss", "I coordinate here")
+	r.waitScreen(r.coord, `Received: I coordinate here`, 30*time.Second)
 
 	task := func(name, text string) string {
 		p := filepath.Join(work, name+".md")
