@@ -704,9 +704,9 @@ func TestWaitIsWokenByAHook(t *testing.T) {
 		res, err := h.m.Wait(context.Background(), WaitRequest{Pane: coord, Timeout: 30 * time.Second})
 		ch <- result{res, err, time.Since(start)}
 	}()
-	// The answer is right either way; the pause lets Wait block first, so
-	// that the hook's wake-up is what ends it.
-	time.Sleep(50 * time.Millisecond)
+	// Once Wait is parked in its select, it can only be the hook's
+	// wake-up that ends it.
+	testutil.WaitBlocked(t, 10*time.Second, "orch.(*Manager).Wait")
 	select {
 	case r := <-ch:
 		t.Fatalf("Wait returned before the hook: %+v, %v", r.res, r.err)
