@@ -234,6 +234,13 @@ func TestSocketRefusesOtherUsers(t *testing.T) {
 			t.Errorf("as nobody, socket mode 0666, %s: %s, want 403 from the uid check", r, got)
 		}
 	}
+	ownerStillServed(t, d)
+}
+
+// ownerStillServed checks that nobody's requests (a /v1/shutdown among
+// them) did nothing: the owner is still served.
+func ownerStillServed(t *testing.T, d *testDaemon) {
+	t.Helper()
 	// The owner is still served: nobody's /v1/shutdown did nothing. A
 	// shutdown takes effect a moment after it answers, so the owner asks
 	// for a while (window); then the owner's own shutdown shows how long
