@@ -277,6 +277,9 @@ func (s *server) routes() http.Handler {
 			}
 			return s.peers.acceptRemote(ctx, AcceptRemoteRequest{})
 		},
+		"/v1/remote/routes": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
+			return s.peers.machineRoutes(ctx)
+		},
 		"/v1/orch/show": func(ctx context.Context, r *http.Request, b []byte) (any, error) {
 			req, err := decode[orch.IDRequest](b)
 			if err != nil {
