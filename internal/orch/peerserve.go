@@ -517,7 +517,7 @@ func (m *Manager) PeerTerm(from, pane string) error {
 	}
 	if !m.AcceptRemote() {
 		return errorf(KindRemote, "run st orch accept-remote on on that machine",
-			"refused: it does not take workers from other machines (accept-remote is off there), and opens its windows to them only while it does")
+			"refused: accept-remote is off there, and windows open to other machines only while it is on")
 	}
 	for _, a := range m.PeerGraph(from) {
 		if a.Pane == pane {
@@ -525,5 +525,5 @@ func (m *Manager) PeerTerm(from, pane string) error {
 		}
 	}
 	return errorf(KindNotFound, "open one of the agents that the graph shows on that machine",
-		"refused: %s is not an agent st knows on that machine, and only agents' windows open from other machines", pane)
+		"refused: %s is not an agent there, and only agents' windows open to other machines", pane)
 }

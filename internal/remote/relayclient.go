@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -174,7 +175,7 @@ func (r *Relay) serve(sess *yamux.Session) {
 				return
 			}
 			select {
-			case r.incoming <- st:
+			case r.incoming <- relayConn{st}:
 			case <-time.After(10 * time.Second): // nobody serves: it is refused
 				st.Close()
 			case <-r.ctx.Done():
@@ -249,7 +250,33 @@ func (r *Relay) Dial(ctx context.Context, slug string) (net.Conn, error) {
 		}
 		return nil, &RelayError{Message: "the control plane's relay refused: " + rep.Error, Hint: rep.Hint, Offline: rep.Offline}
 	}
-	return st, nil
+	return relayConn{st}, nil
+}
+
+// relayConn is a relayed stream as a connection of the standard library.
+// A deadline that passes is os.ErrDeadlineExceeded, as on a TCP
+// connection: a temporary error, after which the connection goes on.
+// (yamux's own is not temporary, so crypto/tls would take the connection
+// as broken for good, and net/http's server, which cuts a pending read
+// short with a deadline in the past after each request, would lose every
+// kept-alive connection and every websocket.)
+type relayConn struct{ *yamux.Stream }
+
+func (c relayConn) Read(b []byte) (int, error) {
+	n, err := c.Stream.Read(b)
+	return n, deadlineErr(err)
+}
+
+func (c relayConn) Write(b []byte) (int, error) {
+	n, err := c.Stream.Write(b)
+	return n, deadlineErr(err)
+}
+
+func deadlineErr(err error) error {
+	if errors.Is(err, yamux.ErrTimeout) {
+		return os.ErrDeadlineExceeded
+	}
+	return err
 }
 
 // Listener is where the streams other machines open to this one arrive

@@ -82,7 +82,12 @@ func newCluster(t testing.TB, relayed bool) *Cluster {
 	c.cpData = filepath.Join(c.Dir, "cp")
 	c.RelayRecord = filepath.Join(c.Dir, "relay-record")
 	c.StartControlPlane()
-	t.Cleanup(c.StopControlPlane)
+	t.Cleanup(func() {
+		c.StopControlPlane()
+		if t.Failed() {
+			t.Logf("control plane log:\n%s", lastLines(c.CPLog(), 60))
+		}
+	})
 	return c
 }
 

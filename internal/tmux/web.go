@@ -87,6 +87,8 @@ func (c *Client) NewWindowSession(ctx context.Context, name, window string) erro
 		return fmt.Errorf("make a session for window %s: %w", window, err)
 	}
 	placeholder := strings.TrimSpace(out)
+	// Its session's name, read before the window is in two sessions.
+	orig, origErr := c.Run(ctx, "display-message", "-p", "-t", window, "#{session_id}")
 	if _, err := c.Run(ctx, "link-window", "-s", window, "-t", "="+name+":"); err != nil {
 		c.KillSession(ctx, name)
 		return fmt.Errorf("show window %s: %w", window, err)
@@ -95,7 +97,7 @@ func (c *Client) NewWindowSession(ctx context.Context, name, window string) erro
 		c.KillSession(ctx, name)
 		return fmt.Errorf("make a session for window %s: %w", window, err)
 	}
-	if orig, err := c.Run(ctx, "display-message", "-p", "-t", window, "#{session_id}"); err == nil {
+	if origErr == nil {
 		c.showNameOf(ctx, strings.TrimSpace(orig), name)
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -49,7 +50,7 @@ func (s *Server) serveRemoteTerm(ctx context.Context, c *websocket.Conn, machine
 		if errors.As(err, &un) && un.Unreachable() {
 			code = closeNoPeer
 		}
-		c.Close(code, reason(err.Error()))
+		c.Close(code, reason(firstLine(err.Error())))
 		return
 	}
 	defer peer.CloseNow()
@@ -67,10 +68,13 @@ func (s *Server) serveRemoteTerm(ctx context.Context, c *websocket.Conn, machine
 				if errors.As(err, &ce) {
 					why = ce.Reason
 				}
-				if code == -1 {
+				switch {
+				case code == -1:
 					code, why = closeNoPeer, "the connection to "+machine+" ended"
+				case code >= 4000 && why != "":
+					why = machine + " says: " + why
 				}
-				c.Close(code, why)
+				c.Close(code, reason(why))
 				return
 			}
 			wctx, cancel := context.WithTimeout(ctx, writeWait)
@@ -98,6 +102,13 @@ func (s *Server) serveRemoteTerm(ctx context.Context, c *websocket.Conn, machine
 	}
 	peer.Close(websocket.StatusNormalClosure, "the page closed")
 	<-done
+}
+
+// firstLine is an error's message without its "Try:" line: a close
+// reason has room for a sentence.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
 
 // validSlug reports whether s could be a machine's slug: lower-case
@@ -185,7 +196,7 @@ func ServePeerTerm(w http.ResponseWriter, r *http.Request, cfg PeerTermConfig) {
 	var once sync.Once
 	refuse := func(err error) {
 		once.Do(func() {
-			c.Close(closeRefused, reason(err.Error()))
+			c.Close(closeRefused, reason(firstLine(err.Error())))
 			cancel()
 		})
 	}
