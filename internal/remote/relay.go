@@ -321,11 +321,12 @@ func (h *relayHub) release(from, to *relayEnd) {
 }
 
 // current reports whether end e's machine is still signed in with the
-// key it connected with, that key is not revoked, and its certificate
-// has not ended.
+// key it connected with, that key is not revoked, and a certificate of
+// it has not ended (the one it connected with, or a renewal of it: the
+// key is the same, so a renewal does not cut the connection).
 func (h *relayHub) current(e *relayEnd, s *cpState, now time.Time) bool {
 	a := s.Accounts[e.account]
-	if a == nil || !now.Before(e.notAfter) {
+	if a == nil {
 		return false
 	}
 	m := a.Machines[e.slug]
@@ -334,6 +335,9 @@ func (h *relayHub) current(e *relayEnd, s *cpState, now time.Time) bool {
 	}
 	cur, err := decodeCert([]byte(m.Cert))
 	if err != nil || keyID(cur.PublicKey) != e.key {
+		return false
+	}
+	if !now.Before(e.notAfter) && !now.Before(cur.NotAfter) {
 		return false
 	}
 	for _, r := range a.Revoked {
@@ -370,7 +374,7 @@ func (h *relayHub) sweep() {
 		}
 		h.mu.Unlock()
 		for _, e := range gone {
-			h.logf("%s is no longer signed in with the key it connected with: connection %d closed", e.name(), e.conn)
+			h.logf("%s is no longer signed in with the key it connected with, or its certificate ended: connection %d closed", e.name(), e.conn)
 			e.mux.Close()
 		}
 	}

@@ -16,30 +16,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/sophonz/st/internal/testutil"
 )
-
-// syncBuffer is a log the control plane writes while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // relayMachine is a signed-in machine with its relay connection and its
 // transport; serve answers "hello <caller>" (or the body it was sent,
@@ -53,7 +34,13 @@ type relayMachine struct {
 
 func startRelayMachine(t *testing.T, cp *ControlPlane, account, key, name, listen string) *relayMachine {
 	t.Helper()
-	id := login(t, cp, account, key, name, name)
+	return runRelayMachine(t, login(t, cp, account, key, name, name), listen)
+}
+
+// runRelayMachine starts the relay, transport and peer server of the
+// signed-in machine id.
+func runRelayMachine(t *testing.T, id *Identity, listen string) *relayMachine {
+	t.Helper()
 	m := &relayMachine{id: id, relay: id.StartRelay(t.Logf)}
 	t.Cleanup(m.relay.Close)
 	m.net = NewNet(id, m.relay, t.Logf)
@@ -61,7 +48,7 @@ func startRelayMachine(t *testing.T, cp *ControlPlane, account, key, name, liste
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := m.relay.WaitConnected(ctx); err != nil {
-		t.Fatalf("%s: %v", name, err)
+		t.Fatalf("%s: %v", id.Slug, err)
 	}
 	ln, err := m.net.Listen(listen)
 	if err != nil {
@@ -126,7 +113,7 @@ func tlsRecords(b []byte) (int, error) {
 func TestRelay(t *testing.T) {
 	t.Parallel()
 	data, record := t.TempDir(), t.TempDir()
-	cpLog := &syncBuffer{}
+	cpLog := &testutil.SyncBuffer{}
 	cp := startCP(t, ServerOptions{Data: data, RelayRecord: record, Log: cpLog}, "")
 	key := addAccount(t, data, "acme")
 	alpha := startRelayMachine(t, cp, "acme", key, "alpha", ListenOff)
@@ -387,29 +374,7 @@ func TestBehindTLSTerminator(t *testing.T) {
 			t.Fatalf("login through the terminator: %v", err)
 		}
 		t.Cleanup(id.CloseIdleConnections)
-		m := &relayMachine{id: id, relay: id.StartRelay(t.Logf)}
-		t.Cleanup(m.relay.Close)
-		m.net = NewNet(id, m.relay, t.Logf)
-		t.Cleanup(m.net.CloseIdleConnections)
-		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		if err := m.relay.WaitConnected(wctx); err != nil {
-			t.Fatalf("%s's relay through the terminator: %v", name, err)
-		}
-		ln, err := m.net.Listen(ListenOff)
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			slug, _ := m.net.PeerOf(r)
-			io.WriteString(w, "hello "+slug)
-		}), ErrorLog: log.New(io.Discard, "", 0)}
-		go srv.Serve(ln)
-		t.Cleanup(func() { srv.Close() })
-		if err := id.Heartbeat(ctx, "", true, true); err != nil {
-			t.Fatalf("heartbeat through the terminator: %v", err)
-		}
-		return m
+		return runRelayMachine(t, id, ListenOff)
 	}
 	alpha, _ := signIn("alpha"), signIn("beta")
 	if ms, err := alpha.id.Machines(ctx); err != nil || slugs(ms) != "alpha,beta" || !ms[1].Online {

@@ -34,8 +34,10 @@ type PeerTermOpts struct {
 // serveRemoteTerm bridges the page's socket c to the window of pane on
 // machine.
 func (s *Server) serveRemoteTerm(ctx context.Context, c *websocket.Conn, machine, pane string, o PeerTermOpts) {
-	if !validSlug(machine) || !tmux.ValidPaneID(pane) {
-		c.Close(closeBadTarget, "name a machine (its slug) and a pane (%7) of it")
+	// The machine is found (or not) by this machine's st among the
+	// account's; the pane is checked here and again there.
+	if !tmux.ValidPaneID(pane) {
+		c.Close(closeBadTarget, "name a machine and a pane (%7) of it")
 		return
 	}
 	if s.cfg.PeerTerm == nil {
@@ -109,21 +111,6 @@ func (s *Server) serveRemoteTerm(ctx context.Context, c *websocket.Conn, machine
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
-}
-
-// validSlug reports whether s could be a machine's slug: lower-case
-// letters, digits and '-'.
-func validSlug(s string) bool {
-	if s == "" || len(s) > 63 || s[0] == '-' {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-			return false
-		}
-	}
-	return true
 }
 
 // PeerTermConfig is what ServePeerTerm needs: the window to show and
