@@ -13,111 +13,164 @@ import (
 	"github.com/sophonz/st/internal/testutil"
 )
 
-// BenchmarkRemote measures workers on another machine, on two "machines"
+// BenchmarkRemote measures workers on other machines, on three "machines"
 // on this box (own ST_HOME, tmux server and 127.0.0.N, a control plane
-// between them): what st adds to a start on beta asked from alpha beyond
-// the same start asked on beta itself (interleaved, so that both see the
-// same load), and the time from the report there (`st worker done` on
-// beta) to the return of `st worker wait` on alpha.
+// between them): beta has a peer listener, so alpha reaches it directly;
+// gamma has none (peer_listen off), so alpha reaches it through the
+// control plane's relay. Figures:
+//
+//   - what st adds to a start on beta asked from alpha beyond the same
+//     start asked on beta itself (interleaved, so that both see the same
+//     load);
+//   - a start on gamma (relayed) against the same start on beta (direct),
+//     interleaved: the ratio is the relay's cost;
+//   - the time from a report there (`st worker done` on beta or gamma) to
+//     the return of `st worker wait` on alpha, directly and relayed,
+//     alternating, as a ratio (goal: relayed within 2x of direct).
 func BenchmarkRemote(b *testing.B) {
 	const starts, reports = 10, 30
 	c := testutil.NewCluster(b)
 	c.Extra = []string{"ST_HEARTBEAT=2s"}
-	alpha, beta := c.Machine("alpha", "127.0.0.2"), c.Machine("beta", "127.0.0.3")
-	alpha.Login("acme")
-	beta.Login("acme")
+	alpha, beta, gamma := c.Machine("alpha", "127.0.0.2"), c.Machine("beta", "127.0.0.3"), c.Machine("gamma", "127.0.0.4")
+	gamma.Extra = []string{"ST_PEER_LISTEN=off"}
+	for _, m := range []*testutil.Machine{alpha, beta, gamma} {
+		m.Login("acme")
+	}
 	pa, pb := alpha.Up(), beta.Up()
+	gamma.Up()
 	beta.MustST("", "orch", "accept-remote", "on")
+	gamma.MustST("", "orch", "accept-remote", "on")
 	quick := c.TaskFile("quick.md", "answer: hi\nsummary: quick\n")
+	testutil.WaitFor(b, 20*time.Second, func() (bool, string) {
+		out, _ := alpha.ST("machines")
+		return regexp.MustCompile(`beta\s.*takes workers\s+direct`).MatchString(out) &&
+			regexp.MustCompile(`gamma\s.*takes workers\s+relayed`).MatchString(out), out
+	})
 
 	idRe := regexp.MustCompile(`(?m)^(\S+) `)
-	var local, remote []time.Duration
+	stop := func(m *testutil.Machine, pane, out string) {
+		if id := idRe.FindStringSubmatch(out); id != nil {
+			m.In(pane, "worker", "stop", id[1], "--yes")
+		}
+	}
+	var local, direct, relayed []time.Duration
 	b.ResetTimer()
 	for i := 0; i < starts+1; i++ {
 		t0 := time.Now()
 		out := beta.MustST(pb, "worker", "start", "--agent", "sim", "--task", quick, "--name", fmt.Sprintf("l%d", i))
 		dl := time.Since(t0)
+		stop(beta, pb, out)
 		t0 = time.Now()
-		out2 := alpha.MustST(pa, "worker", "start", "--machine", "beta", "--agent", "sim", "--task", quick, "--name", fmt.Sprintf("r%d", i))
+		out = alpha.MustST(pa, "worker", "start", "--machine", "beta", "--agent", "sim", "--task", quick, "--name", fmt.Sprintf("d%d", i))
+		dd := time.Since(t0)
+		stop(alpha, pa, out)
+		t0 = time.Now()
+		out = alpha.MustST(pa, "worker", "start", "--machine", "gamma", "--agent", "sim", "--task", quick, "--name", fmt.Sprintf("r%d", i))
 		dr := time.Since(t0)
+		stop(alpha, pa, out)
 		if i > 0 { // the first of each warms caches (the access file, the st-remote session)
-			local, remote = append(local, dl), append(remote, dr)
-		}
-		for _, o := range []struct {
-			m    *testutil.Machine
-			pane string
-			out  string
-		}{{beta, pb, out}, {alpha, pa, out2}} {
-			if m := idRe.FindStringSubmatch(o.out); m != nil {
-				o.m.In(o.pane, "worker", "stop", m[1], "--yes")
-			}
+			local, direct, relayed = append(local, dl), append(direct, dd), append(relayed, dr)
 		}
 	}
 
-	// Report there -> wait here.
+	// Report there -> wait here, alternating beta (direct) and gamma (relayed).
 	slow := c.TaskFile("slow.md", "sleep: 600s\n")
-	out := alpha.MustST(pa, "worker", "start", "--machine", "beta", "--agent", "sim", "--task", slow, "--name", "w")
-	id := idRe.FindStringSubmatch(out)[1]
-	_, wpane, _ := strings.Cut(id, "/")
+	type worker struct {
+		m     *testutil.Machine
+		id    string
+		pane  string
+		lat   []time.Duration // from the report's start
+		after []time.Duration // from the report process's exit
+		doneW []time.Duration
+	}
+	var ws []*worker
+	for _, m := range []*testutil.Machine{beta, gamma} {
+		out := alpha.MustST(pa, "worker", "start", "--machine", m.Name, "--agent", "sim", "--task", slow, "--name", "w-"+m.Name)
+		id := idRe.FindStringSubmatch(out)[1]
+		_, pane, _ := strings.Cut(id, "/")
+		ws = append(ws, &worker{m: m, id: id, pane: pane})
+	}
 	waitOut := filepath.Join(c.Dir, "wait.out")
-	var lat, doneWall []time.Duration
 	for i := 0; i < reports; i++ {
-		// Its turn starts again on beta, and alpha sees it working.
-		hook := exec.Command(beta.Bin(), "hook", "sim", "UserPromptSubmit")
-		hook.Env = beta.Env("TMUX_PANE="+wpane, "TMUX="+beta.Tmux.Socket+",1,0")
-		hook.Stdin = strings.NewReader(`{"session_id":"b","hook_event_name":"UserPromptSubmit","prompt":"x"}`)
-		if out, err := hook.CombinedOutput(); err != nil {
-			b.Fatalf("hook: %v\n%s", err, out)
+		for _, w := range ws {
+			lat, doneWall := reportToWait(b, alpha, pa, w.m, w.id, w.pane, waitOut)
+			w.lat, w.doneW, w.after = append(w.lat, lat), append(w.doneW, doneWall), append(w.after, lat-doneWall)
 		}
-		testutil.WaitFor(b, 10*time.Second, func() (bool, string) {
-			out, _ := alpha.In(pa, "worker", "list")
-			return regexp.MustCompile(regexp.QuoteMeta(id) + `\s+w\s+sim\s+working`).MatchString(out), out
-		})
-		f, _ := os.Create(waitOut)
-		wait := exec.Command(alpha.Bin(), "worker", "wait", id, "--timeout", "60s")
-		wait.Env = alpha.Env("TMUX_PANE="+pa, "TMUX="+alpha.Tmux.Socket+",1,0")
-		wait.Stdout, wait.Stderr = f, f
-		if err := wait.Start(); err != nil {
-			b.Fatal(err)
-		}
-		f.Close()
-		exited := make(chan time.Time, 1)
-		go func() { wait.Wait(); exited <- time.Now() }()
-		// Let the wait reach the daemon (and through it the machine's record).
-		by := time.Now().Add(10 * time.Second)
-		for {
-			if sent, ok := requestSent(wait.Process.Pid); !ok || sent || time.Now().After(by) {
-				break
-			}
-			time.Sleep(200 * time.Microsecond)
-		}
-		time.Sleep(20 * time.Millisecond)
-		t0 := time.Now()
-		beta.MustST(wpane, "worker", "done", "--summary", "n")
-		doneWall = append(doneWall, time.Since(t0))
-		var t1 time.Time
-		select {
-		case t1 = <-exited:
-		case <-time.After(30 * time.Second):
-			wait.Process.Kill()
-			b.Fatalf("report %d: the wait on alpha did not return within 30 s", i)
-		}
-		if text, _ := os.ReadFile(waitOut); !strings.Contains(string(text), "done") {
-			b.Fatalf("report %d: the wait said:\n%s", i, text)
-		}
-		lat = append(lat, t1.Sub(t0))
 	}
 	b.StopTimer()
 
-	l, r, w, d := newStats(local), newStats(remote), newStats(lat), newStats(doneWall)
-	fmt.Printf("start on beta asked on beta: median %.0f ms; asked from alpha: median %.0f ms (p90 %.0f ms) over %d starts each; "+
-		"report on beta -> wait on alpha returns: median %.1f ms, p99 %.1f ms over %d reports (the st worker done process on beta: median %.1f ms)\n",
-		ms(l.median()), ms(r.median()), ms(r.pct(90)), len(local), ms(w.median()), ms(w.pct(99)), len(lat), ms(d.median()))
+	l, d, r := newStats(local), newStats(direct), newStats(relayed)
+	wd, wr, dd := newStats(ws[0].lat), newStats(ws[1].lat), newStats(ws[0].doneW)
+	ad, ar := newStats(ws[0].after), newStats(ws[1].after)
+	fmt.Printf("start on beta asked on beta: median %.0f ms; asked from alpha, direct: median %.0f ms (p90 %.0f ms); on gamma, relayed: median %.0f ms (p90 %.0f ms); %d starts each\n",
+		ms(l.median()), ms(d.median()), ms(d.pct(90)), ms(r.median()), ms(r.pct(90)), len(local))
+	fmt.Printf("report there -> wait on alpha returns: direct median %.1f ms p99 %.1f ms; relayed median %.1f ms p99 %.1f ms; %d reports each (the st worker done process on beta: median %.1f ms; the wait returns after it exits: direct median %.1f ms, relayed %.1f ms)\n",
+		ms(wd.median()), ms(wd.pct(99)), ms(wr.median()), ms(wr.pct(99)), reports, ms(dd.median()), ms(ad.median()), ms(ar.median()))
 	figure(b, "remote_start_local_median", ms(l.median()), "ms")
-	figure(b, "remote_start_remote_median", ms(r.median()), "ms")
-	figure(b, "remote_start_added_median", ms(r.median()-l.median()), "ms")
-	figure(b, "remote_start_ratio", float64(r.median())/float64(l.median()), "x")
-	figure(b, "remote_wait_after_done_median", ms(w.median()), "ms")
-	figure(b, "remote_wait_after_done_p99", ms(w.pct(99)), "ms")
-	figure(b, "remote_done_process_median", ms(d.median()), "ms")
+	figure(b, "remote_start_remote_median", ms(d.median()), "ms")
+	figure(b, "remote_start_added_median", ms(d.median()-l.median()), "ms")
+	figure(b, "remote_start_ratio", float64(d.median())/float64(l.median()), "x")
+	figure(b, "remote_start_relayed_median", ms(r.median()), "ms")
+	figure(b, "remote_start_relayed_vs_direct", float64(r.median())/float64(d.median()), "x")
+	figure(b, "remote_wait_after_done_median", ms(wd.median()), "ms")
+	figure(b, "remote_wait_after_done_p99", ms(wd.pct(99)), "ms")
+	figure(b, "remote_wait_relayed_median", ms(wr.median()), "ms")
+	figure(b, "remote_wait_relayed_p99", ms(wr.pct(99)), "ms")
+	figure(b, "remote_wait_relayed_vs_direct", float64(wr.median())/float64(wd.median()), "x")
+	figure(b, "remote_wait_after_exit_direct_median", ms(ad.median()), "ms")
+	figure(b, "remote_wait_after_exit_relayed_median", ms(ar.median()), "ms")
+	figure(b, "remote_done_process_median", ms(dd.median()), "ms")
+}
+
+// reportToWait makes the worker id (pane on machine m) start a turn, has
+// alpha's `st worker wait` wait for it, then reports with `st worker done`
+// on m, and returns the time from the report's start to the wait's
+// return, and the wall time of the report process.
+func reportToWait(b *testing.B, alpha *testutil.Machine, pa string, m *testutil.Machine, id, pane, waitOut string) (time.Duration, time.Duration) {
+	b.Helper()
+	// Its turn starts again there, and alpha sees it working.
+	hook := exec.Command(m.Bin(), "hook", "sim", "UserPromptSubmit")
+	hook.Env = m.Env("TMUX_PANE="+pane, "TMUX="+m.Tmux.Socket+",1,0")
+	hook.Stdin = strings.NewReader(`{"session_id":"b","hook_event_name":"UserPromptSubmit","prompt":"x"}`)
+	if out, err := hook.CombinedOutput(); err != nil {
+		b.Fatalf("hook: %v\n%s", err, out)
+	}
+	name := regexp.QuoteMeta(id) + `\s+\S+\s+sim\s+working`
+	testutil.WaitFor(b, 10*time.Second, func() (bool, string) {
+		out, _ := alpha.In(pa, "worker", "list")
+		return regexp.MustCompile(name).MatchString(out), out
+	})
+	f, _ := os.Create(waitOut)
+	wait := exec.Command(alpha.Bin(), "worker", "wait", id, "--timeout", "60s")
+	wait.Env = alpha.Env("TMUX_PANE="+pa, "TMUX="+alpha.Tmux.Socket+",1,0")
+	wait.Stdout, wait.Stderr = f, f
+	if err := wait.Start(); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	exited := make(chan time.Time, 1)
+	go func() { wait.Wait(); exited <- time.Now() }()
+	// Let the wait reach the daemon (and through it the machine's record).
+	by := time.Now().Add(10 * time.Second)
+	for {
+		if sent, ok := requestSent(wait.Process.Pid); !ok || sent || time.Now().After(by) {
+			break
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+	time.Sleep(20 * time.Millisecond)
+	t0 := time.Now()
+	m.MustST(pane, "worker", "done", "--summary", "n")
+	doneWall := time.Since(t0)
+	var t1 time.Time
+	select {
+	case t1 = <-exited:
+	case <-time.After(30 * time.Second):
+		wait.Process.Kill()
+		b.Fatalf("%s: the wait on alpha did not return within 30 s", id)
+	}
+	if text, _ := os.ReadFile(waitOut); !strings.Contains(string(text), "done") {
+		b.Fatalf("%s: the wait said:\n%s", id, text)
+	}
+	return t1.Sub(t0), doneWall
 }

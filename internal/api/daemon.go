@@ -65,3 +65,11 @@ type AcceptRemoteStatus struct {
 	Account  string `json:"account,omitempty"`
 	Addr     string `json:"addr,omitempty"`
 }
+
+// MachineRoute is how this machine reaches another of its account, as
+// st machines shows it (RouteRemoteRoutes).
+type MachineRoute struct {
+	Slug  string `json:"slug"`
+	Route string `json:"route"` // direct, relayed, or "" when it could not be reached
+	Error string `json:"error,omitempty"`
+}

@@ -11,6 +11,7 @@ const (
 	RouteOrchShow      = "/v1/orch/show"  // IDRequest -> RunView
 	RouteAcceptRemote  = "/v1/orch/accept-remote"
 	RouteRemoteReload  = "/v1/remote/reload" // {} -> AcceptRemoteStatus
+	RouteRemoteRoutes  = "/v1/remote/routes" // {} -> []MachineRoute
 	RouteWorkerStart   = "/v1/worker/start"  // StartRequest -> WorkerView
 	RouteWorkerWait    = "/v1/worker/wait"   // WaitRequest -> WaitResult
 	RouteWorkerDone    = "/v1/worker/done"   // DoneRequest -> WorkerView
@@ -58,6 +59,7 @@ const (
 	PeerRouteReparent = "reparent" // PeerReparent -> {}
 	PeerRoutePane     = "pane"     // IDRequest -> PeerPaneResult
 	PeerRouteGraph    = "graph"    // {} -> []GraphAgent
+	PeerRouteTerm     = "term"     // GET, a websocket: an agent's window (web.ServePeerTerm)
 )
 
 // Routes lists every route of the daemon's API.
@@ -71,6 +73,7 @@ func Routes() []string {
 		RouteOrchShow,
 		RouteAcceptRemote,
 		RouteRemoteReload,
+		RouteRemoteRoutes,
 		RouteWorkerStart,
 		RouteWorkerWait,
 		RouteWorkerDone,

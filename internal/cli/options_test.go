@@ -318,8 +318,13 @@ func setupOptionsCases(t *testing.T) {
 
 func remoteOptionsCases(t *testing.T) {
 	checkParse(t, "control-plane serve", newControlPlaneServeCmd, []parseCase[cpServeOptions]{
-		{args: nil, env: outside, want: cpServeOptions{Data: "/h/control-plane", Listen: "127.0.0.1:0", OfflineAfter: remote.DefaultOfflineAfter}},
-		{args: []string{"--data", "/cp", "--listen", "127.0.0.1:8443", "--offline-after", "1m"}, want: cpServeOptions{Data: "/cp", Listen: "127.0.0.1:8443", OfflineAfter: time.Minute}},
+		{args: nil, env: outside, want: cpServeOptions{Data: "/h/control-plane", Listen: "127.0.0.1:0", OfflineAfter: remote.DefaultOfflineAfter,
+			RelayStreams: remote.DefaultRelayStreams, RelayRateMiB: 16}},
+		{args: []string{"--data", "/cp", "--listen", "127.0.0.1:8443", "--offline-after", "1m"}, want: cpServeOptions{Data: "/cp", Listen: "127.0.0.1:8443", OfflineAfter: time.Minute,
+			RelayStreams: remote.DefaultRelayStreams, RelayRateMiB: 16}},
+		{args: []string{"--http", "--cert", "/c.pem", "--key", "/k.pem", "--name", "cp.example.net,cp", "--relay-streams", "4", "--relay-rate", "0"},
+			want: cpServeOptions{Data: "/h/control-plane", Listen: "127.0.0.1:0", OfflineAfter: remote.DefaultOfflineAfter, HTTP: true, Cert: "/c.pem", Key: "/k.pem",
+				Names: []string{"cp.example.net", "cp"}, RelayStreams: 4}, env: outside},
 		{args: []string{"--offline-after", "never"}, err: `invalid argument "never" for "--offline-after"`},
 	})
 	checkParse(t, "control-plane account add", newAccountAddCmd, []parseCase[accountAddOptions]{

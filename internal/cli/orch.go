@@ -57,7 +57,11 @@ func runAcceptRemote(ctx context.Context, env *Env, o acceptRemoteOptions) error
 	if !st.SignedIn {
 		fmt.Fprintln(env.Stdout, "this machine is not signed in, so no other machine can reach it yet (st login --control-plane URL --account NAME --key KEY)")
 	} else {
-		fmt.Fprintf(env.Stdout, "machine %s of account %s, taking requests on %s\n", st.Machine, st.Account, st.Addr)
+		where := "through the control plane's relay (no listener of its own: peer_listen off)"
+		if st.Addr != "" {
+			where = "on " + st.Addr + " and through the control plane's relay"
+		}
+		fmt.Fprintf(env.Stdout, "machine %s of account %s, taking requests %s\n", st.Machine, st.Account, where)
 	}
 	return nil
 }

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/remote"
 )
 
@@ -68,6 +70,14 @@ func runMachineRemove(_ context.Context, env *Env, o machineRemoveOptions) error
 	return nil
 }
 
+// portOf is the port of a URL.
+func portOf(u string) string {
+	if i := strings.LastIndex(u, ":"); i >= 0 {
+		return u[i+1:]
+	}
+	return ""
+}
+
 // defaultCPData is the control plane's folder when --data is not given.
 func defaultCPData(env *Env) string { return filepath.Join(env.Home(), "control-plane") }
 
@@ -80,6 +90,12 @@ type cpServeOptions struct {
 	Data         string
 	Listen       string
 	OfflineAfter time.Duration
+	Cert, Key    string
+	Names        []string
+	HTTP         bool
+	RelayStreams int
+	RelayRateMiB float64
+	RelayRecord  string
 }
 
 func newControlPlaneServeCmd(env *Env, runF runFunc[cpServeOptions]) *cobra.Command {
@@ -90,8 +106,17 @@ func newControlPlaneServeCmd(env *Env, runF runFunc[cpServeOptions]) *cobra.Comm
 		Args:  cobra.NoArgs,
 	}
 	cpDataFlag(cmd, &o.Data)
-	cmd.Flags().StringVar(&o.Listen, "listen", "127.0.0.1:0", "host:port to listen on; port 0 picks a free one")
-	cmd.Flags().DurationVar(&o.OfflineAfter, "offline-after", remote.DefaultOfflineAfter, "a machine with no heartbeat for this long is offline")
+	f := cmd.Flags()
+	f.StringVar(&o.Listen, "listen", "127.0.0.1:0", "host:port to listen on; port 0 picks a free one")
+	f.DurationVar(&o.OfflineAfter, "offline-after", remote.DefaultOfflineAfter, "a machine with no heartbeat for this long is offline")
+	f.StringVar(&o.Cert, "cert", "", "its own TLS certificate (PEM, with its chain), such as a public CA's; machines then sign in without --ca")
+	f.StringVar(&o.Key, "key", "", "the key of --cert (PEM)")
+	f.StringSliceVar(&o.Names, "name", nil, "a host name machines reach it by, for the certificate it makes itself (repeat or separate with commas)")
+	f.BoolVar(&o.HTTP, "http", false, "serve plain HTTP, for a TLS terminator in front (Caddy, nginx, a load balancer) that passes websockets; machines sign in at the terminator's https URL")
+	f.IntVar(&o.RelayStreams, "relay-streams", remote.DefaultRelayStreams, "streams a machine may have open through the relay at once")
+	f.Float64Var(&o.RelayRateMiB, "relay-rate", float64(remote.DefaultRelayRate)/(1<<20), "MiB a second a machine may send through the relay (0: no limit)")
+	f.StringVar(&o.RelayRecord, "relay-record", "", "keep the bytes of every relayed stream in this folder, as the relay read them (for audits and tests: TLS records only)")
+	f.MarkHidden("relay-record")
 	return bind(cmd, env, &o, func([]string) error {
 		if o.Data == "" {
 			o.Data = defaultCPData(env)
@@ -101,13 +126,27 @@ func newControlPlaneServeCmd(env *Env, runF runFunc[cpServeOptions]) *cobra.Comm
 }
 
 func runControlPlaneServe(ctx context.Context, env *Env, o cpServeOptions) error {
-	cp, err := remote.StartControlPlane(remote.ServerOptions{Data: o.Data, OfflineAfter: o.OfflineAfter, Log: env.Stderr}, o.Listen)
+	rate := int64(o.RelayRateMiB * (1 << 20))
+	if o.RelayRateMiB <= 0 {
+		rate = -1
+	}
+	cp, err := remote.StartControlPlane(remote.ServerOptions{Data: o.Data, OfflineAfter: o.OfflineAfter, Log: env.Stderr,
+		CertFile: o.Cert, KeyFile: o.Key, Names: o.Names, PlainHTTP: o.HTTP,
+		RelayStreams: o.RelayStreams, RelayRate: rate, RelayRecord: o.RelayRecord}, o.Listen)
 	if err != nil {
 		return err
 	}
 	// The URL first and alone on its line: scripts and tests read it.
 	fmt.Fprintf(env.Stdout, "control plane listening on %s\n", cp.URL())
-	fmt.Fprintf(env.Stdout, "machines sign in with: st login --control-plane %s --ca %s --account NAME --key KEY\n", cp.URL(), cp.CAFile())
+	switch {
+	case o.HTTP:
+		fmt.Fprintf(env.Stdout, "plain HTTP: put a TLS terminator in front that passes websockets (caddy reverse-proxy --from cp.example.net --to %s)\n", strings.TrimPrefix(cp.URL(), "http://"))
+		fmt.Fprintln(env.Stdout, "machines sign in with: st login --control-plane https://cp.example.net --account NAME --key KEY")
+	case o.Cert != "":
+		fmt.Fprintf(env.Stdout, "machines sign in with: st login --control-plane https://NAME-IN-THE-CERTIFICATE:%s --account NAME --key KEY\n", portOf(cp.URL()))
+	default:
+		fmt.Fprintf(env.Stdout, "machines sign in with: st login --control-plane %s --ca %s --account NAME --key KEY\n", cp.URL(), cp.CAFile())
+	}
 	fmt.Fprintf(env.Stdout, "add an account with: st control-plane account add NAME --data %s\n", o.Data)
 	<-ctx.Done()
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -233,9 +272,18 @@ func newMachinesCmd(env *Env, runF runFunc[machinesOptions]) *cobra.Command {
 
 // machinesJSON is what st machines --json prints.
 type machinesJSON struct {
-	Account  string           `json:"account"`
-	This     string           `json:"this_machine"`
-	Machines []remote.Machine `json:"machines"`
+	Account  string       `json:"account"`
+	This     string       `json:"this_machine"`
+	Machines []machineRow `json:"machines"`
+}
+
+// machineRow is a machine with how this one reaches it: "direct",
+// "relayed" (through the control plane), "unreachable", or "" (this
+// machine, an offline one, or st not running here to say).
+type machineRow struct {
+	remote.Machine
+	Route      string `json:"route,omitempty"`
+	RouteError string `json:"route_error,omitempty"`
 }
 
 func runMachines(ctx context.Context, env *Env, o machinesOptions) error {
@@ -247,18 +295,37 @@ func runMachines(ctx context.Context, env *Env, o machinesOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.JSON {
-		for i := range ms {
-			ms[i].CertPEM = "" // long, and of no use to read
+	// How each is reached is the daemon's to know (it makes the
+	// connections); without it, the column says so.
+	rctx, cancel := context.WithTimeout(ctx, 12*time.Second)
+	routes, routesErr := env.Client().MachineRoutes(rctx)
+	cancel()
+	byslug := map[string]api.MachineRoute{}
+	for _, r := range routes {
+		byslug[r.Slug] = r
+	}
+	rows := make([]machineRow, len(ms))
+	for i, m := range ms {
+		rows[i].Machine = m
+		if r, ok := byslug[m.Slug]; ok && m.Slug != id.Slug && m.Online {
+			rows[i].Route, rows[i].RouteError = r.Route, r.Error
+			if r.Route == "" {
+				rows[i].Route = "unreachable"
+			}
 		}
-		return printJSON(env.Stdout, machinesJSON{Account: id.Account, This: id.Slug, Machines: ms})
+	}
+	if o.JSON {
+		for i := range rows {
+			rows[i].CertPEM = "" // long, and of no use to read
+		}
+		return printJSON(env.Stdout, machinesJSON{Account: id.Account, This: id.Slug, Machines: rows})
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  NAME\tHOST\tSLUG\tSTATUS\tWORKERS")
-	for _, m := range ms {
-		mark, status, workers := " ", "offline", "no"
+	fmt.Fprintln(tw, "  NAME\tHOST\tSLUG\tSTATUS\tWORKERS\tREACHED")
+	for _, m := range rows {
+		mark, status, workers, reached := " ", "offline", "no", "-"
 		if m.Slug == id.Slug {
-			mark = "*"
+			mark, reached = "*", "this machine"
 		}
 		if m.Online {
 			status = "online"
@@ -266,11 +333,20 @@ func runMachines(ctx context.Context, env *Env, o machinesOptions) error {
 		if m.AcceptRemote {
 			workers = "takes workers"
 		}
-		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\t%s\n", mark, m.Name, m.Host, m.Slug, status, workers)
+		switch {
+		case m.Route != "":
+			reached = m.Route
+		case routesErr != nil && m.Online && m.Slug != id.Slug:
+			reached = "?"
+		}
+		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\t%s\t%s\n", mark, m.Name, m.Host, m.Slug, status, workers, reached)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "account %s; * is this machine\n", id.Account)
+	fmt.Fprintf(env.Stdout, "account %s; * is this machine; reached: directly, or relayed through the control plane\n", id.Account)
+	if routesErr != nil {
+		fmt.Fprintln(env.Stdout, "(? : st is not running here to say how it reaches them; st up)")
+	}
 	return nil
 }

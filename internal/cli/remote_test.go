@@ -189,10 +189,12 @@ func (r *remoteTest) listMachines(mac, laptop map[string]string) {
 	}
 	id.CloseIdleConnections()
 	r.expect(mac, []string{"machines"}, 0, []string{
-		`(?m)^  NAME\s+HOST\s+SLUG\s+STATUS\s+WORKERS$`,
-		`(?m)^\* CI Mac\s+ci-mac\.local\s+ci-mac\s+offline\s+no$`,
-		`(?m)^  home-laptop\s+home-laptop\s+home-laptop\s+online\s+takes workers$`,
-		`(?m)^account acme; \* is this machine$`,
+		`(?m)^  NAME\s+HOST\s+SLUG\s+STATUS\s+WORKERS\s+REACHED$`,
+		`(?m)^\* CI Mac\s+ci-mac\.local\s+ci-mac\s+offline\s+no\s+this machine$`,
+		// No st runs here to say how it reaches the laptop.
+		`(?m)^  home-laptop\s+home-laptop\s+home-laptop\s+online\s+takes workers\s+\?$`,
+		`(?m)^account acme; \* is this machine; reached: directly, or relayed through the control plane$`,
+		`(?m)^\(\? : st is not running here to say how it reaches them; st up\)$`,
 	}, nil)
 	out := r.expect(laptop, []string{"machines", "--json"}, 0, nil, nil)
 	var mj machinesJSON

@@ -192,3 +192,9 @@ func (c *Client) Hook(ctx context.Context, req api.HookRequest) (*api.HookRespon
 	var r api.HookResponse
 	return &r, c.Call(ctx, api.RouteHook, req, &r)
 }
+
+// MachineRoutes says how this machine reaches each of its account's.
+func (c *Client) MachineRoutes(ctx context.Context) ([]api.MachineRoute, error) {
+	var r []api.MachineRoute
+	return r, c.Call(ctx, api.RouteRemoteRoutes, struct{}{}, &r)
+}

@@ -40,6 +40,7 @@ type fakePane struct {
 type fakeServer struct {
 	mu    sync.Mutex
 	panes []*fakePane
+	ran   []string // the commands, for tests that check what reached tmux
 }
 
 func (f *fakeServer) pane(id string) *fakePane {
@@ -109,6 +110,7 @@ func (f *fakeServer) Run(ctx context.Context, args ...string) (string, error) {
 	if len(args) == 0 {
 		return "", errRefused
 	}
+	f.ran = append(f.ran, strings.Join(args, " "))
 	switch {
 	case args[0] == "list-panes" && len(args) == 4:
 		var b strings.Builder
@@ -140,6 +142,9 @@ func (f *fakeServer) Run(ctx context.Context, args ...string) (string, error) {
 	return "", errRefused
 }
 
+// fakes finds the fake server under a tmux client of newFuzzServer.
+var fakes sync.Map // *tmux.Client -> *fakeServer
+
 const (
 	fzRun    = "run-fz"
 	fzCoord  = "%1"
@@ -170,6 +175,7 @@ func newFuzzServer(t *testing.T, dir string) (*server, func()) {
 			opts: map[string]string{}},
 	}}
 	tm := tmux.NewWithRunner(filepath.Join(dir, "fake.sock"), fs)
+	fakes.Store(tm, fs)
 	mgr, err := orch.NewManager(context.Background(), orch.Config{Home: home, STBin: "/nonexistent/st", Tmux: tm,
 		ReadWait: 10 * time.Millisecond})
 	if err != nil {
@@ -305,6 +311,7 @@ func FuzzAPI(f *testing.F) {
 var notFuzzed = map[string]string{
 	"/v1/orch/accept-remote": "turns the peer listener (mutual TLS) on and off: the peer layer's own tests cover it",
 	"/v1/remote/reload":      "rereads the machine's access files for the peer layer",
+	"/v1/remote/routes":      "reads no input: it connects to the account's machines to say how each is reached (tests/machines)",
 }
 
 // TestAPIRoutesAreAllFuzzed keeps apiRoutes in step with the daemon's

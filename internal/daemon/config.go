@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -32,10 +33,12 @@ type Config struct {
 	// WebHosts are Host names the web UI answers besides 127.0.0.1,
 	// localhost and [::1] (a reverse proxy's name, set on purpose).
 	WebHosts []string `toml:"web_hosts"`
-	// PeerListen is where this machine takes requests from the account's
-	// other machines (mutual TLS), once signed in. The other machines
-	// reach it at this address, so set it to one they can reach; the
-	// default takes only this machine's own loopback.
+	// PeerListen is where this machine also takes requests from the
+	// account's other machines directly (mutual TLS), once signed in:
+	// host:port, or "off" (the default) for no listener at all. Either
+	// way they reach it through the control plane's relay, over the one
+	// connection this machine keeps to it; a direct address they can dial
+	// (the same network, no NAT between) is only quicker.
 	PeerListen string `toml:"peer_listen"`
 	// Heartbeat is how often the control plane is told this machine's
 	// address (10s unless set; ST_HEARTBEAT).
@@ -58,8 +61,11 @@ func (d *Duration) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// DefaultPeerListen is where the peer listener listens unless set.
-const DefaultPeerListen = "127.0.0.1:0"
+// DefaultPeerListen is no direct listener: other machines reach this one
+// through the control plane's relay. (A loopback address, the old
+// default, told the other machines an address that was never theirs to
+// dial.)
+const DefaultPeerListen = "off"
 
 // DefaultWebPort is the web UI's port unless one is set.
 const DefaultWebPort = 7766
@@ -110,6 +116,11 @@ func LoadConfig(home string, getenv func(string) string) (Config, error) {
 	}
 	if c.PeerListen == "" {
 		c.PeerListen = DefaultPeerListen
+	}
+	if c.PeerListen != "off" {
+		if _, _, err := net.SplitHostPort(c.PeerListen); err != nil {
+			return c, fmt.Errorf("peer_listen %q is neither host:port (such as 0.0.0.0:7443) nor off", c.PeerListen)
+		}
 	}
 	for _, d := range []struct {
 		env string

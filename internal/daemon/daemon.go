@@ -279,6 +279,7 @@ func (s *server) infoRoutes() map[string]handler {
 		api.RouteLs:           s.ls,
 		api.RouteWeb:          s.webURL,
 		api.RouteRemoteReload: s.remoteReload,
+		api.RouteRemoteRoutes: s.remoteRoutes,
 		api.RouteHook:         s.hook,
 	}
 }
@@ -350,6 +351,11 @@ func (s *server) remoteReload(ctx context.Context, r *http.Request, b []byte) (a
 		return nil, err
 	}
 	return s.peers.acceptRemote(ctx, api.AcceptRemoteRequest{})
+}
+
+// remoteRoutes says how each machine of the account is reached.
+func (s *server) remoteRoutes(ctx context.Context, r *http.Request, b []byte) (any, error) {
+	return s.peers.machineRoutes(ctx)
 }
 
 func (s *server) hook(ctx context.Context, r *http.Request, b []byte) (any, error) {

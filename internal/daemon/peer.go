@@ -3,21 +3,24 @@ package daemon
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/orch"
 	"github.com/sophonz/st/internal/plain"
 	"github.com/sophonz/st/internal/remote"
 	"github.com/sophonz/st/internal/tmux"
+	"github.com/sophonz/st/internal/web"
 )
 
 // peerNet is this machine's place in its account: the peer listener that
@@ -27,18 +30,21 @@ import (
 // and st logout without a restart (/v1/remote/reload).
 type peerNet struct {
 	home      string
-	listen    string        // where the peer listener listens (peer_listen)
+	listen    string        // where the peer listener listens (peer_listen; "off": none)
 	heartbeat time.Duration // how often the control plane is told
 	log       io.Writer
 
 	mgr  *orch.Manager // set once the manager exists
 	tmux *tmux.Client
 
-	mu   sync.Mutex
-	id   *remote.Identity
-	srv  *http.Server
-	addr string
-	kick chan struct{}
+	mu    sync.Mutex
+	id    *remote.Identity
+	relay *remote.Relay // the connection to the control plane's relay
+	net   *remote.Net   // direct first, else through the relay
+	srv   *http.Server
+	addr  string // the direct listener's; "" with peer_listen off
+	kick  chan struct{}
+	base  context.Context // the daemon's life: ends the peers' web terminals
 }
 
 func newPeerNet(home, listen string, heartbeat time.Duration, log io.Writer) *peerNet {
@@ -70,35 +76,54 @@ func (p *peerNet) reload() error {
 		id = nil
 	}
 	p.mu.Lock()
-	old := p.srv
-	same := id != nil && p.id != nil && id.Slug == p.id.Slug && id.Account == p.id.Account
+	old, oldRelay := p.srv, p.relay
+	same := id != nil && p.id != nil && id.Slug == p.id.Slug && id.Account == p.id.Account && id.ControlPlane == p.id.ControlPlane
 	if same {
 		p.id = id
 		p.mu.Unlock()
 		p.poke()
 		return nil
 	}
-	p.id, p.srv, p.addr = id, nil, ""
+	p.id, p.srv, p.addr, p.relay, p.net = id, nil, "", nil, nil
 	p.mu.Unlock()
 	if old != nil {
 		old.Close()
 	}
+	if oldRelay != nil {
+		oldRelay.Close()
+	}
 	if id == nil {
 		return nil
 	}
-	tr := id.TLSTransport()
-	ln, err := tr.Listen(p.listen)
-	if err != nil {
-		p.logf("cannot listen on %s for other machines: %v", p.listen, err)
-		return fmt.Errorf("listen on %s for other machines (set peer_listen in config.toml or ST_PEER_LISTEN): %w", p.listen, err)
-	}
-	srv := &http.Server{Handler: p.routes(tr), ReadHeaderTimeout: 10 * time.Second, ErrorLog: nil}
+	// The relay first: with peer_listen off it is the only way in.
+	relay := id.StartRelay(p.logf)
+	n := remote.NewNet(id, relay, p.logf)
 	p.mu.Lock()
-	p.srv, p.addr = srv, ln.Addr().String()
+	p.relay, p.net = relay, n
+	p.mu.Unlock()
+	ln, err := n.Listen(p.listen)
+	if err != nil {
+		p.logf("cannot listen on %s for other machines: %v (they reach this one through the control plane's relay)", p.listen, err)
+		ln, _ = n.Listen(remote.ListenOff)
+	}
+	srv := &http.Server{Handler: p.routes(n), ReadHeaderTimeout: 10 * time.Second, ErrorLog: nil}
+	addr := ""
+	if _, direct := ln.Addr().(*net.TCPAddr); direct {
+		addr = ln.Addr().String()
+	}
+	p.mu.Lock()
+	p.srv, p.addr = srv, addr
 	p.mu.Unlock()
 	go srv.Serve(ln)
-	p.logf("machine %s of account %s takes peer requests on %s (mutual TLS)", id.Slug, id.Account, ln.Addr())
+	if addr != "" {
+		p.logf("machine %s of account %s takes peer requests on %s and through the control plane's relay (mutual TLS)", id.Slug, id.Account, addr)
+	} else {
+		p.logf("machine %s of account %s takes peer requests through the control plane's relay only (peer_listen off; mutual TLS)", id.Slug, id.Account)
+	}
 	p.poke()
+	if err != nil {
+		return fmt.Errorf("listen on %s for other machines (set peer_listen in config.toml or ST_PEER_LISTEN; off for none): %w", p.listen, err)
+	}
 	return nil
 }
 
@@ -113,6 +138,9 @@ func (p *peerNet) poke() {
 // run keeps the control plane told until ctx ends, then says this
 // machine is going.
 func (p *peerNet) run(ctx context.Context) {
+	p.mu.Lock()
+	p.base = ctx
+	p.mu.Unlock()
 	t := time.NewTicker(p.heartbeat)
 	defer t.Stop()
 	for {
@@ -123,10 +151,14 @@ func (p *peerNet) run(ctx context.Context) {
 			p.beat(c, false)
 			cancel()
 			p.mu.Lock()
-			if p.srv != nil {
-				p.srv.Close()
-			}
+			srv, relay := p.srv, p.relay
 			p.mu.Unlock()
+			if srv != nil {
+				srv.Close()
+			}
+			if relay != nil {
+				relay.Close()
+			}
 			return
 		case <-t.C:
 		case <-p.kick:
@@ -136,9 +168,9 @@ func (p *peerNet) run(ctx context.Context) {
 
 func (p *peerNet) beat(ctx context.Context, online bool) {
 	p.mu.Lock()
-	id, addr := p.id, p.addr
+	id, addr, srv := p.id, p.addr, p.srv
 	p.mu.Unlock()
-	if id == nil || addr == "" || p.mgr == nil {
+	if id == nil || srv == nil || p.mgr == nil {
 		return
 	}
 	c, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -204,11 +236,12 @@ func remoteErr(err error, what string) error {
 		Hint: "check that the control plane runs (st machines shows whether it answers)"}
 }
 
-// Call runs op on machine slug's st (orch.Peers). When the kept address
-// does not answer, the control plane is asked again: the machine may have
-// a new address.
+// Call runs op on machine slug's st (orch.Peers): directly when its
+// address answers, else through the control plane's relay (remote.Net,
+// which also asks the control plane again when the kept address does not
+// answer: the machine may have a new one).
 func (p *peerNet) Call(ctx context.Context, slug, op string, req, resp any) error {
-	id := p.identity()
+	id, n := p.reach()
 	if id == nil {
 		return notSignedIn()
 	}
@@ -220,42 +253,19 @@ func (p *peerNet) Call(ctx context.Context, slug, op string, req, resp any) erro
 	if err != nil {
 		return err
 	}
-	res, err := p.post(ctx, id, m, op, body)
-	if err != nil && !isTLSRefusal(err) && ctx.Err() == nil {
-		if m2, err2 := id.Reopen(ctx, slug); err2 == nil && m2.Addr != m.Addr {
-			p.logf("%s moved from %s to %s: opened it again", slug, m.Addr, m2.Addr)
-			m = m2
-			res, err = p.post(ctx, id, m, op, body)
-		}
-	}
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, "https://"+m.Slug+api.PeerPrefix+op, bytes.NewReader(body))
 	if err != nil {
-		if isTLSRefusal(err) {
-			return &orch.Error{Kind: orch.KindRemote,
-				Message: fmt.Sprintf("refused: %s (%s) did not accept this machine's certificate, or showed one that is not of account %s: %v", m.Name, m.Addr, id.Account, err),
-				Hint:    "sign both machines in to the same account with st login"}
-		}
-		where := m.Addr
-		if where == "" {
-			where = "no address yet"
-		}
-		return &orch.Error{Kind: orch.KindUnreachable,
-			Message: fmt.Sprintf("machine %s cannot be reached (%s): %v", m.Name, where, err),
-			Hint:    "check that st runs on " + m.Name + " (st up there) and that st machines shows it online"}
+		return err
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	res, err := n.Client(m.Slug).Do(hr)
+	if err != nil {
+		return p.reachErr(id, m, err)
 	}
 	defer res.Body.Close()
 	data, _ := io.ReadAll(io.LimitReader(res.Body, 8<<20))
 	if res.StatusCode != http.StatusOK {
-		// Its words are printed to the person: made printable first.
-		var oe orch.Error
-		if json.Unmarshal(data, &oe) != nil || oe.Message == "" {
-			return &orch.Error{Kind: orch.KindRemote, Message: plain.Clean(fmt.Sprintf("%s answered %s: %.300s", m.Name, res.Status, strings.TrimSpace(string(data))))}
-		}
-		if !knownKind(oe.Kind) {
-			oe.Kind = orch.KindRemote
-		}
-		oe.Message = plain.Clean(m.Name + " says: " + oe.Message)
-		oe.Hint = plain.Clean(strings.ReplaceAll(oe.Hint, "that machine", m.Name))
-		return &oe
+		return peerAnswerErr(m.Name, res.Status, data)
 	}
 	if resp == nil {
 		return nil
@@ -263,16 +273,56 @@ func (p *peerNet) Call(ctx context.Context, slug, op string, req, resp any) erro
 	return json.Unmarshal(data, resp)
 }
 
-func (p *peerNet) post(ctx context.Context, id *remote.Identity, m remote.Machine, op string, body []byte) (*http.Response, error) {
-	if m.Addr == "" {
-		return nil, errors.New("it has not told the control plane an address (is st running there?)")
+// peerAnswerErr is another machine's refusal, made printable: its words
+// are printed to the person.
+func peerAnswerErr(name, status string, data []byte) error {
+	var oe orch.Error
+	if json.Unmarshal(data, &oe) != nil || oe.Message == "" {
+		return &orch.Error{Kind: orch.KindRemote, Message: plain.Clean(fmt.Sprintf("%s answered %s: %.300s", name, status, strings.TrimSpace(string(data))))}
 	}
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, "https://"+m.Addr+api.PeerPrefix+op, bytes.NewReader(body))
-	if err != nil {
-		return nil, err
+	if !knownKind(oe.Kind) {
+		oe.Kind = orch.KindRemote
 	}
-	hr.Header.Set("Content-Type", "application/json")
-	return id.TLSTransport().Client(m.Slug).Do(hr)
+	oe.Message = plain.Clean(name + " says: " + oe.Message)
+	oe.Hint = plain.Clean(strings.ReplaceAll(oe.Hint, "that machine", name))
+	return &oe
+}
+
+// reach is the identity and the transport, together.
+func (p *peerNet) reach() (*remote.Identity, *remote.Net) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.id, p.net
+}
+
+// reachErr says why machine m could not be reached: refused (a
+// certificate, or the control plane would not relay), or out of reach.
+func (p *peerNet) reachErr(id *remote.Identity, m remote.Machine, err error) error {
+	var re *remote.RelayError
+	switch {
+	case errors.As(err, &re) && !re.Offline:
+		hint := re.Hint
+		if hint == "" {
+			hint = "check that both machines are signed in to account " + id.Account + " (st machines)"
+		}
+		return &orch.Error{Kind: orch.KindRemote, Message: fmt.Sprintf("refused: %s cannot be reached: %v", m.Name, plain.Clean(err.Error())), Hint: hint}
+	case remote.IsRefusal(err):
+		where := m.Addr
+		if where == "" {
+			where = "through the control plane's relay"
+		}
+		return &orch.Error{Kind: orch.KindRemote,
+			Message: fmt.Sprintf("refused: %s (%s) did not accept this machine's certificate, or showed one that is not of account %s: %v", m.Name, where, id.Account, err),
+			Hint:    "sign both machines in to the same account with st login"}
+	}
+	var ue *remote.UnreachableError
+	msg := err.Error()
+	if !errors.As(err, &ue) {
+		msg = "the connection to it ended: " + msg // made, then lost
+	}
+	return &orch.Error{Kind: orch.KindUnreachable,
+		Message: fmt.Sprintf("machine %s cannot be reached: %s", m.Name, plain.Clean(msg)),
+		Hint:    "check that st runs on " + m.Name + " (st up there) and that st machines shows it online"}
 }
 
 // knownKind reports whether an error kind from another machine is one
@@ -284,18 +334,6 @@ func knownKind(k string) bool {
 		return true
 	}
 	return false
-}
-
-// isTLSRefusal tells a certificate that was refused (by either side)
-// from a machine that does not answer.
-func isTLSRefusal(err error) bool {
-	var ce *tls.CertificateVerificationError
-	var ae tls.AlertError
-	if errors.As(err, &ce) || errors.As(err, &ae) {
-		return true
-	}
-	s := err.Error()
-	return strings.Contains(s, "certificate") || strings.Contains(s, "tls: ")
 }
 
 // routes is the peer API: what another machine of the account may ask.
@@ -321,13 +359,20 @@ func (p *peerNet) routes(tr remote.Transport) http.Handler {
 		api.PeerRouteRename:   op(api.PeerRouteRename),
 		api.PeerRouteRelease:  op(api.PeerRouteRelease),
 	}
+	mux.HandleFunc(api.PeerPrefix+api.PeerRouteTerm, func(w http.ResponseWriter, r *http.Request) {
+		from, ok := tr.PeerOf(r)
+		if !ok {
+			refuseCert(w)
+			return
+		}
+		p.serveTerm(w, r, from)
+	})
 	for name, fn := range h {
 		fn := fn
 		mux.HandleFunc(api.PeerPrefix+name, func(w http.ResponseWriter, r *http.Request) {
 			from, ok := tr.PeerOf(r)
 			if !ok {
-				writeErr(w, &orch.Error{Kind: "forbidden", Message: "refused: no valid certificate of this account (a machine that signed out or was removed from the account is refused)",
-					Hint: "sign this machine in again: st login"}, http.StatusForbidden)
+				refuseCert(w)
 				return
 			}
 			if r.Method != http.MethodPost {
@@ -356,6 +401,165 @@ func peerCall[T, R any](p *peerNet, op func(*orch.Manager, context.Context, stri
 		}
 		return op(p.mgr, ctx, from, req)
 	}
+}
+
+func refuseCert(w http.ResponseWriter) {
+	writeErr(w, &orch.Error{Kind: "forbidden", Message: "refused: no valid certificate of this account (a machine that signed out or was removed from the account is refused)",
+		Hint: "sign this machine in again: st login"}, http.StatusForbidden)
+}
+
+// serveTerm serves machine from's web UI the window of an agent here
+// (web.ServePeerTerm), when orch says it may see it: checked before
+// anything touches tmux, before each input, and every second.
+func (p *peerNet) serveTerm(w http.ResponseWriter, r *http.Request, from string) {
+	if r.Method != http.MethodGet {
+		writeErr(w, &orch.Error{Kind: orch.KindUsage, Message: "use GET (a websocket)"}, http.StatusMethodNotAllowed)
+		return
+	}
+	pane, o := web.PeerTermOptsOf(r)
+	if err := p.mgr.PeerTerm(from, pane); err != nil {
+		writeErr(w, asOrchErr(err), http.StatusForbidden)
+		return
+	}
+	tp, err := p.tmux.Pane(r.Context(), pane)
+	if err != nil {
+		writeErr(w, &orch.Error{Kind: orch.KindNotFound, Message: "that agent's window is gone"}, http.StatusNotFound)
+		return
+	}
+	var mu sync.Mutex
+	var checked time.Time
+	allowed := func() error {
+		// accept-remote and the pane at every input; the window's other
+		// panes (a split shows them all) once a second, as they cost a
+		// look at tmux.
+		if err := p.mgr.PeerTerm(from, pane); err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if time.Since(checked) < time.Second {
+			return nil
+		}
+		if err := p.windowVisible(r.Context(), from, tp.WindowID); err != nil {
+			return err
+		}
+		checked = time.Now()
+		return nil
+	}
+	if err := allowed(); err != nil {
+		writeErr(w, asOrchErr(err), http.StatusForbidden)
+		return
+	}
+	p.mu.Lock()
+	base := p.base
+	p.mu.Unlock()
+	p.logf("%s opens the window of %s (read-only: %v)", from, pane, o.ReadOnly)
+	web.ServePeerTerm(w, r, web.PeerTermConfig{Tmux: p.tmux, Pane: tp, ReadOnly: o.ReadOnly, Cols: o.Cols, Rows: o.Rows,
+		Allowed: allowed, Base: base, Log: p.log})
+}
+
+// windowVisible refuses a window that holds a pane machine from may not
+// see (an agent split beside a shell would show the shell too).
+func (p *peerNet) windowVisible(ctx context.Context, from, window string) error {
+	panes, err := p.tmux.ListPanes(ctx)
+	if err != nil {
+		return &orch.Error{Kind: orch.KindInternal, Message: "tmux did not answer: " + err.Error()}
+	}
+	for _, tp := range panes {
+		if tp.WindowID != window {
+			continue
+		}
+		if err := p.mgr.PeerTerm(from, tp.ID); err != nil {
+			return &orch.Error{Kind: orch.KindRemote, Message: "refused: that agent's window also shows a pane that is not an agent (" + tp.ID + "), and other machines see agents only",
+				Hint: "open it on that machine, or move the agent to a window of its own"}
+		}
+	}
+	return nil
+}
+
+func asOrchErr(err error) *orch.Error {
+	var oe *orch.Error
+	if errors.As(err, &oe) {
+		return oe
+	}
+	return &orch.Error{Kind: orch.KindInternal, Message: err.Error()}
+}
+
+// openTerm opens, for this machine's web UI, the window of pane on
+// machine: a websocket to that machine's st over the peer connection.
+func (p *peerNet) openTerm(ctx context.Context, machine, pane string, o web.PeerTermOpts) (*websocket.Conn, error) {
+	id, n := p.reach()
+	if id == nil {
+		return nil, notSignedIn()
+	}
+	m, err := id.Access(ctx, machine)
+	if err != nil {
+		return nil, remoteErr(err, "machine "+machine)
+	}
+	if m.Slug == id.Slug {
+		return nil, &orch.Error{Kind: orch.KindUsage, Message: "that is this machine"}
+	}
+	dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	c, res, err := websocket.Dial(dctx, "wss://"+m.Slug+api.PeerPrefix+api.PeerRouteTerm+"?"+web.PeerTermQuery(pane, o),
+		&websocket.DialOptions{HTTPClient: n.Client(m.Slug), CompressionMode: websocket.CompressionDisabled})
+	if err != nil {
+		if res != nil && res.StatusCode != http.StatusSwitchingProtocols && res.Body != nil {
+			data, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
+			return nil, peerAnswerErr(m.Name, res.Status, data)
+		}
+		return nil, unreachableTerm{p.reachErr(id, m, err)}
+	}
+	return c, nil
+}
+
+// unreachableTerm tells the web UI that a machine was out of reach, not
+// refusing.
+type unreachableTerm struct{ error }
+
+func (u unreachableTerm) Unreachable() bool {
+	var oe *orch.Error
+	return errors.As(u.error, &oe) && oe.Kind == orch.KindUnreachable
+}
+
+func (u unreachableTerm) Unwrap() error { return u.error }
+
+// routes answers how each online machine of the account is reached now:
+// the last connection's route when recent, else a fresh connection's.
+func (p *peerNet) machineRoutes(ctx context.Context) ([]api.MachineRoute, error) {
+	id, n := p.reach()
+	if id == nil {
+		return nil, notSignedIn()
+	}
+	ms, err := id.Machines(ctx)
+	if err != nil {
+		return nil, remoteErr(err, "the account's machines")
+	}
+	out := make([]api.MachineRoute, len(ms))
+	var wg sync.WaitGroup
+	for i, m := range ms {
+		out[i].Slug = m.Slug
+		if m.Slug == id.Slug || !m.Online {
+			continue
+		}
+		if via, at, err := n.Route(m.Slug); via != "" && err == nil && time.Since(at) < 30*time.Second {
+			out[i].Route = via
+			continue
+		}
+		wg.Add(1)
+		go func(r *api.MachineRoute) {
+			defer wg.Done()
+			pctx, cancel := context.WithTimeout(ctx, 8*time.Second)
+			defer cancel()
+			via, err := n.Probe(pctx, r.Slug)
+			r.Route = via
+			if err != nil {
+				r.Error = plain.Clean(err.Error())
+			}
+		}(&out[i])
+	}
+	wg.Wait()
+	return out, nil
 }
 
 // graph is what machine from sees of this machine's agents, named as this

@@ -61,6 +61,7 @@ func serveWeb(ctx context.Context, cfg Config, token string, tm *tmux.Client, mg
 	}
 	h := web.New(web.Config{Token: token, Tmux: tm, Backend: &webBackend{mgr: mgr, tmux: tm, peers: pn}, Log: log,
 		AllowedHosts: hosts,
+		PeerTerm:     pn.openTerm,
 		AnswerPush: func(ctx context.Context, tok string) error {
 			_, err := mgr.AnswerGateByToken(ctx, tok)
 			return err

@@ -319,3 +319,28 @@ func TestPeerGraphSeesOnlyWhatItNeeds(t *testing.T) {
 		}
 	}
 }
+
+// TestPeerTermOnlyAgentsItSees (issue 17): another machine's web UI may
+// open here only the window of an agent it sees in this machine's graph,
+// and only while accept-remote is on: never a shell, a pane st does not
+// know, another machine's record, or anything that is not a pane id.
+func TestPeerTermOnlyAgentsItSees(t *testing.T) {
+	h := newHarness(t, Working, nil)
+	h.m.mu.Lock()
+	h.m.rest.judge(h.m.rest.gen(), map[string]bool{coord: true, workerID: true, shell: true})
+	h.m.mu.Unlock()
+	if err := h.m.PeerTerm("beta", workerID); err == nil || !strings.Contains(err.Error(), "accept-remote is off there") {
+		t.Errorf("with accept-remote off: %v", err)
+	}
+	if err := h.m.SetAcceptRemote(true); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.m.PeerTerm("beta", workerID); err != nil {
+		t.Errorf("a worker here: %v", err)
+	}
+	for _, pane := range []string{shell, "%77", "beta/%0", "main:0.0", "-t", "%2\n", "", "@2", "$0"} {
+		if err := h.m.PeerTerm("beta", pane); err == nil {
+			t.Errorf("beta may open %q", pane)
+		}
+	}
+}

@@ -439,3 +439,24 @@ func (m *Manager) machineNameOf(ctx context.Context, slug string) string {
 	}
 	return slug
 }
+
+// PeerTerm checks that machine from may open the window of pane here in
+// its web UI, and type into it: only while accept-remote is on, and only
+// an agent of this machine that from sees in PeerGraph (never a shell,
+// never a pane st does not know, never another machine's record).
+func (m *Manager) PeerTerm(from, pane string) error {
+	if !tmux.ValidPaneID(pane) {
+		return peerRefused(from, "a pane that is not a pane id")
+	}
+	if !m.AcceptRemote() {
+		return errorf(KindRemote, "run st orch accept-remote on on that machine",
+			"refused: accept-remote is off there, and windows open to other machines only while it is on")
+	}
+	for _, a := range m.PeerGraph(from) {
+		if a.Pane == pane {
+			return nil
+		}
+	}
+	return errorf(KindNotFound, "open one of the agents that the graph shows on that machine",
+		"refused: %s is not an agent there, and only agents' windows open to other machines", pane)
+}

@@ -80,11 +80,13 @@ func (id *Identity) Reopen(ctx context.Context, slug string) (Machine, error) {
 		Hint: "st machines lists the account's machines"}
 }
 
-// keep writes the access file of m; one without an address is not kept,
-// so the next Access asks again.
+// keep writes the access file of m. One with no address that is not
+// online either (it has not told the control plane anything yet) is not
+// kept, so the next Access asks again; one online with no address has no
+// listener and is reached through the relay.
 func (id *Identity) keep(m Machine) error {
 	path := id.accessPath(m.Slug)
-	if m.Addr == "" {
+	if m.Addr == "" && !m.Online {
 		os.Remove(path)
 		return nil
 	}
@@ -120,7 +122,7 @@ func (id *Identity) keptAccess(name string) (Machine, bool) {
 			}
 			continue
 		}
-		if a.Account != id.Account || a.Addr == "" || now.Before(a.Opened.Add(-skew)) || now.After(a.Opened.Add(CertLifetime)) {
+		if a.Account != id.Account || (a.Addr == "" && !a.Online) || now.Before(a.Opened.Add(-skew)) || now.After(a.Opened.Add(CertLifetime)) {
 			continue
 		}
 		if strings.EqualFold(a.Slug, want) {

@@ -195,6 +195,28 @@ type ServerOptions struct {
 	// Log gets a line for each sign-in, renewal and sign-out; nil for none.
 	Log io.Writer
 
+	// CertFile and KeyFile are the control plane's own certificate (a
+	// public CA's, say), used instead of the one it makes from its CA.
+	CertFile, KeyFile string
+	// Names are host names its own certificate is made for, besides
+	// 127.0.0.1, localhost and the host of the listen address.
+	Names []string
+	// PlainHTTP serves HTTP without TLS, for a TLS terminator in front
+	// (Caddy, nginx, a load balancer). Machines then prove themselves with
+	// signed headers instead of their certificate in the handshake.
+	PlainHTTP bool
+
+	// RelayStreams is how many streams a machine may have open through
+	// the relay at once (DefaultRelayStreams when zero), and RelayRate how
+	// many bytes a second it may send through it (DefaultRelayRate when
+	// zero; below zero, no limit).
+	RelayStreams int
+	RelayRate    int64
+	// RelayRecord, when set, is a folder where each relayed stream's
+	// bytes are kept as the relay read them: for tests and audits, which
+	// find nothing in them but TLS records.
+	RelayRecord string
+
 	// CertLifetime and SignTime are for tests: how long the certificates
 	// it signs last (CertLifetime when zero) and the time they start
 	// (now when nil), so that a test can make an expired certificate.
@@ -211,6 +233,8 @@ type ControlPlane struct {
 	url    string
 	done   chan struct{}
 	srvErr error
+	nonces nonceCache
+	hub    *relayHub
 }
 
 // StartControlPlane listens on addr (host:port; port 0 for any free one)
@@ -234,9 +258,20 @@ func StartControlPlane(opt ServerOptions, addr string) (*ControlPlane, error) {
 	if opt.Log == nil {
 		opt.Log = io.Discard
 	}
+	if opt.RelayStreams <= 0 {
+		opt.RelayStreams = DefaultRelayStreams
+	}
+	if opt.RelayRate == 0 {
+		opt.RelayRate = DefaultRelayRate
+	}
 	d := &cpData{dir: opt.Data}
 	if err := os.MkdirAll(opt.Data, 0o700); err != nil {
 		return nil, fmt.Errorf("make the control plane's folder: %w", err)
+	}
+	if opt.RelayRecord != "" {
+		if err := os.MkdirAll(opt.RelayRecord, 0o700); err != nil {
+			return nil, fmt.Errorf("make the relay's record folder: %w", err)
+		}
 	}
 	ca, caKey, err := loadOrMakeCA(d)
 	if err != nil {
@@ -246,13 +281,9 @@ func StartControlPlane(opt ServerOptions, addr string) (*ControlPlane, error) {
 	if err != nil {
 		return nil, &Error{Message: fmt.Sprintf("listen address %q", addr), Err: err, Hint: "give host:port, such as 127.0.0.1:0"}
 	}
-	certPEM, keyPEM, err := signServer(ca, caKey, []string{"127.0.0.1", "localhost", host}, time.Now())
+	tlsConf, err := serverTLS(opt, ca, caKey, host)
 	if err != nil {
 		return nil, err
-	}
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		return nil, fmt.Errorf("load the control plane's server certificate: %w", err)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -261,39 +292,83 @@ func StartControlPlane(opt ServerOptions, addr string) (*ControlPlane, error) {
 	}
 	cp := &ControlPlane{opt: opt, data: d, ln: ln, done: make(chan struct{})}
 	cp.url = "https://" + ln.Addr().String()
+	if opt.PlainHTTP {
+		cp.url = "http://" + ln.Addr().String()
+	}
 	if err := store.WriteFile(d.path("url"), []byte(cp.url+"\n"), 0o600); err != nil {
 		ln.Close()
 		return nil, err
 	}
+	cp.hub = newRelayHub(cp)
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/login", cp.login)
 	mux.HandleFunc("POST /v1/renew", cp.withMachine(cp.renew))
 	mux.HandleFunc("POST /v1/heartbeat", cp.withMachine(cp.heartbeat))
 	mux.HandleFunc("GET /v1/machines", cp.withMachine(cp.machines))
 	mux.HandleFunc("POST /v1/logout", cp.withMachine(cp.logout))
+	mux.HandleFunc("GET /v1/relay", cp.withMachine(cp.hub.serve))
 	cp.srv = &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
 		// Handshake failures (a machine without --ca, say) go to Log, not
 		// the process's global logger.
-		ErrorLog: log.New(opt.Log, "control plane: ", 0),
-		TLSConfig: &tls.Config{
-			MinVersion:   tls.VersionTLS12,
-			Certificates: []tls.Certificate{cert},
-			// Each account has its own CA, so the handshake only asks for
-			// a certificate and proves the key; withMachine verifies it
-			// against the CA of the account it names.
-			ClientAuth: tls.RequestClientCert,
-		},
+		ErrorLog:  log.New(opt.Log, "control plane: ", 0),
+		TLSConfig: tlsConf,
 	}
 	go func() {
 		defer close(cp.done)
-		err := cp.srv.ServeTLS(ln, "", "")
+		var err error
+		if opt.PlainHTTP {
+			err = cp.srv.Serve(ln)
+		} else {
+			err = cp.srv.ServeTLS(ln, "", "")
+		}
 		if !errors.Is(err, http.ErrServerClosed) {
 			cp.srvErr = err
 		}
 	}()
 	return cp, nil
+}
+
+// serverTLS is the control plane's TLS: its own certificate when given,
+// else one made from its CA for 127.0.0.1, localhost, the host it listens
+// on and opt.Names; nil for plain HTTP.
+func serverTLS(opt ServerOptions, ca *x509.Certificate, caKey *ecdsa.PrivateKey, host string) (*tls.Config, error) {
+	if opt.PlainHTTP {
+		if opt.CertFile != "" {
+			return nil, &Error{Message: "a certificate and plain HTTP were both asked for", Hint: "leave out --http, or --cert and --key"}
+		}
+		return nil, nil
+	}
+	var cert tls.Certificate
+	var err error
+	switch {
+	case opt.CertFile != "" || opt.KeyFile != "":
+		if opt.CertFile == "" || opt.KeyFile == "" {
+			return nil, &Error{Message: "its own certificate needs both --cert and --key"}
+		}
+		cert, err = tls.LoadX509KeyPair(opt.CertFile, opt.KeyFile)
+		if err != nil {
+			return nil, &Error{Message: "load the control plane's certificate", Err: err, Hint: "give --cert a PEM certificate (with its chain) and --key its PEM key"}
+		}
+	default:
+		hosts := append([]string{"127.0.0.1", "localhost", host}, opt.Names...)
+		certPEM, keyPEM, err := signServer(ca, caKey, hosts, time.Now())
+		if err != nil {
+			return nil, err
+		}
+		if cert, err = tls.X509KeyPair(certPEM, keyPEM); err != nil {
+			return nil, fmt.Errorf("load the control plane's server certificate: %w", err)
+		}
+	}
+	return &tls.Config{
+		MinVersion:   tls.VersionTLS12,
+		Certificates: []tls.Certificate{cert},
+		// Each account has its own CA, so the handshake only asks for a
+		// certificate and proves the key; withMachine verifies it against
+		// the CA of the account it names.
+		ClientAuth: tls.RequestClientCert,
+	}, nil
 }
 
 // URL is the https URL the control plane serves on.
@@ -305,6 +380,7 @@ func (cp *ControlPlane) CAFile() string { return cp.data.path("ca.pem") }
 // Close stops it at once.
 func (cp *ControlPlane) Close() error {
 	err := cp.srv.Close()
+	cp.hub.close()
 	<-cp.done
 	if err == nil {
 		err = cp.srvErr
@@ -315,6 +391,7 @@ func (cp *ControlPlane) Close() error {
 // Shutdown stops it after the requests under way, or when ctx ends.
 func (cp *ControlPlane) Shutdown(ctx context.Context) error {
 	err := cp.srv.Shutdown(ctx)
+	cp.hub.close() // the relay's connections are hijacked: Shutdown leaves them
 	<-cp.done
 	if err == nil {
 		err = cp.srvErr
@@ -545,14 +622,21 @@ func Slugify(name string) string {
 // withMachine verifies the caller's certificate before h runs: it must
 // chain to the CA of the account it names, be valid now, and be the
 // current certificate key of a machine still signed in.
-func (cp *ControlPlane) withMachine(h func(http.ResponseWriter, *http.Request, *cpAccount, *cpMachine)) http.HandlerFunc {
+func (cp *ControlPlane) withMachine(h func(http.ResponseWriter, *http.Request, *cpAccount, *cpMachine, *x509.Certificate)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		const hint = "sign this machine in again: " + loginHint
-		if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
-			fail(w, http.StatusUnauthorized, "this request needs a machine's certificate", hint)
-			return
+		chain := []*x509.Certificate(nil)
+		if r.TLS != nil && len(r.TLS.PeerCertificates) > 0 {
+			chain = r.TLS.PeerCertificates // the handshake proved the key
+		} else {
+			leaf, err := cp.proofLeaf(r) // behind a TLS terminator
+			if err != nil {
+				fail(w, http.StatusUnauthorized, err.Error(), hint)
+				return
+			}
+			chain = []*x509.Certificate{leaf}
 		}
-		leaf := r.TLS.PeerCertificates[0]
+		leaf := chain[0]
 		account, slug, ok := machineOf(leaf)
 		if !ok || slug == "" {
 			fail(w, http.StatusUnauthorized, "the certificate names no st machine", hint)
@@ -573,7 +657,7 @@ func (cp *ControlPlane) withMachine(h func(http.ResponseWriter, *http.Request, *
 			failErr(w, fmt.Errorf("the CA of account %s does not decode", a.Name))
 			return
 		}
-		if _, err := verifyMachine(r.TLS.PeerCertificates, roots, x509.ExtKeyUsageClientAuth, account, slug, time.Now()); err != nil {
+		if _, err := verifyMachine(chain, roots, x509.ExtKeyUsageClientAuth, account, slug, time.Now()); err != nil {
 			fail(w, http.StatusUnauthorized, "the machine's certificate is refused: "+err.Error(), hint)
 			return
 		}
@@ -588,12 +672,11 @@ func (cp *ControlPlane) withMachine(h func(http.ResponseWriter, *http.Request, *
 			fail(w, http.StatusUnauthorized, fmt.Sprintf("this certificate of machine %s was replaced by a later sign-in", slug), hint)
 			return
 		}
-		h(w, r, a, m)
+		h(w, r, a, m, leaf)
 	}
 }
 
-func (cp *ControlPlane) renew(w http.ResponseWriter, r *http.Request, acct *cpAccount, caller *cpMachine) {
-	leaf := r.TLS.PeerCertificates[0]
+func (cp *ControlPlane) renew(w http.ResponseWriter, r *http.Request, acct *cpAccount, caller *cpMachine, leaf *x509.Certificate) {
 	var res certResponse
 	err := cp.data.update(func(s *cpState) error {
 		var m *cpMachine
@@ -626,7 +709,7 @@ func (cp *ControlPlane) renew(w http.ResponseWriter, r *http.Request, acct *cpAc
 	writeJSON(w, http.StatusOK, res)
 }
 
-func (cp *ControlPlane) heartbeat(w http.ResponseWriter, r *http.Request, a *cpAccount, caller *cpMachine) {
+func (cp *ControlPlane) heartbeat(w http.ResponseWriter, r *http.Request, a *cpAccount, caller *cpMachine, _ *x509.Certificate) {
 	var req heartbeatRequest
 	if !decodeBody(w, r, &req) {
 		return
@@ -662,7 +745,7 @@ func (cp *ControlPlane) heartbeat(w http.ResponseWriter, r *http.Request, a *cpA
 	writeJSON(w, http.StatusOK, res)
 }
 
-func (cp *ControlPlane) machines(w http.ResponseWriter, _ *http.Request, a *cpAccount, _ *cpMachine) {
+func (cp *ControlPlane) machines(w http.ResponseWriter, _ *http.Request, a *cpAccount, _ *cpMachine, _ *x509.Certificate) {
 	now := time.Now()
 	res := machinesResponse{Machines: []Machine{}}
 	for _, m := range a.Machines {
@@ -676,7 +759,7 @@ func (cp *ControlPlane) machines(w http.ResponseWriter, _ *http.Request, a *cpAc
 	writeJSON(w, http.StatusOK, res)
 }
 
-func (cp *ControlPlane) logout(w http.ResponseWriter, _ *http.Request, a *cpAccount, caller *cpMachine) {
+func (cp *ControlPlane) logout(w http.ResponseWriter, _ *http.Request, a *cpAccount, caller *cpMachine, _ *x509.Certificate) {
 	err := cp.data.update(func(s *cpState) error {
 		if sa := s.Accounts[a.Name]; sa != nil {
 			if m := sa.Machines[caller.Slug]; m != nil {

@@ -317,7 +317,24 @@ func (id *Identity) Client(slug string) *http.Client {
 	if c := id.clients[slug]; c != nil {
 		return c
 	}
-	conf := &tls.Config{
+	c := &http.Client{Transport: &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: dialTimeout}).DialContext,
+		TLSClientConfig:     id.peerClientTLS(slug),
+		TLSHandshakeTimeout: dialTimeout,
+		ForceAttemptHTTP2:   true,
+		IdleConnTimeout:     90 * time.Second,
+	}}
+	if id.clients == nil {
+		id.clients = map[string]*http.Client{}
+	}
+	id.clients[slug] = c
+	return c
+}
+
+// peerClientTLS is the TLS of a client of machine slug: this machine's
+// certificate, and the server taken only as slug of this account.
+func (id *Identity) peerClientTLS(slug string) *tls.Config {
+	return &tls.Config{
 		MinVersion: tls.VersionTLS13,
 		// The standard check would match the server's name against the
 		// host we dial (an address that changes); we want the machine's
@@ -328,7 +345,7 @@ func (id *Identity) Client(slug string) *http.Client {
 		InsecureSkipVerify: true,
 		VerifyConnection: func(cs tls.ConnectionState) error {
 			if _, err := verifyMachine(cs.PeerCertificates, id.accountPool, x509.ExtKeyUsageServerAuth, id.Account, slug, time.Now()); err != nil {
-				return fmt.Errorf("machine %s of account %s is not who answered: %w", slug, id.Account, err)
+				return &WrongMachineError{fmt.Errorf("machine %s of account %s is not who answered: %w", slug, id.Account, err)}
 			}
 			if id.Revoked(cs.PeerCertificates[0]) {
 				return fmt.Errorf("machine %s was removed from account %s (its key is revoked)", slug, id.Account)
@@ -339,18 +356,6 @@ func (id *Identity) Client(slug string) *http.Client {
 			return id.current()
 		},
 	}
-	c := &http.Client{Transport: &http.Transport{
-		DialContext:         (&net.Dialer{Timeout: dialTimeout}).DialContext,
-		TLSClientConfig:     conf,
-		TLSHandshakeTimeout: dialTimeout,
-		ForceAttemptHTTP2:   true,
-		IdleConnTimeout:     90 * time.Second,
-	}}
-	if id.clients == nil {
-		id.clients = map[string]*http.Client{}
-	}
-	id.clients[slug] = c
-	return c
 }
 
 // CloseIdleConnections closes the kept connections of every client.
@@ -364,6 +369,14 @@ func (id *Identity) CloseIdleConnections() {
 		id.cp.CloseIdleConnections()
 	}
 }
+
+// WrongMachineError is a server that is not the machine dialled: another
+// machine at an address that was the one's (or no st machine at all). The
+// relay, which finds machines by slug, may still reach the right one.
+type WrongMachineError struct{ Err error }
+
+func (e *WrongMachineError) Error() string { return e.Err.Error() }
+func (e *WrongMachineError) Unwrap() error { return e.Err }
 
 // PeerOf is the machine slug of the client of r, as its verified
 // certificate says (server side, under ServerTLS), and only when the
@@ -384,19 +397,32 @@ func PeerOf(r *http.Request) (slug string, ok bool) {
 	return slug, true
 }
 
+// cpClient is a client of the control plane that trusts pool (nil: the
+// system's roots). With id, it shows the machine's certificate in the
+// handshake and signs each request (auth.go), so that it is known
+// whether or not a TLS terminator stands in front of the control plane.
 func cpClient(pool *x509.CertPool, id *Identity) *http.Client {
+	return &http.Client{Timeout: 15 * time.Second, Transport: cpTransport(pool, id, true)}
+}
+
+func cpTransport(pool *x509.CertPool, id *Identity, h2 bool) http.RoundTripper {
 	conf := &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool}
 	if id != nil {
 		conf.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
 			return id.current()
 		}
 	}
-	return &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{
+	tr := &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: dialTimeout}).DialContext,
 		TLSClientConfig:     conf,
 		TLSHandshakeTimeout: dialTimeout,
-		ForceAttemptHTTP2:   true,
-	}}
+		// A websocket (the relay) needs HTTP/1.1.
+		ForceAttemptHTTP2: h2,
+	}
+	if id == nil {
+		return tr
+	}
+	return signingTransport{id: id, base: tr}
 }
 
 func (id *Identity) cpClient() *http.Client {

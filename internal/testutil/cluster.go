@@ -16,8 +16,9 @@ import (
 
 // Cluster is several "machines" on one box for the tests of workers on
 // other machines: a control plane on 127.0.0.1 and, per machine, its own
-// ST_HOME, HOME, tmux server and peer address (127.0.0.N). Everything it
-// starts it stops in cleanup, by pid or by its own tmux socket.
+// ST_HOME, HOME, tmux server and peer address (127.0.0.N), or none at all
+// (Relayed). Everything it starts it stops in cleanup, by pid or by its
+// own tmux socket.
 type Cluster struct {
 	t      testing.TB
 	Bin    string
@@ -29,6 +30,31 @@ type Cluster struct {
 	keys   map[string]string // account -> key
 	// Extra is added to every machine's environment (ST_HEARTBEAT...).
 	Extra []string
+	// Relayed: no machine has a peer listener (peer_listen off), so every
+	// request between machines goes through the control plane's relay.
+	Relayed bool
+	// RelayRecord is the folder where the control plane keeps what its
+	// relay read of each stream (st control-plane serve --relay-record).
+	RelayRecord string
+}
+
+// Ways are the ways machines of a Cluster reach each other, by name:
+// "direct" (each has a peer listener on its 127.0.0.N) and "relayed"
+// (none has one). The machines tier runs each of its tests both ways.
+var Ways = []string{"direct", "relayed"}
+
+// NewClusterWay starts a control plane (NewCluster) whose machines reach
+// each other the way named (see Ways).
+func NewClusterWay(t testing.TB, way string) *Cluster {
+	t.Helper()
+	switch way {
+	case "direct":
+		return NewCluster(t)
+	case "relayed":
+		return newCluster(t, true)
+	}
+	t.Fatalf("no way %q: use one of %v", way, Ways)
+	return nil
 }
 
 // Machine is one machine of a Cluster.
@@ -42,23 +68,42 @@ type Machine struct {
 	Extra   []string
 }
 
-// NewCluster starts a control plane with offline-after 3s.
+// NewCluster starts a control plane with offline-after 3s, whose
+// machines each have a peer listener on their own 127.0.0.N.
 func NewCluster(t testing.TB) *Cluster {
+	t.Helper()
+	return newCluster(t, false)
+}
+
+func newCluster(t testing.TB, relayed bool) *Cluster {
 	t.Helper()
 	// ShortTempDir fails the test when a process of the cluster's
 	// folder outlives it (CheckNoLeaks).
-	c := &Cluster{t: t, Bin: BuildST(t), Dir: ShortTempDir(t), keys: map[string]string{}}
+	c := &Cluster{t: t, Bin: BuildST(t), Dir: ShortTempDir(t), keys: map[string]string{}, Relayed: relayed}
 	c.cpData = filepath.Join(c.Dir, "cp")
+	c.RelayRecord = filepath.Join(c.Dir, "relay-record")
 	c.StartControlPlane()
-	t.Cleanup(c.StopControlPlane)
+	t.Cleanup(func() {
+		c.StopControlPlane()
+		if t.Failed() {
+			t.Logf("control plane log:\n%s", lastLines(c.CPLog(), 60))
+		}
+	})
 	return c
+}
+
+// CPLog is what the control plane printed.
+func (c *Cluster) CPLog() string {
+	b, _ := os.ReadFile(filepath.Join(c.Dir, "cp.log"))
+	return string(b)
 }
 
 // StartControlPlane starts (or starts again) the control plane on a free port.
 func (c *Cluster) StartControlPlane() {
 	c.t.Helper()
 	os.Remove(filepath.Join(c.cpData, "url"))
-	cmd := exec.Command(c.Bin, "control-plane", "serve", "--data", c.cpData, "--listen", "127.0.0.1:0", "--offline-after", "3s")
+	cmd := exec.Command(c.Bin, "control-plane", "serve", "--data", c.cpData, "--listen", "127.0.0.1:0", "--offline-after", "3s",
+		"--relay-record", c.RelayRecord)
 	cmd.Env = Env(os.Environ())
 	log, err := os.OpenFile(filepath.Join(c.Dir, "cp.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
@@ -160,8 +205,12 @@ func lastLines(s string, n int) string {
 
 // Env is the machine's environment for st and tmux.
 func (m *Machine) Env(extra ...string) []string {
+	listen := m.IP + ":0"
+	if m.c.Relayed {
+		listen = "off"
+	}
 	set := []string{"ST_HOME=" + m.Home, "HOME=" + m.UserDir, "TMUX_TMPDIR=" + m.Tmux.Dir,
-		"ST_PEER_LISTEN=" + m.IP + ":0", "ST_WEB_PORT=auto", "ST_HOSTNAME=host-" + m.Name,
+		"ST_PEER_LISTEN=" + listen, "ST_WEB_PORT=auto", "ST_HOSTNAME=host-" + m.Name,
 		"PATH=" + filepath.Dir(m.c.Bin) + string(os.PathListSeparator) + os.Getenv("PATH")}
 	set = append(set, m.c.Extra...)
 	set = append(set, m.Extra...)

@@ -160,3 +160,22 @@ func Within(t testing.TB, d time.Duration, what string, fn func()) {
 		t.Fatalf("%s did not return within %v", what, d)
 	}
 }
+
+// SyncBuffer is a buffer that one goroutine (a server's log, a command)
+// writes while the test reads it.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *SyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

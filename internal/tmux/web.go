@@ -74,6 +74,53 @@ func (c *Client) showNameOf(ctx context.Context, target, name string) {
 	}
 }
 
+// NewWindowSession makes a detached session called name that holds one
+// window (an id like @3) and no other: for a web terminal of another
+// machine, which must see that window only, whatever its client does.
+// The window stays in its own session too; when it closes, this session
+// goes with it.
+func (c *Client) NewWindowSession(ctx context.Context, name, window string) error {
+	// A session needs a window to begin with: a placeholder that runs
+	// nothing but cat, closed once the window is linked.
+	out, err := c.Run(ctx, "new-session", "-d", "-s", name, "-P", "-F", "#{window_id}", "cat")
+	if err != nil {
+		return fmt.Errorf("make a session for window %s: %w", window, err)
+	}
+	placeholder := strings.TrimSpace(out)
+	// Its session's name, read before the window is in two sessions.
+	orig, origErr := c.Run(ctx, "display-message", "-p", "-t", window, "#{session_id}")
+	if _, err := c.Run(ctx, "link-window", "-s", window, "-t", "="+name+":"); err != nil {
+		c.KillSession(ctx, name)
+		return fmt.Errorf("show window %s: %w", window, err)
+	}
+	if _, err := c.Run(ctx, "kill-window", "-t", placeholder); err != nil {
+		c.KillSession(ctx, name)
+		return fmt.Errorf("make a session for window %s: %w", window, err)
+	}
+	if origErr == nil {
+		c.showNameOf(ctx, strings.TrimSpace(orig), name)
+	}
+	return nil
+}
+
+// SendBytes types bytes into a pane exactly as they are (send-keys -H:
+// each byte is written to the pane's input, with no key binding of any
+// client in between).
+func (c *Client) SendBytes(ctx context.Context, pane string, b []byte) error {
+	for len(b) > 0 {
+		n := min(len(b), 256)
+		args := []string{"send-keys", "-t", pane, "-H"}
+		for _, x := range b[:n] {
+			args = append(args, fmt.Sprintf("%02x", x))
+		}
+		if _, err := c.Run(ctx, args...); err != nil {
+			return fmt.Errorf("type into %s: %w", pane, err)
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
 // SelectWindow brings a window (an id like @3) to the front of session
 // name only; other sessions of the group keep theirs.
 func (c *Client) SelectWindow(ctx context.Context, session, window string) error {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 	"github.com/sophonz/st/internal/tmux"
@@ -29,8 +30,10 @@ import (
 // application's own).
 const (
 	closeBadTarget = 4400
+	closeRefused   = 4403 // another machine would not open it (closeRefused, the reason says why)
 	closeNoWindow  = 4404
 	closeTmux      = 4500
+	closeNoPeer    = 4502 // another machine could not be reached
 )
 
 var (
@@ -52,7 +55,9 @@ func (s *Server) serveTerm(w http.ResponseWriter, r *http.Request) {
 	if s.refuseOrigin(w, r) {
 		return
 	}
-	if s.cfg.Tmux == nil {
+	q := r.URL.Query()
+	remote := q.Get("machine") != ""
+	if s.cfg.Tmux == nil && !remote {
 		http.Error(w, "no tmux server", http.StatusServiceUnavailable)
 		return
 	}
@@ -72,11 +77,14 @@ func (s *Server) serveTerm(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(base)
 	defer cancel()
 
-	q := r.URL.Query()
 	session, window, pane := q.Get("session"), q.Get("window"), q.Get("pane")
 	readOnly := q.Get("ro") == "1"
 	cols, _ := strconv.Atoi(q.Get("cols"))
 	rows, _ := strconv.Atoi(q.Get("rows"))
+	if remote {
+		s.serveRemoteTerm(ctx, c, q.Get("machine"), pane, PeerTermOpts{ReadOnly: readOnly, Cols: cols, Rows: rows})
+		return
+	}
 	if pane != "" {
 		p, err := s.cfg.Tmux.Pane(ctx, pane)
 		if err != nil {
@@ -96,33 +104,47 @@ func (s *Server) serveTerm(w http.ResponseWriter, r *http.Request) {
 	}
 	name := tmux.NewWebSessionName()
 	if err := t.NewGroupedSession(ctx, session, name); err != nil {
-		s.closeTmuxErr(c, err)
+		closeTmuxErr(c, err, s.logf)
 		return
 	}
-	defer func() {
-		// Only this session; its windows live on in the group.
-		kctx, kcancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer kcancel()
-		if err := t.KillSession(kctx, name); err != nil && !errors.Is(err, tmux.ErrNoPane) {
-			s.logf("term: %v", err)
-		}
-	}()
+	defer killWebSession(t, name, s.logf)
 	if window != "" {
 		if err := t.SelectWindow(ctx, name, window); err != nil {
-			s.closeTmuxErr(c, err)
+			closeTmuxErr(c, err, s.logf)
 			return
 		}
 	}
 	p, err := t.AttachPTY(ctx, tmux.AttachOpts{Session: name, ReadOnly: readOnly, Cols: cols, Rows: rows})
 	if err != nil {
-		s.closeTmuxErr(c, err)
+		closeTmuxErr(c, err, s.logf)
 		return
 	}
 	// Registered after the kill above, so it runs first: the clients go
 	// before their session does.
 	defer p.Close()
+	bridge(ctx, cancel, c, p, func(b []byte) error {
+		if readOnly {
+			return nil // tmux refuses it too; this keeps it off the pty
+		}
+		_, err := p.Write(b)
+		return err
+	})
+}
 
-	// tmux's drawing goes to the page as it comes.
+// killWebSession closes a terminal's own session (only it; its windows
+// live on in their sessions).
+func killWebSession(t *tmux.Client, name string, logf func(string, ...any)) {
+	kctx, kcancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer kcancel()
+	if err := t.KillSession(kctx, name); err != nil && !errors.Is(err, tmux.ErrNoPane) {
+		logf("term: %v", err)
+	}
+}
+
+// bridge carries a terminal: what the tmux client in p draws goes to the
+// page as it comes; what the page types goes to input, and its resizes
+// to p. It returns when either side ends.
+func bridge(ctx context.Context, cancel context.CancelFunc, c *websocket.Conn, p *tmux.PTY, input func([]byte) error) {
 	outDone := make(chan struct{})
 	go func() {
 		defer close(outDone)
@@ -153,10 +175,7 @@ func (s *Server) serveTerm(w http.ResponseWriter, r *http.Request) {
 		}
 		switch typ {
 		case websocket.MessageBinary:
-			if readOnly {
-				continue // tmux refuses it too; this keeps it off the pty
-			}
-			if _, err := p.Write(data); err != nil {
+			if err := input(data); err != nil {
 				cancel()
 			}
 		case websocket.MessageText:
@@ -171,15 +190,24 @@ func (s *Server) serveTerm(w http.ResponseWriter, r *http.Request) {
 	<-outDone
 }
 
-func (s *Server) closeTmuxErr(c *websocket.Conn, err error) {
-	s.logf("term: %v", err)
+func closeTmuxErr(c *websocket.Conn, err error, logf func(string, ...any)) {
+	logf("term: %v", err)
 	code := websocket.StatusCode(closeTmux)
 	if errors.Is(err, tmux.ErrNoPane) {
 		code = closeNoWindow
 	}
-	msg := err.Error()
-	if len(msg) > 120 { // a close reason must fit in a control frame
-		msg = msg[:120]
+	c.Close(code, reason(err.Error()))
+}
+
+// reason fits a text into a close frame's reason (123 bytes at most),
+// cut at a character's start.
+func reason(msg string) string {
+	if len(msg) <= 120 {
+		return msg
 	}
-	c.Close(code, msg)
+	i := 117
+	for i > 0 && !utf8.RuneStart(msg[i]) {
+		i--
+	}
+	return msg[:i] + "..."
 }

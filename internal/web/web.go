@@ -43,6 +43,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/sophonz/st/internal/tmux"
 )
 
@@ -66,6 +67,12 @@ type Config struct {
 	// loopback names on the UI's own port: a name the user configured on
 	// purpose, such as a reverse proxy's or the push answers' base.
 	AllowedHosts []string
+	// PeerTerm opens a socket to the window of pane on another machine
+	// of the account, over the two machines' peer connection; that machine
+	// decides whether it opens. An error that has Unreachable() true is a
+	// machine out of reach rather than a refusal. Nil: windows of other
+	// machines do not open here.
+	PeerTerm func(ctx context.Context, machine, pane string, o PeerTermOpts) (*websocket.Conn, error)
 	// AnswerPush answers a gate with an answer token of a push's action
 	// (the token alone authorizes it); nil: no push answers.
 	AnswerPush func(ctx context.Context, answerToken string) error

@@ -1,6 +1,8 @@
 package browser
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -121,5 +123,105 @@ func TestCrossMachineMarks(t *testing.T) {
 	// And the CLI there says the same.
 	if out := b.MustST("", "worker", "list", "--all"); !regexp.MustCompile(`far .*worker of boss on alpha \(alpha/%\d+\)`).MatchString(out) {
 		t.Errorf("st worker list --all on beta:\n%s", out)
+	}
+}
+
+// TestWindowOfAnotherMachine (issue 17): a click on an agent of another
+// machine in the graph opens its window in the same page, bridged over
+// the two machines' peer connection, both ways the machines reach each
+// other (directly, and through the control plane's relay with no
+// listener at all). Typing reaches that agent and its echo comes back;
+// with read-only on, nothing typed arrives; the other machine opens no
+// window that is not an agent's; and once it stops taking workers
+// (accept-remote off), the open window closes saying why, the card of
+// this machine's own worker there says why, and a click opens nothing.
+func TestWindowOfAnotherMachine(t *testing.T) {
+	for _, way := range testutil.Ways {
+		t.Run(way, func(t *testing.T) { windowOfAnotherMachine(t, way) })
+	}
+}
+
+func windowOfAnotherMachine(t *testing.T, way string) {
+	c := testutil.NewClusterWay(t, way)
+	c.Extra = []string{"ST_HEARTBEAT=1s"}
+	a, b := c.Machine("alpha", "127.0.0.2"), c.Machine("beta", "127.0.0.3")
+	for _, m := range []*testutil.Machine{a, b} {
+		m.Login("acme")
+	}
+	a.Up()
+	shell := b.Up() // beta's main window: a shell, no agent
+	b.MustST("", "orch", "accept-remote", "on")
+	boss := a.HandAgent("boss")
+	slow := c.TaskFile("slow.md", "sleep: 300s\nsummary: slept\n")
+	out := a.MustST(boss, "worker", "start", "--machine", "beta", "--agent", "sim", "--task", slow, "--name", "far")
+	far := regexp.MustCompile(`(?m)^beta/(%\d+) far$`).FindStringSubmatch(out)
+	if far == nil {
+		t.Fatalf("no far worker: %s", out)
+	}
+	lone := b.HandAgent("lone")
+
+	ctx := newBrowser(t, 1280, 800)
+	do(t, ctx, chromedp.Navigate(strings.TrimSpace(a.MustST("", "web"))))
+	do(t, ctx, chromedp.Click("#agents-btn"))
+	loneCard := `#graph .agent-card[data-agent="beta/` + lone + `"]`
+	farCard := `#graph .agent-card[data-agent="beta/` + far[1] + `"]`
+	waitJS(t, ctx, `document.querySelector('`+loneCard+`') !== null && document.querySelector('`+farCard+`') !== null`, 30*time.Second)
+	do(t, ctx, chromedp.Click(loneCard+" .gc-name"))
+	rows := `document.querySelector("#term .xterm-rows")`
+	waitJS(t, ctx, rows+` !== null && `+rows+`.innerText.includes("❯") && document.querySelector("#term-title").innerText === "lone on beta"`, 20*time.Second)
+	do(t, ctx, chromedp.Focus("#term .xterm-helper-textarea"), typeKeys("hi-from-alpha"))
+	testutil.WaitFor(t, 10*time.Second, func() (bool, string) {
+		s := b.Capture(lone)
+		return strings.Contains(s, "hi-from-alpha"), "beta's pane:\n" + s
+	})
+	waitJS(t, ctx, rows+`.innerText.includes("hi-from-alpha") && `+rows+`.innerText.includes("[main]")`, 10*time.Second)
+	screenshot(t, ctx, "web-window-of-another-machine-"+way+".png")
+
+	// Read-only: what is typed then never arrives; typing after it does.
+	do(t, ctx, chromedp.Click("#ro"))
+	waitJS(t, ctx, `document.querySelector("#ro").checked`, 5*time.Second)
+	time.Sleep(300 * time.Millisecond) // the socket opens again, read-only (nothing to poll for)
+	do(t, ctx, chromedp.Focus("#term .xterm-helper-textarea"), typeKeys("zz-ro-zz"))
+	do(t, ctx, chromedp.Click("#ro"))
+	waitJS(t, ctx, `!document.querySelector("#ro").checked`, 5*time.Second)
+	testutil.WaitFor(t, 10*time.Second, func() (bool, string) {
+		do(t, ctx, chromedp.Focus("#term .xterm-helper-textarea"), typeKeys("+"))
+		s := b.Capture(lone)
+		return strings.Contains(s, "hi-from-alpha+"), "beta's pane:\n" + s
+	})
+	if s := b.Capture(lone); strings.Contains(s, "zz") {
+		t.Fatalf("keys typed read-only reached beta's agent:\n%s", s)
+	}
+
+	// beta opens no window that is not an agent's, even to a page that
+	// asks for it by hand: its shell is refused before tmux is touched.
+	refusal := run(t, ctx, chromedp.Evaluate[string](`new Promise((done) => {
+		const u = new URL('term', location.href);
+		u.protocol = 'ws:';
+		u.search = new URLSearchParams({ machine: 'beta', pane: '`+shell+`', cols: 80, rows: 24 }).toString();
+		const ws = new WebSocket(u);
+		ws.onclose = (e) => done(e.code + ' ' + e.reason);
+	})`, chromedp.EvalAwaitPromise))
+	if !strings.HasPrefix(refusal, "4403 ") || !strings.Contains(refusal, "is not an agent there") {
+		t.Errorf("a page asking for beta's shell: %s", refusal)
+	}
+
+	// beta stops taking workers: the open window closes, saying why.
+	b.MustST("", "orch", "accept-remote", "off")
+	waitJS(t, ctx, `!document.querySelector("#term-closed").hidden && document.querySelector("#term-closed-msg").innerText.includes("accept-remote is off there")`, 15*time.Second)
+	// alpha's own worker there stays in the graph, and its card says why
+	// it does not open; a click opens nothing.
+	do(t, ctx, chromedp.Click("#agents-btn"))
+	waitJS(t, ctx, `document.querySelector('`+farCard+` .gc-note') !== null &&
+		document.querySelector('`+farCard+` .gc-note').innerText.includes("beta takes no workers from other machines now") &&
+		document.querySelector('`+loneCard+`') === null`, 15*time.Second)
+	screenshot(t, ctx, "web-window-of-another-machine-refused-"+way+".png")
+	do(t, ctx, chromedp.Click(farCard+" .gc-name"))
+	waitJS(t, ctx, `!document.querySelector("#toast").hidden && document.querySelector("#toast").innerText.includes("Run st orch accept-remote on on beta")`, 5*time.Second)
+	if title := run(t, ctx, chromedp.Evaluate[string](`document.querySelector("#term-title").innerText`)); strings.Contains(title, "far") {
+		t.Errorf("far's window opened with accept-remote off on beta: %q", title)
+	}
+	if log, _ := os.ReadFile(filepath.Join(b.Home, "daemon.log")); strings.Contains(string(log), "opens the window of "+far[1]) {
+		t.Errorf("beta was asked for far's window:\n%s", log)
 	}
 }

@@ -18,14 +18,23 @@ import (
 	"github.com/sophonz/st/internal/testutil"
 )
 
-// three makes alpha (the coordinator's), beta and gamma of account acme,
-// signed in and running; beta and gamma take workers.
-func three(t *testing.T) (c *testutil.Cluster, a, b, g *testutil.Machine, pa string) {
-	t.Helper()
+// eachWay runs test once per way the machines reach each other
+// (testutil.Ways): with a peer listener each (direct), and with none at
+// all, every request through the control plane's relay (relayed).
+func eachWay(t *testing.T, test func(t *testing.T, way string)) {
 	if testing.Short() {
 		t.Skip("starts daemons and tmux servers")
 	}
-	c = testutil.NewCluster(t)
+	for _, way := range testutil.Ways {
+		t.Run(way, func(t *testing.T) { test(t, way) })
+	}
+}
+
+// three makes alpha (the coordinator's), beta and gamma of account acme,
+// signed in and running; beta and gamma take workers.
+func three(t *testing.T, way string) (c *testutil.Cluster, a, b, g *testutil.Machine, pa string) {
+	t.Helper()
+	c = testutil.NewClusterWay(t, way)
 	c.Extra = []string{"ST_HEARTBEAT=1s", "ST_PEER_RETRY=20s"}
 	a, b, g = c.Machine("alpha", "127.0.0.2"), c.Machine("beta", "127.0.0.3"), c.Machine("gamma", "127.0.0.4")
 	for _, m := range []*testutil.Machine{a, b, g} {
@@ -73,14 +82,19 @@ func has(t *testing.T, out string, pattern string) []string {
 
 const helloTask = "Say hello.\nrun: pwd > where.txt\nanswer: Hello from the other machine.\nsummary: said hello, checked where.txt\n"
 
-func TestMachinesListAndRefusals(t *testing.T) {
-	c, a, b, _, pa := three(t)
+func TestMachinesListAndRefusals(t *testing.T) { eachWay(t, listAndRefusals) }
 
-	// st machines: names, host names, slugs, online, takes workers.
+func listAndRefusals(t *testing.T, way string) {
+	c, a, b, _, pa := three(t, way)
+
+	// st machines: names, host names, slugs, online, takes workers, and
+	// how this machine reaches each: directly at its listener, or through
+	// the control plane when it has none.
 	testutil.WaitFor(t, 60*time.Second, func() (bool, string) {
 		out, _ := a.ST("machines")
-		ok := regexp.MustCompile(`beta\s+host-beta\s+beta\s+online\s+(takes workers|yes)`).MatchString(out) &&
-			regexp.MustCompile(`alpha\s+host-alpha\s+alpha\s+online\s+no`).MatchString(out)
+		ok := regexp.MustCompile(`beta\s+host-beta\s+beta\s+online\s+takes workers\s+`+way+`\n`).MatchString(out) &&
+			regexp.MustCompile(`gamma\s+host-gamma\s+gamma\s+online\s+takes workers\s+`+way+`\n`).MatchString(out) &&
+			regexp.MustCompile(`alpha\s+host-alpha\s+alpha\s+online\s+no\s+this machine`).MatchString(out)
 		return ok, out
 	})
 
@@ -123,8 +137,10 @@ func TestMachinesListAndRefusals(t *testing.T) {
 	}
 }
 
-func TestMachinesWorkerLifecycle(t *testing.T) {
-	c, a, b, g, pa := three(t)
+func TestMachinesWorkerLifecycle(t *testing.T) { eachWay(t, workerLifecycle) }
+
+func workerLifecycle(t *testing.T, way string) {
+	c, a, b, g, pa := three(t, way)
 	task := c.TaskFile("hello.md", helloTask)
 
 	// Start by name in another case: a window of beta's st-remote session,
@@ -224,10 +240,92 @@ func TestMachinesWorkerLifecycle(t *testing.T) {
 	if err != nil || json.Unmarshal(b2, &acc) != nil {
 		t.Fatalf("no access file for beta on alpha: %v", err)
 	}
+
+	// What the control plane read of it all: relayed, TLS records only
+	// (no task, summary, answer or message); direct, nothing.
+	secrets := []string{"Say hello.", "Hello from the other machine.", "said hello, checked where.txt", "please also say goodbye",
+		"wrote src/done.txt", "greeter"}
+	streams := relayedOnly(t, c, secrets)
+	if way == "direct" && streams != 0 {
+		t.Errorf("with every machine listening, %d streams went through the relay; direct connections come first", streams)
+	}
+	if way == "relayed" && streams < 3 {
+		t.Errorf("with no machine listening, only %d streams went through the relay", streams)
+	}
 }
 
-func TestMachinesAdoptTeamsDepth(t *testing.T) {
-	c, a, b, g, pa := three(t)
+// relayedOnly checks what the control plane's relay read (its
+// --relay-record folder): each stream's first line, then TLS records and
+// nothing else, with none of secrets in any of it or in its log. It
+// returns how many streams there were.
+func relayedOnly(t *testing.T, c *testutil.Cluster, secrets []string) int {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(c.RelayRecord, "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	streams, records, bytes := 0, 0, 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bytes += len(b)
+		for _, s := range secrets {
+			if strings.Contains(string(b), s) {
+				t.Errorf("the relay read %q in %s", s, filepath.Base(f))
+			}
+		}
+		if strings.HasSuffix(f, ".out") {
+			streams++
+			first, rest, _ := strings.Cut(string(b), "\n")
+			if !regexp.MustCompile(`^\{"to":"[a-z0-9-]+"\}$`).MatchString(first) {
+				t.Errorf("%s starts with %q, not the relay's line", filepath.Base(f), first)
+			}
+			b = []byte(rest)
+		}
+		n, err := tlsRecords(b)
+		if err != nil {
+			t.Errorf("%s: %v", filepath.Base(f), err)
+		}
+		records += n
+	}
+	log := c.CPLog()
+	for _, s := range secrets {
+		if strings.Contains(log, s) {
+			t.Errorf("the control plane's log holds %q", s)
+		}
+	}
+	if streams > 0 && !strings.Contains(log, "relay: acme/alpha -> acme/beta: stream") {
+		t.Errorf("the control plane's log does not name the streams:\n%s", log)
+	}
+	t.Logf("the relay carried %d streams: %d TLS records, %d bytes", streams, records, bytes)
+	return streams
+}
+
+// tlsRecords checks that b is TLS records back to back: a content type
+// 20-23, a version 3.1-3.4 and a length within the limit each. A stream
+// cut short may end inside one.
+func tlsRecords(b []byte) (int, error) {
+	n := 0
+	for len(b) >= 5 {
+		typ, major, minor, l := b[0], b[1], b[2], int(b[3])<<8|int(b[4])
+		if typ < 20 || typ > 23 || major != 3 || minor < 1 || minor > 4 || l > 16384+256 {
+			return n, fmt.Errorf("record %d is not a TLS record: % x", n, b[:5])
+		}
+		n++
+		if len(b) < 5+l {
+			break
+		}
+		b = b[5+l:]
+	}
+	return n, nil
+}
+
+func TestMachinesAdoptTeamsDepth(t *testing.T) { eachWay(t, adoptTeamsDepth) }
+
+func adoptTeamsDepth(t *testing.T, way string) {
+	c, a, b, g, pa := three(t, way)
 	// A sim agent started by hand on beta, and a lead with a worker of its own.
 	lone := b.HandAgent("lone")
 	lead := b.HandAgent("lead")
@@ -282,7 +380,11 @@ func TestMachinesAdoptTeamsDepth(t *testing.T) {
 }
 
 func TestMachinesUnreachableAndCoordinatorMove(t *testing.T) {
-	c, a, b, g, _ := three(t)
+	eachWay(t, unreachableAndCoordinatorMove)
+}
+
+func unreachableAndCoordinatorMove(t *testing.T, way string) {
+	c, a, b, g, _ := three(t, way)
 	// The coordinator sits in a pane that a restored server numbers
 	// otherwise: windows 1 and 2 made, window 1 closed, window 2's pane
 	// is the coordinator (%2 now, %1 once restored).
@@ -312,8 +414,10 @@ func TestMachinesUnreachableAndCoordinatorMove(t *testing.T) {
 		out, _ := a.In(pa, "worker", "list")
 		return regexp.MustCompile(regexp.QuoteMeta(gid) + `\s+far\s+sim\s+working`).MatchString(out), out
 	})
-	if after := accessAddr(t, a, "gamma"); after == before {
+	if after := accessAddr(t, a, "gamma"); way == "direct" && after == before {
 		t.Fatalf("remote/gamma.json still has the old address %s", before)
+	} else if way == "relayed" && after != "" {
+		t.Fatalf("gamma has no listener, but remote/gamma.json says %s", after)
 	}
 
 	// The coordinator moves: beta's st is down while alpha's tmux server
@@ -383,8 +487,10 @@ func execGit(dir string, args ...string) *exec.Cmd {
 // control plane (a lost laptop) still held a certificate its peers took
 // for up to 11 hours. Now they refuse it from their next heartbeat (1s
 // here), though its st still has its certificate and the peers' address.
-func TestMachinesRevokedMachine(t *testing.T) {
-	c, _, b, g, _ := three(t)
+func TestMachinesRevokedMachine(t *testing.T) { eachWay(t, revokedMachine) }
+
+func revokedMachine(t *testing.T, way string) {
+	c, _, b, g, _ := three(t, way)
 	pg := g.Up()
 	task := c.TaskFile("hi.md", helloTask)
 	// gamma reaches beta (and so keeps beta's address and certificate).
@@ -400,7 +506,9 @@ func TestMachinesRevokedMachine(t *testing.T) {
 		took = time.Since(removed)
 		// A new connection fails its handshake; one kept from before is
 		// refused request by request.
-		return err != nil && (strings.Contains(out, "did not accept this machine's certificate") || strings.Contains(out, "a machine that signed out or was removed from the account is refused")), out
+		// Relayed, the control plane also refuses to carry its streams.
+		return err != nil && (strings.Contains(out, "did not accept this machine's certificate") || strings.Contains(out, "a machine that signed out or was removed from the account is refused") ||
+			strings.Contains(out, "is no longer signed in to account acme")), out
 	})
 	t.Logf("beta refused the removed gamma %s after the removal (heartbeat 1s)", took.Round(time.Millisecond))
 	// And gamma is no longer in the account's list.

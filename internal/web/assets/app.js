@@ -201,7 +201,20 @@ function stateText(a, short) {
 }
 
 function isOpen(a) {
-  return S.open && isLocal(a.machine) && S.open.window === a.window;
+  if (!S.open) return false;
+  if (S.open.machine) return a.machine === S.open.machine && a.pane === S.open.pane;
+  return isLocal(a.machine) && S.open.window === a.window;
+}
+
+// Why the window of another machine's agent cannot open from here, or ''.
+// That machine decides in the end (it checks again, and says why).
+function cannotOpen(a) {
+  if (isLocal(a.machine)) return '';
+  const m = machineOf(a.machine);
+  const name = machineName(a.machine);
+  if (!m || !m.online) return `${name} is offline: its windows open when its st is back.`;
+  if (!m.accepts) return `${name} takes no workers from other machines now, and opens its windows to them only while it does. Run st orch accept-remote on on ${name}.`;
+  return '';
 }
 
 // ---- Actions ------------------------------------------------------------
@@ -239,7 +252,12 @@ function adopt(coordinator, agent) {
 }
 
 function openAgent(a) {
-  if (!isLocal(a.machine)) { toast(`${a.name} runs on ${a.machine}: open st web there.`); return; }
+  if (!isLocal(a.machine)) {
+    const why = cannotOpen(a);
+    if (why) { toast(why, true); return; }
+    openRemote(a.machine, a.pane);
+    return;
+  }
   openWindow(a.session, a.window);
 }
 
@@ -631,6 +649,7 @@ function graphCard(a) {
     el('div.gc-state', null, stateText(a)),
     a.summary && (a.state === 'done' || a.state === 'idle') ? el('div.gc-summary', { text: a.summary, title: a.summary }) : null,
     m.orphan(a) ? el('div.warn.small', { text: `⚠ coordinator ${paneLabel(a.parent)} is gone` }) : null,
+    cannotOpen(a) ? el('div.gc-note.small', { text: cannotOpen(a) }) : null,
     gates.map((g) => gateBox(g, false)),
     worker ? el('div.gc-actions', null,
       el('button.small-btn.release', { type: 'button', text: 'Release', title: 'Let this worker go: it keeps running, with no coordinator',
@@ -816,6 +835,7 @@ function chartCard(a, depth, line) {
       !isLocal(a.machine) ? machineTag(a) : null),
     a.summary && a.state === 'done' ? el('div.gc-summary', { text: a.summary }) : null,
     S.m.orphan(a) ? el('div.warn.small', { text: `⚠ coordinator ${paneLabel(a.parent)} is gone` }) : null,
+    cannotOpen(a) ? el('div.gc-note.small', { text: cannotOpen(a) }) : null,
     gates.map((g) => gateBox(g, false)),
     parentKeyOf(a) ? el('div.gc-actions', null, el('button.small-btn.release', { type: 'button', text: 'Release',
       on: { click: (e) => { e.stopPropagation(); release(a); } } })) : null);
@@ -924,6 +944,18 @@ function openWindow(session, window) {
   if (!session || !window) return;
   S.open = { session, window };
   history.replaceState(null, '', `#s=${encodeURIComponent(session)}&w=${encodeURIComponent(window)}`);
+  showTerm();
+}
+
+// openRemote opens the window of an agent on another machine of the
+// account, bridged by this machine's st over the peer connection.
+function openRemote(machine, pane) {
+  S.open = { machine, pane };
+  history.replaceState(null, '', `#m=${encodeURIComponent(machine)}&p=${encodeURIComponent(pane)}`);
+  showTerm();
+}
+
+function showTerm() {
   if (S.graphOpen) setGraph(false);
   if (phone.matches) setView('term');
   $('#term-empty').hidden = true;
@@ -934,6 +966,10 @@ function openWindow(session, window) {
 
 function termTitle() {
   if (!S.open) return 'No window open';
+  if (S.open.machine) {
+    const a = S.m && S.m.byKey.get(`${S.open.machine}/${S.open.pane}`);
+    return `${a ? a.name : S.open.pane} on ${machineName(S.open.machine)}`;
+  }
   const info = S.m && S.m.windowOf.get(S.open.window);
   return info ? `${info.session.name}:${info.window.index} ${info.window.name}` : S.open.window;
 }
@@ -944,9 +980,8 @@ function connectTerm() {
   term.reset();
   term.options.disableStdin = S.ro;
   if ($('#termview').offsetParent !== null) fit.fit();
-  const ws = new WebSocket(wsURL('term', {
-    session: S.open.session, window: S.open.window, cols: term.cols, rows: term.rows, ro: S.ro ? '1' : '0',
-  }));
+  const where = S.open.machine ? { machine: S.open.machine, pane: S.open.pane } : { session: S.open.session, window: S.open.window };
+  const ws = new WebSocket(wsURL('term', { ...where, cols: term.cols, rows: term.rows, ro: S.ro ? '1' : '0' }));
   ws.binaryType = 'arraybuffer';
   termWS = ws;
   ws.onmessage = (ev) => { if (typeof ev.data !== 'string') term.write(new Uint8Array(ev.data)); };
@@ -983,6 +1018,8 @@ function onSnapshot(snap) {
     S.triedHash = true;
     const h = new URLSearchParams(location.hash.slice(1));
     if (h.get('s') && h.get('w') && S.m.windowOf.has(h.get('w'))) { openWindow(h.get('s'), h.get('w')); return; }
+    const ra = h.get('m') && h.get('p') && S.m.byKey.get(`${h.get('m')}/${h.get('p')}`);
+    if (ra && !cannotOpen(ra)) { openRemote(ra.machine, ra.pane); return; }
   }
   render();
 }

@@ -1,0 +1,497 @@
+package remote
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/hashicorp/yamux"
+)
+
+// The relay: every signed-in machine keeps one connection to its control
+// plane (a websocket over the control plane's HTTPS, GET /v1/relay), and
+// yamux carries many streams over it. A machine that cannot dial another
+// opens a stream and names the machine it wants; the control plane opens
+// a stream on that machine's connection and splices the two. The two
+// machines then run their mutual TLS inside, so what the control plane
+// splices is TLS records it cannot read, between machines it checked are
+// of one account and still signed in.
+//
+// The first line of a stream a machine opens is JSON, {"to":"beta"}; the
+// control plane answers one line, {"ok":true} or {"error":...}. The first
+// line of a stream the control plane opens on a machine is {"from":"alpha"}
+// (for its log only: the TLS inside proves who it is). After those lines,
+// the bytes are the machines' own.
+
+// Relay defaults: streams open at once per machine (an HTTP connection,
+// a long poll or a web terminal is one), and bytes a second a machine may
+// send through the relay (a burst of twice that is let through at once).
+const (
+	DefaultRelayStreams = 128
+	DefaultRelayRate    = 16 << 20
+)
+
+// relayLineMax bounds the first line of a stream.
+const relayLineMax = 1024
+
+type relayOpen struct {
+	To string `json:"to"`
+}
+
+type relayReply struct {
+	OK    bool   `json:"ok,omitempty"`
+	Error string `json:"error,omitempty"`
+	Hint  string `json:"hint,omitempty"`
+	// Offline means the machine is not connected to the relay: it cannot
+	// be reached now, as opposed to a refusal.
+	Offline bool `json:"offline,omitempty"`
+}
+
+type relayIncoming struct {
+	From string `json:"from"`
+}
+
+// yamuxConfig is the multiplexing of a relay connection, the same at
+// both ends.
+func yamuxConfig() *yamux.Config {
+	c := yamux.DefaultConfig()
+	c.LogOutput = io.Discard
+	// Below the idle timeouts of the proxies a control plane may sit
+	// behind (nginx cuts a quiet websocket at 60 s).
+	c.KeepAliveInterval = 20 * time.Second
+	c.StreamOpenTimeout = 30 * time.Second
+	c.StreamCloseTimeout = time.Minute
+	return c
+}
+
+// readLine reads one line of at most relayLineMax bytes, a byte at a
+// time, so that nothing after it is taken from the stream.
+func readLine(r io.Reader) ([]byte, error) {
+	var line []byte
+	b := make([]byte, 1)
+	for len(line) < relayLineMax {
+		if _, err := io.ReadFull(r, b); err != nil {
+			return nil, err
+		}
+		if b[0] == '\n' {
+			return line, nil
+		}
+		line = append(line, b[0])
+	}
+	return nil, errors.New("the relay's first line is too long")
+}
+
+func writeLine(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// relayHub is the control plane's side of the relay.
+type relayHub struct {
+	cp         *ControlPlane
+	maxStreams int
+	rate       float64
+	record     string
+
+	ctx    context.Context // ends at Close
+	cancel context.CancelFunc
+	seq    atomic.Uint64
+
+	mu       sync.Mutex
+	sessions map[string]*relayEnd // account/slug
+	wg       sync.WaitGroup
+}
+
+// relayEnd is one machine's relay connection.
+type relayEnd struct {
+	account, slug string
+	key           string    // keyID of the certificate it connected with
+	notAfter      time.Time // when that certificate ends
+	mux           *yamux.Session
+	conn          uint64 // its number in the log
+	streams       int    // open streams it is an end of (under hub.mu)
+	bucket        *bucket
+}
+
+func (e *relayEnd) name() string { return e.account + "/" + e.slug }
+
+func newRelayHub(cp *ControlPlane) *relayHub {
+	h := &relayHub{cp: cp, maxStreams: cp.opt.RelayStreams, rate: float64(cp.opt.RelayRate),
+		record: cp.opt.RelayRecord, sessions: map[string]*relayEnd{}}
+	h.ctx, h.cancel = context.WithCancel(context.Background())
+	h.wg.Add(1)
+	go h.sweep()
+	return h
+}
+
+func (h *relayHub) logf(format string, args ...any) {
+	fmt.Fprintf(h.cp.opt.Log, "relay: "+format+"\n", args...)
+}
+
+// close ends every relay connection and waits for their streams.
+func (h *relayHub) close() {
+	h.cancel()
+	h.mu.Lock()
+	for _, e := range h.sessions {
+		e.mux.Close()
+	}
+	h.mu.Unlock()
+	h.wg.Wait()
+}
+
+// serve is GET /v1/relay: the machine's one relay connection, for as
+// long as it lasts.
+func (h *relayHub) serve(w http.ResponseWriter, r *http.Request, a *cpAccount, m *cpMachine, leaf *x509.Certificate) {
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
+	if err != nil {
+		h.logf("%s/%s: not a websocket: %v", a.Name, m.Slug, err)
+		return
+	}
+	h.wg.Add(1)
+	defer h.wg.Done()
+	ctx, cancel := context.WithCancel(h.ctx)
+	defer cancel()
+	mux, err := yamux.Server(websocket.NetConn(ctx, c, websocket.MessageBinary), yamuxConfig())
+	if err != nil {
+		c.Close(websocket.StatusInternalError, "relay")
+		return
+	}
+	e := &relayEnd{account: a.Name, slug: m.Slug, key: keyID(leaf.PublicKey), notAfter: leaf.NotAfter, mux: mux,
+		conn: h.seq.Add(1), bucket: newBucket(h.rate)}
+	h.mu.Lock()
+	if h.ctx.Err() != nil {
+		h.mu.Unlock()
+		mux.Close()
+		return
+	}
+	old := h.sessions[e.name()]
+	h.sessions[e.name()] = e
+	h.mu.Unlock()
+	if old != nil {
+		old.mux.Close() // its st connected again; the old one is dead or about to be
+	}
+	h.logf("%s connected (connection %d, from %s)", e.name(), e.conn, r.RemoteAddr)
+	for {
+		st, err := mux.AcceptStream()
+		if err != nil {
+			break
+		}
+		h.wg.Add(1)
+		go func() {
+			defer h.wg.Done()
+			h.stream(e, st)
+		}()
+	}
+	mux.Close()
+	h.mu.Lock()
+	if h.sessions[e.name()] == e {
+		delete(h.sessions, e.name())
+	}
+	h.mu.Unlock()
+	h.logf("%s disconnected (connection %d)", e.name(), e.conn)
+}
+
+// stream serves one stream machine from opened: it names the machine to
+// reach, and is spliced to it.
+func (h *relayHub) stream(from *relayEnd, st *yamux.Stream) {
+	defer st.Close()
+	st.SetReadDeadline(time.Now().Add(10 * time.Second))
+	line, err := readLine(st)
+	st.SetReadDeadline(time.Time{})
+	var req relayOpen
+	if err != nil || json.Unmarshal(line, &req) != nil {
+		return
+	}
+	to, out, rep := h.open(from, req.To)
+	if rep != nil {
+		h.logf("%s -> %s/%s refused: %s", from.name(), from.account, safeName(req.To), rep.Error)
+		writeLine(st, rep)
+		return
+	}
+	defer h.release(from, to)
+	defer out.Close()
+	if err := writeLine(st, relayReply{OK: true}); err != nil {
+		return
+	}
+	n := h.seq.Add(1)
+	h.logf("%s -> %s: stream %d opened", from.name(), to.name(), n)
+	start := time.Now()
+	var tapOut, tapBack io.WriteCloser
+	if h.record != "" {
+		tapOut, tapBack = h.tap(n, from, to, line)
+	}
+	up, down := h.splice(st, out, from, to, tapOut, tapBack)
+	h.logf("%s -> %s: stream %d closed after %s: %d bytes there, %d back", from.name(), to.name(), n,
+		time.Since(start).Round(time.Millisecond), up, down)
+}
+
+// safeName is a slug for the log, or a placeholder for anything else a
+// machine sent.
+func safeName(s string) string {
+	if validName(s) {
+		return s
+	}
+	return "(a bad name)"
+}
+
+// open checks that from may reach machine slug now and opens a stream to
+// it. It answers a refusal instead when not.
+func (h *relayHub) open(from *relayEnd, slug string) (*relayEnd, *yamux.Stream, *relayReply) {
+	if !validName(slug) {
+		return nil, nil, &relayReply{Error: "that is not a machine's slug"}
+	}
+	if slug == from.slug {
+		return nil, nil, &relayReply{Error: "a machine does not reach itself through the relay"}
+	}
+	// Both ends must still be signed in with the keys they connected with:
+	// a machine removed or signed out since is cut off here, not only at
+	// its next connection.
+	s, err := h.cp.data.read()
+	if err != nil {
+		return nil, nil, &relayReply{Error: "the control plane cannot read its state", Offline: true}
+	}
+	now := time.Now()
+	if !h.current(from, s, now) {
+		from.mux.Close()
+		return nil, nil, &relayReply{Error: fmt.Sprintf("machine %s is no longer signed in to account %s", from.slug, from.account), Hint: loginHint}
+	}
+	h.mu.Lock()
+	to := h.sessions[from.account+"/"+slug]
+	h.mu.Unlock()
+	if to == nil {
+		if a := s.Accounts[from.account]; a == nil || a.Machines[slug] == nil {
+			return nil, nil, &relayReply{Error: fmt.Sprintf("account %s has no machine %s", from.account, slug), Hint: "st machines lists the account's machines"}
+		}
+		return nil, nil, &relayReply{Error: fmt.Sprintf("machine %s is not connected to the control plane", slug), Offline: true,
+			Hint: "check that st runs there (st up)"}
+	}
+	if !h.current(to, s, now) {
+		to.mux.Close()
+		return nil, nil, &relayReply{Error: fmt.Sprintf("machine %s is no longer signed in to account %s", slug, from.account)}
+	}
+	h.mu.Lock()
+	if from.streams >= h.maxStreams || to.streams >= h.maxStreams {
+		busy := from
+		if to.streams >= h.maxStreams {
+			busy = to
+		}
+		h.mu.Unlock()
+		return nil, nil, &relayReply{Error: fmt.Sprintf("machine %s has %d streams open through the relay, its limit", busy.slug, h.maxStreams),
+			Hint: "close some web terminals, or raise st control-plane serve --relay-streams"}
+	}
+	from.streams++
+	to.streams++
+	h.mu.Unlock()
+	out, err := to.mux.OpenStream()
+	if err == nil {
+		out.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		err = writeLine(out, relayIncoming{From: from.slug})
+		out.SetWriteDeadline(time.Time{})
+	}
+	if err != nil {
+		if out != nil {
+			out.Close()
+		}
+		h.release(from, to)
+		return nil, nil, &relayReply{Error: fmt.Sprintf("machine %s's connection to the control plane failed: %v", slug, err), Offline: true}
+	}
+	return to, out, nil
+}
+
+func (h *relayHub) release(from, to *relayEnd) {
+	h.mu.Lock()
+	from.streams--
+	to.streams--
+	h.mu.Unlock()
+}
+
+// current reports whether end e's machine is still signed in with the
+// key it connected with, that key is not revoked, and a certificate of
+// it has not ended (the one it connected with, or a renewal of it: the
+// key is the same, so a renewal does not cut the connection).
+func (h *relayHub) current(e *relayEnd, s *cpState, now time.Time) bool {
+	a := s.Accounts[e.account]
+	if a == nil {
+		return false
+	}
+	m := a.Machines[e.slug]
+	if m == nil {
+		return false
+	}
+	cur, err := decodeCert([]byte(m.Cert))
+	if err != nil || keyID(cur.PublicKey) != e.key {
+		return false
+	}
+	if !now.Before(e.notAfter) && !now.Before(cur.NotAfter) {
+		return false
+	}
+	for _, r := range a.Revoked {
+		if r.Key == e.key && now.Before(r.Until) {
+			return false
+		}
+	}
+	return true
+}
+
+// sweep cuts the connections of machines removed or signed out, every
+// few seconds, so that none keeps a stream it opened before.
+func (h *relayHub) sweep() {
+	defer h.wg.Done()
+	t := time.NewTicker(2 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.ctx.Done():
+			return
+		case <-t.C:
+		}
+		s, err := h.cp.data.read()
+		if err != nil {
+			continue
+		}
+		now := time.Now()
+		h.mu.Lock()
+		var gone []*relayEnd
+		for _, e := range h.sessions {
+			if !h.current(e, s, now) {
+				gone = append(gone, e)
+			}
+		}
+		h.mu.Unlock()
+		for _, e := range gone {
+			h.logf("%s is no longer signed in with the key it connected with, or its certificate ended: connection %d closed", e.name(), e.conn)
+			e.mux.Close()
+		}
+	}
+}
+
+// splice copies both ways until both are done, each way paid from the
+// sending machine's bucket.
+func (h *relayHub) splice(a, b *yamux.Stream, ea, eb *relayEnd, tapAB, tapBA io.WriteCloser) (ab, ba int64) {
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); ab = h.pipe(b, a, ea, tapAB) }()
+	go func() { defer wg.Done(); ba = h.pipe(a, b, eb, tapBA) }()
+	wg.Wait()
+	return ab, ba
+}
+
+func (h *relayHub) pipe(dst, src *yamux.Stream, payer *relayEnd, tap io.WriteCloser) int64 {
+	if tap != nil {
+		defer tap.Close()
+	}
+	buf := make([]byte, 32<<10)
+	var n int64
+	for {
+		k, err := src.Read(buf)
+		if k > 0 {
+			if !payer.bucket.wait(h.ctx, k) {
+				src.Close()
+				dst.Close()
+				return n
+			}
+			if tap != nil {
+				tap.Write(buf[:k])
+			}
+			if _, werr := dst.Write(buf[:k]); werr != nil {
+				src.Close()
+				return n
+			}
+			n += int64(k)
+		}
+		if err != nil {
+			// The sender is done (or gone): the other end is told, and
+			// reads what is left the other way.
+			dst.Close()
+			if !errors.Is(err, io.EOF) {
+				src.Close()
+			}
+			return n
+		}
+	}
+}
+
+// tap opens the files that keep what stream n carried, for
+// --relay-record: what the relay itself read, so that anyone can check it
+// holds nothing but the first line and TLS records.
+func (h *relayHub) tap(n uint64, from, to *relayEnd, first []byte) (io.WriteCloser, io.WriteCloser) {
+	base := filepath.Join(h.record, fmt.Sprintf("%06d-%s-%s-%s", n, from.account, from.slug, to.slug))
+	out, err := os.OpenFile(base+".out", os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		h.logf("record: %v", err)
+		return nil, nil
+	}
+	back, err := os.OpenFile(base+".back", os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		out.Close()
+		h.logf("record: %v", err)
+		return nil, nil
+	}
+	out.Write(append(append([]byte(nil), first...), '\n'))
+	return out, back
+}
+
+// bucket is a token bucket of bytes: rate a second, a burst of twice that.
+type bucket struct {
+	mu     sync.Mutex
+	rate   float64
+	tokens float64
+	last   time.Time
+}
+
+func newBucket(rate float64) *bucket {
+	return &bucket{rate: rate, tokens: 2 * rate, last: time.Now()}
+}
+
+// wait takes n bytes, sleeping while the bucket is in debt. It reports
+// false when ctx ended first.
+func (b *bucket) wait(ctx context.Context, n int) bool {
+	if b.rate <= 0 {
+		return true
+	}
+	b.mu.Lock()
+	now := time.Now()
+	b.tokens += now.Sub(b.last).Seconds() * b.rate
+	if max := 2 * b.rate; b.tokens > max {
+		b.tokens = max
+	}
+	b.last = now
+	b.tokens -= float64(n)
+	debt := b.tokens
+	b.mu.Unlock()
+	if debt >= 0 {
+		return true
+	}
+	t := time.NewTimer(time.Duration(-debt / b.rate * float64(time.Second)))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// relayListener hands the streams other machines open to this one to a
+// server; relayAddr is its address.
+type relayAddr struct{}
+
+func (relayAddr) Network() string { return "st-relay" }
+func (relayAddr) String() string  { return "relay" }
+
+var _ net.Addr = relayAddr{}
