@@ -191,7 +191,7 @@ func newVersionCmd(env *Env, runF runFunc[versionOptions]) *cobra.Command {
 }
 
 func runVersion(_ context.Context, env *Env, _ versionOptions) error {
-	fmt.Fprintf(env.Stdout, "st %s\n", version.Version)
+	fmt.Fprintf(env.Stdout, "st %s\n", version.Full())
 	return nil
 }
 
