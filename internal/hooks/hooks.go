@@ -113,11 +113,11 @@ type TrustReport struct {
 	Created bool   `json:"created,omitempty"`
 	Backup  string `json:"backup,omitempty"`
 	// NoCodex: there is no codex to ask; Error and Hint say so.
-	NoCodex bool   `json:"noCodex,omitempty"`
+	NoCodex bool `json:"noCodex,omitempty"`
 	// Restored (uninstall): config.toml is back as it was (see AgentReport).
-	Restored bool `json:"restored,omitempty"`
-	Error   string `json:"error,omitempty"`
-	Hint    string `json:"hint,omitempty"`
+	Restored bool   `json:"restored,omitempty"`
+	Error    string `json:"error,omitempty"`
+	Hint     string `json:"hint,omitempty"`
 	// What hooks/list said was wrong (a hooks file Codex cannot parse...).
 	CodexErrors   []string `json:"codexErrors,omitempty"`
 	CodexWarnings []string `json:"codexWarnings,omitempty"`
