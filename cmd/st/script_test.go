@@ -37,7 +37,25 @@ import (
 //	wait-file FILE [TIMEOUT]   poll until a file exists
 //	wait-file-match FILE REGEXP [TIMEOUT]  poll until a file's text matches
 //	capture PANE               print a pane's screen to stdout
-//	in-pane PANE               later commands act for PANE ($TMUX_PANE)
+//	in-pane PANE               later commands act for PANE ($TMUX_PANE); PANE
+//	                           is a pane id (%3) or a tmux target (main:b)
+//	bg NAME CMD [ARGS...]      start CMD in the background (a process group of
+//	                           its own, the script's environment), its stdout
+//	                           in NAME.out, its stderr in NAME.err and, once
+//	                           it ends, "rc=N" in NAME.rc
+//	wait-bg NAME [TIMEOUT]     wait until NAME ends; its stdout and stderr
+//	                           become the command's; it fails unless NAME
+//	                           exited 0 (with !, unless it exited non-zero)
+//
+// With !, a wait-* command waits for the opposite (the screen or file no
+// longer matches, the file is gone, the worker is in another state) and
+// fails when the condition still holds at the deadline; ! st-up expects
+// st up to fail. The other commands refuse !.
+//
+// A bg command still running at the end fails the script (its group is
+// killed), and so does any process of the script's own (its folder in
+// the command line or environment) left after the daemon and the tmux
+// server are stopped.
 func TestScripts(t *testing.T) {
 	bin := testutil.BuildST(t)
 	testscript.Run(t, testscript.Params{
@@ -47,23 +65,17 @@ func TestScripts(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			// Deferred first, so it runs last (after the daemon and the tmux
-			// server are killed): no process of the script may be left.
+			e.Defer(func() { os.RemoveAll(dir) })
+			// Deferred before the rest, so it runs after them (after the
+			// daemon and the tmux server are killed, before the folder
+			// goes): no process of the script may be left.
 			e.Defer(func() {
-				deadline := time.Now().Add(5 * time.Second)
-				left := testutil.ProcessesOf(dir)
-				for len(left) > 0 && time.Now().Before(deadline) {
-					time.Sleep(50 * time.Millisecond)
-					left = testutil.ProcessesOf(dir)
-				}
-				if len(left) > 0 {
-					for _, pid := range left {
-						syscall.Kill(pid, syscall.SIGKILL)
-					}
-					e.T().Fatal(fmt.Sprintf("the script left %d process(es) of its own running (ended now): pids %v", len(left), left))
+				if left := testutil.EndLeftovers(dir, 5*time.Second); len(left) > 0 {
+					e.T().Fatal(fmt.Sprintf("the script left %d process(es) of its own running (ended now): %s", len(left), strings.Join(left, "; ")))
 				}
 			})
-			e.Defer(func() { os.RemoveAll(dir) })
+			e.Values["t"] = e.T()
+			e.Values["bg"] = map[string]*bgProc{}
 			home := filepath.Join(dir, "h")
 			tdir := filepath.Join(dir, "t")
 			os.MkdirAll(tdir, 0o700)
@@ -97,6 +109,7 @@ func TestScripts(t *testing.T) {
 			"tmux":       cmdTmux,
 			"st-up":      cmdStUp,
 			"kill-daemon": func(ts *testscript.TestScript, neg bool, args []string) {
+				noNeg(ts, neg, "kill-daemon")
 				killDaemon(ts.Getenv("ST_HOME"), syscall.SIGKILL)
 			},
 			"wait-screen":     cmdWaitScreen,
@@ -107,7 +120,9 @@ func TestScripts(t *testing.T) {
 			"push-server":     cmdPushServer,
 			"push-answer":     cmdPushAnswer,
 			"free-port":       cmdFreePort,
-			"in-pane":         func(ts *testscript.TestScript, neg bool, args []string) { ts.Setenv("TMUX_PANE", args[0]) },
+			"in-pane":         cmdInPane,
+			"bg":              cmdBg,
+			"wait-bg":         cmdWaitBg,
 		},
 	})
 }
@@ -134,7 +149,15 @@ func tmuxRun(ts *testscript.TestScript, args ...string) (string, error) {
 	return string(out), nil
 }
 
+// noNeg refuses ! for a command that has no opposite to check.
+func noNeg(ts *testscript.TestScript, neg bool, name string) {
+	if neg {
+		ts.Fatalf("unsupported: ! %s (it has no failure to expect)", name)
+	}
+}
+
 func cmdTmuxStart(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "tmux-start")
 	if len(args) < 1 {
 		ts.Fatalf("usage: tmux-start SESSION [DIR]")
 	}
@@ -166,7 +189,30 @@ func cmdTmux(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 func cmdStUp(ts *testscript.TestScript, neg bool, args []string) {
-	ts.Check(ts.Exec("st", "up"))
+	err := ts.Exec("st", "up")
+	if neg {
+		if err == nil {
+			ts.Fatalf("st up succeeded unexpectedly")
+		}
+		return
+	}
+	ts.Check(err)
+}
+
+// cmdInPane makes later commands act for a pane: an id (%3) as it is, or
+// a tmux target (main:b) as the id of the pane it names now.
+func cmdInPane(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "in-pane")
+	if len(args) != 1 {
+		ts.Fatalf("usage: in-pane PANE")
+	}
+	pane := args[0]
+	if !strings.HasPrefix(pane, "%") {
+		out, err := tmuxRun(ts, "display-message", "-p", "-t", pane, "#{pane_id}")
+		ts.Check(err)
+		pane = strings.TrimSpace(out)
+	}
+	ts.Setenv("TMUX_PANE", pane)
 }
 
 func killDaemon(home string, sig syscall.Signal) {
@@ -218,6 +264,8 @@ func cmdWaitScreen(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Fatalf("screen of %s never matched %q (neg=%v); last screen:\n%s", args[0], args[1], neg, last)
 }
 
+// cmdWaitState polls st worker list until worker ID is in STATE (with !,
+// until it is listed in another state).
 func cmdWaitState(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) < 2 {
 		ts.Fatalf("usage: wait-state ID STATE [TIMEOUT]")
@@ -228,14 +276,19 @@ func cmdWaitState(ts *testscript.TestScript, neg bool, args []string) {
 	for time.Now().Before(deadline) {
 		cmd := exec.Command(ts.Getenv("ST_BIN"), "worker", "list", "--all", "--json")
 		cmd.Env = scriptEnv(ts)
-		out, _ := cmd.CombinedOutput()
+		out, err := cmd.CombinedOutput()
 		last = string(out)
-		for _, m := range re.FindAllStringSubmatch(last, -1) {
-			if m[2] == args[1] {
-				return
+		if err == nil {
+			for _, m := range re.FindAllStringSubmatch(last, -1) {
+				if (m[2] == args[1]) != neg {
+					return
+				}
 			}
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	if neg {
+		ts.Fatalf("worker %s never left %s (or was never listed); last list:\n%s", args[0], args[1], last)
 	}
 	ts.Fatalf("worker %s never reached %s; last list:\n%s", args[0], args[1], last)
 }
@@ -248,14 +301,21 @@ func scriptEnv(ts *testscript.TestScript) []string {
 	return env
 }
 
+// cmdWaitFile polls until FILE exists (with !, until it is gone).
 func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 1 {
+		ts.Fatalf("usage: wait-file FILE [TIMEOUT]")
+	}
 	path := ts.MkAbs(args[0])
 	deadline := time.Now().Add(parseTimeout(ts, args, 1, 20*time.Second))
 	for time.Now().Before(deadline) {
-		if _, err := os.Stat(path); err == nil {
+		if _, err := os.Stat(path); (err == nil) != neg {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	if neg {
+		ts.Fatalf("%s is still there", path)
 	}
 	ts.Fatalf("%s never appeared", path)
 }
@@ -271,10 +331,13 @@ func cmdWaitFileMatch(ts *testscript.TestScript, neg bool, args []string) {
 	var last []byte
 	for time.Now().Before(deadline) {
 		last, _ = os.ReadFile(path)
-		if re.Match(last) {
+		if re.Match(last) != neg {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	if neg {
+		ts.Fatalf("%s still matches %q; it holds:\n%s", path, args[1], last)
 	}
 	ts.Fatalf("%s never matched %q; it holds:\n%s", path, args[1], last)
 }
@@ -283,6 +346,7 @@ func cmdWaitFileMatch(ts *testscript.TestScript, neg bool, args []string) {
 // each request (headers and body) to a file, and sets ST_PUSH_URL for the
 // daemon that st-up starts next.
 func cmdPushServer(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "push-server")
 	if len(args) != 1 {
 		ts.Fatalf("usage: push-server LOGFILE")
 	}
@@ -353,6 +417,7 @@ func cmdPushAnswer(ts *testscript.TestScript, neg bool, args []string) {
 
 // cmdFreePort sets NAME to a free port of 127.0.0.1.
 func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "free-port")
 	if len(args) != 1 {
 		ts.Fatalf("usage: free-port NAME")
 	}
@@ -364,6 +429,10 @@ func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 func cmdCapture(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "capture")
+	if len(args) != 1 {
+		ts.Fatalf("usage: capture PANE")
+	}
 	out, err := tmuxRun(ts, "capture-pane", "-p", "-t", args[0])
 	ts.Check(err)
 	ts.Stdout().Write([]byte(out))

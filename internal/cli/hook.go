@@ -14,7 +14,6 @@ import (
 
 	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/api"
-	"github.com/sophonz/st/internal/client"
 	"github.com/sophonz/st/internal/guard"
 )
 
@@ -56,7 +55,7 @@ func runHook(ctx context.Context, env *Env, o hookOptions) error {
 	c := env.Client()
 	// A report queued by st worker done inside a sandbox goes first, so
 	// that the turn's end finds the worker done.
-	if q, remove, ok := client.TakeQueued(pane); ok {
+	if q, remove, ok := c.TakeQueued(pane); ok {
 		if _, err := c.Done(ctx, q); err == nil {
 			remove()
 		}

@@ -466,7 +466,7 @@ func report(ctx context.Context, env *Env, req api.DoneRequest, retry time.Durat
 			if err == nil || !client.Refused(err) {
 				return err
 			}
-			path, qerr := client.QueueReport(req)
+			path, qerr := c.QueueReport(req)
 			if qerr != nil {
 				return &api.Error{Kind: api.KindInternal, Message: fmt.Sprintf("%v; and the report could not be queued either: %v", err, qerr)}
 			}

@@ -1,6 +1,8 @@
 package client
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/store"
+	"github.com/sophonz/st/internal/tmux"
 )
 
 // A report that cannot reach the daemon because a sandbox refuses the
@@ -77,17 +80,24 @@ func queueDir() (string, error) {
 	return d, safeDir(d)
 }
 
-func queueFile(pane string) (string, error) {
+// queueFile names the file of pane's report. Pane ids repeat across tmux
+// servers (every server has a %2), and one user may run several st
+// daemons and servers at once, so the name carries which daemon and which
+// tmux server the report is for: a hook in another server's %2 must not
+// take it and hand it to a daemon that would give it to the wrong worker.
+func (c *Client) queueFile(pane string) (string, error) {
 	n := strings.TrimPrefix(pane, "%")
 	if n == "" || strings.Trim(n, "0123456789") != "" {
 		return "", fmt.Errorf("%q is not a pane id", pane)
 	}
-	return n + ".json", nil
+	sum := sha256.Sum256([]byte(c.Socket + "\x00" + tmux.SocketFromEnv(c.Tmux)))
+	return hex.EncodeToString(sum[:8]) + "-" + n + ".json", nil
 }
 
-// QueueReport keeps a report for pane until a hook hands it over.
-func QueueReport(req api.DoneRequest) (string, error) {
-	name, err := queueFile(req.Pane)
+// QueueReport keeps a report for pane until a hook of the same tmux
+// server and st hands it over.
+func (c *Client) QueueReport(req api.DoneRequest) (string, error) {
+	name, err := c.queueFile(req.Pane)
 	if err != nil {
 		return "", err
 	}
@@ -123,8 +133,8 @@ func privateDir(dir string) error {
 
 // TakeQueued returns the report queued for pane, if any, and a function
 // that removes it once the daemon has it.
-func TakeQueued(pane string) (req api.DoneRequest, done func(), ok bool) {
-	name, err := queueFile(pane)
+func (c *Client) TakeQueued(pane string) (req api.DoneRequest, done func(), ok bool) {
+	name, err := c.queueFile(pane)
 	if err != nil {
 		return req, nil, false
 	}

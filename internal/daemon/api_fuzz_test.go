@@ -285,66 +285,7 @@ func FuzzAPI(f *testing.F) {
 	for i, r := range routes {
 		index[r] = uint8(i)
 	}
-	task := filepath.Join(dir, "t.md")
-	meta := "$(touch " + filepath.Join(dir, "pwned") + ") `id`; a && b | c #{pane_id} \x1b[31m"
-	seeds := []struct {
-		route, body, tmux string
-	}{
-		{"/v1/status", `{}`, ""},
-		{"/v1/ls", ``, ""},
-		{"/v1/orch/start", `{"pane":"%1","objective":` + jsonString(meta) + `}`, ""},
-		{"/v1/orch/start", `{"pane":"%99999999999999999999"}`, ""},
-		{"/v1/orch/show", `{"pane":"%1","id":"../../etc"}`, ""},
-		{"/v1/worker/start", `{"pane":"%1","agent":"sim","task":` + jsonString(task) + `,"name":"a;b"}`, ""},
-		{"/v1/worker/start", `{"pane":"%1","agent":"sim","task":` + jsonString(task) + `,"owns":["../x"],"worktree":true}`, ""},
-		{"/v1/worker/start", `{"pane":"%1","agent":"sim","task":` + jsonString(task) + `,"env":{"A":"$(x)"},"hook_timeout":-1}`, ""},
-		{"/v1/worker/start", `{"pane":"%1","agent":"nosuch","task":"relative.md"}`, "/other/server,1,0"},
-		{"/v1/worker/wait", `{"pane":"%1","ids":["w1","%2","nosuch"],"timeout":-5}`, ""},
-		{"/v1/worker/wait", `{"pane":"%1","timeout":9223372036854775807}`, ""},
-		{"/v1/worker/done", `{"pane":"%2","summary":` + jsonString(meta) + `}`, ""},
-		{"/v1/worker/read", `{"pane":"%1","id":"w1"}`, ""},
-		{"/v1/worker/send", `{"pane":"%1","id":"w1","text":` + jsonString(meta) + `}`, ""},
-		{"/v1/worker/send", `{"pane":"%1","id":"w1","text":"hello"}`, ""},
-		{"/v1/worker/stop", `{"pane":"%1","id":"w1"}`, ""},
-		{"/v1/worker/rename", `{"pane":"%1","id":"w1","text":"$(x)"}`, ""},
-		{"/v1/worker/release", `{"pane":"%1","id":"%2"}`, ""},
-		{"/v1/worker/adopt", `{"pane":"%1","id":"%9"}`, ""},
-		{"/v1/worker/diff", `{"pane":"%1","id":"w1"}`, ""},
-		{"/v1/worker/merge", `{"pane":"%1","id":"w1"}`, ""},
-		{"/v1/worker/pick", `{"pane":"%1","id":"w1"}`, ""},
-		{"/v1/worker/fan", `{"pane":"%1","agent":"sim","task":` + jsonString(task) + `,"fan":1000000}`, ""},
-		{"/v1/worker/list", `{"pane":"%1","all":true}`, ""},
-		{"/v1/task/create", `{"pane":"%1","name":"t1","file":` + jsonString(task) + `,"agent":"sim","deps":["t1","t2"]}`, ""},
-		{"/v1/task/list", `{"pane":"%1"}`, ""},
-		{"/v1/task/cancel", `{"pane":"%1","id":"t1"}`, ""},
-		{"/v1/gate/ask", `{"pane":"%2","question":` + jsonString(meta) + `,"options":["a","A"," "],"timeout":1}`, ""},
-		{"/v1/gate/wait", `{"id":"gate-000000","timeout":1000000}`, ""},
-		{"/v1/gate/answer", `{"id":"gate-000000","option":"a"}`, ""},
-		{"/v1/gate/list", `{"all":true}`, ""},
-		{"/v1/hook", `{"agent":"sim","event":"UserPromptSubmit","pane":"%2","payload":"eyJwcm9tcHQiOiIkKHgpIn0="}`, ""},
-		{"/v1/hook", `{"agent":"sim","event":"PreToolUse","pane":"%2","payload":null}`, ""},
-		{"/v1/hook", `{"agent":"codex","event":"Interrupt","pane":"%2","payload":"not base64"}`, ""},
-		// Ids and names with ../, line breaks and escapes, on every route
-		// that takes one.
-		{"/v1/worker/read", `{"pane":"%1","id":"../../etc/passwd"}`, ""},
-		{"/v1/worker/send", `{"pane":"%1","id":"w1\n","text":"hi\u009b2J"}`, ""},
-		{"/v1/worker/stop", `{"pane":"%1","id":"alpha/../x"}`, ""},
-		{"/v1/worker/rename", `{"pane":"%1","id":"w1","text":"../w2"}`, ""},
-		{"/v1/worker/rename", `{"pane":"%1","id":"w1","text":"w\u001b[2J"}`, ""},
-		{"/v1/worker/adopt", `{"pane":"%1","id":"%9\nkill"}`, ""},
-		{"/v1/worker/offer", `{"pane":"%9","id":"%2","machine":"../beta"}`, ""},
-		{"/v1/worker/offer", `{"pane":"%9","id":"../%2","machine":"beta"}`, ""},
-		{"/v1/worker/offer", `{"pane":"%9","id":"%1","withdraw":true}`, ""},
-		{"/v1/worker/start", `{"pane":"%1","agent":"sim","task":` + jsonString(task) + `,"name":"../x"}`, ""},
-		{"/v1/worker/start", `{"pane":"%1","agent":"sim","task":` + jsonString(task) + `,"name":"a\nb","machine":"../m"}`, ""},
-		{"/v1/orch/show", `{"pane":"%1","id":"run-fz\n\u001b[2J"}`, ""},
-		{"/v1/task/create", `{"pane":"%1","name":"../t","file":` + jsonString(task) + `,"agent":"sim"}`, ""},
-		{"/v1/gate/answer", `{"pane":"%2","id":"../gate","option":"a\u001b"}`, ""},
-		{"/v1/worker/done", `{"pane":"%2","summary":"ok\u009b2J"}`, ""},
-		{"/v1/worker/start", `[`, ""},
-		{"/v1/worker/start", `{"pane":1,"agent":["sim"]}`, ""},
-		{"/v1/worker/start", "\xff\xfe", ""},
-	}
+	seeds := apiSeeds(filepath.Join(dir, "t.md"), "$(touch "+filepath.Join(dir, "pwned")+") `id`; a && b | c #{pane_id} \x1b[31m")
 	for _, s := range seeds {
 		i, ok := index[s.route]
 		if !ok {
@@ -419,5 +360,73 @@ func TestAPIRefusesWhatItCannotRead(t *testing.T) {
 				t.Errorf("POST %s %q: %d %s, want 422 bad request", r, body, rec.Code, rec.Body.String())
 			}
 		}
+	}
+}
+
+// apiSeed is one request of FuzzAPI's corpus: a route, a body, and the
+// tmux header it comes with.
+type apiSeed struct {
+	route, body, tmux string
+}
+
+// apiSeeds are the requests FuzzAPI starts from: every route, with
+// shell and tmux metacharacters (meta), ids and names with ../, line
+// breaks and escapes, and bodies that are not JSON.
+func apiSeeds(task, meta string) []apiSeed {
+	return []apiSeed{
+		{"/v1/status", `{}`, ""},
+		{"/v1/ls", ``, ""},
+		{"/v1/orch/start", `{"pane":"%1","objective":` + jsonString(meta) + `}`, ""},
+		{"/v1/orch/start", `{"pane":"%99999999999999999999"}`, ""},
+		{"/v1/orch/show", `{"pane":"%1","id":"../../etc"}`, ""},
+		{"/v1/worker/start", `{"pane":"%1","agent":"sim","task":` + jsonString(task) + `,"name":"a;b"}`, ""},
+		{"/v1/worker/start", `{"pane":"%1","agent":"sim","task":` + jsonString(task) + `,"owns":["../x"],"worktree":true}`, ""},
+		{"/v1/worker/start", `{"pane":"%1","agent":"sim","task":` + jsonString(task) + `,"env":{"A":"$(x)"},"hook_timeout":-1}`, ""},
+		{"/v1/worker/start", `{"pane":"%1","agent":"nosuch","task":"relative.md"}`, "/other/server,1,0"},
+		{"/v1/worker/wait", `{"pane":"%1","ids":["w1","%2","nosuch"],"timeout":-5}`, ""},
+		{"/v1/worker/wait", `{"pane":"%1","timeout":9223372036854775807}`, ""},
+		{"/v1/worker/done", `{"pane":"%2","summary":` + jsonString(meta) + `}`, ""},
+		{"/v1/worker/read", `{"pane":"%1","id":"w1"}`, ""},
+		{"/v1/worker/send", `{"pane":"%1","id":"w1","text":` + jsonString(meta) + `}`, ""},
+		{"/v1/worker/send", `{"pane":"%1","id":"w1","text":"hello"}`, ""},
+		{"/v1/worker/stop", `{"pane":"%1","id":"w1"}`, ""},
+		{"/v1/worker/rename", `{"pane":"%1","id":"w1","text":"$(x)"}`, ""},
+		{"/v1/worker/release", `{"pane":"%1","id":"%2"}`, ""},
+		{"/v1/worker/adopt", `{"pane":"%1","id":"%9"}`, ""},
+		{"/v1/worker/diff", `{"pane":"%1","id":"w1"}`, ""},
+		{"/v1/worker/merge", `{"pane":"%1","id":"w1"}`, ""},
+		{"/v1/worker/pick", `{"pane":"%1","id":"w1"}`, ""},
+		{"/v1/worker/fan", `{"pane":"%1","agent":"sim","task":` + jsonString(task) + `,"fan":1000000}`, ""},
+		{"/v1/worker/list", `{"pane":"%1","all":true}`, ""},
+		{"/v1/task/create", `{"pane":"%1","name":"t1","file":` + jsonString(task) + `,"agent":"sim","deps":["t1","t2"]}`, ""},
+		{"/v1/task/list", `{"pane":"%1"}`, ""},
+		{"/v1/task/cancel", `{"pane":"%1","id":"t1"}`, ""},
+		{"/v1/gate/ask", `{"pane":"%2","question":` + jsonString(meta) + `,"options":["a","A"," "],"timeout":1}`, ""},
+		{"/v1/gate/wait", `{"id":"gate-000000","timeout":1000000}`, ""},
+		{"/v1/gate/answer", `{"id":"gate-000000","option":"a"}`, ""},
+		{"/v1/gate/list", `{"all":true}`, ""},
+		{"/v1/hook", `{"agent":"sim","event":"UserPromptSubmit","pane":"%2","payload":"eyJwcm9tcHQiOiIkKHgpIn0="}`, ""},
+		{"/v1/hook", `{"agent":"sim","event":"PreToolUse","pane":"%2","payload":null}`, ""},
+		{"/v1/hook", `{"agent":"codex","event":"Interrupt","pane":"%2","payload":"not base64"}`, ""},
+		// Ids and names with ../, line breaks and escapes, on every route
+		// that takes one.
+		{"/v1/worker/read", `{"pane":"%1","id":"../../etc/passwd"}`, ""},
+		{"/v1/worker/send", `{"pane":"%1","id":"w1\n","text":"hi\u009b2J"}`, ""},
+		{"/v1/worker/stop", `{"pane":"%1","id":"alpha/../x"}`, ""},
+		{"/v1/worker/rename", `{"pane":"%1","id":"w1","text":"../w2"}`, ""},
+		{"/v1/worker/rename", `{"pane":"%1","id":"w1","text":"w\u001b[2J"}`, ""},
+		{"/v1/worker/adopt", `{"pane":"%1","id":"%9\nkill"}`, ""},
+		{"/v1/worker/offer", `{"pane":"%9","id":"%2","machine":"../beta"}`, ""},
+		{"/v1/worker/offer", `{"pane":"%9","id":"../%2","machine":"beta"}`, ""},
+		{"/v1/worker/offer", `{"pane":"%9","id":"%1","withdraw":true}`, ""},
+		{"/v1/worker/start", `{"pane":"%1","agent":"sim","task":` + jsonString(task) + `,"name":"../x"}`, ""},
+		{"/v1/worker/start", `{"pane":"%1","agent":"sim","task":` + jsonString(task) + `,"name":"a\nb","machine":"../m"}`, ""},
+		{"/v1/orch/show", `{"pane":"%1","id":"run-fz\n\u001b[2J"}`, ""},
+		{"/v1/task/create", `{"pane":"%1","name":"../t","file":` + jsonString(task) + `,"agent":"sim"}`, ""},
+		{"/v1/gate/answer", `{"pane":"%2","id":"../gate","option":"a\u001b"}`, ""},
+		{"/v1/worker/done", `{"pane":"%2","summary":"ok\u009b2J"}`, ""},
+		{"/v1/worker/start", `[`, ""},
+		{"/v1/worker/start", `{"pane":1,"agent":["sim"]}`, ""},
+		{"/v1/worker/start", "\xff\xfe", ""},
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/sophonz/st/internal/testutil"
 	"github.com/sophonz/st/internal/testutil/realagent"
 )
 
@@ -28,6 +29,8 @@ func TestRealCodexTrust(t *testing.T) {
 		t.Fatalf("the real codex is missing (%v): run scripts/test, which installs it (npm install in tests/realclients)", err)
 	}
 	home := t.TempDir()
+	// The codex app-servers this test starts (HOME here) end with it.
+	testutil.CheckNoLeaks(t, home)
 	codexHome := filepath.Join(home, ".codex")
 	e := &testEnv{home: home, codex: codexHome}
 	hooksJSON := e.write(t, ".codex/hooks.json", codexUserHooks, 0o644)

@@ -114,6 +114,13 @@ func TestTeammatesInPanesUnderAWorker(t *testing.T) {
 		t.Errorf("alpha after the lead's message: %s", s)
 	}
 
+	teammatesShownAndAdopted(t, h, alpha)
+}
+
+// teammatesShownAndAdopted: st ls and the graph show the teammates under
+// their lead; only a person adopts one; a closed pane ends one.
+func teammatesShownAndAdopted(t *testing.T, h *harness, alpha *agent.Teammate) {
+	t.Helper()
 	// st ls counts a teammate's pane as an agent, and says it is one.
 	if k := h.m.AgentPanes()[mateA]; k != "claude teammate" {
 		t.Errorf("AgentPanes()[%s] = %q", mateA, k)

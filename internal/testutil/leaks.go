@@ -25,25 +25,31 @@ func CheckNoLeaks(t testing.TB, dir string) {
 		t.Fatalf("CheckNoLeaks needs the test's own folder, not %q", dir)
 	}
 	t.Cleanup(func() {
-		var left []int
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			left = ProcessesOf(dir)
-			if len(left) == 0 || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
+		if left := EndLeftovers(dir, 5*time.Second); len(left) > 0 {
+			t.Errorf("the test left %d process(es) of its own running (ended now): %s", len(left), strings.Join(left, "; "))
 		}
-		if len(left) == 0 {
-			return
-		}
-		var desc []string
-		for _, pid := range left {
-			desc = append(desc, fmt.Sprintf("%d %s", pid, cmdline(pid)))
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-		t.Errorf("the test left %d process(es) of its own running (ended now): %s", len(left), strings.Join(desc, "; "))
 	})
+}
+
+// EndLeftovers waits up to wait for the processes that name dir to end
+// (a pane's program after its server was killed is on its way out), then
+// kills the rest with SIGKILL, by pid, and describes each one it killed.
+func EndLeftovers(dir string, wait time.Duration) []string {
+	var left []int
+	deadline := time.Now().Add(wait)
+	for {
+		left = ProcessesOf(dir)
+		if len(left) == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	var desc []string
+	for _, pid := range left {
+		desc = append(desc, fmt.Sprintf("%d %s", pid, cmdline(pid)))
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	return desc
 }
 
 // ProcessesOf lists the pids of processes (other than this one) whose
@@ -68,11 +74,33 @@ func ProcessesOf(dir string) []int {
 		}
 		cmd, _ := os.ReadFile(filepath.Join(base, "cmdline"))
 		env, _ := os.ReadFile(filepath.Join(base, "environ"))
-		if strings.Contains(string(cmd), dir) || strings.Contains(string(env), dir) {
+		if names(cmd, dir) || names(env, dir) {
 			out = append(out, pid)
 		}
 	}
 	return out
+}
+
+// names reports whether text names the folder dir itself or a path
+// under it: dir not followed by more of a file name, so that a test's
+// /tmp/st123 does not claim another test's /tmp/st1234 (MkdirTemp's
+// names differ only in their digits).
+func names(text []byte, dir string) bool {
+	s := string(text)
+	for {
+		i := strings.Index(s, dir)
+		if i < 0 {
+			return false
+		}
+		s = s[i+len(dir):]
+		if s == "" || !isNameByte(s[0]) {
+			return true
+		}
+	}
+}
+
+func isNameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
 }
 
 func cmdline(pid int) string {

@@ -38,6 +38,9 @@ func WaitFor(t testing.TB, timeout time.Duration, cond func() (bool, string)) {
 
 // ShortTempDir makes a temporary folder with a short path (unix socket
 // paths must stay under 108 bytes) and removes it at the end of the test.
+// A process that names the folder (a tmux server, a daemon, an agent with
+// its ST_HOME or TMUX_TMPDIR there) and still runs after the test's other
+// cleanups fails the test (CheckNoLeaks).
 func ShortTempDir(t testing.TB) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("/tmp", "st")
@@ -45,6 +48,7 @@ func ShortTempDir(t testing.TB) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
+	CheckNoLeaks(t, dir)
 	return dir
 }
 

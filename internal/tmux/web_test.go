@@ -111,7 +111,12 @@ func TestRealTmuxWebSession(t *testing.T) {
 	if err := p.Resize(10, 3); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond) // give tmux a moment to (not) react
+	// tmux has taken the new size once it lists the client at 10x3: any
+	// change of the window's size would have been made by then.
+	testutil.WaitFor(t, 20*time.Second, func() (bool, string) {
+		s, _ := c.Run(ctx, "list-clients", "-F", "#{client_session} #{client_width}x#{client_height}")
+		return strings.Contains(s, name+" 10x3"), "clients: " + s
+	})
 	if got, err := c.WindowSizeOf(ctx, w2.WindowID); err != nil || got != before {
 		t.Errorf("size with a small web client = %v, %v; want %v", got, err, before)
 	}

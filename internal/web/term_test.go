@@ -150,6 +150,23 @@ func (tc *termConn) resize(ctx context.Context, t *testing.T, cols, rows int) {
 	}
 }
 
+// waitWebClientSize waits until tmux lists a client of a web session at
+// cols x rows: tmux has taken the browser's size, and any change to a
+// window's size that it brings has been made.
+func waitWebClientSize(t *testing.T, tm *testutil.Tmux, cols, rows int) {
+	t.Helper()
+	want := fmt.Sprintf("%dx%d", cols, rows)
+	testutil.WaitFor(t, 20*time.Second, func() (bool, string) {
+		out := tmuxOut(t, tm, "list-clients", "-F", "#{client_session} #{client_width}x#{client_height}")
+		for _, l := range strings.Split(out, "\n") {
+			if s, size, ok := strings.Cut(l, " "); ok && tmux.IsWebSession(s) && size == want {
+				return true, ""
+			}
+		}
+		return false, "no web client at " + want + "; clients:\n" + out
+	})
+}
+
 func clientCount(t *testing.T, tm *testutil.Tmux) int {
 	return len(strings.Fields(tmuxOut(t, tm, "list-clients", "-F", "#{client_pid}")))
 }
@@ -182,6 +199,7 @@ func TestTerminalBridge(t *testing.T) {
 		return n == 3 && len(webSessions(t, tm)) == 1, fmt.Sprintf("%d clients, web sessions %v", n, webSessions(t, tm))
 	})
 	term.resize(ctx, t, 10, 3)
+	waitWebClientSize(t, tm, 10, 3)
 	// While it is there, the lists of sessions leave it out.
 	sessions, err := web.TmuxSessions(ctx, tc)
 	if err != nil || len(sessions) != 1 || sessions[0].Name != "main" || len(sessions[0].Windows) != 1 ||
@@ -203,7 +221,10 @@ func TestTerminalBridge(t *testing.T) {
 	testutil.WaitFor(t, 5*time.Second, func() (bool, string) {
 		return strings.Contains(term.output(), "typed-42"), "browser got: " + term.output()
 	})
-	time.Sleep(200 * time.Millisecond) // let tmux settle any size it was going to change
+	// Once more a size, after the typing: when tmux shows the client at
+	// that size, it has taken every size the browser sent.
+	term.resize(ctx, t, 12, 4)
+	waitWebClientSize(t, tm, 12, 4)
 	if got := size(); got != before {
 		t.Errorf("window size while the browser works = %s, want %s", got, before)
 	}
@@ -235,7 +256,7 @@ func TestTerminalAloneKeepsTheSize(t *testing.T) {
 		return strings.Contains(term.output(), "$"), "browser got: " + term.output()
 	})
 	term.resize(ctx, t, 12, 4)
-	time.Sleep(200 * time.Millisecond)
+	waitWebClientSize(t, tm, 12, 4)
 	if got := tmuxOut(t, tm, "display-message", "-p", "-t", pane, "#{window_width}x#{window_height}"); got != before {
 		t.Errorf("window size with only a 20x5 browser = %s, want %s", got, before)
 	}
@@ -254,6 +275,10 @@ func TestTerminalReadOnly(t *testing.T) {
 		return strings.Contains(s, "read-only"), "clients: " + s
 	})
 	term.c.Write(ctx, websocket.MessageBinary, []byte("echo should-not-$((1+1))\r"))
+	// The server handles a socket's messages in order: once the size sent
+	// after the keys has reached tmux, the keys have reached it too.
+	term.resize(ctx, t, 30, 6)
+	waitWebClientSize(t, tm, 30, 6)
 	// Output still flows: something typed by someone else shows.
 	tm.Run("send-keys", "-t", pane, "-l", "echo from-elsewhere-$((2+3))")
 	tm.Run("send-keys", "-t", pane, "Enter")

@@ -443,7 +443,7 @@ func TestSnapshotPushedOnChange(t *testing.T) {
 	web.SetPollForTest(srv, time.Hour) // only Changed can bring the news
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	conn, _, err := dial(ctx, t, ts.URL+"/api/events?token="+token, nil)
 	if err != nil {
@@ -454,17 +454,12 @@ func TestSnapshotPushedOnChange(t *testing.T) {
 	if first.Type != "snapshot" || len(first.Snapshot.Agents) != 4 || time.Since(first.Now) > time.Minute {
 		t.Fatalf("first event = %+v", first)
 	}
+	// The poll is an hour away: whatever arrives was pushed by the change.
 	for i, state := range []string{"done", "failed"} {
-		start := time.Now()
 		fake.Update(func(s *web.Snapshot) { s.Agents[2].State = state })
-		rctx, rcancel := context.WithTimeout(ctx, time.Second)
-		m := readEvent(rctx, t, conn)
-		rcancel()
+		m := readEvent(ctx, t, conn)
 		if m.Snapshot.Agents[2].State != state {
 			t.Errorf("change %d: agent state %q, want %q", i, m.Snapshot.Agents[2].State, state)
-		}
-		if d := time.Since(start); d > time.Second {
-			t.Errorf("change %d took %s to arrive", i, d)
 		}
 	}
 	conn.Close(websocket.StatusNormalClosure, "")

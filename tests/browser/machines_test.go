@@ -68,7 +68,7 @@ func TestAllMachines(t *testing.T) {
 	// gamma, dimmed with gamma's chip.
 	waitJS(t, ctx, `document.querySelector('#chart-tree .agent-card[data-agent="beta/`+lead+`"]') !== null &&
 		document.querySelector('#chart-tree .agent-card[data-agent="beta/`+sub[1]+`"]') !== null`, 15*time.Second)
-	waitJS(t, ctx, `document.querySelector('`+farCard+`') !== null && document.querySelector('`+farCard+`').classList.contains("offline")`, 10*time.Second)
+	waitJS(t, ctx, `document.querySelector('`+farCard+`') !== null && document.querySelector('`+farCard+`').classList.contains("offline")`, 20*time.Second)
 	if txt := run(t, ctx, chromedp.Evaluate[string](`document.querySelector('#chart-tree .agent-card[data-agent="beta/`+sub[1]+`"]').innerText`)); !strings.Contains(txt, "⌂ beta") {
 		t.Errorf("beta's worker card does not name its machine:\n%s", txt)
 	}
@@ -81,7 +81,7 @@ func TestAllMachines(t *testing.T) {
 	screenshot(t, ctx, "web-all-machines.png")
 	// This machine's scope leaves the other machines out.
 	do(t, ctx, chromedp.Click(`#scopes button:nth-child(2)`))
-	waitJS(t, ctx, `document.querySelector('#chart-tree .agent-card[data-agent="beta/`+lead+`"]') === null`, 5*time.Second)
+	waitJS(t, ctx, `document.querySelector('#chart-tree .agent-card[data-agent="beta/`+lead+`"]') === null`, 20*time.Second)
 }
 
 // TestCrossMachineMarks (issue 15, item 7): a worker on another machine

@@ -15,8 +15,9 @@ import (
 	"github.com/sophonz/st/internal/testutil/realagent"
 )
 
-// TestRealTeamInBrowser: the real daemon, a shell coordinator and two st
-// workers, a sim agent and a real Claude Code 2.1.332 (offline against the
+// TestRealTeamInBrowser: the real daemon, a coordinator (a sim agent: a
+// shell coordinator has no card and no lines, as a shell is not an
+// agent) and two st workers, a sim agent and a real Claude Code 2.1.332 (offline against the
 // fake model server) that leads an agent team of two teammates in tmux
 // panes and runs a subagent. The page draws green lines to the workers,
 // blue ones to the teammates and a thin grey one to the subagent, strong
@@ -37,6 +38,8 @@ func TestRealTeamInBrowser(t *testing.T) {
 	r.extra = append([]string{"ST_CLAUDE_BIN=" + claude}, cenv...)
 	r.start(cenv...)
 	r.st("hooks", "install")
+	r.coord = r.handAgent("boss", "I coordinate here")
+	r.waitScreen(r.coord, `Received: I coordinate here`, 30*time.Second)
 
 	task := func(name, text string) string {
 		p := filepath.Join(work, name+".md")
@@ -99,7 +102,7 @@ func TestRealTeamInBrowser(t *testing.T) {
 	}
 	// The subagent's card: its details and its path.
 	do(t, ctx, chromedp.Click(`#graph [data-sub^="`+leadPane+`/"] .gc-name`))
-	waitJS(t, ctx, `!document.querySelector("#detail").hidden`, 5*time.Second)
+	waitJS(t, ctx, `!document.querySelector("#detail").hidden`, 20*time.Second)
 	detail := texts(t, ctx, "#detail")[0]
 	for _, want := range []string{"subagent", "working", "lead (worker, " + leadPane + ")", "› lead › general-purpose", "ago"} {
 		if !strings.Contains(detail, want) {
@@ -136,8 +139,8 @@ func TestRealTeamInBrowser(t *testing.T) {
 
 	// A teammate's pane opens from its card: the lead's window, which holds it.
 	do(t, ctx, chromedp.Click(`#graph [data-mate="`+leadPane+`/alpha"] .gc-name`))
-	waitJS(t, ctx, `document.querySelector("#detail .dt-open") !== null && document.querySelector("#detail .dt-kind").innerText === "teammate"`, 5*time.Second)
+	waitJS(t, ctx, `document.querySelector("#detail .dt-open") !== null && document.querySelector("#detail .dt-kind").innerText === "teammate"`, 20*time.Second)
 	do(t, ctx, chromedp.Click("#detail .dt-open"))
-	waitJS(t, ctx, `document.querySelector("#graph").hidden && document.querySelector("#term-title").innerText.includes("lead")`, 10*time.Second)
+	waitJS(t, ctx, `document.querySelector("#graph").hidden && document.querySelector("#term-title").innerText.includes("lead")`, 20*time.Second)
 	waitJS(t, ctx, `document.querySelector("#term .xterm-rows") !== null && document.querySelector("#term .xterm-rows").innerText.includes("alpha finished")`, 20*time.Second)
 }

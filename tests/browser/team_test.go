@@ -33,7 +33,7 @@ func TestTeamsInTheUI(t *testing.T) {
 	base := serveUI(t, web.Config{Backend: fake})
 	ctx := newBrowser(t, 1440, 900)
 	do(t, ctx, chromedp.Navigate(base+"/?token="+token))
-	waitJS(t, ctx, `document.querySelector("#sidebar .card.family") !== null`, 10*time.Second)
+	waitJS(t, ctx, `document.querySelector("#sidebar .card.family") !== null`, 20*time.Second)
 
 	// The sidebar: api-tests' box holds its teammates, on a blue guide
 	// strong beside alpha, who works.
@@ -49,7 +49,7 @@ func TestTeamsInTheUI(t *testing.T) {
 	}
 
 	do(t, ctx, chromedp.Click("#agents-btn"))
-	waitJS(t, ctx, `!document.querySelector("#graph").hidden && document.querySelectorAll("#graph .mate-card").length === 2`, 5*time.Second)
+	waitJS(t, ctx, `!document.querySelector("#graph").hidden && document.querySelectorAll("#graph .mate-card").length === 2`, 20*time.Second)
 	for sel, want := range map[string]int{
 		"#graph .agent-card":                 3,
 		"#graph path.edge-worker":            2,
@@ -93,7 +93,7 @@ func TestTeamsInTheUI(t *testing.T) {
 
 	// A click on a teammate's card: its details, and its pane from there.
 	do(t, ctx, chromedp.Click(`#graph [data-mate="%2/alpha"] .gc-name`))
-	waitJS(t, ctx, `!document.querySelector("#detail").hidden`, 2*time.Second)
+	waitJS(t, ctx, `!document.querySelector("#detail").hidden`, 20*time.Second)
 	detail := texts(t, ctx, "#detail")[0]
 	for _, want := range []string{"alpha", "teammate", "working", "api-tests (worker, %2)", "Main › claude › api-tests › alpha", "ago", "Open its pane"} {
 		if !strings.Contains(detail, want) {
@@ -105,7 +105,7 @@ func TestTeamsInTheUI(t *testing.T) {
 	}
 	// A subagent's details: no pane to open.
 	do(t, ctx, chromedp.Click(`#graph [data-sub^="%1/"] .gc-name`))
-	waitJS(t, ctx, `document.querySelector("#detail .dt-kind").innerText === "subagent"`, 2*time.Second)
+	waitJS(t, ctx, `document.querySelector("#detail .dt-kind").innerText === "subagent"`, 20*time.Second)
 	detail = texts(t, ctx, "#detail")[0]
 	for _, want := range []string{"general-purpose", "working", "claude (coordinator, %1)", "Main › claude › general-purpose"} {
 		if !strings.Contains(detail, want) {
@@ -137,11 +137,11 @@ func TestTeamsInTheUI(t *testing.T) {
 	// Open alpha's pane from its details: the terminal of api-tests' window.
 	do(t, ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector("#detail").hidden = true`))
 	do(t, ctx, chromedp.Click(`#graph [data-mate="%2/alpha"] .gc-name`))
-	waitJS(t, ctx, `document.querySelector("#detail .dt-open") !== null`, 2*time.Second)
+	waitJS(t, ctx, `document.querySelector("#detail .dt-open") !== null`, 20*time.Second)
 	do(t, ctx, chromedp.Click("#detail .dt-open"))
-	waitJS(t, ctx, `document.querySelector("#graph").hidden && document.querySelector("#term-title").innerText.includes("api-tests")`, 2*time.Second)
+	waitJS(t, ctx, `document.querySelector("#graph").hidden && document.querySelector("#term-title").innerText.includes("api-tests")`, 20*time.Second)
 	// The Agents card lists the teammates and the subagent under their leads.
-	waitJS(t, ctx, `!document.querySelector("#agents-card").hidden`, 2*time.Second)
+	waitJS(t, ctx, `!document.querySelector("#agents-card").hidden`, 20*time.Second)
 	if n, m := count(t, ctx, "#agents-card .ac-row.mate"), count(t, ctx, "#agents-card .ac-row.sub"); n != 2 || m != 1 {
 		t.Errorf("the Agents card has %d teammate rows and %d subagent rows, want 2 and 1", n, m)
 	}
@@ -156,7 +156,7 @@ func TestTeamsOnThePhone(t *testing.T) {
 	do(t, ctx,
 		chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile),
 		chromedp.Navigate(base+"/?token="+token))
-	waitJS(t, ctx, `document.querySelectorAll("#chart-tree .mate-card").length === 2`, 10*time.Second)
+	waitJS(t, ctx, `document.querySelectorAll("#chart-tree .mate-card").length === 2`, 20*time.Second)
 	lines := run(t, ctx, chromedp.Evaluate[map[string]string](`(() => {
 		const c = s => { const e = document.querySelector("#chart-tree .cnode." + s); return e ? getComputedStyle(e).borderLeftColor + " " + getComputedStyle(e).borderLeftWidth : ""; };
 		return {worker: c("line-worker.active"), team: c("line-team.active"), teamIdle: c("line-team:not(.active)"), sub: c("line-sub.active")};
@@ -170,5 +170,5 @@ func TestTeamsOnThePhone(t *testing.T) {
 	}
 	screenshot(t, ctx, "web-phone-team.png")
 	do(t, ctx, chromedp.Click(`#chart-tree [data-mate="%2/beta"] .gc-name`))
-	waitJS(t, ctx, `!document.querySelector("#detail").hidden && document.querySelector("#detail .dt-path").innerText === "Main › claude › api-tests › beta"`, 2*time.Second)
+	waitJS(t, ctx, `!document.querySelector("#detail").hidden && document.querySelector("#detail .dt-path").innerText === "Main › claude › api-tests › beta"`, 20*time.Second)
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +17,11 @@ import (
 // report is there: each reporter said "reported", and st worker list
 // shows each worker done with this trial's summary. CI: 30 reporters, 2
 // trials; scripts/faults: 100 reporters, 20 trials.
+//
+// A trial counts only when the kill landed mid-write: some reports on
+// disk and some not when the daemon died. One where every report was
+// already on disk did not test the fault; it is checked all the same and
+// tried again, and the test fails when too few attempts hit the fault.
 func TestKillDaemonWhileReporting(t *testing.T) {
 	n, reporters := trials(2, 20), trials(30, 100)
 	w := newWorld(t, "")
@@ -25,93 +29,129 @@ func TestKillDaemonWhileReporting(t *testing.T) {
 	task := w.writeFile("task.md", "sleep: 600s\n")
 	ws := w.startWorkers(reporters, 6, task, "r")
 
-	losses, notMid := 0, 0
-	for trial := 0; trial < n; trial++ {
-		// Every worker is in a turn again: working, not done.
-		for _, v := range ws {
-			if err := w.hook(v.ID, "UserPromptSubmit"); err != nil {
-				t.Fatalf("trial %d: %v\n%s", trial, err, w.logTail())
-			}
+	losses, missed := 0, 0
+	maxAttempts := 3*n + 2
+	trial := 0
+	for attempt := 0; trial < n; attempt++ {
+		if attempt == maxAttempts {
+			t.Fatalf("only %d of %d attempts killed the daemon mid-write (the rest had every report on disk first); "+
+				"the fault was not tested %d times", trial, attempt, n)
 		}
-		prefix := fmt.Sprintf("trial %d:", trial)
-		killAt := jitter(1, reporters/3)
+		mid, lost := killWhileReporting(t, w, ws, attempt)
+		losses += lost
+		if mid {
+			trial++
+		} else {
+			missed++
+		}
+	}
+	if missed > 0 {
+		t.Logf("%d attempt(s) had every report on disk before the kill landed; tried again", missed)
+	}
+	report(t, fmt.Sprintf("kill9-daemon-%d-reporting", reporters), n, losses, "reports lost over all attempts (a trial is one that killed the daemon mid-write)")
+}
 
-		type reporter struct {
-			cmd *exec.Cmd
-			out bytes.Buffer
+// killWhileReporting is one attempt: every worker reports at once, the
+// daemon is killed when some of the reports are on disk, and st comes
+// back. It reports whether the kill landed mid-write (some reports on
+// disk and some not) and how many reports were lost.
+func killWhileReporting(t *testing.T, w *world, ws []orch.WorkerView, attempt int) (mid bool, losses int) {
+	t.Helper()
+	reporters := len(ws)
+	// Every worker is in a turn again: working, not done.
+	for _, v := range ws {
+		if err := w.hook(v.ID, "UserPromptSubmit"); err != nil {
+			t.Fatalf("attempt %d: %v\n%s", attempt, err, w.logTail())
 		}
-		rs := make([]*reporter, len(ws))
-		for i, v := range ws {
-			r := &reporter{cmd: w.st(v.ID, "worker", "done", "--summary", prefix+" "+v.Name)}
-			r.cmd.Stdout, r.cmd.Stderr = &r.out, &r.out
-			rs[i] = r
-		}
+	}
+	prefix := fmt.Sprintf("attempt %d:", attempt)
+	killAt := jitter(1, reporters/3)
+
+	type reporter struct {
+		cmd  *exec.Cmd
+		out  bytes.Buffer
+		err  error
+		done chan struct{}
+	}
+	rs := make([]*reporter, len(ws))
+	for i, v := range ws {
+		r := &reporter{cmd: w.st(v.ID, "worker", "done", "--summary", prefix+" "+v.Name), done: make(chan struct{})}
+		r.cmd.Stdout, r.cmd.Stderr = &r.out, &r.out
+		rs[i] = r
+	}
+	// Whatever path this attempt takes (a failed wait ends it early),
+	// no reporter is left retrying after it.
+	defer func() {
 		for _, r := range rs {
-			if err := r.cmd.Start(); err != nil {
-				t.Fatal(err)
+			if r.cmd.Process == nil {
+				continue
+			}
+			select {
+			case <-r.done:
+			default:
+				r.cmd.Process.Kill()
+				<-r.done
 			}
 		}
-		// Kill when some, not all, of the reports are on disk.
-		waitFor(t, 60*time.Second, func() (bool, string) {
-			c := w.onDisk(prefix)
-			return c >= killAt, fmt.Sprintf("trial %d: %d reports on disk, waiting for %d", trial, c, killAt)
-		})
-		w.kill9()
-		atKill := w.onDisk(prefix)
-		if atKill >= reporters {
-			notMid++
+	}()
+	for _, r := range rs {
+		if err := r.cmd.Start(); err != nil {
+			t.Fatal(err)
 		}
-		w.up()
+		go func(r *reporter) {
+			r.err = r.cmd.Wait()
+			close(r.done)
+		}(r)
+	}
+	// Kill when some, not all, of the reports are on disk.
+	waitFor(t, 60*time.Second, func() (bool, string) {
+		c := w.onDisk(prefix)
+		return c >= killAt, fmt.Sprintf("attempt %d: %d reports on disk, waiting for %d", attempt, c, killAt)
+	})
+	w.kill9()
+	atKill := w.onDisk(prefix)
+	mid = atKill < reporters
+	w.up()
 
-		var wg sync.WaitGroup
-		errs := make([]error, len(rs))
-		for i, r := range rs {
-			wg.Add(1)
-			go func(i int, r *reporter) {
-				defer wg.Done()
-				errs[i] = r.cmd.Wait()
-			}(i, r)
+	lost := map[string]string{}
+	for i, r := range rs {
+		select {
+		case <-r.done:
+		case <-time.After(2 * time.Minute):
+			t.Fatalf("attempt %d: st worker done for %s still runs 2 minutes after st up:\n%s", attempt, ws[i].Name, w.logTail())
 		}
-		wg.Wait()
-		lost := map[string]string{}
-		for i, r := range rs {
-			if errs[i] != nil || !strings.Contains(r.out.String(), "reported: ") {
-				lost[ws[i].Name] = fmt.Sprintf("st worker done: %v: %s", errs[i], r.out.String())
-			}
-		}
-		var vs []orch.WorkerView
-		waitFor(t, 30*time.Second, func() (bool, string) {
-			var err error
-			vs, err = w.list()
-			return err == nil, fmt.Sprint("st worker list: ", err)
-		})
-		got := map[string]orch.WorkerView{}
-		for _, v := range vs {
-			got[v.Name] = v
-		}
-		for _, v := range ws {
-			g, ok := got[v.Name]
-			switch {
-			case !ok:
-				lost[v.Name] = "not in st worker list"
-			case g.State != orch.Done || g.Summary != prefix+" "+v.Name:
-				if _, seen := lost[v.Name]; !seen {
-					lost[v.Name] = fmt.Sprintf("st worker list: %s %q", g.State, g.Summary)
-				}
-			}
-		}
-		t.Logf("trial %d: killed with %d/%d reports on disk; after st up %d/%d done, %d lost",
-			trial, atKill, reporters, reporters-len(lost), reporters, len(lost))
-		if len(lost) > 0 {
-			losses += len(lost)
-			for name, why := range lost {
-				t.Errorf("trial %d: report of %s lost: %s", trial, name, why)
-			}
-			t.Logf("trial %d: %s", trial, w.logFor(lost))
+		if r.err != nil || !strings.Contains(r.out.String(), "reported: ") {
+			lost[ws[i].Name] = fmt.Sprintf("st worker done: %v: %s", r.err, r.out.String())
 		}
 	}
-	if notMid > 0 {
-		t.Logf("%d of %d trials had every report on disk before the kill landed", notMid, n)
+	var vs []orch.WorkerView
+	waitFor(t, 30*time.Second, func() (bool, string) {
+		var err error
+		vs, err = w.list()
+		return err == nil, fmt.Sprint("st worker list: ", err)
+	})
+	got := map[string]orch.WorkerView{}
+	for _, v := range vs {
+		got[v.Name] = v
 	}
-	report(t, fmt.Sprintf("kill9-daemon-%d-reporting", reporters), n, losses, "reports lost over all trials")
+	for _, v := range ws {
+		g, ok := got[v.Name]
+		switch {
+		case !ok:
+			lost[v.Name] = "not in st worker list"
+		case g.State != orch.Done || g.Summary != prefix+" "+v.Name:
+			if _, seen := lost[v.Name]; !seen {
+				lost[v.Name] = fmt.Sprintf("st worker list: %s %q", g.State, g.Summary)
+			}
+		}
+	}
+	t.Logf("attempt %d: killed with %d/%d reports on disk (mid-write: %v); after st up %d/%d done, %d lost",
+		attempt, atKill, reporters, mid, reporters-len(lost), reporters, len(lost))
+	for name, why := range lost {
+		t.Errorf("attempt %d: report of %s lost: %s", attempt, name, why)
+	}
+	if len(lost) > 0 {
+		t.Logf("attempt %d: %s", attempt, w.logFor(lost))
+	}
+	return mid, len(lost)
 }

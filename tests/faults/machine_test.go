@@ -2,6 +2,8 @@ package faults
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -14,6 +16,8 @@ import (
 // beta; beta's st is killed (kill -9) in the middle of the run and comes
 // back on a new address. The run goes on: every worker's report reaches
 // the coordinator's `st worker wait`. A loss is a report that does not.
+// The last worker holds its turn until beta's st is down, so that at
+// least one report is made while beta's st is down, in every trial.
 // CI: 1 trial of 4 workers; scripts/faults: 5.
 func TestMachineUnreachableMidRun(t *testing.T) {
 	n := trials(1, 5)
@@ -36,10 +40,17 @@ func machineTrial(t *testing.T, trial, workers int) int {
 	beta.MustST("", "orch", "accept-remote", "on")
 
 	var ids []string
+	release := filepath.Join(c.Dir, fmt.Sprintf("release-%d", trial))
 	for i := 0; i < workers; i++ {
 		// The reports fall around the kill: some before, some while beta's
-		// st is down (the sim's st worker done retries), some after.
-		task := c.TaskFile(fmt.Sprintf("t%d-%d.md", trial, i), fmt.Sprintf("sleep: %dms\nsummary: report %d\n", jitter(500, 4000), i))
+		// st is down (the sim's st worker done retries), some after. The
+		// last one waits for the test to let it go (a file), once beta's
+		// st is down.
+		text := fmt.Sprintf("sleep: %dms\nsummary: report %d\n", jitter(500, 4000), i)
+		if i == workers-1 {
+			text = fmt.Sprintf("run: i=0; until [ -e %s ] || [ $i -ge 1200 ]; do sleep 0.1; i=$((i+1)); done\nsummary: report %d\n", release, i)
+		}
+		task := c.TaskFile(fmt.Sprintf("t%d-%d.md", trial, i), text)
 		out := alpha.MustST(pa, "worker", "start", "--machine", "beta", "--agent", "sim", "--task", task, "--name", fmt.Sprintf("w%d", i))
 		m := regexp.MustCompile(`(?m)^(beta/%\d+) w\d+$`).FindStringSubmatch(out)
 		if m == nil {
@@ -49,11 +60,16 @@ func machineTrial(t *testing.T, trial, workers int) int {
 	}
 	time.Sleep(time.Duration(jitter(100, 1500)) * time.Millisecond) // a random moment of the run, not a wait
 	beta.KillDaemon()
+	// The held worker is still working, so alpha must see beta's workers
+	// unreachable.
 	testutil.WaitFor(t, 30*time.Second, func() (bool, string) {
 		out, _ := alpha.In(pa, "worker", "list")
-		return strings.Contains(out, "unreachable") || !strings.Contains(out, "working"), out
+		return strings.Contains(out, "unreachable"), "alpha's list does not show beta's workers unreachable:\n" + out
 	})
-	time.Sleep(time.Duration(jitter(500, 2500)) * time.Millisecond)
+	if err := os.WriteFile(release, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Duration(jitter(500, 2500)) * time.Millisecond) // beta's st stays down a random while: the fault's timing
 	beta.Up()
 
 	out, err := alpha.In(pa, append([]string{"worker", "wait", "--timeout", "90s"}, ids...)...)

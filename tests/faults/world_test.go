@@ -53,6 +53,9 @@ func newWorld(t testing.TB, home string) *world {
 	}
 	w.dir = dir
 	w.cleanup = append(w.cleanup, func() { os.RemoveAll(dir) })
+	// After close: no process of this world (its TMUX_TMPDIR, HOME and
+	// TMPDIR are in the folder) may be left, whatever path the test took.
+	testutil.CheckNoLeaks(t, dir)
 	t.Cleanup(w.close)
 	w.home = home
 	if w.home == "" {

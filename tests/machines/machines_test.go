@@ -77,7 +77,7 @@ func TestMachinesListAndRefusals(t *testing.T) {
 	c, a, b, _, pa := three(t)
 
 	// st machines: names, host names, slugs, online, takes workers.
-	testutil.WaitFor(t, 10*time.Second, func() (bool, string) {
+	testutil.WaitFor(t, 60*time.Second, func() (bool, string) {
 		out, _ := a.ST("machines")
 		ok := regexp.MustCompile(`beta\s+host-beta\s+beta\s+online\s+(takes workers|yes)`).MatchString(out) &&
 			regexp.MustCompile(`alpha\s+host-alpha\s+alpha\s+online\s+no`).MatchString(out)
@@ -187,7 +187,7 @@ func TestMachinesWorkerLifecycle(t *testing.T) {
 	// send types into the worker there.
 	must(t)(a.In(pa, "worker", "send", id, "please also say goodbye"))
 	_, bpane, _ := strings.Cut(id, "/")
-	testutil.WaitFor(t, 10*time.Second, func() (bool, string) {
+	testutil.WaitFor(t, 60*time.Second, func() (bool, string) {
 		s := b.Capture(bpane)
 		return strings.Contains(s, "please also say goodbye"), s
 	})
@@ -202,7 +202,7 @@ func TestMachinesWorkerLifecycle(t *testing.T) {
 	// stop closes its window there.
 	out = must(t)(a.In(pa, "worker", "stop", gid, "--yes"))
 	_, gpane, _ := strings.Cut(gid, "/")
-	testutil.WaitFor(t, 10*time.Second, func() (bool, string) {
+	testutil.WaitFor(t, 60*time.Second, func() (bool, string) {
 		out, _ := g.Tmux.Run("list-panes", "-a", "-F", "#{pane_id}")
 		return !regexp.MustCompile(`(?m)^` + gpane + `$`).MatchString(out), "gamma's worker pane is still there:\n" + out
 	})
@@ -210,7 +210,7 @@ func TestMachinesWorkerLifecycle(t *testing.T) {
 	// release: the worker is told; it leaves the run here.
 	out = must(t)(a.In(pa, "worker", "release", "beta/greeter"))
 	has(t, out, `released greeter .* send it no more work`)
-	testutil.WaitFor(t, 15*time.Second, func() (bool, string) {
+	testutil.WaitFor(t, 60*time.Second, func() (bool, string) {
 		s := b.Capture(bpane)
 		return strings.Contains(s, "no one's worker now"), s
 	})
@@ -265,7 +265,7 @@ func TestMachinesAdoptTeamsDepth(t *testing.T) {
 
 	// send to the adopted agent reaches it there.
 	must(t)(a.In(pa, "worker", "send", "beta/"+lone, "Run the UI tests."))
-	testutil.WaitFor(t, 10*time.Second, func() (bool, string) {
+	testutil.WaitFor(t, 60*time.Second, func() (bool, string) {
 		s := b.Capture(lone)
 		return strings.Contains(s, "Run the UI tests."), s
 	})
@@ -394,7 +394,7 @@ func TestMachinesRevokedMachine(t *testing.T) {
 	removed := time.Now()
 	var took time.Duration
 	try := 0
-	testutil.WaitFor(t, 10*time.Second, func() (bool, string) {
+	testutil.WaitFor(t, 60*time.Second, func() (bool, string) {
 		try++
 		out, err := g.In(pg, "worker", "start", "--machine", "beta", "--agent", "sim", "--task", task, "--name", fmt.Sprintf("again-%d", try))
 		took = time.Since(removed)
@@ -404,7 +404,7 @@ func TestMachinesRevokedMachine(t *testing.T) {
 	})
 	t.Logf("beta refused the removed gamma %s after the removal (heartbeat 1s)", took.Round(time.Millisecond))
 	// And gamma is no longer in the account's list.
-	testutil.WaitFor(t, 10*time.Second, func() (bool, string) {
+	testutil.WaitFor(t, 60*time.Second, func() (bool, string) {
 		out, _ := b.ST("machines")
 		return !strings.Contains(out, "gamma"), out
 	})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/agent/simagent"
+	"github.com/sophonz/st/internal/testutil"
 )
 
 // TestMain lets the test binary be the sim agent: a test starts it again
@@ -54,6 +55,9 @@ func startSim(t *testing.T, knobs ...string) *simPane {
 		t.Fatalf("tmux is needed for this test: %v", err)
 	}
 	dir := t.TempDir()
+	// After the server is killed (a cleanup registered below, so run
+	// first): nothing of this sim (TMUX_TMPDIR is here) may be left.
+	testutil.CheckNoLeaks(t, dir)
 	work := filepath.Join(dir, "work")
 	if err := os.Mkdir(work, 0o755); err != nil {
 		t.Fatal(err)

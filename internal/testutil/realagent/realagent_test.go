@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/internal/testutil"
 	"github.com/sophonz/st/internal/testutil/fakemodel"
 	"github.com/sophonz/st/internal/testutil/realagent"
 )
@@ -44,6 +45,9 @@ func newTmux(t testing.TB) *privateTmux {
 		t.Fatalf("tmux not found: %v", err)
 	}
 	dir := t.TempDir()
+	// After kill (registered below, so run first): nothing of this server
+	// (its agents have TMUX_TMPDIR here) may be left running.
+	testutil.CheckNoLeaks(t, dir)
 	conf := filepath.Join(dir, "tmux.conf")
 	// remain-on-exit keeps the screen of an agent that died, for the
 	// failure message; focus-events silences Claude's banner about it.
@@ -465,14 +469,16 @@ func (s *session) toolTurn() {
 	s.t.Logf("%s: done screen:\n%s", s.c.name, s.tm.capture())
 }
 
-// busyTurn makes the model sleep, to see the working screen.
+// busyTurn makes the model sleep, to see the working screen: it must show
+// while the turn runs, that is before the turn's Stop. The model sleeps
+// 8 s, so that a loaded machine still has time for several captures.
 func (s *session) busyTurn() {
 	s.t.Helper()
-	prompt := "SLEEP: 3 SAY: slept"
+	prompt := "SLEEP: 8 SAY: slept"
 	_, _, idx := s.submit(prompt)
 	// Wait for the model's request, so the screen is the one of a turn
 	// waiting on the model, not of a hook still running.
-	s.waitFor("the model request", 5*time.Second, func() bool {
+	s.waitFor("the model request", 30*time.Second, func() bool {
 		for _, r := range s.fake.Requests() {
 			if r.Prompt == prompt {
 				return true
@@ -480,8 +486,16 @@ func (s *session) busyTurn() {
 		}
 		return false
 	})
-	screen := s.waitScreen("the working screen", 3*time.Second, func(sc string) bool {
-		return strings.Contains(sc, "esc to interrupt")
+	var screen string
+	s.waitFor("the working screen before the turn's Stop", 60*time.Second, func() bool {
+		screen = s.tm.capture()
+		if strings.Contains(screen, "esc to interrupt") {
+			return true
+		}
+		if _, _, ok := s.hookAfter("Stop", idx); ok {
+			s.t.Fatalf("%s: the turn ended (Stop) and its working screen was never seen; last screen:\n%s", s.c.name, screen)
+		}
+		return false
 	})
 	s.t.Logf("%s: working screen:\n%s", s.c.name, screen)
 	stop := s.waitStop(idx)
@@ -499,8 +513,17 @@ func (s *session) approvalTurn(prompt, file string) {
 		return strings.Contains(sc, s.c.approval)
 	})
 	s.t.Logf("%s: permission prompt screen:\n%s", s.c.name, screen)
-	if _, _, ok := s.hookAfter("PermissionRequest", idx); !ok {
-		s.t.Logf("%s: no PermissionRequest hook by the time the prompt showed", s.c.name)
+	// The agent tells its hooks it waits for the person (st's "waiting"
+	// comes from this hook): it fires with the prompt, for the command the
+	// model asked for.
+	var perm hookEvent
+	s.waitFor("the PermissionRequest hook of the prompt on screen", 30*time.Second, func() bool {
+		var ok bool
+		perm, _, ok = s.hookAfter("PermissionRequest", idx)
+		return ok
+	})
+	if !strings.Contains(perm.Raw, file) {
+		s.t.Errorf("%s: PermissionRequest is not about the command that writes %s: %s", s.c.name, file, perm.Raw)
 	}
 	s.approve()
 	stop := s.waitStop(idx)
