@@ -176,6 +176,14 @@ func runStatus(ctx context.Context, env *Env, o statusOptions) error {
 			}
 			fmt.Fprintf(w, "  the tmux server is gone (for %s): %s\n", time.Since(*s.TmuxDown).Round(time.Millisecond), what)
 		}
+		switch {
+		case s.Web != "" && s.WebNote != "":
+			fmt.Fprintf(w, "  web:    %s (%s; st web prints it with its token)\n", s.Web, s.WebNote)
+		case s.Web != "":
+			fmt.Fprintf(w, "  web:    %s (st web prints it with its token)\n", s.Web)
+		case s.WebError != nil:
+			fmt.Fprintf(w, "  web:    off: %s\n  Try: %s\n", s.WebError.Message, s.WebError.Hint)
+		}
 		fmt.Fprintf(w, "  runs: %d, workers: %d (%d alive)\n", s.Orch.Runs, s.Orch.Workers, s.Orch.Live)
 		printProblems(env, s)
 		return nil
@@ -227,11 +235,15 @@ func newWebCmd(env *Env, runF runFunc[webOptions]) *cobra.Command {
 }
 
 func runWeb(ctx context.Context, env *Env, _ webOptions) error {
-	u, err := env.Client().Web(ctx)
+	c := env.Client()
+	u, err := c.Web(ctx)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintln(env.Stdout, u.URL)
+	if s, err := c.Status(ctx); err == nil && s.WebNote != "" {
+		fmt.Fprintf(env.Stderr, "st: note: the web UI is on %s\n", s.WebNote)
+	}
 	return nil
 }
 
@@ -245,5 +257,8 @@ func printRunning(env *Env, s *api.StatusInfo) {
 func printProblems(env *Env, s *api.StatusInfo) {
 	for _, p := range s.Orch.Problems {
 		fmt.Fprintf(env.Stderr, "st: warning: %s\n", p)
+	}
+	if e := s.WebError; e != nil {
+		fmt.Fprintf(env.Stderr, "st: warning: the web UI is off: %s\nTry: %s\n", e.Message, e.Hint)
 	}
 }
