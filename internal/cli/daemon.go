@@ -17,6 +17,7 @@ import (
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/client"
 	"github.com/sophonz/st/internal/daemon"
+	"github.com/sophonz/st/internal/store"
 	"github.com/sophonz/st/internal/version"
 )
 
@@ -58,34 +59,86 @@ func newUpCmd(env *Env, runF runFunc[upOptions]) *cobra.Command {
 }
 
 func runUp(ctx context.Context, env *Env, _ upOptions) error {
-	c := env.Client()
-	if s, err := c.Status(ctx); err == nil {
-		printRunning(env, s)
-		return nil
-	}
-	logPath := filepath.Join(env.Home(), "daemon.log")
-	exited, err := startDaemon(env.Home(), logPath)
+	s, _, err := ensureUp(ctx, env)
 	if err != nil {
 		return err
+	}
+	printRunning(env, s)
+	return nil
+}
+
+// ensureUp starts the daemon unless it answers, and waits until it does.
+// One st at a time starts it (it holds $ST_HOME/up.lock meanwhile), so
+// that many commands finding st down at once start one daemon.
+func ensureUp(ctx context.Context, env *Env) (s *api.StatusInfo, started bool, err error) {
+	c := env.RunningClient()
+	if s, err := c.Status(ctx); err == nil {
+		return s, false, nil
+	}
+	home := env.Home()
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return nil, false, fmt.Errorf("make ST_HOME %s: %w", home, err)
+	}
+	lctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	lock, err := store.LockWait(lctx, filepath.Join(home, "up.lock"), 20*time.Millisecond)
+	if err != nil {
+		return nil, false, fmt.Errorf("wait for the st that is starting st's daemon (%s): %w", filepath.Join(home, "up.lock"), err)
+	}
+	defer lock.Unlock()
+	if s, err := c.Status(ctx); err == nil { // the st before us started it
+		return s, false, nil
+	}
+	logPath := filepath.Join(home, "daemon.log")
+	exited, err := startDaemon(home, logPath)
+	if err != nil {
+		return nil, false, err
 	}
 	deadline := time.After(15 * time.Second)
 	for {
 		if s, err := c.Status(ctx); err == nil {
-			printRunning(env, s)
-			return nil
+			return s, true, nil
 		}
 		select {
 		case err := <-exited:
-			if s, err2 := c.Status(ctx); err2 == nil { // another st up won the race
-				printRunning(env, s)
-				return nil
+			if s, err2 := c.Status(ctx); err2 == nil { // a daemon started by other means won
+				return s, false, nil
 			}
-			return fmt.Errorf("st daemon exited (%v): %s\nTry: st daemon, to see it run in the foreground", err, lastLines(logPath, 5))
+			return nil, false, fmt.Errorf("st daemon exited (%v): %s\nTry: st daemon, to see it run in the foreground", err, lastLines(logPath, 5))
 		case <-deadline:
-			return fmt.Errorf("st daemon did not answer within 15 s; its log is %s", logPath)
+			return nil, false, fmt.Errorf("st daemon did not answer within 15 s; its log is %s", logPath)
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// startOnDown is what a command that needs the daemon does when it finds
+// none: it starts it, as st up would, and says so on stderr (once). Not
+// inside a Codex sandbox: a daemon started there would be shut in it (no
+// tmux, no socket for anyone else), so the command fails or retries as
+// before and the agent's hooks, which run outside, carry on.
+func startOnDown(ctx context.Context, env *Env, cause error) error {
+	if sandboxed(env) {
+		return cause
+	}
+	s, started, err := ensureUp(ctx, env)
+	if err != nil {
+		return fmt.Errorf("st is not running, and starting it failed: %w", err)
+	}
+	if started && !env.started {
+		env.started = true
+		fmt.Fprintf(env.Stderr, "st: st was not running, so it was started (pid %d; log %s)\n", s.PID, filepath.Join(env.Home(), "daemon.log"))
+	}
+	return nil
+}
+
+// sandboxed tells a command run inside Codex's sandbox, which marks the
+// commands it runs there (Linux: CODEX_SANDBOX_NETWORK_DISABLED, macOS:
+// CODEX_SANDBOX=seatbelt).
+func sandboxed(env *Env) bool {
+	return env.Getenv("CODEX_SANDBOX") != "" || env.Getenv("CODEX_SANDBOX_NETWORK_DISABLED") != ""
 }
 
 // startDaemon starts st daemon in the background, its output appended to
@@ -134,7 +187,7 @@ func newDownCmd(env *Env, runF runFunc[downOptions]) *cobra.Command {
 }
 
 func runDown(ctx context.Context, env *Env, _ downOptions) error {
-	pid, err := env.Client().Shutdown(ctx)
+	pid, err := env.RunningClient().Shutdown(ctx)
 	if errors.Is(err, client.ErrDown) {
 		fmt.Fprintln(env.Stdout, "st is not running")
 		return nil
@@ -165,7 +218,9 @@ func newStatusCmd(env *Env, runF runFunc[statusOptions]) *cobra.Command {
 }
 
 func runStatus(ctx context.Context, env *Env, o statusOptions) error {
-	s, err := env.Client().Status(ctx)
+	// It never starts st: it is how a person, or st doctor, finds out
+	// whether st runs.
+	s, err := env.RunningClient().Status(ctx)
 	return printResult(env, o.JSON, s, err, func(w io.Writer, s *api.StatusInfo) error {
 		fmt.Fprintf(w, "st %s is running (pid %d, up %s)\n", s.Version, s.PID, time.Since(s.Started).Round(time.Second))
 		fmt.Fprintf(w, "  home:   %s\n  socket: %s\n  tmux:   %s\n", s.Home, s.Socket, s.TmuxSocket)

@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
 	"syscall"
 	"time"
 
@@ -42,7 +43,14 @@ type Client struct {
 	// Tmux is the caller's $TMUX, sent so the daemon can refuse a pane of
 	// another tmux server.
 	Tmux string
-	hc   *http.Client
+	// OnDown, when set, is called the first time a call finds no daemon,
+	// with that call's error: it may start the daemon (and return nil, so
+	// that the call is made again) or return an error for the call. It
+	// is called once per Client.
+	OnDown func(ctx context.Context, cause error) error
+	hc      *http.Client
+	once    sync.Once
+	started bool // OnDown started the daemon
 }
 
 // New returns a client of the daemon of home.
@@ -62,8 +70,28 @@ func isDown(err error) bool {
 	return errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, os.ErrNotExist)
 }
 
-// Call posts req to path and decodes the answer into resp.
+// Call posts req to path and decodes the answer into resp. When no daemon
+// answers, OnDown (once) may start one, and the call is made again.
 func (c *Client) Call(ctx context.Context, path string, req, resp any) error {
+	err := c.call(ctx, path, req, resp)
+	var down *DownError
+	if !errors.As(err, &down) || c.OnDown == nil {
+		return err
+	}
+	c.once.Do(func() {
+		if e := c.OnDown(ctx, err); e != nil {
+			err = e // this call's answer; later calls get their own
+		} else {
+			c.started = true
+		}
+	})
+	if c.started {
+		return c.call(ctx, path, req, resp)
+	}
+	return err
+}
+
+func (c *Client) call(ctx context.Context, path string, req, resp any) error {
 	body, err := json.Marshal(req)
 	if err != nil {
 		return err
