@@ -47,7 +47,7 @@ type Client struct {
 	// with that call's error: it may start the daemon (and return nil, so
 	// that the call is made again) or return an error for the call. It
 	// is called once per Client.
-	OnDown func(ctx context.Context, cause error) error
+	OnDown  func(ctx context.Context, cause error) error
 	hc      *http.Client
 	once    sync.Once
 	started bool // OnDown started the daemon
