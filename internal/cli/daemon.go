@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -45,25 +47,109 @@ func newDaemonCmd(env *Env, runF runFunc[daemonOptions]) *cobra.Command {
 func runDaemon(ctx context.Context, env *Env, _ daemonOptions) error {
 	err := daemon.Run(ctx, daemon.Options{Home: env.Home(), STBin: stBin(), Log: env.Stderr, Getenv: env.Getenv})
 	if errors.Is(err, daemon.ErrRunning) {
-		return fmt.Errorf("%w\nTry: st status, or st down to stop it", err)
+		// Its own status, so that a login service does not retry it.
+		return &exitError{code: daemon.ExitRunning, err: fmt.Errorf("%w\nTry: st status, or st down to stop it", err)}
 	}
 	return err
 }
 
-type upOptions struct{}
+type upOptions struct{ AtLogin bool }
 
 func newUpCmd(env *Env, runF runFunc[upOptions]) *cobra.Command {
 	var o upOptions
-	cmd := &cobra.Command{Use: "up", Short: "Start st's daemon in the background (does nothing when it runs)", Args: cobra.NoArgs}
+	cmd := &cobra.Command{Use: "up", Short: "Start st's daemon in the background (does nothing when it runs)", Args: cobra.NoArgs,
+		Long: `Start st's daemon in the background (does nothing when it runs). Any command
+that needs the daemon starts it too.
+
+With --at-login, st also starts when you log in: a systemd user unit on Linux
+($XDG_CONFIG_HOME/systemd/user/st.service, enabled for default.target), a
+launchd agent on macOS (~/Library/LaunchAgents/` + daemon.LaunchdLabel + `.plist), naming this
+st by its absolute path, with ST_HOME (when set) and this shell's PATH.
+st down --at-login removes it.`}
+	cmd.Flags().BoolVar(&o.AtLogin, "at-login", false, "also start st when you log in (systemd user unit, launchd agent)")
 	return bind(cmd, env, &o, nil, runF, runUp)
 }
 
-func runUp(ctx context.Context, env *Env, _ upOptions) error {
+func runUp(ctx context.Context, env *Env, o upOptions) error {
 	s, _, err := ensureUp(ctx, env)
 	if err != nil {
 		return err
 	}
 	printRunning(env, s)
+	if o.AtLogin {
+		return installAtLogin(env, runtime.GOOS)
+	}
+	return nil
+}
+
+// loginService is the login service of this st, for goos.
+func loginService(env *Env, goos string) (daemon.LoginService, error) {
+	home := env.Getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	stHome := env.Getenv("ST_HOME")
+	if stHome != "" {
+		stHome, _ = filepath.Abs(stHome)
+	}
+	return daemon.LoginServiceFor(goos, daemon.LoginPaths{UserHome: home, ConfigHome: env.Getenv("XDG_CONFIG_HOME"),
+		STBin: stBin(), STHome: stHome, LogPath: filepath.Join(env.Home(), "daemon.log"), Path: env.Getenv("PATH")})
+}
+
+// installAtLogin writes the login service (and, for systemd, the link
+// that enables it, as systemctl --user enable would): files only, read by
+// the service manager at the next login.
+func installAtLogin(env *Env, goos string) error {
+	s, err := loginService(env, goos)
+	if err != nil {
+		return usageError(err.Error(), "start st with st up after you log in, or from your shell's profile")
+	}
+	if err := os.MkdirAll(filepath.Dir(s.Path), 0o755); err != nil {
+		return err
+	}
+	if err := store.WriteFile(s.Path, s.Content, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", s.Path, err)
+	}
+	if s.Link != "" {
+		if err := os.MkdirAll(filepath.Dir(s.Link), 0o755); err != nil {
+			return err
+		}
+		os.Remove(s.Link)
+		if err := os.Symlink(s.LinkTo, s.Link); err != nil {
+			return fmt.Errorf("enable %s: %w", s.Path, err)
+		}
+	}
+	fmt.Fprintf(env.Stdout, "st starts when you log in: %s (%s)\n", s.Path, s.Manager)
+	if goos == "linux" {
+		fmt.Fprintln(env.Stdout, "  systemd reads it at your next login (systemctl --user daemon-reload reads it now)")
+	}
+	fmt.Fprintln(env.Stdout, "  st down --at-login removes it")
+	return nil
+}
+
+// removeAtLogin takes the login service out, if st wrote one.
+func removeAtLogin(env *Env, goos string) error {
+	s, err := loginService(env, goos)
+	if err != nil {
+		return usageError(err.Error(), "st down")
+	}
+	gone := false
+	for _, p := range []string{s.Link, s.Path} {
+		if p == "" {
+			continue
+		}
+		switch err := os.Remove(p); {
+		case err == nil:
+			gone = true
+		case !errors.Is(err, fs.ErrNotExist):
+			return fmt.Errorf("remove %s: %w", p, err)
+		}
+	}
+	if gone {
+		fmt.Fprintf(env.Stdout, "st no longer starts when you log in (removed %s)\n", s.Path)
+	} else {
+		fmt.Fprintf(env.Stdout, "st did not start at login (no %s)\n", s.Path)
+	}
 	return nil
 }
 
@@ -178,15 +264,21 @@ func lastLines(path string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-type downOptions struct{}
+type downOptions struct{ AtLogin bool }
 
 func newDownCmd(env *Env, runF runFunc[downOptions]) *cobra.Command {
 	var o downOptions
 	cmd := &cobra.Command{Use: "down", Short: "Stop st's daemon (workers and their windows stay)", Args: cobra.NoArgs}
+	cmd.Flags().BoolVar(&o.AtLogin, "at-login", false, "also stop starting st when you log in (undoes st up --at-login)")
 	return bind(cmd, env, &o, nil, runF, runDown)
 }
 
-func runDown(ctx context.Context, env *Env, _ downOptions) error {
+func runDown(ctx context.Context, env *Env, o downOptions) error {
+	if o.AtLogin {
+		if err := removeAtLogin(env, runtime.GOOS); err != nil {
+			return err
+		}
+	}
 	pid, err := env.RunningClient().Shutdown(ctx)
 	if errors.Is(err, client.ErrDown) {
 		fmt.Fprintln(env.Stdout, "st is not running")
