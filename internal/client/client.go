@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -46,11 +47,14 @@ type Client struct {
 	// OnDown, when set, is called the first time a call finds no daemon,
 	// with that call's error: it may start the daemon (and return nil, so
 	// that the call is made again) or return an error for the call. It
-	// is called once per Client.
+	// is called once per Client, and never once a daemon has answered: a
+	// command that loses its daemon midway (st down, a restart) waits for
+	// it to come back rather than start another.
 	OnDown  func(ctx context.Context, cause error) error
 	hc      *http.Client
 	once    sync.Once
 	started bool // OnDown started the daemon
+	reached atomic.Bool
 }
 
 // New returns a client of the daemon of home.
@@ -75,7 +79,7 @@ func isDown(err error) bool {
 func (c *Client) Call(ctx context.Context, path string, req, resp any) error {
 	err := c.call(ctx, path, req, resp)
 	var down *DownError
-	if !errors.As(err, &down) || c.OnDown == nil {
+	if !errors.As(err, &down) || c.OnDown == nil || c.reached.Load() {
 		return err
 	}
 	c.once.Do(func() {
@@ -115,6 +119,7 @@ func (c *Client) call(ctx context.Context, path string, req, resp any) error {
 		return fmt.Errorf("talk to st on %s: %w", c.Socket, err)
 	}
 	defer res.Body.Close()
+	c.reached.Store(true)
 	data, err := io.ReadAll(res.Body)
 	if err != nil {
 		return fmt.Errorf("read st's answer: %w", err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"os"
 	"testing"
 
 	"github.com/sophonz/st/internal/api"
@@ -16,6 +17,7 @@ import (
 // each call gets its own error, and a daemon that comes later answers.
 func TestOnDown(t *testing.T) {
 	home := testutil.ShortTempDir(t)
+	var lastServer *http.Server
 	serve := func() {
 		ln, err := net.Listen("unix", api.SocketPath(home))
 		if err != nil {
@@ -24,6 +26,7 @@ func TestOnDown(t *testing.T) {
 		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`{"pid":42}`)) })}
 		go srv.Serve(ln)
 		t.Cleanup(func() { srv.Close() })
+		lastServer = srv
 	}
 
 	c := New(home, "")
@@ -54,5 +57,21 @@ func TestOnDown(t *testing.T) {
 	serve()
 	if s, err := c.Status(context.Background()); err != nil || s.PID != 42 {
 		t.Fatalf("a daemon that came later: %+v %v", s, err)
+	}
+
+	// A client that reached its daemon and lost it does not start one.
+	home = testutil.ShortTempDir(t)
+	c = New(home, "")
+	calls = 0
+	c.OnDown = func(context.Context, error) error { calls++; return nil }
+	serve()
+	srv := lastServer
+	if _, err := c.Status(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	srv.Close()
+	os.Remove(api.SocketPath(home))
+	if _, err := c.Status(context.Background()); !errors.Is(err, ErrDown) || calls != 0 {
+		t.Fatalf("after losing its daemon: %v, %d OnDown calls, want its DownError and none", err, calls)
 	}
 }
