@@ -43,6 +43,11 @@ import (
 //	                           its own, the script's environment), its stdout
 //	                           in NAME.out, its stderr in NAME.err and, once
 //	                           it ends, "rc=N" in NAME.rc
+//	hold-port NAME             listen on a free port of 127.0.0.1 until the
+//	                           script ends (another program on it), its
+//	                           number in $NAME
+//	fetch FILE                 GET the URL on FILE's first line; print the
+//	                           status code, then the body
 //	wait-bg NAME [TIMEOUT]     wait until NAME ends; its stdout and stderr
 //	                           become the command's; it fails unless NAME
 //	                           exited 0 (with !, unless it exited non-zero)
@@ -120,6 +125,8 @@ func TestScripts(t *testing.T) {
 			"push-server":     cmdPushServer,
 			"push-answer":     cmdPushAnswer,
 			"free-port":       cmdFreePort,
+			"hold-port":       cmdHoldPort,
+			"fetch":           cmdFetch,
 			"in-pane":         cmdInPane,
 			"bg":              cmdBg,
 			"wait-bg":         cmdWaitBg,
@@ -426,6 +433,33 @@ func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	ln.Close()
 	ts.Setenv(args[0], port)
+}
+
+func cmdHoldPort(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "hold-port")
+	if len(args) != 1 {
+		ts.Fatalf("usage: hold-port NAME")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	ts.Defer(func() { ln.Close() })
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	ts.Setenv(args[0], port)
+}
+
+func cmdFetch(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "fetch")
+	if len(args) != 1 {
+		ts.Fatalf("usage: fetch FILE")
+	}
+	u, _, _ := strings.Cut(ts.ReadFile(args[0]), "\n")
+	c := http.Client{Timeout: 10 * time.Second}
+	res, err := c.Get(strings.TrimSpace(u))
+	ts.Check(err)
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	ts.Check(err)
+	fmt.Fprintf(ts.Stdout(), "%d\n%s", res.StatusCode, body)
 }
 
 func cmdCapture(ts *testscript.TestScript, neg bool, args []string) {

@@ -14,8 +14,17 @@ type StatusInfo struct {
 	TmuxSocket string    `json:"tmux_socket"`
 	Started    time.Time `json:"started"`
 	Orch       Status    `json:"orch"`
+	// Commit is the commit the daemon's st was built from ("" unknown),
+	// and Binary its path: st doctor compares them with its own.
+	Commit string `json:"commit,omitempty"`
+	Binary string `json:"binary,omitempty"`
 	// Web is the web UI's address ("" when it could not listen).
 	Web string `json:"web,omitempty"`
+	// WebNote says why the web UI is not on the default port (it was
+	// taken); WebError why there is no web UI (a port set on purpose is
+	// taken), with what to do.
+	WebNote  string `json:"web_note,omitempty"`
+	WebError *Error `json:"web_error,omitempty"`
 	// LastRestore are the figures of st's last restore of the tmux server.
 	LastRestore RestoreStats `json:"last_restore"`
 	// TmuxDown is since when the tmux server has been gone (absent while

@@ -28,6 +28,8 @@ type Env struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
+	// started: this process started the daemon (and said so).
+	started bool
 }
 
 // Home is ST_HOME, by default ~/.sophonz.
@@ -42,8 +44,18 @@ func (e *Env) Home() string {
 	return filepath.Join(home, ".sophonz")
 }
 
-// Client returns a client of this ST_HOME's daemon.
-func (e *Env) Client() *client.Client { return client.New(e.Home(), e.Getenv("TMUX")) }
+// Client returns a client of this ST_HOME's daemon for a command that
+// needs it: when st is not running, the first call starts it as st up
+// would, and says so on stderr (see startOnDown).
+func (e *Env) Client() *client.Client {
+	c := e.RunningClient()
+	c.OnDown = func(ctx context.Context, cause error) error { return startOnDown(ctx, e, cause) }
+	return c
+}
+
+// RunningClient returns a client that only talks to a daemon that runs,
+// for what must never start one: st down, st status, hooks, completions.
+func (e *Env) RunningClient() *client.Client { return client.New(e.Home(), e.Getenv("TMUX")) }
 
 // Pane is the pane a command acts for, or a refusal outside tmux.
 func (e *Env) Pane(cmd string) (string, error) {
@@ -142,7 +154,9 @@ func newRoot(env *Env) *cobra.Command {
 		newLsCmd(env, nil), newWebCmd(env, nil), newOrchCmd(env), newWorkerCmd(env), newHookCmd(env, nil), newAgentCmd(env),
 		newHooksCmd(env), newPluginCmd(env), newTaskCmd(env), newGateCmd(env),
 		newControlPlaneCmd(env), newLoginCmd(env, nil), newLogoutCmd(env, nil), newMachinesCmd(env, nil),
+		newCompletionCmd(env, nil),
 	)
+	addCompletions(root, env)
 	return root
 }
 

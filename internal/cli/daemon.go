@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/client"
 	"github.com/sophonz/st/internal/daemon"
+	"github.com/sophonz/st/internal/store"
 	"github.com/sophonz/st/internal/version"
 )
 
@@ -44,48 +47,184 @@ func newDaemonCmd(env *Env, runF runFunc[daemonOptions]) *cobra.Command {
 func runDaemon(ctx context.Context, env *Env, _ daemonOptions) error {
 	err := daemon.Run(ctx, daemon.Options{Home: env.Home(), STBin: stBin(), Log: env.Stderr, Getenv: env.Getenv})
 	if errors.Is(err, daemon.ErrRunning) {
-		return fmt.Errorf("%w\nTry: st status, or st down to stop it", err)
+		// Its own status, so that a login service does not retry it.
+		return &exitError{code: daemon.ExitRunning, err: fmt.Errorf("%w\nTry: st status, or st down to stop it", err)}
 	}
 	return err
 }
 
-type upOptions struct{}
+type upOptions struct{ AtLogin bool }
 
 func newUpCmd(env *Env, runF runFunc[upOptions]) *cobra.Command {
 	var o upOptions
-	cmd := &cobra.Command{Use: "up", Short: "Start st's daemon in the background (does nothing when it runs)", Args: cobra.NoArgs}
+	cmd := &cobra.Command{Use: "up", Short: "Start st's daemon in the background (does nothing when it runs)", Args: cobra.NoArgs,
+		Long: `Start st's daemon in the background (does nothing when it runs). Any command
+that needs the daemon starts it too.
+
+With --at-login, st also starts when you log in: a systemd user unit on Linux
+($XDG_CONFIG_HOME/systemd/user/st.service, enabled for default.target), a
+launchd agent on macOS (~/Library/LaunchAgents/` + daemon.LaunchdLabel + `.plist), naming this
+st by its absolute path, with ST_HOME (when set) and this shell's PATH.
+st down --at-login removes it.`}
+	cmd.Flags().BoolVar(&o.AtLogin, "at-login", false, "also start st when you log in (systemd user unit, launchd agent)")
 	return bind(cmd, env, &o, nil, runF, runUp)
 }
 
-func runUp(ctx context.Context, env *Env, _ upOptions) error {
-	c := env.Client()
-	if s, err := c.Status(ctx); err == nil {
-		printRunning(env, s)
-		return nil
-	}
-	logPath := filepath.Join(env.Home(), "daemon.log")
-	exited, err := startDaemon(env.Home(), logPath)
+func runUp(ctx context.Context, env *Env, o upOptions) error {
+	s, _, err := ensureUp(ctx, env)
 	if err != nil {
 		return err
+	}
+	printRunning(env, s)
+	if o.AtLogin {
+		return installAtLogin(env, runtime.GOOS)
+	}
+	return nil
+}
+
+// loginService is the login service of this st, for goos.
+func loginService(env *Env, goos string) (daemon.LoginService, error) {
+	home := env.Getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	stHome := env.Getenv("ST_HOME")
+	if stHome != "" {
+		stHome, _ = filepath.Abs(stHome)
+	}
+	return daemon.LoginServiceFor(goos, daemon.LoginPaths{UserHome: home, ConfigHome: env.Getenv("XDG_CONFIG_HOME"),
+		STBin: stBin(), STHome: stHome, LogPath: filepath.Join(env.Home(), "daemon.log"), Path: env.Getenv("PATH")})
+}
+
+// installAtLogin writes the login service (and, for systemd, the link
+// that enables it, as systemctl --user enable would): files only, read by
+// the service manager at the next login.
+func installAtLogin(env *Env, goos string) error {
+	s, err := loginService(env, goos)
+	if err != nil {
+		return usageError(err.Error(), "start st with st up after you log in, or from your shell's profile")
+	}
+	if err := os.MkdirAll(filepath.Dir(s.Path), 0o755); err != nil {
+		return err
+	}
+	if err := store.WriteFile(s.Path, s.Content, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", s.Path, err)
+	}
+	if s.Link != "" {
+		if err := os.MkdirAll(filepath.Dir(s.Link), 0o755); err != nil {
+			return err
+		}
+		os.Remove(s.Link)
+		if err := os.Symlink(s.LinkTo, s.Link); err != nil {
+			return fmt.Errorf("enable %s: %w", s.Path, err)
+		}
+	}
+	fmt.Fprintf(env.Stdout, "st starts when you log in: %s (%s)\n", s.Path, s.Manager)
+	if goos == "linux" {
+		fmt.Fprintln(env.Stdout, "  systemd reads it at your next login (systemctl --user daemon-reload reads it now)")
+	}
+	fmt.Fprintln(env.Stdout, "  st down --at-login removes it")
+	return nil
+}
+
+// removeAtLogin takes the login service out, if st wrote one.
+func removeAtLogin(env *Env, goos string) error {
+	s, err := loginService(env, goos)
+	if err != nil {
+		return usageError(err.Error(), "st down")
+	}
+	gone := false
+	for _, p := range []string{s.Link, s.Path} {
+		if p == "" {
+			continue
+		}
+		switch err := os.Remove(p); {
+		case err == nil:
+			gone = true
+		case !errors.Is(err, fs.ErrNotExist):
+			return fmt.Errorf("remove %s: %w", p, err)
+		}
+	}
+	if gone {
+		fmt.Fprintf(env.Stdout, "st no longer starts when you log in (removed %s)\n", s.Path)
+	} else {
+		fmt.Fprintf(env.Stdout, "st did not start at login (no %s)\n", s.Path)
+	}
+	return nil
+}
+
+// ensureUp starts the daemon unless it answers, and waits until it does.
+// One st at a time starts it (it holds $ST_HOME/up.lock meanwhile), so
+// that many commands finding st down at once start one daemon.
+func ensureUp(ctx context.Context, env *Env) (s *api.StatusInfo, started bool, err error) {
+	c := env.RunningClient()
+	if s, err := c.Status(ctx); err == nil {
+		return s, false, nil
+	}
+	home := env.Home()
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return nil, false, fmt.Errorf("make ST_HOME %s: %w", home, err)
+	}
+	lctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	lock, err := store.LockWait(lctx, filepath.Join(home, "up.lock"), 20*time.Millisecond)
+	if err != nil {
+		return nil, false, fmt.Errorf("wait for the st that is starting st's daemon (%s): %w", filepath.Join(home, "up.lock"), err)
+	}
+	defer lock.Unlock()
+	if s, err := c.Status(ctx); err == nil { // the st before us started it
+		return s, false, nil
+	}
+	logPath := filepath.Join(home, "daemon.log")
+	exited, err := startDaemon(home, logPath)
+	if err != nil {
+		return nil, false, err
 	}
 	deadline := time.After(15 * time.Second)
 	for {
 		if s, err := c.Status(ctx); err == nil {
-			printRunning(env, s)
-			return nil
+			return s, true, nil
 		}
 		select {
 		case err := <-exited:
-			if s, err2 := c.Status(ctx); err2 == nil { // another st up won the race
-				printRunning(env, s)
-				return nil
+			if s, err2 := c.Status(ctx); err2 == nil { // a daemon started by other means won
+				return s, false, nil
 			}
-			return fmt.Errorf("st daemon exited (%v): %s\nTry: st daemon, to see it run in the foreground", err, lastLines(logPath, 5))
+			return nil, false, fmt.Errorf("st daemon exited (%v): %s\nTry: st daemon, to see it run in the foreground", err, lastLines(logPath, 5))
 		case <-deadline:
-			return fmt.Errorf("st daemon did not answer within 15 s; its log is %s", logPath)
+			return nil, false, fmt.Errorf("st daemon did not answer within 15 s; its log is %s", logPath)
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// startOnDown is what a command that needs the daemon does when it finds
+// none: it starts it, as st up would, and says so on stderr (once). Not
+// inside a Codex sandbox: a daemon started there would be shut in it (no
+// tmux, no socket for anyone else), so the command fails or retries as
+// before and the agent's hooks, which run outside, carry on.
+func startOnDown(ctx context.Context, env *Env, cause error) error {
+	if sandboxed(env) {
+		return cause
+	}
+	s, started, err := ensureUp(ctx, env)
+	if err != nil {
+		return fmt.Errorf("st is not running, and starting it failed: %w", err)
+	}
+	if started && !env.started {
+		env.started = true
+		fmt.Fprintf(env.Stderr, "st: st was not running, so it was started (pid %d; log %s)\n", s.PID, filepath.Join(env.Home(), "daemon.log"))
+	}
+	return nil
+}
+
+// sandboxed tells a command run inside Codex's sandbox, which marks the
+// commands it runs there (Linux: CODEX_SANDBOX_NETWORK_DISABLED, macOS:
+// CODEX_SANDBOX=seatbelt).
+func sandboxed(env *Env) bool {
+	return env.Getenv("CODEX_SANDBOX") != "" || env.Getenv("CODEX_SANDBOX_NETWORK_DISABLED") != ""
 }
 
 // startDaemon starts st daemon in the background, its output appended to
@@ -125,16 +264,22 @@ func lastLines(path string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-type downOptions struct{}
+type downOptions struct{ AtLogin bool }
 
 func newDownCmd(env *Env, runF runFunc[downOptions]) *cobra.Command {
 	var o downOptions
 	cmd := &cobra.Command{Use: "down", Short: "Stop st's daemon (workers and their windows stay)", Args: cobra.NoArgs}
+	cmd.Flags().BoolVar(&o.AtLogin, "at-login", false, "also stop starting st when you log in (undoes st up --at-login)")
 	return bind(cmd, env, &o, nil, runF, runDown)
 }
 
-func runDown(ctx context.Context, env *Env, _ downOptions) error {
-	pid, err := env.Client().Shutdown(ctx)
+func runDown(ctx context.Context, env *Env, o downOptions) error {
+	if o.AtLogin {
+		if err := removeAtLogin(env, runtime.GOOS); err != nil {
+			return err
+		}
+	}
+	pid, err := env.RunningClient().Shutdown(ctx)
 	if errors.Is(err, client.ErrDown) {
 		fmt.Fprintln(env.Stdout, "st is not running")
 		return nil
@@ -165,7 +310,9 @@ func newStatusCmd(env *Env, runF runFunc[statusOptions]) *cobra.Command {
 }
 
 func runStatus(ctx context.Context, env *Env, o statusOptions) error {
-	s, err := env.Client().Status(ctx)
+	// It never starts st: it is how a person, or st doctor, finds out
+	// whether st runs.
+	s, err := env.RunningClient().Status(ctx)
 	return printResult(env, o.JSON, s, err, func(w io.Writer, s *api.StatusInfo) error {
 		fmt.Fprintf(w, "st %s is running (pid %d, up %s)\n", s.Version, s.PID, time.Since(s.Started).Round(time.Second))
 		fmt.Fprintf(w, "  home:   %s\n  socket: %s\n  tmux:   %s\n", s.Home, s.Socket, s.TmuxSocket)
@@ -175,6 +322,14 @@ func runStatus(ctx context.Context, env *Env, o statusOptions) error {
 				what = "st is bringing its sessions back"
 			}
 			fmt.Fprintf(w, "  the tmux server is gone (for %s): %s\n", time.Since(*s.TmuxDown).Round(time.Millisecond), what)
+		}
+		switch {
+		case s.Web != "" && s.WebNote != "":
+			fmt.Fprintf(w, "  web:    %s (%s; st web prints it with its token)\n", s.Web, s.WebNote)
+		case s.Web != "":
+			fmt.Fprintf(w, "  web:    %s (st web prints it with its token)\n", s.Web)
+		case s.WebError != nil:
+			fmt.Fprintf(w, "  web:    off: %s\n  Try: %s\n", s.WebError.Message, s.WebError.Hint)
 		}
 		fmt.Fprintf(w, "  runs: %d, workers: %d (%d alive)\n", s.Orch.Runs, s.Orch.Workers, s.Orch.Live)
 		printProblems(env, s)
@@ -191,7 +346,7 @@ func newVersionCmd(env *Env, runF runFunc[versionOptions]) *cobra.Command {
 }
 
 func runVersion(_ context.Context, env *Env, _ versionOptions) error {
-	fmt.Fprintf(env.Stdout, "st %s\n", version.Version)
+	fmt.Fprintf(env.Stdout, "st %s\n", version.Full())
 	return nil
 }
 
@@ -227,11 +382,15 @@ func newWebCmd(env *Env, runF runFunc[webOptions]) *cobra.Command {
 }
 
 func runWeb(ctx context.Context, env *Env, _ webOptions) error {
-	u, err := env.Client().Web(ctx)
+	c := env.Client()
+	u, err := c.Web(ctx)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintln(env.Stdout, u.URL)
+	if s, err := c.Status(ctx); err == nil && s.WebNote != "" {
+		fmt.Fprintf(env.Stderr, "st: note: the web UI is on %s\n", s.WebNote)
+	}
 	return nil
 }
 
@@ -245,5 +404,8 @@ func printRunning(env *Env, s *api.StatusInfo) {
 func printProblems(env *Env, s *api.StatusInfo) {
 	for _, p := range s.Orch.Problems {
 		fmt.Fprintf(env.Stderr, "st: warning: %s\n", p)
+	}
+	if e := s.WebError; e != nil {
+		fmt.Fprintf(env.Stderr, "st: warning: the web UI is off: %s\nTry: %s\n", e.Message, e.Hint)
 	}
 }

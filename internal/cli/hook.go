@@ -52,7 +52,12 @@ func runHook(ctx context.Context, env *Env, o hookOptions) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	pane := callerPane(env)
-	c := env.Client()
+	// A hook never starts st: the hooks fire in every session of the
+	// agent on this machine, and st down (or st not yet started) must
+	// stay so; a hook must also be back within a second. Nothing is lost:
+	// st reads the panes and screens again when it starts, and a queued
+	// report waits for the next hook.
+	c := env.RunningClient()
 	// A report queued by st worker done inside a sandbox goes first, so
 	// that the turn's end finds the worker done.
 	if q, remove, ok := c.TakeQueued(pane); ok {

@@ -110,6 +110,9 @@ func printHooksReport(w io.Writer, r *hooks.Report, name string) {
 			continue
 		}
 		fmt.Fprintf(w, "%s: %s%s\n", a.Agent, hooksHeadline(a, name), hooksWritten(a.Changed, a.Created, a.Backup, name))
+		if a.Restored {
+			fmt.Fprintf(w, "  %s is as it was before st first changed it (its backup is removed)\n", a.File)
+		}
 		for _, warn := range a.Warnings {
 			fmt.Fprintf(w, "  warning: %s\n", warn)
 		}
@@ -136,6 +139,9 @@ func printHooksReport(w io.Writer, r *hooks.Report, name string) {
 				fmt.Fprintf(w, "%s trust: %s\n", a.Agent, t.Error)
 			} else {
 				fmt.Fprintf(w, "%s trust: st's entries removed from %s\n", a.Agent, t.File)
+			}
+			if t.Restored {
+				fmt.Fprintf(w, "  %s is as it was before st first changed it (its backup is removed)\n", t.File)
 			}
 		}
 	}

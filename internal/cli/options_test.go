@@ -126,8 +126,12 @@ func TestCommandOptions(t *testing.T) {
 }
 
 func daemonOptionsCases(t *testing.T) {
-	checkParse(t, "up", newUpCmd, []parseCase[upOptions]{{args: nil}, {args: []string{"now"}, err: `unknown command "now"`}})
-	checkParse(t, "down", newDownCmd, []parseCase[downOptions]{{args: nil}, {args: []string{"--yes"}, err: "unknown flag: --yes"}})
+	checkParse(t, "up", newUpCmd, []parseCase[upOptions]{{args: nil}, {args: []string{"now"}, err: `unknown command "now"`},
+		{args: []string{"--at-login"}, want: upOptions{AtLogin: true}}})
+	checkParse(t, "down", newDownCmd, []parseCase[downOptions]{{args: nil}, {args: []string{"--yes"}, err: "unknown flag: --yes"},
+		{args: []string{"--at-login"}, want: downOptions{AtLogin: true}}})
+	checkParse(t, "completion", newCompletionCmd, []parseCase[completionOptions]{{args: []string{"zsh"}, want: completionOptions{Shell: "zsh"}},
+		{args: []string{"powershell"}, err: `st has no completion for "powershell"`}, {args: nil, err: "st completion bash|zsh|fish"}})
 	checkParse(t, "daemon", newDaemonCmd, []parseCase[daemonOptions]{{args: nil}, {args: []string{"x"}, err: `unknown command "x"`}})
 	checkParse(t, "version", newVersionCmd, []parseCase[versionOptions]{{args: nil}, {args: []string{"--json"}, err: "unknown flag: --json"}})
 	checkParse(t, "web", newWebCmd, []parseCase[webOptions]{{args: nil}, {args: []string{"open"}, err: `unknown command "open"`}})

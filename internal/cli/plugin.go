@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -151,6 +152,8 @@ func printPluginInstalled(w io.Writer, a plugin.AgentReport) {
 		fmt.Fprintf(w, "claude: registered with Claude Code; new sessions get %s (running ones after /reload-plugins)\n", strings.Join(a.Provides, " and "))
 	} else {
 		fmt.Fprintf(w, "codex: new sessions get the skills %s\n", strings.Join(a.Provides, " and "))
+		fmt.Fprintf(w, "codex: the rule in %s lets st's commands, run escalated, leave the sandbox without asking\n",
+			filepath.Join(filepath.Dir(a.Dir), "rules", plugin.CodexRulesFile))
 	}
 }
 

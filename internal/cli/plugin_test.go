@@ -93,6 +93,7 @@ func TestPluginInstallWithoutClaude(t *testing.T) {
 		"claude: wrote the plugin sophonz@sophonz-local in " + claudeDir,
 		"codex: wrote the skills sophonz-orchestrate and sophonz-worker in " + filepath.Join(vars["CODEX_HOME"], "skills"),
 		"codex: new sessions get the skills $sophonz-orchestrate and $sophonz-worker",
+		"codex: the rule in " + filepath.Join(vars["CODEX_HOME"], "rules", "sophonz.rules") + " lets st's commands, run escalated, leave the sandbox without asking",
 		"st: note: Claude Code is not on PATH (and ST_CLAUDE_BIN is not set): the plugin's files are written in " + claudeDir + ", but Claude Code does not know the plugin yet",
 		"Try: install Claude Code (npm install -g @anthropic-ai/claude-code), or set ST_CLAUDE_BIN=/path/to/claude, then st plugin install again",
 	}

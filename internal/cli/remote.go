@@ -228,7 +228,7 @@ func runLogin(ctx context.Context, env *Env, o remote.LoginOptions) error {
 func reloadDaemon(ctx context.Context, env *Env) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	_, _ = env.Client().ReloadRemote(ctx)
+	_, _ = env.RunningClient().ReloadRemote(ctx)
 }
 
 type logoutOptions struct{}

@@ -456,8 +456,13 @@ func runWorkerDone(ctx context.Context, env *Env, o workerDoneOptions) error {
 // report hands a report to st, trying again for up to retry while st is
 // down. When a sandbox refuses st's socket it queues the report instead
 // and answers the queue file's path.
+//
+// It never starts st: it is an agent's report from a pane st made, and a
+// st that is down was stopped (st down, which must hold) or is coming
+// back; the report waits for it, and the coordinator's next command
+// starts st when it finds it down.
 func report(ctx context.Context, env *Env, req api.DoneRequest, retry time.Duration) (v *api.WorkerView, queued string, err error) {
-	c := env.Client()
+	c := env.RunningClient()
 	err = keepTrying(ctx, env, time.Now().Add(retry), 200*time.Millisecond,
 		func(error) { fmt.Fprintf(env.Stderr, "st: st is not answering; retrying for up to %s\n", retry) },
 		func() error {

@@ -14,6 +14,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -42,7 +44,17 @@ type Client struct {
 	// Tmux is the caller's $TMUX, sent so the daemon can refuse a pane of
 	// another tmux server.
 	Tmux string
-	hc   *http.Client
+	// OnDown, when set, is called the first time a call finds no daemon,
+	// with that call's error: it may start the daemon (and return nil, so
+	// that the call is made again) or return an error for the call. It
+	// is called once per Client, and never once a daemon has answered: a
+	// command that loses its daemon midway (st down, a restart) waits for
+	// it to come back rather than start another.
+	OnDown  func(ctx context.Context, cause error) error
+	hc      *http.Client
+	once    sync.Once
+	started bool // OnDown started the daemon
+	reached atomic.Bool
 }
 
 // New returns a client of the daemon of home.
@@ -62,8 +74,28 @@ func isDown(err error) bool {
 	return errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, os.ErrNotExist)
 }
 
-// Call posts req to path and decodes the answer into resp.
+// Call posts req to path and decodes the answer into resp. When no daemon
+// answers, OnDown (once) may start one, and the call is made again.
 func (c *Client) Call(ctx context.Context, path string, req, resp any) error {
+	err := c.call(ctx, path, req, resp)
+	var down *DownError
+	if !errors.As(err, &down) || c.OnDown == nil || c.reached.Load() {
+		return err
+	}
+	c.once.Do(func() {
+		if e := c.OnDown(ctx, err); e != nil {
+			err = e // this call's answer; later calls get their own
+		} else {
+			c.started = true
+		}
+	})
+	if c.started {
+		return c.call(ctx, path, req, resp)
+	}
+	return err
+}
+
+func (c *Client) call(ctx context.Context, path string, req, resp any) error {
 	body, err := json.Marshal(req)
 	if err != nil {
 		return err
@@ -87,6 +119,7 @@ func (c *Client) Call(ctx context.Context, path string, req, resp any) error {
 		return fmt.Errorf("talk to st on %s: %w", c.Socket, err)
 	}
 	defer res.Body.Close()
+	c.reached.Store(true)
 	data, err := io.ReadAll(res.Body)
 	if err != nil {
 		return fmt.Errorf("read st's answer: %w", err)

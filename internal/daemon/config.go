@@ -20,9 +20,13 @@ import (
 type Config struct {
 	// TmuxSocket names the tmux server st drives ("" = the default one).
 	TmuxSocket string `toml:"tmux_socket"`
-	// WebPort is the web UI's port on 127.0.0.1 (0 = 7766, -1 = any free
-	// port, which ST_WEB_PORT=auto also asks for).
+	// WebPort is the web UI's port on 127.0.0.1 (0 = the default, 7766,
+	// -1 = any free port, which ST_WEB_PORT=auto also asks for).
 	WebPort int `toml:"web_port"`
+	// WebPortSet: the port was set on purpose (web_port, ST_WEB_PORT), so
+	// a port that is taken is an error; the default gives way to a free
+	// port instead (webui.go).
+	WebPortSet bool `toml:"-"`
 	// PushURL is an ntfy-style HTTP endpoint that gets each open gate.
 	PushURL string `toml:"push_url"`
 	// PushAnswerURL is where the phone reaches this machine's web UI (a
@@ -96,6 +100,7 @@ func LoadConfig(home string, getenv func(string) string) (Config, error) {
 		}
 		c.WebPort = p
 	}
+	c.WebPortSet = c.WebPort > 0
 	if v := getenv("ST_PUSH_URL"); v != "" {
 		c.PushURL = v
 	}
@@ -137,6 +142,15 @@ func LoadConfig(home string, getenv func(string) string) (Config, error) {
 	switch c.WebPort {
 	case 0:
 		c.WebPort = DefaultWebPort
+		// The default itself may be moved (ST_WEB_DEFAULT_PORT), still
+		// giving way when taken: tests point it at a port they hold.
+		if v := getenv("ST_WEB_DEFAULT_PORT"); v != "" {
+			p, err := strconv.Atoi(v)
+			if err != nil || p <= 0 || p > 65535 {
+				return c, fmt.Errorf("ST_WEB_DEFAULT_PORT=%q is not a port number", v)
+			}
+			c.WebPort = p
+		}
 	case -1:
 		c.WebPort = 0 // the kernel picks a free one
 	}

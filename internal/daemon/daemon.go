@@ -87,11 +87,11 @@ func Run(ctx context.Context, o Options) error {
 	loops.Add(2)
 	go func() { defer loops.Done(); pn.run(ctx) }()
 	go func() { defer loops.Done(); mgr.Watch(ctx) }()
-	webBase, stopWeb := serveWeb(ctx, cfg, token, tm, mgr, pn, o.Log)
+	wl, webBase, stopWeb := serveWeb(ctx, o.Home, cfg, token, tm, mgr, pn, o.Log)
 	defer stopWeb()
 	s := &server{mgr: mgr, tmux: tm, peers: pn, cancel: cancel, info: api.StatusInfo{
-		PID: os.Getpid(), Version: version.Version, Home: o.Home, Socket: sock,
-		TmuxSocket: tm.Socket(), Started: time.Now(), Web: webBase,
+		PID: os.Getpid(), Version: version.Version, Commit: version.Current().Commit, Binary: o.STBin, Home: o.Home, Socket: sock,
+		TmuxSocket: tm.Socket(), Started: time.Now(), Web: webBase, WebNote: wl.note, WebError: wl.err,
 	}, token: token, proc: realProc}
 	fmt.Fprintf(o.Log, "st %s daemon listening on %s (tmux server %s)\n", version.Version, sock, tm.Socket())
 	return s.serve(ctx, ln)
@@ -341,7 +341,10 @@ func (s *server) shutdown(ctx context.Context, r *http.Request, b []byte) (any, 
 
 func (s *server) webURL(ctx context.Context, r *http.Request, b []byte) (any, error) {
 	if s.info.Web == "" {
-		return nil, &orch.Error{Kind: orch.KindInternal, Message: "st's web UI is not running (its port was taken; see the daemon log)", Hint: "set another port with ST_WEB_PORT or web_port in $ST_HOME/config.toml, then st down; st up"}
+		if e := s.info.WebError; e != nil {
+			return nil, &orch.Error{Kind: e.Kind, Message: "st's web UI is not running: " + e.Message, Hint: e.Hint}
+		}
+		return nil, &orch.Error{Kind: orch.KindInternal, Message: "st's web UI is not running (see the daemon log)", Hint: "st down && st up"}
 	}
 	return map[string]string{"url": s.info.Web + web.Path + "?token=" + s.token}, nil
 }

@@ -13,8 +13,10 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/sophonz/st/internal/agent"
@@ -45,15 +47,72 @@ func webToken(home string) (string, error) {
 	return tok, store.WriteFile(path, []byte(tok+"\n"), 0o600)
 }
 
-// serveWeb starts the web UI on 127.0.0.1:port. A port that is taken is
-// reported in the log, and st goes on without its web UI.
-func serveWeb(ctx context.Context, cfg Config, token string, tm *tmux.Client, mgr *orch.Manager, pn *peerNet, log io.Writer) (string, func()) {
-	port := cfg.WebPort
-	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-	if err != nil {
-		fmt.Fprintf(log, "web UI: cannot listen on 127.0.0.1:%d (%v); set another port with ST_WEB_PORT or web_port in config.toml\n", port, err)
-		return "", func() {}
+// keptPortFile holds the port st took when the default was taken, so
+// that the web UI's address stays the same across restarts of st.
+const keptPortFile = "web.port"
+
+// webListener is where the web UI listens, and what to tell of it.
+type webListener struct {
+	ln   net.Listener
+	note string     // the port is not the default, and why
+	err  *api.Error // no listener: why, and what to do
+}
+
+// listenWeb listens on 127.0.0.1 for the web UI. A port set on purpose
+// (web_port, ST_WEB_PORT) is that port or an error. The default gives way:
+// st takes the port it kept in $ST_HOME/web.port from an earlier time the
+// default was taken, else the default, else a free one, which it keeps.
+func listenWeb(home string, cfg Config) webListener {
+	listen := func(port int) (net.Listener, error) { return net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port)) }
+	if cfg.WebPortSet || cfg.WebPort == 0 {
+		ln, err := listen(cfg.WebPort)
+		if err != nil {
+			return webListener{err: &api.Error{Kind: api.KindConflict,
+				Message: fmt.Sprintf("the web UI's port 127.0.0.1:%d, set in web_port (config.toml) or ST_WEB_PORT, cannot be used: %v", cfg.WebPort, err),
+				Hint:    "free that port, or set another in web_port or ST_WEB_PORT (or remove it: st then takes a free port when 7766 is taken), then st down && st up"}}
+		}
+		return webListener{ln: ln}
 	}
+	kept := filepath.Join(home, keptPortFile)
+	if b, err := os.ReadFile(kept); err == nil {
+		if p, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && p > 0 && p != cfg.WebPort {
+			if ln, err := listen(p); err == nil {
+				return webListener{ln: ln, note: fmt.Sprintf("port %d, kept in %s since %d was taken", p, kept, cfg.WebPort)}
+			}
+		}
+	}
+	ln, err := listen(cfg.WebPort)
+	if err == nil {
+		os.Remove(kept)
+		return webListener{ln: ln}
+	}
+	taken := err
+	if ln, err = listen(0); err != nil {
+		return webListener{err: &api.Error{Kind: api.KindInternal,
+			Message: fmt.Sprintf("the web UI could not listen on 127.0.0.1: %d is taken (%v), and no free port was given (%v)", cfg.WebPort, taken, err),
+			Hint:    "check the machine's loopback interface, then st down && st up"}}
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	why := "was taken"
+	if !errors.Is(taken, syscall.EADDRINUSE) {
+		why = fmt.Sprintf("could not be used (%v)", taken)
+	}
+	note := fmt.Sprintf("port %d, since %d %s; kept in %s", port, cfg.WebPort, why, kept)
+	if err := store.WriteFile(kept, []byte(strconv.Itoa(port)+"\n"), 0o600); err != nil {
+		note += fmt.Sprintf(" (could not be written: %v)", err)
+	}
+	return webListener{ln: ln, note: note}
+}
+
+// serveWeb starts the web UI (listenWeb says where). With no listener st
+// goes on without its web UI; st web and st status say why.
+func serveWeb(ctx context.Context, home string, cfg Config, token string, tm *tmux.Client, mgr *orch.Manager, pn *peerNet, log io.Writer) (webListener, string, func()) {
+	wl := listenWeb(home, cfg)
+	if wl.err != nil {
+		fmt.Fprintf(log, "web UI: %s\nTry: %s\n", wl.err.Message, wl.err.Hint)
+		return wl, "", func() {}
+	}
+	ln := wl.ln
 	base := "http://" + ln.Addr().String()
 	hosts := append([]string(nil), cfg.WebHosts...)
 	if u, err := url.Parse(cfg.PushAnswerURL); err == nil && u.Host != "" {
@@ -69,7 +128,10 @@ func serveWeb(ctx context.Context, cfg Config, token string, tm *tmux.Client, mg
 	hs := &http.Server{Handler: h}
 	go hs.Serve(ln)
 	fmt.Fprintf(log, "web UI on %s\n", base)
-	return base, func() {
+	if wl.note != "" {
+		fmt.Fprintf(log, "web UI: %s\n", wl.note)
+	}
+	return wl, base, func() {
 		// Ends the terminals' websockets too, so their grouped sessions go.
 		c, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		defer cancel()

@@ -2,11 +2,13 @@ package hooks
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 
 	"github.com/google/renameio/v2"
 )
@@ -123,4 +125,119 @@ func backupOnce(path string, data []byte, mode fs.FileMode) (bool, error) {
 		return false, err
 	}
 	return true, nil
+}
+
+// KeepOriginal backs path up as it is now, unless st already keeps its
+// original (path+BackupSuffix): what st does before another program
+// rewrites the file on st's behalf (claude plugin install rewrites
+// settings.json in its own layout). absent is the text that stands for
+// no file, as for loadFile.
+func KeepOriginal(path, absent string) error {
+	f, err := loadFile(path, absent)
+	if err != nil {
+		return err
+	}
+	original := f.data
+	if !f.exists {
+		original = f.absent
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	_, err = backupOnce(path+BackupSuffix, original, f.mode)
+	return err
+}
+
+// RestoreOriginal puts path back as it was before st first changed it,
+// byte for byte, once nothing of st's is left in it, and removes the
+// backup. Nothing of st's is left when the file means what the backup
+// means: for JSON the same values, allowing empty objects and lists that
+// the original did not have (Claude Code leaves "enabledPlugins": {}
+// behind when it drops a plugin); for anything else the same bytes. A
+// backup that holds absent stands for a file that was not there: the
+// file is removed. A file that means anything else (the user changed it
+// since) is left as it is, and so is its backup. It reports whether the
+// original is back.
+func RestoreOriginal(path, absent string) (bool, error) {
+	backupPath := path + BackupSuffix
+	orig, err := os.ReadFile(backupPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	f, err := loadFile(path, absent)
+	if err != nil {
+		return false, err
+	}
+	cur := f.data
+	if !f.exists {
+		cur = f.absent
+	}
+	if !sameMeaning(path, orig, cur) {
+		return false, nil
+	}
+	wasAbsent := bytes.Equal(orig, []byte(absent))
+	switch {
+	case wasAbsent && f.exists:
+		if err := os.Remove(f.path); err != nil {
+			return false, err
+		}
+	case !wasAbsent && !bytes.Equal(orig, f.data):
+		if err := renameio.WriteFile(f.real, orig, f.mode); err != nil {
+			return false, err
+		}
+	}
+	return true, os.Remove(backupPath)
+}
+
+// sameMeaning compares a file's original with its text now (see
+// RestoreOriginal).
+func sameMeaning(path string, orig, cur []byte) bool {
+	if bytes.Equal(orig, cur) {
+		return true
+	}
+	if filepath.Ext(path) != ".json" {
+		return false
+	}
+	var a, b any
+	if json.Unmarshal(orig, &a) != nil || json.Unmarshal(cur, &b) != nil {
+		return false
+	}
+	return sameExceptEmpty(a, b)
+}
+
+// sameExceptEmpty: b holds what a holds, and beyond it only empty objects
+// and lists under keys a does not have.
+func sameExceptEmpty(a, b any) bool {
+	am, aok := a.(map[string]any)
+	bm, bok := b.(map[string]any)
+	if !aok || !bok {
+		return reflect.DeepEqual(a, b)
+	}
+	for k, av := range am {
+		bv, ok := bm[k]
+		if !ok || !sameExceptEmpty(av, bv) {
+			return false
+		}
+	}
+	for k, bv := range bm {
+		if _, ok := am[k]; ok {
+			continue
+		}
+		switch v := bv.(type) {
+		case map[string]any:
+			if len(v) > 0 {
+				return false
+			}
+		case []any:
+			if len(v) > 0 {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }

@@ -84,6 +84,10 @@ type AgentReport struct {
 	// Warnings are settings that keep the hooks from running.
 	Warnings []string     `json:"warnings,omitempty"`
 	Trust    *TrustReport `json:"trust,omitempty"` // Codex only
+	// Restored (uninstall): the file is back as it was before st first
+	// changed it, byte for byte (or gone, when there was none), and its
+	// backup is removed.
+	Restored bool `json:"restored,omitempty"`
 }
 
 // HookStatus is st's hook for one event.
@@ -109,9 +113,11 @@ type TrustReport struct {
 	Created bool   `json:"created,omitempty"`
 	Backup  string `json:"backup,omitempty"`
 	// NoCodex: there is no codex to ask; Error and Hint say so.
-	NoCodex bool   `json:"noCodex,omitempty"`
-	Error   string `json:"error,omitempty"`
-	Hint    string `json:"hint,omitempty"`
+	NoCodex bool `json:"noCodex,omitempty"`
+	// Restored (uninstall): config.toml is back as it was (see AgentReport).
+	Restored bool   `json:"restored,omitempty"`
+	Error    string `json:"error,omitempty"`
+	Hint     string `json:"hint,omitempty"`
 	// What hooks/list said was wrong (a hooks file Codex cannot parse...).
 	CodexErrors   []string `json:"codexErrors,omitempty"`
 	CodexWarnings []string `json:"codexWarnings,omitempty"`
@@ -260,6 +266,9 @@ func run(ctx context.Context, o Options, m mode) (*Report, error) {
 		if a == Codex && ar.Error == "" {
 			o.codexTrust(ctx, &ar, plans, doc, m)
 		}
+		if m == modeUninstall {
+			restoreOriginals(&ar)
+		}
 		r.Agents = append(r.Agents, ar)
 	}
 	return r, nil
@@ -317,6 +326,20 @@ func (o Options) editAgent(sp spec, m mode) (AgentReport, []eventPlan, string) {
 	ar.Error = path + " kept changing while st edited it (is the agent rewriting it?); nothing was written"
 	ar.Hint = "run st hooks " + m.String() + " again"
 	return ar, nil, ""
+}
+
+// restoreOriginals puts an agent's files back as they were before st
+// first changed them, once an uninstall left nothing of st's in them
+// (RestoreOriginal). A file it cannot put back keeps its backup, which
+// the report names.
+func restoreOriginals(ar *AgentReport) {
+	if ar.Error != "" {
+		return
+	}
+	ar.Restored, _ = RestoreOriginal(ar.File, "{}\n")
+	if t := ar.Trust; t != nil && t.Error == "" {
+		t.Restored, _ = RestoreOriginal(t.File, "")
+	}
 }
 
 func unwrapPath(err error) error {

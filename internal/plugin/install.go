@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/sophonz/st/internal/hooks"
 	"github.com/sophonz/st/internal/orch"
 	"github.com/sophonz/st/internal/store"
 )
@@ -114,6 +115,9 @@ func Install(ctx context.Context, c Config) (*Report, error) {
 				fail(&orch.Error{Kind: orch.KindUsage,
 					Message: fmt.Sprintf("%s, so Claude Code does not know the plugin yet (its files are written in %s)", c.ClaudeMissing, c.ClaudeDir()),
 					Hint:    "install Claude Code (npm install -g @anthropic-ai/claude-code), or set ST_CLAUDE_BIN=/path/to/claude, then st plugin install again"})
+			} else if err := hooks.KeepOriginal(c.claudeSettings(), "{}\n"); err != nil {
+				fail(&orch.Error{Kind: orch.KindInternal, Message: fmt.Sprintf("keep a copy of %s before Claude Code rewrites it: %v", c.claudeSettings(), err),
+					Hint: "make " + filepath.Dir(c.claudeSettings()) + " writable, then st plugin install again"})
 			} else {
 				notes, err := newClaudeCLI(c).register(ctx, c)
 				ar.Notes = append(ar.Notes, notes...)
@@ -159,8 +163,18 @@ func Uninstall(ctx context.Context, c Config) (*Report, error) {
 			ar.Error, ar.Hint = e.Message, e.Hint
 			errs = append(errs, e)
 			keep = true
-		} else if removed {
-			ar.Outcome = Removed
+		} else {
+			if removed {
+				ar.Outcome = Removed
+			}
+			// claude rewrote settings.json in its own layout, leaving empty
+			// objects behind: once nothing of st's is left in it, it goes
+			// back to the user's own bytes.
+			if back, err := hooks.RestoreOriginal(c.claudeSettings(), "{}\n"); err != nil {
+				ar.Notes = append(ar.Notes, "could not put back the original of "+c.claudeSettings()+": "+err.Error())
+			} else if back {
+				ar.Notes = append(ar.Notes, c.claudeSettings()+" is as it was before st first changed it")
+			}
 		}
 	}
 	ar.Registered = keep
@@ -178,11 +192,11 @@ func Uninstall(ctx context.Context, c Config) (*Report, error) {
 	}
 	rep.Agents = append(rep.Agents, ar)
 
-	// Codex: our SKILL.md files, and their folders once empty.
+	// Codex: our SKILL.md files and rules file, and their folders once
+	// empty; the user's own rules stay.
 	ar = AgentReport{Agent: Codex, Dir: c.CodexSkillsDir(), Outcome: Absent}
-	for _, name := range []string{CodexOrchestrate, CodexWorker} {
-		dir := filepath.Join(c.CodexSkillsDir(), name)
-		p := filepath.Join(dir, "SKILL.md")
+	for _, p := range []string{filepath.Join(c.CodexSkillsDir(), CodexOrchestrate, "SKILL.md"), filepath.Join(c.CodexSkillsDir(), CodexWorker, "SKILL.md"), c.CodexRule()} {
+		dir := filepath.Dir(p)
 		b, err := os.ReadFile(p)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
@@ -195,7 +209,7 @@ func Uninstall(ctx context.Context, c Config) (*Report, error) {
 			err = os.Remove(p)
 		}
 		if err != nil {
-			e := &orch.Error{Kind: orch.KindInternal, Message: "remove a Codex skill: " + err.Error(), Hint: "remove " + dir + " by hand"}
+			e := &orch.Error{Kind: orch.KindInternal, Message: "remove a Codex file of st's: " + err.Error(), Hint: "remove " + p + " by hand"}
 			ar.Error, ar.Hint = e.Message, e.Hint
 			errs = append(errs, e)
 			continue

@@ -4,7 +4,9 @@
 // directory marketplace, "sophonz-local", that st writes under
 // $ST_HOME/plugins/claude and registers with the real claude CLI; Codex
 // gets the skills sophonz-orchestrate and sophonz-worker in
-// $CODEX_HOME/skills.
+// $CODEX_HOME/skills, and a rule in $CODEX_HOME/rules/sophonz.rules that
+// lets the st commands Codex runs escalated (its sandbox refuses st's
+// socket) run without a person approving each.
 //
 // The texts are templates embedded in the binary. They name st by the
 // absolute path of the binary that installs them, because an agent's shell
@@ -37,6 +39,7 @@ const (
 	PluginID         = PluginName + "@" + MarketplaceName
 	CodexOrchestrate = "sophonz-orchestrate"
 	CodexWorker      = "sophonz-worker"
+	CodexRulesFile   = "sophonz.rules" // in $CODEX_HOME/rules, beside the user's own
 )
 
 // Agents, as they appear in reports.
@@ -85,11 +88,23 @@ type Config struct {
 // ClaudeDir is the marketplace folder st writes.
 func (c *Config) ClaudeDir() string { return filepath.Join(c.STHome, "plugins", "claude") }
 
+// claudeSettings is the user's Claude Code settings, which claude's
+// plugin commands rewrite.
+func (c *Config) claudeSettings() string { return filepath.Join(c.ClaudeConfigDir, "settings.json") }
+
 // PluginDir is the plugin's own folder inside the marketplace.
 func (c *Config) PluginDir() string { return filepath.Join(c.ClaudeDir(), PluginName) }
 
 // CodexSkillsDir is where Codex reads the user's skills.
 func (c *Config) CodexSkillsDir() string { return filepath.Join(c.CodexHome, "skills") }
+
+// CodexRulesDir is where Codex reads its rules (every *.rules file), the
+// user's own among them.
+func (c *Config) CodexRulesDir() string { return filepath.Join(c.CodexHome, "rules") }
+
+// CodexRule is the rules file st writes: it lets Codex run st's commands
+// outside its sandbox, unprompted, when the model asks for escalation.
+func (c *Config) CodexRule() string { return filepath.Join(c.CodexRulesDir(), CodexRulesFile) }
 
 // Executable is the absolute path of the running st, symlinks resolved, so
 // that the texts keep working when a symlink on PATH changes.
@@ -231,12 +246,12 @@ func Render(c Config) ([]File, error) {
 		OrchestrateDescription: orchestrateDescription, WorkerDescription: workerDescription,
 	}
 	var files []File
-	for _, agent := range []string{Claude, Codex} {
-		root := c.ClaudeDir()
-		if agent == Codex {
-			root = c.CodexSkillsDir()
-		}
-		dir := "templates/" + agent
+	for _, part := range []struct{ agent, dir, root string }{
+		{Claude, "templates/claude", c.ClaudeDir()},
+		{Codex, "templates/codex", c.CodexSkillsDir()},
+		{Codex, "templates/codex-rules", c.CodexRulesDir()},
+	} {
+		agent, dir, root := part.agent, part.dir, part.root
 		var names []string
 		err := fs.WalkDir(templates, dir, func(p string, e fs.DirEntry, err error) error {
 			if err == nil && !e.IsDir() {

@@ -53,6 +53,7 @@ func TestRenderLayout(t *testing.T) {
 		filepath.Join(c.PluginDir(), "skills", "worker", "SKILL.md"),
 		filepath.Join(c.CodexHome, "skills", "sophonz-orchestrate", "SKILL.md"),
 		filepath.Join(c.CodexHome, "skills", "sophonz-worker", "SKILL.md"),
+		filepath.Join(c.CodexHome, "rules", "sophonz.rules"),
 	}
 	if len(files) != len(want) {
 		t.Errorf("rendered %d files, want %d: %v", len(files), len(want), keys(files))
@@ -219,9 +220,9 @@ func TestRenderTexts(t *testing.T) {
 		want []string
 	}{
 		{filepath.Join(c.PluginDir(), "commands", "orchestrate.md"), append(orchestrate, "600000 ms")},
-		{filepath.Join(c.CodexHome, "skills", CodexOrchestrate, "SKILL.md"), append(orchestrate, "escalated permissions", "30 seconds")},
+		{filepath.Join(c.CodexHome, "skills", CodexOrchestrate, "SKILL.md"), append(orchestrate, "escalated permissions", "require_escalated", "from the first try", "sophonz.rules", "30 seconds")},
 		{filepath.Join(c.PluginDir(), "skills", "worker", "SKILL.md"), worker},
-		{filepath.Join(c.CodexHome, "skills", CodexWorker, "SKILL.md"), append(worker, "escalated permissions")},
+		{filepath.Join(c.CodexHome, "skills", CodexWorker, "SKILL.md"), append(worker, "escalated permissions from\nthe first try")},
 	} {
 		text := files[tc.path]
 		for _, w := range tc.want {
@@ -310,7 +311,7 @@ func TestInstallWithoutClaude(t *testing.T) {
 	if cl.Outcome != Installed || cl.Registered || cl.Error == "" {
 		t.Errorf("claude part = %+v", cl)
 	}
-	if cx.Outcome != Installed || cx.Error != "" || len(cx.Changed) != 2 {
+	if cx.Outcome != Installed || cx.Error != "" || len(cx.Changed) != 3 {
 		t.Errorf("codex part = %+v", cx)
 	}
 	for p, want := range render(t, c) {
@@ -371,7 +372,7 @@ func TestUninstallKeepsForeignSkill(t *testing.T) {
 
 func assertNoFiles(t *testing.T, c Config) {
 	t.Helper()
-	for _, d := range []string{c.ClaudeDir(), filepath.Join(c.CodexSkillsDir(), CodexOrchestrate), filepath.Join(c.CodexSkillsDir(), CodexWorker),
+	for _, d := range []string{c.ClaudeDir(), filepath.Join(c.CodexSkillsDir(), CodexOrchestrate), filepath.Join(c.CodexSkillsDir(), CodexWorker), c.CodexRulesDir(),
 		filepath.Join(c.ClaudeConfigDir, "plugins", "cache", MarketplaceName)} {
 		if _, err := os.Stat(d); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s is still there (%v)", d, err)

@@ -7,12 +7,14 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/gofrs/flock"
 	"github.com/google/renameio/v2"
@@ -92,6 +94,18 @@ func TryLock(path string) (l *Lock, ok bool, err error) {
 		return nil, ok, err
 	}
 	return &Lock{f: f}, true, nil
+}
+
+// LockWait takes the lock at path, trying every `every` until ctx ends.
+func LockWait(ctx context.Context, path string, every time.Duration) (*Lock, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	f := flock.New(path)
+	if _, err := f.TryLockContext(ctx, every); err != nil {
+		return nil, err
+	}
+	return &Lock{f: f}, nil
 }
 
 // Unlock releases the lock.

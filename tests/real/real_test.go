@@ -490,14 +490,26 @@ func TestPermissionPromptWaits(t *testing.T) {
 func TestClaudeCoordinator(t *testing.T) {
 	r := newRig(t)
 	r.installHooks()
-	cx := r.writeTask("api-tests.md", fmt.Sprintf("RUN: echo tests > api-tests.txt\nRUN: %s worker done --summary \"codex wrote api-tests.txt\"\nSAY: API tests written.\n", r.st))
-	cl := r.writeTask("readme.md", fmt.Sprintf("RUN: echo readme > readme.txt\nRUN: %s worker done --summary \"claude tidied readme.txt\"\nSAY: README tidied.\n", r.st))
 	r.tmuxMust("new-window", "-d", "-t", "main:", "-n", "coord", "-c", r.work(), r.claude+" --permission-mode default")
 	ad := mustAdapter(t, "claude")
 	waitScreen(t, r, "coord", ad, 60*time.Second)
+	r.tmuxMust("send-keys", "-t", "main:coord", "-l", r.coordPrompt(""))
+	time.Sleep(500 * time.Millisecond) // Claude drops an Enter right after a line typed at once
+	r.tmuxMust("send-keys", "-t", "main:coord", "Enter")
+	r.checkCoordRun(t, "coord", r.awaitCoordinator(t, "coord", ad, nil))
+}
+
+// coordPrompt writes the tasks of the coordinator tests' run (API tests
+// for a Codex worker, the README for a Claude one) and is the one line
+// that asks a coordinator to run it: orch start, both starts, wait, both
+// reads, then an answer with both summaries. mode goes before the steps
+// (ESCALATE for a Codex coordinator).
+func (r *rig) coordPrompt(mode string) string {
+	cx := r.writeTask("api-tests.md", fmt.Sprintf("RUN: echo tests > api-tests.txt\nRUN: %s worker done --summary \"codex wrote api-tests.txt\"\nSAY: API tests written.\n", r.st))
+	cl := r.writeTask("readme.md", fmt.Sprintf("RUN: echo readme > readme.txt\nRUN: %s worker done --summary \"claude tidied readme.txt\"\nSAY: README tidied.\n", r.st))
 	st := r.st
-	prompt := strings.Join([]string{
-		"Give the API tests to Codex and the README to another Claude, then check both and tell me.",
+	return strings.Join([]string{
+		coordAsk, mode,
 		"RUN: " + st + " orch start --objective 'API tests and README'",
 		"RUN: " + st + " worker start --agent codex --task " + cx + " --name api-tests",
 		"RUN: " + st + " worker start --agent claude --task " + cl + " --name readme",
@@ -506,31 +518,48 @@ func TestClaudeCoordinator(t *testing.T) {
 		"RUN: " + st + " worker read readme",
 		"SAY: Both workers are done: {summaries}",
 	}, " ")
-	r.tmuxMust("send-keys", "-t", "main:coord", "-l", prompt)
-	time.Sleep(500 * time.Millisecond) // Claude drops an Enter right after a line typed at once
-	r.tmuxMust("send-keys", "-t", "main:coord", "Enter")
+}
+
+// coordAsk is how coordPrompt's line begins.
+const coordAsk = "Give the API tests to Codex and the README to another agent, then check both and tell me."
+
+// awaitCoordinator waits up to 4 minutes for the coordinator in window to
+// answer "Both workers are done: ...", pressing Enter again when the line
+// still sits in its box; watch, when given, sees each screen on the way.
+func (r *rig) awaitCoordinator(t *testing.T, window string, ad agent.Adapter, watch func(screen string)) string {
+	t.Helper()
 	deadline := time.Now().Add(4 * time.Minute)
-	var answer string
-	for answer == "" {
+	for {
 		if time.Now().After(deadline) {
-			t.Fatalf("the coordinator never answered:\n%s\n%s", r.capture("main:coord"), r.daemonLog())
+			t.Fatalf("the coordinator never answered:\n%s\n%s", r.capture("main:"+window), r.daemonLog())
 		}
-		if v := ad.Recognize(r.capture("main:coord")); v.Screen == agentTyped() {
-			r.tmux("send-keys", "-t", "main:coord", "Enter")
+		screen := r.capture("main:" + window)
+		if watch != nil {
+			watch(screen)
+		}
+		if v := ad.Recognize(screen); v.Screen == agentTyped() {
+			r.tmux("send-keys", "-t", "main:"+window, "Enter")
 		}
 		for _, q := range r.fake.Requests() {
 			if strings.HasPrefix(q.Answer, "Both workers are done:") {
-				answer = q.Answer
+				return q.Answer
 			}
 		}
-		time.Sleep(300 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// checkCoordRun checks what coordPrompt's run leaves: both summaries in
+// the answer, both workers done in st orch show of the coordinator's
+// pane, and both files written.
+func (r *rig) checkCoordRun(t *testing.T, window, answer string) {
+	t.Helper()
 	for _, want := range []string{"codex wrote api-tests.txt", "claude tidied readme.txt"} {
 		if !strings.Contains(answer, want) {
 			t.Errorf("the coordinator's answer %q lacks %q", answer, want)
 		}
 	}
-	coord := strings.TrimSpace(r.tmuxMust("display-message", "-p", "-t", "main:coord", "#{pane_id}"))
+	coord := strings.TrimSpace(r.tmuxMust("display-message", "-p", "-t", "main:"+window, "#{pane_id}"))
 	out, _, _ := r.stIn(coord, "orch", "show")
 	if !regexp.MustCompile(`api-tests +codex +done`).MatchString(out) || !regexp.MustCompile(`readme +claude +done`).MatchString(out) {
 		t.Errorf("st orch show in the coordinator's pane:\n%s", out)

@@ -383,7 +383,7 @@ func TestCodexFunctionCall(t *testing.T) {
 	if err := json.Unmarshal([]byte(item["arguments"].(string)), &args); err != nil {
 		t.Fatal(err)
 	}
-	wantArgs := map[string]any{"cmd": "echo hi > out.txt", "sandbox_permissions": "require_escalated", "justification": "needs it"}
+	wantArgs := map[string]any{"cmd": "echo hi > out.txt", "sandbox_permissions": "require_escalated", "justification": "needs it", "yield_time_ms": float64(30000)}
 	if item["type"] != "function_call" || item["name"] != "exec_command" || !reflect.DeepEqual(args, wantArgs) {
 		t.Fatalf("item = %v", item)
 	}

@@ -125,7 +125,11 @@ func outputText(raw json.RawMessage) []string {
 func shellCall(tools []string, cmd string, escalate bool) (name string, args map[string]any) {
 	switch {
 	case hasTool(tools, "exec_command"):
-		name, args = "exec_command", map[string]any{"cmd": cmd}
+		// As long as Codex lets a call wait (30 s): a slower command
+		// (st worker start of a Claude, st worker wait) would otherwise
+		// come back still running after the default 10 s, and the script
+		// would go on before it ended.
+		name, args = "exec_command", map[string]any{"cmd": cmd, "yield_time_ms": 30000}
 	case hasTool(tools, "shell_command"):
 		name, args = "shell_command", map[string]any{"command": cmd}
 	case hasTool(tools, "shell"):
