@@ -30,7 +30,9 @@ type fakeDaemon struct {
 }
 
 func (d *fakeDaemon) Status(context.Context) (*api.StatusInfo, error) { return d.status, d.statusErr }
-func (d *fakeDaemon) Web(context.Context) (api.WebURL, error)         { return api.WebURL{URL: d.web}, d.webErr }
+func (d *fakeDaemon) Web(context.Context) (api.WebURL, error) {
+	return api.WebURL{URL: d.web}, d.webErr
+}
 func (d *fakeDaemon) AcceptRemote(context.Context, api.AcceptRemoteRequest) (*api.AcceptRemoteStatus, error) {
 	return &d.accept, nil
 }
