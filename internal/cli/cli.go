@@ -142,6 +142,7 @@ func newRoot(env *Env) *cobra.Command {
 		newLsCmd(env, nil), newWebCmd(env, nil), newOrchCmd(env), newWorkerCmd(env), newHookCmd(env, nil), newAgentCmd(env),
 		newHooksCmd(env), newPluginCmd(env), newTaskCmd(env), newGateCmd(env),
 		newControlPlaneCmd(env), newLoginCmd(env, nil), newLogoutCmd(env, nil), newMachinesCmd(env, nil),
+		newSetupCmd(env, nil), newDoctorCmd(env, nil),
 	)
 	return root
 }
