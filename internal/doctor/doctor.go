@@ -202,13 +202,14 @@ func Hooks(ctx context.Context, o hooks.Options, present map[string]bool) []Chec
 			out = append(out, bad(name, err.Error(), "st hooks status --agent "+a))
 			continue
 		}
-		out = append(out, hooksCheck(name, r.Agents[0], r.St))
+		out = append(out, hooksCheck(name, r.Agents[0], r.St, "st hooks install --agent "+a))
 	}
 	return out
 }
 
-func hooksCheck(name string, a hooks.AgentReport, st string) Check {
-	const fix = "st hooks install"
+// hooksCheck judges one agent's hooks; fix is the command that mends
+// them (for that agent only: an agent that is not installed gets no file).
+func hooksCheck(name string, a hooks.AgentReport, st, fix string) Check {
 	if a.Error != "" {
 		try := a.Hint
 		if try == "" {
