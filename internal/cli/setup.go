@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -131,9 +132,9 @@ func runSetup(ctx context.Context, env *Env, o setupOptions) error {
 	upErr := runUp(ctx, &Env{Stdin: env.Stdin, Stdout: &quiet, Stderr: &quiet, Getenv: env.Getenv}, upOptions{})
 	_, daemon := doctor.Running(ctx, c.Daemon, c.Home)
 	if upErr != nil && daemon.OK {
-		daemon = doctor.Check{Name: "daemon", Detail: firstLineOf(upErr.Error()), Try: "st up"}
+		daemon = doctor.Check{Name: "daemon", Detail: doctor.FirstLine(upErr.Error()), Try: "st up"}
 	} else if upErr != nil {
-		daemon.Detail += ": st up: " + firstLineOf(upErr.Error())
+		daemon.Detail += ": st up: " + doctor.FirstLine(upErr.Error())
 		daemon.Try = "st daemon (to see it run in the foreground)"
 	}
 	step(daemon)
@@ -268,7 +269,7 @@ func runUndo(ctx context.Context, env *Env) error {
 	var out bytes.Buffer
 	down := doctor.Check{Name: "daemon", OK: true}
 	if err := runDown(ctx, &Env{Stdin: env.Stdin, Stdout: &out, Stderr: &out, Getenv: env.Getenv}, downOptions{}); err != nil {
-		down.OK, down.Detail, down.Try = false, firstLineOf(err.Error()), "st down"
+		down.OK, down.Detail, down.Try = false, doctor.FirstLine(err.Error()), "st down"
 	} else {
 		down.Detail = strings.TrimSpace(out.String())
 	}
@@ -285,7 +286,7 @@ func undoHooksCheck(a hooks.AgentReport) doctor.Check {
 	c := doctor.Check{Name: "hooks " + a.Agent, OK: true}
 	switch {
 	case a.Error != "":
-		c.OK, c.Detail, c.Try = false, a.Error, orText(a.Hint, "st hooks uninstall --agent "+a.Agent)
+		c.OK, c.Detail, c.Try = false, a.Error, cmp.Or(a.Hint, "st hooks uninstall --agent "+a.Agent)
 	case a.Installed+len(a.Other) > 0:
 		c.OK, c.Detail, c.Try = false, fmt.Sprintf("%d of st's hooks are still in %s", a.Installed+len(a.Other), a.File), "st hooks uninstall --agent "+a.Agent
 	case a.Changed:
@@ -299,7 +300,7 @@ func undoHooksCheck(a hooks.AgentReport) doctor.Check {
 	if t := a.Trust; t != nil {
 		switch {
 		case t.Error != "":
-			c.OK, c.Detail, c.Try = false, c.Detail+"; trust: "+t.Error, orText(t.Hint, "st hooks uninstall --agent codex")
+			c.OK, c.Detail, c.Try = false, c.Detail+"; trust: "+t.Error, cmp.Or(t.Hint, "st hooks uninstall --agent codex")
 		case t.Changed:
 			c.Detail += "; st's trust entries removed from " + t.File
 			if t.Restored {
@@ -308,16 +309,4 @@ func undoHooksCheck(a hooks.AgentReport) doctor.Check {
 		}
 	}
 	return c
-}
-
-func firstLineOf(s string) string {
-	s, _, _ = strings.Cut(s, "\n")
-	return s
-}
-
-func orText(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

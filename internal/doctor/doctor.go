@@ -7,6 +7,7 @@
 package doctor
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -146,7 +147,7 @@ func Running(ctx context.Context, d Daemon, home string) (*api.StatusInfo, Check
 	case errors.Is(err, client.ErrDown):
 		return nil, bad(name, "st's daemon is not running (nothing answers on "+api.SocketPath(home)+")", "st up")
 	case err != nil:
-		return nil, bad(name, "st's daemon does not answer: "+firstLine(err.Error()), "st down; st up")
+		return nil, bad(name, "st's daemon does not answer: "+FirstLine(err.Error()), "st down; st up")
 	}
 	return s, ok(name, fmt.Sprintf("running (pid %d, st %s), answering on %s", s.PID, s.Version, s.Socket))
 }
@@ -243,7 +244,7 @@ func hooksCheck(name string, a hooks.AgentReport, st, fix string) Check {
 	if t := a.Trust; t != nil {
 		switch {
 		case t.Error != "" && !t.NoCodex:
-			return bad(name, detail+"; trust: "+t.Error, orDefault(t.Hint, fix))
+			return bad(name, detail+"; trust: "+t.Error, cmp.Or(t.Hint, fix))
 		case t.Known && t.Trusted < a.Installed:
 			return bad(name, fmt.Sprintf("%s; only %d trusted in %s (Codex skips the others)", detail, t.Trusted, t.File), fix)
 		case t.Known:
@@ -307,7 +308,7 @@ func pluginCheck(name string, a plugin.AgentStatus, files []plugin.FileStatus, w
 	}
 	if a.Agent == plugin.Claude {
 		if a.Registered == nil || !*a.Registered {
-			return bad(name, "the files are current, but "+orDefault(a.Note, "Claude Code does not list the plugin"), fix)
+			return bad(name, "the files are current, but "+cmp.Or(a.Note, "Claude Code does not list the plugin"), fix)
 		}
 		what += ", enabled in Claude Code"
 	}
@@ -332,7 +333,7 @@ func Web(ctx context.Context, d Daemon, status *api.StatusInfo, hc *http.Client)
 	defer cancel()
 	u, err := webAddress(ctx, d)
 	if err != nil {
-		msg, hint := firstLine(err.Error()), "st down; ST_WEB_PORT=auto st up"
+		msg, hint := FirstLine(err.Error()), "st down; ST_WEB_PORT=auto st up"
 		var ae *api.Error
 		if errors.As(err, &ae) {
 			msg = ae.Message
@@ -374,7 +375,7 @@ func AcceptRemote(ctx context.Context, d Daemon, status *api.StatusInfo) Check {
 	s, err := d.AcceptRemote(ctx, api.AcceptRemoteRequest{})
 	switch {
 	case err != nil:
-		return bad(name, firstLine(err.Error()), "st orch accept-remote status")
+		return bad(name, FirstLine(err.Error()), "st orch accept-remote status")
 	case s.On && !s.SignedIn:
 		return bad(name, "on, but this machine is not signed in, so no other machine can reach it", "st login --control-plane URL --account NAME --key KEY (or st orch accept-remote off)")
 	case s.On:
@@ -394,7 +395,7 @@ func SignIn(home string, now time.Time) Check {
 		return ok(name, "not signed in: workers run on this machine only")
 	}
 	if err != nil {
-		return bad(name, firstLine(err.Error()), login)
+		return bad(name, FirstLine(err.Error()), login)
 	}
 	end, err := id.CheckCertificate(now)
 	if err != nil {
@@ -408,14 +409,8 @@ func SignIn(home string, now time.Time) Check {
 		id.Name, id.Slug, id.Account, id.ControlPlane, end.Local().Format(time.RFC3339)))
 }
 
-func firstLine(s string) string {
+// FirstLine is an error's message without the hint lines under it.
+func FirstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
-	return s
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
 	return s
 }
