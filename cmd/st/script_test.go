@@ -48,6 +48,8 @@ import (
 //	                           number in $NAME
 //	fetch FILE                 GET the URL on FILE's first line; print the
 //	                           status code, then the body
+//	run-try                    run each "Try: ..." line of the last command's
+//	                           stdout, as a shell would (st doctor's fixes)
 //	wait-bg NAME [TIMEOUT]     wait until NAME ends; its stdout and stderr
 //	                           become the command's; it fails unless NAME
 //	                           exited 0 (with !, unless it exited non-zero)
@@ -130,6 +132,7 @@ func TestScripts(t *testing.T) {
 			"in-pane":         cmdInPane,
 			"bg":              cmdBg,
 			"wait-bg":         cmdWaitBg,
+			"run-try":         cmdRunTry,
 		},
 	})
 }
@@ -470,4 +473,25 @@ func cmdCapture(ts *testscript.TestScript, neg bool, args []string) {
 	out, err := tmuxRun(ts, "capture-pane", "-p", "-t", args[0])
 	ts.Check(err)
 	ts.Stdout().Write([]byte(out))
+}
+
+// cmdRunTry runs, in order and once each, the commands that the "Try: "
+// lines of the last command's stdout name, with sh -c in the script's
+// environment, as a person would type them; it fails when there is none
+// or one fails.
+func cmdRunTry(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "run-try")
+	seen := map[string]bool{}
+	for _, line := range strings.Split(ts.ReadFile("stdout"), "\n") {
+		try, ok := strings.CutPrefix(strings.TrimSpace(line), "Try: ")
+		if !ok || seen[try] {
+			continue
+		}
+		seen[try] = true
+		fmt.Fprintf(ts.Stdout(), "$ %s\n", try)
+		ts.Check(ts.Exec("sh", "-c", try))
+	}
+	if len(seen) == 0 {
+		ts.Fatalf("run-try: no Try: line in the last stdout")
+	}
 }

@@ -155,6 +155,7 @@ func newRoot(env *Env) *cobra.Command {
 		newHooksCmd(env), newPluginCmd(env), newTaskCmd(env), newGateCmd(env),
 		newControlPlaneCmd(env), newLoginCmd(env, nil), newLogoutCmd(env, nil), newMachinesCmd(env, nil),
 		newCompletionCmd(env, nil),
+		newSetupCmd(env, nil), newDoctorCmd(env, nil),
 	)
 	addCompletions(root, env)
 	return root

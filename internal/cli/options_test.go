@@ -104,6 +104,7 @@ func TestCommandOptions(t *testing.T) {
 	taskOptionsCases(t)
 	gateOptionsCases(t)
 	setupOptionsCases(t)
+	setupDoctorOptionsCases(t)
 	remoteOptionsCases(t)
 
 	var walk func(*cobra.Command)
@@ -318,6 +319,13 @@ func setupOptionsCases(t *testing.T) {
 			{args: []string{"claude"}, err: "takes 0 argument(s), got 1\nTry: st plugin " + action},
 		})
 	}
+}
+
+func setupDoctorOptionsCases(t *testing.T) {
+	checkParse(t, "setup", newSetupCmd, []parseCase[setupOptions]{
+		{args: nil}, {args: []string{"--undo"}, want: setupOptions{Undo: true}}, {args: []string{"claude"}, err: `unknown command "claude"`}})
+	checkParse(t, "doctor", newDoctorCmd, []parseCase[doctorOptions]{
+		{args: nil}, {args: []string{"--json"}, want: doctorOptions{JSON: true}}, {args: []string{"--fix"}, err: "unknown flag: --fix"}})
 }
 
 func remoteOptionsCases(t *testing.T) {

@@ -74,7 +74,8 @@ func (c *Config) dirOf(agent string) string {
 	return c.CodexSkillsDir()
 }
 
-// Install writes the files and registers the plugin with Claude Code. The
+// Install writes the files and registers the plugin with Claude Code
+// (for c.Agents, by default both). The
 // Codex skills are written even when Claude's part fails; the error then
 // is an *orch.Error that says what to do, and the report still says what
 // was done.
@@ -85,7 +86,7 @@ func Install(ctx context.Context, c Config) (*Report, error) {
 	}
 	rep := &Report{Action: "install", STBin: c.STBin, Version: c.Version}
 	var errs []*orch.Error
-	for _, agent := range []string{Claude, Codex} {
+	for _, agent := range c.agents() {
 		ar := AgentReport{Agent: agent, Dir: c.dirOf(agent), Provides: provides(agent)}
 		fail := func(e *orch.Error) {
 			ar.Error, ar.Hint = e.Message, e.Hint

@@ -83,6 +83,17 @@ type Config struct {
 	ClaudeMissing string
 	// Env is the environment claude runs with (HOME among it).
 	Env []string
+	// Agents limits Install to some agents (default: Claude and Codex):
+	// st setup installs only for the agents that are there.
+	Agents []string
+}
+
+// agents is what Install works on.
+func (c *Config) agents() []string {
+	if len(c.Agents) == 0 {
+		return []string{Claude, Codex}
+	}
+	return c.Agents
 }
 
 // ClaudeDir is the marketplace folder st writes.

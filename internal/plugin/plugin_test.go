@@ -341,6 +341,26 @@ func TestInstallWithoutClaude(t *testing.T) {
 	assertNoFiles(t, c)
 }
 
+// Install for Codex alone (st setup on a machine without Claude Code)
+// writes the skills and the rule, nothing of Claude's, and no error.
+func TestInstallCodexOnly(t *testing.T) {
+	c := testConfig(t)
+	c.Agents = []string{Codex}
+	rep, err := Install(t.Context(), c)
+	if err != nil {
+		t.Fatalf("install for codex alone: %v", err)
+	}
+	if len(rep.Agents) != 1 || rep.Agents[0].Agent != Codex || rep.Agents[0].Outcome != Installed {
+		t.Fatalf("report = %+v", rep.Agents)
+	}
+	if _, err := os.Stat(c.ClaudeDir()); !os.IsNotExist(err) {
+		t.Errorf("the Claude plugin's folder was made (%v)", err)
+	}
+	if _, err := os.Stat(c.CodexRule()); err != nil {
+		t.Errorf("the Codex rule: %v", err)
+	}
+}
+
 // With nothing installed and no claude, uninstall has nothing to do.
 func TestUninstallNothing(t *testing.T) {
 	c := testConfig(t)

@@ -280,6 +280,20 @@ func (id *Identity) NotAfter() time.Time {
 	return c.Leaf.NotAfter
 }
 
+// CheckCertificate says whether the machine's certificate on disk is one
+// the account's other machines take at now: it chains to the account's
+// CA, names this machine of this account, and has not expired (st
+// doctor). The error says what is wrong; the certificate's end comes
+// back either way when it could be read.
+func (id *Identity) CheckCertificate(now time.Time) (notAfter time.Time, err error) {
+	c, err := id.current()
+	if err != nil {
+		return time.Time{}, err
+	}
+	_, err = verifyMachine([]*x509.Certificate{c.Leaf}, id.accountPool, x509.ExtKeyUsageClientAuth, id.Account, id.Slug, now)
+	return c.Leaf.NotAfter, err
+}
+
 // ServerTLS is the TLS configuration of this machine's peer listener: it
 // takes only clients with a valid certificate of this account's CA.
 func (id *Identity) ServerTLS() *tls.Config {

@@ -730,3 +730,70 @@ func TestEscEndsTurn(t *testing.T) {
 		r.stMust("worker", "stop", id, "--yes")
 	}
 }
+
+// TestReadmeAsk: the README's "Use it with your own agents" after st
+// setup, with the real Claude Code: tmux new -s work, claude in it, and
+// the /sophonz:orchestrate ask typed in. The plugin st setup installed
+// turns the ask into the coordinator's instructions; the coordinator
+// starts a Codex worker through st, waits, reads its report and answers.
+// (The user has allowed Bash in Claude's settings, as one who chose
+// "don't ask again"; otherwise Claude asks before each st command.)
+func TestReadmeAsk(t *testing.T) {
+	r := newRig(t)
+	settings := filepath.Join(r.home, ".claude", "settings.json")
+	os.MkdirAll(filepath.Dir(settings), 0o700)
+	if err := os.WriteFile(settings, []byte(`{"permissions": {"allow": ["Bash"]}}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := r.stMust("setup")
+	for _, want := range []string{"ok    hooks claude: ", "ok    plugin claude: ", "ok    rule codex: ", "/sophonz:orchestrate "} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("st setup does not say %q:\n%s", want, out)
+		}
+	}
+	task := r.writeTask("api-tests.md", fmt.Sprintf("RUN: echo tests > api-tests.txt\nRUN: %s worker done --summary \"codex wrote api-tests.txt\"\nSAY: API tests written.\n", r.st))
+	// tmux new -s work, detached: this test has no terminal to attach.
+	// Plain claude starts in auto mode here, whose safety check runs on
+	// Anthropic's server and cannot pass the fake model's address: the
+	// default mode is asked for, as every real test does.
+	r.tmuxMust("new-session", "-d", "-s", "work", "-x", "200", "-y", "50", "-c", r.work(), "claude --permission-mode default")
+	ad := mustAdapter(t, "claude")
+	testutil.WaitFor(t, 60*time.Second, func() (bool, string) {
+		s := r.capture("work:")
+		return ad.Recognize(s).Screen == agent.ScreenReady, "claude never showed its input box:\n" + s
+	})
+	st := r.st
+	ask := strings.Join([]string{
+		"/sophonz:orchestrate Give the API tests to Codex, then check and tell me.",
+		"RUN: " + st + " orch start --objective 'API tests'",
+		"RUN: " + st + " worker start --agent codex --task " + task + " --name api-tests",
+		"RUN: " + st + " worker wait --timeout 100s",
+		"RUN: " + st + " worker read api-tests",
+		"SAY: The worker is done: {summaries}",
+	}, " ")
+	r.tmuxMust("send-keys", "-t", "work:", "-l", ask)
+	time.Sleep(500 * time.Millisecond) // Claude drops an Enter right after a line typed at once
+	r.tmuxMust("send-keys", "-t", "work:", "Enter")
+	var answer, prompt string
+	testutil.WaitFor(t, 4*time.Minute, func() (bool, string) {
+		if v := ad.Recognize(r.capture("work:")); v.Screen == agentTyped() {
+			r.tmux("send-keys", "-t", "work:", "Enter")
+		}
+		for _, q := range r.fake.Requests() {
+			if strings.HasPrefix(q.Answer, "The worker is done:") {
+				answer, prompt = q.Answer, q.Prompt
+			}
+		}
+		return answer != "", "the coordinator never answered:\n" + r.capture("work:") + "\n" + r.daemonLog()
+	})
+	if !strings.Contains(answer, "codex wrote api-tests.txt") {
+		t.Errorf("the coordinator's answer %q lacks the worker's summary", answer)
+	}
+	// The ask reached the model as the plugin's command made it.
+	if !strings.Contains(prompt, "The person asked you to coordinate this job: Give the API tests to Codex") {
+		t.Errorf("the prompt the model got is not the plugin's /sophonz:orchestrate:\n%s", prompt)
+	}
+	if _, err := os.Stat(filepath.Join(r.work(), "api-tests.txt")); err != nil {
+		t.Errorf("the worker's file: %v", err)
+	}
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sophonz/st/internal/testutil"
+)
+
+// scripts/install, as a new user runs it: a HOME of its own, a PATH with
+// Go and git but not the folder it installs into. It builds st there,
+// stamped with the checkout's commit, and says how to put the folder on
+// PATH; with PREFIX, it installs under PREFIX/bin instead.
+func TestInstallScript(t *testing.T) {
+	t.Parallel()
+	root := testutil.ModuleRoot()
+	head, err := exec.Command("git", "-C", root, "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Fatalf("git rev-parse HEAD: %v", err)
+	}
+	commit := strings.TrimSpace(string(head))[:12]
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gitBin, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Go's caches of the tester, so the build is not a cold one; HOME is new.
+	cache := func(name string) string {
+		out, err := exec.Command("go", "env", name).Output()
+		if err != nil {
+			t.Fatalf("go env %s: %v", name, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	path := strings.Join([]string{filepath.Dir(goBin), filepath.Dir(gitBin), "/usr/bin", "/bin"}, string(os.PathListSeparator))
+	run := func(home string, extra ...string) string {
+		t.Helper()
+		cmd := exec.Command("sh", filepath.Join(root, "scripts", "install"))
+		cmd.Dir = t.TempDir() // not the checkout: the script finds it itself
+		cmd.Env = append([]string{"HOME=" + home, "PATH=" + path, "GOCACHE=" + cache("GOCACHE"), "GOMODCACHE=" + cache("GOMODCACHE"),
+			"GOPATH=" + cache("GOPATH"), "GOFLAGS=" + cache("GOFLAGS"), "GOTOOLCHAIN=local"}, extra...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("scripts/install: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+
+	home := t.TempDir()
+	out := run(home)
+	bindir := filepath.Join(home, ".local", "bin")
+	st := filepath.Join(bindir, "st")
+	for _, want := range []string{
+		bindir + " is not on your PATH",
+		`echo 'export PATH="` + bindir + `:$PATH"' >> ~/.profile`,
+		"installed st ",
+		"next: st setup",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("scripts/install does not say %q:\n%s", want, out)
+		}
+	}
+	ver, err := exec.Command(st, "version").Output()
+	if err != nil {
+		t.Fatalf("%s version: %v", st, err)
+	}
+	if !strings.Contains(string(ver), "(commit "+commit) {
+		t.Errorf("st version = %q, want the commit %s", ver, commit)
+	}
+	if entries, _ := os.ReadDir(bindir); len(entries) != 1 {
+		t.Errorf("%s holds %d files, want st alone (no temporary file left)", bindir, len(entries))
+	}
+
+	// PREFIX, already on PATH: no PATH advice.
+	prefix := t.TempDir()
+	path = filepath.Join(prefix, "bin") + string(os.PathListSeparator) + path
+	out = run(t.TempDir(), "PREFIX="+prefix)
+	if strings.Contains(out, "not on your PATH") || !strings.Contains(out, "at "+filepath.Join(prefix, "bin", "st")) {
+		t.Errorf("scripts/install with PREFIX on PATH:\n%s", out)
+	}
+}
