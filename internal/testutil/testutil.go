@@ -11,8 +11,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -70,8 +72,29 @@ func NewTmux(t testing.TB, dir string) *Tmux {
 	// (its panes' programs, a daemon or client with its TMUX_TMPDIR) may
 	// outlive it.
 	CheckNoLeaks(t, dir)
-	t.Cleanup(func() { tm.Run("kill-server") })
+	t.Cleanup(tm.Kill)
 	return tm
+}
+
+// Kill ends the server and waits for its process to go: a server with
+// many windows takes seconds to exit on a loaded machine, and the leak
+// check after it should see only real leftovers.
+func (tm *Tmux) Kill() {
+	out, _ := tm.Run("display-message", "-p", "#{pid}")
+	tm.Run("kill-server")
+	if pid, err := strconv.Atoi(strings.TrimSpace(out)); err == nil {
+		WaitGone(pid, time.Minute)
+	}
+}
+
+// WaitGone waits up to d for process pid to end.
+func WaitGone(pid int, d time.Duration) {
+	if pid <= 1 {
+		return
+	}
+	for deadline := time.Now().Add(d); syscall.Kill(pid, 0) == nil && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // Run runs tmux on this server only.

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -143,25 +145,45 @@ func tmuxTrial(t *testing.T, trial, long, short int, listDuring, quick bool) (lo
 		t.Fatalf("trial %d: %v", trial, err)
 	}
 	// st's own word that the restore is over (st status does not look
-	// at tmux); with listDuring, a list is running all the while.
-	lists := 0
-	waitFor(t, 60*time.Second, func() (bool, string) {
-		if listDuring {
-			// A list counts when st already knew the server was gone
-			// before it began and had not finished the restore when it
-			// returned: it ran while st restored.
-			_, down := restoreState(w)
-			w.list()
-			lists++
-			if at, _ := restoreState(w); down && !at.After(before) {
-				during++
+	// at tmux); with listDuring, lists run all the while, two at a time
+	// (a person and a coordinator), so that some fall inside a restore
+	// that st now starts within milliseconds of the kill.
+	var lists, overlapped atomic.Int32
+	stop := make(chan struct{})
+	var listers sync.WaitGroup
+	for i := 0; listDuring && i < 2; i++ {
+		listers.Add(1)
+		go func() {
+			defer listers.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				// A list counts when st already knew the server was gone
+				// before it began and had not finished the restore when
+				// it returned: it ran while st restored.
+				_, down := restoreState(w)
+				w.list()
+				lists.Add(1)
+				if at, _ := restoreState(w); down && !at.After(before) {
+					overlapped.Add(1)
+				}
 			}
-		}
+		}()
+	}
+	// Ended before the world closes, also when the wait fails the test.
+	stopListers := sync.OnceFunc(func() { close(stop); listers.Wait() })
+	defer stopListers()
+	waitFor(t, 60*time.Second, func() (bool, string) {
 		at, _ := restoreState(w)
 		return at.After(before), "st status: no restore yet"
 	})
+	stopListers()
+	during = int(overlapped.Load())
 	if listDuring {
-		t.Logf("trial %d: %d st worker list after the kill, %d of them while st restored", trial, lists, during)
+		t.Logf("trial %d: %d st worker list after the kill, %d of them while st restored", trial, lists.Load(), during)
 	}
 
 	// What st brings back.

@@ -71,7 +71,7 @@ func newWorld(t testing.TB, home string) *world {
 	if err := os.MkdirAll(filepath.Dir(w.sock), 0o700); err != nil { // tmux -S does not make it
 		t.Fatal(err)
 	}
-	w.cleanup = append(w.cleanup, func() { w.tmux("kill-server") })
+	w.cleanup = append(w.cleanup, w.killServer)
 	var base []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "ST_") {
@@ -155,6 +155,17 @@ func (w *world) tmux(args ...string) (string, error) {
 		return out.String(), fmt.Errorf("tmux %s: %v: %s", strings.Join(args, " "), err, errb.String())
 	}
 	return out.String(), nil
+}
+
+// killServer ends this world's tmux server and waits for its process to
+// go: a server with 100 windows takes seconds to exit on a loaded
+// machine, and the leak check after it should see only real leftovers.
+func (w *world) killServer() {
+	out, _ := w.tmux("display-message", "-p", "#{pid}")
+	w.tmux("kill-server")
+	if pid, err := strconv.Atoi(strings.TrimSpace(out)); err == nil {
+		testutil.WaitGone(pid, time.Minute)
+	}
 }
 
 // st is a command of the st binary acting for pane ("" for none).
