@@ -92,6 +92,11 @@ func TestScripts(t *testing.T) {
 			e.Setenv("TMUX_PANE", "")
 			e.Setenv("ST_BIN", bin)
 			e.Setenv("ST_WEB_PORT", "auto") // scripts run side by side
+			// A deadline, not a figure: under the whole suite's load (real
+			// agents and Chromium beside the scripts) a sim's first hook
+			// has come 30 s after its window opened, which is st's own
+			// limit for a start. Scripts that test that limit set theirs.
+			e.Setenv("ST_HOOK_TIMEOUT", "2m")
 			e.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 			e.Setenv("HOME", filepath.Join(dir, "home"))
 			os.MkdirAll(filepath.Join(dir, "home"), 0o700)
