@@ -14,6 +14,12 @@ import (
 // claudeTimeout bounds one claude command; they take about a second.
 const claudeTimeout = 2 * time.Minute
 
+// claudeAttempt bounds one try of it. On a loaded machine claude has
+// been seen to print its answer ("✔ Marketplace ... already on disk")
+// and then not exit for minutes; every command st runs is idempotent
+// (see register), so a try that hangs is ended and made once more.
+var claudeAttempt = claudeTimeout / 2 // a var: tests shorten it
+
 // claudeCLI runs the real claude program's plugin commands, which keep
 // Claude Code's own records (settings.json, installed_plugins.json) right;
 // st never edits those files itself.
@@ -25,25 +31,37 @@ type claudeCLI struct {
 
 func newClaudeCLI(c Config) claudeCLI { return claudeCLI{bin: c.ClaudeBin, home: c.Home, env: c.Env} }
 
-// run runs claude with args and returns what it printed.
+// run runs claude with args and returns what it printed: a try that
+// hangs past claudeAttempt is ended and tried once more.
 func (cl claudeCLI) run(ctx context.Context, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, claudeTimeout)
+	text, hung, err := cl.try(ctx, args)
+	if hung {
+		text, hung, err = cl.try(ctx, args)
+	}
+	if err != nil {
+		if hung {
+			err = fmt.Errorf("gave up after two tries of %s each", claudeAttempt)
+		}
+		return text, &claudeError{args: args, err: err, out: text}
+	}
+	return text, nil
+}
+
+// try runs claude once; hung says it was ended for taking too long.
+func (cl claudeCLI) try(ctx context.Context, args []string) (text string, hung bool, err error) {
+	tctx, cancel := context.WithTimeout(ctx, claudeAttempt)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, cl.bin, args...)
+	cmd := exec.CommandContext(tctx, cl.bin, args...)
 	cmd.Env = cl.env
+	// A child of claude's that keeps its output open must not hold the
+	// try past its end.
+	cmd.WaitDelay = 2 * time.Second
 	// In the home folder, so that no project's .claude settings apply.
 	if fi, err := os.Stat(cl.home); err == nil && fi.IsDir() {
 		cmd.Dir = cl.home
 	}
 	out, err := cmd.CombinedOutput()
-	text := strings.TrimSpace(string(out))
-	if err != nil {
-		if ctx.Err() != nil {
-			err = fmt.Errorf("gave up after %s", claudeTimeout)
-		}
-		return text, &claudeError{args: args, err: err, out: text}
-	}
-	return text, nil
+	return strings.TrimSpace(string(out)), err != nil && tctx.Err() != nil && ctx.Err() == nil, err
 }
 
 // claudeError keeps what claude said when one of its commands failed.
