@@ -28,6 +28,12 @@ type Env struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
+	// SelfIsST says this process is the st program itself (cmd/st sets
+	// it), so a command that finds st down may start its daemon by
+	// running this executable. A test that calls Main in-process is not
+	// st: "itself daemon" would run the test binary again, and each of
+	// those its tests, which start more.
+	SelfIsST bool
 	// started: this process started the daemon (and said so).
 	started bool
 }

@@ -206,7 +206,7 @@ func ensureUp(ctx context.Context, env *Env) (s *api.StatusInfo, started bool, e
 // tmux, no socket for anyone else), so the command fails or retries as
 // before and the agent's hooks, which run outside, carry on.
 func startOnDown(ctx context.Context, env *Env, cause error) error {
-	if sandboxed(env) {
+	if sandboxed(env) || !env.SelfIsST {
 		return cause
 	}
 	s, started, err := ensureUp(ctx, env)
