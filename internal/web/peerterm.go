@@ -164,20 +164,12 @@ func ServePeerTerm(w http.ResponseWriter, r *http.Request, cfg PeerTermConfig) {
 		defer stop()
 	}
 	t := cfg.Tmux
-	if err := t.KillStaleWebSessions(ctx, staleAge); err != nil {
-		logf("clear old sessions: %v", err)
-	}
-	name := tmux.NewWebSessionName()
-	if err := t.NewWindowSession(ctx, name, cfg.Pane.WindowID); err != nil {
-		closeTmuxErr(c, err, logf)
-		return
-	}
-	defer killWebSession(t, name, logf)
-	p, err := t.AttachPTY(ctx, tmux.AttachOpts{Session: name, ReadOnly: true, Cols: cfg.Cols, Rows: cfg.Rows})
+	name, p, err := openWindowSession(ctx, t, cfg, logf)
 	if err != nil {
 		closeTmuxErr(c, err, logf)
 		return
 	}
+	defer killWebSession(t, name, logf)
 	defer p.Close()
 
 	var once sync.Once
@@ -212,6 +204,30 @@ func ServePeerTerm(w http.ResponseWriter, r *http.Request, cfg PeerTermConfig) {
 		}
 		return t.SendBytes(ctx, cfg.Pane.ID, b)
 	})
+}
+
+// openWindowSession makes the window's own session and attaches a
+// read-only client to it, with no other web session being made or
+// closed meanwhile (webSessions): in CI, beta's tmux 3.3a server exited
+// ("server exited unexpectedly") when a page switched to read-only and
+// back within 400 ms, the new session linking the window while the old
+// one, holding the same window, was killed.
+func openWindowSession(ctx context.Context, t *tmux.Client, cfg PeerTermConfig, logf func(string, ...any)) (string, *tmux.PTY, error) {
+	webSessions.Lock()
+	defer webSessions.Unlock()
+	if err := t.KillStaleWebSessions(ctx, staleAge); err != nil {
+		logf("clear old sessions: %v", err)
+	}
+	name := tmux.NewWebSessionName()
+	if err := t.NewWindowSession(ctx, name, cfg.Pane.WindowID); err != nil {
+		return "", nil, err
+	}
+	p, err := t.AttachPTY(ctx, tmux.AttachOpts{Session: name, ReadOnly: true, Cols: cfg.Cols, Rows: cfg.Rows})
+	if err != nil {
+		killWebSessionLocked(t, name, logf)
+		return "", nil, err
+	}
+	return name, p, nil
 }
 
 // PeerTermQuery is the query of a peer's terminal request.

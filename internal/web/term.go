@@ -134,6 +134,16 @@ func (s *Server) serveTerm(w http.ResponseWriter, r *http.Request) {
 // killWebSession closes a terminal's own session (only it; its windows
 // live on in their sessions).
 func killWebSession(t *tmux.Client, name string, logf func(string, ...any)) {
+	webSessions.Lock()
+	defer webSessions.Unlock()
+	killWebSessionLocked(t, name, logf)
+}
+
+// webSessions keeps the web terminals' sessions from being made and
+// killed at the same moment (see openWindowSession).
+var webSessions sync.Mutex
+
+func killWebSessionLocked(t *tmux.Client, name string, logf func(string, ...any)) {
 	kctx, kcancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer kcancel()
 	if err := t.KillSession(kctx, name); err != nil && !errors.Is(err, tmux.ErrNoPane) {
