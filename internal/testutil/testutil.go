@@ -79,22 +79,37 @@ func NewTmux(t testing.TB, dir string) *Tmux {
 // Kill ends the server and waits for its process to go: a server with
 // many windows takes seconds to exit on a loaded machine, and the leak
 // check after it should see only real leftovers.
-func (tm *Tmux) Kill() {
-	out, _ := tm.Run("display-message", "-p", "#{pid}")
-	tm.Run("kill-server")
-	if pid, err := strconv.Atoi(strings.TrimSpace(out)); err == nil {
-		WaitGone(pid, time.Minute)
-	}
-}
+func (tm *Tmux) Kill() { KillServer(tm.Run) }
 
-// WaitGone waits up to d for process pid to end.
-func WaitGone(pid int, d time.Duration) {
-	if pid <= 1 {
+// KillServer ends the tmux server that run talks to: kill-server, then
+// a wait for its process to go. A server still there after 30 s (seen
+// once in CI, its pane's agent long gone) is sent SIGTERM, then SIGKILL:
+// its pid is the one this server itself gave.
+func KillServer(run func(args ...string) (string, error)) {
+	out, _ := run("display-message", "-p", "#{pid}")
+	run("kill-server")
+	pid, err := strconv.Atoi(strings.TrimSpace(out))
+	if err != nil || pid <= 1 {
 		return
 	}
-	for deadline := time.Now().Add(d); syscall.Kill(pid, 0) == nil && time.Now().Before(deadline); {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		if WaitGone(pid, 30*time.Second) {
+			return
+		}
+		syscall.Kill(pid, sig)
+	}
+	WaitGone(pid, 5*time.Second)
+}
+
+// WaitGone waits up to d for process pid to end, and says whether it did.
+func WaitGone(pid int, d time.Duration) bool {
+	for deadline := time.Now().Add(d); syscall.Kill(pid, 0) == nil; {
+		if time.Now().After(deadline) {
+			return false
+		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	return true
 }
 
 // Run runs tmux on this server only.

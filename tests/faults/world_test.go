@@ -160,13 +160,7 @@ func (w *world) tmux(args ...string) (string, error) {
 // killServer ends this world's tmux server and waits for its process to
 // go: a server with 100 windows takes seconds to exit on a loaded
 // machine, and the leak check after it should see only real leftovers.
-func (w *world) killServer() {
-	out, _ := w.tmux("display-message", "-p", "#{pid}")
-	w.tmux("kill-server")
-	if pid, err := strconv.Atoi(strings.TrimSpace(out)); err == nil {
-		testutil.WaitGone(pid, time.Minute)
-	}
-}
+func (w *world) killServer() { testutil.KillServer(w.tmux) }
 
 // st is a command of the st binary acting for pane ("" for none).
 func (w *world) st(pane string, args ...string) *exec.Cmd {
