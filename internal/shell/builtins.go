@@ -241,7 +241,13 @@ func bRead(r *reader, cmd *Cmd, st *state, c *ctx) *state {
 		// not follow.
 		if strings.TrimLeft(rest, " \t\n") == "" {
 			_, raw := opts['r']
-			cfg := &expand.Config{Env: environ{r: r, st: st}}
+			// IFS=, read a b: the read splits by the command's IFS.
+			ifs := st
+			if v, ok := cmd.env.over["IFS"]; ok {
+				ifs = st.clone()
+				ifs.vars["IFS"] = v
+			}
+			cfg := &expand.Config{Env: environ{r: r, st: ifs}}
 			vals = expand.ReadFields(cfg, line, len(names), raw)
 			known = true
 		}

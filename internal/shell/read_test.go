@@ -40,6 +40,8 @@ func TestRead(t *testing.T) {
 		{"tmux kill-server", "tmux kill-server"},
 		{"c=KILL; echo ${c,,} $c", "echo kill KILL"},
 		{"read a b <<< 'x y z'; echo $a $b", "read a b; echo x y z"},
+		// A prefix IFS is the read's own; the shell's stays.
+		{`IFS=, read s p r <<< "$TMUX"; echo $p; echo a,b`, "read s p r; echo 1; echo a,b"},
 		{"printf -v c '%s-%s' a b; echo $c", "printf -v c %s-%s a b; echo a-b"},
 		{`set -- a 'b c'; echo "$@" $#`, "set -- a b c; echo a b c 2"},
 		{"IFS=:; x=a:b; echo $x", "echo a b"},
@@ -66,5 +68,24 @@ func TestRead(t *testing.T) {
 		if got := show(c.src); got != c.want {
 			t.Errorf("Read(%.60q)\n got %s\nwant %s", c.src, got, c.want)
 		}
+	}
+}
+
+// TestFileSubstitution: $(<file) is the file's content, which st does not
+// know: a hole whose From is the redirection that reads it (a reader of
+// pids reads that file), never the empty text of a command that prints
+// nothing.
+func TestFileSubstitution(t *testing.T) {
+	t.Parallel()
+	s := Read("kill $(<server.pid)", Env{Cwd: "/w"})
+	if s.Err != nil || len(s.Cmds) != 2 {
+		t.Fatalf("Read: %v, %d commands", s.Err, len(s.Cmds))
+	}
+	hs := s.Cmds[1].Args[1].Holes()
+	if len(hs) != 1 || hs[0].Kind != FromOutput || len(hs[0].From) != 1 {
+		t.Fatalf("the pid's holes: %+v", hs)
+	}
+	if rd := hs[0].From[0].Redirs; len(rd) != 1 || rd[0].Op != "<" || rd[0].Target.String() != "server.pid" {
+		t.Errorf("the hole comes from %+v, not the file", rd)
 	}
 }

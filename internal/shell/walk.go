@@ -159,6 +159,10 @@ func (r *reader) stmtIn(s *syntax.Stmt, st *state, c *ctx) *state {
 		if len(redirs) > 0 {
 			r.record(nil, nil, redirs, st, cc, r.srcOf(s))
 		}
+		if hasStdin {
+			// $(<file) prints the file.
+			r.output(cc, "", false)
+		}
 		return st
 	}
 	if len(redirs) > 0 {
