@@ -35,6 +35,10 @@ type Context struct {
 	TmuxTmpdir string // $TMUX_TMPDIR ("" = /tmp)
 	UID        int
 	Cwd        string // the agent's folder ("" when unknown)
+	// Ask reads the agent's own server (its socket's path), read-only,
+	// when a verdict depends on it: AskTmux in the hook. nil: the guard
+	// cannot ask, and refuses what only the answer could let through.
+	Ask func(socket string) (Server, error)
 }
 
 // stopWords are what the crude check looks for in text the parse did not
@@ -98,6 +102,11 @@ type checker struct {
 	real   string // the same with symbolic links resolved, when it exists
 	script *shell.Script
 	links  []shell.Write // links made so far by the command
+
+	asked  bool // the server was asked (facts)
+	srv    Server
+	srvErr error
+	kills  [][][]string // what the command's kills may end: per kill, its candidates' panes
 }
 
 func newChecker(g Context) *checker {

@@ -3,6 +3,7 @@ package guard
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/sophonz/st/internal/shell"
@@ -347,6 +348,9 @@ func (ch *checker) code(c *shell.Cmd, code shell.Arg, name string) string {
 		strings.Contains(sq, "pkilltmux") || strings.Contains(sq, "killalltmux") {
 		return refuse(fmt.Sprintf("%s's code holds a command that stops the tmux server", name))
 	}
+	if r := ch.codeSignals(c, text, name); r != "" {
+		return r
+	}
 	lits := stringLits(text)
 	via := name + " code"
 	for _, l := range lits {
@@ -490,4 +494,133 @@ func (ch *checker) vimCommands(c *shell.Cmd, args []shell.Arg) string {
 		}
 	}
 	return ""
+}
+
+// Code that signals a process is judged as kill is: the pid must be one
+// st can check. Code that reads $TMUX (the server's socket and pid) and
+// runs programs, signals, connects or removes files with what it read
+// is refused: st does not follow values through code.
+
+// pidFirst are the calls that take the pid first (os.kill(pid, sig)),
+// sigFirst those that take the signal first (Process.kill(sig, pid)).
+var (
+	pidFirst = regexp.MustCompile(`\b(?:os\.kill|os\.killpg|os\.pidfd_open|process\.kill|Deno\.kill|posix_kill|posix\.kill|signal\.kill)\s*\(`)
+	sigFirst = regexp.MustCompile(`\bProcess\.kill\s*\(|(?:^|[^.\w$])kill\s*\(|(?:^|[^.\w$])kill\s+[-'"\w]`)
+	// tmuxName is the name TMUX (not TMUX_TMPDIR) in code, as a variable
+	// or a string.
+	tmuxName = regexp.MustCompile(`(?:^|[^A-Za-z0-9_])TMUX(?:[^A-Za-z0-9_]|$)`)
+	// codeActs are what code may do with a value: run a program, signal,
+	// connect, remove or rename a file.
+	codeActs = regexp.MustCompile("(?i)\\b(?:system|exec\\w*|spawn\\w*|popen\\w*|subprocess|child_process|shell_exec|passthru|proc_open|" +
+		"kill\\w*|connect|socket|unlink\\w*|remove\\w*|rmtree|rmdir\\w*|rename\\w*|os\\.replace|rmSync|io\\.popen|os\\.execute|Command)\\b|`|\\bqx\\b|%x")
+)
+
+// codeSignals judges the kill calls of code and what it does with $TMUX.
+func (ch *checker) codeSignals(c *shell.Cmd, code, name string) string {
+	d := name + "'s code"
+	for _, call := range killCalls(code, interpreter(name)) {
+		if r := ch.pid(c, d+" ("+call.src+")", call.pid); r != "" {
+			return r
+		}
+	}
+	if tmuxName.MatchString(code) || slices.ContainsFunc(stringLits(code), func(l string) bool { return tmuxName.MatchString(l) }) {
+		if m := codeActs.FindString(code); m != "" {
+			return refuse(fmt.Sprintf("%s reads $TMUX (the socket and pid of the tmux server this agent runs in) and %s with it; "+
+				"st does not follow values through code, so pass what the code needs as a plain argument", d, show(m)))
+		}
+	}
+	return ""
+}
+
+// killCall is a pid a call in code signals.
+type killCall struct {
+	src string
+	pid shell.Arg
+}
+
+// killCalls finds the pids code signals: each argument that is a pid,
+// written plainly, the program's own, or an expression st cannot read
+// (a hole, $TMUX's when the expression reads TMUX). Signal 0 only checks.
+func killCalls(code, lang string) []killCall {
+	var out []killCall
+	for _, m := range pidFirst.FindAllStringIndex(code, 16) {
+		args := callArgs(code[m[1]:], true)
+		if len(args) == 0 || len(args) > 1 && strings.TrimSpace(args[1]) == "0" {
+			continue
+		}
+		pid := args[0]
+		if strings.Contains(code[m[0]:m[1]], "killpg") {
+			pid = "-" + pid
+		}
+		out = append(out, killCall{src: code[m[0]:m[1]] + "...", pid: pidExpr(pid)})
+	}
+	if lang != "perl" && lang != "ruby" {
+		return out
+	}
+	for _, m := range sigFirst.FindAllStringIndex(code, 16) {
+		open := strings.HasSuffix(code[m[0]:m[1]], "(")
+		at := m[1]
+		if !open {
+			at-- // the signal's first character
+		}
+		args := callArgs(code[at:], open)
+		if len(args) < 2 || strings.Trim(strings.TrimSpace(args[0]), `'"`) == "0" {
+			continue
+		}
+		for _, p := range args[1:] {
+			out = append(out, killCall{src: strings.TrimSpace(code[m[0]:m[1]]) + "...", pid: pidExpr(p)})
+		}
+	}
+	return out
+}
+
+// callArgs splits a call's arguments at the commas (and perl's =>) of its
+// top level, up to its closing parenthesis (or, without one, to the end
+// of the statement).
+func callArgs(s string, paren bool) []string {
+	var out []string
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '(' || c == '[' || c == '{':
+			depth++
+		case c == ')' || c == ']' || c == '}':
+			if depth == 0 {
+				return append(out, s[start:i])
+			}
+			depth--
+		case (c == ';' || c == '\n') && depth == 0 && !paren:
+			return append(out, s[start:i])
+		case c == ',' && depth == 0:
+			out = append(out, s[start:i])
+			start = i + 1
+		case c == '=' && depth == 0 && i+1 < len(s) && s[i+1] == '>':
+			out = append(out, s[start:i])
+			start = i + 2
+			i++
+		}
+	}
+	return append(out, s[start:])
+}
+
+// ownPid are the expressions for the program's own pid.
+var ownPid = regexp.MustCompile(`^(?:os\.getpid\(\)|process\.pid|Process\.pid|\$\$|getmypid\(\)|posix\.getpid\(\))$`)
+
+// pidExpr is a pid expression of code as a word of the shell.
+func pidExpr(e string) shell.Arg {
+	e = strings.TrimSpace(e)
+	neg := strings.HasPrefix(e, "-")
+	if n := strings.TrimSpace(strings.TrimPrefix(e, "-")); isDigits(n) {
+		if neg {
+			return shell.Lit("-" + n)
+		}
+		return shell.Lit(n)
+	}
+	if ownPid.MatchString(e) {
+		return shell.HoleArg(&shell.Hole{Kind: shell.FromSpecial, Var: "$", Src: e})
+	}
+	if tmuxName.MatchString(e) {
+		return shell.HoleArg(&shell.Hole{Kind: shell.FromVar, Var: "TMUX", Src: e})
+	}
+	return shell.HoleArg(&shell.Hole{Kind: shell.FromOutput, Src: e})
 }

@@ -131,16 +131,7 @@ flags:
 	if sig == "0" {
 		return "" // signal 0 only checks that the process exists
 	}
-	d := showCmd(c)
-	for _, p := range args[min(i, len(args)):] {
-		if s, ok := p.Known(); ok && s == "-1" {
-			return refuse(d + ": pid -1 signals every process this user may signal, the tmux server too")
-		}
-		if ch.tainted(p) {
-			return refuse(d + ": its pids come from a command that finds the tmux server")
-		}
-	}
-	return ""
+	return ch.pids(c, showCmd(c), args[min(i, len(args)):])
 }
 
 // tainted: an argument made from the output of a command that finds the
@@ -176,7 +167,7 @@ func (ch *checker) selects(c *shell.Cmd) bool {
 		}
 		return false
 	case "pgrep":
-		return procMatch(name, args) != ""
+		return procMatch(name, args, ch.serverArgs) != ""
 	case "grep", "egrep", "fgrep", "zgrep", "rg", "ag", "ack":
 		pattern := true
 		for _, a := range args {
@@ -186,7 +177,7 @@ func (ch *checker) selects(c *shell.Cmd) bool {
 			}
 			if pattern && !strings.HasPrefix(s, "-") && a.IsKnown() {
 				pattern = false
-				if regexMatch(s, false, false, false) != "" {
+				if regexMatch(s, false, false, false, "") != "" {
 					return true
 				}
 			}
@@ -227,7 +218,7 @@ func isDigits(s string) bool { return s != "" && strings.Trim(s, "0123456789") =
 // user, a parent, a session...
 func (ch *checker) procKill(c *shell.Cmd) string {
 	name := c.Name()
-	why := procMatch(name, c.Args[1:])
+	why := procMatch(name, c.Args[1:], ch.serverArgs)
 	if why == "" {
 		return ""
 	}
@@ -240,7 +231,8 @@ func (ch *checker) procKill(c *shell.Cmd) string {
 
 // procMatch says why pkill, pgrep, killall or skill picks the tmux
 // server, or "" when it does not; a reason starting with "?" means it may.
-func procMatch(tool string, args []shell.Arg) string {
+// serverArgs is the server's command line, asked only for -f.
+func procMatch(tool string, args []shell.Arg, serverArgs func() string) string {
 	var vals string
 	var longVals []string
 	full, exact, icase, regex := false, false, false, true
@@ -357,7 +349,11 @@ func procMatch(tool string, args []shell.Arg) string {
 			return fmt.Sprintf("%s matches the tmux server", quote(s))
 		}
 		if regex {
-			if m := regexMatch(s, full, exact, icase); m != "" {
+			cmdline := ""
+			if full {
+				cmdline = serverArgs()
+			}
+			if m := regexMatch(s, full, exact, icase, cmdline); m != "" {
 				return fmt.Sprintf("the pattern %s also matches %s; match whole names with -x, or kill by pid", quote(s), m)
 			}
 		}
@@ -366,8 +362,9 @@ func procMatch(tool string, args []shell.Arg) string {
 }
 
 // regexMatch tests a pgrep-style pattern against the tmux server's
-// process name (without -f) or command line (with -f).
-func regexMatch(p string, full, exact, icase bool) string {
+// process name (without -f) or command line (with -f: its own, cmdline,
+// when st knows it).
+func regexMatch(p string, full, exact, icase bool, cmdline string) string {
 	expr := p
 	if exact {
 		expr = "^(?:" + p + ")$"
@@ -383,6 +380,9 @@ func regexMatch(p string, full, exact, icase bool) string {
 	what := "the tmux server's process name %q"
 	if full {
 		cands = []string{"tmux", "/usr/bin/tmux"}
+		if cmdline != "" {
+			cands = append(cands, cmdline)
+		}
 		what = "the tmux server's command line %q"
 	}
 	for _, c := range cands {
@@ -447,4 +447,14 @@ func (ch *checker) fuser(c *shell.Cmd) string {
 		}
 	}
 	return ""
+}
+
+// regexMatchAny reports whether a grep pattern matches line; ok is false
+// when st cannot read the pattern as a regular expression.
+func regexMatchAny(pattern, line string) (match, ok bool) {
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return false, false
+	}
+	return re.MatchString(line), true
 }
