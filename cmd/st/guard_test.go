@@ -17,7 +17,8 @@ import (
 // TestHookGuard runs the real st binary as both agents' PreToolUse hook
 // (`st hook claude PreToolUse`, `st hook codex PreToolUse`) with every
 // spelling of testdata/guard/spellings.txtar, each as its own case: the
-// spellings that stop the agent's tmux server are refused with the deny answer both agents take, the look-alikes pass.
+// spellings that stop the agent's tmux server, or have tmux run st, are
+// refused with the deny answer both agents take, the look-alikes pass.
 // The agent's server is a real tmux server of one session, solo, of one
 // pane, which the hook asks (read-only); $TMUX names its real pid. No
 // daemon runs: the guard needs none. A payload over 1 MiB is refused, not

@@ -171,7 +171,11 @@ func readScript(p string) ([]byte, bool) {
 // cmd judges one command.
 func (ch *checker) cmd(c *shell.Cmd) string {
 	if c.Text != nil {
-		return unknown(fmt.Sprintf("%s runs shell text st cannot read: %s", via(c), show(c.Text.String())), adviceText)
+		advice := adviceText
+		if detachedVia(c) != "" {
+			advice += " What " + via(c) + " runs runs outside this agent's processes, where " + whose
+		}
+		return unknown(fmt.Sprintf("%s runs shell text st cannot read: %s", via(c), show(c.Text.String())), advice)
 	}
 	if r := ch.writes(c); r != "" {
 		return r
@@ -195,6 +199,11 @@ func (ch *checker) cmd(c *shell.Cmd) string {
 		c = renamed(c, real)
 		name = real
 	}
+	if via := detachedVia(c); via != "" {
+		if r := stOutside(c, name, via); r != "" {
+			return r
+		}
+	}
 	if name == "" {
 		if ch.riskyProgram(c.Args[0]) {
 			return unknown(fmt.Sprintf("%s names its program as %s", quote(showCmd(c)), show(c.Args[0].String())), adviceName)
@@ -210,6 +219,43 @@ func (ch *checker) cmd(c *shell.Cmd) string {
 		return ch.interp(c, name)
 	}
 	return ch.socketArgs(c, name)
+}
+
+// detachedVia names how a command comes to run outside the agent's
+// processes and terminal ("" when it does not): the tmux server runs it
+// (run-shell, if-shell, a new pane, keys typed into one, hooks, #(...)),
+// or at, cron, systemd, ssh, screen.
+func detachedVia(c *shell.Cmd) string {
+	for _, v := range c.Via {
+		switch {
+		case strings.HasPrefix(v, "tmux ") && v != "tmux -c" && v != "tmux command":
+			return v
+		case v == "at", v == "batch", v == "crontab", v == "systemd-run", v == "ssh", v == "screen", v == "dtach":
+			return v
+		}
+	}
+	return ""
+}
+
+// whose says why st may not run outside the agent's processes.
+const whose = "st cannot tell st run there from a person's; some st commands are a person's alone (answering a gate, " +
+	"offering an agent, accept-remote on, the web UI's address), and st tells a person from an agent by the caller's processes. " +
+	"Run st commands in your own shell."
+
+// stOutside refuses st run outside the agent's processes. st tells a
+// person from an agent by the caller's processes (internal/daemon's
+// caller check): what tmux runs has none of the agent's, so a gate's
+// answer, an offer or accept-remote would pass as a person's. A rail: a
+// script st cannot read, started the same way, is not seen.
+func stOutside(c *shell.Cmd, name, via string) string {
+	if name == "st" {
+		return fmt.Sprintf("st guard: %s would run st (%s) outside this agent's processes, where %s", via, showCmd(c), whose)
+	}
+	if base := c.Args[0].Base(); name == "" && (base.Could("st") || c.Args[0].Could("st")) {
+		return unknown(fmt.Sprintf("%s runs %s outside this agent's processes, and it may be st", via, show(c.Args[0].String())),
+			adviceName+" "+whose)
+	}
+	return ""
 }
 
 // via says how a command came to run, for reasons.

@@ -163,3 +163,55 @@ func TestServerAsked(t *testing.T) {
 		}
 	}
 }
+
+// TestStOutsideTheAgent: the rule of issue 23 item 7. What the tmux server
+// runs for the agent (run-shell, if-shell, a new pane, keys typed into
+// one, hooks, #(...)), or at, ssh, systemd-run, runs outside the agent's
+// processes, where st's person check cannot see the agent: st there is
+// refused. In the agent's own shell it is st's to judge.
+func TestStOutsideTheAgent(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "ans.sh"), []byte("st gate answer gate-0123 yes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g := guardDefault
+	g.Cwd = dir
+	for _, c := range []struct {
+		cmd    string
+		refuse bool
+	}{
+		{"tmux run-shell -b 'sh ans.sh'", true},
+		{"tmux run-shell 'st gate answer gate-0123 yes'", true},
+		{"tmux run -b '/usr/local/bin/st gate answer gate-0123 yes'", true},
+		{"tmux new-window -d 'st worker offer %3 alpha'", true},
+		{"tmux split-window 'env -i st orch accept-remote on'", true},
+		{"tmux send-keys -t 1 'st orch accept-remote on' Enter", true},
+		{"tmux display -p '#(st web)'", true},
+		{`tmux set-hook -g session-created 'run-shell "st gate answer g yes"'`, true},
+		{"tmux if-shell true 'run-shell \"sh ans.sh\"'", true},
+		{"tmux -L other run-shell 'st web'", true},
+		{"tmux -L other new -d 'st gate answer g yes'", true},
+		{"echo 'st gate answer g yes' | at now", true},
+		{"systemd-run --user st web", true},
+		{"ssh localhost st gate answer g yes", true},
+		{`tmux run-shell "$ST gate answer g yes"`, true},
+		{`tmux run-shell '$HOME/go/bin/st web'`, true},
+		{"echo 'st gate answer g yes' > a2.sh; tmux run-shell 'sh a2.sh'", true},
+		// st in the agent's own shell, and other text tmux runs.
+		{"st gate list", false},
+		{"st worker done --summary 'did it'", false},
+		{"bash -c 'st worker wait w1'", false},
+		{"tmux run-shell 'echo hi'", false},
+		{"tmux new-window -d 'make test'", false},
+		{"tmux send-keys -t w1 'npm test' Enter", false},
+		{"tmux -L other new -d \"$CMD\"", false},
+	} {
+		got := Check(c.cmd, g)
+		if (got != "") != c.refuse {
+			t.Errorf("Check(%q) = %q, want refused=%v", c.cmd, got, c.refuse)
+		}
+		if c.refuse && !strings.Contains(got, "person") {
+			t.Errorf("Check(%q): the reason %q does not say st there passes for a person", c.cmd, got)
+		}
+	}
+}
