@@ -190,7 +190,7 @@ func (ch *checker) cmd(c *shell.Cmd) string {
 	name := c.Name()
 	if name == "" {
 		// $HOME/bin/tmux: the folder is not known, the program is.
-		if base, ok := c.Args[0].Base().Known(); ok && (base == "tmux" || killers[base] != nil || interpreter(base) != "") {
+		if base, ok := c.Args[0].Base().Known(); ok && (base == "tmux" || killers[base] != nil || shell.Interpreter(base) != "") {
 			name = base
 		}
 	}
@@ -215,7 +215,7 @@ func (ch *checker) cmd(c *shell.Cmd) string {
 		return ch.tmux(c)
 	case killers[name] != nil:
 		return killers[name](ch, c)
-	case interpreter(name) != "":
+	case shell.Interpreter(name) != "":
 		return ch.interp(c, name)
 	}
 	return ch.socketArgs(c, name)
@@ -282,7 +282,7 @@ func (ch *checker) riskyProgram(a shell.Arg) bool {
 }
 
 func isRiskyName(s string) bool {
-	return s == "tmux" || killers[s] != nil || interpreter(s) != "" || shell.IsRunner(s)
+	return s == "tmux" || killers[s] != nil || shell.Interpreter(s) != "" || shell.IsRunner(s)
 }
 
 var (
@@ -298,7 +298,7 @@ func riskyNames() []string {
 		for k := range killers {
 			riskyList = append(riskyList, k)
 		}
-		riskyList = append(riskyList, interpreterNames...)
+		riskyList = append(riskyList, shell.InterpreterNames...)
 		riskyList = append(riskyList, shell.Runners()...)
 	})
 	return riskyList

@@ -14,70 +14,20 @@ import (
 // read as shell commands: each alone, joined as an argument list, and
 // joined where the code concatenates them.
 
-var interpreterNames = []string{"python", "python2", "python3", "pypy", "pypy3", "perl", "ruby", "node", "nodejs",
-	"bun", "deno", "php", "awk", "gawk", "mawk", "nawk", "lua", "luajit", "Rscript", "osascript", "expect", "tclsh", "wish", "sed",
-	"vim", "vi", "nvim", "ex", "view", "vimdiff", "rvim"}
-
-// interpreter names the language of a program that takes code, or "".
-func interpreter(name string) string {
-	switch {
-	case strings.HasPrefix(name, "python"), strings.HasPrefix(name, "pypy"):
-		return "python"
-	case name == "perl" || strings.HasPrefix(name, "perl5"):
-		return "perl"
-	case name == "ruby" || strings.HasPrefix(name, "ruby3") || strings.HasPrefix(name, "ruby2"):
-		return "ruby"
-	case name == "node" || name == "nodejs" || name == "bun" || name == "deno":
-		return "js"
-	case name == "php" || strings.HasPrefix(name, "php8") || strings.HasPrefix(name, "php7"):
-		return "php"
-	case name == "awk" || name == "gawk" || name == "mawk" || name == "nawk":
-		return "awk"
-	case strings.HasPrefix(name, "lua"):
-		return "lua"
-	case name == "Rscript" || name == "osascript" || name == "expect":
-		return "e"
-	case name == "tclsh" || name == "wish":
-		return "tcl"
-	case name == "sed":
-		return "sed"
-	case name == "vim" || name == "vi" || name == "nvim" || name == "ex" || name == "view" || name == "vimdiff" || name == "rvim":
-		return "vim"
-	}
-	return ""
-}
-
 // interp checks the code an interpreter runs: inline (-c, -e...) or from
 // standard input.
 func (ch *checker) interp(c *shell.Cmd, name string) string {
-	lang := interpreter(name)
-	var code []shell.Arg
-	stdin := false
-	args := c.Args[1:]
+	lang := shell.Interpreter(name)
 	switch lang {
-	case "python":
-		code, stdin = codeFlags(args, "c", "WXm", nil, true)
-	case "perl":
-		code, stdin = codeFlags(args, "eE", "IMmxl0Fi", nil, true)
-	case "ruby":
-		code, stdin = codeFlags(args, "e", "rICEx", nil, true)
-	case "js":
-		code, stdin = codeFlags(args, "ep", "r", []string{"--eval", "--print"}, false)
-		if name == "deno" && len(args) > 1 && args[0].String() == "eval" {
-			code = args[1:2]
-		}
-	case "php":
-		code, stdin = codeFlags(args, "r", "dcfzBRE", nil, true)
-	case "lua", "e":
-		code, stdin = codeFlags(args, "ec", "lf", nil, lang == "lua")
-	case "tcl":
-		if len(args) == 0 {
-			stdin = true
-		}
+	case "sed":
+		return ch.sedScript(c, c.Args[1:])
+	case "vim":
+		return ch.vimCommands(c, c.Args[1:])
 	}
+	code := c.InlineCode()
 	if lang == "tcl" || lang == "e" {
 		// exec and spawn run their words as a program.
-		for _, k := range append(code, c.Stdin) {
+		for _, k := range code {
 			t, _ := k.Text()
 			for _, line := range strings.FieldsFunc(t, func(r rune) bool { return r == '\n' || r == ';' || r == '[' || r == ']' }) {
 				f := strings.Fields(line)
@@ -89,139 +39,12 @@ func (ch *checker) interp(c *shell.Cmd, name string) string {
 			}
 		}
 	}
-	switch lang {
-	case "awk":
-		code = awkProgram(args)
-	case "sed":
-		return ch.sedScript(c, args)
-	case "vim":
-		return ch.vimCommands(c, args)
-	}
-	if stdin {
-		code = append(code, c.Stdin)
-	}
 	for _, k := range code {
 		if r := ch.code(c, k, name); r != "" {
 			return r
 		}
 	}
 	return ""
-}
-
-// codeFlags finds inline code: the value of one of the flags (-c, -e...),
-// or of a long one. rest lists the short flags that take a value of
-// their own. stdin reports that, with no code and no script file, the
-// program reads its code from standard input.
-func codeFlags(args []shell.Arg, flags, vals string, long []string, scriptFile bool) (code []shell.Arg, stdin bool) {
-	sawFile := false
-	for i := 0; i < len(args); i++ {
-		s, ok := args[i].Text()
-		if !ok {
-			continue
-		}
-		if s == "-" {
-			return code, len(code) == 0
-		}
-		if s == "--" {
-			sawFile = i+1 < len(args)
-			break
-		}
-		if name, val, has := strings.Cut(s, "="); has && strings.HasPrefix(s, "--") {
-			for _, l := range long {
-				if name == l {
-					code = append(code, shell.Lit(val))
-				}
-			}
-			continue
-		}
-		if slicesContains(long, s) {
-			if i+1 < len(args) {
-				code = append(code, args[i+1])
-				i++
-			}
-			continue
-		}
-		if len(s) > 1 && s[0] == '-' && s[1] != '-' {
-			for j := 1; j < len(s); j++ {
-				f := s[j]
-				if strings.IndexByte(flags, f) >= 0 {
-					if j+1 < len(s) {
-						code = append(code, shell.Lit(s[j+1:]))
-					} else if i+1 < len(args) {
-						code = append(code, args[i+1])
-						i++
-					}
-					break
-				}
-				if strings.IndexByte(vals, f) >= 0 {
-					if j+1 == len(s) {
-						i++
-					}
-					break
-				}
-			}
-			continue
-		}
-		if strings.HasPrefix(s, "-") {
-			continue
-		}
-		// A script file, or (with code) its arguments.
-		if len(code) == 0 {
-			sawFile = true
-		}
-		break
-	}
-	return code, len(code) == 0 && !sawFile && scriptFile
-}
-
-func slicesContains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// awkProgram is awk's program: -e/--source values, or the first operand
-// unless -f gives a file.
-func awkProgram(args []shell.Arg) []shell.Arg {
-	var code []shell.Arg
-	file := false
-	for i := 0; i < len(args); i++ {
-		s, ok := args[i].Text()
-		switch {
-		case !ok:
-			if !file && len(code) == 0 {
-				return []shell.Arg{args[i]}
-			}
-			return code
-		case s == "--":
-			if !file && len(code) == 0 && i+1 < len(args) {
-				return []shell.Arg{args[i+1]}
-			}
-			return code
-		case s == "-f" || s == "--file" || strings.HasPrefix(s, "-f"):
-			file = true
-			if s == "-f" || s == "--file" {
-				i++
-			}
-		case s == "-e" || s == "--source":
-			if i+1 < len(args) {
-				code = append(code, args[i+1])
-				i++
-			}
-		case s == "-v" || s == "-F" || s == "-i" || s == "-l" || s == "--assign" || s == "--field-separator" || s == "--include" || s == "--load":
-			i++
-		case strings.HasPrefix(s, "-") && len(s) > 1:
-		default:
-			if !file && len(code) == 0 {
-				return []shell.Arg{args[i]}
-			}
-			return code
-		}
-	}
-	return code
 }
 
 // sedE finds GNU sed's e command (runs its text) and s///e (runs the
@@ -518,7 +341,7 @@ var (
 // codeSignals judges the kill calls of code and what it does with $TMUX.
 func (ch *checker) codeSignals(c *shell.Cmd, code, name string) string {
 	d := name + "'s code"
-	for _, call := range killCalls(code, interpreter(name)) {
+	for _, call := range killCalls(code, shell.Interpreter(name)) {
 		if r := ch.pid(c, d+" ("+call.src+")", call.pid); r != "" {
 			return r
 		}
