@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -191,4 +192,247 @@ func awkProgram(args []Arg) []Arg {
 		}
 	}
 	return code
+}
+
+// What one-liners write: the calls of each language that create, change
+// or remove a file, with the argument that names it. Only a path written
+// as a string literal is read; one from a variable or an expression is
+// not judged.
+var codeWriteCalls = []struct {
+	re   *regexp.Regexp
+	args []int // which arguments are paths written (0-based)
+}{
+	// python: os and shutil, pathlib's methods (on a literal Path).
+	{regexp.MustCompile(`\bos\.(?:remove|unlink|rmdir|mkdir|makedirs|truncate|chmod|removedirs)\s*\(`), []int{0}},
+	{regexp.MustCompile(`\bos\.(?:rename|replace|renames)\s*\(`), []int{0, 1}},
+	{regexp.MustCompile(`\bos\.(?:symlink|link)\s*\(`), []int{1}},
+	{regexp.MustCompile(`\bshutil\.(?:rmtree)\s*\(`), []int{0}},
+	{regexp.MustCompile(`\bshutil\.(?:copy|copy2|copyfile|copytree|copymode|copystat)\s*\(`), []int{1}},
+	{regexp.MustCompile(`\bshutil\.move\s*\(`), []int{0, 1}},
+	// node and deno, bun: fs's calls, on any object.
+	{regexp.MustCompile(`\.(?:writeFileSync|writeFile|appendFileSync|appendFile|createWriteStream|rmSync|rm|unlinkSync|unlink|rmdirSync|rmdir|mkdirSync|mkdir|truncateSync|truncate|writeTextFile|writeTextFileSync|remove|removeSync)\s*\(`), []int{0}},
+	{regexp.MustCompile(`\.(?:renameSync|rename)\s*\(`), []int{0, 1}},
+	{regexp.MustCompile(`\.(?:copyFileSync|copyFile|cpSync|cp|symlinkSync|symlink|linkSync|link)\s*\(`), []int{1}},
+	{regexp.MustCompile(`\bBun\.write\s*\(`), []int{0}},
+	// ruby: File, IO, FileUtils, Dir.
+	{regexp.MustCompile(`\b(?:File|IO)\.(?:write|binwrite|delete|unlink|truncate)\s*\(?`), []int{0}},
+	{regexp.MustCompile(`\bFile\.rename\s*\(?`), []int{0, 1}},
+	{regexp.MustCompile(`\bFile\.symlink\s*\(?`), []int{1}},
+	{regexp.MustCompile(`\bFileUtils\.(?:rm|rm_f|rm_r|rm_rf|rmdir|mkdir|mkdir_p|touch|remove)\s*\(?`), []int{0}},
+	{regexp.MustCompile(`\bFileUtils\.(?:cp|cp_r|ln|ln_s|install)\s*\(?`), []int{1}},
+	{regexp.MustCompile(`\bFileUtils\.mv\s*\(?`), []int{0, 1}},
+	{regexp.MustCompile(`\bDir\.(?:mkdir|delete|rmdir|unlink)\s*\(?`), []int{0}},
+	// php.
+	{regexp.MustCompile(`\b(?:file_put_contents|touch|tempnam)\s*\(`), []int{0}},
+	// perl's and php's builtins that take a list of files.
+	{regexp.MustCompile(`(?:^|[^.\w$>])(?:unlink|rmdir|mkdir)\b\s*\(?`), []int{0, 1, 2, 3, 4, 5, 6, 7}},
+	{regexp.MustCompile(`(?:^|[^.\w$>])rename\b\s*\(?`), []int{0, 1}},
+	{regexp.MustCompile(`(?:^|[^.\w$>])(?:symlink|link|copy|move)\b\s*\(?`), []int{1}},
+}
+
+// codeOpen finds open calls: python's and php's open(PATH, MODE), node's
+// openSync, ruby's File.open, perl's open(FH, MODE, PATH) or open(FH,
+// ">PATH").
+var codeOpen = regexp.MustCompile(`(?:^|[^.\w$])(?:open|fopen|File\.open|openSync|io\.open|codecs\.open|pathlib\.Path\(.*?\)\.open)\s*\(?`)
+
+// pathlibWrite: Path("x").write_text(...) and the like.
+var pathlibWrite = regexp.MustCompile(`\bPath\s*\(\s*(` + "['\"]" + `[^'"]*['"])\s*\)\s*\.(?:write_text|write_bytes|touch|unlink|mkdir|rmdir|rename|replace|symlink_to|hardlink_to)\b`)
+
+// codeWrites lists the files code in lang writes by literal paths.
+func codeWrites(lang, code string) []string {
+	if lang == "awk" {
+		return awkWrites(code)
+	}
+	var out []string
+	for _, call := range codeWriteCalls {
+		for _, m := range call.re.FindAllStringIndex(code, 32) {
+			args := splitCall(code[m[1]:])
+			for _, i := range call.args {
+				if i < len(args) {
+					if p, ok := strLit(args[i]); ok {
+						out = append(out, p)
+					}
+				}
+			}
+		}
+	}
+	for _, m := range pathlibWrite.FindAllStringSubmatch(code, 32) {
+		if p, ok := strLit(m[1]); ok {
+			out = append(out, p)
+		}
+	}
+	for _, m := range codeOpen.FindAllStringIndex(code, 32) {
+		if p, ok := openedForWrite(lang, splitCall(code[m[1]:])); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// openedForWrite is the path an open call writes, when its mode writes.
+func openedForWrite(lang string, args []string) (string, bool) {
+	if lang == "perl" {
+		// open(FH, MODE, PATH) or open(FH, MODEPATH).
+		switch {
+		case len(args) >= 3:
+			mode, _ := strLit(args[1])
+			if p, ok := strLit(args[2]); ok && strings.ContainsAny(mode, ">+") {
+				return p, true
+			}
+		case len(args) == 2:
+			s, ok := strLit(args[1])
+			s = strings.TrimSpace(s)
+			if ok && (strings.HasPrefix(s, ">") || strings.HasPrefix(s, "+")) {
+				return strings.TrimSpace(strings.TrimLeft(s, "+<>")), true
+			}
+		}
+		return "", false
+	}
+	if len(args) < 2 {
+		return "", false
+	}
+	mode := ""
+	for _, a := range args[1:] {
+		a = strings.TrimSpace(a)
+		if k, v, ok := strings.Cut(a, "="); ok && strings.TrimSpace(k) == "mode" {
+			a = strings.TrimSpace(v)
+		}
+		if m, ok := strLit(a); ok {
+			mode = m
+			break
+		}
+		if strings.Contains(a, "WRONLY") || strings.Contains(a, "RDWR") || strings.Contains(a, "CREAT") {
+			mode = "w"
+			break
+		}
+	}
+	if !strings.ContainsAny(mode, "wax+") {
+		return "", false
+	}
+	return strLit(args[0])
+}
+
+// strLit is the text of a string literal ('x', "x", `x`) with nothing
+// else in it.
+func strLit(s string) (string, bool) {
+	s = strings.TrimSpace(s)
+	if len(s) < 2 || !strings.ContainsRune(`'"`+"`", rune(s[0])) || s[len(s)-1] != s[0] {
+		return "", false
+	}
+	inner := s[1 : len(s)-1]
+	if strings.ContainsAny(inner, `\$`+"`"+string(s[0])) || s[0] == '"' && strings.Contains(inner, "#{") {
+		return "", false // escapes, interpolation
+	}
+	return inner, true
+}
+
+// splitCall splits a call's arguments at the commas of its top level, up
+// to its closing parenthesis, or without one to the end of the statement.
+func splitCall(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0:
+			if c == '\\' {
+				i++
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"' || c == '`':
+			quote = c
+		case c == '(' || c == '[' || c == '{':
+			depth++
+		case c == ')' || c == ']' || c == '}':
+			if depth == 0 {
+				return append(out, s[start:i])
+			}
+			depth--
+		case (c == ';' || c == '\n') && depth == 0:
+			return append(out, s[start:i])
+		case c == ',' && depth == 0:
+			out = append(out, s[start:i])
+			start = i + 1
+		case c == ' ' && depth == 0 && strings.HasPrefix(strings.TrimLeft(s[i:], " "), "or "):
+			return append(out, s[start:i]) // perl's "open(...) or die" without parentheses
+		}
+	}
+	return append(out, s[start:])
+}
+
+// awkRedirect: print or printf ... > "file" (or >>).
+var awkRedirect = regexp.MustCompile(`\bprintf?\b[^;{}\n]*?>>?\s*("[^"]*")`)
+
+// awkWrites lists the files an awk program's print statements write.
+func awkWrites(code string) []string {
+	var out []string
+	for _, m := range awkRedirect.FindAllStringSubmatch(code, 32) {
+		if p, ok := strLit(m[1]); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// codeWrites are the files an interpreter's inline code writes by
+// literal paths, and the files gawk -i inplace edits.
+func (c *Cmd) codeWrites() []Write {
+	lang := Interpreter(c.Name())
+	switch lang {
+	case "", "sed", "vim", "tcl", "e":
+		return nil
+	}
+	var out []Write
+	for _, k := range c.InlineCode() {
+		text, ok := k.Text()
+		if !ok {
+			continue
+		}
+		for _, p := range codeWrites(lang, text) {
+			out = append(out, c.write(Lit(p), c.Name()+" code"))
+		}
+	}
+	if lang == "awk" {
+		for _, f := range awkInPlace(c.Args[1:]) {
+			out = append(out, c.write(f, c.Name()+" -i inplace"))
+		}
+	}
+	return out
+}
+
+// awkInPlace: gawk -i inplace edits the files it reads.
+func awkInPlace(args []Arg) []Arg {
+	inplace, program := false, false
+	var files []Arg
+	for i := 0; i < len(args); i++ {
+		s, ok := args[i].Text()
+		switch {
+		case !ok || program:
+			if program {
+				files = append(files, args[i])
+			}
+			program = true
+		case s == "-i" || s == "--include":
+			if i+1 < len(args) {
+				inplace = inplace || args[i+1].String() == "inplace"
+				i++
+			}
+		case s == "-iinplace" || s == "--include=inplace":
+			inplace = true
+		case s == "-f" || s == "--file" || s == "-e" || s == "--source":
+			program = true
+			i++
+		case s == "-v" || s == "-F" || s == "-l" || s == "--assign" || s == "--field-separator" || s == "--load":
+			i++
+		case strings.HasPrefix(s, "-") && len(s) > 1:
+		default:
+			program = true
+		}
+	}
+	if !inplace {
+		return nil
+	}
+	return files
 }

@@ -138,6 +138,14 @@ func (c *Cmd) Writes() []Write {
 		}
 	case "git":
 		out = append(out, c.gitWrites(args)...)
+	case "rsync":
+		out = append(out, c.rsyncWrites(args)...)
+	case "tar", "gtar", "bsdtar":
+		out = append(out, c.tarWrites(args)...)
+	case "unzip":
+		out = append(out, c.unzipWrites(args)...)
+	case "patch":
+		out = append(out, c.patchWrites(args)...)
 	case "apply_patch", "applypatch":
 		var texts []string
 		if s, ok := c.Stdin.Text(); ok {
@@ -154,7 +162,7 @@ func (c *Cmd) Writes() []Write {
 			}
 		}
 	}
-	return out
+	return append(out, c.codeWrites()...)
 }
 
 func findRoots(args []Arg) []Arg {

@@ -324,6 +324,24 @@ func TestShellOutside(t *testing.T) {
 		{src, "echo x > a.go && mkdir -p sub/deeper && ln -s a.go sub/b.go", false},
 		{src, "cp a.go sub/c.go; sed -i s/a/b/ sub/c.go", false},
 		{src, "echo x > $OUT", false}, // a path st cannot know is not judged
+		// Writes of rsync, tar, unzip, patch, awk and one-liners (issue 23).
+		{src, `python3 -c "open('../README.md','w').write('x')"`, true},
+		{src, `node -e 'require("fs").writeFileSync("../x", "")'`, true},
+		{src, `perl -e 'open(my $f, ">", "../x")'`, true},
+		{src, "rsync -a ./ ../docs/", true},
+		{root, `awk '{print > "docs/x.md"}' src/a.go`, true},
+		{root, "tar -xf x.tar", true},
+		{src, "tar -czf ../all.tgz .", true},
+		{src, "unzip -o x.zip -d ../docs", true},
+		{src, "patch -p1 < fix.patch", true},
+		{root, "patch -p1 <<'EOF'\n--- a/docs/x.md\n+++ b/docs/x.md\n@@ -1 +1 @@\n-x\n+y\nEOF", true},
+		{root, "tar -xf x.tar -C src", false},
+		{src, "unzip -o x.zip -d sub", false},
+		{root, "rsync -a /tmp/gen/ src/gen/", false},
+		{root, "patch -p1 <<'EOF'\n--- a/src/a.go\n+++ b/src/a.go\n@@ -1 +1 @@\n-x\n+y\nEOF", false},
+		{src, `python3 -c "open('sub/o.txt','w')"`, false},
+		{src, `awk '{print > "sub/x"}' a.go`, false},
+		{src, `python3 -c 'print(open("../README.md").read())'`, false},
 	}
 	for _, c := range cases {
 		out, err := scope.ShellOutside(root, c.cwd, c.cmd)
