@@ -246,7 +246,7 @@ func codeWrites(lang, code string) []string {
 	var out []string
 	for _, call := range codeWriteCalls {
 		for _, m := range call.re.FindAllStringIndex(code, 32) {
-			args := splitCall(code[m[1]:])
+			args := CallArgs(code[m[1]:])
 			for _, i := range call.args {
 				if i < len(args) {
 					if p, ok := strLit(args[i]); ok {
@@ -262,7 +262,7 @@ func codeWrites(lang, code string) []string {
 		}
 	}
 	for _, m := range codeOpen.FindAllStringIndex(code, 32) {
-		if p, ok := openedForWrite(lang, splitCall(code[m[1]:])); ok {
+		if p, ok := openedForWrite(lang, CallArgs(code[m[1]:])); ok {
 			out = append(out, p)
 		}
 	}
@@ -326,9 +326,10 @@ func strLit(s string) (string, bool) {
 	return inner, true
 }
 
-// splitCall splits a call's arguments at the commas of its top level, up
-// to its closing parenthesis, or without one to the end of the statement.
-func splitCall(s string) []string {
+// CallArgs splits the arguments of a call in code, s being the text after
+// its name: at the commas (and perl's =>) of its top level, up to its
+// closing parenthesis, or without one to the end of the statement.
+func CallArgs(s string) []string {
 	var out []string
 	depth, start := 0, 0
 	var quote byte
@@ -355,6 +356,10 @@ func splitCall(s string) []string {
 		case c == ',' && depth == 0:
 			out = append(out, s[start:i])
 			start = i + 1
+		case c == '=' && depth == 0 && i+1 < len(s) && s[i+1] == '>':
+			out = append(out, s[start:i])
+			start = i + 2
+			i++
 		case c == ' ' && depth == 0 && strings.HasPrefix(strings.TrimLeft(s[i:], " "), "or "):
 			return append(out, s[start:i]) // perl's "open(...) or die" without parentheses
 		}

@@ -379,3 +379,23 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestPathsOutside: the paths an edit tool names (Claude's Edit and Write)
+// and a Codex patch's files, judged as the shell's writes are.
+func TestPathsOutside(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	scope := Scope{"src/**"}
+	src := filepath.Join(root, "src")
+	if got := scope.PathsOutside(root, src, "a.go", "../README.md", "", filepath.Join(root, "docs/x.md")); !reflect.DeepEqual(got,
+		[]string{"../README.md", filepath.Join(root, "docs/x.md")}) {
+		t.Errorf("PathsOutside = %q", got)
+	}
+	if got := (Scope{}).PathsOutside(root, src, "/etc/passwd"); got != nil {
+		t.Errorf("an empty scope refused %q", got)
+	}
+	patch := "*** Begin Patch\n*** Update File: a.go\n*** Add File: ../docs/new.md\n+x\n*** End Patch\n"
+	if got := scope.PatchOutside(root, src, patch); !reflect.DeepEqual(got, []string{"../docs/new.md"}) {
+		t.Errorf("PatchOutside = %q", got)
+	}
+}
