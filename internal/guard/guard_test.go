@@ -197,6 +197,13 @@ func TestGuard(t *testing.T) {
 		{"cat <<'EOF' > notes.md\ntmux kill-server\nEOF", guardDefault, false},
 		{"# tmux kill-server\nls", guardDefault, false},
 		{"python3 -c 'print(1)'", guardDefault, false},
+		// Code with a value st cannot know in it may be any code, as
+		// sh -c "$X" may be any command (issue 23).
+		{`python3 -c "$CODE"`, guardDefault, true},
+		{`python3 -c "import os; os.system('tmux kill-' + '$X')"`, guardDefault, true},
+		{`awk "/$PAT/ {print}" f`, guardDefault, true},
+		{`python3 -c 'import sys; print(sys.argv[1])' "$X"`, guardDefault, false},
+		{`awk -v p="$PAT" '$0 ~ p' f`, guardDefault, false},
 
 		// pkill and killall.
 		{"pkill tmux", guardDefault, true},
@@ -214,6 +221,9 @@ func TestGuard(t *testing.T) {
 		{"killall -s KILL tmux", guardDefault, true},
 		{"killall -r '^tm'", guardDefault, true},
 		{"killall5 -9", guardDefault, true},
+		{"skill -KILL -u root", guardDefault, true}, // every process of root's
+		{"skill -KILL -u root node", guardDefault, true},
+		{"skill -KILL node", guardDefault, false},
 		{"pkill node", guardDefault, false},
 		{"pkill -9 -f 'node server.js'", guardDefault, false},
 		{"pkill -f vite", guardDefault, false},

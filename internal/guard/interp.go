@@ -161,8 +161,9 @@ func isWordByte(c byte) bool {
 func (ch *checker) code(c *shell.Cmd, code shell.Arg, name string) string {
 	text, ok := code.Text()
 	if !ok {
-		// Read what is known of it; the holes stand for nothing.
-		text = knownParts(code)
+		// A value inside the code may be any code, as "$X" in sh -c.
+		return unknown(fmt.Sprintf("%s's code holds %s, which st cannot know, and code may run anything", name, show(holesOf(code))),
+			"Pass values to the code as arguments (python3 -c 'import sys; print(sys.argv[1])' \"$X\", awk -v x=\"$X\" '...') rather than inside its text.")
 	}
 	if len(text) > 256<<10 {
 		return cannotCheck(name + "'s code is longer than st reads")
@@ -190,16 +191,13 @@ func (ch *checker) code(c *shell.Cmd, code shell.Arg, name string) string {
 	return ""
 }
 
-func knownParts(a shell.Arg) string {
-	var b strings.Builder
-	for _, p := range a.Parts() {
-		if s, ok := p.Text(); ok {
-			b.WriteString(s)
-		} else {
-			b.WriteString(" x ")
-		}
+// holesOf shows the parts of an Arg st cannot know.
+func holesOf(a shell.Arg) string {
+	var srcs []string
+	for _, h := range a.Holes() {
+		srcs = append(srcs, h.Src)
 	}
-	return b.String()
+	return strings.Join(srcs, " ")
 }
 
 // squash keeps the letters and digits of code, lower-cased: what is left
@@ -367,7 +365,7 @@ type killCall struct {
 func killCalls(code, lang string) []killCall {
 	var out []killCall
 	for _, m := range pidFirst.FindAllStringIndex(code, 16) {
-		args := callArgs(code[m[1]:], true)
+		args := shell.CallArgs(code[m[1]:])
 		if len(args) == 0 || len(args) > 1 && strings.TrimSpace(args[1]) == "0" {
 			continue
 		}
@@ -381,12 +379,11 @@ func killCalls(code, lang string) []killCall {
 		return out
 	}
 	for _, m := range sigFirst.FindAllStringIndex(code, 16) {
-		open := strings.HasSuffix(code[m[0]:m[1]], "(")
 		at := m[1]
-		if !open {
+		if !strings.HasSuffix(code[m[0]:m[1]], "(") {
 			at-- // the signal's first character
 		}
-		args := callArgs(code[at:], open)
+		args := shell.CallArgs(code[at:])
 		if len(args) < 2 || strings.Trim(strings.TrimSpace(args[0]), `'"`) == "0" {
 			continue
 		}
@@ -395,35 +392,6 @@ func killCalls(code, lang string) []killCall {
 		}
 	}
 	return out
-}
-
-// callArgs splits a call's arguments at the commas (and perl's =>) of its
-// top level, up to its closing parenthesis (or, without one, to the end
-// of the statement).
-func callArgs(s string, paren bool) []string {
-	var out []string
-	depth, start := 0, 0
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '(' || c == '[' || c == '{':
-			depth++
-		case c == ')' || c == ']' || c == '}':
-			if depth == 0 {
-				return append(out, s[start:i])
-			}
-			depth--
-		case (c == ';' || c == '\n') && depth == 0 && !paren:
-			return append(out, s[start:i])
-		case c == ',' && depth == 0:
-			out = append(out, s[start:i])
-			start = i + 1
-		case c == '=' && depth == 0 && i+1 < len(s) && s[i+1] == '>':
-			out = append(out, s[start:i])
-			start = i + 2
-			i++
-		}
-	}
-	return append(out, s[start:])
 }
 
 // ownPid are the expressions for the program's own pid.

@@ -278,6 +278,7 @@ type procSel struct {
 // it lists signals or prints its version, and signals nothing.
 func procSelect(tool string, args []shell.Arg) (procSel, bool) {
 	sel := procSel{regex: tool == "pkill" || tool == "pgrep"}
+	selValues := false // skill -u USER...: the words after it are users, terminals or pids
 	vals := map[string]string{"pkill": "dFgGOPqrstuU", "pgrep": "dFgGOPqrstuU", "killall": "osuynZ"}[tool]
 	longVals := []string{"delimiter", "pidfile", "pgroup", "group", "older", "parent", "queue", "runstates",
 		"session", "terminal", "euid", "uid", "ns", "nslist", "signal", "env", "cgroup", "older-than", "user", "younger-than", "context"}
@@ -290,9 +291,10 @@ func procSelect(tool string, args []shell.Arg) (procSel, bool) {
 			case s == "-l" || s == "-L":
 				return sel, true
 			case ok && strings.HasPrefix(s, "-") && isSignal(s[1:]), s == "-c":
+				selValues = false
 			case s == "-u" || s == "-t" || s == "-p":
-				sel.selector = s
-			default:
+				sel.selector, selValues = s, true
+			case !selValues:
 				sel.pats = append(sel.pats, a)
 			}
 		case !ok || len(s) < 2 || s[0] != '-':

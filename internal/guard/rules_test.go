@@ -3,6 +3,7 @@ package guard
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -212,6 +213,74 @@ func TestStOutsideTheAgent(t *testing.T) {
 		}
 		if c.refuse && !strings.Contains(got, "person") {
 			t.Errorf("Check(%q): the reason %q does not say st there passes for a person", c.cmd, got)
+		}
+	}
+}
+
+// TestGuardOnDisk: what the guard reads on disk when a command names it:
+// a copy of tmux (or a link to it) under another name, a file of tmux
+// commands for source-file, a script a command runs.
+func TestGuardOnDisk(t *testing.T) {
+	tmuxBin, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	data, err := os.ReadFile(tmuxBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{
+		"kill.conf": "# ends it\nkill-server\n", "ls.conf": "list-sessions\n", "stop.sh": "tmux kill-server\n", "ok.sh": "tmux ls\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "t"), data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(tmuxBin, filepath.Join(dir, "tl")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	g := guardDefault
+	g.Cwd = dir
+	for _, c := range []struct {
+		cmd    string
+		refuse bool
+	}{
+		{"./t kill-server", true},  // a copy of tmux
+		{"./tl kill-server", true}, // a link to it
+		{"./t ls", false},
+		{"tmux source-file kill.conf", true},
+		{"tmux source " + filepath.Join(dir, "kill.conf"), true},
+		{"tmux source-file ls.conf", false},
+		{"tmux source-file d", true}, // not a plain file
+		{"tmux source-file \"$F\"", true},
+		{"tmux source-file missing.conf", false}, // tmux cannot read it either
+		{"echo kill-server > n.conf; tmux source-file n.conf", true},
+		{"bash stop.sh", true},
+		{"sh ok.sh", false},
+		{"rm -rf /tmp/tmux-*", true}, // a glob that may hold the socket
+		{"rm -rf /tmp/tmux-0/def*", true},
+		{"rm -rf /tmp/other-*", false},
+		{"systemctl reboot", true},
+		{"systemctl status", false},
+		{"loginctl kill-user 0", true},
+		{"init 0", true},
+		{"halt", true},
+		{"shutdown -c", false},
+		{"skill -l", false},
+		{"killall -u root node", false},
+		{"killall -u root", true},
+		{"pkill --parent 1", true},
+	} {
+		got := Check(c.cmd, g)
+		if (got != "") != c.refuse {
+			t.Errorf("Check(%q) = %q, want refused=%v", c.cmd, got, c.refuse)
 		}
 	}
 }
