@@ -154,15 +154,33 @@ func TestRunners(t *testing.T) {
 			t.Errorf("the runner %s has no spelling here: add one that runs tmux kill-server through it", name)
 			continue
 		}
-		s := Read(src, Env{Cwd: "/w"})
-		found := false
-		for _, c := range s.Cmds {
-			if len(c.Args) == 2 && c.Args[0].String() == "tmux" && c.Args[1].String() == "kill-server" {
-				found = true
-			}
-		}
-		if !found || s.Err != nil {
-			t.Errorf("%s: Read(%q) found no tmux kill-server (%s; err %v)", name, src, show(src), s.Err)
+		if !readsKill(t, src) {
+			t.Errorf("%s: Read(%q) found no tmux kill-server (%s)", name, src, show(src))
 		}
 	}
+	// git's subcommands and keys that run shell text, and case branches.
+	for _, src := range []string{
+		"git rebase -x 'tmux kill-server' main", "git rebase --exec='tmux kill-server' main", "git bisect run tmux kill-server",
+		"git submodule foreach 'tmux kill-server'", "git filter-branch --tree-filter 'tmux kill-server' HEAD",
+		"git difftool -x 'tmux kill-server'", "git config alias.k '!tmux kill-server'", "git -c credential.helper='!tmux kill-server' fetch",
+		"case $X in a) tmux kill-server;; *) ;; esac",
+	} {
+		if !readsKill(t, src) {
+			t.Errorf("Read(%q) found no tmux kill-server (%s)", src, show(src))
+		}
+	}
+}
+
+// readsKill reports whether Read finds tmux kill-server run by src.
+func readsKill(t *testing.T, src string) bool {
+	s := Read(src, Env{Cwd: "/w"})
+	if s.Err != nil {
+		t.Errorf("Read(%q): %v", src, s.Err)
+	}
+	for _, c := range s.Cmds {
+		if len(c.Args) == 2 && c.Args[0].String() == "tmux" && c.Args[1].String() == "kill-server" {
+			return true
+		}
+	}
+	return false
 }
