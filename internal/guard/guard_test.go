@@ -197,6 +197,10 @@ func TestGuard(t *testing.T) {
 		{"cat <<'EOF' > notes.md\ntmux kill-server\nEOF", guardDefault, false},
 		{"# tmux kill-server\nls", guardDefault, false},
 		{"python3 -c 'print(1)'", guardDefault, false},
+		// The files code writes are not commands it runs.
+		{`python3 -c "open('/tmp/out.sh', 'w').write('echo hi')"`, guardDefault, false},
+		{`node -e 'require("fs").writeFileSync("./gen/x.js", "1")'`, guardDefault, false},
+		{`python3 -c "open('/tmp/out.sh', 'w').write('tmux kill-server')"; bash /tmp/out.sh`, guardDefault, true},
 		// Code with a value st cannot know in it may be any code, as
 		// sh -c "$X" may be any command (issue 23).
 		{`python3 -c "$CODE"`, guardDefault, true},

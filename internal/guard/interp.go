@@ -175,7 +175,15 @@ func (ch *checker) code(c *shell.Cmd, code shell.Arg, name string) string {
 	if r := ch.codeSignals(c, text, name); r != "" {
 		return r
 	}
-	lits := stringLits(text)
+	// The files the code writes (open('x.sh', 'w')) are names, not
+	// commands: read as commands, they would be programs it just wrote.
+	written := map[string]bool{}
+	for _, w := range c.Writes() {
+		if p, ok := w.Path.Text(); ok && strings.HasSuffix(w.What, " code") {
+			written[p] = true
+		}
+	}
+	lits := slices.DeleteFunc(stringLits(text), func(l string) bool { return written[l] })
 	via := name + " code"
 	for _, l := range lits {
 		if r := ch.text(c, shell.Lit(l), via, nil); r != "" {
