@@ -35,6 +35,8 @@ import (
 //
 // FuzzDifferential's corpus (testdata/fuzz/FuzzDifferential and the seeds
 // below) runs as a normal test; go test -fuzz=FuzzDifferential fuzzes on.
+// The corpus files named allowed-* are look-alikes: the guard must let
+// them through (and they must leave the server running).
 // It needs root (for the namespaces), unshare, setpriv, bash and tmux.
 
 const diffSock = "/tmp/tmux-65534/default"
@@ -242,6 +244,9 @@ func judgeDiff(t testing.TB, r diffResult) (refused bool) {
 	t.Helper()
 	g := diffContext(r)
 	verdict := Check(r.cmd, g)
+	if lookAlikes[r.cmd] && (verdict != "" || r.died) {
+		t.Errorf("the look-alike %q: the guard said %q, the server died=%v", r.cmd, verdict, r.died)
+	}
 	if verdict != "" {
 		return true
 	}
@@ -293,6 +298,18 @@ func FuzzDifferential(f *testing.F) {
 	// As a test (not fuzzing), the seeds and the corpus run in bash in
 	// one batch, one set of namespaces, for speed; each is then judged as
 	// its own case.
+	lookAlikes = map[string]bool{}
+	entries, _ := os.ReadDir("testdata/fuzz/FuzzDifferential")
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "allowed-") {
+			for _, c := range corpusFile(f, "testdata/fuzz/FuzzDifferential/"+e.Name()) {
+				lookAlikes[c] = true
+			}
+		}
+	}
+	if len(lookAlikes) < 5 {
+		f.Fatalf("only %d look-alikes in the corpus", len(lookAlikes))
+	}
 	var batch map[string][]diffResult
 	if !fuzzing() {
 		cmds := append(append([]string(nil), diffSeeds...), corpus(f, "testdata/fuzz/FuzzDifferential")...)
@@ -327,6 +344,9 @@ func fuzzing() bool {
 	return fl != nil && fl.Value.String() != ""
 }
 
+// lookAlikes are the corpus's allowed-* commands.
+var lookAlikes map[string]bool
+
 // corpus reads the string inputs of a fuzz corpus folder.
 func corpus(t testing.TB, dir string) []string {
 	entries, err := os.ReadDir(dir)
@@ -335,16 +355,22 @@ func corpus(t testing.TB, dir string) []string {
 	}
 	var out []string
 	for _, e := range entries {
-		data, err := os.ReadFile(dir + "/" + e.Name())
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, line := range strings.Split(string(data), "\n") {
-			if rest, ok := strings.CutPrefix(line, "string("); ok {
-				s, err := strconv.Unquote(strings.TrimSuffix(rest, ")"))
-				if err == nil {
-					out = append(out, s)
-				}
+		out = append(out, corpusFile(t, dir+"/"+e.Name())...)
+	}
+	return out
+}
+
+// corpusFile reads the string inputs of one corpus file.
+func corpusFile(t testing.TB, file string) []string {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "string("); ok {
+			if s, err := strconv.Unquote(strings.TrimSuffix(rest, ")")); err == nil {
+				out = append(out, s)
 			}
 		}
 	}
