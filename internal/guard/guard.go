@@ -13,6 +13,15 @@
 // the reader's bounds or one it cannot parse. It refuses only what may
 // reach the agent's own server (or every process): a command that names a
 // different server passes.
+//
+// Where a verdict depends on the server itself (is this session its last?
+// is this pid its own or its last pane's?), the guard asks it, read-only,
+// through Context.Ask (AskTmux in the hook), and refuses when it cannot.
+// It also refuses st run where st's person check cannot see the agent:
+// in what the tmux server, at, cron, ssh or systemd run for it.
+//
+// The guard is a rail against accidents, not a boundary: an agent running
+// as the same user can go around it with a program of its own.
 package guard
 
 import (
