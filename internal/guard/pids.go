@@ -238,7 +238,10 @@ func (ch *checker) lsofNetwork(args []shell.Arg) int {
 				}
 				continue
 			}
-			if strings.ContainsAny(s, "pcugdDsa+") {
+			if strings.HasPrefix(s, "-s") && strings.Contains(s, ":") {
+				continue // -sTCP:LISTEN narrows -i
+			}
+			if strings.ContainsAny(s, "pcugdDs+") {
 				return pidsUnknown // other selectors: a pid, a command, a user, a folder...
 			}
 		default:

@@ -93,6 +93,8 @@ func TestServerEnds(t *testing.T) {
 		{"kill $(pidof node)", busy, ""},
 		{"kill -9 $(lsof -ti :3000)", busy, ""},
 		{"kill $(lsof -t -i tcp:8080)", busy, ""},
+		{"kill $(lsof -nP -iTCP:3000 -sTCP:LISTEN -t)", busy, ""},
+		{"kill $(lsof -t -c node)", busy, "cannot tell whose pid"},
 		{"fuser 3000/tcp 2>/dev/null | xargs kill", busy, ""},
 		{"ps aux | grep '[n]ode server.js' | awk '{print $2}' | xargs -r kill", busy, ""},
 		{"kill $(lsof -t /tmp/tmux-0/default)", busy, "tmux socket"},
