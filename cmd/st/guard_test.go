@@ -118,4 +118,22 @@ func TestHookGuard(t *testing.T) {
 	if n < 60 {
 		t.Fatalf("only %d cases", n)
 	}
+	// The reasons show the hook asked the real server: its only session,
+	// its only pane's process.
+	panePid, err := tm.Run("display-message", "-p", "-t", pane, "#{pane_pid}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for command, why := range map[string]string{
+		"tmux kill-session -t solo":                  "solo may be the last session of the server",
+		"kill -9 " + strings.TrimSpace(panePid):      "is the process of pane " + pane,
+		"kill " + pid:                                "is the tmux server's pid",
+		"tmux run-shell 'st gate answer gate-1 yes'": "would run st",
+	} {
+		for _, agent := range []string{"claude", "codex"} {
+			if deny, reason := hook(t, agent, payload(agent, command)); !deny || !strings.Contains(reason, why) {
+				t.Errorf("st hook %s on %q: deny=%v %q, want a reason saying %q", agent, command, deny, reason, why)
+			}
+		}
+	}
 }
