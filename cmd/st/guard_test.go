@@ -17,19 +17,41 @@ import (
 // TestHookGuard runs the real st binary as both agents' PreToolUse hook
 // (`st hook claude PreToolUse`, `st hook codex PreToolUse`) with every
 // spelling of testdata/guard/spellings.txtar, each as its own case: the
-// spellings that stop the agent's tmux server are refused with the deny
-// answer both agents take, the look-alikes pass. No daemon runs: the
-// guard needs none. A payload over 1 MiB is refused, not cut.
+// spellings that stop the agent's tmux server, or have tmux run st, are
+// refused with the deny answer both agents take, the look-alikes pass.
+// The agent's server is a real tmux server of one session, solo, of one
+// pane, which the hook asks (read-only); $TMUX names its real pid. No
+// daemon runs: the guard needs none. A payload over 1 MiB is refused, not
+// cut.
 func TestHookGuard(t *testing.T) {
 	bin := testutil.BuildST(t)
 	dir := testutil.ShortTempDir(t)
-	sock := filepath.Join(dir, "tmux-0", "default")
+	tm := testutil.NewTmux(t, dir)
+	if err := os.MkdirAll(filepath.Dir(tm.Socket), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tm.Run("-f", "/dev/null", "new-session", "-d", "-s", "solo", "sleep 600"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := tm.Run("display-message", "-p", "-t", "solo:", "#{pid} #{pane_id}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, pane, _ := strings.Cut(strings.TrimSpace(out), " ")
+	sock := tm.Socket
 	a, err := txtar.ParseFile(filepath.Join(testutil.ModuleRoot(), "testdata", "guard", "spellings.txtar"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := testutil.Env(os.Environ(), "ST_HOME="+filepath.Join(dir, "home"), "TMUX="+sock+",123,0", "TMUX_PANE=%1",
-		"TMUX_TMPDIR=", "HOME="+dir)
+	for _, f := range a.Files {
+		if name, ok := strings.CutPrefix(f.Name, "file/"); ok {
+			if err := os.WriteFile(filepath.Join(dir, name), f.Data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	env := testutil.Env(os.Environ(), "ST_HOME="+filepath.Join(dir, "home"), "TMUX="+sock+","+pid+",0", "TMUX_PANE="+pane,
+		"TMUX_TMPDIR="+dir, "HOME="+dir)
 	hook := func(t *testing.T, agent string, payload []byte) (deny bool, reason string) {
 		cmd := exec.Command(bin, "hook", agent, "PreToolUse")
 		cmd.Env = env
@@ -69,6 +91,9 @@ func TestHookGuard(t *testing.T) {
 	for _, agent := range []string{"claude", "codex"} {
 		for _, f := range a.Files {
 			kind, name, _ := strings.Cut(f.Name, "/")
+			if kind == "file" {
+				continue
+			}
 			command := strings.ReplaceAll(strings.TrimSuffix(string(f.Data), "\n"), "SOCKET", sock)
 			t.Run(agent+"/"+kind+"/"+name, func(t *testing.T) {
 				deny, reason := hook(t, agent, payload(agent, command))
@@ -92,5 +117,23 @@ func TestHookGuard(t *testing.T) {
 	}
 	if n < 60 {
 		t.Fatalf("only %d cases", n)
+	}
+	// The reasons show the hook asked the real server: its only session,
+	// its only pane's process.
+	panePid, err := tm.Run("display-message", "-p", "-t", pane, "#{pane_pid}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for command, why := range map[string]string{
+		"tmux kill-session -t solo":                  "solo may be the last session of the server",
+		"kill -9 " + strings.TrimSpace(panePid):      "is the process of pane " + pane,
+		"kill " + pid:                                "is the tmux server's pid",
+		"tmux run-shell 'st gate answer gate-1 yes'": "would run st",
+	} {
+		for _, agent := range []string{"claude", "codex"} {
+			if deny, reason := hook(t, agent, payload(agent, command)); !deny || !strings.Contains(reason, why) {
+				t.Errorf("st hook %s on %q: deny=%v %q, want a reason saying %q", agent, command, deny, reason, why)
+			}
+		}
 	}
 }

@@ -156,7 +156,10 @@ func checkCall(env *Env, payload []byte) string {
 	if cmd == "" {
 		return ""
 	}
-	return guard.Check(cmd, guard.Context{TmuxSocket: env.Getenv("TMUX"), TmuxTmpdir: env.Getenv("TMUX_TMPDIR"), UID: os.Getuid(), Cwd: p.Cwd})
+	// The guard asks the agent's tmux server (read-only) only when a verdict
+	// depends on it: a kill of a session, window, pane or pid.
+	return guard.Check(cmd, guard.Context{TmuxSocket: env.Getenv("TMUX"), TmuxTmpdir: env.Getenv("TMUX_TMPDIR"), UID: os.Getuid(),
+		Cwd: p.Cwd, Ask: guard.AskTmux})
 }
 
 // commandOf is the shell command of a tool call's input: "command" or

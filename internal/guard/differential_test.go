@@ -28,26 +28,33 @@ import (
 //     out plainly (its rules on what bash really ran).
 // The reverse (refused, yet harmless) is allowed: the guard judges what a
 // command may do. The server's pid is random, so that a command cannot
-// guess it.
+// guess it. Each command runs twice: beside a server of two sessions of
+// random names, and beside a server whose only session, solo, has one
+// pane (ending it ends the server). The guard is told each server as
+// tmux listed it before the command ran, as the hook asks it.
 //
 // FuzzDifferential's corpus (testdata/fuzz/FuzzDifferential and the seeds
 // below) runs as a normal test; go test -fuzz=FuzzDifferential fuzzes on.
+// The corpus files named allowed-* are look-alikes: the guard must let
+// them through (and they must leave the server running).
 // It needs root (for the namespaces), unshare, setpriv, bash and tmux.
 
 const diffSock = "/tmp/tmux-65534/default"
 
 // diffScript runs as root in the new namespaces. Its input, on stdin, is
-// one line per command: the pid to start after, a session name, and the
-// command in base64.
+// one line per command: the pid to start after, a session name, a second
+// session's name ("-" for none), and the command in base64. $1 is the
+// format of the panes it lists for the guard.
 const diffScript = `
 set -e
+format=$1
 mount -t tmpfs -o size=1m,mode=0700 tmpfs /mnt
 cat > /mnt/in
 mount -t tmpfs -o size=16m,mode=1777 tmpfs /tmp
 mount -t tmpfs -o size=1m,mode=1777 tmpfs /var/tmp
 mount -t tmpfs -o size=1m,mode=1777 tmpfs /dev/shm
 asnobody() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all env -i PATH=/tmp/w/bin:/usr/bin:/bin HOME=/tmp/w SHELL=/bin/sh "$@"; }
-while read -r lastpid session b64; do
+while read -r lastpid session second b64; do
   # What the last command left: killed (it can do nothing more), wiped.
   pkill -9 -u 65534 || true
   rm -rf /tmp/* /tmp/.[!.]* /var/tmp/* /dev/shm/* 2>/dev/null || true
@@ -60,14 +67,21 @@ while read -r lastpid session b64; do
   chmod 0755 /tmp/w/bin/tmux /tmp/w/bin
   chmod 0666 /tmp/log/tmux.log
   echo "$lastpid" > /proc/sys/kernel/ns_last_pid
-  set -- $(asnobody /usr/bin/tmux -f /dev/null new-session -d -s "$session" -x 80 -y 24 'exec sleep 600' \; \
-    new-session -d -s "${session}b" 'exec sleep 600' \; display -p -t "$session:" '#{pid} #{pane_id}')
-  pid=$1 pane=$2
+  if [ "$second" = - ]; then
+    out=$(asnobody /usr/bin/tmux -f /dev/null new-session -d -s "$session" -x 80 -y 24 'exec sleep 600' \; \
+      display -p -t "$session:" '#{pid} #{pane_id}')
+  else
+    out=$(asnobody /usr/bin/tmux -f /dev/null new-session -d -s "$session" -x 80 -y 24 'exec sleep 600' \; \
+      new-session -d -s "$second" 'exec sleep 600' \; display -p -t "$session:" '#{pid} #{pane_id}')
+  fi
+  pid=${out% *} pane=${out#* }
+  panes=$(asnobody /usr/bin/tmux -u -S /tmp/tmux-65534/default list-panes -a -F "$format" | base64 -w0)
+  args=$(tr '\0' ' ' < /proc/$pid/cmdline | base64 -w0)
   printf '%s' "$b64" | base64 -d > /mnt/cmd
   echo x >> /mnt/cmd
   set +e
   (cd /tmp/w && asnobody TMUX="/tmp/tmux-65534/default,$pid,0" TMUX_PANE="$pane" \
-    sh -c 'ulimit -v 524288; ulimit -u 512; exec timeout -s KILL 3 bash -c "${1%x}"' sh "$(cat /mnt/cmd)" \
+    sh -c 'ulimit -v 1048576; ulimit -u 512; exec timeout -s KILL 3 bash -c "${1%x}"' sh "$(cat /mnt/cmd)" \
     </dev/null >/dev/null 2>&1)
   # Jobs it left behind may still act: wait for them (up to 3 s). The
   # server and its two panes are the baseline; zombies (this shell does
@@ -82,7 +96,7 @@ while read -r lastpid session b64; do
     state=DEAD
   fi
   set -e
-  echo "=== $state $pid $(base64 -w0 /tmp/log/tmux.log)"
+  echo "=== $state $pid ${panes:-=} ${args:-=} $(base64 -w0 /tmp/log/tmux.log)"
 done < /mnt/in
 `
 
@@ -90,6 +104,7 @@ type diffResult struct {
 	cmd  string
 	died bool
 	pid  int
+	srv  Server     // the server before the command, as the hook would ask it
 	tmux [][]string // each run of tmux: $TMUX, $TMUX_TMPDIR, its arguments
 }
 
@@ -110,14 +125,19 @@ func canDiff() string {
 	return ""
 }
 
-// runInBash runs commands through diffScript: in two sets of namespaces
-// side by side when there are several.
+// runInBash runs each command through diffScript twice, beside each
+// server: in two sets of namespaces side by side when there are several.
 func runInBash(t testing.TB, cmds []string) []diffResult {
 	t.Helper()
+	twice := make([]string, 0, 2*len(cmds))
+	for _, c := range cmds {
+		twice = append(twice, c, c)
+	}
+	cmds = twice
 	if len(cmds) < 8 {
 		return runBatch(t, cmds)
 	}
-	half := len(cmds) / 2
+	half := len(cmds) / 2 &^ 1 // each command's two runs stay in one batch
 	var a, b []diffResult
 	done := make(chan struct{})
 	go func() {
@@ -133,15 +153,21 @@ func runInBash(t testing.TB, cmds []string) []diffResult {
 func runBatch(t testing.TB, cmds []string) []diffResult {
 	t.Helper()
 	var in strings.Builder
-	for _, c := range cmds {
+	for i, c := range cmds {
 		// bash -c reads its text up to the first NUL; the command
-		// itself ends there too (see the x in diffScript).
-		fmt.Fprintf(&in, "%d s%06d %s\n", 20000+rand.IntN(30000), rand.IntN(1000000), base64.StdEncoding.EncodeToString([]byte(c)))
+		// itself ends there too (see the x in diffScript). Every other
+		// run is beside a server of one session, solo (runInBash runs
+		// each command twice in a row).
+		session, second := fmt.Sprintf("s%06d", rand.IntN(1000000)), fmt.Sprintf("t%06d", rand.IntN(1000000))
+		if i%2 == 1 {
+			session, second = "solo", "-"
+		}
+		fmt.Fprintf(&in, "%d %s %s %s\n", 20000+rand.IntN(30000), session, second, base64.StdEncoding.EncodeToString([]byte(c)))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(len(cmds))*10*time.Second+30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "unshare", "--pid", "--fork", "--kill-child", "--mount-proc", "--mount",
-		"--net", "--ipc", "--uts", "--", "sh", "-c", diffScript)
+		"--net", "--ipc", "--uts", "--", "sh", "-c", diffScript, "sh", PaneFormat())
 	cmd.Stdin = strings.NewReader(in.String())
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -159,8 +185,18 @@ func runBatch(t testing.TB, cmds []string) []diffResult {
 		}
 		r := diffResult{died: f[1] == "DEAD"}
 		r.pid, _ = strconv.Atoi(f[2])
-		if len(f) > 3 {
-			log, _ := base64.StdEncoding.DecodeString(f[3])
+		if len(f) > 4 {
+			panes, _ := base64.StdEncoding.DecodeString(f[3])
+			args, _ := base64.StdEncoding.DecodeString(f[4])
+			srv, err := ParseServer(string(panes))
+			if err != nil || len(srv.Panes) == 0 {
+				t.Errorf("the server's panes %q: %v", panes, err)
+			}
+			srv.Args = strings.TrimSpace(string(args))
+			r.srv = srv
+		}
+		if len(f) > 5 {
+			log, _ := base64.StdEncoding.DecodeString(f[5])
 			for _, line := range strings.Split(string(log), "\n") {
 				if rest, ok := strings.CutPrefix(line, "argv\x00"); ok {
 					r.tmux = append(r.tmux, strings.Split(rest, "\x00"))
@@ -179,8 +215,8 @@ func runBatch(t testing.TB, cmds []string) []diffResult {
 }
 
 // diffContext is the guard's view of the agent in diffScript.
-func diffContext(pid int) Context {
-	return Context{TmuxSocket: fmt.Sprintf("%s,%d,0", diffSock, pid), UID: 65534, Cwd: "/tmp/w"}
+func diffContext(r diffResult) Context {
+	return Context{TmuxSocket: fmt.Sprintf("%s,%d,0", diffSock, r.pid), UID: 65534, Cwd: "/tmp/w", Ask: answers(r.srv)}
 }
 
 // plainly writes a tmux run out as a command, with the environment it saw.
@@ -201,32 +237,20 @@ func plainly(run []string) string {
 	return b.String()
 }
 
-// killedByName: tmux ran kill-session, kill-window or kill-pane with a
-// target written plainly. The guard lets those through, as it cannot
-// know whether the target is the last one (which ends the server).
-func killedByName(runs [][]string) bool {
-	for _, run := range runs {
-		for _, a := range run[2:] {
-			switch tmuxCommand(a) {
-			case "kill-session", "kill-window", "kill-pane", "unlink-window":
-				return true
-			}
-		}
-	}
-	return false
-}
-
 func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // judgeDiff fails the test when bash did what the guard let through.
 func judgeDiff(t testing.TB, r diffResult) (refused bool) {
 	t.Helper()
-	g := diffContext(r.pid)
+	g := diffContext(r)
 	verdict := Check(r.cmd, g)
+	if lookAlikes[r.cmd] && (verdict != "" || r.died) {
+		t.Errorf("the look-alike %q: the guard said %q, the server died=%v", r.cmd, verdict, r.died)
+	}
 	if verdict != "" {
 		return true
 	}
-	if r.died && !killedByName(r.tmux) {
+	if r.died {
 		t.Errorf("the guard let %q through, and it stopped the tmux server (tmux ran as %q)", r.cmd, r.tmux)
 	}
 	for _, run := range r.tmux {
@@ -274,28 +298,44 @@ func FuzzDifferential(f *testing.F) {
 	// As a test (not fuzzing), the seeds and the corpus run in bash in
 	// one batch, one set of namespaces, for speed; each is then judged as
 	// its own case.
-	var batch map[string]diffResult
+	lookAlikes = map[string]bool{}
+	entries, _ := os.ReadDir("testdata/fuzz/FuzzDifferential")
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "allowed-") {
+			for _, c := range corpusFile(f, "testdata/fuzz/FuzzDifferential/"+e.Name()) {
+				lookAlikes[c] = true
+			}
+		}
+	}
+	if len(lookAlikes) < 5 {
+		f.Fatalf("only %d look-alikes in the corpus", len(lookAlikes))
+	}
+	var batch map[string][]diffResult
 	if !fuzzing() {
 		cmds := append(append([]string(nil), diffSeeds...), corpus(f, "testdata/fuzz/FuzzDifferential")...)
-		batch = map[string]diffResult{}
+		batch = map[string][]diffResult{}
 		refused := 0
 		for _, r := range runInBash(f, cmds) {
-			batch[r.cmd] = r
-			if Check(r.cmd, diffContext(r.pid)) != "" {
+			batch[r.cmd] = append(batch[r.cmd], r)
+			if Check(r.cmd, diffContext(r)) != "" {
 				refused++
 			}
 		}
-		f.Logf("%d commands ran in bash; the guard refused %d", len(cmds), refused)
+		f.Logf("%d commands ran in bash, each beside both servers; the guard refused %d of the %d runs", len(cmds), refused, 2*len(cmds))
 	}
 	f.Fuzz(func(t *testing.T, cmd string) {
-		if r, ok := batch[cmd]; ok {
-			judgeDiff(t, r)
+		if rs, ok := batch[cmd]; ok {
+			for _, r := range rs {
+				judgeDiff(t, r)
+			}
 			return
 		}
 		if len(cmd) > 4096 || strings.IndexByte(cmd, 0) >= 0 {
 			return // bash would not see it whole
 		}
-		judgeDiff(t, runInBash(t, []string{cmd})[0])
+		for _, r := range runInBash(t, []string{cmd}) {
+			judgeDiff(t, r)
+		}
 	})
 }
 
@@ -303,6 +343,9 @@ func fuzzing() bool {
 	fl := flag.Lookup("test.fuzz")
 	return fl != nil && fl.Value.String() != ""
 }
+
+// lookAlikes are the corpus's allowed-* commands.
+var lookAlikes map[string]bool
 
 // corpus reads the string inputs of a fuzz corpus folder.
 func corpus(t testing.TB, dir string) []string {
@@ -312,16 +355,22 @@ func corpus(t testing.TB, dir string) []string {
 	}
 	var out []string
 	for _, e := range entries {
-		data, err := os.ReadFile(dir + "/" + e.Name())
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, line := range strings.Split(string(data), "\n") {
-			if rest, ok := strings.CutPrefix(line, "string("); ok {
-				s, err := strconv.Unquote(strings.TrimSuffix(rest, ")"))
-				if err == nil {
-					out = append(out, s)
-				}
+		out = append(out, corpusFile(t, dir+"/"+e.Name())...)
+	}
+	return out
+}
+
+// corpusFile reads the string inputs of one corpus file.
+func corpusFile(t testing.TB, file string) []string {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "string("); ok {
+			if s, err := strconv.Unquote(strings.TrimSuffix(rest, ")")); err == nil {
+				out = append(out, s)
 			}
 		}
 	}

@@ -13,6 +13,15 @@
 // the reader's bounds or one it cannot parse. It refuses only what may
 // reach the agent's own server (or every process): a command that names a
 // different server passes.
+//
+// Where a verdict depends on the server itself (is this session its last?
+// is this pid its own or its last pane's?), the guard asks it, read-only,
+// through Context.Ask (AskTmux in the hook), and refuses when it cannot.
+// It also refuses st run where st's person check cannot see the agent:
+// in what the tmux server, at, cron, ssh or systemd run for it.
+//
+// The guard is a rail against accidents, not a boundary: an agent running
+// as the same user can go around it with a program of its own.
 package guard
 
 import (
@@ -35,6 +44,10 @@ type Context struct {
 	TmuxTmpdir string // $TMUX_TMPDIR ("" = /tmp)
 	UID        int
 	Cwd        string // the agent's folder ("" when unknown)
+	// Ask reads the agent's own server (its socket's path), read-only,
+	// when a verdict depends on it: AskTmux in the hook. nil: the guard
+	// cannot ask, and refuses what only the answer could let through.
+	Ask func(socket string) (Server, error)
 }
 
 // stopWords are what the crude check looks for in text the parse did not
@@ -98,6 +111,11 @@ type checker struct {
 	real   string // the same with symbolic links resolved, when it exists
 	script *shell.Script
 	links  []shell.Write // links made so far by the command
+
+	asked  bool // the server was asked (facts)
+	srv    Server
+	srvErr error
+	kills  [][][]string // what the command's kills may end: per kill, its candidates' panes
 }
 
 func newChecker(g Context) *checker {
@@ -162,7 +180,11 @@ func readScript(p string) ([]byte, bool) {
 // cmd judges one command.
 func (ch *checker) cmd(c *shell.Cmd) string {
 	if c.Text != nil {
-		return unknown(fmt.Sprintf("%s runs shell text st cannot read: %s", via(c), show(c.Text.String())), adviceText)
+		advice := adviceText
+		if detachedVia(c) != "" {
+			advice += " What " + via(c) + " runs runs outside this agent's processes, where " + whose
+		}
+		return unknown(fmt.Sprintf("%s runs shell text st cannot read: %s", via(c), show(c.Text.String())), advice)
 	}
 	if r := ch.writes(c); r != "" {
 		return r
@@ -177,7 +199,7 @@ func (ch *checker) cmd(c *shell.Cmd) string {
 	name := c.Name()
 	if name == "" {
 		// $HOME/bin/tmux: the folder is not known, the program is.
-		if base, ok := c.Args[0].Base().Known(); ok && (base == "tmux" || killers[base] != nil || interpreter(base) != "") {
+		if base, ok := c.Args[0].Base().Known(); ok && (base == "tmux" || killers[base] != nil || shell.Interpreter(base) != "") {
 			name = base
 		}
 	}
@@ -185,6 +207,11 @@ func (ch *checker) cmd(c *shell.Cmd) string {
 		// A link to tmux (or a copy of it) under another name.
 		c = renamed(c, real)
 		name = real
+	}
+	if via := detachedVia(c); via != "" {
+		if r := stOutside(c, name, via); r != "" {
+			return r
+		}
 	}
 	if name == "" {
 		if ch.riskyProgram(c.Args[0]) {
@@ -197,10 +224,47 @@ func (ch *checker) cmd(c *shell.Cmd) string {
 		return ch.tmux(c)
 	case killers[name] != nil:
 		return killers[name](ch, c)
-	case interpreter(name) != "":
+	case shell.Interpreter(name) != "":
 		return ch.interp(c, name)
 	}
 	return ch.socketArgs(c, name)
+}
+
+// detachedVia names how a command comes to run outside the agent's
+// processes and terminal ("" when it does not): the tmux server runs it
+// (run-shell, if-shell, a new pane, keys typed into one, hooks, #(...)),
+// or at, cron, systemd, ssh, screen.
+func detachedVia(c *shell.Cmd) string {
+	for _, v := range c.Via {
+		switch {
+		case strings.HasPrefix(v, "tmux ") && v != "tmux -c" && v != "tmux command":
+			return v
+		case v == "at", v == "batch", v == "crontab", v == "systemd-run", v == "ssh", v == "screen", v == "dtach":
+			return v
+		}
+	}
+	return ""
+}
+
+// whose says why st may not run outside the agent's processes.
+const whose = "st cannot tell st run there from a person's; some st commands are a person's alone (answering a gate, " +
+	"offering an agent, accept-remote on, the web UI's address), and st tells a person from an agent by the caller's processes. " +
+	"Run st commands in your own shell."
+
+// stOutside refuses st run outside the agent's processes. st tells a
+// person from an agent by the caller's processes (internal/daemon's
+// caller check): what tmux runs has none of the agent's, so a gate's
+// answer, an offer or accept-remote would pass as a person's. A rail: a
+// script st cannot read, started the same way, is not seen.
+func stOutside(c *shell.Cmd, name, via string) string {
+	if name == "st" {
+		return fmt.Sprintf("st guard: %s would run st (%s) outside this agent's processes, where %s", via, showCmd(c), whose)
+	}
+	if base := c.Args[0].Base(); name == "" && (base.Could("st") || c.Args[0].Could("st")) {
+		return unknown(fmt.Sprintf("%s runs %s outside this agent's processes, and it may be st", via, show(c.Args[0].String())),
+			adviceName+" "+whose)
+	}
+	return ""
 }
 
 // via says how a command came to run, for reasons.
@@ -227,7 +291,7 @@ func (ch *checker) riskyProgram(a shell.Arg) bool {
 }
 
 func isRiskyName(s string) bool {
-	return s == "tmux" || killers[s] != nil || interpreter(s) != "" || shell.IsRunner(s)
+	return s == "tmux" || killers[s] != nil || shell.Interpreter(s) != "" || shell.IsRunner(s)
 }
 
 var (
@@ -243,7 +307,7 @@ func riskyNames() []string {
 		for k := range killers {
 			riskyList = append(riskyList, k)
 		}
-		riskyList = append(riskyList, interpreterNames...)
+		riskyList = append(riskyList, shell.InterpreterNames...)
 		riskyList = append(riskyList, shell.Runners()...)
 	})
 	return riskyList

@@ -2,6 +2,7 @@ package guard
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -14,13 +15,32 @@ import (
 )
 
 var (
-	// The agent runs in the default server of uid 0.
-	guardDefault = Context{TmuxSocket: "/tmp/tmux-0/default", UID: 0}
+	// The agent runs in the default server of uid 0, pid 4242.
+	guardDefault = Context{TmuxSocket: "/tmp/tmux-0/default,4242,0", UID: 0, Ask: answers(busy)}
 	// The agent runs in st's own server, -L st, of uid 1000.
-	guardSt = Context{TmuxSocket: "/tmp/tmux-1000/st", UID: 1000}
+	guardSt = Context{TmuxSocket: "/tmp/tmux-1000/st,4242,0", UID: 1000, Ask: answers(busy)}
 	// The agent does not run in tmux at all.
-	guardNone = Context{UID: 1000}
+	guardNone = Context{UID: 1000, Ask: answers(busy)}
+
+	// busy is a server of three sessions: work (the agent's, with window
+	// 0 and window 1 "w1" of two panes), foo, and w1.
+	busy = Server{Pid: 4242, Args: "tmux new-session -d -s work", Panes: []Pane{
+		{ID: "%0", Index: "0", Pid: 4300, Window: "@0", WindowIndex: "0", WindowName: "agent", Session: "$0", SessionName: "work"},
+		{ID: "%1", Index: "0", Pid: 4301, Window: "@1", WindowIndex: "1", WindowName: "w1", Session: "$0", SessionName: "work"},
+		{ID: "%2", Index: "1", Pid: 4302, Window: "@1", WindowIndex: "1", WindowName: "w1", Session: "$0", SessionName: "work"},
+		{ID: "%3", Index: "0", Pid: 4303, Window: "@2", WindowIndex: "1", WindowName: "editor", Session: "$1", SessionName: "foo"},
+		{ID: "%4", Index: "0", Pid: 4304, Window: "@3", WindowIndex: "1", WindowName: "build", Session: "$2", SessionName: "w1"},
+	}}
+	// soloServer has one session, solo, of one window and one pane.
+	soloServer = Server{Pid: 4242, Args: "tmux new-session -d -s solo", Panes: []Pane{
+		{ID: "%0", Index: "0", Pid: 4300, Window: "@0", WindowIndex: "0", WindowName: "bash", Session: "$0", SessionName: "solo"},
+	}}
 )
+
+// answers is an Ask that answers s, as tmux would.
+func answers(s Server) func(string) (Server, error) {
+	return func(string) (Server, error) { return s, nil }
+}
 
 func TestGuard(t *testing.T) {
 	tests := []struct {
@@ -177,6 +197,17 @@ func TestGuard(t *testing.T) {
 		{"cat <<'EOF' > notes.md\ntmux kill-server\nEOF", guardDefault, false},
 		{"# tmux kill-server\nls", guardDefault, false},
 		{"python3 -c 'print(1)'", guardDefault, false},
+		// The files code writes are not commands it runs.
+		{`python3 -c "open('/tmp/out.sh', 'w').write('echo hi')"`, guardDefault, false},
+		{`node -e 'require("fs").writeFileSync("./gen/x.js", "1")'`, guardDefault, false},
+		{`python3 -c "open('/tmp/out.sh', 'w').write('tmux kill-server')"; bash /tmp/out.sh`, guardDefault, true},
+		// Code with a value st cannot know in it may be any code, as
+		// sh -c "$X" may be any command (issue 23).
+		{`python3 -c "$CODE"`, guardDefault, true},
+		{`python3 -c "import os; os.system('tmux kill-' + '$X')"`, guardDefault, true},
+		{`awk "/$PAT/ {print}" f`, guardDefault, true},
+		{`python3 -c 'import sys; print(sys.argv[1])' "$X"`, guardDefault, false},
+		{`awk -v p="$PAT" '$0 ~ p' f`, guardDefault, false},
 
 		// pkill and killall.
 		{"pkill tmux", guardDefault, true},
@@ -194,6 +225,9 @@ func TestGuard(t *testing.T) {
 		{"killall -s KILL tmux", guardDefault, true},
 		{"killall -r '^tm'", guardDefault, true},
 		{"killall5 -9", guardDefault, true},
+		{"skill -KILL -u root", guardDefault, true}, // every process of root's
+		{"skill -KILL -u root node", guardDefault, true},
+		{"skill -KILL node", guardDefault, false},
 		{"pkill node", guardDefault, false},
 		{"pkill -9 -f 'node server.js'", guardDefault, false},
 		{"pkill -f vite", guardDefault, false},
@@ -225,7 +259,6 @@ func TestGuard(t *testing.T) {
 		{"kill -9 %1", guardDefault, false},
 		{"kill -0 -1", guardDefault, false},
 		{"kill -l", guardDefault, false},
-		{"kill $(cat server.pid)", guardDefault, false},
 		{"kill $(tmux display -p -t w1 '#{pane_pid}')", guardDefault, false},
 		{"kill $(tmux -L victim display -p '#{pid}')", guardDefault, false},
 		{"pgrep node | xargs kill", guardDefault, false},
@@ -484,8 +517,9 @@ type spelling struct {
 	refused bool
 }
 
-// Spellings reads testdata/guard/spellings.txtar with sock for SOCKET.
-func readSpellings(t testing.TB, sock string) []spelling {
+// readSpellings reads testdata/guard/spellings.txtar with sock for SOCKET,
+// and writes its file/ entries into dir, the agent's folder.
+func readSpellings(t testing.TB, sock, dir string) []spelling {
 	a, err := txtar.ParseFile(filepath.Join(testutil.ModuleRoot(), "testdata", "guard", "spellings.txtar"))
 	if err != nil {
 		t.Fatal(err)
@@ -493,6 +527,12 @@ func readSpellings(t testing.TB, sock string) []spelling {
 	var out []spelling
 	for _, f := range a.Files {
 		kind, name, _ := strings.Cut(f.Name, "/")
+		if kind == "file" {
+			if err := os.WriteFile(filepath.Join(dir, name), f.Data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
 		cmd := strings.ReplaceAll(strings.TrimSuffix(string(f.Data), "\n"), "SOCKET", sock)
 		out = append(out, spelling{name: name, cmd: cmd, refused: kind == "refused"})
 	}
@@ -502,12 +542,15 @@ func readSpellings(t testing.TB, sock string) []spelling {
 	return out
 }
 
-// TestIssueSpellings: every spelling of issue 13 is refused, each look-
-// alike passes, and every refusal says what to do.
+// TestIssueSpellings: every spelling of issues 13 and 23 is refused, each
+// look-alike passes, and every refusal says what to do. The agent's
+// server there has one session, solo, of one pane.
 func TestIssueSpellings(t *testing.T) {
 	for _, g := range []Context{guardDefault, guardSt} {
 		sock, _, _ := strings.Cut(g.TmuxSocket, ",")
-		for _, s := range readSpellings(t, sock) {
+		g.Cwd = t.TempDir()
+		g.Ask = answers(soloServer)
+		for _, s := range readSpellings(t, sock, g.Cwd) {
 			t.Run(s.name, func(t *testing.T) {
 				r := Check(s.cmd, g)
 				if (r != "") != s.refused {

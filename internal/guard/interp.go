@@ -3,6 +3,7 @@ package guard
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/sophonz/st/internal/shell"
@@ -13,70 +14,20 @@ import (
 // read as shell commands: each alone, joined as an argument list, and
 // joined where the code concatenates them.
 
-var interpreterNames = []string{"python", "python2", "python3", "pypy", "pypy3", "perl", "ruby", "node", "nodejs",
-	"bun", "deno", "php", "awk", "gawk", "mawk", "nawk", "lua", "luajit", "Rscript", "osascript", "expect", "tclsh", "wish", "sed",
-	"vim", "vi", "nvim", "ex", "view", "vimdiff", "rvim"}
-
-// interpreter names the language of a program that takes code, or "".
-func interpreter(name string) string {
-	switch {
-	case strings.HasPrefix(name, "python"), strings.HasPrefix(name, "pypy"):
-		return "python"
-	case name == "perl" || strings.HasPrefix(name, "perl5"):
-		return "perl"
-	case name == "ruby" || strings.HasPrefix(name, "ruby3") || strings.HasPrefix(name, "ruby2"):
-		return "ruby"
-	case name == "node" || name == "nodejs" || name == "bun" || name == "deno":
-		return "js"
-	case name == "php" || strings.HasPrefix(name, "php8") || strings.HasPrefix(name, "php7"):
-		return "php"
-	case name == "awk" || name == "gawk" || name == "mawk" || name == "nawk":
-		return "awk"
-	case strings.HasPrefix(name, "lua"):
-		return "lua"
-	case name == "Rscript" || name == "osascript" || name == "expect":
-		return "e"
-	case name == "tclsh" || name == "wish":
-		return "tcl"
-	case name == "sed":
-		return "sed"
-	case name == "vim" || name == "vi" || name == "nvim" || name == "ex" || name == "view" || name == "vimdiff" || name == "rvim":
-		return "vim"
-	}
-	return ""
-}
-
 // interp checks the code an interpreter runs: inline (-c, -e...) or from
 // standard input.
 func (ch *checker) interp(c *shell.Cmd, name string) string {
-	lang := interpreter(name)
-	var code []shell.Arg
-	stdin := false
-	args := c.Args[1:]
+	lang := shell.Interpreter(name)
 	switch lang {
-	case "python":
-		code, stdin = codeFlags(args, "c", "WXm", nil, true)
-	case "perl":
-		code, stdin = codeFlags(args, "eE", "IMmxl0Fi", nil, true)
-	case "ruby":
-		code, stdin = codeFlags(args, "e", "rICEx", nil, true)
-	case "js":
-		code, stdin = codeFlags(args, "ep", "r", []string{"--eval", "--print"}, false)
-		if name == "deno" && len(args) > 1 && args[0].String() == "eval" {
-			code = args[1:2]
-		}
-	case "php":
-		code, stdin = codeFlags(args, "r", "dcfzBRE", nil, true)
-	case "lua", "e":
-		code, stdin = codeFlags(args, "ec", "lf", nil, lang == "lua")
-	case "tcl":
-		if len(args) == 0 {
-			stdin = true
-		}
+	case "sed":
+		return ch.sedScript(c, c.Args[1:])
+	case "vim":
+		return ch.vimCommands(c, c.Args[1:])
 	}
+	code := c.InlineCode()
 	if lang == "tcl" || lang == "e" {
 		// exec and spawn run their words as a program.
-		for _, k := range append(code, c.Stdin) {
+		for _, k := range code {
 			t, _ := k.Text()
 			for _, line := range strings.FieldsFunc(t, func(r rune) bool { return r == '\n' || r == ';' || r == '[' || r == ']' }) {
 				f := strings.Fields(line)
@@ -88,139 +39,12 @@ func (ch *checker) interp(c *shell.Cmd, name string) string {
 			}
 		}
 	}
-	switch lang {
-	case "awk":
-		code = awkProgram(args)
-	case "sed":
-		return ch.sedScript(c, args)
-	case "vim":
-		return ch.vimCommands(c, args)
-	}
-	if stdin {
-		code = append(code, c.Stdin)
-	}
 	for _, k := range code {
 		if r := ch.code(c, k, name); r != "" {
 			return r
 		}
 	}
 	return ""
-}
-
-// codeFlags finds inline code: the value of one of the flags (-c, -e...),
-// or of a long one. rest lists the short flags that take a value of
-// their own. stdin reports that, with no code and no script file, the
-// program reads its code from standard input.
-func codeFlags(args []shell.Arg, flags, vals string, long []string, scriptFile bool) (code []shell.Arg, stdin bool) {
-	sawFile := false
-	for i := 0; i < len(args); i++ {
-		s, ok := args[i].Text()
-		if !ok {
-			continue
-		}
-		if s == "-" {
-			return code, len(code) == 0
-		}
-		if s == "--" {
-			sawFile = i+1 < len(args)
-			break
-		}
-		if name, val, has := strings.Cut(s, "="); has && strings.HasPrefix(s, "--") {
-			for _, l := range long {
-				if name == l {
-					code = append(code, shell.Lit(val))
-				}
-			}
-			continue
-		}
-		if slicesContains(long, s) {
-			if i+1 < len(args) {
-				code = append(code, args[i+1])
-				i++
-			}
-			continue
-		}
-		if len(s) > 1 && s[0] == '-' && s[1] != '-' {
-			for j := 1; j < len(s); j++ {
-				f := s[j]
-				if strings.IndexByte(flags, f) >= 0 {
-					if j+1 < len(s) {
-						code = append(code, shell.Lit(s[j+1:]))
-					} else if i+1 < len(args) {
-						code = append(code, args[i+1])
-						i++
-					}
-					break
-				}
-				if strings.IndexByte(vals, f) >= 0 {
-					if j+1 == len(s) {
-						i++
-					}
-					break
-				}
-			}
-			continue
-		}
-		if strings.HasPrefix(s, "-") {
-			continue
-		}
-		// A script file, or (with code) its arguments.
-		if len(code) == 0 {
-			sawFile = true
-		}
-		break
-	}
-	return code, len(code) == 0 && !sawFile && scriptFile
-}
-
-func slicesContains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// awkProgram is awk's program: -e/--source values, or the first operand
-// unless -f gives a file.
-func awkProgram(args []shell.Arg) []shell.Arg {
-	var code []shell.Arg
-	file := false
-	for i := 0; i < len(args); i++ {
-		s, ok := args[i].Text()
-		switch {
-		case !ok:
-			if !file && len(code) == 0 {
-				return []shell.Arg{args[i]}
-			}
-			return code
-		case s == "--":
-			if !file && len(code) == 0 && i+1 < len(args) {
-				return []shell.Arg{args[i+1]}
-			}
-			return code
-		case s == "-f" || s == "--file" || strings.HasPrefix(s, "-f"):
-			file = true
-			if s == "-f" || s == "--file" {
-				i++
-			}
-		case s == "-e" || s == "--source":
-			if i+1 < len(args) {
-				code = append(code, args[i+1])
-				i++
-			}
-		case s == "-v" || s == "-F" || s == "-i" || s == "-l" || s == "--assign" || s == "--field-separator" || s == "--include" || s == "--load":
-			i++
-		case strings.HasPrefix(s, "-") && len(s) > 1:
-		default:
-			if !file && len(code) == 0 {
-				return []shell.Arg{args[i]}
-			}
-			return code
-		}
-	}
-	return code
 }
 
 // sedE finds GNU sed's e command (runs its text) and s///e (runs the
@@ -337,8 +161,9 @@ func isWordByte(c byte) bool {
 func (ch *checker) code(c *shell.Cmd, code shell.Arg, name string) string {
 	text, ok := code.Text()
 	if !ok {
-		// Read what is known of it; the holes stand for nothing.
-		text = knownParts(code)
+		// A value inside the code may be any code, as "$X" in sh -c.
+		return unknown(fmt.Sprintf("%s's code holds %s, which st cannot know, and code may run anything", name, show(holesOf(code))),
+			"Pass values to the code as arguments (python3 -c 'import sys; print(sys.argv[1])' \"$X\", awk -v x=\"$X\" '...') rather than inside its text.")
 	}
 	if len(text) > 256<<10 {
 		return cannotCheck(name + "'s code is longer than st reads")
@@ -347,7 +172,18 @@ func (ch *checker) code(c *shell.Cmd, code shell.Arg, name string) string {
 		strings.Contains(sq, "pkilltmux") || strings.Contains(sq, "killalltmux") {
 		return refuse(fmt.Sprintf("%s's code holds a command that stops the tmux server", name))
 	}
-	lits := stringLits(text)
+	if r := ch.codeSignals(c, text, name); r != "" {
+		return r
+	}
+	// The files the code writes (open('x.sh', 'w')) are names, not
+	// commands: read as commands, they would be programs it just wrote.
+	written := map[string]bool{}
+	for _, w := range c.Writes() {
+		if p, ok := w.Path.Text(); ok && strings.HasSuffix(w.What, " code") {
+			written[p] = true
+		}
+	}
+	lits := slices.DeleteFunc(stringLits(text), func(l string) bool { return written[l] })
 	via := name + " code"
 	for _, l := range lits {
 		if r := ch.text(c, shell.Lit(l), via, nil); r != "" {
@@ -363,16 +199,13 @@ func (ch *checker) code(c *shell.Cmd, code shell.Arg, name string) string {
 	return ""
 }
 
-func knownParts(a shell.Arg) string {
-	var b strings.Builder
-	for _, p := range a.Parts() {
-		if s, ok := p.Text(); ok {
-			b.WriteString(s)
-		} else {
-			b.WriteString(" x ")
-		}
+// holesOf shows the parts of an Arg st cannot know.
+func holesOf(a shell.Arg) string {
+	var srcs []string
+	for _, h := range a.Holes() {
+		srcs = append(srcs, h.Src)
 	}
-	return b.String()
+	return strings.Join(srcs, " ")
 }
 
 // squash keeps the letters and digits of code, lower-cased: what is left
@@ -490,4 +323,103 @@ func (ch *checker) vimCommands(c *shell.Cmd, args []shell.Arg) string {
 		}
 	}
 	return ""
+}
+
+// Code that signals a process is judged as kill is: the pid must be one
+// st can check. Code that reads $TMUX (the server's socket and pid) and
+// runs programs, signals, connects or removes files with what it read
+// is refused: st does not follow values through code.
+
+// pidFirst are the calls that take the pid first (os.kill(pid, sig)),
+// sigFirst those that take the signal first (Process.kill(sig, pid)).
+var (
+	pidFirst = regexp.MustCompile(`\b(?:os\.kill|os\.killpg|os\.pidfd_open|process\.kill|Deno\.kill|posix_kill|posix\.kill|signal\.kill)\s*\(`)
+	sigFirst = regexp.MustCompile(`\bProcess\.kill\s*\(|(?:^|[^.\w$])kill\s*\(|(?:^|[^.\w$])kill\s+[-'"\w]`)
+	// tmuxName is the name TMUX (not TMUX_TMPDIR) in code, as a variable
+	// or a string.
+	tmuxName = regexp.MustCompile(`(?:^|[^A-Za-z0-9_])TMUX(?:[^A-Za-z0-9_]|$)`)
+	// codeActs are what code may do with a value: run a program, signal,
+	// connect, remove or rename a file.
+	codeActs = regexp.MustCompile("(?i)\\b(?:system|exec\\w*|spawn\\w*|popen\\w*|subprocess|child_process|shell_exec|passthru|proc_open|" +
+		"kill\\w*|connect|socket|unlink\\w*|remove\\w*|rmtree|rmdir\\w*|rename\\w*|os\\.replace|rmSync|io\\.popen|os\\.execute|Command)\\b|`|\\bqx\\b|%x")
+)
+
+// codeSignals judges the kill calls of code and what it does with $TMUX.
+func (ch *checker) codeSignals(c *shell.Cmd, code, name string) string {
+	d := name + "'s code"
+	for _, call := range killCalls(code, shell.Interpreter(name)) {
+		if r := ch.pid(c, d+" ("+call.src+")", call.pid); r != "" {
+			return r
+		}
+	}
+	if tmuxName.MatchString(code) || slices.ContainsFunc(stringLits(code), func(l string) bool { return tmuxName.MatchString(l) }) {
+		if m := codeActs.FindString(code); m != "" {
+			return refuse(fmt.Sprintf("%s reads $TMUX (the socket and pid of the tmux server this agent runs in) and %s with it; "+
+				"st does not follow values through code, so pass what the code needs as a plain argument", d, show(m)))
+		}
+	}
+	return ""
+}
+
+// killCall is a pid a call in code signals.
+type killCall struct {
+	src string
+	pid shell.Arg
+}
+
+// killCalls finds the pids code signals: each argument that is a pid,
+// written plainly, the program's own, or an expression st cannot read
+// (a hole, $TMUX's when the expression reads TMUX). Signal 0 only checks.
+func killCalls(code, lang string) []killCall {
+	var out []killCall
+	for _, m := range pidFirst.FindAllStringIndex(code, 16) {
+		args := shell.CallArgs(code[m[1]:])
+		if len(args) == 0 || len(args) > 1 && strings.TrimSpace(args[1]) == "0" {
+			continue
+		}
+		pid := args[0]
+		if strings.Contains(code[m[0]:m[1]], "killpg") {
+			pid = "-" + pid
+		}
+		out = append(out, killCall{src: code[m[0]:m[1]] + "...", pid: pidExpr(pid)})
+	}
+	if lang != "perl" && lang != "ruby" {
+		return out
+	}
+	for _, m := range sigFirst.FindAllStringIndex(code, 16) {
+		at := m[1]
+		if !strings.HasSuffix(code[m[0]:m[1]], "(") {
+			at-- // the signal's first character
+		}
+		args := shell.CallArgs(code[at:])
+		if len(args) < 2 || strings.Trim(strings.TrimSpace(args[0]), `'"`) == "0" {
+			continue
+		}
+		for _, p := range args[1:] {
+			out = append(out, killCall{src: strings.TrimSpace(code[m[0]:m[1]]) + "...", pid: pidExpr(p)})
+		}
+	}
+	return out
+}
+
+// ownPid are the expressions for the program's own pid.
+var ownPid = regexp.MustCompile(`^(?:os\.getpid\(\)|process\.pid|Process\.pid|\$\$|getmypid\(\)|posix\.getpid\(\))$`)
+
+// pidExpr is a pid expression of code as a word of the shell.
+func pidExpr(e string) shell.Arg {
+	e = strings.TrimSpace(e)
+	neg := strings.HasPrefix(e, "-")
+	if n := strings.TrimSpace(strings.TrimPrefix(e, "-")); isDigits(n) {
+		if neg {
+			return shell.Lit("-" + n)
+		}
+		return shell.Lit(n)
+	}
+	if ownPid.MatchString(e) {
+		return shell.HoleArg(&shell.Hole{Kind: shell.FromSpecial, Var: "$", Src: e})
+	}
+	if tmuxName.MatchString(e) {
+		return shell.HoleArg(&shell.Hole{Kind: shell.FromVar, Var: "TMUX", Src: e})
+	}
+	return shell.HoleArg(&shell.Hole{Kind: shell.FromOutput, Src: e})
 }

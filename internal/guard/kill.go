@@ -131,16 +131,7 @@ flags:
 	if sig == "0" {
 		return "" // signal 0 only checks that the process exists
 	}
-	d := showCmd(c)
-	for _, p := range args[min(i, len(args)):] {
-		if s, ok := p.Known(); ok && s == "-1" {
-			return refuse(d + ": pid -1 signals every process this user may signal, the tmux server too")
-		}
-		if ch.tainted(p) {
-			return refuse(d + ": its pids come from a command that finds the tmux server")
-		}
-	}
-	return ""
+	return ch.pids(c, showCmd(c), args[min(i, len(args)):])
 }
 
 // tainted: an argument made from the output of a command that finds the
@@ -176,7 +167,7 @@ func (ch *checker) selects(c *shell.Cmd) bool {
 		}
 		return false
 	case "pgrep":
-		return procMatch(name, args) != ""
+		return procMatch(name, args, ch.serverArgs) != ""
 	case "grep", "egrep", "fgrep", "zgrep", "rg", "ag", "ack":
 		pattern := true
 		for _, a := range args {
@@ -186,7 +177,7 @@ func (ch *checker) selects(c *shell.Cmd) bool {
 			}
 			if pattern && !strings.HasPrefix(s, "-") && a.IsKnown() {
 				pattern = false
-				if regexMatch(s, false, false, false) != "" {
+				if regexMatch(s, false, false, false, "") != "" {
 					return true
 				}
 			}
@@ -227,7 +218,7 @@ func isDigits(s string) bool { return s != "" && strings.Trim(s, "0123456789") =
 // user, a parent, a session...
 func (ch *checker) procKill(c *shell.Cmd) string {
 	name := c.Name()
-	why := procMatch(name, c.Args[1:])
+	why := procMatch(name, c.Args[1:], ch.serverArgs)
 	if why == "" {
 		return ""
 	}
@@ -240,112 +231,19 @@ func (ch *checker) procKill(c *shell.Cmd) string {
 
 // procMatch says why pkill, pgrep, killall or skill picks the tmux
 // server, or "" when it does not; a reason starting with "?" means it may.
-func procMatch(tool string, args []shell.Arg) string {
-	var vals string
-	var longVals []string
-	full, exact, icase, regex := false, false, false, true
-	switch tool {
-	case "pkill", "pgrep":
-		vals = "dFgGOPqrstuU"
-		longVals = []string{"delimiter", "pidfile", "pgroup", "group", "older", "parent", "queue", "runstates",
-			"session", "terminal", "euid", "uid", "ns", "nslist", "signal", "env", "cgroup"}
-	case "killall":
-		vals = "osuynZ"
-		longVals = []string{"older-than", "signal", "user", "younger-than", "ns", "context"}
-		regex = false
-	default: // skill
-		regex = false
+// serverArgs is the server's command line, asked only for -f.
+func procMatch(tool string, args []shell.Arg, serverArgs func() string) string {
+	sel, quits := procSelect(tool, args)
+	if quits {
+		return ""
 	}
-	selector := ""
-	var pats []shell.Arg
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		s, ok := a.Known()
-		if !ok || tool == "skill" {
-			if tool == "skill" && ok && strings.HasPrefix(s, "-") {
-				if isSignal(s[1:]) || s == "-l" || s == "-L" {
-					if s == "-l" || s == "-L" {
-						return ""
-					}
-					continue
-				}
-				switch s {
-				case "-u", "-t", "-p", "-c":
-					if s != "-c" {
-						selector = s
-					}
-					continue
-				}
-			}
-			pats = append(pats, a)
-			continue
-		}
-		if s == "--" {
-			pats = append(pats, args[i+1:]...)
-			break
-		}
-		if strings.HasPrefix(s, "--") {
-			n, _, hasVal := strings.Cut(s[2:], "=")
-			switch n {
-			case "full":
-				full = true
-			case "exact":
-				exact = true
-			case "ignore-case":
-				icase = true
-			case "regexp":
-				regex = true
-			case "list", "version", "help":
-				if tool == "killall" {
-					return ""
-				}
-			case "euid", "uid", "user", "group", "parent", "pgroup", "session", "terminal", "ns", "nslist", "cgroup":
-				selector = "--" + n
-			}
-			if !hasVal && slices.Contains(longVals, n) {
-				i++
-			}
-			continue
-		}
-		if len(s) > 1 && s[0] == '-' {
-			if tool != "pgrep" && isSignal(s[1:]) {
-				continue
-			}
-			for j := 1; j < len(s); j++ {
-				f := s[j]
-				if strings.IndexByte(vals, f) >= 0 {
-					if strings.IndexByte("uUGPgst", f) >= 0 && !(f == 's' && tool == "killall") {
-						selector = "-" + string(f)
-					}
-					if j+1 == len(s) {
-						i++
-					}
-					break
-				}
-				switch {
-				case f == 'f' && tool != "killall":
-					full = true
-				case f == 'x' && tool != "killall", f == 'e' && tool == "killall":
-					exact = true
-				case f == 'i' && tool != "killall", f == 'I' && tool == "killall":
-					icase = true
-				case f == 'r' && tool == "killall":
-					regex = true
-				case (f == 'l' || f == 'V') && tool == "killall":
-					return ""
-				}
-			}
-			continue
-		}
-		pats = append(pats, a)
-	}
-	if len(pats) == 0 {
-		if selector != "" {
-			return fmt.Sprintf("with no pattern, %s picks every process it names, the tmux server among them", selector)
+	if len(sel.pats) == 0 {
+		if sel.selector != "" {
+			return fmt.Sprintf("with no pattern, %s picks every process it names, the tmux server among them", sel.selector)
 		}
 		return ""
 	}
-	for _, p := range pats {
+	for _, p := range sel.pats {
 		s, ok := p.Known()
 		if !ok {
 			if strings.Contains(strings.ToLower(p.String()), "tmux") {
@@ -356,8 +254,12 @@ func procMatch(tool string, args []shell.Arg) string {
 		if strings.Contains(strings.ToLower(s), "tmux") {
 			return fmt.Sprintf("%s matches the tmux server", quote(s))
 		}
-		if regex {
-			if m := regexMatch(s, full, exact, icase); m != "" {
+		if sel.regex {
+			cmdline := ""
+			if sel.full {
+				cmdline = serverArgs()
+			}
+			if m := regexMatch(s, sel.full, sel.exact, sel.icase, cmdline); m != "" {
 				return fmt.Sprintf("the pattern %s also matches %s; match whole names with -x, or kill by pid", quote(s), m)
 			}
 		}
@@ -365,9 +267,114 @@ func procMatch(tool string, args []shell.Arg) string {
 	return ""
 }
 
+// procSel is how pkill, pgrep, killall or skill picks processes.
+type procSel struct {
+	full, exact, icase, regex bool
+	selector                  string // an option that picks by user, parent, session...
+	pats                      []shell.Arg
+}
+
+// procSelect reads the options of pkill, pgrep, killall or skill. quits:
+// it lists signals or prints its version, and signals nothing.
+func procSelect(tool string, args []shell.Arg) (procSel, bool) {
+	sel := procSel{regex: tool == "pkill" || tool == "pgrep"}
+	selValues := false // skill -u USER...: the words after it are users, terminals or pids
+	vals := map[string]string{"pkill": "dFgGOPqrstuU", "pgrep": "dFgGOPqrstuU", "killall": "osuynZ"}[tool]
+	longVals := []string{"delimiter", "pidfile", "pgroup", "group", "older", "parent", "queue", "runstates",
+		"session", "terminal", "euid", "uid", "ns", "nslist", "signal", "env", "cgroup", "older-than", "user", "younger-than", "context"}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		s, ok := a.Known()
+		switch {
+		case tool == "skill":
+			switch {
+			case s == "-l" || s == "-L":
+				return sel, true
+			case ok && strings.HasPrefix(s, "-") && isSignal(s[1:]), s == "-c":
+				selValues = false
+			case s == "-u" || s == "-t" || s == "-p":
+				sel.selector, selValues = s, true
+			case !selValues:
+				sel.pats = append(sel.pats, a)
+			}
+		case !ok || len(s) < 2 || s[0] != '-':
+			sel.pats = append(sel.pats, a)
+		case s == "--":
+			sel.pats = append(sel.pats, args[i+1:]...)
+			return sel, false
+		case strings.HasPrefix(s, "--"):
+			n, _, hasVal := strings.Cut(s[2:], "=")
+			if sel.long(tool, n) {
+				return sel, true
+			}
+			if !hasVal && slices.Contains(longVals, n) {
+				i++
+			}
+		case tool != "pgrep" && isSignal(s[1:]):
+		default:
+			skip, quits := sel.short(tool, s, vals)
+			if quits {
+				return sel, true
+			}
+			if skip {
+				i++
+			}
+		}
+	}
+	return sel, false
+}
+
+// long reads a long option; it reports whether the tool then quits.
+func (sel *procSel) long(tool, n string) bool {
+	switch n {
+	case "full":
+		sel.full = true
+	case "exact":
+		sel.exact = true
+	case "ignore-case":
+		sel.icase = true
+	case "regexp":
+		sel.regex = true
+	case "list", "version", "help":
+		return tool == "killall"
+	case "euid", "uid", "user", "group", "parent", "pgroup", "session", "terminal", "ns", "nslist", "cgroup":
+		sel.selector = "--" + n
+	}
+	return false
+}
+
+// short reads a cluster of short options: skip says the next word is its
+// last option's value; quits that the tool then quits.
+func (sel *procSel) short(tool, s, vals string) (skip, quits bool) {
+	for j := 1; j < len(s); j++ {
+		f := s[j]
+		if strings.IndexByte(vals, f) >= 0 {
+			if strings.IndexByte("uUGPgst", f) >= 0 && !(f == 's' && tool == "killall") {
+				sel.selector = "-" + string(f)
+			}
+			return j+1 == len(s), false
+		}
+		killall := tool == "killall"
+		switch {
+		case f == 'f' && !killall:
+			sel.full = true
+		case f == 'x' && !killall, f == 'e' && killall:
+			sel.exact = true
+		case f == 'i' && !killall, f == 'I' && killall:
+			sel.icase = true
+		case f == 'r' && killall:
+			sel.regex = true
+		case (f == 'l' || f == 'V') && killall:
+			return false, true
+		}
+	}
+	return false, false
+}
+
 // regexMatch tests a pgrep-style pattern against the tmux server's
-// process name (without -f) or command line (with -f).
-func regexMatch(p string, full, exact, icase bool) string {
+// process name (without -f) or command line (with -f: its own, cmdline,
+// when st knows it).
+func regexMatch(p string, full, exact, icase bool, cmdline string) string {
 	expr := p
 	if exact {
 		expr = "^(?:" + p + ")$"
@@ -383,6 +390,9 @@ func regexMatch(p string, full, exact, icase bool) string {
 	what := "the tmux server's process name %q"
 	if full {
 		cands = []string{"tmux", "/usr/bin/tmux"}
+		if cmdline != "" {
+			cands = append(cands, cmdline)
+		}
 		what = "the tmux server's command line %q"
 	}
 	for _, c := range cands {
@@ -447,4 +457,14 @@ func (ch *checker) fuser(c *shell.Cmd) string {
 		}
 	}
 	return ""
+}
+
+// regexMatchAny reports whether a grep pattern matches line; ok is false
+// when st cannot read the pattern as a regular expression.
+func regexMatchAny(pattern, line string) (match, ok bool) {
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return false, false
+	}
+	return re.MatchString(line), true
 }

@@ -343,18 +343,10 @@ var spellings = func() []string {
 	return out
 }()
 
-// tmuxCommands judges each command of a tmux command list.
+// tmuxCommands judges each command of a tmux command list. On another
+// server only what its commands run matters: shell text there may still
+// name the agent's server, or run st outside the agent's processes.
 func (ch *checker) tmuxCommands(c *shell.Cmd, cmds [][]shell.Arg, srv server) string {
-	if !srv.ours {
-		// Another server: only what it runs (with its own $TMUX) may
-		// reach back.
-		for _, cmd := range cmds {
-			if r := ch.tmuxNested(c, cmd, srv); r != "" {
-				return r
-			}
-		}
-		return ""
-	}
 	for _, cmd := range cmds {
 		if len(cmd) == 0 {
 			continue
@@ -364,7 +356,7 @@ func (ch *checker) tmuxCommands(c *shell.Cmd, cmds [][]shell.Arg, srv server) st
 		}
 		// A word st cannot know may be a ';' of its own: what follows
 		// may start a command.
-		for k := 1; k < len(cmd); k++ {
+		for k := 1; k < len(cmd) && srv.ours; k++ {
 			if !cmd[k-1].IsKnown() && cmd[k].CouldAny(spellings...) {
 				if r := ch.tmuxOne(c, cmd[k:], srv); r != "" {
 					return r
@@ -375,12 +367,13 @@ func (ch *checker) tmuxCommands(c *shell.Cmd, cmds [][]shell.Arg, srv server) st
 	return ""
 }
 
-// tmuxOne judges one tmux command on a server that may be the agent's.
+// tmuxOne judges one tmux command: what ends the agent's server, then
+// what it has the server run.
 func (ch *checker) tmuxOne(c *shell.Cmd, cmd []shell.Arg, srv server) string {
 	word := cmd[0]
 	s, ok := word.Known()
 	if !ok {
-		if word.CouldAny(spellings...) {
+		if srv.ours && word.CouldAny(spellings...) {
 			return unknown(fmt.Sprintf("%s: tmux's command %s may be kill-server", quote(showCmd(c)), show(word.String())), adviceName)
 		}
 		return ""
@@ -399,100 +392,42 @@ func (ch *checker) tmuxOne(c *shell.Cmd, cmd []shell.Arg, srv server) string {
 			}
 		}
 	}
+	if srv.ours {
+		if r := ch.tmuxEnds(d, name, args); r != "" {
+			return r
+		}
+	}
+	if spec, ok := tmuxRunSpecs[name]; ok {
+		f, pos, ok := tmuxOpts(args, spec)
+		if ok {
+			return ch.tmuxRuns(c, d, name, f, pos, srv)
+		}
+	}
+	return ""
+}
+
+// tmuxEnds judges the tmux commands that end panes, windows, sessions or
+// the server, and the options that end it or run commands.
+func (ch *checker) tmuxEnds(d, name string, args []shell.Arg) string {
 	switch name {
 	case "kill-server":
 		return refuse(d)
 	case "kill-session", "kill-window", "kill-pane", "unlink-window":
 		f, _, ok := tmuxOpts(args, map[string]string{"kill-session": "aCt:", "kill-window": "at:", "kill-pane": "at:", "unlink-window": "kt:"}[name])
-		if !ok {
-			return ""
-		}
-		if name == "unlink-window" && !f.has('k') {
-			return ""
-		}
-		if name == "kill-session" && f.has('C') && !f.has('a') {
-			return "" // clears alerts
-		}
 		switch {
+		case !ok, name == "unlink-window" && !f.has('k'), name == "kill-session" && f.has('C') && !f.has('a'):
+			return "" // tmux refuses it; unlink-window without -k keeps the window; -C clears alerts
 		case f.has('a'):
 			return refuse(d + "; -a kills every other one, and the last one ends the server")
 		case !f.has('t'):
 			return refuse(d + "; without -t it kills the agent's own, and the last one ends the server")
-		case !f.val('t').IsKnown():
+		}
+		t, known := f.val('t').Known()
+		if !known {
 			return unknown(fmt.Sprintf("%s: its target %s may be the last one, which ends the server", quote(d), show(f.val('t').String())),
 				"Name the target plainly (tmux "+name+" -t NAME), after checking it is not the agent's own.")
 		}
-	case "run-shell":
-		f, pos, ok := tmuxOpts(args, "bd:Ct:c:Es:")
-		if ok && len(pos) > 0 {
-			if f.has('C') {
-				return ch.tmuxString(c, pos[0], srv)
-			}
-			return ch.inServer(c, pos[0], srv, "tmux run-shell")
-		}
-	case "if-shell":
-		f, pos, ok := tmuxOpts(args, "bFt:")
-		if ok && len(pos) > 0 {
-			if !f.has('F') {
-				if r := ch.inServer(c, pos[0], srv, "tmux if-shell"); r != "" {
-					return r
-				}
-			}
-			for _, p := range pos[1:min(3, len(pos))] {
-				if r := ch.tmuxString(c, p, srv); r != "" {
-					return r
-				}
-			}
-		}
-	case "confirm-before":
-		if _, pos, ok := tmuxOpts(args, "bc:p:t:y"); ok && len(pos) > 0 {
-			return ch.tmuxString(c, pos[0], srv)
-		}
-	case "command-prompt":
-		if _, pos, ok := tmuxOpts(args, "1bFkiI:Np:t:T:"); ok && len(pos) > 0 {
-			return ch.tmuxString(c, pos[0], srv)
-		}
-	case "display-menu":
-		if _, pos, ok := tmuxOpts(args, "b:c:C:H:s:S:Ot:T:x:y:"); ok {
-			for k := 2; k < len(pos); k += 3 {
-				if r := ch.tmuxString(c, pos[k], srv); r != "" {
-					return r
-				}
-			}
-		}
-	case "detach-client":
-		if f, _, ok := tmuxOpts(args, "aPE:s:t:"); ok && f.has('E') {
-			return ch.inServer(c, f.val('E'), srv, "tmux detach-client -E")
-		}
-	case "choose-tree", "choose-client", "choose-buffer":
-		if _, pos, ok := tmuxOpts(args, "GNrswZF:f:K:O:t:"); ok && len(pos) > 0 {
-			return ch.tmuxString(c, pos[0], srv)
-		}
-	case "set-hook":
-		if f, pos, ok := tmuxOpts(args, "agpRt:uw"); ok && !f.has('u') && len(pos) > 1 {
-			return ch.tmuxString(c, pos[1], srv)
-		}
-	case "new-session", "new-window", "split-window", "respawn-pane", "respawn-window", "display-popup", "pipe-pane":
-		if _, pos, ok := tmuxOpts(args, tmuxSpecs[name]); ok && len(pos) > 0 {
-			return ch.inServer(c, shell.Join(pos, " "), srv, "tmux "+name)
-		}
-	case "send-keys":
-		if f, pos, ok := tmuxOpts(args, "c:FHKlMN:Rt:X"); ok && !f.has('X') {
-			keys, known := keysText(pos, f.has('l'), f.has('H'))
-			if !known {
-				return unknown(fmt.Sprintf("%s types text st cannot know into a pane", quote(d)),
-					"Type plain text, or use st worker send to reach another agent.")
-			}
-			return ch.inServer(c, shell.Lit(keys), srv, "tmux send-keys")
-		}
-	case "source-file":
-		if _, pos, ok := tmuxOpts(args, "Fnqv"); ok {
-			for _, p := range pos {
-				if r := ch.sourceFile(c, p, srv); r != "" {
-					return r
-				}
-			}
-		}
+		return ch.lastKill(d, name, t)
 	case "set-option", "set-window-option":
 		if _, pos, ok := tmuxOpts(args, "aFgopqst:uUw"); ok && len(pos) > 0 {
 			opt := pos[0]
@@ -515,52 +450,93 @@ func (ch *checker) tmuxOne(c *shell.Cmd, cmd []shell.Arg, srv server) string {
 	return ""
 }
 
-// tmuxNested checks what a command of another server runs: a shell
-// command there still reaches the agent's server if it names it.
-func (ch *checker) tmuxNested(c *shell.Cmd, cmd []shell.Arg, srv server) string {
-	if len(cmd) == 0 {
-		return ""
+// tmuxRunSpecs are the getopt specs of the tmux commands that run shell
+// text or tmux commands of their own.
+var tmuxRunSpecs = map[string]string{
+	"run-shell": "bd:Ct:c:Es:", "if-shell": "bFt:", "confirm-before": "bc:p:t:y", "command-prompt": "1bFkiI:Np:t:T:",
+	"display-menu": "b:c:C:H:s:S:Ot:T:x:y:", "detach-client": "aPE:s:t:", "choose-tree": "GNrswZF:f:K:O:t:",
+	"choose-client": "GNrswZF:f:K:O:t:", "choose-buffer": "GNrswZF:f:K:O:t:", "set-hook": "agpRt:uw",
+	"send-keys": "c:FHKlMN:Rt:X", "source-file": "Fnqv",
+	"new-session": "Ac:dDe:EF:f:n:Ps:t:x:Xy:", "new-window": "abc:de:F:kn:PSt:", "split-window": "bc:de:fF:hIl:p:Pt:vZ",
+	"respawn-pane": "c:e:kt:", "respawn-window": "c:e:kt:", "display-popup": "Bb:Cc:d:e:Eh:kNs:S:t:T:w:x:y:", "pipe-pane": "IOot:",
+}
+
+// tmuxRuns judges what a tmux command has the server run: shell text
+// (run-shell, if-shell, a new pane, keys typed into one) as the agent's
+// own command, tmux commands (if-shell's, hooks, menus) as tmux's.
+func (ch *checker) tmuxRuns(c *shell.Cmd, d, name string, f tmuxFlags, pos []shell.Arg, srv server) string {
+	first := func(fn func(shell.Arg) string) string {
+		if len(pos) == 0 {
+			return ""
+		}
+		return fn(pos[0])
 	}
-	s, ok := cmd[0].Known()
-	if !ok {
-		return ""
-	}
-	name := tmuxCommand(s)
-	args := cmd[1:]
+	inServer := func(a shell.Arg) string { return ch.inServer(c, a, srv, "tmux "+name) }
+	tmuxString := func(a shell.Arg) string { return ch.tmuxString(c, a, srv) }
 	switch name {
-	case "run-shell", "if-shell", "new-session", "new-window", "split-window", "respawn-pane", "respawn-window", "display-popup", "pipe-pane":
-		spec := tmuxSpecs[name]
-		if name == "run-shell" {
-			spec = "bd:Ct:c:Es:"
+	case "run-shell":
+		if f.has('C') {
+			return first(tmuxString)
 		}
-		if name == "if-shell" {
-			spec = "bFt:"
+		return first(inServer)
+	case "if-shell":
+		if !f.has('F') {
+			if r := first(inServer); r != "" {
+				return r
+			}
 		}
-		f, pos, ok := tmuxOpts(args, spec)
-		if !ok || len(pos) == 0 || f.has('C') || f.has('F') {
-			return ""
+		for _, p := range pos[min(1, len(pos)):min(3, len(pos))] {
+			if r := tmuxString(p); r != "" {
+				return r
+			}
 		}
-		text := shell.Join(pos, " ")
-		if name == "run-shell" || name == "if-shell" {
-			text = pos[0]
+	case "confirm-before", "command-prompt", "choose-tree", "choose-client", "choose-buffer":
+		return first(tmuxString)
+	case "display-menu":
+		for k := 2; k < len(pos); k += 3 {
+			if r := tmuxString(pos[k]); r != "" {
+				return r
+			}
 		}
-		t, known := text.Text()
-		if !known {
-			return ""
+	case "detach-client":
+		if f.has('E') {
+			return inServer(f.val('E'))
 		}
-		return ch.inServer(c, shell.Lit(t), srv, "tmux "+name)
+	case "set-hook":
+		if !f.has('u') && len(pos) > 1 {
+			return tmuxString(pos[1])
+		}
+	case "send-keys":
+		return ch.sendKeys(c, d, f, pos, srv)
+	case "source-file":
+		for _, p := range pos {
+			if r := ch.sourceFile(c, p, srv); r != "" {
+				return r
+			}
+		}
+	default: // new-session, new-window, split-window, respawn-*, display-popup, pipe-pane
+		if len(pos) > 0 {
+			return inServer(shell.Join(pos, " "))
+		}
 	}
 	return ""
 }
 
-var tmuxSpecs = map[string]string{
-	"new-session":    "Ac:dDe:EF:f:n:Ps:t:x:Xy:",
-	"new-window":     "abc:de:F:kn:PSt:",
-	"split-window":   "bc:de:fF:hIl:p:Pt:vZ",
-	"respawn-pane":   "c:e:kt:",
-	"respawn-window": "c:e:kt:",
-	"display-popup":  "Bb:Cc:d:e:Eh:kNs:S:t:T:w:x:y:",
-	"pipe-pane":      "IOot:",
+// sendKeys judges the keys send-keys types: a shell in that pane may run
+// them.
+func (ch *checker) sendKeys(c *shell.Cmd, d string, f tmuxFlags, pos []shell.Arg, srv server) string {
+	if f.has('X') {
+		return ""
+	}
+	keys, known := keysText(pos, f.has('l'), f.has('H'))
+	if !known {
+		if !srv.ours {
+			return ""
+		}
+		return unknown(fmt.Sprintf("%s types text st cannot know into a pane", quote(d)),
+			"Type plain text, or use st worker send to reach another agent.")
+	}
+	return ch.inServer(c, shell.Lit(keys), srv, "tmux send-keys")
 }
 
 // riskyOption: tmux options that end the server, or hold commands it runs.
@@ -680,6 +656,9 @@ func keysText(keys []shell.Arg, literal, hex bool) (string, bool) {
 // inServer checks shell text the server runs (a new pane, run-shell): its
 // $TMUX names that server.
 func (ch *checker) inServer(c *shell.Cmd, text shell.Arg, srv server, via string) string {
+	if _, known := text.Text(); !known && !srv.ours {
+		return "" // another server's: what st cannot read there is a rail's blind spot
+	}
 	set := map[string]shell.Arg{}
 	if srv.sock.String() != "" || len(srv.sock.Holes()) > 0 {
 		set["TMUX"] = shell.Concat(srv.sock, shell.Lit(",0,0"))
@@ -706,6 +685,9 @@ func (ch *checker) text(c *shell.Cmd, text shell.Arg, via string, set map[string
 func (ch *checker) tmuxString(c *shell.Cmd, text shell.Arg, srv server) string {
 	t, ok := text.Text()
 	if !ok {
+		if !srv.ours {
+			return ""
+		}
 		return unknown(fmt.Sprintf("%s runs tmux commands st cannot read: %s", quote(showCmd(c)), show(text.String())), adviceName)
 	}
 	// tmux parses its command strings much as the shell splits words.

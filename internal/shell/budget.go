@@ -3,6 +3,7 @@ package shell
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -163,118 +164,15 @@ func isReserved(w string) bool {
 // the skeleton. It returns the regions and a filler byte that no
 // here-document delimiter holds.
 func literalRegions(s string) ([]region, byte) {
-	var regions []region
-	var delims []string
-	type pending struct {
-		delim  string
-		strip  bool
-		quoted bool
+	sc := &regionScan{s: s}
+	for sc.i < len(s) {
+		sc.step()
 	}
-	var hds []pending
-	add := func(a, b int) {
-		if b > a {
-			regions = append(regions, region{a, b})
-		}
-	}
-	// dqRuns adds the runs of s[a:b] without $, ` or \ .
-	dqRuns := func(a, b int) {
-		start := a
-		for j := a; j < b; j++ {
-			if c := s[j]; c == '$' || c == '`' || c == '\\' {
-				add(start, j)
-				start = j + 1
-			}
-		}
-		add(start, b)
-	}
-	i := 0
-	for i < len(s) {
-		c := s[i]
-		switch {
-		case c == '\\':
-			i += 2
-		case c == '\'' && (i == 0 || s[i-1] != '$'):
-			end := strings.IndexByte(s[i+1:], '\'')
-			if end < 0 {
-				add(i+1, len(s))
-				i = len(s)
-				continue
-			}
-			add(i+1, i+1+end)
-			i += end + 2
-		case c == '"':
-			j := i + 1
-			for j < len(s) && s[j] != '"' {
-				if s[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			dqRuns(i+1, min(j, len(s)))
-			i = j + 1
-		case c == '#' && (i == 0 || strings.IndexByte(" \t\n;&|()", s[i-1]) >= 0):
-			end := strings.IndexByte(s[i:], '\n')
-			if end < 0 {
-				end = len(s) - i
-			}
-			add(i+1, i+end)
-			i += end
-		case c == '<' && strings.HasPrefix(s[i:], "<<") && !strings.HasPrefix(s[i:], "<<<"):
-			j := i + 2
-			strip := false
-			if j < len(s) && s[j] == '-' {
-				strip = true
-				j++
-			}
-			for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
-				j++
-			}
-			k := j
-			for k < len(s) && strings.IndexByte(" \t\n;&|()<>", s[k]) < 0 {
-				k++
-			}
-			raw := s[j:k]
-			delim := strings.NewReplacer("'", "", "\"", "", "\\", "").Replace(raw)
-			hds = append(hds, pending{delim, strip, delim != raw})
-			delims = append(delims, delim)
-			i = k
-		case c == '\n':
-			i++
-			for _, h := range hds {
-				// The body runs to the first line holding the delimiter;
-				// that line and any like it stay as written.
-				for i < len(s) {
-					end := strings.IndexByte(s[i:], '\n')
-					line := s[i:]
-					if end >= 0 {
-						line = s[i : i+end]
-					}
-					next := len(s)
-					if end >= 0 {
-						next = i + end + 1
-					}
-					if h.delim == "" || strings.Contains(line, h.delim) {
-						i = next
-						break
-					}
-					// The newline goes with the line: a body is one region.
-					if h.quoted {
-						add(i, next)
-					} else {
-						dqRuns(i, next)
-					}
-					i = next
-				}
-			}
-			hds = nil
-		default:
-			i++
-		}
-	}
+	regions := sc.regions
 	// Regions must not hold a line with a delimiter in it (a line the
 	// scan took for a body line may end a here-document for mvdan).
-	if len(delims) > 0 {
-		regions = splitAtDelims(s, regions, delims)
+	if len(sc.delims) > 0 {
+		regions = splitAtDelims(s, regions, sc.delims)
 	}
 	sort.Slice(regions, func(a, b int) bool { return regions[a].start < regions[b].start })
 	merged := regions[:0]
@@ -285,21 +183,137 @@ func literalRegions(s string) ([]region, byte) {
 		}
 		merged = append(merged, r)
 	}
-	regions = merged
 	fill := byte('x')
 	for _, f := range []byte("xyzqjkXYZ") {
-		ok := true
-		for _, d := range delims {
-			if strings.IndexByte(d, f) >= 0 {
-				ok = false
-			}
-		}
-		if ok {
+		if !slices.ContainsFunc(sc.delims, func(d string) bool { return strings.IndexByte(d, f) >= 0 }) {
 			fill = f
 			break
 		}
 	}
-	return regions, fill
+	return merged, fill
+}
+
+// regionScan is literalRegions' scan of the text.
+type regionScan struct {
+	s       string
+	i       int
+	regions []region
+	delims  []string
+	hds     []pendingDoc // here-documents whose bodies start at the next line
+}
+
+type pendingDoc struct {
+	delim  string
+	quoted bool
+}
+
+func (sc *regionScan) add(a, b int) {
+	if b > a {
+		sc.regions = append(sc.regions, region{a, b})
+	}
+}
+
+// dqRuns adds the runs of s[a:b] without $, ` or \ .
+func (sc *regionScan) dqRuns(a, b int) {
+	start := a
+	for j := a; j < b; j++ {
+		if c := sc.s[j]; c == '$' || c == '`' || c == '\\' {
+			sc.add(start, j)
+			start = j + 1
+		}
+	}
+	sc.add(start, b)
+}
+
+// step reads what starts at sc.i.
+func (sc *regionScan) step() {
+	s, i := sc.s, sc.i
+	switch c := s[i]; {
+	case c == '\\':
+		sc.i += 2
+	case c == '\'' && (i == 0 || s[i-1] != '$'):
+		end := strings.IndexByte(s[i+1:], '\'')
+		if end < 0 {
+			sc.add(i+1, len(s))
+			sc.i = len(s)
+			return
+		}
+		sc.add(i+1, i+1+end)
+		sc.i += end + 2
+	case c == '"':
+		j := i + 1
+		for j < len(s) && s[j] != '"' {
+			if s[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		sc.dqRuns(i+1, min(j, len(s)))
+		sc.i = j + 1
+	case c == '#' && (i == 0 || strings.IndexByte(" \t\n;&|()", s[i-1]) >= 0):
+		end := strings.IndexByte(s[i:], '\n')
+		if end < 0 {
+			end = len(s) - i
+		}
+		sc.add(i+1, i+end)
+		sc.i += end
+	case c == '<' && strings.HasPrefix(s[i:], "<<") && !strings.HasPrefix(s[i:], "<<<"):
+		sc.heredoc()
+	case c == '\n':
+		sc.i++
+		sc.bodies()
+	default:
+		sc.i++
+	}
+}
+
+// heredoc reads a here-document's operator and delimiter.
+func (sc *regionScan) heredoc() {
+	s := sc.s
+	j := sc.i + 2
+	if j < len(s) && s[j] == '-' {
+		j++
+	}
+	for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
+		j++
+	}
+	k := j
+	for k < len(s) && strings.IndexByte(" \t\n;&|()<>", s[k]) < 0 {
+		k++
+	}
+	raw := s[j:k]
+	delim := strings.NewReplacer("'", "", "\"", "", "\\", "").Replace(raw)
+	sc.hds = append(sc.hds, pendingDoc{delim, delim != raw})
+	sc.delims = append(sc.delims, delim)
+	sc.i = k
+}
+
+// bodies reads the bodies of the here-documents of the line that ended:
+// each runs to the first line holding its delimiter; that line and any
+// like it stay as written.
+func (sc *regionScan) bodies() {
+	s := sc.s
+	for _, h := range sc.hds {
+		for sc.i < len(s) {
+			i := sc.i
+			end := strings.IndexByte(s[i:], '\n')
+			line, next := s[i:], len(s)
+			if end >= 0 {
+				line, next = s[i:i+end], i+end+1
+			}
+			sc.i = next
+			if h.delim == "" || strings.Contains(line, h.delim) {
+				break
+			}
+			// The newline goes with the line: a body is one region.
+			if h.quoted {
+				sc.add(i, next)
+			} else {
+				sc.dqRuns(i, next)
+			}
+		}
+	}
+	sc.hds = nil
 }
 
 // splitAtDelims drops from the regions every line that holds a delimiter.

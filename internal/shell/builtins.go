@@ -35,18 +35,6 @@ func init() {
 	}
 }
 
-func (c *Cmd) texts() ([]string, bool) {
-	out := make([]string, len(c.Args))
-	for i, a := range c.Args {
-		s, ok := a.Text()
-		if !ok {
-			return nil, false
-		}
-		out[i] = s
-	}
-	return out, true
-}
-
 func bCd(r *reader, cmd *Cmd, st *state, c *ctx) *state {
 	args := cmd.Args[1:]
 	for len(args) > 0 {
@@ -241,7 +229,13 @@ func bRead(r *reader, cmd *Cmd, st *state, c *ctx) *state {
 		// not follow.
 		if strings.TrimLeft(rest, " \t\n") == "" {
 			_, raw := opts['r']
-			cfg := &expand.Config{Env: environ{r: r, st: st}}
+			// IFS=, read a b: the read splits by the command's IFS.
+			ifs := st
+			if v, ok := cmd.env.over["IFS"]; ok {
+				ifs = st.clone()
+				ifs.vars["IFS"] = v
+			}
+			cfg := &expand.Config{Env: environ{r: r, st: ifs}}
 			vals = expand.ReadFields(cfg, line, len(names), raw)
 			known = true
 		}

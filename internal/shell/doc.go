@@ -10,7 +10,9 @@
 //
 // The guard (internal/guard) reads these facts to refuse commands that may
 // stop the agent's tmux server; the ownership scopes (internal/worktree)
-// read the files they write (Writes).
+// read the files they write (Writes: redirections, the programs that write
+// by their arguments, rsync, tar, unzip and patch, and interpreters'
+// inline code, which InlineCode finds for both).
 //
 // Reading is bounded: the text's structure is measured before mvdan parses
 // it (its parser recurses once per nesting level), expanded words and the

@@ -222,6 +222,12 @@ func (x *expander) param(pe *syntax.ParamExp, quoted bool) syntax.WordPart {
 			return unknown(FromVar, name)
 		}
 	}
+	return x.paramOp(pe, name, val, func() syntax.WordPart { return unknown(FromVar, name) })
+}
+
+// paramOp prepares the operation of a ${...} on a value st knows well
+// enough: what it assigns or runs is read, its size is counted.
+func (x *expander) paramOp(pe *syntax.ParamExp, name, val string, unknown func() syntax.WordPart) syntax.WordPart {
 	if pe.Length {
 		x.p.est += 20
 		return pe
@@ -230,16 +236,16 @@ func (x *expander) param(pe *syntax.ParamExp, quoted bool) syntax.WordPart {
 		switch pe.Exp.Op {
 		case syntax.AssignUnset, syntax.AssignUnsetOrNull:
 			x.setsVars = append(x.setsVars, name)
-			return unknown(FromVar, name)
+			return unknown()
 		case syntax.OtherParamOps:
 			switch pe.Exp.Word.Lit() {
 			case "Q", "U", "L", "u", "a", "E", "K", "k":
 			case "P":
 				// Prompt expansion runs the substitutions in the value.
-				r.promptText(r.decode(val), st, x.c)
-				return unknown(FromVar, name)
+				x.r.promptText(x.r.decode(val), x.st, x.c)
+				return unknown()
 			default:
-				return unknown(FromVar, name)
+				return unknown()
 			}
 		}
 	}
@@ -644,6 +650,3 @@ func isName(s string) bool {
 	}
 	return true
 }
-
-func lowerKeep(s string) string { return strings.ToLower(s) }
-func upperKeep(s string) string { return strings.ToUpper(s) }

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"slices"
+	"strings"
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
@@ -150,9 +151,9 @@ func (st *state) assign(r *reader, name, val string) {
 	old := st.get(r, name)
 	switch {
 	case old.lower:
-		val = lowerKeep(val)
+		val = strings.ToLower(val)
 	case old.upper:
-		val = upperKeep(val)
+		val = strings.ToUpper(val)
 	}
 	st.setVar(r, name, variable{set: Yes, exported: old.exported, val: val, assigned: true, lower: old.lower, upper: old.upper})
 }

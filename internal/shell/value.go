@@ -268,13 +268,6 @@ func (a Arg) Base() Arg {
 	return a
 }
 
-func pathBase(s string) string {
-	if i := strings.LastIndexByte(s, '/'); i >= 0 {
-		return s[i+1:]
-	}
-	return s
-}
-
 // Could reports whether the Arg could be s: each hole standing for any
 // text, and with Glob, glob characters matching as they would.
 func (a Arg) Could(s string) bool {
@@ -304,16 +297,6 @@ func (a Arg) CouldAny(ss ...string) bool {
 	}
 	return false
 }
-
-// CouldContain reports whether the Arg could hold s somewhere in it.
-func (a Arg) CouldContain(s string) bool {
-	if t, ok := a.Text(); ok {
-		return strings.Contains(t, s)
-	}
-	return Concat(HoleArg(anyHole), a, HoleArg(anyHole)).Could(s)
-}
-
-var anyHole = &Hole{Kind: FromPattern, Src: "*"}
 
 // token kinds of a pattern
 const (

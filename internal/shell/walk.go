@@ -159,6 +159,10 @@ func (r *reader) stmtIn(s *syntax.Stmt, st *state, c *ctx) *state {
 		if len(redirs) > 0 {
 			r.record(nil, nil, redirs, st, cc, r.srcOf(s))
 		}
+		if hasStdin {
+			// $(<file) prints the file.
+			r.output(cc, "", false)
+		}
 		return st
 	}
 	if len(redirs) > 0 {
@@ -314,45 +318,13 @@ func (r *reader) compound(cmd syntax.Command, st *state, c *ctx) *state {
 	case *syntax.IfClause:
 		return r.ifClause(cmd, st, c)
 	case *syntax.WhileClause:
-		st.shared = true
-		cc := c.maybe()
-		s1 := r.stmts(cmd.Cond, st, cc)
-		s1.shared = true
-		b1 := r.stmts(cmd.Do, s1, cc)
-		m := r.merge(st, b1)
-		m.shared = true
-		s2 := r.stmts(cmd.Cond, m, cc)
-		s2.shared = true
-		r.stmts(cmd.Do, s2, cc)
-		return r.merge(s1, s2)
+		return r.whileClause(cmd, st, c)
 	case *syntax.ForClause:
 		return r.forClause(cmd, st, c)
 	case *syntax.CaseClause:
-		r.literal(cmd.Word, st, c)
-		st.shared = true
-		out := st
-		for _, it := range cmd.Items {
-			for _, p := range it.Patterns {
-				r.walkSubsts(p, st, c)
-			}
-			b := r.stmts(it.Stmts, st, c.maybe())
-			out = r.merge(out, b)
-			out.shared = true
-		}
-		return out
+		return r.caseClause(cmd, st, c)
 	case *syntax.FuncDecl:
-		st = st.own()
-		if st.funcs == nil {
-			st.funcs = map[string][]*funcDef{}
-		}
-		name := ""
-		if cmd.Name != nil {
-			name = cmd.Name.Value
-		}
-		fd := &funcDef{name: name, body: cmd.Body, src: r.cur}
-		st.funcs[fd.name] = []*funcDef{fd}
-		r.defined = append(r.defined, fd)
-		return st
+		return r.funcDecl(cmd, st)
 	case *syntax.ArithmCmd:
 		x := &expander{r: r, st: st, c: c, p: &prepared{}}
 		x.arith(cmd.X)
@@ -381,6 +353,54 @@ func (r *reader) compound(cmd syntax.Command, st *state, c *ctx) *state {
 		return r.stmt(cmd.Body, st, c)
 	}
 	r.limit("st cannot follow this shell construct (%T)", cmd)
+	return st
+}
+
+// whileClause walks a loop's condition and body twice (see loop).
+func (r *reader) whileClause(wc *syntax.WhileClause, st *state, c *ctx) *state {
+	st.shared = true
+	cc := c.maybe()
+	s1 := r.stmts(wc.Cond, st, cc)
+	s1.shared = true
+	b1 := r.stmts(wc.Do, s1, cc)
+	m := r.merge(st, b1)
+	m.shared = true
+	s2 := r.stmts(wc.Cond, m, cc)
+	s2.shared = true
+	r.stmts(wc.Do, s2, cc)
+	return r.merge(s1, s2)
+}
+
+// caseClause walks every branch: any may run.
+func (r *reader) caseClause(cc *syntax.CaseClause, st *state, c *ctx) *state {
+	r.literal(cc.Word, st, c)
+	st.shared = true
+	out := st
+	for _, it := range cc.Items {
+		for _, p := range it.Patterns {
+			r.walkSubsts(p, st, c)
+		}
+		b := r.stmts(it.Stmts, st, c.maybe())
+		out = r.merge(out, b)
+		out.shared = true
+	}
+	return out
+}
+
+// funcDecl defines a function; its body is read where it is called (or,
+// never called, at the end: it may run from a trap).
+func (r *reader) funcDecl(fd *syntax.FuncDecl, st *state) *state {
+	st = st.own()
+	if st.funcs == nil {
+		st.funcs = map[string][]*funcDef{}
+	}
+	name := ""
+	if fd.Name != nil {
+		name = fd.Name.Value
+	}
+	def := &funcDef{name: name, body: fd.Body, src: r.cur}
+	st.funcs[def.name] = []*funcDef{def}
+	r.defined = append(r.defined, def)
 	return st
 }
 

@@ -415,12 +415,11 @@ func (r *reader) splitWords(v Arg, st *state, c *ctx) []Arg {
 		return []Arg{HoleArg(&Hole{Kind: FromPattern, Src: v.String()})}
 	}
 	var words []*syntax.Word
-	err := syntax.NewParser().Words(strings.NewReader(s), func(w *syntax.Word) bool {
+	for w, err := range syntax.NewParser().WordsSeq(strings.NewReader(s)) {
+		if err != nil {
+			return []Arg{HoleArg(&Hole{Kind: FromPattern, Src: s})}
+		}
 		words = append(words, w)
-		return true
-	})
-	if err != nil {
-		return []Arg{HoleArg(&Hole{Kind: FromPattern, Src: s})}
 	}
 	cur := r.cur
 	r.cur = s
@@ -984,7 +983,14 @@ func runGit(w *wrapCall) wrapped {
 		return out
 	}
 	sub, _ := args[i].Text()
-	rest := args[i+1:]
+	out.texts = append(out.texts, gitSubTexts(sub, args[i+1:], &out)...)
+	return out
+}
+
+// gitSubTexts is the shell text a git subcommand runs (bisect run's
+// command goes to out.argv).
+func gitSubTexts(sub string, rest []Arg, out *wrapped) []runText {
+	var texts []runText
 	switch sub {
 	case "config":
 		var kv []Arg
@@ -995,17 +1001,17 @@ func runGit(w *wrapCall) wrapped {
 			kv = append(kv, a)
 		}
 		if len(kv) >= 2 {
-			out.texts = append(out.texts, gitConfigText(Concat(kv[0], Lit("="), kv[1]))...)
+			texts = append(texts, gitConfigText(Concat(kv[0], Lit("="), kv[1]))...)
 		}
 	case "rebase":
 		for j := 0; j < len(rest); j++ {
 			s, _ := rest[j].Text()
 			switch {
 			case (s == "-x" || s == "--exec") && j+1 < len(rest):
-				out.texts = append(out.texts, runText{text: rest[j+1]})
+				texts = append(texts, runText{text: rest[j+1]})
 				j++
 			case strings.HasPrefix(s, "--exec="):
-				out.texts = append(out.texts, runText{text: Lit(s[len("--exec="):])})
+				texts = append(texts, runText{text: Lit(s[len("--exec="):])})
 			}
 		}
 	case "bisect":
@@ -1017,29 +1023,22 @@ func runGit(w *wrapCall) wrapped {
 	case "submodule":
 		for j := 0; j < len(rest); j++ {
 			if s, _ := rest[j].Text(); s == "foreach" {
-				tail := getopt(rest[j+1:], "", nil, nil)
-				if len(tail) > 0 {
-					out.texts = append(out.texts, runText{text: Join(tail, " ")})
+				if tail := getopt(rest[j+1:], "", nil, nil); len(tail) > 0 {
+					texts = append(texts, runText{text: Join(tail, " ")})
 				}
 				break
 			}
 		}
-	case "filter-branch":
+	case "filter-branch", "difftool", "mergetool":
 		for j := 0; j+1 < len(rest); j++ {
-			if s, _ := rest[j].Text(); strings.HasSuffix(s, "-filter") {
-				out.texts = append(out.texts, runText{text: rest[j+1]})
-				j++
-			}
-		}
-	case "difftool", "mergetool":
-		for j := 0; j+1 < len(rest); j++ {
-			if s, _ := rest[j].Text(); s == "-x" || s == "--extcmd" {
-				out.texts = append(out.texts, runText{text: rest[j+1]})
+			s, _ := rest[j].Text()
+			if sub == "filter-branch" && strings.HasSuffix(s, "-filter") || sub != "filter-branch" && (s == "-x" || s == "--extcmd") {
+				texts = append(texts, runText{text: rest[j+1]})
 				j++
 			}
 		}
 	}
-	return out
+	return texts
 }
 
 // gitConfigText is the shell text a git configuration key=value runs.
@@ -1124,30 +1123,7 @@ func (r *reader) runWrapped(run runner, args []Arg, env *envView, redirs []Redir
 		if r.err != nil {
 			return st
 		}
-		var sh *state
-		if t.remote {
-			sh = r.initial()
-			sh.clobbered = true
-			sh.vars["TMUX"] = variable{set: No, exported: No, assigned: true}
-			sh.dir = r.sent(&Hole{Kind: FromVar, Var: "PWD", Src: "(remote folder)"})
-		} else {
-			sh = ist.child(inner)
-		}
-		if len(t.args) > 0 {
-			sh.posKnown = true
-			for _, a := range t.args[1:] {
-				if a.Split {
-					sh.posKnown = false
-				}
-				sh.pos = append(sh.pos, r.encode(a))
-			}
-		}
-		tc := cc.withStdin(Lit(""))
-		if t.file != nil {
-			r.sourceFile(*t.file, sh, tc.withStdin(c.stdin))
-			continue
-		}
-		r.text(t.text, sh, tc)
+		r.runText(t, ist.child(inner), cc, c.stdin)
 	}
 	f2 := callInfo{src: f.src, noFuncs: out.noFuncs}
 	for _, argv := range out.more {
@@ -1162,6 +1138,31 @@ func (r *reader) runWrapped(run runner, args []Arg, env *envView, redirs []Redir
 		}
 	}
 	return st
+}
+
+// runText reads shell text a runner runs in a new shell sh (one of its
+// own, elsewhere, for ssh's), with its $0, $1...
+func (r *reader) runText(t runText, sh *state, cc *ctx, stdin Arg) {
+	if t.remote {
+		sh = r.initial()
+		sh.clobbered = true
+		sh.vars["TMUX"] = variable{set: No, exported: No, assigned: true}
+		sh.dir = r.sent(&Hole{Kind: FromVar, Var: "PWD", Src: "(remote folder)"})
+	}
+	if len(t.args) > 0 {
+		sh.posKnown = true
+		for _, a := range t.args[1:] {
+			if a.Split {
+				sh.posKnown = false
+			}
+			sh.pos = append(sh.pos, r.encode(a))
+		}
+	}
+	if t.file != nil {
+		r.sourceFile(*t.file, sh, cc.withStdin(stdin))
+		return
+	}
+	r.text(t.text, sh, cc.withStdin(Lit("")))
 }
 
 // runCapsh: capsh's options, then after -- the arguments of bash.

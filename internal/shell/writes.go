@@ -52,105 +52,96 @@ func device(p Arg) bool {
 }
 
 // Writes lists what one command may write: its redirections, and the
-// files its program writes by its arguments.
+// files its program writes by its arguments (or its inline code).
 func (c *Cmd) Writes() []Write {
 	var out []Write
-	add := func(p Arg, what string) {
-		if len(p.pieces) == 0 || device(p) {
-			return
-		}
-		out = append(out, Write{Cmd: c, Path: p, Dir: c.Dir, What: what})
-	}
 	for _, rd := range c.Redirs {
 		switch rd.Op {
 		case ">", ">>", ">|", "&>", "&>>", "<>", "&>|", ">>|":
-			add(rd.Target, rd.Op+" (redirection)")
+			out = append(out, c.write(rd.Target, rd.Op+" (redirection)"))
 		case ">&":
 			if s, ok := rd.Target.Text(); !ok || !(isDigits(s) || s == "-") {
-				add(rd.Target, ">& (redirection)")
+				out = append(out, c.write(rd.Target, ">& (redirection)"))
 			}
 		}
 	}
-	if len(c.Args) == 0 {
-		return out
+	if len(c.Args) > 0 {
+		out = append(out, c.programWrites(c.Name(), c.Args[1:])...)
+		out = append(out, c.codeWrites()...)
 	}
-	name := c.Name()
-	args := c.Args[1:]
-	switch name {
-	case "tee":
-		ops, _ := parseArgs(args, "", nil)
-		for _, o := range ops {
-			add(o, "tee")
+	// Devices are written without changing any file.
+	return slices.DeleteFunc(out, func(w Write) bool { return !w.Tree && (len(w.Path.pieces) == 0 || device(w.Path)) })
+}
+
+// operandWriters write their operands; the letters are their short
+// options that take a value.
+var operandWriters = map[string]string{"tee": "", "rm": "", "rmdir": "", "unlink": "", "shred": "ns", "touch": "dtr",
+	"mkdir": "m", "truncate": "sr", "mkfifo": "mZ", "mknod": "mZ"}
+
+// outputOptions are the options that name the file a program writes,
+// after its short options that take a value.
+var outputOptions = map[string][]string{"curl": {"oAHXdeFmruxwbcEKT", "-o", "--output"},
+	"wget": {"OAHXdeFmruxwbcEKT", "-O", "--output-document"}, "sort": {"okSTt", "-o", "--output"}, "time": {"fo", "-o", "--output"}}
+
+// programWrites: the files a program writes by its arguments.
+func (c *Cmd) programWrites(name string, args []Arg) []Write {
+	var out []Write
+	add := func(ps []Arg, what string) {
+		for _, p := range ps {
+			out = append(out, c.write(p, what))
 		}
-	case "cp", "mv", "install", "ln":
-		out = append(out, c.copyLike(name, args)...)
-	case "rm", "rmdir", "unlink", "shred", "touch", "mkdir", "truncate", "mkfifo", "mknod":
-		vals := map[string]string{"touch": "dtr", "mkdir": "m", "truncate": "sr", "shred": "ns", "mkfifo": "mZ", "mknod": "mZ"}[name]
+	}
+	if vals, ok := operandWriters[name]; ok {
 		ops, _ := parseArgs(args, vals, nil)
 		if name == "mknod" && len(ops) > 1 {
 			ops = ops[:1]
 		}
-		for _, o := range ops {
-			add(o, name)
+		add(ops, name)
+		return out
+	}
+	if spec, ok := outputOptions[name]; ok {
+		_, opts := parseArgs(args, spec[0], []string{"--output", "--output-document", "--format"})
+		for _, o := range opts {
+			if slices.Contains(spec[1:], o.name) {
+				add([]Arg{o.val}, name+" "+spec[1])
+			}
 		}
+		return out
+	}
+	switch name {
+	case "cp", "mv", "install", "ln":
+		return c.copyLike(name, args)
 	case "chmod", "chown", "chgrp":
-		for _, o := range chmodOperands(args) {
-			add(o, name)
-		}
+		add(chmodOperands(args), name)
 	case "sed", "perl":
-		for _, o := range inPlace(name, args) {
-			add(o, name+" -i")
-		}
+		add(inPlace(name, args), name+" -i")
 	case "dd":
 		for _, a := range args {
 			if v, ok := a.CutPrefix("of="); ok {
-				add(v, "dd")
-			}
-		}
-	case "curl", "wget":
-		short := map[string]string{"curl": "o", "wget": "O"}[name]
-		long := map[string]string{"curl": "--output", "wget": "--output-document"}[name]
-		_, opts := parseArgs(args, short+"AHXdeFmruxwbcEKT", []string{"--output", "--output-document"})
-		for _, o := range opts {
-			if o.name == "-"+short || o.name == long {
-				add(o.val, name)
-			}
-		}
-	case "sort":
-		_, opts := parseArgs(args, "okSTt", []string{"--output"})
-		for _, o := range opts {
-			if o.name == "-o" || o.name == "--output" {
-				add(o.val, "sort -o")
-			}
-		}
-	case "time":
-		_, opts := parseArgs(args, "fo", []string{"--output", "--format"})
-		for _, o := range opts {
-			if o.name == "-o" || o.name == "--output" {
-				add(o.val, "time -o")
+				add([]Arg{v}, "dd")
 			}
 		}
 	case "find":
 		if slices.ContainsFunc(args, func(a Arg) bool { return a.String() == "-delete" }) {
-			for _, root := range findRoots(args) {
-				add(root, "find -delete")
-			}
+			add(findRoots(args), "find -delete")
 		}
 	case "git":
-		out = append(out, c.gitWrites(args)...)
+		return c.gitWrites(args)
+	case "rsync":
+		return c.rsyncWrites(args)
+	case "tar", "gtar", "bsdtar":
+		return c.tarWrites(args)
+	case "unzip":
+		return c.unzipWrites(args)
+	case "patch":
+		return c.patchWrites(args)
 	case "apply_patch", "applypatch":
-		var texts []string
-		if s, ok := c.Stdin.Text(); ok {
-			texts = append(texts, s)
-		}
-		for _, a := range args {
-			if s, ok := a.Text(); ok {
-				texts = append(texts, s)
-			}
-		}
-		for _, t := range texts {
-			for _, p := range PatchPaths(t) {
-				add(Lit(p), name)
+		texts := []Arg{c.Stdin}
+		for _, t := range append(texts, args...) {
+			if s, ok := t.Text(); ok {
+				for _, p := range PatchPaths(s) {
+					add([]Arg{Lit(p)}, name)
+				}
 			}
 		}
 	}
@@ -396,35 +387,97 @@ func inPlace(name string, args []Arg) []Arg {
 // change files beyond the paths they name are Tree writes, judged
 // against the whole repository whatever the folder they run in.
 func (c *Cmd) gitWrites(args []Arg) []Write {
-	dir := c.Dir
-	var out []Write
-	tree := func(what string) {
-		out = append(out, Write{Cmd: c, Path: Lit("."), Dir: dir, Tree: true, What: "git " + what})
+	g := &gitWriter{c: c, dir: c.Dir}
+	args, ok := g.globals(args)
+	if !ok || len(args) == 0 {
+		return g.out
 	}
-	paths := func(what string, ps []Arg) {
-		for _, p := range ps {
-			if s, ok := p.Text(); ok && strings.HasPrefix(s, ":") {
-				// A pathspec with magic (":/", ":(top)x", ":!x"): it may
-				// reach the whole tree.
-				if rest, ok := strings.CutPrefix(s, ":/"); ok && rest != "" && !strings.ContainsAny(rest[:1], "(!^") {
-					out = append(out, Write{Cmd: c, Path: Lit(rest), Dir: dir, Root: true, What: "git " + what})
-					continue
-				}
-				tree(what + " " + s)
-				continue
+	sub, ok := args[0].Text()
+	if !ok {
+		g.tree("(a subcommand st cannot read)")
+		return g.out
+	}
+	args = args[1:]
+	sep := slices.IndexFunc(args, func(a Arg) bool { return a.String() == "--" })
+	switch sub {
+	case "checkout":
+		g.checkout(args, sep)
+	case "restore":
+		ops, _ := parseArgs(args, "s", []string{"--source", "--pathspec-from-file"})
+		if len(ops) == 0 {
+			g.tree("restore")
+		}
+		g.paths("restore", ops)
+	case "rm", "mv":
+		ops, _ := parseArgs(args, "", nil)
+		g.paths(sub, ops)
+	case "reset":
+		g.reset(args, sep)
+	case "clean":
+		ops, opts := parseArgs(args, "e", []string{"--exclude"})
+		if _, dry := hasOpt(opts, "-n", "--dry-run"); !dry {
+			if len(ops) == 0 {
+				g.tree("clean")
 			}
-			if len(p.pieces) == 0 {
-				continue
-			}
-			out = append(out, Write{Cmd: c, Path: p, Dir: dir, What: "git " + what})
+			g.paths("clean", ops)
+		}
+	case "stash":
+		g.stash(args, sep)
+	case "switch":
+		ops, opts := parseArgs(args, "cC", []string{"--create", "--force-create", "--orphan"})
+		if _, ok := hasOpt(opts, "-c", "-C", "--create", "--force-create", "--orphan"); !ok || len(ops) > 1 {
+			g.tree("switch")
+		}
+	case "apply":
+		g.apply(args)
+	default:
+		if gitChangesTree(sub, args) {
+			g.tree(sub)
 		}
 	}
-	// Global options before the subcommand; -C moves the folder.
+	return g.out
+}
+
+// gitWriter gathers the writes of one git command.
+type gitWriter struct {
+	c   *Cmd
+	dir Arg
+	out []Write
+}
+
+func (g *gitWriter) tree(what string) {
+	g.out = append(g.out, Write{Cmd: g.c, Path: Lit("."), Dir: g.dir, Tree: true, What: "git " + what})
+}
+
+// paths adds the pathspecs a git command writes.
+func (g *gitWriter) paths(what string, ps []Arg) {
+	for _, p := range ps {
+		if s, ok := p.Text(); ok && strings.HasPrefix(s, ":") {
+			// A pathspec with magic (":/", ":(top)x", ":!x"): it may
+			// reach the whole tree.
+			if rest, ok := strings.CutPrefix(s, ":/"); ok && rest != "" && !strings.ContainsAny(rest[:1], "(!^") {
+				g.out = append(g.out, Write{Cmd: g.c, Path: Lit(rest), Dir: g.dir, Root: true, What: "git " + what})
+				continue
+			}
+			g.tree(what + " " + s)
+			continue
+		}
+		if len(p.pieces) == 0 {
+			continue
+		}
+		g.out = append(g.out, Write{Cmd: g.c, Path: p, Dir: g.dir, What: "git " + what})
+	}
+}
+
+// globals reads the options before the subcommand: -C moves the folder;
+// another work tree, or options st cannot read, may write anywhere. ok
+// is false when nothing more is to be read.
+func (g *gitWriter) globals(args []Arg) ([]Arg, bool) {
 	for len(args) > 0 {
 		s, ok := args[0].Text()
 		if !ok {
-			tree("(options st cannot read)")
-			return out
+			g.tree("(options st cannot read)")
+			return nil, false
 		}
 		if !strings.HasPrefix(s, "-") {
 			break
@@ -432,167 +485,118 @@ func (c *Cmd) gitWrites(args []Arg) []Write {
 		args = args[1:]
 		switch {
 		case s == "-C" && len(args) > 0:
-			dir = JoinDir(dir, args[0])
+			g.dir = JoinDir(g.dir, args[0])
 			args = args[1:]
 		case s == "--work-tree" || s == "--git-dir" || strings.HasPrefix(s, "--work-tree=") || strings.HasPrefix(s, "--git-dir="):
 			// Another work tree: where it writes is its own matter.
-			if !strings.Contains(s, "=") && len(args) > 0 {
-				args = args[1:]
-			}
-			tree("--work-tree")
-			return out
+			g.tree("--work-tree")
+			return nil, false
 		case s == "-c" || s == "--namespace" || s == "--config-env" || s == "--super-prefix":
 			if len(args) > 0 {
 				args = args[1:]
 			}
 		}
 	}
-	if len(args) == 0 {
-		return out
-	}
-	sub, ok := args[0].Text()
-	if !ok {
-		tree("(a subcommand st cannot read)")
-		return out
-	}
-	args = args[1:]
-	sep := slices.IndexFunc(args, func(a Arg) bool { return a.String() == "--" })
-	switch sub {
-	case "checkout":
-		ops, opts := parseArgs(args, "bBU", []string{"--orphan", "--conflict", "--pathspec-from-file"})
-		if _, ok := hasOpt(opts, "-b", "-B", "--orphan"); ok && sep < 0 {
-			if len(ops) <= 1 {
-				return out // a new branch from HEAD: no file changes
-			}
-			tree("checkout -b")
-			return out
+	return args, true
+}
+
+func (g *gitWriter) checkout(args []Arg, sep int) {
+	ops, opts := parseArgs(args, "bBU", []string{"--orphan", "--conflict", "--pathspec-from-file"})
+	switch _, branch := hasOpt(opts, "-b", "-B", "--orphan"); {
+	case branch && sep < 0:
+		if len(ops) > 1 {
+			g.tree("checkout -b") // a new branch from another commit
 		}
-		if sep >= 0 {
-			ps := args[sep+1:]
-			if len(ps) == 0 {
-				tree("checkout --")
-			}
-			paths("checkout", ps)
-			return out
+	case sep >= 0:
+		if len(args[sep+1:]) == 0 {
+			g.tree("checkout --")
 		}
+		g.paths("checkout", args[sep+1:])
+	case len(ops) > 0:
 		// Without "--" a word may be a branch: switching branches
 		// rewrites files across the tree.
-		if len(ops) == 0 {
-			return out
-		}
-		tree("checkout " + ops[0].String())
-		paths("checkout", ops)
-	case "restore":
-		ops, _ := parseArgs(args, "s", []string{"--source", "--pathspec-from-file"})
-		if len(ops) == 0 {
-			tree("restore")
-		}
-		paths("restore", ops)
-	case "rm", "mv":
-		ops, _ := parseArgs(args, "", nil)
-		paths(sub, ops)
-	case "reset":
-		ops, opts := parseArgs(args, "", []string{"--pathspec-from-file"})
+		g.tree("checkout " + ops[0].String())
+		g.paths("checkout", ops)
+	}
+}
+
+func (g *gitWriter) reset(args []Arg, sep int) {
+	if sep >= 0 {
+		g.paths("reset", args[sep+1:])
+		return
+	}
+	ops, opts := parseArgs(args, "", []string{"--pathspec-from-file"})
+	if _, ok := hasOpt(opts, "--hard", "--merge", "--keep"); ok || len(ops) <= 1 {
+		g.tree("reset")
+		return
+	}
+	g.paths("reset", ops[1:])
+}
+
+func (g *gitWriter) stash(args []Arg, sep int) {
+	if len(args) == 0 {
+		g.tree("stash")
+		return
+	}
+	verb, _ := args[0].Text()
+	switch verb {
+	case "list", "show", "drop", "clear", "create", "store":
+		return
+	case "push", "save", "-u", "-a", "-k", "-p", "--include-untracked", "--keep-index", "-m", "--message":
 		if sep >= 0 {
-			paths("reset", args[sep+1:])
-			return out
+			g.paths("stash", args[sep+1:])
+			return
 		}
-		if _, ok := hasOpt(opts, "--hard", "--merge", "--keep"); ok || len(ops) <= 1 {
-			tree("reset")
-			return out
-		}
-		paths("reset", ops[1:])
-	case "clean":
-		ops, opts := parseArgs(args, "e", []string{"--exclude"})
-		if _, dry := hasOpt(opts, "-n", "--dry-run"); dry {
-			return out
-		}
-		if len(ops) == 0 {
-			tree("clean")
-		}
-		paths("clean", ops)
-	case "stash":
-		if len(args) == 0 {
-			tree("stash")
-			return out
-		}
-		verb, _ := args[0].Text()
-		switch verb {
-		case "list", "show", "drop", "clear", "create", "store":
-			return out
-		case "push", "save", "-u", "-a", "-k", "-p", "--include-untracked", "--keep-index", "-m", "--message":
-			if sep >= 0 {
-				paths("stash", args[sep+1:])
-				return out
-			}
-			if verb == "push" {
-				ops, _ := parseArgs(args[1:], "m", []string{"--message", "--pathspec-from-file"})
-				if len(ops) > 0 {
-					paths("stash", ops)
-					return out
-				}
-			}
-			tree("stash " + verb)
-		default:
-			tree("stash " + verb)
-		}
-	case "switch":
-		ops, opts := parseArgs(args, "cC", []string{"--create", "--force-create", "--orphan"})
-		if _, ok := hasOpt(opts, "-c", "-C", "--create", "--force-create", "--orphan"); ok && len(ops) <= 1 {
-			return out
-		}
-		tree("switch")
-	case "rebase", "merge", "am", "pull", "cherry-pick", "revert", "bisect", "sparse-checkout", "read-tree",
-		"checkout-index", "filter-branch", "worktree", "submodule", "stage", "update-index":
-		switch sub {
-		case "bisect":
-			if len(args) > 0 {
-				if v, _ := args[0].Text(); v == "log" || v == "visualize" || v == "view" || v == "terms" {
-					return out
-				}
-			}
-		case "merge", "rebase", "cherry-pick", "revert", "am":
-			for _, a := range args {
-				if s, _ := a.Text(); s == "--abort" || s == "--quit" || s == "--show-current-patch" {
-					if s == "--quit" || s == "--show-current-patch" {
-						return out
-					}
-				}
-			}
-		case "worktree", "submodule", "stage", "update-index", "read-tree":
-			if sub == "read-tree" && !slices.ContainsFunc(args, func(a Arg) bool { return a.String() == "-u" }) {
-				return out
-			}
-			if sub == "worktree" || sub == "submodule" || sub == "stage" || sub == "update-index" {
-				return out
-			}
-		}
-		tree(sub)
-	case "apply":
-		ops, opts := parseArgs(args, "pC", []string{"--directory", "--include", "--exclude"})
-		if _, ok := hasOpt(opts, "--check", "--stat", "--numstat", "--summary"); ok {
-			if _, apply := hasOpt(opts, "--apply"); !apply {
-				return out
-			}
-		}
-		var texts []string
-		if len(ops) == 0 {
-			if s, ok := c.Stdin.Text(); ok {
-				texts = append(texts, s)
-			}
-		}
-		if len(texts) == 0 {
-			// The patch is a file st does not read: any path.
-			tree("apply")
-			return out
-		}
-		for _, t := range texts {
-			for _, p := range DiffPaths(t) {
-				out = append(out, Write{Cmd: c, Path: Lit(p), Dir: dir, Root: true, What: "git apply"})
+		if verb == "push" {
+			if ops, _ := parseArgs(args[1:], "m", []string{"--message", "--pathspec-from-file"}); len(ops) > 0 {
+				g.paths("stash", ops)
+				return
 			}
 		}
 	}
-	return out
+	g.tree("stash " + verb)
+}
+
+// apply: git apply writes the files its patch names, when st can read the
+// patch (standard input); a patch file st does not read may name any.
+func (g *gitWriter) apply(args []Arg) {
+	ops, opts := parseArgs(args, "pC", []string{"--directory", "--include", "--exclude"})
+	if _, ok := hasOpt(opts, "--check", "--stat", "--numstat", "--summary"); ok {
+		if _, apply := hasOpt(opts, "--apply"); !apply {
+			return
+		}
+	}
+	text, ok := g.c.Stdin.Text()
+	if len(ops) > 0 || !ok {
+		g.tree("apply")
+		return
+	}
+	for _, p := range DiffPaths(text) {
+		g.out = append(g.out, Write{Cmd: g.c, Path: Lit(p), Dir: g.dir, Root: true, What: "git apply"})
+	}
+}
+
+// gitChangesTree: the other git commands that rewrite the work tree
+// (rebase, merge, am, pull...), unless only asked about their state.
+func gitChangesTree(sub string, args []Arg) bool {
+	has := func(words ...string) bool {
+		return slices.ContainsFunc(args, func(a Arg) bool { return slices.Contains(words, a.String()) })
+	}
+	switch sub {
+	case "bisect":
+		if len(args) > 0 {
+			v := args[0].String()
+			return v != "log" && v != "visualize" && v != "view" && v != "terms"
+		}
+		return true
+	case "merge", "rebase", "cherry-pick", "revert", "am":
+		return !has("--quit", "--show-current-patch")
+	case "read-tree":
+		return has("-u")
+	case "pull", "sparse-checkout", "checkout-index", "filter-branch":
+		return true
+	}
+	return false
 }
 
 // DiffPaths lists the files a unified diff (git's) changes, as the

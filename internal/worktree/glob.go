@@ -211,6 +211,29 @@ func compileGlob(g string) (*nfa, error) {
 	n := &nfa{}
 	cur := n.state()
 	segs := strings.Split(g, "/")
+	needSlash := false
+	for i, seg := range segs {
+		if seg == "**" {
+			cur = n.starStar(cur, i, len(segs))
+			needSlash = false
+			continue
+		}
+		if needSlash {
+			cur = n.addEdge(cur, pred{kind: pLit, c: '/'})
+		}
+		var err error
+		if cur, err = n.segment(cur, []rune(seg)); err != nil {
+			return nil, err
+		}
+		needSlash = true
+	}
+	n.accept = cur
+	return n, nil
+}
+
+// starStar adds the "**" segment i of n segments after cur, and returns
+// the state after it.
+func (n *nfa) starStar(cur, i, segs int) int {
 	slash := pred{kind: pLit, c: '/'}
 	all := pred{kind: pAll}
 	// anyDirs adds "(.*/)?" after from and returns the state after it.
@@ -223,68 +246,59 @@ func compileGlob(g string) (*nfa, error) {
 		n.addEps(back, end)
 		return end
 	}
-	needSlash := false
-	for i, seg := range segs {
-		last := i == len(segs)-1
-		if seg == "**" {
-			switch {
-			case len(segs) == 1: // everything: any non-empty path
-				cur = n.addEdge(cur, all)
-				n.loop(cur, all)
-			case i == 0:
-				cur = anyDirs(cur)
-			case last: // "(/.*)?": the folder itself and all inside it
-				end := n.state()
-				n.addEps(cur, end)
-				in := n.addEdge(cur, slash)
-				n.loop(in, all)
-				n.addEps(in, end)
-				cur = end
-			default:
-				cur = anyDirs(n.addEdge(cur, slash))
-			}
-			needSlash = false
-			continue
-		}
-		if needSlash {
-			cur = n.addEdge(cur, slash)
-		}
-		rs := []rune(seg)
-		for j := 0; j < len(rs); j++ {
-			switch c := rs[j]; c {
-			case '*':
-				// "x+ or nothing" rather than a loop on cur, so that an
-				// example path made from the automaton prefers a letter
-				// to an empty run ("src/x.go", not "src/.go").
-				end := n.state()
-				n.addEps(cur, end)
-				some := n.addEdge(cur, pred{kind: pOne})
-				n.loop(some, pred{kind: pOne})
-				n.addEps(some, end)
-				cur = end
-			case '?':
-				cur = n.addEdge(cur, pred{kind: pOne})
-			case '\\':
-				if j+1 >= len(rs) {
-					return nil, errors.New(`a trailing '\' quotes nothing`)
-				}
-				j++
-				cur = n.addEdge(cur, pred{kind: pLit, c: rs[j]})
-			case '[':
-				p, k, err := parseClass(rs, j)
-				if err != nil {
-					return nil, err
-				}
-				cur = n.addEdge(cur, p)
-				j = k
-			default:
-				cur = n.addEdge(cur, pred{kind: pLit, c: c})
-			}
-		}
-		needSlash = true
+	switch {
+	case segs == 1: // everything: any non-empty path
+		cur = n.addEdge(cur, all)
+		n.loop(cur, all)
+		return cur
+	case i == 0:
+		return anyDirs(cur)
+	case i == segs-1: // "(/.*)?": the folder itself and all inside it
+		end := n.state()
+		n.addEps(cur, end)
+		in := n.addEdge(cur, slash)
+		n.loop(in, all)
+		n.addEps(in, end)
+		return end
 	}
-	n.accept = cur
-	return n, nil
+	return anyDirs(n.addEdge(cur, slash))
+}
+
+// segment adds one segment of a glob (no '/') after cur, and returns the
+// state after it.
+func (n *nfa) segment(cur int, rs []rune) (int, error) {
+	for j := 0; j < len(rs); j++ {
+		switch c := rs[j]; c {
+		case '*':
+			// "x+ or nothing" rather than a loop on cur, so that an
+			// example path made from the automaton prefers a letter
+			// to an empty run ("src/x.go", not "src/.go").
+			end := n.state()
+			n.addEps(cur, end)
+			some := n.addEdge(cur, pred{kind: pOne})
+			n.loop(some, pred{kind: pOne})
+			n.addEps(some, end)
+			cur = end
+		case '?':
+			cur = n.addEdge(cur, pred{kind: pOne})
+		case '\\':
+			if j+1 >= len(rs) {
+				return 0, errors.New(`a trailing '\' quotes nothing`)
+			}
+			j++
+			cur = n.addEdge(cur, pred{kind: pLit, c: rs[j]})
+		case '[':
+			p, k, err := parseClass(rs, j)
+			if err != nil {
+				return 0, err
+			}
+			cur = n.addEdge(cur, p)
+			j = k
+		default:
+			cur = n.addEdge(cur, pred{kind: pLit, c: c})
+		}
+	}
+	return cur, nil
 }
 
 // parseClass reads the class starting at rs[i] == '[' and returns it with

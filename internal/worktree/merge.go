@@ -96,43 +96,9 @@ func (r *Repo) Merge(w *Worktree, msg string) (*MergeResult, error) {
 	} else if exitCode(err) != 1 {
 		return nil, fmt.Errorf("compare %s with HEAD: %w", w.Branch, err)
 	}
-	out, err := git(r.Root, nil, "merge-base", "HEAD", ref)
-	if err != nil {
-		if exitCode(err) == 1 {
-			return nil, fmt.Errorf("branch %s shares no history with HEAD of %s, so st will not merge it. Try: look at it with git log %s", w.Branch, r.Root, w.Branch)
-		}
-		return nil, fmt.Errorf("find where %s started: %w", w.Branch, err)
-	}
-	mb := strings.TrimSpace(out)
-	// --no-renames: a rename touches both paths, and both must be clean.
-	out, err = git(r.Root, nil, "diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", mb, ref, "--")
-	if err != nil {
-		return nil, fmt.Errorf("list the files %s changes: %w", w.Branch, err)
-	}
-	res.Files = splitZ(out)
-
-	before, err := status(r.Root)
-	if err != nil {
+	var before []statusEntry
+	if res.Files, before, err = r.mergeFiles(w.Branch, ref); err != nil {
 		return nil, err
-	}
-	touched := make(map[string]bool, len(res.Files))
-	for _, f := range res.Files {
-		touched[f] = true
-	}
-	var clash, staged []string
-	for _, e := range before {
-		if touched[e.path] || touchedDir(touched, e.path) {
-			clash = append(clash, e.path)
-		}
-		if e.x != ' ' && e.x != '?' && e.x != '!' {
-			staged = append(staged, e.path)
-		}
-	}
-	if len(clash) > 0 {
-		return nil, &DirtyError{Root: r.Root, Branch: w.Branch, Files: clash}
-	}
-	if len(staged) > 0 {
-		return nil, &DirtyError{Root: r.Root, Branch: w.Branch, Files: staged, Staged: true}
 	}
 
 	// Spelled out so that the user's config (merge.ff=only, merge.autoStash,
@@ -151,6 +117,50 @@ func (r *Repo) Merge(w *Worktree, msg string) (*MergeResult, error) {
 	}
 	res.Commit = commit
 	return res, nil
+}
+
+// mergeFiles lists the files the branch changes since it left HEAD, and
+// the checkout's status before the merge; it refuses a checkout whose
+// uncommitted changes the merge would touch, or with staged changes.
+func (r *Repo) mergeFiles(branch, ref string) ([]string, []statusEntry, error) {
+	out, err := git(r.Root, nil, "merge-base", "HEAD", ref)
+	if err != nil {
+		if exitCode(err) == 1 {
+			return nil, nil, fmt.Errorf("branch %s shares no history with HEAD of %s, so st will not merge it. Try: look at it with git log %s", branch, r.Root, branch)
+		}
+		return nil, nil, fmt.Errorf("find where %s started: %w", branch, err)
+	}
+	mb := strings.TrimSpace(out)
+	// --no-renames: a rename touches both paths, and both must be clean.
+	out, err = git(r.Root, nil, "diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", mb, ref, "--")
+	if err != nil {
+		return nil, nil, fmt.Errorf("list the files %s changes: %w", branch, err)
+	}
+	files := splitZ(out)
+	before, err := status(r.Root)
+	if err != nil {
+		return nil, nil, err
+	}
+	touched := make(map[string]bool, len(files))
+	for _, f := range files {
+		touched[f] = true
+	}
+	var clash, staged []string
+	for _, e := range before {
+		if touched[e.path] || touchedDir(touched, e.path) {
+			clash = append(clash, e.path)
+		}
+		if e.x != ' ' && e.x != '?' && e.x != '!' {
+			staged = append(staged, e.path)
+		}
+	}
+	if len(clash) > 0 {
+		return nil, nil, &DirtyError{Root: r.Root, Branch: branch, Files: clash}
+	}
+	if len(staged) > 0 {
+		return nil, nil, &DirtyError{Root: r.Root, Branch: branch, Files: staged, Staged: true}
+	}
+	return files, before, nil
 }
 
 // touchedDir reports whether a dirty path is a folder (untracked folders are

@@ -324,6 +324,24 @@ func TestShellOutside(t *testing.T) {
 		{src, "echo x > a.go && mkdir -p sub/deeper && ln -s a.go sub/b.go", false},
 		{src, "cp a.go sub/c.go; sed -i s/a/b/ sub/c.go", false},
 		{src, "echo x > $OUT", false}, // a path st cannot know is not judged
+		// Writes of rsync, tar, unzip, patch, awk and one-liners (issue 23).
+		{src, `python3 -c "open('../README.md','w').write('x')"`, true},
+		{src, `node -e 'require("fs").writeFileSync("../x", "")'`, true},
+		{src, `perl -e 'open(my $f, ">", "../x")'`, true},
+		{src, "rsync -a ./ ../docs/", true},
+		{root, `awk '{print > "docs/x.md"}' src/a.go`, true},
+		{root, "tar -xf x.tar", true},
+		{src, "tar -czf ../all.tgz .", true},
+		{src, "unzip -o x.zip -d ../docs", true},
+		{src, "patch -p1 < fix.patch", true},
+		{root, "patch -p1 <<'EOF'\n--- a/docs/x.md\n+++ b/docs/x.md\n@@ -1 +1 @@\n-x\n+y\nEOF", true},
+		{root, "tar -xf x.tar -C src", false},
+		{src, "unzip -o x.zip -d sub", false},
+		{root, "rsync -a /tmp/gen/ src/gen/", false},
+		{root, "patch -p1 <<'EOF'\n--- a/src/a.go\n+++ b/src/a.go\n@@ -1 +1 @@\n-x\n+y\nEOF", false},
+		{src, `python3 -c "open('sub/o.txt','w')"`, false},
+		{src, `awk '{print > "sub/x"}' a.go`, false},
+		{src, `python3 -c 'print(open("../README.md").read())'`, false},
 	}
 	for _, c := range cases {
 		out, err := scope.ShellOutside(root, c.cwd, c.cmd)
@@ -359,5 +377,25 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPathsOutside: the paths an edit tool names (Claude's Edit and Write)
+// and a Codex patch's files, judged as the shell's writes are.
+func TestPathsOutside(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	scope := Scope{"src/**"}
+	src := filepath.Join(root, "src")
+	if got := scope.PathsOutside(root, src, "a.go", "../README.md", "", filepath.Join(root, "docs/x.md")); !reflect.DeepEqual(got,
+		[]string{"../README.md", filepath.Join(root, "docs/x.md")}) {
+		t.Errorf("PathsOutside = %q", got)
+	}
+	if got := (Scope{}).PathsOutside(root, src, "/etc/passwd"); got != nil {
+		t.Errorf("an empty scope refused %q", got)
+	}
+	patch := "*** Begin Patch\n*** Update File: a.go\n*** Add File: ../docs/new.md\n+x\n*** End Patch\n"
+	if got := scope.PatchOutside(root, src, patch); !reflect.DeepEqual(got, []string{"../docs/new.md"}) {
+		t.Errorf("PatchOutside = %q", got)
 	}
 }

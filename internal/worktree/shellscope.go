@@ -32,99 +32,116 @@ func (s Scope) ShellOutside(root, cwd, command string) ([]string, error) {
 	if sc.Err != nil {
 		return nil, sc.Err
 	}
-	ns := s.compiled()
-	whole := s.wholeTree()
-	var bad []string
-	seen := map[string]bool{}
-	out := func(what string) {
-		if !seen[what] {
-			seen[what] = true
-			bad = append(bad, what)
-		}
-	}
-	links := map[string]string{}
-	// judge reports whether an absolute path lands inside the scope.
-	judge := func(abs string) bool {
-		rel, ok := Rel(root, "", followLinks(abs, links))
-		return ok && allows(ns, rel)
-	}
+	j := &shellJudge{root: root, ns: s.compiled(), whole: s.wholeTree(), seen: map[string]bool{}, links: map[string]string{}}
 	for _, w := range shell.Writes(sc.Cmds) {
-		dir, dirKnown := w.Dir.Text()
-		if w.Root {
-			// Paths from the repository's root (git's ":/x", a patch).
-			dir, dirKnown = root, true
-		}
-		if w.Tree {
-			if whole {
-				continue
-			}
-			if !dirKnown {
-				out(w.What + " (in a folder st cannot tell)")
-				continue
-			}
-			if _, inside := Rel(root, "", dir); !inside {
-				out(w.What + " (in " + dir + ")")
-				continue
-			}
-			out(w.What + " (it changes files across the whole repository)")
-			continue
-		}
-		if found := foundUnder(w.Path); found != nil {
-			// {} of find -exec: any path under the folders searched, so
-			// each folder must be in the scope as a whole (src/** allows
-			// src).
-			for _, f := range found {
-				r, ok := f.Text()
-				if !ok || !dirKnown && !strings.HasPrefix(r, "/") {
-					continue
-				}
-				if !judge(absPath(dir, r)) {
-					out(r + " (" + w.What + " under it)")
-				}
-			}
-			continue
-		}
-		p, ok := w.Path.Text()
-		if !ok || p == "" {
-			continue
-		}
-		if !dirKnown && !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "~") {
-			continue
-		}
-		abs := absPath(dir, p)
-		var t string
-		if w.Link != nil {
-			t, ok = w.Link.Text()
-			if !ok {
-				continue
-			}
-			// ln TARGET DIR makes the link inside DIR.
-			if fi, err := os.Stat(resolve(followLinks(abs, links))); err == nil && fi.IsDir() {
-				abs = filepath.Join(abs, filepath.Base(t))
-				p = filepath.Join(p, filepath.Base(t))
-			}
-		}
-		if !judge(abs) {
-			out(p)
-		}
-		if w.Link != nil {
-			target := absPath(dir, t)
-			if w.Symbolic && !strings.HasPrefix(t, "/") {
-				target = filepath.Join(filepath.Dir(abs), t)
-			}
-			links[filepath.Clean(abs)] = target
-			if !judge(target) {
-				out(p + " -> " + t)
-			}
-		}
+		j.write(w)
 	}
 	if strings.Contains(command, "*** Begin Patch") {
 		// A patch anywhere in the command, however it reaches apply_patch.
 		for _, p := range s.PatchOutside(root, cwd, command) {
-			out(p)
+			j.out(p)
 		}
 	}
-	return bad, nil
+	return j.bad, nil
+}
+
+// shellJudge judges the writes of one command against a scope.
+type shellJudge struct {
+	root  string
+	ns    []*nfa
+	whole bool // the scope allows every path
+	bad   []string
+	seen  map[string]bool
+	links map[string]string // links the command made before, by path
+}
+
+func (j *shellJudge) out(what string) {
+	if !j.seen[what] {
+		j.seen[what] = true
+		j.bad = append(j.bad, what)
+	}
+}
+
+// inside reports whether an absolute path lands inside the scope.
+func (j *shellJudge) inside(abs string) bool {
+	rel, ok := Rel(j.root, "", followLinks(abs, j.links))
+	return ok && allows(j.ns, rel)
+}
+
+// write judges one write where it lands.
+func (j *shellJudge) write(w shell.Write) {
+	dir, dirKnown := w.Dir.Text()
+	if w.Root {
+		// Paths from the repository's root (git's ":/x", a patch).
+		dir, dirKnown = j.root, true
+	}
+	if w.Tree {
+		j.tree(w, dir, dirKnown)
+		return
+	}
+	if found := foundUnder(w.Path); found != nil {
+		// {} of find -exec: any path under the folders searched, so
+		// each folder must be in the scope as a whole (src/** allows
+		// src).
+		for _, f := range found {
+			r, ok := f.Text()
+			if ok && (dirKnown || strings.HasPrefix(r, "/")) && !j.inside(absPath(dir, r)) {
+				j.out(r + " (" + w.What + " under it)")
+			}
+		}
+		return
+	}
+	p, ok := w.Path.Text()
+	if !ok || p == "" || !dirKnown && !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "~") {
+		return
+	}
+	abs := absPath(dir, p)
+	if w.Link == nil {
+		if !j.inside(abs) {
+			j.out(p)
+		}
+		return
+	}
+	j.link(w, dir, p, abs)
+}
+
+// tree judges a write across the whole work tree of the repository at
+// dir: refused unless the scope is the whole tree.
+func (j *shellJudge) tree(w shell.Write, dir string, dirKnown bool) {
+	switch _, inside := Rel(j.root, "", dir); {
+	case j.whole:
+	case !dirKnown:
+		j.out(w.What + " (in a folder st cannot tell)")
+	case !inside:
+		j.out(w.What + " (in " + dir + ")")
+	default:
+		j.out(w.What + " (it changes files across the whole repository)")
+	}
+}
+
+// link judges a link the command makes, and where it points, and keeps
+// it for the writes after it.
+func (j *shellJudge) link(w shell.Write, dir, p, abs string) {
+	t, ok := w.Link.Text()
+	if !ok {
+		return
+	}
+	// ln TARGET DIR makes the link inside DIR.
+	if fi, err := os.Stat(resolve(followLinks(abs, j.links))); err == nil && fi.IsDir() {
+		abs = filepath.Join(abs, filepath.Base(t))
+		p = filepath.Join(p, filepath.Base(t))
+	}
+	if !j.inside(abs) {
+		j.out(p)
+	}
+	target := absPath(dir, t)
+	if w.Symbolic && !strings.HasPrefix(t, "/") {
+		target = filepath.Join(filepath.Dir(abs), t)
+	}
+	j.links[filepath.Clean(abs)] = target
+	if !j.inside(target) {
+		j.out(p + " -> " + t)
+	}
 }
 
 // PathsOutside lists the paths (as an edit tool names them) the scope does
