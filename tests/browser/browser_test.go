@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -61,6 +62,14 @@ func serveUI(t *testing.T, cfg web.Config) string {
 // chromium: the tier exists to be run.
 func newBrowser(t *testing.T, w, h int) context.Context {
 	t.Helper()
+	return newBrowserIn(t, w, h, "")
+}
+
+// newBrowserIn is newBrowser with the browser's language set (ko-KR, say):
+// Chromium's --lang and --accept-lang, which navigator.language and
+// navigator.languages then say. "" leaves Chromium's own (English here).
+func newBrowserIn(t *testing.T, w, h int, lang string) context.Context {
+	t.Helper()
 	if _, err := os.Stat(chromiumPath); err != nil {
 		t.Fatalf("chromium is not installed at %s: scripts/test installs chromium", chromiumPath)
 	}
@@ -84,6 +93,10 @@ func newBrowser(t *testing.T, w, h int) context.Context {
 		chromedp.Flag("hide-scrollbars", true),
 		chromedp.UserDataDir(dir),
 		chromedp.WindowSize(w, h),
+	}
+	if lang != "" {
+		base, _, _ := strings.Cut(lang, "-")
+		opts = append(opts, chromedp.Flag("lang", lang), chromedp.Flag("accept-lang", lang+","+base))
 	}
 	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx, chromedp.WithErrorf(t.Logf))
@@ -351,8 +364,14 @@ func TestDesktop(t *testing.T) {
 	// Drop readme's card on api-tests': api-tests adopts readme.
 	drag(t, ctx, agentCard("#graph", "%3"), agentCard("#graph", "%2"))
 	waitCall(t, fake, `Adopt["%2" "%3"]`)
-	// The fake made readme api-tests' worker: a team of 1 under the coordinator.
-	waitJS(t, ctx, `[...document.querySelectorAll("#graph .team-of")].some(e => e.innerText === "team of 1")`, 20*time.Second)
+	// The fake made readme api-tests' worker, as st does: a worker of a
+	// worker in the coordinator's run, under api-tests. api-tests stays a
+	// worker: only an adoption with workers of its own makes a team lead.
+	waitJS(t, ctx, `[...document.querySelectorAll("#graph path.edge-worker")].some(e => e.dataset.to === "%3") &&
+		document.querySelector(`+strconv.Quote(agentCard("#graph", "%3"))+`).getBoundingClientRect().top > document.querySelector(`+strconv.Quote(agentCard("#graph", "%2"))+`).getBoundingClientRect().bottom`, 20*time.Second)
+	if role := texts(t, ctx, agentCard("#graph", "%2")+" .gc-role"); len(role) != 1 || !strings.Contains(role[0], "worker") || strings.Contains(role[0], "team") {
+		t.Errorf("api-tests' card says %q after it adopted readme, want a worker (no team lead, no team of N)", role)
+	}
 
 	// Release on lint's card.
 	do(t, ctx, chromedp.Click(agentCard("#graph", "%4")+" button.release"))

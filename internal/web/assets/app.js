@@ -135,11 +135,15 @@ function delegates(a) {
   return S.m.children(a).length > 0 || !!parentKeyOf(a) || mates(a).length > 0 || subs(a).length > 0;
 }
 
+// A team lead is a coordinator that was adopted with workers of its own
+// (st counts its team: teamOf). A worker that starts workers is still a
+// worker: nothing makes a team but an adoption (spec, Team), and its
+// workers hang under it as workers of a worker.
 function roleLabel(a) {
-  if (S.m.children(a).length && parentKeyOf(a)) return t('role.lead');
-  if (a.role === 'coordinator' || S.m.children(a).length) return t('role.coordinator');
+  if (a.teamOf) return t('role.lead');
   if (a.role === 'worker' || parentKeyOf(a)) return t('role.worker');
-  if (mates(a).length) return t('role.lead');
+  if (a.role === 'coordinator' || S.m.children(a).length) return t('role.coordinator');
+  if (mates(a).length) return t('role.lead'); // of a Claude agent team
   return t('role.agent');
 }
 
@@ -148,7 +152,7 @@ function matesText(a) {
   return n ? el('span.mates-of', { text: t('mates.count', { n }) }) : null;
 }
 
-function teamSize(a) { return a.teamOf || (parentKeyOf(a) ? S.m.children(a).length : 0); }
+function teamSize(a) { return a.teamOf || 0; }
 
 function countText(list) {
   const n = {};
@@ -184,7 +188,7 @@ function kindIcon(kind) {
 
 function stateText(a, short) {
   return el('span.state', { title: a.state ? t('state.since', { state: stateName(a.state), time: fmtTime(a.since) }) : undefined },
-    stateName(a.state), a.state ? ' · ' : '', a.state ? since(a.since, short) : null);
+    stateName(a.state), a.state ? el('span.sep', { text: ' · ' }) : '', a.state ? since(a.since, short) : null);
 }
 
 function isOpen(a) {
@@ -444,9 +448,12 @@ function workerNode(a, sessionID, depth) {
   const other = isLocal(a.machine) && a.session !== sessionID ? S.m.sessionName.get(a.session) : '';
   const row = agentRow(a, { otherSession: other, depth });
   if (!kids.length && !a.teamOf && !mates(a).length) return row;
-  // A worker that leads a team: a box a step stronger, its workers (and
-  // its Claude teammates) under it.
-  return el('div.team', null, row, mateTree(a), kids.length ? el('div.tree', null, kids.map((k) => workerNode(k, sessionID, depth + 1))) : null);
+  const tree = kids.length ? el('div.tree', null, kids.map((k) => workerNode(k, sessionID, depth + 1))) : null;
+  // A worker that leads a team (or a Claude agent team): a box a step
+  // stronger, its workers and teammates under it.
+  if (a.teamOf || mates(a).length) return el('div.team', null, row, mateTree(a), tree);
+  // A worker's own workers, in its run: under it on the guide line, no box.
+  return el('div.nested', null, row, tree);
 }
 
 // The rows of a lead's teammates in the sidebar, on a blue guide line
