@@ -51,7 +51,7 @@ func TestNestedWorkerIsNoLead(t *testing.T) {
 	})
 	// st orch show: w1 a worker at level 1, w2 at level 2, no team.
 	show := r.st("orch", "show")
-	if !regexp.MustCompile(`(?m)^\s*` + regexp.QuoteMeta(w1) + `\s+w1\s`).MatchString(show) || strings.Contains(show, "team of") {
+	if !regexp.MustCompile(`(?m)^\s*`+regexp.QuoteMeta(w1)+`\s+w1\s`).MatchString(show) || strings.Contains(show, "team of") {
 		t.Fatalf("st orch show should list w1 as a worker, no team:\n%s", show)
 	}
 	// A lead for contrast: an agent with a worker of its own, adopted.
