@@ -65,9 +65,10 @@ func newBrowser(t *testing.T, w, h int) context.Context {
 	return newBrowserIn(t, w, h, "")
 }
 
-// newBrowserIn is newBrowser with the browser's language set (ko-KR, say):
-// Chromium's --lang and --accept-lang, which navigator.language and
-// navigator.languages then say. "" leaves Chromium's own (English here).
+// newBrowserIn is newBrowser with the browser's languages set ("ko-KR",
+// or a list in order, "fr-FR,ko-KR"): Chromium's --lang and --accept-lang,
+// which navigator.language and navigator.languages then say. "" leaves
+// Chromium's own (English here).
 func newBrowserIn(t *testing.T, w, h int, lang string) context.Context {
 	t.Helper()
 	if _, err := os.Stat(chromiumPath); err != nil {
@@ -95,8 +96,8 @@ func newBrowserIn(t *testing.T, w, h int, lang string) context.Context {
 		chromedp.WindowSize(w, h),
 	}
 	if lang != "" {
-		base, _, _ := strings.Cut(lang, "-")
-		opts = append(opts, chromedp.Flag("lang", lang), chromedp.Flag("accept-lang", lang+","+base))
+		first, _, _ := strings.Cut(lang, ",")
+		opts = append(opts, chromedp.Flag("lang", first), chromedp.Flag("accept-lang", lang))
 	}
 	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx, chromedp.WithErrorf(t.Logf))

@@ -26,9 +26,10 @@ type rowFit struct {
 const rowFitsJS = `[...document.querySelectorAll("#sidebar .agent-row")].map(r => {
 	const side = document.querySelector("#sidebar").getBoundingClientRect();
 	const rr = r.getBoundingClientRect(), s = r.querySelector(".state"), n = r.querySelector(".name");
-	const sr = s.getBoundingClientRect();
-	return {name: n.innerText, nameWhole: n.scrollWidth <= n.clientWidth, state: s.innerText,
-		stateFits: s.scrollWidth <= s.clientWidth + 1 && sr.width > 0 && sr.left >= rr.left && sr.right <= rr.right + 0.5,
+	const w = s.querySelector(".st-word"), wr = w.getBoundingClientRect();
+	const last = [...r.children].at(-1).getBoundingClientRect(); // the row's last item (its menu) is inside it too
+	return {name: n.innerText, nameWhole: n.scrollWidth <= n.clientWidth, state: w.innerText,
+		stateFits: wr.width > 0 && w.scrollWidth <= w.clientWidth + 1 && wr.left >= rr.left && wr.right <= rr.right + 0.5 && last.right <= rr.right + 0.5,
 		inSidebar: rr.right <= side.right + 0.5, left: rr.left - side.left, width: rr.width};
 })`
 
@@ -85,6 +86,10 @@ func TestSidebarDepths(t *testing.T) {
 				if rows[i].Left <= rows[i-1].Left {
 					t.Errorf("row %d starts %.0f px in, row %d %.0f px: the tree does not step in", i, rows[i].Left, i-1, rows[i-1].Left)
 				}
+			}
+			// A row with room keeps the state's time too.
+			if whole := run(t, ctx, chromedp.Evaluate[bool](`(() => { const t = document.querySelector("#sidebar .agent-row .st-time"); return t.scrollWidth <= t.clientWidth && t.innerText.length > 2; })()`)); !whole {
+				t.Errorf("the top row's state lost its time")
 			}
 			if rows[4].NameWhole {
 				t.Errorf("the deepest row shows its whole long name %q: the test needs a row too narrow for both", rows[4].Name)

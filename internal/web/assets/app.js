@@ -188,7 +188,8 @@ function kindIcon(kind) {
 
 function stateText(a, short) {
   return el('span.state', { title: a.state ? t('state.since', { state: stateName(a.state), time: fmtTime(a.since) }) : undefined },
-    stateName(a.state), a.state ? el('span.sep', { text: ' · ' }) : '', a.state ? since(a.since, short) : null);
+    el('span.st-word', { text: stateName(a.state) }),
+    a.state ? el('span.st-time', null, el('span.sep', { text: ' · ' }), since(a.since, short)) : null);
 }
 
 function isOpen(a) {
