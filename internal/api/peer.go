@@ -71,7 +71,10 @@ type PeerReparent struct {
 }
 
 // PeerPaneResult says whether a pane lives, and where it went if it moved.
+// Retired is its retired id (%3~gen) when it did not come back after a
+// tmux restart there: the id that names it now (%3 may be another pane).
 type PeerPaneResult struct {
-	Live bool   `json:"live"`
-	Now  string `json:"now,omitempty"`
+	Live    bool   `json:"live"`
+	Now     string `json:"now,omitempty"`
+	Retired string `json:"retired,omitempty"`
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,6 +32,9 @@ type peerHub struct {
 	loops map[string]*peerLoop
 	// movedTo maps coordinator panes to where a tmux restart moved them.
 	movedTo map[string]string
+	// retiredTold holds machine/retired-id of the coordinators that did
+	// not come back, once queued to tell that machine.
+	retiredTold map[string]bool
 }
 
 // peerLoop is the watch of one machine: it long-polls that machine's st
@@ -252,6 +256,20 @@ func (m *Manager) queueMoves(moved map[string]string) {
 	for _, w := range m.workers {
 		if !w.Remote() || !w.State.Live() {
 			continue
+		}
+		if retired(w.Parent) && !m.hub.retiredTold[w.Machine+"/"+w.Parent] {
+			// Its coordinator did not come back: that machine keeps its
+			// old id, which a new pane here may have now. Tell it the
+			// retired one, which names only the gone pane.
+			if m.hub.retiredTold == nil {
+				m.hub.retiredTold = map[string]bool{}
+			}
+			m.hub.retiredTold[w.Machine+"/"+w.Parent] = true
+			old, _, _ := strings.Cut(w.Parent, retiredMark)
+			if tell[w.Machine] == nil {
+				tell[w.Machine] = map[PeerReparent]bool{}
+			}
+			tell[w.Machine][PeerReparent{Old: old, New: w.Parent}] = true
 		}
 		for o, n := range moved {
 			if w.Parent == n && o != n {

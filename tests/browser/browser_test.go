@@ -395,12 +395,14 @@ func TestDesktop(t *testing.T) {
 }
 
 // TestSidebarTeamsAndOrphans: a worker that leads a team, and a worker
-// whose coordinator is gone.
+// whose coordinator is gone: it went with a tmux server that restarted,
+// so st names it by its retired id, %9~mx4egnk7, and so does every mark
+// of the page (a new pane may be %9 now: issue 25, item 4).
 func TestSidebarTeamsAndOrphans(t *testing.T) {
 	snap := webtest.Sample(time.Now())
 	snap.Agents[1].TeamOf = 1 // api-tests leads readme
 	snap.Agents[2].Parent = "%2"
-	snap.Agents[3].Parent, snap.Agents[3].ParentGone = "%9", true // lint's coordinator is gone
+	snap.Agents[3].Parent, snap.Agents[3].ParentGone = "%9~mx4egnk7", true // lint's coordinator is gone
 	fake := webtest.New(snap)
 	base := serveUI(t, web.Config{Backend: fake})
 	ctx := newBrowser(t, 1280, 800)
@@ -411,9 +413,16 @@ func TestSidebarTeamsAndOrphans(t *testing.T) {
 		t.Errorf("team box = %q, want api-tests, team of 1, with readme under it", team)
 	}
 	orphan := texts(t, ctx, "#sidebar .card.orphan")
-	if len(orphan) != 1 || !strings.Contains(orphan[0], "⚠") || !strings.Contains(orphan[0], "%9") || !strings.Contains(orphan[0], "Release") {
-		t.Errorf("orphan card = %q, want ⚠, the gone coordinator %%9 and Release", orphan)
+	if len(orphan) != 1 || !strings.Contains(orphan[0], "⚠") || !strings.Contains(orphan[0], "%9~mx4egnk7 is gone") || !strings.Contains(orphan[0], "Release") {
+		t.Errorf("orphan card = %q, want ⚠, the gone coordinator %%9~mx4egnk7 and Release", orphan)
 	}
+	// The graph's card says the same.
+	do(t, ctx, chromedp.Click("#agents-btn"))
+	waitJS(t, ctx, `document.querySelector(`+strconv.Quote(agentCard("#graph", "%4"))+`) !== null`, 20*time.Second)
+	if w := texts(t, ctx, agentCard("#graph", "%4")+" .warn"); len(w) != 1 || !strings.Contains(w[0], "coordinator %9~mx4egnk7 is gone") {
+		t.Errorf("the orphan's graph card says %q, want its coordinator's retired id %%9~mx4egnk7", w)
+	}
+	do(t, ctx, chromedp.Click("#graph-close"))
 	// The orphan line's own Release (the row has its menu button too).
 	do(t, ctx, chromedp.Click("#sidebar .card.orphan .orphan-line button"))
 	waitCall(t, fake, `Release["%4"]`)
