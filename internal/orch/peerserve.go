@@ -253,7 +253,7 @@ func (m *Manager) PeerAdopt(ctx context.Context, from string, req PeerOp) (*Work
 	if err != nil {
 		return nil, err
 	}
-	w := m.adoptedWorker(tp, adoptedName(r, tp), kind, from+"/"+req.Parent, req.Level, team)
+	w := m.adoptedWorker(tp, adoptedName(r, tp, m.facts.mateName(tp.ID)), kind, from+"/"+req.Parent, req.Level, team)
 	w.Ref = req.Ref
 	w.ParentName, w.ParentMachineName = req.ParentName, machineName
 	// The offer is used up (unset with the relations, under the lock).

@@ -138,10 +138,15 @@ func (m *Manager) agentKind(p tmux.Pane) string {
 }
 
 // adoptedName is the name an adopted agent gets in run r: the name st
-// gave its pane, or its window's, made unique in the run with -2, -3...
+// gave its pane, else its own name as a teammate of a Claude agent team
+// (mate: its pane is split off its lead's window, whose name is the
+// lead's), else its window's; made unique in the run with -2, -3...
 // Called with m.mu held.
-func adoptedName(r *Run, tp tmux.Pane) string {
+func adoptedName(r *Run, tp tmux.Pane, mate string) string {
 	name := tp.StName
+	if name == "" || !ValidName(name) {
+		name = mate
+	}
 	if name == "" || !ValidName(name) {
 		name = NameFromTask(tp.WindowName)
 	}
@@ -315,7 +320,7 @@ func (m *Manager) adoptInto(ctx context.Context, r *Run, level int, p, tp tmux.P
 			return nil, nil, err
 		}
 	}
-	w := m.adoptedWorker(tp, adoptedName(r, tp), m.agentKind(tp), p.ID, level, team)
+	w := m.adoptedWorker(tp, adoptedName(r, tp, m.facts.mateName(tp.ID)), m.agentKind(tp), p.ID, level, team)
 	w.Scope = scope
 	return w, notes, nil
 }
