@@ -135,6 +135,24 @@ func listAndRefusals(t *testing.T, way string) {
 		out, err = a.In(pa, "worker", op, "beta/%1")
 		refused(t, out, err, "for workers on this machine only")
 	}
+
+	// A start there that fails (a trust screen) names the window by the id
+	// that works here, beta/%N, never by beta's bare %N, which names one of
+	// alpha's own panes here (issue 25, item 5); the command it gives works.
+	a.Extra = []string{"ST_SIM_TRUST=1", "ST_BLOCKED_TIMEOUT=3s"}
+	out, err = a.In(pa, "worker", "start", "--machine", "beta", "--agent", "sim", "--task", task, "--name", "stuck")
+	a.Extra = nil
+	refused(t, out, err, "folder-trust screen", "the window is left open")
+	id := has(t, out, `worker (beta/%\d+) \(stuck\)`)[1]
+	has(t, out, `close it with st worker stop `+regexp.QuoteMeta(id)+` --yes`)
+	if regexp.MustCompile(`[^/]%\d+ --yes`).MatchString(out) {
+		t.Fatalf("the refusal names beta's window by a bare pane id:\n%s", out)
+	}
+	must(t)(a.In(pa, "worker", "stop", id, "--yes"))
+	testutil.WaitFor(t, 30*time.Second, func() (bool, string) {
+		w, _ := b.Tmux.Run("list-windows", "-a", "-F", "#{window_name}")
+		return !strings.Contains(w, "stuck"), "beta's windows:\n" + w
+	})
 }
 
 func TestMachinesWorkerLifecycle(t *testing.T) { eachWay(t, workerLifecycle) }
