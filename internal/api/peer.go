@@ -50,11 +50,16 @@ type PeerOp struct {
 }
 
 // PeerWatchRequest asks for the calling machine's workers there once
-// anything changed after Since (or after Wait passes).
+// anything changed after Since (or after Wait passes); Since 0 answers at
+// once. Depths tells how deep in its whole chain the coordinator of each
+// of the calling machine's runs with workers there is now (by run id):
+// the chain above may grow after a worker went there (its coordinator
+// adopted in turn), and the depth limits count it there too.
 type PeerWatchRequest struct {
-	Boot  string        `json:"boot"`
-	Since uint64        `json:"since"`
-	Wait  time.Duration `json:"wait"`
+	Boot   string         `json:"boot"`
+	Since  uint64         `json:"since"`
+	Wait   time.Duration  `json:"wait"`
+	Depths map[string]int `json:"depths,omitempty"`
 }
 
 // PeerWatchResult is the calling machine's workers there.

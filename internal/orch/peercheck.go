@@ -148,8 +148,8 @@ func checkPeerView(v *WorkerView) error {
 		return bad("a worker name with characters that tmux or a shell would misread")
 	case !knownState(v.State):
 		return bad("a state st does not know")
-	case v.TeamOf < 0:
-		return bad("a negative team size")
+	case v.TeamOf < 0 || v.TeamDepth < 0 || v.TeamDepth > MaxChain:
+		return bad("a team size or depth out of range")
 	}
 	if v.Agent != "" {
 		if _, err := agent.Lookup(v.Agent); err != nil {

@@ -267,6 +267,9 @@ func (m *Manager) PeerAdopt(ctx context.Context, from string, req PeerOp) (*Work
 // PeerWatch answers machine from with its workers here once anything
 // changed after since, or when wait passes.
 func (m *Manager) PeerWatch(ctx context.Context, from string, req PeerWatchRequest) (*PeerWatchResult, error) {
+	if len(req.Depths) > 0 {
+		m.takeDepths(from, req.Depths)
+	}
 	wait := req.Wait
 	if wait <= 0 || wait > time.Minute {
 		wait = peerWatchWait
