@@ -533,7 +533,20 @@ func TestCatalogue(t *testing.T) {
 			}
 		}
 	}
-	// Every key the page asks for is there, and every text is asked for.
+	keysUsed(t, cat)
+	// The spec's Korean words.
+	for key, want := range map[string]string{"workers.head": "워커 · {counts}", "state.working": "작업 중", "state.done": "끝남",
+		"workers.completed": "끝난 워커 {n}명", "chart.empty": "다른 에이전트에게 일을 맡긴 에이전트가 없습니다.", "state.count": "{state} {n}"} {
+		if got := cat["ko"][key][""]; got != want {
+			t.Errorf("ko %q = %q, want the spec's %q", key, got, want)
+		}
+	}
+}
+
+// keysUsed checks that every key the page asks for is in the catalogue,
+// and every text of the catalogue is asked for.
+func keysUsed(t *testing.T, cat catalogue) {
+	t.Helper()
 	used := map[string]bool{}
 	for name, src := range drawingCode(t) {
 		_, keys, err := checkText(src)
@@ -570,13 +583,6 @@ func TestCatalogue(t *testing.T) {
 	for k := range cat["en"] {
 		if !used[k] && !slices.ContainsFunc(slices.Collect(mapsKeys(used)), func(u string) bool { return strings.HasSuffix(u, ".") && strings.HasPrefix(k, u) }) {
 			t.Errorf("%q is in the catalogue, but nothing asks for it", k)
-		}
-	}
-	// The spec's Korean words.
-	for key, want := range map[string]string{"workers.head": "워커 · {counts}", "state.working": "작업 중", "state.done": "끝남",
-		"workers.completed": "끝난 워커 {n}명", "chart.empty": "다른 에이전트에게 일을 맡긴 에이전트가 없습니다.", "state.count": "{state} {n}"} {
-		if got := cat["ko"][key][""]; got != want {
-			t.Errorf("ko %q = %q, want the spec's %q", key, got, want)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"regexp"
@@ -152,7 +153,14 @@ func languageTest(t *testing.T, browser, lang string, full bool) {
 	do(t, ctx, chromedp.Evaluate[chromedp.Void](`[...document.querySelectorAll("#sidebar .agent-row")].find(r => r.querySelector(".name").innerText === "api-tests").querySelector(".row-menu-btn").click()`))
 	waitJS(t, ctx, `document.querySelector("#sidebar .row-menu") !== null`, 20*time.Second)
 	check("menu", joined("#sidebar .row-menu button"))
+	languageGraph(t, ctx, fake, lang, check, joined)
+	languagePhone(t, base, browser, fake, lang, want)
+}
 
+// languageGraph is languageTest's graph: its legend and cards, a toast, a
+// refusal of st, an orphan, another machine, a teammate's details.
+func languageGraph(t *testing.T, ctx context.Context, fake *webtest.Backend, lang string, check func(string, string), joined func(string) string) {
+	t.Helper()
 	// The graph.
 	do(t, ctx, chromedp.Click("#agents-btn"))
 	waitJS(t, ctx, `!document.querySelector("#graph").hidden && document.querySelectorAll("#graph .agent-card").length === 4`, 20*time.Second)
@@ -200,8 +208,11 @@ func languageTest(t *testing.T, browser, lang string, full bool) {
 		t.Errorf("a teammate's details show words not in %s: %q", lang, s)
 	}
 	screenshot(t, ctx, "web-"+lang+"-detail.png")
+}
 
-	// The phone chart, and its empty text.
+// languagePhone is languageTest's phone chart, and its empty text.
+func languagePhone(t *testing.T, base, browser string, fake *webtest.Backend, lang string, want map[string]string) {
+	t.Helper()
 	phone := newBrowserIn(t, 390, 844, browser)
 	do(t, phone, chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile), chromedp.Navigate(base+"/?token="+token))
 	waitJS(t, phone, `document.querySelectorAll("#chart-tree .agent-card").length === 3`, 20*time.Second)

@@ -22,48 +22,7 @@ import (
 // with workers of its own makes: an agent adopted with its worker shows
 // "team of 1" in a box beside it.
 func TestNestedWorkerIsNoLead(t *testing.T) {
-	r := newRealEnv(t)
-	r.start()
-	work := r.work
-	r.coord = r.handAgent("boss", "I coordinate here")
-	r.waitScreen(r.coord, `Received: I coordinate here`, 30*time.Second)
-	for name, task := range map[string]string{
-		// st's path written out: st's guard refuses a program named by a
-		// variable.
-		"w1":     "run: " + r.bin + " worker start --agent sim --task w2.md --name w2 > w1.out 2>&1\nanswer: I started w2\n",
-		"w2":     "sleep: 120s\n",
-		"lead":   "run: " + r.bin + " worker start --agent sim --task helper.md --name helper > lead.out 2>&1\nanswer: I lead a helper now\n",
-		"helper": "sleep: 120s\n",
-	} {
-		if err := os.WriteFile(filepath.Join(work, name+".md"), []byte(task), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	w1 := strings.Fields(r.st("worker", "start", "--agent", "sim", "--task", filepath.Join(work, "w1.md"), "--name", "w1"))[0]
-	var w2 string
-	testutil.WaitFor(t, 30*time.Second, func() (bool, string) {
-		b, _ := os.ReadFile(filepath.Join(work, "w1.out"))
-		m := regexp.MustCompile(`(%\d+) w2`).FindSubmatch(b)
-		if m != nil {
-			w2 = string(m[1])
-		}
-		return m != nil, "w1.out: " + string(b)
-	})
-	// st orch show: w1 a worker at level 1, w2 at level 2, no team.
-	show := r.st("orch", "show")
-	if !regexp.MustCompile(`(?m)^\s*`+regexp.QuoteMeta(w1)+`\s+w1\s`).MatchString(show) || strings.Contains(show, "team of") {
-		t.Fatalf("st orch show should list w1 as a worker, no team:\n%s", show)
-	}
-	// A lead for contrast: an agent with a worker of its own, adopted.
-	lead := r.handAgent("lead", "Your task is in the file "+filepath.Join(work, "lead.md")+" - do it.")
-	testutil.WaitFor(t, 30*time.Second, func() (bool, string) {
-		b, _ := os.ReadFile(filepath.Join(work, "lead.out"))
-		return regexp.MustCompile(`%\d+ helper`).Match(b), "lead.out: " + string(b)
-	})
-	if out := r.st("worker", "adopt", lead); !strings.Contains(out, "a team of 1") {
-		t.Fatalf("st worker adopt %s: %s, want a team of 1", lead, out)
-	}
-
+	r, w1, w2, lead := nestedRun(t)
 	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/\S*token=\S+`).FindString(r.st("web"))
 	ctx := newBrowser(t, 1440, 900)
 	do(t, ctx, chromedp.Navigate(url))
@@ -115,4 +74,51 @@ func TestNestedWorkerIsNoLead(t *testing.T) {
 	if head := texts(t, phone, agentCard("#chart-tree", w1)+" .gc-head"); len(head) != 1 || strings.Contains(head[0], "team of") {
 		t.Errorf("w1's chart card head says %q, want no team of", head)
 	}
+}
+
+// nestedRun starts a coordinator (a sim agent) whose worker w1 starts w2,
+// and an agent lead with a worker of its own, adopted by the coordinator's
+// session's shell: a team of 1. It returns their panes.
+func nestedRun(t *testing.T) (r *realEnv, w1, w2, lead string) {
+	r = newRealEnv(t)
+	r.start()
+	work := r.work
+	r.coord = r.handAgent("boss", "I coordinate here")
+	r.waitScreen(r.coord, `Received: I coordinate here`, 30*time.Second)
+	for name, task := range map[string]string{
+		// st's path written out: st's guard refuses a program named by a
+		// variable.
+		"w1":     "run: " + r.bin + " worker start --agent sim --task w2.md --name w2 > w1.out 2>&1\nanswer: I started w2\n",
+		"w2":     "sleep: 120s\n",
+		"lead":   "run: " + r.bin + " worker start --agent sim --task helper.md --name helper > lead.out 2>&1\nanswer: I lead a helper now\n",
+		"helper": "sleep: 120s\n",
+	} {
+		if err := os.WriteFile(filepath.Join(work, name+".md"), []byte(task), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w1 = strings.Fields(r.st("worker", "start", "--agent", "sim", "--task", filepath.Join(work, "w1.md"), "--name", "w1"))[0]
+	testutil.WaitFor(t, 30*time.Second, func() (bool, string) {
+		b, _ := os.ReadFile(filepath.Join(work, "w1.out"))
+		m := regexp.MustCompile(`(%\d+) w2`).FindSubmatch(b)
+		if m != nil {
+			w2 = string(m[1])
+		}
+		return m != nil, "w1.out: " + string(b)
+	})
+	// st orch show: w1 a worker at level 1, w2 at level 2, no team.
+	show := r.st("orch", "show")
+	if !regexp.MustCompile(`(?m)^\s*`+regexp.QuoteMeta(w1)+`\s+w1\s`).MatchString(show) || strings.Contains(show, "team of") {
+		t.Fatalf("st orch show should list w1 as a worker, no team:\n%s", show)
+	}
+	// A lead for contrast: an agent with a worker of its own, adopted.
+	lead = r.handAgent("lead", "Your task is in the file "+filepath.Join(work, "lead.md")+" - do it.")
+	testutil.WaitFor(t, 30*time.Second, func() (bool, string) {
+		b, _ := os.ReadFile(filepath.Join(work, "lead.out"))
+		return regexp.MustCompile(`%\d+ helper`).Match(b), "lead.out: " + string(b)
+	})
+	if out := r.st("worker", "adopt", lead); !strings.Contains(out, "a team of 1") {
+		t.Fatalf("st worker adopt %s: %s, want a team of 1", lead, out)
+	}
+	return r, w1, w2, lead
 }
