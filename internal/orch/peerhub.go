@@ -223,7 +223,7 @@ func (m *Manager) takeDepths(from string, depths map[string]int) {
 	c := m.newChange()
 	for id, d := range depths {
 		r := m.runs[id]
-		if !ValidRunID(id) || d < 0 || d > MaxChain || r == nil || r.CoordinatorMachine != from || r.BaseDepth == d {
+		if d < 0 || d > MaxChain || r == nil || r.CoordinatorMachine != from || r.BaseDepth == d {
 			continue
 		}
 		m.logf("%s: the coordinator of run %s is %d level(s) deep in its chain now (was %d)", from, id, d, r.BaseDepth)

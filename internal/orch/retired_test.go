@@ -87,3 +87,49 @@ func TestPeerAnswersNameRetiredPanes(t *testing.T) {
 		t.Errorf("the graph kept %+v, want the orphan only", g)
 	}
 }
+
+// TestPeerDepthsOnlyForItsOwnRuns: what another machine says of how deep
+// its coordinators are (issue 25, item 3) is taken only for its own runs
+// here, and only within the limit: a RAIL (a machine of the account
+// counts its own chain, as it does when it starts a worker here), never a
+// way to change another machine's runs or this machine's own.
+func TestPeerDepthsOnlyForItsOwnRuns(t *testing.T) {
+	h := newHarness(t, Working, nil)
+	h.m.mu.Lock()
+	h.m.runs[testRun].Coordinator, h.m.runs[testRun].CoordinatorMachine = "alpha/%0", "alpha"
+	own := &Run{ID: "run-000001", Coordinator: coord}
+	h.m.runs[own.ID] = own
+	h.m.mu.Unlock()
+	depth := func(id string) int {
+		h.m.mu.Lock()
+		defer h.m.mu.Unlock()
+		return h.m.runs[id].BaseDepth
+	}
+	h.m.takeDepths("gamma", map[string]int{testRun: 3}) // not gamma's run
+	h.m.takeDepths("alpha", map[string]int{own.ID: 3})  // this machine's own
+	h.m.takeDepths("alpha", map[string]int{testRun: 9}) // past the limit
+	h.m.takeDepths("alpha", map[string]int{"../x": 1})  // not a run id
+	if d, o := depth(testRun), depth(own.ID); d != 0 || o != 0 {
+		t.Errorf("depths after refused words: %d and %d, want 0 and 0", d, o)
+	}
+	h.m.takeDepths("alpha", map[string]int{testRun: 2})
+	if d := depth(testRun); d != 2 {
+		t.Errorf("alpha's run is %d deep, want 2", d)
+	}
+	h.m.Sync()
+	if d := h.runOnDisk(); d.BaseDepth != 2 {
+		t.Errorf("run.json says %d, want 2", d.BaseDepth)
+	}
+	// A worker there now counts the two levels above: it is at level 1,
+	// so a worker of its own would be the fourth level, and one below
+	// that the fifth.
+	h.m.mu.Lock()
+	fourth, fifth := h.m.checkChain(workerID, 0, "a new worker"), h.m.checkChain(workerID, 1, "a team")
+	h.m.mu.Unlock()
+	if fourth != nil {
+		t.Errorf("a fourth level refused: %v", fourth)
+	}
+	if fifth == nil || !strings.Contains(fifth.Error(), "2 level(s) above on alpha") {
+		t.Errorf("a fifth level: %v, want refused naming the levels above on alpha", fifth)
+	}
+}
