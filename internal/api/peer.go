@@ -50,11 +50,16 @@ type PeerOp struct {
 }
 
 // PeerWatchRequest asks for the calling machine's workers there once
-// anything changed after Since (or after Wait passes).
+// anything changed after Since (or after Wait passes); Since 0 answers at
+// once. Depths tells how deep in its whole chain the coordinator of each
+// of the calling machine's runs with workers there is now (by run id):
+// the chain above may grow after a worker went there (its coordinator
+// adopted in turn), and the depth limits count it there too.
 type PeerWatchRequest struct {
-	Boot  string        `json:"boot"`
-	Since uint64        `json:"since"`
-	Wait  time.Duration `json:"wait"`
+	Boot   string         `json:"boot"`
+	Since  uint64         `json:"since"`
+	Wait   time.Duration  `json:"wait"`
+	Depths map[string]int `json:"depths,omitempty"`
 }
 
 // PeerWatchResult is the calling machine's workers there.
@@ -71,7 +76,10 @@ type PeerReparent struct {
 }
 
 // PeerPaneResult says whether a pane lives, and where it went if it moved.
+// Retired is its retired id (%3~gen) when it did not come back after a
+// tmux restart there: the id that names it now (%3 may be another pane).
 type PeerPaneResult struct {
-	Live bool   `json:"live"`
-	Now  string `json:"now,omitempty"`
+	Live    bool   `json:"live"`
+	Now     string `json:"now,omitempty"`
+	Retired string `json:"retired,omitempty"`
 }

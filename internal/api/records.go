@@ -88,8 +88,10 @@ type Worker struct {
 	// worker's own record on its machine, across pane id changes there.
 	Ref string `json:"ref,omitempty"`
 	// TeamSize is the size of the team a remote worker leads, as its
-	// machine counts it (its team stays there).
-	TeamSize int `json:"team_size,omitempty"`
+	// machine counts it (its team stays there); TeamDepth is how many
+	// levels that team goes below it, so that the whole chain counts them.
+	TeamSize  int `json:"team_size,omitempty"`
+	TeamDepth int `json:"team_depth,omitempty"`
 }
 
 // Remote reports whether w runs on another machine.

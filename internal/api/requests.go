@@ -58,8 +58,10 @@ type WorkerView struct {
 	// ParentNow is where a gone coordinator on another machine is now
 	// (machine/%N), while this machine has not been told yet.
 	ParentNow string `json:"parent_now,omitempty"`
-	// TeamOf is the number of workers in the team this worker leads.
-	TeamOf int `json:"team_of,omitempty"`
+	// TeamOf is the number of workers in the team this worker leads, and
+	// TeamDepth how many levels it goes below this worker.
+	TeamOf    int `json:"team_of,omitempty"`
+	TeamDepth int `json:"team_depth,omitempty"`
 	// Notes are things the person should know about the start (a glob
 	// that matches nothing yet, a worktree marked trusted).
 	Notes []string `json:"notes,omitempty"`

@@ -15,7 +15,6 @@ import (
 
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/client"
-	"github.com/sophonz/st/internal/orch"
 	"github.com/sophonz/st/internal/plain"
 )
 
@@ -351,7 +350,9 @@ func workerWhere(v api.WorkerView) string {
 		if v.ParentNow != "" {
 			extra += "  ⚠ (parent gone; its coordinator is " + v.ParentNow + " now)"
 		} else {
-			extra += "  ⚠ (parent gone: " + orch.PaneOf(v.Parent) + ")"
+			// The gone pane by the id st keeps it under: after a tmux
+			// restart its retired one (%3~mx4egnk7), as a new pane may be %3.
+			extra += "  ⚠ (parent gone: " + v.Parent + ")"
 		}
 	}
 	return extra

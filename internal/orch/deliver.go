@@ -22,7 +22,11 @@ import (
 // text never reached the box (input ignored), it is typed again. Nothing
 // is ever typed over a trust, login or permission screen or a question.
 type delivery struct {
-	pane    string
+	pane string
+	// label is how the one who asked names the pane, when not by pane:
+	// machine/%7 for a start asked by another machine, where %7 alone
+	// names another pane (issue 25, item 5). Errors say label.
+	label   string
 	adapter agent.Adapter
 	text    string
 	// fresh marks the task line of a window st just opened: no one else
@@ -74,7 +78,7 @@ func (m *Manager) capture(ctx context.Context, d *delivery) (agent.View, error) 
 			return v, nil
 		}
 		if goneErr(err) {
-			return agent.View{}, errorf(KindNotFound, "", "the pane %s closed before the line was delivered", d.pane)
+			return agent.View{}, errorf(KindNotFound, "", "the pane %s closed before the line was delivered", d.id())
 		}
 		if ctx.Err() != nil || time.Now().After(until) {
 			return agent.View{}, err
@@ -105,7 +109,7 @@ func (m *Manager) keys(ctx context.Context, d *delivery, send func() error) erro
 		return nil
 	}
 	if goneErr(err) {
-		return errorf(KindNotFound, "", "the pane %s closed before the line was delivered", d.pane)
+		return errorf(KindNotFound, "", "the pane %s closed before the line was delivered", d.id())
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -150,7 +154,7 @@ func (m *Manager) deliver(ctx context.Context, d *delivery) error {
 	// line, a notice naming a worker of another machine, st worker send):
 	// a control character would be a key to the agent.
 	if err := plain.Line(d.text); err != nil {
-		return errorf(KindUsage, "", "refused to type into %s: the line %v", d.pane, err)
+		return errorf(KindUsage, "", "refused to type into %s: the line %v", d.id(), err)
 	}
 	d.want = squash(d.text)
 	d.readyBy = time.Now().Add(d.blockedTimeout)
@@ -225,7 +229,7 @@ func (m *Manager) waitBox(ctx context.Context, d *delivery) (already bool, err e
 // whether it showed in the box.
 func (m *Manager) typeLine(ctx context.Context, d *delivery, already bool) (bool, error) {
 	if d.typings >= maxTypings {
-		return false, errorf(KindTimeout, "look at the window; the agent may be stuck", "st typed the line %d times into %s and it never showed in the input box", d.typings, d.pane)
+		return false, errorf(KindTimeout, "look at the window; the agent may be stuck", "st typed the line %d times into %s and it never showed in the input box", d.typings, d.id())
 	}
 	if already {
 		return true, nil
@@ -271,8 +275,8 @@ func (m *Manager) submit(ctx context.Context, d *delivery, seq0 int) error {
 		}
 		now := time.Now()
 		if now.After(hookBy) {
-			return errorf(KindNoHooks, "run st hooks install, then start the worker again (st worker stop "+d.pane+" --yes closes this one)",
-				"the line was typed into %s, but no hook came from the agent within %s, so st cannot see it start: its hooks are missing", d.pane, d.hookTimeout)
+			return errorf(KindNoHooks, "run st hooks install, then start the worker again (st worker stop "+d.id()+" --yes closes this one)",
+				"the line was typed into %s, but no hook came from the agent within %s, so st cannot see it start: its hooks are missing", d.id(), d.hookTimeout)
 		}
 		if now.Sub(lastEnter) >= reEnterAfter {
 			v, err := m.capture(ctx, d)
@@ -301,6 +305,14 @@ func (m *Manager) submit(ctx context.Context, d *delivery, seq0 int) error {
 	}
 }
 
+// id is the pane as the one who asked names it.
+func (d *delivery) id() string {
+	if d.label != "" {
+		return d.label
+	}
+	return d.pane
+}
+
 func (m *Manager) clearBox(ctx context.Context, d *delivery, box string) error {
 	n := len([]rune(box)) + 2
 	keys := make([]string, 0, n)
@@ -317,17 +329,17 @@ func (m *Manager) notReady(d *delivery, s agent.Screen) error {
 		if s == agent.ScreenLogin {
 			what = "login"
 		}
-		return errorf(KindBlocked, fmt.Sprintf("get past the screen in that window (the worker then needs its task again), or close it with st worker stop %s --yes", d.pane),
+		return errorf(KindBlocked, fmt.Sprintf("get past the screen in that window (the worker then needs its task again), or close it with st worker stop %s --yes", d.id()),
 			"a %s screen kept the task from being typed for %s; the window is left open", what, d.blockedTimeout)
 	case agent.ScreenPrompt:
 		return errorf(KindBlocked, "answer the question in that window, then try again",
-			"a question or permission prompt is on the screen of %s, and st does not type over it", d.pane)
+			"a question or permission prompt is on the screen of %s, and st does not type over it", d.id())
 	case agent.ScreenTyped:
-		return errorf(KindBlocked, "send it again once the input box of "+d.pane+" is empty",
-			"the input box of %s holds text that st did not type, and st does not type over it", d.pane)
+		return errorf(KindBlocked, "send it again once the input box of "+d.id()+" is empty",
+			"the input box of %s holds text that st did not type, and st does not type over it", d.id())
 	case agent.ScreenWorking:
-		return errorf(KindTimeout, "try again when its turn has ended", "%s was busy for %s", d.pane, d.blockedTimeout)
+		return errorf(KindTimeout, "try again when its turn has ended", "%s was busy for %s", d.id(), d.blockedTimeout)
 	}
 	return errorf(KindTimeout, "look at the window: the agent may have failed to start",
-		"the agent's input box did not appear in %s within %s", d.pane, d.blockedTimeout)
+		"the agent's input box did not appear in %s within %s", d.id(), d.blockedTimeout)
 }

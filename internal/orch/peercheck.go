@@ -58,10 +58,19 @@ func validEnvKey(k string) bool {
 	return ok && allOf(rest, 1, 40, func(c byte) bool { return c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' })
 }
 
-// validRemoteID reports whether id is machine/%N or machine/name.
+// validRemoteID reports whether id is machine/%N (or a retired
+// machine/%N~gen) or machine/name.
 func validRemoteID(id string) bool {
 	mach, rest, ok := splitRemote(id)
-	return ok && validSlug(mach) && (tmux.ValidPaneID(rest) || ValidName(rest))
+	return ok && validSlug(mach) && (validPaneRef(rest) || ValidName(rest))
+}
+
+// validPaneRef reports whether id is a pane id as st keeps them: %N, or
+// the retired id of a pane of a tmux server that went (%N~gen), which is
+// how every place names that pane (a new pane may have %N now).
+func validPaneRef(id string) bool {
+	pane, gen, ok := strings.Cut(id, retiredMark)
+	return tmux.ValidPaneID(pane) && (!ok || allOf(gen, 1, 13, func(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }))
 }
 
 // peerRefused is the error for a request from another machine that
@@ -116,7 +125,7 @@ func checkPeerStart(from string, req *PeerStart) error {
 
 // checkPeerID checks the id a machine names a worker or pane here by.
 func checkPeerID(from, id string) error {
-	if !tmux.ValidPaneID(id) && !ValidName(id) {
+	if !validPaneRef(id) && !ValidName(id) {
 		return peerRefused(from, "an id that is neither a pane id nor a worker name")
 	}
 	return nil
@@ -133,14 +142,14 @@ func checkPeerView(v *WorkerView) error {
 			"refused: the other machine answered with %s", what)
 	}
 	switch {
-	case !tmux.ValidPaneID(v.ID):
+	case !validPaneRef(v.ID):
 		return bad("a worker id that is not a pane id")
 	case !ValidName(v.Name):
 		return bad("a worker name with characters that tmux or a shell would misread")
 	case !knownState(v.State):
 		return bad("a state st does not know")
-	case v.TeamOf < 0:
-		return bad("a negative team size")
+	case v.TeamOf < 0 || v.TeamDepth < 0 || v.TeamDepth > MaxChain:
+		return bad("a team size or depth out of range")
 	}
 	if v.Agent != "" {
 		if _, err := agent.Lookup(v.Agent); err != nil {
@@ -199,7 +208,7 @@ func checkPeerGraph(g []GraphAgent) []GraphAgent {
 	out := g[:0]
 	for _, a := range g {
 		okPane := tmux.ValidPaneID(a.Pane) || validRemoteID(a.Pane)
-		okParent := a.Parent == "" || tmux.ValidPaneID(a.Parent) || validRemoteID(a.Parent)
+		okParent := a.Parent == "" || validPaneRef(a.Parent) || validRemoteID(a.Parent)
 		okName := a.Name == "" || plain.Line(a.Name) == nil
 		okRun := a.Run == "" || ValidRunID(a.Run)
 		_, kerr := agent.Lookup(a.Kind)

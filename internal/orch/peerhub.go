@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"maps"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,6 +33,12 @@ type peerHub struct {
 	loops map[string]*peerLoop
 	// movedTo maps coordinator panes to where a tmux restart moved them.
 	movedTo map[string]string
+	// retiredTold holds machine/retired-id of the coordinators that did
+	// not come back, once queued to tell that machine.
+	retiredTold map[string]bool
+	// toldDepths is what each machine was last told of how deep the
+	// coordinators of this machine's runs with workers there are.
+	toldDepths map[string]map[string]int
 }
 
 // peerLoop is the watch of one machine: it long-polls that machine's st
@@ -100,6 +108,7 @@ func (m *Manager) runPeerLoop(ctx context.Context, slug string, pl *peerLoop) {
 		if due {
 			pl.lastAttempt = m.cfg.Now()
 		}
+		depths := m.depthsFor(slug)
 		m.hub.mu.Unlock()
 		m.mu.Unlock()
 		if due {
@@ -115,7 +124,10 @@ func (m *Manager) runPeerLoop(ctx context.Context, slug string, pl *peerLoop) {
 			}
 		}()
 		var res PeerWatchResult
-		err := m.cfg.Peers.Call(wctx, slug, api.PeerRouteWatch, PeerWatchRequest{Boot: boot, Since: since, Wait: peerWatchWait}, &res)
+		err := m.cfg.Peers.Call(wctx, slug, api.PeerRouteWatch, PeerWatchRequest{Boot: boot, Since: since, Wait: peerWatchWait, Depths: depths}, &res)
+		if err == nil {
+			m.toldDepth(slug, depths)
+		}
 		kicked := wctx.Err() == context.Canceled && ctx.Err() == nil
 		close(stopKick)
 		cancel()
@@ -137,6 +149,92 @@ func (m *Manager) runPeerLoop(ctx context.Context, slug string, pl *peerLoop) {
 			m.applyWatch(slug, res.Workers)
 		}
 	}
+}
+
+// depthsFor is how deep in its whole chain the coordinator of each run
+// with live workers on machine slug is now, by run. Called with m.mu held.
+func (m *Manager) depthsFor(slug string) map[string]int {
+	out := map[string]int{}
+	for _, w := range m.workers {
+		if r := m.runOf[w.ID]; w.Machine == slug && w.State.Live() && r != nil {
+			if _, ok := out[r.ID]; !ok {
+				out[r.ID], _ = m.chainDepth(r.Coordinator)
+			}
+		}
+	}
+	return out
+}
+
+func (m *Manager) toldDepth(slug string, depths map[string]int) {
+	m.hub.mu.Lock()
+	defer m.hub.mu.Unlock()
+	if m.hub.toldDepths == nil {
+		m.hub.toldDepths = map[string]map[string]int{}
+	}
+	m.hub.toldDepths[slug] = depths
+}
+
+// tellDepths tells each machine with workers of this machine's runs how
+// deep those runs' coordinators are in their whole chain now, where it
+// changed since that machine was last told (an adoption here made the
+// chain above them longer or shorter): the limit of four levels counts
+// there what lies above (issue 25, item 3). A machine that does not
+// answer hears it with its watch's next call.
+func (m *Manager) tellDepths(ctx context.Context) {
+	if m.cfg.Peers == nil {
+		return
+	}
+	m.mu.Lock()
+	m.hub.mu.Lock()
+	due := map[string]map[string]int{}
+	for _, w := range m.workers {
+		if _, seen := due[w.Machine]; !w.Remote() || !w.State.Live() || seen {
+			continue
+		}
+		if d := m.depthsFor(w.Machine); !maps.Equal(d, m.hub.toldDepths[w.Machine]) {
+			due[w.Machine] = d
+		}
+	}
+	m.hub.mu.Unlock()
+	m.mu.Unlock()
+	for slug, d := range due {
+		cctx, cancel := context.WithTimeout(ctx, depthTellWait)
+		var res PeerWatchResult
+		err := m.cfg.Peers.Call(cctx, slug, api.PeerRouteWatch, PeerWatchRequest{Depths: d}, &res)
+		cancel()
+		if err != nil {
+			m.logf("could not tell %s how deep its coordinators here are now (its watch will): %v", slug, err)
+			continue
+		}
+		m.toldDepth(slug, d)
+		m.applyWatch(slug, res.Workers)
+	}
+}
+
+// depthTellWait bounds telling a machine the chain's depth at once; the
+// watch tells it later when it cannot be reached now.
+const depthTellWait = 5 * time.Second
+
+// takeDepths takes what machine from says of how deep the coordinators of
+// its runs here are now. Only its own runs, and only depths within the
+// limit (a chain deeper than four has nothing more to start anyway).
+func (m *Manager) takeDepths(from string, depths map[string]int) {
+	m.mu.Lock()
+	c := m.newChange()
+	for id, d := range depths {
+		r := m.runs[id]
+		if d < 0 || d > MaxChain || r == nil || r.CoordinatorMachine != from || r.BaseDepth == d {
+			continue
+		}
+		m.logf("%s: the coordinator of run %s is %d level(s) deep in its chain now (was %d)", from, id, d, r.BaseDepth)
+		r.BaseDepth = d
+		c.touch(r)
+	}
+	if len(c.runs) == 0 {
+		m.mu.Unlock()
+		return
+	}
+	m.settleUnlock(c)
 }
 
 func (m *Manager) peerRetry() time.Duration {
@@ -193,7 +291,8 @@ func (m *Manager) applyWatch(slug string, vs []WorkerView) {
 		}
 		before := *w
 		m.applyRemote(c, w, v)
-		if before.State != w.State || before.Summary != w.Summary || before.Name != w.Name || before.ID != w.ID || before.LastAnswer != w.LastAnswer || before.TeamSize != w.TeamSize {
+		if before.State != w.State || before.Summary != w.Summary || before.Name != w.Name || before.ID != w.ID || before.LastAnswer != w.LastAnswer ||
+			before.TeamSize != w.TeamSize || before.TeamDepth != w.TeamDepth {
 			c.touch(m.runOf[w.ID])
 		}
 		delete(byRef, v.Ref)
@@ -252,6 +351,20 @@ func (m *Manager) queueMoves(moved map[string]string) {
 	for _, w := range m.workers {
 		if !w.Remote() || !w.State.Live() {
 			continue
+		}
+		if retired(w.Parent) && !m.hub.retiredTold[w.Machine+"/"+w.Parent] {
+			// Its coordinator did not come back: that machine keeps its
+			// old id, which a new pane here may have now. Tell it the
+			// retired one, which names only the gone pane.
+			if m.hub.retiredTold == nil {
+				m.hub.retiredTold = map[string]bool{}
+			}
+			m.hub.retiredTold[w.Machine+"/"+w.Parent] = true
+			old, _, _ := strings.Cut(w.Parent, retiredMark)
+			if tell[w.Machine] == nil {
+				tell[w.Machine] = map[PeerReparent]bool{}
+			}
+			tell[w.Machine][PeerReparent{Old: old, New: w.Parent}] = true
 		}
 		for o, n := range moved {
 			if w.Parent == n && o != n {

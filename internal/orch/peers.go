@@ -251,7 +251,7 @@ func (m *Manager) remoteRecord(mr MachineRef, v *WorkerView, parent string, leve
 	w.ID = mr.Slug + "/" + v.ID
 	w.Machine, w.MachineName = mr.Slug, mr.Name
 	w.Parent, w.Level, w.Ref = parent, level, ref
-	w.TeamSize, w.TeamRun = v.TeamOf, ""
+	w.TeamSize, w.TeamDepth, w.TeamRun = v.TeamOf, v.TeamDepth, ""
 	w.Scope, w.Worktree = v.Scope, v.Worktree
 	w.Told = false
 	return &w
@@ -361,7 +361,7 @@ func (m *Manager) applyRemote(c *change, w *Worker, v *WorkerView) {
 	w.Summary, w.ReportedAt, w.LastAnswer, w.Error = v.Summary, v.ReportedAt, v.LastAnswer, v.Error
 	w.ReportAnswer = v.ReportAnswer
 	w.AgentSession, w.Reported = v.AgentSession, v.Reported
-	w.TeamSize = v.TeamOf
+	w.TeamSize, w.TeamDepth = v.TeamOf, v.TeamDepth
 	if nid := w.Machine + "/" + v.ID; v.ID != "" && nid != w.ID {
 		// Its pane there changed (that machine's tmux server restarted).
 		r := m.runOf[w.ID]

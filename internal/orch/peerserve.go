@@ -253,7 +253,7 @@ func (m *Manager) PeerAdopt(ctx context.Context, from string, req PeerOp) (*Work
 	if err != nil {
 		return nil, err
 	}
-	w := m.adoptedWorker(tp, adoptedName(r, tp), kind, from+"/"+req.Parent, req.Level, team)
+	w := m.adoptedWorker(tp, adoptedName(r, tp, m.facts.mateName(tp.ID)), kind, from+"/"+req.Parent, req.Level, team)
 	w.Ref = req.Ref
 	w.ParentName, w.ParentMachineName = req.ParentName, machineName
 	// The offer is used up (unset with the relations, under the lock).
@@ -267,6 +267,9 @@ func (m *Manager) PeerAdopt(ctx context.Context, from string, req PeerOp) (*Work
 // PeerWatch answers machine from with its workers here once anything
 // changed after since, or when wait passes.
 func (m *Manager) PeerWatch(ctx context.Context, from string, req PeerWatchRequest) (*PeerWatchResult, error) {
+	if len(req.Depths) > 0 {
+		m.takeDepths(from, req.Depths)
+	}
 	wait := req.Wait
 	if wait <= 0 || wait > time.Minute {
 		wait = peerWatchWait
@@ -300,7 +303,9 @@ func (m *Manager) PeerWatch(ctx context.Context, from string, req PeerWatchReque
 // PeerReparent moves the workers of machine from's coordinator pane old
 // to its new pane. Nothing is typed to their agents.
 func (m *Manager) PeerReparent(ctx context.Context, from string, req PeerReparent) (*struct{}, error) {
-	if !tmux.ValidPaneID(req.Old) || !tmux.ValidPaneID(req.New) {
+	// New may be a retired id: the coordinator did not come back after a
+	// tmux restart there, and its old id may be another pane's now.
+	if !tmux.ValidPaneID(req.Old) || !validPaneRef(req.New) {
 		return nil, peerRefused(from, "a move that does not name two pane ids")
 	}
 	old, nw := from+"/"+req.Old, from+"/"+req.New
@@ -346,10 +351,16 @@ func (m *Manager) PeerPane(ctx context.Context, from string, req IDRequest) (*Pe
 	// coordinators this machine handed it, or where they went. With
 	// accept-remote on or off: the coordinator's machine need not take
 	// workers itself for its workers elsewhere to find it again.
-	handed := false
+	handed, gone := false, ""
 	for _, w := range m.workers {
 		if w.Machine == from && (w.Parent == req.ID || m.movedFrom(req.ID, w.Parent)) {
 			handed = true
+			break
+		}
+		if w.Machine == from && retired(w.Parent) && strings.HasPrefix(w.Parent, req.ID+retiredMark) {
+			// It did not come back after a tmux restart here: its
+			// retired id names it (req.ID may be another pane's now).
+			handed, gone = true, w.Parent
 			break
 		}
 	}
@@ -361,6 +372,9 @@ func (m *Manager) PeerPane(ctx context.Context, from string, req IDRequest) (*Pe
 	m.mu.Unlock()
 	if !handed {
 		return nil, errorf(KindRemote, "", "refused: %s is not a coordinator of workers on %s", req.ID, from)
+	}
+	if gone != "" {
+		return &PeerPaneResult{Retired: gone}, nil
 	}
 	if now != "" {
 		return &PeerPaneResult{Now: now}, nil
@@ -380,8 +394,8 @@ func (m *Manager) remoteParentsNow(ctx context.Context, vs []WorkerView) {
 	for i := range vs {
 		v := &vs[i]
 		mach, pane, ok := splitRemote(v.Parent)
-		if !ok || !v.State.Live() || v.Remote() {
-			continue
+		if !ok || !v.State.Live() || v.Remote() || retired(pane) {
+			continue // (a retired parent is gone, and named so: see view)
 		}
 		res, seen := asked[v.Parent]
 		if !seen {
@@ -393,8 +407,13 @@ func (m *Manager) remoteParentsNow(ctx context.Context, vs []WorkerView) {
 			cancel()
 			asked[v.Parent] = res
 		}
-		if res != nil && res.Now != "" && !tmux.ValidPaneID(res.Now) {
+		if res != nil && ((res.Now != "" && !tmux.ValidPaneID(res.Now)) || (res.Retired != "" && !validPaneRef(res.Retired))) {
 			res = nil // not what a pane id looks like: not taken
+		}
+		if res != nil && res.Retired != "" {
+			// Gone in a tmux restart there: named by its retired id.
+			v.ParentGone, v.Parent = true, mach+"/"+res.Retired
+			continue
 		}
 		if res != nil && !res.Live {
 			v.ParentGone = true

@@ -219,12 +219,27 @@ func (m *Manager) register(r *Run, w *Worker) error {
 	return nil
 }
 
+// askedID is how the one who asked for a start names its pane, when not
+// by the pane id: a coordinator on another machine names it machine/%7
+// (%7 there is a pane of its own), so that what st tells it to type
+// (st worker stop ci-mac/%7 --yes) works where it is typed.
+func (m *Manager) askedID(req startPlan, pane string) string {
+	if req.remote == nil || m.cfg.Peers == nil {
+		return ""
+	}
+	self, err := m.cfg.Peers.Self()
+	if err != nil {
+		return ""
+	}
+	return self + "/" + pane
+}
+
 // deliverTask types the task line into the new worker and waits for its
 // turn to start. A screen that asks something first (trust, a login)
 // makes the worker blocked until a person answers it.
 func (m *Manager) deliverTask(ctx context.Context, req startPlan, spec startSpec, w *Worker) (*WorkerView, error) {
 	d := delivery{
-		pane: w.ID, adapter: spec.ad, text: spec.line, fresh: true,
+		pane: w.ID, label: m.askedID(req, w.ID), adapter: spec.ad, text: spec.line, fresh: true,
 		blockedTimeout: orDefault(req.BlockedTimeout, DefaultBlockedTimeout),
 		hookTimeout:    orDefault(req.HookTimeout, DefaultHookTimeout),
 		onBlocked: func(s agent.Screen) {
@@ -248,7 +263,7 @@ func (m *Manager) deliverTask(ctx context.Context, req startPlan, spec startSpec
 		c.touch(m.runOf[w.ID])
 		m.settleUnlock(c)
 		if oe != nil {
-			oe.Message = fmt.Sprintf("worker %s (%s): %s", w.ID, spec.name, oe.Message)
+			oe.Message = fmt.Sprintf("worker %s (%s): %s", d.id(), spec.name, oe.Message)
 			return nil, oe
 		}
 		return nil, err

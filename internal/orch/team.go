@@ -38,9 +38,13 @@ func (m *Manager) chainDepth(pane string) (int, []string) {
 		}
 		path = append([]string{r.Coordinator}, path...)
 		if r.CoordinatorMachine != "" {
-			// The chain goes on on the coordinator's machine, which said
-			// how deep its coordinator already was.
+			// The chain goes on on the coordinator's machine, which says
+			// how deep its coordinator is (at the start or adoption, and
+			// again whenever the chain above it changes).
 			d += r.BaseDepth
+			if r.BaseDepth > 0 {
+				path = append([]string{fmt.Sprintf("%d level(s) above on %s", r.BaseDepth, r.CoordinatorMachine)}, path...)
+			}
 			break
 		}
 		cur = r.Coordinator
@@ -77,6 +81,7 @@ func (m *Manager) teamSize(r *Run, seen map[string]bool) int {
 			if w.TeamRun != "" {
 				n += m.teamSize(m.runs[w.TeamRun], seen)
 			}
+			n += w.TeamSize // a lead on another machine: its team, as that machine counts it
 		}
 	}
 	return n
@@ -102,6 +107,7 @@ func (m *Manager) subtreeDepth(pane string, seen map[string]bool) int {
 		if w.TeamRun != "" {
 			d += m.subtreeDepth(w.ID, seen)
 		}
+		d += w.TeamDepth // a lead on another machine: its team's levels there
 		if d > best {
 			best = d
 		}
@@ -138,10 +144,15 @@ func (m *Manager) agentKind(p tmux.Pane) string {
 }
 
 // adoptedName is the name an adopted agent gets in run r: the name st
-// gave its pane, or its window's, made unique in the run with -2, -3...
+// gave its pane, else its own name as a teammate of a Claude agent team
+// (mate: its pane is split off its lead's window, whose name is the
+// lead's), else its window's; made unique in the run with -2, -3...
 // Called with m.mu held.
-func adoptedName(r *Run, tp tmux.Pane) string {
+func adoptedName(r *Run, tp tmux.Pane, mate string) string {
 	name := tp.StName
+	if name == "" || !ValidName(name) {
+		name = mate
+	}
 	if name == "" || !ValidName(name) {
 		name = NameFromTask(tp.WindowName)
 	}
@@ -218,8 +229,17 @@ func (m *Manager) Adopt(ctx context.Context, req IDRequest) (*WorkerView, error)
 }
 
 // adopt is Adopt; byPerson marks a person's drop in the web UI (which may
-// adopt a teammate).
+// adopt a teammate). The machines with workers below the adopted agent
+// are told how deep the chain above them is now, before it returns.
 func (m *Manager) adopt(ctx context.Context, req IDRequest, byPerson bool) (*WorkerView, error) {
+	v, err := m.adoptHere(ctx, req, byPerson)
+	if err == nil {
+		m.tellDepths(ctx)
+	}
+	return v, err
+}
+
+func (m *Manager) adoptHere(ctx context.Context, req IDRequest, byPerson bool) (*WorkerView, error) {
 	if isRemotePane(req.ID) {
 		if len(req.Owns) > 0 {
 			return nil, errorf(KindRemote, "leave --owns out: the worker on that machine keeps that machine's rules",
@@ -315,7 +335,7 @@ func (m *Manager) adoptInto(ctx context.Context, r *Run, level int, p, tp tmux.P
 			return nil, nil, err
 		}
 	}
-	w := m.adoptedWorker(tp, adoptedName(r, tp), m.agentKind(tp), p.ID, level, team)
+	w := m.adoptedWorker(tp, adoptedName(r, tp, m.facts.mateName(tp.ID)), m.agentKind(tp), p.ID, level, team)
 	w.Scope = scope
 	return w, notes, nil
 }

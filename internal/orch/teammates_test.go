@@ -146,6 +146,11 @@ func teammatesShownAndAdopted(t *testing.T, h *harness, alpha *agent.Teammate) {
 	if err != nil || v.ID != mateB {
 		t.Fatalf("a person's drop: %+v %v", v, err)
 	}
+	// Under its own name, not its lead's window's (w1, made w1-2): issue
+	// 25, item 5.
+	if v.Name != "beta" {
+		t.Errorf("the dropped teammate is worker %q, want beta", v.Name)
+	}
 	if got := mates(h, workerID); len(got) != 1 || got["alpha"].Pane != mateA {
 		t.Errorf("after beta became a worker, the lead's teammates are %+v", got)
 	}

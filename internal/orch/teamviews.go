@@ -76,6 +76,16 @@ func (f *paneFacts) teammatePane(pane string) bool {
 	return !live
 }
 
+// mateName is the name of the teammate whose own pane this is, or "".
+func (f *paneFacts) mateName(pane string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, mt := f.mateByPane(pane); mt != nil {
+		return mt.Name
+	}
+	return ""
+}
+
 // refuseTeammate refuses to adopt a teammate, unless a person asked (a
 // card dropped on a coordinator): a teammate answers to its lead, and as
 // an st worker it would get st's lines typed into it. Called with m.mu

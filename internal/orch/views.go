@@ -34,12 +34,13 @@ func (m *Manager) view(w *Worker) WorkerView {
 	}
 	if w.TeamRun != "" {
 		v.TeamOf = m.teamSize(m.runs[w.TeamRun], map[string]bool{})
+		v.TeamDepth = m.subtreeDepth(w.ID, map[string]bool{})
 	}
 	if retired(w.Parent) || (w.Parent != "" && !isRemotePane(w.Parent) && m.rest.gone(w.Parent)) {
 		v.ParentGone = true
 	}
 	if w.Remote() {
-		v.TeamOf = w.TeamSize
+		v.TeamOf, v.TeamDepth = w.TeamSize, w.TeamDepth
 	} else {
 		v.Teammates, v.Subagents = m.facts.teammatesOf(w.ID), m.facts.subagentsOf(w.ID)
 	}

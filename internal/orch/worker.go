@@ -209,6 +209,10 @@ func (m *Manager) Release(ctx context.Context, req IDRequest) (*WorkerView, erro
 		m.restage(r)
 		return nil, err
 	}
+	// The chain above the released agent's own workers elsewhere is
+	// shorter now: their machines are told (in the background: until then
+	// they count it as it was, which only refuses more).
+	m.bg.Go(m.tellDepths)
 	if w.State.Live() {
 		for _, k := range []string{"@st_run", "@st_role", "@st_parent", "@st_name", "@st_team"} {
 			m.cfg.Tmux.UnsetOption(ctx, w.ID, k)

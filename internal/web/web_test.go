@@ -155,7 +155,7 @@ func TestTokenThenCookie(t *testing.T) {
 
 	hdr := map[string]string{"Cookie": c.String()}
 	for _, tc := range []struct{ path, ctype, has string }{
-		{"/st/", "text/html", "◇ Agents"},
+		{"/st/", "text/html", `id="agents-btn"`},
 		{"/st/api/state", "application/json", `"machine":"devbox"`},
 		{"/st/assets/app.js", "text/javascript", "import { Terminal }"},
 		{"/api/state", "application/json", `"machine":"devbox"`},

@@ -135,6 +135,24 @@ func listAndRefusals(t *testing.T, way string) {
 		out, err = a.In(pa, "worker", op, "beta/%1")
 		refused(t, out, err, "for workers on this machine only")
 	}
+
+	// A start there that fails (a trust screen) names the window by the id
+	// that works here, beta/%N, never by beta's bare %N, which names one of
+	// alpha's own panes here (issue 25, item 5); the command it gives works.
+	a.Extra = []string{"ST_SIM_TRUST=1", "ST_BLOCKED_TIMEOUT=3s"}
+	out, err = a.In(pa, "worker", "start", "--machine", "beta", "--agent", "sim", "--task", task, "--name", "stuck")
+	a.Extra = nil
+	refused(t, out, err, "folder-trust screen", "the window is left open")
+	id := has(t, out, `worker (beta/%\d+) \(stuck\)`)[1]
+	has(t, out, `close it with st worker stop `+regexp.QuoteMeta(id)+` --yes`)
+	if regexp.MustCompile(`[^/]%\d+ --yes`).MatchString(out) {
+		t.Fatalf("the refusal names beta's window by a bare pane id:\n%s", out)
+	}
+	must(t)(a.In(pa, "worker", "stop", id, "--yes"))
+	testutil.WaitFor(t, 30*time.Second, func() (bool, string) {
+		w, _ := b.Tmux.Run("list-windows", "-a", "-F", "#{window_name}")
+		return !strings.Contains(w, "stuck"), "beta's windows:\n" + w
+	})
 }
 
 func TestMachinesWorkerLifecycle(t *testing.T) { eachWay(t, workerLifecycle) }
@@ -516,4 +534,65 @@ func revokedMachine(t *testing.T, way string) {
 		out, _ := b.ST("machines")
 		return !strings.Contains(out, "gamma"), out
 	})
+}
+
+func TestMachinesChainAcrossMachines(t *testing.T) { eachWay(t, chainAcrossMachines) }
+
+// chainAcrossMachines (issue 25, item 3): the limit of four levels holds
+// for the whole chain across machines when the chain above an adopted lead
+// of another machine grows after the adoption. beta's bk leads bw; alpha's
+// c0 adopts bk, then z adopts c0, then the person's pane y adopts z: y →
+// z → c0 → bk → bw is four levels. Before, beta still counted from c0 (it
+// took bw's worker x5, a fifth level), and alpha counted c0's team without
+// bk's (it let y adopt z with a fifth level below, "a team of" that left
+// bk's workers out).
+func chainAcrossMachines(t *testing.T, way string) {
+	c, a, b, _, y := three(t, way)
+	long := c.TaskFile("long.md", "sleep: 600s\nsummary: slept\n")
+	bk := b.HandAgent("bk")
+	bw := has(t, must(t)(b.In(bk, "worker", "start", "--agent", "sim", "--task", long, "--name", "bw")), `(?m)^(%\d+) bw$`)[1]
+	b.MustST("", "worker", "offer", bk, "--machine", "alpha")
+	c0, z := a.HandAgent("c0"), a.HandAgent("z")
+	has(t, must(t)(a.In(c0, "worker", "adopt", "beta/"+bk)), `a team of 1`)
+	// z adopts c0: c0's team is bk and bk's worker there.
+	has(t, must(t)(a.In(z, "worker", "adopt", c0)), `adopted `+regexp.QuoteMeta(c0)+` c0 \(sim, a team of 2\)`)
+
+	// bw's worker x3 is the fourth level (z c0 bk bw x3): taken on beta.
+	x3 := has(t, must(t)(b.In(bw, "worker", "start", "--agent", "sim", "--task", long, "--name", "x3")), `(?m)^(%\d+) x3$`)[1]
+	// alpha hears that bk's team is two levels deep and two workers.
+	teamOf := func(depth, size int) {
+		t.Helper()
+		testutil.WaitFor(t, 30*time.Second, func() (bool, string) {
+			out, _ := a.ST("worker", "list", "--all", "--json")
+			var vs []struct {
+				ID        string `json:"id"`
+				TeamOf    int    `json:"team_of"`
+				TeamDepth int    `json:"team_depth"`
+			}
+			json.Unmarshal([]byte(out), &vs)
+			for _, v := range vs {
+				if v.ID == "beta/"+bk {
+					return v.TeamDepth == depth && v.TeamOf == size, fmt.Sprintf("beta/%s: team of %d, %d levels; want %d, %d", bk, v.TeamOf, v.TeamDepth, size, depth)
+				}
+			}
+			return false, "no beta/" + bk + " in alpha's list:\n" + out
+		})
+	}
+	teamOf(2, 2)
+	// y adopting z would make x3 the fifth level: refused, bk's workers
+	// counted in z's team, the chain named.
+	out, err := a.In(y, "worker", "adopt", z)
+	refused(t, out, err, "would be 5 levels deep", "team of 4", "the limit is 4")
+
+	// Without x3 it fits: y z c0 bk bw.
+	must(t)(b.In(bw, "worker", "stop", x3, "--yes"))
+	teamOf(1, 1)
+	has(t, must(t)(a.In(y, "worker", "adopt", z)), `adopted `+regexp.QuoteMeta(z)+` z \(sim, a team of 3\)`)
+	// beta was told that c0 is two levels deep now: bw, the fourth level,
+	// may start no worker, and the refusal says what lies above on alpha.
+	out, err = b.In(bw, "worker", "start", "--agent", "sim", "--task", long, "--name", "x5")
+	refused(t, out, err, "would be 5 levels deep", "2 level(s) above on alpha")
+	if w, _ := b.Tmux.Run("list-windows", "-a", "-F", "#{window_name}"); strings.Contains(w, "x5") {
+		t.Fatalf("a refused start opened a window on beta:\n%s", w)
+	}
 }

@@ -229,3 +229,58 @@ func TestClaudeAgentTeamInProcess(t *testing.T) {
 		t.Errorf("the in-process teammate is also a subagent: %+v", v.Subagents)
 	}
 }
+
+// TestClaudeLeadTurnEndsWithTeammatesAlive (issue 25, item 7; README,
+// Claude agent teams): a Claude worker leads two teammates in panes and
+// ends its turn without reporting while both still work. Its turn ends at
+// its Stop, as for any worker: st says idle, and st worker wait exits 2
+// (it needs attention: idle with no report), while st still shows both
+// teammates at work.
+func TestClaudeLeadTurnEndsWithTeammatesAlive(t *testing.T) {
+	r := newRig(t)
+	r.installHooks()
+	r.teamSettings("tmux")
+	alpha, beta := r.holdTask("alpha", "go-alpha"), r.holdTask("beta", "go-beta")
+	lead := r.writeTask("lead.md", strings.Join([]string{
+		"TEAMMATE: alpha Your task is in the file " + alpha,
+		"TEAMMATE: beta Your task is in the file " + beta,
+		"SAY: my team is at work; I report later",
+	}, "\n")+"\n")
+	leadPane := strings.Fields(r.stMust("worker", "start", "--agent", "claude", "--task", lead, "--name", "lead"))[0]
+	t.Cleanup(func() {
+		for _, g := range []string{"go-alpha", "go-beta"} {
+			os.WriteFile(filepath.Join(r.work(), g), nil, 0o644)
+		}
+	})
+
+	// The lead's turn ends, its teammates at work in their panes.
+	v := r.waitLead("lead", 120*time.Second, "the lead idle, its teammates at work", func(v teamView) bool {
+		pa, sa, _ := v.mate("alpha")
+		pb, sb, _ := v.mate("beta")
+		return v.State == "idle" && pa != "" && pb != "" && sa == "working" && sb == "working"
+	})
+	start := time.Now()
+	o, e, code := r.st1("worker", "wait", "lead", "--timeout", "60s")
+	if code != 2 || !regexp.MustCompile(regexp.QuoteMeta(leadPane)+`\s+lead\s+idle`).MatchString(o) {
+		t.Errorf("st worker wait lead: exit %d, want 2 (idle, no report):\n%s%s", code, o, e)
+	}
+	t.Logf("st worker wait returned in %s", time.Since(start).Round(time.Millisecond))
+	// Still at work: the wait did not wait for them, and nothing ended them.
+	after := r.waitLead("lead", 10*time.Second, "the teammates still at work", func(w teamView) bool {
+		_, sa, _ := w.mate("alpha")
+		_, sb, _ := w.mate("beta")
+		return sa == "working" && sb == "working"
+	})
+	if after.State != "idle" {
+		t.Errorf("the lead is %s after the wait, want idle", after.State)
+	}
+	for _, name := range []string{"alpha", "beta"} {
+		p, _, _ := v.mate(name)
+		if _, err := r.tmux("display-message", "-p", "-t", p, "#{pane_id}"); err != nil {
+			t.Errorf("teammate %s's pane %s is gone: %v", name, p, err)
+		}
+	}
+	if rd := r.read("lead"); rd.Summary != "" {
+		t.Errorf("the lead has a report it never made: %+v", rd)
+	}
+}

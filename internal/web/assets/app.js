@@ -8,6 +8,7 @@
 // opened or folded is kept here, apart from the snapshot.
 import { Terminal } from './vendor/xterm.mjs';
 import { FitAddon } from './vendor/addon-fit.mjs';
+import { t, fmtDur, fmtShort, fmtTime, translatePage } from './i18n.js';
 
 const $ = (sel) => document.querySelector(sel);
 
@@ -56,6 +57,7 @@ const S = {
   menu: null,           // the key of the sidebar row whose menu is open
   seenGates: null,      // gate ids already notified
   drag: null,           // the drag under way; snapshots wait for its end
+  pressed: 0,           // when a pointer went down; snapshots wait for its click
   pending: false,
 };
 
@@ -75,15 +77,15 @@ function machineName(slug) { const m = machineOf(slug); return m ? m.name : slug
 // An agent on a machine that is offline is shown dimmed.
 function offline(a) { const m = !isLocal(a.machine) && machineOf(a.machine); return !!m && !m.online; }
 function machineTag(a) {
-  return el('span.machine', { text: `⌂ ${machineName(a.machine)}${offline(a) ? ' (offline)' : ''}` });
+  return el('span.machine', { text: t(offline(a) ? 'machine.tagOffline' : 'machine.tag', { name: machineName(a.machine) }) });
 }
 
 // An agent's key is st's worker id: %7 here, machine/%7 elsewhere.
 function keyOf(a) { return isLocal(a.machine) ? a.pane : `${a.machine}/${a.pane}`; }
 
-// A pane id as people read it: a pane of a tmux server that went carries
-// a mark of that restart (%3~k9x) to keep it apart from today's %3.
-function paneLabel(id) { return (id || '').split('~')[0]; }
+// A pane of a tmux server that went is named by its retired id, with the
+// mark of that restart (%3~k9x): today's %3 is another pane, so the page
+// never shows a gone pane by a live one's id.
 
 function parentKeyOf(a) {
   if (!a.parent) return '';
@@ -133,46 +135,34 @@ function delegates(a) {
   return S.m.children(a).length > 0 || !!parentKeyOf(a) || mates(a).length > 0 || subs(a).length > 0;
 }
 
+// A team lead is a coordinator that was adopted with workers of its own
+// (st counts its team: teamOf). A worker that starts workers is still a
+// worker: nothing makes a team but an adoption (spec, Team), and its
+// workers hang under it as workers of a worker.
 function roleLabel(a) {
-  if (S.m.children(a).length && parentKeyOf(a)) return 'team lead';
-  if (a.role === 'coordinator' || S.m.children(a).length) return 'coordinator';
-  if (a.role === 'worker' || parentKeyOf(a)) return 'worker';
-  if (mates(a).length) return 'team lead';
-  return 'agent';
+  if (a.teamOf) return t('role.lead');
+  if (a.role === 'worker' || parentKeyOf(a)) return t('role.worker');
+  if (a.role === 'coordinator' || S.m.children(a).length) return t('role.coordinator');
+  if (mates(a).length) return t('role.lead'); // of a Claude agent team
+  return t('role.agent');
 }
 
 function matesText(a) {
   const n = mates(a).length;
-  return n ? el('span.mates-of', { text: `${n} teammate${n === 1 ? '' : 's'}` }) : null;
+  return n ? el('span.mates-of', { text: t('mates.count', { n }) }) : null;
 }
 
-function teamSize(a) { return a.teamOf || (parentKeyOf(a) ? S.m.children(a).length : 0); }
+function teamSize(a) { return a.teamOf || 0; }
 
 function countText(list) {
   const n = {};
   for (const a of list) { const st = a.state || 'idle'; n[st] = (n[st] || 0) + 1; }
   const keys = Object.keys(n).sort((x, y) => STATE_ORDER.indexOf(x) - STATE_ORDER.indexOf(y));
-  return keys.map((k) => `${n[k]} ${k}`).join(', ');
+  return keys.map((k) => t('state.count', { n: n[k], state: stateName(k) })).join(t('list.sep'));
 }
 
-function fmtDur(ms) {
-  const s = Math.max(0, Math.floor(ms / 1000));
-  if (s < 60) return `${s}s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m}m ${s % 60}s`;
-  const h = Math.floor(m / 60);
-  if (h < 24) return `${h}h ${m % 60}m`;
-  return `${Math.floor(h / 24)}d ${h % 24}h`;
-}
-
-// The largest unit only, for rows where room is short.
-function fmtShort(ms) {
-  const s = Math.max(0, Math.floor(ms / 1000));
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m`;
-  if (s < 86400) return `${Math.floor(s / 3600)}h`;
-  return `${Math.floor(s / 86400)}d`;
-}
+// stateName is a state as the page's language says it.
+function stateName(state) { return state ? t(`state.${state}`) : '—'; }
 
 function since(t, short) {
   if (!t || t.startsWith('0001-')) return null;
@@ -188,16 +178,18 @@ function tickDurations() {
 }
 
 function dot(state) {
-  return el('span.dot', { class: `dot st-${state || 'none'}${state === 'working' ? ' pulse' : ''}`, title: state || '' });
+  return el('span.dot', { class: `dot st-${state || 'none'}${state === 'working' ? ' pulse' : ''}`, title: state ? stateName(state) : '' });
 }
 
+// An agent's kind is the name of its program (claude, codex, sim).
 function kindIcon(kind) {
-  return el('span.kind', { class: `kind k-${kind || 'other'}`, title: kind || 'agent', text: KIND_ICON[kind] || '●' });
+  return el('span.kind', { class: `kind k-${kind || 'other'}`, title: kind || t('role.agent'), text: KIND_ICON[kind] || '●' });
 }
 
 function stateText(a, short) {
-  return el('span.state', { title: a.state ? `${a.state} since ${new Date(a.since).toLocaleTimeString()}` : undefined },
-    a.state || '—', a.state ? ' · ' : '', a.state ? since(a.since, short) : null);
+  return el('span.state', { title: a.state ? t('state.since', { state: stateName(a.state), time: fmtTime(a.since) }) : undefined },
+    el('span.st-word', { text: stateName(a.state) }),
+    a.state ? el('span.st-time', null, el('span.sep', { text: ' · ' }), since(a.since, short)) : null);
 }
 
 function isOpen(a) {
@@ -212,8 +204,8 @@ function cannotOpen(a) {
   if (isLocal(a.machine)) return '';
   const m = machineOf(a.machine);
   const name = machineName(a.machine);
-  if (!m || !m.online) return `${name} is offline: its windows open when its st is back.`;
-  if (!m.accepts) return `${name} takes no workers from other machines now, and opens its windows to them only while it does. Run st orch accept-remote on on ${name}.`;
+  if (!m || !m.online) return t('open.offline', { name });
+  if (!m.accepts) return t('open.noAccept', { name });
   return '';
 }
 
@@ -225,10 +217,11 @@ async function post(path, body) {
       method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body),
     });
     const j = await r.json().catch(() => ({}));
-    if (!r.ok) { toast(j.error || `${r.status} ${r.statusText}`, true); return false; }
+    // st's refusals are in English, as st wrote them.
+    if (!r.ok) { toast(t('toast.stSays', { why: j.error || `${r.status} ${r.statusText}` }), true); return false; }
     return true;
   } catch (e) {
-    toast(`st did not answer: ${e.message}`, true);
+    toast(t('toast.noAnswer', { why: e.message }), true);
     return false;
   }
 }
@@ -236,19 +229,20 @@ async function post(path, body) {
 function answerGate(g, option, btn) {
   for (const b of document.querySelectorAll(`[data-gate="${CSS.escape(g.id)}"] button`)) b.disabled = true;
   post('api/gates/answer', { id: g.id, option }).then((ok) => {
-    if (ok) toast(`Answered “${option}”`);
+    if (ok) toast(t('toast.answered', { option }));
     else for (const b of document.querySelectorAll(`[data-gate="${CSS.escape(g.id)}"] button`)) b.disabled = false;
   });
 }
 
 function release(a) {
-  post('api/release', { pane: keyOf(a) }).then((ok) => ok && toast(`Released ${a.name}`));
+  post('api/release', { pane: keyOf(a) }).then((ok) => ok && toast(t('toast.released', { name: a.name })));
 }
 
 function adopt(coordinator, agent) {
   const c = S.m.byKey.get(coordinator), a = S.m.byKey.get(agent);
-  toast(`${c ? c.name : coordinator} is adopting ${a ? a.name : agent}…`);
-  post('api/adopt', { coordinator, agent }).then((ok) => ok && toast(`${a ? a.name : agent} now works for ${c ? c.name : coordinator}`));
+  const names = { lead: c ? c.name : coordinator, name: a ? a.name : agent };
+  toast(t('toast.adopting', names));
+  post('api/adopt', { coordinator, agent }).then((ok) => ok && toast(t('toast.adopted', names)));
 }
 
 function openAgent(a) {
@@ -275,7 +269,12 @@ function toast(msg, bad) {
 // Pointer events rather than HTML drag and drop: the same code serves a
 // mouse and a finger, and a card keeps its click.
 
-let suppressClick = false;
+// The click that a drag's release makes is no click on a card: a press
+// that became a drag makes no click, and the next press starts afresh.
+// (Not a timer: a browser slows the timers of a page it does not show,
+// and a quick hand clicks again at once.)
+let dragged = false;
+document.addEventListener('pointerdown', () => { dragged = false; }, true);
 
 function draggable(node, key) {
   node.dataset.agent = key;
@@ -299,6 +298,7 @@ function draggable(node, key) {
         document.body.append(ghost);
         node.classList.add('dragging');
         S.drag = key;
+        dragged = true;
       }
       ghost.style.left = `${ev.clientX + 10}px`;
       ghost.style.top = `${ev.clientY + 10}px`;
@@ -314,8 +314,6 @@ function draggable(node, key) {
       node.classList.remove('dragging');
       over && over.classList.remove('drop-over');
       S.drag = null;
-      suppressClick = true;
-      setTimeout(() => { suppressClick = false; }, 0);
       const t = drop && target(ev.clientX, ev.clientY);
       if (t) adopt(t.dataset.agent, key);
       if (S.pending) { S.pending = false; render(); }
@@ -330,7 +328,7 @@ function draggable(node, key) {
 
 function clickable(node, f) {
   node.addEventListener('click', (e) => {
-    if (suppressClick || e.target.closest('button, summary, details > .gate-row')) return;
+    if (dragged || e.target.closest('button, summary, details > .gate-row')) return;
     f(e);
   });
 }
@@ -342,7 +340,7 @@ function gateBox(g, withAsker) {
   return el('div.gate', { dataset: { gate: g.id } },
     el('div.gate-q', null,
       el('span.gate-icon', { text: '?' }),
-      withAsker ? el('b', { text: `${asker ? asker.name : g.pane} asks: ` }) : null,
+      withAsker ? el('b', { text: t('gate.asks', { name: asker ? asker.name : g.pane }) }) : null,
       el('span', { text: g.question }),
       el('span.muted', null, ' · ', since(g.asked))),
     el('div.gate-opts', null, g.options.map((o) =>
@@ -364,7 +362,7 @@ function notifyGates() {
     if (!('Notification' in window) || Notification.permission !== 'granted') continue;
     const a = S.m.byKey.get(g.pane);
     try {
-      const n = new Notification(`${a ? a.name : 'An agent'} asks`, {
+      const n = new Notification(t('notify.asks', { name: a ? a.name : t('notify.someone') }), {
         body: `${g.question}\n${g.options.join(' · ')}`, tag: `st-gate-${g.id}`,
       });
       n.onclick = () => { window.focus(); n.close(); };
@@ -378,9 +376,7 @@ function setupNotify() {
   if (!('Notification' in window)) { b.hidden = true; return; }
   const show = () => {
     b.classList.toggle('on', Notification.permission === 'granted');
-    b.title = Notification.permission === 'granted' ? 'Questions from agents will notify you'
-      : Notification.permission === 'denied' ? 'Notifications are blocked in this browser'
-      : 'Notify me when an agent asks a question';
+    b.title = t(Notification.permission === 'granted' ? 'notify.on' : Notification.permission === 'denied' ? 'notify.blocked' : 'notify.ask');
   };
   show();
   // Browsers grant the permission only from a click.
@@ -395,18 +391,18 @@ function agentRow(a, opts = {}) {
   const team = teamSize(a);
   const row = el('div.row.agent-row', {
     class: `row agent-row${offline(a) ? ' offline' : ''}${isOpen(a) ? ' lit' : ''}${opts.depth ? ` depth-${opts.depth}` : ''}`,
-    title: `${a.name} (${a.pane}${a.machine && !isLocal(a.machine) ? ` on ${a.machine}` : ''})`,
+    title: t(a.machine && !isLocal(a.machine) ? 'row.titleOn' : 'row.title', { name: a.name, pane: a.pane, machine: a.machine }),
   },
   dot(a.state),
   kindIcon(a.kind),
   el('span.name', { text: a.name }),
-  team ? el('span.team-of', { text: `team of ${team}` }) : null,
+  team ? el('span.team-of', { text: t('team.of', { n: team }) }) : null,
   matesText(a),
   opts.badge ? el('span.badge', { text: opts.badge }) : null,
   !isLocal(a.machine) ? machineTag(a) : null,
   crossMark(a),
   opts.otherSession ? el('span.muted.small', { text: opts.otherSession }) : null,
-  S.m.gatesOf.has(a.pane) && isLocal(a.machine) ? el('span.gate-mark', { title: 'asks a question', text: '?' }) : null,
+  S.m.gatesOf.has(a.pane) && isLocal(a.machine) ? el('span.gate-mark', { title: t('row.asks'), text: '?' }) : null,
   el('span.spacer'),
   a.state ? stateText(a, true) : null,
   parentKeyOf(a) ? rowMenuButton(a) : null);
@@ -415,15 +411,15 @@ function agentRow(a, opts = {}) {
   if (S.menu !== keyOf(a) || !parentKeyOf(a)) return row;
   // The row's menu (spec: "let go from the row's menu").
   return el('div.row-wrap', null, row, el('div.row-menu', { role: 'menu' },
-    el('button.menu-item', { type: 'button', role: 'menuitem', text: 'Open', on: { click: (e) => { e.stopPropagation(); S.menu = null; openAgent(a); } } }),
-    el('button.menu-item.let-go', { type: 'button', role: 'menuitem', text: 'Let go',
-      title: 'Release this worker: it keeps running, with no coordinator',
+    el('button.menu-item', { type: 'button', role: 'menuitem', text: t('row.open'), on: { click: (e) => { e.stopPropagation(); S.menu = null; openAgent(a); } } }),
+    el('button.menu-item.let-go', { type: 'button', role: 'menuitem', text: t('row.letGo'),
+      title: t('row.letGoTitle'),
       on: { click: (e) => { e.stopPropagation(); S.menu = null; release(a); render(); } } })));
 }
 
 // rowMenuButton opens and closes a worker row's menu.
 function rowMenuButton(a) {
-  const b = el('button.row-menu-btn', { type: 'button', title: 'More', 'aria-haspopup': 'menu', text: '⋯' });
+  const b = el('button.row-menu-btn', { type: 'button', title: t('row.more'), 'aria-haspopup': 'menu', text: '⋯' });
   b.addEventListener('click', (e) => {
     e.stopPropagation();
     S.menu = S.menu === keyOf(a) ? null : keyOf(a);
@@ -440,12 +436,12 @@ function crossMark(a) {
   if (!pk) return null;
   if (!isLocal(a.machine)) {
     const p = S.m.byKey.get(pk);
-    return el('span.cross-mark.muted.small', { text: `↳ ${p ? p.name : paneLabel(pk)} · ${machineName(a.machine)}` });
+    return el('span.cross-mark.muted.small', { text: `↳ ${p ? p.name : pk} · ${machineName(a.machine)}` });
   }
   const i = (a.parent || '').indexOf('/');
   if (i < 0 || isLocal(a.parent.slice(0, i))) return null;
   const mach = a.parentMachine || machineName(a.parent.slice(0, i));
-  return el('span.cross-mark.muted.small', { text: `worker of ${a.parentName || a.parent.slice(i + 1)} on ${mach}` });
+  return el('span.cross-mark.muted.small', { text: t('cross.workerOf', { name: a.parentName || a.parent.slice(i + 1), machine: mach }) });
 }
 
 function workerNode(a, sessionID, depth) {
@@ -453,9 +449,12 @@ function workerNode(a, sessionID, depth) {
   const other = isLocal(a.machine) && a.session !== sessionID ? S.m.sessionName.get(a.session) : '';
   const row = agentRow(a, { otherSession: other, depth });
   if (!kids.length && !a.teamOf && !mates(a).length) return row;
-  // A worker that leads a team: a box a step stronger, its workers (and
-  // its Claude teammates) under it.
-  return el('div.team', null, row, mateTree(a), kids.length ? el('div.tree', null, kids.map((k) => workerNode(k, sessionID, depth + 1))) : null);
+  const tree = kids.length ? el('div.tree', null, kids.map((k) => workerNode(k, sessionID, depth + 1))) : null;
+  // A worker that leads a team (or a Claude agent team): a box a step
+  // stronger, its workers and teammates under it.
+  if (a.teamOf || mates(a).length) return el('div.team', null, row, mateTree(a), tree);
+  // A worker's own workers, in its run: under it on the guide line, no box.
+  return el('div.nested', null, row, tree);
 }
 
 // The rows of a lead's teammates in the sidebar, on a blue guide line
@@ -463,7 +462,8 @@ function workerNode(a, sessionID, depth) {
 function mateTree(a) {
   if (!mates(a).length) return null;
   return el('div.tree.mate-tree', null, mates(a).map((tm) => {
-    const row = el('div.row.mate-row', { class: `row mate-row${tm.state === 'working' ? ' working' : ''}`, title: `${tm.name}: teammate of ${a.name}${tm.pane ? ` (${tm.pane})` : ', in its process'}`,
+    const row = el('div.row.mate-row', { class: `row mate-row${tm.state === 'working' ? ' working' : ''}`,
+      title: t(tm.pane ? 'mate.title' : 'mate.titleInProcess', { name: tm.name, lead: a.name, pane: tm.pane }),
       dataset: { mate: mateKey(a, tm) } },
     dot(tm.state), kindIcon('claude'), el('span.name', { text: tm.name }), el('span.spacer'), stateText(tm, true));
     clickable(row, () => showDetail(a, tm, 'teammate'));
@@ -478,16 +478,16 @@ function familyCard(root, sessionID) {
   const done = kids.filter((k) => k.state === 'done');
   const foldKey = `workers:${key}`;
   const open = !S.closed[foldKey];
-  const card = el('div.card.family', null, agentRow(root, { badge: 'coordinator' }), mateTree(root));
+  const card = el('div.card.family', null, agentRow(root, { badge: t('role.coordinator') }), mateTree(root));
   const fold = el('div.fold-line', { role: 'button', tabindex: '0' },
-    el('span.caret', { text: open ? '▾' : '▸' }), `Workers · ${countText(kids)}`);
+    el('span.caret', { text: open ? '▾' : '▸' }), t('workers.head', { counts: countText(kids) }));
   fold.addEventListener('click', () => { S.closed[foldKey] = open; render(); });
   card.append(fold);
   if (open) {
     const tree = el('div.tree', null, active.map((k) => workerNode(k, sessionID, 1)));
     if (done.length) {
       const det = el('details.completed', { open: !!S.completedOpen[key] },
-        el('summary', { text: `Completed (${done.length})` }),
+        el('summary', { text: t('workers.completed', { n: done.length }) }),
         done.map((k) => workerNode(k, sessionID, 1)));
       det.addEventListener('toggle', () => { S.completedOpen[key] = det.open; });
       tree.append(det);
@@ -502,9 +502,9 @@ function orphanCard(a) {
   return el('div.card.orphan', null,
     agentRow(a),
     el('div.orphan-line', null,
-      el('span.warn', { text: `⚠ coordinator ${p} is gone` }),
+      el('span.warn', { text: t('orphan.gone', { pane: p }) }),
       el('span.spacer'),
-      el('button.small-btn', { type: 'button', text: 'Release', on: { click: (e) => { e.stopPropagation(); release(a); } } })));
+      el('button.small-btn', { type: 'button', text: t('action.release'), on: { click: (e) => { e.stopPropagation(); release(a); } } })));
 }
 
 function windowRow(s, w) {
@@ -512,7 +512,7 @@ function windowRow(s, w) {
   const row = el('div.row.win-row', { class: `row win-row${lit ? ' lit' : ''}`, title: `${s.name}:${w.index} ${w.name}` },
     el('span.idx', { text: w.index }),
     el('span.name', { text: w.name }),
-    w.active ? el('span.muted.small', { title: 'in front for tmux clients', text: '•' }) : null);
+    w.active ? el('span.muted.small', { title: t('side.inFront'), text: '•' }) : null);
   clickable(row, () => openWindow(s.id, w.id));
   return row;
 }
@@ -528,7 +528,7 @@ function ownerIn(a, sessionID) {
 
 function renderSidebar() {
   const nav = $('#sidebar');
-  const parts = [el('div.side-title', { text: 'Sessions' })];
+  const parts = [el('div.side-title', { text: t('side.title') })];
   const m = S.m;
   for (const s of S.snap.sessions) {
     const closed = !!S.closed[`session:${s.id}`];
@@ -562,7 +562,7 @@ function renderSidebar() {
             body.append(orphanCard(a));
           } else if (mates(a).length) {
             // A Claude team lead in no run: its card holds its teammates.
-            body.append(el('div.card.lead', null, agentRow(a, { badge: 'team lead' }), mateTree(a)));
+            body.append(el('div.card.lead', null, agentRow(a, { badge: t('role.lead') }), mateTree(a)));
           } else {
             body.append(el('div.card.solo', null, agentRow(a)));
           }
@@ -571,7 +571,7 @@ function renderSidebar() {
     }
     parts.push(el('div.sess', { dataset: { session: s.id } }, head, body));
   }
-  if (!S.snap.sessions.length) parts.push(el('div.muted.pad', { text: 'No tmux sessions.' }));
+  if (!S.snap.sessions.length) parts.push(el('div.muted.pad', { text: t('side.noSessions') }));
   nav.replaceChildren(...parts);
 }
 
@@ -602,9 +602,9 @@ function renderTermCard() {
   for (const r of roots) flatten(r, 0, rows);
   // On a phone it starts as a pill, so it does not cover the terminal.
   const collapsed = S.closed.termcard ?? phone.matches;
-  const head = el('div.ac-head', { role: 'button', title: collapsed ? 'Show the agents' : 'Fold' },
-    el('span.ac-pill', { title: 'workers, teammates and subagents' }, icon('fork'), ` ${rows.length - roots.size}`),
-    collapsed ? null : el('span.ac-title', { text: 'Agents' }),
+  const head = el('div.ac-head', { role: 'button', title: t(collapsed ? 'card.show' : 'card.fold') },
+    el('span.ac-pill', { title: t('card.pill') }, icon('fork'), ` ${rows.length - roots.size}`),
+    collapsed ? null : el('span.ac-title', { text: t('card.title') }),
     el('span.caret', { text: collapsed ? '▸' : '▾' }));
   head.addEventListener('click', () => { S.closed.termcard = !collapsed; render(); });
   const list = collapsed ? null : el('div.ac-list', null, rows.map(([a, depth, x, kind]) => {
@@ -612,14 +612,14 @@ function renderTermCard() {
       // A teammate (blue mark) or a subagent (grey mark) under its lead.
       const r = el('div.ac-row', { class: `ac-row ${kind === 'teammate' ? 'mate' : 'sub'}${x.state === 'working' ? ' working' : ''}`, style: `padding-left:${8 + depth * 14}px` },
         dot(x.state), kind === 'teammate' ? kindIcon('claude') : el('span.kind.k-sub', { text: '↳' }),
-        el('span.name', { text: x.name || x.type || kind }), el('span.badge', { text: kind }),
+        el('span.name', { text: x.name || x.type || t(`role.${kind}`) }), el('span.badge', { text: t(`role.${kind}`) }),
         el('span.spacer'), stateText(x, true));
       clickable(r, () => showDetail(a, x, kind));
       return r;
     }
     const r = el('div.ac-row', { class: `ac-row${isOpen(a) ? ' lit' : ''}`, style: `padding-left:${8 + depth * 14}px` },
       dot(a.state), kindIcon(a.kind), el('span.name', { text: a.name }),
-      depth === 0 ? el('span.badge', { text: 'coordinator' }) : null,
+      depth === 0 ? el('span.badge', { text: t('role.coordinator') }) : null,
       el('span.spacer'), stateText(a, true));
     clickable(r, () => openAgent(a));
     return r;
@@ -642,17 +642,17 @@ function graphCard(a) {
   const c = el('div.gcard.agent-card', { class: `gcard agent-card${offline(a) ? ' offline' : ''}${working ? ' working' : ''}${isOpen(a) ? ' lit' : ''}${m.orphan(a) ? ' orphan' : ''}` },
     el('div.gc-head', null, kindIcon(a.kind), el('span.gc-name', { text: a.name }), dot(a.state)),
     el('div.gc-role', null, el('span.badge', { text: roleLabel(a) }),
-      team ? el('span.team-of', { text: `team of ${team}` }) : null,
+      team ? el('span.team-of', { text: t('team.of', { n: team }) }) : null,
       matesText(a),
       el('span.muted.small', { text: a.pane }),
       !isLocal(a.machine) ? machineTag(a) : null),
     el('div.gc-state', null, stateText(a)),
     a.summary && (a.state === 'done' || a.state === 'idle') ? el('div.gc-summary', { text: a.summary, title: a.summary }) : null,
-    m.orphan(a) ? el('div.warn.small', { text: `⚠ coordinator ${paneLabel(a.parent)} is gone` }) : null,
+    m.orphan(a) ? el('div.warn.small', { text: t('orphan.gone', { pane: a.parent }) }) : null,
     cannotOpen(a) ? el('div.gc-note.small', { text: cannotOpen(a) }) : null,
     gates.map((g) => gateBox(g, false)),
     worker ? el('div.gc-actions', null,
-      el('button.small-btn.release', { type: 'button', text: 'Release', title: 'Let this worker go: it keeps running, with no coordinator',
+      el('button.small-btn.release', { type: 'button', text: t('action.release'), title: t('action.releaseTitle'),
         on: { click: (e) => { e.stopPropagation(); release(a); } } })) : null);
   draggable(c, keyOf(a));
   clickable(c, () => { openAgent(a); });
@@ -671,15 +671,15 @@ const subKey = (lead, sa) => `${keyOf(lead)}/${sa.id}`;
 
 function asideCard(cls, lead, x, kind) {
   const mate = kind === 'teammate';
-  const name = mate ? x.name : (x.type || 'subagent');
+  const name = mate ? x.name : (x.type || t('role.subagent'));
   const c = el(`div.${cls}`, {
     class: `${cls.replace('.', ' ')} ${mate ? 'mate-card' : 'subagent-card'}${x.state === 'working' ? ' working' : ''}`,
     dataset: mate ? { mate: mateKey(lead, x) } : { sub: subKey(lead, x) },
   },
   el('div.gc-head', null, mate ? kindIcon('claude') : el('span.kind.k-sub', { text: '↳' }), el('span.gc-name', { text: name }),
     cls === 'ccard' ? el('span.spacer') : null, dot(x.state)),
-  el('div.gc-role', null, el('span.badge', { class: `badge${mate ? ' b-mate' : ''}`, text: kind }),
-    mate ? el('span.muted.small', { text: x.inProcess ? 'in-process' : x.pane }) : null,
+  el('div.gc-role', null, el('span.badge', { class: `badge${mate ? ' b-mate' : ''}`, text: t(`role.${kind}`) }),
+    mate ? el('span.muted.small', { text: x.inProcess ? t('mate.inProcess') : x.pane }) : null,
     cls === 'ccard' ? stateText(x) : null),
   cls === 'ccard' ? null : el('div.gc-state', null, stateText(x)));
   if (mate && x.pane && isLocal(lead.machine)) {
@@ -695,7 +695,7 @@ function asideCard(cls, lead, x, kind) {
 function asidePath(lead, x, kind) {
   const chain = [];
   for (let a = lead; a; a = S.m.parentOf.get(keyOf(a))) chain.unshift(a.name);
-  return ['Main', ...chain, kind === 'teammate' ? x.name : (x.type || 'subagent')];
+  return [t('path.main'), ...chain, kind === 'teammate' ? x.name : (x.type || t('role.subagent'))];
 }
 
 function showDetail(lead, x, kind) {
@@ -705,16 +705,16 @@ function showDetail(lead, x, kind) {
   const row = (k, ...v) => el('div.dt-row', null, el('span.dt-k', { text: k }), el('span.dt-v', null, ...v));
   d.replaceChildren(...[
     el('div.dt-head', null, mate ? kindIcon('claude') : el('span.kind.k-sub', { text: '↳' }),
-      el('span.dt-name', { text: mate ? x.name : (x.type || 'subagent') }), el('span.spacer'),
-      el('button.icon-btn.dt-close', { type: 'button', title: 'Close (Esc)', text: '✕', on: { click: () => hideDetail() } })),
-    row('Kind', el('span.dt-kind', { text: kind }), mate && x.inProcess ? ' (in its lead\'s process)' : ''),
-    row('State', el('span.dt-state', null, dot(x.state), ' ', x.state || '—', ' · ', since(x.since))),
-    row('Parent', el('span.dt-parent', { text: `${lead.name} (${roleLabel(lead)}, ${lead.pane})` })),
-    row('Started', el('span.dt-start', { text: started ? `${started.toLocaleTimeString()} (${fmtDur(serverNow() - started)} ago)` : '—' })),
-    row('Path', el('span.dt-path', { text: asidePath(lead, x, kind).join(' › ') })),
-    mate && x.pane ? row('Pane', el('span', { text: x.pane })) : null,
+      el('span.dt-name', { text: mate ? x.name : (x.type || t('role.subagent')) }), el('span.spacer'),
+      el('button.icon-btn.dt-close', { type: 'button', title: t('graph.close'), text: '✕', on: { click: () => hideDetail() } })),
+    row(t('detail.kind'), el('span.dt-kind', { text: t(`role.${kind}`) }), mate && x.inProcess ? t('detail.inLead') : ''),
+    row(t('detail.state'), el('span.dt-state', null, dot(x.state), ' ', stateName(x.state), ' · ', since(x.since))),
+    row(t('detail.parent'), el('span.dt-parent', { text: `${lead.name} (${roleLabel(lead)}, ${lead.pane})` })),
+    row(t('detail.started'), el('span.dt-start', { text: started ? t('detail.ago', { time: fmtTime(started), dur: fmtDur(serverNow() - started) }) : '—' })),
+    row(t('detail.path'), el('span.dt-path', { text: asidePath(lead, x, kind).join(' › ') })),
+    mate && x.pane ? row(t('detail.pane'), el('span', { text: x.pane })) : null,
     mate && x.pane && x.window && isLocal(lead.machine) ? el('div.dt-actions', null,
-      el('button.pill-btn.dt-open', { type: 'button', text: 'Open its pane', on: { click: () => { hideDetail(); openWindow(x.session, x.window); } } })) : null,
+      el('button.pill-btn.dt-open', { type: 'button', text: t('detail.openPane'), on: { click: () => { hideDetail(); openWindow(x.session, x.window); } } })) : null,
   ].filter(Boolean));
   d.dataset.key = mate ? mateKey(lead, x) : subKey(lead, x);
   d.hidden = false;
@@ -758,7 +758,7 @@ function renderGraph() {
   svg.classList.add('edges');
   canvas.replaceChildren(svg);
   if (!trees.length) {
-    canvas.append(el('div.graph-empty', { text: 'No agents yet. Start one in a window, or let a coordinator start workers.' }));
+    canvas.append(el('div.graph-empty', { text: t('graph.empty') }));
     canvas.style.width = canvas.style.height = '';
     return;
   }
@@ -829,15 +829,15 @@ function chartCard(a, depth, line) {
   const team = teamSize(a);
   const c = el('div.ccard.agent-card', { class: `ccard agent-card${offline(a) ? ' offline' : ''}${a.state === 'working' ? ' working' : ''}`, dataset: { agent: keyOf(a) } },
     el('div.gc-head', null, kindIcon(a.kind), el('span.gc-name', { text: a.name }),
-      team ? el('span.team-of', { text: `team of ${team}` }) : null, matesText(a),
+      team ? el('span.team-of', { text: t('team.of', { n: team }) }) : null, matesText(a),
       el('span.spacer'), dot(a.state)),
     el('div.gc-role', null, el('span.badge', { text: roleLabel(a) }), ' ', stateText(a),
       !isLocal(a.machine) ? machineTag(a) : null),
     a.summary && a.state === 'done' ? el('div.gc-summary', { text: a.summary }) : null,
-    S.m.orphan(a) ? el('div.warn.small', { text: `⚠ coordinator ${paneLabel(a.parent)} is gone` }) : null,
+    S.m.orphan(a) ? el('div.warn.small', { text: t('orphan.gone', { pane: a.parent }) }) : null,
     cannotOpen(a) ? el('div.gc-note.small', { text: cannotOpen(a) }) : null,
     gates.map((g) => gateBox(g, false)),
-    parentKeyOf(a) ? el('div.gc-actions', null, el('button.small-btn.release', { type: 'button', text: 'Release',
+    parentKeyOf(a) ? el('div.gc-actions', null, el('button.small-btn.release', { type: 'button', text: t('action.release'),
       on: { click: (e) => { e.stopPropagation(); release(a); } } })) : null);
   clickable(c, () => openAgent(a));
   const kids = [
@@ -856,11 +856,11 @@ function currentSession() {
 }
 
 function renderChart() {
-  const scopes = [['session', 'This session'], ['machine', 'This machine']];
-  if (S.m.others) scopes.push(['all', 'All machines']);
+  const scopes = ['session', 'machine'];
+  if (S.m.others) scopes.push('all');
   if (S.scope === 'all' && !S.m.others) S.scope = 'machine';
-  $('#scopes').replaceChildren(...scopes.map(([k, label]) => el('button.scope', {
-    class: `scope${S.scope === k ? ' on' : ''}`, type: 'button', role: 'tab', 'aria-selected': S.scope === k ? 'true' : 'false', text: label,
+  $('#scopes').replaceChildren(...scopes.map((k) => el('button.scope', {
+    class: `scope${S.scope === k ? ' on' : ''}`, type: 'button', role: 'tab', 'aria-selected': S.scope === k ? 'true' : 'false', text: t(`scope.${k}`),
     on: { click: () => { S.scope = k; render(); } },
   })));
   const sess = currentSession();
@@ -872,11 +872,11 @@ function renderChart() {
   const strip = S.scope === 'all' && (S.snap.machines || []).length ? el('div.machines', null,
     S.snap.machines.map((m) => el('span.mchip', {
       class: `mchip${m.online ? '' : ' offline'}${m.this ? ' this' : ''}`, dataset: { machine: m.slug },
-      title: m.accepts || m.this ? `${m.name}${m.online ? '' : ' is offline'}` : `${m.name} does not take workers from other machines. Run st orch accept-remote on on that machine.`,
-      text: `⌂ ${m.name}${m.online ? '' : ' (offline)'}`,
+      title: t(m.accepts || m.this ? (m.online ? 'machine.online' : 'machine.offline') : 'machine.noWorkers', { name: m.name }),
+      text: t(m.online ? 'machine.tag' : 'machine.tagOffline', { name: m.name }),
     }))) : null;
   if (!roots.length) {
-    tree.replaceChildren(...[strip, el('p.empty', { text: 'No agent is handing work to another.' })].filter(Boolean));
+    tree.replaceChildren(...[strip, el('p.empty', { text: t('chart.empty') })].filter(Boolean));
     return;
   }
   tree.replaceChildren(...[strip, ...roots.map((r) => chartCard(r, 0, ''))].filter(Boolean));
@@ -965,10 +965,10 @@ function showTerm() {
 }
 
 function termTitle() {
-  if (!S.open) return 'No window open';
+  if (!S.open) return t('term.none');
   if (S.open.machine) {
     const a = S.m && S.m.byKey.get(`${S.open.machine}/${S.open.pane}`);
-    return `${a ? a.name : S.open.pane} on ${machineName(S.open.machine)}`;
+    return t('term.on', { name: a ? a.name : S.open.pane, machine: machineName(S.open.machine) });
   }
   const info = S.m && S.m.windowOf.get(S.open.window);
   return info ? `${info.session.name}:${info.window.index} ${info.window.name}` : S.open.window;
@@ -989,17 +989,49 @@ function connectTerm() {
   ws.onclose = (ev) => {
     if (termWS !== ws) return;
     termWS = null;
-    $('#term-closed-msg').textContent = ev.reason ? `Disconnected: ${ev.reason}` : 'Disconnected.';
+    $('#term-closed-msg').textContent = closedText(ev);
     $('#term-closed').hidden = false;
   };
   term.focus();
 }
 
+// closedText says why the terminal's socket closed: st's own close codes
+// in the page's language, the reason as st (or the other machine) gave it.
+function closedText(ev) {
+  const cause = ev.code >= 4000 && ev.code < 5000 ? t(`term.code.${ev.code}`) : '';
+  if (cause && ev.reason && cause !== `term.code.${ev.code}`) return t('term.closedCode', { cause, why: ev.reason });
+  return ev.reason ? t('term.closedWhy', { why: ev.reason }) : t('term.closed');
+}
+
 // ---- Drawing ------------------------------------------------------------
+
+// PRESS_HOLD is the longest a press holds snapshots back (a release that
+// never comes, say the pointer left the window, holds them no longer).
+const PRESS_HOLD = 1500;
+
+// drawPending draws a snapshot that waited for a press, once the press's
+// click (which follows its release) is done.
+function drawPending() {
+  setTimeout(() => {
+    if (S.pending && !S.drag && !S.pressed) { S.pending = false; render(); }
+  }, 0);
+}
+
+function holdForClicks() {
+  document.addEventListener('pointerdown', () => {
+    S.pressed = Date.now();
+    setTimeout(() => { if (S.pressed && Date.now() - S.pressed >= PRESS_HOLD) { S.pressed = 0; drawPending(); } }, PRESS_HOLD);
+  }, true);
+  const up = () => { S.pressed = 0; drawPending(); };
+  document.addEventListener('pointerup', up, true);
+  document.addEventListener('pointercancel', up, true);
+}
 
 function render() {
   if (!S.snap) return;
-  if (S.drag) { S.pending = true; return; }
+  // A click needs its press and release on the same element: a snapshot
+  // drawn in between would take the element away and lose the click.
+  if (S.drag || (S.pressed && Date.now() - S.pressed < PRESS_HOLD)) { S.pending = true; return; }
   $('#machine').textContent = S.snap.machine || '';
   $('#term-title').textContent = termTitle();
   renderGates();
@@ -1035,19 +1067,19 @@ function setConn(state, text) {
 
 function connectEvents() {
   const ws = new WebSocket(wsURL('api/events'));
-  ws.onopen = () => { retry = 0; setConn('live', 'live'); };
+  ws.onopen = () => { retry = 0; setConn('live', t('conn.live')); };
   ws.onmessage = (ev) => {
     const msg = JSON.parse(ev.data);
     S.offset = Date.parse(msg.now) - Date.now();
-    if (msg.type === 'snapshot') { setConn('live', 'live'); onSnapshot(msg.snapshot); }
-    else if (msg.type === 'error') setConn('error', 'st: ' + msg.error);
+    if (msg.type === 'snapshot') { setConn('live', t('conn.live')); onSnapshot(msg.snapshot); }
+    else if (msg.type === 'error') setConn('error', t('conn.error', { why: msg.error }));
   };
   ws.onclose = async () => {
-    setConn('down', 'reconnecting…');
+    setConn('down', t('conn.reconnecting'));
     retry = Math.min(retry + 1, 5);
     try {
       const r = await fetch('api/state', { cache: 'no-store' });
-      if (r.status === 401) { setConn('down', 'token refused: open the URL st web prints'); return; }
+      if (r.status === 401) { setConn('down', t('conn.tokenRefused')); return; }
     } catch { /* the daemon is down: keep trying */ }
     setTimeout(connectEvents, 500 * retry);
   };
@@ -1061,6 +1093,8 @@ function start() {
   if (new URLSearchParams(location.search).has('token')) {
     history.replaceState(null, '', location.pathname + location.hash);
   }
+  translatePage(document);
+  holdForClicks();
   document.body.dataset.view = 'chart';
   $('#agents-btn').addEventListener('click', () => setGraph(!S.graphOpen));
   $('#graph-close').addEventListener('click', () => setGraph(false));

@@ -231,3 +231,34 @@ func TeamSample(now time.Time) web.Snapshot {
 		Gates: []web.Gate{},
 	}
 }
+
+// DeepSample is a chain as deep as st allows (four levels below the top
+// coordinator), with long names, in session main ($1): the coordinator
+// %1 adopted frontend-integration-lead (%2) with its team; in that team
+// api-contract-tests-runner (%3) leads a team of its own, whose worker
+// snapshot-regression-checker (%4) started visual-diff-reviewer (%5), a
+// worker of a worker. The states are the longest st has.
+func DeepSample(now time.Time) web.Snapshot {
+	ago := func(d time.Duration) time.Time { return now.Add(-d) }
+	names := []string{"coordinator", "frontend-integration-lead", "api-contract-tests-runner", "snapshot-regression-checker", "visual-diff-reviewer-of-everything"}
+	states := []string{"working", "working", "unreachable", "starting", "waiting"}
+	snap := web.Snapshot{Machine: "devbox", Gates: []web.Gate{}}
+	var wins []web.Window
+	for i, n := range names {
+		pane, win := fmt.Sprintf("%%%d", i+1), fmt.Sprintf("@%d", i+1)
+		wins = append(wins, web.Window{ID: win, Index: fmt.Sprint(i), Name: n, Panes: []web.Pane{{ID: pane, Agent: "claude"}}})
+		a := web.Agent{Pane: pane, Name: n, Kind: "claude", Role: web.RoleWorker, State: states[i], Since: ago(time.Duration(50-9*i) * time.Minute),
+			Run: "run-1", Session: "$1", Window: win}
+		if i == 0 {
+			a.Role = web.RoleCoordinator
+		} else {
+			a.Parent = fmt.Sprintf("%%%d", i)
+		}
+		snap.Agents = append(snap.Agents, a)
+	}
+	snap.Agents[1].TeamOf, snap.Agents[1].Run = 3, "run-2"
+	snap.Agents[2].TeamOf, snap.Agents[2].Run = 2, "run-2"
+	snap.Agents[3].Run, snap.Agents[4].Run = "run-3", "run-3"
+	snap.Sessions = []web.Session{{ID: "$1", Name: "main", Windows: wins}}
+	return snap
+}
