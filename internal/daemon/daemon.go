@@ -92,7 +92,7 @@ func Run(ctx context.Context, o Options) error {
 	s := &server{mgr: mgr, tmux: tm, peers: pn, cancel: cancel, info: api.StatusInfo{
 		PID: os.Getpid(), Version: version.Version, Commit: version.Current().Commit, Binary: o.STBin, Home: o.Home, Socket: sock,
 		TmuxSocket: tm.Socket(), Started: time.Now(), Web: webBase, WebNote: wl.note, WebError: wl.err,
-	}, token: token, proc: realProc}
+	}, token: wl.link, proc: realProc}
 	fmt.Fprintf(o.Log, "st %s daemon listening on %s (tmux server %s)\n", version.Version, sock, tm.Socket())
 	return s.serve(ctx, ln)
 }
@@ -203,7 +203,7 @@ type server struct {
 	tmux   *tmux.Client
 	cancel context.CancelFunc
 	info   api.StatusInfo
-	token  string
+	token  string // the token of st web's link (web.LinkToken of the web UI's port)
 	proc   procFS // where callers' processes are read (/proc)
 }
 

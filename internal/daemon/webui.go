@@ -56,6 +56,7 @@ type webListener struct {
 	ln   net.Listener
 	note string     // the port is not the default, and why
 	err  *api.Error // no listener: why, and what to do
+	link string     // the token of st web's link (web.LinkToken)
 }
 
 // listenWeb listens on 127.0.0.1 for the web UI. A port set on purpose
@@ -113,12 +114,13 @@ func serveWeb(ctx context.Context, home string, cfg Config, token string, tm *tm
 		return wl, "", func() {}
 	}
 	ln := wl.ln
+	wl.link = web.LinkToken(token, ln.Addr().(*net.TCPAddr).Port)
 	base := "http://" + ln.Addr().String()
 	hosts := append([]string(nil), cfg.WebHosts...)
 	if u, err := url.Parse(cfg.PushAnswerURL); err == nil && u.Host != "" {
 		hosts = append(hosts, u.Host) // the phone's answers arrive by that name
 	}
-	h := web.New(web.Config{Token: token, Tmux: tm, Backend: &webBackend{mgr: mgr, tmux: tm, peers: pn}, Log: log,
+	h := web.New(web.Config{Secret: token, Tmux: tm, Backend: &webBackend{mgr: mgr, tmux: tm, peers: pn}, Log: log,
 		AllowedHosts: hosts,
 		PeerTerm:     pn.openTerm,
 		AnswerPush: func(ctx context.Context, tok string) error {
