@@ -43,9 +43,10 @@ import (
 //	                           its own, the script's environment), its stdout
 //	                           in NAME.out, its stderr in NAME.err and, once
 //	                           it ends, "rc=N" in NAME.rc
-//	hold-port NAME             listen on a free port of 127.0.0.1 until the
-//	                           script ends (another program on it), its
-//	                           number in $NAME
+//	hold-port NAME [PORT]      listen on a free port of 127.0.0.1 (or PORT)
+//	                           until the script ends (another program on
+//	                           it), its number in $NAME
+//	release-port NAME          close hold-port NAME's listener
 //	fetch FILE                 GET the URL on FILE's first line; print the
 //	                           status code, then the body
 //	run-try                    run each "Try: ..." line of the last command's
@@ -83,6 +84,7 @@ func TestScripts(t *testing.T) {
 			})
 			e.Values["t"] = e.T()
 			e.Values["bg"] = map[string]*bgProc{}
+			e.Values["held"] = map[string]net.Listener{}
 			home := filepath.Join(dir, "h")
 			tdir := filepath.Join(dir, "t")
 			os.MkdirAll(tdir, 0o700)
@@ -133,6 +135,7 @@ func TestScripts(t *testing.T) {
 			"push-answer":     cmdPushAnswer,
 			"free-port":       cmdFreePort,
 			"hold-port":       cmdHoldPort,
+			"release-port":    cmdReleasePort,
 			"fetch":           cmdFetch,
 			"in-pane":         cmdInPane,
 			"bg":              cmdBg,
@@ -445,14 +448,32 @@ func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
 
 func cmdHoldPort(ts *testscript.TestScript, neg bool, args []string) {
 	noNeg(ts, neg, "hold-port")
-	if len(args) != 1 {
-		ts.Fatalf("usage: hold-port NAME")
+	if len(args) != 1 && len(args) != 2 {
+		ts.Fatalf("usage: hold-port NAME [PORT]")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port := "0"
+	if len(args) == 2 {
+		port = args[1]
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:"+port)
 	ts.Check(err)
 	ts.Defer(func() { ln.Close() })
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	ts.Value("held").(map[string]net.Listener)[args[0]] = ln
+	_, port, _ = net.SplitHostPort(ln.Addr().String())
 	ts.Setenv(args[0], port)
+}
+
+// cmdReleasePort closes the listener of hold-port NAME: the port is free.
+func cmdReleasePort(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "release-port")
+	if len(args) != 1 {
+		ts.Fatalf("usage: release-port NAME")
+	}
+	ln, ok := ts.Value("held").(map[string]net.Listener)[args[0]]
+	if !ok {
+		ts.Fatalf("release-port: no hold-port %s", args[0])
+	}
+	ln.Close()
 }
 
 func cmdFetch(ts *testscript.TestScript, neg bool, args []string) {

@@ -388,8 +388,13 @@ func runWeb(ctx context.Context, env *Env, _ webOptions) error {
 		return err
 	}
 	fmt.Fprintln(env.Stdout, u.URL)
-	if s, err := c.Status(ctx); err == nil && s.WebNote != "" {
-		fmt.Fprintf(env.Stderr, "st: note: the web UI is on %s\n", s.WebNote)
+	if s, err := c.Status(ctx); err == nil {
+		if s.WebNote != "" {
+			fmt.Fprintf(env.Stderr, "st: note: the web UI is on %s\n", s.WebNote)
+		}
+		if s.WebMoved != "" {
+			fmt.Fprintf(env.Stderr, "st: warning: %s\n", s.WebMoved)
+		}
 	}
 	return nil
 }
@@ -407,5 +412,8 @@ func printProblems(env *Env, s *api.StatusInfo) {
 	}
 	if e := s.WebError; e != nil {
 		fmt.Fprintf(env.Stderr, "st: warning: the web UI is off: %s\nTry: %s\n", e.Message, e.Hint)
+	}
+	if s.WebMoved != "" {
+		fmt.Fprintf(env.Stderr, "st: warning: %s\n", s.WebMoved)
 	}
 }

@@ -59,10 +59,10 @@ func Run(ctx context.Context, o Options) error {
 	}
 	defer os.Remove(sock)
 	defer os.Remove(api.PidPath(o.Home))
-	token, err := webToken(o.Home)
+	secret, err := loadWebSecret(o.Home)
 	if err != nil {
 		ln.Close()
-		return fmt.Errorf("make the web UI's token: %w", err)
+		return fmt.Errorf("make the web UI's secret: %w", err)
 	}
 	tm := tmux.New(cfg.TmuxSocket)
 	// One control client for st's commands, and the server's events.
@@ -87,11 +87,11 @@ func Run(ctx context.Context, o Options) error {
 	loops.Add(2)
 	go func() { defer loops.Done(); pn.run(ctx) }()
 	go func() { defer loops.Done(); mgr.Watch(ctx) }()
-	wl, webBase, stopWeb := serveWeb(ctx, o.Home, cfg, token, tm, mgr, pn, o.Log)
+	wl, webBase, stopWeb := serveWeb(ctx, o.Home, cfg, secret, tm, mgr, pn, o.Log)
 	defer stopWeb()
 	s := &server{mgr: mgr, tmux: tm, peers: pn, cancel: cancel, info: api.StatusInfo{
 		PID: os.Getpid(), Version: version.Version, Commit: version.Current().Commit, Binary: o.STBin, Home: o.Home, Socket: sock,
-		TmuxSocket: tm.Socket(), Started: time.Now(), Web: webBase, WebNote: wl.note, WebError: wl.err,
+		TmuxSocket: tm.Socket(), Started: time.Now(), Web: webBase, WebNote: wl.note, WebMoved: wl.moved, WebError: wl.err,
 	}, token: wl.link, proc: realProc}
 	fmt.Fprintf(o.Log, "st %s daemon listening on %s (tmux server %s)\n", version.Version, sock, tm.Socket())
 	return s.serve(ctx, ln)
