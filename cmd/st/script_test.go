@@ -55,6 +55,8 @@ import (
 //	                           become the command's; it fails unless NAME
 //	                           exited 0 (with !, unless it exited non-zero)
 //
+// The condition [root] holds when the scripts run as root (CI does).
+//
 // With !, a wait-* command waits for the opposite (the screen or file no
 // longer matches, the file is gone, the worker is in another state) and
 // fails when the condition still holds at the deadline; ! st-up expects
@@ -117,6 +119,14 @@ func TestScripts(t *testing.T) {
 				}
 			})
 			return nil
+		},
+		// [root]: the script runs as root, which may act as another user
+		// (chown a folder to one).
+		Condition: func(cond string) (bool, error) {
+			if cond == "root" {
+				return os.Getuid() == 0, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"tmux-start": cmdTmuxStart,

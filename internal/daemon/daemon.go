@@ -100,6 +100,9 @@ func Run(ctx context.Context, o Options) error {
 // claimHome makes ST_HOME, reads its config and takes its lock: one
 // daemon per ST_HOME.
 func claimHome(o Options) (Config, func(), error) {
+	if err := CheckHome(o.Home); err != nil {
+		return Config{}, nil, err
+	}
 	if err := os.MkdirAll(o.Home, 0o700); err != nil {
 		return Config{}, nil, fmt.Errorf("make ST_HOME %s: %w", o.Home, err)
 	}
