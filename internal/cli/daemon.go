@@ -287,11 +287,17 @@ func runDown(ctx context.Context, env *Env, o downOptions) error {
 	if err != nil {
 		return err
 	}
+	// Stopped is the socket gone and the daemon's lock free: the socket
+	// goes first, and an st up before the lock is let go would find a
+	// daemon "already running" that is on its way out.
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		if _, err := os.Stat(api.SocketPath(env.Home())); os.IsNotExist(err) {
-			fmt.Fprintf(env.Stdout, "st stopped (pid %d)\n", pid)
-			return nil
+			if l, ok, _ := store.TryLock(daemon.LockPath(env.Home())); ok {
+				l.Unlock()
+				fmt.Fprintf(env.Stdout, "st stopped (pid %d)\n", pid)
+				return nil
+			}
 		}
 		if err := sleepCtx(ctx, 20*time.Millisecond); err != nil {
 			return err

@@ -68,38 +68,15 @@ func TestAnotherPortGetsNothing(t *testing.T) {
 		waitJS(t, tab, `document.title === "reported"`, 60*time.Second)
 	}
 
-	lines := o.lines()
-	var captures, reports, replays []string
-	for _, l := range lines {
-		kind, rest, _ := strings.Cut(l, " ")
-		switch kind {
-		case "CAPTURE":
-			captures = append(captures, rest)
-		case "REPORT":
-			reports = append(reports, rest)
-		case "REPLAY":
-			replays = append(replays, rest)
-		}
-	}
+	captures, reports, replays := o.split()
 	t.Logf("the other user's server (uid %d) received %d requests and %d reports of its page, and replayed %d times",
 		other.UID, len(captures), len(reports), len(replays))
-	for _, c := range captures {
-		var req struct {
-			Method, URL string
-			Header      http.Header
-		}
-		json.Unmarshal([]byte(c), &req)
-		names := slices.Sorted(maps.Keys(req.Header))
-		t.Logf("received: %s %s, with %s (Cookie: %q)", req.Method, req.URL, strings.Join(names, ", "), req.Header.Get("Cookie"))
-	}
-	for _, rep := range reports {
-		t.Logf("its page read and tried: %s", rep)
-	}
+	logCaptures(t, captures, reports)
 	// Not vacuous: the browser went there three times, its page ran, and
 	// every path was replayed.
 	if len(captures) < 3 || len(reports) < 3 || len(replays) < 3*3 {
 		t.Fatalf("the other server got %d requests and %d reports and made %d replays, want the browser's 3 visits replayed on 3 routes:\n%s",
-			len(captures), len(reports), len(replays), strings.Join(lines, "\n"))
+			len(captures), len(reports), len(replays), strings.Join(o.lines(), "\n"))
 	}
 	for _, rep := range replays {
 		var res replayResult
@@ -140,6 +117,24 @@ func newTab(t *testing.T, ctx context.Context) context.Context {
 	return tab
 }
 
+// logCaptures says what the other user's server received, and what its
+// page read and tried.
+func logCaptures(t *testing.T, captures, reports []string) {
+	t.Helper()
+	for _, c := range captures {
+		var req struct {
+			Method, URL string
+			Header      http.Header
+		}
+		json.Unmarshal([]byte(c), &req)
+		names := slices.Sorted(maps.Keys(req.Header))
+		t.Logf("received: %s %s, with %s (Cookie: %q)", req.Method, req.URL, strings.Join(names, ", "), req.Header.Get("Cookie"))
+	}
+	for _, rep := range reports {
+		t.Logf("its page read and tried: %s", rep)
+	}
+}
+
 // webURL is the address st web prints, with its token.
 func webURL(t *testing.T, r *realEnv) string {
 	t.Helper()
@@ -162,6 +157,23 @@ func (o *otherPort) lines() []string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return slices.Clone(o.out)
+}
+
+// split sorts what the server printed: the requests it received, what its
+// page reported, and its replays against st.
+func (o *otherPort) split() (captures, reports, replays []string) {
+	for _, l := range o.lines() {
+		kind, rest, _ := strings.Cut(l, " ")
+		switch kind {
+		case "CAPTURE":
+			captures = append(captures, rest)
+		case "REPORT":
+			reports = append(reports, rest)
+		case "REPLAY":
+			replays = append(replays, rest)
+		}
+	}
+	return captures, reports, replays
 }
 
 // startOtherPortServer runs otherPortServer from a copy of this test
