@@ -43,9 +43,10 @@ import (
 //	                           its own, the script's environment), its stdout
 //	                           in NAME.out, its stderr in NAME.err and, once
 //	                           it ends, "rc=N" in NAME.rc
-//	hold-port NAME             listen on a free port of 127.0.0.1 until the
-//	                           script ends (another program on it), its
-//	                           number in $NAME
+//	hold-port NAME [PORT]      listen on a free port of 127.0.0.1 (or PORT)
+//	                           until the script ends (another program on
+//	                           it), its number in $NAME
+//	release-port NAME          close hold-port NAME's listener
 //	fetch FILE                 GET the URL on FILE's first line; print the
 //	                           status code, then the body
 //	run-try                    run each "Try: ..." line of the last command's
@@ -53,6 +54,8 @@ import (
 //	wait-bg NAME [TIMEOUT]     wait until NAME ends; its stdout and stderr
 //	                           become the command's; it fails unless NAME
 //	                           exited 0 (with !, unless it exited non-zero)
+//
+// The condition [root] holds when the scripts run as root (CI does).
 //
 // With !, a wait-* command waits for the opposite (the screen or file no
 // longer matches, the file is gone, the worker is in another state) and
@@ -83,6 +86,7 @@ func TestScripts(t *testing.T) {
 			})
 			e.Values["t"] = e.T()
 			e.Values["bg"] = map[string]*bgProc{}
+			e.Values["held"] = map[string]net.Listener{}
 			home := filepath.Join(dir, "h")
 			tdir := filepath.Join(dir, "t")
 			os.MkdirAll(tdir, 0o700)
@@ -116,6 +120,14 @@ func TestScripts(t *testing.T) {
 			})
 			return nil
 		},
+		// [root]: the script runs as root, which may act as another user
+		// (chown a folder to one).
+		Condition: func(cond string) (bool, error) {
+			if cond == "root" {
+				return os.Getuid() == 0, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"tmux-start": cmdTmuxStart,
 			"tmux":       cmdTmux,
@@ -133,6 +145,7 @@ func TestScripts(t *testing.T) {
 			"push-answer":     cmdPushAnswer,
 			"free-port":       cmdFreePort,
 			"hold-port":       cmdHoldPort,
+			"release-port":    cmdReleasePort,
 			"fetch":           cmdFetch,
 			"in-pane":         cmdInPane,
 			"bg":              cmdBg,
@@ -445,14 +458,32 @@ func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
 
 func cmdHoldPort(ts *testscript.TestScript, neg bool, args []string) {
 	noNeg(ts, neg, "hold-port")
-	if len(args) != 1 {
-		ts.Fatalf("usage: hold-port NAME")
+	if len(args) != 1 && len(args) != 2 {
+		ts.Fatalf("usage: hold-port NAME [PORT]")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port := "0"
+	if len(args) == 2 {
+		port = args[1]
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:"+port)
 	ts.Check(err)
 	ts.Defer(func() { ln.Close() })
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	ts.Value("held").(map[string]net.Listener)[args[0]] = ln
+	_, port, _ = net.SplitHostPort(ln.Addr().String())
 	ts.Setenv(args[0], port)
+}
+
+// cmdReleasePort closes the listener of hold-port NAME: the port is free.
+func cmdReleasePort(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "release-port")
+	if len(args) != 1 {
+		ts.Fatalf("usage: release-port NAME")
+	}
+	ln, ok := ts.Value("held").(map[string]net.Listener)[args[0]]
+	if !ok {
+		ts.Fatalf("release-port: no hold-port %s", args[0])
+	}
+	ln.Close()
 }
 
 func cmdFetch(ts *testscript.TestScript, neg bool, args []string) {

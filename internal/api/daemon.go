@@ -25,6 +25,9 @@ type StatusInfo struct {
 	// taken), with what to do.
 	WebNote  string `json:"web_note,omitempty"`
 	WebError *Error `json:"web_error,omitempty"`
+	// WebMoved says that the web UI is not on the port of the links st
+	// made before, which open nothing now.
+	WebMoved string `json:"web_moved,omitempty"`
 	// LastRestore are the figures of st's last restore of the tmux server.
 	LastRestore RestoreStats `json:"last_restore"`
 	// TmuxDown is since when the tmux server has been gone (absent while

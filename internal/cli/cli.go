@@ -21,6 +21,7 @@ import (
 
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/client"
+	"github.com/sophonz/st/internal/daemon"
 )
 
 // Env is what a command sees of its process: streams and environment.
@@ -155,6 +156,18 @@ func newRoot(env *Env) *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.CompletionOptions.DisableDefaultCmd = true
+	// ST_HOME must be this user's alone before any command uses it (see
+	// daemon.CheckHome); st version and the completion scripts use none.
+	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		switch cmd.Name() {
+		case "version", "completion", "help":
+			return nil
+		}
+		if p := cmd.Parent(); p != nil && p.Name() == "completion" {
+			return nil
+		}
+		return daemon.CheckHome(env.Home())
+	}
 	root.AddCommand(
 		newUpCmd(env, nil), newDownCmd(env, nil), newStatusCmd(env, nil), newDaemonCmd(env, nil), newVersionCmd(env, nil),
 		newLsCmd(env, nil), newWebCmd(env, nil), newOrchCmd(env), newWorkerCmd(env), newHookCmd(env, nil), newAgentCmd(env),

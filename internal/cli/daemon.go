@@ -287,11 +287,17 @@ func runDown(ctx context.Context, env *Env, o downOptions) error {
 	if err != nil {
 		return err
 	}
+	// Stopped is the socket gone and the daemon's lock free: the socket
+	// goes first, and an st up before the lock is let go would find a
+	// daemon "already running" that is on its way out.
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		if _, err := os.Stat(api.SocketPath(env.Home())); os.IsNotExist(err) {
-			fmt.Fprintf(env.Stdout, "st stopped (pid %d)\n", pid)
-			return nil
+			if l, ok, _ := store.TryLock(daemon.LockPath(env.Home())); ok {
+				l.Unlock()
+				fmt.Fprintf(env.Stdout, "st stopped (pid %d)\n", pid)
+				return nil
+			}
 		}
 		if err := sleepCtx(ctx, 20*time.Millisecond); err != nil {
 			return err
@@ -388,8 +394,13 @@ func runWeb(ctx context.Context, env *Env, _ webOptions) error {
 		return err
 	}
 	fmt.Fprintln(env.Stdout, u.URL)
-	if s, err := c.Status(ctx); err == nil && s.WebNote != "" {
-		fmt.Fprintf(env.Stderr, "st: note: the web UI is on %s\n", s.WebNote)
+	if s, err := c.Status(ctx); err == nil {
+		if s.WebNote != "" {
+			fmt.Fprintf(env.Stderr, "st: note: the web UI is on %s\n", s.WebNote)
+		}
+		if s.WebMoved != "" {
+			fmt.Fprintf(env.Stderr, "st: warning: %s\n", s.WebMoved)
+		}
 	}
 	return nil
 }
@@ -407,5 +418,8 @@ func printProblems(env *Env, s *api.StatusInfo) {
 	}
 	if e := s.WebError; e != nil {
 		fmt.Fprintf(env.Stderr, "st: warning: the web UI is off: %s\nTry: %s\n", e.Message, e.Hint)
+	}
+	if s.WebMoved != "" {
+		fmt.Fprintf(env.Stderr, "st: warning: %s\n", s.WebMoved)
 	}
 }

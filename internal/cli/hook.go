@@ -14,6 +14,7 @@ import (
 
 	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/daemon"
 	"github.com/sophonz/st/internal/guard"
 )
 
@@ -51,6 +52,16 @@ func runHook(ctx context.Context, env *Env, o hookOptions) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
+	if err := daemon.CheckHome(env.Home()); err != nil {
+		// Not st's to talk to: the guard still stands, and the agent goes on.
+		fmt.Fprintf(env.Stderr, "st hook: %v\n", err)
+		if o.Event == "PreToolUse" {
+			if reason := checkCall(env, payload); reason != "" {
+				deny(env, reason)
+			}
+		}
+		return nil
+	}
 	pane := callerPane(env)
 	// A hook never starts st: the hooks fire in every session of the
 	// agent on this machine, and st down (or st not yet started) must

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/sophonz/st/internal/plain"
 )
 
 // ExitRunning is st daemon's exit status when another daemon holds
@@ -42,7 +45,9 @@ type LoginPaths struct {
 	Path string
 }
 
-// LoginServiceFor is the login service of goos ("linux", "darwin").
+// LoginServiceFor is the login service of goos ("linux", "darwin"). A
+// value the service's file cannot say as it is (see systemdUnit and
+// launchdPlist) is an error that names it: nothing is written then.
 func LoginServiceFor(goos string, p LoginPaths) (LoginService, error) {
 	if !filepath.IsAbs(p.STBin) {
 		return LoginService{}, fmt.Errorf("st's path %q is not absolute", p.STBin)
@@ -53,12 +58,20 @@ func LoginServiceFor(goos string, p LoginPaths) (LoginService, error) {
 		if dir == "" {
 			dir = filepath.Join(p.UserHome, ".config")
 		}
+		content, err := systemdUnit(p)
+		if err != nil {
+			return LoginService{}, err
+		}
 		unit := filepath.Join(dir, "systemd", "user", "st.service")
-		return LoginService{Path: unit, Content: systemdUnit(p), Manager: "systemd (user)",
+		return LoginService{Path: unit, Content: content, Manager: "systemd (user)",
 			Link: filepath.Join(dir, "systemd", "user", "default.target.wants", "st.service"), LinkTo: unit}, nil
 	case "darwin":
+		content, err := launchdPlist(p)
+		if err != nil {
+			return LoginService{}, err
+		}
 		return LoginService{Path: filepath.Join(p.UserHome, "Library", "LaunchAgents", LaunchdLabel+".plist"),
-			Content: launchdPlist(p), Manager: "launchd"}, nil
+			Content: content, Manager: "launchd"}, nil
 	}
 	return LoginService{}, fmt.Errorf("st up --at-login knows Linux (systemd) and macOS (launchd), not %s", goos)
 }
@@ -66,19 +79,39 @@ func LoginServiceFor(goos string, p LoginPaths) (LoginService, error) {
 // LaunchdLabel names st's launchd agent.
 const LaunchdLabel = "com.github.sophonz.st"
 
-func systemdUnit(p LoginPaths) []byte {
+// systemdUnit writes the unit, each value quoted as systemd reads it back
+// exactly (systemd.syntax, systemd.exec; checked against systemd 252's
+// own reading in TestLoginUnitQuoting): ExecStart's program and
+// Environment= as one double-quoted word with C escapes (a line break is
+// \n, so it never ends the line and starts a directive of its own) and %
+// doubled (a specifier otherwise); $ is taken as it is in both (systemd
+// expands variables in a program's arguments, not in its path or in
+// Environment=). The log's path after append: is taken as it is, but %.
+func systemdUnit(p LoginPaths) ([]byte, error) {
+	if err := systemdProgram(p.STBin); err != nil {
+		return nil, err
+	}
+	for _, e := range [][2]string{{"ST_HOME", p.STHome}, {"PATH", p.Path}} {
+		if !utf8.ValidString(e[1]) {
+			return nil, fmt.Errorf("%s has bytes that are not UTF-8, which systemd drops from a unit's Environment=; st up --at-login writes it as it is", e[0])
+		}
+	}
+	if err := plain.Line(p.LogPath); err != nil {
+		return nil, fmt.Errorf("the log's path %q cannot be a systemd StandardOutput=: %v; use an ST_HOME without it", p.LogPath, err)
+	}
 	var b strings.Builder
 	b.WriteString("# Written by st up --at-login; st down --at-login removes it.\n")
 	b.WriteString("[Unit]\nDescription=st: one coding agent runs a team of others in tmux\n\n[Service]\nType=simple\n")
-	fmt.Fprintf(&b, "ExecStart=%s daemon\n", systemdQuote(p.STBin))
+	fmt.Fprintf(&b, "ExecStart=%s daemon\n", systemdWord(p.STBin))
 	if p.STHome != "" {
-		fmt.Fprintf(&b, "Environment=%s\n", systemdQuote("ST_HOME="+p.STHome))
+		fmt.Fprintf(&b, "Environment=%s\n", systemdWord("ST_HOME="+p.STHome))
 	}
 	if p.Path != "" {
-		fmt.Fprintf(&b, "Environment=%s\n", systemdQuote("PATH="+p.Path))
+		fmt.Fprintf(&b, "Environment=%s\n", systemdWord("PATH="+p.Path))
 	}
 	if p.LogPath != "" {
-		fmt.Fprintf(&b, "StandardOutput=append:%s\nStandardError=append:%s\n", systemdEscape(p.LogPath), systemdEscape(p.LogPath))
+		log := strings.ReplaceAll(p.LogPath, "%", "%%")
+		fmt.Fprintf(&b, "StandardOutput=append:%s\nStandardError=append:%s\n", log, log)
 	}
 	// Stopping the service stops st only: a tmux server st started (and
 	// every agent in it) is in the service's cgroup too, and must live on.
@@ -87,27 +120,68 @@ func systemdUnit(p LoginPaths) []byte {
 	// ST_HOME (ExitRunning) are not.
 	fmt.Fprintf(&b, "Restart=on-failure\nRestartSec=2\nRestartPreventExitStatus=%d\n", ExitRunning)
 	b.WriteString("\n[Install]\nWantedBy=default.target\n")
-	return []byte(b.String())
+	return []byte(b.String()), nil
 }
 
-// systemdEscape escapes what systemd expands in a unit's values: % and \.
-func systemdEscape(s string) string {
-	s = strings.ReplaceAll(s, `\`, `\\`)
-	return strings.ReplaceAll(s, "%", "%%")
-}
-
-// systemdQuote is s as one word of a unit's command line or Environment=.
-func systemdQuote(s string) string {
-	s = systemdEscape(s)
-	if !strings.ContainsAny(s, " \t\"'$;") {
-		return s
+// systemdProgram refuses a path systemd runs no program from: it refuses
+// an executable name with a quote, a backslash or a control character
+// ("Executable name contains special characters"), however quoted.
+func systemdProgram(path string) error {
+	why := ""
+	switch {
+	case plain.Line(path) != nil:
+		why = strings.TrimPrefix(plain.Line(path).Error(), "it ")
+	case strings.ContainsAny(path, `"'`):
+		why = "has a quote"
+	case strings.Contains(path, `\`):
+		why = "has a backslash"
+	case !utf8.ValidString(path):
+		why = "has bytes that are not UTF-8"
 	}
-	s = strings.ReplaceAll(s, `"`, `\"`)
-	s = strings.ReplaceAll(s, "$", "$$")
-	return `"` + s + `"`
+	if why == "" {
+		return nil
+	}
+	return fmt.Errorf("st's path %q %s, which systemd does not run a program from; install st in a folder without it (scripts/install puts it in ~/.local/bin), then st up --at-login again", path, why)
 }
 
-func launchdPlist(p LoginPaths) []byte {
+// systemdWord is s as one double-quoted word of a unit: C escapes for
+// the quote, the backslash and every control character, and % doubled.
+func systemdWord(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '%':
+			b.WriteString("%%")
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case plain.Control(r):
+			for _, c := range []byte(string(r)) {
+				fmt.Fprintf(&b, `\x%02x`, c)
+			}
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// launchdPlist writes the agent's plist, each value XML-escaped (a line
+// break and a tab stay as they are, a carriage return is &#13;, which an
+// XML reader would otherwise turn into a line break). XML holds no other
+// C0 control, nor bytes that are not UTF-8: those are refused.
+func launchdPlist(p LoginPaths) ([]byte, error) {
+	for _, e := range [][2]string{{"st's path", p.STBin}, {"ST_HOME", p.STHome}, {"PATH", p.Path}, {"the log's path", p.LogPath}} {
+		if err := plistText(e[1]); err != nil {
+			return nil, fmt.Errorf("%s %q cannot be written in a launchd plist: %v", e[0], e[1], err)
+		}
+	}
 	var b strings.Builder
 	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>
 <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
@@ -137,9 +211,22 @@ func launchdPlist(p LoginPaths) []byte {
 		kv("StandardErrorPath", p.LogPath)
 	}
 	b.WriteString("</dict>\n</plist>\n")
-	return []byte(b.String())
+	return []byte(b.String()), nil
+}
+
+// plistText refuses what XML 1.0 cannot hold.
+func plistText(s string) error {
+	if !utf8.ValidString(s) {
+		return fmt.Errorf("it has bytes that are not UTF-8")
+	}
+	for i, r := range s {
+		if r < 0x20 && r != '\t' && r != '\n' && r != '\r' {
+			return &plain.Error{Rune: r, Offset: i}
+		}
+	}
+	return nil
 }
 
 func xmlEscape(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&apos;").Replace(s)
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&apos;", "\r", "&#13;").Replace(s)
 }

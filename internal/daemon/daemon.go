@@ -59,10 +59,10 @@ func Run(ctx context.Context, o Options) error {
 	}
 	defer os.Remove(sock)
 	defer os.Remove(api.PidPath(o.Home))
-	token, err := webToken(o.Home)
+	secret, err := loadWebSecret(o.Home)
 	if err != nil {
 		ln.Close()
-		return fmt.Errorf("make the web UI's token: %w", err)
+		return fmt.Errorf("make the web UI's secret: %w", err)
 	}
 	tm := tmux.New(cfg.TmuxSocket)
 	// One control client for st's commands, and the server's events.
@@ -87,19 +87,25 @@ func Run(ctx context.Context, o Options) error {
 	loops.Add(2)
 	go func() { defer loops.Done(); pn.run(ctx) }()
 	go func() { defer loops.Done(); mgr.Watch(ctx) }()
-	wl, webBase, stopWeb := serveWeb(ctx, o.Home, cfg, token, tm, mgr, pn, o.Log)
+	wl, webBase, stopWeb := serveWeb(ctx, o.Home, cfg, secret, tm, mgr, pn, o.Log)
 	defer stopWeb()
 	s := &server{mgr: mgr, tmux: tm, peers: pn, cancel: cancel, info: api.StatusInfo{
 		PID: os.Getpid(), Version: version.Version, Commit: version.Current().Commit, Binary: o.STBin, Home: o.Home, Socket: sock,
-		TmuxSocket: tm.Socket(), Started: time.Now(), Web: webBase, WebNote: wl.note, WebError: wl.err,
-	}, token: token, proc: realProc}
+		TmuxSocket: tm.Socket(), Started: time.Now(), Web: webBase, WebNote: wl.note, WebMoved: wl.moved, WebError: wl.err,
+	}, token: wl.link, proc: realProc}
 	fmt.Fprintf(o.Log, "st %s daemon listening on %s (tmux server %s)\n", version.Version, sock, tm.Socket())
 	return s.serve(ctx, ln)
 }
 
+// LockPath is the file the daemon of home holds locked while it runs.
+func LockPath(home string) string { return filepath.Join(home, "daemon.lock") }
+
 // claimHome makes ST_HOME, reads its config and takes its lock: one
 // daemon per ST_HOME.
 func claimHome(o Options) (Config, func(), error) {
+	if err := CheckHome(o.Home); err != nil {
+		return Config{}, nil, err
+	}
 	if err := os.MkdirAll(o.Home, 0o700); err != nil {
 		return Config{}, nil, fmt.Errorf("make ST_HOME %s: %w", o.Home, err)
 	}
@@ -107,7 +113,7 @@ func claimHome(o Options) (Config, func(), error) {
 	if err != nil {
 		return Config{}, nil, err
 	}
-	lock, ok, err := store.TryLock(filepath.Join(o.Home, "daemon.lock"))
+	lock, ok, err := store.TryLock(LockPath(o.Home))
 	if err != nil {
 		return Config{}, nil, fmt.Errorf("lock %s: %w", o.Home, err)
 	}
@@ -203,7 +209,7 @@ type server struct {
 	tmux   *tmux.Client
 	cancel context.CancelFunc
 	info   api.StatusInfo
-	token  string
+	token  string // the token of st web's link (web.LinkToken of the web UI's port)
 	proc   procFS // where callers' processes are read (/proc)
 }
 

@@ -275,7 +275,9 @@ func ownerStillServed(t *testing.T, d *testDaemon) {
 
 // TestWebUIWithoutTokenIs401 asks the real daemon's web listener every
 // route, plain and as a websocket handshake, with no token and with a
-// wrong one: each answers 401. With the token (st web's URL) it answers.
+// wrong one: each answers 401, but the page and its files, which are the
+// same for everyone and hold nothing of the user's. With the token (st
+// web's URL) it answers, and the token is not the secret st keeps.
 func TestWebUIWithoutTokenIs401(t *testing.T) {
 	d := startDaemon(t, filepath.Join(shortTemp(t), "h"))
 	code, body, err := d.post(d.sock, "/v1/web")
@@ -314,33 +316,54 @@ func TestWebUIWithoutTokenIs401(t *testing.T) {
 		method, path string
 		hdr          map[string]string
 	}{
-		{"GET", "/", nil},
-		{"GET", "/st/", nil},
 		{"GET", "/st/api/state", nil},
 		{"GET", "/index.html", nil},
 		{"GET", "/api/state", nil},
-		{"GET", "/assets/app.js", nil},
-		{"GET", "/assets/vendor/xterm.mjs", nil},
+		{"GET", "/st/assets/../api/state", nil},
 		{"GET", "/no/such/page", nil},
 		{"POST", "/api/adopt", nil},
 		{"POST", "/api/release", nil},
 		{"POST", "/api/gates/answer", nil},
 		{"GET", "/api/events", upgrade},
 		{"GET", "/term?session=%240&window=%401", upgrade},
+		// The page with a token in its URL: a wrong one is refused.
+		{"GET", "/", nil},
+		{"GET", "/st/", nil},
 	}
-	for _, r := range routes {
+	secret, err := os.ReadFile(filepath.Join(d.home, "web.token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := strings.SplitN(string(secret), "\n", 2)[0]
+	if raw == token || strings.Contains(web.URL, raw) {
+		t.Errorf("st web's URL carries the secret of web.token itself: %s", web.URL)
+	}
+	for i, r := range routes {
 		sep := "?"
 		if strings.Contains(r.path, "?") {
 			sep = "&"
 		}
-		for _, q := range []string{"", sep + "token=", sep + "token=" + strings.Repeat("0", len(token)), sep + "token=" + token[:len(token)-1]} {
+		for _, q := range []string{"", sep + "token=", sep + "token=" + strings.Repeat("0", len(token)), sep + "token=" + token[:len(token)-1], sep + "token=" + raw} {
+			if q == "" && i >= len(routes)-2 {
+				continue // the page itself: below
+			}
 			if code, body := do(r.method, r.path+q, r.hdr); code != http.StatusUnauthorized {
 				t.Errorf("%s %s%s: %d %.80q, want 401", r.method, r.path, q, code, body)
 			}
 		}
-		// A token in a header other than the cookie st sets is no token.
+		if i >= len(routes)-2 {
+			continue
+		}
+		// The link's token is no session, nor is a cookie anything.
 		if code, _ := do(r.method, r.path, map[string]string{"Authorization": "Bearer " + token, "Cookie": "st_token=" + token}); code != http.StatusUnauthorized {
 			t.Errorf("%s %s with the token in Authorization: %d, want 401", r.method, r.path, code)
+		}
+	}
+	// The page and its files: for everyone, and nothing of the user's in them.
+	for _, p := range []string{"/", "/st/", "/st/assets/app.js", "/assets/vendor/xterm.mjs"} {
+		code, body := do("GET", p, nil)
+		if code != 200 || strings.Contains(body, token) || strings.Contains(body, raw) || strings.Contains(body, "st-session\" content") {
+			t.Errorf("GET %s: %d, want 200 with no credential in it", p, code)
 		}
 	}
 	// The same listener answers with the token: the 401s above are the

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/sophonz/st/internal/web"
 )
 
 // holdPort listens on a free port of 127.0.0.1 for the test's length: the
@@ -74,5 +76,55 @@ func TestWebPortFallback(t *testing.T) {
 	wl.ln.Close()
 	if _, err := os.Stat(kept); !os.IsNotExist(err) {
 		t.Errorf("web.port is still there once st is on its default port: %v", err)
+	}
+}
+
+// The web UI's links are made for a port (web.LinkToken). The secret
+// they are made from is kept with that port; when st's web UI comes up on
+// another port, the secret is made anew, so that no link made before
+// opens st anywhere: not where st is now, and not on the old port either,
+// should st come back to it after another program there got one.
+func TestWebSecretFollowsThePort(t *testing.T) {
+	home := t.TempDir()
+	var log strings.Builder
+	ws, err := loadWebSecret(home)
+	if err != nil || len(ws.secret) < 32 || ws.port != 0 {
+		t.Fatalf("a new secret: %+v %v", ws, err)
+	}
+	first, moved, err := ws.forPort(home, 7766, &log)
+	if err != nil || moved != 0 || first.secret != ws.secret || first.port != 7766 {
+		t.Fatalf("the first port: %+v moved %d %v", first, moved, err)
+	}
+	// Kept across restarts on that port: the printed link still works.
+	again, _ := loadWebSecret(home)
+	if again != first {
+		t.Fatalf("after a restart: %+v, want %+v", again, first)
+	}
+	if same, moved, _ := again.forPort(home, 7766, &log); same != first || moved != 0 {
+		t.Fatalf("the same port again: %+v moved %d", same, moved)
+	}
+	oldLink := web.LinkToken(first.secret, 7766)
+
+	// st moves: a new secret, and the port it moved from.
+	second, moved, err := again.forPort(home, 40123, &log)
+	if err != nil || moved != 7766 || second.secret == first.secret || second.port != 40123 {
+		t.Fatalf("moved: %+v moved %d %v", second, moved, err)
+	}
+	if kept, _ := loadWebSecret(home); kept != second {
+		t.Fatalf("the new secret is not kept: %+v", kept)
+	}
+	// Back on 7766: the link made for it before opens nothing there.
+	third, moved, _ := second.forPort(home, 7766, &log)
+	if moved != 40123 || web.LinkToken(third.secret, 7766) == oldLink {
+		t.Fatalf("back on 7766: moved %d, and the old link works: %v", moved, web.LinkToken(third.secret, 7766) == oldLink)
+	}
+	// A secret an older st kept (no port): taken for the port st is on.
+	os.WriteFile(filepath.Join(home, "web.token"), []byte(first.secret+"\n"), 0o600)
+	old, _ := loadWebSecret(home)
+	if got, moved, _ := old.forPort(home, 9999, &log); got.secret != first.secret || moved != 0 || got.port != 9999 {
+		t.Fatalf("an older st's secret: %+v moved %d", got, moved)
+	}
+	if fi, _ := os.Stat(filepath.Join(home, "web.token")); fi.Mode().Perm() != 0o600 {
+		t.Errorf("web.token mode %v", fi.Mode())
 	}
 }

@@ -27,24 +27,80 @@ import (
 	"github.com/sophonz/st/internal/web"
 )
 
-// webToken returns the web UI's secret, made once and kept in
-// $ST_HOME/web.token (mode 0600), so that a URL printed by st web keeps
-// working across restarts of st.
-func webToken(home string) (string, error) {
-	path := filepath.Join(home, "web.token")
-	data, err := os.ReadFile(path)
-	if err == nil && len(strings.TrimSpace(string(data))) >= 32 {
-		return strings.TrimSpace(string(data)), nil
-	}
+// webSecret is what the web UI's links are made from (web.LinkToken), and
+// the port they were made for. Both are kept in $ST_HOME/web.token (mode
+// 0600): the secret on the first line, "port N" on the second, so that a
+// link that st web printed keeps working across restarts of st on the same
+// port, and none made for another port ever opens it.
+type webSecret struct {
+	secret string
+	port   int // 0: not known yet (a new secret, or one kept by an older st)
+}
+
+const webSecretFile = "web.token"
+
+// loadWebSecret reads the web UI's secret, or makes one.
+func loadWebSecret(home string) (webSecret, error) {
+	data, err := os.ReadFile(filepath.Join(home, webSecretFile))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return "", err
+		return webSecret{}, err
 	}
+	lines := strings.Split(string(data), "\n")
+	if s := strings.TrimSpace(lines[0]); len(s) >= 32 {
+		ws := webSecret{secret: s}
+		if len(lines) > 1 {
+			if p, ok := strings.CutPrefix(strings.TrimSpace(lines[1]), "port "); ok {
+				ws.port, _ = strconv.Atoi(p)
+			}
+		}
+		return ws, nil
+	}
+	ws, err := newWebSecret()
+	if err != nil {
+		return webSecret{}, err
+	}
+	return ws, ws.save(home)
+}
+
+func newWebSecret() (webSecret, error) {
 	b := make([]byte, 24)
 	if _, err := rand.Read(b); err != nil {
-		return "", err
+		return webSecret{}, err
 	}
-	tok := hex.EncodeToString(b)
-	return tok, store.WriteFile(path, []byte(tok+"\n"), 0o600)
+	return webSecret{secret: hex.EncodeToString(b)}, nil
+}
+
+func (ws webSecret) save(home string) error {
+	text := ws.secret + "\n"
+	if ws.port > 0 {
+		text += fmt.Sprintf("port %d\n", ws.port)
+	}
+	return store.WriteFile(filepath.Join(home, webSecretFile), []byte(text), 0o600)
+}
+
+// forPort is the secret for links to port. When the links were made for
+// another port, whoever listens there now (another user's server, after
+// st gave that port up) may hold one: the secret is made anew, so that no
+// link made before opens st anywhere, even should st come back to that
+// port; moved is the port the links were made for (0 when they still
+// work). A new secret that cannot be kept still serves this run.
+func (ws webSecret) forPort(home string, port int, log io.Writer) (out webSecret, moved int, err error) {
+	switch {
+	case ws.port == port:
+		return ws, 0, nil
+	case ws.port == 0:
+		ws.port = port
+		return ws, 0, ws.save(home)
+	}
+	out, err = newWebSecret()
+	if err != nil {
+		return ws, 0, err
+	}
+	out.port = port
+	if err := out.save(home); err != nil {
+		fmt.Fprintf(log, "web UI: the new secret could not be kept in %s (%v): st web's link works until st stops\n", webSecretFile, err)
+	}
+	return out, ws.port, nil
 }
 
 // keptPortFile holds the port st took when the default was taken, so
@@ -53,9 +109,11 @@ const keptPortFile = "web.port"
 
 // webListener is where the web UI listens, and what to tell of it.
 type webListener struct {
-	ln   net.Listener
-	note string     // the port is not the default, and why
-	err  *api.Error // no listener: why, and what to do
+	ln    net.Listener
+	note  string     // the port is not the default, and why
+	moved string     // the port is not the one st's links were made for: they open nothing now
+	err   *api.Error // no listener: why, and what to do
+	link  string     // the token of st web's link (web.LinkToken)
 }
 
 // listenWeb listens on 127.0.0.1 for the web UI. A port set on purpose
@@ -106,19 +164,32 @@ func listenWeb(home string, cfg Config) webListener {
 
 // serveWeb starts the web UI (listenWeb says where). With no listener st
 // goes on without its web UI; st web and st status say why.
-func serveWeb(ctx context.Context, home string, cfg Config, token string, tm *tmux.Client, mgr *orch.Manager, pn *peerNet, log io.Writer) (webListener, string, func()) {
+func serveWeb(ctx context.Context, home string, cfg Config, ws webSecret, tm *tmux.Client, mgr *orch.Manager, pn *peerNet, log io.Writer) (webListener, string, func()) {
 	wl := listenWeb(home, cfg)
 	if wl.err != nil {
 		fmt.Fprintf(log, "web UI: %s\nTry: %s\n", wl.err.Message, wl.err.Hint)
 		return wl, "", func() {}
 	}
 	ln := wl.ln
+	port := ln.Addr().(*net.TCPAddr).Port
+	ws, from, err := ws.forPort(home, port, log)
+	if err != nil {
+		ln.Close()
+		wl = webListener{err: &api.Error{Kind: api.KindInternal, Message: "the web UI has no secret: " + err.Error(), Hint: "st down && st up"}}
+		fmt.Fprintf(log, "web UI: %s\n", wl.err.Message)
+		return wl, "", func() {}
+	}
+	wl.link = web.LinkToken(ws.secret, port)
+	if from != 0 && cfg.WebPort != 0 { // with ST_WEB_PORT=auto no port stays
+		wl.moved = movedNote(from, port)
+		fmt.Fprintf(log, "web UI: %s\n", wl.moved)
+	}
 	base := "http://" + ln.Addr().String()
 	hosts := append([]string(nil), cfg.WebHosts...)
 	if u, err := url.Parse(cfg.PushAnswerURL); err == nil && u.Host != "" {
 		hosts = append(hosts, u.Host) // the phone's answers arrive by that name
 	}
-	h := web.New(web.Config{Token: token, Tmux: tm, Backend: &webBackend{mgr: mgr, tmux: tm, peers: pn}, Log: log,
+	h := web.New(web.Config{Secret: ws.secret, Tmux: tm, Backend: &webBackend{mgr: mgr, tmux: tm, peers: pn}, Log: log,
 		AllowedHosts: hosts,
 		PeerTerm:     pn.openTerm,
 		AnswerPush: func(ctx context.Context, tok string) error {
@@ -138,6 +209,13 @@ func serveWeb(ctx context.Context, home string, cfg Config, token string, tm *tm
 		h.Close(c)
 		hs.Close()
 	}
+}
+
+// movedNote says, loudly, that the web UI is not on the port its links
+// were made for.
+func movedNote(from, to int) string {
+	return fmt.Sprintf("the web UI moved from port %d to port %d: links to 127.0.0.1:%d no longer open st "+
+		"(another program may listen there now), and no link made before opens it on %d; open the address st web prints now", from, to, from, to)
 }
 
 // webBackend shows orch's state to the web UI and takes its actions.

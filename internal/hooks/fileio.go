@@ -17,6 +17,15 @@ import (
 // was before st first changed it.
 const BackupSuffix = ".st-backup"
 
+// AbsentSuffix is added to a file's name for the mark st leaves (an empty
+// file) when there was no file before st first made it. It is kept apart
+// from a backup: a backup whose text stood for "no file" could not be told
+// from a file whose text was just that ("{}" and a newline, an empty
+// config.toml), which an uninstall then removed instead of putting back.
+// (A backup an older st made of no file holds that text, and is now put
+// back as a file of it: one that means what no file means.)
+const AbsentSuffix = ".st-absent"
+
 // errChanged: the file changed between st's read and its write (the agent
 // rewrote its settings meanwhile); the edit is done again.
 var errChanged = errors.New("the file changed while st edited it")
@@ -28,9 +37,8 @@ type configFile struct {
 	data   []byte
 	exists bool
 	mode   fs.FileMode
-	// absent is what the backup holds when there was no file: text of the
-	// same meaning ("{}" for JSON, nothing for TOML), so that every change
-	// after st's first has a backup to go back to.
+	// absent is text that means what no file means ("{}" for JSON,
+	// nothing for TOML): what a file is compared with when there was none.
 	absent []byte
 }
 
@@ -58,9 +66,9 @@ func loadFile(path string, absent string) (*configFile, error) {
 
 // save replaces the file with data atomically, keeping its mode (a dotfile
 // that is a symlink stays one: its target is replaced). Before st's first
-// change ever, the original is copied to path+BackupSuffix (f.absent when
-// there was none); an existing backup is never overwritten. It returns the
-// backup it made, if any.
+// change ever, the original is copied to path+BackupSuffix, or, when there
+// was none, path+AbsentSuffix marks that; neither is ever overwritten. It
+// returns the backup it made, if any.
 func (f *configFile) save(data []byte) (backup string, err error) {
 	cur, err := os.ReadFile(f.real)
 	switch {
@@ -76,21 +84,31 @@ func (f *configFile) save(data []byte) (backup string, err error) {
 	if err := os.MkdirAll(filepath.Dir(f.real), 0o700); err != nil {
 		return "", err
 	}
-	original := f.data
-	if !f.exists {
-		original = f.absent
-	}
-	made, err := backupOnce(f.path+BackupSuffix, original, f.mode)
+	made, err := keepOriginalOnce(f)
 	if err != nil {
 		return "", fmt.Errorf("backing up %s: %w", f.path, err)
 	}
-	if made {
+	if made && f.exists {
 		backup = f.path + BackupSuffix
 	}
 	if err := renameio.WriteFile(f.real, data, f.mode); err != nil {
 		return backup, err
 	}
 	return backup, nil
+}
+
+// keepOriginalOnce keeps f as it was read (its backup, or the mark that
+// there was no file) unless st keeps either already.
+func keepOriginalOnce(f *configFile) (bool, error) {
+	for _, suffix := range []string{BackupSuffix, AbsentSuffix} {
+		if _, err := os.Lstat(f.path + suffix); err == nil {
+			return false, nil
+		}
+	}
+	if !f.exists {
+		return backupOnce(f.path+AbsentSuffix, nil, 0o600)
+	}
+	return backupOnce(f.path+BackupSuffix, f.data, f.mode)
 }
 
 // backupOnce writes data to path unless path exists. The copy is written
@@ -127,45 +145,47 @@ func backupOnce(path string, data []byte, mode fs.FileMode) (bool, error) {
 	return true, nil
 }
 
-// KeepOriginal backs path up as it is now, unless st already keeps its
-// original (path+BackupSuffix): what st does before another program
-// rewrites the file on st's behalf (claude plugin install rewrites
-// settings.json in its own layout). absent is the text that stands for
-// no file, as for loadFile.
+// KeepOriginal backs path up as it is now (or marks that there is no
+// file), unless st already keeps its original: what st does before another
+// program rewrites the file on st's behalf (claude plugin install rewrites
+// settings.json in its own layout). absent is the text that means no file,
+// as for loadFile.
 func KeepOriginal(path, absent string) error {
 	f, err := loadFile(path, absent)
 	if err != nil {
 		return err
 	}
-	original := f.data
-	if !f.exists {
-		original = f.absent
-	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	_, err = backupOnce(path+BackupSuffix, original, f.mode)
+	_, err = keepOriginalOnce(f)
 	return err
 }
 
 // RestoreOriginal puts path back as it was before st first changed it,
 // byte for byte, once nothing of st's is left in it, and removes the
-// backup. Nothing of st's is left when the file means what the backup
+// backup. Nothing of st's is left when the file means what the original
 // means: for JSON the same values, allowing empty objects and lists that
 // the original did not have (Claude Code leaves "enabledPlugins": {}
-// behind when it drops a plugin); for anything else the same bytes. A
-// backup that holds absent stands for a file that was not there: the
-// file is removed. A file that means anything else (the user changed it
+// behind when it drops a plugin); for anything else the same bytes. Where
+// there was no file (path+AbsentSuffix), the file is removed once it means
+// what absent means. A file that means anything else (the user changed it
 // since) is left as it is, and so is its backup. It reports whether the
 // original is back.
 func RestoreOriginal(path, absent string) (bool, error) {
+	mark := path + AbsentSuffix
+	_, err := os.Lstat(mark)
+	wasAbsent := err == nil
 	backupPath := path + BackupSuffix
-	orig, err := os.ReadFile(backupPath)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
+	orig := []byte(absent)
+	if !wasAbsent {
+		orig, err = os.ReadFile(backupPath)
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
 	}
 	f, err := loadFile(path, absent)
 	if err != nil {
@@ -178,13 +198,15 @@ func RestoreOriginal(path, absent string) (bool, error) {
 	if !sameMeaning(path, orig, cur) {
 		return false, nil
 	}
-	wasAbsent := bytes.Equal(orig, []byte(absent))
 	switch {
-	case wasAbsent && f.exists:
-		if err := os.Remove(f.path); err != nil {
-			return false, err
+	case wasAbsent:
+		if f.exists {
+			if err := os.Remove(f.path); err != nil {
+				return false, err
+			}
 		}
-	case !wasAbsent && !bytes.Equal(orig, f.data):
+		return true, os.Remove(mark)
+	case !f.exists || !bytes.Equal(orig, f.data):
 		if err := renameio.WriteFile(f.real, orig, f.mode); err != nil {
 			return false, err
 		}

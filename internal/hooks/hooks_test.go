@@ -254,9 +254,12 @@ func TestInstallCreatesFiles(t *testing.T) {
 		if err := json.Unmarshal([]byte(read(t, a.File)), &v); err != nil {
 			t.Errorf("%s: %v", a.File, err)
 		}
-		// No original: the backup says so with an empty object.
-		if got := read(t, a.File+BackupSuffix); got != "{}\n" {
-			t.Errorf("%s backup = %q", name, got)
+		// No original: st marks that, and makes no backup.
+		if got, err := os.ReadFile(a.File + AbsentSuffix); err != nil || len(got) != 0 {
+			t.Errorf("%s: the mark of no file: %q %v", name, got, err)
+		}
+		if _, err := os.Stat(a.File + BackupSuffix); err == nil {
+			t.Errorf("%s: a backup of a file that was not there", name)
 		}
 	}
 	tr := agent(t, r, Codex).Trust

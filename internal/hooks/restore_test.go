@@ -45,13 +45,45 @@ func TestUninstallRestoresOriginals(t *testing.T) {
 	if got := read(t, config); got != userConfig {
 		t.Errorf("config.toml after uninstall:\n%s", got)
 	}
-	for _, p := range []string{hooksJSON, settings + BackupSuffix, config + BackupSuffix, hooksJSON + BackupSuffix} {
+	for _, p := range []string{hooksJSON, settings + BackupSuffix, config + BackupSuffix, hooksJSON + BackupSuffix, hooksJSON + AbsentSuffix} {
 		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s is still there: %v", p, err)
 		}
 	}
 	if !agent(t, r, Claude).Restored || !agent(t, r, Codex).Restored || !agent(t, r, Codex).Trust.Restored {
 		t.Errorf("report: %+v", r)
+	}
+}
+
+// A file whose text means what no file means ("{}" and a newline, an
+// empty config.toml) is put back as it was, byte for byte, not removed;
+// a file that was not there goes again. The backup of the first is not
+// taken for the mark of the second.
+func TestUninstallRestoresEmptyOriginals(t *testing.T) {
+	e := newEnv(t, "ok")
+	settings := e.write(t, ".claude/settings.json", "{}\n", 0o600)
+	config := e.write(t, ".codex/config.toml", "", 0o600)
+	hooksJSON := filepath.Join(e.codex, "hooks.json")
+	ctx := context.Background()
+	if _, err := Install(ctx, e.opts); err != nil {
+		t.Fatal(err)
+	}
+	if read(t, settings) == "{}\n" || read(t, config) == "" {
+		t.Fatalf("install changed nothing: %q %q", read(t, settings), read(t, config))
+	}
+	if _, err := Uninstall(ctx, e.opts); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, settings); got != "{}\n" {
+		t.Errorf("settings.json after uninstall = %q, want %q", got, "{}\n")
+	}
+	if fi, err := os.Stat(config); err != nil || fi.Size() != 0 {
+		t.Errorf("config.toml after uninstall: %v %v, want it there and empty", fi, err)
+	}
+	for _, p := range []string{hooksJSON, settings + BackupSuffix, settings + AbsentSuffix, config + BackupSuffix, hooksJSON + AbsentSuffix} {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s is still there: %v", p, err)
+		}
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/plain"
 	"github.com/sophonz/st/internal/tmux"
 )
 
@@ -131,6 +132,9 @@ func (m *Manager) checkStart(req startPlan) (startSpec, error) {
 		return startSpec{}, errorf(KindUsage, "use letters, digits, '.', '_' and '-' (at most 40), e.g. --name api-tests",
 			"the name %q has characters that tmux or a shell would misread", name)
 	}
+	if err := checkCwd(req.Cwd); err != nil {
+		return startSpec{}, err
+	}
 	line := TaskLine(m.cfg.STBin, req.Task)
 	if len(line) >= 1000 {
 		return startSpec{}, errorf(KindUsage, "move the task file to a shorter path", "the task file's path is too long to type (the line would be %d characters; agents take under 1000)", len(line))
@@ -139,6 +143,18 @@ func (m *Manager) checkStart(req startPlan) (startSpec, error) {
 		return startSpec{}, errorf(KindUsage, "rename the task file without line breaks or control characters", "the task file's path cannot be typed as one line: %v", err)
 	}
 	return startSpec{ad: ad, name: name, line: line}, nil
+}
+
+// checkCwd refuses a worker's folder (--cwd) that st could not print or
+// pass on as it is: a control character in it (C0 or C1, such as U+009B,
+// a CSI to terminals that take 8-bit controls) would act on the screen of
+// whoever reads a message naming it. It is shown quoted (%q), never raw.
+func checkCwd(cwd string) error {
+	if err := plain.Line(cwd); err != nil {
+		return errorf(KindUsage, "pass a folder whose path has no control characters or line breaks with --cwd (rename it, or use a link to it)",
+			"the worker's folder %q cannot be used: %v", cwd, err)
+	}
+	return nil
 }
 
 // openWorker opens the worker's window (in its worktree when it has one),

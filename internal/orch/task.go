@@ -72,6 +72,9 @@ func checkTask(req TaskRequest) error {
 	if _, err := agent.Lookup(req.Agent); err != nil {
 		return errorf(KindUsage, "--agent "+strings.Join(agent.Kinds(), "|"), "%v", err)
 	}
+	if err := checkCwd(req.Cwd); err != nil {
+		return err
+	}
 	if fi, err := os.Stat(req.File); err != nil || fi.IsDir() || !filepath.IsAbs(req.File) {
 		return errorf(KindUsage, "write the task into a file and pass its path with --task", "cannot read the task file %s: %v", req.File, errNotFile(err))
 	}

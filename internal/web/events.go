@@ -43,7 +43,7 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	defer done()
 	// The Origin was checked above, against the UI's own origin and the
 	// configured ones; the library's own check knows only the former.
-	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+	c, err := websocket.Accept(w, r, acceptOptions())
 	if err != nil {
 		s.logf("events: %v", err)
 		return

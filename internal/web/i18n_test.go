@@ -50,6 +50,7 @@ var codeLiterals = map[string]string{
 	"Content-Type": "an HTTP header",
 	"Notification": "the browser's Notification API, tested with 'in'",
 	"Escape":       "KeyboardEvent.key",
+	"Bearer {}":    "the Authorization header's scheme (HTTP)",
 	`ui-monospace, "JetBrains Mono", "DejaVu Sans Mono", Menlo, Consolas, monospace`: "the terminal's font list",
 }
 

@@ -67,7 +67,7 @@ func (s *Server) serveTerm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer done()
-	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+	c, err := websocket.Accept(w, r, acceptOptions())
 	if err != nil {
 		s.logf("term: %v", err)
 		return

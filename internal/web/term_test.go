@@ -107,7 +107,7 @@ type termConn struct {
 
 func openTerm(ctx context.Context, t *testing.T, base, query string) *termConn {
 	t.Helper()
-	c, _, err := dial(ctx, t, base+"/term?token="+token+"&"+query, nil)
+	c, _, err := dial(ctx, t, base+"/term?token="+tok(t, base)+"&"+query, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +307,7 @@ func TestTerminalBadTargets(t *testing.T) {
 		{"session=$77&window=@0", 4404},
 		{"session=$0&window=@77", 4404},
 	} {
-		c, _, err := dial(ctx, t, ts.URL+"/term?token="+token+"&"+tc.query, nil)
+		c, _, err := dial(ctx, t, ts.URL+"/term?token="+tok(t, ts.URL)+"&"+tc.query, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.query, err)
 		}
@@ -330,14 +330,14 @@ func TestTerminalBadTargets(t *testing.T) {
 // their grouped sessions, and refuses new sockets.
 func TestCloseEndsTerminals(t *testing.T) {
 	tm, tc := privateTmux(t)
-	srv := web.New(web.Config{Token: token, Tmux: tc, Backend: webtest.New(webtest.Sample(time.Now()))})
+	srv := web.New(web.Config{Secret: secret, Tmux: tc, Backend: webtest.New(webtest.Sample(time.Now()))})
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	pane := tmuxOut(t, tm, "display-message", "-p", "-t", "main:0", "#{pane_id}")
 	term := openTerm(ctx, t, ts.URL, "pane="+url.QueryEscape(pane))
-	events, _, err := dial(ctx, t, ts.URL+"/api/events?token="+token, nil)
+	events, _, err := dial(ctx, t, ts.URL+"/api/events?token="+tok(t, ts.URL), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +361,7 @@ func TestCloseEndsTerminals(t *testing.T) {
 			break
 		}
 	}
-	if _, res, err := dial(ctx, t, ts.URL+"/api/events?token="+token, nil); err == nil || res == nil || res.StatusCode != 503 {
+	if _, res, err := dial(ctx, t, ts.URL+"/api/events?token="+tok(t, ts.URL), nil); err == nil || res == nil || res.StatusCode != 503 {
 		t.Errorf("a socket after Close: %v, want 503", err)
 	}
 }

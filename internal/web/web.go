@@ -2,19 +2,29 @@
 // web terminal onto the windows of st's tmux server, the Agents card, the
 // agent graph, the phone's Agents chart and the decision gates.
 //
-// Everything, the page and its files included, answers 401 without the
-// secret token that `st web` prints: the first load carries it as
-// ?token=, and the page then works from an HttpOnly, SameSite=Strict
-// cookie, so that other sites can neither read the UI nor drive it. The
-// cookie does not hold the token: browsers send 127.0.0.1's cookies to
-// every port, so another local service would get it. It holds an HMAC of
-// the token under a key made at each start (useless anywhere else, and
-// after a restart of st), scoped to the UI's own path, /st/.
+// Who may use it. The page and its script and style files are the same
+// for everyone (they hold nothing of the user's), so they are served to
+// anyone who asks; everything else (the state, both websockets, the
+// actions) answers 401 without a credential:
+//   - the link token in the URL that `st web` prints (?token=): an HMAC of
+//     the secret in $ST_HOME/web.token and the port it was made for
+//     (LinkToken), so that a link opens st only on that port. When st
+//     moves to another port, a link to the old one, which another local
+//     user's server may now hold, opens nothing (and st makes a new secret).
+//   - the page's session: the page the link opened holds an HMAC of the
+//     port under a key made at this start of st, keeps it in its origin's
+//     localStorage (scheme, host and port: no other port's page reads it)
+//     and sends it itself, as a bearer header on fetches and as a
+//     websocket subprotocol (st-session.VALUE). The browser never sends it
+//     anywhere on its own: there is no cookie, because browsers send
+//     127.0.0.1's cookies to every port, where another user's server would
+//     take it and replay it. A session dies when st restarts.
+//
 // Requests are served only for the Host names of this machine's loopback
 // (127.0.0.1, localhost, [::1] on the UI's port) and hosts the user
 // configured, so a page of another site that DNS-rebinds its name to
-// 127.0.0.1 gets nothing. Websockets also check their Origin, because
-// browsers let any page open a websocket to 127.0.0.1.
+// 127.0.0.1 gets nothing. Websockets and actions also check their
+// Origin: browsers let any page open a websocket to 127.0.0.1.
 //
 // The front end is plain JavaScript and CSS with xterm.js, embedded from
 // assets/ (xterm's built files are vendored there from npm, see web/), so
@@ -25,12 +35,8 @@ package web
 
 import (
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
-	"crypto/subtle"
 	"embed"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -52,9 +58,9 @@ var assetsFS embed.FS
 
 // Config is what a Server needs.
 type Config struct {
-	// Token is the secret in the URL. Without it every page, API call and
-	// socket answers 401; an empty Token refuses everything.
-	Token string
+	// Secret is what the links' tokens are made from (LinkToken): never
+	// in a URL itself. An empty Secret refuses every credential.
+	Secret string
 	// Tmux is st's tmux server: the terminals attach to it.
 	Tmux    *tmux.Client
 	Backend Backend
@@ -78,21 +84,20 @@ type Config struct {
 	AnswerPush func(ctx context.Context, answerToken string) error
 }
 
-// Path is where the UI lives; its cookie is scoped to it.
+// Path is where the UI lives.
 const Path = "/st/"
 
 // Server serves the UI. It is an http.Handler. Call Close when the daemon
 // stops: http.Server.Shutdown does not wait for websockets, and each open
 // terminal has a tmux session to clean up.
 type Server struct {
-	cfg    Config
-	log    io.Writer
-	cookie string // the cookie's name, per token (see New)
-	// session is the cookie's value: an HMAC of the token under a key made
-	// at this start, never the token itself.
-	session string
-	mux     *http.ServeMux
-	assets  fs.FS
+	cfg Config
+	log io.Writer
+	// sessionKey is made at each start: the pages' sessions are HMACs of
+	// their port under it (see auth.go).
+	sessionKey []byte
+	mux        *http.ServeMux
+	assets     fs.FS
 
 	pollEvery time.Duration
 
@@ -110,27 +115,18 @@ func New(cfg Config) *Server {
 	if s.log == nil {
 		s.log = io.Discard
 	}
-	// Cookies ignore ports, so two st daemons on 127.0.0.1 (other users'
-	// or a test's) would overwrite one cookie; a name per token keeps them
-	// apart without telling anything about the token.
-	sum := sha256.Sum256([]byte("st-web-cookie\x00" + cfg.Token))
-	s.cookie = "st_" + hex.EncodeToString(sum[:6])
-	key := make([]byte, 32)
-	if _, err := rand.Read(key); err != nil {
+	s.sessionKey = make([]byte, 32)
+	if _, err := rand.Read(s.sessionKey); err != nil {
 		panic(err) // crypto/rand does not fail on Linux
 	}
-	mac := hmac.New(sha256.New, key)
-	mac.Write([]byte("st-web-session\x00" + cfg.Token))
-	s.session = hex.EncodeToString(mac.Sum(nil))
 	sub, err := fs.Sub(assetsFS, "assets")
 	if err != nil {
 		panic(err) // the embed pattern guarantees the folder
 	}
 	s.assets = sub
 
-	// The UI's routes, at /st/ (where the page lives and its cookie goes)
-	// and at / (for a client that carries ?token= itself); / and /st lead
-	// to the page.
+	// The UI's routes, at /st/ (where the page lives) and at / (for a
+	// client that carries ?token= itself); / and /st lead to the page.
 	for _, pre := range []string{"", strings.TrimSuffix(Path, "/")} {
 		s.mux.HandleFunc("GET "+pre+"/assets/", func(w http.ResponseWriter, r *http.Request) {
 			r2 := r.Clone(r.Context())
@@ -195,8 +191,9 @@ func (s *Server) logf(format string, args ...any) {
 	fmt.Fprintf(s.log, "web: "+format+"\n", args...)
 }
 
-// ServeHTTP checks the token before anything else, so that no route, not
-// even a 404, answers without it.
+// ServeHTTP checks the credential before anything else, so that no
+// route, not even a 404, answers without it: only the page and its files,
+// which are the same for everyone, do (see auth.go).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("X-Content-Type-Options", "nosniff")
@@ -213,20 +210,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.servePushAnswer(w, r) // authorized by its own one-time token
 		return
 	}
-	fromQuery, ok := s.authorized(r)
-	if !ok {
+	if !s.authorized(r) && !public(r) {
 		s.logf("401 %s %s from %s", r.Method, r.URL.Path, r.RemoteAddr)
 		h.Set("Content-Type", "text/html; charset=utf-8")
 		h.Set("Cache-Control", "no-store")
 		w.WriteHeader(http.StatusUnauthorized)
 		io.WriteString(w, unauthorizedPage)
 		return
-	}
-	if fromQuery {
-		http.SetCookie(w, &http.Cookie{
-			Name: s.cookie, Value: s.session, Path: Path,
-			HttpOnly: true, SameSite: http.SameSiteStrictMode,
-		})
 	}
 	s.mux.ServeHTTP(w, r)
 }
@@ -235,32 +225,6 @@ const unauthorizedPage = `<!doctype html><meta charset="utf-8"><title>st: 401</t
 <body style="font:15px system-ui,sans-serif;background:#0d1117;color:#c9d1d9;padding:2em">
 <h1>401 Unauthorized</h1>
 <p>This page needs its token. Open the address that <code>st web</code> prints.</p>`
-
-// authorized reports whether r carries the token, and whether it came in
-// the query (so the cookie should be set).
-func (s *Server) authorized(r *http.Request) (fromQuery, ok bool) {
-	if s.cfg.Token == "" {
-		return false, false
-	}
-	if t := r.URL.Query().Get("token"); t != "" {
-		return true, s.tokenEqual(t)
-	}
-	if c, err := r.Cookie(s.cookie); err == nil {
-		return false, equal(c.Value, s.session)
-	}
-	return false, false
-}
-
-// tokenEqual compares with the token in constant time.
-func (s *Server) tokenEqual(t string) bool { return equal(t, s.cfg.Token) }
-
-// equal compares in constant time; hashing first keeps the length from
-// showing in the time too.
-func equal(x, y string) bool {
-	a := sha256.Sum256([]byte(x))
-	b := sha256.Sum256([]byte(y))
-	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
-}
 
 // hostAllowed reports whether r's Host is this UI's: 127.0.0.1, localhost
 // or [::1] on the port the request came in on, or one configured.
@@ -323,6 +287,7 @@ func (s *Server) serveIndex(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
+	b = s.withSession(r, b)
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +24,7 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-const token = "s3cret-token-for-tests"
+const secret = "s3cret-for-tests-of-the-web-ui-0123456789"
 
 // serve starts the UI on a fake backend holding the sample run.
 func serve(t *testing.T, cfg web.Config) (*httptest.Server, *webtest.Backend) {
@@ -31,32 +33,56 @@ func serve(t *testing.T, cfg web.Config) (*httptest.Server, *webtest.Backend) {
 	if cfg.Backend == nil {
 		cfg.Backend = fake
 	}
-	if cfg.Token == "" {
-		cfg.Token = token
+	if cfg.Secret == "" {
+		cfg.Secret = secret
 	}
 	ts := httptest.NewServer(web.New(cfg))
 	t.Cleanup(ts.Close)
 	return ts, fake
 }
 
-// cookieFor loads the page with the token and returns the cookie it sets.
-func cookieFor(t *testing.T, base string) *http.Cookie {
+// portOf is the port of a server's URL.
+func portOf(t *testing.T, base string) int {
 	t.Helper()
-	res, err := http.Get(base + "/?token=" + token)
+	u, err := url.Parse(base)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res.Body.Close()
-	for _, c := range res.Cookies() {
-		if strings.HasPrefix(c.Name, "st_") && c.Value != "" {
-			if strings.Contains(c.Value, token) {
-				t.Fatalf("the cookie holds the token itself: %v", c)
-			}
-			return c
-		}
+	p, err := strconv.Atoi(u.Port())
+	if err != nil {
+		t.Fatalf("%s has no port", base)
 	}
-	t.Fatalf("no session cookie in %v", res.Header["Set-Cookie"])
-	return nil
+	return p
+}
+
+// tok is the token of st web's link to the UI at base.
+func tok(t *testing.T, base string) string { return web.LinkToken(secret, portOf(t, base)) }
+
+var sessionMeta = regexp.MustCompile(`<meta name="st-session" content="([0-9a-f]{64})">`)
+
+// sessionFor opens the page with the link, as a browser does, and
+// returns the session the page got. No cookie is set.
+func sessionFor(t *testing.T, base string) string {
+	t.Helper()
+	res, body := do(t, "GET", base+"/st/?token="+tok(t, base), "", nil)
+	if res.StatusCode != 200 {
+		t.Fatalf("the link: %d %q", res.StatusCode, body)
+	}
+	if c := res.Header.Values("Set-Cookie"); len(c) > 0 {
+		t.Fatalf("the link set cookies %q: a browser sends them to every port of 127.0.0.1", c)
+	}
+	m := sessionMeta.FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("no session in the page the link opened:\n%s", body)
+	}
+	if strings.Contains(body, secret) || strings.Contains(m[1], tok(t, base)) {
+		t.Fatalf("the page holds the secret or the link's token")
+	}
+	return m[1]
+}
+
+func bearer(session string) map[string]string {
+	return map[string]string{"Authorization": "Bearer " + session}
 }
 
 func do(t *testing.T, method, u string, body string, hdr map[string]string) (*http.Response, string) {
@@ -77,29 +103,48 @@ func do(t *testing.T, method, u string, body string, hdr map[string]string) (*ht
 	return res, string(b)
 }
 
+// routes that act or show the user's state: each needs the link's token
+// or a page's session.
 var routes = []struct{ method, path string }{
-	{"GET", "/"},
 	{"GET", "/api/state"},
+	{"GET", "/st/api/state"},
 	{"GET", "/api/events"},
+	{"GET", "/st/api/events"},
 	{"GET", "/term?session=$1&window=@1"},
-	{"GET", "/assets/app.js"},
-	{"GET", "/assets/app.css"},
-	{"GET", "/assets/vendor/xterm.mjs"},
-	{"GET", "/assets/vendor/xterm.css"},
+	{"GET", "/st/term?session=$1&window=@1"},
 	{"GET", "/no/such/page"},
+	{"GET", "/st/assets/../api/state"},
+	{"GET", "/st/assets//x"},
 	{"POST", "/api/adopt"},
 	{"POST", "/api/release"},
-	{"POST", "/api/gates/answer"},
+	{"POST", "/st/api/gates/answer"},
+	{"POST", "/st/"},
+}
+
+// publicFiles are the page and its files: the same for everyone, holding
+// nothing of the user's, so served to all.
+var publicFiles = []struct{ path, ctype, has string }{
+	{"/st/", "text/html", `id="agents-btn"`},
+	{"/st/assets/app.js", "text/javascript", "import { Terminal }"},
+	{"/assets/app.js", "text/javascript", "import { Terminal }"},
+	{"/st/assets/vendor/xterm.mjs", "text/javascript", "Terminal"},
+	{"/assets/vendor/addon-fit.mjs", "text/javascript", "FitAddon"},
+	{"/st/assets/app.css", "text/css", "--green"},
+	{"/assets/vendor/xterm.css", "text/css", ".xterm"},
 }
 
 func TestEveryRouteNeedsTheToken(t *testing.T) {
 	ts, fake := serve(t, web.Config{})
-	other := &http.Cookie{Name: cookieFor(t, ts.URL).Name, Value: "wrong"}
+	session := sessionFor(t, ts.URL)
+	link := tok(t, ts.URL)
 	for _, r := range routes {
 		for name, hdr := range map[string]map[string]string{
-			"none":                       nil,
-			"wrong cookie":               {"Cookie": other.String()},
-			"cookie of a different name": {"Cookie": (&http.Cookie{Name: "st_token", Value: token}).String()},
+			"none":                               nil,
+			"a wrong session":                    bearer(strings.Repeat("0", 64)),
+			"the link's token as a session":      bearer(link),
+			"the secret as a session":            bearer(secret),
+			"the session in a cookie":            {"Cookie": "st=" + session},
+			"the session as another subprotocol": {"Sec-WebSocket-Protocol": "st, " + session},
 		} {
 			res, body := do(t, r.method, ts.URL+r.path, `{}`, hdr)
 			if res.StatusCode != http.StatusUnauthorized || !strings.Contains(body, "401") {
@@ -113,38 +158,57 @@ func TestEveryRouteNeedsTheToken(t *testing.T) {
 		if strings.Contains(r.path, "?") {
 			sep = "&"
 		}
-		if res, _ := do(t, r.method, ts.URL+r.path+sep+"token=wrong", `{}`, nil); res.StatusCode != http.StatusUnauthorized {
-			t.Errorf("%s %s with a wrong token: %d, want 401", r.method, r.path, res.StatusCode)
+		for _, q := range []string{"wrong", secret, session, link[:len(link)-1]} {
+			if res, _ := do(t, r.method, ts.URL+r.path+sep+"token="+q, `{}`, nil); res.StatusCode != http.StatusUnauthorized {
+				t.Errorf("%s %s with token=%.8s…: %d, want 401", r.method, r.path, q, res.StatusCode)
+			}
 		}
+	}
+	// The page and its files answer anyone, and hold no credential.
+	for _, f := range publicFiles {
+		res, body := do(t, "GET", ts.URL+f.path, "", nil)
+		if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), f.ctype) || !strings.Contains(body, f.has) {
+			t.Errorf("GET %s: %d %s, has %q: %v", f.path, res.StatusCode, res.Header.Get("Content-Type"), f.has, strings.Contains(body, f.has))
+		}
+		for _, c := range []string{secret, session, link} {
+			if strings.Contains(body, c) {
+				t.Errorf("GET %s without a credential shows one: %.8s…", f.path, c)
+			}
+		}
+		if res.Header.Get("Set-Cookie") != "" {
+			t.Errorf("GET %s set a cookie", f.path)
+		}
+	}
+	// A link with a wrong token says so, rather than showing a page that
+	// cannot work.
+	if res, body := do(t, "GET", ts.URL+"/st/?token=wrong", "", nil); res.StatusCode != 401 || !strings.Contains(body, "st web") {
+		t.Errorf("the page with a wrong token: %d %q, want 401 naming st web", res.StatusCode, body)
 	}
 	if calls := fake.Calls(); len(calls) != 0 {
 		t.Errorf("refused requests reached the backend: %v", calls)
 	}
 }
 
-func TestEmptyTokenRefusesAll(t *testing.T) {
+func TestEmptySecretRefusesAll(t *testing.T) {
 	fake := webtest.New(webtest.Sample(time.Now()))
 	ts := httptest.NewServer(web.New(web.Config{Backend: fake}))
 	defer ts.Close()
-	for _, u := range []string{"/", "/?token=", "/api/state?token="} {
+	for _, u := range []string{"/st/?token=", "/api/state?token=", "/api/state?token=" + web.LinkToken("", portOf(t, ts.URL))} {
 		if res, _ := do(t, "GET", ts.URL+u, "", nil); res.StatusCode != http.StatusUnauthorized {
-			t.Errorf("GET %s with no token configured: %d, want 401", u, res.StatusCode)
+			t.Errorf("GET %s with no secret configured: %d, want 401", u, res.StatusCode)
 		}
 	}
 }
 
-func TestTokenThenCookie(t *testing.T) {
+// TestLinkThenSession: st web's link opens the page, which gets its
+// session in the page (no cookie) and works with it: the state, the
+// actions and both websockets. The link's token works for a client that
+// carries it itself.
+func TestLinkThenSession(t *testing.T) {
 	ts, _ := serve(t, web.Config{})
-	res, body := do(t, "GET", ts.URL+"/?token="+token, "", nil)
-	if res.StatusCode != 200 || res.Request.URL.Path != web.Path || !strings.Contains(body, `<script type="module" src="assets/app.js">`) {
+	res, body := do(t, "GET", ts.URL+"/?token="+tok(t, ts.URL), "", nil)
+	if res.StatusCode != 200 || res.Request.URL.Path != web.Path || !strings.Contains(body, `<script type="module" src="assets/app.js">`) || !sessionMeta.MatchString(body) {
 		t.Fatalf("GET /?token=: %d at %s %q", res.StatusCode, res.Request.URL, body)
-	}
-	var c *http.Cookie
-	for _, x := range res.Cookies() {
-		c = x
-	}
-	if c == nil || c.Value == token || strings.Contains(c.Value, token) || len(c.Value) != 64 || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Path != web.Path {
-		t.Fatalf("cookie = %+v, want a session value (not the token), HttpOnly, SameSite=Strict, Path=%s", c, web.Path)
 	}
 	if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") {
 		t.Errorf("CSP = %q", csp)
@@ -152,53 +216,85 @@ func TestTokenThenCookie(t *testing.T) {
 	if rp := res.Header.Get("Referrer-Policy"); rp != "no-referrer" {
 		t.Errorf("Referrer-Policy = %q: the token would leak in Referer", rp)
 	}
-
-	hdr := map[string]string{"Cookie": c.String()}
-	for _, tc := range []struct{ path, ctype, has string }{
-		{"/st/", "text/html", `id="agents-btn"`},
-		{"/st/api/state", "application/json", `"machine":"devbox"`},
-		{"/st/assets/app.js", "text/javascript", "import { Terminal }"},
-		{"/api/state", "application/json", `"machine":"devbox"`},
-		{"/assets/app.js", "text/javascript", "import { Terminal }"},
-		{"/assets/vendor/xterm.mjs", "text/javascript", "Terminal"},
-		{"/assets/vendor/addon-fit.mjs", "text/javascript", "FitAddon"},
-		{"/assets/app.css", "text/css", "--green"},
-		{"/assets/vendor/xterm.css", "text/css", ".xterm"},
-	} {
-		res, body := do(t, "GET", ts.URL+tc.path, "", hdr)
-		if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), tc.ctype) || !strings.Contains(body, tc.has) {
-			t.Errorf("GET %s with the cookie: %d %s, body has %q: %v", tc.path, res.StatusCode, res.Header.Get("Content-Type"), tc.has, strings.Contains(body, tc.has))
-		}
-		if res.Header.Get("Set-Cookie") != "" {
-			t.Errorf("GET %s with the cookie set it again", tc.path)
+	if cc := res.Header.Get("Cache-Control"); cc != "no-store" {
+		t.Errorf("Cache-Control of the page with its session = %q, want no-store", cc)
+	}
+	session := sessionFor(t, ts.URL)
+	// The page without the link holds no session: the script uses the one
+	// it keeps.
+	if _, body := do(t, "GET", ts.URL+"/st/", "", nil); sessionMeta.MatchString(body) {
+		t.Error("the page without the link's token holds a session")
+	}
+	if _, body := do(t, "GET", ts.URL+"/st/", "", bearer(session)); sessionMeta.MatchString(body) {
+		t.Error("the page asked with a session hands out a session")
+	}
+	for _, p := range []string{"/st/api/state", "/api/state"} {
+		if res, body := do(t, "GET", ts.URL+p, "", bearer(session)); res.StatusCode != 200 || !strings.Contains(body, `"machine":"devbox"`) {
+			t.Errorf("GET %s with the session: %d %q", p, res.StatusCode, body)
 		}
 	}
-	if res, _ := do(t, "GET", ts.URL+"/api/state?token="+token, "", nil); res.StatusCode != 200 {
+	if res, _ := do(t, "GET", ts.URL+"/api/state?token="+tok(t, ts.URL), "", nil); res.StatusCode != 200 {
 		t.Errorf("GET /api/state?token=: %d", res.StatusCode)
 	}
-	if res, _ := do(t, "GET", ts.URL+"/assets/", "", hdr); res.StatusCode == 200 {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, res, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(ts.URL, "http")+"/st/api/events",
+		&websocket.DialOptions{Subprotocols: []string{"st", "st-session." + session}})
+	if err != nil {
+		t.Fatalf("/st/api/events with the session as a subprotocol: %v", err)
+	}
+	if p := res.Header.Get("Sec-WebSocket-Protocol"); p != "st" {
+		t.Errorf("the server picked the subprotocol %q, want st (never the session back)", p)
+	}
+	readEvent(ctx, t, c)
+	c.Close(websocket.StatusNormalClosure, "")
+	if res, _ := do(t, "GET", ts.URL+"/assets/", "", bearer(session)); res.StatusCode == 200 {
 		t.Errorf("GET /assets/ lists the folder")
 	}
-	if res, _ := do(t, "GET", ts.URL+"/nosuch", "", hdr); res.StatusCode != 404 {
+	if res, _ := do(t, "GET", ts.URL+"/nosuch", "", bearer(session)); res.StatusCode != 404 {
 		t.Errorf("GET /nosuch: %d, want 404", res.StatusCode)
 	}
 }
 
-// TestCookieIsUselessElsewhere: the cookie, which browsers send to every
-// port of 127.0.0.1, is not the token: it opens nothing as a token, and a
-// cookie of one start of st opens nothing after a restart (another key).
-func TestCookieIsUselessElsewhere(t *testing.T) {
-	ts, _ := serve(t, web.Config{})
-	c := cookieFor(t, ts.URL)
-	if res, _ := do(t, "GET", ts.URL+"/st/api/state?token="+c.Value, "", nil); res.StatusCode != http.StatusUnauthorized {
-		t.Errorf("the cookie's value worked as the token: %d", res.StatusCode)
+// TestCredentialsAreBoundToThePort: one UI served on two ports. A link
+// made for one port opens nothing on the other, and neither does a page's
+// session of the other port: what a program on the port st left (a
+// bookmark's request, a page's script) holds is useless where st is now.
+// A session of the previous start of st opens nothing after a restart.
+func TestCredentialsAreBoundToThePort(t *testing.T) {
+	fake := webtest.New(webtest.Sample(time.Now()))
+	srv := web.New(web.Config{Secret: secret, Backend: fake})
+	a := httptest.NewServer(srv)
+	defer a.Close()
+	b := httptest.NewUnstartedServer(srv)
+	b.Start()
+	defer b.Close()
+	sa, sb := sessionFor(t, a.URL), sessionFor(t, b.URL)
+	if sa == sb || tok(t, a.URL) == tok(t, b.URL) {
+		t.Fatal("the two ports share a credential")
 	}
-	restarted, _ := serve(t, web.Config{}) // same token, a new start
-	if res, _ := do(t, "GET", restarted.URL+"/st/api/state", "", map[string]string{"Cookie": c.String()}); res.StatusCode != http.StatusUnauthorized {
-		t.Errorf("a cookie of the previous start opened the UI after a restart: %d", res.StatusCode)
+	for _, tc := range []struct {
+		name string
+		base string
+		hdr  map[string]string
+		q    string
+		want int
+	}{
+		{"port A's link on A", a.URL, nil, "?token=" + tok(t, a.URL), 200},
+		{"port A's link on B", b.URL, nil, "?token=" + tok(t, a.URL), 401},
+		{"port A's session on A", a.URL, bearer(sa), "", 200},
+		{"port A's session on B", b.URL, bearer(sa), "", 401},
+		{"port B's session on A", a.URL, bearer(sb), "", 401},
+		{"the secret itself on A", a.URL, nil, "?token=" + secret, 401},
+	} {
+		if res, body := do(t, "GET", tc.base+"/st/api/state"+tc.q, "", tc.hdr); res.StatusCode != tc.want {
+			t.Errorf("%s: %d %.60q, want %d", tc.name, res.StatusCode, body, tc.want)
+		}
 	}
-	if res, _ := do(t, "GET", ts.URL+"/st/api/state", "", map[string]string{"Cookie": c.String()}); res.StatusCode != 200 {
-		t.Errorf("the cookie does not open its own UI: %d", res.StatusCode)
+	restarted := httptest.NewServer(web.New(web.Config{Secret: secret, Backend: fake}))
+	defer restarted.Close()
+	if res, _ := do(t, "GET", restarted.URL+"/st/api/state", "", bearer(sessionFor(t, a.URL))); res.StatusCode != 401 {
+		t.Errorf("a session of another start of st: %d, want 401", res.StatusCode)
 	}
 }
 
@@ -220,8 +316,9 @@ func TestHostHeader(t *testing.T) {
 		res.Body.Close()
 		return res.StatusCode
 	}
+	token := tok(t, ts.URL)
 	for _, h := range []string{"evil.example:" + port, "evil.example", "127.0.0.1:1", "localhost.:" + port, "127.0.0.2:" + port, "0.0.0.0:" + port} {
-		for _, p := range []string{"/st/?token=" + token, "/api/state?token=" + token, "/push/answer/x"} {
+		for _, p := range []string{"/st/?token=" + token, "/st/", "/st/assets/app.js", "/api/state?token=" + token, "/push/answer/x"} {
 			if code := get(h, p); code != http.StatusMisdirectedRequest {
 				t.Errorf("Host %q %s: %d, want 421", h, p, code)
 			}
@@ -272,18 +369,6 @@ func TestPushAnswer(t *testing.T) {
 	}
 }
 
-func TestCookieNamesDifferPerToken(t *testing.T) {
-	a, _ := serve(t, web.Config{Token: "one"})
-	b, _ := serve(t, web.Config{Token: "two"})
-	name := func(base, tok string) string {
-		res, _ := do(t, "GET", base+"/?token="+tok, "", nil)
-		return res.Cookies()[0].Name
-	}
-	if na, nb := name(a.URL, "one"), name(b.URL, "two"); na == nb {
-		t.Errorf("two daemons share the cookie name %s: one would log the other out", na)
-	}
-}
-
 func TestState(t *testing.T) {
 	ts, fake := serve(t, web.Config{})
 	fake.Update(func(s *web.Snapshot) {
@@ -291,7 +376,7 @@ func TestState(t *testing.T) {
 		s.Agents[2].Session = "$9" // as list-panes -a can say while a browser looks at it
 		s.Gates = nil
 	})
-	res, body := do(t, "GET", ts.URL+"/api/state?token="+token, "", nil)
+	res, body := do(t, "GET", ts.URL+"/api/state?token="+tok(t, ts.URL), "", nil)
 	if res.StatusCode != 200 {
 		t.Fatalf("%d %s", res.StatusCode, body)
 	}
@@ -321,7 +406,7 @@ func TestState(t *testing.T) {
 
 	fake2 := &failing{webtest.New(web.Snapshot{})}
 	ts2, _ := serve(t, web.Config{Backend: fake2})
-	if res, body := do(t, "GET", ts2.URL+"/api/state?token="+token, "", nil); res.StatusCode != 503 || !strings.Contains(body, "daemon is busy") {
+	if res, body := do(t, "GET", ts2.URL+"/api/state?token="+tok(t, ts2.URL), "", nil); res.StatusCode != 503 || !strings.Contains(body, "daemon is busy") {
 		t.Errorf("failing backend: %d %s", res.StatusCode, body)
 	}
 }
@@ -334,10 +419,11 @@ func (f *failing) Snapshot(ctx context.Context) (web.Snapshot, error) {
 
 func TestActions(t *testing.T) {
 	ts, fake := serve(t, web.Config{})
-	c := cookieFor(t, ts.URL)
+	session := sessionFor(t, ts.URL)
 	u, _ := url.Parse(ts.URL)
 	own := "http://" + u.Host
-	json := map[string]string{"Cookie": c.String(), "Content-Type": "application/json", "Origin": own}
+	auth := "Bearer " + session
+	json := map[string]string{"Authorization": auth, "Content-Type": "application/json", "Origin": own}
 	tests := []struct {
 		name, path, body string
 		hdr              map[string]string
@@ -351,8 +437,8 @@ func TestActions(t *testing.T) {
 		{"adopt itself", "/api/adopt", `{"coordinator":"%2","agent":"%2"}`, json, 400, ""},
 		{"missing field", "/api/release", `{}`, json, 400, ""},
 		{"unknown field", "/api/release", `{"pane":"%4","x":1}`, json, 400, ""},
-		{"form post", "/api/release", `pane=%4`, map[string]string{"Cookie": c.String(), "Content-Type": "application/x-www-form-urlencoded"}, 415, ""},
-		{"foreign origin", "/api/release", `{"pane":"%4"}`, map[string]string{"Cookie": c.String(), "Content-Type": "application/json", "Origin": "http://evil.example"}, 403, ""},
+		{"form post", "/api/release", `pane=%4`, map[string]string{"Authorization": auth, "Content-Type": "application/x-www-form-urlencoded"}, 415, ""},
+		{"foreign origin", "/api/release", `{"pane":"%4"}`, map[string]string{"Authorization": auth, "Content-Type": "application/json", "Origin": "http://evil.example"}, 403, ""},
 	}
 	for _, tc := range tests {
 		before := len(fake.Calls())
@@ -376,20 +462,32 @@ func TestActions(t *testing.T) {
 	}
 }
 
+// dial opens a websocket; the subprotocols in hdr (the page's session
+// among them) are offered as a browser offers them.
 func dial(ctx context.Context, t *testing.T, u string, hdr http.Header) (*websocket.Conn, *http.Response, error) {
 	t.Helper()
-	return websocket.Dial(ctx, strings.Replace(u, "http://", "ws://", 1), &websocket.DialOptions{HTTPHeader: hdr})
+	opts := &websocket.DialOptions{HTTPHeader: hdr.Clone()}
+	for k, vs := range opts.HTTPHeader {
+		if !strings.EqualFold(k, "Sec-WebSocket-Protocol") {
+			continue
+		}
+		delete(opts.HTTPHeader, k)
+		for _, sp := range strings.Split(strings.Join(vs, ","), ",") {
+			opts.Subprotocols = append(opts.Subprotocols, strings.TrimSpace(sp))
+		}
+	}
+	return websocket.Dial(ctx, strings.Replace(u, "http://", "ws://", 1), opts)
 }
 
 func TestWebsocketsCheckOrigin(t *testing.T) {
 	ts, _ := serve(t, web.Config{AllowedOrigins: []string{"https://proxy.example"}})
-	c := cookieFor(t, ts.URL)
+	session := sessionFor(t, ts.URL)
 	u, _ := url.Parse(ts.URL)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	for _, path := range []string{"/api/events", "/term?session=$1&window=@1"} {
 		for _, o := range []string{"http://evil.example", "http://evil.example:" + u.Port(), "null", "file://", "http://127.0.0.1.evil.example"} {
-			conn, res, err := dial(ctx, t, ts.URL+path, http.Header{"Cookie": {c.String()}, "Origin": {o}})
+			conn, res, err := dial(ctx, t, ts.URL+path, http.Header{"Sec-WebSocket-Protocol": {"st, st-session." + session}, "Origin": {o}})
 			if err == nil {
 				conn.CloseNow()
 				t.Errorf("%s from origin %s: accepted", path, o)
@@ -401,7 +499,7 @@ func TestWebsocketsCheckOrigin(t *testing.T) {
 		}
 	}
 	for _, o := range []string{"http://" + u.Host, "https://proxy.example", ""} {
-		hdr := http.Header{"Cookie": {c.String()}}
+		hdr := http.Header{"Sec-WebSocket-Protocol": {"st, st-session." + session}}
 		if o != "" {
 			hdr.Set("Origin", o)
 		}
@@ -439,13 +537,13 @@ func readEvent(ctx context.Context, t *testing.T, c *websocket.Conn) eventMsg {
 
 func TestSnapshotPushedOnChange(t *testing.T) {
 	fake := webtest.New(webtest.Sample(time.Now()))
-	srv := web.New(web.Config{Token: token, Backend: fake})
+	srv := web.New(web.Config{Secret: secret, Backend: fake})
 	web.SetPollForTest(srv, time.Hour) // only Changed can bring the news
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	conn, _, err := dial(ctx, t, ts.URL+"/api/events?token="+token, nil)
+	conn, _, err := dial(ctx, t, ts.URL+"/api/events?token="+tok(t, ts.URL), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -469,7 +567,7 @@ func TestEventsReportBackendErrors(t *testing.T) {
 	ts, _ := serve(t, web.Config{Backend: &failing{webtest.New(web.Snapshot{})}})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	conn, _, err := dial(ctx, t, ts.URL+"/api/events?token="+token, nil)
+	conn, _, err := dial(ctx, t, ts.URL+"/api/events?token="+tok(t, ts.URL), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,15 +33,15 @@ import (
 
 const (
 	chromiumPath = "/usr/bin/chromium"
-	token        = "browser-test-token"
+	secret       = "browser-test-secret-0123456789abcdef"
 )
 
 // serveUI serves the UI on 127.0.0.1 as the daemon does, and returns its
 // address.
 func serveUI(t *testing.T, cfg web.Config) string {
 	t.Helper()
-	if cfg.Token == "" {
-		cfg.Token = token
+	if cfg.Secret == "" {
+		cfg.Secret = secret
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -55,6 +55,18 @@ func serveUI(t *testing.T, cfg web.Config) string {
 		srv.Shutdown(ctx)
 	})
 	return "http://" + ln.Addr().String()
+}
+
+// link is the address st web would print for the UI at base: the page
+// with the token made for base's port.
+func link(t *testing.T, base string) string {
+	t.Helper()
+	_, port, err := net.SplitHostPort(strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := strconv.Atoi(port)
+	return base + "/?token=" + web.LinkToken(secret, p)
 }
 
 // newBrowser starts a headless Chromium of this test only, with a window
@@ -263,14 +275,23 @@ func agentCard(scope, pane string) string {
 	return fmt.Sprintf(`%s .agent-card[data-agent=%q]`, scope, pane)
 }
 
+// TestWithoutTokenIs401: a wrong token, or one made for another port,
+// gets the 401 page; the page without a link in a browser that never
+// opened one shows nothing of st's and says to open st web's address.
 func TestWithoutTokenIs401(t *testing.T) {
 	base := serveUI(t, web.Config{Backend: webtest.New(webtest.Sample(time.Now()))})
 	ctx := newBrowser(t, 1280, 800)
-	for _, u := range []string{base + "/", base + "/?token=wrong", base + "/assets/app.js"} {
+	other := base + "/?token=" + web.LinkToken(secret, 7766)
+	for _, u := range []string{base + "/?token=wrong", other, base + "/st/?token=" + secret} {
 		do(t, ctx, chromedp.Navigate(u))
-		if text := pageText(ctx); !strings.Contains(text, "401") || strings.Contains(text, "Agents") {
-			t.Errorf("%s without the token shows %q, want the 401 page", u, text)
+		if text := pageText(ctx); !strings.Contains(text, "401") || !strings.Contains(text, "st web") || strings.Contains(text, "Agents") {
+			t.Errorf("%s shows %q, want the 401 page", u, text)
 		}
+	}
+	do(t, ctx, chromedp.Navigate(base+"/"))
+	waitJS(t, ctx, `document.querySelector("#conn").innerText === "token refused: open the URL st web prints"`, 20*time.Second)
+	if text := pageText(ctx); strings.Contains(text, "api-tests") || strings.Contains(text, "devbox") {
+		t.Errorf("the page without its link shows st's state:\n%s", text)
 	}
 }
 
@@ -280,10 +301,10 @@ func TestDesktop(t *testing.T) {
 	fake := webtest.New(webtest.Sample(time.Now()))
 	base := serveUI(t, web.Config{Backend: fake})
 	ctx := newBrowser(t, 1440, 900)
-	do(t, ctx, chromedp.Navigate(base+"/?token="+token))
+	do(t, ctx, chromedp.Navigate(link(t, base)))
 	waitJS(t, ctx, `document.querySelector("#sidebar .fold-line") !== null`, 20*time.Second)
 
-	// The token left the address bar; the cookie carries on.
+	// The token left the address bar; the page's session carries on.
 	if loc := run(t, ctx, chromedp.Location()); strings.Contains(loc, "token") {
 		t.Errorf("the address still shows the token: %s", loc)
 	}
@@ -406,7 +427,7 @@ func TestSidebarTeamsAndOrphans(t *testing.T) {
 	fake := webtest.New(snap)
 	base := serveUI(t, web.Config{Backend: fake})
 	ctx := newBrowser(t, 1280, 800)
-	do(t, ctx, chromedp.Navigate(base+"/?token="+token))
+	do(t, ctx, chromedp.Navigate(link(t, base)))
 	waitJS(t, ctx, `document.querySelector("#sidebar .card.orphan") !== null`, 20*time.Second)
 	if team := texts(t, ctx, "#sidebar .team"); len(team) != 1 || !strings.Contains(team[0], "api-tests") ||
 		!strings.Contains(team[0], "team of 1") || !strings.Contains(team[0], "readme") {
@@ -435,7 +456,7 @@ func TestPhone(t *testing.T) {
 	ctx := newBrowser(t, 390, 844)
 	do(t, ctx,
 		chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile),
-		chromedp.Navigate(base+"/?token="+token))
+		chromedp.Navigate(link(t, base)))
 	waitJS(t, ctx, `document.querySelectorAll("#chart-tree .agent-card").length === 4`, 20*time.Second)
 	if vis := run(t, ctx, chromedp.Evaluate[bool](`document.querySelector("#chart").offsetParent !== null && document.querySelector("#sidebar").getBoundingClientRect().right <= 0`)); !vis {
 		t.Error("the phone view does not show the chart first, with the sidebar tucked away")
@@ -518,7 +539,7 @@ func TestTerminalInBrowser(t *testing.T) {
 	})
 	base := serveUI(t, web.Config{Backend: fake, Tmux: tmux.New(tm.Socket)})
 	ctx := newBrowser(t, 1280, 800)
-	do(t, ctx, chromedp.Navigate(base+"/?token="+token))
+	do(t, ctx, chromedp.Navigate(link(t, base)))
 	waitJS(t, ctx, `document.querySelector("#sidebar .card.family") !== null`, 20*time.Second)
 	do(t, ctx, chromedp.Click("#agents-btn"))
 	waitJS(t, ctx, `document.querySelectorAll("#graph .agent-card").length === 2`, 20*time.Second)

@@ -199,7 +199,7 @@ func windowOfAnotherMachine(t *testing.T, way string) {
 		const u = new URL('term', location.href);
 		u.protocol = 'ws:';
 		u.search = new URLSearchParams({ machine: 'beta', pane: '`+shell+`', cols: 80, rows: 24 }).toString();
-		const ws = new WebSocket(u);
+		const ws = new WebSocket(u, ['st', 'st-session.' + localStorage.getItem('st-session')]); // as the page's own
 		ws.onclose = (e) => done(e.code + ' ' + e.reason);
 	})`, chromedp.EvalAwaitPromise))
 	if !strings.HasPrefix(refusal, "4403 ") || !strings.Contains(refusal, "is not an agent there") {

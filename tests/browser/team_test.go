@@ -32,7 +32,7 @@ func TestTeamsInTheUI(t *testing.T) {
 	fake := webtest.New(webtest.TeamSample(time.Now()))
 	base := serveUI(t, web.Config{Backend: fake})
 	ctx := newBrowser(t, 1440, 900)
-	do(t, ctx, chromedp.Navigate(base+"/?token="+token))
+	do(t, ctx, chromedp.Navigate(link(t, base)))
 	waitJS(t, ctx, `document.querySelector("#sidebar .card.family") !== null`, 20*time.Second)
 
 	// The sidebar: api-tests' box holds its teammates, on a blue guide
@@ -155,7 +155,7 @@ func TestTeamsOnThePhone(t *testing.T) {
 	ctx := newBrowser(t, 390, 844)
 	do(t, ctx,
 		chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile),
-		chromedp.Navigate(base+"/?token="+token))
+		chromedp.Navigate(link(t, base)))
 	waitJS(t, ctx, `document.querySelectorAll("#chart-tree .mate-card").length === 2`, 20*time.Second)
 	lines := run(t, ctx, chromedp.Evaluate[map[string]string](`(() => {
 		const c = s => { const e = document.querySelector("#chart-tree .cnode." + s); return e ? getComputedStyle(e).borderLeftColor + " " + getComputedStyle(e).borderLeftWidth : ""; };

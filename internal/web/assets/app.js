@@ -209,11 +209,47 @@ function cannotOpen(a) {
   return '';
 }
 
+// ---- The session ----------------------------------------------------------
+
+// The page proves to st that it is the user's with its session, which the
+// page that st web's link opened got from st (in a <meta>). It lives in
+// this origin's localStorage (scheme, host and port: no page of another
+// port can read it), so a reload and a second tab of this address keep
+// working, and the page sends it itself: a bearer header on fetches, a
+// subprotocol on websockets (the only header a page may set there). The
+// browser never sends it on its own, as it would a cookie, to every port.
+const SESSION_KEY = 'st-session';
+
+function storedSession() {
+  try { return localStorage.getItem(SESSION_KEY) || ''; } catch { return ''; }
+}
+
+let session = (() => {
+  const m = document.querySelector('meta[name="st-session"]');
+  if (m && m.content) {
+    try { localStorage.setItem(SESSION_KEY, m.content); } catch { /* private mode: this page only */ }
+    return m.content;
+  }
+  return storedSession();
+})();
+
+// stApi fetches one of st's routes with the session.
+function stApi(path, init = {}) {
+  const headers = { ...(init.headers || {}) };
+  if (session) headers.Authorization = `Bearer ${session}`;
+  return fetch(path, { ...init, headers, cache: 'no-store' });
+}
+
+// stSocket opens one of st's websockets with the session.
+function stSocket(url) {
+  return new WebSocket(url, session ? ['st', `st-session.${session}`] : ['st']);
+}
+
 // ---- Actions ------------------------------------------------------------
 
 async function post(path, body) {
   try {
-    const r = await fetch(path, {
+    const r = await stApi(path, {
       method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body),
     });
     const j = await r.json().catch(() => ({}));
@@ -981,7 +1017,7 @@ function connectTerm() {
   term.options.disableStdin = S.ro;
   if ($('#termview').offsetParent !== null) fit.fit();
   const where = S.open.machine ? { machine: S.open.machine, pane: S.open.pane } : { session: S.open.session, window: S.open.window };
-  const ws = new WebSocket(wsURL('term', { ...where, cols: term.cols, rows: term.rows, ro: S.ro ? '1' : '0' }));
+  const ws = stSocket(wsURL('term', { ...where, cols: term.cols, rows: term.rows, ro: S.ro ? '1' : '0' }));
   ws.binaryType = 'arraybuffer';
   termWS = ws;
   ws.onmessage = (ev) => { if (typeof ev.data !== 'string') term.write(new Uint8Array(ev.data)); };
@@ -1059,6 +1095,7 @@ function onSnapshot(snap) {
 // ---- The state socket ---------------------------------------------------
 
 let retry = 0;
+let refused = false; // st refused the session: no more tries until a new one comes
 function setConn(state, text) {
   const c = $('#conn');
   c.dataset.state = state;
@@ -1066,7 +1103,7 @@ function setConn(state, text) {
 }
 
 function connectEvents() {
-  const ws = new WebSocket(wsURL('api/events'));
+  const ws = stSocket(wsURL('api/events'));
   ws.onopen = () => { retry = 0; setConn('live', t('conn.live')); };
   ws.onmessage = (ev) => {
     const msg = JSON.parse(ev.data);
@@ -1078,8 +1115,15 @@ function connectEvents() {
     setConn('down', t('conn.reconnecting'));
     retry = Math.min(retry + 1, 5);
     try {
-      const r = await fetch('api/state', { cache: 'no-store' });
-      if (r.status === 401) { setConn('down', t('conn.tokenRefused')); return; }
+      const r = await stApi('api/state');
+      if (r.status === 401) {
+        // st restarted (sessions die with it) or this page never had one.
+        // A link opened in another tab of this address brings a new one.
+        if (storedSession() && storedSession() !== session) { session = storedSession(); setTimeout(connectEvents, 0); return; }
+        refused = true;
+        setConn('down', t('conn.tokenRefused'));
+        return;
+      }
     } catch { /* the daemon is down: keep trying */ }
     setTimeout(connectEvents, 500 * retry);
   };
@@ -1088,8 +1132,8 @@ function connectEvents() {
 // ---- Start --------------------------------------------------------------
 
 function start() {
-  // The token did its work when the page loaded (the cookie has it now);
-  // keep it out of the address bar, the history and bookmarks.
+  // The token did its work when the page loaded (the page keeps its
+  // session now); keep it out of the address bar, the history and bookmarks.
   if (new URLSearchParams(location.search).has('token')) {
     history.replaceState(null, '', location.pathname + location.hash);
   }
@@ -1118,6 +1162,15 @@ function start() {
   phone.addEventListener('change', () => { if (!phone.matches) document.body.classList.remove('drawer'); scheduleFit(); render(); });
   setupNotify();
   setInterval(tickDurations, 1000);
+  // A link opened in another tab of this address gives a page refused
+  // after a restart of st its new session.
+  window.addEventListener('storage', (e) => {
+    if (e.key === SESSION_KEY && e.newValue && e.newValue !== session && refused) {
+      session = e.newValue;
+      refused = false;
+      connectEvents();
+    }
+  });
   connectEvents();
 }
 
