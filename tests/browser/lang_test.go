@@ -117,7 +117,7 @@ func languageTest(t *testing.T, browser, lang string, full bool) {
 	fake := webtest.New(snap)
 	base := serveUI(t, web.Config{Backend: fake})
 	ctx := newBrowserIn(t, 1440, 900, browser)
-	do(t, ctx, chromedp.Navigate(base+"/?token="+token))
+	do(t, ctx, chromedp.Navigate(link(t, base)))
 	waitJS(t, ctx, `document.querySelector("#sidebar .fold-line") !== null`, 20*time.Second)
 	got := run(t, ctx, chromedp.Evaluate[[]string](`[navigator.language, document.documentElement.lang]`))
 	if first, _, _ := strings.Cut(browser, ","); (browser != "" && got[0] != first) || got[1] != lang {
@@ -214,7 +214,7 @@ func languageGraph(t *testing.T, ctx context.Context, fake *webtest.Backend, lan
 func languagePhone(t *testing.T, base, browser string, fake *webtest.Backend, lang string, want map[string]string) {
 	t.Helper()
 	phone := newBrowserIn(t, 390, 844, browser)
-	do(t, phone, chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile), chromedp.Navigate(base+"/?token="+token))
+	do(t, phone, chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile), chromedp.Navigate(link(t, base)))
 	waitJS(t, phone, `document.querySelectorAll("#chart-tree .agent-card").length === 3`, 20*time.Second)
 	phoneCheck(t, "scopes", strings.Join(texts(t, phone, "#scopes button"), " "), want)
 	screenshot(t, phone, "web-"+lang+"-phone.png")

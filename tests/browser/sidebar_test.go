@@ -65,7 +65,7 @@ func TestSidebarDepths(t *testing.T) {
 			if c.phone {
 				do(t, ctx, chromedp.EmulateViewport(int64(c.w), int64(c.h), chromedp.EmulateScale(2), chromedp.EmulateMobile))
 			}
-			do(t, ctx, chromedp.Navigate(base+"/?token="+token))
+			do(t, ctx, chromedp.Navigate(link(t, base)))
 			waitJS(t, ctx, `document.querySelectorAll("#sidebar .agent-row").length === 5`, 20*time.Second)
 			if c.phone {
 				do(t, ctx, chromedp.Click("#menu"))
