@@ -35,18 +35,6 @@ func init() {
 	}
 }
 
-func (c *Cmd) texts() ([]string, bool) {
-	out := make([]string, len(c.Args))
-	for i, a := range c.Args {
-		s, ok := a.Text()
-		if !ok {
-			return nil, false
-		}
-		out[i] = s
-	}
-	return out, true
-}
-
 func bCd(r *reader, cmd *Cmd, st *state, c *ctx) *state {
 	args := cmd.Args[1:]
 	for len(args) > 0 {

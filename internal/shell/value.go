@@ -268,13 +268,6 @@ func (a Arg) Base() Arg {
 	return a
 }
 
-func pathBase(s string) string {
-	if i := strings.LastIndexByte(s, '/'); i >= 0 {
-		return s[i+1:]
-	}
-	return s
-}
-
 // Could reports whether the Arg could be s: each hole standing for any
 // text, and with Glob, glob characters matching as they would.
 func (a Arg) Could(s string) bool {

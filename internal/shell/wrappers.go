@@ -415,12 +415,11 @@ func (r *reader) splitWords(v Arg, st *state, c *ctx) []Arg {
 		return []Arg{HoleArg(&Hole{Kind: FromPattern, Src: v.String()})}
 	}
 	var words []*syntax.Word
-	err := syntax.NewParser().Words(strings.NewReader(s), func(w *syntax.Word) bool {
+	for w, err := range syntax.NewParser().WordsSeq(strings.NewReader(s)) {
+		if err != nil {
+			return []Arg{HoleArg(&Hole{Kind: FromPattern, Src: s})}
+		}
 		words = append(words, w)
-		return true
-	})
-	if err != nil {
-		return []Arg{HoleArg(&Hole{Kind: FromPattern, Src: s})}
 	}
 	cur := r.cur
 	r.cur = s

@@ -436,9 +436,6 @@ func (c *Cmd) gitWrites(args []Arg) []Write {
 			args = args[1:]
 		case s == "--work-tree" || s == "--git-dir" || strings.HasPrefix(s, "--work-tree=") || strings.HasPrefix(s, "--git-dir="):
 			// Another work tree: where it writes is its own matter.
-			if !strings.Contains(s, "=") && len(args) > 0 {
-				args = args[1:]
-			}
 			tree("--work-tree")
 			return out
 		case s == "-c" || s == "--namespace" || s == "--config-env" || s == "--super-prefix":
