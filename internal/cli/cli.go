@@ -1,7 +1,9 @@
 // Package cli is st's command line: one file per command group, each
 // command parsing its flags into an options struct and calling a plain
-// run function. It talks to the daemon through internal/client and never
-// writes state files itself.
+// run function. It talks to the daemon through internal/client, runs no
+// tmux, and writes none of st's state files: the daemon alone does. (To
+// start the daemon it takes $ST_HOME/up.lock and opens daemon.log as the
+// daemon's output: see ensureUp.)
 package cli
 
 import (
@@ -34,6 +36,11 @@ type Env struct {
 	// st: "itself daemon" would run the test binary again, and each of
 	// those its tests, which start more.
 	SelfIsST bool
+	// Daemon runs st's daemon in this process until ctx ends (st daemon),
+	// and answers the exit status to end with. cmd/st sets it to
+	// daemon.Serve: the rest of the command line only asks the daemon,
+	// over its socket, and links neither it nor tmux (TestImports).
+	Daemon func(ctx context.Context, home, stBin string, log io.Writer, getenv func(string) string) (int, error)
 	// started: this process started the daemon (and said so).
 	started bool
 }

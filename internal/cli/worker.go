@@ -15,7 +15,6 @@ import (
 
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/client"
-	"github.com/sophonz/st/internal/orch"
 	"github.com/sophonz/st/internal/plain"
 )
 
@@ -351,7 +350,7 @@ func workerWhere(v api.WorkerView) string {
 		if v.ParentNow != "" {
 			extra += "  ⚠ (parent gone; its coordinator is " + v.ParentNow + " now)"
 		} else {
-			extra += "  ⚠ (parent gone: " + orch.PaneOf(v.Parent) + ")"
+			extra += "  ⚠ (parent gone: " + api.PaneOf(v.Parent) + ")"
 		}
 	}
 	return extra

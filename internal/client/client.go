@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/api"
-	"github.com/sophonz/st/internal/tmux"
+	"github.com/sophonz/st/internal/tmuxenv"
 )
 
 // ErrDown means no daemon answers on the socket.
@@ -106,7 +106,7 @@ func (c *Client) call(ctx context.Context, path string, req, resp any) error {
 	}
 	hr.Header.Set("Content-Type", "application/json")
 	if c.Tmux != "" {
-		hr.Header.Set(api.TmuxHeader, tmux.SocketFromEnv(c.Tmux))
+		hr.Header.Set(api.TmuxHeader, tmuxenv.Socket(c.Tmux))
 	}
 	res, err := c.hc.Do(hr)
 	if err != nil {
