@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -41,6 +42,11 @@ type Env struct {
 	// daemon.Serve: the rest of the command line only asks the daemon,
 	// over its socket, and links neither it nor tmux (TestImports).
 	Daemon func(ctx context.Context, home, stBin string, log io.Writer, getenv func(string) string) (int, error)
+	// HTTPClient makes the HTTP client that carries this process's calls
+	// to the daemon on socket (cli/cli's HttpClient func()): the client
+	// factory's one seam. nil is client.SocketHTTP; a test gives one that
+	// a sandbox refuses.
+	HTTPClient func(socket string) *http.Client
 	// started: this process started the daemon (and said so).
 	started bool
 }
@@ -68,7 +74,13 @@ func (e *Env) Client() *client.Client {
 
 // RunningClient returns a client that only talks to a daemon that runs,
 // for what must never start one: st down, st status, hooks, completions.
-func (e *Env) RunningClient() *client.Client { return client.New(e.Home(), e.Getenv("TMUX")) }
+func (e *Env) RunningClient() *client.Client {
+	var hc *http.Client
+	if e.HTTPClient != nil {
+		hc = e.HTTPClient(api.SocketPath(e.Home()))
+	}
+	return client.NewHTTP(e.Home(), e.Getenv("TMUX"), hc)
+}
 
 // Pane is the pane a command acts for, or a refusal outside tmux.
 func (e *Env) Pane(cmd string) (string, error) {
