@@ -26,12 +26,14 @@ type fakeDaemon struct {
 
 	mu sync.Mutex
 	// answers are per route: a value (sent as JSON), an *api.Error (sent
-	// as the daemon sends a refusal), or a func(body []byte) any that
-	// returns either.
+	// as the daemon sends a refusal), or an answerFunc that returns either.
 	answers map[string]any
 	calls   []daemonCall
 	srv     *http.Server
 }
+
+// answerFunc answers a request from its body.
+type answerFunc func(d *fakeDaemon, body []byte) any
 
 // daemonCall is one request the fake daemon took.
 type daemonCall struct {
@@ -85,8 +87,8 @@ func (d *fakeDaemon) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		d.t.Errorf("the command asked %s %s, which this test gave no answer for", r.URL.Path, body)
 		a = &api.Error{Kind: api.KindInternal, Message: "the fake daemon has no answer for " + r.URL.Path}
 	}
-	if f, ok := a.(func([]byte) any); ok {
-		a = f(body)
+	if f, ok := a.(answerFunc); ok {
+		a = f(d, body)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	var oe *api.Error
