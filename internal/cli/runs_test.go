@@ -1,7 +1,11 @@
 package cli
 
 import (
+	"context"
+	"errors"
+	"io"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
@@ -195,4 +199,33 @@ func TestRunDaemon(t *testing.T) {
 		name: "down while st is down", args: []string{"down"}, down: true,
 		stdout: "st is not running\n",
 	}})
+}
+
+// TestRunDaemonForeground: st daemon runs the daemon cmd/st gave it, in
+// ST_HOME, logging to stderr, and ends with the exit status it answers
+// (another st holding ST_HOME: 4, which a login service does not retry).
+func TestRunDaemonForeground(t *testing.T) {
+	home := t.TempDir()
+	var out, errb strings.Builder
+	var gotHome string
+	env := Env{Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return map[string]string{"ST_HOME": home}[k] },
+		Daemon: func(_ context.Context, h, stBin string, log io.Writer, getenv func(string) string) (int, error) {
+			gotHome = h
+			if !filepath.IsAbs(stBin) || log != &errb || getenv("ST_HOME") != home {
+				t.Errorf("the daemon got st %q, log %v, ST_HOME %q", stBin, log, getenv("ST_HOME"))
+			}
+			return 4, errors.New("st is already running for " + h + "\nTry: st status, or st down to stop it")
+		}}
+	if code := Main([]string{"daemon"}, env); code != 4 || gotHome != home {
+		t.Errorf("st daemon: exit %d in %q, want 4 in %s", code, gotHome, home)
+	}
+	if want := "st: st is already running for " + home + "\nTry: st status, or st down to stop it\n"; errb.String() != want || out.Len() != 0 {
+		t.Errorf("stderr %q, stdout %q; want %q and nothing", errb.String(), out.String(), want)
+	}
+
+	env.Daemon = nil // a program that is not st: a test's Main
+	errb.Reset()
+	if code := Main([]string{"daemon"}, env); code != 1 || errb.String() != "st: st daemon runs in the st program only; this one has no daemon in it\n" {
+		t.Errorf("st daemon with no daemon linked: exit %d, %q", code, errb.String())
+	}
 }
