@@ -509,7 +509,9 @@ func (s *session) busyTurn() {
 func (s *session) approvalTurn(prompt, file string) {
 	s.t.Helper()
 	_, _, idx := s.submit(prompt)
-	screen := s.waitScreen("the permission prompt", 10*time.Second, func(sc string) bool {
+	// A model request, then the prompt drawn: as long as the working
+	// screen of a turn may take (a loaded machine runs several agents).
+	screen := s.waitScreen("the permission prompt", 60*time.Second, func(sc string) bool {
 		return strings.Contains(sc, s.c.approval)
 	})
 	s.t.Logf("%s: permission prompt screen:\n%s", s.c.name, screen)
@@ -543,7 +545,7 @@ func (s *session) approvalTurn(prompt, file string) {
 func (s *session) approve() {
 	s.t.Helper()
 	var since time.Time
-	s.waitFor("the permission prompt to settle", 10*time.Second, func() bool {
+	s.waitFor("the permission prompt to settle", 30*time.Second, func() bool {
 		if !strings.Contains(s.tm.capture(), s.c.approval) {
 			since = time.Time{}
 			return false
