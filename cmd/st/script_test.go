@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/testutil"
 )
 
@@ -292,25 +295,27 @@ func cmdWaitScreen(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Fatalf("screen of %s never matched %q (neg=%v); last screen:\n%s", args[0], args[1], neg, last)
 }
 
-// cmdWaitState polls st worker list until worker ID is in STATE (with !,
-// until it is listed in another state).
+// cmdWaitState polls st worker list --all --json until worker ID (its id
+// or name) is in STATE (with !, until it is listed in another state). The
+// worker is the one workerNamed picks: a past worker of that name does
+// not answer for the one that has it now.
 func cmdWaitState(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) < 2 {
 		ts.Fatalf("usage: wait-state ID STATE [TIMEOUT]")
 	}
 	deadline := time.Now().Add(parseTimeout(ts, args, 2, 20*time.Second))
-	re := regexp.MustCompile(`"(id|name)": "` + regexp.QuoteMeta(args[0]) + `"[^}]*?"state": "([a-z]+)"`)
 	var last string
 	for time.Now().Before(deadline) {
 		cmd := exec.Command(ts.Getenv("ST_BIN"), "worker", "list", "--all", "--json")
 		cmd.Env = scriptEnv(ts)
-		out, err := cmd.CombinedOutput()
-		last = string(out)
-		if err == nil {
-			for _, m := range re.FindAllStringSubmatch(last, -1) {
-				if (m[2] == args[1]) != neg {
-					return
-				}
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		last = string(out) + stderr.String()
+		var ws []api.WorkerView
+		if err == nil && json.Unmarshal(out, &ws) == nil {
+			if w, ok := workerNamed(ws, args[0]); ok && (string(w.State) == args[1]) != neg {
+				return
 			}
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -319,6 +324,24 @@ func cmdWaitState(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("worker %s never left %s (or was never listed); last list:\n%s", args[0], args[1], last)
 	}
 	ts.Fatalf("worker %s never reached %s; last list:\n%s", args[0], args[1], last)
+}
+
+// workerNamed is the worker of ws whose id or name is idOrName: the live
+// one (State.Live) when there is one, else a past one; of several, the
+// one started last.
+func workerNamed(ws []api.WorkerView, idOrName string) (api.WorkerView, bool) {
+	var best api.WorkerView
+	found := false
+	for _, w := range ws {
+		if w.ID != idOrName && w.Name != idOrName {
+			continue
+		}
+		live, bestLive := w.State.Live(), best.State.Live()
+		if !found || live && !bestLive || live == bestLive && w.StartedAt.After(best.StartedAt) {
+			best, found = w, true
+		}
+	}
+	return best, found
 }
 
 func scriptEnv(ts *testscript.TestScript) []string {

@@ -56,6 +56,10 @@ type LsWindow struct {
 // SocketPath is where the daemon of home listens.
 func SocketPath(home string) string { return filepath.Join(home, "st.sock") }
 
+// LockPath is the file the daemon of home holds locked while it runs
+// (st down waits for it to be free: the daemon is gone then).
+func LockPath(home string) string { return filepath.Join(home, "daemon.lock") }
+
 // PidPath is where the daemon of home writes its pid.
 func PidPath(home string) string { return filepath.Join(home, "st.pid") }
 

@@ -1,7 +1,9 @@
 // Package cli is st's command line: one file per command group, each
 // command parsing its flags into an options struct and calling a plain
-// run function. It talks to the daemon through internal/client and never
-// writes state files itself.
+// run function. It talks to the daemon through internal/client, runs no
+// tmux, and writes none of st's state files: the daemon alone does. (To
+// start the daemon it takes $ST_HOME/up.lock and opens daemon.log as the
+// daemon's output: see ensureUp.)
 package cli
 
 import (
@@ -10,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -21,7 +24,7 @@ import (
 
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/client"
-	"github.com/sophonz/st/internal/daemon"
+	"github.com/sophonz/st/internal/store"
 )
 
 // Env is what a command sees of its process: streams and environment.
@@ -35,6 +38,16 @@ type Env struct {
 	// st: "itself daemon" would run the test binary again, and each of
 	// those its tests, which start more.
 	SelfIsST bool
+	// Daemon runs st's daemon in this process until ctx ends (st daemon),
+	// and answers the exit status to end with. cmd/st sets it to
+	// daemon.Serve: the rest of the command line only asks the daemon,
+	// over its socket, and links neither it nor tmux (TestImports).
+	Daemon func(ctx context.Context, home, stBin string, log io.Writer, getenv func(string) string) (int, error)
+	// HTTPClient makes the HTTP client that carries this process's calls
+	// to the daemon on socket (cli/cli's HttpClient func()): the client
+	// factory's one seam. nil is client.SocketHTTP; a test gives one that
+	// a sandbox refuses.
+	HTTPClient func(socket string) *http.Client
 	// started: this process started the daemon (and said so).
 	started bool
 }
@@ -62,7 +75,13 @@ func (e *Env) Client() *client.Client {
 
 // RunningClient returns a client that only talks to a daemon that runs,
 // for what must never start one: st down, st status, hooks, completions.
-func (e *Env) RunningClient() *client.Client { return client.New(e.Home(), e.Getenv("TMUX")) }
+func (e *Env) RunningClient() *client.Client {
+	var hc *http.Client
+	if e.HTTPClient != nil {
+		hc = e.HTTPClient(api.SocketPath(e.Home()))
+	}
+	return client.NewHTTP(e.Home(), e.Getenv("TMUX"), hc)
+}
 
 // Pane is the pane a command acts for, or a refusal outside tmux.
 func (e *Env) Pane(cmd string) (string, error) {
@@ -157,7 +176,7 @@ func newRoot(env *Env) *cobra.Command {
 	}
 	root.CompletionOptions.DisableDefaultCmd = true
 	// ST_HOME must be this user's alone before any command uses it (see
-	// daemon.CheckHome); st version and the completion scripts use none.
+	// store.CheckHome); st version and the completion scripts use none.
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
 		switch cmd.Name() {
 		case "version", "completion", "help":
@@ -166,7 +185,7 @@ func newRoot(env *Env) *cobra.Command {
 		if p := cmd.Parent(); p != nil && p.Name() == "completion" {
 			return nil
 		}
-		return daemon.CheckHome(env.Home())
+		return store.CheckHome(env.Home())
 	}
 	root.AddCommand(
 		newUpCmd(env, nil), newDownCmd(env, nil), newStatusCmd(env, nil), newDaemonCmd(env, nil), newVersionCmd(env, nil),

@@ -17,8 +17,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/atlogin"
 	"github.com/sophonz/st/internal/client"
-	"github.com/sophonz/st/internal/daemon"
 	"github.com/sophonz/st/internal/store"
 	"github.com/sophonz/st/internal/version"
 )
@@ -45,10 +45,14 @@ func newDaemonCmd(env *Env, runF runFunc[daemonOptions]) *cobra.Command {
 }
 
 func runDaemon(ctx context.Context, env *Env, _ daemonOptions) error {
-	err := daemon.Run(ctx, daemon.Options{Home: env.Home(), STBin: stBin(), Log: env.Stderr, Getenv: env.Getenv})
-	if errors.Is(err, daemon.ErrRunning) {
-		// Its own status, so that a login service does not retry it.
-		return &exitError{code: daemon.ExitRunning, err: fmt.Errorf("%w\nTry: st status, or st down to stop it", err)}
+	if env.Daemon == nil {
+		return errors.New("st daemon runs in the st program only; this one has no daemon in it")
+	}
+	code, err := env.Daemon(ctx, env.Home(), stBin(), env.Stderr, env.Getenv)
+	if code > 1 {
+		// Its own status (another st holds ST_HOME), so that a login
+		// service does not start it again.
+		return &exitError{code: code, err: err}
 	}
 	return err
 }
@@ -63,7 +67,7 @@ that needs the daemon starts it too.
 
 With --at-login, st also starts when you log in: a systemd user unit on Linux
 ($XDG_CONFIG_HOME/systemd/user/st.service, enabled for default.target), a
-launchd agent on macOS (~/Library/LaunchAgents/` + daemon.LaunchdLabel + `.plist), naming this
+launchd agent on macOS (~/Library/LaunchAgents/` + atlogin.LaunchdLabel + `.plist), naming this
 st by its absolute path, with ST_HOME (when set) and this shell's PATH.
 st down --at-login removes it.`}
 	cmd.Flags().BoolVar(&o.AtLogin, "at-login", false, "also start st when you log in (systemd user unit, launchd agent)")
@@ -83,7 +87,7 @@ func runUp(ctx context.Context, env *Env, o upOptions) error {
 }
 
 // loginService is the login service of this st, for goos.
-func loginService(env *Env, goos string) (daemon.LoginService, error) {
+func loginService(env *Env, goos string) (atlogin.LoginService, error) {
 	home := env.Getenv("HOME")
 	if home == "" {
 		home, _ = os.UserHomeDir()
@@ -92,7 +96,7 @@ func loginService(env *Env, goos string) (daemon.LoginService, error) {
 	if stHome != "" {
 		stHome, _ = filepath.Abs(stHome)
 	}
-	return daemon.LoginServiceFor(goos, daemon.LoginPaths{UserHome: home, ConfigHome: env.Getenv("XDG_CONFIG_HOME"),
+	return atlogin.LoginServiceFor(goos, atlogin.LoginPaths{UserHome: home, ConfigHome: env.Getenv("XDG_CONFIG_HOME"),
 		STBin: stBin(), STHome: stHome, LogPath: filepath.Join(env.Home(), "daemon.log"), Path: env.Getenv("PATH")})
 }
 
@@ -167,6 +171,8 @@ func ensureUp(ctx context.Context, env *Env) (s *api.StatusInfo, started bool, e
 	}
 	lctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
+	// The one file of ST_HOME the command line takes: a lock, held only
+	// while it starts the daemon; the state files are the daemon's alone.
 	lock, err := store.LockWait(lctx, filepath.Join(home, "up.lock"), 20*time.Millisecond)
 	if err != nil {
 		return nil, false, fmt.Errorf("wait for the st that is starting st's daemon (%s): %w", filepath.Join(home, "up.lock"), err)
@@ -228,7 +234,8 @@ func sandboxed(env *Env) bool {
 }
 
 // startDaemon starts st daemon in the background, its output appended to
-// logPath; the channel tells when it exits.
+// logPath (opened here, as the daemon's stdout and stderr: the daemon
+// writes it); the channel tells when it exits.
 func startDaemon(home, logPath string) (exited <-chan error, err error) {
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return nil, fmt.Errorf("make ST_HOME %s: %w", home, err)
@@ -293,7 +300,7 @@ func runDown(ctx context.Context, env *Env, o downOptions) error {
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		if _, err := os.Stat(api.SocketPath(env.Home())); os.IsNotExist(err) {
-			if l, ok, _ := store.TryLock(daemon.LockPath(env.Home())); ok {
+			if l, ok, _ := store.TryLock(api.LockPath(env.Home())); ok {
 				l.Unlock()
 				fmt.Fprintf(env.Stdout, "st stopped (pid %d)\n", pid)
 				return nil

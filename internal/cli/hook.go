@@ -14,8 +14,8 @@ import (
 
 	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/api"
-	"github.com/sophonz/st/internal/daemon"
 	"github.com/sophonz/st/internal/guard"
+	"github.com/sophonz/st/internal/store"
 )
 
 type hookOptions struct{ Agent, Event string }
@@ -52,7 +52,7 @@ func runHook(ctx context.Context, env *Env, o hookOptions) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	if err := daemon.CheckHome(env.Home()); err != nil {
+	if err := store.CheckHome(env.Home()); err != nil {
 		// Not st's to talk to: the guard still stands, and the agent goes on.
 		fmt.Fprintf(env.Stderr, "st hook: %v\n", err)
 		if o.Event == "PreToolUse" {

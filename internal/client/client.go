@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/api"
-	"github.com/sophonz/st/internal/tmux"
+	"github.com/sophonz/st/internal/tmuxenv"
 )
 
 // ErrDown means no daemon answers on the socket.
@@ -57,16 +57,30 @@ type Client struct {
 	reached atomic.Bool
 }
 
-// New returns a client of the daemon of home.
-func New(home, tmuxEnv string) *Client {
+// New returns a client of the daemon of home, over its unix socket.
+func New(home, tmuxEnv string) *Client { return NewHTTP(home, tmuxEnv, nil) }
+
+// NewHTTP returns a client of the daemon of home whose requests go out
+// through hc; nil is SocketHTTP of home's socket. (A test gives one that
+// a sandbox refuses, as cli/cli's commands take their HttpClient.)
+func NewHTTP(home, tmuxEnv string, hc *http.Client) *Client {
 	sock := api.SocketPath(home)
-	return &Client{Socket: sock, Tmux: tmuxEnv, hc: &http.Client{Transport: &http.Transport{
+	if hc == nil {
+		hc = SocketHTTP(sock)
+	}
+	return &Client{Socket: sock, Tmux: tmuxEnv, hc: hc}
+}
+
+// SocketHTTP is an HTTP client that dials the unix socket sock for each
+// request: no connection is kept between commands' calls.
+func SocketHTTP(sock string) *http.Client {
+	return &http.Client{Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			var d net.Dialer
 			return d.DialContext(ctx, "unix", sock)
 		},
 		DisableKeepAlives: true,
-	}}}
+	}}
 }
 
 // isDown tells a daemon that is not there from other failures.
@@ -106,7 +120,7 @@ func (c *Client) call(ctx context.Context, path string, req, resp any) error {
 	}
 	hr.Header.Set("Content-Type", "application/json")
 	if c.Tmux != "" {
-		hr.Header.Set(api.TmuxHeader, tmux.SocketFromEnv(c.Tmux))
+		hr.Header.Set(api.TmuxHeader, tmuxenv.Socket(c.Tmux))
 	}
 	res, err := c.hc.Do(hr)
 	if err != nil {

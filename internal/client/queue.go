@@ -13,7 +13,7 @@ import (
 
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/store"
-	"github.com/sophonz/st/internal/tmux"
+	"github.com/sophonz/st/internal/tmuxenv"
 )
 
 // A report that cannot reach the daemon because a sandbox refuses the
@@ -90,7 +90,7 @@ func (c *Client) queueFile(pane string) (string, error) {
 	if n == "" || strings.Trim(n, "0123456789") != "" {
 		return "", fmt.Errorf("%q is not a pane id", pane)
 	}
-	sum := sha256.Sum256([]byte(c.Socket + "\x00" + tmux.SocketFromEnv(c.Tmux)))
+	sum := sha256.Sum256([]byte(c.Socket + "\x00" + tmuxenv.Socket(c.Tmux)))
 	return hex.EncodeToString(sum[:8]) + "-" + n + ".json", nil
 }
 

@@ -97,13 +97,10 @@ func Run(ctx context.Context, o Options) error {
 	return s.serve(ctx, ln)
 }
 
-// LockPath is the file the daemon of home holds locked while it runs.
-func LockPath(home string) string { return filepath.Join(home, "daemon.lock") }
-
 // claimHome makes ST_HOME, reads its config and takes its lock: one
 // daemon per ST_HOME.
 func claimHome(o Options) (Config, func(), error) {
-	if err := CheckHome(o.Home); err != nil {
+	if err := store.CheckHome(o.Home); err != nil {
 		return Config{}, nil, err
 	}
 	if err := os.MkdirAll(o.Home, 0o700); err != nil {
@@ -113,7 +110,7 @@ func claimHome(o Options) (Config, func(), error) {
 	if err != nil {
 		return Config{}, nil, err
 	}
-	lock, ok, err := store.TryLock(LockPath(o.Home))
+	lock, ok, err := store.TryLock(api.LockPath(o.Home))
 	if err != nil {
 		return Config{}, nil, fmt.Errorf("lock %s: %w", o.Home, err)
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/testutil"
 )
 
 // The daemon's doors: the unix socket answers only the user who runs st
@@ -238,38 +239,48 @@ func TestSocketRefusesOtherUsers(t *testing.T) {
 }
 
 // ownerStillServed checks that nobody's requests (a /v1/shutdown among
-// them) did nothing: the owner is still served.
+// them, each answered 403 before any handler ran) did nothing, as the
+// owner sees it: st status answers throughout a watch after them, the
+// daemon is still running at its end, and the owner's own shutdown,
+// asked the same way, does stop it.
+//
+// A shutdown takes effect a moment after its answer (50 ms, a timer), so
+// a shutdown of nobody's would end the daemon within the watch on any
+// machine whose timers run less than 2 s late; the watch asserts no time
+// itself. How long the owner's shutdown took to stop the socket is
+// logged, for comparison.
 func ownerStillServed(t *testing.T, d *testDaemon) {
 	t.Helper()
-	// The owner is still served: nobody's /v1/shutdown did nothing. A
-	// shutdown takes effect a moment after it answers, so the owner asks
-	// for a while (window); then the owner's own shutdown shows how long
-	// that moment is here, and it must have fitted in the window, or the
-	// check could not have seen nobody's.
-	const window = 2 * time.Second
+	const watch = 2 * time.Second
 	nobodyDone := time.Now()
-	for time.Since(nobodyDone) < window {
+	for time.Since(nobodyDone) < watch {
 		if code, body, err := d.post(d.sock, "/v1/status"); err != nil || code != 200 {
 			t.Fatalf("as root, %s after nobody's requests: %d %s %v", time.Since(nobodyDone).Round(time.Millisecond), code, body, err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	select {
+	case err := <-d.done:
+		t.Fatalf("the daemon stopped after nobody's requests: %v", err)
+	default:
+	}
 	if code, body, err := d.post(d.sock, "/v1/shutdown"); err != nil || code != 200 {
 		t.Fatalf("the owner's shutdown: %d %s %v", code, body, err)
 	}
 	asked := time.Now()
-	for {
-		if _, _, err := d.post(d.sock, "/v1/status"); err != nil {
-			break
+	testutil.WaitFor(t, 30*time.Second, func() (bool, string) {
+		_, _, err := d.post(d.sock, "/v1/status")
+		return err != nil, "the daemon still answers after the owner's shutdown"
+	})
+	t.Logf("the owner's shutdown stopped the socket in %s", time.Since(asked).Round(time.Millisecond))
+	select {
+	case err := <-d.done:
+		if err != nil {
+			t.Errorf("the daemon ended with %v after the owner's shutdown, want a clean stop", err)
 		}
-		if time.Since(asked) > 30*time.Second {
-			t.Fatalf("the owner's shutdown did not stop the daemon within 30s")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if took := time.Since(asked); took >= window {
-		t.Errorf("the owner's shutdown took %s to stop the daemon, longer than the %s watched after nobody's: "+
-			"the check that nobody's shutdown did nothing cannot tell", took.Round(time.Millisecond), window)
+		d.done <- err // for the cleanup
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the daemon did not return within 30 s of the owner's shutdown")
 	}
 }
 

@@ -35,7 +35,7 @@ import (
 	"sync"
 
 	"github.com/sophonz/st/internal/shell"
-	"github.com/sophonz/st/internal/tmux"
+	"github.com/sophonz/st/internal/tmuxenv"
 )
 
 // Context is what the hook knows about where the agent runs.
@@ -120,7 +120,7 @@ type checker struct {
 
 func newChecker(g Context) *checker {
 	ch := &checker{g: g, uid: strconv.Itoa(g.UID)}
-	sock := tmux.SocketFromEnv(g.TmuxSocket)
+	sock := tmuxenv.Socket(g.TmuxSocket)
 	tmpdir := g.TmuxTmpdir
 	if tmpdir == "" {
 		tmpdir = "/tmp"

@@ -1,3 +1,5 @@
+//go:build realclients
+
 package hooks
 
 import (

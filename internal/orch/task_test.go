@@ -274,7 +274,11 @@ func TestCancelTaskFailsItsDependents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.wantTask("a", TaskCancelled, "cancelled; its worker "+workerID+" goes on (st worker stop "+workerID+" --yes closes it)")
+	goesOn := "cancelled; its worker " + workerID + " goes on (st worker stop " + workerID + " --yes closes it)"
+	if v.Name != "a" || v.State != TaskCancelled || v.Reason != goesOn {
+		t.Errorf("CancelTask of a running task answered %+v, want a cancelled, %q (what st task cancel prints)", v, goesOn)
+	}
+	h.wantTask("a", TaskCancelled, goesOn)
 	h.wantTask("z", TaskFailed, "did not start: its dependency a was cancelled")
 	if w := h.worker(); w.State != Working {
 		t.Errorf("the cancelled task's worker is %s, want working", w.State)

@@ -1,3 +1,5 @@
+//go:build realclients
+
 package plugin
 
 import (
@@ -172,11 +174,4 @@ func closedAddr(t *testing.T) string {
 	addr := l.Addr().String()
 	l.Close()
 	return addr
-}
-
-func TestMain(m *testing.M) {
-	// Tests must never reach a tmux server they did not start.
-	os.Unsetenv("TMUX")
-	os.Unsetenv("TMUX_PANE")
-	os.Exit(m.Run())
 }

@@ -171,7 +171,7 @@ func (cl claudeCLI) register(ctx context.Context, c Config) (notes []string, err
 		notes = append(notes, fmt.Sprintf("Claude Code's record of it went from version %s to %s", e.Version, e.FolderVersion))
 	}
 	if e.ReadFromFolder != "" && !samePath(e.ReadFromFolder, c.PluginDir()) {
-		return notes, fmt.Errorf("Claude Code reads %s from %s, not from %s", PluginID, e.ReadFromFolder, c.PluginDir())
+		return notes, fmt.Errorf("the plugin %s: Claude Code reads it from %s, not from %s", PluginID, e.ReadFromFolder, c.PluginDir())
 	}
 	if already {
 		notes = append(notes, "it was already registered with Claude Code")

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/hooks"
-	"github.com/sophonz/st/internal/orch"
 	"github.com/sophonz/st/internal/store"
 )
 
@@ -77,7 +77,7 @@ func (c *Config) dirOf(agent string) string {
 // Install writes the files and registers the plugin with Claude Code
 // (for c.Agents, by default both). The
 // Codex skills are written even when Claude's part fails; the error then
-// is an *orch.Error that says what to do, and the report still says what
+// is an *api.Error that says what to do, and the report still says what
 // was done.
 func Install(ctx context.Context, c Config) (*Report, error) {
 	files, err := Render(c)
@@ -85,10 +85,10 @@ func Install(ctx context.Context, c Config) (*Report, error) {
 		return nil, err
 	}
 	rep := &Report{Action: "install", STBin: c.STBin, Version: c.Version}
-	var errs []*orch.Error
+	var errs []*api.Error
 	for _, agent := range c.agents() {
 		ar := AgentReport{Agent: agent, Dir: c.dirOf(agent), Provides: provides(agent)}
-		fail := func(e *orch.Error) {
+		fail := func(e *api.Error) {
 			ar.Error, ar.Hint = e.Message, e.Hint
 			errs = append(errs, e)
 		}
@@ -102,7 +102,7 @@ func Install(ctx context.Context, c Config) (*Report, error) {
 		ar.Changed = changed
 		switch {
 		case err != nil:
-			fail(&orch.Error{Kind: orch.KindInternal, Message: fmt.Sprintf("write the %s files: %v", agent, err),
+			fail(&api.Error{Kind: api.KindInternal, Message: fmt.Sprintf("write the %s files: %v", agent, err),
 				Hint: "fix the folder's permissions, then st plugin install"})
 		case existed == 0:
 			ar.Outcome = Installed
@@ -113,17 +113,17 @@ func Install(ctx context.Context, c Config) (*Report, error) {
 		}
 		if err == nil && agent == Claude {
 			if c.ClaudeBin == "" {
-				fail(&orch.Error{Kind: orch.KindUsage,
+				fail(&api.Error{Kind: api.KindUsage,
 					Message: fmt.Sprintf("%s, so Claude Code does not know the plugin yet (its files are written in %s)", c.ClaudeMissing, c.ClaudeDir()),
 					Hint:    "install Claude Code (npm install -g @anthropic-ai/claude-code), or set ST_CLAUDE_BIN=/path/to/claude, then st plugin install again"})
 			} else if err := hooks.KeepOriginal(c.claudeSettings(), "{}\n"); err != nil {
-				fail(&orch.Error{Kind: orch.KindInternal, Message: fmt.Sprintf("keep a copy of %s before Claude Code rewrites it: %v", c.claudeSettings(), err),
+				fail(&api.Error{Kind: api.KindInternal, Message: fmt.Sprintf("keep a copy of %s before Claude Code rewrites it: %v", c.claudeSettings(), err),
 					Hint: "make " + filepath.Dir(c.claudeSettings()) + " writable, then st plugin install again"})
 			} else {
 				notes, err := newClaudeCLI(c).register(ctx, c)
 				ar.Notes = append(ar.Notes, notes...)
 				if err != nil {
-					fail(&orch.Error{Kind: orch.KindInternal,
+					fail(&api.Error{Kind: api.KindInternal,
 						Message: fmt.Sprintf("register the plugin with Claude Code (%s): %v", c.ClaudeBin, err),
 						Hint:    "check that claude runs (" + c.ClaudeBin + " --version), then st plugin install again"})
 				} else {
@@ -140,7 +140,7 @@ func Install(ctx context.Context, c Config) (*Report, error) {
 // install wrote. A Codex skill file that st did not write is left alone.
 func Uninstall(ctx context.Context, c Config) (*Report, error) {
 	rep := &Report{Action: "uninstall", STBin: c.STBin, Version: c.Version}
-	var errs []*orch.Error
+	var errs []*api.Error
 
 	// Claude: unregister first, so Claude Code never names a folder that is gone.
 	ar := AgentReport{Agent: Claude, Dir: c.ClaudeDir(), Outcome: Absent}
@@ -150,7 +150,7 @@ func Uninstall(ctx context.Context, c Config) (*Report, error) {
 	case c.ClaudeBin == "" && errors.Is(statErr, fs.ErrNotExist):
 		// No files and no claude: st never got as far as registering.
 	case c.ClaudeBin == "":
-		e := &orch.Error{Kind: orch.KindUsage,
+		e := &api.Error{Kind: api.KindUsage,
 			Message: c.ClaudeMissing + ", so st could not take the plugin out of Claude Code's settings (the files are removed)",
 			Hint:    "claude plugin uninstall " + PluginID + " && claude plugin marketplace remove " + MarketplaceName + " (or set ST_CLAUDE_BIN and st plugin uninstall again)"}
 		ar.Error, ar.Hint = e.Message, e.Hint
@@ -158,7 +158,7 @@ func Uninstall(ctx context.Context, c Config) (*Report, error) {
 	default:
 		removed, err := newClaudeCLI(c).unregister(ctx, c)
 		if err != nil {
-			e := &orch.Error{Kind: orch.KindInternal,
+			e := &api.Error{Kind: api.KindInternal,
 				Message: fmt.Sprintf("take the plugin out of Claude Code (%s): %v; its files are kept, since Claude Code still names them", c.ClaudeBin, err),
 				Hint:    "check that claude runs (" + c.ClaudeBin + " --version), then st plugin uninstall again"}
 			ar.Error, ar.Hint = e.Message, e.Hint
@@ -183,7 +183,7 @@ func Uninstall(ctx context.Context, c Config) (*Report, error) {
 		gone, err := removeTree(c.ClaudeDir())
 		ar.Changed = gone
 		if err != nil {
-			e := &orch.Error{Kind: orch.KindInternal, Message: "remove the Claude plugin's files: " + err.Error(), Hint: "remove " + c.ClaudeDir() + " by hand"}
+			e := &api.Error{Kind: api.KindInternal, Message: "remove the Claude plugin's files: " + err.Error(), Hint: "remove " + c.ClaudeDir() + " by hand"}
 			ar.Error, ar.Hint = e.Message, e.Hint
 			errs = append(errs, e)
 		} else if len(gone) > 0 {
@@ -210,7 +210,7 @@ func Uninstall(ctx context.Context, c Config) (*Report, error) {
 			err = os.Remove(p)
 		}
 		if err != nil {
-			e := &orch.Error{Kind: orch.KindInternal, Message: "remove a Codex file of st's: " + err.Error(), Hint: "remove " + p + " by hand"}
+			e := &api.Error{Kind: api.KindInternal, Message: "remove a Codex file of st's: " + err.Error(), Hint: "remove " + p + " by hand"}
 			ar.Error, ar.Hint = e.Message, e.Hint
 			errs = append(errs, e)
 			continue
@@ -419,8 +419,8 @@ func removeEmptyDirs(dir string) {
 
 func removeIfEmpty(dir string) { os.Remove(dir) }
 
-// joinErrors folds the agents' errors into one *orch.Error (or nil).
-func joinErrors(errs []*orch.Error) error {
+// joinErrors folds the agents' errors into one *api.Error (or nil).
+func joinErrors(errs []*api.Error) error {
 	switch len(errs) {
 	case 0:
 		return nil
@@ -434,5 +434,5 @@ func joinErrors(errs []*orch.Error) error {
 			hints = append(hints, e.Hint)
 		}
 	}
-	return &orch.Error{Kind: errs[0].Kind, Message: strings.Join(msgs, "; and "), Hint: strings.Join(hints, "; ")}
+	return &api.Error{Kind: errs[0].Kind, Message: strings.Join(msgs, "; and "), Hint: strings.Join(hints, "; ")}
 }

@@ -1,3 +1,5 @@
+//go:build realclients
+
 package plugin
 
 import (

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sophonz/st/internal/orch"
+	"github.com/sophonz/st/internal/api"
 )
 
 const testST = "/opt/st test/bin/st" // a space, so the texts must quote it
@@ -300,9 +300,9 @@ func TestConfigFromEnv(t *testing.T) {
 func TestInstallWithoutClaude(t *testing.T) {
 	c := testConfig(t)
 	rep, err := Install(t.Context(), c)
-	var oe *orch.Error
+	var oe *api.Error
 	if !errors.As(err, &oe) || !strings.Contains(oe.Message, "not on PATH") || !strings.Contains(oe.Hint, "ST_CLAUDE_BIN") || !strings.Contains(oe.Hint, "st plugin install") {
-		t.Fatalf("error = %#v, want an *orch.Error naming claude and ST_CLAUDE_BIN", err)
+		t.Fatalf("error = %#v, want an *api.Error naming claude and ST_CLAUDE_BIN", err)
 	}
 	if rep == nil || len(rep.Agents) != 2 {
 		t.Fatalf("report = %+v", rep)

@@ -149,34 +149,6 @@ func ModuleRoot() string {
 	return filepath.Dir(filepath.Dir(filepath.Dir(file)))
 }
 
-var (
-	buildOnce sync.Once
-	builtBin  string
-	buildErr  error
-)
-
-// BuildST builds the st binary once per test process and returns its path.
-func BuildST(t testing.TB) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "st-bin")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		builtBin = filepath.Join(dir, "st")
-		cmd := exec.Command("go", "build", "-o", builtBin, "./cmd/st")
-		cmd.Dir = ModuleRoot()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return builtBin
-}
-
 // Within runs fn and fails the test when it panics or has not returned
 // in d: a fuzzed input that makes a parser loop fails instead of hanging
 // the fuzzer.

@@ -12,13 +12,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/sophonz/st/internal/runerr"
+	"github.com/sophonz/st/internal/tmuxenv"
 )
 
 // Sentinel errors that callers test with errors.Is.
@@ -149,25 +149,7 @@ func (c *Client) Socket() string { return c.socket }
 
 // DefaultSocket is where tmux puts its default server's socket:
 // $TMUX_TMPDIR (or /tmp) / tmux-UID / default.
-func DefaultSocket() string {
-	dir := os.Getenv("TMUX_TMPDIR")
-	if dir == "" {
-		dir = "/tmp"
-	}
-	return filepath.Join(dir, fmt.Sprintf("tmux-%d", os.Getuid()), "default")
-}
-
-// SocketFromEnv returns the socket path in a $TMUX value
-// ("/tmp/tmux-0/default,1234,0"), or "" when it is empty.
-func SocketFromEnv(tmuxEnv string) string {
-	if tmuxEnv == "" {
-		return ""
-	}
-	if i := strings.Index(tmuxEnv, ","); i >= 0 {
-		return tmuxEnv[:i]
-	}
-	return tmuxEnv
-}
+func DefaultSocket() string { return tmuxenv.DefaultSocket(os.Getenv("TMUX_TMPDIR"), os.Getuid()) }
 
 // Run runs a raw tmux command on this client's server: over the control
 // client while it runs, else as a process of its own. A command that only

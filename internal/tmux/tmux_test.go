@@ -240,21 +240,6 @@ func TestShellQuoteRoundTrip(t *testing.T) {
 	}
 }
 
-func TestSocketFromEnv(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"", ""},
-		{"/tmp/tmux-0/default,1234,0", "/tmp/tmux-0/default"},
-		{"/tmp/tmux-1000/work,77,3", "/tmp/tmux-1000/work"},
-		{"/tmp/sock", "/tmp/sock"},
-		{",1,2", ""},
-	}
-	for _, tt := range tests {
-		if got := SocketFromEnv(tt.in); got != tt.want {
-			t.Errorf("SocketFromEnv(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
 func TestDefaultSocket(t *testing.T) {
 	t.Setenv("TMUX_TMPDIR", "/x/y")
 	if got, want := DefaultSocket(), filepath.Join("/x/y", "tmux-"+strconv.Itoa(os.Getuid()), "default"); got != want {

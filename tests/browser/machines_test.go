@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -8,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/sophonz/st/internal/testutil"
@@ -126,6 +129,31 @@ func TestCrossMachineMarks(t *testing.T) {
 	}
 }
 
+// keepSockets makes the page keep every websocket it opens, in order, in
+// window.__sockets (before its own scripts run), so that a test can wait
+// for the window's socket to be open and send on it.
+func keepSockets() chromedp.Action[chromedp.Void] {
+	const src = `window.__sockets = [];
+window.WebSocket = class extends WebSocket {
+	constructor(...args) { super(...args); window.__sockets.push(this); }
+};
+window.__termSocket = () => window.__sockets.filter((s) => new URL(s.url).pathname.endsWith('/term')).at(-1);`
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: src})
+		return err
+	})
+}
+
+// termSocketOpen is a JavaScript test that the window's latest socket is
+// open, read-only or not.
+func termSocketOpen(readOnly bool) string {
+	ro := "0"
+	if readOnly {
+		ro = "1"
+	}
+	return `(() => { const s = window.__termSocket(); return !!s && s.readyState === WebSocket.OPEN && new URL(s.url).searchParams.get('ro') === '` + ro + `'; })()`
+}
+
 // TestWindowOfAnotherMachine (issue 17): a click on an agent of another
 // machine in the graph opens its window in the same page, bridged over
 // the two machines' peer connection, both ways the machines reach each
@@ -161,7 +189,7 @@ func windowOfAnotherMachine(t *testing.T, way string) {
 	lone := b.HandAgent("lone")
 
 	ctx := newBrowser(t, 1280, 800)
-	do(t, ctx, chromedp.Navigate(strings.TrimSpace(a.MustST("", "web"))))
+	do(t, ctx, keepSockets(), chromedp.Navigate(strings.TrimSpace(a.MustST("", "web"))))
 	do(t, ctx, chromedp.Click("#agents-btn"))
 	loneCard := `#graph .agent-card[data-agent="beta/` + lone + `"]`
 	farCard := `#graph .agent-card[data-agent="beta/` + far[1] + `"]`
@@ -177,20 +205,29 @@ func windowOfAnotherMachine(t *testing.T, way string) {
 	waitJS(t, ctx, rows+`.innerText.includes("hi-from-alpha") && `+rows+`.innerText.includes("[main]")`, 10*time.Second)
 	screenshot(t, ctx, "web-window-of-another-machine-"+way+".png")
 
-	// Read-only: what is typed then never arrives; typing after it does.
+	// Read-only: the window's socket opens again, read-only; once it is
+	// open, neither what a person types nor bytes sent on that socket
+	// (what a page that ignored the box would send) reach beta's agent.
+	// Keys typed while no socket is open are dropped anyway, and would
+	// prove nothing.
 	do(t, ctx, chromedp.Click("#ro"))
-	waitJS(t, ctx, `document.querySelector("#ro").checked`, 5*time.Second)
-	time.Sleep(300 * time.Millisecond) // the socket opens again, read-only (nothing to poll for)
+	waitJS(t, ctx, `document.querySelector("#ro").checked && `+termSocketOpen(true), 10*time.Second)
 	do(t, ctx, chromedp.Focus("#term .xterm-helper-textarea"), typeKeys("zz-ro-zz"))
+	run(t, ctx, chromedp.Evaluate[bool](`(() => { window.__termSocket().send(new TextEncoder().encode("zz-raw-zz")); return true; })()`))
+	// Read-write again: once its socket is open, a key typed arrives (the
+	// way keys came in read-only works), after what was sent read-only.
 	do(t, ctx, chromedp.Click("#ro"))
-	waitJS(t, ctx, `!document.querySelector("#ro").checked`, 5*time.Second)
+	waitJS(t, ctx, `!document.querySelector("#ro").checked && `+termSocketOpen(false), 10*time.Second)
 	testutil.WaitFor(t, 10*time.Second, func() (bool, string) {
 		do(t, ctx, chromedp.Focus("#term .xterm-helper-textarea"), typeKeys("+"))
 		s := b.Capture(lone)
+		if strings.Contains(s, "zz") {
+			t.Fatalf("keys typed or sent read-only reached beta's agent:\n%s", s)
+		}
 		return strings.Contains(s, "hi-from-alpha+"), "beta's pane:\n" + s
 	})
 	if s := b.Capture(lone); strings.Contains(s, "zz") {
-		t.Fatalf("keys typed read-only reached beta's agent:\n%s", s)
+		t.Fatalf("keys typed or sent read-only reached beta's agent:\n%s", s)
 	}
 
 	// beta opens no window that is not an agent's, even to a page that

@@ -25,14 +25,13 @@ import (
 	"github.com/sophonz/st/internal/testutil"
 )
 
-// TestMain lets this test binary be the other user's server as well (see
-// otherPortServer): TestAnotherPortGetsNothing runs a copy of it as
-// another local user.
-func TestMain(m *testing.M) {
+// runOtherPortServer lets this test binary be the other user's server as
+// well (see otherPortServer): TestAnotherPortGetsNothing runs a copy of it
+// as another local user. TestMain calls it first.
+func runOtherPortServer() {
 	if target := os.Getenv("ST_TEST_OTHER_PORT_TARGET"); target != "" {
 		os.Exit(otherPortServer(target, os.Getenv("ST_TEST_OTHER_PORT_PANE"), os.Getenv("ST_TEST_OTHER_PORT_TYPE")))
 	}
-	os.Exit(m.Run())
 }
 
 // TestAnotherPortGetsNothing: the user's page is open on the real st (a

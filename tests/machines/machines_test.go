@@ -236,6 +236,7 @@ func workerLifecycle(t *testing.T, way string) {
 	// stop closes its window there.
 	out = must(t)(a.In(pa, "worker", "stop", gid, "--yes"))
 	_, gpane, _ := strings.Cut(gid, "/")
+	has(t, out, `(?m)^stopped editor \(`+regexp.QuoteMeta(gid)+`\)$`)
 	testutil.WaitFor(t, 60*time.Second, func() (bool, string) {
 		out, _ := g.Tmux.Run("list-panes", "-a", "-F", "#{pane_id}")
 		return !regexp.MustCompile(`(?m)^` + gpane + `$`).MatchString(out), "gamma's worker pane is still there:\n" + out

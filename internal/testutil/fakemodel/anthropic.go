@@ -87,14 +87,13 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 	var block map[string]any
 	var input map[string]any
 	stop := "end_turn"
-	text := p.say
+	var text string // the answer's text: none with a tool call
 	if p.run != "" && hasTool(l.Tools, "Bash") {
 		id := s.newID("toolu")
 		input = map[string]any{"command": p.run, "description": "run"}
 		block = map[string]any{"type": "tool_use", "id": id, "name": "Bash", "input": input}
 		stop = "tool_use"
 		l.Calls = []Call{{ID: id, Tool: "Bash", Command: p.run}}
-		text = ""
 	} else if p.ask != "" && hasTool(l.Tools, "AskUserQuestion") {
 		id := s.newID("toolu")
 		input = map[string]any{"questions": []any{map[string]any{
@@ -103,14 +102,12 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 		block = map[string]any{"type": "tool_use", "id": id, "name": "AskUserQuestion", "input": input}
 		stop = "tool_use"
 		l.Calls = []Call{{ID: id, Tool: "AskUserQuestion", Command: p.ask}}
-		text = ""
 	} else if tool, in := agentCall(p.agent); in != nil && hasTool(l.Tools, tool) {
 		id := s.newID("toolu")
 		input = in
 		block = map[string]any{"type": "tool_use", "id": id, "name": tool, "input": input}
 		stop = "tool_use"
 		l.Calls = []Call{{ID: id, Tool: tool, Command: p.agent.arg, Name: p.agent.member}}
-		text = ""
 	} else {
 		text = p.text()
 		block = map[string]any{"type": "text", "text": text}

@@ -167,7 +167,7 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	}
 
 	var item map[string]any
-	text := p.say
+	var text string // the answer's text: none with a tool call
 	if name, args := shellCall(l.Tools, p.run, p.script.escalate); p.run != "" && name != "" {
 		callID := s.newID("call")
 		item = map[string]any{
@@ -175,7 +175,6 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 			"name": name, "arguments": string(mustJSON(args)), "call_id": callID,
 		}
 		l.Calls = []Call{{ID: callID, Tool: name, Command: p.run, Escalated: p.script.escalate}}
-		text = ""
 	} else if p.ask != "" && hasTool(l.Tools, "request_user_input") {
 		callID := s.newID("call")
 		args := map[string]any{"questions": []any{map[string]any{
@@ -186,7 +185,6 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 			"name": "request_user_input", "arguments": string(mustJSON(args)), "call_id": callID,
 		}
 		l.Calls = []Call{{ID: callID, Tool: "request_user_input", Command: p.ask}}
-		text = ""
 	} else {
 		text = p.text()
 		if req.Text.Format.Type == "json_schema" {

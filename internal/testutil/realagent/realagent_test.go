@@ -1,3 +1,5 @@
+//go:build realclients
+
 package realagent_test
 
 import (
@@ -509,7 +511,9 @@ func (s *session) busyTurn() {
 func (s *session) approvalTurn(prompt, file string) {
 	s.t.Helper()
 	_, _, idx := s.submit(prompt)
-	screen := s.waitScreen("the permission prompt", 10*time.Second, func(sc string) bool {
+	// A model request, then the prompt drawn: as long as the working
+	// screen of a turn may take (a loaded machine runs several agents).
+	screen := s.waitScreen("the permission prompt", 60*time.Second, func(sc string) bool {
 		return strings.Contains(sc, s.c.approval)
 	})
 	s.t.Logf("%s: permission prompt screen:\n%s", s.c.name, screen)
@@ -543,7 +547,7 @@ func (s *session) approvalTurn(prompt, file string) {
 func (s *session) approve() {
 	s.t.Helper()
 	var since time.Time
-	s.waitFor("the permission prompt to settle", 10*time.Second, func() bool {
+	s.waitFor("the permission prompt to settle", 30*time.Second, func() bool {
 		if !strings.Contains(s.tm.capture(), s.c.approval) {
 			since = time.Time{}
 			return false
@@ -596,25 +600,4 @@ func TestClaudePermissionPrompt(t *testing.T) {
 func TestCodexApproval(t *testing.T) {
 	s := codexSession(t)
 	s.approvalTurn("ESCALATE RUN: echo yes > perm.txt SAY: approved", "perm.txt")
-}
-
-func TestMergeClaudeSettings(t *testing.T) {
-	dir := t.TempDir()
-	realagent.MergeClaudeSettings(t, dir, map[string]any{"permissions": map[string]any{"allow": []string{"Bash"}}, "env": map[string]any{"USER_KEY": "kept"}})
-	realagent.MergeClaudeSettings(t, dir, realagent.AgentTeams("tmux"))
-	data, err := os.ReadFile(filepath.Join(dir, ".claude", "settings.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s struct {
-		Permissions  struct{ Allow []string }
-		Env          map[string]string
-		TeammateMode string
-	}
-	if err := json.Unmarshal(data, &s); err != nil {
-		t.Fatal(err)
-	}
-	if len(s.Permissions.Allow) != 1 || s.Env["USER_KEY"] != "kept" || s.Env["CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS"] != "1" || s.TeammateMode != "tmux" {
-		t.Errorf("settings.json:\n%s", data)
-	}
 }

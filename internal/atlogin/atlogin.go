@@ -1,4 +1,9 @@
-package daemon
+// Package atlogin is what starts st's daemon when the user logs in: the
+// systemd user unit (Linux) or launchd agent (macOS) that st up --at-login
+// writes and st down --at-login removes, and the exit status by which the
+// daemon tells that service not to start it again. It imports nothing of
+// st: the command line writes these files without linking the daemon.
+package atlogin
 
 import (
 	"fmt"

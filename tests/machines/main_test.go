@@ -1,0 +1,10 @@
+package machines
+
+import (
+	"testing"
+
+	"github.com/sophonz/st/internal/testutil"
+)
+
+// TestMain removes the st binary the tests built, when they end.
+func TestMain(m *testing.M) { testutil.Main(m) }
