@@ -94,6 +94,20 @@ func Actions() []Action {
 		SeeWebToken, ChangeSetup, StopST, SeeAgents, Watch, Reparent, FindCoordinator}
 }
 
+// Route is one route of a surface as its table lists it: how it is asked
+// for, and the actions it may ask Decide about. The surfaces' tables
+// (internal/daemon's socket and peer API, internal/web's routes) list
+// them, for the fuzz tests and the matrix test.
+type Route struct {
+	Surface      string // "socket", "peer" or "web"
+	Method, Path string
+	Actions      []Action
+	// Actor is the kind a surface's credential makes of a caller that
+	// passed it (the web UI's session; the push answer's own token); ""
+	// where the surface tells who asked by other means.
+	Actor Kind
+}
+
 // Target is what the action is done to.
 type Target struct {
 	// ID names a worker or a pane as the request names it (%7, a name,
