@@ -169,14 +169,22 @@ func (p *peerNet) run(ctx context.Context) {
 
 func (p *peerNet) beat(ctx context.Context, online bool) {
 	p.mu.Lock()
-	id, addr, srv := p.id, p.addr, p.srv
+	id, addr, srv, n := p.id, p.addr, p.srv, p.net
 	p.mu.Unlock()
 	if id == nil || srv == nil || p.mgr == nil {
 		return
 	}
 	c, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if err := id.Heartbeat(c, addr, p.mgr.AcceptRemote(), online); err != nil {
+	err := id.Heartbeat(c, addr, p.mgr.AcceptRemote(), online)
+	// The heartbeat brings the revoked keys: a machine that signed out or
+	// was removed loses its open connections here now (remote.Net), not
+	// only its next request. Also when the control plane did not answer:
+	// the list kept from before still holds.
+	if k := n.CloseRevoked(); k > 0 {
+		p.logf("closed %d connections of machines that signed out or were removed from the account", k)
+	}
+	if err != nil {
 		p.logf("heartbeat: %v", err)
 		return
 	}

@@ -1,0 +1,115 @@
+package remote
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"log"
+	"net/http"
+	"testing"
+	"time"
+)
+
+// TestRevokedConnectionsClose (issue 23, item 3): a connection a machine
+// had open before its key was revoked (a long request in flight, as a web
+// terminal or a watch is) went on after the heartbeat that told; only new
+// requests were refused. CloseRevoked, which the daemon runs at each
+// heartbeat, ends it, directly and through the relay; a machine still in
+// the account keeps its connections.
+func TestRevokedConnectionsClose(t *testing.T) {
+	for _, way := range []string{"direct", "relayed"} {
+		t.Run(way, func(t *testing.T) { revokedConnectionsClose(t, way) })
+	}
+}
+
+func revokedConnectionsClose(t *testing.T, way string) {
+	data := t.TempDir()
+	cp := startCP(t, ServerOptions{Data: data}, "")
+	key := addAccount(t, data, "acme")
+	listen := "127.0.0.1:0"
+	if way == "relayed" {
+		listen = ListenOff
+	}
+	mac := login(t, cp, "acme", key, "mac", "mac")
+	relay := mac.StartRelay(t.Logf)
+	t.Cleanup(relay.Close)
+	n := NewNet(mac, relay, t.Logf)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := relay.WaitConnected(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := n.Listen(listen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// /hold answers a line, then holds the request open until it ends.
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := n.PeerOf(r); !ok {
+			http.Error(w, "refused", http.StatusForbidden)
+			return
+		}
+		io.WriteString(w, "held\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}), ErrorLog: log.New(io.Discard, "", 0)}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	addr := ""
+	if way == "direct" {
+		addr = ln.Addr().String()
+	}
+	if err := mac.Heartbeat(ctx, addr, true, true); err != nil {
+		t.Fatal(err)
+	}
+	laptop := runRelayMachine(t, login(t, cp, "acme", key, "laptop", "laptop"), listen)
+	desk := runRelayMachine(t, login(t, cp, "acme", key, "desk", "desk"), listen)
+	hold := func(m *relayMachine) *bufio.Reader {
+		t.Helper()
+		res, err := m.net.Client("mac").Get("https://mac/hold")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { res.Body.Close() })
+		br := bufio.NewReader(res.Body)
+		if line, err := br.ReadString('\n'); err != nil || line != "held\n" {
+			t.Fatalf("%s: %q %v", m.id.Slug, line, err)
+		}
+		return br
+	}
+	lost, kept := hold(laptop), hold(desk)
+	if got := n.CloseRevoked(); got != 0 {
+		t.Fatalf("CloseRevoked closed %d connections with no machine revoked", got)
+	}
+	if _, err := RemoveMachine(data, "acme", "laptop"); err != nil {
+		t.Fatal(err)
+	}
+	if err := mac.Heartbeat(ctx, addr, true, true); err != nil {
+		t.Fatal(err)
+	}
+	if got := n.CloseRevoked(); got < 1 {
+		t.Fatalf("CloseRevoked after laptop's removal closed %d connections", got)
+	}
+	end := func(br *bufio.Reader) chan error {
+		ch := make(chan error, 1)
+		go func() {
+			_, err := br.ReadByte()
+			ch <- err
+		}()
+		return ch
+	}
+	lostEnd, keptEnd := end(lost), end(kept)
+	select {
+	case err := <-lostEnd:
+		if err == nil {
+			t.Fatal("the held request went on")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the removed laptop's request is still open 30s after CloseRevoked")
+	}
+	select {
+	case err := <-keptEnd:
+		t.Fatalf("desk's request ended too (%v): only the revoked machine's go", err)
+	case <-time.After(500 * time.Millisecond):
+	}
+}
