@@ -1,6 +1,9 @@
 package authz
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Kind is what kind of actor asks (see the package doc).
 type Kind string
@@ -141,9 +144,9 @@ type Facts interface {
 	Owns(caller, id string) bool
 	// HandedTo says what the pane or worker id here is to machine.
 	HandedTo(machine, id string) Handed
-	// OwnerOf names the machine whose coordinator a worker here works
-	// for ("" when it works for this machine's, or id names none).
-	OwnerOf(id string) string
+	// ParentOf is the parent of the live worker id here: a pane here, or
+	// machine/%N for another machine's coordinator ("" for no worker).
+	ParentOf(id string) string
 	// CoordinatesFor reports whether pane here is (or was, before a tmux
 	// restart moved it) the coordinator of machine's workers here.
 	CoordinatesFor(machine, pane string) bool
@@ -341,6 +344,10 @@ func decideMachine(a Actor, act Action, t Target, f Facts) Decision {
 		if f.HandedTo(a.Machine, t.ID) == Offered {
 			return allow()
 		}
+		if parent := f.ParentOf(t.ID); parent != "" {
+			return refuse(Boundary, fmt.Sprintf("release it first: st worker release %s (run from %s)", t.ID, parent),
+				"%s is already a worker of %s", t.ID, parent)
+		}
 		return refuse(Boundary, "a person on that machine offers it first: st worker offer "+t.ID+" --machine "+a.Machine,
 			"%s was not offered to %s (an agent there becomes another machine's worker only when a person there offers it)", orNone(t.ID), a.Machine)
 	case OpenTerminal, TypeTerminal:
@@ -356,8 +363,12 @@ func itsWorker(a Actor, act Action, t Target, f Facts) Decision {
 		return allow()
 	}
 	verb := verbs[act]
-	switch owner := f.OwnerOf(t.ID); {
-	case owner == "":
+	parent := f.ParentOf(t.ID)
+	owner, _, remote := strings.Cut(parent, "/")
+	switch {
+	case parent == "":
+		return refuse(Boundary, "st worker list on that machine shows its workers", "%s is not a worker there", orNone(t.ID))
+	case !remote:
 		return refuse(Boundary, "only its coordinator, on this machine, may "+verb+" it",
 			"%s works for a coordinator on this machine, not for %s", orNone(t.ID), a.Machine)
 	default:

@@ -10,7 +10,7 @@ type facts struct {
 	accept, sim bool
 	owns        bool
 	handed      Handed
-	owner       string
+	parent      string
 	coord       bool
 }
 
@@ -18,7 +18,7 @@ func (f facts) AcceptRemote() bool                       { return f.accept }
 func (f facts) SimForAgents() bool                       { return f.sim }
 func (f facts) Owns(caller, id string) bool              { return f.owns }
 func (f facts) HandedTo(machine, id string) Handed       { return f.handed }
-func (f facts) OwnerOf(id string) string                 { return f.owner }
+func (f facts) ParentOf(id string) string                { return f.parent }
 func (f facts) CoordinatesFor(machine, pane string) bool { return f.coord }
 
 // all is what every fact grants; none grants nothing.
@@ -171,11 +171,11 @@ func TestMachineTerminal(t *testing.T) {
 // TestMachineOps keeps the words the other machine's person reads.
 func TestMachineOps(t *testing.T) {
 	a := actorOf(Machine)
-	d := Decide(a, Rename, Target{ID: "%2"}, facts{accept: true, owner: "beta"})
+	d := Decide(a, Rename, Target{ID: "%2"}, facts{accept: true, parent: "beta/%0"})
 	if d.Why != "%2 works for machine beta, not for alpha" || d.Hint != "rename it from beta, where its coordinator is" {
 		t.Errorf("another machine's worker: %+v", d)
 	}
-	d = Decide(a, ReadScreen, Target{ID: "%2"}, facts{})
+	d = Decide(a, ReadScreen, Target{ID: "%2"}, facts{parent: "%1"})
 	if d.Why != "%2 works for a coordinator on this machine, not for alpha" || d.Hint != "only its coordinator, on this machine, may read it" {
 		t.Errorf("this machine's worker: %+v", d)
 	}
@@ -189,5 +189,12 @@ func TestMachineOps(t *testing.T) {
 	}
 	if d := Decide(a, Adopt, Target{ID: "%2"}, facts{accept: true, handed: Offered}); !d.Allowed {
 		t.Errorf("adopt of an offer: %+v", d)
+	}
+	d = Decide(a, Adopt, Target{ID: "%2"}, facts{accept: true, parent: "beta/%0"})
+	if d.Why != "%2 is already a worker of beta/%0" || d.Hint != "release it first: st worker release %2 (run from beta/%0)" {
+		t.Errorf("adopt of another's worker: %+v", d)
+	}
+	if d := Decide(a, Send, Target{ID: "%8"}, facts{accept: true}); d.Why != "%8 is not a worker there" {
+		t.Errorf("send to no worker: %+v", d)
 	}
 }

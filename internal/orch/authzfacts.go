@@ -92,17 +92,16 @@ func (m *Manager) HandedTo(machine, id string) authz.Handed {
 	return authz.NotHanded
 }
 
-// OwnerOf names the machine whose coordinator the worker id here works
-// for ("" for this machine's, or when id names no worker).
-func (m *Manager) OwnerOf(id string) string {
+// ParentOf is the parent of the live worker id here: a pane here, or
+// machine/%N for another machine's coordinator ("" for no live worker).
+func (m *Manager) ParentOf(id string) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	w, err := m.resolve("", id)
-	if err != nil {
+	if err != nil || !w.State.Live() || w.Remote() {
 		return ""
 	}
-	owner, _, _ := splitRemote(w.Parent)
-	return owner
+	return w.Parent
 }
 
 // CoordinatesFor reports whether pane here is the coordinator of workers
