@@ -33,8 +33,10 @@ type sockRow struct {
 func js(v any) string { b, _ := json.Marshal(v); return string(b) }
 
 // body builders for the common shapes.
-func paneOnly(m *matrix, a *actor, _ string, _ authz.Action) string { return js(map[string]any{"pane": a.pane}) }
-func empty(*matrix, *actor, string, authz.Action) string           { return "{}" }
+func paneOnly(m *matrix, a *actor, _ string, _ authz.Action) string {
+	return js(map[string]any{"pane": a.pane})
+}
+func empty(*matrix, *actor, string, authz.Action) string { return "{}" }
 func onID(m *matrix, a *actor, t string, _ authz.Action) string {
 	return js(map[string]any{"pane": a.pane, "id": t})
 }
