@@ -201,7 +201,7 @@ func (m *matrix) socket() {
 		for i, c := range byActor[a] {
 			bodies[i] = c.row.body(m, c.a, m.target(c, false), c.act)
 		}
-		before := m.quiet()
+		before := m.settled()
 		for i, c := range byActor[a] {
 			m.refusedCell(c, bodies[i])
 		}
@@ -301,6 +301,3 @@ func (m *matrix) gate() string {
 	return id
 }
 
-func (m *matrix) web()       {}
-func (m *matrix) peer()      {}
-func (m *matrix) shutdowns() {}

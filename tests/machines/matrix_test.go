@@ -6,12 +6,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -74,6 +78,33 @@ type matrix struct {
 	routes                  int
 	cells, allowed, refused atomic.Int64
 	seq                     atomic.Int64
+	pushMu                  sync.Mutex
+	pushes                  []http.Header // what beta's push target got
+}
+
+// pushTarget is a push service for beta, whose answer links reach its web
+// UI at a port of its own: the settings that make beta send pushes.
+func (m *matrix) pushTarget() []string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m.pushMu.Lock()
+		m.pushes = append(m.pushes, r.Header.Clone())
+		m.pushMu.Unlock()
+	}))
+	m.t.Cleanup(srv.Close)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	port := fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close()
+	return []string{"ST_PUSH_URL=" + srv.URL + "/push", "ST_WEB_PORT=" + port, "ST_PUSH_ANSWER_URL=http://127.0.0.1:" + port}
+}
+
+// pushed is what beta's push target got so far.
+func (m *matrix) pushed() []http.Header {
+	m.pushMu.Lock()
+	defer m.pushMu.Unlock()
+	return append([]http.Header(nil), m.pushes...)
 }
 
 // actor is one kind of caller of beta's socket, and where its requests
@@ -95,6 +126,7 @@ func newMatrix(t *testing.T) *matrix {
 	m := &matrix{t: t, c: c, dir: filepath.Join(c.Dir, "matrix"), gates: map[string]bool{}}
 	must(t)("", os.MkdirAll(m.dir, 0o755))
 	m.a, m.b = c.Machine("alpha", "127.0.0.2"), c.Machine("beta", "127.0.0.3")
+	m.b.Extra = m.pushTarget()
 	for _, x := range []*testutil.Machine{m.a, m.b} {
 		x.Login("acme")
 	}
@@ -280,6 +312,27 @@ func (m *matrix) quiet() quiet {
 		q.screens[p] = m.b.Capture(p)
 	}
 	return q
+}
+
+// settled is quiet once beta has stopped changing on its own (a window
+// just opened is written to tmux-layout.json a moment later, a worker
+// just started reports its turn): the same for half a second.
+func (m *matrix) settled() quiet {
+	m.t.Helper()
+	q, since := m.quiet(), time.Now()
+	testutil.WaitFor(m.t, 60*time.Second, func() (bool, string) {
+		now := m.quiet()
+		if !now.equal(q) {
+			q, since = now, time.Now()
+			return false, "beta kept changing"
+		}
+		return time.Since(since) >= 500*time.Millisecond, "beta kept changing"
+	})
+	return q
+}
+
+func (q quiet) equal(o quiet) bool {
+	return fmt.Sprint(q.files) == fmt.Sprint(o.files) && fmt.Sprint(q.screens) == fmt.Sprint(o.screens)
 }
 
 // same fails the test when anything of before changed.
