@@ -300,4 +300,3 @@ func (m *matrix) gate() string {
 	m.gates[id] = true
 	return id
 }
-
