@@ -324,7 +324,8 @@ func decideMachine(a Actor, act Action, t Target, f Facts) Decision {
 		if f.CoordinatesFor(a.Machine, t.ID) {
 			return allow()
 		}
-		return refuse(Boundary, "", "%s is not a coordinator of workers on %s", orNone(t.ID), a.Machine)
+		return refuse(Boundary, "a machine asks only about the coordinators of its own workers (st worker list --all shows them)",
+			"%s is not a coordinator of workers on %s", orNone(t.ID), a.Machine)
 	case ReadScreen:
 		return itsWorker(a, act, t, f)
 	case Start, Reparent, SeeAgents:

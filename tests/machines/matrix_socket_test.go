@@ -300,3 +300,25 @@ func (m *matrix) gate() string {
 	m.gates[id] = true
 	return id
 }
+
+// shutdowns asks /v1/shutdown last, as each actor that may: st stops each
+// time, and is started again for the next. (The refused cells were in the
+// socket's walk.)
+func (m *matrix) shutdowns() {
+	for _, a := range m.actors {
+		if a.forged || !socketExpect(a, authz.StopST, false, true) {
+			continue
+		}
+		m.cells.Add(1)
+		m.allowed.Add(1)
+		if res := m.ask(a, api.RouteShutdown, "{}"); res.code != 200 {
+			m.t.Errorf("/v1/shutdown, %s: want st to stop, got %s", a.name, res)
+			continue
+		}
+		testutil.WaitFor(m.t, 30*time.Second, func() (bool, string) {
+			out, err := m.b.ST("status")
+			return err != nil && strings.Contains(out, "not running"), "st still runs after " + a.name + "'s shutdown:\n" + out
+		})
+		m.b.Up()
+	}
+}

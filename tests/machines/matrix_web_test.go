@@ -233,7 +233,13 @@ func (m *matrix) webServed(base, token string, a webActor, r authz.Route, act au
 // st's state, or a window drawn (and, typing, what is typed arrives).
 func (m *matrix) webSocketWorks(c *websocket.Conn, path string, act authz.Action, shell string) {
 	m.t.Helper()
-	defer c.Close(websocket.StatusNormalClosure, "done")
+	defer func() {
+		c.Close(websocket.StatusNormalClosure, "done")
+		testutil.WaitFor(m.t, 30*time.Second, func() (bool, string) {
+			out, _ := m.b.Tmux.Run("list-sessions", "-F", "#{session_name}")
+			return !strings.Contains(out, "st-web-"), "beta's web sessions are still open:\n" + out
+		})
+	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, _, err := c.Read(ctx); err != nil {
@@ -278,6 +284,3 @@ func (m *matrix) pushAnswer() string {
 	})
 	return path
 }
-
-func (m *matrix) peer()      {}
-func (m *matrix) shutdowns() {}
