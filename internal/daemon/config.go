@@ -56,6 +56,20 @@ type Config struct {
 	AgentsStartSim bool `toml:"agents_start_sim"`
 }
 
+// agentsStartSim takes ST_AGENTS_START_SIM ("" leaves config.toml's).
+func (c *Config) agentsStartSim(v string) error {
+	switch v {
+	case "":
+	case "1", "true":
+		c.AgentsStartSim = true
+	case "0", "false":
+		c.AgentsStartSim = false
+	default:
+		return fmt.Errorf("ST_AGENTS_START_SIM=%q: use 1 to let agents start the sim agent, or 0", v)
+	}
+	return nil
+}
+
 // Duration is a time.Duration written as "10s" in config.toml.
 type Duration struct{ time.Duration }
 
@@ -120,14 +134,8 @@ func LoadConfig(home string, getenv func(string) string) (Config, error) {
 	if v := getenv("ST_WEB_HOSTS"); v != "" {
 		c.WebHosts = strings.Split(v, ",")
 	}
-	switch v := getenv("ST_AGENTS_START_SIM"); v {
-	case "":
-	case "1", "true":
-		c.AgentsStartSim = true
-	case "0", "false":
-		c.AgentsStartSim = false
-	default:
-		return c, fmt.Errorf("ST_AGENTS_START_SIM=%q: use 1 to let agents start the sim agent, or 0", v)
+	if err := c.agentsStartSim(getenv("ST_AGENTS_START_SIM")); err != nil {
+		return c, err
 	}
 	if v := getenv("ST_PEER_LISTEN"); v != "" {
 		c.PeerListen = v

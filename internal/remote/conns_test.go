@@ -10,6 +10,45 @@ import (
 	"time"
 )
 
+// holdingMachine is machine mac of account acme whose peer server's
+// /hold answers a line and holds the request open until it ends; it
+// returns mac, its Net and its direct address ("" relayed).
+func holdingMachine(t *testing.T, cp *ControlPlane, key, listen string) (*Identity, *Net, string) {
+	t.Helper()
+	mac := login(t, cp, "acme", key, "mac", "mac")
+	relay := mac.StartRelay(t.Logf)
+	t.Cleanup(relay.Close)
+	n := NewNet(mac, relay, t.Logf)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := relay.WaitConnected(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := n.Listen(listen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := n.PeerOf(r); !ok {
+			http.Error(w, "refused", http.StatusForbidden)
+			return
+		}
+		io.WriteString(w, "held\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}), ErrorLog: log.New(io.Discard, "", 0)}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	addr := ""
+	if listen != ListenOff {
+		addr = ln.Addr().String()
+	}
+	if err := mac.Heartbeat(ctx, addr, true, true); err != nil {
+		t.Fatal(err)
+	}
+	return mac, n, addr
+}
+
 // TestRevokedConnectionsClose (issue 23, item 3): a connection a machine
 // had open before its key was revoked (a long request in flight, as a web
 // terminal or a watch is) went on after the heartbeat that told; only new
@@ -30,38 +69,9 @@ func revokedConnectionsClose(t *testing.T, way string) {
 	if way == "relayed" {
 		listen = ListenOff
 	}
-	mac := login(t, cp, "acme", key, "mac", "mac")
-	relay := mac.StartRelay(t.Logf)
-	t.Cleanup(relay.Close)
-	n := NewNet(mac, relay, t.Logf)
+	mac, n, addr := holdingMachine(t, cp, key, listen)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := relay.WaitConnected(ctx); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := n.Listen(listen)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// /hold answers a line, then holds the request open until it ends.
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, ok := n.PeerOf(r); !ok {
-			http.Error(w, "refused", http.StatusForbidden)
-			return
-		}
-		io.WriteString(w, "held\n")
-		w.(http.Flusher).Flush()
-		<-r.Context().Done()
-	}), ErrorLog: log.New(io.Discard, "", 0)}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	addr := ""
-	if way == "direct" {
-		addr = ln.Addr().String()
-	}
-	if err := mac.Heartbeat(ctx, addr, true, true); err != nil {
-		t.Fatal(err)
-	}
 	laptop := runRelayMachine(t, login(t, cp, "acme", key, "laptop", "laptop"), listen)
 	desk := runRelayMachine(t, login(t, cp, "acme", key, "desk", "desk"), listen)
 	hold := func(m *relayMachine) *bufio.Reader {

@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -141,6 +142,43 @@ func TestWindowOfAnotherMachine(t *testing.T) {
 	}
 }
 
+// handLone opens beta's agent lone in alpha's page as it is handed over
+// (issue 23, item 1): refused while handed to no one, read-only once a
+// person on beta offers it to alpha (beta decides), typed into once alpha
+// adopts it.
+func handLone(t *testing.T, ctx context.Context, a, b *testutil.Machine, boss, lone, loneCard string) {
+	t.Helper()
+	rows := `document.querySelector("#term .xterm-rows")`
+	closedSays := func(s string) string {
+		return `!document.querySelector("#term-closed").hidden && document.querySelector("#term-closed-msg").innerText.includes("` + s + `")`
+	}
+	// Handed to no one: beta opens nothing of it, and says what its
+	// person does.
+	do(t, ctx, chromedp.Click(loneCard+" .gc-name"))
+	waitJS(t, ctx, closedSays(lone+" was not handed to alpha"), 20*time.Second)
+	if log, _ := os.ReadFile(filepath.Join(b.Home, "daemon.log")); strings.Contains(string(log), "opens the window of "+lone) {
+		t.Errorf("beta opened lone's window for alpha before anyone offered it:\n%s", log)
+	}
+	// Offered to alpha, it opens read-only, as beta decides whatever the
+	// page's switch says: what is typed never arrives.
+	b.MustST("", "worker", "offer", lone, "--machine", "alpha")
+	do(t, ctx, chromedp.Click("#agents-btn"), chromedp.Click(loneCard+" .gc-name"))
+	waitJS(t, ctx, rows+` !== null && `+rows+`.innerText.includes("❯") && document.querySelector("#term-title").innerText === "lone on beta" && document.querySelector("#term-closed").hidden`, 20*time.Second)
+	do(t, ctx, chromedp.Focus("#term .xterm-helper-textarea"), typeKeys("yy-offered-yy"))
+	// Adopted by alpha, it is alpha's worker: typed keys go through.
+	a.MustST(boss, "worker", "adopt", "beta/"+lone)
+	do(t, ctx, chromedp.Click("#agents-btn"), chromedp.Click(loneCard+" .gc-name"))
+	waitJS(t, ctx, rows+` !== null && `+rows+`.innerText.includes("❯") && document.querySelector("#term-title").innerText === "lone on beta"`, 20*time.Second)
+	do(t, ctx, chromedp.Focus("#term .xterm-helper-textarea"), typeKeys("hi-from-alpha"))
+	testutil.WaitFor(t, 10*time.Second, func() (bool, string) {
+		s := b.Capture(lone)
+		return strings.Contains(s, "hi-from-alpha"), "beta's pane:\n" + s
+	})
+	if s := b.Capture(lone); strings.Contains(s, "yy") {
+		t.Fatalf("keys typed into an offer not yet adopted reached beta's agent:\n%s", s)
+	}
+}
+
 func windowOfAnotherMachine(t *testing.T, way string) {
 	c := testutil.NewClusterWay(t, way)
 	c.Extra = []string{"ST_HEARTBEAT=1s"}
@@ -166,35 +204,8 @@ func windowOfAnotherMachine(t *testing.T, way string) {
 	loneCard := `#graph .agent-card[data-agent="beta/` + lone + `"]`
 	farCard := `#graph .agent-card[data-agent="beta/` + far[1] + `"]`
 	waitJS(t, ctx, `document.querySelector('`+loneCard+`') !== null && document.querySelector('`+farCard+`') !== null`, 30*time.Second)
+	handLone(t, ctx, a, b, boss, lone, loneCard)
 	rows := `document.querySelector("#term .xterm-rows")`
-	closedSays := func(s string) string {
-		return `!document.querySelector("#term-closed").hidden && document.querySelector("#term-closed-msg").innerText.includes("` + s + `")`
-	}
-	// lone was handed to no one: beta opens nothing of it (issue 23,
-	// item 1), and says what its person does.
-	do(t, ctx, chromedp.Click(loneCard+" .gc-name"))
-	waitJS(t, ctx, closedSays(lone+" was not handed to alpha"), 20*time.Second)
-	if log, _ := os.ReadFile(filepath.Join(b.Home, "daemon.log")); strings.Contains(string(log), "opens the window of "+lone) {
-		t.Errorf("beta opened lone's window for alpha before anyone offered it:\n%s", log)
-	}
-	// Offered to alpha, it opens read-only, as beta decides whatever the
-	// page's switch says: what is typed never arrives.
-	b.MustST("", "worker", "offer", lone, "--machine", "alpha")
-	do(t, ctx, chromedp.Click("#agents-btn"), chromedp.Click(loneCard+" .gc-name"))
-	waitJS(t, ctx, rows+` !== null && `+rows+`.innerText.includes("❯") && document.querySelector("#term-title").innerText === "lone on beta" && document.querySelector("#term-closed").hidden`, 20*time.Second)
-	do(t, ctx, chromedp.Focus("#term .xterm-helper-textarea"), typeKeys("yy-offered-yy"))
-	// Adopted by alpha, it is alpha's worker: typed keys go through.
-	a.MustST(boss, "worker", "adopt", "beta/"+lone)
-	do(t, ctx, chromedp.Click("#agents-btn"), chromedp.Click(loneCard+" .gc-name"))
-	waitJS(t, ctx, rows+` !== null && `+rows+`.innerText.includes("❯") && document.querySelector("#term-title").innerText === "lone on beta"`, 20*time.Second)
-	do(t, ctx, chromedp.Focus("#term .xterm-helper-textarea"), typeKeys("hi-from-alpha"))
-	testutil.WaitFor(t, 10*time.Second, func() (bool, string) {
-		s := b.Capture(lone)
-		return strings.Contains(s, "hi-from-alpha"), "beta's pane:\n" + s
-	})
-	if s := b.Capture(lone); strings.Contains(s, "yy") {
-		t.Fatalf("keys typed into an offer not yet adopted reached beta's agent:\n%s", s)
-	}
 	waitJS(t, ctx, rows+`.innerText.includes("hi-from-alpha") && `+rows+`.innerText.includes("[main]")`, 10*time.Second)
 	screenshot(t, ctx, "web-window-of-another-machine-"+way+".png")
 

@@ -91,27 +91,7 @@ func TestSandboxedCodexGainsNothing(t *testing.T) {
 	r.stMust("worker", "start", "--agent", "sim", "--task", idle, "--name", "w1")
 	lone := strings.TrimSpace(r.tmuxMust("new-window", "-d", "-P", "-F", "#{pane_id}", "-t", "main:", "-n", "lone", "-c", r.work(), r.st+" agent sim"))
 
-	// The sandbox's side.
-	sock := filepath.Join(r.stHome, "st.sock")
-	config := []string{"-c", `sandbox_mode="workspace-write"`, "-c", sandboxFlags[5], "-c", sandboxFlags[7]}
-	got := r.inSandbox(t, realagent.CodexDir(r.home), config,
-		"python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect(\""+sock+"\")' 2>&1 | tail -1; "+
-			"curl -s -m 5 -o /dev/null "+web+"/st/api/state; echo curl=$?; "+
-			"echo 'agents_start_sim = true' >> "+r.stHome+"/config.toml")
-	for _, want := range []string{"Operation not permitted", "config.toml: Read-only file system"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("in Codex's sandbox, want %q:\n%s", want, got)
-		}
-	}
-	if !regexp.MustCompile(`curl=[1-9]`).MatchString(got) {
-		t.Errorf("Codex's sandbox reached the web UI:\n%s", got)
-	}
-	got = r.inSandbox(t, r.readDenyingHome(t), nil, "cat "+r.stHome+"/web.token; "+r.st+" status")
-	for _, want := range []string{"web.token: Permission denied", "operation not permitted"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("in a sandbox that refuses ST_HOME, want %q:\n%s", want, got)
-		}
-	}
+	r.sandboxRefuses(t, web)
 
 	// The escalated side: the Codex coordinator, every st command let out.
 	r.tmuxMust("new-window", "-d", "-t", "main:", "-n", "coord", "-c", r.work(), r.codex+" --no-daemon "+strings.Join(sandboxFlags, " "))
@@ -163,6 +143,15 @@ func TestSandboxedCodexGainsNothing(t *testing.T) {
 	}
 	r.tmuxMust("send-keys", "-t", "main:coord", "Escape")
 
+	r.nothingHappened(t)
+}
+
+// nothingHappened checks that none of the sandboxed Codex's tries did
+// anything: no marker of the sim's command, no sim window, nothing typed
+// into the person's worker, which is still there and idle, nothing
+// adopted, accept-remote still off.
+func (r *rig) nothingHappened(t *testing.T) {
+	t.Helper()
 	if _, err := os.Stat(filepath.Join(r.work(), "pwned")); err == nil {
 		t.Error("the sim's command ran: pwned exists")
 	}
@@ -179,6 +168,35 @@ func TestSandboxedCodexGainsNothing(t *testing.T) {
 	if s := r.stMust("orch", "accept-remote", "status"); !strings.Contains(s, "off") {
 		t.Errorf("accept-remote: %s", s)
 	}
+}
+
+// sandboxRefuses checks what Codex's own sandbox refuses: st's socket,
+// the web UI's port (web), writing st's config; and, with a profile that
+// refuses $ST_HOME, the web token's file (st's commands then stay in the
+// sandbox too: they cannot reach st).
+func (r *rig) sandboxRefuses(t *testing.T, web string) {
+	t.Helper()
+	sock := filepath.Join(r.stHome, "st.sock")
+	config := []string{"-c", `sandbox_mode="workspace-write"`, "-c", sandboxFlags[5], "-c", sandboxFlags[7]}
+	got := r.inSandbox(t, realagent.CodexDir(r.home), config,
+		"python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect(\""+sock+"\")' 2>&1 | tail -1; "+
+			"curl -s -m 5 -o /dev/null "+web+"/st/api/state; echo curl=$?; "+
+			"echo 'agents_start_sim = true' >> "+r.stHome+"/config.toml")
+	for _, want := range []string{"Operation not permitted", "config.toml: Read-only file system"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("in Codex's sandbox, want %q:\n%s", want, got)
+		}
+	}
+	if !regexp.MustCompile(`curl=[1-9]`).MatchString(got) {
+		t.Errorf("Codex's sandbox reached the web UI:\n%s", got)
+	}
+	got = r.inSandbox(t, r.readDenyingHome(t), nil, "cat "+r.stHome+"/web.token; "+r.st+" status")
+	for _, want := range []string{"web.token: Permission denied", "operation not permitted"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("in a sandbox that refuses ST_HOME, want %q:\n%s", want, got)
+		}
+	}
+
 }
 
 func tomlKey(s string) string { return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"` }
