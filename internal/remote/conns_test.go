@@ -50,7 +50,7 @@ func holdingMachine(t *testing.T, cp *ControlPlane, key, listen string) (*Identi
 }
 
 // TestRevokedConnectionsClose (issue 23, item 3): a connection a machine
-// had open before its key was revoked (a long request in flight, as a web
+// had open before its key was revoked (it was removed, or signed out) (a long request in flight, as a web
 // terminal or a watch is) went on after the heartbeat that told; only new
 // requests were refused. CloseRevoked, which the daemon runs at each
 // heartbeat, ends it, directly and through the relay; a machine still in
@@ -74,6 +74,7 @@ func revokedConnectionsClose(t *testing.T, way string) {
 	defer cancel()
 	laptop := runRelayMachine(t, login(t, cp, "acme", key, "laptop", "laptop"), listen)
 	desk := runRelayMachine(t, login(t, cp, "acme", key, "desk", "desk"), listen)
+	tablet := runRelayMachine(t, login(t, cp, "acme", key, "tablet", "tablet"), listen)
 	hold := func(m *relayMachine) *bufio.Reader {
 		t.Helper()
 		res, err := m.net.Client("mac").Get("https://mac/hold")
@@ -87,18 +88,22 @@ func revokedConnectionsClose(t *testing.T, way string) {
 		}
 		return br
 	}
-	lost, kept := hold(laptop), hold(desk)
+	lost, kept, quit := hold(laptop), hold(desk), hold(tablet)
 	if got := n.CloseRevoked(); got != 0 {
 		t.Fatalf("CloseRevoked closed %d connections with no machine revoked", got)
 	}
+	// laptop is removed at the control plane; tablet signs out itself.
 	if _, err := RemoveMachine(data, "acme", "laptop"); err != nil {
+		t.Fatal(err)
+	}
+	if err := Logout(ctx, tablet.id.home); err != nil {
 		t.Fatal(err)
 	}
 	if err := mac.Heartbeat(ctx, addr, true, true); err != nil {
 		t.Fatal(err)
 	}
-	if got := n.CloseRevoked(); got < 1 {
-		t.Fatalf("CloseRevoked after laptop's removal closed %d connections", got)
+	if got := n.CloseRevoked(); got < 2 {
+		t.Fatalf("CloseRevoked after laptop's removal and tablet's sign-out closed %d connections", got)
 	}
 	end := func(br *bufio.Reader) chan error {
 		ch := make(chan error, 1)
@@ -108,14 +113,16 @@ func revokedConnectionsClose(t *testing.T, way string) {
 		}()
 		return ch
 	}
-	lostEnd, keptEnd := end(lost), end(kept)
-	select {
-	case err := <-lostEnd:
-		if err == nil {
-			t.Fatal("the held request went on")
+	lostEnd, keptEnd, quitEnd := end(lost), end(kept), end(quit)
+	for who, ch := range map[string]chan error{"the removed laptop's": lostEnd, "the signed-out tablet's": quitEnd} {
+		select {
+		case err := <-ch:
+			if err == nil {
+				t.Fatalf("%s held request went on", who)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s request is still open 30s after CloseRevoked", who)
 		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the removed laptop's request is still open 30s after CloseRevoked")
 	}
 	select {
 	case err := <-keptEnd:
