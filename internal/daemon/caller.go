@@ -18,8 +18,8 @@ import (
 //     agent) makes it that agent's command; the pane among its parents
 //     (a pane's first process) is the pane it acts as, whatever
 //     $TMUX_PANE it claims;
-//   - a Codex among its parents that runs in a sandbox (any Codex not
-//     started with --dangerously-bypass-approvals-and-sandbox or
+//   - a Codex among its parents that runs in a sandbox (no Codex among
+//     them started with --dangerously-bypass-approvals-and-sandbox or
 //     danger-full-access: st cannot see the sandbox a config.toml picks,
 //     so it fails closed) makes it a sandboxed Codex's command: the only
 //     ones of those that reach the socket are the ones that left the
@@ -28,7 +28,12 @@ import (
 //     the sandbox (no seccomp, no namespace) as children of the codex
 //     binary, with CODEX_THREAD_ID and CODEX_TOOL_CALL_ID set (and
 //     CODEX_SANDBOX_NETWORK_DISABLED=1 in a sandboxed session); its hooks
-//     run there too, without the first two.
+//     run there too, without the first two. Started with no --no-daemon,
+//     Codex runs them from its background server (codex app-server), a
+//     child of the TUI, in the pane. A background server that outlived
+//     its TUI has no pane among its parents: st refuses what it would do
+//     to panes, and codex --no-daemon (as st starts Codex workers) keeps
+//     it from happening.
 //
 // Some requests are a person's to make (internal/authz PersonOnly): the
 // answer to a decision gate, an offer of an agent to another machine,
@@ -247,15 +252,17 @@ func readCaller(p procFS, pid int, extra map[string]string) caller {
 	}
 	c := caller{}
 	cur := me
+	codex, free := false, false
 	for i := 0; i < 64 && cur.pid > 1; i++ {
 		c.chain = append(c.chain, cur.pid)
 		if kind := agentProgram(cur.argv, extra); kind != "" && cur.pid != pid {
 			if c.agent == "" {
 				c.agent, c.agentPID = kind, cur.pid
 			}
-			if kind == "codex" && !codexUnsandboxed(cur.argv) {
-				c.sandboxed = true
-			}
+			// Codex's background server (codex app-server, a child of the
+			// TUI that started it) takes its sandbox from the TUI's flags.
+			codex = codex || kind == "codex"
+			free = free || (kind == "codex" && codexUnsandboxed(cur.argv))
 		}
 		next, err := p.info(cur.ppid)
 		if err != nil {
@@ -263,6 +270,7 @@ func readCaller(p procFS, pid int, extra map[string]string) caller {
 		}
 		cur = next
 	}
+	c.sandboxed = codex && !free
 	env := p.environ(pid)
 	c.mark = agentMark(env)
 	if c.agent == "" && codexEnv(env) {

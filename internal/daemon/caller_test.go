@@ -108,9 +108,13 @@ func TestReadCaller(t *testing.T) {
 		61: {ppid: 60, tty: 2, argv: []string{"/x/vendor/bin/codex", "--no-daemon", "-s", "workspace-write", "-a", "on-request"}},
 		62: {ppid: 61, tty: 2, argv: []string{"/usr/bin/st", "worker", "send", "w1", "x"},
 			env: []string{"CODEX_THREAD_ID=01a2", "CODEX_TOOL_CALL_ID=call_1", "CODEX_SANDBOX_NETWORK_DISABLED=1"}},
-		// A Codex with no sandbox.
+		// A Codex with no sandbox, through its background server.
 		70: {ppid: 50, tty: 3, argv: []string{"/x/codex", "--dangerously-bypass-approvals-and-sandbox"}},
-		71: {ppid: 70, tty: 3, argv: []string{"st", "worker", "send"}, env: []string{"CODEX_THREAD_ID=01a2"}},
+		74: {ppid: 70, tty: 3, argv: []string{"/h/.codex/packages/app-server-daemon/releases/0.171.0/bin/codex", "app-server"}},
+		71: {ppid: 74, tty: 3, argv: []string{"st", "worker", "send"}, env: []string{"CODEX_THREAD_ID=01a2"}},
+		// A sandboxed one, through its background server.
+		75: {ppid: 61, tty: 2, argv: []string{"/h/.codex/packages/app-server-daemon/releases/0.171.0/bin/codex", "app-server"}},
+		76: {ppid: 75, tty: 2, argv: []string{"st", "worker", "send"}, env: []string{"CODEX_THREAD_ID=01a2"}},
 		72: {ppid: 50, tty: 4, argv: []string{"/x/codex", "-c", `sandbox_mode="danger-full-access"`}},
 		73: {ppid: 72, tty: 4, argv: []string{"st", "status"}},
 		// A Codex command that left its parents, and Claude's.
@@ -130,7 +134,8 @@ func TestReadCaller(t *testing.T) {
 		chain     []int
 	}{
 		{"a sandboxed Codex's escalated command", 62, "codex", true, []int{62, 61, 60, 50}},
-		{"a Codex with no sandbox", 71, "codex", false, []int{71, 70, 50}},
+		{"a Codex with no sandbox, through its server", 71, "codex", false, []int{71, 74, 70, 50}},
+		{"a sandboxed Codex, through its server", 76, "codex", true, []int{76, 75, 61, 60, 50}},
 		{"a Codex with danger-full-access", 73, "codex", false, []int{73, 72, 50}},
 		{"a Codex command that left its parents", 80, "", true, []int{80}},
 		{"Claude's Bash tool", 92, "claude", false, []int{92, 91, 90, 50}},
