@@ -1,7 +1,9 @@
 package api
 
 // The daemon's routes on its socket: each takes a POST of its request's
-// JSON and answers its response's JSON, or an Error.
+// JSON and answers its response's JSON, or an Error. Which routes are
+// served, and what each asks of internal/authz, is the socket table in
+// internal/daemon (daemon.SocketRoutes lists it).
 const (
 	RouteStatus        = "/v1/status"     // {} -> StatusInfo
 	RouteShutdown      = "/v1/shutdown"   // {} -> {pid}
@@ -61,41 +63,3 @@ const (
 	PeerRouteGraph    = "graph"    // {} -> []GraphAgent
 	PeerRouteTerm     = "term"     // GET, a websocket: an agent's window (web.ServePeerTerm)
 )
-
-// Routes lists every route of the daemon's API.
-func Routes() []string {
-	return []string{
-		RouteStatus,
-		RouteShutdown,
-		RouteLs,
-		RouteWeb,
-		RouteOrchStart,
-		RouteOrchShow,
-		RouteAcceptRemote,
-		RouteRemoteReload,
-		RouteRemoteRoutes,
-		RouteWorkerStart,
-		RouteWorkerWait,
-		RouteWorkerDone,
-		RouteWorkerRead,
-		RouteWorkerSend,
-		RouteWorkerStop,
-		RouteWorkerRename,
-		RouteWorkerRelease,
-		RouteWorkerAdopt,
-		RouteWorkerOffer,
-		RouteWorkerDiff,
-		RouteWorkerMerge,
-		RouteWorkerPick,
-		RouteWorkerFan,
-		RouteWorkerList,
-		RouteTaskCreate,
-		RouteTaskList,
-		RouteTaskCancel,
-		RouteGateAsk,
-		RouteGateWait,
-		RouteGateAnswer,
-		RouteGateList,
-		RouteHook,
-	}
-}

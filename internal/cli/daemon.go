@@ -75,6 +75,11 @@ st down --at-login removes it.`}
 }
 
 func runUp(ctx context.Context, env *Env, o upOptions) error {
+	if o.AtLogin {
+		if err := refuseCodexTool(env, "st up --at-login"); err != nil {
+			return err
+		}
+	}
 	s, _, err := ensureUp(ctx, env)
 	if err != nil {
 		return err
@@ -84,6 +89,21 @@ func runUp(ctx context.Context, env *Env, o upOptions) error {
 		return installAtLogin(env, runtime.GOOS)
 	}
 	return nil
+}
+
+// refuseCodexTool refuses what writes outside Codex's sandbox for a
+// command Codex runs for its model: st's rule lets st's commands out of
+// the sandbox (internal/plugin), and a sandboxed Codex must gain nothing
+// through st that its sandbox refuses (internal/authz). Codex sets
+// CODEX_THREAD_ID and CODEX_TOOL_CALL_ID for those commands (measured
+// with Codex 0.171.0), and its model cannot unset them in a command the
+// rule lets out (a command with env or a redirection is not one).
+func refuseCodexTool(env *Env, what string) error {
+	if env.Getenv("CODEX_THREAD_ID") == "" && env.Getenv("CODEX_TOOL_CALL_ID") == "" {
+		return nil
+	}
+	return &api.Error{Kind: "forbidden", Message: "refused: " + what + " changes the login service, which is a person's to do, and this command came from Codex's tool",
+		Hint: "a person runs it from a shell that is not an agent's pane"}
 }
 
 // loginService is the login service of this st, for goos.
@@ -282,6 +302,9 @@ func newDownCmd(env *Env, runF runFunc[downOptions]) *cobra.Command {
 
 func runDown(ctx context.Context, env *Env, o downOptions) error {
 	if o.AtLogin {
+		if err := refuseCodexTool(env, "st down --at-login"); err != nil {
+			return err
+		}
 		if err := removeAtLogin(env, runtime.GOOS); err != nil {
 			return err
 		}

@@ -150,11 +150,15 @@ const (
 	fzCoord  = "%1"
 	fzWorker = "%2"
 	fzShell  = "%9"
+	// alpha's worker here, and its run.
+	fzAlphas   = "%3"
+	fzAlphaRun = "run-0a1fa0"
 )
 
-// newFuzzServer makes the daemon's server over a Manager that finds one
-// run on disk: coordinator %1 with worker %2 "w1" (idle), and a plain
-// shell %9, all in session $0 in folder dir.
+// newFuzzServer makes the daemon's server over a Manager that finds two
+// runs on disk: coordinator %1 with worker %2 "w1" (idle), and a plain
+// shell %9, all in session $0 in folder dir; and machine alpha's worker
+// %3 "w3" (idle) in session $1.
 func newFuzzServer(t *testing.T, dir string) (*server, func()) {
 	// ST_HOME one level down in a folder of its own, so that a write
 	// through ../ lands where checkNothingEscaped sees it.
@@ -166,6 +170,13 @@ func newFuzzServer(t *testing.T, dir string) (*server, func()) {
 	if err := store.WriteJSON(filepath.Join(home, "orch", fzRun, "run.json"), &r, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// A worker here of machine alpha's coordinator (the peer fuzz's caller).
+	ra := orch.Run{ID: fzAlphaRun, Objective: "alpha's", Coordinator: "alpha/%0", CoordinatorMachine: "alpha", Created: now,
+		Workers: []*orch.Worker{{ID: fzAlphas, Name: "w3", Agent: "sim", Parent: "alpha/%0", Level: 1, State: orch.Idle,
+			Since: now, Task: filepath.Join(dir, "t.md"), Cwd: dir, Window: "@3", Session: "$1", StartedAt: now, Ref: "0123456789abcdef"}}}
+	if err := store.WriteJSON(filepath.Join(home, "orch", fzAlphaRun, "run.json"), &ra, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	fs := &fakeServer{panes: []*fakePane{
 		{id: fzCoord, window: "@1", index: "0", session: "$0", sessName: "main", winName: "coord", cmd: "sh", path: dir, pid: "1",
 			opts: map[string]string{"@st_run": fzRun, "@st_role": "coordinator"}},
@@ -173,6 +184,8 @@ func newFuzzServer(t *testing.T, dir string) (*server, func()) {
 			opts: map[string]string{"@st_run": fzRun, "@st_role": "worker", "@st_parent": fzCoord, "@st_name": "w1", "@st_agent": "sim"}},
 		{id: fzShell, window: "@9", index: "2", session: "$0", sessName: "main", winName: "sh", cmd: "sh", path: dir, pid: "9",
 			opts: map[string]string{}},
+		{id: fzAlphas, window: "@3", index: "0", session: "$1", sessName: "st-remote", winName: "w3", cmd: "st", path: dir, pid: "3",
+			opts: map[string]string{"@st_run": fzAlphaRun, "@st_role": "worker", "@st_parent": "alpha/%0", "@st_name": "w3", "@st_agent": "sim"}},
 	}}
 	tm := tmux.NewWithRunner(filepath.Join(dir, "fake.sock"), fs)
 	fakes.Store(tm, fs)
@@ -186,16 +199,14 @@ func newFuzzServer(t *testing.T, dir string) (*server, func()) {
 	return s, mgr.Close
 }
 
-// apiRoutes are the daemon's routes, in a fixed order for the fuzzer's
-// route index (TestAPIRoutesAreAllFuzzed keeps it in step with s.routes).
+// apiRoutes are the routes of the socket table that FuzzAPI sends to,
+// sorted: the fuzzer's corpus names a route by its index here.
 func apiRoutes(t testing.TB) []string {
-	routes := []string{
-		"/v1/status", "/v1/shutdown", "/v1/ls", "/v1/web", "/v1/orch/start", "/v1/orch/show",
-		"/v1/worker/start", "/v1/worker/wait", "/v1/worker/done", "/v1/worker/read", "/v1/worker/send",
-		"/v1/worker/stop", "/v1/worker/rename", "/v1/worker/release", "/v1/worker/adopt", "/v1/worker/diff",
-		"/v1/worker/merge", "/v1/worker/pick", "/v1/worker/fan", "/v1/worker/list", "/v1/task/create",
-		"/v1/task/list", "/v1/task/cancel", "/v1/gate/ask", "/v1/gate/wait", "/v1/gate/answer",
-		"/v1/gate/list", "/v1/hook", "/v1/worker/offer",
+	var routes []string
+	for _, r := range SocketRoutes() {
+		if notFuzzed[r.Path] == "" {
+			routes = append(routes, r.Path)
+		}
 	}
 	sort.Strings(routes)
 	return routes
@@ -237,7 +248,7 @@ func serveOne(t *testing.T, h http.Handler, route string, body []byte, tmuxHdr s
 		if !json.Valid(rec.Body.Bytes()) {
 			t.Fatalf("POST %s %q: 200 with a body that is not JSON: %q", route, body, rec.Body.String())
 		}
-	case http.StatusBadRequest, http.StatusUnprocessableEntity:
+	case http.StatusBadRequest, http.StatusUnprocessableEntity, http.StatusForbidden:
 		var e orch.Error
 		if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Message == "" || e.Kind == "" {
 			t.Fatalf("POST %s %q: %d with %q, want a JSON error with kind and message", route, body, rec.Code, rec.Body.String())
@@ -314,38 +325,39 @@ var notFuzzed = map[string]string{
 	"/v1/remote/routes":      "reads no input: it connects to the account's machines to say how each is reached (tests/machines)",
 }
 
-// TestAPIRoutesAreAllFuzzed keeps apiRoutes in step with the daemon's
-// handler table: a route added to it, and neither fuzzed nor listed in
-// notFuzzed, fails here. The table is read from the package's source,
-// since it is a map local to routes().
-func TestAPIRoutesAreAllFuzzed(t *testing.T) {
-	served := map[string]bool{}
-	for _, r := range api.Routes() {
-		served[r] = true
-	}
-	fuzzed := map[string]bool{}
-	for _, r := range apiRoutes(t) {
-		fuzzed[r] = true
-		if !served[r] {
-			t.Errorf("apiRoutes has %s, which is not a route of the API", r)
-		}
-	}
-	for r := range served {
-		if !fuzzed[r] && notFuzzed[r] == "" {
-			t.Errorf("the API has %s, which FuzzAPI does not send to: add it to apiRoutes (or to notFuzzed, saying why)", r)
-		}
-	}
-	// And the handler really serves what apiRoutes names.
+// TestSocketTableIsServed: the mux serves every row of the socket table
+// and nothing else, each path once; FuzzAPI sends to every route but the
+// few notFuzzed says why it leaves out.
+func TestSocketTableIsServed(t *testing.T) {
 	s, closeMgr := newFuzzServer(t, t.TempDir())
 	defer closeMgr()
 	mux, ok := s.routes().(*http.ServeMux)
 	if !ok {
 		t.Fatalf("routes is not a ServeMux")
 	}
-	for _, r := range api.Routes() {
-		if _, pattern := mux.Handler(httptest.NewRequest(http.MethodPost, r, nil)); pattern != r {
-			t.Errorf("route %s of the API is not served (pattern %q)", r, pattern)
+	seen := map[string]bool{}
+	for _, r := range SocketRoutes() {
+		if seen[r.Path] {
+			t.Errorf("the socket table has %s twice", r.Path)
 		}
+		seen[r.Path] = true
+		if len(r.Actions) == 0 {
+			t.Errorf("route %s asks authz about nothing", r.Path)
+		}
+		if _, pattern := mux.Handler(httptest.NewRequest(http.MethodPost, r.Path, nil)); pattern != r.Path {
+			t.Errorf("route %s of the table is not served (pattern %q)", r.Path, pattern)
+		}
+	}
+	for r := range notFuzzed {
+		if !seen[r] {
+			t.Errorf("notFuzzed names %s, which is not a route", r)
+		}
+	}
+	if _, pattern := mux.Handler(httptest.NewRequest(http.MethodPost, "/v1/nosuch", nil)); pattern != "" {
+		t.Errorf("a path with no row is served (pattern %q)", pattern)
+	}
+	if n := len(apiRoutes(t)) + len(notFuzzed); n != len(SocketRoutes()) {
+		t.Errorf("FuzzAPI sends to %d routes and leaves out %d, of %d", len(apiRoutes(t)), len(notFuzzed), len(SocketRoutes()))
 	}
 }
 

@@ -9,12 +9,36 @@ import (
 	"strings"
 )
 
-// Some requests are a person's to make: the answer to a decision gate
-// (a question only a person should answer), an offer of an agent to
-// another machine, and turning accept-remote on. The agents run shell
-// commands as the same user, so the socket's owner check does not tell a
-// person from an agent; the caller's processes do. The daemon knows the
-// caller's pid from the socket (SO_PEERCRED) and reads /proc:
+// Who asked, on the socket. The agents run shell commands as the same
+// user, so the socket's owner check does not tell a person from an agent;
+// the caller's processes do. The daemon knows the caller's pid from the
+// socket (SO_PEERCRED) and reads /proc (readCaller):
+//
+//   - an agent among the caller's parents (claude, codex, st's simulated
+//     agent) makes it that agent's command; the pane among its parents
+//     (a pane's first process) is the pane it acts as, whatever
+//     $TMUX_PANE it claims;
+//   - a Codex among its parents that runs in a sandbox (no Codex among
+//     them started with --dangerously-bypass-approvals-and-sandbox or
+//     danger-full-access: st cannot see the sandbox a config.toml picks,
+//     so it fails closed) makes it a sandboxed Codex's command: the only
+//     ones of those that reach the socket are the ones that left the
+//     sandbox (escalated, or let out by st's rule). Measured with Codex
+//     0.171.0: an escalated command and one the rule lets out run outside
+//     the sandbox (no seccomp, no namespace) as children of the codex
+//     binary, with CODEX_THREAD_ID and CODEX_TOOL_CALL_ID set (and
+//     CODEX_SANDBOX_NETWORK_DISABLED=1 in a sandboxed session); its hooks
+//     run there too, without the first two. Started with no --no-daemon,
+//     Codex runs them from its background server (codex app-server), a
+//     child of the TUI, in the pane. A background server that outlived
+//     its TUI has no pane among its parents: st refuses what it would do
+//     to panes, and codex --no-daemon (as st starts Codex workers) keeps
+//     it from happening.
+//
+// Some requests are a person's to make (internal/authz PersonOnly): the
+// answer to a decision gate, an offer of an agent to another machine,
+// turning accept-remote on, seeing the web UI's token. For those the
+// caller must also pass callerCheck:
 //
 //   - a caller that descends from an agent process (claude, codex, st's
 //     simulated agent) is an agent's command;
@@ -29,7 +53,7 @@ import (
 //
 // An agent that drives tmux itself (a new window, keys typed into a
 // person's shell) is not caught here; the guard (st's PreToolUse hook)
-// is that boundary.
+// is a rail against it, and a sandbox the boundary.
 
 // procInfo is what /proc tells of one process.
 type procInfo struct {
@@ -130,7 +154,7 @@ func agentMark(env []string) string {
 		switch {
 		case k == "CLAUDECODE" && v != "" && v != "0":
 			return kv
-		case k == "CODEX_MANAGED_BY_NPM", strings.HasPrefix(k, "CODEX_SANDBOX"):
+		case k == "CODEX_MANAGED_BY_NPM", strings.HasPrefix(k, "CODEX_SANDBOX"), k == "CODEX_THREAD_ID", k == "CODEX_TOOL_CALL_ID":
 			return kv
 		}
 	}
@@ -191,4 +215,100 @@ func callerCheck(p procFS, pid, panePID int, extra map[string]string) string {
 		return "it left its parents and its terminal (a detached process)"
 	}
 	return ""
+}
+
+// caller is what /proc tells of the process that asked.
+type caller struct {
+	chain    []int  // its pid, then its parents' up to the first process
+	agent    string // the agent among its parents: claude, codex, sim ("" for none)
+	agentPID int
+	// sandboxed: the agent is a Codex that runs in a sandbox (see above).
+	sandboxed bool
+	mark      string // an agent's environment variable it carries
+	err       string // /proc could not be read
+}
+
+// why says how st told that the caller is an agent's.
+func (c caller) why() string {
+	switch {
+	case c.err != "":
+		return c.err
+	case c.agent != "":
+		return fmt.Sprintf("it was run by an agent (%s, pid %d)", c.agent, c.agentPID)
+	case c.mark != "":
+		return fmt.Sprintf("it carries an agent's environment (%s)", strings.SplitN(c.mark, "=", 2)[0])
+	}
+	return ""
+}
+
+// readCaller reads the caller pid's parents and environment.
+func readCaller(p procFS, pid int, extra map[string]string) caller {
+	if pid <= 0 {
+		return caller{err: "st could not tell which process asked"}
+	}
+	me, err := p.info(pid)
+	if err != nil {
+		return caller{err: "st could not read the asking process"}
+	}
+	c := caller{}
+	cur := me
+	codex, free := false, false
+	for i := 0; i < 64 && cur.pid > 1; i++ {
+		c.chain = append(c.chain, cur.pid)
+		if kind := agentProgram(cur.argv, extra); kind != "" && cur.pid != pid {
+			if c.agent == "" {
+				c.agent, c.agentPID = kind, cur.pid
+			}
+			// Codex's background server (codex app-server, a child of the
+			// TUI that started it) takes its sandbox from the TUI's flags.
+			codex = codex || kind == "codex"
+			free = free || (kind == "codex" && codexUnsandboxed(cur.argv))
+		}
+		next, err := p.info(cur.ppid)
+		if err != nil {
+			break
+		}
+		cur = next
+	}
+	c.sandboxed = codex && !free
+	env := p.environ(pid)
+	c.mark = agentMark(env)
+	if c.agent == "" && codexEnv(env) {
+		c.sandboxed = true // Codex's command, but its Codex is not among its parents: fail closed
+	}
+	return c
+}
+
+// codexEnv reports whether env carries what Codex sets for its commands.
+func codexEnv(env []string) bool {
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if k == "CODEX_MANAGED_BY_NPM" || k == "CODEX_THREAD_ID" || k == "CODEX_TOOL_CALL_ID" || strings.HasPrefix(k, "CODEX_SANDBOX") {
+			return true
+		}
+	}
+	return false
+}
+
+// codexUnsandboxed reports whether a Codex process was started with no
+// sandbox: --dangerously-bypass-approvals-and-sandbox (--yolo), or the
+// danger-full-access sandbox by -s, --sandbox or -c sandbox_mode.
+func codexUnsandboxed(argv []string) bool {
+	for i, a := range argv {
+		next := ""
+		if i+1 < len(argv) {
+			next = argv[i+1]
+		}
+		switch {
+		case a == "--dangerously-bypass-approvals-and-sandbox", a == "--yolo":
+			return true
+		case (a == "-s" || a == "--sandbox") && next == "danger-full-access",
+			a == "--sandbox=danger-full-access", a == "-sdanger-full-access":
+			return true
+		case (a == "-c" || a == "--config") && strings.HasPrefix(strings.TrimSpace(next), "sandbox_mode") &&
+			strings.Contains(next, "danger-full-access"):
+			return true
+		}
+	}
+	return false
 }

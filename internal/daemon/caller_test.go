@@ -94,3 +94,62 @@ func TestCallerCheck(t *testing.T) {
 		t.Errorf("a configured agent program: %q", got)
 	}
 }
+
+// TestReadCaller (issue 23): who asked, for internal/authz. The agent
+// among a caller's parents, and whether it is a Codex in a sandbox (any
+// Codex not started without one: st cannot see a config.toml's choice, so
+// it fails closed), and the parents a pane is found among.
+func TestReadCaller(t *testing.T) {
+	p := fakeProcFS(t, map[int]fakeProcess{
+		1:  {argv: []string{"/sbin/init"}},
+		50: {ppid: 1, argv: []string{"tmux"}},
+		// A Codex in its default sandbox, its launcher and binary.
+		60: {ppid: 50, tty: 2, argv: []string{"node", "/x/node_modules/.bin/codex", "--no-daemon", "-s", "workspace-write", "-a", "on-request"}},
+		61: {ppid: 60, tty: 2, argv: []string{"/x/vendor/bin/codex", "--no-daemon", "-s", "workspace-write", "-a", "on-request"}},
+		62: {ppid: 61, tty: 2, argv: []string{"/usr/bin/st", "worker", "send", "w1", "x"},
+			env: []string{"CODEX_THREAD_ID=01a2", "CODEX_TOOL_CALL_ID=call_1", "CODEX_SANDBOX_NETWORK_DISABLED=1"}},
+		// A Codex with no sandbox, through its background server.
+		70: {ppid: 50, tty: 3, argv: []string{"/x/codex", "--dangerously-bypass-approvals-and-sandbox"}},
+		74: {ppid: 70, tty: 3, argv: []string{"/h/.codex/packages/app-server-daemon/releases/0.171.0/bin/codex", "app-server"}},
+		71: {ppid: 74, tty: 3, argv: []string{"st", "worker", "send"}, env: []string{"CODEX_THREAD_ID=01a2"}},
+		// A sandboxed one, through its background server.
+		75: {ppid: 61, tty: 2, argv: []string{"/h/.codex/packages/app-server-daemon/releases/0.171.0/bin/codex", "app-server"}},
+		76: {ppid: 75, tty: 2, argv: []string{"st", "worker", "send"}, env: []string{"CODEX_THREAD_ID=01a2"}},
+		72: {ppid: 50, tty: 4, argv: []string{"/x/codex", "-c", `sandbox_mode="danger-full-access"`}},
+		73: {ppid: 72, tty: 4, argv: []string{"st", "status"}},
+		// A Codex command that left its parents, and Claude's.
+		80: {ppid: 1, argv: []string{"st", "worker", "send"}, env: []string{"CODEX_TOOL_CALL_ID=call_2"}},
+		90: {ppid: 50, tty: 5, argv: []string{"claude"}},
+		91: {ppid: 90, tty: 5, argv: []string{"bash", "-c", "st worker send w1 x"}},
+		92: {ppid: 91, tty: 5, argv: []string{"st", "worker", "send", "w1", "x"}, env: []string{"CLAUDECODE=1"}},
+		// A person at a shell.
+		40: {ppid: 50, tty: 1, argv: []string{"-bash"}},
+		41: {ppid: 40, tty: 1, argv: []string{"st", "worker", "send"}},
+	})
+	for _, c := range []struct {
+		name      string
+		pid       int
+		agent     string
+		sandboxed bool
+		chain     []int
+	}{
+		{"a sandboxed Codex's escalated command", 62, "codex", true, []int{62, 61, 60, 50}},
+		{"a Codex with no sandbox, through its server", 71, "codex", false, []int{71, 74, 70, 50}},
+		{"a sandboxed Codex, through its server", 76, "codex", true, []int{76, 75, 61, 60, 50}},
+		{"a Codex with danger-full-access", 73, "codex", false, []int{73, 72, 50}},
+		{"a Codex command that left its parents", 80, "", true, []int{80}},
+		{"Claude's Bash tool", 92, "claude", false, []int{92, 91, 90, 50}},
+		{"a person", 41, "", false, []int{41, 40, 50}},
+	} {
+		got := readCaller(p, c.pid, nil)
+		if got.agent != c.agent || got.sandboxed != c.sandboxed || fmt.Sprint(got.chain) != fmt.Sprint(c.chain) {
+			t.Errorf("%s: %+v, want agent %q sandboxed %v chain %v", c.name, got, c.agent, c.sandboxed, c.chain)
+		}
+	}
+	if got := readCaller(p, 0, nil); got.err == "" {
+		t.Error("no pid: no error")
+	}
+	if got := readCaller(p, 999, nil); got.err == "" {
+		t.Error("a gone pid: no error")
+	}
+}

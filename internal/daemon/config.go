@@ -50,6 +50,24 @@ type Config struct {
 	// PeerRetry is how often st tries again to tell an unreachable
 	// machine that a coordinator moved (1m unless set; ST_PEER_RETRY).
 	PeerRetry Duration `toml:"peer_retry"`
+	// AgentsStartSim lets agents start the sim agent (a test program that
+	// runs any command its task names), which st otherwise starts only
+	// for a person (ST_AGENTS_START_SIM=1; internal/authz).
+	AgentsStartSim bool `toml:"agents_start_sim"`
+}
+
+// agentsStartSim takes ST_AGENTS_START_SIM ("" leaves config.toml's).
+func (c *Config) agentsStartSim(v string) error {
+	switch v {
+	case "":
+	case "1", "true":
+		c.AgentsStartSim = true
+	case "0", "false":
+		c.AgentsStartSim = false
+	default:
+		return fmt.Errorf("ST_AGENTS_START_SIM=%q: use 1 to let agents start the sim agent, or 0", v)
+	}
+	return nil
 }
 
 // Duration is a time.Duration written as "10s" in config.toml.
@@ -115,6 +133,9 @@ func LoadConfig(home string, getenv func(string) string) (Config, error) {
 	}
 	if v := getenv("ST_WEB_HOSTS"); v != "" {
 		c.WebHosts = strings.Split(v, ",")
+	}
+	if err := c.agentsStartSim(getenv("ST_AGENTS_START_SIM")); err != nil {
+		return c, err
 	}
 	if v := getenv("ST_PEER_LISTEN"); v != "" {
 		c.PeerListen = v

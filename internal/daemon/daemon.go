@@ -15,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -75,7 +74,7 @@ func Run(ctx context.Context, o Options) error {
 	var mgr *orch.Manager
 	mgr, err = orch.NewManager(ctx, orch.Config{Home: o.Home, STBin: o.STBin, Tmux: tm, Log: o.Log,
 		OnGate: func(g orch.Gate) { pushGate(ctx, cfg.PushURL, cfg.PushAnswerURL, mgr, g, o.Log) },
-		Peers:  pn, PeerRetry: cfg.PeerRetry.Duration, Events: events})
+		Peers:  pn, PeerRetry: cfg.PeerRetry.Duration, Events: events, SimForAgents: cfg.AgentsStartSim})
 	if err != nil {
 		ln.Close()
 		return err
@@ -182,22 +181,15 @@ func peerCheck(ctx context.Context, c net.Conn) context.Context {
 	return context.WithValue(ctx, ctxKey{}, p)
 }
 
-// personOnly refuses a request that an agent made: what only a person may
-// do (see caller.go). pane is the request's $TMUX_PANE.
-func (s *server) personOnly(ctx context.Context, r *http.Request, pane, what string) error {
-	p, _ := r.Context().Value(ctxKey{}).(peer)
-	panePID := 0
-	if tmux.ValidPaneID(pane) {
-		if tp, err := s.tmux.Pane(ctx, pane); err == nil {
-			panePID = tp.PID
-		}
+// panePID is the pid of the first process of pane (0 for none).
+func (s *server) panePID(ctx context.Context, pane string) int {
+	if !tmux.ValidPaneID(pane) {
+		return 0
 	}
-	why := callerCheck(s.proc, p.pid, panePID, map[string]string{"claude": os.Getenv("ST_CLAUDE_BIN"), "codex": os.Getenv("ST_CODEX_BIN")})
-	if why == "" {
-		return nil
+	if tp, err := s.tmux.Pane(ctx, pane); err == nil {
+		return tp.PID
 	}
-	return &orch.Error{Kind: "forbidden", Message: fmt.Sprintf("refused: %s is a person's to do, and this request came from an agent: %s", what, why),
-		Hint: "a person does it from a shell that is not an agent's pane, or in the web UI (st web)"}
+	return 0
 }
 
 type server struct {
@@ -210,119 +202,12 @@ type server struct {
 	proc   procFS // where callers' processes are read (/proc)
 }
 
-type handler func(ctx context.Context, r *http.Request, body []byte) (any, error)
-
-// call makes a handler of an operation that takes one decoded request.
-func call[T, R any](op func(context.Context, T) (R, error)) handler {
-	return func(ctx context.Context, r *http.Request, b []byte) (any, error) {
-		req, err := decode[T](b)
-		if err != nil {
-			return nil, err
-		}
-		return op(ctx, req)
-	}
-}
-
 func decode[T any](body []byte) (T, error) {
 	var v T
 	if err := json.Unmarshal(body, &v); err != nil {
 		return v, &orch.Error{Kind: orch.KindUsage, Message: "bad request: " + err.Error()}
 	}
 	return v, nil
-}
-
-// routes is st's local API: one handler per route of internal/api.
-func (s *server) routes() http.Handler {
-	mux := http.NewServeMux()
-	for _, group := range []map[string]handler{s.infoRoutes(), s.workerRoutes(), s.personRoutes()} {
-		for path, fn := range group {
-			s.mount(mux, path, fn)
-		}
-	}
-	return mux
-}
-
-// mount serves fn at path: to the user who runs st only, by POST, and,
-// for a command that acts for a pane, from a pane of st's tmux server.
-func (s *server) mount(mux *http.ServeMux, path string, fn handler) {
-	needsPane := path != api.RouteStatus && path != api.RouteShutdown && path != api.RouteLs && path != api.RouteHook && path != api.RouteWeb &&
-		!strings.HasPrefix(path, "/v1/gate/") && !strings.HasPrefix(path, "/v1/remote/") && path != api.RouteAcceptRemote
-	mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
-		if p, _ := r.Context().Value(ctxKey{}).(peer); !p.owner {
-			writeErr(w, &orch.Error{Kind: "forbidden", Message: "st's socket answers only the user who runs st"}, http.StatusForbidden)
-			return
-		}
-		if r.Method != http.MethodPost {
-			writeErr(w, &orch.Error{Kind: orch.KindUsage, Message: "use POST"}, http.StatusMethodNotAllowed)
-			return
-		}
-		if needsPane && !s.sameServer(r) {
-			writeErr(w, &orch.Error{Kind: orch.KindUsage,
-				Message: fmt.Sprintf("this command came from a pane of the tmux server %s, but st drives %s", r.Header.Get(api.TmuxHeader), s.tmux.Socket()),
-				Hint:    "run it in a pane of " + s.tmux.Socket() + ", or run an st for that server with its own ST_HOME"}, http.StatusBadRequest)
-			return
-		}
-		answer(w, r, func(body []byte) (any, error) {
-			v, err := fn(r.Context(), r, body)
-			if path != api.RouteHook {
-				// What st answers is on disk (a hook's own change already is).
-				s.mgr.Sync()
-			}
-			return v, err
-		})
-	})
-}
-
-// infoRoutes are st's own: its status, its end, its panes, its web UI,
-// the hooks.
-func (s *server) infoRoutes() map[string]handler {
-	return map[string]handler{
-		api.RouteStatus:       s.status,
-		api.RouteShutdown:     s.shutdown,
-		api.RouteLs:           s.ls,
-		api.RouteWeb:          s.webURL,
-		api.RouteRemoteReload: s.remoteReload,
-		api.RouteRemoteRoutes: s.remoteRoutes,
-		api.RouteHook:         s.hook,
-	}
-}
-
-// workerRoutes are the orchestration's: runs, workers, tasks, gates.
-func (s *server) workerRoutes() map[string]handler {
-	return map[string]handler{
-		api.RouteOrchStart:     call(s.mgr.StartRun),
-		api.RouteOrchShow:      s.orchShow,
-		api.RouteWorkerStart:   call(s.mgr.StartWorker),
-		api.RouteWorkerWait:    call(s.mgr.Wait),
-		api.RouteWorkerDone:    call(s.mgr.Done),
-		api.RouteWorkerRead:    call(s.mgr.Read),
-		api.RouteWorkerSend:    call(s.mgr.Send),
-		api.RouteWorkerStop:    call(s.mgr.Stop),
-		api.RouteWorkerRename:  call(s.mgr.Rename),
-		api.RouteWorkerRelease: call(s.mgr.Release),
-		api.RouteWorkerAdopt:   call(s.mgr.Adopt),
-		api.RouteWorkerDiff:    call(s.mgr.Diff),
-		api.RouteWorkerMerge:   call(s.mgr.Merge),
-		api.RouteWorkerPick:    call(s.mgr.Pick),
-		api.RouteWorkerFan:     call(s.mgr.Fan),
-		api.RouteWorkerList:    call(s.mgr.List),
-		api.RouteTaskCreate:    call(s.mgr.CreateTask),
-		api.RouteTaskList:      call(s.mgr.ListTasks),
-		api.RouteTaskCancel:    call(s.mgr.CancelTask),
-		api.RouteGateAsk:       call(s.mgr.AskGate),
-		api.RouteGateWait:      call(s.mgr.WaitGate),
-		api.RouteGateList:      s.gateList,
-	}
-}
-
-// personRoutes are what only a person may ask for (caller.go): a gate's
-// answer, an offer to another machine, accept-remote on.
-func (s *server) personRoutes() map[string]handler {
-	return map[string]handler{
-		api.RouteGateAnswer:   s.gateAnswer,
-		api.RouteWorkerOffer:  s.offer,
-		api.RouteAcceptRemote: s.acceptRemote,
-	}
 }
 
 func (s *server) status(ctx context.Context, r *http.Request, b []byte) (any, error) {
@@ -396,35 +281,14 @@ func (s *server) gateAnswer(ctx context.Context, r *http.Request, b []byte) (any
 	if err != nil {
 		return nil, err
 	}
-	if err := s.personOnly(ctx, r, req.Pane, "answering a decision gate"); err != nil {
-		return nil, err
-	}
-	req.By = "cli"
+	req.By = "cli" // a person's: the socket asked authz
 	return s.mgr.AnswerGate(ctx, req)
-}
-
-func (s *server) offer(ctx context.Context, r *http.Request, b []byte) (any, error) {
-	req, err := decode[orch.OfferRequest](b)
-	if err != nil {
-		return nil, err
-	}
-	if !req.Withdraw {
-		if err := s.personOnly(ctx, r, req.Pane, "offering an agent to another machine"); err != nil {
-			return nil, err
-		}
-	}
-	return s.mgr.Offer(ctx, req)
 }
 
 func (s *server) acceptRemote(ctx context.Context, r *http.Request, b []byte) (any, error) {
 	req, err := decode[api.AcceptRemoteRequest](b)
 	if err != nil {
 		return nil, err
-	}
-	if req.On != nil && *req.On {
-		if err := s.personOnly(ctx, r, req.Pane, "letting other machines start agents here (accept-remote on)"); err != nil {
-			return nil, err
-		}
 	}
 	return s.peers.acceptRemote(ctx, req)
 }
@@ -456,6 +320,11 @@ func answer(w http.ResponseWriter, r *http.Request, fn func(body []byte) (any, e
 	}
 	res, err := fn(body)
 	if err != nil {
+		var fb forbidden
+		if errors.As(err, &fb) {
+			writeErr(w, fb.e, http.StatusForbidden)
+			return
+		}
 		var oe *orch.Error
 		if !errors.As(err, &oe) {
 			oe = &orch.Error{Kind: orch.KindInternal, Message: err.Error()}

@@ -16,6 +16,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/authz"
 	"github.com/sophonz/st/internal/orch"
 	"github.com/sophonz/st/internal/plain"
 	"github.com/sophonz/st/internal/remote"
@@ -168,14 +169,22 @@ func (p *peerNet) run(ctx context.Context) {
 
 func (p *peerNet) beat(ctx context.Context, online bool) {
 	p.mu.Lock()
-	id, addr, srv := p.id, p.addr, p.srv
+	id, addr, srv, n := p.id, p.addr, p.srv, p.net
 	p.mu.Unlock()
 	if id == nil || srv == nil || p.mgr == nil {
 		return
 	}
 	c, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if err := id.Heartbeat(c, addr, p.mgr.AcceptRemote(), online); err != nil {
+	err := id.Heartbeat(c, addr, p.mgr.AcceptRemote(), online)
+	// The heartbeat brings the revoked keys: a machine that signed out or
+	// was removed loses its open connections here now (remote.Net), not
+	// only its next request. Also when the control plane did not answer:
+	// the list kept from before still holds.
+	if k := n.CloseRevoked(); k > 0 {
+		p.logf("closed %d connections of machines that signed out or were removed from the account", k)
+	}
+	if err != nil {
 		p.logf("heartbeat: %v", err)
 		return
 	}
@@ -336,51 +345,117 @@ func knownKind(k string) bool {
 	return false
 }
 
-// routes is the peer API: what another machine of the account may ask.
+// The peer API is this table: what another machine of the account may
+// ask, what each route asks of internal/authz, and its handler. The mux
+// is built from it, and PeerRoutes (the fuzz test's list, the matrix
+// test's rows) reads it. The terminal (GET, a websocket) is a row too.
+type peerRoute struct {
+	name   string
+	method string
+	action authz.Action
+	h      peerHandler // nil for the terminal (serveTerm)
+}
+
+// peerOp is a handler of read, send, stop, rename or release.
+func peerOp(name string) peerHandler {
+	return peerCall(func(m *orch.Manager, ctx context.Context, from string, req orch.PeerOp) (*orch.WorkerView, error) {
+		return m.PeerOp(ctx, from, name, req)
+	})
+}
+
+// peerTable is the peer API. Handlers take the manager when a request
+// comes (it is set after the listener starts), hence method expressions.
+var peerTable = []peerRoute{
+	{api.PeerRouteStart, http.MethodPost, authz.Start, peerCall((*orch.Manager).PeerStart)},
+	{api.PeerRouteWatch, http.MethodPost, authz.Watch, peerCall((*orch.Manager).PeerWatch)},
+	{api.PeerRouteAdopt, http.MethodPost, authz.Adopt, peerCall((*orch.Manager).PeerAdopt)},
+	{api.PeerRouteReparent, http.MethodPost, authz.Reparent, peerCall((*orch.Manager).PeerReparent)},
+	{api.PeerRoutePane, http.MethodPost, authz.FindCoordinator, peerCall((*orch.Manager).PeerPane)},
+	{api.PeerRouteGraph, http.MethodPost, authz.SeeAgents, graphOf},
+	{api.PeerRouteRead, http.MethodPost, authz.ReadScreen, peerOp(api.PeerRouteRead)},
+	{api.PeerRouteSend, http.MethodPost, authz.Send, peerOp(api.PeerRouteSend)},
+	{api.PeerRouteStop, http.MethodPost, authz.Stop, peerOp(api.PeerRouteStop)},
+	{api.PeerRouteRename, http.MethodPost, authz.Rename, peerOp(api.PeerRouteRename)},
+	{api.PeerRouteRelease, http.MethodPost, authz.Release, peerOp(api.PeerRouteRelease)},
+	{api.PeerRouteTerm, http.MethodGet, authz.OpenTerminal, nil},
+}
+
+// PeerRoutes lists the peer API's routes, from its table.
+func PeerRoutes() []authz.Route {
+	out := make([]authz.Route, 0, len(peerTable))
+	for _, rt := range peerTable {
+		acts := []authz.Action{rt.action}
+		if rt.name == api.PeerRouteTerm {
+			acts = append(acts, authz.TypeTerminal)
+		}
+		out = append(out, authz.Route{Surface: "peer", Method: rt.method, Path: api.PeerPrefix + rt.name, Actions: acts, Actor: authz.Machine})
+	}
+	return out
+}
+
+// peerActor is who calls the peer API: the machine its certificate
+// proves (checked against the revoked keys on every request), or, with
+// none valid, anyone on the network.
+func peerActor(tr remote.Transport, r *http.Request) authz.Actor {
+	if from, ok := tr.PeerOf(r); ok {
+		return authz.Actor{Kind: authz.Machine, Machine: from}
+	}
+	return authz.Actor{Kind: authz.Network}
+}
+
+// peerRefusal is authz's refusal as the asking machine's st prints it
+// (it says "NAME says: " before it, and names this machine in the hint).
+func peerRefusal(a authz.Actor, d authz.Decision) *orch.Error {
+	kind := orch.KindRemote
+	if a.Kind != authz.Machine {
+		kind = "forbidden"
+	}
+	return &orch.Error{Kind: kind, Message: "refused: " + d.Why, Hint: d.Hint}
+}
+
+// peerTarget is what a peer request names: an id in its body (PeerOp,
+// IDRequest), or the pane of a terminal's query.
+func peerTarget(r *http.Request, body []byte) authz.Target {
+	if r.Method == http.MethodGet {
+		pane, _ := web.PeerTermOptsOf(r)
+		return authz.Target{ID: pane}
+	}
+	var e struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal(body, &e) != nil {
+		return authz.Target{}
+	}
+	return authz.Target{ID: e.ID}
+}
+
+// routes is the peer API: one handler per row of peerTable.
 func (p *peerNet) routes(tr remote.Transport) http.Handler {
 	mux := http.NewServeMux()
-	op := func(name string) peerHandler {
-		return peerCall(p, func(m *orch.Manager, ctx context.Context, from string, req orch.PeerOp) (*orch.WorkerView, error) {
-			return m.PeerOp(ctx, from, name, req)
-		})
-	}
-	// The manager is p.mgr when a request comes (it is set after the
-	// listener starts), hence method expressions, not method values.
-	h := map[string]peerHandler{
-		api.PeerRouteStart:    peerCall(p, (*orch.Manager).PeerStart),
-		api.PeerRouteWatch:    peerCall(p, (*orch.Manager).PeerWatch),
-		api.PeerRouteAdopt:    peerCall(p, (*orch.Manager).PeerAdopt),
-		api.PeerRouteReparent: peerCall(p, (*orch.Manager).PeerReparent),
-		api.PeerRoutePane:     peerCall(p, (*orch.Manager).PeerPane),
-		api.PeerRouteGraph:    p.graph,
-		api.PeerRouteRead:     op(api.PeerRouteRead),
-		api.PeerRouteSend:     op(api.PeerRouteSend),
-		api.PeerRouteStop:     op(api.PeerRouteStop),
-		api.PeerRouteRename:   op(api.PeerRouteRename),
-		api.PeerRouteRelease:  op(api.PeerRouteRelease),
-	}
-	mux.HandleFunc(api.PeerPrefix+api.PeerRouteTerm, func(w http.ResponseWriter, r *http.Request) {
-		from, ok := tr.PeerOf(r)
-		if !ok {
-			refuseCert(w)
-			return
-		}
-		p.serveTerm(w, r, from)
-	})
-	for name, fn := range h {
-		fn := fn
-		mux.HandleFunc(api.PeerPrefix+name, func(w http.ResponseWriter, r *http.Request) {
-			from, ok := tr.PeerOf(r)
-			if !ok {
-				refuseCert(w)
+	for _, rt := range peerTable {
+		mux.HandleFunc(api.PeerPrefix+rt.name, func(w http.ResponseWriter, r *http.Request) {
+			a := peerActor(tr, r)
+			if a.Kind != authz.Machine {
+				writeErr(w, peerRefusal(a, authz.Decide(a, rt.action, authz.Target{}, p.mgr)), http.StatusForbidden)
 				return
 			}
-			if r.Method != http.MethodPost {
-				writeErr(w, &orch.Error{Kind: orch.KindUsage, Message: "use POST"}, http.StatusMethodNotAllowed)
+			if r.Method != rt.method {
+				msg := "use POST"
+				if rt.method == http.MethodGet {
+					msg = "use GET (a websocket)"
+				}
+				writeErr(w, &orch.Error{Kind: orch.KindUsage, Message: msg}, http.StatusMethodNotAllowed)
+				return
+			}
+			if rt.h == nil {
+				p.serveTerm(w, r, tr, a)
 				return
 			}
 			answer(w, r, func(body []byte) (any, error) {
-				v, err := fn(r.Context(), from, body)
+				if d := authz.Decide(a, rt.action, peerTarget(r, body), p.mgr); !d.Allowed {
+					return nil, forbidden{peerRefusal(a, d)}
+				}
+				v, err := rt.h(p, r.Context(), a.Machine, body)
 				p.mgr.Sync() // what another machine is told is on disk here
 				return v, err
 			})
@@ -390,11 +465,11 @@ func (p *peerNet) routes(tr remote.Transport) http.Handler {
 }
 
 // peerHandler answers a request of machine from.
-type peerHandler func(ctx context.Context, from string, body []byte) (any, error)
+type peerHandler func(p *peerNet, ctx context.Context, from string, body []byte) (any, error)
 
 // peerCall decodes a peer request into T for op of p's manager.
-func peerCall[T, R any](p *peerNet, op func(*orch.Manager, context.Context, string, T) (R, error)) peerHandler {
-	return func(ctx context.Context, from string, b []byte) (any, error) {
+func peerCall[T, R any](op func(*orch.Manager, context.Context, string, T) (R, error)) peerHandler {
+	return func(p *peerNet, ctx context.Context, from string, b []byte) (any, error) {
 		req, err := decode[T](b)
 		if err != nil {
 			return nil, err
@@ -403,24 +478,27 @@ func peerCall[T, R any](p *peerNet, op func(*orch.Manager, context.Context, stri
 	}
 }
 
-func refuseCert(w http.ResponseWriter) {
-	writeErr(w, &orch.Error{Kind: "forbidden", Message: "refused: no valid certificate of this account (a machine that signed out or was removed from the account is refused)",
-		Hint: "sign this machine in again: st login"}, http.StatusForbidden)
-}
-
-// serveTerm serves machine from's web UI the window of an agent here
-// (web.ServePeerTerm), when orch says it may see it: checked before
-// anything touches tmux, before each input, and every second.
-func (p *peerNet) serveTerm(w http.ResponseWriter, r *http.Request, from string) {
-	if r.Method != http.MethodGet {
-		writeErr(w, &orch.Error{Kind: orch.KindUsage, Message: "use GET (a websocket)"}, http.StatusMethodNotAllowed)
-		return
-	}
+// serveTerm serves machine a's web UI the window of a pane here
+// (web.ServePeerTerm) as authz decides: opened only on a pane handed to
+// that machine, read-only unless this machine lets it type (the asking
+// side's switch may only narrow that). Checked before anything touches
+// tmux, before each key, and every second (with the machine's
+// certificate against the revoked keys, so a revoked machine's terminal
+// closes within a second of this machine learning it).
+func (p *peerNet) serveTerm(w http.ResponseWriter, r *http.Request, tr remote.Transport, a authz.Actor) {
 	pane, o := web.PeerTermOptsOf(r)
-	if err := p.mgr.PeerTerm(from, pane); err != nil {
-		writeErr(w, asOrchErr(err), http.StatusForbidden)
+	if !tmux.ValidPaneID(pane) {
+		writeErr(w, &orch.Error{Kind: orch.KindUsage, Message: "refused: " + a.Machine + " asked for a pane that is not a pane id",
+			Hint: "upgrade st on " + a.Machine + " (this machine refuses what it sent)"}, http.StatusForbidden)
 		return
 	}
+	t := authz.Target{ID: pane}
+	d := authz.Decide(a, authz.OpenTerminal, t, p.mgr)
+	if !d.Allowed {
+		writeErr(w, peerRefusal(a, d), http.StatusForbidden)
+		return
+	}
+	readOnly := o.ReadOnly || d.ReadOnly
 	tp, err := p.tmux.Pane(r.Context(), pane)
 	if err != nil {
 		writeErr(w, &orch.Error{Kind: orch.KindNotFound, Message: "that agent's window is gone"}, http.StatusNotFound)
@@ -428,11 +506,19 @@ func (p *peerNet) serveTerm(w http.ResponseWriter, r *http.Request, from string)
 	}
 	var mu sync.Mutex
 	var checked time.Time
+	decide := func(act authz.Action) error {
+		if _, ok := tr.PeerOf(r); !ok {
+			return peerRefusal(authz.Actor{Kind: authz.Network}, authz.Decide(authz.Actor{Kind: authz.Network}, act, t, nil))
+		}
+		if d := authz.Decide(a, act, t, p.mgr); !d.Allowed {
+			return peerRefusal(a, d)
+		}
+		return nil
+	}
 	allowed := func() error {
-		// accept-remote and the pane at every input; the window's other
-		// panes (a split shows them all) once a second, as they cost a
-		// look at tmux.
-		if err := p.mgr.PeerTerm(from, pane); err != nil {
+		// The window's other panes (a split shows them all) once a second,
+		// as they cost a look at tmux.
+		if err := decide(authz.OpenTerminal); err != nil {
 			return err
 		}
 		mu.Lock()
@@ -440,7 +526,7 @@ func (p *peerNet) serveTerm(w http.ResponseWriter, r *http.Request, from string)
 		if time.Since(checked) < time.Second {
 			return nil
 		}
-		if err := p.windowVisible(r.Context(), from, tp.WindowID); err != nil {
+		if err := p.windowVisible(r.Context(), a, tp.WindowID); err != nil {
 			return err
 		}
 		checked = time.Now()
@@ -453,14 +539,14 @@ func (p *peerNet) serveTerm(w http.ResponseWriter, r *http.Request, from string)
 	p.mu.Lock()
 	base := p.base
 	p.mu.Unlock()
-	p.logf("%s opens the window of %s (read-only: %v)", from, pane, o.ReadOnly)
-	web.ServePeerTerm(w, r, web.PeerTermConfig{Tmux: p.tmux, Pane: tp, ReadOnly: o.ReadOnly, Cols: o.Cols, Rows: o.Rows,
-		Allowed: allowed, Base: base, Log: p.log})
+	p.logf("%s opens the window of %s (read-only: %v)", a.Machine, pane, readOnly)
+	web.ServePeerTerm(w, r, web.PeerTermConfig{Tmux: p.tmux, Pane: tp, ReadOnly: readOnly, Cols: o.Cols, Rows: o.Rows,
+		Allowed: allowed, MayType: func() error { return decide(authz.TypeTerminal) }, Base: base, Log: p.log})
 }
 
 // windowVisible refuses a window that holds a pane machine from may not
 // see (an agent split beside a shell would show the shell too).
-func (p *peerNet) windowVisible(ctx context.Context, from, window string) error {
+func (p *peerNet) windowVisible(ctx context.Context, a authz.Actor, window string) error {
 	panes, err := p.tmux.ListPanes(ctx)
 	if err != nil {
 		return &orch.Error{Kind: orch.KindInternal, Message: "tmux did not answer: " + err.Error()}
@@ -469,8 +555,8 @@ func (p *peerNet) windowVisible(ctx context.Context, from, window string) error 
 		if tp.WindowID != window {
 			continue
 		}
-		if err := p.mgr.PeerTerm(from, tp.ID); err != nil {
-			return &orch.Error{Kind: orch.KindRemote, Message: "refused: that agent's window also shows a pane that is not an agent (" + tp.ID + "), and other machines see agents only",
+		if d := authz.Decide(a, authz.OpenTerminal, authz.Target{ID: tp.ID}, p.mgr); !d.Allowed {
+			return &orch.Error{Kind: orch.KindRemote, Message: "refused: that agent's window also shows a pane that was not handed to " + a.Machine + " (" + tp.ID + ")",
 				Hint: "open it on that machine, or move the agent to a window of its own"}
 		}
 	}
@@ -564,7 +650,7 @@ func (p *peerNet) machineRoutes(ctx context.Context) ([]api.MachineRoute, error)
 
 // graph is what machine from sees of this machine's agents, named as this
 // machine's web UI names them: a coordinator by its window.
-func (p *peerNet) graph(ctx context.Context, from string, b []byte) (any, error) {
+func graphOf(p *peerNet, ctx context.Context, from string, b []byte) (any, error) {
 	g := p.mgr.PeerGraph(from)
 	if panes, err := p.tmux.ListPanes(ctx); err == nil {
 		win := map[string]string{}

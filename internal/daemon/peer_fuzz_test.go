@@ -1,13 +1,18 @@
 package daemon
 
 import (
+	"context"
+	"encoding/json"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
 	"testing"
+	"time"
 
+	"github.com/sophonz/st/internal/orch"
 	"github.com/sophonz/st/internal/remote"
 )
 
@@ -23,15 +28,21 @@ func (peerTransport) String() string                      { return "fuzz transpo
 
 var _ remote.Transport = peerTransport{}
 
-// peerRoutes are the peer API's routes, in a fixed order for the
-// fuzzer's route index.
+// peerRoutes are the peer table's routes, in a fixed order for the
+// fuzzer's route index: its POST routes sorted, then its GET ones (the
+// terminal).
 func peerRoutes() []string {
-	rs := []string{"start", "watch", "read", "send", "stop", "rename", "release", "adopt", "reparent", "pane", "graph"}
-	sort.Strings(rs)
-	for i := range rs {
-		rs[i] = "/peer/v1/" + rs[i]
+	var post, get []string
+	for _, r := range PeerRoutes() {
+		if r.Method == http.MethodGet {
+			get = append(get, r.Path)
+		} else {
+			post = append(post, r.Path)
+		}
 	}
-	return rs
+	sort.Strings(post)
+	sort.Strings(get)
+	return append(post, get...)
 }
 
 // FuzzPeerAPI sends every route of the peer API (what another machine
@@ -79,6 +90,16 @@ func FuzzPeerAPI(f *testing.F) {
 		{"/peer/v1/pane", `{"id":"%1\u001b[2J"}`},
 		{"/peer/v1/start", `[`},
 		{"/peer/v1/watch", "\xff\xfe"},
+		// The terminal: its query, as another machine's st writes it.
+		{"/peer/v1/term", "pane=%252&ro=0&cols=80&rows=24"},
+		{"/peer/v1/term", "pane=%251&ro=0&cols=80&rows=24"},
+		{"/peer/v1/term", "pane=%253&ro=0&cols=80&rows=24"},
+		{"/peer/v1/read", `{"id":"%3"}`},
+		{"/peer/v1/send", `{"id":"w3","text":"hello"}`},
+		{"/peer/v1/term", "pane=%259&ro=1&cols=-1&rows=99999999"},
+		{"/peer/v1/term", "pane=main:0.0&ro=0"},
+		{"/peer/v1/term", "pane=%252%0a&cols=1e9"},
+		{"/peer/v1/term", "%zz"},
 	}
 	for _, s := range seeds {
 		i, ok := index[s.route]
@@ -94,7 +115,51 @@ func FuzzPeerAPI(f *testing.F) {
 			t.Fatal(err)
 		}
 		pn := &peerNet{home: s.info.Home, mgr: s.mgr, tmux: s.tmux, log: os.Stderr}
-		serveOne(t, pn.routes(peerTransport{}), routes[int(route)%len(routes)], body, "")
+		r := routes[int(route)%len(routes)]
+		if r == "/peer/v1/term" {
+			serveTermOne(t, pn.routes(peerTransport{}), r, string(body))
+		} else {
+			serveOne(t, pn.routes(peerTransport{}), r, body, "")
+		}
 		checkNothingEscaped(t, dir, s.info.Home)
 	})
+}
+
+// serveTermOne asks for the peer terminal with query, as a plain GET (no
+// websocket handshake): a refusal must be a JSON error; a pane alpha may
+// open gets as far as the websocket's own refusal of a request that is
+// not one. Nothing may hang or crash.
+func serveTermOne(t *testing.T, h http.Handler, route, query string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), requestDeadline)
+	defer cancel()
+	req := httptest.NewRequest(http.MethodGet, "/", nil).WithContext(ctx)
+	req.URL.Path, req.URL.RawQuery = route, query
+	rec := httptest.NewRecorder()
+	done := make(chan any, 1)
+	go func() {
+		defer func() { done <- recover() }()
+		h.ServeHTTP(rec, req)
+	}()
+	select {
+	case p := <-done:
+		if p != nil {
+			t.Fatalf("GET %s?%s panicked: %v", route, query, p)
+		}
+	case <-time.After(requestDeadline + hangLimit):
+		t.Fatalf("GET %s?%s did not return %v after its deadline", route, query, hangLimit)
+	}
+	t.Logf("GET %s?%.80s -> %d %.160s", route, query, rec.Code, rec.Body.String())
+	switch rec.Code {
+	case http.StatusForbidden, http.StatusNotFound:
+		var e orch.Error
+		if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Message == "" || e.Kind == "" {
+			t.Fatalf("GET %s?%s: %d with %q, want a JSON error with kind and message", route, query, rec.Code, rec.Body.String())
+		}
+	case http.StatusBadRequest, http.StatusUpgradeRequired:
+		// The websocket library's refusal of a GET that is not a handshake:
+		// the pane was one alpha may open.
+	default:
+		t.Fatalf("GET %s?%s: status %d %q", route, query, rec.Code, rec.Body.String())
+	}
 }

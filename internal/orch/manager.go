@@ -31,6 +31,9 @@ type Config struct {
 	// PeerRetry is how often st tries again to tell an unreachable
 	// machine that a coordinator moved (DefaultPeerRetry when 0).
 	PeerRetry time.Duration
+	// SimForAgents: a person allowed agents to start the sim agent
+	// (agents_start_sim in config.toml; internal/authz).
+	SimForAgents bool
 }
 
 // Manager holds every run and worker of this machine. Its state has
@@ -41,6 +44,7 @@ type Config struct {
 //   - paneFacts (facts.go, teammates.go): what hooks told of each pane;
 //   - gateBook (gate.go): the gates;
 //   - peerHub (peerhub.go): accept-remote, the other machines' watches;
+//   - offerBook (offer.go): the agents a person offered to other machines;
 //   - restorer (restorer.go): the tmux server's picture and its restore;
 //   - the noticer (notice.go): the lines waiting to be typed.
 //
@@ -53,6 +57,7 @@ type Manager struct {
 	facts   *paneFacts
 	gates   *gateBook
 	hub     *peerHub
+	offers  *offerBook
 	rest    *restorer
 	notices *noticer
 	// watchKick wakes the watcher early (an agent's SessionEnd).
@@ -77,6 +82,7 @@ func NewManager(ctx context.Context, cfg Config) (*Manager, error) {
 	m.facts = newPaneFacts(cfg.Now, m.logf, m.workerAt)
 	m.gates = newGateBook(cfg.Home, cfg.Now, m.logf)
 	m.hub = &peerHub{boot: newRef(), acceptRemote: m.loadAcceptRemote()}
+	m.offers = newOfferBook(cfg.Home, m.logf)
 	m.rest = newRestorer(cfg.Home)
 	m.notices = newNoticer(m)
 	if err := m.load(); err != nil {

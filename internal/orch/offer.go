@@ -2,24 +2,144 @@ package orch
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sync"
+	"time"
 
+	"github.com/sophonz/st/internal/store"
 	"github.com/sophonz/st/internal/tmux"
 )
 
 // Another machine may adopt an agent here only when a person here offered
 // it to that machine: with accept-remote on, a machine of the account
 // could otherwise take any pane that runs an agent (the user's own
-// coordinator included) and type into it. The offer lives on the pane as
-// the option @st_offer=<slug>, so it survives a restart of st and goes
-// when the pane closes; an adoption uses it up.
+// coordinator included) and type into it.
+//
+// Offers live in st's own state, $ST_HOME/offers.json, made only by a
+// person's st worker offer (the socket refuses it from an agent), never on
+// the pane: a pane option (the @st_offer of earlier versions) is set by
+// any process that reaches the tmux socket, so it cannot be the
+// authority. Each offer names its pane by id and by the pid of the pane's
+// first process, so it goes when its pane closes, and a pane that comes
+// later with the same id (after a tmux restart) was offered to no one.
+// An adoption uses it up.
 
-// offerOption is the pane option that holds an offer.
-const offerOption = "@st_offer"
+// offer is one agent offered to a machine.
+type offer struct {
+	Machine string    `json:"machine"` // the slug it is offered to
+	PID     int       `json:"pid"`     // the pane's first process when offered
+	At      time.Time `json:"at"`
+}
+
+// offerBook holds the offers (own lock; taken after m.mu when both are).
+type offerBook struct {
+	mu     sync.Mutex
+	path   string
+	offers map[string]offer // by pane id
+	logf   func(string, ...any)
+}
+
+func newOfferBook(home string, logf func(string, ...any)) *offerBook {
+	b := &offerBook{path: filepath.Join(home, "offers.json"), offers: map[string]offer{}, logf: logf}
+	if err := store.ReadJSON(b.path, &b.offers); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		logf("offers: %v (no agent is offered to another machine until a person offers it again)", err)
+		b.offers = map[string]offer{}
+	}
+	if b.offers == nil {
+		b.offers = map[string]offer{}
+	}
+	return b
+}
+
+// saveLocked writes the offers. Called with b.mu held.
+func (b *offerBook) saveLocked() error {
+	if err := store.WriteJSON(b.path, b.offers, 0o600); err != nil {
+		return errorf(KindInternal, "free some disk space and try again", "st could not keep the offer: %v", err)
+	}
+	return nil
+}
+
+// to says which machine pane p (whose first process is pid) is offered
+// to ("" for none).
+func (b *offerBook) to(pane string, pid int) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if o, ok := b.offers[pane]; ok && o.PID == pid && pid > 0 {
+		return o.Machine
+	}
+	return ""
+}
+
+// take uses up the offer of pane to machine, and says whether there was one.
+func (b *offerBook) take(pane string, pid int, machine string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	o, ok := b.offers[pane]
+	if !ok || o.PID != pid || pid <= 0 || o.Machine != machine {
+		return false
+	}
+	delete(b.offers, pane)
+	if err := b.saveLocked(); err != nil {
+		b.logf("offers: %v", err)
+	}
+	return true
+}
+
+// set offers pane to machine ("" withdraws it).
+func (b *offerBook) set(pane string, pid int, machine string, now time.Time) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	old, had := b.offers[pane]
+	if machine == "" {
+		if !had {
+			return nil
+		}
+		delete(b.offers, pane)
+	} else {
+		b.offers[pane] = offer{Machine: machine, PID: pid, At: now}
+	}
+	if err := b.saveLocked(); err != nil {
+		if had {
+			b.offers[pane] = old
+		} else {
+			delete(b.offers, pane)
+		}
+		return err
+	}
+	return nil
+}
+
+// prune drops the offers of panes that are gone (live: the panes listed
+// at the time listed, with their first processes' pids; 0 when not
+// known). An offer made after the listing is left to the next one.
+func (b *offerBook) prune(live map[string]int, listed time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	changed := false
+	for pane, o := range b.offers {
+		if o.At.After(listed) {
+			continue
+		}
+		pid, ok := live[pane]
+		if !ok || (pid > 0 && pid != o.PID) {
+			delete(b.offers, pane)
+			changed = true
+			b.logf("offer of %s to %s gone with its pane", pane, o.Machine)
+		}
+	}
+	if changed {
+		if err := b.saveLocked(); err != nil {
+			b.logf("offers: %v", err)
+		}
+	}
+}
 
 // Offer lets machine req.Machine adopt the agent in pane req.ID (st
-// worker adopt M/%N there), or withdraws an offer. The daemon refuses it
-// from an agent's pane: only a person hands an agent over.
+// worker adopt M/%N there), or withdraws an offer. The socket takes an
+// offer only from a person (internal/authz).
 func (m *Manager) Offer(ctx context.Context, req OfferRequest) (*OfferView, error) {
 	if !tmux.ValidPaneID(req.ID) {
 		return nil, errorf(KindUsage, "name the agent by its pane id (st ls shows them), e.g. st worker offer %7 --machine ci-mac",
@@ -30,8 +150,8 @@ func (m *Manager) Offer(ctx context.Context, req OfferRequest) (*OfferView, erro
 		return nil, errorf(KindNotFound, "st ls shows the panes and their agents", "there is no pane %s: %v", req.ID, err)
 	}
 	if req.Withdraw {
-		if err := m.cfg.Tmux.UnsetOption(ctx, tp.ID, offerOption); err != nil {
-			return nil, errorf(KindInternal, "", "%v", err)
+		if err := m.offers.set(tp.ID, tp.PID, "", m.cfg.Now()); err != nil {
+			return nil, err
 		}
 		m.logf("offer of %s withdrawn", tp.ID)
 		return &OfferView{Pane: tp.ID, Withdrawn: true}, nil
@@ -55,18 +175,22 @@ func (m *Manager) Offer(ctx context.Context, req OfferRequest) (*OfferView, erro
 		return nil, errorf(KindConflict, fmt.Sprintf("release it first: st worker release %s (run from %s)", tp.ID, w.Parent),
 			"refused: %s is already a worker of %s", tp.ID, w.Parent)
 	}
-	if err := m.cfg.Tmux.SetOption(ctx, tp.ID, offerOption, mr.Slug); err != nil {
-		return nil, errorf(KindInternal, "", "%v", err)
+	if tp.PID <= 0 {
+		return nil, errorf(KindInternal, "try again", "tmux did not say which process runs in %s", tp.ID)
+	}
+	if err := m.offers.set(tp.ID, tp.PID, mr.Slug, m.cfg.Now()); err != nil {
+		return nil, err
 	}
 	m.logf("%s (%s) offered to machine %s", tp.ID, kind, mr.Slug)
 	return &OfferView{Pane: tp.ID, Agent: kind, Machine: mr.Slug, MachineName: mr.Name}, nil
 }
 
-// offeredTo says which machine the agent in pane was offered to ("" for none).
+// offeredTo says which machine the agent in pane was offered to ("" for
+// none, or when the pane is gone or another process's now).
 func (m *Manager) offeredTo(ctx context.Context, pane string) string {
-	v, err := m.cfg.Tmux.Option(ctx, pane, offerOption)
+	tp, err := m.cfg.Tmux.Pane(ctx, pane)
 	if err != nil {
 		return ""
 	}
-	return v
+	return m.offers.to(tp.ID, tp.PID)
 }

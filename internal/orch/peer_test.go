@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/internal/authz"
 	"github.com/sophonz/st/internal/store"
 )
 
@@ -56,10 +57,18 @@ func peerHarness(t *testing.T, peers *fakePeers) *harness {
 	return h
 }
 
+// peerAsks is what the peer routes ask internal/authz before they call
+// the manager (internal/daemon's peer table), with this manager's facts.
+func peerAsks(m *Manager, from string, act authz.Action, id string) error {
+	return authz.Decide(authz.Actor{Kind: authz.Machine, Machine: from}, act, authz.Target{ID: id}, m).Err()
+}
+
 // TestPeerAdoptNeedsAnOffer (issue 12, item 1): with accept-remote on, a
 // machine of the account adopted any pane running an agent, the user's
 // own coordinator included, and could then type into it and stop it. Now
-// only an agent a person here offered to that very machine.
+// only an agent a person here offered to that very machine, as st's own
+// state holds it (issue 23, item 2): a pane option any process can set is
+// no offer.
 func TestPeerAdoptNeedsAnOffer(t *testing.T) {
 	h := peerHarness(t, &fakePeers{})
 	ctx := context.Background()
@@ -67,38 +76,86 @@ func TestPeerAdoptNeedsAnOffer(t *testing.T) {
 	if err := h.hookFrom(coord, "SessionStart"); err != nil {
 		t.Fatal(err)
 	}
-	adopt := func(from string) error {
-		_, err := h.m.PeerAdopt(ctx, from, PeerOp{ID: coord, Run: "run-abcdef", Coordinator: "%0", Parent: "%0", Level: 1, Ref: "0123456789abcdef"})
-		return err
-	}
-	err := adopt("beta")
-	wantKind(t, err, KindRemote)
-	if !strings.Contains(err.Error(), "was not offered to beta") || !strings.Contains(err.Error(), "st worker offer %1 --machine beta") {
+	err := peerAsks(h.m, "beta", authz.Adopt, coord)
+	if err == nil || !strings.Contains(err.Error(), "was not offered to beta") || !strings.Contains(err.(*authz.Refusal).Hint, "st worker offer %1 --machine beta") {
 		t.Errorf("refusal = %v", err)
 	}
 	// Then nothing may act on it from beta either.
-	for _, op := range []string{"send", "stop", "rename", "release", "read"} {
-		if _, err := h.m.PeerOp(ctx, "beta", op, PeerOp{ID: coord, Text: "x"}); err == nil {
-			t.Errorf("beta's %s on the coordinator %s was taken", op, coord)
+	for _, act := range []authz.Action{authz.Send, authz.Stop, authz.Rename, authz.Release, authz.ReadScreen, authz.TypeTerminal, authz.OpenTerminal} {
+		if err := peerAsks(h.m, "beta", act, coord); err == nil {
+			t.Errorf("beta's %s on the coordinator %s was taken", act, coord)
 		}
 	}
+	// Any process with the tmux socket sets the option of earlier
+	// versions: it offers nothing.
+	h.tm.mu.Lock()
+	h.tm.pane(coord).opts["@st_offer"] = "beta"
+	h.tm.mu.Unlock()
+	if err := peerAsks(h.m, "beta", authz.Adopt, coord); err == nil {
+		t.Error("a forged @st_offer pane option let beta adopt the coordinator")
+	}
 	// A person offers it to gamma: beta still may not, gamma may, once.
-	h.m.cfg.Peers.(*fakePeers).answer = nil
 	if _, err := h.m.Offer(ctx, OfferRequest{ID: coord, Machine: "gamma"}); err != nil {
 		t.Fatal(err)
 	}
-	if h.tm.option(coord, "@st_offer") != "gamma" {
-		t.Fatalf("the offer is not on the pane: %q", h.tm.option(coord, "@st_offer"))
+	if got := h.m.offeredTo(ctx, coord); got != "gamma" {
+		t.Fatalf("the offer is not in st's state: %q", got)
 	}
-	wantKind(t, adopt("beta"), KindRemote)
-	if err := adopt("gamma"); err != nil {
+	if err := peerAsks(h.m, "beta", authz.Adopt, coord); err == nil {
+		t.Error("beta adopted what was offered to gamma")
+	}
+	// gamma sees its window read-only until it adopts it.
+	if d := authz.Decide(authz.Actor{Kind: authz.Machine, Machine: "gamma"}, authz.OpenTerminal, authz.Target{ID: coord}, h.m); !d.Allowed || !d.ReadOnly {
+		t.Errorf("gamma's terminal of the offer: %+v", d)
+	}
+	if err := peerAsks(h.m, "gamma", authz.Adopt, coord); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.m.PeerAdopt(ctx, "gamma", PeerOp{ID: coord, Run: "run-abcdef", Coordinator: "%0", Parent: "%0", Level: 1, Ref: "0123456789abcdef"}); err != nil {
 		t.Fatalf("gamma's adoption of an agent offered to it: %v", err)
 	}
-	if h.tm.option(coord, "@st_offer") != "" {
+	if h.m.offeredTo(ctx, coord) != "" {
 		t.Error("the offer was not used up by the adoption")
 	}
 	if got := h.tm.option(coord, "@st_parent"); got != "gamma/%0" {
 		t.Errorf("@st_parent = %q, want gamma/%%0", got)
+	}
+	if err := peerAsks(h.m, "gamma", authz.TypeTerminal, coord); err != nil {
+		t.Errorf("gamma types into its worker: %v", err)
+	}
+}
+
+// TestOfferGoesWithItsPane (issue 23, item 2): an offer names its pane by
+// id and by its first process, so a pane that comes later with the same
+// id (after a tmux restart) was offered to no one, and a closed pane's
+// offer goes at the next look at tmux; offers outlive a restart of st.
+func TestOfferGoesWithItsPane(t *testing.T) {
+	h := peerHarness(t, &fakePeers{})
+	ctx := context.Background()
+	if err := h.hookFrom(coord, "SessionStart"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.m.Offer(ctx, OfferRequest{ID: coord, Machine: "beta"}); err != nil {
+		t.Fatal(err)
+	}
+	if b := newOfferBook(h.home, t.Logf); b.to(coord, 1) != "beta" {
+		t.Errorf("the offer is not kept on disk for the next st: %+v", b.offers)
+	}
+	h.tm.mu.Lock()
+	h.tm.pane(coord).pid = 4242 // another process in a pane of the same id
+	h.tm.mu.Unlock()
+	if got := h.m.HandedTo("beta", coord); got != authz.NotHanded {
+		t.Errorf("a new pane with the offered pane's id: %v", got)
+	}
+	h.tm.mu.Lock()
+	h.tm.pane(coord).pid = 1
+	h.tm.mu.Unlock()
+	if got := h.m.HandedTo("beta", coord); got != authz.Offered {
+		t.Fatalf("the offered pane: %v", got)
+	}
+	h.m.offers.prune(map[string]int{workerID: 2}, time.Now())
+	if got := h.m.HandedTo("beta", coord); got != authz.NotHanded {
+		t.Errorf("an offer of a pane that closed: %v", got)
 	}
 }
 
@@ -114,24 +171,19 @@ func TestPeerActsNeedAcceptRemote(t *testing.T) {
 	w := h.m.workers[workerID]
 	w.Parent, w.Ref = "beta/%0", "0123456789abcdef"
 	h.m.mu.Unlock()
-	ctx := context.Background()
-	for _, op := range []string{"send", "stop", "rename", "release"} {
-		_, err := h.m.PeerOp(ctx, "beta", op, PeerOp{ID: workerID, Text: "x"})
-		wantKind(t, err, KindRemote)
-		if !strings.Contains(err.Error(), "accept-remote is off") || !strings.Contains(err.Error(), "st orch accept-remote on") {
-			t.Errorf("%s: %v", op, err)
+	for _, act := range []authz.Action{authz.Send, authz.Stop, authz.Rename, authz.Release, authz.Adopt, authz.Start, authz.Reparent,
+		authz.SeeAgents, authz.OpenTerminal, authz.TypeTerminal} {
+		err := peerAsks(h.m, "beta", act, workerID)
+		if err == nil || !strings.Contains(err.Error(), "accept-remote is off there") || !strings.Contains(err.(*authz.Refusal).Hint, "st orch accept-remote on") {
+			t.Errorf("%s: %v", act, err)
 		}
 	}
-	_, err := h.m.PeerAdopt(ctx, "beta", PeerOp{ID: shell, Run: "run-abcdef", Coordinator: "%0", Parent: "%0", Level: 1, Ref: "0123456789abcdef"})
-	wantKind(t, err, KindRemote)
-	_, err = h.m.PeerStart(ctx, "beta", PeerStart{Run: "run-abcdef", Coordinator: "%0", Parent: "%0", Level: 1, Ref: "0123456789abcdef", Agent: "sim", TaskText: "x"})
-	wantKind(t, err, KindRemote)
-	_, err = h.m.PeerReparent(ctx, "beta", PeerReparent{Old: "%0", New: "%5"})
-	wantKind(t, err, KindRemote)
-	if got := h.tm.option(workerID, "@st_parent"); got != "beta/%0" {
-		t.Errorf("a refused reparent moved the worker: %q", got)
+	for _, act := range []authz.Action{authz.ReadScreen, authz.Watch} {
+		if err := peerAsks(h.m, "beta", act, workerID); err != nil {
+			t.Errorf("beta's %s of its own worker: %v", act, err)
+		}
 	}
-	if _, err := h.m.PeerOp(ctx, "beta", "read", PeerOp{ID: workerID}); err != nil {
+	if _, err := h.m.PeerOp(context.Background(), "beta", "read", PeerOp{ID: workerID}); err != nil {
 		t.Errorf("beta's read of its own worker: %v", err)
 	}
 	if w := h.worker(); w.State != Working {
@@ -151,11 +203,14 @@ func TestPeerPaneAnswersOnlyItsCoordinators(t *testing.T) {
 	r.Workers = append(r.Workers, rw)
 	h.m.workers[rw.ID], h.m.runOf[rw.ID] = rw, r
 	h.m.mu.Unlock()
+	if err := peerAsks(h.m, "beta", authz.FindCoordinator, coord); err != nil {
+		t.Fatalf("beta asks about its workers' coordinator: %v", err)
+	}
 	if res, err := h.m.PeerPane(ctx, "beta", IDRequest{ID: coord}); err != nil || !res.Live {
 		t.Errorf("beta asks about its workers' coordinator: %+v %v", res, err)
 	}
 	for _, q := range []struct{ from, id string }{{"beta", shell}, {"gamma", coord}, {"beta", "../x"}} {
-		if _, err := h.m.PeerPane(ctx, q.from, IDRequest{ID: q.id}); err == nil {
+		if err := peerAsks(h.m, q.from, authz.FindCoordinator, q.id); err == nil {
 			t.Errorf("%s asked about %s and was answered", q.from, q.id)
 		}
 	}
@@ -303,10 +358,13 @@ func TestPeerGraphSeesOnlyWhatItNeeds(t *testing.T) {
 	h.m.workers[workerID].Summary = "secret findings"
 	h.m.rest.judge(h.m.rest.gen(), map[string]bool{coord: true, workerID: true})
 	h.m.mu.Unlock()
-	if g := h.m.PeerGraph("beta"); len(g) != 0 {
-		t.Errorf("with accept-remote off beta sees %d agents", len(g))
+	if err := peerAsks(h.m, "beta", authz.SeeAgents, ""); err == nil {
+		t.Error("with accept-remote off beta sees this machine's agents")
 	}
 	if err := h.m.SetAcceptRemote(true); err != nil {
+		t.Fatal(err)
+	}
+	if err := peerAsks(h.m, "beta", authz.SeeAgents, ""); err != nil {
 		t.Fatal(err)
 	}
 	g := h.m.PeerGraph("beta")
@@ -320,27 +378,61 @@ func TestPeerGraphSeesOnlyWhatItNeeds(t *testing.T) {
 	}
 }
 
-// TestPeerTermOnlyAgentsItSees (issue 17): another machine's web UI may
-// open here only the window of an agent it sees in this machine's graph,
-// and only while accept-remote is on: never a shell, a pane st does not
-// know, another machine's record, or anything that is not a pane id.
-func TestPeerTermOnlyAgentsItSees(t *testing.T) {
-	h := newHarness(t, Working, nil)
+// TestPeerTermOnlyWhatWasHanded (issue 17; issue 23, item 1): another
+// machine's web UI may open here only the window of a pane handed to it
+// (its worker; an agent offered to it, read-only), only while
+// accept-remote is on: never a shell, this machine's own coordinator or
+// workers, a pane st does not know, another machine's record, or
+// anything that is not a pane id.
+func TestPeerTermOnlyWhatWasHanded(t *testing.T) {
+	h := newHarness(t, Working, func(f *fakeTmux) {
+		f.pane(workerID).opts["@st_parent"] = "beta/%0"
+	})
 	h.m.mu.Lock()
+	h.m.workers[workerID].Parent = "beta/%0"
 	h.m.rest.judge(h.m.rest.gen(), map[string]bool{coord: true, workerID: true, shell: true})
 	h.m.mu.Unlock()
-	if err := h.m.PeerTerm("beta", workerID); err == nil || !strings.Contains(err.Error(), "accept-remote is off there") {
+	if err := peerAsks(h.m, "beta", authz.OpenTerminal, workerID); err == nil || !strings.Contains(err.Error(), "accept-remote is off there") {
 		t.Errorf("with accept-remote off: %v", err)
 	}
 	if err := h.m.SetAcceptRemote(true); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.m.PeerTerm("beta", workerID); err != nil {
-		t.Errorf("a worker here: %v", err)
+	for _, act := range []authz.Action{authz.OpenTerminal, authz.TypeTerminal} {
+		if err := peerAsks(h.m, "beta", act, workerID); err != nil {
+			t.Errorf("%s of beta's worker here: %v", act, err)
+		}
+		if err := peerAsks(h.m, "gamma", act, workerID); err == nil {
+			t.Errorf("%s of beta's worker by gamma", act)
+		}
 	}
-	for _, pane := range []string{shell, "%77", "beta/%0", "main:0.0", "-t", "%2\n", "", "@2", "$0"} {
-		if err := h.m.PeerTerm("beta", pane); err == nil {
+	for _, pane := range []string{coord, shell, "%77", "beta/%0", "main:0.0", "-t", "%2\n", "", "@2", "$0"} {
+		if err := peerAsks(h.m, "beta", authz.OpenTerminal, pane); err == nil {
 			t.Errorf("beta may open %q", pane)
 		}
+	}
+}
+
+// TestPeerStartChecksBeforeItWrites (issue 23, item 11): a start whose run
+// id is not the asking machine's (a run of this machine, or of another
+// machine) was refused only after its task file was written under
+// remote-tasks. Now every check comes first: nothing is written.
+func TestPeerStartChecksBeforeItWrites(t *testing.T) {
+	h := peerHarness(t, &fakePeers{})
+	ctx := context.Background()
+	h.m.mu.Lock()
+	h.m.runs["run-0a0b0c"] = &Run{ID: "run-0a0b0c", Coordinator: "gamma/%0", CoordinatorMachine: "gamma", Created: time.Now()}
+	h.m.runs["run-0d0d0d"] = &Run{ID: "run-0d0d0d", Coordinator: shell, Created: time.Now()}
+	h.m.mu.Unlock()
+	for _, run := range []string{"run-0d0d0d", "run-0a0b0c"} {
+		_, err := h.m.PeerStart(ctx, "beta", PeerStart{Run: run, Coordinator: "%0", Parent: "%0", Level: 1, Ref: "0123456789abcdef",
+			Agent: "sim", TaskName: "t.md", TaskText: "run: touch pwned", Name: "w"})
+		if err == nil || !strings.Contains(err.Error(), "is not beta's") {
+			t.Errorf("a start in run %s: %v", run, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(h.home, "remote-tasks")); err == nil {
+		files, _ := filepath.Glob(filepath.Join(h.home, "remote-tasks", "*", "*"))
+		t.Errorf("a refused start wrote its task: %v", files)
 	}
 }

@@ -436,16 +436,6 @@ func (m *Manager) SetAcceptRemote(on bool) error {
 	return nil
 }
 
-// checkAccept refuses what would start an agent or type into one while
-// accept-remote is off.
-func (m *Manager) checkAccept() error {
-	if m.AcceptRemote() {
-		return nil
-	}
-	return errorf(KindRemote, "run st orch accept-remote on on that machine",
-		"refused: it does not take workers from other machines (accept-remote is off there)")
-}
-
 // movedFrom reports whether a tmux restart moved pane old, in one or more
 // steps, to pane now. Called with m.hub.mu held.
 func (m *Manager) movedFrom(old, now string) bool {

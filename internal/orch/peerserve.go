@@ -24,13 +24,22 @@ import (
 // RemoteSession is the session that workers of other machines open in.
 const RemoteSession = "st-remote"
 
+// remoteRunFree refuses a run id here that is not machine from's: a run
+// of this machine, or of another machine. Called with m.mu held.
+func (m *Manager) remoteRunFree(from, run string) error {
+	if r := m.runs[run]; r != nil && r.CoordinatorMachine != from {
+		return errorf(KindConflict, "start the worker again (a new run id is picked)", "run %s here is not %s's", run, from)
+	}
+	return nil
+}
+
 // remoteRun finds or makes the run here that stands for a run of machine
 // from. Called with m.mu held.
 func (m *Manager) remoteRun(from, run, coordinator string, baseDepth int) (*Run, error) {
+	if err := m.remoteRunFree(from, run); err != nil {
+		return nil, err
+	}
 	if r := m.runs[run]; r != nil {
-		if r.CoordinatorMachine != from {
-			return nil, errorf(KindConflict, "start the worker again (a new run id is picked)", "run %s here is not %s's", run, from)
-		}
 		r.BaseDepth = baseDepth
 		return r, nil
 	}
@@ -75,18 +84,21 @@ func checkRemoteDepth(level, baseDepth, sub int, from string) error {
 
 // PeerStart starts a worker for a coordinator on machine from: a new
 // window of the st-remote session, in this machine's home folder or the
-// folder asked for, with this machine's own agent settings.
+// folder asked for, with this machine's own agent settings. Whether from
+// may start workers here at all is internal/authz's to say (the peer
+// route asks it first); every check of what it sent comes before the task
+// is written, and a start that fails leaves no task file behind.
 func (m *Manager) PeerStart(ctx context.Context, from string, req PeerStart) (*WorkerView, error) {
-	m.mu.Lock()
-	err := m.checkAccept()
-	m.mu.Unlock()
-	if err != nil {
-		return nil, err
-	}
 	if err := checkPeerStart(from, &req); err != nil {
 		return nil, err
 	}
 	if err := checkRemoteDepth(req.Level, req.BaseDepth, 0, from); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	err := m.remoteRunFree(from, req.Run)
+	m.mu.Unlock()
+	if err != nil {
 		return nil, err
 	}
 	home, _ := os.UserHomeDir()
@@ -103,6 +115,17 @@ func (m *Manager) PeerStart(ctx context.Context, from string, req PeerStart) (*W
 	if err := store.WriteFile(task, []byte(req.TaskText), 0o600); err != nil {
 		return nil, errorf(KindInternal, "free some disk space on "+from, "could not keep the task: %v", err)
 	}
+	v, err := m.peerStartIn(ctx, from, req, task, name, cwd, home)
+	if err != nil {
+		os.Remove(task)
+		os.Remove(filepath.Dir(task)) // only when empty
+	}
+	return v, err
+}
+
+// peerStartIn opens the window of a peer start whose task is kept in
+// task: PeerStart's second half.
+func (m *Manager) peerStartIn(ctx context.Context, from string, req PeerStart, task, name, cwd, home string) (*WorkerView, error) {
 	sp, err := m.remoteSession(ctx, home)
 	if err != nil {
 		return nil, err
@@ -129,42 +152,15 @@ func (m *Manager) PeerStart(ctx context.Context, from string, req PeerStart) (*W
 	return m.startWorker(ctx, sreq)
 }
 
-// peerWorker finds a worker here that works for machine from; a worker
-// of anyone else is refused.
-func (m *Manager) peerWorker(from, id, what string) (*Worker, error) {
-	w, err := m.resolve("", id)
-	if err != nil {
-		return nil, err
-	}
-	owner, _, ok := splitRemote(w.Parent)
-	if !ok {
-		return nil, errorf(KindRemote, "only its coordinator, on this machine, may "+what+" it",
-			"refused: %s works for a coordinator on this machine (%s), not for %s", w.ID, w.Parent, from)
-	}
-	if owner != from {
-		return nil, errorf(KindRemote, fmt.Sprintf("%s it from %s, where its coordinator is", what, owner),
-			"refused: %s works for machine %s, not for %s", w.ID, owner, from)
-	}
-	return w, nil
-}
-
 // PeerOp runs read, send, stop, rename or release for machine from on
-// one of its workers here.
+// one of its workers here (internal/authz said it is from's, and, but for
+// a read, that this machine takes workers).
 func (m *Manager) PeerOp(ctx context.Context, from, op string, req PeerOp) (*WorkerView, error) {
 	if err := checkPeerID(from, req.ID); err != nil {
 		return nil, err
 	}
 	m.mu.Lock()
-	var err error
-	if op != "read" {
-		// Everything but a read acts on an agent here: none of it while
-		// this machine takes nothing from others.
-		err = m.checkAccept()
-	}
-	var w *Worker
-	if err == nil {
-		w, err = m.peerWorker(from, req.ID, op)
-	}
+	w, err := m.resolve("", req.ID)
 	var id, parent string
 	if w != nil {
 		id, parent = w.ID, w.Parent
@@ -201,15 +197,10 @@ func (m *Manager) PeerOp(ctx context.Context, from, op string, req PeerOp) (*Wor
 }
 
 // PeerAdopt makes an agent here the worker of a coordinator on machine
-// from. Nothing is typed into it. A lead of workers of its own keeps its
-// run here and is one worker there.
+// from, using up the offer a person here made (internal/authz said there
+// is one). Nothing is typed into it. A lead of workers of its own keeps
+// its run here and is one worker there.
 func (m *Manager) PeerAdopt(ctx context.Context, from string, req PeerOp) (*WorkerView, error) {
-	m.mu.Lock()
-	err := m.checkAccept()
-	m.mu.Unlock()
-	if err != nil {
-		return nil, err
-	}
 	if err := checkPlacement(from, req.Run, req.Coordinator, req.Parent, req.Ref, req.Level, req.BaseDepth); err != nil {
 		return nil, err
 	}
@@ -223,21 +214,12 @@ func (m *Manager) PeerAdopt(ctx context.Context, from string, req PeerOp) (*Work
 	if err != nil {
 		return nil, errorf(KindNotFound, "st ls on that machine shows its panes and agents", "there is no pane %s on this machine", req.ID)
 	}
-	offered := m.offeredTo(ctx, tp.ID)
 	machineName := m.machineNameOf(ctx, from)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := m.checkAccept(); err != nil {
-		return nil, err
-	}
 	if w := m.workers[tp.ID]; w != nil && w.State.Live() {
 		return nil, errorf(KindConflict, fmt.Sprintf("release it first: st worker release %s (run from %s)", tp.ID, w.Parent),
 			"refused: %s is already a worker of %s (run %s)", tp.ID, w.Parent, m.runOf[tp.ID].ID)
-	}
-	// Only an agent a person here offered to that machine.
-	if offered != from {
-		return nil, errorf(KindRemote, "a person on that machine offers it first: st worker offer "+tp.ID+" --machine "+from,
-			"refused: %s was not offered to %s (an agent there becomes another machine's worker only when a person there offers it)", tp.ID, from)
 	}
 	kind := m.agentKind(tp)
 	if kind == "" {
@@ -253,11 +235,15 @@ func (m *Manager) PeerAdopt(ctx context.Context, from string, req PeerOp) (*Work
 	if err != nil {
 		return nil, err
 	}
+	// The offer is used up, under the lock: one adoption per offer.
+	if !m.offers.take(tp.ID, tp.PID, from) {
+		return nil, errorf(KindRemote, "a person on that machine offers it again: st worker offer "+tp.ID+" --machine "+from,
+			"refused: the offer of %s to %s was withdrawn or used", tp.ID, from)
+	}
 	w := m.adoptedWorker(tp, adoptedName(r, tp, m.facts.mateName(tp.ID)), kind, from+"/"+req.Parent, req.Level, team)
 	w.Ref = req.Ref
 	w.ParentName, w.ParentMachineName = req.ParentName, machineName
-	// The offer is used up (unset with the relations, under the lock).
-	if err := m.enrol(ctx, r, w, nil, offerOption); err != nil {
+	if err := m.enrol(ctx, r, w, nil); err != nil {
 		return nil, err
 	}
 	v := m.view(w)
@@ -310,10 +296,6 @@ func (m *Manager) PeerReparent(ctx context.Context, from string, req PeerReparen
 	}
 	old, nw := from+"/"+req.Old, from+"/"+req.New
 	m.mu.Lock()
-	if err := m.checkAccept(); err != nil {
-		m.mu.Unlock()
-		return nil, err
-	}
 	c := m.newChange()
 	set := map[string]map[string]string{}
 	for _, r := range m.runs {
@@ -340,27 +322,22 @@ func (m *Manager) PeerReparent(ctx context.Context, from string, req PeerReparen
 }
 
 // PeerPane says whether a pane here lives, or where its agent went after
-// a tmux restart, for a machine whose workers have it as coordinator.
+// a tmux restart, for a machine whose workers have it as coordinator
+// (internal/authz said so: CoordinatesFor).
 func (m *Manager) PeerPane(ctx context.Context, from string, req IDRequest) (*PeerPaneResult, error) {
 	if !tmux.ValidPaneID(req.ID) {
 		return nil, peerRefused(from, "a pane id that is not one")
 	}
 	m.mu.Lock()
 	m.hub.mu.Lock()
-	// A machine may ask only about the panes whose workers it runs: the
-	// coordinators this machine handed it, or where they went. With
-	// accept-remote on or off: the coordinator's machine need not take
-	// workers itself for its workers elsewhere to find it again.
-	handed, gone := false, ""
+	// The worker of from whose coordinator did not come back after a tmux
+	// restart here: its retired id names it (req.ID may be another pane's
+	// now). That from may ask about req.ID at all, authz said
+	// (CoordinatesFor).
+	gone := ""
 	for _, w := range m.workers {
-		if w.Machine == from && (w.Parent == req.ID || m.movedFrom(req.ID, w.Parent)) {
-			handed = true
-			break
-		}
 		if w.Machine == from && retired(w.Parent) && strings.HasPrefix(w.Parent, req.ID+retiredMark) {
-			// It did not come back after a tmux restart here: its
-			// retired id names it (req.ID may be another pane's now).
-			handed, gone = true, w.Parent
+			gone = w.Parent
 			break
 		}
 	}
@@ -370,9 +347,6 @@ func (m *Manager) PeerPane(ctx context.Context, from string, req IDRequest) (*Pe
 	}
 	m.hub.mu.Unlock()
 	m.mu.Unlock()
-	if !handed {
-		return nil, errorf(KindRemote, "", "refused: %s is not a coordinator of workers on %s", req.ID, from)
-	}
 	if gone != "" {
 		return &PeerPaneResult{Retired: gone}, nil
 	}
@@ -425,14 +399,12 @@ func (m *Manager) remoteParentsNow(ctx context.Context, vs []WorkerView) {
 }
 
 // PeerGraph is what machine from sees of this machine's agents, for its
-// web UI's All machines view: with accept-remote off nothing; with it on,
-// each agent's pane, name, kind, role, state and since, its parent and
-// run (to draw the lines), and its team size. Summaries only of from's
-// own workers here (it may read those anyway), and no subagents.
+// web UI's All machines view (internal/authz lets it see them only while
+// this machine takes workers): each agent's pane, name, kind, role, state
+// and since, its parent and run (to draw the lines), and its team size.
+// Summaries only of from's own workers here (it may read those anyway),
+// and no subagents.
 func (m *Manager) PeerGraph(from string) []GraphAgent {
-	if !m.AcceptRemote() {
-		return []GraphAgent{}
-	}
 	g := m.Graph()
 	out := make([]GraphAgent, 0, len(g))
 	for _, a := range g {
@@ -457,25 +429,4 @@ func (m *Manager) machineNameOf(ctx context.Context, slug string) string {
 		return mr.Name
 	}
 	return slug
-}
-
-// PeerTerm checks that machine from may open the window of pane here in
-// its web UI, and type into it: only while accept-remote is on, and only
-// an agent of this machine that from sees in PeerGraph (never a shell,
-// never a pane st does not know, never another machine's record).
-func (m *Manager) PeerTerm(from, pane string) error {
-	if !tmux.ValidPaneID(pane) {
-		return peerRefused(from, "a pane that is not a pane id")
-	}
-	if !m.AcceptRemote() {
-		return errorf(KindRemote, "run st orch accept-remote on on that machine",
-			"refused: accept-remote is off there, and windows open to other machines only while it is on")
-	}
-	for _, a := range m.PeerGraph(from) {
-		if a.Pane == pane {
-			return nil
-		}
-	}
-	return errorf(KindNotFound, "open one of the agents that the graph shows on that machine",
-		"refused: %s is not an agent there, and only agents' windows open to other machines", pane)
 }

@@ -146,9 +146,11 @@ func (m *Manager) reconcile(ctx context.Context) {
 func (m *Manager) reconcilePanes(panes []tmux.Pane, listed time.Time, seq int) {
 	have := map[string]tmux.Pane{}
 	live := map[string]bool{}
+	pids := map[string]int{}
 	for _, p := range panes {
 		have[p.ID] = p
 		live[p.ID] = true
+		pids[p.ID] = p.PID
 	}
 	m.mu.Lock()
 	if !m.rest.judge(seq, live) {
@@ -158,6 +160,7 @@ func (m *Manager) reconcilePanes(panes []tmux.Pane, listed time.Time, seq int) {
 		m.mu.Unlock()
 		return
 	}
+	m.offers.prune(pids, listed) // an offer goes with its pane
 	c := m.newChange()
 	for id, w := range m.workers {
 		if !w.State.Live() || w.StartedAt.After(listed) || w.Remote() {

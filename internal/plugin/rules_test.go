@@ -42,19 +42,28 @@ func TestCodexRuleWithRealCodex(t *testing.T) {
 	for _, tc := range []struct {
 		cmd   []string
 		allow bool
+		// decision, when not "allow" or none: what Codex does instead
+		want string
 	}{
-		{[]string{c.STBin, "worker", "wait", "--timeout", "15m"}, true},
-		{[]string{c.STBin, "orch", "start", "--objective", "API tests"}, true},
-		{[]string{c.STBin, "worker", "start", "--agent", "codex", "--task", "/w/t.md", "--name", "api"}, true},
-		{[]string{c.STBin, "worker", "done", "--summary", "did it"}, true},
-		{[]string{c.STBin, "gate", "ask", "Ship?", "--option", "yes"}, true},
-		{[]string{c.STBin, "up"}, true},
-		{[]string{c.STBin, "hooks", "uninstall"}, false},
-		{[]string{c.STBin, "setup", "--undo"}, false},
-		{[]string{c.STBin, "down"}, false},
-		{[]string{c.STBin}, false},
-		{[]string{"st", "worker", "wait"}, false},
-		{[]string{"/usr/local/bin/st", "worker", "wait"}, false},
+		{[]string{c.STBin, "worker", "wait", "--timeout", "15m"}, true, ""},
+		{[]string{c.STBin, "orch", "start", "--objective", "API tests"}, true, ""},
+		{[]string{c.STBin, "worker", "start", "--agent", "codex", "--task", "/w/t.md", "--name", "api"}, true, ""},
+		{[]string{c.STBin, "worker", "done", "--summary", "did it"}, true, ""},
+		{[]string{c.STBin, "gate", "ask", "Ship?", "--option", "yes"}, true, ""},
+		{[]string{c.STBin, "up"}, true, ""},
+		// The web UI's token is a person's: st web stays in the sandbox
+		// (which refuses st's socket), or asks a person.
+		{[]string{c.STBin, "web"}, false, ""},
+		// A login service is written outside the sandbox: a person says yes.
+		{[]string{c.STBin, "up", "--at-login"}, false, "prompt"},
+		// A variable set before st, as a forged $TMUX_PANE would be.
+		{[]string{"env", "TMUX_PANE=%0", c.STBin, "worker", "send", "w1", "x"}, false, ""},
+		{[]string{c.STBin, "hooks", "uninstall"}, false, ""},
+		{[]string{c.STBin, "setup", "--undo"}, false, ""},
+		{[]string{c.STBin, "down"}, false, ""},
+		{[]string{c.STBin}, false, ""},
+		{[]string{"st", "worker", "wait"}, false, ""},
+		{[]string{"/usr/local/bin/st", "worker", "wait"}, false, ""},
 	} {
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 		cmd := exec.CommandContext(ctx, codex, append([]string{"execpolicy", "check", "--rules", path}, tc.cmd...)...)
@@ -71,6 +80,9 @@ func TestCodexRuleWithRealCodex(t *testing.T) {
 		}
 		if got := res.Decision == "allow"; got != tc.allow {
 			t.Errorf("%q: codex says %s, want allowed=%v", tc.cmd, out, tc.allow)
+		}
+		if tc.want != "" && res.Decision != tc.want {
+			t.Errorf("%q: codex says %s, want %s", tc.cmd, out, tc.want)
 		}
 	}
 }

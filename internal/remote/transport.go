@@ -74,6 +74,8 @@ type Net struct {
 	mu      sync.Mutex
 	routes  map[string]*route
 	clients map[string]*http.Client
+	// conns are the connections taken and made, for CloseRevoked.
+	conns *connSet
 }
 
 type route struct {
@@ -92,7 +94,7 @@ func NewNet(id *Identity, relay *Relay, logf func(format string, args ...any)) *
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	return &Net{id: id, relay: relay, logf: logf, routes: map[string]*route{}, clients: map[string]*http.Client{}}
+	return &Net{id: id, relay: relay, logf: logf, routes: map[string]*route{}, clients: map[string]*http.Client{}, conns: newConnSet()}
 }
 
 // Listen takes connections from the direct listener on addr (none when
@@ -112,7 +114,7 @@ func (n *Net) Listen(addr string) (net.Listener, error) {
 	if direct == nil && relayed == nil {
 		return nil, errors.New("no listener and no relay")
 	}
-	return tls.NewListener(newMergedListener(direct, relayed), n.id.ServerTLS()), nil
+	return trackedListener{Listener: newMergedListener(direct, relayed), set: n.conns, conf: n.id.ServerTLS()}, nil
 }
 
 // PeerOf is as TLSTransport's: every request is checked.
@@ -320,11 +322,12 @@ func (n *Net) relayed(ctx context.Context, slug string) (net.Conn, error) {
 }
 
 func (n *Net) handshake(ctx context.Context, raw net.Conn, slug string) (net.Conn, error) {
-	c := tls.Client(raw, n.id.peerClientTLS(slug))
+	tc, cfg := n.conns.track(raw, n.id.peerClientTLS(slug))
+	c := tls.Client(tc, cfg)
 	hctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
 	if err := c.HandshakeContext(hctx); err != nil {
-		raw.Close()
+		tc.Close()
 		return nil, err
 	}
 	return c, nil

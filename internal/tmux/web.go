@@ -74,6 +74,22 @@ func (c *Client) showNameOf(ctx context.Context, target, name string) {
 	}
 }
 
+// homeSession is the id of a session that holds window and is not a web
+// terminal's.
+func (c *Client) homeSession(ctx context.Context, window string) (string, error) {
+	out, err := c.Run(ctx, "list-windows", "-a", "-F", "#{window_id} #{session_id} #{session_name}")
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.SplitN(line, " ", 3)
+		if len(f) == 3 && f[0] == window && !IsWebSession(f[2]) {
+			return f[1], nil
+		}
+	}
+	return "", fmt.Errorf("no session holds window %s", window)
+}
+
 // NewWindowSession makes a detached session called name that holds one
 // window (an id like @3) and no other: for a web terminal of another
 // machine, which must see that window only, whatever its client does.
@@ -87,8 +103,10 @@ func (c *Client) NewWindowSession(ctx context.Context, name, window string) erro
 		return fmt.Errorf("make a session for window %s: %w", window, err)
 	}
 	placeholder := strings.TrimSpace(out)
-	// Its session's name, read before the window is in two sessions.
-	orig, origErr := c.Run(ctx, "display-message", "-p", "-t", window, "#{session_id}")
+	// Its session's name, read before the window is in two sessions; a
+	// web terminal's session that still holds it (one being closed) is
+	// not its own.
+	orig, origErr := c.homeSession(ctx, window)
 	if _, err := c.Run(ctx, "link-window", "-s", window, "-t", "="+name+":"); err != nil {
 		c.KillSession(ctx, name)
 		return fmt.Errorf("show window %s: %w", window, err)

@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/coder/websocket"
+
+	"github.com/sophonz/st/internal/authz"
 )
 
 // How a request proves it comes from the user (see the package comment):
@@ -125,22 +127,24 @@ func acceptOptions() *websocket.AcceptOptions {
 	return &websocket.AcceptOptions{InsecureSkipVerify: true, Subprotocols: []string{wsProtocol}}
 }
 
-// public reports whether r asks for what every visitor gets: the page and
-// its files, which hold nothing of the user's. A request with a link token
-// is not: a wrong or stale one is refused, saying what to open instead.
-func public(r *http.Request) bool {
+// public reports whether r asks for what every visitor gets: a route of
+// the table that is authz.Network's (the page and its files, which hold
+// nothing of the user's). A request with a link token is not: a wrong or
+// stale one is refused, saying what to open instead.
+func (s *Server) public(r *http.Request) bool {
 	if (r.Method != http.MethodGet && r.Method != http.MethodHead) || r.URL.Query().Has("token") {
 		return false
 	}
-	p := r.URL.Path
-	if path.Clean(p) != strings.TrimSuffix(p, "/") && p != "/" {
-		return false
+	if p := r.URL.Path; path.Clean(p) != strings.TrimSuffix(p, "/") && p != "/" {
+		return false // a path the mux would clean first
 	}
-	switch p {
-	case "/", "/st", Path:
-		return true
+	_, pattern := s.mux.Handler(r)
+	for _, rt := range webTable {
+		if rt.method+" "+rt.path == pattern {
+			return rt.actor == authz.Network
+		}
 	}
-	return strings.HasPrefix(p, Path+"assets/") || strings.HasPrefix(p, "/assets/")
+	return false
 }
 
 // equal compares in constant time; hashing first keeps the length from

@@ -121,9 +121,10 @@ type PeerTermConfig struct {
 	Pane       tmux.Pane
 	ReadOnly   bool
 	Cols, Rows int
-	// Allowed says whether the asking machine may still see and type into
-	// the window; it is asked before each input, and every second.
-	Allowed func() error
+	// Allowed says whether the asking machine may still see the window;
+	// it is asked every second. MayType says whether it may type into it;
+	// it is asked before each input (nil: as Allowed).
+	Allowed, MayType func() error
 	// Base ends every such terminal (the daemon's stop).
 	Base context.Context
 	Log  io.Writer
@@ -194,11 +195,15 @@ func ServePeerTerm(w http.ResponseWriter, r *http.Request, cfg PeerTermConfig) {
 			}
 		}
 	}()
+	mayType := cfg.MayType
+	if mayType == nil {
+		mayType = cfg.Allowed
+	}
 	bridge(ctx, cancel, c, p, func(b []byte) error {
 		if cfg.ReadOnly {
 			return nil
 		}
-		if err := cfg.Allowed(); err != nil {
+		if err := mayType(); err != nil {
 			refuse(err)
 			return err
 		}

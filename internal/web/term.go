@@ -86,8 +86,8 @@ func (s *Server) serveTerm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if pane != "" {
-		p, err := s.cfg.Tmux.Pane(ctx, pane)
-		if err != nil {
+		p, ok := paneOutsideWebSessions(ctx, s.cfg.Tmux, pane)
+		if !ok {
 			c.Close(closeNoWindow, "no such pane: "+pane)
 			return
 		}
@@ -129,6 +129,23 @@ func (s *Server) serveTerm(w http.ResponseWriter, r *http.Request) {
 		_, err := p.Write(b)
 		return err
 	})
+}
+
+// paneOutsideWebSessions finds pane in a session that is not a web
+// terminal's: tmux names a pane's session as any of a group's, and a
+// terminal's grouped session that is being closed would leave the new
+// terminal nothing to show (seen: "select-window: can't find window").
+func paneOutsideWebSessions(ctx context.Context, t *tmux.Client, pane string) (tmux.Pane, bool) {
+	panes, err := t.ListPanes(ctx) // it leaves the web terminals' sessions out
+	if err != nil {
+		return tmux.Pane{}, false
+	}
+	for _, p := range panes {
+		if p.ID == pane {
+			return p, true
+		}
+	}
+	return tmux.Pane{}, false
 }
 
 // killWebSession closes a terminal's own session (only it; its windows

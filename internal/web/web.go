@@ -50,6 +50,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/sophonz/st/internal/authz"
 	"github.com/sophonz/st/internal/tmux"
 )
 
@@ -125,25 +126,91 @@ func New(cfg Config) *Server {
 	}
 	s.assets = sub
 
-	// The UI's routes, at /st/ (where the page lives) and at / (for a
-	// client that carries ?token= itself); / and /st lead to the page.
-	for _, pre := range []string{"", strings.TrimSuffix(Path, "/")} {
-		s.mux.HandleFunc("GET "+pre+"/assets/", func(w http.ResponseWriter, r *http.Request) {
-			r2 := r.Clone(r.Context())
-			r2.URL.Path = strings.TrimPrefix(r.URL.Path, pre+"/assets/")
-			s.serveAsset(w, r2)
-		})
-		s.mux.HandleFunc("GET "+pre+"/api/state", s.serveState)
-		s.mux.HandleFunc("GET "+pre+"/api/events", s.serveEvents)
-		s.mux.HandleFunc("GET "+pre+"/term", s.serveTerm)
-		s.mux.HandleFunc("POST "+pre+"/api/adopt", s.serveAdopt)
-		s.mux.HandleFunc("POST "+pre+"/api/release", s.serveRelease)
-		s.mux.HandleFunc("POST "+pre+"/api/gates/answer", s.serveAnswer)
+	for _, rt := range webTable {
+		if rt.actor == authz.AnswerToken {
+			continue // before the credential check: ServeHTTP
+		}
+		s.mux.HandleFunc(rt.method+" "+rt.path, s.guard(rt))
 	}
-	s.mux.HandleFunc("GET "+Path+"{$}", s.serveIndex)
-	s.mux.HandleFunc("GET /{$}", s.toPage)
-	s.mux.HandleFunc("GET "+strings.TrimSuffix(Path, "/"), s.toPage)
 	return s
+}
+
+// The web UI is this table: each route's method and path, what it asks of
+// internal/authz, and its handler. The mux is built from it, and Routes
+// (the matrix test's rows) reads it. Every route but the push answer
+// comes after the web UI's credential check (ServeHTTP), which makes its
+// caller a WebSession; the push answer's own one-time token makes its
+// caller an AnswerToken.
+type webRoute struct {
+	method, path string
+	action       authz.Action
+	actor        authz.Kind
+	h            func(s *Server, w http.ResponseWriter, r *http.Request)
+}
+
+// webTable is the UI's routes, at /st/ (where the page lives) and at /
+// (for a client that carries ?token= itself); / and /st lead to the page.
+// The page and its files are every visitor's (authz.Network: they hold
+// nothing of the user's, and a <script src> carries no header); the rest
+// is the page's session's.
+var webTable = func() []webRoute {
+	var t []webRoute
+	for _, pre := range []string{"", strings.TrimSuffix(Path, "/")} {
+		t = append(t,
+			webRoute{"GET", pre + "/assets/", authz.ReadPage, authz.Network, assetsUnder(pre)},
+			webRoute{"GET", pre + "/api/state", authz.ReadState, authz.WebSession, (*Server).serveState},
+			webRoute{"GET", pre + "/api/events", authz.ReadState, authz.WebSession, (*Server).serveEvents},
+			webRoute{"GET", pre + "/term", authz.TypeTerminal, authz.WebSession, (*Server).serveTerm},
+			webRoute{"POST", pre + "/api/adopt", authz.Adopt, authz.WebSession, (*Server).serveAdopt},
+			webRoute{"POST", pre + "/api/release", authz.Release, authz.WebSession, (*Server).serveRelease},
+			webRoute{"POST", pre + "/api/gates/answer", authz.AnswerGate, authz.WebSession, (*Server).serveAnswer},
+		)
+	}
+	return append(t,
+		webRoute{"GET", Path + "{$}", authz.ReadPage, authz.Network, (*Server).serveIndex},
+		webRoute{"GET", "/{$}", authz.ReadPage, authz.Network, (*Server).toPage},
+		webRoute{"GET", strings.TrimSuffix(Path, "/"), authz.ReadPage, authz.Network, (*Server).toPage},
+		webRoute{"POST", pushAnswerPath + "{token}", authz.AnswerGate, authz.AnswerToken, (*Server).servePushAnswer},
+	)
+}()
+
+// Routes lists the web UI's routes, from its table.
+func Routes() []authz.Route {
+	out := make([]authz.Route, 0, len(webTable))
+	for _, rt := range webTable {
+		acts := []authz.Action{rt.action}
+		if rt.action == authz.TypeTerminal {
+			acts = []authz.Action{authz.OpenTerminal, authz.TypeTerminal}
+		}
+		out = append(out, authz.Route{Surface: "web", Method: rt.method, Path: rt.path, Actions: acts, Actor: rt.actor})
+	}
+	return out
+}
+
+// assetsUnder serves the files of assets/ under pre+"/assets/".
+func assetsUnder(pre string) func(*Server, http.ResponseWriter, *http.Request) {
+	return func(s *Server, w http.ResponseWriter, r *http.Request) {
+		r2 := r.Clone(r.Context())
+		r2.URL.Path = strings.TrimPrefix(r.URL.Path, pre+"/assets/")
+		s.serveAsset(w, r2)
+	}
+}
+
+// guard serves rt as authz decides for its caller: a terminal opened
+// read-only (ro=1) asks only to open it.
+func (s *Server) guard(rt webRoute) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		act := rt.action
+		if act == authz.TypeTerminal && r.URL.Query().Get("ro") == "1" {
+			act = authz.OpenTerminal
+		}
+		if d := authz.Decide(authz.Actor{Kind: rt.actor}, act, authz.Target{ID: r.URL.Query().Get("pane")}, nil); !d.Allowed {
+			s.logf("403 %s %s: %s", r.Method, r.URL.Path, d.Why)
+			http.Error(w, "403 Forbidden: refused: "+d.Why, http.StatusForbidden)
+			return
+		}
+		rt.h(s, w, r)
+	}
 }
 
 // toPage sends / to the page at Path, keeping the query (the token).
@@ -207,10 +274,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.cfg.AnswerPush != nil && r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, pushAnswerPath) {
-		s.servePushAnswer(w, r) // authorized by its own one-time token
+		s.guard(pushRoute)(w, r) // authorized by its own one-time token
 		return
 	}
-	if !s.authorized(r) && !public(r) {
+	if !s.authorized(r) && !s.public(r) {
 		s.logf("401 %s %s from %s", r.Method, r.URL.Path, r.RemoteAddr)
 		h.Set("Content-Type", "text/html; charset=utf-8")
 		h.Set("Cache-Control", "no-store")
@@ -527,6 +594,9 @@ func (s *Server) serveAnswer(w http.ResponseWriter, r *http.Request) {
 // web token; the answer token (one per option of one gate, good once)
 // is the whole authorization.
 const pushAnswerPath = "/push/answer/"
+
+// pushRoute is the push answer's row of webTable.
+var pushRoute = webTable[len(webTable)-1]
 
 // PushAnswerURL is the URL of an answer token under base (the address the
 // phone reaches st's web UI at).

@@ -169,6 +169,43 @@ func TestWindowOfAnotherMachine(t *testing.T) {
 	}
 }
 
+// handLone opens beta's agent lone in alpha's page as it is handed over
+// (issue 23, item 1): refused while handed to no one, read-only once a
+// person on beta offers it to alpha (beta decides), typed into once alpha
+// adopts it.
+func handLone(t *testing.T, ctx context.Context, a, b *testutil.Machine, boss, lone, loneCard string) {
+	t.Helper()
+	rows := `document.querySelector("#term .xterm-rows")`
+	closedSays := func(s string) string {
+		return `!document.querySelector("#term-closed").hidden && document.querySelector("#term-closed-msg").innerText.includes("` + s + `")`
+	}
+	// Handed to no one: beta opens nothing of it, and says what its
+	// person does.
+	do(t, ctx, chromedp.Click(loneCard+" .gc-name"))
+	waitJS(t, ctx, closedSays(lone+" was not handed to alpha"), 20*time.Second)
+	if log, _ := os.ReadFile(filepath.Join(b.Home, "daemon.log")); strings.Contains(string(log), "opens the window of "+lone) {
+		t.Errorf("beta opened lone's window for alpha before anyone offered it:\n%s", log)
+	}
+	// Offered to alpha, it opens read-only, as beta decides whatever the
+	// page's switch says: what is typed never arrives.
+	b.MustST("", "worker", "offer", lone, "--machine", "alpha")
+	do(t, ctx, chromedp.Click("#agents-btn"), chromedp.Click(loneCard+" .gc-name"))
+	waitJS(t, ctx, rows+` !== null && `+rows+`.innerText.includes("❯") && document.querySelector("#term-title").innerText === "lone on beta" && document.querySelector("#term-closed").hidden`, 20*time.Second)
+	do(t, ctx, chromedp.Focus("#term .xterm-helper-textarea"), typeKeys("yy-offered-yy"))
+	// Adopted by alpha, it is alpha's worker: typed keys go through.
+	a.MustST(boss, "worker", "adopt", "beta/"+lone)
+	do(t, ctx, chromedp.Click("#agents-btn"), chromedp.Click(loneCard+" .gc-name"))
+	waitJS(t, ctx, rows+` !== null && `+rows+`.innerText.includes("❯") && document.querySelector("#term-title").innerText === "lone on beta"`, 20*time.Second)
+	do(t, ctx, chromedp.Focus("#term .xterm-helper-textarea"), typeKeys("hi-from-alpha"))
+	testutil.WaitFor(t, 10*time.Second, func() (bool, string) {
+		s := b.Capture(lone)
+		return strings.Contains(s, "hi-from-alpha"), "beta's pane:\n" + s
+	})
+	if s := b.Capture(lone); strings.Contains(s, "yy") {
+		t.Fatalf("keys typed into an offer not yet adopted reached beta's agent:\n%s", s)
+	}
+}
+
 func windowOfAnotherMachine(t *testing.T, way string) {
 	c := testutil.NewClusterWay(t, way)
 	c.Extra = []string{"ST_HEARTBEAT=1s"}
@@ -194,14 +231,8 @@ func windowOfAnotherMachine(t *testing.T, way string) {
 	loneCard := `#graph .agent-card[data-agent="beta/` + lone + `"]`
 	farCard := `#graph .agent-card[data-agent="beta/` + far[1] + `"]`
 	waitJS(t, ctx, `document.querySelector('`+loneCard+`') !== null && document.querySelector('`+farCard+`') !== null`, 30*time.Second)
-	do(t, ctx, chromedp.Click(loneCard+" .gc-name"))
+	handLone(t, ctx, a, b, boss, lone, loneCard)
 	rows := `document.querySelector("#term .xterm-rows")`
-	waitJS(t, ctx, rows+` !== null && `+rows+`.innerText.includes("❯") && document.querySelector("#term-title").innerText === "lone on beta"`, 20*time.Second)
-	do(t, ctx, chromedp.Focus("#term .xterm-helper-textarea"), typeKeys("hi-from-alpha"))
-	testutil.WaitFor(t, 10*time.Second, func() (bool, string) {
-		s := b.Capture(lone)
-		return strings.Contains(s, "hi-from-alpha"), "beta's pane:\n" + s
-	})
 	waitJS(t, ctx, rows+`.innerText.includes("hi-from-alpha") && `+rows+`.innerText.includes("[main]")`, 10*time.Second)
 	screenshot(t, ctx, "web-window-of-another-machine-"+way+".png")
 
@@ -230,8 +261,9 @@ func windowOfAnotherMachine(t *testing.T, way string) {
 		t.Fatalf("keys typed or sent read-only reached beta's agent:\n%s", s)
 	}
 
-	// beta opens no window that is not an agent's, even to a page that
-	// asks for it by hand: its shell is refused before tmux is touched.
+	// beta opens no window that was not handed to alpha, even to a page
+	// that asks for it by hand: its shell is refused before tmux is
+	// touched.
 	refusal := run(t, ctx, chromedp.Evaluate[string](`new Promise((done) => {
 		const u = new URL('term', location.href);
 		u.protocol = 'ws:';
@@ -239,19 +271,20 @@ func windowOfAnotherMachine(t *testing.T, way string) {
 		const ws = new WebSocket(u, ['st', 'st-session.' + localStorage.getItem('st-session')]); // as the page's own
 		ws.onclose = (e) => done(e.code + ' ' + e.reason);
 	})`, chromedp.EvalAwaitPromise))
-	if !strings.HasPrefix(refusal, "4403 ") || !strings.Contains(refusal, "is not an agent there") {
+	if !strings.HasPrefix(refusal, "4403 ") || !strings.Contains(refusal, shell+" was not handed to alpha") {
 		t.Errorf("a page asking for beta's shell: %s", refusal)
 	}
 
 	// beta stops taking workers: the open window closes, saying why.
 	b.MustST("", "orch", "accept-remote", "off")
 	waitJS(t, ctx, `!document.querySelector("#term-closed").hidden && document.querySelector("#term-closed-msg").innerText.includes("accept-remote is off there")`, 15*time.Second)
-	// alpha's own worker there stays in the graph, and its card says why
-	// it does not open; a click opens nothing.
+	// alpha's own workers there stay in the graph (lone is one now), and
+	// their cards say why they do not open; a click opens nothing.
 	do(t, ctx, chromedp.Click("#agents-btn"))
 	waitJS(t, ctx, `document.querySelector('`+farCard+` .gc-note') !== null &&
 		document.querySelector('`+farCard+` .gc-note').innerText.includes("beta takes no workers from other machines now") &&
-		document.querySelector('`+loneCard+`') === null`, 15*time.Second)
+		document.querySelector('`+loneCard+` .gc-note') !== null &&
+		document.querySelector('`+loneCard+` .gc-note').innerText.includes("beta takes no workers from other machines now")`, 15*time.Second)
 	screenshot(t, ctx, "web-window-of-another-machine-refused-"+way+".png")
 	do(t, ctx, chromedp.Click(farCard+" .gc-name"))
 	waitJS(t, ctx, `!document.querySelector("#toast").hidden && document.querySelector("#toast").innerText.includes("Run st orch accept-remote on on beta")`, 5*time.Second)

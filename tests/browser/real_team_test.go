@@ -61,7 +61,7 @@ func TestRealTeamInBrowser(t *testing.T) {
 		"SAY: my team is at work",
 	}, "\n")+"\n")
 	helper := task("helper", "sleep: 300s\n")
-	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/\S*token=\S+`).FindString(r.st("web"))
+	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/\S*token=\S+`).FindString(r.webURL())
 	if url == "" {
 		t.Fatal("st web printed no URL with its token")
 	}

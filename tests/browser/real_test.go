@@ -58,6 +58,20 @@ func (r *realEnv) st(args ...string) string {
 	return string(out)
 }
 
+// webURL is what st web prints to a person at a shell (st web is a
+// person's: from the coordinator's pane, an agent's, it is refused).
+func (r *realEnv) webURL() string {
+	r.t.Helper()
+	cmd := exec.Command(r.bin, "web")
+	cmd.Dir = r.work
+	cmd.Env = r.env("")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		r.t.Fatalf("st web: %v\n%s", err, out)
+	}
+	return string(out)
+}
+
 func (r *realEnv) capture(pane string) string {
 	out, _ := r.tm.Run("capture-pane", "-p", "-t", pane)
 	return out
@@ -162,6 +176,8 @@ func (r *realEnv) start(sessionEnv ...string) {
 // agent), and a gate.
 func TestRealDaemon(t *testing.T) {
 	r := newRealEnv(t)
+	// Its lead (a sim agent) starts a sim worker: a person allows that.
+	r.extra = append(r.extra, "ST_AGENTS_START_SIM=1")
 	r.start()
 	bin, work := r.bin, r.work
 	// The coordinator is an agent (a sim started by hand); the session's
@@ -185,7 +201,7 @@ func TestRealDaemon(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	url := strings.TrimSpace(r.st("web"))
+	url := strings.TrimSpace(r.webURL())
 	if m := regexp.MustCompile(`http://127\.0\.0\.1:\d+/\S*token=\S+`).FindString(url); m != "" {
 		url = m
 	} else {

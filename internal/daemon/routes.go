@@ -1,0 +1,267 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+
+	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/authz"
+	"github.com/sophonz/st/internal/orch"
+)
+
+// The socket API is this table: each route's path, what it asks of
+// internal/authz, whether it acts for a pane, and its handler. The mux is
+// built from it, and SocketRoutes (the fuzz test's list, the matrix
+// test's rows) reads it: a route cannot be served without a row, nor
+// have a row without being served.
+
+// handler answers one request of the socket API.
+type handler func(s *server, ctx context.Context, r *http.Request, body []byte) (any, error)
+
+// route is one row of the socket table.
+type route struct {
+	path   string
+	action authz.Action
+	// vary picks the action from the request, for a route that does two
+	// things (accept-remote on or off; an offer or its withdrawal).
+	vary func(envelope) authz.Action
+	// pane: the route acts for the calling pane, so a request from a pane
+	// of another tmux server is misdirected.
+	pane bool
+	h    handler
+}
+
+// envelope is what authz is told of a request: who it claims to come
+// from and what it names. Every request type of the socket names these
+// the same way.
+type envelope struct {
+	Pane     string `json:"pane"`
+	ID       string `json:"id"`
+	Agent    string `json:"agent"`
+	Machine  string `json:"machine"`
+	On       *bool  `json:"on"`
+	Withdraw bool   `json:"withdraw"`
+}
+
+// envelopeOf reads the envelope of a body. A body that is not one names
+// nothing: authz fails closed on it, and the handler says what is wrong.
+func envelopeOf(body []byte) envelope {
+	var e envelope
+	if json.Unmarshal(body, &e) != nil {
+		return envelope{}
+	}
+	return e
+}
+
+func (e envelope) target() authz.Target {
+	return authz.Target{ID: e.ID, Agent: e.Agent, Machine: e.Machine}
+}
+
+// mgrCall is a handler of a manager operation that takes one decoded
+// request.
+func mgrCall[T, R any](op func(*orch.Manager, context.Context, T) (R, error)) handler {
+	return func(s *server, ctx context.Context, r *http.Request, b []byte) (any, error) {
+		req, err := decode[T](b)
+		if err != nil {
+			return nil, err
+		}
+		return op(s.mgr, ctx, req)
+	}
+}
+
+// socketRoutes is the socket API.
+var socketRoutes = []route{
+	// st's own: its status, its end, its panes, its web UI, the hooks.
+	{path: api.RouteStatus, action: authz.ReadState, h: (*server).status},
+	{path: api.RouteShutdown, action: authz.StopST, h: (*server).shutdown},
+	{path: api.RouteLs, action: authz.ReadState, h: (*server).ls},
+	{path: api.RouteWeb, action: authz.SeeWebToken, h: (*server).webURL},
+	{path: api.RouteRemoteReload, action: authz.ReadState, h: (*server).remoteReload},
+	{path: api.RouteRemoteRoutes, action: authz.ReadState, h: (*server).remoteRoutes},
+	{path: api.RouteHook, action: authz.Hook, h: (*server).hook},
+	{path: api.RouteAcceptRemote, action: authz.AcceptRemoteOff, vary: acceptAction, h: (*server).acceptRemote},
+	// The orchestration's: runs, workers, tasks, gates.
+	{path: api.RouteOrchStart, action: authz.StartRun, pane: true, h: mgrCall((*orch.Manager).StartRun)},
+	{path: api.RouteOrchShow, action: authz.ReadState, pane: true, h: (*server).orchShow},
+	{path: api.RouteWorkerStart, action: authz.Start, pane: true, h: mgrCall((*orch.Manager).StartWorker)},
+	{path: api.RouteWorkerFan, action: authz.Start, pane: true, h: mgrCall((*orch.Manager).Fan)},
+	{path: api.RouteWorkerWait, action: authz.ReadState, pane: true, h: mgrCall((*orch.Manager).Wait)},
+	{path: api.RouteWorkerDone, action: authz.Report, pane: true, h: mgrCall((*orch.Manager).Done)},
+	{path: api.RouteWorkerRead, action: authz.ReadScreen, pane: true, h: mgrCall((*orch.Manager).Read)},
+	{path: api.RouteWorkerSend, action: authz.Send, pane: true, h: mgrCall((*orch.Manager).Send)},
+	{path: api.RouteWorkerStop, action: authz.Stop, pane: true, h: mgrCall((*orch.Manager).Stop)},
+	{path: api.RouteWorkerRename, action: authz.Rename, pane: true, h: mgrCall((*orch.Manager).Rename)},
+	{path: api.RouteWorkerRelease, action: authz.Release, pane: true, h: mgrCall((*orch.Manager).Release)},
+	{path: api.RouteWorkerAdopt, action: authz.Adopt, pane: true, h: mgrCall((*orch.Manager).Adopt)},
+	{path: api.RouteWorkerOffer, action: authz.Offer, vary: offerAction, pane: true, h: mgrCall((*orch.Manager).Offer)},
+	{path: api.RouteWorkerDiff, action: authz.ReadScreen, pane: true, h: mgrCall((*orch.Manager).Diff)},
+	{path: api.RouteWorkerMerge, action: authz.Merge, pane: true, h: mgrCall((*orch.Manager).Merge)},
+	{path: api.RouteWorkerPick, action: authz.Merge, pane: true, h: mgrCall((*orch.Manager).Pick)},
+	{path: api.RouteWorkerList, action: authz.ReadState, pane: true, h: mgrCall((*orch.Manager).List)},
+	{path: api.RouteTaskCreate, action: authz.Start, pane: true, h: mgrCall((*orch.Manager).CreateTask)},
+	{path: api.RouteTaskList, action: authz.ReadState, pane: true, h: mgrCall((*orch.Manager).ListTasks)},
+	{path: api.RouteTaskCancel, action: authz.CancelTask, pane: true, h: mgrCall((*orch.Manager).CancelTask)},
+	{path: api.RouteGateAsk, action: authz.AskGate, h: mgrCall((*orch.Manager).AskGate)},
+	{path: api.RouteGateWait, action: authz.ReadState, h: mgrCall((*orch.Manager).WaitGate)},
+	{path: api.RouteGateList, action: authz.ReadState, h: (*server).gateList},
+	{path: api.RouteGateAnswer, action: authz.AnswerGate, h: (*server).gateAnswer},
+}
+
+// acceptAction: turning accept-remote on is a person's; off, or asking,
+// is anyone's.
+func acceptAction(e envelope) authz.Action {
+	if e.On != nil && *e.On {
+		return authz.AcceptRemoteOn
+	}
+	return authz.AcceptRemoteOff
+}
+
+// offerAction: an offer is a person's; withdrawing one is anyone's.
+func offerAction(e envelope) authz.Action {
+	if e.Withdraw {
+		return authz.Withdraw
+	}
+	return authz.Offer
+}
+
+// SocketRoutes lists the socket API's routes, from its table.
+func SocketRoutes() []authz.Route {
+	out := make([]authz.Route, 0, len(socketRoutes))
+	for _, rt := range socketRoutes {
+		acts := []authz.Action{rt.action}
+		switch {
+		case rt.path == api.RouteAcceptRemote:
+			acts = []authz.Action{authz.AcceptRemoteOff, authz.AcceptRemoteOn}
+		case rt.path == api.RouteWorkerOffer:
+			acts = []authz.Action{authz.Offer, authz.Withdraw}
+		}
+		out = append(out, authz.Route{Surface: "socket", Method: http.MethodPost, Path: rt.path, Actions: acts})
+	}
+	return out
+}
+
+// routes is st's local API: one handler per row of socketRoutes.
+func (s *server) routes() http.Handler {
+	mux := http.NewServeMux()
+	for _, rt := range socketRoutes {
+		s.mount(mux, rt)
+	}
+	return mux
+}
+
+// mount serves rt: to the user who runs st only, by POST; for a command
+// that acts for a pane, from a pane of st's tmux server; and as authz
+// decides for who asked.
+func (s *server) mount(mux *http.ServeMux, rt route) {
+	mux.HandleFunc(rt.path, func(w http.ResponseWriter, r *http.Request) {
+		if p, _ := r.Context().Value(ctxKey{}).(peer); !p.owner {
+			writeErr(w, refusalErr(authz.Decide(authz.Actor{Kind: authz.OtherUser}, rt.action, authz.Target{}, nil)), http.StatusForbidden)
+			return
+		}
+		if r.Method != http.MethodPost {
+			writeErr(w, &orch.Error{Kind: orch.KindUsage, Message: "use POST"}, http.StatusMethodNotAllowed)
+			return
+		}
+		if rt.pane && !s.sameServer(r) {
+			writeErr(w, &orch.Error{Kind: orch.KindUsage,
+				Message: fmt.Sprintf("this command came from a pane of the tmux server %s, but st drives %s", r.Header.Get(api.TmuxHeader), s.tmux.Socket()),
+				Hint:    "run it in a pane of " + s.tmux.Socket() + ", or run an st for that server with its own ST_HOME"}, http.StatusBadRequest)
+			return
+		}
+		answer(w, r, func(body []byte) (any, error) {
+			e := envelopeOf(body)
+			act := rt.action
+			if rt.vary != nil {
+				act = rt.vary(e)
+			}
+			if d := authz.Decide(s.actor(r, act, e.Pane), act, e.target(), s.facts()); !d.Allowed {
+				return nil, forbidden{refusalErr(d)}
+			}
+			v, err := rt.h(s, r.Context(), r, body)
+			if rt.path != api.RouteHook {
+				// What st answers is on disk (a hook's own change already is).
+				s.mgr.Sync()
+			}
+			return v, err
+		})
+	})
+}
+
+// forbidden is a refusal of authz, answered 403.
+type forbidden struct{ e *orch.Error }
+
+func (f forbidden) Error() string { return f.e.Error() }
+func (f forbidden) Unwrap() error { return f.e }
+
+// refusalErr is an authz refusal as the CLI prints it.
+func refusalErr(d authz.Decision) *orch.Error {
+	return &orch.Error{Kind: "forbidden", Message: "refused: " + d.Why, Hint: d.Hint}
+}
+
+// facts are what authz asks of st's state: the manager's, and the
+// setting that lets agents start the sim agent.
+func (s *server) facts() authz.Facts { return s.mgr }
+
+// actor tells who asked, as much as act needs: nothing for what every
+// process of this user may do; the caller's parents and environment for
+// what an agent may do only to its own; and every check of callerCheck
+// for what only a person may do.
+func (s *server) actor(r *http.Request, act authz.Action, claimed string) authz.Actor {
+	if authz.OpenToLocal(act) {
+		return authz.Actor{Kind: authz.Local, Claimed: claimed}
+	}
+	p, _ := r.Context().Value(ctxKey{}).(peer)
+	extra := agentBins()
+	c := readCaller(s.proc, p.pid, extra)
+	a := authz.Actor{Kind: authz.Agent, Claimed: claimed, Why: c.why()}
+	switch {
+	case c.err != "":
+		return a // an agent of no pane: fails closed
+	case c.sandboxed:
+		a.Kind = authz.SandboxedCodex
+	case c.agent == "" && c.mark == "":
+		if !authz.PersonOnly(act) {
+			return authz.Actor{Kind: authz.Person, Claimed: claimed}
+		}
+		if why := callerCheck(s.proc, p.pid, s.panePID(r.Context(), claimed), extra); why != "" {
+			a.Why = why
+			return a
+		}
+		return authz.Actor{Kind: authz.Person, Claimed: claimed}
+	}
+	a.Pane = s.paneOf(r.Context(), c.chain)
+	if a.Pane != "" {
+		a.Role = s.mgr.PaneRole(a.Pane)
+	}
+	return a
+}
+
+// agentBins are agent programs the user configured (ST_CLAUDE_BIN...),
+// told apart by their path.
+func agentBins() map[string]string {
+	return map[string]string{"claude": os.Getenv("ST_CLAUDE_BIN"), "codex": os.Getenv("ST_CODEX_BIN")}
+}
+
+// paneOf is the pane of st's tmux server whose first process is the
+// nearest of chain (a process and its parents), or "".
+func (s *server) paneOf(ctx context.Context, chain []int) string {
+	panes, err := s.tmux.ListPanes(ctx)
+	if err != nil {
+		return ""
+	}
+	byPID := map[int]string{}
+	for _, p := range panes {
+		if p.PID > 0 && !p.Dead {
+			byPID[p.PID] = p.ID
+		}
+	}
+	for _, pid := range chain {
+		if id := byPID[pid]; id != "" {
+			return id
+		}
+	}
+	return ""
+}

@@ -1,0 +1,146 @@
+package orch
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/sophonz/st/internal/authz"
+	"github.com/sophonz/st/internal/tmux"
+)
+
+// The Manager answers the facts internal/authz decides by: who owns a
+// worker, what was handed to another machine, whether this machine takes
+// workers. Deciding is authz's; these only say what st's state holds.
+
+var _ authz.Facts = (*Manager)(nil)
+
+// SimForAgents: a person allowed agents to start the sim agent.
+func (m *Manager) SimForAgents() bool { return m.cfg.SimForAgents }
+
+// Owns reports whether id (as the pane caller names it, the way st worker
+// commands resolve ids) is a worker of caller, or under one of its
+// workers.
+func (m *Manager) Owns(caller, id string) bool {
+	if caller == "" || id == "" {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	w := m.ownedLookup(caller, id)
+	for i := 0; w != nil && i < MaxChain+2; i++ {
+		if w.Parent == caller {
+			return true
+		}
+		w = m.workers[w.Parent]
+	}
+	return false
+}
+
+// ownedLookup finds the worker id names for caller: a worker here as
+// resolve finds it, or this machine's record of a worker on another
+// machine (machine/%N or machine/name, the machine by slug or name).
+// Called with m.mu held.
+func (m *Manager) ownedLookup(caller, id string) *Worker {
+	mach, rest, remote := splitRemote(id)
+	if !remote {
+		w, err := m.resolve(caller, id)
+		if err != nil {
+			return nil
+		}
+		return w
+	}
+	var found *Worker
+	for _, w := range m.workers {
+		if !w.Remote() || (w.Machine != mach && !strings.EqualFold(w.MachineName, mach)) {
+			continue
+		}
+		if w.ID == w.Machine+"/"+rest || w.Name == rest {
+			if w.Parent == caller && (found == nil || found.Parent != caller || w.State.Live()) {
+				found = w
+			} else if found == nil {
+				found = w
+			}
+		}
+	}
+	return found
+}
+
+// HandedTo says what the pane or worker id here is to machine: a worker
+// of one of its coordinators, an agent a person here offered to it (the
+// offer's pane still the same process), or nothing.
+func (m *Manager) HandedTo(machine, id string) authz.Handed {
+	if machine == "" || id == "" {
+		return authz.NotHanded
+	}
+	m.mu.Lock()
+	w, err := m.resolve("", id)
+	m.mu.Unlock()
+	if err == nil {
+		if owner, _, ok := splitRemote(w.Parent); ok && owner == machine && !w.Remote() {
+			return authz.ItsWorker
+		}
+	}
+	if !tmux.ValidPaneID(id) {
+		return authz.NotHanded
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if m.offeredTo(ctx, id) == machine {
+		return authz.Offered
+	}
+	return authz.NotHanded
+}
+
+// ParentOf is the parent of the live worker id here: a pane here, or
+// machine/%N for another machine's coordinator ("" for no live worker).
+func (m *Manager) ParentOf(id string) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	w, err := m.resolve("", id)
+	if err != nil || !w.State.Live() || w.Remote() {
+		return ""
+	}
+	return w.Parent
+}
+
+// CoordinatesFor reports whether pane here is the coordinator of workers
+// that machine runs for it, or was before a tmux restart moved it: the
+// only panes here a machine may ask about (PeerPane), whether or not this
+// machine takes workers itself.
+func (m *Manager) CoordinatesFor(machine, pane string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.hub.mu.Lock()
+	defer m.hub.mu.Unlock()
+	for _, w := range m.workers {
+		if w.Machine == machine && (w.Parent == pane || m.movedFrom(pane, w.Parent)) {
+			return true
+		}
+		if w.Machine == machine && retired(w.Parent) && strings.HasPrefix(w.Parent, pane+retiredMark) {
+			return true // it did not come back after a tmux restart here
+		}
+	}
+	return false
+}
+
+// PaneRole is what the agent in pane is to st: a worker, a coordinator,
+// a teammate of a Claude agent team, or one st does not know ("").
+func (m *Manager) PaneRole(pane string) authz.Role {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if w := m.workers[pane]; w != nil && w.State.Live() {
+		return authz.Worker
+	}
+	for _, r := range m.runs {
+		if r.Coordinator == pane {
+			return authz.Coordinator
+		}
+	}
+	m.facts.mu.Lock()
+	defer m.facts.mu.Unlock()
+	if m.facts.teammatePane(pane) {
+		return authz.Teammate
+	}
+	return authz.Unknown
+}

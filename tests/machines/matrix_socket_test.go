@@ -1,0 +1,324 @@
+package machines
+
+import (
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/authz"
+	"github.com/sophonz/st/internal/daemon"
+	"github.com/sophonz/st/internal/testutil"
+)
+
+// sockRow is how the matrix asks one route of the socket.
+type sockRow struct {
+	// body is the request as actor a sends it, acting on target (a
+	// worker's or an agent's pane, when on says it acts on one).
+	body func(m *matrix, a *actor, target string, act authz.Action) string
+	// on is what the route acts on: "worker" (the actor's own, and a
+	// person's for the cells on another's), "agent" (an agent to adopt
+	// or offer), or "" for nothing.
+	on string
+	// fresh: an allowed cell uses its target up (stop, release, adopt).
+	fresh bool
+	// fails says why an allowed cell may get an error of st's own rather
+	// than a result (never a refusal): "" for none.
+	fails string
+}
+
+func js(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+// body builders for the common shapes.
+func paneOnly(m *matrix, a *actor, _ string, _ authz.Action) string {
+	return js(map[string]any{"pane": a.pane})
+}
+func empty(*matrix, *actor, string, authz.Action) string { return "{}" }
+func onID(m *matrix, a *actor, t string, _ authz.Action) string {
+	return js(map[string]any{"pane": a.pane, "id": t})
+}
+
+// socketRows are the matrix's rows of the socket table, by path.
+var socketRows = map[string]sockRow{
+	api.RouteStatus:       {body: empty},
+	api.RouteShutdown:     {body: empty, fresh: true}, // its allowed cells: shutdowns()
+	api.RouteLs:           {body: empty},
+	api.RouteWeb:          {body: empty},
+	api.RouteRemoteReload: {body: empty},
+	api.RouteRemoteRoutes: {body: empty},
+	api.RouteHook: {body: func(m *matrix, a *actor, _ string, _ authz.Action) string {
+		return js(map[string]any{"agent": "sim", "event": "PreToolUse", "pane": a.pane,
+			"payload": []byte(`{"tool_name":"Bash","tool_input":{"command":"true"}}`)})
+	}},
+	api.RouteAcceptRemote: {body: func(m *matrix, a *actor, _ string, act authz.Action) string {
+		if act == authz.AcceptRemoteOn {
+			return js(map[string]any{"pane": a.pane, "on": true})
+		}
+		return js(map[string]any{"pane": a.pane}) // asks how it is
+	}},
+	api.RouteOrchStart: {body: func(m *matrix, a *actor, _ string, _ authz.Action) string {
+		return js(map[string]any{"pane": a.pane, "objective": "a run of the matrix"})
+	}, fails: "a worker's pane starts no run of its own"},
+	api.RouteOrchShow:    {body: paneOnly, fails: "a pane of no run has nothing to show"},
+	api.RouteWorkerStart: {body: func(m *matrix, a *actor, _ string, _ authz.Action) string { return m.startBody(a, 0) }},
+	api.RouteWorkerFan:   {body: func(m *matrix, a *actor, _ string, _ authz.Action) string { return m.startBody(a, 2) }},
+	api.RouteWorkerWait: {body: func(m *matrix, a *actor, _ string, _ authz.Action) string {
+		return js(map[string]any{"pane": a.pane, "ids": []string{m.pw}, "timeout": 1})
+	}},
+	api.RouteWorkerDone: {body: func(m *matrix, a *actor, _ string, _ authz.Action) string {
+		return js(map[string]any{"pane": a.pane, "summary": "the matrix's report"})
+	}, fails: "only a worker reports"},
+	api.RouteWorkerRead: {body: onID, on: "worker"},
+	api.RouteWorkerSend: {body: func(m *matrix, a *actor, t string, _ authz.Action) string {
+		return js(map[string]any{"pane": a.pane, "id": t, "text": "typed by the matrix " + a.name})
+	}, on: "worker"},
+	api.RouteWorkerStop: {body: onID, on: "worker", fresh: true},
+	api.RouteWorkerRename: {body: func(m *matrix, a *actor, t string, _ authz.Action) string {
+		return js(map[string]any{"pane": a.pane, "id": t, "text": fmt.Sprintf("renamed-%d", m.seq.Add(1))})
+	}, on: "worker"},
+	api.RouteWorkerRelease: {body: onID, on: "worker", fresh: true},
+	api.RouteWorkerAdopt:   {body: onID, on: "agent", fresh: true},
+	api.RouteWorkerOffer: {body: func(m *matrix, a *actor, t string, act authz.Action) string {
+		return js(map[string]any{"pane": a.pane, "id": t, "machine": "alpha", "withdraw": act == authz.Withdraw})
+	}, on: "agent"},
+	api.RouteWorkerDiff:  {body: onID, on: "worker", fails: "a worker with no worktree has no diff"},
+	api.RouteWorkerMerge: {body: onID, on: "worker", fails: "a worker with no worktree has nothing to merge"},
+	api.RouteWorkerPick:  {body: onID, on: "worker", fails: "a worker of no fan has no try to pick"},
+	api.RouteWorkerList: {body: func(m *matrix, a *actor, _ string, _ authz.Action) string {
+		return js(map[string]any{"pane": a.pane, "all": true})
+	}},
+	api.RouteTaskCreate: {body: func(m *matrix, a *actor, _ string, _ authz.Action) string {
+		return js(map[string]any{"pane": a.pane, "name": fmt.Sprintf("t%d", m.seq.Add(1)), "file": m.idle, "agent": "sim"})
+	}, fails: "a pane of no run makes one; a worker's task starts under it"},
+	api.RouteTaskList: {body: paneOnly},
+	api.RouteTaskCancel: {body: func(m *matrix, a *actor, _ string, _ authz.Action) string {
+		return js(map[string]any{"pane": a.pane, "id": "no-such-task"})
+	}, fails: "there is no such task to cancel"},
+	api.RouteGateAsk: {body: func(m *matrix, a *actor, _ string, _ authz.Action) string {
+		return js(map[string]any{"pane": a.pane, "question": "Matrix?", "options": []string{"a", "b"}, "timeout": 1})
+	}, fails: "a gate open for 1ns times out at once"},
+	api.RouteGateWait: {body: func(m *matrix, a *actor, _ string, _ authz.Action) string {
+		return js(map[string]any{"id": "gate-000000", "timeout": 1})
+	}, fails: "there is no such gate"},
+	api.RouteGateList: {body: func(m *matrix, a *actor, _ string, _ authz.Action) string { return js(map[string]any{"all": true}) }},
+	api.RouteGateAnswer: {body: func(m *matrix, a *actor, _ string, _ authz.Action) string {
+		return js(map[string]any{"pane": a.pane, "id": m.openGate, "option": "yes"})
+	}},
+}
+
+// startBody starts a sim worker (fan: tries of a fan, each in a worktree
+// of a repository).
+func (m *matrix) startBody(a *actor, fan int) string {
+	cwd := m.b.UserDir
+	if fan > 0 {
+		cwd = m.repo
+	}
+	return js(map[string]any{"pane": a.pane, "agent": "sim", "task": m.slow, "name": fmt.Sprintf("m%d", m.seq.Add(1)),
+		"cwd": cwd, "fan": fan})
+}
+
+// socketExpect is the model's answer for a cell of the socket (internal
+// /authz's package doc, restated): own says the target is the actor's
+// own worker; simOn that a person allowed agents the sim agent.
+func socketExpect(a *actor, act authz.Action, own, simOn bool) bool {
+	switch a.kind {
+	case authz.Person:
+		return true
+	case authz.OtherUser:
+		return false
+	}
+	switch act {
+	case authz.ReadState, authz.Hook, authz.AskGate, authz.AcceptRemoteOff, authz.Withdraw:
+		return true // every process of the user: st does not even ask who
+	}
+	if a.forged {
+		return false
+	}
+	switch act {
+	case authz.StartRun, authz.Report, authz.CancelTask:
+		return true
+	case authz.Start:
+		return simOn // the cells ask for the sim agent
+	case authz.Send, authz.Stop, authz.Rename, authz.Release, authz.ReadScreen, authz.Merge:
+		return own
+	case authz.Adopt, authz.StopST:
+		return a.kind != authz.SandboxedCodex
+	}
+	return false // a person's: answer a gate, offer, accept-remote on, the web token
+}
+
+// sockCell is one cell of the socket's matrix.
+type sockCell struct {
+	path string
+	row  sockRow
+	a    *actor
+	act  authz.Action
+	own  bool
+}
+
+// socketCells lists the cells of the socket table, failing the test for
+// a route with no row.
+func (m *matrix) socketCells() []sockCell {
+	var cells []sockCell
+	for _, r := range daemon.SocketRoutes() {
+		m.routes++
+		row, ok := socketRows[r.Path]
+		if !ok {
+			m.t.Errorf("route %s of the socket table has no row in the matrix (socketRows)", r.Path)
+			continue
+		}
+		for _, a := range m.actors {
+			for _, act := range r.Actions {
+				if a.forged && !strings.Contains(row.body(m, a, "%0", act), `"pane"`) {
+					continue // names no pane: the coordinator's own cell
+				}
+				cells = append(cells, sockCell{r.Path, row, a, act, false})
+				if row.on == "worker" && a.own != "" {
+					cells = append(cells, sockCell{r.Path, row, a, act, true})
+				}
+			}
+		}
+	}
+	return cells
+}
+
+// socket walks the socket's cells: every refused one, an actor's at a
+// time with nothing changed after them; then every allowed one; then,
+// with agents allowed the sim agent, the starts refused before.
+func (m *matrix) socket() {
+	cells := m.socketCells()
+	byActor := map[*actor][]sockCell{}
+	for _, c := range cells {
+		if !socketExpect(c.a, c.act, c.own, false) {
+			byActor[c.a] = append(byActor[c.a], c)
+		}
+	}
+	for _, a := range m.actors {
+		bodies := make([]string, len(byActor[a]))
+		for i, c := range byActor[a] {
+			bodies[i] = c.row.body(m, c.a, m.target(c, false), c.act)
+		}
+		before := m.settled()
+		for i, c := range byActor[a] {
+			m.refusedCell(c, bodies[i])
+		}
+		m.same(before, a.name+"'s")
+	}
+	for _, c := range cells {
+		if c.path != api.RouteShutdown && socketExpect(c.a, c.act, c.own, false) {
+			m.allowedCell(c)
+		}
+	}
+	m.b.KillDaemon()
+	m.b.Extra = append(m.b.Extra, "ST_AGENTS_START_SIM=1")
+	m.b.Up()
+	for _, c := range cells {
+		if c.act == authz.Start && !socketExpect(c.a, c.act, c.own, false) && socketExpect(c.a, c.act, c.own, true) {
+			m.allowedCell(c)
+		}
+	}
+}
+
+// target is what a cell acts on.
+func (m *matrix) target(c sockCell, allowed bool) string {
+	switch {
+	case c.row.on == "worker" && !c.own:
+		return m.pw // a person's worker: another's
+	case c.row.on == "worker" && allowed && c.row.fresh:
+		return m.workerOf(c.a.pane, fmt.Sprintf("fresh%d", m.seq.Add(1)))
+	case c.row.on == "worker":
+		return c.a.own
+	case c.row.on == "agent" && allowed && c.row.fresh:
+		return m.b.HandAgent(fmt.Sprintf("lone%d", m.seq.Add(1)))
+	case c.row.on == "agent":
+		return m.lone
+	}
+	return ""
+}
+
+func (m *matrix) refusedCell(c sockCell, body string) {
+	m.t.Helper()
+	m.cells.Add(1)
+	m.refused.Add(1)
+	res := m.ask(c.a, c.path, body)
+	ok := res.refusal()
+	if c.a.kind == authz.OtherUser {
+		// The owner's folder and socket let no other user connect (curl: 7).
+		ok = res.code == 0 && res.err != nil && strings.Contains(res.err.Error(), "exit status 7")
+	}
+	if !ok {
+		m.t.Errorf("%s, %s (%s, own %v): want a refusal saying why and what to do, got %s", c.path, c.a.name, c.act, c.own, res)
+	}
+}
+
+func (m *matrix) allowedCell(c sockCell) {
+	m.t.Helper()
+	m.cells.Add(1)
+	m.allowed.Add(1)
+	t := m.target(c, true)
+	body := c.row.body(m, c.a, t, c.act)
+	res := m.ask(c.a, c.path, body)
+	switch {
+	case res.code == 200:
+	case res.code == 422 && c.row.fails != "" && !strings.Contains(res.body, `"forbidden"`):
+		// st's own answer on this target, not a refusal (row.fails says why)
+	default:
+		m.t.Errorf("%s, %s (%s, own %v): want it to work, got %s\nbody %s", c.path, c.a.name, c.act, c.own, res, body)
+		return
+	}
+	if c.path == api.RouteWorkerSend && res.code == 200 {
+		testutil.WaitFor(m.t, 30*time.Second, func() (bool, string) {
+			s := m.b.Capture(t)
+			return strings.Contains(s, "typed by the matrix "+c.a.name), "the line never reached " + t + ":\n" + s
+		})
+	}
+}
+
+// gate is a gate a person asked on beta, open until answered.
+func (m *matrix) gate() string {
+	m.t.Helper()
+	cmd := exec.Command(m.c.Bin, "gate", "ask", "Ship the matrix?", "--option", "yes", "--option", "no", "--timeout", "30m")
+	cmd.Env = m.b.Env()
+	if err := cmd.Start(); err != nil {
+		m.t.Fatal(err)
+	}
+	m.t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	var id string
+	testutil.WaitFor(m.t, 30*time.Second, func() (bool, string) {
+		out, _ := m.b.ST("gate", "list")
+		ids := regexp.MustCompile(`gate-[0-9a-f]+`).FindAllString(out, -1)
+		for _, g := range ids {
+			if !m.gates[g] {
+				id = g
+			}
+		}
+		return id != "", out
+	})
+	m.gates[id] = true
+	return id
+}
+
+// shutdowns asks /v1/shutdown last, as each actor that may: st stops each
+// time, and is started again for the next. (The refused cells were in the
+// socket's walk.)
+func (m *matrix) shutdowns() {
+	for _, a := range m.actors {
+		if a.forged || !socketExpect(a, authz.StopST, false, true) {
+			continue
+		}
+		m.cells.Add(1)
+		m.allowed.Add(1)
+		if res := m.ask(a, api.RouteShutdown, "{}"); res.code != 200 {
+			m.t.Errorf("/v1/shutdown, %s: want st to stop, got %s", a.name, res)
+			continue
+		}
+		testutil.WaitFor(m.t, 30*time.Second, func() (bool, string) {
+			out, err := m.b.ST("status")
+			return err != nil && strings.Contains(out, "not running"), "st still runs after " + a.name + "'s shutdown:\n" + out
+		})
+		m.b.Up()
+	}
+}
