@@ -97,5 +97,9 @@
 //     still read and watch its own workers and find their coordinators.
 //     A machine signed out or removed is refused on every request, and its
 //     open connections close within one heartbeat.
-//   - Another local user, a relay client, the network: nothing.
+//   - Another local user, a relay client: nothing. The network (anyone who
+//     reaches the web UI's loopback port: another local user, a page of
+//     another origin): the web UI's page and its script and style files,
+//     which are the same for everyone and hold nothing of the user's (a
+//     <script src> carries no credential); nothing else.
 package authz
