@@ -52,6 +52,19 @@ func TestHookGuard(t *testing.T) {
 	}
 	env := testutil.Env(os.Environ(), "ST_HOME="+filepath.Join(dir, "home"), "TMUX="+sock+","+pid+",0", "TMUX_PANE="+pane,
 		"TMUX_TMPDIR="+dir, "HOME="+dir)
+	// The hook asks st about the agent's server (it runs no tmux itself):
+	// st drives the server solo is on.
+	stEnv := testutil.Env(env, "ST_TMUX_SOCKET="+sock, "ST_WEB_PORT=auto")
+	st := func(args ...string) (string, error) {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = stEnv
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := st("up"); err != nil {
+		t.Fatalf("st up: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { st("down") })
 	hook := func(t *testing.T, agent string, payload []byte) (deny bool, reason string) {
 		cmd := exec.Command(bin, "hook", agent, "PreToolUse")
 		cmd.Env = env
@@ -134,6 +147,23 @@ func TestHookGuard(t *testing.T) {
 			if deny, reason := hook(t, agent, payload(agent, command)); !deny || !strings.Contains(reason, why) {
 				t.Errorf("st hook %s on %q: deny=%v %q, want a reason saying %q", agent, command, deny, reason, why)
 			}
+		}
+	}
+	// With st down nothing can say whether a session is the server's last
+	// or a pid its last pane's: such a kill is refused, saying so; what
+	// needs no answer passes.
+	if out, err := st("down"); err != nil {
+		t.Fatalf("st down: %v\n%s", err, out)
+	}
+	for command, want := range map[string]string{
+		"tmux kill-session -t other": "st is not running",
+		"kill 424242":                "st is not running",
+		"kill %1":                    "",
+		"tmux ls":                    "",
+	} {
+		deny, reason := hook(t, "claude", payload("claude", command))
+		if deny != (want != "") || !strings.Contains(reason, want) {
+			t.Errorf("st down, st hook claude on %q: deny=%v %q, want a refusal saying %q (none for \"\")", command, deny, reason, want)
 		}
 	}
 }

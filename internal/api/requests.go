@@ -187,3 +187,18 @@ type TeammateID struct {
 	// LeadSession is the lead's conversation id (--parent-session-id).
 	LeadSession string `json:"lead_session,omitempty"`
 }
+
+// GuardServerRequest asks what the guard (in an agent's PreToolUse hook)
+// reads of the agent's own tmux server, named by its socket ($TMUX): st's
+// daemon answers for the server it drives, so the hook runs no tmux.
+type GuardServerRequest struct {
+	Socket string `json:"socket"`
+}
+
+// GuardServer is that server as tmux lists it: list-panes -a in the
+// guard's format (guard.PaneFormat; guard.ParseServer reads it), and the
+// server's command line as ps and pkill -f see it.
+type GuardServer struct {
+	Panes string `json:"panes"`
+	Args  string `json:"args"`
+}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/client"
 	"github.com/sophonz/st/internal/guard"
 	"github.com/sophonz/st/internal/store"
 )
@@ -170,7 +172,29 @@ func checkCall(env *Env, payload []byte) string {
 	// The guard asks the agent's tmux server (read-only) only when a verdict
 	// depends on it: a kill of a session, window, pane or pid.
 	return guard.Check(cmd, guard.Context{TmuxSocket: env.Getenv("TMUX"), TmuxTmpdir: env.Getenv("TMUX_TMPDIR"), UID: os.Getuid(),
-		Cwd: p.Cwd, Ask: guard.AskTmux})
+		Cwd: p.Cwd, Ask: askSt(env)})
+}
+
+// askSt asks st's daemon about the agent's tmux server, for the guard: the
+// hook runs no tmux, and the daemon drives that server. A daemon that is
+// down, or that drives another server, cannot answer, and the guard then
+// refuses what only the answer could let through (it says why).
+func askSt(env *Env) func(socket string) (guard.Server, error) {
+	return func(socket string) (guard.Server, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		g, err := env.RunningClient().GuardServer(ctx, socket)
+		var down *client.DownError
+		switch {
+		case errors.As(err, &down):
+			return guard.Server{}, errors.New("st is not running, and the hook asks st about its tmux server: st up")
+		case err != nil:
+			return guard.Server{}, err
+		}
+		srv, err := guard.ParseServer(g.Panes)
+		srv.Args = g.Args
+		return srv, err
+	}
 }
 
 // commandOf is the shell command of a tool call's input: "command" or

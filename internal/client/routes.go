@@ -193,6 +193,13 @@ func (c *Client) Hook(ctx context.Context, req api.HookRequest) (*api.HookRespon
 	return &r, c.Call(ctx, api.RouteHook, req, &r)
 }
 
+// GuardServer is what the guard reads of the tmux server on socket, when
+// that is st's own.
+func (c *Client) GuardServer(ctx context.Context, socket string) (*api.GuardServer, error) {
+	var r api.GuardServer
+	return &r, c.Call(ctx, api.RouteGuardServer, api.GuardServerRequest{Socket: socket}, &r)
+}
+
 // MachineRoutes says how this machine reaches each of its account's.
 func (c *Client) MachineRoutes(ctx context.Context) ([]api.MachineRoute, error) {
 	var r []api.MachineRoute

@@ -82,6 +82,7 @@ var socketRoutes = []route{
 	{path: api.RouteRemoteReload, action: authz.ReadState, h: (*server).remoteReload},
 	{path: api.RouteRemoteRoutes, action: authz.ReadState, h: (*server).remoteRoutes},
 	{path: api.RouteHook, action: authz.Hook, h: (*server).hook},
+	{path: api.RouteGuardServer, action: authz.ReadState, h: (*server).guardServer},
 	{path: api.RouteAcceptRemote, action: authz.AcceptRemoteOff, vary: acceptAction, h: (*server).acceptRemote},
 	// The orchestration's: runs, workers, tasks, gates.
 	{path: api.RouteOrchStart, action: authz.StartRun, pane: true, h: mgrCall((*orch.Manager).StartRun)},

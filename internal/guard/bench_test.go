@@ -3,14 +3,11 @@ package guard
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/sophonz/st/internal/testutil"
 )
 
 // typical are commands as agents run them.
@@ -153,48 +150,4 @@ func ratio(a, b time.Duration) float64 {
 		return 0
 	}
 	return float64(a) / float64(b)
-}
-
-// BenchmarkAskTmux prints what asking the agent's server costs the hook
-// (AskTmux: one tmux list-panes -a, and /proc for the server's command
-// line), which it does only for a kill of a session, window, pane or pid:
-// the median of 30 asks of a real server of 20 panes, as a ratio to a
-// floor measured in the same run (starting the program `true`).
-//
-//	go test -run '^$' -bench AskTmux -benchtime 1x ./internal/guard/
-func BenchmarkAskTmux(b *testing.B) {
-	dir := testutil.ShortTempDir(b)
-	tm := testutil.NewTmux(b, dir)
-	if err := os.MkdirAll(filepath.Dir(tm.Socket), 0o700); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := tm.Run("-f", "/dev/null", "new-session", "-d", "-s", "bench", "sleep 600"); err != nil {
-		b.Fatal(err)
-	}
-	for i := 1; i < 20; i++ {
-		if _, err := tm.Run("new-window", "-d", "-t", "bench:", "sleep 600"); err != nil {
-			b.Fatal(err)
-		}
-	}
-	timeOf := func(fn func()) time.Duration {
-		var ds []time.Duration
-		for i := 0; i < 30; i++ {
-			t0 := time.Now()
-			fn()
-			ds = append(ds, time.Since(t0))
-		}
-		return median(ds)
-	}
-	floor := timeOf(func() { exec.Command("true").Run() })
-	var panes int
-	ask := timeOf(func() {
-		s, err := AskTmux(tm.Socket)
-		if err != nil {
-			b.Fatal(err)
-		}
-		panes = len(s.Panes)
-	})
-	b.ReportMetric(ms(ask), "ask_ms")
-	fmt.Printf("asking the server (%d panes): median %.2f ms, %.1fx the floor (starting `true`, %.2f ms)\n", panes, ms(ask), ratio(ask, floor), ms(floor))
-	fmt.Printf("FIGURE guard_ask_tmux %.2f ms\n", ms(ask))
 }

@@ -16,7 +16,8 @@
 //
 // Where a verdict depends on the server itself (is this session its last?
 // is this pid its own or its last pane's?), the guard asks it, read-only,
-// through Context.Ask (AskTmux in the hook), and refuses when it cannot.
+// through Context.Ask (the hook asks st's daemon, which drives that server),
+// and refuses when it cannot.
 // It also refuses st run where st's person check cannot see the agent:
 // in what the tmux server, at, cron, ssh or systemd run for it.
 //
@@ -45,7 +46,7 @@ type Context struct {
 	UID        int
 	Cwd        string // the agent's folder ("" when unknown)
 	// Ask reads the agent's own server (its socket's path), read-only,
-	// when a verdict depends on it: AskTmux in the hook. nil: the guard
+	// when a verdict depends on it: the hook asks st's daemon. nil: the guard
 	// cannot ask, and refuses what only the answer could let through.
 	Ask func(socket string) (Server, error)
 }

@@ -1,16 +1,12 @@
 package guard
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/sophonz/st/internal/shell"
-	"github.com/sophonz/st/internal/tmux"
 )
 
 // Server is what the guard reads of the agent's own tmux server, when a
@@ -35,36 +31,14 @@ type Pane struct {
 	Session, SessionName            string // $1, work
 }
 
-// paneFormat is what AskTmux reads of each pane; names come last, as
-// they are free text.
+// paneFormat is what the guard reads of each pane (st's daemon asks its
+// tmux server for it: the hook runs no tmux); names come last, as they
+// are free text.
 var paneFormat = strings.Join([]string{"#{pid}", "#{pane_id}", "#{pane_index}", "#{pane_pid}", "#{window_id}",
 	"#{window_index}", "#{session_id}", "#{session_name}", "#{window_name}"}, "\x1f")
 
 // PaneFormat is the tmux format ParseServer reads, a line per pane.
 func PaneFormat() string { return paneFormat }
-
-// AskTmux reads the server on socket through internal/tmux, read-only:
-// one list-panes call, and the server's command line from /proc. No
-// server there is an empty Server, not an error. The hook gives it to
-// the guard as Context.Ask.
-func AskTmux(socket string) (Server, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	out, err := tmux.New(socket).Run(ctx, "list-panes", "-a", "-F", paneFormat)
-	if errors.Is(err, tmux.ErrNoServer) {
-		return Server{}, nil
-	}
-	if err != nil {
-		return Server{}, err
-	}
-	s, err := ParseServer(out)
-	if err == nil && s.Pid > 0 {
-		if b, err := os.ReadFile("/proc/" + strconv.Itoa(s.Pid) + "/cmdline"); err == nil {
-			s.Args = strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " "))
-		}
-	}
-	return s, err
-}
 
 // ParseServer reads list-panes -a -F PaneFormat().
 func ParseServer(out string) (Server, error) {
