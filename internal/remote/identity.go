@@ -25,6 +25,7 @@ import (
 
 	"github.com/sophonz/st/internal/plain"
 	"github.com/sophonz/st/internal/store"
+	"github.com/sophonz/st/internal/version"
 )
 
 // Files of a signed-in machine, in $ST_HOME.
@@ -61,6 +62,10 @@ type Identity struct {
 	// Expires is when the certificate loaded with the identity ends; a
 	// renewal does not change it (see NotAfter).
 	Expires time.Time
+	// Set by Login only: the slug this machine had before it signed in
+	// under a new name, and the fingerprint of the key whose name it
+	// took over with Replace.
+	Formerly, Replaced string
 
 	home        string
 	accountPool *x509.CertPool
@@ -83,6 +88,10 @@ type LoginOptions struct {
 	Key     string
 	Name    string // how the account calls this machine; the host name when empty
 	Host    string // this machine's host name; os.Hostname() when empty
+	// Replace takes over a name and host that another key holds (a
+	// machine whose ST_HOME was lost): that key is revoked, and the other
+	// machines' st machines shows the name was replaced.
+	Replace bool
 }
 
 // Login signs this machine in to an account: it makes the machine's key
@@ -124,11 +133,20 @@ func Login(ctx context.Context, home string, o LoginOptions) (*Identity, error) 
 	if err != nil {
 		return nil, err
 	}
+	// A new key is kept before it is sent: the control plane binds the
+	// machine's name to it, so a sign-in that fails after that (a
+	// certificate this machine refuses, a lost answer) must try again
+	// with the same key, or the name would be another key's.
+	if _, err := os.Stat(filepath.Join(home, keyFileName)); errors.Is(err, fs.ErrNotExist) {
+		if err := store.WriteFile(filepath.Join(home, keyFileName), keyPEM, 0o600); err != nil {
+			return nil, err
+		}
+	}
 	csrDER, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: o.Name}}, key)
 	if err != nil {
 		return nil, fmt.Errorf("make the certificate request: %w", err)
 	}
-	req := loginRequest{Account: o.Account, Key: o.Key, Name: o.Name, Host: o.Host,
+	req := loginRequest{Account: o.Account, Key: o.Key, Name: o.Name, Host: o.Host, Replace: o.Replace,
 		CSR: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: csrDER}))}
 	var res loginResponse
 	hc := cpClient(cpPool, nil)
@@ -174,7 +192,17 @@ func Login(ctx context.Context, home string, o LoginOptions) (*Identity, error) 
 	if err := store.WriteJSON(filepath.Join(home, loginFileName), lf, 0o600); err != nil {
 		return nil, err
 	}
-	return LoadIdentity(home)
+	id, err := LoadIdentity(home)
+	if err != nil {
+		return nil, err
+	}
+	if validName(res.Formerly) {
+		id.Formerly = res.Formerly
+	}
+	if plain.Line(res.Replaced) == nil {
+		id.Replaced = res.Replaced
+	}
+	return id, nil
 }
 
 func checkURL(raw string) (string, error) {
@@ -520,7 +548,15 @@ func (id *Identity) Machines(ctx context.Context) ([]Machine, error) {
 	// names and hosts are printed, so only what passes is taken.
 	ms := res.Machines[:0]
 	for _, m := range res.Machines {
-		if validName(m.Slug) && plain.Line(m.Name) == nil && plain.Line(m.Host) == nil && plain.Line(m.Addr) == nil {
+		if validName(m.Slug) && plain.Line(m.Name) == nil && plain.Line(m.Host) == nil && plain.Line(m.Addr) == nil &&
+			plain.Line(m.Version) == nil && len(m.Version) <= maxVersion {
+			old := m.Formerly[:0:0]
+			for _, f := range m.Formerly {
+				if validName(f) {
+					old = append(old, f)
+				}
+			}
+			m.Formerly, m.AddrKind = old, ""
 			ms = append(ms, m)
 		}
 	}
@@ -533,7 +569,7 @@ func (id *Identity) Machines(ctx context.Context) ([]Machine, error) {
 func (id *Identity) Heartbeat(ctx context.Context, addr string, acceptRemote, online bool) error {
 	var res heartbeatResponse
 	if err := callJSON(ctx, id.cpClient(), id.ControlPlane, http.MethodPost, "/v1/heartbeat",
-		heartbeatRequest{Addr: addr, AcceptRemote: acceptRemote, Online: online}, &res); err != nil {
+		heartbeatRequest{Addr: addr, AcceptRemote: acceptRemote, Online: online, Version: version.Version}, &res); err != nil {
 		return err
 	}
 	return id.SetRevoked(res.Revoked)
