@@ -476,11 +476,15 @@ func (h *relayHub) pipe(dst, src *yamux.Stream, payer *relayEnd, tap io.WriteClo
 			n += int64(k)
 		}
 		if err != nil {
-			// The sender is done (or gone): the other end is told, and
-			// reads what is left the other way.
+			// The sender is done: the other end is told, and reads what is
+			// left the other way.
 			dst.Close()
-			if !errors.Is(err, io.EOF) {
+			if !errors.Is(err, io.EOF) || src.Session().IsClosed() {
+				// The sender is gone (its connection cut: removed, signed
+				// out, or dead), not done: the other way ends too, now,
+				// rather than when the other end thinks to close.
 				src.Close()
+				dst.SetReadDeadline(time.Now())
 			}
 			return n
 		}
