@@ -10,7 +10,6 @@ import (
 	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"math/big"
 	"net"
@@ -216,11 +215,12 @@ func TestRelayOneMachineCannotLockAnotherOut(t *testing.T) {
 // TestRelayStreamsBeforeTheirFirstLine (issue 23, item 9): streams that
 // never send their first line each kept a goroutine and a buffer of the
 // control plane for 10 s; a machine that opened them by the thousand grew
-// it from 30 to 212 MB in 8 s. A machine may have only a few such streams
-// at once; those past the cap are reset at once, and the victim is still
-// reached meanwhile.
+// it from 30 to 212 MB in 8 s. A machine now has a few slots for streams
+// that have not said where they go; past them the control plane takes no
+// more of its streams (yamux keeps a backlog, then resets the rest), and
+// the other machines are still reached meanwhile.
 func TestRelayStreamsBeforeTheirFirstLine(t *testing.T) {
-	// Not parallel: it counts the process's goroutines.
+	t.Parallel()
 	data := t.TempDir()
 	cp := startCP(t, ServerOptions{Data: data}, "")
 	key := addAccount(t, data, "acme")
@@ -230,49 +230,76 @@ func TestRelayStreamsBeforeTheirFirstLine(t *testing.T) {
 	alpha.relay.mu.Lock()
 	sess := alpha.relay.sess
 	alpha.relay.mu.Unlock()
-	before := runtime.NumGoroutine()
+	// alpha opens 1,000 streams and writes a line that never ends on
+	// each; it stops when yamux makes it wait (the other end takes no
+	// more), after 3 s at most.
 	const silent = 1000
-	var open []net.Conn
-	for i := 0; i < silent; i++ {
-		st, err := sess.OpenStream()
-		if err != nil {
-			break // the session itself may be cut for it: as good
+	opened := make(chan net.Conn, silent)
+	go func() {
+		defer close(opened)
+		for i := 0; i < silent; i++ {
+			st, err := sess.OpenStream()
+			if err != nil {
+				return
+			}
+			st.Write([]byte(`{"to":`))
+			opened <- st
 		}
-		open = append(open, st)
-	}
+	}()
+	var open []net.Conn
 	t.Cleanup(func() {
 		for _, c := range open {
 			c.Close()
 		}
 	})
-	// yamux opens a stream at its first write or at the other end's
-	// accept; a byte of a line that never ends makes sure of it.
-	for _, c := range open {
-		c.Write([]byte("{"))
-	}
-	// The control plane resets those past its cap at once (before the
-	// fix, each waited 10 s for its line).
-	var grown int
-	testutil.WaitFor(t, 5*time.Second, func() (bool, string) {
-		grown = runtime.NumGoroutine() - before
-		reset := 0
-		for _, c := range open[len(open)-100:] {
-			c.SetReadDeadline(time.Now().Add(time.Millisecond))
-			_, err := c.Read(make([]byte, 1))
-			var ne net.Error
-			if err != nil && !(errors.As(err, &ne) && ne.Timeout()) {
-				reset++
+	stop := time.After(3 * time.Second)
+collect:
+	for {
+		select {
+		case c, ok := <-opened:
+			if !ok {
+				break collect
 			}
+			open = append(open, c)
+		case <-stop:
+			break collect
 		}
-		return reset == 100, fmt.Sprintf("of the last 100 silent streams %d were reset by the control plane; goroutines grew by %d", reset, grown)
+	}
+	// The control plane's goroutines that wait for a stream's first line:
+	// one per stream before the fix.
+	waiting := 0
+	testutil.WaitFor(t, 5*time.Second, func() (bool, string) {
+		waiting = goroutinesIn("remote.(*relayHub).stream(")
+		return waiting >= 1 && len(open) > relayPendingMax, fmt.Sprintf("%d streams opened, %d waiting for their line", len(open), waiting)
 	})
-	if grown > 200 {
-		t.Errorf("%d silent streams grew the process by %d goroutines", len(open), grown)
+	t.Logf("alpha opened %d silent streams; the control plane waits on %d of them", len(open), waiting)
+	if waiting > relayPendingMax+2 {
+		t.Errorf("%d silent streams keep %d goroutines of the control plane waiting for their first line", len(open), waiting)
 	}
 	// Meanwhile gamma reaches beta.
 	if got, err := gamma.get("beta", "/"); err != nil || got != "hello gamma" {
 		t.Errorf("gamma -> beta during the flood: %q %v", got, err)
 	}
+}
+
+// goroutinesIn counts the goroutines whose stack has fn.
+func goroutinesIn(fn string) int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	count := 0
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, fn) {
+			count++
+		}
+	}
+	return count
 }
 
 // TestControlPlaneLogIsPlain (issue 23, item 11): the control plane's log

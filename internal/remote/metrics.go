@@ -59,7 +59,7 @@ func newCPMetrics(d *cpDB) *cpMetrics {
 		relayConns: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "st_cp_relay_connections",
 			Help: "Machines connected to the relay now, by account."}, []string{"account"}),
 		relayStreams: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "st_cp_relay_streams_total",
-			Help: "Relay streams asked for, by account and result (opened, refused, offline, cut: closed at once as over a limit)."},
+			Help: "Relay streams asked for, by account and result (opened, refused, offline, silent: no first line in time)."},
 			[]string{"account", "result"}),
 		relayOpen: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "st_cp_relay_streams_open",
 			Help: "Relay streams spliced now, by the account of the machines."}, []string{"account"}),

@@ -52,10 +52,12 @@ const (
 )
 
 // A stream must say where it goes within relayFirstLineWait, and a
-// machine may have relayPendingMax streams at once that have not yet:
-// past that, a new one is closed at once, before it costs a goroutine
-// (issue 23, item 9: streams that never sent their first line grew the
-// control plane from 30 to 212 MB in 8 s).
+// machine may have relayPendingMax streams at once that have not yet (or
+// were refused and not yet closed by it). Past that the relay takes no
+// more of its streams until one is done: new ones wait in yamux's accept
+// backlog, and past that yamux resets them at once, keeping nothing of
+// them (issue 23, item 9: streams that never sent their first line grew
+// the control plane from 30 to 212 MB in 8 s).
 const (
 	relayFirstLineWait = 5 * time.Second
 	relayPendingMax    = 16
@@ -144,9 +146,9 @@ type relayEnd struct {
 	key           string    // keyID of the certificate it connected with
 	notAfter      time.Time // when that certificate ends
 	mux           *yamux.Session
-	conn          uint64 // its number in the log
-	opened        int    // open streams it opened (under hub.mu)
-	pending       int    // streams it opened that have not said where they go (under hub.mu)
+	conn          uint64        // its number in the log
+	opened        int           // open streams it opened (under hub.mu)
+	slots         chan struct{} // one per stream of its not yet spliced or closed
 	bucket        *bucket
 	bytes         prometheus.Counter // its account's relayed bytes
 }
@@ -195,7 +197,8 @@ func (h *relayHub) serve(w http.ResponseWriter, r *http.Request, a *cpAccount, m
 		return
 	}
 	e := &relayEnd{account: a.Name, slug: m.Slug, key: keyID(leaf.PublicKey), notAfter: leaf.NotAfter, mux: mux,
-		conn: h.seq.Add(1), bucket: newBucket(h.rate), bytes: h.cp.metrics.relayBytes.WithLabelValues(a.Name)}
+		conn: h.seq.Add(1), bucket: newBucket(h.rate), bytes: h.cp.metrics.relayBytes.WithLabelValues(a.Name),
+		slots: make(chan struct{}, relayPendingMax)}
 	h.mu.Lock()
 	if h.ctx.Err() != nil {
 		h.mu.Unlock()
@@ -222,26 +225,19 @@ func (h *relayHub) serve(w http.ResponseWriter, r *http.Request, a *cpAccount, m
 	h.logf("%s disconnected (connection %d)", e.name(), e.conn)
 }
 
-// accept takes the streams machine e opens until its connection ends.
-// One that would be over relayPendingMax streams not yet past their
-// first line is closed at once.
+// accept takes the streams machine e opens until its connection ends,
+// each once one of its slots is free (see relayPendingMax).
 func (h *relayHub) accept(e *relayEnd) {
-	cut := h.cp.metrics.relayStreams.WithLabelValues(e.account, "cut")
 	for {
-		st, err := e.mux.AcceptStream()
-		if err != nil {
+		select {
+		case e.slots <- struct{}{}:
+		case <-e.mux.CloseChan():
 			return
 		}
-		h.mu.Lock()
-		over := e.pending >= relayPendingMax
-		if !over {
-			e.pending++
-		}
-		h.mu.Unlock()
-		if over {
-			cut.Inc()
-			st.Close()
-			continue
+		st, err := e.mux.AcceptStream()
+		if err != nil {
+			<-e.slots
+			return
 		}
 		h.wg.Add(1)
 		go func() {
@@ -252,15 +248,23 @@ func (h *relayHub) accept(e *relayEnd) {
 }
 
 // stream serves one stream machine from opened: it names the machine to
-// reach, and is spliced to it.
+// reach, and is spliced to it. It holds one of from's slots until then.
 func (h *relayHub) stream(from *relayEnd, st *yamux.Stream) {
 	defer st.Close()
+	held := true
+	release := func() {
+		if held {
+			held = false
+			<-from.slots
+		}
+	}
+	defer release()
 	st.SetReadDeadline(time.Now().Add(relayFirstLineWait))
 	line, err := readLine(st)
 	st.SetReadDeadline(time.Time{})
-	h.mu.Lock()
-	from.pending--
-	h.mu.Unlock()
+	if err != nil {
+		h.cp.metrics.relayStreams.WithLabelValues(from.account, "silent").Inc()
+	}
 	var req relayOpen
 	if err != nil || json.Unmarshal(line, &req) != nil {
 		return
@@ -274,8 +278,15 @@ func (h *relayHub) stream(from *relayEnd, st *yamux.Stream) {
 		h.cp.metrics.relayStreams.WithLabelValues(from.account, result).Inc()
 		h.logf("%s -> %s/%s refused: %s", from.name(), from.account, safeName(req.To), rep.Error)
 		writeLine(st, rep)
+		// The slot is held until the machine closes its end (st's relay
+		// client does at once), so that refused streams left open do not
+		// pile up.
+		st.Close()
+		st.SetReadDeadline(time.Now().Add(relayFirstLineWait))
+		io.Copy(io.Discard, io.LimitReader(st, relayLineMax))
 		return
 	}
+	release()
 	h.cp.metrics.relayStreams.WithLabelValues(from.account, "opened").Inc()
 	open := h.cp.metrics.relayOpen.WithLabelValues(from.account)
 	open.Inc()
