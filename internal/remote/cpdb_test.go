@@ -75,41 +75,7 @@ func TestStateInSQLite(t *testing.T) {
 func TestImportStateJSON(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
-	// An old st's folder: its CA, and state.json as it wrote it (the CA
-	// key among the rest).
-	if _, _, err := loadOrMakeCA(&cpDB{dir: data}); err != nil {
-		t.Fatal(err)
-	}
-	caPEM, caKeyPEM, err := newCA("st account acme", accountURI("acme"), time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, _ := decodeCert(caPEM)
-	caKey, _ := decodeKey(caKeyPEM)
-	machineCert := func(slug string) (string, string) {
-		k, _ := newKey()
-		c, err := signMachine(ca, caKey, k.Public(), "acme", slug, time.Now(), CertLifetime)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(c), keyID(k.Public())
-	}
-	laptopCert, _ := machineCert("laptop")
-	deskCert, deskKey := machineCert("desk")
-	const accountKey = "stk_old-key"
-	old := map[string]any{"accounts": map[string]any{"acme": map[string]any{
-		"name": "acme", "key_hash": hashKey(accountKey), "ca_cert": string(caPEM), "ca_key": string(caKeyPEM),
-		"created": time.Now().Add(-time.Hour).UTC(),
-		"machines": map[string]any{
-			"laptop":      map[string]any{"slug": "laptop", "name": "laptop", "host": "laptop", "cert": laptopCert, "last_seen": time.Now().Add(-time.Hour).UTC()},
-			"work-laptop": map[string]any{"slug": "work-laptop", "name": "work-laptop", "host": "laptop", "cert": laptopCert, "online": true, "addr": "127.0.0.1:7443", "last_seen": time.Now().UTC()},
-			"desk":        map[string]any{"slug": "desk", "name": "desk", "host": "desk", "cert": deskCert},
-		},
-		"revoked": []map[string]any{{"slug": "old", "key": "abcd", "until": time.Now().Add(time.Hour).UTC()}},
-	}}}
-	if err := store.WriteJSON(filepath.Join(data, "state.json"), old, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	accountKey, deskKey := writeOldState(t, data)
 	var log strings.Builder
 	cp, err := StartControlPlane(ServerOptions{Data: data, Log: &log}, "127.0.0.1:0")
 	if err != nil {
@@ -161,6 +127,48 @@ func TestImportStateJSON(t *testing.T) {
 	if strings.Contains(log.String(), "imported") {
 		t.Errorf("imported again: %s", log.String())
 	}
+}
+
+// writeOldState writes in data what an st before the database left: its
+// CA, and a state.json as it wrote it (the CA key among the rest), with
+// laptop signed in again as work-laptop (the same key twice), desk, and a
+// revoked key. It returns the account key and desk's key id.
+func writeOldState(t *testing.T, data string) (accountKey, deskKey string) {
+	t.Helper()
+	if _, _, err := loadOrMakeCA(&cpDB{dir: data}); err != nil {
+		t.Fatal(err)
+	}
+	caPEM, caKeyPEM, err := newCA("st account acme", accountURI("acme"), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := decodeCert(caPEM)
+	caKey, _ := decodeKey(caKeyPEM)
+	machineCert := func(slug string) (string, string) {
+		k, _ := newKey()
+		c, err := signMachine(ca, caKey, k.Public(), "acme", slug, time.Now(), CertLifetime)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(c), keyID(k.Public())
+	}
+	laptopCert, _ := machineCert("laptop")
+	deskCert, deskKey := machineCert("desk")
+	accountKey = "stk_old-key"
+	old := map[string]any{"accounts": map[string]any{"acme": map[string]any{
+		"name": "acme", "key_hash": hashKey(accountKey), "ca_cert": string(caPEM), "ca_key": string(caKeyPEM),
+		"created": time.Now().Add(-time.Hour).UTC(),
+		"machines": map[string]any{
+			"laptop":      map[string]any{"slug": "laptop", "name": "laptop", "host": "laptop", "cert": laptopCert, "last_seen": time.Now().Add(-time.Hour).UTC()},
+			"work-laptop": map[string]any{"slug": "work-laptop", "name": "work-laptop", "host": "laptop", "cert": laptopCert, "online": true, "addr": "127.0.0.1:7443", "last_seen": time.Now().UTC()},
+			"desk":        map[string]any{"slug": "desk", "name": "desk", "host": "desk", "cert": deskCert},
+		},
+		"revoked": []map[string]any{{"slug": "old", "key": "abcd", "until": time.Now().Add(time.Hour).UTC()}},
+	}}}
+	if err := store.WriteJSON(filepath.Join(data, "state.json"), old, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return accountKey, deskKey
 }
 
 // TestImportRefusesACorruptStateJSON: a state.json that does not decode

@@ -109,24 +109,9 @@ func TestStrangersCannotFillTheNonceCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body := []byte(`{"addr":"","accept_remote":true,"online":true}`)
-	// send posts a heartbeat proved with signer and certificate der,
-	// under nonce, to the handler itself (no network: a flood is fast).
 	send := func(signer crypto.Signer, der []byte, nonce string) int {
-		ts := strconv.FormatInt(time.Now().Unix(), 10)
-		sum := sha256.Sum256(proofInput(http.MethodPost, "/v1/heartbeat", ts, nonce, body))
-		sig, err := signer.Sign(rand.Reader, sum[:], crypto.SHA256)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req := httptest.NewRequest(http.MethodPost, "/v1/heartbeat", bytes.NewReader(body))
-		req.Header.Set(hdrCert, base64.StdEncoding.EncodeToString(der))
-		req.Header.Set(hdrTime, ts)
-		req.Header.Set(hdrNonce, nonce)
-		req.Header.Set(hdrSig, base64.StdEncoding.EncodeToString(sig))
-		rec := httptest.NewRecorder()
-		cp.srv.Handler.ServeHTTP(rec, req)
-		return rec.Code
+		code, _ := postProved(t, cp, signer, der, nonce)
+		return code
 	}
 	newNonce := func() string {
 		b := make([]byte, 16)
@@ -176,6 +161,28 @@ func TestStrangersCannotFillTheNonceCache(t *testing.T) {
 	if code := send(betaCert.PrivateKey.(crypto.Signer), betaCert.Leaf.Raw, n); code != http.StatusUnauthorized {
 		t.Errorf("beta's heartbeat replayed: %d, want 401", code)
 	}
+}
+
+// postProved posts a heartbeat to cp's handler (no network: a flood is
+// fast), proved with signer and certificate der under nonce, and returns
+// the answer's status and body.
+func postProved(t *testing.T, cp *ControlPlane, signer crypto.Signer, der []byte, nonce string) (int, string) {
+	t.Helper()
+	body := []byte(`{"addr":"","accept_remote":true,"online":true}`)
+	ts := strconv.FormatInt(time.Now().Unix(), 10)
+	sum := sha256.Sum256(proofInput(http.MethodPost, "/v1/heartbeat", ts, nonce, body))
+	sig, err := signer.Sign(rand.Reader, sum[:], crypto.SHA256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodPost, "/v1/heartbeat", bytes.NewReader(body))
+	req.Header.Set(hdrCert, base64.StdEncoding.EncodeToString(der))
+	req.Header.Set(hdrTime, ts)
+	req.Header.Set(hdrNonce, nonce)
+	req.Header.Set(hdrSig, base64.StdEncoding.EncodeToString(sig))
+	rec := httptest.NewRecorder()
+	cp.srv.Handler.ServeHTTP(rec, req)
+	return rec.Code, rec.Body.String()
 }
 
 // TestRelayOneMachineCannotLockAnotherOut (issue 23, item 9): the limit of

@@ -102,20 +102,8 @@ func Login(ctx context.Context, home string, o LoginOptions) (*Identity, error) 
 	if err != nil {
 		return nil, err
 	}
-	o.Account = strings.ToLower(strings.TrimSpace(o.Account))
-	if o.Account == "" {
-		return nil, &Error{Message: "st login needs an account", Hint: "st login --account NAME (or set ST_ACCOUNT)"}
-	}
-	if o.Key == "" {
-		return nil, &Error{Message: "st login needs the account's key", Hint: "st login --key KEY (or set ST_ACCOUNT_KEY); st control-plane account add printed it"}
-	}
-	if o.Host == "" {
-		if o.Host, err = os.Hostname(); err != nil {
-			return nil, &Error{Message: "this machine's host name is unknown", Err: err, Hint: "st login --host HOST"}
-		}
-	}
-	if o.Name == "" {
-		o.Name = o.Host
+	if o, err = o.complete(); err != nil {
+		return nil, err
 	}
 	var cpCA []byte
 	var cpPool *x509.CertPool
@@ -128,7 +116,6 @@ func Login(ctx context.Context, home string, o LoginOptions) (*Identity, error) 
 			return nil, &Error{Message: o.CAFile + " holds no PEM certificate", Hint: "give --ca the ca.pem in the control plane's --data folder"}
 		}
 	}
-
 	key, keyPEM, err := machineKey(home)
 	if err != nil {
 		return nil, err
@@ -154,42 +141,12 @@ func Login(ctx context.Context, home string, o LoginOptions) (*Identity, error) 
 	if err := callJSON(ctx, hc, base, http.MethodPost, "/v1/login", req, &res); err != nil {
 		return nil, err
 	}
-
-	// Check what came back before keeping it: a certificate of our key,
-	// of this account and slug, from the account CA that came with it.
-	accountPool := x509.NewCertPool()
-	if !accountPool.AppendCertsFromPEM([]byte(res.AccountCA)) {
-		return nil, errors.New("the control plane sent no account CA")
-	}
-	leaf, err := decodeCert([]byte(res.Cert))
-	if err != nil {
-		return nil, fmt.Errorf("the control plane's certificate for this machine: %w", err)
-	}
-	if _, err := verifyMachine([]*x509.Certificate{leaf}, accountPool, x509.ExtKeyUsageClientAuth, o.Account, res.Slug, time.Now()); err != nil {
-		return nil, &Error{Message: "the control plane sent a certificate this machine cannot use", Err: err,
-			Hint: "check that this machine's clock is right"}
-	}
-	if !samePublicKey(leaf.PublicKey, key.Public()) {
-		return nil, errors.New("the control plane signed another key than this machine's")
-	}
-
-	var prev loginFile
-	if err := store.ReadJSON(filepath.Join(home, loginFileName), &prev); err == nil &&
-		(prev.Account != o.Account || prev.ControlPlane != base) {
-		// Access to the machines of another account is no use now.
-		os.RemoveAll(filepath.Join(home, accessDirName))
-	}
-	if err := store.WriteFile(filepath.Join(home, keyFileName), keyPEM, 0o600); err != nil {
+	if err := checkLoginAnswer(res, o.Account, key); err != nil {
 		return nil, err
 	}
-	if err := store.WriteFile(filepath.Join(home, certFileName), []byte(res.Cert), 0o600); err != nil {
-		return nil, err
-	}
-	// login.json last: until it is written, the machine is signed in as
-	// before (or not at all).
 	lf := loginFile{ControlPlane: base, ControlPlaneCA: string(cpCA), Account: o.Account, Slug: res.Slug,
 		Name: o.Name, Host: o.Host, AccountCA: res.AccountCA, SignedIn: time.Now().UTC()}
-	if err := store.WriteJSON(filepath.Join(home, loginFileName), lf, 0o600); err != nil {
+	if err := keepSignIn(home, lf, keyPEM, res.Cert); err != nil {
 		return nil, err
 	}
 	id, err := LoadIdentity(home)
@@ -203,6 +160,68 @@ func Login(ctx context.Context, home string, o LoginOptions) (*Identity, error) 
 		id.Replaced = res.Replaced
 	}
 	return id, nil
+}
+
+// complete fills in what st login was not given, or says what it needs.
+func (o LoginOptions) complete() (LoginOptions, error) {
+	var err error
+	o.Account = strings.ToLower(strings.TrimSpace(o.Account))
+	if o.Account == "" {
+		return o, &Error{Message: "st login needs an account", Hint: "st login --account NAME (or set ST_ACCOUNT)"}
+	}
+	if o.Key == "" {
+		return o, &Error{Message: "st login needs the account's key", Hint: "st login --key KEY (or set ST_ACCOUNT_KEY); st control-plane account add printed it"}
+	}
+	if o.Host == "" {
+		if o.Host, err = os.Hostname(); err != nil {
+			return o, &Error{Message: "this machine's host name is unknown", Err: err, Hint: "st login --host HOST"}
+		}
+	}
+	if o.Name == "" {
+		o.Name = o.Host
+	}
+	return o, nil
+}
+
+// checkLoginAnswer checks what the control plane sent before it is kept:
+// a certificate of key, of account and the slug it names, from the
+// account CA that came with it.
+func checkLoginAnswer(res loginResponse, account string, key *ecdsa.PrivateKey) error {
+	accountPool := x509.NewCertPool()
+	if !accountPool.AppendCertsFromPEM([]byte(res.AccountCA)) {
+		return errors.New("the control plane sent no account CA")
+	}
+	leaf, err := decodeCert([]byte(res.Cert))
+	if err != nil {
+		return fmt.Errorf("the control plane's certificate for this machine: %w", err)
+	}
+	if _, err := verifyMachine([]*x509.Certificate{leaf}, accountPool, x509.ExtKeyUsageClientAuth, account, res.Slug, time.Now()); err != nil {
+		return &Error{Message: "the control plane sent a certificate this machine cannot use", Err: err,
+			Hint: "check that this machine's clock is right"}
+	}
+	if !samePublicKey(leaf.PublicKey, key.Public()) {
+		return errors.New("the control plane signed another key than this machine's")
+	}
+	return nil
+}
+
+// keepSignIn writes the sign-in lf, its key and certificate in home.
+func keepSignIn(home string, lf loginFile, keyPEM []byte, cert string) error {
+	var prev loginFile
+	if err := store.ReadJSON(filepath.Join(home, loginFileName), &prev); err == nil &&
+		(prev.Account != lf.Account || prev.ControlPlane != lf.ControlPlane) {
+		// Access to the machines of another account is no use now.
+		os.RemoveAll(filepath.Join(home, accessDirName))
+	}
+	if err := store.WriteFile(filepath.Join(home, keyFileName), keyPEM, 0o600); err != nil {
+		return err
+	}
+	if err := store.WriteFile(filepath.Join(home, certFileName), []byte(cert), 0o600); err != nil {
+		return err
+	}
+	// login.json last: until it is written, the machine is signed in as
+	// before (or not at all).
+	return store.WriteJSON(filepath.Join(home, loginFileName), lf, 0o600)
 }
 
 func checkURL(raw string) (string, error) {

@@ -5,13 +5,9 @@ import (
 	"context"
 	"crypto"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -168,22 +164,11 @@ func TestNoncesPerKey(t *testing.T) {
 	noisy := login(t, tlsCP, "acme", key, "noisy", "noisy")
 	quiet := login(t, tlsCP, "acme", key, "quiet", "quiet")
 	tlsCP.Close()
-	body := []byte(`{"online":true}`)
 	send := func(id *Identity) (int, string) {
 		cert, _ := id.current()
 		nonce := make([]byte, 16)
 		rand.Read(nonce)
-		ts, n := strconv.FormatInt(time.Now().Unix(), 10), hex.EncodeToString(nonce)
-		sum := sha256.Sum256(proofInput(http.MethodPost, "/v1/heartbeat", ts, n, body))
-		sig, _ := cert.PrivateKey.(crypto.Signer).Sign(rand.Reader, sum[:], crypto.SHA256)
-		req := httptest.NewRequest(http.MethodPost, "/v1/heartbeat", bytes.NewReader(body))
-		req.Header.Set(hdrCert, base64.StdEncoding.EncodeToString(cert.Leaf.Raw))
-		req.Header.Set(hdrTime, ts)
-		req.Header.Set(hdrNonce, n)
-		req.Header.Set(hdrSig, base64.StdEncoding.EncodeToString(sig))
-		rec := httptest.NewRecorder()
-		cp.srv.Handler.ServeHTTP(rec, req)
-		return rec.Code, rec.Body.String()
+		return postProved(t, cp, cert.PrivateKey.(crypto.Signer), cert.Leaf.Raw, hex.EncodeToString(nonce))
 	}
 	for i := 0; i < maxNoncesPerKey; i++ {
 		if code, msg := send(noisy); code != http.StatusOK {
