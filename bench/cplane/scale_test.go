@@ -29,7 +29,8 @@ import (
 // memory (VmRSS, VmHWM), the heartbeats' latency (p50, p99), the
 // lists', and the relayed start's and report's (median). Each figure at
 // N is printed beside N = 10, as a ratio. ST_BENCH_CP_N picks the Ns
-// (such as 10,100).
+// (such as 10,100); ST_BENCH_CP_AFTER_ONLY=1 runs only the after's (to
+// probe past 1,000 machines, which the before cannot take).
 //
 // The simulated machines run in the benchmark's process, on the same
 // 2 cores as the control plane: at 1,000 machines they take a share of
@@ -41,9 +42,13 @@ func BenchmarkControlPlaneScale(b *testing.B) {
 		memCap: float64(envInts("ST_BENCH_CP_MEMCAP_MIB", []int{3072})[0])}
 	ns := envInts("ST_BENCH_CP_N", []int{10, 100, 500, 1000})
 	res := map[string]map[int]scaleResult{"before": {}, "after": {}}
+	versions := []struct{ name, bin, imp string }{{"before", before, after}, {"after", after, ""}}
+	if os.Getenv("ST_BENCH_CP_AFTER_ONLY") != "" { // a probe of more machines than the before can take
+		versions = versions[1:]
+	}
 	b.ResetTimer()
 	for _, n := range ns {
-		for _, v := range []struct{ name, bin, imp string }{{"before", before, after}, {"after", after, ""}} {
+		for _, v := range versions {
 			r := runScale(b, v.bin, n, cfg, v.imp)
 			res[v.name][n] = r
 			fmt.Printf("%s n=%d: %s\n", v.name, n, r)
@@ -55,7 +60,8 @@ func BenchmarkControlPlaneScale(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	for _, v := range []string{"before", "after"} {
+	for _, vv := range versions {
+		v := vv.name
 		floor := res[v][ns[0]]
 		for _, n := range ns {
 			r, name := res[v][n], fmt.Sprintf("cp_%s_n%d", v, n)
@@ -66,6 +72,7 @@ func BenchmarkControlPlaneScale(b *testing.B) {
 			ratioFigure(b, name+"_heartbeat_p99", ms(r.beat.pct(99)), ms(floor.beat.pct(99)), "ms")
 			figure(b, name+"_heartbeats_failed", float64(r.beatFailed), "n")
 			ratioFigure(b, name+"_list_p50", ms(r.list.pct(50)), ms(floor.list.pct(50)), "ms")
+			figure(b, name+"_list_size", float64(r.listBytes)/1024, "KiB")
 			ratioFigure(b, name+"_relayed_start", ms(r.start.pct(50)), ms(floor.start.pct(50)), "ms")
 			figure(b, name+"_relayed_starts_failed", float64(r.startFailed), "n")
 			ratioFigure(b, name+"_relayed_report", ms(r.report.pct(50)), ms(floor.report.pct(50)), "ms")
@@ -98,6 +105,7 @@ type scaleResult struct {
 	importTook              time.Duration
 	importErr               error
 	capped                  float64 // MiB at which it was killed, 0 when it was not
+	listBytes               int     // the list of the machines, as JSON
 }
 
 func (r scaleResult) String() string {
@@ -164,12 +172,17 @@ func runScale(b *testing.B, bin string, n int, cfg scaleConfig, importBin string
 	wall := time.Since(t0)
 	rss, hwm := p.mem()
 	capped := stopWatch()
+	listBytes := 0
+	if l, err := ms[0].id.Machines(ctx); err == nil {
+		b, _ := json.Marshal(l)
+		listBytes = len(b)
+	}
 	cancel()
 	wg.Wait()
 	r := scaleResult{n: n, cpuPct: 100 * float64(cpu) / float64(wall), rss: rss, hwm: hwm, signIn: took,
 		beat: beat.stats(), list: list.stats(), beatFailed: beat.failed.Load(), listFailed: list.failed.Load(),
 		start: start.stats(), report: report.stats(), startFailed: start.failed.Load(), repFailed: report.failed.Load(),
-		firstBeatErr: beat.firstErr(), startErr: start.firstErr(), capped: capped}
+		firstBeatErr: beat.firstErr(), startErr: start.firstErr(), capped: capped, listBytes: listBytes}
 	if capped > 0 {
 		// Killed at the cap: its last reading is the cap's.
 		r.rss, r.hwm = capped, capped
