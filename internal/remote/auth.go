@@ -110,8 +110,9 @@ func (t signingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // key may have maxNoncesPerKey at once; past that only that key's
 // requests are refused, until its old nonces expire.
 type nonceCache struct {
-	mu   sync.Mutex
-	keys map[string]*keyNonces
+	mu    sync.Mutex
+	keys  map[string]*keyNonces
+	swept time.Time // when keys with nothing left were last dropped
 }
 
 // keyNonces are one key's nonces and when each can be forgotten.
@@ -120,9 +121,10 @@ type keyNonces struct {
 	oldest time.Time // no entry expires before it
 }
 
-// maxNoncesPerKey is what one machine may send in a proof's window
-// (2 × skew, 10 minutes): over 3 requests a second, where a machine
-// sends a heartbeat every 10 s and a few more requests a minute.
+// maxNoncesPerKey is what one machine may send in a proof's freshness
+// (skew, 5 minutes: a nonce is kept until its proof could no longer be
+// fresh): about 7 requests a second, where a machine sends a heartbeat
+// every 10 s and a few more requests a minute.
 const maxNoncesPerKey = 2048
 
 // take keeps nonce of key kid, from a proof signed at signed. It fails
@@ -141,11 +143,11 @@ func (c *nonceCache) take(kid, nonce string, signed, now time.Time) error {
 	if _, dup := k.seen[nonce]; dup {
 		return errors.New("this request was seen before (a replay)")
 	}
-	if len(k.seen) >= maxNoncesPerKey && !now.Before(k.oldest) {
-		k.prune(now)
+	if len(k.seen) > 0 && !now.Before(k.oldest) {
+		k.prune(now) // one has expired: a machine keeps a few minutes' worth
 	}
 	if len(k.seen) >= maxNoncesPerKey {
-		return fmt.Errorf("this machine sent over %d requests in %s; the control plane takes more once the oldest are %s old", maxNoncesPerKey, 2*skew, 2*skew)
+		return fmt.Errorf("this machine sent over %d requests in %s; the control plane takes more once the oldest are %s old", maxNoncesPerKey, skew, skew)
 	}
 	// A proof is fresh within skew of its time: after that, its nonce
 	// cannot come again.
@@ -154,8 +156,9 @@ func (c *nonceCache) take(kid, nonce string, signed, now time.Time) error {
 	if k.oldest.IsZero() || exp.Before(k.oldest) {
 		k.oldest = exp
 	}
-	if len(c.keys) > 1 && len(k.seen) == 1 {
-		c.pruneKeys(now) // now and then, drop keys with nothing kept
+	if now.Sub(c.swept) > time.Minute {
+		c.swept = now
+		c.pruneKeys(now) // the keys of machines gone
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"crypto"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -180,5 +181,38 @@ func TestNoncesPerKey(t *testing.T) {
 	}
 	if code, msg := send(quiet); code != http.StatusOK {
 		t.Errorf("quiet while noisy is over its bound: %d %s", code, msg)
+	}
+}
+
+// TestNonceCacheForgets: a key keeps only the nonces whose proofs could
+// still be fresh, and a key with none left is dropped, so a machine's
+// nonces take a few minutes' worth of memory, not a day's.
+func TestNonceCacheForgets(t *testing.T) {
+	var c nonceCache
+	t0 := time.Now()
+	for i := 0; i < 100; i++ {
+		if err := c.take("k1", fmt.Sprint("n", i), t0, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.take("k1", "n5", t0, t0); err == nil {
+		t.Error("a nonce taken twice")
+	}
+	// Past their freshness, the first 100 go at the next request.
+	later := t0.Add(skew + 2*time.Second)
+	if err := c.take("k1", "fresh", later, later); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(c.keys["k1"].seen); n != 1 {
+		t.Errorf("k1 keeps %d nonces, want 1", n)
+	}
+	// A key that sends nothing more is dropped within a minute of its
+	// last nonce's end.
+	end := later.Add(skew + 2*time.Second + time.Minute)
+	if err := c.take("k2", "x", end, end); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.keys["k1"]; ok {
+		t.Error("k1, silent since, is still kept")
 	}
 }
