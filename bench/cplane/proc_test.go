@@ -24,9 +24,20 @@ const beforeCommit = "4f3877d"
 
 var (
 	beforeOnce sync.Once
+	beforeDir  string // removed when the benchmarks end (TestMain)
 	beforeBin  string
 	beforeErr  error
 )
+
+// TestMain removes the st it built from beforeCommit when the
+// benchmarks end.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if beforeDir != "" {
+		os.RemoveAll(beforeDir)
+	}
+	os.Exit(code)
+}
 
 // beforeST is the st of beforeCommit: ST_BENCH_BEFORE_ST when set, else
 // built once from `git archive` of that commit in a temporary folder
@@ -42,6 +53,7 @@ func beforeST(b *testing.B) string {
 			beforeErr = err
 			return
 		}
+		beforeDir = dir
 		src := filepath.Join(dir, "src")
 		os.MkdirAll(src, 0o700)
 		archive := exec.Command("sh", "-c", "git -C \"$1\" archive \"$2\" | tar -x -C \"$3\"", "sh", testutil.ModuleRoot(), beforeCommit, src)
