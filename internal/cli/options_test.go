@@ -331,18 +331,25 @@ func setupDoctorOptionsCases(t *testing.T) {
 func remoteOptionsCases(t *testing.T) {
 	checkParse(t, "control-plane serve", newControlPlaneServeCmd, []parseCase[cpServeOptions]{
 		{args: nil, env: outside, want: cpServeOptions{Data: "/h/control-plane", Listen: "127.0.0.1:0", OfflineAfter: remote.DefaultOfflineAfter,
-			RelayStreams: remote.DefaultRelayStreams, RelayRateMiB: 16}},
+			RelayStreams: remote.DefaultRelayStreams, RelayPairStreams: remote.DefaultRelayPairStreams, RelayRateMiB: 16}},
 		{args: []string{"--data", "/cp", "--listen", "127.0.0.1:8443", "--offline-after", "1m"}, want: cpServeOptions{Data: "/cp", Listen: "127.0.0.1:8443", OfflineAfter: time.Minute,
-			RelayStreams: remote.DefaultRelayStreams, RelayRateMiB: 16}},
-		{args: []string{"--http", "--cert", "/c.pem", "--key", "/k.pem", "--name", "cp.example.net,cp", "--relay-streams", "4", "--relay-rate", "0"},
+			RelayStreams: remote.DefaultRelayStreams, RelayPairStreams: remote.DefaultRelayPairStreams, RelayRateMiB: 16}},
+		{args: []string{"--http", "--cert", "/c.pem", "--key", "/k.pem", "--name", "cp.example.net,cp", "--relay-streams", "4", "--relay-pair-streams", "2", "--relay-rate", "0",
+			"--metrics", "127.0.0.1:9464"},
 			want: cpServeOptions{Data: "/h/control-plane", Listen: "127.0.0.1:0", OfflineAfter: remote.DefaultOfflineAfter, HTTP: true, Cert: "/c.pem", Key: "/k.pem",
-				Names: []string{"cp.example.net", "cp"}, RelayStreams: 4}, env: outside},
+				Names: []string{"cp.example.net", "cp"}, RelayStreams: 4, RelayPairStreams: 2, Metrics: "127.0.0.1:9464"}, env: outside},
 		{args: []string{"--offline-after", "never"}, err: `invalid argument "never" for "--offline-after"`},
 	})
 	checkParse(t, "control-plane account add", newAccountAddCmd, []parseCase[accountAddOptions]{
 		{args: []string{"acme"}, env: outside, want: accountAddOptions{Name: "acme", Data: "/h/control-plane"}},
 		{args: []string{"acme", "--data", "/cp"}, want: accountAddOptions{Name: "acme", Data: "/cp"}},
 		{args: nil, err: "takes 1 argument(s), got 0\nTry: st control-plane account add NAME"},
+	})
+	checkParse(t, "control-plane machines", newCPMachinesCmd, []parseCase[cpMachinesOptions]{
+		{args: []string{"--account", "acme"}, env: outside, want: cpMachinesOptions{Account: "acme", Data: "/h/control-plane"}},
+		{args: []string{"--account", "acme", "--data", "/cp", "--json"}, want: cpMachinesOptions{Account: "acme", Data: "/cp", JSON: true}},
+		{args: nil, err: "say which account's machines to list\nTry: st control-plane machines --account NAME"},
+		{args: []string{"acme"}, err: `unknown command "acme"`},
 	})
 	checkParse(t, "control-plane machine remove", newMachineRemoveCmd, []parseCase[machineRemoveOptions]{
 		{args: []string{"old-mac", "--account", "acme"}, env: outside, want: machineRemoveOptions{Name: "old-mac", Account: "acme", Data: "/h/control-plane"}},
@@ -355,6 +362,8 @@ func remoteOptionsCases(t *testing.T) {
 		{args: nil, env: loginEnv, want: remote.LoginOptions{URL: "https://cp", CAFile: "/ca.pem", Account: "acme", Key: "stk_env", Name: "Mac", Host: "mac.local"}},
 		{args: []string{"--key", "stk_flag", "--name", "Laptop", "--control-plane", "https://x", "--ca", "/x.pem", "--account", "b", "--host", "h"}, env: loginEnv,
 			want: remote.LoginOptions{URL: "https://x", CAFile: "/x.pem", Account: "b", Key: "stk_flag", Name: "Laptop", Host: "h"}},
+		{args: []string{"--replace"}, env: loginEnv,
+			want: remote.LoginOptions{URL: "https://cp", CAFile: "/ca.pem", Account: "acme", Key: "stk_env", Name: "Mac", Host: "mac.local", Replace: true}},
 		{args: []string{"acme"}, err: `unknown command "acme"`},
 	})
 	checkParse(t, "logout", newLogoutCmd, []parseCase[logoutOptions]{{args: nil}, {args: []string{"--all"}, err: "unknown flag: --all"}})

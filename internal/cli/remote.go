@@ -28,8 +28,107 @@ func newControlPlaneCmd(env *Env) *cobra.Command {
 	machine := &cobra.Command{Use: "machine", Short: "Machines of an account"}
 	machine.AddCommand(newMachineRemoveCmd(env, nil))
 	account.AddCommand(newAccountAddCmd(env, nil))
-	cmd.AddCommand(newControlPlaneServeCmd(env, nil), account, machine)
+	cmd.AddCommand(newControlPlaneServeCmd(env, nil), account, machine, newCPMachinesCmd(env, nil))
 	return cmd
+}
+
+type cpMachinesOptions struct {
+	Data, Account string
+	JSON          bool
+}
+
+// newCPMachinesCmd is st control-plane machines: an account's machines as
+// the control plane's folder has them, whether or not serve runs.
+func newCPMachinesCmd(env *Env, runF runFunc[cpMachinesOptions]) *cobra.Command {
+	var o cpMachinesOptions
+	cmd := &cobra.Command{
+		Use:   "machines --account ACCOUNT",
+		Short: "List an account's machines: last seen, address kind (direct or relay-only) and st version",
+		Long: `List the machines of an account as the control plane's folder has them, whether
+or not serve runs. Last seen is as serve last wrote it (every 10 s); a machine is
+online when its last heartbeat said so within serve's --offline-after plus that.
+ADDRESS is direct when the machine has a peer listener the others may dial, and
+relay-only when it is reached only through the control plane's relay.`,
+		Args: cobra.NoArgs,
+	}
+	cpDataFlag(cmd, &o.Data)
+	cmd.Flags().StringVar(&o.Account, "account", "", "the account whose machines to list")
+	jsonFlag(cmd, &o.JSON)
+	return bind(cmd, env, &o, func([]string) error {
+		if o.Data == "" {
+			o.Data = defaultCPData(env)
+		}
+		if o.Account == "" {
+			return usageError("say which account's machines to list", "st control-plane machines --account NAME")
+		}
+		return nil
+	}, runF, runCPMachines)
+}
+
+// cpMachinesJSON is what st control-plane machines --json prints.
+type cpMachinesJSON struct {
+	Account  string           `json:"account"`
+	Machines []remote.Machine `json:"machines"`
+}
+
+func runCPMachines(_ context.Context, env *Env, o cpMachinesOptions) error {
+	ms, err := remote.ListMachines(o.Data, o.Account)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return printJSON(env.Stdout, cpMachinesJSON{Account: o.Account, Machines: ms})
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tHOST\tSLUG\tSTATUS\tLAST SEEN\tADDRESS\tVERSION\tWORKERS")
+	for _, m := range ms {
+		status, workers := "offline", "no"
+		if m.Online {
+			status = "online"
+		}
+		if m.AcceptRemote {
+			workers = "takes workers"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Name, m.Host, m.Slug, status, seenAgo(m.LastSeen, time.Now()),
+			orDash(m.AddrKind, "-"), orDash(m.Version, "-"), workers)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "account %s: %d machines\n", o.Account, len(ms))
+	for _, m := range ms {
+		printMachineNotes(env, m)
+	}
+	return nil
+}
+
+// seenAgo says how long ago t was, for a list.
+func seenAgo(t, now time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	d := now.Sub(t)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds ago", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d.Hours()))
+	}
+	return t.Local().Format("2006-01-02")
+}
+
+// printMachineNotes says what a list's row cannot: that a machine's name
+// was taken over by st login --replace, or that it had another name.
+func printMachineNotes(env *Env, m remote.Machine) {
+	if !m.Replaced.IsZero() {
+		fmt.Fprintf(env.Stdout, "! %s was taken over by a new sign-in with st login --replace at %s; the key it had before is revoked. If nobody meant to, remove it: st control-plane machine remove %s --account ACCOUNT\n",
+			m.Slug, m.Replaced.Local().Format("2006-01-02 15:04"), m.Slug)
+	}
+	if len(m.Formerly) > 0 {
+		fmt.Fprintf(env.Stdout, "  %s was %s before it signed in under its new name (the same key)\n", m.Slug, strings.Join(m.Formerly, ", "))
+	}
 }
 
 type machineRemoveOptions struct{ Data, Account, Name string }
@@ -87,15 +186,17 @@ func cpDataFlag(cmd *cobra.Command, data *string) {
 }
 
 type cpServeOptions struct {
-	Data         string
-	Listen       string
-	OfflineAfter time.Duration
-	Cert, Key    string
-	Names        []string
-	HTTP         bool
-	RelayStreams int
-	RelayRateMiB float64
-	RelayRecord  string
+	Data             string
+	Listen           string
+	OfflineAfter     time.Duration
+	Cert, Key        string
+	Names            []string
+	HTTP             bool
+	RelayStreams     int
+	RelayPairStreams int
+	RelayRateMiB     float64
+	RelayRecord      string
+	Metrics          string
 }
 
 func newControlPlaneServeCmd(env *Env, runF runFunc[cpServeOptions]) *cobra.Command {
@@ -113,7 +214,9 @@ func newControlPlaneServeCmd(env *Env, runF runFunc[cpServeOptions]) *cobra.Comm
 	f.StringVar(&o.Key, "key", "", "the key of --cert (PEM)")
 	f.StringSliceVar(&o.Names, "name", nil, "a host name machines reach it by, for the certificate it makes itself (repeat or separate with commas)")
 	f.BoolVar(&o.HTTP, "http", false, "serve plain HTTP, for a TLS terminator in front (Caddy, nginx, a load balancer) that passes websockets; machines sign in at the terminator's https URL")
-	f.IntVar(&o.RelayStreams, "relay-streams", remote.DefaultRelayStreams, "streams a machine may have open through the relay at once")
+	f.IntVar(&o.RelayStreams, "relay-streams", remote.DefaultRelayStreams, "streams a machine may have opened through the relay at once")
+	f.IntVar(&o.RelayPairStreams, "relay-pair-streams", remote.DefaultRelayPairStreams, "of those, streams to one machine (so that no machine uses up another's)")
+	f.StringVar(&o.Metrics, "metrics", "", "serve /metrics (Prometheus) on this loopback host:port, such as 127.0.0.1:9464; off when empty")
 	f.Float64Var(&o.RelayRateMiB, "relay-rate", float64(remote.DefaultRelayRate)/(1<<20), "MiB a second a machine may send through the relay (0: no limit)")
 	f.StringVar(&o.RelayRecord, "relay-record", "", "keep the bytes of every relayed stream in this folder, as the relay read them (for audits and tests: TLS records only)")
 	f.MarkHidden("relay-record")
@@ -132,12 +235,16 @@ func runControlPlaneServe(ctx context.Context, env *Env, o cpServeOptions) error
 	}
 	cp, err := remote.StartControlPlane(remote.ServerOptions{Data: o.Data, OfflineAfter: o.OfflineAfter, Log: env.Stderr,
 		CertFile: o.Cert, KeyFile: o.Key, Names: o.Names, PlainHTTP: o.HTTP,
-		RelayStreams: o.RelayStreams, RelayRate: rate, RelayRecord: o.RelayRecord}, o.Listen)
+		RelayStreams: o.RelayStreams, RelayPairStreams: o.RelayPairStreams, RelayRate: rate, RelayRecord: o.RelayRecord,
+		MetricsAddr: o.Metrics}, o.Listen)
 	if err != nil {
 		return err
 	}
 	// The URL first and alone on its line: scripts and tests read it.
 	fmt.Fprintf(env.Stdout, "control plane listening on %s\n", cp.URL())
+	if u := cp.MetricsURL(); u != "" {
+		fmt.Fprintf(env.Stdout, "metrics on %s (loopback only)\n", u)
+	}
 	switch {
 	case o.HTTP:
 		fmt.Fprintf(env.Stdout, "plain HTTP: put a TLS terminator in front that passes websockets (caddy reverse-proxy --from cp.example.net --to %s)\n", strings.TrimPrefix(cp.URL(), "http://"))
@@ -200,6 +307,7 @@ func newLoginCmd(env *Env, runF runFunc[remote.LoginOptions]) *cobra.Command {
 	f.StringVar(&o.Key, "key", "", "the account's key (or $ST_ACCOUNT_KEY)")
 	f.StringVar(&o.Name, "name", "", "how the account calls this machine (or $ST_MACHINE_NAME; default its host name)")
 	f.StringVar(&o.Host, "host", "", "this machine's host name (or $ST_HOSTNAME; default the system's)")
+	f.BoolVar(&o.Replace, "replace", false, "take over the name and host of a machine signed in with another key (its key is lost: a new disk, a reinstall); that key is revoked, and st machines on every machine shows it")
 	return bind(cmd, env, &o, func([]string) error {
 		for v, key := range map[*string]string{&o.URL: "ST_CONTROL_PLANE", &o.CAFile: "ST_CONTROL_PLANE_CA", &o.Account: "ST_ACCOUNT",
 			&o.Key: "ST_ACCOUNT_KEY", &o.Name: "ST_MACHINE_NAME", &o.Host: "ST_HOSTNAME"} {
@@ -217,6 +325,12 @@ func runLogin(ctx context.Context, env *Env, o remote.LoginOptions) error {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "signed in to account %s as %s (slug %s) until %s\n", id.Account, id.Name, id.Slug, id.Expires.Local().Format("15:04"))
+	if id.Formerly != "" {
+		fmt.Fprintf(env.Stdout, "this machine was %s before: its name follows its key, so %s is listed no more\n", id.Formerly, id.Formerly)
+	}
+	if id.Replaced != "" {
+		fmt.Fprintf(env.Stdout, "took the name over from key %s, which is revoked now; the account's other machines show %s as replaced\n", id.Replaced, id.Slug)
+	}
 	fmt.Fprintln(env.Stdout, "The account's other machines start workers here only after: st orch accept-remote on")
 	reloadDaemon(ctx, env)
 	return nil
@@ -326,6 +440,8 @@ func runMachines(ctx context.Context, env *Env, o machinesOptions) error {
 		mark, status, workers, reached := " ", "offline", "no", "-"
 		if m.Slug == id.Slug {
 			mark, reached = "*", "this machine"
+		} else if !m.Replaced.IsZero() {
+			mark = "!"
 		}
 		if m.Online {
 			status = "online"
@@ -345,6 +461,9 @@ func runMachines(ctx context.Context, env *Env, o machinesOptions) error {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "account %s; * is this machine; reached: directly, or relayed through the control plane\n", id.Account)
+	for _, m := range rows {
+		printMachineNotes(env, m.Machine)
+	}
 	if routesErr != nil {
 		fmt.Fprintln(env.Stdout, "(? : st is not running here to say how it reaches them; st up)")
 	}

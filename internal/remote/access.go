@@ -76,6 +76,14 @@ func (id *Identity) Reopen(ctx context.Context, slug string) (Machine, error) {
 		}
 	}
 	os.Remove(id.accessPath(slug))
+	// An old slug of a machine that signed in under a new name.
+	for _, m := range ms {
+		for _, old := range m.Formerly {
+			if strings.EqualFold(old, slug) {
+				return m, id.keep(m)
+			}
+		}
+	}
 	return Machine{}, &Error{Message: fmt.Sprintf("machine %s is no longer in account %s", slug, id.Account),
 		Hint: "st machines lists the account's machines"}
 }

@@ -27,8 +27,8 @@ import (
 // also carries its certificate and a signature, made with the machine's
 // key, over the request's method, path, time, a nonce and its body. The
 // control plane takes the signature only when it is fresh (within skew of
-// its clock) and its nonce was not seen before, so a request copied on
-// the way cannot be played again.
+// its clock) and its nonce was not seen before for that machine's key, so
+// a request copied on the way cannot be played again.
 
 // Headers of the machine's proof.
 const (
@@ -101,42 +101,105 @@ func (t signingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return t.base.RoundTrip(r2)
 }
 
-// nonceCache remembers the nonces of fresh proofs, so that each is taken
-// once. Entries go when their proof could no longer be fresh.
+// nonceCache remembers the nonces of fresh proofs, per verified machine
+// key, so that each is taken once. A nonce is kept only once the proof's
+// certificate chains to its account's CA and is the current key of a
+// machine signed in (withMachine): a stranger's proof keeps nothing
+// (issue 23, item 9: 200,000 self-signed proofs filled the one cache of
+// old, and every account's requests were then refused as replays). Each
+// key may have maxNoncesPerKey at once; past that only that key's
+// requests are refused, until its old nonces expire.
 type nonceCache struct {
-	mu   sync.Mutex
-	seen map[string]time.Time
+	mu    sync.Mutex
+	keys  map[string]*keyNonces
+	swept time.Time // when keys with nothing left were last dropped
 }
 
-// maxNonces bounds the cache: past it, proofs are refused (fail closed)
-// until old ones expire. Machines send a few requests a minute each.
-const maxNonces = 200000
+// keyNonces are one key's nonces and when each can be forgotten.
+type keyNonces struct {
+	seen   map[string]time.Time
+	oldest time.Time // no entry expires before it
+}
 
-func (c *nonceCache) take(nonce string, now time.Time) bool {
+// maxNoncesPerKey is what one machine may send in a proof's freshness
+// (skew, 5 minutes: a nonce is kept until its proof could no longer be
+// fresh): about 7 requests a second, where a machine sends a heartbeat
+// every 10 s and a few more requests a minute.
+const maxNoncesPerKey = 2048
+
+// take keeps nonce of key kid, from a proof signed at signed. It fails
+// for a nonce seen before, and for a key over its bound.
+func (c *nonceCache) take(kid, nonce string, signed, now time.Time) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.seen == nil {
-		c.seen = map[string]time.Time{}
+	if c.keys == nil {
+		c.keys = map[string]*keyNonces{}
 	}
-	if len(c.seen) >= maxNonces/2 {
-		for k, exp := range c.seen {
-			if now.After(exp) {
-				delete(c.seen, k)
-			}
-		}
+	k := c.keys[kid]
+	if k == nil {
+		k = &keyNonces{seen: map[string]time.Time{}}
+		c.keys[kid] = k
 	}
-	if _, dup := c.seen[nonce]; dup || len(c.seen) >= maxNonces {
-		return false
+	if _, dup := k.seen[nonce]; dup {
+		return errors.New("this request was seen before (a replay)")
 	}
-	c.seen[nonce] = now.Add(2*skew + time.Minute)
-	return true
+	if len(k.seen) > 0 && !now.Before(k.oldest) {
+		k.prune(now) // one has expired: a machine keeps a few minutes' worth
+	}
+	if len(k.seen) >= maxNoncesPerKey {
+		return fmt.Errorf("this machine sent over %d requests in %s; the control plane takes more once the oldest are %s old", maxNoncesPerKey, skew, skew)
+	}
+	// A proof is fresh within skew of its time: after that, its nonce
+	// cannot come again.
+	exp := signed.Add(skew + time.Second)
+	k.seen[nonce] = exp
+	if k.oldest.IsZero() || exp.Before(k.oldest) {
+		k.oldest = exp
+	}
+	if now.Sub(c.swept) > time.Minute {
+		c.swept = now
+		c.pruneKeys(now) // the keys of machines gone
+	}
+	return nil
 }
 
-// proofLeaf checks the proof headers of r and returns the certificate
-// whose key signed it. The certificate itself is checked by the caller
-// (withMachine), as one from a TLS handshake would be. r's body is read
-// (up to 1 MiB) and put back.
-func (cp *ControlPlane) proofLeaf(r *http.Request) (*x509.Certificate, error) {
+func (k *keyNonces) prune(now time.Time) {
+	k.oldest = time.Time{}
+	for n, exp := range k.seen {
+		if now.After(exp) {
+			delete(k.seen, n)
+		} else if k.oldest.IsZero() || exp.Before(k.oldest) {
+			k.oldest = exp
+		}
+	}
+}
+
+// pruneKeys drops the keys whose nonces have all expired.
+func (c *nonceCache) pruneKeys(now time.Time) {
+	for kid, k := range c.keys {
+		if !now.Before(k.oldest) {
+			k.prune(now)
+		}
+		if len(k.seen) == 0 {
+			delete(c.keys, kid)
+		}
+	}
+}
+
+// proof is a request's signed headers, checked: the certificate whose
+// key signed it, and its nonce and time, for the nonce cache.
+type proof struct {
+	leaf   *x509.Certificate
+	nonce  string
+	signed time.Time
+}
+
+// proofOf checks the proof headers of r: fresh, well formed, and signed
+// by the key of the certificate it carries. The certificate itself is
+// checked by the caller (withMachine), as one from a TLS handshake would
+// be, and the nonce is kept only after that. r's body is read (up to
+// 1 MiB) and put back.
+func (cp *ControlPlane) proofOf(r *http.Request) (*proof, error) {
 	certB64, ts, nonce, sigB64 := r.Header.Get(hdrCert), r.Header.Get(hdrTime), r.Header.Get(hdrNonce), r.Header.Get(hdrSig)
 	if certB64 == "" || ts == "" || nonce == "" || sigB64 == "" {
 		return nil, errors.New("this request needs a machine's certificate (in the TLS handshake, or its signed headers behind a TLS terminator)")
@@ -153,9 +216,9 @@ func (cp *ControlPlane) proofLeaf(r *http.Request) (*x509.Certificate, error) {
 	if err != nil {
 		return nil, errors.New("the request's time does not decode")
 	}
-	now := time.Now()
-	if d := now.Sub(time.Unix(sec, 0)); d > skew || d < -skew {
-		return nil, fmt.Errorf("the request was signed at %s, over %s from the control plane's clock (check this machine's clock)", time.Unix(sec, 0).UTC().Format(time.RFC3339), skew)
+	signed := time.Unix(sec, 0)
+	if d := time.Since(signed); d > skew || d < -skew {
+		return nil, fmt.Errorf("the request was signed at %s, over %s from the control plane's clock (check this machine's clock)", signed.UTC().Format(time.RFC3339), skew)
 	}
 	if len(nonce) != 32 {
 		return nil, errors.New("the request's nonce is not 16 bytes in hex")
@@ -167,17 +230,9 @@ func (cp *ControlPlane) proofLeaf(r *http.Request) (*x509.Certificate, error) {
 	if err != nil {
 		return nil, errors.New("the request's signature does not decode")
 	}
-	var body []byte
-	if r.Body != nil {
-		body, err = io.ReadAll(io.LimitReader(r.Body, 1<<20+1))
-		r.Body.Close()
-		if err != nil {
-			return nil, fmt.Errorf("read the request: %w", err)
-		}
-		if len(body) > 1<<20 {
-			return nil, errors.New("the request is over 1 MiB")
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
+	body, err := readBodyBack(r)
+	if err != nil {
+		return nil, err
 	}
 	pub, ok := leaf.PublicKey.(*ecdsa.PublicKey)
 	if !ok {
@@ -187,11 +242,24 @@ func (cp *ControlPlane) proofLeaf(r *http.Request) (*x509.Certificate, error) {
 	if !ecdsa.VerifyASN1(pub, sum[:], sig) {
 		return nil, errors.New("the request's signature does not hold for its certificate")
 	}
-	// Last, so that a forged request cannot use up a real one's nonce.
-	if !cp.nonces.take(nonce, now) {
-		return nil, errors.New("this request was seen before (a replay), or the control plane is overloaded")
+	return &proof{leaf: leaf, nonce: nonce, signed: signed}, nil
+}
+
+// readBodyBack reads r's body (up to 1 MiB) and puts it back.
+func readBodyBack(r *http.Request) ([]byte, error) {
+	if r.Body == nil {
+		return nil, nil
 	}
-	return leaf, nil
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20+1))
+	r.Body.Close()
+	if err != nil {
+		return nil, fmt.Errorf("read the request: %w", err)
+	}
+	if len(body) > 1<<20 {
+		return nil, errors.New("the request is over 1 MiB")
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return body, nil
 }
 
 // CloseIdleConnections closes the kept connections of the transport below.

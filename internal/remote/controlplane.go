@@ -3,12 +3,11 @@ package remote
 import (
 	"context"
 	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	"crypto/tls"
 	"crypto/x509"
+	"database/sql"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -20,113 +19,15 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
-	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
-
-	"github.com/gofrs/flock"
 
 	"github.com/sophonz/st/internal/store"
 )
 
-// The control plane keeps everything in one folder:
-//
-//	ca.pem, ca.key   its own CA, which signs its server certificate; machines
-//	                 trust it with st login --ca DIR/ca.pem
-//	state.json       accounts (name, key hash, CA) and their machines
-//	state.lock       held for each read-modify-write of state.json, so that
-//	                 st control-plane account add works while serve runs
-//	url              the URL serve listens on
-//
-// serve reads state.json on each request instead of keeping a copy, so an
-// account added by another process is there at once.
-
 // DefaultOfflineAfter is how long after its last heartbeat a machine
 // counts as offline.
 const DefaultOfflineAfter = 30 * time.Second
-
-type cpState struct {
-	Accounts map[string]*cpAccount `json:"accounts"`
-}
-
-type cpAccount struct {
-	Name string `json:"name"`
-	// KeyHash is the SHA-256 of the key. The key is 32 random bytes, so a
-	// plain hash is as hard to reverse as a slow one would be.
-	KeyHash  string                `json:"key_hash"`
-	CACert   string                `json:"ca_cert"`
-	CAKey    string                `json:"ca_key"`
-	Created  time.Time             `json:"created"`
-	Machines map[string]*cpMachine `json:"machines"`
-	// Revoked are keys of machines that signed out or were removed, kept
-	// until their certificates end (revoke.go).
-	Revoked []Revoked `json:"revoked,omitempty"`
-}
-
-type cpMachine struct {
-	Slug         string    `json:"slug"`
-	Name         string    `json:"name"`
-	Host         string    `json:"host"`
-	Addr         string    `json:"addr"`
-	AcceptRemote bool      `json:"accept_remote"`
-	Online       bool      `json:"online"` // what its last heartbeat said
-	LastSeen     time.Time `json:"last_seen,omitzero"`
-	Cert         string    `json:"cert"`
-}
-
-// cpData is the control plane's folder.
-type cpData struct {
-	dir string
-	mu  sync.Mutex // flock is per open file; this keeps goroutines in line too
-}
-
-func (d *cpData) path(name string) string { return filepath.Join(d.dir, name) }
-
-func (d *cpData) read() (*cpState, error) {
-	var s cpState
-	err := store.ReadJSON(d.path("state.json"), &s)
-	if errors.Is(err, fs.ErrNotExist) {
-		err = nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read the control plane's state: %w", err)
-	}
-	if s.Accounts == nil {
-		s.Accounts = map[string]*cpAccount{}
-	}
-	for _, a := range s.Accounts {
-		if a.Machines == nil {
-			a.Machines = map[string]*cpMachine{}
-		}
-	}
-	return &s, nil
-}
-
-// update runs f on the state under the lock and writes the state when f
-// returns no error.
-func (d *cpData) update(f func(*cpState) error) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err := os.MkdirAll(d.dir, 0o700); err != nil {
-		return fmt.Errorf("make the control plane's folder %s: %w", d.dir, err)
-	}
-	l := flock.New(d.path("state.lock"))
-	if err := l.Lock(); err != nil {
-		return fmt.Errorf("lock %s: %w", d.path("state.lock"), err)
-	}
-	defer l.Unlock()
-	s, err := d.read()
-	if err != nil {
-		return err
-	}
-	if err := f(s); err != nil {
-		return err
-	}
-	return store.WriteJSON(d.path("state.json"), s, 0o600)
-}
 
 // validName reports whether s names an account or a machine slug: lower-
 // case letters, digits and '-', at most 63, not starting with '-'. (A loop,
@@ -164,15 +65,28 @@ func AddAccount(data, name string) (key string, err error) {
 	if err != nil {
 		return "", err
 	}
-	d := &cpData{dir: data}
-	err = d.update(func(s *cpState) error {
-		if _, ok := s.Accounts[name]; ok {
+	d, err := openCPDB(data, io.Discard)
+	if err != nil {
+		return "", err
+	}
+	defer d.close()
+	err = d.write(func(tx *sql.Tx) error {
+		have, err := d.account(tx, name)
+		if err != nil {
+			return err
+		}
+		if have != nil {
 			return &Error{Message: fmt.Sprintf("account %s exists already in %s", name, data),
 				Hint: "its machines sign in with the key shown when it was added; pick another name for a new account"}
 		}
-		s.Accounts[name] = &cpAccount{Name: name, KeyHash: hashKey(key), CACert: string(caPEM), CAKey: string(caKey),
-			Created: now.UTC(), Machines: map[string]*cpMachine{}}
-		return nil
+		// The key's file first: a row is never without its key (a crash
+		// between the two leaves a file that the next add replaces).
+		if err := d.writeCAKey(name, caKey); err != nil {
+			return err
+		}
+		_, err = tx.Exec(`INSERT INTO accounts (name, key_hash, ca_cert, created) VALUES (?,?,?,?)`,
+			name, hashKey(key), string(caPEM), ns(now))
+		return err
 	})
 	if err != nil {
 		return "", err
@@ -193,6 +107,7 @@ type ServerOptions struct {
 	// offline; DefaultOfflineAfter when zero.
 	OfflineAfter time.Duration
 	// Log gets a line for each sign-in, renewal and sign-out; nil for none.
+	// What a machine sent is made plain before it is written (plainLog).
 	Log io.Writer
 
 	// CertFile and KeyFile are the control plane's own certificate (a
@@ -206,16 +121,23 @@ type ServerOptions struct {
 	// signed headers instead of their certificate in the handshake.
 	PlainHTTP bool
 
-	// RelayStreams is how many streams a machine may have open through
-	// the relay at once (DefaultRelayStreams when zero), and RelayRate how
-	// many bytes a second it may send through it (DefaultRelayRate when
-	// zero; below zero, no limit).
-	RelayStreams int
-	RelayRate    int64
+	// RelayStreams is how many streams a machine may have opened through
+	// the relay at once (DefaultRelayStreams when zero), RelayPairStreams
+	// how many of them may go to one machine (DefaultRelayPairStreams
+	// when zero), and RelayRate how many bytes a second it may send
+	// through it (DefaultRelayRate when zero; below zero, no limit).
+	RelayStreams     int
+	RelayPairStreams int
+	RelayRate        int64
 	// RelayRecord, when set, is a folder where each relayed stream's
 	// bytes are kept as the relay read them: for tests and audits, which
 	// find nothing in them but TLS records.
 	RelayRecord string
+
+	// MetricsAddr, when set, is a loopback host:port where /metrics is
+	// served (Prometheus text format), on a listener of its own: never on
+	// the control plane's own port (metrics.go).
+	MetricsAddr string
 
 	// CertLifetime and SignTime are for tests: how long the certificates
 	// it signs last (CertLifetime when zero) and the time they start
@@ -226,15 +148,22 @@ type ServerOptions struct {
 
 // ControlPlane is a running control plane.
 type ControlPlane struct {
-	opt    ServerOptions
-	data   *cpData
-	ln     net.Listener
-	srv    *http.Server
-	url    string
-	done   chan struct{}
-	srvErr error
-	nonces nonceCache
-	hub    *relayHub
+	opt     ServerOptions
+	db      *cpDB
+	ln      net.Listener
+	srv     *http.Server
+	url     string
+	done    chan struct{}
+	srvErr  error
+	nonces  nonceCache
+	hub     *relayHub
+	seen    *cpSeen
+	pools   caPools
+	metrics *cpMetrics
+
+	stopFlush chan struct{}
+	flushDone chan struct{}
+	closeOnce sync.Once
 }
 
 // StartControlPlane listens on addr (host:port; port 0 for any free one)
@@ -243,8 +172,25 @@ type ControlPlane struct {
 // 127.0.0.1, localhost and the host of addr. It writes its URL to
 // Data/url.
 func StartControlPlane(opt ServerOptions, addr string) (*ControlPlane, error) {
+	opt, err := opt.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	d, err := openCPDB(opt.Data, opt.Log)
+	if err != nil {
+		return nil, err
+	}
+	cp, err := startOn(opt, d, addr)
+	if err != nil {
+		d.close()
+		return nil, err
+	}
+	return cp, nil
+}
+
+func (opt ServerOptions) withDefaults() (ServerOptions, error) {
 	if opt.Data == "" {
-		return nil, errors.New("the control plane needs a data folder")
+		return opt, errors.New("the control plane needs a data folder")
 	}
 	if opt.OfflineAfter <= 0 {
 		opt.OfflineAfter = DefaultOfflineAfter
@@ -258,21 +204,26 @@ func StartControlPlane(opt ServerOptions, addr string) (*ControlPlane, error) {
 	if opt.Log == nil {
 		opt.Log = io.Discard
 	}
+	opt.Log = plainLog{opt.Log}
 	if opt.RelayStreams <= 0 {
 		opt.RelayStreams = DefaultRelayStreams
+	}
+	if opt.RelayPairStreams <= 0 {
+		opt.RelayPairStreams = min(DefaultRelayPairStreams, opt.RelayStreams)
 	}
 	if opt.RelayRate == 0 {
 		opt.RelayRate = DefaultRelayRate
 	}
-	d := &cpData{dir: opt.Data}
-	if err := os.MkdirAll(opt.Data, 0o700); err != nil {
-		return nil, fmt.Errorf("make the control plane's folder: %w", err)
-	}
 	if opt.RelayRecord != "" {
 		if err := os.MkdirAll(opt.RelayRecord, 0o700); err != nil {
-			return nil, fmt.Errorf("make the relay's record folder: %w", err)
+			return opt, fmt.Errorf("make the relay's record folder: %w", err)
 		}
 	}
+	return opt, nil
+}
+
+// startOn serves the control plane of database d on addr.
+func startOn(opt ServerOptions, d *cpDB, addr string) (*ControlPlane, error) {
 	ca, caKey, err := loadOrMakeCA(d)
 	if err != nil {
 		return nil, err
@@ -285,12 +236,17 @@ func StartControlPlane(opt ServerOptions, addr string) (*ControlPlane, error) {
 	if err != nil {
 		return nil, err
 	}
+	// What st control-plane machines needs to say "online" as serve does.
+	if err := d.setMeta("offline_after", opt.OfflineAfter.String()); err != nil {
+		return nil, fmt.Errorf("the control plane's database: %w", err)
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, &Error{Message: "the control plane cannot listen on " + addr, Err: err,
 			Hint: "pick another --listen port, or 0 for any free one"}
 	}
-	cp := &ControlPlane{opt: opt, data: d, ln: ln, done: make(chan struct{})}
+	cp := &ControlPlane{opt: opt, db: d, ln: ln, done: make(chan struct{}), seen: newCPSeen(),
+		metrics: newCPMetrics(d), stopFlush: make(chan struct{}), flushDone: make(chan struct{})}
 	cp.url = "https://" + ln.Addr().String()
 	if opt.PlainHTTP {
 		cp.url = "http://" + ln.Addr().String()
@@ -299,22 +255,20 @@ func StartControlPlane(opt ServerOptions, addr string) (*ControlPlane, error) {
 		ln.Close()
 		return nil, err
 	}
+	if err := cp.metrics.listen(opt.MetricsAddr, opt.Log); err != nil {
+		ln.Close()
+		return nil, err
+	}
 	cp.hub = newRelayHub(cp)
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/login", cp.login)
-	mux.HandleFunc("POST /v1/renew", cp.withMachine(cp.renew))
-	mux.HandleFunc("POST /v1/heartbeat", cp.withMachine(cp.heartbeat))
-	mux.HandleFunc("GET /v1/machines", cp.withMachine(cp.machines))
-	mux.HandleFunc("POST /v1/logout", cp.withMachine(cp.logout))
-	mux.HandleFunc("GET /v1/relay", cp.withMachine(cp.hub.serve))
 	cp.srv = &http.Server{
-		Handler:           mux,
+		Handler:           cp.metrics.count(cp.routes()),
 		ReadHeaderTimeout: 10 * time.Second,
 		// Handshake failures (a machine without --ca, say) go to Log, not
 		// the process's global logger.
 		ErrorLog:  log.New(opt.Log, "control plane: ", 0),
 		TLSConfig: tlsConf,
 	}
+	go cp.flushLoop()
 	go func() {
 		defer close(cp.done)
 		var err error
@@ -328,6 +282,19 @@ func StartControlPlane(opt ServerOptions, addr string) (*ControlPlane, error) {
 		}
 	}()
 	return cp, nil
+}
+
+// routes is the control plane's API. /metrics is not among them: it has
+// a listener of its own.
+func (cp *ControlPlane) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/login", cp.login)
+	mux.HandleFunc("POST /v1/renew", cp.withMachine(cp.renew))
+	mux.HandleFunc("POST /v1/heartbeat", cp.withMachine(cp.heartbeat))
+	mux.HandleFunc("GET /v1/machines", cp.withMachine(cp.machines))
+	mux.HandleFunc("POST /v1/logout", cp.withMachine(cp.logout))
+	mux.HandleFunc("GET /v1/relay", cp.withMachine(cp.hub.serve))
+	return mux
 }
 
 // serverTLS is the control plane's TLS: its own certificate when given,
@@ -375,13 +342,17 @@ func serverTLS(opt ServerOptions, ca *x509.Certificate, caKey *ecdsa.PrivateKey,
 func (cp *ControlPlane) URL() string { return cp.url }
 
 // CAFile is the file of the CA that machines trust it with (st login --ca).
-func (cp *ControlPlane) CAFile() string { return cp.data.path("ca.pem") }
+func (cp *ControlPlane) CAFile() string { return cp.db.path("ca.pem") }
+
+// MetricsURL is where /metrics is served; "" when it is not.
+func (cp *ControlPlane) MetricsURL() string { return cp.metrics.url() }
 
 // Close stops it at once.
 func (cp *ControlPlane) Close() error {
 	err := cp.srv.Close()
 	cp.hub.close()
 	<-cp.done
+	cp.finish()
 	if err == nil {
 		err = cp.srvErr
 	}
@@ -393,13 +364,28 @@ func (cp *ControlPlane) Shutdown(ctx context.Context) error {
 	err := cp.srv.Shutdown(ctx)
 	cp.hub.close() // the relay's connections are hijacked: Shutdown leaves them
 	<-cp.done
+	cp.finish()
 	if err == nil {
 		err = cp.srvErr
 	}
 	return err
 }
 
-func loadOrMakeCA(d *cpData) (*x509.Certificate, *ecdsa.PrivateKey, error) {
+// finish writes the last-seen times kept in memory and closes the
+// database and the metrics listener, once.
+func (cp *ControlPlane) finish() {
+	cp.closeOnce.Do(func() {
+		close(cp.stopFlush)
+		<-cp.flushDone
+		if err := cp.flushSeen(); err != nil {
+			fmt.Fprintf(cp.opt.Log, "keep the machines' last-seen times: %v\n", err)
+		}
+		cp.metrics.close()
+		cp.db.close()
+	})
+}
+
+func loadOrMakeCA(d *cpDB) (*x509.Certificate, *ecdsa.PrivateKey, error) {
 	certFile, keyFile := d.path("ca.pem"), d.path("ca.key")
 	certPEM, err1 := os.ReadFile(certFile)
 	keyPEM, err2 := os.ReadFile(keyFile)
@@ -464,11 +450,19 @@ type (
 		Name    string `json:"name"`
 		Host    string `json:"host"`
 		CSR     string `json:"csr"`
+		// Replace takes over a name and host signed in with another key,
+		// revoking that key (st login --replace).
+		Replace bool `json:"replace,omitempty"`
 	}
 	loginResponse struct {
 		Slug      string `json:"slug"`
 		Cert      string `json:"cert"`
 		AccountCA string `json:"account_ca"`
+		// Formerly is this machine's slug before it signed in under a
+		// new name; Replaced the fingerprint of the key it took its name
+		// over from (--replace).
+		Formerly string `json:"formerly,omitempty"`
+		Replaced string `json:"replaced,omitempty"`
 	}
 	certResponse struct {
 		Cert string `json:"cert"`
@@ -477,6 +471,8 @@ type (
 		Addr         string `json:"addr"`
 		AcceptRemote bool   `json:"accept_remote"`
 		Online       bool   `json:"online"`
+		// Version is the machine's st (an st before 0.4 sends none).
+		Version string `json:"version,omitempty"`
 	}
 	heartbeatResponse struct {
 		// Revoked are the account's revoked machine keys, which peers
@@ -487,59 +483,6 @@ type (
 		Machines []Machine `json:"machines"`
 	}
 )
-
-func (cp *ControlPlane) login(w http.ResponseWriter, r *http.Request) {
-	var req loginRequest
-	if !decodeBody(w, r, &req) {
-		return
-	}
-	req.Account = strings.ToLower(strings.TrimSpace(req.Account))
-	req.Name, req.Host = strings.TrimSpace(req.Name), strings.TrimSpace(req.Host)
-	if req.Name == "" || req.Host == "" {
-		fail(w, http.StatusBadRequest, "a machine signs in with a name and a host name", "st login --name NAME --host HOST")
-		return
-	}
-	csr, err := parseCSR(req.CSR)
-	if err != nil {
-		fail(w, http.StatusBadRequest, "the certificate request does not hold: "+err.Error(), "")
-		return
-	}
-	var res loginResponse
-	err = cp.data.update(func(s *cpState) error {
-		a := s.Accounts[req.Account]
-		// One answer for a wrong key and a missing account, so that the
-		// API does not tell which accounts exist.
-		if a == nil || subtle.ConstantTimeCompare([]byte(a.KeyHash), []byte(hashKey(req.Key))) != 1 {
-			return &httpError{http.StatusUnauthorized, fmt.Sprintf("account %s does not take this key (a wrong key, or no such account)", req.Account),
-				"use the key that st control-plane account add " + req.Account + " printed"}
-		}
-		if a.isRevoked(csr.PublicKey, time.Now()) {
-			return &httpError{http.StatusUnauthorized, "this machine's key was revoked (the machine signed out or was removed from account " + a.Name + ")",
-				"st logout on this machine (it makes a new key at the next sign-in), then st login again"}
-		}
-		ca, caKey, err := a.ca()
-		if err != nil {
-			return err
-		}
-		m := a.machineFor(req.Name, req.Host)
-		certPEM, err := signMachine(ca, caKey, csr.PublicKey, a.Name, m.Slug, cp.opt.SignTime(), cp.opt.CertLifetime)
-		if err != nil {
-			return err
-		}
-		m.Cert = string(certPEM)
-		// Signed in, but not online until its st says where it listens.
-		m.Online = false
-		a.Machines[m.Slug] = m
-		res = loginResponse{Slug: m.Slug, Cert: m.Cert, AccountCA: a.CACert}
-		fmt.Fprintf(cp.opt.Log, "%s/%s (%s on %s) signed in, key %s\n", a.Name, m.Slug, m.Name, m.Host, fingerprint(csr.PublicKey))
-		return nil
-	})
-	if err != nil {
-		failErr(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, res)
-}
 
 type httpError struct {
 	code      int
@@ -555,225 +498,4 @@ func failErr(w http.ResponseWriter, err error) {
 		return
 	}
 	fail(w, http.StatusInternalServerError, "the control plane failed: "+err.Error(), "look at the control plane's output")
-}
-
-func parseCSR(p string) (*x509.CertificateRequest, error) {
-	der, err := pemBlock([]byte(p), "CERTIFICATE REQUEST")
-	if err != nil {
-		return nil, err
-	}
-	csr, err := x509.ParseCertificateRequest(der)
-	if err != nil {
-		return nil, err
-	}
-	if err := csr.CheckSignature(); err != nil {
-		return nil, err
-	}
-	if k, ok := csr.PublicKey.(*ecdsa.PublicKey); !ok || k.Curve != elliptic.P256() {
-		return nil, errors.New("st signs only ECDSA P-256 keys")
-	}
-	return csr, nil
-}
-
-func (a *cpAccount) ca() (*x509.Certificate, *ecdsa.PrivateKey, error) {
-	ca, err := decodeCert([]byte(a.CACert))
-	if err != nil {
-		return nil, nil, fmt.Errorf("the CA of account %s: %w", a.Name, err)
-	}
-	key, err := decodeKey([]byte(a.CAKey))
-	if err != nil {
-		return nil, nil, fmt.Errorf("the CA key of account %s: %w", a.Name, err)
-	}
-	return ca, key, nil
-}
-
-// machineFor finds the machine that signs in again with the same name and
-// host, or makes a new slug for it: the name in lower case with anything
-// but [a-z0-9-] as '-', and -2, -3 ... when that is taken.
-func (a *cpAccount) machineFor(name, host string) *cpMachine {
-	for _, m := range a.Machines {
-		if m.Name == name && m.Host == host {
-			return m
-		}
-	}
-	base := Slugify(name)
-	slug := base
-	for i := 2; a.Machines[slug] != nil; i++ {
-		slug = base + "-" + strconv.Itoa(i)
-	}
-	return &cpMachine{Slug: slug, Name: name, Host: host}
-}
-
-// Slugify is the slug a machine called name gets (before a -2 suffix).
-func Slugify(name string) string {
-	b := []byte(strings.ToLower(name))
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-			b[i] = '-'
-		}
-	}
-	s := strings.Trim(string(b), "-")
-	if s == "" {
-		s = "machine"
-	}
-	return s
-}
-
-// withMachine verifies the caller's certificate before h runs: it must
-// chain to the CA of the account it names, be valid now, and be the
-// current certificate key of a machine still signed in.
-func (cp *ControlPlane) withMachine(h func(http.ResponseWriter, *http.Request, *cpAccount, *cpMachine, *x509.Certificate)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		const hint = "sign this machine in again: " + loginHint
-		chain := []*x509.Certificate(nil)
-		if r.TLS != nil && len(r.TLS.PeerCertificates) > 0 {
-			chain = r.TLS.PeerCertificates // the handshake proved the key
-		} else {
-			leaf, err := cp.proofLeaf(r) // behind a TLS terminator
-			if err != nil {
-				fail(w, http.StatusUnauthorized, err.Error(), hint)
-				return
-			}
-			chain = []*x509.Certificate{leaf}
-		}
-		leaf := chain[0]
-		account, slug, ok := machineOf(leaf)
-		if !ok || slug == "" {
-			fail(w, http.StatusUnauthorized, "the certificate names no st machine", hint)
-			return
-		}
-		s, err := cp.data.read()
-		if err != nil {
-			failErr(w, err)
-			return
-		}
-		a := s.Accounts[account]
-		if a == nil {
-			fail(w, http.StatusUnauthorized, "the certificate is of an account this control plane does not have", hint)
-			return
-		}
-		roots := x509.NewCertPool()
-		if !roots.AppendCertsFromPEM([]byte(a.CACert)) {
-			failErr(w, fmt.Errorf("the CA of account %s does not decode", a.Name))
-			return
-		}
-		if _, err := verifyMachine(chain, roots, x509.ExtKeyUsageClientAuth, account, slug, time.Now()); err != nil {
-			fail(w, http.StatusUnauthorized, "the machine's certificate is refused: "+err.Error(), hint)
-			return
-		}
-		m := a.Machines[slug]
-		if m == nil || a.isRevoked(leaf.PublicKey, time.Now()) {
-			fail(w, http.StatusUnauthorized, fmt.Sprintf("machine %s is no longer signed in to account %s", slug, account), hint)
-			return
-		}
-		// A machine that signed in again with a new key leaves its old
-		// certificate behind; only the current key counts.
-		if cur, err := decodeCert([]byte(m.Cert)); err != nil || !samePublicKey(cur.PublicKey, leaf.PublicKey) {
-			fail(w, http.StatusUnauthorized, fmt.Sprintf("this certificate of machine %s was replaced by a later sign-in", slug), hint)
-			return
-		}
-		h(w, r, a, m, leaf)
-	}
-}
-
-func (cp *ControlPlane) renew(w http.ResponseWriter, r *http.Request, acct *cpAccount, caller *cpMachine, leaf *x509.Certificate) {
-	var res certResponse
-	err := cp.data.update(func(s *cpState) error {
-		var m *cpMachine
-		a := s.Accounts[acct.Name]
-		if a != nil {
-			m = a.Machines[caller.Slug]
-		}
-		if m == nil {
-			return &httpError{http.StatusUnauthorized, "machine " + caller.Slug + " signed out meanwhile", loginHint}
-		}
-		ca, caKey, err := a.ca()
-		if err != nil {
-			return err
-		}
-		// The same key again: the private key stays where it is, and the
-		// TLS handshake has just proved the caller holds it.
-		certPEM, err := signMachine(ca, caKey, leaf.PublicKey, a.Name, m.Slug, cp.opt.SignTime(), cp.opt.CertLifetime)
-		if err != nil {
-			return err
-		}
-		m.Cert = string(certPEM)
-		res.Cert = m.Cert
-		fmt.Fprintf(cp.opt.Log, "%s/%s renewed its certificate\n", a.Name, m.Slug)
-		return nil
-	})
-	if err != nil {
-		failErr(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, res)
-}
-
-func (cp *ControlPlane) heartbeat(w http.ResponseWriter, r *http.Request, a *cpAccount, caller *cpMachine, _ *x509.Certificate) {
-	var req heartbeatRequest
-	if !decodeBody(w, r, &req) {
-		return
-	}
-	if req.Addr != "" {
-		if _, _, err := net.SplitHostPort(req.Addr); err != nil {
-			fail(w, http.StatusBadRequest, fmt.Sprintf("address %q is not host:port", req.Addr), "")
-			return
-		}
-	}
-	res := heartbeatResponse{Revoked: []Revoked{}}
-	err := cp.data.update(func(s *cpState) error {
-		var m *cpMachine
-		sa := s.Accounts[a.Name]
-		if sa != nil {
-			m = sa.Machines[caller.Slug]
-		}
-		if m == nil {
-			return &httpError{http.StatusUnauthorized, "machine " + caller.Slug + " signed out meanwhile", loginHint}
-		}
-		if req.Addr != "" || req.Online {
-			m.Addr = req.Addr
-		}
-		m.AcceptRemote, m.Online, m.LastSeen = req.AcceptRemote, req.Online, time.Now().UTC()
-		sa.pruneRevoked(time.Now())
-		res.Revoked = append(res.Revoked, sa.Revoked...)
-		return nil
-	})
-	if err != nil {
-		failErr(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, res)
-}
-
-func (cp *ControlPlane) machines(w http.ResponseWriter, _ *http.Request, a *cpAccount, _ *cpMachine, _ *x509.Certificate) {
-	now := time.Now()
-	res := machinesResponse{Machines: []Machine{}}
-	for _, m := range a.Machines {
-		res.Machines = append(res.Machines, Machine{
-			Slug: m.Slug, Name: m.Name, Host: m.Host, Addr: m.Addr,
-			Online:       m.Online && !m.LastSeen.IsZero() && now.Sub(m.LastSeen) <= cp.opt.OfflineAfter,
-			AcceptRemote: m.AcceptRemote, LastSeen: m.LastSeen, CertPEM: m.Cert,
-		})
-	}
-	sort.Slice(res.Machines, func(i, j int) bool { return res.Machines[i].Slug < res.Machines[j].Slug })
-	writeJSON(w, http.StatusOK, res)
-}
-
-func (cp *ControlPlane) logout(w http.ResponseWriter, _ *http.Request, a *cpAccount, caller *cpMachine, _ *x509.Certificate) {
-	err := cp.data.update(func(s *cpState) error {
-		if sa := s.Accounts[a.Name]; sa != nil {
-			if m := sa.Machines[caller.Slug]; m != nil {
-				// Its certificate stays valid for hours: revoked, so its
-				// peers refuse it from their next heartbeat.
-				sa.revokeMachine(m, time.Now())
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		failErr(w, err)
-		return
-	}
-	fmt.Fprintf(cp.opt.Log, "%s/%s signed out\n", a.Name, caller.Slug)
-	writeJSON(w, http.StatusOK, struct{}{})
 }

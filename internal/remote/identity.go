@@ -25,6 +25,7 @@ import (
 
 	"github.com/sophonz/st/internal/plain"
 	"github.com/sophonz/st/internal/store"
+	"github.com/sophonz/st/internal/version"
 )
 
 // Files of a signed-in machine, in $ST_HOME.
@@ -61,6 +62,10 @@ type Identity struct {
 	// Expires is when the certificate loaded with the identity ends; a
 	// renewal does not change it (see NotAfter).
 	Expires time.Time
+	// Set by Login only: the slug this machine had before it signed in
+	// under a new name, and the fingerprint of the key whose name it
+	// took over with Replace.
+	Formerly, Replaced string
 
 	home        string
 	accountPool *x509.CertPool
@@ -83,6 +88,10 @@ type LoginOptions struct {
 	Key     string
 	Name    string // how the account calls this machine; the host name when empty
 	Host    string // this machine's host name; os.Hostname() when empty
+	// Replace takes over a name and host that another key holds (a
+	// machine whose ST_HOME was lost): that key is revoked, and the other
+	// machines' st machines shows the name was replaced.
+	Replace bool
 }
 
 // Login signs this machine in to an account: it makes the machine's key
@@ -93,20 +102,8 @@ func Login(ctx context.Context, home string, o LoginOptions) (*Identity, error) 
 	if err != nil {
 		return nil, err
 	}
-	o.Account = strings.ToLower(strings.TrimSpace(o.Account))
-	if o.Account == "" {
-		return nil, &Error{Message: "st login needs an account", Hint: "st login --account NAME (or set ST_ACCOUNT)"}
-	}
-	if o.Key == "" {
-		return nil, &Error{Message: "st login needs the account's key", Hint: "st login --key KEY (or set ST_ACCOUNT_KEY); st control-plane account add printed it"}
-	}
-	if o.Host == "" {
-		if o.Host, err = os.Hostname(); err != nil {
-			return nil, &Error{Message: "this machine's host name is unknown", Err: err, Hint: "st login --host HOST"}
-		}
-	}
-	if o.Name == "" {
-		o.Name = o.Host
+	if o, err = o.complete(); err != nil {
+		return nil, err
 	}
 	var cpCA []byte
 	var cpPool *x509.CertPool
@@ -119,16 +116,24 @@ func Login(ctx context.Context, home string, o LoginOptions) (*Identity, error) 
 			return nil, &Error{Message: o.CAFile + " holds no PEM certificate", Hint: "give --ca the ca.pem in the control plane's --data folder"}
 		}
 	}
-
 	key, keyPEM, err := machineKey(home)
 	if err != nil {
 		return nil, err
+	}
+	// A new key is kept before it is sent: the control plane binds the
+	// machine's name to it, so a sign-in that fails after that (a
+	// certificate this machine refuses, a lost answer) must try again
+	// with the same key, or the name would be another key's.
+	if _, err := os.Stat(filepath.Join(home, keyFileName)); errors.Is(err, fs.ErrNotExist) {
+		if err := store.WriteFile(filepath.Join(home, keyFileName), keyPEM, 0o600); err != nil {
+			return nil, err
+		}
 	}
 	csrDER, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: o.Name}}, key)
 	if err != nil {
 		return nil, fmt.Errorf("make the certificate request: %w", err)
 	}
-	req := loginRequest{Account: o.Account, Key: o.Key, Name: o.Name, Host: o.Host,
+	req := loginRequest{Account: o.Account, Key: o.Key, Name: o.Name, Host: o.Host, Replace: o.Replace,
 		CSR: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: csrDER}))}
 	var res loginResponse
 	hc := cpClient(cpPool, nil)
@@ -136,45 +141,87 @@ func Login(ctx context.Context, home string, o LoginOptions) (*Identity, error) 
 	if err := callJSON(ctx, hc, base, http.MethodPost, "/v1/login", req, &res); err != nil {
 		return nil, err
 	}
+	if err := checkLoginAnswer(res, o.Account, key); err != nil {
+		return nil, err
+	}
+	lf := loginFile{ControlPlane: base, ControlPlaneCA: string(cpCA), Account: o.Account, Slug: res.Slug,
+		Name: o.Name, Host: o.Host, AccountCA: res.AccountCA, SignedIn: time.Now().UTC()}
+	if err := keepSignIn(home, lf, keyPEM, res.Cert); err != nil {
+		return nil, err
+	}
+	id, err := LoadIdentity(home)
+	if err != nil {
+		return nil, err
+	}
+	if validName(res.Formerly) {
+		id.Formerly = res.Formerly
+	}
+	if plain.Line(res.Replaced) == nil {
+		id.Replaced = res.Replaced
+	}
+	return id, nil
+}
 
-	// Check what came back before keeping it: a certificate of our key,
-	// of this account and slug, from the account CA that came with it.
+// complete fills in what st login was not given, or says what it needs.
+func (o LoginOptions) complete() (LoginOptions, error) {
+	var err error
+	o.Account = strings.ToLower(strings.TrimSpace(o.Account))
+	if o.Account == "" {
+		return o, &Error{Message: "st login needs an account", Hint: "st login --account NAME (or set ST_ACCOUNT)"}
+	}
+	if o.Key == "" {
+		return o, &Error{Message: "st login needs the account's key", Hint: "st login --key KEY (or set ST_ACCOUNT_KEY); st control-plane account add printed it"}
+	}
+	if o.Host == "" {
+		if o.Host, err = os.Hostname(); err != nil {
+			return o, &Error{Message: "this machine's host name is unknown", Err: err, Hint: "st login --host HOST"}
+		}
+	}
+	if o.Name == "" {
+		o.Name = o.Host
+	}
+	return o, nil
+}
+
+// checkLoginAnswer checks what the control plane sent before it is kept:
+// a certificate of key, of account and the slug it names, from the
+// account CA that came with it.
+func checkLoginAnswer(res loginResponse, account string, key *ecdsa.PrivateKey) error {
 	accountPool := x509.NewCertPool()
 	if !accountPool.AppendCertsFromPEM([]byte(res.AccountCA)) {
-		return nil, errors.New("the control plane sent no account CA")
+		return errors.New("the control plane sent no account CA")
 	}
 	leaf, err := decodeCert([]byte(res.Cert))
 	if err != nil {
-		return nil, fmt.Errorf("the control plane's certificate for this machine: %w", err)
+		return fmt.Errorf("the control plane's certificate for this machine: %w", err)
 	}
-	if _, err := verifyMachine([]*x509.Certificate{leaf}, accountPool, x509.ExtKeyUsageClientAuth, o.Account, res.Slug, time.Now()); err != nil {
-		return nil, &Error{Message: "the control plane sent a certificate this machine cannot use", Err: err,
+	if _, err := verifyMachine([]*x509.Certificate{leaf}, accountPool, x509.ExtKeyUsageClientAuth, account, res.Slug, time.Now()); err != nil {
+		return &Error{Message: "the control plane sent a certificate this machine cannot use", Err: err,
 			Hint: "check that this machine's clock is right"}
 	}
 	if !samePublicKey(leaf.PublicKey, key.Public()) {
-		return nil, errors.New("the control plane signed another key than this machine's")
+		return errors.New("the control plane signed another key than this machine's")
 	}
+	return nil
+}
 
+// keepSignIn writes the sign-in lf, its key and certificate in home.
+func keepSignIn(home string, lf loginFile, keyPEM []byte, cert string) error {
 	var prev loginFile
 	if err := store.ReadJSON(filepath.Join(home, loginFileName), &prev); err == nil &&
-		(prev.Account != o.Account || prev.ControlPlane != base) {
+		(prev.Account != lf.Account || prev.ControlPlane != lf.ControlPlane) {
 		// Access to the machines of another account is no use now.
 		os.RemoveAll(filepath.Join(home, accessDirName))
 	}
 	if err := store.WriteFile(filepath.Join(home, keyFileName), keyPEM, 0o600); err != nil {
-		return nil, err
+		return err
 	}
-	if err := store.WriteFile(filepath.Join(home, certFileName), []byte(res.Cert), 0o600); err != nil {
-		return nil, err
+	if err := store.WriteFile(filepath.Join(home, certFileName), []byte(cert), 0o600); err != nil {
+		return err
 	}
 	// login.json last: until it is written, the machine is signed in as
 	// before (or not at all).
-	lf := loginFile{ControlPlane: base, ControlPlaneCA: string(cpCA), Account: o.Account, Slug: res.Slug,
-		Name: o.Name, Host: o.Host, AccountCA: res.AccountCA, SignedIn: time.Now().UTC()}
-	if err := store.WriteJSON(filepath.Join(home, loginFileName), lf, 0o600); err != nil {
-		return nil, err
-	}
-	return LoadIdentity(home)
+	return store.WriteJSON(filepath.Join(home, loginFileName), lf, 0o600)
 }
 
 func checkURL(raw string) (string, error) {
@@ -520,7 +567,15 @@ func (id *Identity) Machines(ctx context.Context) ([]Machine, error) {
 	// names and hosts are printed, so only what passes is taken.
 	ms := res.Machines[:0]
 	for _, m := range res.Machines {
-		if validName(m.Slug) && plain.Line(m.Name) == nil && plain.Line(m.Host) == nil && plain.Line(m.Addr) == nil {
+		if validName(m.Slug) && plain.Line(m.Name) == nil && plain.Line(m.Host) == nil && plain.Line(m.Addr) == nil &&
+			plain.Line(m.Version) == nil && len(m.Version) <= maxVersion {
+			old := m.Formerly[:0:0]
+			for _, f := range m.Formerly {
+				if validName(f) {
+					old = append(old, f)
+				}
+			}
+			m.Formerly, m.AddrKind = old, ""
 			ms = append(ms, m)
 		}
 	}
@@ -533,7 +588,7 @@ func (id *Identity) Machines(ctx context.Context) ([]Machine, error) {
 func (id *Identity) Heartbeat(ctx context.Context, addr string, acceptRemote, online bool) error {
 	var res heartbeatResponse
 	if err := callJSON(ctx, id.cpClient(), id.ControlPlane, http.MethodPost, "/v1/heartbeat",
-		heartbeatRequest{Addr: addr, AcceptRemote: acceptRemote, Online: online}, &res); err != nil {
+		heartbeatRequest{Addr: addr, AcceptRemote: acceptRemote, Online: online, Version: version.Version}, &res); err != nil {
 		return err
 	}
 	return id.SetRevoked(res.Revoked)

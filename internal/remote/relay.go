@@ -17,6 +17,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/hashicorp/yamux"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // The relay: every signed-in machine keeps one connection to its control
@@ -34,12 +35,32 @@ import (
 // (for its log only: the TLS inside proves who it is). After those lines,
 // the bytes are the machines' own.
 
-// Relay defaults: streams open at once per machine (an HTTP connection,
-// a long poll or a web terminal is one), and bytes a second a machine may
-// send through the relay (a burst of twice that is let through at once).
+// Relay defaults: streams a machine may have opened at once (an HTTP
+// connection, a long poll or a web terminal is one), how many of them may
+// go to one machine, and bytes a second a machine may send through the
+// relay (a burst of twice that is let through at once).
+//
+// The streams a machine opened count against it alone, and those to one
+// machine against the pair too: a machine cannot use up another's (issue
+// 23, item 9: one machine that held 128 streams to beta, counted at both
+// ends, locked beta out of the relay). A machine takes streams from every
+// other, each within its pair's limit.
 const (
-	DefaultRelayStreams = 128
-	DefaultRelayRate    = 16 << 20
+	DefaultRelayStreams     = 128
+	DefaultRelayPairStreams = 32
+	DefaultRelayRate        = 16 << 20
+)
+
+// A stream must say where it goes within relayFirstLineWait, and a
+// machine may have relayPendingMax streams at once that have not yet (or
+// were refused and not yet closed by it). Past that the relay takes no
+// more of its streams until one is done: new ones wait in yamux's accept
+// backlog, and past that yamux resets them at once, keeping nothing of
+// them (issue 23, item 9: streams that never sent their first line grew
+// the control plane from 30 to 212 MB in 8 s).
+const (
+	relayFirstLineWait = 5 * time.Second
+	relayPendingMax    = 16
 )
 
 // relayLineMax bounds the first line of a stream.
@@ -103,10 +124,11 @@ func writeLine(w io.Writer, v any) error {
 
 // relayHub is the control plane's side of the relay.
 type relayHub struct {
-	cp         *ControlPlane
-	maxStreams int
-	rate       float64
-	record     string
+	cp             *ControlPlane
+	maxStreams     int // a machine's, opened by it
+	maxPairStreams int // a machine's to one machine
+	rate           float64
+	record         string
 
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
@@ -114,6 +136,7 @@ type relayHub struct {
 
 	mu       sync.Mutex
 	sessions map[string]*relayEnd // account/slug
+	pairs    map[[2]*relayEnd]int // streams open from one end to another
 	wg       sync.WaitGroup
 }
 
@@ -123,16 +146,18 @@ type relayEnd struct {
 	key           string    // keyID of the certificate it connected with
 	notAfter      time.Time // when that certificate ends
 	mux           *yamux.Session
-	conn          uint64 // its number in the log
-	streams       int    // open streams it is an end of (under hub.mu)
+	conn          uint64        // its number in the log
+	opened        int           // open streams it opened (under hub.mu)
+	slots         chan struct{} // one per stream of its not yet spliced or closed
 	bucket        *bucket
+	bytes         prometheus.Counter // its account's relayed bytes
 }
 
 func (e *relayEnd) name() string { return e.account + "/" + e.slug }
 
 func newRelayHub(cp *ControlPlane) *relayHub {
-	h := &relayHub{cp: cp, maxStreams: cp.opt.RelayStreams, rate: float64(cp.opt.RelayRate),
-		record: cp.opt.RelayRecord, sessions: map[string]*relayEnd{}}
+	h := &relayHub{cp: cp, maxStreams: cp.opt.RelayStreams, maxPairStreams: cp.opt.RelayPairStreams, rate: float64(cp.opt.RelayRate),
+		record: cp.opt.RelayRecord, sessions: map[string]*relayEnd{}, pairs: map[[2]*relayEnd]int{}}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.wg.Add(1)
 	go h.sweep()
@@ -172,7 +197,8 @@ func (h *relayHub) serve(w http.ResponseWriter, r *http.Request, a *cpAccount, m
 		return
 	}
 	e := &relayEnd{account: a.Name, slug: m.Slug, key: keyID(leaf.PublicKey), notAfter: leaf.NotAfter, mux: mux,
-		conn: h.seq.Add(1), bucket: newBucket(h.rate)}
+		conn: h.seq.Add(1), bucket: newBucket(h.rate), bytes: h.cp.metrics.relayBytes.WithLabelValues(a.Name),
+		slots: make(chan struct{}, relayPendingMax)}
 	h.mu.Lock()
 	if h.ctx.Err() != nil {
 		h.mu.Unlock()
@@ -186,17 +212,10 @@ func (h *relayHub) serve(w http.ResponseWriter, r *http.Request, a *cpAccount, m
 		old.mux.Close() // its st connected again; the old one is dead or about to be
 	}
 	h.logf("%s connected (connection %d, from %s)", e.name(), e.conn, r.RemoteAddr)
-	for {
-		st, err := mux.AcceptStream()
-		if err != nil {
-			break
-		}
-		h.wg.Add(1)
-		go func() {
-			defer h.wg.Done()
-			h.stream(e, st)
-		}()
-	}
+	conns := h.cp.metrics.relayConns.WithLabelValues(a.Name)
+	conns.Inc()
+	defer conns.Dec()
+	h.accept(e)
 	mux.Close()
 	h.mu.Lock()
 	if h.sessions[e.name()] == e {
@@ -206,23 +225,72 @@ func (h *relayHub) serve(w http.ResponseWriter, r *http.Request, a *cpAccount, m
 	h.logf("%s disconnected (connection %d)", e.name(), e.conn)
 }
 
+// accept takes the streams machine e opens until its connection ends,
+// each once one of its slots is free (see relayPendingMax).
+func (h *relayHub) accept(e *relayEnd) {
+	for {
+		select {
+		case e.slots <- struct{}{}:
+		case <-e.mux.CloseChan():
+			return
+		}
+		st, err := e.mux.AcceptStream()
+		if err != nil {
+			<-e.slots
+			return
+		}
+		h.wg.Add(1)
+		go func() {
+			defer h.wg.Done()
+			h.stream(e, st)
+		}()
+	}
+}
+
 // stream serves one stream machine from opened: it names the machine to
-// reach, and is spliced to it.
+// reach, and is spliced to it. It holds one of from's slots until then.
 func (h *relayHub) stream(from *relayEnd, st *yamux.Stream) {
 	defer st.Close()
-	st.SetReadDeadline(time.Now().Add(10 * time.Second))
+	held := true
+	release := func() {
+		if held {
+			held = false
+			<-from.slots
+		}
+	}
+	defer release()
+	st.SetReadDeadline(time.Now().Add(relayFirstLineWait))
 	line, err := readLine(st)
 	st.SetReadDeadline(time.Time{})
+	if err != nil {
+		h.cp.metrics.relayStreams.WithLabelValues(from.account, "silent").Inc()
+	}
 	var req relayOpen
 	if err != nil || json.Unmarshal(line, &req) != nil {
 		return
 	}
 	to, out, rep := h.open(from, req.To)
 	if rep != nil {
+		result := "refused"
+		if rep.Offline {
+			result = "offline"
+		}
+		h.cp.metrics.relayStreams.WithLabelValues(from.account, result).Inc()
 		h.logf("%s -> %s/%s refused: %s", from.name(), from.account, safeName(req.To), rep.Error)
 		writeLine(st, rep)
+		// The slot is held until the machine closes its end (st's relay
+		// client does at once), so that refused streams left open do not
+		// pile up.
+		st.Close()
+		st.SetReadDeadline(time.Now().Add(relayFirstLineWait))
+		io.Copy(io.Discard, io.LimitReader(st, relayLineMax))
 		return
 	}
+	release()
+	h.cp.metrics.relayStreams.WithLabelValues(from.account, "opened").Inc()
+	open := h.cp.metrics.relayOpen.WithLabelValues(from.account)
+	open.Inc()
+	defer open.Dec()
 	defer h.release(from, to)
 	defer out.Close()
 	if err := writeLine(st, relayReply{OK: true}); err != nil {
@@ -261,12 +329,11 @@ func (h *relayHub) open(from *relayEnd, slug string) (*relayEnd, *yamux.Stream, 
 	// Both ends must still be signed in with the keys they connected with:
 	// a machine removed or signed out since is cut off here, not only at
 	// its next connection.
-	s, err := h.cp.data.read()
-	if err != nil {
-		return nil, nil, &relayReply{Error: "the control plane cannot read its state", Offline: true}
-	}
 	now := time.Now()
-	if !h.current(from, s, now) {
+	if ok, err := h.current(from, now); err != nil || !ok {
+		if err != nil {
+			return nil, nil, &relayReply{Error: "the control plane cannot read its state", Offline: true}
+		}
 		from.mux.Close()
 		return nil, nil, &relayReply{Error: fmt.Sprintf("machine %s is no longer signed in to account %s", from.slug, from.account), Hint: loginHint}
 	}
@@ -274,29 +341,21 @@ func (h *relayHub) open(from *relayEnd, slug string) (*relayEnd, *yamux.Stream, 
 	to := h.sessions[from.account+"/"+slug]
 	h.mu.Unlock()
 	if to == nil {
-		if a := s.Accounts[from.account]; a == nil || a.Machines[slug] == nil {
+		if m, err := h.cp.db.machine(h.cp.db.db, from.account, slug); err == nil && (m == nil || m.RenamedTo != "") {
 			return nil, nil, &relayReply{Error: fmt.Sprintf("account %s has no machine %s", from.account, slug), Hint: "st machines lists the account's machines"}
 		}
 		return nil, nil, &relayReply{Error: fmt.Sprintf("machine %s is not connected to the control plane", slug), Offline: true,
 			Hint: "check that st runs there (st up)"}
 	}
-	if !h.current(to, s, now) {
-		to.mux.Close()
+	if ok, err := h.current(to, now); err != nil || !ok {
+		if err == nil {
+			to.mux.Close()
+		}
 		return nil, nil, &relayReply{Error: fmt.Sprintf("machine %s is no longer signed in to account %s", slug, from.account)}
 	}
-	h.mu.Lock()
-	if from.streams >= h.maxStreams || to.streams >= h.maxStreams {
-		busy := from
-		if to.streams >= h.maxStreams {
-			busy = to
-		}
-		h.mu.Unlock()
-		return nil, nil, &relayReply{Error: fmt.Sprintf("machine %s has %d streams open through the relay, its limit", busy.slug, h.maxStreams),
-			Hint: "close some web terminals, or raise st control-plane serve --relay-streams"}
+	if rep := h.take(from, to); rep != nil {
+		return nil, nil, rep
 	}
-	from.streams++
-	to.streams++
-	h.mu.Unlock()
 	out, err := to.mux.OpenStream()
 	if err == nil {
 		out.SetWriteDeadline(time.Now().Add(10 * time.Second))
@@ -313,43 +372,54 @@ func (h *relayHub) open(from *relayEnd, slug string) (*relayEnd, *yamux.Stream, 
 	return to, out, nil
 }
 
+// take counts a stream from one end to the other, or refuses it when
+// it would pass from's limit or the pair's.
+func (h *relayHub) take(from, to *relayEnd) *relayReply {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	pair := [2]*relayEnd{from, to}
+	switch {
+	case from.opened >= h.maxStreams:
+		return &relayReply{Error: fmt.Sprintf("machine %s has %d streams open through the relay, its limit", from.slug, h.maxStreams),
+			Hint: "close some web terminals, or raise st control-plane serve --relay-streams"}
+	case h.pairs[pair] >= h.maxPairStreams:
+		return &relayReply{Error: fmt.Sprintf("machine %s has %d streams open to %s through the relay, the limit for one machine", from.slug, h.maxPairStreams, to.slug),
+			Hint: "close some web terminals of " + to.slug + ", or raise st control-plane serve --relay-pair-streams"}
+	}
+	from.opened++
+	h.pairs[pair]++
+	return nil
+}
+
 func (h *relayHub) release(from, to *relayEnd) {
 	h.mu.Lock()
-	from.streams--
-	to.streams--
-	h.mu.Unlock()
+	defer h.mu.Unlock()
+	from.opened--
+	pair := [2]*relayEnd{from, to}
+	if h.pairs[pair]--; h.pairs[pair] <= 0 {
+		delete(h.pairs, pair)
+	}
 }
 
 // current reports whether end e's machine is still signed in with the
 // key it connected with, that key is not revoked, and a certificate of
 // it has not ended (the one it connected with, or a renewal of it: the
 // key is the same, so a renewal does not cut the connection).
-func (h *relayHub) current(e *relayEnd, s *cpState, now time.Time) bool {
-	a := s.Accounts[e.account]
-	if a == nil {
-		return false
+func (h *relayHub) current(e *relayEnd, now time.Time) (bool, error) {
+	m, err := h.cp.db.machine(h.cp.db.db, e.account, e.slug)
+	if err != nil || m == nil {
+		return false, err
 	}
-	m := a.Machines[e.slug]
-	if m == nil {
-		return false
+	if m.RenamedTo != "" || m.KeyID != e.key || (!now.Before(e.notAfter) && !now.Before(m.NotAfter)) {
+		return false, nil
 	}
-	cur, err := decodeCert([]byte(m.Cert))
-	if err != nil || keyID(cur.PublicKey) != e.key {
-		return false
-	}
-	if !now.Before(e.notAfter) && !now.Before(cur.NotAfter) {
-		return false
-	}
-	for _, r := range a.Revoked {
-		if r.Key == e.key && now.Before(r.Until) {
-			return false
-		}
-	}
-	return true
+	revoked, err := h.cp.db.isRevoked(h.cp.db.db, e.account, e.key, now)
+	return err == nil && !revoked, err
 }
 
 // sweep cuts the connections of machines removed or signed out, every
-// few seconds, so that none keeps a stream it opened before.
+// 2 s, so that none keeps a stream it opened before: cutting a machine's
+// connection ends every stream spliced to it, at both ends.
 func (h *relayHub) sweep() {
 	defer h.wg.Done()
 	t := time.NewTicker(2 * time.Second)
@@ -360,7 +430,7 @@ func (h *relayHub) sweep() {
 			return
 		case <-t.C:
 		}
-		s, err := h.cp.data.read()
+		live, err := h.cp.db.liveKeys(time.Now())
 		if err != nil {
 			continue
 		}
@@ -368,7 +438,8 @@ func (h *relayHub) sweep() {
 		h.mu.Lock()
 		var gone []*relayEnd
 		for _, e := range h.sessions {
-			if !h.current(e, s, now) {
+			notAfter, ok := live[[3]string{e.account, e.slug, e.key}]
+			if !ok || (!now.Before(e.notAfter) && !now.Before(notAfter)) {
 				gone = append(gone, e)
 			}
 		}
@@ -408,6 +479,7 @@ func (h *relayHub) pipe(dst, src *yamux.Stream, payer *relayEnd, tap io.WriteClo
 			if tap != nil {
 				tap.Write(buf[:k])
 			}
+			payer.bytes.Add(float64(k))
 			if _, werr := dst.Write(buf[:k]); werr != nil {
 				src.Close()
 				return n
@@ -415,11 +487,15 @@ func (h *relayHub) pipe(dst, src *yamux.Stream, payer *relayEnd, tap io.WriteClo
 			n += int64(k)
 		}
 		if err != nil {
-			// The sender is done (or gone): the other end is told, and
-			// reads what is left the other way.
+			// The sender is done: the other end is told, and reads what is
+			// left the other way.
 			dst.Close()
-			if !errors.Is(err, io.EOF) {
+			if !errors.Is(err, io.EOF) || src.Session().IsClosed() {
+				// The sender is gone (its connection cut: removed, signed
+				// out, or dead), not done: the other way ends too, now,
+				// rather than when the other end thinks to close.
 				src.Close()
+				dst.SetReadDeadline(time.Now())
 			}
 			return n
 		}

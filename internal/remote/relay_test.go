@@ -440,3 +440,71 @@ func TestBehindTLSTerminator(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestRelayCutsSplicedStreamsOnRevocation: when a machine is removed or
+// signs out, the relay cuts its connection within a sweep (2 s), and with
+// it every stream already spliced between it and another machine, at both
+// ends: the other machine's end of the stream ends too. Both with the
+// removal made by another connection to the database (st control-plane
+// machine remove, while serve runs) and with a sign-out through the API.
+func TestRelayCutsSplicedStreamsOnRevocation(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	cpLog := &testutil.SyncBuffer{}
+	cp := startCP(t, ServerOptions{Data: data, Log: cpLog}, "")
+	key := addAccount(t, data, "acme")
+	alpha := startRelayMachine(t, cp, "acme", key, "alpha", ListenOff)
+	beta := startRelayMachine(t, cp, "acme", key, "beta", ListenOff)
+	gamma := startRelayMachine(t, cp, "acme", key, "gamma", ListenOff)
+	ctx := context.Background()
+	// ended waits until c (a raw spliced stream) reads an end, and says
+	// how long that took from since.
+	ended := func(c net.Conn, since time.Time) time.Duration {
+		t.Helper()
+		done := make(chan error, 1)
+		go func() {
+			_, err := io.Copy(io.Discard, c)
+			done <- err
+		}()
+		select {
+		case <-done:
+			return time.Since(since)
+		case <-time.After(30 * time.Second):
+			t.Fatalf("a spliced stream was not cut 30 s after the removal")
+			return 0
+		}
+	}
+
+	// alpha holds a stream to beta; beta is removed: alpha's end is cut.
+	toBeta, err := alpha.relay.Dial(ctx, "beta")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer toBeta.Close()
+	removed := time.Now()
+	if _, err := RemoveMachine(data, "acme", "beta"); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("beta removed: alpha's stream to it cut after %s", ended(toBeta, removed).Round(time.Millisecond))
+	testutil.WaitFor(t, 10*time.Second, func() (bool, string) { return !beta.relay.Connected(), "beta still connected" })
+
+	// gamma holds a stream to alpha; gamma signs out: alpha's end (the
+	// stream the relay opened on alpha's connection) is cut too.
+	toAlpha, err := gamma.relay.Dial(ctx, "alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer toAlpha.Close()
+	out := time.Now()
+	if err := Logout(ctx, gamma.id.home); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("gamma signed out: its stream to alpha cut after %s", ended(toAlpha, out).Round(time.Millisecond))
+	testutil.WaitFor(t, 10*time.Second, func() (bool, string) {
+		return strings.Count(cpLog.String(), "closed after") >= 2, cpLog.String()
+	})
+	// alpha stays connected and reachable for what is left.
+	if !alpha.relay.Connected() {
+		t.Error("alpha lost its own connection")
+	}
+}

@@ -40,7 +40,26 @@ type Machine struct {
 	LastSeen     time.Time `json:"last_seen,omitzero"`
 	// CertPEM is its current certificate.
 	CertPEM string `json:"cert,omitempty"`
+	// Version is its st's version, as its heartbeat said ("" for an st
+	// before 0.4).
+	Version string `json:"version,omitempty"`
+	// Replaced is when a sign-in with st login --replace took its name
+	// over from another key (revoked since), within the last 11 hours.
+	Replaced time.Time `json:"replaced,omitzero"`
+	// Formerly are its old slugs: it signed in again under a new name,
+	// and ids with the old one still find it.
+	Formerly []string `json:"formerly,omitempty"`
+	// AddrKind is AddrDirect (it has a peer listener) or AddrRelayOnly
+	// (reached only through the relay); "" before its first heartbeat.
+	// st control-plane machines fills it in.
+	AddrKind string `json:"addr_kind,omitempty"`
 }
+
+// Address kinds of a machine.
+const (
+	AddrDirect    = "direct"
+	AddrRelayOnly = "relay-only"
+)
 
 // Error is a failure with what to do about it, printed as the message,
 // its cause, and a "Try:" line.
@@ -84,6 +103,15 @@ func Find(ms []Machine, name string) (Machine, error) {
 	for _, m := range ms {
 		if strings.EqualFold(m.Slug, want) {
 			return m, nil
+		}
+	}
+	// An old slug (the machine signed in again under a new name) is
+	// still its own: no other machine gets it while it is kept.
+	for _, m := range ms {
+		for _, old := range m.Formerly {
+			if strings.EqualFold(old, want) {
+				return m, nil
+			}
 		}
 	}
 	for _, field := range []func(Machine) string{

@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -54,6 +55,26 @@ func loginAt(t *testing.T, home string, cp *ControlPlane, account, key, name, ho
 	}
 	t.Cleanup(id.CloseIdleConnections)
 	return id
+}
+
+// accountCA reads account's CA and its key from the control plane's
+// folder data, as the control plane does.
+func accountCA(t *testing.T, data, account string) (*x509.Certificate, *ecdsa.PrivateKey) {
+	t.Helper()
+	d, err := openCPDB(data, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.close()
+	a, err := d.account(d.db, account)
+	if err != nil || a == nil {
+		t.Fatalf("account %s: %v", account, err)
+	}
+	ca, key, err := d.accountCA(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ca, key
 }
 
 func slugs(ms []Machine) string {
@@ -219,14 +240,7 @@ func TestMutualTLS(t *testing.T) {
 		return &http.Client{Transport: &http.Transport{TLSClientConfig: conf}}
 	}
 	foreignCert, _ := foreign.current()
-	s, err := (&cpData{dir: data}).read()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, caKey, err := s.Accounts["acme"].ca()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ca, caKey := accountCA(t, data, "acme")
 	key, _ := newKey()
 	expiredPEM, err := signMachine(ca, caKey, key.Public(), "acme", "old", time.Now().Add(-12*time.Hour), CertLifetime)
 	if err != nil {
@@ -479,21 +493,20 @@ func TestExpiredCertificates(t *testing.T) {
 	data := t.TempDir()
 	past := startCP(t, ServerOptions{Data: data, SignTime: func() time.Time { return time.Now().Add(-12 * time.Hour) }}, "")
 	key := addAccount(t, data, "acme")
-	_, err := Login(context.Background(), t.TempDir(), LoginOptions{URL: past.URL(), CAFile: past.CAFile(), Account: "acme", Key: key, Name: "m", Host: "m"})
+	home := t.TempDir()
+	_, err := Login(context.Background(), home, LoginOptions{URL: past.URL(), CAFile: past.CAFile(), Account: "acme", Key: key, Name: "m", Host: "m"})
 	if err == nil || !strings.Contains(err.Error(), "the control plane sent a certificate this machine cannot use") ||
 		!strings.Contains(err.Error(), "expired") || !strings.Contains(err.Error(), "Try: check that this machine's clock is right") {
 		t.Errorf("login with a past certificate: %v", err)
 	}
 
+	// Signed in again from the same home (the same key), once the clock
+	// is right, it is the machine the control plane has as m.
 	cp := startCP(t, ServerOptions{Data: data}, "")
-	id := login(t, cp, "acme", key, "m", "m")
+	id := loginAt(t, home, cp, "acme", key, "m", "m")
 	// Put an expired certificate of the same key in place, as after a
 	// machine was off for longer than 11 hours.
-	s, err := (&cpData{dir: data}).read()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, caKey, _ := s.Accounts["acme"].ca()
+	ca, caKey := accountCA(t, data, "acme")
 	cur, _ := id.current()
 	old, err := signMachine(ca, caKey, cur.Leaf.PublicKey, "acme", "m", time.Now().Add(-12*time.Hour), CertLifetime)
 	if err != nil {

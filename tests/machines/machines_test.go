@@ -597,3 +597,48 @@ func chainAcrossMachines(t *testing.T, way string) {
 		t.Fatalf("a refused start opened a window on beta:\n%s", w)
 	}
 }
+
+// TestMachinesNameTakeover (issue 23, item 8): `st login --name beta
+// --host host-beta` from a fresh ST_HOME on another machine, with the
+// account key alone, took beta's slug; the real beta was signed out and
+// the next task for beta went to the impostor. Now the sign-in is refused
+// with why, and the next task still goes to the real beta. With
+// --replace (a machine whose ST_HOME was lost), the old key is revoked,
+// every machine's st machines marks the name, and the old beta is refused.
+func TestMachinesNameTakeover(t *testing.T) { eachWay(t, nameTakeover) }
+
+func nameTakeover(t *testing.T, way string) {
+	c, a, b, g, pa := three(t, way)
+	task := c.TaskFile("hi.md", helloTask)
+	impostor := c.Machine("impostor", "127.0.0.5")
+	login := []string{"login", "--control-plane", c.URL, "--ca", c.CA, "--account", "acme", "--key", c.Key("acme"), "--name", "beta", "--host", "host-beta"}
+	out, err := impostor.ST(login...)
+	refused(t, out, err, "machine beta (host host-beta, slug beta) of account acme is signed in with another key", "st login --replace")
+
+	// The next task for beta goes to the real beta.
+	out = must(t)(a.In(pa, "worker", "start", "--machine", "beta", "--agent", "sim", "--task", task, "--name", "after-attempt"))
+	has(t, out, `(?m)^beta/%\d+ after-attempt$`)
+	has(t, must(t)(b.Tmux.Run("list-windows", "-t", "st-remote", "-F", "#{window_name}")), `(?m)^after-attempt$`)
+
+	// Taken over on purpose: the old key is revoked, and every machine says so.
+	out = must(t)(impostor.ST(append(login, "--replace")...))
+	has(t, out, `took the name over from key [0-9a-f]{12}, which is revoked now`)
+	for _, m := range []*testutil.Machine{a, g} {
+		out = must(t)(m.ST("machines"))
+		has(t, out, `(?m)^! beta\s+host-beta\s+beta\s`)
+		has(t, out, `(?m)^! beta was taken over by a new sign-in with st login --replace at `)
+	}
+	// The old beta is refused by the others within a heartbeat (1 s):
+	// gamma's TLS refuses its revoked key, and the control plane its
+	// relay connection and its requests, saying why.
+	pb := strings.TrimSpace(must(t)(b.Tmux.Run("display-message", "-p", "-t", "main:0.0", "#{pane_id}")))
+	try := 0
+	testutil.WaitFor(t, 60*time.Second, func() (bool, string) {
+		try++
+		out, err := b.In(pb, "worker", "start", "--machine", "gamma", "--agent", "sim", "--task", task, "--name", fmt.Sprintf("from-old-beta-%d", try))
+		return err != nil && (strings.Contains(out, "did not accept this machine's certificate") || strings.Contains(out, "signed out or was removed") ||
+			strings.Contains(out, "no longer signed in") || strings.Contains(out, "taken over by a sign-in with --replace")), out
+	})
+	out, err = b.ST("machines")
+	refused(t, out, err, "machine beta of account acme was taken over by a sign-in with --replace at", "st login --replace")
+}
