@@ -192,6 +192,7 @@ type TeammateID struct {
 // reads of the agent's own tmux server, named by its socket ($TMUX): st's
 // daemon answers for the server it drives, so the hook runs no tmux.
 type GuardServerRequest struct {
+	Pane   string `json:"pane"` // the agent's ($TMUX_PANE), as every request names it
 	Socket string `json:"socket"`
 }
 

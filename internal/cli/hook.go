@@ -183,7 +183,7 @@ func askSt(env *Env) func(socket string) (guard.Server, error) {
 	return func(socket string) (guard.Server, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		g, err := env.RunningClient().GuardServer(ctx, socket)
+		g, err := env.RunningClient().GuardServer(ctx, env.Getenv("TMUX_PANE"), socket)
 		var down *client.DownError
 		switch {
 		case errors.As(err, &down):

@@ -195,9 +195,9 @@ func (c *Client) Hook(ctx context.Context, req api.HookRequest) (*api.HookRespon
 
 // GuardServer is what the guard reads of the tmux server on socket, when
 // that is st's own.
-func (c *Client) GuardServer(ctx context.Context, socket string) (*api.GuardServer, error) {
+func (c *Client) GuardServer(ctx context.Context, pane, socket string) (*api.GuardServer, error) {
 	var r api.GuardServer
-	return &r, c.Call(ctx, api.RouteGuardServer, api.GuardServerRequest{Socket: socket}, &r)
+	return &r, c.Call(ctx, api.RouteGuardServer, api.GuardServerRequest{Pane: pane, Socket: socket}, &r)
 }
 
 // MachineRoutes says how this machine reaches each of its account's.
