@@ -219,7 +219,11 @@ func (c *control) read(stdout io.Reader, ready chan<- error) {
 		}
 		r.got = append(r.got, b)
 		reqBlock++
-		if len(r.got) == r.blocks {
+		// A command that fails ends its line: tmux runs none of the
+		// commands chained after it, and sends no block for them. Waiting
+		// for those would take the next line's answers for this one's,
+		// and every command after it would time out.
+		if len(r.got) == r.blocks || b.err {
 			c.mu.Lock()
 			c.pending = c.pending[1:]
 			c.mu.Unlock()
@@ -287,8 +291,9 @@ func sendable(args []string) bool {
 }
 
 // send writes one command line (commands chained with ";" arguments) and
-// waits for its blocks. It returns them, or ErrChannelClosed when the
-// client ended first.
+// waits for its blocks. It returns them (fewer than the commands when one
+// failed: the last block is then its %error), or ErrChannelClosed when
+// the client ended first.
 func (c *control) send(ctx context.Context, args []string, count func(int, []block) int) ([]block, error) {
 	var line strings.Builder
 	blocks := 1

@@ -2,10 +2,12 @@ package tmux
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Layout is what st keeps of a tmux server so that it can bring the
@@ -134,6 +136,14 @@ func (c *Client) Running(ctx context.Context) bool {
 // NewSession starts a detached session (and with it the server, when it
 // is down) whose first window runs argv in cwd.
 func (c *Client) NewSession(ctx context.Context, name, window, cwd string, env map[string]string, argv []string) (Pane, error) {
+	if c.ownDir {
+		// tmux makes the folder of its default socket itself, but not one
+		// given with -S (st always gives it): after a reboot emptied /tmp
+		// the server could not start, and tmux said so only on stderr.
+		if err := SocketDir(c.socket); err != nil {
+			return Pane{}, fmt.Errorf("make session %s: %w", name, err)
+		}
+	}
 	args := []string{"new-session", "-d", "-P", "-F", paneFormat, "-s", name, "-x", "200", "-y", "50"}
 	if window != "" {
 		args = append(args, "-n", window)
@@ -206,54 +216,102 @@ func (c *Client) Find(ctx context.Context, target string) (Pane, error) {
 }
 
 // SetOptions sets many pane user options in one tmux call (commands
-// chained with ";"), which matters when a restart relinks many panes.
+// chained with ";"), which matters when a restart relinks many panes. A
+// pane that is gone fails only its own options: tmux stops a chain at its
+// first failure, so a chain that met one is set again pane by pane, and
+// every other pane still gets its options. The error then names the panes
+// that are gone (errors.Is ErrNoPane). Each call has its own deadline.
 func (c *Client) SetOptions(ctx context.Context, opts map[string]map[string]string) error {
 	panes := make([]string, 0, len(opts))
 	for p := range opts {
 		panes = append(panes, p)
 	}
 	sort.Strings(panes)
+	var gone []string
+	var chunk []string // the panes of the chain being built
 	var args []string
 	size := 0
 	flush := func() error {
 		if len(args) == 0 {
 			return nil
 		}
-		_, err := c.Run(ctx, args...)
-		args, size = nil, 0
+		err := c.setChain(ctx, args)
+		if errors.Is(err, ErrNoPane) && len(chunk) > 1 {
+			// Which pane failed is in tmux's words only: set each again.
+			err = nil
+			for _, p := range chunk {
+				if e := c.setChain(ctx, optionArgs(p, opts[p])); errors.Is(e, ErrNoPane) {
+					gone = append(gone, p)
+				} else if e != nil && err == nil {
+					err = e
+				}
+			}
+		} else if errors.Is(err, ErrNoPane) {
+			gone, err = append(gone, chunk...), nil
+		}
+		args, chunk, size = nil, nil, 0
 		return err
 	}
 	for _, p := range panes {
-		keys := make([]string, 0, len(opts[p]))
-		for k := range opts[p] {
-			keys = append(keys, k)
+		cmd := optionArgs(p, opts[p])
+		n := 0
+		for _, a := range cmd {
+			n += len(a) + 1
 		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			cmd := []string{"set-option", "-p", "-t", p, k, opts[p][k]}
-			n := 0
-			for _, a := range cmd {
-				n += len(a) + 1
+		// tmux takes a command line of at most one message (16 KiB with
+		// its header): a long chain goes in several calls.
+		if size+n > maxCommandBytes {
+			if err := flush(); err != nil {
+				return fmt.Errorf("set st's options on %d panes: %w", len(panes), err)
 			}
-			// tmux takes a command line of at most one message (16 KiB
-			// with its header): a long chain goes in several calls.
-			if size+n > maxCommandBytes {
-				if err := flush(); err != nil {
-					return fmt.Errorf("set st's options on %d panes: %w", len(panes), err)
-				}
-			}
-			if len(args) > 0 {
-				args = append(args, ";")
-			}
-			args = append(args, cmd...)
-			size += n + 2
 		}
+		if len(args) > 0 {
+			args = append(args, ";")
+		}
+		args = append(args, cmd...)
+		chunk = append(chunk, p)
+		size += n + 2
 	}
 	if err := flush(); err != nil {
 		return fmt.Errorf("set st's options on %d panes: %w", len(panes), err)
 	}
+	if len(gone) > 0 {
+		return fmt.Errorf("set st's options on %d panes: %s gone (the others are set): %w", len(panes), strings.Join(gone, ", "), ErrNoPane)
+	}
 	return nil
 }
+
+// optionArgs are the set-option commands of one pane, chained.
+func optionArgs(pane string, o map[string]string) []string {
+	keys := make([]string, 0, len(o))
+	for k := range o {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var args []string
+	for _, k := range keys {
+		if len(args) > 0 {
+			args = append(args, ";")
+		}
+		args = append(args, "set-option", "-p", "-t", pane, k, o[k])
+	}
+	return args
+}
+
+// setChain runs one chain of set-option commands with a deadline of its
+// own, so that no chain waits on another's.
+func (c *Client) setChain(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, setTimeout)
+	defer cancel()
+	_, err := c.Run(cctx, args...)
+	return err
+}
+
+// setTimeout bounds one call that sets options.
+const setTimeout = 5 * time.Second
 
 // maxCommandBytes bounds the arguments of one chained tmux call, well
 // under the size of the one message a tmux client sends its server.
