@@ -323,6 +323,9 @@ func runStatus(ctx context.Context, env *Env, o statusOptions) error {
 			}
 			fmt.Fprintf(w, "  the tmux server is gone (for %s): %s\n", time.Since(*s.TmuxDown).Round(time.Millisecond), what)
 		}
+		if s.Resuming > 0 {
+			fmt.Fprintf(w, "  restore: %d agents are starting again after the tmux server went down\n", s.Resuming)
+		}
 		switch {
 		case s.Web != "" && s.WebNote != "":
 			fmt.Fprintf(w, "  web:    %s (%s; st web prints it with its token)\n", s.Web, s.WebNote)

@@ -326,6 +326,7 @@ func (s *server) status(ctx context.Context, r *http.Request, b []byte) (any, er
 	i := s.info
 	i.Orch = s.mgr.Status()
 	i.LastRestore = s.mgr.LastRestore()
+	i.Resuming = s.mgr.Resuming()
 	if d := s.mgr.ServerDown(); !d.IsZero() {
 		i.TmuxDown = &d
 		i.Restoring = s.mgr.Restoring()

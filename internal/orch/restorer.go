@@ -23,11 +23,14 @@ type restorer struct {
 	// livePanes is the set of panes seen by the last reconcile (nil
 	// before the first), for telling that a coordinator is gone.
 	livePanes map[string]bool
-	// restoring is set while st brings a tmux server back; seq counts
+	// phase is where the restore is (restore.go's diagram); seq counts
 	// restores begun and ended, so that a reconcile that listed panes
 	// around one does not judge the half-made server.
-	restoring bool
-	seq       int
+	phase restorePhase
+	seq   int
+	// resuming are the panes whose agents are starting again, with the
+	// generation (seq) of the restore that started them.
+	resuming map[string]int
 	// restored are the panes the last restore brought back; afterRestore
 	// says the next look finds st's own new server.
 	restored     map[string]bool
@@ -77,33 +80,128 @@ func (rs *restorer) gen() int {
 func (rs *restorer) judge(seq int, live map[string]bool) bool {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	if rs.restoring || rs.seq != seq {
+	if rs.restoringLocked() || rs.seq != seq {
 		return false
 	}
 	rs.livePanes = live
 	return true
 }
 
-// busy reports whether a restore is under way.
+// restoringLocked: the sessions or the relations are being made again;
+// a look at the server now sees a half-made one.
+func (rs *restorer) restoringLocked() bool {
+	return rs.phase == phaseReopening || rs.phase == phaseRelinking
+}
+
+// busy reports whether a restore is making sessions or relations now.
 func (rs *restorer) busy() bool {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	return rs.restoring
+	return rs.restoringLocked()
 }
 
-// begin and end bracket a restore.
-func (rs *restorer) begin() {
+// begin starts a restore, unless one is making sessions or relations
+// already (then false). Agents of an earlier restore still starting are
+// left to find their panes gone: their generation is over.
+func (rs *restorer) begin() bool {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	rs.restoring = true
+	if !rs.toLocked(phaseReopening) {
+		return false
+	}
 	rs.seq++
+	rs.resuming = nil
+	return true
 }
 
+// end ends the making of sessions and relations: the restore resumes
+// agents now, or is over when there are none.
 func (rs *restorer) end() {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	rs.restoring = false
+	if rs.phase == phaseReopening {
+		rs.toLocked(phaseRelinking)
+	}
+	if len(rs.resuming) > 0 {
+		rs.toLocked(phaseResuming)
+	} else {
+		rs.toLocked(phaseWatching)
+	}
 	rs.seq++
+}
+
+// to moves the restore to phase p when the diagram allows it.
+func (rs *restorer) to(p restorePhase) bool {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.toLocked(p)
+}
+
+func (rs *restorer) toLocked(p restorePhase) bool {
+	if !phaseAllowed(rs.phase, p) {
+		return false
+	}
+	rs.phase = p
+	return true
+}
+
+// resume records that the agent of pane starts again, for the restore
+// of generation gen (the current one).
+func (rs *restorer) resume(pane string) (gen int) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.resuming == nil {
+		rs.resuming = map[string]int{}
+	}
+	rs.resuming[pane] = rs.seq
+	return rs.seq
+}
+
+// settle records that the agent of pane came back or is gone. It says
+// false when a later restore began meanwhile (the pane is another's
+// then). The last agent to settle ends the restore.
+func (rs *restorer) settle(pane string, gen int) (current, last bool) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if g, ok := rs.resuming[pane]; !ok || g != gen {
+		return false, false
+	}
+	delete(rs.resuming, pane)
+	if len(rs.resuming) == 0 && rs.phase == phaseResuming {
+		rs.toLocked(phaseWatching)
+		return true, true
+	}
+	return true, false
+}
+
+// isResuming reports whether the agent of pane is starting again: its
+// pane, kept when the agent exits, is not yet judged by reconcile.
+func (rs *restorer) isResuming(pane string) bool {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	_, ok := rs.resuming[pane]
+	return ok
+}
+
+// resumingCount is how many agents are starting again.
+func (rs *restorer) resumingCount() int {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return len(rs.resuming)
+}
+
+// restoredSince reports whether a restore brought sessions back after at.
+func (rs *restorer) restoredSince(at time.Time) bool {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.last.Panes > 0 && !rs.last.At.Before(at)
+}
+
+// serverBack records that a server runs again (st's restore made it).
+func (rs *restorer) serverBack() {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.serverDown = time.Time{}
 }
 
 // up records that the server runs, and says what st knew of it: its
@@ -113,7 +211,7 @@ func (rs *restorer) up() (known string, busy, restored bool) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	rs.serverDown = time.Time{}
-	known, busy, restored = rs.layout.Server, rs.restoring, rs.afterRestore
+	known, busy, restored = rs.layout.Server, rs.restoringLocked(), rs.afterRestore
 	if !busy {
 		rs.afterRestore = false
 	}
@@ -186,3 +284,6 @@ func (m *Manager) ServerDown() time.Time {
 
 // Restoring reports whether st is bringing the tmux server back now.
 func (m *Manager) Restoring() bool { return m.rest.busy() }
+
+// Resuming is how many agents st is starting again after a restore.
+func (m *Manager) Resuming() int { return m.rest.resumingCount() }

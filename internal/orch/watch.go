@@ -38,6 +38,9 @@ func (m *Manager) Watch(ctx context.Context) {
 	defer safety.Stop()
 	quiet := time.NewTicker(quietEvery)
 	defer quiet.Stop()
+	// What st finds as it starts: its panes may have gone while it was
+	// down (a reboot), and no event will say so.
+	m.observe(ctx)
 	for {
 		select {
 		case <-ctx.Done():
@@ -87,6 +90,11 @@ func (m *Manager) settle(ctx context.Context) {
 // it, or, when it has none (or nothing came back), every worker that was
 // on it is gone, saying why, and every wait returns.
 func (m *Manager) serverGone(ctx context.Context, at time.Time) {
+	if m.rest.restoredSince(at) && m.cfg.Tmux.Running(ctx) {
+		// A word of a going that st has answered already (the watcher may
+		// say it twice): the server st brought back runs.
+		return
+	}
 	m.rest.down(at)
 	m.notify()
 	if !m.hasLive() {
@@ -160,7 +168,8 @@ func (m *Manager) reconcilePanes(panes []tmux.Pane, listed time.Time, seq int) {
 	}
 	c := m.newChange()
 	for id, w := range m.workers {
-		if !w.State.Live() || w.StartedAt.After(listed) || w.Remote() {
+		if !w.State.Live() || w.StartedAt.After(listed) || w.Remote() || m.rest.isResuming(id) {
+			// (A starting agent's pane is judged by its resume.)
 			continue
 		}
 		r := m.runOf[id]

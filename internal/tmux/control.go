@@ -327,8 +327,15 @@ func (c *control) send(ctx context.Context, args []string, count func(int, []blo
 	select {
 	case <-r.done:
 	case <-ctx.Done():
-		// The answer still comes and is read (and dropped): the order of
-		// the stream holds.
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			// No answer in time: the server hangs, or the stream is out of
+			// step with the requests (every later answer would go to the
+			// wrong one). Either way this client is done: the watcher
+			// starts a new one, and commands go as processes meanwhile.
+			c.close()
+		}
+		// Otherwise the answer still comes and is read (and dropped): the
+		// order of the stream holds.
 		return nil, ctx.Err()
 	}
 	if r.closed {

@@ -316,3 +316,59 @@ const setTimeout = 5 * time.Second
 // maxCommandBytes bounds the arguments of one chained tmux call, well
 // under the size of the one message a tmux client sends its server.
 const maxCommandBytes = 8000
+
+// Placeholder is the command of a pane that st opens now and starts its
+// program in a moment later (Respawn): it waits, quietly.
+var Placeholder = []string{"cat"}
+
+// Respawn starts argv (a shell when empty) in pane (opened with
+// Placeholder), in cwd with env,
+// and keeps the pane when its program exits (remain-on-exit), so that
+// what the program said before it exited (a resume refused, a program
+// not found) can still be read (CaptureHistory) before st closes it. The
+// option is set before the program starts, in the same command line: a
+// program that exits at once cannot close its pane first.
+func (c *Client) Respawn(ctx context.Context, pane, cwd string, env map[string]string, argv []string) error {
+	args := []string{"set-option", "-p", "-t", pane, "remain-on-exit", "on", ";", "respawn-pane", "-k", "-t", pane}
+	if cwd != "" {
+		args = append(args, "-c", cwd)
+	}
+	args = append(args, envArgs(env)...)
+	args = append(args, commandArgs(argv)...)
+	if _, err := c.Run(ctx, args...); err != nil {
+		what := "a shell"
+		if len(argv) > 0 {
+			what = argv[0]
+		}
+		return fmt.Errorf("start %s in %s: %w", what, pane, err)
+	}
+	return nil
+}
+
+// CaptureHistory returns the last lines of a pane's screen and history,
+// as a process of its own (the control client reads a capture by the
+// pane's height only). For a pane whose program exited: tmux scrolls its
+// last words into the history when it marks the pane dead.
+func (c *Client) CaptureHistory(ctx context.Context, pane string, lines int) (string, error) {
+	out, err := c.r.Run(ctx, "capture-pane", "-p", "-J", "-S", "-"+strconv.Itoa(lines), "-t", pane)
+	if err != nil {
+		return "", fmt.Errorf("tmux capture-pane %s: %w", pane, err)
+	}
+	return out, nil
+}
+
+// Exited says whether the program of pane has exited (its pane kept by
+// remain-on-exit), and its exit status then.
+func (c *Client) Exited(ctx context.Context, pane string) (dead bool, status int, err error) {
+	out, err := c.Run(ctx, "display-message", "-p", "-t", pane, "#{pane_id}"+sep+"#{pane_dead}"+sep+"#{pane_dead_status}")
+	if err != nil {
+		return false, 0, fmt.Errorf("tmux pane %s: %w", pane, err)
+	}
+	f := strings.Split(strings.TrimRight(out, "\n"), sep)
+	if len(f) != 3 || f[0] != pane {
+		// tmux 3.3a prints empty fields, and exits 0, for a missing pane.
+		return false, 0, fmt.Errorf("tmux pane %s: %w", pane, ErrNoPane)
+	}
+	status, _ = strconv.Atoi(f[2])
+	return f[1] == "1", status, nil
+}
