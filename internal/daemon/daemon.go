@@ -81,7 +81,7 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer mgr.Close()
-	pn.mgr, pn.tmux = mgr, tm
+	pn.start(mgr, tm) // its listeners serve from now
 	var loops sync.WaitGroup
 	defer func() { cancel(); loops.Wait() }() // the loops end with ctx
 	loops.Add(2)

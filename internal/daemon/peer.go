@@ -34,7 +34,9 @@ type peerNet struct {
 	heartbeat time.Duration // how often the control plane is told
 	log       io.Writer
 
-	mgr  *orch.Manager // set once the manager exists
+	// mgr and tmux are set once the manager exists (start); nothing is
+	// served before then: a request would reach no manager.
+	mgr  *orch.Manager
 	tmux *tmux.Client
 
 	mu    sync.Mutex
@@ -45,6 +47,9 @@ type peerNet struct {
 	addr  string // the direct listener's; "" with peer_listen off
 	kick  chan struct{}
 	base  context.Context // the daemon's life: ends the peers' web terminals
+	// waiting are listeners made before the manager existed, served by
+	// start.
+	waiting []func()
 }
 
 func newPeerNet(home, listen string, heartbeat time.Duration, log io.Writer) *peerNet {
@@ -114,7 +119,7 @@ func (p *peerNet) reload() error {
 	p.mu.Lock()
 	p.srv, p.addr = srv, addr
 	p.mu.Unlock()
-	go srv.Serve(ln)
+	p.serve(srv, ln)
 	if addr != "" {
 		p.logf("machine %s of account %s takes peer requests on %s and through the control plane's relay (mutual TLS)", id.Slug, id.Account, addr)
 	} else {
@@ -125,6 +130,33 @@ func (p *peerNet) reload() error {
 		return fmt.Errorf("listen on %s for other machines (set peer_listen in config.toml or ST_PEER_LISTEN; off for none): %w", p.listen, err)
 	}
 	return nil
+}
+
+// serve serves srv on ln once the manager exists.
+func (p *peerNet) serve(srv *http.Server, ln net.Listener) {
+	p.mu.Lock()
+	ready := p.mgr != nil
+	if !ready {
+		p.waiting = append(p.waiting, func() { srv.Serve(ln) })
+	}
+	p.mu.Unlock()
+	if ready {
+		go srv.Serve(ln)
+	}
+}
+
+// start gives the peer side its manager and tmux client, and serves the
+// listeners that waited for them (the daemon's start-up order: the
+// manager before any listener serves).
+func (p *peerNet) start(mgr *orch.Manager, tm *tmux.Client) {
+	p.mu.Lock()
+	p.mgr, p.tmux = mgr, tm
+	waiting := p.waiting
+	p.waiting = nil
+	p.mu.Unlock()
+	for _, f := range waiting {
+		go f()
+	}
 }
 
 // poke makes the heartbeat loop tell the control plane now.
@@ -168,14 +200,14 @@ func (p *peerNet) run(ctx context.Context) {
 
 func (p *peerNet) beat(ctx context.Context, online bool) {
 	p.mu.Lock()
-	id, addr, srv := p.id, p.addr, p.srv
+	id, addr, srv, mgr := p.id, p.addr, p.srv, p.mgr
 	p.mu.Unlock()
-	if id == nil || srv == nil || p.mgr == nil {
+	if id == nil || srv == nil || mgr == nil {
 		return
 	}
 	c, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if err := id.Heartbeat(c, addr, p.mgr.AcceptRemote(), online); err != nil {
+	if err := id.Heartbeat(c, addr, mgr.AcceptRemote(), online); err != nil {
 		p.logf("heartbeat: %v", err)
 		return
 	}
@@ -344,8 +376,8 @@ func (p *peerNet) routes(tr remote.Transport) http.Handler {
 			return m.PeerOp(ctx, from, name, req)
 		})
 	}
-	// The manager is p.mgr when a request comes (it is set after the
-	// listener starts), hence method expressions, not method values.
+	// The manager is p.mgr when a request comes (the routes are made
+	// before it exists), hence method expressions, not method values.
 	h := map[string]peerHandler{
 		api.PeerRouteStart:    peerCall(p, (*orch.Manager).PeerStart),
 		api.PeerRouteWatch:    peerCall(p, (*orch.Manager).PeerWatch),
