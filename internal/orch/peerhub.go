@@ -29,8 +29,6 @@ type peerHub struct {
 	acceptRemote bool
 	// loops are the watches of other machines, by slug.
 	loops map[string]*peerLoop
-	// movedTo maps coordinator panes to where a tmux restart moved them.
-	movedTo map[string]string
 }
 
 // peerLoop is the watch of one machine: it long-polls that machine's st
@@ -38,9 +36,25 @@ type peerHub struct {
 // be reached, and tells it of coordinators that moved. It runs while this
 // machine has live workers there or something to tell it.
 type peerLoop struct {
-	kick        chan struct{}
+	kick chan struct{}
+	// reparents are the moves of coordinators that machine has workers
+	// of, not told yet. Old is the id that machine knows, retired
+	// (%4~gen) when a restart of the tmux server ended its life, so that
+	// it is never taken for a pane of the server's new life; New is where
+	// the coordinator is now ("" when it did not come back: nothing to
+	// tell, but its workers' machine is answered that it is gone).
 	reparents   []PeerReparent
 	lastAttempt time.Time
+}
+
+// toTell reports whether any move is there to tell.
+func (pl *peerLoop) toTell() bool {
+	for _, mv := range pl.reparents {
+		if mv.New != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // ensurePeerWatch starts the watch of machine slug. Called with m.mu held.
@@ -72,7 +86,7 @@ func (m *Manager) ensurePeerWatchLocked(slug string) *peerLoop {
 // needsPeer says whether the loop of slug has work. Called with m.mu and
 // m.hub.mu held.
 func (m *Manager) needsPeer(slug string, pl *peerLoop) bool {
-	if len(pl.reparents) > 0 {
+	if pl.toTell() {
 		return true
 	}
 	for _, w := range m.workers {
@@ -95,7 +109,12 @@ func (m *Manager) runPeerLoop(ctx context.Context, slug string, pl *peerLoop) {
 			m.mu.Unlock()
 			return
 		}
-		reparents := append([]PeerReparent(nil), pl.reparents...)
+		var reparents []PeerReparent
+		for _, mv := range pl.reparents {
+			if mv.New != "" {
+				reparents = append(reparents, mv)
+			}
+		}
 		due := len(reparents) > 0 && m.cfg.Now().Sub(pl.lastAttempt) >= m.peerRetry()
 		if due {
 			pl.lastAttempt = m.cfg.Now()
@@ -151,7 +170,8 @@ func (m *Manager) peerRetry() time.Duration {
 func (m *Manager) tellMoves(ctx context.Context, slug string, pl *peerLoop, moves []PeerReparent) {
 	for _, mv := range moves {
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		err := m.cfg.Peers.Call(cctx, slug, api.PeerRouteReparent, mv, &struct{}{})
+		// That machine knows the old pane by its bare id.
+		err := m.cfg.Peers.Call(cctx, slug, api.PeerRouteReparent, PeerReparent{Old: PaneOf(mv.Old), New: mv.New}, &struct{}{})
 		cancel()
 		if err != nil {
 			m.logf("could not tell %s that coordinator %s is %s now (trying again in %s): %v", slug, mv.Old, mv.New, m.peerRetry(), err)
@@ -235,41 +255,94 @@ func (m *Manager) markUnreachable(slug string, err error) {
 	m.settleUnlock(c)
 }
 
-// queueMoves records coordinators that moved to new panes and queues
-// telling each machine that has workers of theirs. Called with m.mu held.
-func (m *Manager) queueMoves(moved map[string]string) {
+// queueMoves records coordinators that moved to new panes (moved, old
+// id -> new) and queues telling each machine that has workers of theirs.
+// After a restart of the whole server (restarted), an old id is known
+// by its retired form (retire), and the moves not yet told of an earlier
+// life follow this one: to the coordinator's new pane, or to nothing
+// when it did not come back. Called with m.mu held, after the relations
+// moved.
+func (m *Manager) queueMoves(moved map[string]string, retire func(string) string, restarted bool) {
 	m.hub.mu.Lock()
 	defer m.hub.mu.Unlock()
-	if m.hub.movedTo == nil {
-		m.hub.movedTo = map[string]string{}
-	}
-	for o, n := range moved {
-		if o != n {
-			m.hub.movedTo[o] = n
+	for _, pl := range m.hub.loops {
+		for i := range pl.reparents {
+			mv := &pl.reparents[i]
+			if n, ok := moved[mv.New]; ok {
+				mv.New = n
+			} else if restarted {
+				mv.New = ""
+			}
 		}
 	}
 	tell := map[string]map[PeerReparent]bool{}
+	add := func(slug string, mv PeerReparent) {
+		if tell[slug] == nil {
+			tell[slug] = map[PeerReparent]bool{}
+		}
+		tell[slug][mv] = true
+	}
 	for _, w := range m.workers {
 		if !w.Remote() || !w.State.Live() {
 			continue
 		}
 		for o, n := range moved {
 			if w.Parent == n && o != n {
-				if tell[w.Machine] == nil {
-					tell[w.Machine] = map[PeerReparent]bool{}
-				}
-				tell[w.Machine][PeerReparent{Old: o, New: n}] = true
+				add(w.Machine, PeerReparent{Old: retire(o), New: n})
 			}
+		}
+		if restarted && retired(w.Parent) {
+			// Its coordinator did not come back: its machine is answered so.
+			add(w.Machine, PeerReparent{Old: w.Parent})
 		}
 	}
 	for slug, mvs := range tell {
 		pl := m.ensurePeerWatchLocked(slug)
 		for mv := range mvs {
-			pl.reparents = append(pl.reparents, mv)
+			pl.reparents = append(without(pl.reparents, mv.Old), mv)
 		}
 		sort.Slice(pl.reparents, func(i, j int) bool { return pl.reparents[i].Old < pl.reparents[j].Old })
 		pl.lastAttempt = time.Time{}
 	}
+}
+
+// without is mvs without the move of old.
+func without(mvs []PeerReparent, old string) []PeerReparent {
+	out := mvs[:0:0]
+	for _, mv := range mvs {
+		if mv.Old != old {
+			out = append(out, mv)
+		}
+	}
+	return out
+}
+
+// paneFor answers machine from about its workers' coordinator pane id,
+// as from knows it: whether from has workers of it (handed), and when a
+// move of it is not told to from yet, where the coordinator is now (now;
+// "" and gone when it did not come back). A move is found by its retired
+// id only, and only when no live worker of from has pane as its parent
+// in the server's current life: a bare id means a pane of the current
+// life first (a coordinator started since, in a pane that got an old
+// id, is not taken for the one that went). Called with m.mu held.
+func (m *Manager) paneFor(from, pane string) (handed, moved bool, now string) {
+	for _, w := range m.workers {
+		if w.Machine == from && w.State.Live() && w.Parent == pane {
+			return true, false, ""
+		}
+	}
+	m.hub.mu.Lock()
+	defer m.hub.mu.Unlock()
+	pl := m.hub.loops[from]
+	if pl == nil {
+		return false, false, ""
+	}
+	for i := len(pl.reparents) - 1; i >= 0; i-- {
+		if mv := pl.reparents[i]; PaneOf(mv.Old) == pane {
+			return true, true, mv.New
+		}
+	}
+	return false, false, ""
 }
 
 // resumePeerWatches starts the watch of every machine this machine has
@@ -331,21 +404,4 @@ func (m *Manager) checkAccept() error {
 	}
 	return errorf(KindRemote, "run st orch accept-remote on on that machine",
 		"refused: it does not take workers from other machines (accept-remote is off there)")
-}
-
-// movedFrom reports whether a tmux restart moved pane old, in one or more
-// steps, to pane now. Called with m.hub.mu held.
-func (m *Manager) movedFrom(old, now string) bool {
-	cur := old
-	for i := 0; i < 8; i++ {
-		next := m.hub.movedTo[cur]
-		if next == "" {
-			return false
-		}
-		if next == now {
-			return true
-		}
-		cur = next
-	}
-	return false
 }

@@ -340,30 +340,18 @@ func (m *Manager) PeerPane(ctx context.Context, from string, req IDRequest) (*Pe
 	if !tmux.ValidPaneID(req.ID) {
 		return nil, peerRefused(from, "a pane id that is not one")
 	}
-	m.mu.Lock()
-	m.hub.mu.Lock()
 	// A machine may ask only about the panes whose workers it runs: the
 	// coordinators this machine handed it, or where they went. With
 	// accept-remote on or off: the coordinator's machine need not take
 	// workers itself for its workers elsewhere to find it again.
-	handed := false
-	for _, w := range m.workers {
-		if w.Machine == from && (w.Parent == req.ID || m.movedFrom(req.ID, w.Parent)) {
-			handed = true
-			break
-		}
-	}
-	now := m.hub.movedTo[req.ID]
-	for i := 0; i < 8 && m.hub.movedTo[now] != ""; i++ {
-		now = m.hub.movedTo[now]
-	}
-	m.hub.mu.Unlock()
+	m.mu.Lock()
+	handed, moved, now := m.paneFor(from, req.ID)
 	m.mu.Unlock()
 	if !handed {
 		return nil, errorf(KindRemote, "", "refused: %s is not a coordinator of workers on %s", req.ID, from)
 	}
-	if now != "" {
-		return &PeerPaneResult{Now: now}, nil
+	if moved {
+		return &PeerPaneResult{Now: now}, nil // "": it did not come back
 	}
 	p, err := m.cfg.Tmux.Pane(ctx, req.ID)
 	return &PeerPaneResult{Live: err == nil && !p.Dead}, nil

@@ -264,7 +264,12 @@ func (m *Manager) relink(ctx context.Context, moved map[string]string, opts map[
 	m.relinkWorkers(c, moved, follow, restarted, now)
 	m.facts.move(moved, restarted)
 	m.rest.forget()
-	m.queueMoves(moved)
+	m.queueMoves(moved, func(id string) string {
+		if restarted && tmux.ValidPaneID(id) {
+			return id + retiredMark + gen
+		}
+		return id
+	}, restarted)
 	// Options for the new panes, with the relations renamed.
 	set := map[string]map[string]string{}
 	for id, o := range opts {
