@@ -1,6 +1,7 @@
 package orch
 
 import (
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"sync"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/sophonz/st/internal/store"
 	"github.com/sophonz/st/internal/tmux"
+	"github.com/sophonz/st/internal/version"
 )
 
 // restorer is st's picture of the tmux server and of bringing it back:
@@ -17,6 +19,9 @@ import (
 // taken, never the other way.
 type restorer struct {
 	path string
+	// frozen says why the picture on disk is not st's to read or write
+	// (a newer st's); "" when it is.
+	frozen string
 
 	mu     sync.Mutex
 	layout tmux.Layout
@@ -44,9 +49,23 @@ func newRestorer(home string) *restorer {
 	rs := &restorer{path: filepath.Join(home, "tmux-layout.json")}
 	var l tmux.Layout
 	if err := store.ReadJSON(rs.path, &l); err == nil {
+		if l.Format > tmux.LayoutFormat {
+			// A newer st's picture: not read (its form may mean other
+			// things), and never overwritten.
+			rs.frozen = fmt.Sprintf("%s was written by a newer st (format %d; this st %s reads formats up to %d), so st keeps no picture of the tmux server and cannot restore it, and the file is never written by this st. Try: install the newer st again (it was replaced by an older one), then st down; st up",
+				rs.path, l.Format, version.Version, tmux.LayoutFormat)
+			return rs
+		}
 		rs.layout = l
 	}
 	return rs
+}
+
+// problem is what the user should know of the picture ("" for nothing).
+func (rs *restorer) problem() string {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.frozen
 }
 
 // picture is the last layout st recorded.
@@ -60,6 +79,10 @@ func (rs *restorer) picture() tmux.Layout {
 func (rs *restorer) record(l tmux.Layout) error {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
+	if rs.frozen != "" {
+		return nil
+	}
+	l.Format = tmux.LayoutFormat
 	if reflect.DeepEqual(l, rs.layout) {
 		return nil
 	}

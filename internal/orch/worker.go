@@ -223,6 +223,9 @@ func (m *Manager) Status() Status {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := Status{Runs: len(m.runs), Workers: len(m.workers), Problems: append([]string(nil), m.problems...)}
+	if p := m.rest.problem(); p != "" {
+		s.Problems = append(s.Problems, p)
+	}
 	for _, w := range m.workers {
 		if w.State.Live() {
 			s.Live++

@@ -14,11 +14,18 @@ import (
 // sessions back after the server goes down: sessions, windows with their
 // layouts, and panes with their folders and st's options.
 type Layout struct {
+	// Format is the version of tmux-layout.json's form (LayoutFormat when
+	// written; 0 in files of st before formats were numbered).
+	Format   int             `json:"format"`
 	Sessions []LayoutSession `json:"sessions"`
 	// Server names the server's life (its pid and start time): pane ids
 	// of another life mean other panes.
 	Server string `json:"server,omitempty"`
 }
+
+// LayoutFormat is the form of tmux-layout.json this st writes, and the
+// newest it reads.
+const LayoutFormat = 1
 
 // LayoutSession is one session of a Layout.
 type LayoutSession struct {
