@@ -289,7 +289,9 @@ func runDown(ctx context.Context, env *Env, o downOptions) error {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		if _, err := os.Stat(api.SocketPath(env.Home())); os.IsNotExist(err) {
+		// Gone when its socket is, and its lock on ST_HOME free: it lets
+		// go of the lock last, and an st up before then found st running.
+		if _, err := os.Stat(api.SocketPath(env.Home())); os.IsNotExist(err) && lockFree(env.Home()) {
 			fmt.Fprintf(env.Stdout, "st stopped (pid %d)\n", pid)
 			return nil
 		}
@@ -298,6 +300,17 @@ func runDown(ctx context.Context, env *Env, o downOptions) error {
 		}
 	}
 	return fmt.Errorf("st (pid %d) did not stop within 10 s", pid)
+}
+
+// lockFree reports whether no daemon holds ST_HOME's lock (it is taken
+// and let go at once).
+func lockFree(home string) bool {
+	l, ok, err := store.TryLock(filepath.Join(home, "daemon.lock"))
+	if err != nil || !ok {
+		return false
+	}
+	l.Unlock()
+	return true
 }
 
 type statusOptions struct{ JSON bool }
