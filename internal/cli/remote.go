@@ -96,6 +96,7 @@ type cpServeOptions struct {
 	RelayStreams int
 	RelayRateMiB float64
 	RelayRecord  string
+	CertLifetime time.Duration
 }
 
 func newControlPlaneServeCmd(env *Env, runF runFunc[cpServeOptions]) *cobra.Command {
@@ -117,6 +118,8 @@ func newControlPlaneServeCmd(env *Env, runF runFunc[cpServeOptions]) *cobra.Comm
 	f.Float64Var(&o.RelayRateMiB, "relay-rate", float64(remote.DefaultRelayRate)/(1<<20), "MiB a second a machine may send through the relay (0: no limit)")
 	f.StringVar(&o.RelayRecord, "relay-record", "", "keep the bytes of every relayed stream in this folder, as the relay read them (for audits and tests: TLS records only)")
 	f.MarkHidden("relay-record")
+	f.DurationVar(&o.CertLifetime, "cert-lifetime", remote.CertLifetime, "how long the machines' certificates it signs last (for tests: a laptop's certificate that ends while it sleeps)")
+	f.MarkHidden("cert-lifetime")
 	return bind(cmd, env, &o, func([]string) error {
 		if o.Data == "" {
 			o.Data = defaultCPData(env)
@@ -132,7 +135,7 @@ func runControlPlaneServe(ctx context.Context, env *Env, o cpServeOptions) error
 	}
 	cp, err := remote.StartControlPlane(remote.ServerOptions{Data: o.Data, OfflineAfter: o.OfflineAfter, Log: env.Stderr,
 		CertFile: o.Cert, KeyFile: o.Key, Names: o.Names, PlainHTTP: o.HTTP,
-		RelayStreams: o.RelayStreams, RelayRate: rate, RelayRecord: o.RelayRecord}, o.Listen)
+		RelayStreams: o.RelayStreams, RelayRate: rate, RelayRecord: o.RelayRecord, CertLifetime: o.CertLifetime}, o.Listen)
 	if err != nil {
 		return err
 	}

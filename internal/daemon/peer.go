@@ -207,12 +207,13 @@ func (p *peerNet) beat(ctx context.Context, online bool) {
 	}
 	c, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if err := id.Heartbeat(c, addr, mgr.AcceptRemote(), online); err != nil {
-		p.logf("heartbeat: %v", err)
-		return
-	}
+	// The certificate first: one that ended while the machine slept would
+	// fail the heartbeat, and with it the renewal that mends it.
 	if err := id.RenewIfDue(c); err != nil {
 		p.logf("renew the certificate: %v", err)
+	}
+	if err := id.Heartbeat(c, addr, mgr.AcceptRemote(), online); err != nil {
+		p.logf("heartbeat: %v", err)
 	}
 }
 

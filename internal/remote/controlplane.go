@@ -302,7 +302,7 @@ func StartControlPlane(opt ServerOptions, addr string) (*ControlPlane, error) {
 	cp.hub = newRelayHub(cp)
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/login", cp.login)
-	mux.HandleFunc("POST /v1/renew", cp.withMachine(cp.renew))
+	mux.HandleFunc("POST /v1/renew", cp.withMachineEnded(cp.renew))
 	mux.HandleFunc("POST /v1/heartbeat", cp.withMachine(cp.heartbeat))
 	mux.HandleFunc("GET /v1/machines", cp.withMachine(cp.machines))
 	mux.HandleFunc("POST /v1/logout", cp.withMachine(cp.logout))
@@ -623,6 +623,18 @@ func Slugify(name string) string {
 // chain to the CA of the account it names, be valid now, and be the
 // current certificate key of a machine still signed in.
 func (cp *ControlPlane) withMachine(h func(http.ResponseWriter, *http.Request, *cpAccount, *cpMachine, *x509.Certificate)) http.HandlerFunc {
+	return cp.machineCheck(h, false)
+}
+
+// withMachineEnded is withMachine that also takes a certificate that has
+// ended, for a renewal only: a machine that slept past its certificate's
+// end proves its key all the same (the handshake, or the signed proof),
+// and the key must still be the current one of a machine signed in.
+func (cp *ControlPlane) withMachineEnded(h func(http.ResponseWriter, *http.Request, *cpAccount, *cpMachine, *x509.Certificate)) http.HandlerFunc {
+	return cp.machineCheck(h, true)
+}
+
+func (cp *ControlPlane) machineCheck(h func(http.ResponseWriter, *http.Request, *cpAccount, *cpMachine, *x509.Certificate), ended bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		const hint = "sign this machine in again: " + loginHint
 		chain := []*x509.Certificate(nil)
@@ -657,7 +669,11 @@ func (cp *ControlPlane) withMachine(h func(http.ResponseWriter, *http.Request, *
 			failErr(w, fmt.Errorf("the CA of account %s does not decode", a.Name))
 			return
 		}
-		if _, err := verifyMachine(chain, roots, x509.ExtKeyUsageClientAuth, account, slug, time.Now()); err != nil {
+		at := time.Now()
+		if ended && at.After(leaf.NotAfter) {
+			at = leaf.NotAfter // checked as it was when it ended
+		}
+		if _, err := verifyMachine(chain, roots, x509.ExtKeyUsageClientAuth, account, slug, at); err != nil {
 			fail(w, http.StatusUnauthorized, "the machine's certificate is refused: "+err.Error(), hint)
 			return
 		}
