@@ -31,6 +31,9 @@ type Status struct {
 	Runs    int `json:"runs"`
 	Workers int `json:"workers"`
 	Live    int `json:"live"`
+	// Waits is how many st worker wait calls are waiting now (their
+	// workers found, not yet settled).
+	Waits int `json:"waits,omitempty"`
 	// Problems are what the user should know about and fix (a run.json
 	// st could not read).
 	Problems []string `json:"problems,omitempty"`

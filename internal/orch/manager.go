@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync/atomic"
 	"time"
 
 	"github.com/sophonz/st/internal/tmux"
@@ -57,6 +58,8 @@ type Manager struct {
 	notices *noticer
 	// watchKick wakes the watcher early (an agent's SessionEnd).
 	watchKick chan struct{}
+	// waits counts the st worker wait calls waiting now (st status).
+	waits atomic.Int32
 	bg        *group
 }
 
