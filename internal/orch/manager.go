@@ -60,7 +60,7 @@ type Manager struct {
 	watchKick chan struct{}
 	// waits counts the st worker wait calls waiting now (st status).
 	waits atomic.Int32
-	bg        *group
+	bg    *group
 }
 
 // NewManager loads the runs kept under cfg.Home and reconciles them with
