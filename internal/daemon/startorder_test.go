@@ -32,24 +32,9 @@ func TestPeerRequestDuringStartUp(t *testing.T) {
 	dir := testutil.ShortTempDir(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cp, err := remote.StartControlPlane(remote.ServerOptions{Data: filepath.Join(dir, "cp")}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cp.Close()
-	key, err := remote.AddAccount(filepath.Join(dir, "cp"), "acme")
-	if err != nil {
-		t.Fatal(err)
-	}
 	homeA, homeB := filepath.Join(dir, "a"), filepath.Join(dir, "b")
-	login := func(home, name string) *remote.Identity {
-		id, err := remote.Login(ctx, home, remote.LoginOptions{URL: cp.URL(), CAFile: cp.CAFile(), Account: "acme", Key: key, Name: name, Host: name})
-		if err != nil {
-			t.Fatalf("login %s: %v", name, err)
-		}
-		return id
-	}
-	alpha, beta := login(homeA, "alpha"), login(homeB, "beta")
+	ids := signedIn(t, ctx, filepath.Join(dir, "cp"), map[string]string{"alpha": homeA, "beta": homeB})
+	alpha, beta := ids["alpha"], ids["beta"]
 
 	// alpha's tmux server, stopped: its st waits for it as it starts.
 	tm := testutil.NewTmux(t, filepath.Join(dir, "t"))
@@ -120,6 +105,30 @@ func TestPeerRequestDuringStartUp(t *testing.T) {
 	if code != http.StatusUnprocessableEntity || !strings.Contains(answer, "is not a coordinator of workers on "+beta.Slug) {
 		t.Errorf("beta's question while alpha's st started: %d %s, want alpha's manager's refusal (422, not a coordinator of beta's workers)", code, answer)
 	}
+}
+
+// signedIn starts a control plane with its data in data and an account,
+// and signs in a machine of it at each home (name -> home).
+func signedIn(t *testing.T, ctx context.Context, data string, homes map[string]string) map[string]*remote.Identity {
+	t.Helper()
+	cp, err := remote.StartControlPlane(remote.ServerOptions{Data: data}, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cp.Close() })
+	key, err := remote.AddAccount(data, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]*remote.Identity{}
+	for name, home := range homes {
+		id, err := remote.Login(ctx, home, remote.LoginOptions{URL: cp.URL(), CAFile: cp.CAFile(), Account: "acme", Key: key, Name: name, Host: name})
+		if err != nil {
+			t.Fatalf("login %s: %v", name, err)
+		}
+		ids[name] = id
+	}
+	return ids
 }
 
 func jsonBody(v any) ([]byte, error) {

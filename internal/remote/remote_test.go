@@ -507,10 +507,24 @@ func TestExpiredCertificates(t *testing.T) {
 	if _, err := id.Machines(context.Background()); err == nil || !strings.Contains(err.Error(), "the machine's certificate is refused") {
 		t.Errorf("machines with an expired certificate: %v", err)
 	}
-	// A machine that slept past its certificate's end (issue 24) renews
-	// it with its key, while it is still signed in with that key. (One
-	// that ended a minute ago: the account's CA here is minutes old.)
-	old, err = signMachine(ca, caKey, cur.Leaf.PublicKey, "acme", "m", time.Now().Add(-3*time.Minute), 2*time.Minute)
+	checkEndedRenewal(t, cp, data, key, id)
+}
+
+// checkEndedRenewal: a machine that slept past its certificate's end
+// (issue 24) renews it with its key, while it is still signed in with
+// that key; an ended certificate of a key that is no longer the
+// machine's (it signed in again with another), or of a removed machine,
+// is refused.
+func checkEndedRenewal(t *testing.T, cp *ControlPlane, data, key string, id *Identity) {
+	t.Helper()
+	s, err := (&cpData{dir: data}).read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, caKey, _ := s.Accounts["acme"].ca()
+	cur, _ := id.current()
+	// One that ended a minute ago: the account's CA here is minutes old.
+	old, err := signMachine(ca, caKey, cur.Leaf.PublicKey, "acme", "m", time.Now().Add(-3*time.Minute), 2*time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}

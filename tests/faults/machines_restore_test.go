@@ -6,6 +6,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -130,34 +131,7 @@ func coordMoveTrial(t *testing.T, trial int, way string) int {
 	}
 	time.Sleep(time.Second) // one heartbeat: the fault's own timing (beta may not know yet)
 	alpha.MustST(moved, "worker", "start", "--machine", "beta", "--agent", "sim", "--task", task, "--name", "later")
-	falseMarks := 0
-	var last string
-	for look := 0; look < 20; look++ {
-		out, err := beta.ST("worker", "list", "--all", "--json")
-		if err != nil {
-			t.Fatalf("trial %d: %v", trial, err)
-		}
-		var vs []orch.WorkerView
-		if err := json.Unmarshal([]byte(out), &vs); err != nil {
-			t.Fatal(err)
-		}
-		for _, v := range vs {
-			mark := ""
-			switch {
-			case v.ParentGone && v.ParentNow == "alpha/"+moved && v.Parent == "alpha/"+boss:
-				// true until beta is told: the coordinator moved there
-			case v.ParentGone:
-				mark = fmt.Sprintf("%s (parent %s) marked gone, now %q", v.Name, v.Parent, v.ParentNow)
-			case v.Parent != "alpha/"+moved && v.Parent != "alpha/"+boss:
-				mark = fmt.Sprintf("%s has parent %s", v.Name, v.Parent)
-			}
-			if mark != "" {
-				falseMarks++
-				last = mark
-			}
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+	falseMarks, last := countFalseMarks(t, beta, "alpha/"+boss, "alpha/"+moved, 20)
 	// beta is told of the move in the end.
 	testutil.WaitFor(t, 30*time.Second, func() (bool, string) {
 		out, _ := beta.ST("worker", "list", "--all")
@@ -169,6 +143,42 @@ func coordMoveTrial(t *testing.T, trial int, way string) int {
 	}
 	t.Logf("trial %d (%s): coordinator %s -> %s; beta showed no false mark in 20 looks over 5 s", trial, way, boss, moved)
 	return 0
+}
+
+// countFalseMarks looks at beta's workers n times, every 250 ms, and
+// counts the false marks: a worker whose coordinator is where beta
+// thinks marked gone, or one pointed anywhere but at its coordinator's
+// pane now (moved; old is where it was).
+func countFalseMarks(t *testing.T, beta *testutil.Machine, old, moved string, n int) (int, string) {
+	t.Helper()
+	count, last := 0, ""
+	for look := 0; look < n; look++ {
+		out, err := beta.ST("worker", "list", "--all", "--json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var vs []orch.WorkerView
+		if err := json.Unmarshal([]byte(out), &vs); err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range vs {
+			mark := ""
+			switch {
+			case v.ParentGone && v.ParentNow == moved && v.Parent == old:
+				// true until beta is told: the coordinator moved there
+			case v.ParentGone:
+				mark = fmt.Sprintf("%s (parent %s) marked gone, now %q", v.Name, v.Parent, v.ParentNow)
+			case v.Parent != moved && v.Parent != old:
+				mark = fmt.Sprintf("%s has parent %s", v.Name, v.Parent)
+			}
+			if mark != "" {
+				count++
+				last = mark
+			}
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	return count, last
 }
 
 func paneOf(t *testing.T, m *testutil.Machine, target string) string {
@@ -230,25 +240,8 @@ func sleepTrial(t *testing.T, trial int, way string) int {
 	task := c.TaskFile(fmt.Sprintf("held%d.md", trial), fmt.Sprintf("run: i=0; until [ -e %s ] || [ $i -ge 1800 ]; do sleep 0.1; i=$((i+1)); done\nsummary: slept and reported\n", release))
 	out := alpha.MustST(pa, "worker", "start", "--machine", "beta", "--agent", "sim", "--task", task, "--name", "held")
 	id := regexp.MustCompile(`beta/%\d+`).FindString(out)
-	wait := execCommand(c.Bin, "worker", "wait", id, "--timeout", "5m")
-	wait.Env = alpha.Env("TMUX="+alpha.Tmux.Socket+",1,0", "TMUX_PANE="+pa)
-	var waitOut strings.Builder
-	wait.Stdout, wait.Stderr = &waitOut, &waitOut
-	if err := wait.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitDone := make(chan error, 1)
-	ended := make(chan struct{})
-	go func() { waitDone <- wait.Wait(); close(ended) }()
-	defer func() {
-		select {
-		case <-ended:
-		default:
-			wait.Process.Kill()
-			<-ended
-		}
-	}()
-
+	bw := startWait(t, alpha, pa, id)
+	defer bw.end()
 	// Sleep past the certificate's end.
 	pid := daemonPidOf(t, beta)
 	syscall.Kill(pid, syscall.SIGSTOP)
@@ -266,9 +259,8 @@ func sleepTrial(t *testing.T, trial int, way string) int {
 			fmt.Sprintf("alpha's list (beta's certificate ends %s):\n%s", end.Format(time.TimeOnly), out)
 	})
 	select {
-	case err := <-waitDone:
-		problems = append(problems, fmt.Sprintf("the wait returned while beta slept: %v\n%s", err, waitOut.String()))
-		waitDone <- err
+	case <-bw.ended:
+		problems = append(problems, "the wait returned while beta slept:\n"+bw.out.String())
 	default:
 	}
 	syscall.Kill(pid, syscall.SIGCONT)
@@ -293,12 +285,12 @@ func sleepTrial(t *testing.T, trial int, way string) int {
 	})
 	os.WriteFile(release, nil, 0o644)
 	select {
-	case <-waitDone:
+	case <-bw.ended:
 	case <-time.After(90 * time.Second):
 		problems = append(problems, "the wait did not return within 90 s of the release")
 	}
-	if !regexp.MustCompile(regexp.QuoteMeta(id) + `\s+held\s+done\s+slept and reported`).MatchString(waitOut.String()) {
-		problems = append(problems, "the wait did not get the report:\n"+waitOut.String())
+	if !regexp.MustCompile(regexp.QuoteMeta(id) + `\s+held\s+done\s+slept and reported`).MatchString(bw.out.String()) {
+		problems = append(problems, "the wait did not get the report:\n"+bw.out.String())
 	}
 	if len(problems) > 0 {
 		t.Errorf("trial %d (%s): %v", trial, way, problems)
@@ -309,6 +301,36 @@ func sleepTrial(t *testing.T, trial int, way string) int {
 	fmt.Println("FIGURE sleep " + line)
 	t.Log(line)
 	return 0
+}
+
+// bgWait is an st worker wait running in the background.
+type bgWait struct {
+	cmd   *exec.Cmd
+	out   *testutil.SyncBuffer
+	ended chan struct{}
+}
+
+// startWait starts st worker wait id on m, as typed in pane.
+func startWait(t *testing.T, m *testutil.Machine, pane, id string) *bgWait {
+	t.Helper()
+	b := &bgWait{cmd: execCommand(m.Bin(), "worker", "wait", id, "--timeout", "5m"), out: &testutil.SyncBuffer{}, ended: make(chan struct{})}
+	b.cmd.Env = m.Env("TMUX="+m.Tmux.Socket+",1,0", "TMUX_PANE="+pane)
+	b.cmd.Stdout, b.cmd.Stderr = b.out, b.out
+	if err := b.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { b.cmd.Wait(); close(b.ended) }()
+	return b
+}
+
+// end stops the wait if it still runs.
+func (b *bgWait) end() {
+	select {
+	case <-b.ended:
+	default:
+		b.cmd.Process.Kill()
+		<-b.ended
+	}
 }
 
 func daemonPidOf(t *testing.T, m *testutil.Machine) int {

@@ -125,34 +125,8 @@ func cannotTrial(t *testing.T, trial int) (lost int, fig restoreFig, slowestLs, 
 		t.Fatalf("the sim's record of %s's conversation: %v", lostOne.Name, err)
 	}
 	usualLs = w.lsMedian(5)
-	// st ls all through the restore, one after another.
-	var mu sync.Mutex
-	var durs []time.Duration
-	var lsErrs []string
-	stop := make(chan struct{})
-	var lister sync.WaitGroup
-	lister.Add(1)
-	go func() {
-		defer lister.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			t0 := time.Now()
-			out, err := run(w.st(w.coord, "ls"))
-			mu.Lock()
-			durs = append(durs, time.Since(t0))
-			if err != nil {
-				lsErrs = append(lsErrs, out)
-			}
-			mu.Unlock()
-		}
-	}()
-	stopLister := sync.OnceFunc(func() { close(stop); lister.Wait() })
-	defer stopLister()
-
+	ls := w.startLsLoop()
+	defer ls.stop()
 	pid := w.tmuxPid()
 	start := time.Now()
 	if _, err := w.tmux("kill-server"); err != nil {
@@ -176,7 +150,7 @@ func cannotTrial(t *testing.T, trial int) (lost int, fig restoreFig, slowestLs, 
 		}
 		return false, lostOne.Name + " not listed"
 	})
-	stopLister()
+	durs, lsErrs := ls.stop()
 	vs, _ = w.list()
 	for _, v := range vs {
 		if v.Name == lostOne.Name && !strings.Contains(v.Error, "No conversation found with session ID: "+lostOne.AgentSession) {
@@ -206,6 +180,47 @@ func cannotTrial(t *testing.T, trial int) (lost int, fig restoreFig, slowestLs, 
 		trial, lostOne.Name, fig.sessions.Round(time.Millisecond), fig.relations.Round(time.Millisecond), fig.agents.Round(time.Millisecond),
 		len(durs), slowestLs.Round(time.Millisecond), usualLs.Round(time.Millisecond))
 	return 0, fig, slowestLs, usualLs
+}
+
+// lsLoop runs st ls one after another until stopped, timing each.
+type lsLoop struct {
+	mu   sync.Mutex
+	durs []time.Duration
+	errs []string
+	stop func() ([]time.Duration, []string)
+}
+
+func (w *world) startLsLoop() *lsLoop {
+	l := &lsLoop{}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			t0 := time.Now()
+			out, err := run(w.st(w.coord, "ls"))
+			l.mu.Lock()
+			l.durs = append(l.durs, time.Since(t0))
+			if err != nil {
+				l.errs = append(l.errs, out)
+			}
+			l.mu.Unlock()
+		}
+	}()
+	once := sync.OnceFunc(func() { close(done); wg.Wait() })
+	l.stop = func() ([]time.Duration, []string) {
+		once()
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return l.durs, l.errs
+	}
+	return l
 }
 
 // relations is the workers as st worker list says them, one line each,
