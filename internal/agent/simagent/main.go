@@ -176,6 +176,12 @@ func configure(args []string, env func(string) string) (cfg config, noHooks bool
 	return cfg, noHooks, nil
 }
 
+// noConversation is the refusal to resume a conversation that is not
+// kept, in Claude's words.
+type noConversation string
+
+func (id noConversation) Error() string { return "No conversation found with session ID: " + string(id) }
+
 // ConversationFile is where the sim keeps its record of conversation id,
 // as Claude keeps its conversations under ~/.claude: ~/.st-sim/ID.
 func ConversationFile(home, id string) string {
@@ -191,7 +197,7 @@ func keepConversation(cfg config) error {
 	path := ConversationFile(cfg.home, cfg.sessionID)
 	if cfg.resume {
 		if _, err := os.Stat(path); err != nil {
-			return fmt.Errorf("No conversation found with session ID: %s", cfg.sessionID)
+			return noConversation(cfg.sessionID)
 		}
 		return nil
 	}
