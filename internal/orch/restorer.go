@@ -241,6 +241,16 @@ func (rs *restorer) up() (known string, busy, restored bool) {
 	return
 }
 
+// otherLife reports whether server (a Layout.Server) is another life of
+// the tmux server than the one st's picture is of, which st did not make
+// itself: its pane ids mean other panes.
+func (rs *restorer) otherLife(server string) bool {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	known := rs.layout.Server
+	return known != "" && server != "" && server != known && !rs.afterRestore && !rs.restoringLocked()
+}
+
 // down records that the server went at at.
 func (rs *restorer) down(at time.Time) {
 	rs.mu.Lock()

@@ -112,3 +112,20 @@ func TestMissingProgram(t *testing.T) {
 		t.Errorf("lastWords = %q", got)
 	}
 }
+
+// A server of another life (st did not make it) is not judged by the
+// picture's pane ids; one st's own restore made is.
+func TestOtherLife(t *testing.T) {
+	rs := newRestorer(t.TempDir())
+	if rs.otherLife("9:9") {
+		t.Error("with no picture, every server is st's to look at")
+	}
+	rs.layout.Server = "1:1"
+	if rs.otherLife("1:1") || !rs.otherLife("2:2") || rs.otherLife("") {
+		t.Error("the picture's life is known, another is not")
+	}
+	rs.broughtBack([]string{"%1"})
+	if rs.otherLife("2:2") {
+		t.Error("a server st's restore made is st's own")
+	}
+}

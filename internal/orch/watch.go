@@ -135,6 +135,14 @@ func (m *Manager) reconcile(ctx context.Context) {
 	if m.rest.busy() {
 		return // the restore relinks everything when it is done
 	}
+	if m.rest.picture().Server != "" {
+		// Panes of another life of the server (it went while st was down,
+		// and something else started it again) are not the ones st knows:
+		// observe restores st's own into it first.
+		if id, err := m.cfg.Tmux.ServerID(ctx); err == nil && m.rest.otherLife(id) {
+			return
+		}
+	}
 	seq := m.rest.gen()
 	listed := m.cfg.Now()
 	panes, err := m.cfg.Tmux.ListPanes(ctx)

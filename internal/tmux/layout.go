@@ -134,6 +134,16 @@ func parseLayout(out string) (Layout, error) {
 	return l, nil
 }
 
+// ServerID names the server's life as Layout.Server does (its pid and
+// start time); "" with no server.
+func (c *Client) ServerID(ctx context.Context) (string, error) {
+	out, err := c.Run(ctx, "display-message", "-p", "#{pid}:#{start_time}")
+	if isNoServer(err) {
+		return "", nil
+	}
+	return strings.TrimSpace(out), err
+}
+
 // Running reports whether the server answers.
 func (c *Client) Running(ctx context.Context) bool {
 	_, err := c.Run(ctx, "list-sessions", "-F", "#{session_id}")

@@ -32,7 +32,8 @@ type restoreFig struct {
 // TestRebootRestore: st is killed (kill -9), then the tmux server
 // (SIGKILL, as a reboot ends it), the socket's folder is removed (a
 // reboot empties /tmp), and `st up` (what st up --at-login does after a
-// reboot) must bring back the sessions, each agent resuming its own
+// reboot; in every other trial a person has opened tmux first) must bring
+// back the sessions, each agent resuming its own
 // conversation, the relations, and the report made before. Before issue
 // 24 nothing came back and the workers stayed "working" for good.
 // CI: 2 trials; scripts/faults: 10.
@@ -67,9 +68,24 @@ func rebootTrial(t *testing.T, trial int) (int, restoreFig) {
 	if err := os.RemoveAll(filepath.Dir(w.sock)); err != nil {
 		t.Fatal(err)
 	}
+	if trial%2 == 1 {
+		// A person opened tmux before st came up (its default path, so
+		// tmux makes the folder): st's sessions come back in that server,
+		// beside the person's.
+		cmd := execCommand("tmux", "-f", "/dev/null", "new-session", "-d", "-s", "person", "sh")
+		cmd.Env = w.env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("a person's tmux: %v %s", err, out)
+		}
+	}
 	start := time.Now()
 	w.up()
 	fig, problems := w.checkBack(start, ws, sessions, map[string]string{"short0": "short reported"})
+	if trial%2 == 1 {
+		if _, err := w.tmux("has-session", "-t", "person"); err != nil {
+			problems = append(problems, "the person's session is gone: "+err.Error())
+		}
+	}
 	if len(problems) > 0 {
 		t.Errorf("trial %d: not back after the reboot: %v\n%s", trial, problems, w.logTail())
 		return 1, fig
