@@ -118,7 +118,7 @@ func newControlPlaneServeCmd(env *Env, runF runFunc[cpServeOptions]) *cobra.Comm
 	f.Float64Var(&o.RelayRateMiB, "relay-rate", float64(remote.DefaultRelayRate)/(1<<20), "MiB a second a machine may send through the relay (0: no limit)")
 	f.StringVar(&o.RelayRecord, "relay-record", "", "keep the bytes of every relayed stream in this folder, as the relay read them (for audits and tests: TLS records only)")
 	f.MarkHidden("relay-record")
-	f.DurationVar(&o.CertLifetime, "cert-lifetime", remote.CertLifetime, "how long the machines' certificates it signs last (for tests: a laptop's certificate that ends while it sleeps)")
+	f.DurationVar(&o.CertLifetime, "cert-lifetime", 0, "how long the machines' certificates it signs last (0: 11 hours; shorter for tests: a laptop's certificate that ends while it sleeps)")
 	f.MarkHidden("cert-lifetime")
 	return bind(cmd, env, &o, func([]string) error {
 		if o.Data == "" {
