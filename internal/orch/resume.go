@@ -86,8 +86,9 @@ func phaseAllowed(a, b restorePhase) bool {
 // resumeTimeout is each agent's own deadline to show its screen again.
 const resumeTimeout = 90 * time.Second
 
-// resumeEvery is how often a starting agent's pane is looked at.
-const resumeEvery = 150 * time.Millisecond
+// resumeEvery is how often a starting agent's pane is looked at (two
+// commands over the control client: about a tenth of a millisecond).
+const resumeEvery = 50 * time.Millisecond
 
 // launch is one agent to start again in its restored pane.
 type launch struct {
@@ -189,8 +190,17 @@ func (m *Manager) lookResume(ctx context.Context, pane string, ad agent.Adapter)
 		return resumeLook{Gone: errors.Is(err, tmux.ErrNoPane)}
 	}
 	if dead {
-		said, _ := m.cfg.Tmux.CaptureHistory(ctx, pane, 60)
-		return resumeLook{Exited: true, Status: status, Said: lastWords(said)}
+		// What it printed as it exited may reach the pane's screen a
+		// moment after tmux marks the pane dead: look a few times.
+		var said string
+		for i := 0; i < 10 && said == ""; i++ {
+			if i > 0 && sleepCtx(ctx, 50*time.Millisecond) != nil {
+				break
+			}
+			out, _ := m.cfg.Tmux.CaptureHistory(ctx, pane, 60)
+			said = lastWords(out)
+		}
+		return resumeLook{Exited: true, Status: status, Said: said}
 	}
 	if ad == nil {
 		return resumeLook{Drawn: true}
