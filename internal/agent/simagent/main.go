@@ -180,7 +180,9 @@ func configure(args []string, env func(string) string) (cfg config, noHooks bool
 // kept, in Claude's words.
 type noConversation string
 
-func (id noConversation) Error() string { return "No conversation found with session ID: " + string(id) }
+func (id noConversation) Error() string {
+	return "No conversation found with session ID: " + string(id)
+}
 
 // ConversationFile is where the sim keeps its record of conversation id,
 // as Claude keeps its conversations under ~/.claude: ~/.st-sim/ID.
