@@ -144,7 +144,7 @@ func (m *Manager) reopen(ctx context.Context, old tmux.Layout) (map[string]strin
 				var err error
 				switch {
 				case wi == 0 && pi == 0:
-					np, err = m.cfg.Tmux.NewSession(ctx, s.Name, w.Name, p.Path, env, argv)
+					np, err = m.newSession(ctx, s.Name, w.Name, p.Path, env, argv, !started)
 					m.cfg.Tmux.Kick() // a server again: its control client, for the rest
 				case pi == 0:
 					np, err = m.cfg.Tmux.NewWindow(ctx, tmux.NewWindowOpts{Target: s.Name + ":" + strconv.Itoa(w.Index), Name: w.Name, Cwd: p.Path, Env: env, Command: argv})
@@ -186,6 +186,25 @@ func (m *Manager) reopen(ctx context.Context, old tmux.Layout) (map[string]strin
 		}
 	}
 	return moved, newOpts, launches
+}
+
+// newSession makes a session of the restore. The first one starts the
+// server, and the old one may not have finished exiting when st heard it
+// go: tmux then says "server exited unexpectedly" (seen once in 25
+// restores), and is asked again for a few seconds. Whatever else stops it
+// (a socket folder st refuses) is not asked again.
+func (m *Manager) newSession(ctx context.Context, name, window, cwd string, env map[string]string, argv []string, first bool) (tmux.Pane, error) {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		p, err := m.cfg.Tmux.NewSession(ctx, name, window, cwd, env, argv)
+		if err == nil || !first || !strings.Contains(err.Error(), "server exited unexpectedly") || time.Now().After(deadline) {
+			return p, err
+		}
+		m.logf("restore: the old tmux server is still exiting (%v); trying again", err)
+		if sleepCtx(ctx, 50*time.Millisecond) != nil {
+			return p, err
+		}
+	}
 }
 
 // windowEnv is the environment of the windows st opens: its own home and
