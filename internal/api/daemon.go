@@ -34,6 +34,8 @@ type StatusInfo struct {
 	// it runs); Restoring is set while st brings it back.
 	TmuxDown  *time.Time `json:"tmux_down,omitempty"`
 	Restoring bool       `json:"restoring,omitempty"`
+	// Resuming is how many agents st is starting again after a restore.
+	Resuming int `json:"resuming,omitempty"`
 }
 
 // LsSession is a session as st ls shows it.

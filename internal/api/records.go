@@ -94,11 +94,19 @@ type Worker struct {
 	TeamDepth int `json:"team_depth,omitempty"`
 }
 
+// RunFormat is the form of run.json this st writes, and the newest it
+// reads.
+const RunFormat = 1
+
 // Remote reports whether w runs on another machine.
 func (w *Worker) Remote() bool { return w.Machine != "" }
 
 // Run is one coordinator's piece of work.
 type Run struct {
+	// Format is the version of run.json's form (RunFormat when written;
+	// 0 in files of st before formats were numbered). An st that finds a
+	// newer one leaves it out and never writes it.
+	Format      int       `json:"format"`
 	ID          string    `json:"id"`
 	Objective   string    `json:"objective"`
 	Coordinator string    `json:"coordinator"` // its pane

@@ -19,6 +19,11 @@ type RestoreStats struct {
 	Sessions  time.Duration `json:"sessions"`  // from noticing the server gone to the sessions being back
 	Relations time.Duration `json:"relations"` // from the sessions being back to every relation restored
 	Panes     int           `json:"panes"`
+	// Agents is how many agents the restore started again; AgentsBack
+	// how long after the sessions were back the last of them came back
+	// or was found gone (0 while some still start).
+	Agents     int           `json:"agents,omitempty"`
+	AgentsBack time.Duration `json:"agents_back,omitempty"`
 }
 
 // Status is a summary for st status.
@@ -26,6 +31,9 @@ type Status struct {
 	Runs    int `json:"runs"`
 	Workers int `json:"workers"`
 	Live    int `json:"live"`
+	// Waits is how many st worker wait calls are waiting now (their
+	// workers found, not yet settled).
+	Waits int `json:"waits,omitempty"`
 	// Problems are what the user should know about and fix (a run.json
 	// st could not read).
 	Problems []string `json:"problems,omitempty"`

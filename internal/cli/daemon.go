@@ -336,6 +336,17 @@ func runDown(ctx context.Context, env *Env, o downOptions) error {
 	return fmt.Errorf("st (pid %d) did not stop within 10 s", pid)
 }
 
+// lockFree reports whether no daemon holds ST_HOME's lock (it is taken
+// and let go at once).
+func lockFree(home string) bool {
+	l, ok, err := store.TryLock(filepath.Join(home, "daemon.lock"))
+	if err != nil || !ok {
+		return false
+	}
+	l.Unlock()
+	return true
+}
+
 type statusOptions struct{ JSON bool }
 
 func newStatusCmd(env *Env, runF runFunc[statusOptions]) *cobra.Command {
@@ -358,6 +369,9 @@ func runStatus(ctx context.Context, env *Env, o statusOptions) error {
 				what = "st is bringing its sessions back"
 			}
 			fmt.Fprintf(w, "  the tmux server is gone (for %s): %s\n", time.Since(*s.TmuxDown).Round(time.Millisecond), what)
+		}
+		if s.Resuming > 0 {
+			fmt.Fprintf(w, "  restore: %d agents are starting again after the tmux server went down\n", s.Resuming)
 		}
 		switch {
 		case s.Web != "" && s.WebNote != "":

@@ -197,6 +197,7 @@ type cpServeOptions struct {
 	RelayRateMiB     float64
 	RelayRecord      string
 	Metrics          string
+	CertLifetime     time.Duration
 }
 
 func newControlPlaneServeCmd(env *Env, runF runFunc[cpServeOptions]) *cobra.Command {
@@ -220,6 +221,8 @@ func newControlPlaneServeCmd(env *Env, runF runFunc[cpServeOptions]) *cobra.Comm
 	f.Float64Var(&o.RelayRateMiB, "relay-rate", float64(remote.DefaultRelayRate)/(1<<20), "MiB a second a machine may send through the relay (0: no limit)")
 	f.StringVar(&o.RelayRecord, "relay-record", "", "keep the bytes of every relayed stream in this folder, as the relay read them (for audits and tests: TLS records only)")
 	f.MarkHidden("relay-record")
+	f.DurationVar(&o.CertLifetime, "cert-lifetime", 0, "how long the machines' certificates it signs last (0: 11 hours; shorter for tests: a laptop's certificate that ends while it sleeps)")
+	f.MarkHidden("cert-lifetime")
 	return bind(cmd, env, &o, func([]string) error {
 		if o.Data == "" {
 			o.Data = defaultCPData(env)
@@ -236,7 +239,7 @@ func runControlPlaneServe(ctx context.Context, env *Env, o cpServeOptions) error
 	cp, err := remote.StartControlPlane(remote.ServerOptions{Data: o.Data, OfflineAfter: o.OfflineAfter, Log: env.Stderr,
 		CertFile: o.Cert, KeyFile: o.Key, Names: o.Names, PlainHTTP: o.HTTP,
 		RelayStreams: o.RelayStreams, RelayPairStreams: o.RelayPairStreams, RelayRate: rate, RelayRecord: o.RelayRecord,
-		MetricsAddr: o.Metrics}, o.Listen)
+		MetricsAddr: o.Metrics, CertLifetime: o.CertLifetime}, o.Listen)
 	if err != nil {
 		return err
 	}

@@ -346,6 +346,11 @@ func workerWhere(v api.WorkerView) string {
 		// coordinator on home-macbook"), with the pane for commands.
 		extra += "  worker of " + orDash(v.ParentName, pane) + " on " + orDash(v.ParentMachineName, mach) + " (" + v.Parent + ")"
 	}
+	if v.State == api.Gone && strings.Contains(v.Error, "could not come back") {
+		// Its agent could not start again after a tmux restart (orch's
+		// restore): the reason is long, so its place is st worker read.
+		extra += "  (its agent could not come back: st worker read " + orDash(v.Name, v.ID) + ")"
+	}
 	if v.ParentGone {
 		if v.ParentNow != "" {
 			extra += "  ⚠ (parent gone; its coordinator is " + v.ParentNow + " now)"

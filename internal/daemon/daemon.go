@@ -80,7 +80,7 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer mgr.Close()
-	pn.mgr, pn.tmux = mgr, tm
+	pn.start(mgr, tm) // its listeners serve from now
 	var loops sync.WaitGroup
 	defer func() { cancel(); loops.Wait() }() // the loops end with ctx
 	loops.Add(2)
@@ -214,6 +214,7 @@ func (s *server) status(ctx context.Context, r *http.Request, b []byte) (any, er
 	i := s.info
 	i.Orch = s.mgr.Status()
 	i.LastRestore = s.mgr.LastRestore()
+	i.Resuming = s.mgr.Resuming()
 	if d := s.mgr.ServerDown(); !d.IsZero() {
 		i.TmuxDown = &d
 		i.Restoring = s.mgr.Restoring()

@@ -35,7 +35,9 @@ type peerNet struct {
 	heartbeat time.Duration // how often the control plane is told
 	log       io.Writer
 
-	mgr  *orch.Manager // set once the manager exists
+	// mgr and tmux are set once the manager exists (start); nothing is
+	// served before then: a request would reach no manager.
+	mgr  *orch.Manager
 	tmux *tmux.Client
 
 	mu    sync.Mutex
@@ -46,6 +48,9 @@ type peerNet struct {
 	addr  string // the direct listener's; "" with peer_listen off
 	kick  chan struct{}
 	base  context.Context // the daemon's life: ends the peers' web terminals
+	// waiting are listeners made before the manager existed, served by
+	// start.
+	waiting []func()
 }
 
 func newPeerNet(home, listen string, heartbeat time.Duration, log io.Writer) *peerNet {
@@ -115,7 +120,7 @@ func (p *peerNet) reload() error {
 	p.mu.Lock()
 	p.srv, p.addr = srv, addr
 	p.mu.Unlock()
-	go srv.Serve(ln)
+	p.serve(srv, ln)
 	if addr != "" {
 		p.logf("machine %s of account %s takes peer requests on %s and through the control plane's relay (mutual TLS)", id.Slug, id.Account, addr)
 	} else {
@@ -126,6 +131,33 @@ func (p *peerNet) reload() error {
 		return fmt.Errorf("listen on %s for other machines (set peer_listen in config.toml or ST_PEER_LISTEN; off for none): %w", p.listen, err)
 	}
 	return nil
+}
+
+// serve serves srv on ln once the manager exists.
+func (p *peerNet) serve(srv *http.Server, ln net.Listener) {
+	p.mu.Lock()
+	ready := p.mgr != nil
+	if !ready {
+		p.waiting = append(p.waiting, func() { srv.Serve(ln) })
+	}
+	p.mu.Unlock()
+	if ready {
+		go srv.Serve(ln)
+	}
+}
+
+// start gives the peer side its manager and tmux client, and serves the
+// listeners that waited for them (the daemon's start-up order: the
+// manager before any listener serves).
+func (p *peerNet) start(mgr *orch.Manager, tm *tmux.Client) {
+	p.mu.Lock()
+	p.mgr, p.tmux = mgr, tm
+	waiting := p.waiting
+	p.waiting = nil
+	p.mu.Unlock()
+	for _, f := range waiting {
+		go f()
+	}
 }
 
 // poke makes the heartbeat loop tell the control plane now.
@@ -169,14 +201,19 @@ func (p *peerNet) run(ctx context.Context) {
 
 func (p *peerNet) beat(ctx context.Context, online bool) {
 	p.mu.Lock()
-	id, addr, srv, n := p.id, p.addr, p.srv, p.net
+	id, addr, srv, n, mgr := p.id, p.addr, p.srv, p.net, p.mgr
 	p.mu.Unlock()
-	if id == nil || srv == nil || p.mgr == nil {
+	if id == nil || srv == nil || mgr == nil {
 		return
 	}
 	c, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	err := id.Heartbeat(c, addr, p.mgr.AcceptRemote(), online)
+	// The certificate first: one that ended while the machine slept would
+	// fail the heartbeat, and with it the renewal that mends it.
+	if err := id.RenewIfDue(c); err != nil {
+		p.logf("renew the certificate: %v", err)
+	}
+	err := id.Heartbeat(c, addr, mgr.AcceptRemote(), online)
 	// The heartbeat brings the revoked keys: a machine that signed out or
 	// was removed loses its open connections here now (remote.Net), not
 	// only its next request. Also when the control plane did not answer:
@@ -186,10 +223,6 @@ func (p *peerNet) beat(ctx context.Context, online bool) {
 	}
 	if err != nil {
 		p.logf("heartbeat: %v", err)
-		return
-	}
-	if err := id.RenewIfDue(c); err != nil {
-		p.logf("renew the certificate: %v", err)
 	}
 }
 

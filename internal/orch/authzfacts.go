@@ -111,17 +111,8 @@ func (m *Manager) ParentOf(id string) string {
 func (m *Manager) CoordinatesFor(machine, pane string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.hub.mu.Lock()
-	defer m.hub.mu.Unlock()
-	for _, w := range m.workers {
-		if w.Machine == machine && (w.Parent == pane || m.movedFrom(pane, w.Parent)) {
-			return true
-		}
-		if w.Machine == machine && retired(w.Parent) && strings.HasPrefix(w.Parent, pane+retiredMark) {
-			return true // it did not come back after a tmux restart here
-		}
-	}
-	return false
+	handed, _ := m.paneFor(machine, pane)
+	return handed
 }
 
 // PaneRole is what the agent in pane is to st: a worker, a coordinator,

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/sophonz/st/internal/api"
 )
 
 // A change of the registry's state, and what it sets going.
@@ -92,6 +94,12 @@ func (m *Manager) stage(c *change) *commit {
 		if m.runs[r.ID] != r {
 			continue // a run dropped in the meantime
 		}
+		if m.frozen[r.ID] {
+			// A newer st's run.json is never overwritten (load).
+			m.logf("run %s is not written: its run.json is a newer st's", r.ID)
+			continue
+		}
+		r.Format = api.RunFormat
 		data, err := json.MarshalIndent(r, "", "  ")
 		if err != nil {
 			// A Run is plain data; this would be a bug.

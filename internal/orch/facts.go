@@ -223,6 +223,14 @@ func (f *paneFacts) move(moved map[string]string, restarted bool) {
 	f.panes = panes
 }
 
+// forget drops what hooks told of pane: its agent is gone from it (it
+// could not come back after a restart, and a shell runs there now).
+func (f *paneFacts) forget(pane string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.panes, pane)
+}
+
 // panesOf lists the panes whose agent holds conversation session.
 func (f *paneFacts) panesOf(session string) []string {
 	f.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync/atomic"
 	"time"
 
 	"github.com/sophonz/st/internal/tmux"
@@ -62,7 +63,9 @@ type Manager struct {
 	notices *noticer
 	// watchKick wakes the watcher early (an agent's SessionEnd).
 	watchKick chan struct{}
-	bg        *group
+	// waits counts the st worker wait calls waiting now (st status).
+	waits atomic.Int32
+	bg    *group
 }
 
 // NewManager loads the runs kept under cfg.Home and reconciles them with

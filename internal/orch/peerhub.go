@@ -7,7 +7,6 @@ import (
 	"maps"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -31,11 +30,6 @@ type peerHub struct {
 	acceptRemote bool
 	// loops are the watches of other machines, by slug.
 	loops map[string]*peerLoop
-	// movedTo maps coordinator panes to where a tmux restart moved them.
-	movedTo map[string]string
-	// retiredTold holds machine/retired-id of the coordinators that did
-	// not come back, once queued to tell that machine.
-	retiredTold map[string]bool
 	// toldDepths is what each machine was last told of how deep the
 	// coordinators of this machine's runs with workers there are.
 	toldDepths map[string]map[string]int
@@ -46,9 +40,25 @@ type peerHub struct {
 // be reached, and tells it of coordinators that moved. It runs while this
 // machine has live workers there or something to tell it.
 type peerLoop struct {
-	kick        chan struct{}
+	kick chan struct{}
+	// reparents are the moves of coordinators that machine has workers
+	// of, not told yet. Old is the id that machine knows, retired
+	// (%4~gen) when a restart of the tmux server ended its life, so that
+	// it is never taken for a pane of the server's new life; New is where
+	// the coordinator is now ("" when it did not come back: nothing to
+	// tell, but its workers' machine is answered that it is gone).
 	reparents   []PeerReparent
 	lastAttempt time.Time
+}
+
+// toTell reports whether any move is there to tell.
+func (pl *peerLoop) toTell() bool {
+	for _, mv := range pl.reparents {
+		if mv.New != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // ensurePeerWatch starts the watch of machine slug. Called with m.mu held.
@@ -80,7 +90,7 @@ func (m *Manager) ensurePeerWatchLocked(slug string) *peerLoop {
 // needsPeer says whether the loop of slug has work. Called with m.mu and
 // m.hub.mu held.
 func (m *Manager) needsPeer(slug string, pl *peerLoop) bool {
-	if len(pl.reparents) > 0 {
+	if pl.toTell() {
 		return true
 	}
 	for _, w := range m.workers {
@@ -103,7 +113,12 @@ func (m *Manager) runPeerLoop(ctx context.Context, slug string, pl *peerLoop) {
 			m.mu.Unlock()
 			return
 		}
-		reparents := append([]PeerReparent(nil), pl.reparents...)
+		var reparents []PeerReparent
+		for _, mv := range pl.reparents {
+			if mv.New != "" {
+				reparents = append(reparents, mv)
+			}
+		}
 		due := len(reparents) > 0 && m.cfg.Now().Sub(pl.lastAttempt) >= m.peerRetry()
 		if due {
 			pl.lastAttempt = m.cfg.Now()
@@ -249,7 +264,8 @@ func (m *Manager) peerRetry() time.Duration {
 func (m *Manager) tellMoves(ctx context.Context, slug string, pl *peerLoop, moves []PeerReparent) {
 	for _, mv := range moves {
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		err := m.cfg.Peers.Call(cctx, slug, api.PeerRouteReparent, mv, &struct{}{})
+		// That machine knows the old pane by its bare id.
+		err := m.cfg.Peers.Call(cctx, slug, api.PeerRouteReparent, PeerReparent{Old: PaneOf(mv.Old), New: mv.New}, &struct{}{})
 		cancel()
 		if err != nil {
 			m.logf("could not tell %s that coordinator %s is %s now (trying again in %s): %v", slug, mv.Old, mv.New, m.peerRetry(), err)
@@ -334,55 +350,104 @@ func (m *Manager) markUnreachable(slug string, err error) {
 	m.settleUnlock(c)
 }
 
-// queueMoves records coordinators that moved to new panes and queues
-// telling each machine that has workers of theirs. Called with m.mu held.
-func (m *Manager) queueMoves(moved map[string]string) {
+// queueMoves records coordinators that moved to new panes (moved, old
+// id -> new) and queues telling each machine that has workers of theirs.
+// After a restart of the whole server (restarted), an old id is known
+// by its retired form (retire), and the moves not yet told of an earlier
+// life follow this one: to the coordinator's new pane, or to nothing
+// when it did not come back. Called with m.mu held, after the relations
+// moved.
+func (m *Manager) queueMoves(moved map[string]string, retire func(string) string, restarted bool) {
 	m.hub.mu.Lock()
 	defer m.hub.mu.Unlock()
-	if m.hub.movedTo == nil {
-		m.hub.movedTo = map[string]string{}
-	}
-	for o, n := range moved {
-		if o != n {
-			m.hub.movedTo[o] = n
+	for _, pl := range m.hub.loops {
+		for i := range pl.reparents {
+			mv := &pl.reparents[i]
+			if n, ok := moved[mv.New]; ok {
+				mv.New = n
+			} else if restarted {
+				mv.New = ""
+			}
 		}
 	}
 	tell := map[string]map[PeerReparent]bool{}
+	add := func(slug string, mv PeerReparent) {
+		if tell[slug] == nil {
+			tell[slug] = map[PeerReparent]bool{}
+		}
+		tell[slug][mv] = true
+	}
 	for _, w := range m.workers {
 		if !w.Remote() || !w.State.Live() {
 			continue
 		}
-		if retired(w.Parent) && !m.hub.retiredTold[w.Machine+"/"+w.Parent] {
-			// Its coordinator did not come back: that machine keeps its
-			// old id, which a new pane here may have now. Tell it the
-			// retired one, which names only the gone pane.
-			if m.hub.retiredTold == nil {
-				m.hub.retiredTold = map[string]bool{}
-			}
-			m.hub.retiredTold[w.Machine+"/"+w.Parent] = true
-			old, _, _ := strings.Cut(w.Parent, retiredMark)
-			if tell[w.Machine] == nil {
-				tell[w.Machine] = map[PeerReparent]bool{}
-			}
-			tell[w.Machine][PeerReparent{Old: old, New: w.Parent}] = true
-		}
 		for o, n := range moved {
 			if w.Parent == n && o != n {
-				if tell[w.Machine] == nil {
-					tell[w.Machine] = map[PeerReparent]bool{}
-				}
-				tell[w.Machine][PeerReparent{Old: o, New: n}] = true
+				add(w.Machine, PeerReparent{Old: retire(o), New: n})
 			}
+		}
+		if restarted && retired(w.Parent) {
+			// Its coordinator did not come back: that machine keeps its
+			// old id, which a new pane here may have now. It is told the
+			// retired one, which names only the gone pane (and answered
+			// so meanwhile).
+			add(w.Machine, PeerReparent{Old: w.Parent, New: w.Parent})
 		}
 	}
 	for slug, mvs := range tell {
 		pl := m.ensurePeerWatchLocked(slug)
 		for mv := range mvs {
-			pl.reparents = append(pl.reparents, mv)
+			pl.reparents = append(without(pl.reparents, mv.Old), mv)
 		}
 		sort.Slice(pl.reparents, func(i, j int) bool { return pl.reparents[i].Old < pl.reparents[j].Old })
 		pl.lastAttempt = time.Time{}
 	}
+}
+
+// without is mvs without the move of old.
+func without(mvs []PeerReparent, old string) []PeerReparent {
+	out := mvs[:0:0]
+	for _, mv := range mvs {
+		if mv.Old != old {
+			out = append(out, mv)
+		}
+	}
+	return out
+}
+
+// paneFor answers machine from about its workers' coordinator pane id,
+// as from knows it: whether from has workers of it (handed), and when a
+// move of it is not told to from yet (mv), where the coordinator is now
+// (mv.New; "" when it did not come back, or its retired id when that is
+// to be told). A move is found by its retired id only, and only when no
+// live worker of from has pane as its parent in the server's current
+// life: a bare id means a pane of the current life first (a coordinator
+// started since, in a pane that got an old id, is not taken for the one
+// that went). A coordinator that did not come back, told already or from
+// before a restart of st, is found by its workers' retired parent.
+// Called with m.mu held.
+func (m *Manager) paneFor(from, pane string) (handed bool, mv *PeerReparent) {
+	for _, w := range m.workers {
+		if w.Machine == from && w.State.Live() && w.Parent == pane {
+			return true, nil
+		}
+	}
+	m.hub.mu.Lock()
+	if pl := m.hub.loops[from]; pl != nil {
+		for i := len(pl.reparents) - 1; i >= 0; i-- {
+			if r := pl.reparents[i]; PaneOf(r.Old) == pane {
+				m.hub.mu.Unlock()
+				return true, &r
+			}
+		}
+	}
+	m.hub.mu.Unlock()
+	for _, w := range m.workers {
+		if w.Machine == from && retired(w.Parent) && PaneOf(w.Parent) == pane {
+			return true, &PeerReparent{Old: w.Parent, New: w.Parent}
+		}
+	}
+	return false, nil
 }
 
 // resumePeerWatches starts the watch of every machine this machine has
@@ -436,19 +501,3 @@ func (m *Manager) SetAcceptRemote(on bool) error {
 	return nil
 }
 
-// movedFrom reports whether a tmux restart moved pane old, in one or more
-// steps, to pane now. Called with m.hub.mu held.
-func (m *Manager) movedFrom(old, now string) bool {
-	cur := old
-	for i := 0; i < 8; i++ {
-		next := m.hub.movedTo[cur]
-		if next == "" {
-			return false
-		}
-		if next == now {
-			return true
-		}
-		cur = next
-	}
-	return false
-}

@@ -328,30 +328,18 @@ func (m *Manager) PeerPane(ctx context.Context, from string, req IDRequest) (*Pe
 	if !tmux.ValidPaneID(req.ID) {
 		return nil, peerRefused(from, "a pane id that is not one")
 	}
+	// That from may ask about req.ID at all, authz said (CoordinatesFor:
+	// the coordinators of its workers here, or where they went).
 	m.mu.Lock()
-	m.hub.mu.Lock()
-	// The worker of from whose coordinator did not come back after a tmux
-	// restart here: its retired id names it (req.ID may be another pane's
-	// now). That from may ask about req.ID at all, authz said
-	// (CoordinatesFor).
-	gone := ""
-	for _, w := range m.workers {
-		if w.Machine == from && retired(w.Parent) && strings.HasPrefix(w.Parent, req.ID+retiredMark) {
-			gone = w.Parent
-			break
-		}
-	}
-	now := m.hub.movedTo[req.ID]
-	for i := 0; i < 8 && m.hub.movedTo[now] != ""; i++ {
-		now = m.hub.movedTo[now]
-	}
-	m.hub.mu.Unlock()
+	_, mv := m.paneFor(from, req.ID)
 	m.mu.Unlock()
-	if gone != "" {
-		return &PeerPaneResult{Retired: gone}, nil
-	}
-	if now != "" {
-		return &PeerPaneResult{Now: now}, nil
+	switch {
+	case mv != nil && (mv.New == "" || retired(mv.New)):
+		// It did not come back after a tmux restart here: named by its
+		// retired id (req.ID may be another pane's now).
+		return &PeerPaneResult{Retired: mv.Old}, nil
+	case mv != nil:
+		return &PeerPaneResult{Now: mv.New}, nil
 	}
 	p, err := m.cfg.Tmux.Pane(ctx, req.ID)
 	return &PeerPaneResult{Live: err == nil && !p.Dead}, nil

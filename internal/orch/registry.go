@@ -13,8 +13,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/store"
 	"github.com/sophonz/st/internal/tmux"
+	"github.com/sophonz/st/internal/version"
 )
 
 // registry is the record of runs and workers: which runs exist, which
@@ -33,7 +35,10 @@ type registry struct {
 	// problems are what the user should know about st's state files
 	// (a run.json st could not read), shown by st up and st status.
 	problems []string
-	saver    *saver
+	// frozen are runs whose run.json a newer st wrote: left out, and
+	// never written.
+	frozen map[string]bool
+	saver  *saver
 	// sig wakes waiters at every change (it has its own lock, so that a
 	// change wakes them after it is on disk, with mu let go).
 	sig signal
@@ -69,7 +74,7 @@ func (s *signal) notify() {
 }
 
 func newRegistry() registry {
-	return registry{runs: map[string]*Run{}, workers: map[string]*Worker{}, runOf: map[string]*Run{}, reserved: map[string]bool{}}
+	return registry{runs: map[string]*Run{}, workers: map[string]*Worker{}, runOf: map[string]*Run{}, reserved: map[string]bool{}, frozen: map[string]bool{}}
 }
 
 func (m *Manager) runDir(id string) string { return filepath.Join(m.cfg.Home, "orch", id) }
@@ -99,6 +104,13 @@ func (m *Manager) load() error {
 			cp, _ := store.KeepCopy(path)
 			m.logf("skipping run %s: %v (a copy is kept at %s; fix or remove the file and restart st)", d.Name(), err, cp)
 			m.problems = append(m.problems, fmt.Sprintf("st could not read %s, so its run and workers are left out (the file is not touched; a copy is kept at %s): %v. Fix or remove the file, then st down; st up", path, cp, errors.Unwrap(err)))
+			continue
+		}
+		if r.Format > api.RunFormat {
+			m.frozen[d.Name()] = true
+			m.logf("skipping run %s: its run.json is of a newer st (format %d; this st reads up to %d)", d.Name(), r.Format, api.RunFormat)
+			m.problems = append(m.problems, fmt.Sprintf("%s was written by a newer st (run.json format %d; this st %s reads formats up to %d), so its run and workers are left out, and the file is never written by this st. Try: install the newer st again (it was replaced by an older one), then st down; st up",
+				path, r.Format, version.Version, api.RunFormat))
 			continue
 		}
 		m.runs[r.ID] = &r

@@ -82,6 +82,8 @@ func (m *Manager) Wait(ctx context.Context, req WaitRequest) (*WaitResult, error
 	if err != nil {
 		return nil, err
 	}
+	m.waits.Add(1)
+	defer m.waits.Add(-1)
 	var deadline <-chan time.Time
 	if req.Timeout > 0 {
 		t := time.NewTimer(req.Timeout)

@@ -24,8 +24,10 @@ func (m *Manager) observe(ctx context.Context) {
 		return
 	}
 	if len(l.Sessions) == 0 {
-		if m.cfg.Events == nil && m.hasLive() && !m.cfg.Tmux.Running(ctx) {
-			// With no events, this is how st learns the server went.
+		if m.hasLive() && !m.rest.busy() && !m.cfg.Tmux.Running(ctx) {
+			// No server, and st has panes on record: the server went while
+			// st was down (a reboot), or with no events, this is how st
+			// learns it went. Either way its panes are gone: restore.
 			m.serverGone(ctx, m.cfg.Now())
 		}
 		return
@@ -37,8 +39,13 @@ func (m *Manager) observe(ctx context.Context) {
 	if known != "" && l.Server != "" && l.Server != known && !restored {
 		// Another life of the server, which st did not bring back itself
 		// (it was down, or the server came and went between its looks):
-		// the pane ids it knew mean other panes now.
+		// the pane ids it knew mean other panes now. Its sessions come
+		// back in this server, next to whatever it runs.
 		m.logf("the tmux server was restarted (%s, was %s): its old panes are gone", l.Server, known)
+		if m.hasLive() {
+			m.serverGone(ctx, m.cfg.Now())
+			return
+		}
 		m.relink(ctx, map[string]string{}, nil, true)
 	}
 	m.reconcileLayout(l, listed, seq)
@@ -61,16 +68,24 @@ func (m *Manager) reconcileLayout(l tmux.Layout, listed time.Time, seq int) {
 	m.reconcilePanes(panes, listed, seq)
 }
 
-// restore brings back the sessions of the last picture and relinks
-// everything.
+// restore brings back the sessions of the last picture, puts every
+// relation back on the new panes, and then starts each agent again, each
+// on a deadline of its own (resume.go). It returns once the sessions and
+// relations are back; the agents come back in the background, and one
+// that cannot holds up none of the others.
 func (m *Manager) restore(ctx context.Context) {
 	t0 := time.Now()
 	old := m.rest.picture()
-	m.rest.begin()
-	defer m.rest.end()
+	if !m.rest.begin() {
+		return // one is under way
+	}
 	m.logf("the tmux server is gone: bringing back %d sessions", len(old.Sessions))
-	moved, newOpts := m.reopen(ctx, old)
+	moved, newOpts, launches := m.reopen(ctx, old)
 	back := time.Now()
+	if len(moved) > 0 {
+		m.rest.serverBack()
+	}
+	m.rest.to(phaseRelinking)
 	// The options st knows of each pane go back with it, whatever the
 	// picture holds (it may have been taken before they were set).
 	m.mu.Lock()
@@ -88,32 +103,48 @@ func (m *Manager) restore(ctx context.Context) {
 	}
 	m.mu.Unlock()
 	m.rest.broughtBack(panes)
+	// The agents to start are known before the relations move, so that
+	// their workers go from their old state to "starting" in one step (a
+	// wait sees no "idle" that is not true yet).
+	gens := make([]int, len(launches))
+	for i, l := range launches {
+		gens[i] = m.rest.resume(l.pane)
+	}
 	m.relink(ctx, moved, newOpts, true)
-	m.logf("restored the tmux sessions in %s; relations back %s after the sessions (%d panes moved)",
-		back.Sub(t0).Round(time.Millisecond), time.Since(back).Round(time.Microsecond), len(moved))
+	relations := time.Since(back)
+	m.logf("restored the tmux sessions in %s; relations back %s after the sessions (%d panes moved); %d agents start again",
+		back.Sub(t0).Round(time.Millisecond), relations.Round(time.Microsecond), len(moved), len(launches))
 	m.rest.mu.Lock()
-	m.rest.last = RestoreStats{At: back, Sessions: back.Sub(t0), Relations: time.Since(back), Panes: len(moved)}
+	m.rest.last = RestoreStats{At: back, Sessions: back.Sub(t0), Relations: relations, Panes: len(moved), Agents: len(launches)}
 	m.rest.mu.Unlock()
+	m.resumeAll(ctx, launches, gens, back)
 }
 
-// reopen makes the sessions, windows and panes of layout old again, each
-// pane with its agent resumed. It returns old pane id -> new, and the
-// options the picture held for each new pane.
-func (m *Manager) reopen(ctx context.Context, old tmux.Layout) (map[string]string, map[string]map[string]string) {
-	env := map[string]string{"ST_HOME": m.cfg.Home, "ST_BIN": m.cfg.STBin, "PATH": withDir(filepath.Dir(m.cfg.STBin), os.Getenv("PATH"))}
+// reopen makes the sessions, windows and panes of layout old again; a
+// pane whose agent is to come back is opened with a placeholder, and its
+// agent started after the relations are back (resumeAll). It returns old
+// pane id -> new, the options the picture held for each new pane, and
+// the agents to start.
+func (m *Manager) reopen(ctx context.Context, old tmux.Layout) (map[string]string, map[string]map[string]string, []launch) {
+	env := m.windowEnv()
 	moved := map[string]string{}
 	newOpts := map[string]map[string]string{}
+	var launches []launch
 	started := false // a server runs again (st's first new session made it)
 	for _, s := range old.Sessions {
 		for wi, w := range s.Windows {
 			var winPane string
 			for pi, p := range w.Panes {
-				argv := m.relaunch(p)
+				l := m.relaunch(p)
+				argv := l.argv
+				if argv != nil {
+					argv = tmux.Placeholder
+				}
 				var np tmux.Pane
 				var err error
 				switch {
 				case wi == 0 && pi == 0:
-					np, err = m.cfg.Tmux.NewSession(ctx, s.Name, w.Name, p.Path, env, argv)
+					np, err = m.newSession(ctx, s.Name, w.Name, p.Path, env, argv, !started)
 					m.cfg.Tmux.Kick() // a server again: its control client, for the rest
 				case pi == 0:
 					np, err = m.cfg.Tmux.NewWindow(ctx, tmux.NewWindowOpts{Target: s.Name + ":" + strconv.Itoa(w.Index), Name: w.Name, Cwd: p.Path, Env: env, Command: argv})
@@ -125,7 +156,7 @@ func (m *Manager) reopen(ctx context.Context, old tmux.Layout) (map[string]strin
 					if wi == 0 && pi == 0 && !started && errors.Is(err, tmux.ErrNoServer) {
 						// No server can be started there: nothing will
 						// come back, and every worker's wait should know.
-						return moved, newOpts
+						return moved, newOpts, nil
 					}
 					if wi == 0 && pi == 0 {
 						break // no session to put its windows in
@@ -138,6 +169,10 @@ func (m *Manager) reopen(ctx context.Context, old tmux.Layout) (map[string]strin
 				}
 				moved[p.ID] = np.ID
 				newOpts[np.ID] = p.Options
+				if l.argv != nil {
+					l.pane, l.cwd, l.env = np.ID, p.Path, env
+					launches = append(launches, l)
+				}
 			}
 			if winPane == "" && wi == 0 {
 				break
@@ -150,12 +185,38 @@ func (m *Manager) reopen(ctx context.Context, old tmux.Layout) (map[string]strin
 			}
 		}
 	}
-	return moved, newOpts
+	return moved, newOpts, launches
 }
 
-// relaunch is the command that brings back the agent of a pane, resuming
-// its conversation; nil (a shell) for a pane without one.
-func (m *Manager) relaunch(p tmux.LayoutPane) []string {
+// newSession makes a session of the restore. The first one starts the
+// server, and the old one may not have finished exiting when st heard it
+// go: tmux then says "server exited unexpectedly" (seen once in 25
+// restores), and is asked again for a few seconds. Whatever else stops it
+// (a socket folder st refuses) is not asked again.
+func (m *Manager) newSession(ctx context.Context, name, window, cwd string, env map[string]string, argv []string, first bool) (tmux.Pane, error) {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		p, err := m.cfg.Tmux.NewSession(ctx, name, window, cwd, env, argv)
+		if err == nil || !first || !strings.Contains(err.Error(), "server exited unexpectedly") || time.Now().After(deadline) {
+			return p, err
+		}
+		m.logf("restore: the old tmux server is still exiting (%v); trying again", err)
+		if sleepCtx(ctx, 50*time.Millisecond) != nil {
+			return p, err
+		}
+	}
+}
+
+// windowEnv is the environment of the windows st opens: its own home and
+// binary, and a PATH that finds st.
+func (m *Manager) windowEnv() map[string]string {
+	return map[string]string{"ST_HOME": m.cfg.Home, "ST_BIN": m.cfg.STBin, "PATH": withDir(filepath.Dir(m.cfg.STBin), os.Getenv("PATH"))}
+}
+
+// relaunch is how the agent of a pane comes back, resuming its
+// conversation: its kind and command; no command (a shell) for a pane
+// without one.
+func (m *Manager) relaunch(p tmux.LayoutPane) launch {
 	kind, sess := p.Options["@st_agent"], p.Options["@st_agent_session"]
 	m.mu.Lock()
 	if w := m.workers[p.ID]; w != nil {
@@ -168,15 +229,15 @@ func (m *Manager) relaunch(p tmux.LayoutPane) []string {
 	}
 	m.mu.Unlock()
 	if kind == "" {
-		return nil
+		return launch{}
 	}
 	ad, err := agent.Lookup(kind)
 	if err != nil {
-		return nil
+		return launch{}
 	}
 	o := launchOptions(kind, m.cfg.STBin, p.Options["@st_name"], nil)
 	o.ResumeSession = sess
-	return ad.Command(o)
+	return launch{kind: kind, session: sess, argv: ad.Command(o)}
 }
 
 // retiredMark separates a pane id of a server that went from the
@@ -222,14 +283,23 @@ func (m *Manager) relink(ctx context.Context, moved map[string]string, opts map[
 	m.relinkWorkers(c, moved, follow, restarted, now)
 	m.facts.move(moved, restarted)
 	m.rest.forget()
-	m.queueMoves(moved)
+	m.queueMoves(moved, func(id string) string {
+		if restarted && tmux.ValidPaneID(id) {
+			return id + retiredMark + gen
+		}
+		return id
+	}, restarted)
 	// Options for the new panes, with the relations renamed.
 	set := map[string]map[string]string{}
 	for id, o := range opts {
 		no := map[string]string{}
 		for k, v := range o {
-			if n, ok := moved[v]; ok && k == "@st_parent" {
-				v = n
+			if k == "@st_parent" {
+				// A parent that did not come back is retired here too: a
+				// new pane with its old id is not this one's parent.
+				if n, ok := follow(v); ok {
+					v = n
+				}
 			}
 			no[k] = v
 		}
@@ -293,6 +363,10 @@ func (m *Manager) relinkWorkers(c *change, moved map[string]string, follow func(
 			}
 			if w.State == Gone { // its agent is back
 				w.State, w.Since = Idle, now
+			}
+			if restarted && w.State != Done && m.rest.isResuming(n) {
+				// Its agent starts again in its new pane (resume.go).
+				w.State, w.Since = Starting, now
 			}
 		}
 		workers[id] = w

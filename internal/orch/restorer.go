@@ -1,6 +1,7 @@
 package orch
 
 import (
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"sync"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/sophonz/st/internal/store"
 	"github.com/sophonz/st/internal/tmux"
+	"github.com/sophonz/st/internal/version"
 )
 
 // restorer is st's picture of the tmux server and of bringing it back:
@@ -17,17 +19,23 @@ import (
 // taken, never the other way.
 type restorer struct {
 	path string
+	// frozen says why the picture on disk is not st's to read or write
+	// (a newer st's); "" when it is.
+	frozen string
 
 	mu     sync.Mutex
 	layout tmux.Layout
 	// livePanes is the set of panes seen by the last reconcile (nil
 	// before the first), for telling that a coordinator is gone.
 	livePanes map[string]bool
-	// restoring is set while st brings a tmux server back; seq counts
+	// phase is where the restore is (restore.go's diagram); seq counts
 	// restores begun and ended, so that a reconcile that listed panes
 	// around one does not judge the half-made server.
-	restoring bool
-	seq       int
+	phase restorePhase
+	seq   int
+	// resuming are the panes whose agents are starting again, with the
+	// generation (seq) of the restore that started them.
+	resuming map[string]int
 	// restored are the panes the last restore brought back; afterRestore
 	// says the next look finds st's own new server.
 	restored     map[string]bool
@@ -41,9 +49,23 @@ func newRestorer(home string) *restorer {
 	rs := &restorer{path: filepath.Join(home, "tmux-layout.json")}
 	var l tmux.Layout
 	if err := store.ReadJSON(rs.path, &l); err == nil {
+		if l.Format > tmux.LayoutFormat {
+			// A newer st's picture: not read (its form may mean other
+			// things), and never overwritten.
+			rs.frozen = fmt.Sprintf("%s was written by a newer st (format %d; this st %s reads formats up to %d), so st keeps no picture of the tmux server and cannot restore it, and the file is never written by this st. Try: install the newer st again (it was replaced by an older one), then st down; st up",
+				rs.path, l.Format, version.Version, tmux.LayoutFormat)
+			return rs
+		}
 		rs.layout = l
 	}
 	return rs
+}
+
+// problem is what the user should know of the picture ("" for nothing).
+func (rs *restorer) problem() string {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.frozen
 }
 
 // picture is the last layout st recorded.
@@ -57,6 +79,10 @@ func (rs *restorer) picture() tmux.Layout {
 func (rs *restorer) record(l tmux.Layout) error {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
+	if rs.frozen != "" {
+		return nil
+	}
+	l.Format = tmux.LayoutFormat
 	if reflect.DeepEqual(l, rs.layout) {
 		return nil
 	}
@@ -77,33 +103,128 @@ func (rs *restorer) gen() int {
 func (rs *restorer) judge(seq int, live map[string]bool) bool {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	if rs.restoring || rs.seq != seq {
+	if rs.restoringLocked() || rs.seq != seq {
 		return false
 	}
 	rs.livePanes = live
 	return true
 }
 
-// busy reports whether a restore is under way.
+// restoringLocked: the sessions or the relations are being made again;
+// a look at the server now sees a half-made one.
+func (rs *restorer) restoringLocked() bool {
+	return rs.phase == phaseReopening || rs.phase == phaseRelinking
+}
+
+// busy reports whether a restore is making sessions or relations now.
 func (rs *restorer) busy() bool {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	return rs.restoring
+	return rs.restoringLocked()
 }
 
-// begin and end bracket a restore.
-func (rs *restorer) begin() {
+// begin starts a restore, unless one is making sessions or relations
+// already (then false). Agents of an earlier restore still starting are
+// left to find their panes gone: their generation is over.
+func (rs *restorer) begin() bool {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	rs.restoring = true
+	if !rs.toLocked(phaseReopening) {
+		return false
+	}
 	rs.seq++
+	rs.resuming = nil
+	return true
 }
 
+// end ends the making of sessions and relations: the restore resumes
+// agents now, or is over when there are none.
 func (rs *restorer) end() {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	rs.restoring = false
+	if rs.phase == phaseReopening {
+		rs.toLocked(phaseRelinking)
+	}
+	if len(rs.resuming) > 0 {
+		rs.toLocked(phaseResuming)
+	} else {
+		rs.toLocked(phaseWatching)
+	}
 	rs.seq++
+}
+
+// to moves the restore to phase p when the diagram allows it.
+func (rs *restorer) to(p restorePhase) bool {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.toLocked(p)
+}
+
+func (rs *restorer) toLocked(p restorePhase) bool {
+	if !phaseAllowed(rs.phase, p) {
+		return false
+	}
+	rs.phase = p
+	return true
+}
+
+// resume records that the agent of pane starts again, for the restore
+// of generation gen (the current one).
+func (rs *restorer) resume(pane string) (gen int) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.resuming == nil {
+		rs.resuming = map[string]int{}
+	}
+	rs.resuming[pane] = rs.seq
+	return rs.seq
+}
+
+// settle records that the agent of pane came back or is gone. It says
+// false when a later restore began meanwhile (the pane is another's
+// then). The last agent to settle ends the restore.
+func (rs *restorer) settle(pane string, gen int) (current, last bool) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if g, ok := rs.resuming[pane]; !ok || g != gen {
+		return false, false
+	}
+	delete(rs.resuming, pane)
+	if len(rs.resuming) == 0 && rs.phase == phaseResuming {
+		rs.toLocked(phaseWatching)
+		return true, true
+	}
+	return true, false
+}
+
+// isResuming reports whether the agent of pane is starting again: its
+// pane, kept when the agent exits, is not yet judged by reconcile.
+func (rs *restorer) isResuming(pane string) bool {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	_, ok := rs.resuming[pane]
+	return ok
+}
+
+// resumingCount is how many agents are starting again.
+func (rs *restorer) resumingCount() int {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return len(rs.resuming)
+}
+
+// restoredSince reports whether a restore brought sessions back after at.
+func (rs *restorer) restoredSince(at time.Time) bool {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.last.Panes > 0 && !rs.last.At.Before(at)
+}
+
+// serverBack records that a server runs again (st's restore made it).
+func (rs *restorer) serverBack() {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.serverDown = time.Time{}
 }
 
 // up records that the server runs, and says what st knew of it: its
@@ -113,11 +234,21 @@ func (rs *restorer) up() (known string, busy, restored bool) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	rs.serverDown = time.Time{}
-	known, busy, restored = rs.layout.Server, rs.restoring, rs.afterRestore
+	known, busy, restored = rs.layout.Server, rs.restoringLocked(), rs.afterRestore
 	if !busy {
 		rs.afterRestore = false
 	}
 	return
+}
+
+// otherLife reports whether server (a Layout.Server) is another life of
+// the tmux server than the one st's picture is of, which st did not make
+// itself: its pane ids mean other panes.
+func (rs *restorer) otherLife(server string) bool {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	known := rs.layout.Server
+	return known != "" && server != "" && server != known && !rs.afterRestore && !rs.restoringLocked()
 }
 
 // down records that the server went at at.
@@ -186,3 +317,6 @@ func (m *Manager) ServerDown() time.Time {
 
 // Restoring reports whether st is bringing the tmux server back now.
 func (m *Manager) Restoring() bool { return m.rest.busy() }
+
+// Resuming is how many agents st is starting again after a restore.
+func (m *Manager) Resuming() int { return m.rest.resumingCount() }

@@ -38,6 +38,9 @@ func (m *Manager) Watch(ctx context.Context) {
 	defer safety.Stop()
 	quiet := time.NewTicker(quietEvery)
 	defer quiet.Stop()
+	// What st finds as it starts: its panes may have gone while it was
+	// down (a reboot), and no event will say so.
+	m.observe(ctx)
 	for {
 		select {
 		case <-ctx.Done():
@@ -87,6 +90,11 @@ func (m *Manager) settle(ctx context.Context) {
 // it, or, when it has none (or nothing came back), every worker that was
 // on it is gone, saying why, and every wait returns.
 func (m *Manager) serverGone(ctx context.Context, at time.Time) {
+	if m.rest.restoredSince(at) && m.cfg.Tmux.Running(ctx) {
+		// A word of a going that st has answered already (the watcher may
+		// say it twice): the server st brought back runs.
+		return
+	}
 	m.rest.down(at)
 	m.notify()
 	if !m.hasLive() {
@@ -127,6 +135,14 @@ func (m *Manager) reconcile(ctx context.Context) {
 	if m.rest.busy() {
 		return // the restore relinks everything when it is done
 	}
+	if m.rest.picture().Server != "" {
+		// Panes of another life of the server (it went while st was down,
+		// and something else started it again) are not the ones st knows:
+		// observe restores st's own into it first.
+		if id, err := m.cfg.Tmux.ServerID(ctx); err == nil && m.rest.otherLife(id) {
+			return
+		}
+	}
 	seq := m.rest.gen()
 	listed := m.cfg.Now()
 	panes, err := m.cfg.Tmux.ListPanes(ctx)
@@ -163,7 +179,8 @@ func (m *Manager) reconcilePanes(panes []tmux.Pane, listed time.Time, seq int) {
 	m.offers.prune(pids, listed) // an offer goes with its pane
 	c := m.newChange()
 	for id, w := range m.workers {
-		if !w.State.Live() || w.StartedAt.After(listed) || w.Remote() {
+		if !w.State.Live() || w.StartedAt.After(listed) || w.Remote() || m.rest.isResuming(id) {
+			// (A starting agent's pane is judged by its resume.)
 			continue
 		}
 		r := m.runOf[id]

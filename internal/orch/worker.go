@@ -226,7 +226,10 @@ func (m *Manager) Release(ctx context.Context, req IDRequest) (*WorkerView, erro
 func (m *Manager) Status() Status {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	s := Status{Runs: len(m.runs), Workers: len(m.workers), Problems: append([]string(nil), m.problems...)}
+	s := Status{Runs: len(m.runs), Workers: len(m.workers), Problems: append([]string(nil), m.problems...), Waits: int(m.waits.Load())}
+	if p := m.rest.problem(); p != "" {
+		s.Problems = append(s.Problems, p)
+	}
 	for _, w := range m.workers {
 		if w.State.Live() {
 			s.Live++

@@ -289,7 +289,7 @@ func startOn(opt ServerOptions, d *cpDB, addr string) (*ControlPlane, error) {
 func (cp *ControlPlane) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/login", cp.login)
-	mux.HandleFunc("POST /v1/renew", cp.withMachine(cp.renew))
+	mux.HandleFunc("POST /v1/renew", cp.withMachineEnded(cp.renew))
 	mux.HandleFunc("POST /v1/heartbeat", cp.withMachine(cp.heartbeat))
 	mux.HandleFunc("GET /v1/machines", cp.withMachine(cp.machines))
 	mux.HandleFunc("POST /v1/logout", cp.withMachine(cp.logout))

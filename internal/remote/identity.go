@@ -596,19 +596,17 @@ func (id *Identity) Heartbeat(ctx context.Context, addr string, acceptRemote, on
 
 // RenewIfDue renews the certificate when less than a third of its
 // lifetime is left, keeping the key. ServerTLS and Client pick the new
-// one up by themselves.
+// one up by themselves. A certificate that ended (a laptop that slept
+// past it) is renewed too: the control plane takes the machine's proof
+// of its key for a machine still signed in with it.
 func (id *Identity) RenewIfDue(ctx context.Context) error {
 	cur, err := id.current()
 	if err != nil {
 		return err
 	}
 	left := time.Until(cur.Leaf.NotAfter)
-	if left > CertLifetime/3 {
+	if left > cur.Leaf.NotAfter.Sub(cur.Leaf.NotBefore)/3 {
 		return nil
-	}
-	if left <= 0 {
-		return &Error{Message: fmt.Sprintf("this machine's certificate ended at %s, so it cannot be renewed", cur.Leaf.NotAfter.Local().Format("2006-01-02 15:04")),
-			Hint: "sign in again: " + loginHint}
 	}
 	var res certResponse
 	if err := callJSON(ctx, id.cpClient(), id.ControlPlane, http.MethodPost, "/v1/renew", struct{}{}, &res); err != nil {
@@ -631,6 +629,9 @@ func (id *Identity) RenewIfDue(ctx context.Context) error {
 	id.mu.Lock()
 	id.cert, id.stamp = &c, "" // the next current() stats the new file and settles the stamp
 	id.mu.Unlock()
+	// A kept connection still shows the certificate of its handshake,
+	// which may have ended: new ones show the new one.
+	id.CloseIdleConnections()
 	return nil
 }
 

@@ -33,6 +33,18 @@ type machineHandler func(http.ResponseWriter, *http.Request, *cpAccount, *cpMach
 // terminator, the request's proof is checked too, and its nonce is kept
 // only then, per verified key (auth.go): a stranger's proof keeps nothing.
 func (cp *ControlPlane) withMachine(h machineHandler) http.HandlerFunc {
+	return cp.machineCheck(h, false)
+}
+
+// withMachineEnded is withMachine that also takes a certificate that has
+// ended, for a renewal only: a machine that slept past its certificate's
+// end proves its key all the same (the handshake, or the signed proof),
+// and the key must still be the current one of a machine signed in.
+func (cp *ControlPlane) withMachineEnded(h machineHandler) http.HandlerFunc {
+	return cp.machineCheck(h, true)
+}
+
+func (cp *ControlPlane) machineCheck(h machineHandler, ended bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		const hint = "sign this machine in again: " + loginHint
 		var chain []*x509.Certificate
@@ -47,7 +59,11 @@ func (cp *ControlPlane) withMachine(h machineHandler) http.HandlerFunc {
 			}
 			chain = []*x509.Certificate{p.leaf}
 		}
-		a, m, err := cp.verifyCaller(chain, time.Now())
+		at := time.Now()
+		if ended && at.After(chain[0].NotAfter) {
+			at = chain[0].NotAfter // checked as it was when it ended
+		}
+		a, m, err := cp.verifyCaller(chain, at)
 		if err != nil {
 			failErr(w, err)
 			return

@@ -404,8 +404,9 @@ func TestHeartbeatOnlineOffline(t *testing.T) {
 func TestRenewAndLogout(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
-	// Certificates of 2 hours are under a third of 11 hours: due at once.
-	cp := startCP(t, ServerOptions{Data: data, CertLifetime: 2 * time.Hour}, "")
+	// Certificates of 2 hours signed 90 minutes ago have less than a
+	// third of their life left: due at once.
+	cp := startCP(t, ServerOptions{Data: data, CertLifetime: 2 * time.Hour, SignTime: func() time.Time { return time.Now().Add(-90 * time.Minute) }}, "")
 	key := addAccount(t, data, "acme")
 	homeMac := t.TempDir()
 	mac := loginAt(t, homeMac, cp, "acme", key, "mac", "mac")
@@ -515,13 +516,72 @@ func TestExpiredCertificates(t *testing.T) {
 	if err := store.WriteFile(filepath.Join(id.home, "machine.crt"), old, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	err = id.RenewIfDue(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "this machine's certificate ended at") || !strings.Contains(err.Error(), "Try: sign in again: st login") {
-		t.Errorf("renewing an expired certificate: %v", err)
-	}
-	// The control plane refuses it too.
+	// The control plane refuses it for everything but its renewal.
 	if _, err := id.Machines(context.Background()); err == nil || !strings.Contains(err.Error(), "the machine's certificate is refused") {
 		t.Errorf("machines with an expired certificate: %v", err)
+	}
+	checkEndedRenewal(t, cp, data, key, id)
+}
+
+// checkEndedRenewal: a machine that slept past its certificate's end
+// (issue 24) renews it with its key, while it is still signed in with
+// that key; an ended certificate of a key that is no longer the
+// machine's (it signed in again with another), or of a removed machine,
+// is refused.
+func checkEndedRenewal(t *testing.T, cp *ControlPlane, data, key string, id *Identity) {
+	t.Helper()
+	s, err := (&cpData{dir: data}).read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, caKey, _ := s.Accounts["acme"].ca()
+	cur, _ := id.current()
+	// One that ended a minute ago: the account's CA here is minutes old.
+	old, err := signMachine(ca, caKey, cur.Leaf.PublicKey, "acme", "m", time.Now().Add(-3*time.Minute), 2*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.WriteFile(filepath.Join(id.home, "machine.crt"), old, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if id, err = LoadIdentity(id.home); err != nil {
+		t.Fatal(err)
+	}
+	if err := id.RenewIfDue(context.Background()); err != nil {
+		t.Fatalf("renewing an expired certificate of a machine still signed in: %v", err)
+	}
+	if id.NotAfter().Before(time.Now().Add(CertLifetime - time.Hour)) {
+		t.Errorf("renewed certificate ends %s", id.NotAfter())
+	}
+	if _, err := id.Machines(context.Background()); err != nil {
+		t.Errorf("machines after the renewal: %v", err)
+	}
+	// An ended certificate of a key that is no longer the machine's (it
+	// signed in again with another), or of a removed machine, is refused.
+	if err := store.WriteFile(filepath.Join(id.home, "machine.crt"), old, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	login(t, cp, "acme", key, "m", "m") // the same name, a new key
+	if id, err = LoadIdentity(id.home); err != nil {
+		t.Fatal(err)
+	}
+	if err := id.RenewIfDue(context.Background()); err == nil || !strings.Contains(err.Error(), "replaced by a later sign-in") {
+		t.Errorf("renewing an ended certificate of a replaced key: %v", err)
+	}
+	gone := login(t, cp, "acme", key, "g", "g")
+	gcur, _ := gone.current()
+	gold, _ := signMachine(ca, caKey, gcur.Leaf.PublicKey, "acme", "g", time.Now().Add(-3*time.Minute), 2*time.Minute)
+	if err := store.WriteFile(filepath.Join(gone.home, "machine.crt"), gold, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := RemoveMachine(data, "acme", "g"); err != nil {
+		t.Fatal(err)
+	}
+	if gone, err = LoadIdentity(gone.home); err != nil {
+		t.Fatal(err)
+	}
+	if err := gone.RenewIfDue(context.Background()); err == nil || !strings.Contains(err.Error(), "no longer signed in") {
+		t.Errorf("renewing an ended certificate of a removed machine: %v", err)
 	}
 }
 

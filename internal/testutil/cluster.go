@@ -36,6 +36,9 @@ type Cluster struct {
 	// RelayRecord is the folder where the control plane keeps what its
 	// relay read of each stream (st control-plane serve --relay-record).
 	RelayRecord string
+	// CPArgs are more flags of st control-plane serve, for its next
+	// start (StartControlPlane), such as --cert-lifetime.
+	CPArgs []string
 }
 
 // Ways are the ways machines of a Cluster reach each other, by name:
@@ -102,8 +105,8 @@ func (c *Cluster) CPLog() string {
 func (c *Cluster) StartControlPlane() {
 	c.t.Helper()
 	os.Remove(filepath.Join(c.cpData, "url"))
-	cmd := exec.Command(c.Bin, "control-plane", "serve", "--data", c.cpData, "--listen", "127.0.0.1:0", "--offline-after", "3s",
-		"--relay-record", c.RelayRecord)
+	cmd := exec.Command(c.Bin, append([]string{"control-plane", "serve", "--data", c.cpData, "--listen", "127.0.0.1:0", "--offline-after", "3s",
+		"--relay-record", c.RelayRecord}, c.CPArgs...)...)
 	cmd.Env = Env(os.Environ())
 	log, err := os.OpenFile(filepath.Join(c.Dir, "cp.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {

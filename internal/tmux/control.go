@@ -159,51 +159,7 @@ func (c *control) read(stdout io.Reader, ready chan<- error) {
 		if r != nil && r.count != nil {
 			n = r.count(reqBlock, r.got)
 		}
-		var b block
-		ok := true
-		if n >= 0 {
-			// Exactly n lines of free text, then the end. A line that is the
-			// end itself comes early only when the command failed (the pane
-			// went); text that merely looks like an end is text.
-			ended := false
-			for i := 0; i < n && ok && !ended; i++ {
-				if ok = sc.Scan(); !ok {
-					break
-				}
-				l := sc.Text()
-				if l == "%end "+tag || l == "%error "+tag {
-					b.err, ended = strings.HasPrefix(l, "%error"), true
-					break
-				}
-				b.lines = append(b.lines, l)
-			}
-			if ok && !ended {
-				if ok = sc.Scan(); ok {
-					switch sc.Text() {
-					case "%end " + tag:
-					case "%error " + tag:
-						b.err = true
-					default:
-						ok = false // the count was wrong: the stream cannot be trusted
-					}
-				}
-			}
-		} else {
-			for {
-				if ok = sc.Scan(); !ok {
-					break
-				}
-				l := sc.Text()
-				if l == "%end "+tag {
-					break
-				}
-				if l == "%error "+tag {
-					b.err = true
-					break
-				}
-				b.lines = append(b.lines, l)
-			}
-		}
+		b, ok := readBlock(sc, tag, n)
 		if !ok {
 			return
 		}
@@ -219,7 +175,11 @@ func (c *control) read(stdout io.Reader, ready chan<- error) {
 		}
 		r.got = append(r.got, b)
 		reqBlock++
-		if len(r.got) == r.blocks {
+		// A command that fails ends its line: tmux runs none of the
+		// commands chained after it, and sends no block for them. Waiting
+		// for those would take the next line's answers for this one's,
+		// and every command after it would time out.
+		if len(r.got) == r.blocks || b.err {
 			c.mu.Lock()
 			c.pending = c.pending[1:]
 			c.mu.Unlock()
@@ -227,6 +187,51 @@ func (c *control) read(stdout io.Reader, ready chan<- error) {
 			close(r.done)
 		}
 	}
+}
+
+// readBlock reads the rest of a block whose %begin had tag: exactly n
+// lines of free text when n >= 0 (a capture), else up to its end. ok is
+// false when the stream ended or cannot be trusted.
+func readBlock(sc *bufio.Scanner, tag string, n int) (b block, ok bool) {
+	if n < 0 {
+		for sc.Scan() {
+			l := sc.Text()
+			if l == "%end "+tag {
+				return b, true
+			}
+			if l == "%error "+tag {
+				b.err = true
+				return b, true
+			}
+			b.lines = append(b.lines, l)
+		}
+		return b, false
+	}
+	// Exactly n lines of free text, then the end. A line that is the end
+	// itself comes early only when the command failed (the pane went);
+	// text that merely looks like an end is text.
+	for i := 0; i < n; i++ {
+		if !sc.Scan() {
+			return b, false
+		}
+		l := sc.Text()
+		if l == "%end "+tag || l == "%error "+tag {
+			b.err = strings.HasPrefix(l, "%error")
+			return b, true
+		}
+		b.lines = append(b.lines, l)
+	}
+	if !sc.Scan() {
+		return b, false
+	}
+	switch sc.Text() {
+	case "%end " + tag:
+	case "%error " + tag:
+		b.err = true
+	default:
+		return b, false // the count was wrong: the stream cannot be trusted
+	}
+	return b, true
 }
 
 // close ends the client and fails every command still waiting.
@@ -287,8 +292,9 @@ func sendable(args []string) bool {
 }
 
 // send writes one command line (commands chained with ";" arguments) and
-// waits for its blocks. It returns them, or ErrChannelClosed when the
-// client ended first.
+// waits for its blocks. It returns them (fewer than the commands when one
+// failed: the last block is then its %error), or ErrChannelClosed when
+// the client ended first.
 func (c *control) send(ctx context.Context, args []string, count func(int, []block) int) ([]block, error) {
 	var line strings.Builder
 	blocks := 1
@@ -322,8 +328,15 @@ func (c *control) send(ctx context.Context, args []string, count func(int, []blo
 	select {
 	case <-r.done:
 	case <-ctx.Done():
-		// The answer still comes and is read (and dropped): the order of
-		// the stream holds.
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			// No answer in time: the server hangs, or the stream is out of
+			// step with the requests (every later answer would go to the
+			// wrong one). Either way this client is done: the watcher
+			// starts a new one, and commands go as processes meanwhile.
+			c.close()
+		}
+		// Otherwise the answer still comes and is read (and dropped): the
+		// order of the stream holds.
 		return nil, ctx.Err()
 	}
 	if r.closed {

@@ -2,21 +2,30 @@ package tmux
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Layout is what st keeps of a tmux server so that it can bring the
 // sessions back after the server goes down: sessions, windows with their
 // layouts, and panes with their folders and st's options.
 type Layout struct {
+	// Format is the version of tmux-layout.json's form (LayoutFormat when
+	// written; 0 in files of st before formats were numbered).
+	Format   int             `json:"format"`
 	Sessions []LayoutSession `json:"sessions"`
 	// Server names the server's life (its pid and start time): pane ids
 	// of another life mean other panes.
 	Server string `json:"server,omitempty"`
 }
+
+// LayoutFormat is the form of tmux-layout.json this st writes, and the
+// newest it reads.
+const LayoutFormat = 1
 
 // LayoutSession is one session of a Layout.
 type LayoutSession struct {
@@ -125,6 +134,16 @@ func parseLayout(out string) (Layout, error) {
 	return l, nil
 }
 
+// ServerID names the server's life as Layout.Server does (its pid and
+// start time); "" with no server.
+func (c *Client) ServerID(ctx context.Context) (string, error) {
+	out, err := c.Run(ctx, "display-message", "-p", "#{pid}:#{start_time}")
+	if isNoServer(err) {
+		return "", nil
+	}
+	return strings.TrimSpace(out), err
+}
+
 // Running reports whether the server answers.
 func (c *Client) Running(ctx context.Context) bool {
 	_, err := c.Run(ctx, "list-sessions", "-F", "#{session_id}")
@@ -134,6 +153,14 @@ func (c *Client) Running(ctx context.Context) bool {
 // NewSession starts a detached session (and with it the server, when it
 // is down) whose first window runs argv in cwd.
 func (c *Client) NewSession(ctx context.Context, name, window, cwd string, env map[string]string, argv []string) (Pane, error) {
+	if c.ownDir {
+		// tmux makes the folder of its default socket itself, but not one
+		// given with -S (st always gives it): after a reboot emptied /tmp
+		// the server could not start, and tmux said so only on stderr.
+		if err := SocketDir(c.socket); err != nil {
+			return Pane{}, fmt.Errorf("make session %s: %w", name, err)
+		}
+	}
 	args := []string{"new-session", "-d", "-P", "-F", paneFormat, "-s", name, "-x", "200", "-y", "50"}
 	if window != "" {
 		args = append(args, "-n", window)
@@ -206,55 +233,159 @@ func (c *Client) Find(ctx context.Context, target string) (Pane, error) {
 }
 
 // SetOptions sets many pane user options in one tmux call (commands
-// chained with ";"), which matters when a restart relinks many panes.
+// chained with ";"), which matters when a restart relinks many panes. A
+// pane that is gone fails only its own options: tmux stops a chain at its
+// first failure, so a chain that met one is set again pane by pane, and
+// every other pane still gets its options. The error then names the panes
+// that are gone (errors.Is ErrNoPane). Each call has its own deadline.
 func (c *Client) SetOptions(ctx context.Context, opts map[string]map[string]string) error {
 	panes := make([]string, 0, len(opts))
 	for p := range opts {
 		panes = append(panes, p)
 	}
 	sort.Strings(panes)
+	var gone []string
+	var chunk []string // the panes of the chain being built
 	var args []string
 	size := 0
 	flush := func() error {
 		if len(args) == 0 {
 			return nil
 		}
-		_, err := c.Run(ctx, args...)
-		args, size = nil, 0
+		err := c.setChain(ctx, args)
+		if errors.Is(err, ErrNoPane) && len(chunk) > 1 {
+			// Which pane failed is in tmux's words only: set each again.
+			err = nil
+			for _, p := range chunk {
+				if e := c.setChain(ctx, optionArgs(p, opts[p])); errors.Is(e, ErrNoPane) {
+					gone = append(gone, p)
+				} else if e != nil && err == nil {
+					err = e
+				}
+			}
+		} else if errors.Is(err, ErrNoPane) {
+			gone, err = append(gone, chunk...), nil
+		}
+		args, chunk, size = nil, nil, 0
 		return err
 	}
 	for _, p := range panes {
-		keys := make([]string, 0, len(opts[p]))
-		for k := range opts[p] {
-			keys = append(keys, k)
+		cmd := optionArgs(p, opts[p])
+		n := 0
+		for _, a := range cmd {
+			n += len(a) + 1
 		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			cmd := []string{"set-option", "-p", "-t", p, k, opts[p][k]}
-			n := 0
-			for _, a := range cmd {
-				n += len(a) + 1
+		// tmux takes a command line of at most one message (16 KiB with
+		// its header): a long chain goes in several calls.
+		if size+n > maxCommandBytes {
+			if err := flush(); err != nil {
+				return fmt.Errorf("set st's options on %d panes: %w", len(panes), err)
 			}
-			// tmux takes a command line of at most one message (16 KiB
-			// with its header): a long chain goes in several calls.
-			if size+n > maxCommandBytes {
-				if err := flush(); err != nil {
-					return fmt.Errorf("set st's options on %d panes: %w", len(panes), err)
-				}
-			}
-			if len(args) > 0 {
-				args = append(args, ";")
-			}
-			args = append(args, cmd...)
-			size += n + 2
 		}
+		if len(args) > 0 {
+			args = append(args, ";")
+		}
+		args = append(args, cmd...)
+		chunk = append(chunk, p)
+		size += n + 2
 	}
 	if err := flush(); err != nil {
 		return fmt.Errorf("set st's options on %d panes: %w", len(panes), err)
 	}
+	if len(gone) > 0 {
+		return fmt.Errorf("set st's options on %d panes: %s gone (the others are set): %w", len(panes), strings.Join(gone, ", "), ErrNoPane)
+	}
 	return nil
 }
+
+// optionArgs are the set-option commands of one pane, chained.
+func optionArgs(pane string, o map[string]string) []string {
+	keys := make([]string, 0, len(o))
+	for k := range o {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var args []string
+	for _, k := range keys {
+		if len(args) > 0 {
+			args = append(args, ";")
+		}
+		args = append(args, "set-option", "-p", "-t", pane, k, o[k])
+	}
+	return args
+}
+
+// setChain runs one chain of set-option commands with a deadline of its
+// own, so that no chain waits on another's.
+func (c *Client) setChain(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, setTimeout)
+	defer cancel()
+	_, err := c.Run(cctx, args...)
+	return err
+}
+
+// setTimeout bounds one call that sets options.
+const setTimeout = 5 * time.Second
 
 // maxCommandBytes bounds the arguments of one chained tmux call, well
 // under the size of the one message a tmux client sends its server.
 const maxCommandBytes = 8000
+
+// Placeholder is the command of a pane that st opens now and starts its
+// program in a moment later (Respawn): it waits, quietly.
+var Placeholder = []string{"cat"}
+
+// Respawn starts argv (a shell when empty) in pane (opened with
+// Placeholder), in cwd with env,
+// and keeps the pane when its program exits (remain-on-exit), so that
+// what the program said before it exited (a resume refused, a program
+// not found) can still be read (CaptureHistory) before st closes it. The
+// option is set before the program starts, in the same command line: a
+// program that exits at once cannot close its pane first.
+func (c *Client) Respawn(ctx context.Context, pane, cwd string, env map[string]string, argv []string) error {
+	args := []string{"set-option", "-p", "-t", pane, "remain-on-exit", "on", ";", "respawn-pane", "-k", "-t", pane}
+	if cwd != "" {
+		args = append(args, "-c", cwd)
+	}
+	args = append(args, envArgs(env)...)
+	args = append(args, commandArgs(argv)...)
+	if _, err := c.Run(ctx, args...); err != nil {
+		what := "a shell"
+		if len(argv) > 0 {
+			what = argv[0]
+		}
+		return fmt.Errorf("start %s in %s: %w", what, pane, err)
+	}
+	return nil
+}
+
+// CaptureHistory returns the last lines of a pane's screen and history,
+// as a process of its own (the control client reads a capture by the
+// pane's height only). For a pane whose program exited: tmux scrolls its
+// last words into the history when it marks the pane dead.
+func (c *Client) CaptureHistory(ctx context.Context, pane string, lines int) (string, error) {
+	out, err := c.r.Run(ctx, "capture-pane", "-p", "-J", "-S", "-"+strconv.Itoa(lines), "-t", pane)
+	if err != nil {
+		return "", fmt.Errorf("tmux capture-pane %s: %w", pane, err)
+	}
+	return out, nil
+}
+
+// Exited says whether the program of pane has exited (its pane kept by
+// remain-on-exit), and its exit status then.
+func (c *Client) Exited(ctx context.Context, pane string) (dead bool, status int, err error) {
+	out, err := c.Run(ctx, "display-message", "-p", "-t", pane, "#{pane_id}"+sep+"#{pane_dead}"+sep+"#{pane_dead_status}")
+	if err != nil {
+		return false, 0, fmt.Errorf("tmux pane %s: %w", pane, err)
+	}
+	f := strings.Split(strings.TrimRight(out, "\n"), sep)
+	if len(f) != 3 || f[0] != pane {
+		// tmux 3.3a prints empty fields, and exits 0, for a missing pane.
+		return false, 0, fmt.Errorf("tmux pane %s: %w", pane, ErrNoPane)
+	}
+	status, _ = strconv.Atoi(f[2])
+	return f[1] == "1", status, nil
+}

@@ -48,7 +48,7 @@ func classify(stderr string) error {
 	s := strings.ToLower(stderr)
 	switch {
 	case strings.Contains(s, "no server running"), strings.Contains(s, "error connecting to"),
-		strings.Contains(s, "server exited unexpectedly"):
+		strings.Contains(s, "server exited unexpectedly"), strings.Contains(s, "error creating"):
 		return ErrNoServer
 	case strings.Contains(s, "can't find pane"), strings.Contains(s, "can't find window"),
 		strings.Contains(s, "can't find session"), strings.Contains(s, "no such"):
@@ -106,6 +106,12 @@ func (r execRunner) Run(ctx context.Context, args ...string) (string, error) {
 		}
 		return out.String(), &Error{Args: args, ExitCode: code, Stderr: errb.String(), kind: classify(errb.String())}
 	}
+	if out.Len() == 0 && strings.TrimSpace(errb.String()) != "" {
+		// tmux exits 0 for some failures, saying so only on stderr: given
+		// -S in a folder that does not exist, new-session prints "error
+		// creating ..." and nothing else.
+		return "", &Error{Args: args, ExitCode: 0, Stderr: errb.String(), kind: classify(errb.String())}
+	}
 	return out.String(), nil
 }
 
@@ -127,6 +133,9 @@ next:
 type Client struct {
 	socket string
 	r      Runner
+	// ownDir: the socket's folder is made (and checked) before a server
+	// is started there (New; a client of a fake runner has none).
+	ownDir bool
 	// ch is the persistent control client and event watcher, once Start
 	// ran (events.go); nil means a process per command.
 	ch atomic.Pointer[channel]
@@ -138,7 +147,7 @@ func New(socket string) *Client {
 	if socket == "" {
 		socket = DefaultSocket()
 	}
-	return &Client{socket: socket, r: execRunner{bin: "tmux", socket: socket}}
+	return &Client{socket: socket, r: execRunner{bin: "tmux", socket: socket}, ownDir: true}
 }
 
 // NewWithRunner returns a client that runs commands through r (for tests).
@@ -385,8 +394,10 @@ func (c *Client) capture(ctx context.Context, pane string, flags ...string) (str
 		// in the same line (control.go).
 		line := append([]string{"display-message", "-p", "-t", pane, "#{pane_height}", ";"}, args...)
 		bs, err := ctl.send(ctx, line, captureCount)
-		if err == nil && len(bs) == 2 {
-			if bs[0].err || bs[1].err {
+		// A pane that is gone fails the first command, and the capture
+		// does not run: one %error block.
+		if err == nil && (len(bs) == 2 || len(bs) == 1 && bs[0].err) {
+			if bs[len(bs)-1].err {
 				_, err := result(args, bs)
 				return "", fmt.Errorf("tmux capture-pane %s: %w", pane, err)
 			}

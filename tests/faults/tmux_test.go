@@ -341,7 +341,15 @@ func nothingTrial(t *testing.T, trial int) (time.Duration, int) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- wait.Wait() }()
-	time.Sleep(300 * time.Millisecond) // the wait is waiting: the fault's timing
+	// The kill comes once st says the wait is waiting (its workers found),
+	// so that the figure times a wait that began before the kill.
+	waitFor(t, 30*time.Second, func() (bool, string) {
+		var st struct {
+			Orch orch.Status `json:"orch"`
+		}
+		out, err := w.st("", "status", "--json").Output()
+		return err == nil && json.Unmarshal(out, &st) == nil && st.Orch.Waits >= 1, "st status shows no wait waiting: " + string(out)
+	})
 	pidOut, err := w.tmux("display-message", "-p", "#{pid}")
 	if err != nil {
 		t.Fatalf("trial %d: %v", trial, err)

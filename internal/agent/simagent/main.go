@@ -11,7 +11,9 @@
 // (ST_SIM_SLOW_START), keys lost for a while after the box appears
 // (ST_SIM_DEAF), an Enter dropped when it follows text too fast
 // (ST_SIM_SWALLOW_ENTER), no hooks at all (ST_SIM_NO_HOOKS), and a pause
-// at the start of each turn (ST_SIM_TURN_DELAY).
+// at the start of each turn (ST_SIM_TURN_DELAY). Like Claude it keeps
+// a record of each conversation (~/.st-sim/ID), and refuses to resume one
+// whose record is not there.
 //
 // The behaviour is a pure state machine (model.go) driven by a small loop
 // that owns the terminal, the hooks and the commands (driver.go).
@@ -42,6 +44,12 @@ func Main(args []string, stdin *os.File, stdout io.Writer, env func(string) stri
 	if err != nil {
 		fmt.Fprintln(stdout, "st agent sim:", err)
 		return 2
+	}
+	if err := keepConversation(cfg); err != nil {
+		// As Claude does for a conversation it cannot find: it says so
+		// and exits 1, before any screen.
+		fmt.Fprintln(stdout, err)
+		return 1
 	}
 	procEnv := os.Environ()
 	hook := commandHooks(cfg.stBin, procEnv)
@@ -141,6 +149,7 @@ func configure(args []string, env func(string) string) (cfg config, noHooks bool
 		cfg.sessionID = newUUID()
 	}
 	cfg.transcriptPath = filepath.Join(os.TempDir(), "st-sim", cfg.sessionID+".jsonl")
+	cfg.home = env("HOME")
 	cfg.stBin = env("ST_BIN")
 	if cfg.stBin == "" {
 		if cfg.stBin, err = os.Executable(); err != nil {
@@ -165,6 +174,43 @@ func configure(args []string, env func(string) string) (cfg config, noHooks bool
 		*k.dst = d
 	}
 	return cfg, noHooks, nil
+}
+
+// noConversation is the refusal to resume a conversation that is not
+// kept, in Claude's words.
+type noConversation string
+
+func (id noConversation) Error() string {
+	return "No conversation found with session ID: " + string(id)
+}
+
+// ConversationFile is where the sim keeps its record of conversation id,
+// as Claude keeps its conversations under ~/.claude: ~/.st-sim/ID.
+func ConversationFile(home, id string) string {
+	if home == "" {
+		home = os.TempDir()
+	}
+	return filepath.Join(home, ".st-sim", id)
+}
+
+// keepConversation records a new conversation, or, resuming, finds its
+// record: a conversation whose record is gone cannot resume.
+func keepConversation(cfg config) error {
+	path := ConversationFile(cfg.home, cfg.sessionID)
+	if cfg.resume {
+		if _, err := os.Stat(path); err != nil {
+			return noConversation(cfg.sessionID)
+		}
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("st agent sim: keep the conversation: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("st agent sim: keep the conversation: %w", err)
+	}
+	return f.Close()
 }
 
 type osFS struct{}

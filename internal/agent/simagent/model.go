@@ -49,6 +49,7 @@ type config struct {
 	cwd            string
 	sessionID      string
 	transcriptPath string
+	home           string // where conversations are kept (HOME)
 	resume         bool
 	stBin          string // what summary: runs as `<stBin> worker done`
 	trust          bool
