@@ -530,11 +530,7 @@ func TestExpiredCertificates(t *testing.T) {
 // is refused.
 func checkEndedRenewal(t *testing.T, cp *ControlPlane, data, key string, id *Identity) {
 	t.Helper()
-	s, err := (&cpData{dir: data}).read()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, caKey, _ := s.Accounts["acme"].ca()
+	ca, caKey := accountCA(t, data, "acme")
 	cur, _ := id.current()
 	// One that ended a minute ago: the account's CA here is minutes old.
 	old, err := signMachine(ca, caKey, cur.Leaf.PublicKey, "acme", "m", time.Now().Add(-3*time.Minute), 2*time.Minute)
@@ -561,11 +557,15 @@ func checkEndedRenewal(t *testing.T, cp *ControlPlane, data, key string, id *Ide
 	if err := store.WriteFile(filepath.Join(id.home, "machine.crt"), old, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	login(t, cp, "acme", key, "m", "m") // the same name, a new key
+	// The same name, a new key: on purpose (--replace), which revokes the
+	// old key too.
+	if _, err := Login(context.Background(), t.TempDir(), LoginOptions{URL: cp.URL(), CAFile: cp.CAFile(), Account: "acme", Key: key, Name: "m", Host: "m", Replace: true}); err != nil {
+		t.Fatalf("login --replace: %v", err)
+	}
 	if id, err = LoadIdentity(id.home); err != nil {
 		t.Fatal(err)
 	}
-	if err := id.RenewIfDue(context.Background()); err == nil || !strings.Contains(err.Error(), "replaced by a later sign-in") {
+	if err := id.RenewIfDue(context.Background()); err == nil || !strings.Contains(err.Error(), "taken over by a sign-in with --replace") {
 		t.Errorf("renewing an ended certificate of a replaced key: %v", err)
 	}
 	gone := login(t, cp, "acme", key, "g", "g")
