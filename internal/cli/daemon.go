@@ -336,17 +336,6 @@ func runDown(ctx context.Context, env *Env, o downOptions) error {
 	return fmt.Errorf("st (pid %d) did not stop within 10 s", pid)
 }
 
-// lockFree reports whether no daemon holds ST_HOME's lock (it is taken
-// and let go at once).
-func lockFree(home string) bool {
-	l, ok, err := store.TryLock(filepath.Join(home, "daemon.lock"))
-	if err != nil || !ok {
-		return false
-	}
-	l.Unlock()
-	return true
-}
-
 type statusOptions struct{ JSON bool }
 
 func newStatusCmd(env *Env, runF runFunc[statusOptions]) *cobra.Command {

@@ -102,8 +102,10 @@ func TestPeerRequestDuringStartUp(t *testing.T) {
 		code, answer = res.StatusCode, string(b)
 		return true, ""
 	})
-	if code != http.StatusUnprocessableEntity || !strings.Contains(answer, "is not a coordinator of workers on "+beta.Slug) {
-		t.Errorf("beta's question while alpha's st started: %d %s, want alpha's manager's refusal (422, not a coordinator of beta's workers)", code, answer)
+	// The refusal is authz's, from the manager's facts (CoordinatesFor):
+	// an answer only a manager that exists can give.
+	if code != http.StatusForbidden || !strings.Contains(answer, "is not a coordinator of workers on "+beta.Slug) {
+		t.Errorf("beta's question while alpha's st started: %d %s, want alpha's refusal from its manager's facts (403, not a coordinator of beta's workers)", code, answer)
 	}
 }
 

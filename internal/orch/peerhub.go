@@ -500,4 +500,3 @@ func (m *Manager) SetAcceptRemote(on bool) error {
 	m.logf("accept-remote %v", on)
 	return nil
 }
-
