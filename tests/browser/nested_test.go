@@ -81,6 +81,8 @@ func TestNestedWorkerIsNoLead(t *testing.T) {
 // session's shell: a team of 1. It returns their panes.
 func nestedRun(t *testing.T) (r *realEnv, w1, w2, lead string) {
 	r = newRealEnv(t)
+	// Its sim agents start sim workers: a person allows that.
+	r.extra = append(r.extra, "ST_AGENTS_START_SIM=1")
 	r.start()
 	work := r.work
 	r.coord = r.handAgent("boss", "I coordinate here")
