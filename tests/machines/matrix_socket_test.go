@@ -53,6 +53,10 @@ var socketRows = map[string]sockRow{
 		return js(map[string]any{"agent": "sim", "event": "PreToolUse", "pane": a.pane,
 			"payload": []byte(`{"tool_name":"Bash","tool_input":{"command":"true"}}`)})
 	}},
+	// The guard's question about the agent's own tmux server (beta's).
+	api.RouteGuardServer: {body: func(m *matrix, a *actor, _ string, _ authz.Action) string {
+		return js(map[string]any{"pane": a.pane, "socket": m.b.Tmux.Socket})
+	}},
 	api.RouteAcceptRemote: {body: func(m *matrix, a *actor, _ string, act authz.Action) string {
 		if act == authz.AcceptRemoteOn {
 			return js(map[string]any{"pane": a.pane, "on": true})
