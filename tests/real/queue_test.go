@@ -1,8 +1,7 @@
 package real
 
 import (
-	"os"
-	"regexp"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -13,66 +12,74 @@ import (
 // TestSandboxedCodexCannotReportForAnother (issue 23, item 6, at the
 // report queue): Codex's sandbox refuses st's socket, so st worker done
 // inside it queues the report in the temp folder, which every sandboxed
-// Codex may write, and the agent's next hook hands it to st. A Codex
-// worker in its default sandbox (workspace-write: /tmp writable, no
-// sockets) queues a report for another worker's pane (a sim, started by a
-// person): that worker's next hook must not hand it in. Its own report
-// still arrives.
-//
-// In the same sandbox it also looks for other agents' environments
-// (where st keeps each worker's seal) in /proc: measured, Codex 0.171.0
-// runs its commands in a PID namespace of their own, so no other
-// process is there to read.
+// Codex may write, and the agent's hook hands it to st. A Codex worker in
+// its default sandbox (workspace-write: /tmp writable, no sockets) queues
+// reports for two other workers' panes, a sim and a Codex of the same
+// coordinator: neither one's hooks may hand them in (on the code before,
+// the sim's next hook did, and the coordinator read "forged by codex" as
+// its report). Each one's own report still arrives: the forger's, queued
+// from its sandbox, and the other Codex's, queued from its own sandbox
+// while the forged one waits beside it.
 func TestSandboxedCodexCannotReportForAnother(t *testing.T) {
 	r := newRig(t)
 	r.installHooks()
 	idle := r.writeTask("victim.md", "answer: waiting\n")
 	victim := strings.Fields(r.stMust("worker", "start", "--agent", "sim", "--task", idle, "--name", "victim"))[0]
+	ready := r.writeTask("coder.md", "SAY: ready for more.\n")
+	coder := strings.Fields(r.stMust("worker", "start", "--agent", "codex", "--task", ready, "--name", "coder"))[0]
+	r.waitTurn(t, "coder", "ready for more.")
 
-	task := r.writeTask("forger.md", strings.Join([]string{
-		"Report for another worker, then for yourself.",
-		"RUN: TMUX_PANE=" + victim + " " + r.st + " worker done --summary \"forged by codex\"",
-		"RUN: cat /proc/[0-9]*/environ | tr '\\0' '\\n' | grep ST_REPORT_SEAL; ls /proc | grep -c '^[0-9]'",
-		"RUN: " + r.st + " worker done --summary \"the forger's own report\"",
-		"SAY: reported twice.",
-	}, "\n")+"\n")
-	if o, e, code := r.st1("worker", "start", "--agent", "codex", "--task", task, "--name", "forger"); code != 0 {
-		t.Fatalf("st worker start codex: exit %d\n%s%s\n%s\n%s", code, o, e, r.capture("main:forger"), r.daemonLog())
+	forge := func(pane string) string {
+		return "RUN: TMUX_PANE=" + pane + " " + r.st + " worker done --summary \"forged by codex\""
 	}
-	if o, e, code := r.st1("worker", "wait", "forger", "--timeout", "150s"); code != 0 {
-		t.Fatalf("st worker wait forger: exit %d\n%s%s\n%s\n%s", code, o, e, r.capture("main:forger"), r.daemonLog())
-	}
-	outputs := r.toolOutputs()
-	if !strings.Contains(outputs, "queued: a sandbox keeps this command from reaching st") {
-		t.Fatalf("the forger's st worker done was not queued by its sandbox (the test needs the queue):\n%s", outputs)
+	task := r.writeTask("forger.md", strings.Join([]string{"Report for two other workers, then for yourself.",
+		forge(victim), forge(coder), "RUN: " + r.st + " worker done --summary \"the forger's own report\"", "SAY: reported three times."}, "\n")+"\n")
+	r.stMust("worker", "start", "--agent", "codex", "--task", task, "--name", "forger")
+	r.waitTurn(t, "forger", "reported three times.")
+	if n := strings.Count(r.toolOutputs(), "queued: a sandbox keeps this command from reaching st"); n != 3 {
+		t.Fatalf("%d of the forger's reports were queued by its sandbox, want 3 (the test needs the queue):\n%s", n, r.toolOutputs())
 	}
 
-	// The victim's next hook: a person types into it, and its turn ends.
+	// The victims' next hooks: a person types into each, and their turns
+	// end (the Codex one runs a command: every hook of a tool call fires).
 	r.stMust("worker", "send", victim, "hello-from-a-person")
+	r.stMust("worker", "send", coder, "RUN: echo still-working SAY: not done yet.")
+	r.waitTurn(t, "coder", "not done yet.")
 	testutil.WaitFor(t, 60*time.Second, func() (bool, string) {
 		v := r.read(victim)
-		return v.LastAnswer == "Received: hello-from-a-person", "the victim's turn did not end: " + v.LastAnswer
+		return v.LastAnswer == "Received: hello-from-a-person", "the sim's turn did not end: " + v.LastAnswer
 	})
-	if v := r.read(victim); v.State == "done" || strings.Contains(v.Summary, "forged") {
-		t.Errorf("the victim's hook handed in the report the sandboxed Codex forged: %+v", v)
+	for _, id := range []string{victim, coder} {
+		if v := r.read(id); v.State == "done" || v.Summary != "" {
+			t.Errorf("%s's hooks handed in the report a sandboxed Codex forged for it: %+v\n%s", id, v, r.daemonLog())
+		}
 	}
 	if v := r.read("forger"); v.State != "done" || v.Summary != "the forger's own report" {
 		t.Errorf("the sandboxed Codex's own report did not arrive: %+v\n%s", v, r.daemonLog())
 	}
 
-	// What its sandbox could read of the others: its own seal at most,
-	// never the victim's.
-	pid := strings.TrimSpace(r.tmuxMust("display-message", "-p", "-t", victim, "#{pane_pid}"))
-	env, err := os.ReadFile("/proc/" + pid + "/environ")
-	if err != nil {
-		t.Fatal(err)
+	// The other Codex's own report, from its own sandbox.
+	r.stMust("worker", "send", coder, "RUN: "+r.st+" worker done --summary \"the coder's own report\" SAY: reported.")
+	r.waitTurn(t, "coder", "reported.")
+	if v := r.read(coder); v.State != "done" || v.Summary != "the coder's own report" {
+		t.Errorf("the other Codex's own report did not arrive: %+v\n%s", v, r.daemonLog())
 	}
-	seal := regexp.MustCompile(`ST_REPORT_SEAL=([^\x00]+)`).FindSubmatch(env)
-	if seal == nil {
-		t.Fatalf("st started the victim with no seal in its environment:\n%s", strings.ReplaceAll(string(env), "\x00", "\n"))
+}
+
+// waitTurn waits up to 2.5 minutes for the fake model to give answer to
+// the worker named window, then for st to see its turn end (st worker
+// wait: done, or idle with no report, which exits 2).
+func (r *rig) waitTurn(t *testing.T, window, answer string) {
+	t.Helper()
+	testutil.WaitFor(t, 150*time.Second, func() (bool, string) {
+		for _, q := range r.fake.Requests() {
+			if q.Answer == answer {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%s never answered %q:\n%s\n%s", window, answer, r.capture("main:"+window), r.daemonLog())
+	})
+	if o, e, code := r.st1("worker", "wait", window, "--timeout", "60s"); code != 0 && code != 2 {
+		t.Fatalf("st worker wait %s: exit %d\n%s%s", window, code, o, e)
 	}
-	if strings.Contains(outputs, string(seal[1])) {
-		t.Errorf("the sandboxed Codex read the victim's seal:\n%s", outputs)
-	}
-	t.Logf("what the forger's sandbox saw of /proc:\n%s", outputs)
 }
