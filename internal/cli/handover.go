@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -78,6 +79,9 @@ func tellRefused(env *Env, pane string, err error) {
 // names one digest. "" for any other call, or an output that names
 // several (text the call printed besides st's line could name one too).
 func vouched(payload []byte) string {
+	if !bytes.Contains(payload, []byte(digestMark)) {
+		return "" // every tool call's hook: no decoding for most
+	}
 	var p struct {
 		Input    json.RawMessage `json:"tool_input"`
 		Response json.RawMessage `json:"tool_response"`
