@@ -2,6 +2,8 @@ package real
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +25,13 @@ import (
 func TestSandboxedCodexCannotReportForAnother(t *testing.T) {
 	r := newRig(t)
 	r.installHooks()
+	// The queue in the test's own temp folder (st-UID under $TMPDIR), not
+	// the machine's /tmp: the forged reports stay there, unclaimed.
+	tmp := filepath.Join(r.dir, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	r.tmuxMust("set-environment", "-g", "TMPDIR", tmp)
 	idle := r.writeTask("victim.md", "answer: waiting\n")
 	victim := strings.Fields(r.stMust("worker", "start", "--agent", "sim", "--task", idle, "--name", "victim"))[0]
 	ready := r.writeTask("coder.md", "SAY: ready for more.\n")
@@ -36,8 +45,8 @@ func TestSandboxedCodexCannotReportForAnother(t *testing.T) {
 		forge(victim), forge(coder), "RUN: " + r.st + " worker done --summary \"the forger's own report\"", "SAY: reported three times."}, "\n")+"\n")
 	r.stMust("worker", "start", "--agent", "codex", "--task", task, "--name", "forger")
 	r.waitTurn(t, "forger", "reported three times.")
-	if n := strings.Count(r.toolOutputs(), "queued: a sandbox keeps this command from reaching st"); n != 3 {
-		t.Fatalf("%d of the forger's reports were queued by its sandbox, want 3 (the test needs the queue):\n%s", n, r.toolOutputs())
+	if n := strings.Count(r.toolOutputs(), "queued: a sandbox keeps this command from reaching st, so the report waits in "+tmp+"/"); n != 3 {
+		t.Fatalf("%d of the forger's reports were queued by its sandbox in %s, want 3 (the test needs the queue):\n%s", n, tmp, r.toolOutputs())
 	}
 
 	// The victims' next hooks: a person types into each, and their turns
