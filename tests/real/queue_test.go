@@ -17,11 +17,12 @@ import (
 // Codex may write, and the agent's hook hands it to st. A Codex worker in
 // its default sandbox (workspace-write: /tmp writable, no sockets) queues
 // reports for two other workers' panes, a sim and a Codex of the same
-// coordinator: neither one's hooks may hand them in (on the code before,
-// the sim's next hook did, and the coordinator read "forged by codex" as
-// its report). Each one's own report still arrives: the forger's, queued
-// from its sandbox, and the other Codex's, queued from its own sandbox
-// while the forged one waits beside it.
+// coordinator, all three in one workspace: neither one's hooks may hand
+// them in (on the code before, the next hooks of both did, and the
+// coordinator read "forged by codex" as their reports). Each one's own
+// report still arrives: the forger's, queued from its sandbox, and the
+// other Codex's, queued from its own sandbox while the forged one waits
+// beside it.
 func TestSandboxedCodexCannotReportForAnother(t *testing.T) {
 	r := newRig(t)
 	r.installHooks()
