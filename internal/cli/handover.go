@@ -43,8 +43,8 @@ func handOver(ctx context.Context, env *Env, c *client.Client, event, pane strin
 	}
 	req, remove, ok := c.TakeQueued(pane, digest)
 	if !ok {
-		fmt.Fprintf(env.Stderr, "st hook: this tool call queued a report (%s%s) that no longer waits for pane %s as it was written; "+
-			"st has not got it. Try: st worker done again\n", digestMark, digest, pane)
+		fmt.Fprintf(env.Stderr, "st hook: the report this tool call queued for %s (%s%s) is not in the queue as it was written: "+
+			"another hook of the call took it, or something removed or changed it.\nTry: st worker list shows whether it arrived; if not, st worker done again\n", pane, digestMark, digest)
 		return
 	}
 	err := giveReport(ctx, c, req)
