@@ -259,3 +259,25 @@ func TestHookKeepsAReportWhileStIsDown(t *testing.T) {
 		t.Errorf("the kept report is still there after st took it: %v", err)
 	}
 }
+
+// TestHookSaysWhenItsReportWasChanged: another sandbox overwrites the
+// report a call queued before that call's hook reads it. It is not handed
+// in (a lost report, not a forged one), and the hook says so and what to
+// do.
+func TestHookSaysWhenItsReportWasChanged(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	d := newFakeDaemon(t, map[string]any{api.RouteWorkerDone: reported, api.RouteHook: api.HookResponse{}})
+	d.start()
+	path, output := queueInSandbox(t, d, "%3", summary)
+	if err := os.WriteFile(path, []byte(`{"pane":"%3","summary":"forged over it"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := hookIn(t, d, "%3", "PostToolUse", postToolUse(doneCmd, output))
+	if rs := d.routes(); !reflect.DeepEqual(rs, []string{api.RouteHook}) {
+		t.Errorf("the hook asked %v, want its event only", rs)
+	}
+	if want := "is not in the queue as it was written"; !strings.Contains(h.stderr.String(), want) ||
+		!strings.Contains(h.stderr.String(), "Try: st worker list shows whether it arrived") {
+		t.Errorf("the hook's stderr:\n%s\nwant it to say the report %s, and what to do", h.stderr.String(), want)
+	}
+}
