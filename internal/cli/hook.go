@@ -71,13 +71,7 @@ func runHook(ctx context.Context, env *Env, o hookOptions) error {
 	// st reads the panes and screens again when it starts, and a queued
 	// report waits for the next hook.
 	c := env.RunningClient()
-	// A report queued by st worker done inside a sandbox goes first, so
-	// that the turn's end finds the worker done.
-	if q, remove, ok := c.TakeQueued(pane); ok {
-		if _, err := c.Done(ctx, q); err == nil {
-			remove()
-		}
-	}
+	handOver(ctx, env, c, o.Event, pane, payload)
 	req := api.HookRequest{Agent: o.Agent, Event: o.Event, Pane: pane, Payload: payload, Teammate: (*api.TeammateID)(teammateOf(env, o.Agent))}
 	// The guard needs no daemon: it must work while st is down.
 	if o.Event == "PreToolUse" {

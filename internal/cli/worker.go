@@ -451,23 +451,34 @@ func runWorkerDone(ctx context.Context, env *Env, o workerDoneOptions) error {
 		return fmt.Errorf("%w\nthe report was not recorded after trying for %s", err, o.Retry)
 	case err != nil:
 		return err
-	case queued != "":
-		fmt.Fprintf(env.Stdout, "queued: a sandbox keeps this command from reaching st, so the report waits in %s; your agent's next hook hands it to st. Nothing more to do.\n", queued)
+	case queued != nil:
+		// The hook takes the report only from this line of the command's
+		// output (client.TakeQueued): keep the digest's words as they are.
+		fmt.Fprintf(env.Stdout, "queued: a sandbox keeps this command from reaching st, so the report waits in %s (%s%s); "+
+			"your agent's hook hands it to st as this command ends, finding it by this line. Nothing more to do.\n", queued.path, digestMark, queued.digest)
 	default:
 		fmt.Fprintf(env.Stdout, "reported: %s (%s) is done\n", v.Name, v.ID)
 	}
 	return nil
 }
 
+// queuedReport is where a report a sandbox kept from st waits, and the
+// digest of what that file holds.
+type queuedReport struct{ path, digest string }
+
+// digestMark begins the digest of a queued report in st worker done's
+// output, where the agent's hook looks for it.
+const digestMark = "report sha256:"
+
 // report hands a report to st, trying again for up to retry while st is
 // down. When a sandbox refuses st's socket it queues the report instead
-// and answers the queue file's path.
+// and answers where.
 //
 // It never starts st: it is an agent's report from a pane st made, and a
 // st that is down was stopped (st down, which must hold) or is coming
 // back; the report waits for it, and the coordinator's next command
 // starts st when it finds it down.
-func report(ctx context.Context, env *Env, req api.DoneRequest, retry time.Duration) (v *api.WorkerView, queued string, err error) {
+func report(ctx context.Context, env *Env, req api.DoneRequest, retry time.Duration) (v *api.WorkerView, queued *queuedReport, err error) {
 	c := env.RunningClient()
 	err = keepTrying(ctx, env, time.Now().Add(retry), 200*time.Millisecond,
 		func(error) { fmt.Fprintf(env.Stderr, "st: st is not answering; retrying for up to %s\n", retry) },
@@ -477,11 +488,11 @@ func report(ctx context.Context, env *Env, req api.DoneRequest, retry time.Durat
 			if err == nil || !client.Refused(err) {
 				return err
 			}
-			path, qerr := c.QueueReport(req)
+			path, digest, qerr := c.QueueReport(req)
 			if qerr != nil {
 				return &api.Error{Kind: api.KindInternal, Message: fmt.Sprintf("%v; and the report could not be queued either: %v", err, qerr)}
 			}
-			queued = path
+			queued = &queuedReport{path, digest}
 			return nil
 		})
 	return v, queued, err

@@ -18,8 +18,26 @@ import (
 
 // A report that cannot reach the daemon because a sandbox refuses the
 // socket (Codex's default sandbox blocks connect() on unix sockets) is
-// queued in a file where the sandbox lets it write, and handed to the
-// daemon by the agent's next hook, which runs outside the sandbox.
+// queued in a file where the sandbox lets it write, the temp folder, and
+// handed to the daemon by the agent's hook, which runs outside the
+// sandbox.
+//
+// Every sandboxed Codex may write the temp folder, and read the whole
+// disk, so neither where a queued report is nor a secret st could give
+// the worker (measured on Codex 0.171.0: the sandbox sees no other
+// process, but Codex writes its session's environment to
+// $CODEX_HOME/shell_snapshots, which every sandbox reads) tells who wrote
+// it. What no other sandbox can touch is the worker's own tool call:
+// st worker done prints the SHA-256 of the report it queued, Codex
+// (outside the sandbox) hands that output to the worker's PostToolUse
+// hook, and the hook takes the queued file only when it has that digest.
+// A report another agent wrote for this pane is never named by this
+// agent's own output, and an old one of its own is named only by the
+// call that queued it, so neither is handed in.
+//
+// A report the hook took while st was down waits in $ST_HOME/reports,
+// which no sandbox may write (st's config.toml rests on the same), for
+// the pane's next hook.
 
 // Refused reports whether err is a connection that a sandbox refused, as
 // opposed to a daemon that is down.
@@ -80,33 +98,50 @@ func queueDir() (string, error) {
 	return d, safeDir(d)
 }
 
-// queueFile names the file of pane's report. Pane ids repeat across tmux
-// servers (every server has a %2), and one user may run several st
-// daemons and servers at once, so the name carries which daemon and which
-// tmux server the report is for: a hook in another server's %2 must not
-// take it and hand it to a daemon that would give it to the wrong worker.
-func (c *Client) queueFile(pane string) (string, error) {
+// queueName names the file of pane's report: the tmux server and st it
+// is for, the pane, and the digest of what the file holds. Pane ids
+// repeat across tmux servers (every server has a %2), and one user may
+// run several st daemons and servers at once, so a hook in another
+// server's %2 must not take it and hand it to a daemon that would give
+// it to the wrong worker.
+func (c *Client) queueName(pane, digest string) (string, error) {
 	n := strings.TrimPrefix(pane, "%")
 	if n == "" || strings.Trim(n, "0123456789") != "" {
 		return "", fmt.Errorf("%q is not a pane id", pane)
 	}
 	sum := sha256.Sum256([]byte(c.Socket + "\x00" + tmuxenv.Socket(c.Tmux)))
-	return hex.EncodeToString(sum[:8]) + "-" + n + ".json", nil
+	name := hex.EncodeToString(sum[:8]) + "-" + n
+	if digest != "" {
+		name += "-" + digest
+	}
+	return name + ".json", nil
 }
 
-// QueueReport keeps a report for pane until a hook of the same tmux
-// server and st hands it over.
-func (c *Client) QueueReport(req api.DoneRequest) (string, error) {
-	name, err := c.queueFile(req.Pane)
+// QueueReport keeps a report for pane until the hook of the tool call
+// that runs this hands it over. It returns the file and the SHA-256 of
+// what it holds, which the caller must print: that line of the tool
+// call's output is what lets the hook take it.
+func (c *Client) QueueReport(req api.DoneRequest) (path, digest string, err error) {
+	data, err := json.Marshal(req)
 	if err != nil {
-		return "", err
+		return "", "", err
+	}
+	digest = digestOf(data)
+	name, err := c.queueName(req.Pane, digest)
+	if err != nil {
+		return "", "", err
 	}
 	dir, err := queueDir()
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	path := filepath.Join(dir, name)
-	return path, store.WriteJSON(path, req, 0o600)
+	path = filepath.Join(dir, name)
+	return path, digest, store.WriteFile(path, data, 0o600)
+}
+
+func digestOf(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
 }
 
 // safeDir refuses a queue folder that another user could write to. Its
@@ -131,11 +166,12 @@ func privateDir(dir string) error {
 	return nil
 }
 
-// TakeQueued returns the report queued for pane, if any, and a function
-// that removes it once the daemon has it.
-func (c *Client) TakeQueued(pane string) (req api.DoneRequest, done func(), ok bool) {
-	name, err := c.queueFile(pane)
-	if err != nil {
+// TakeQueued returns the report queued for pane whose file holds exactly
+// what digest says (the digest the agent's own tool call printed), and a
+// function that removes it once the daemon has it.
+func (c *Client) TakeQueued(pane, digest string) (req api.DoneRequest, done func(), ok bool) {
+	name, err := c.queueName(pane, digest)
+	if err != nil || len(digest) != sha256.Size*2 {
 		return req, nil, false
 	}
 	for _, dir := range queueDirs() {
@@ -144,10 +180,44 @@ func (c *Client) TakeQueued(pane string) (req api.DoneRequest, done func(), ok b
 		}
 		path := filepath.Join(dir, name)
 		data, err := os.ReadFile(path)
-		if err != nil || json.Unmarshal(data, &req) != nil || req.Pane != pane {
+		// One read: what is checked is what is handed over.
+		if err != nil || digestOf(data) != digest || json.Unmarshal(data, &req) != nil || req.Pane != pane {
 			continue
 		}
 		return req, func() { os.Remove(path) }, true
 	}
 	return req, nil, false
+}
+
+// keptPath is where a report the hook took while st was down waits.
+func (c *Client) keptPath(pane string) (string, error) {
+	name, err := c.queueName(pane, "")
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(filepath.Dir(c.Socket), "reports", name), nil
+}
+
+// KeepReport keeps a report the hook took from the queue while st could
+// not take it, for the pane's next hook. A later one replaces it, as a
+// later report replaces a worker's summary.
+func (c *Client) KeepReport(req api.DoneRequest) error {
+	path, err := c.keptPath(req.Pane)
+	if err != nil {
+		return err
+	}
+	return store.WriteJSON(path, req, 0o600)
+}
+
+// TakeKept returns the report kept for pane, if any, and a function that
+// removes it once the daemon has it.
+func (c *Client) TakeKept(pane string) (req api.DoneRequest, done func(), ok bool) {
+	path, err := c.keptPath(pane)
+	if err != nil {
+		return req, nil, false
+	}
+	if store.ReadJSON(path, &req) != nil || req.Pane != pane {
+		return req, nil, false
+	}
+	return req, func() { os.Remove(path) }, true
 }
