@@ -77,8 +77,10 @@
 //     agent it did not start (that would let it type into a pane it does
 //     not own), and not stop st. Its sandbox refuses the socket (so only
 //     st's own commands, by the rule, reach st), other processes and
-//     tmux, writes outside its workspace, and with a filesystem profile
-//     that denies them, reads of $ST_HOME. What it starts runs under that
+//     tmux, writes outside its workspace and the temp folder (which every
+//     sandbox shares: a report queued there is handed in only by the hook
+//     of the call that queued it), and with a filesystem profile that
+//     denies them, reads of $ST_HOME. What it starts runs under that
 //     agent's own settings (Claude's permission mode, Codex's sandbox),
 //     not under the coordinator's sandbox: a person who lets Claude run
 //     every command without asking lets a sandboxed Codex coordinator's
