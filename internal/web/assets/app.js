@@ -782,9 +782,12 @@ function graphTree(a) {
 }
 
 function renderGraph() {
-  const canvas = $('#graph-canvas');
   $('#agents-count').textContent = String(S.snap.agents.length);
-  if (!S.graphOpen) return;
+  if (S.graphOpen) timed('st:graph', drawGraph);
+}
+
+function drawGraph() {
+  const canvas = $('#graph-canvas');
   const m = S.m;
   // Teams first, then workers whose coordinator is gone, then the rest.
   const roots = [...m.roots].sort((x, y) => rank(x) - rank(y));
@@ -1063,11 +1066,30 @@ function holdForClicks() {
   document.addEventListener('pointercancel', up, true);
 }
 
+// timed runs draw between two points of the page's performance timeline,
+// as a measure called name, so that the time the drawing takes can be read
+// back (performance.getEntriesByType('measure'); bench/webui does). Only
+// the newest measure of each name stays in the timeline, so that a page
+// open for days does not fill it; an observer sees each one.
+function timed(name, draw) {
+  const start = performance.now();
+  try {
+    return draw();
+  } finally {
+    performance.clearMeasures(name);
+    performance.measure(name, { start, end: performance.now() });
+  }
+}
+
 function render() {
   if (!S.snap) return;
   // A click needs its press and release on the same element: a snapshot
   // drawn in between would take the element away and lose the click.
   if (S.drag || (S.pressed && Date.now() - S.pressed < PRESS_HOLD)) { S.pending = true; return; }
+  timed('st:render', drawAll);
+}
+
+function drawAll() {
   $('#machine').textContent = S.snap.machine || '';
   $('#term-title').textContent = termTitle();
   renderGates();
