@@ -1284,6 +1284,17 @@ function setConn(state, text) {
   c.textContent = text;
 }
 
+// applyPatch is snap with a patch of /api/events applied: the agents that
+// changed, by their index, and any other part that changed, whole. (A
+// socket's first message is the whole snapshot, and so is one after the
+// agents themselves changed.)
+function applyPatch(snap, p) {
+  const s = { ...snap, agents: [...snap.agents] };
+  for (const [i, a] of Object.entries(p.agents || {})) s.agents[Number(i)] = a;
+  for (const k of ['machine', 'sessions', 'gates', 'machines']) if (k in p) s[k] = p[k];
+  return s;
+}
+
 function connectEvents() {
   const ws = stSocket(wsURL('api/events'));
   ws.onopen = () => { retry = 0; setConn('live', t('conn.live')); };
@@ -1291,6 +1302,7 @@ function connectEvents() {
     const msg = JSON.parse(ev.data);
     S.offset = Date.parse(msg.now) - Date.now();
     if (msg.type === 'snapshot') { setConn('live', t('conn.live')); onSnapshot(msg.snapshot); }
+    else if (msg.type === 'patch' && S.snap) { setConn('live', t('conn.live')); onSnapshot(applyPatch(S.snap, msg.patch)); }
     else if (msg.type === 'error') setConn('error', t('conn.error', { why: msg.error }));
   };
   ws.onclose = async () => {
