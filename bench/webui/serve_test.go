@@ -79,6 +79,18 @@ func stateTimes(b *testing.B, url string, k int) (int, []time.Duration) {
 	return size, ts
 }
 
+// fetch is the body at url.
+func fetch(b *testing.B, url string) string {
+	b.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return string(body)
+}
+
 // churn changes the states of the first k agents of p, each once a
 // second on average (k changes a second in all, spread evenly), until
 // stop is closed; it returns how many changes it made.

@@ -25,6 +25,9 @@ var sizes = []int{10, 100, 300}
 //     it made a second, the longest frame (requestAnimationFrame's
 //     frame-to-frame time) and the long animation frames (over 50 ms).
 //
+// Then a real daemon with 10 and then 100 sim workers: its
+// /st/api/state's size and time (median of 30), 100 beside 10.
+//
 // Goals (issue 27): the graph drawn under 100 ms at 100 agents, and no
 // frame longer than 50 ms while 100 agents change state.
 func BenchmarkWebUI(b *testing.B) {
@@ -65,5 +68,10 @@ func BenchmarkWebUI(b *testing.B) {
 		scaled(b, "web_renders_per_s", n, r.page.renders, f.page.renders, "1/s")
 		scaled(b, "web_longest_frame", n, r.page.longestFrame, f.page.longestFrame, "ms")
 		figure(b, fmt.Sprintf("web_frames_over_50ms_n%d", n), float64(r.page.longFrames), "frames")
+	}
+	live := daemonState(b)
+	for _, n := range []int{10, 100} {
+		scaled(b, "web_daemon_state_bytes", n, live[n][0], live[10][0], "B")
+		scaled(b, "web_daemon_state_time", n, live[n][1], live[10][1], "ms")
 	}
 }
