@@ -257,26 +257,44 @@ func (b *Book) Run(id string) (*api.Run, error) {
 
 // FindWorker finds a worker of the history by its pane id (a retired one
 // too) or its name, in the run that ended last of those that have one;
-// nil when none has.
+// nil when none has. Only the lines that name it are decoded.
 func (b *Book) FindWorker(id string) (*api.Worker, *api.Run, error) {
-	es, err := b.Entries()
+	if b == nil {
+		return nil, nil, nil
+	}
+	quoted, _ := json.Marshal(id)
+	b.mu.Lock()
+	data, err := os.ReadFile(b.path())
+	var best *Entry
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		if !bytes.Contains(line, quoted) {
+			continue
+		}
+		var e Entry
+		if json.Unmarshal(line, &e) != nil || !b.ids[e.ID] || (best != nil && !e.Ended.After(best.Ended)) {
+			continue
+		}
+		for _, w := range e.Workers {
+			if w.ID == id || w.Name == id {
+				best = &e
+				break
+			}
+		}
+	}
+	b.mu.Unlock()
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, fmt.Errorf("read st's history of runs: %w", err)
+	}
+	if best == nil {
+		return nil, nil, nil
+	}
+	r, err := b.Run(best.ID)
 	if err != nil {
 		return nil, nil, err
 	}
-	for i := len(es) - 1; i >= 0; i-- {
-		for _, w := range es[i].Workers {
-			if w.ID != id && w.Name != id {
-				continue
-			}
-			r, err := b.Run(es[i].ID)
-			if err != nil {
-				return nil, nil, err
-			}
-			for _, rw := range r.Workers {
-				if rw.ID == w.ID {
-					return rw, r, nil
-				}
-			}
+	for _, w := range r.Workers {
+		if w.ID == id || w.Name == id {
+			return w, r, nil
 		}
 	}
 	return nil, nil, nil
