@@ -27,10 +27,11 @@ var counts = []int{1, 300, 3000}
 //   - the daemon's memory once it answers: its peak (VmHWM) and now
 //     (VmRSS);
 //   - after only: the first start of the after's st on a history it has
-//     not seen (it reads every run once and lists the finished ones), and
-//     `st orch show RUN` of a finished run, `st worker read` of one of its
-//     workers and `st worker list --all`, which read the history from
-//     disk.
+//     not seen (it reads every run once and lists the finished ones);
+//   - `st orch show RUN` of the oldest run, `st worker read` of one of its
+//     workers and `st worker list --all`: the after's read the history
+//     from disk (beside the same at 1 run), the before's have every run
+//     in memory.
 //
 // Goal (issue 27): `st up` and the daemon's memory at 3,000 runs within
 // 1.5x of 1 run.
@@ -74,7 +75,8 @@ func BenchmarkHistory(b *testing.B) {
 			}
 		}
 	}
-	reads := readTimes(b, r, after, homes[key{after, counts[0]}], homes[key{after, counts[len(counts)-1]}])
+	most := counts[len(counts)-1]
+	reads := readTimes(b, r, after, homes[key{after, counts[0]}], homes[key{after, most}], before, homes[key{before, most}])
 	for _, n := range counts {
 		for _, v := range []struct {
 			name string
@@ -209,21 +211,12 @@ type readFigure struct {
 // readTimes times what reads a finished run from disk with the after's
 // st, at the fewest runs (the floor) and the most: st orch show RUN of
 // the oldest run, st worker read of its first worker by pane id, and st
-// worker list --all (medians of 5).
-func readTimes(b *testing.B, r *rig, bin, few, many string) []readFigure {
+// worker list --all (medians of 5); and the same with the before's st at
+// the most, which has every run in memory.
+func readTimes(b *testing.B, r *rig, bin, few, many, before, beforeMany string) []readFigure {
 	b.Helper()
 	times := func(home string, args ...string) float64 {
-		r.must(bin, home, "", "up")
-		defer r.down(bin, home)
-		var ds []float64
-		for i := 0; i < 6; i++ {
-			t0 := time.Now()
-			r.must(bin, home, r.pane, args...)
-			if i > 0 { // the first warms the daemon up
-				ds = append(ds, ms(time.Since(t0)))
-			}
-		}
-		return median(ds)
+		return timesOf(b, r, bin, home, args...)
 	}
 	n := counts[len(counts)-1]
 	var out []readFigure
@@ -235,7 +228,25 @@ func readTimes(b *testing.B, r *rig, bin, few, many string) []readFigure {
 		{"history_read_oldest_worker", []string{"worker", "read", "%100001"}},
 		{"history_list_all", []string{"worker", "list", "--all", "--json"}},
 	} {
-		out = append(out, readFigure{fmt.Sprintf("%s_after_n%d", c.name, n), times(many, c.args...), times(few, c.args...)})
+		out = append(out, readFigure{fmt.Sprintf("%s_after_n%d", c.name, n), times(many, c.args...), times(few, c.args...)},
+			readFigure{fmt.Sprintf("%s_before_n%d", c.name, n), timesOf(b, r, before, beforeMany, c.args...), 0})
 	}
 	return out
+}
+
+// timesOf is the median time of st ARGS with bin's daemon of home, over
+// 5 runs after one that warms the daemon up.
+func timesOf(b *testing.B, r *rig, bin, home string, args ...string) float64 {
+	b.Helper()
+	r.must(bin, home, "", "up")
+	defer r.down(bin, home)
+	var ds []float64
+	for i := 0; i < 6; i++ {
+		t0 := time.Now()
+		r.must(bin, home, r.pane, args...)
+		if i > 0 {
+			ds = append(ds, ms(time.Since(t0)))
+		}
+	}
+	return median(ds)
 }
