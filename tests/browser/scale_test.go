@@ -99,3 +99,36 @@ func TestManyAgentsStayCurrent(t *testing.T) {
 	do(t, ctx, chromedp.Click(`#graph-close`), chromedp.Click(`#sidebar .agent-row[data-agent="%100"]`))
 	waitJS(t, ctx, `location.hash.includes("w=%40100")`, 10*time.Second)
 }
+
+// TestKeptElementsActOnTheirOwn: the page keeps elements that did not
+// change from one snapshot to the next, and a kept element's button
+// acts on its own agent. Two orphans with the same gone coordinator trade
+// places (their windows' order changes): the Release of the card now
+// first releases the agent now first, not the one whose card stood there.
+func TestKeptElementsActOnTheirOwn(t *testing.T) {
+	now := time.Now()
+	orphan := func(pane, win, name string) web.Agent {
+		return web.Agent{Pane: pane, Name: name, Kind: "sim", Role: web.RoleWorker, State: "idle", Since: now,
+			Parent: "%1", ParentGone: true, Run: "run-1", Session: "$1", Window: win}
+	}
+	window := func(id, idx, name, pane string) web.Window {
+		return web.Window{ID: id, Index: idx, Name: name, Panes: []web.Pane{{ID: pane, Agent: "sim", Role: web.RoleWorker}}}
+	}
+	fake := webtest.New(web.Snapshot{Machine: "devbox", Gates: []web.Gate{},
+		Sessions: []web.Session{{ID: "$1", Name: "main", Windows: []web.Window{window("@7", "0", "first", "%7"), window("@8", "1", "second", "%8")}}},
+		Agents:   []web.Agent{orphan("%7", "@7", "first"), orphan("%8", "@8", "second")}})
+	base := serveUI(t, web.Config{Backend: fake})
+	ctx := newBrowser(t, 1280, 800)
+	do(t, ctx, chromedp.Navigate(link(t, base)))
+	waitJS(t, ctx, `document.querySelectorAll("#sidebar .card.orphan").length === 2`, 20*time.Second)
+	fake.Update(func(s *web.Snapshot) {
+		w := s.Sessions[0].Windows
+		w[0], w[1] = w[1], w[0]
+	})
+	waitJS(t, ctx, `document.querySelector("#sidebar .card.orphan .agent-row").dataset.agent === "%8"`, 20*time.Second)
+	do(t, ctx, chromedp.Click(`#sidebar .card.orphan .orphan-line button`))
+	waitCall(t, fake, `Release["%8"]`)
+	if calls := fake.Calls(); len(calls) != 1 {
+		t.Errorf("backend calls %v, want one Release of %%8", calls)
+	}
+}

@@ -2,9 +2,9 @@
 // shared cards, the web terminal, the Agents card, the agent graph, the
 // phone's Agents chart and the decision gates. Under each agent it shows
 // the teammates of the Claude agent team it leads (blue lines) and its
-// subagents (thin grey lines): st only watches those. The server sends a whole
-// snapshot on every change (/api/events), and the page is drawn again
-// from it, so it never drifts from st's state; what the person opened or
+// subagents (thin grey lines): st only watches those. The server sends the
+// whole snapshot, then what changed (/api/events; applyPatch), and the
+// page is drawn again from it, so it never drifts from st's state; what the person opened or
 // folded is kept here, apart from the snapshot. With many agents only
 // what changed reaches the screen: a drawing keeps every element that is
 // the same as before (patch; the graph's cards by key, GC), and
@@ -57,7 +57,10 @@ function sameShell(a, b) {
 // lays out and paints again only what changed: with many agents, a
 // snapshot changes a few rows of many. want's children move into live.
 // A kept element keeps its listeners, so these find what they act on
-// when they run (agentNow), never by what they held when drawn.
+// when they run (agentNow), never by what they held when drawn, and
+// what they act on is in the element's attributes or an ancestor's (the
+// keys: data-agent, data-key, data-family, data-session, data-window,
+// data-gate, data-mate): a listener is never kept under another key.
 function patch(live, want) {
   let cur = live.firstChild;
   for (const n of [...want.childNodes]) {
@@ -500,7 +503,7 @@ function agentRow(a, opts = {}) {
   clickable(row, () => openAgent(agentNow(a)));
   if (S.menu !== keyOf(a) || !parentKeyOf(a)) return row;
   // The row's menu (spec: "let go from the row's menu").
-  return el('div.row-wrap', null, row, el('div.row-menu', { role: 'menu' },
+  return el('div.row-wrap', { dataset: { key: keyOf(a) } }, row, el('div.row-menu', { role: 'menu' },
     el('button.menu-item', { type: 'button', role: 'menuitem', text: t('row.open'), on: { click: (e) => { e.stopPropagation(); S.menu = null; openAgent(agentNow(a)); } } }),
     el('button.menu-item.let-go', { type: 'button', role: 'menuitem', text: t('row.letGo'),
       title: t('row.letGoTitle'),
@@ -568,7 +571,7 @@ function familyCard(root, sessionID) {
   const done = kids.filter((k) => k.state === 'done');
   const foldKey = `workers:${key}`;
   const open = !S.closed[foldKey];
-  const card = el('div.card.family', null, agentRow(root, { badge: t('role.coordinator') }), mateTree(root));
+  const card = el('div.card.family', { dataset: { family: key } }, agentRow(root, { badge: t('role.coordinator') }), mateTree(root));
   const fold = el('div.fold-line', { role: 'button', tabindex: '0' },
     el('span.caret', { text: open ? '▾' : '▸' }), t('workers.head', { counts: countText(kids) }));
   listen(fold, 'click', () => { S.closed[foldKey] = open; render(); });
@@ -589,7 +592,7 @@ function familyCard(root, sessionID) {
 
 function orphanCard(a) {
   const p = a.parent || '?';
-  return el('div.card.orphan', null,
+  return el('div.card.orphan', { dataset: { key: keyOf(a) } },
     agentRow(a),
     el('div.orphan-line', null,
       el('span.warn', { text: t('orphan.gone', { pane: p }) }),
@@ -702,14 +705,15 @@ function renderTermCard() {
   const list = collapsed ? null : el('div.ac-list', null, rows.map(([a, depth, x, kind]) => {
     if (x) {
       // A teammate (blue mark) or a subagent (grey mark) under its lead.
-      const r = el('div.ac-row', { class: `ac-row ${kind === 'teammate' ? 'mate' : 'sub'}${x.state === 'working' ? ' working' : ''}`, style: `padding-left:${8 + depth * 14}px` },
+      const key = kind === 'teammate' ? mateKey(a, x) : subKey(a, x);
+      const r = el('div.ac-row', { class: `ac-row ${kind === 'teammate' ? 'mate' : 'sub'}${x.state === 'working' ? ' working' : ''}`, style: `padding-left:${8 + depth * 14}px`, dataset: { key } },
         dot(x.state), kind === 'teammate' ? kindIcon('claude') : el('span.kind.k-sub', { text: '↳' }),
         el('span.name', { text: x.name || x.type || t(`role.${kind}`) }), el('span.badge', { text: t(`role.${kind}`) }),
         el('span.spacer'), stateText(x, true));
-      clickable(r, () => openDetail(kind === 'teammate' ? mateKey(a, x) : subKey(a, x)));
+      clickable(r, () => openDetail(key));
       return r;
     }
-    const r = el('div.ac-row', { class: `ac-row${isOpen(a) ? ' lit' : ''}`, style: `padding-left:${8 + depth * 14}px` },
+    const r = el('div.ac-row', { class: `ac-row${isOpen(a) ? ' lit' : ''}`, style: `padding-left:${8 + depth * 14}px`, dataset: { key: keyOf(a) } },
       dot(a.state), kindIcon(a.kind), el('span.name', { text: a.name }),
       depth === 0 ? el('span.badge', { text: t('role.coordinator') }) : null,
       el('span.spacer'), stateText(a, true));
