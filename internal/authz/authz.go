@@ -83,6 +83,7 @@ const (
 	AcceptRemoteOn  Action = "letting other machines start agents here (accept-remote on)"
 	AcceptRemoteOff Action = "turning accept-remote off"
 	SeeWebToken     Action = "seeing the web UI's token"
+	PruneRuns       Action = "removing old runs from st's history (st orch prune --yes)"
 	ChangeSetup     Action = "changing st's setup"
 	StopST          Action = "stopping st"
 	SeeAgents       Action = "seeing this machine's agents"
@@ -95,7 +96,7 @@ const (
 func Actions() []Action {
 	return []Action{ReadPage, ReadState, StartRun, Start, Send, Adopt, Offer, Withdraw, Stop, Release, Rename, ReadScreen, Merge,
 		CancelTask, OpenTerminal, TypeTerminal, AskGate, AnswerGate, Report, Hook, AcceptRemoteOn, AcceptRemoteOff,
-		SeeWebToken, ChangeSetup, StopST, SeeAgents, Watch, Reparent, FindCoordinator}
+		SeeWebToken, ChangeSetup, StopST, SeeAgents, Watch, Reparent, FindCoordinator, PruneRuns}
 }
 
 // Route is one route of a surface as its table lists it: how it is asked
@@ -243,7 +244,7 @@ func OpenToLocal(act Action) bool {
 // terminal too, which costs a look at every process).
 func PersonOnly(act Action) bool {
 	switch act {
-	case AnswerGate, Offer, AcceptRemoteOn, SeeWebToken, ChangeSetup:
+	case AnswerGate, Offer, AcceptRemoteOn, SeeWebToken, ChangeSetup, PruneRuns:
 		return true
 	}
 	return false

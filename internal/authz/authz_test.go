@@ -109,6 +109,7 @@ func TestAgentRails(t *testing.T) {
 		{"answer a gate", actorOf(Agent), AnswerGate, Target{}, all, Rail,
 			[]string{"answering a decision gate is a person's to do, and this request came from an agent: it was run by an agent (sim, pid 7)", "a person does it"}},
 		{"codex sees the web token", actorOf(SandboxedCodex), SeeWebToken, Target{}, all, Boundary, []string{"seeing the web UI's token is a person's to do"}},
+		{"prune the history", actorOf(Agent), PruneRuns, Target{}, all, Rail, []string{"removing old runs from st's history (st orch prune --yes) is a person's to do", "a person does it"}},
 		{"sim", actorOf(Agent), Start, Target{Agent: "sim"}, none, Rail, []string{"sim agent, a test program that runs any command", "agents_start_sim = true"}},
 		{"codex sim", actorOf(SandboxedCodex), Start, Target{Agent: "sim"}, none, Boundary, []string{"sim agent"}},
 		{"not its worker", actorOf(Agent), Send, Target{ID: "%9"}, none, Rail, []string{"%9 is not a worker of this agent's pane (%3)", "own workers only"}},

@@ -55,8 +55,9 @@
 // Actions (Action) are named as the issue names them: start, send (type),
 // adopt, offer, stop, release, rename, read a worker's answer, open a
 // terminal (read-only) and type in it, answer a gate, accept-remote on and
-// off, see the web token, change st's setup; and the quieter ones every
-// route needs a name for (read st's state, ask a gate, report, a hook).
+// off, see the web token, change st's setup, remove old runs from st's
+// history (st orch prune --yes); and the quieter ones every route needs a
+// name for (read st's state, ask a gate, report, a hook).
 //
 // What each actor may do:
 //
@@ -68,8 +69,9 @@
 //     it started, or one under those), adopt an agent, ask a gate, report
 //     from its own pane, turn accept-remote off. Never what is a person's:
 //     answer a gate, offer an agent to another machine, turn accept-remote
-//     on, see the web token. It acts as the pane it runs in: a $TMUX_PANE
-//     that names another pane is refused. How it goes around each: tmux
+//     on, see the web token, remove old runs from st's history. It acts
+//     as the pane it runs in: a $TMUX_PANE that names another pane is
+//     refused. How it goes around each: tmux
 //     send-keys into any pane; cat $ST_HOME/web.token and the web UI's
 //     gate answer; its own edit of config.toml; a request it writes to
 //     the socket itself, claiming any pane.

@@ -256,6 +256,18 @@ func orchOptionsCases(t *testing.T) {
 		{args: nil, env: outside, err: "st orch show with no run id shows this pane's run, and this shell is not in tmux\nTry: st orch show RUN"},
 		{args: []string{"r-1", "r-2"}, env: inPane, err: "accepts at most 1 arg(s), received 2"},
 	})
+	day := 24 * time.Hour
+	checkParse(t, "orch prune", newOrchPruneCmd, []parseCase[orchPruneOptions]{
+		{args: []string{"--older-than", "30d"}, env: outside, want: orchPruneOptions{OlderThan: "30d", Age: 30 * day}},
+		{args: []string{"--older-than", "2w", "--yes", "--json"}, env: inPane, want: orchPruneOptions{OlderThan: "2w", Age: 14 * day, Yes: true, JSON: true}},
+		{args: []string{"--older-than", "12h"}, want: orchPruneOptions{OlderThan: "12h", Age: 12 * time.Hour}},
+		{args: []string{"--older-than", "1.5d"}, want: orchPruneOptions{OlderThan: "1.5d", Age: 36 * time.Hour}},
+		{args: nil, err: "st orch prune needs --older-than: how long ago the runs it removes ended\nTry: st orch prune --older-than 30d"},
+		{args: []string{"--older-than", "-3d"}, err: `--older-than "-3d": not a number of days or weeks`},
+		{args: []string{"--older-than", "-1h"}, err: `--older-than "-1h": not an age (30d, 2w, 12h)`},
+		{args: []string{"--older-than", "month"}, err: `--older-than "month": not an age`},
+		{args: []string{"old"}, err: `unknown command "old"`},
+	})
 }
 
 func taskOptionsCases(t *testing.T) {

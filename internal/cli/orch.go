@@ -13,7 +13,7 @@ import (
 
 func newOrchCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{Use: "orch", Short: "Runs: a coordinator's piece of work"}
-	cmd.AddCommand(newOrchStartCmd(env, nil), newOrchShowCmd(env, nil), newAcceptRemoteCmd(env, nil))
+	cmd.AddCommand(newOrchStartCmd(env, nil), newOrchShowCmd(env, nil), newOrchPruneCmd(env, nil), newAcceptRemoteCmd(env, nil))
 	return cmd
 }
 

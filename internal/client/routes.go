@@ -35,6 +35,12 @@ func (c *Client) StartRun(ctx context.Context, req api.StartRunRequest) (*api.Ru
 	return &r, c.Call(ctx, api.RouteOrchStart, req, &r)
 }
 
+// Prune takes old runs out of st's history, or (without Yes) says which.
+func (c *Client) Prune(ctx context.Context, req api.PruneRequest) (*api.PruneResult, error) {
+	var r api.PruneResult
+	return &r, c.Call(ctx, api.RouteOrchPrune, req, &r)
+}
+
 // ShowRun shows a run.
 func (c *Client) ShowRun(ctx context.Context, req api.IDRequest) (*api.RunView, error) {
 	var r api.RunView

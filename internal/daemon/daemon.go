@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/history"
 	"github.com/sophonz/st/internal/orch"
 	"github.com/sophonz/st/internal/store"
 	"github.com/sophonz/st/internal/tmux"
@@ -72,7 +73,8 @@ func Run(ctx context.Context, o Options) error {
 	pn := newPeerNet(o.Home, cfg.PeerListen, cfg.Heartbeat.Duration, o.Log)
 	pn.reload()
 	var mgr *orch.Manager
-	mgr, err = orch.NewManager(ctx, orch.Config{Home: o.Home, STBin: o.STBin, Tmux: tm, Log: o.Log,
+	hist := openHistory(o.Home, func(f string, a ...any) { fmt.Fprintf(o.Log, f+"\n", a...) })
+	mgr, err = orch.NewManager(ctx, orch.Config{Home: o.Home, STBin: o.STBin, Tmux: tm, Log: o.Log, History: hist,
 		OnGate: func(g orch.Gate) { pushGate(ctx, cfg.PushURL, cfg.PushAnswerURL, mgr, g, o.Log) },
 		Peers:  pn, PeerRetry: cfg.PeerRetry.Duration, Events: events, SimForAgents: cfg.AgentsStartSim})
 	if err != nil {
@@ -91,7 +93,7 @@ func Run(ctx context.Context, o Options) error {
 	s := &server{mgr: mgr, tmux: tm, peers: pn, cancel: cancel, info: api.StatusInfo{
 		PID: os.Getpid(), Version: version.Version, Commit: version.Current().Commit, Binary: o.STBin, Home: o.Home, Socket: sock,
 		TmuxSocket: tm.Socket(), Started: time.Now(), Web: webBase, WebNote: wl.note, WebMoved: wl.moved, WebError: wl.err,
-	}, token: wl.link, proc: realProc}
+	}, token: wl.link, proc: realProc, hist: hist}
 	fmt.Fprintf(o.Log, "st %s daemon listening on %s (tmux server %s)\n", version.Version, sock, tm.Socket())
 	return s.serve(ctx, ln)
 }
@@ -200,6 +202,7 @@ type server struct {
 	info   api.StatusInfo
 	token  string // the token of st web's link (web.LinkToken of the web UI's port)
 	proc   procFS // where callers' processes are read (/proc)
+	hist   *history.Book
 }
 
 func decode[T any](body []byte) (T, error) {
@@ -259,14 +262,6 @@ func (s *server) hook(ctx context.Context, r *http.Request, b []byte) (any, erro
 		return orch.HookResponse{}, nil // an agent on another tmux server
 	}
 	return s.mgr.Hook(ctx, req)
-}
-
-func (s *server) orchShow(ctx context.Context, r *http.Request, b []byte) (any, error) {
-	req, err := decode[orch.IDRequest](b)
-	if err != nil {
-		return nil, err
-	}
-	return s.mgr.Show(ctx, req.Pane, req.ID)
 }
 
 func (s *server) gateList(ctx context.Context, r *http.Request, b []byte) (any, error) {

@@ -44,6 +44,7 @@ type envelope struct {
 	Machine  string `json:"machine"`
 	On       *bool  `json:"on"`
 	Withdraw bool   `json:"withdraw"`
+	Yes      bool   `json:"yes"` // st orch prune --yes
 }
 
 // envelopeOf reads the envelope of a body. A body that is not one names
@@ -87,11 +88,12 @@ var socketRoutes = []route{
 	// The orchestration's: runs, workers, tasks, gates.
 	{path: api.RouteOrchStart, action: authz.StartRun, pane: true, h: mgrCall((*orch.Manager).StartRun)},
 	{path: api.RouteOrchShow, action: authz.ReadState, pane: true, h: (*server).orchShow},
+	{path: api.RouteOrchPrune, action: authz.PruneRuns, vary: pruneAction, h: (*server).orchPrune},
 	{path: api.RouteWorkerStart, action: authz.Start, pane: true, h: mgrCall((*orch.Manager).StartWorker)},
 	{path: api.RouteWorkerFan, action: authz.Start, pane: true, h: mgrCall((*orch.Manager).Fan)},
 	{path: api.RouteWorkerWait, action: authz.ReadState, pane: true, h: mgrCall((*orch.Manager).Wait)},
 	{path: api.RouteWorkerDone, action: authz.Report, pane: true, h: mgrCall((*orch.Manager).Done)},
-	{path: api.RouteWorkerRead, action: authz.ReadScreen, pane: true, h: mgrCall((*orch.Manager).Read)},
+	{path: api.RouteWorkerRead, action: authz.ReadScreen, pane: true, h: (*server).workerRead},
 	{path: api.RouteWorkerSend, action: authz.Send, pane: true, h: mgrCall((*orch.Manager).Send)},
 	{path: api.RouteWorkerStop, action: authz.Stop, pane: true, h: mgrCall((*orch.Manager).Stop)},
 	{path: api.RouteWorkerRename, action: authz.Rename, pane: true, h: mgrCall((*orch.Manager).Rename)},
@@ -101,7 +103,7 @@ var socketRoutes = []route{
 	{path: api.RouteWorkerDiff, action: authz.ReadScreen, pane: true, h: mgrCall((*orch.Manager).Diff)},
 	{path: api.RouteWorkerMerge, action: authz.Merge, pane: true, h: mgrCall((*orch.Manager).Merge)},
 	{path: api.RouteWorkerPick, action: authz.Merge, pane: true, h: mgrCall((*orch.Manager).Pick)},
-	{path: api.RouteWorkerList, action: authz.ReadState, pane: true, h: mgrCall((*orch.Manager).List)},
+	{path: api.RouteWorkerList, action: authz.ReadState, pane: true, h: (*server).workerList},
 	{path: api.RouteTaskCreate, action: authz.Start, pane: true, h: mgrCall((*orch.Manager).CreateTask)},
 	{path: api.RouteTaskList, action: authz.ReadState, pane: true, h: mgrCall((*orch.Manager).ListTasks)},
 	{path: api.RouteTaskCancel, action: authz.CancelTask, pane: true, h: mgrCall((*orch.Manager).CancelTask)},
@@ -138,6 +140,8 @@ func SocketRoutes() []authz.Route {
 			acts = []authz.Action{authz.AcceptRemoteOff, authz.AcceptRemoteOn}
 		case rt.path == api.RouteWorkerOffer:
 			acts = []authz.Action{authz.Offer, authz.Withdraw}
+		case rt.path == api.RouteOrchPrune:
+			acts = []authz.Action{authz.ReadState, authz.PruneRuns}
 		}
 		out = append(out, authz.Route{Surface: "socket", Method: http.MethodPost, Path: rt.path, Actions: acts})
 	}

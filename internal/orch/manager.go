@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sophonz/st/internal/history"
 	"github.com/sophonz/st/internal/tmux"
 )
 
@@ -35,6 +36,9 @@ type Config struct {
 	// SimForAgents: a person allowed agents to start the sim agent
 	// (agents_start_sim in config.toml; internal/authz).
 	SimForAgents bool
+	// History holds the runs that are over, out of memory (shelve.go);
+	// nil keeps every run in memory.
+	History *history.Book
 }
 
 // Manager holds every run and worker of this machine. Its state has
@@ -107,6 +111,7 @@ func NewManager(ctx context.Context, cfg Config) (*Manager, error) {
 		c.schedule(r)
 	}
 	m.settleUnlock(c)
+	m.shelve()
 	m.resumePeerWatches()
 	return m, nil
 }

@@ -27,7 +27,7 @@ const RemoteSession = "st-remote"
 // remoteRunFree refuses a run id here that is not machine from's: a run
 // of this machine, or of another machine. Called with m.mu held.
 func (m *Manager) remoteRunFree(from, run string) error {
-	if r := m.runs[run]; r != nil && r.CoordinatorMachine != from {
+	if r := m.runs[run]; (r != nil && r.CoordinatorMachine != from) || m.cfg.History.Has(run) {
 		return errorf(KindConflict, "start the worker again (a new run id is picked)", "run %s here is not %s's", run, from)
 	}
 	return nil

@@ -81,8 +81,9 @@ func (m *Manager) runDir(id string) string { return filepath.Join(m.cfg.Home, "o
 
 func (m *Manager) runPath(id string) string { return filepath.Join(m.runDir(id), "run.json") }
 
-// load reads every run.json. A file that does not decode is reported,
-// copied aside and skipped, never overwritten.
+// load reads every run.json but those of the runs in the history
+// (shelve.go), which stay on disk. A file that does not decode is
+// reported, copied aside and skipped, never overwritten.
 func (m *Manager) load() error {
 	dirs, err := os.ReadDir(filepath.Join(m.cfg.Home, "orch"))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -92,7 +93,7 @@ func (m *Manager) load() error {
 		return fmt.Errorf("read runs: %w", err)
 	}
 	for _, d := range dirs {
-		if !d.IsDir() {
+		if !d.IsDir() || m.cfg.History.Has(d.Name()) {
 			continue
 		}
 		path := m.runPath(d.Name())
@@ -151,7 +152,7 @@ func (m *Manager) currentRun(pane string) *Run {
 // newRun makes a run in memory. Called with m.mu held.
 func (m *Manager) newRun(p tmux.Pane, objective string) *Run {
 	r := &Run{ID: newID("run-"), Objective: objective, Coordinator: p.ID, Session: p.SessionID, Created: m.cfg.Now()}
-	for m.runs[r.ID] != nil {
+	for m.runs[r.ID] != nil || m.cfg.History.Has(r.ID) {
 		r.ID = newID("run-")
 	}
 	m.runs[r.ID] = r

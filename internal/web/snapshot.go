@@ -24,8 +24,8 @@ type Backend interface {
 	AnswerGate(ctx context.Context, gateID, option string) error
 }
 
-// Snapshot is everything a page shows. It is sent whole on every change:
-// it is small, and a page that missed a message is never left wrong.
+// Snapshot is everything a page shows. /api/state sends it whole;
+// /api/events sends it whole first, then what changed (events.go).
 //
 // Pane ids are tmux's (%7) on this machine; an agent on another machine
 // has Machine set and its own pane id, and a Parent on another machine

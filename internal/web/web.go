@@ -29,7 +29,7 @@
 // The front end is plain JavaScript and CSS with xterm.js, embedded from
 // assets/ (xterm's built files are vendored there from npm, see web/), so
 // building st never needs node. The page keeps one websocket for state
-// (/api/events: a whole Snapshot on every change) and one per open
+// (/api/events: a whole Snapshot, then what changed) and one per open
 // terminal (/term, bridged to a tmux client in a pty; see term.go).
 package web
 
@@ -101,6 +101,7 @@ type Server struct {
 	assets     fs.FS
 
 	pollEvery time.Duration
+	eventGap  time.Duration
 
 	base     context.Context // ends at Close; every socket ends with it
 	stopBase context.CancelFunc
@@ -111,7 +112,7 @@ type Server struct {
 
 // New returns the UI's handler.
 func New(cfg Config) *Server {
-	s := &Server{cfg: cfg, log: cfg.Log, mux: http.NewServeMux(), pollEvery: defaultPoll}
+	s := &Server{cfg: cfg, log: cfg.Log, mux: http.NewServeMux(), pollEvery: defaultPoll, eventGap: defaultEventGap}
 	s.base, s.stopBase = context.WithCancel(context.Background())
 	if s.log == nil {
 		s.log = io.Discard

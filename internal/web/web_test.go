@@ -519,7 +519,54 @@ type eventMsg struct {
 	Type     string       `json:"type"`
 	Now      time.Time    `json:"now"`
 	Snapshot web.Snapshot `json:"snapshot"`
+	Patch    *patchMsg    `json:"patch"`
 	Error    string       `json:"error"`
+	Size     int          `json:"-"` // the message's bytes
+}
+
+// patchMsg is a patch of /api/events: the agents that changed by their
+// index, and the other fields that changed, whole.
+type patchMsg struct {
+	Agents   map[string]json.RawMessage `json:"agents"`
+	Machine  json.RawMessage            `json:"machine"`
+	Sessions json.RawMessage            `json:"sessions"`
+	Gates    json.RawMessage            `json:"gates"`
+	Machines json.RawMessage            `json:"machines"`
+}
+
+// apply is what the page does with a message: the snapshot it has after it.
+func (m eventMsg) apply(t *testing.T, have web.Snapshot) web.Snapshot {
+	t.Helper()
+	switch m.Type {
+	case "snapshot":
+		return m.Snapshot
+	case "patch":
+	default:
+		t.Fatalf("event of type %q", m.Type)
+	}
+	s := have
+	s.Agents = append([]web.Agent(nil), have.Agents...)
+	for k, raw := range m.Patch.Agents {
+		i, err := strconv.Atoi(k)
+		if err != nil || i < 0 || i >= len(s.Agents) {
+			t.Fatalf("patch of agent %q, and there are %d", k, len(s.Agents))
+		}
+		s.Agents[i] = web.Agent{}
+		if err := json.Unmarshal(raw, &s.Agents[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []struct {
+		raw json.RawMessage
+		to  any
+	}{{m.Patch.Machine, &s.Machine}, {m.Patch.Sessions, &s.Sessions}, {m.Patch.Gates, &s.Gates}, {m.Patch.Machines, &s.Machines}} {
+		if f.raw != nil {
+			if err := json.Unmarshal(f.raw, f.to); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return s
 }
 
 func readEvent(ctx context.Context, t *testing.T, c *websocket.Conn) eventMsg {
@@ -532,6 +579,7 @@ func readEvent(ctx context.Context, t *testing.T, c *websocket.Conn) eventMsg {
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatalf("event %s: %v", b, err)
 	}
+	m.Size = len(b)
 	return m
 }
 
@@ -553,11 +601,12 @@ func TestSnapshotPushedOnChange(t *testing.T) {
 		t.Fatalf("first event = %+v", first)
 	}
 	// The poll is an hour away: whatever arrives was pushed by the change.
+	have := first.Snapshot
 	for i, state := range []string{"done", "failed"} {
 		fake.Update(func(s *web.Snapshot) { s.Agents[2].State = state })
-		m := readEvent(ctx, t, conn)
-		if m.Snapshot.Agents[2].State != state {
-			t.Errorf("change %d: agent state %q, want %q", i, m.Snapshot.Agents[2].State, state)
+		have = readEvent(ctx, t, conn).apply(t, have)
+		if have.Agents[2].State != state {
+			t.Errorf("change %d: agent state %q, want %q", i, have.Agents[2].State, state)
 		}
 	}
 	conn.Close(websocket.StatusNormalClosure, "")

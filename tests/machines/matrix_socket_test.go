@@ -66,7 +66,12 @@ var socketRows = map[string]sockRow{
 	api.RouteOrchStart: {body: func(m *matrix, a *actor, _ string, _ authz.Action) string {
 		return js(map[string]any{"pane": a.pane, "objective": "a run of the matrix"})
 	}, fails: "a worker's pane starts no run of its own"},
-	api.RouteOrchShow:    {body: paneOnly, fails: "a pane of no run has nothing to show"},
+	api.RouteOrchShow: {body: paneOnly, fails: "a pane of no run has nothing to show"},
+	// With --yes a person's; a look at what would go is anyone's. The
+	// age is a century: the allowed cells take nothing away.
+	api.RouteOrchPrune: {body: func(m *matrix, a *actor, _ string, act authz.Action) string {
+		return js(map[string]any{"pane": a.pane, "older_than": 100 * 365 * 24 * time.Hour, "yes": act == authz.PruneRuns})
+	}},
 	api.RouteWorkerStart: {body: func(m *matrix, a *actor, _ string, _ authz.Action) string { return m.startBody(a, 0) }},
 	api.RouteWorkerFan:   {body: func(m *matrix, a *actor, _ string, _ authz.Action) string { return m.startBody(a, 2) }},
 	api.RouteWorkerWait: {body: func(m *matrix, a *actor, _ string, _ authz.Action) string {

@@ -2,10 +2,13 @@
 // shared cards, the web terminal, the Agents card, the agent graph, the
 // phone's Agents chart and the decision gates. Under each agent it shows
 // the teammates of the Claude agent team it leads (blue lines) and its
-// subagents (thin grey lines): st only watches those. The server sends a whole
-// snapshot on every change (/api/events), and everything is drawn again
-// from it, so the page never drifts from st's state; what the person
-// opened or folded is kept here, apart from the snapshot.
+// subagents (thin grey lines): st only watches those. The server sends the
+// whole snapshot, then what changed (/api/events; applyPatch), and the
+// page is drawn again from it, so it never drifts from st's state; what the person opened or
+// folded is kept here, apart from the snapshot. With many agents only
+// what changed reaches the screen: a drawing keeps every element that is
+// the same as before (patch; the graph's cards by key, GC), and
+// snapshots that come faster than frames are drawn once a frame.
 import { Terminal } from './vendor/xterm.mjs';
 import { FitAddon } from './vendor/addon-fit.mjs';
 import { t, fmtDur, fmtShort, fmtTime, translatePage } from './i18n.js';
@@ -20,7 +23,7 @@ function el(spec, attrs, ...kids) {
   if (attrs) {
     for (const [k, v] of Object.entries(attrs)) {
       if (v === undefined || v === null || v === false) continue;
-      if (k === 'on') for (const [ev, f] of Object.entries(v)) e.addEventListener(ev, f);
+      if (k === 'on') for (const [ev, f] of Object.entries(v)) listen(e, ev, f);
       else if (k === 'dataset') { for (const [dk, dv] of Object.entries(v)) if (dv !== undefined) e.dataset[dk] = dv; }
       else if (k === 'text') e.textContent = v;
       else e.setAttribute(k, v === true ? '' : v);
@@ -28,6 +31,46 @@ function el(spec, attrs, ...kids) {
   }
   for (const k of kids.flat()) if (k !== null && k !== undefined && k !== false) e.append(k);
   return e;
+}
+
+// LISTENED are the elements drawn with a listener of their own (listen).
+// patch never keeps one of them in place of a new one that differs: its
+// listener was made for what the old one showed.
+const LISTENED = new WeakSet();
+
+function listen(node, ev, f, opts) {
+  LISTENED.add(node);
+  node.addEventListener(ev, f, opts);
+}
+
+// sameShell: a and b are the same element with the same attributes,
+// whatever their children, and neither has a listener of its own.
+function sameShell(a, b) {
+  if (a.nodeType !== 1 || b.nodeType !== 1 || a.tagName !== b.tagName || LISTENED.has(a) || LISTENED.has(b)) return false;
+  if (a.attributes.length !== b.attributes.length) return false;
+  for (const at of a.attributes) if (b.getAttribute(at.name) !== at.value) return false;
+  return true;
+}
+
+// patch makes the children of live what want's children are, keeping
+// each one that is already the same (isEqualNode), so that the browser
+// lays out and paints again only what changed: with many agents, a
+// snapshot changes a few rows of many. want's children move into live.
+// A kept element keeps its listeners, so these find what they act on
+// when they run (agentNow), never by what they held when drawn, and
+// what they act on is in the element's attributes or an ancestor's (the
+// keys: data-agent, data-key, data-family, data-session, data-window,
+// data-gate, data-mate): a listener is never kept under another key.
+function patch(live, want) {
+  let cur = live.firstChild;
+  for (const n of [...want.childNodes]) {
+    if (!cur) { live.append(n); continue; }
+    if (cur.isEqualNode(n)) { cur = cur.nextSibling; continue; }
+    if (sameShell(cur, n)) { patch(cur, n); cur = cur.nextSibling; continue; }
+    live.replaceChild(n, cur);
+    cur = n.nextSibling;
+  }
+  while (cur) { const next = cur.nextSibling; cur.remove(); cur = next; }
 }
 
 // Icons drawn here, so that no font has to have the glyph.
@@ -83,6 +126,10 @@ function machineTag(a) {
 // An agent's key is st's worker id: %7 here, machine/%7 elsewhere.
 function keyOf(a) { return isLocal(a.machine) ? a.pane : `${a.machine}/${a.pane}`; }
 
+// agentNow is the agent as the newest snapshot has it: what a click acts
+// on (the row clicked may have been drawn from an older one).
+function agentNow(a) { return (S.m && S.m.byKey.get(keyOf(a))) || a; }
+
 // A pane of a tmux server that went is named by its retired id, with the
 // mark of that restart (%3~k9x): today's %3 is another pane, so the page
 // never shows a gone pane by a live one's id.
@@ -121,8 +168,15 @@ function buildModel(snap) {
   const sessionName = new Map(snap.sessions.map((s) => [s.id, s.name]));
   const windowOf = new Map();
   for (const s of snap.sessions) for (const w of s.windows) windowOf.set(w.id, { session: s, window: w });
+  // This machine's agents by window, in the snapshot's order.
+  const agentsIn = new Map();
+  for (const a of snap.agents) {
+    if (!isLocal(a.machine)) continue;
+    if (!agentsIn.has(a.window)) agentsIn.set(a.window, []);
+    agentsIn.get(a.window).push(a);
+  }
   const others = snap.agents.some((a) => !isLocal(a.machine)) || (snap.machines || []).length > 1;
-  return { byKey, children, orphan, roots, rootOf, parentOf, gatesOf, sessionName, windowOf, others };
+  return { byKey, children, orphan, roots, rootOf, parentOf, gatesOf, sessionName, windowOf, agentsIn, others };
 }
 
 // The teammates of the Claude agent team an agent leads, and its subagents.
@@ -173,7 +227,10 @@ function since(t, short) {
 function tickDurations() {
   for (const e of document.querySelectorAll('[data-since]')) {
     const f = e.dataset.short ? fmtShort : fmtDur;
-    e.textContent = f(serverNow() - Date.parse(e.dataset.since));
+    const v = f(serverNow() - Date.parse(e.dataset.since));
+    // Most stay the same from one second to the next (3m): a write
+    // would lay them out again for nothing.
+    if (e.textContent !== v) e.textContent = v;
   }
 }
 
@@ -314,7 +371,7 @@ document.addEventListener('pointerdown', () => { dragged = false; }, true);
 
 function draggable(node, key) {
   node.dataset.agent = key;
-  node.addEventListener('pointerdown', (e) => {
+  listen(node, 'pointerdown', (e) => {
     if (e.button !== 0 || e.target.closest('button, summary, a')) return;
     const x0 = e.clientX, y0 = e.clientY;
     let ghost = null;
@@ -363,7 +420,7 @@ function draggable(node, key) {
 }
 
 function clickable(node, f) {
-  node.addEventListener('click', (e) => {
+  listen(node, 'click', (e) => {
     if (dragged || e.target.closest('button, summary, details > .gate-row')) return;
     f(e);
   });
@@ -385,7 +442,7 @@ function gateBox(g, withAsker) {
 
 function renderGates() {
   const box = $('#gates');
-  box.replaceChildren(...S.snap.gates.map((g) => gateBox(g, true)));
+  patch(box, el('div', null, S.snap.gates.map((g) => gateBox(g, true))));
   box.hidden = S.snap.gates.length === 0;
 }
 
@@ -443,20 +500,20 @@ function agentRow(a, opts = {}) {
   a.state ? stateText(a, true) : null,
   parentKeyOf(a) ? rowMenuButton(a) : null);
   draggable(row, keyOf(a));
-  clickable(row, () => openAgent(a));
+  clickable(row, () => openAgent(agentNow(a)));
   if (S.menu !== keyOf(a) || !parentKeyOf(a)) return row;
   // The row's menu (spec: "let go from the row's menu").
-  return el('div.row-wrap', null, row, el('div.row-menu', { role: 'menu' },
-    el('button.menu-item', { type: 'button', role: 'menuitem', text: t('row.open'), on: { click: (e) => { e.stopPropagation(); S.menu = null; openAgent(a); } } }),
+  return el('div.row-wrap', { dataset: { key: keyOf(a) } }, row, el('div.row-menu', { role: 'menu' },
+    el('button.menu-item', { type: 'button', role: 'menuitem', text: t('row.open'), on: { click: (e) => { e.stopPropagation(); S.menu = null; openAgent(agentNow(a)); } } }),
     el('button.menu-item.let-go', { type: 'button', role: 'menuitem', text: t('row.letGo'),
       title: t('row.letGoTitle'),
-      on: { click: (e) => { e.stopPropagation(); S.menu = null; release(a); render(); } } })));
+      on: { click: (e) => { e.stopPropagation(); S.menu = null; release(agentNow(a)); render(); } } })));
 }
 
 // rowMenuButton opens and closes a worker row's menu.
 function rowMenuButton(a) {
   const b = el('button.row-menu-btn', { type: 'button', title: t('row.more'), 'aria-haspopup': 'menu', text: '⋯' });
-  b.addEventListener('click', (e) => {
+  listen(b, 'click', (e) => {
     e.stopPropagation();
     S.menu = S.menu === keyOf(a) ? null : keyOf(a);
     render();
@@ -502,7 +559,7 @@ function mateTree(a) {
       title: t(tm.pane ? 'mate.title' : 'mate.titleInProcess', { name: tm.name, lead: a.name, pane: tm.pane }),
       dataset: { mate: mateKey(a, tm) } },
     dot(tm.state), kindIcon('claude'), el('span.name', { text: tm.name }), el('span.spacer'), stateText(tm, true));
-    clickable(row, () => showDetail(a, tm, 'teammate'));
+    clickable(row, () => openDetail(mateKey(a, tm)));
     return row;
   }));
 }
@@ -514,10 +571,10 @@ function familyCard(root, sessionID) {
   const done = kids.filter((k) => k.state === 'done');
   const foldKey = `workers:${key}`;
   const open = !S.closed[foldKey];
-  const card = el('div.card.family', null, agentRow(root, { badge: t('role.coordinator') }), mateTree(root));
+  const card = el('div.card.family', { dataset: { family: key } }, agentRow(root, { badge: t('role.coordinator') }), mateTree(root));
   const fold = el('div.fold-line', { role: 'button', tabindex: '0' },
     el('span.caret', { text: open ? '▾' : '▸' }), t('workers.head', { counts: countText(kids) }));
-  fold.addEventListener('click', () => { S.closed[foldKey] = open; render(); });
+  listen(fold, 'click', () => { S.closed[foldKey] = open; render(); });
   card.append(fold);
   if (open) {
     const tree = el('div.tree', null, active.map((k) => workerNode(k, sessionID, 1)));
@@ -525,7 +582,7 @@ function familyCard(root, sessionID) {
       const det = el('details.completed', { open: !!S.completedOpen[key] },
         el('summary', { text: t('workers.completed', { n: done.length }) }),
         done.map((k) => workerNode(k, sessionID, 1)));
-      det.addEventListener('toggle', () => { S.completedOpen[key] = det.open; });
+      listen(det, 'toggle', () => { S.completedOpen[key] = det.open; });
       tree.append(det);
     }
     card.append(tree);
@@ -535,17 +592,17 @@ function familyCard(root, sessionID) {
 
 function orphanCard(a) {
   const p = a.parent || '?';
-  return el('div.card.orphan', null,
+  return el('div.card.orphan', { dataset: { key: keyOf(a) } },
     agentRow(a),
     el('div.orphan-line', null,
       el('span.warn', { text: t('orphan.gone', { pane: p }) }),
       el('span.spacer'),
-      el('button.small-btn', { type: 'button', text: t('action.release'), on: { click: (e) => { e.stopPropagation(); release(a); } } })));
+      el('button.small-btn', { type: 'button', text: t('action.release'), on: { click: (e) => { e.stopPropagation(); release(agentNow(a)); } } })));
 }
 
 function windowRow(s, w) {
   const lit = S.open && S.open.window === w.id;
-  const row = el('div.row.win-row', { class: `row win-row${lit ? ' lit' : ''}`, title: `${s.name}:${w.index} ${w.name}` },
+  const row = el('div.row.win-row', { class: `row win-row${lit ? ' lit' : ''}`, title: `${s.name}:${w.index} ${w.name}`, dataset: { window: w.id } },
     el('span.idx', { text: w.index }),
     el('span.name', { text: w.name }),
     w.active ? el('span.muted.small', { title: t('side.inFront'), text: '•' }) : null);
@@ -574,18 +631,20 @@ function renderSidebar() {
       el('span.name', { text: s.name }),
       el('span.spacer'),
       el('span.count', { text: String(s.windows.length) }));
-    head.querySelector('.caret').addEventListener('click', (e) => { e.stopPropagation(); S.closed[`session:${s.id}`] = !closed; render(); });
-    // A click on another session goes there; on the one in front, folds it.
-    head.addEventListener('click', () => {
+    listen(head.querySelector('.caret'), 'click', (e) => { e.stopPropagation(); S.closed[`session:${s.id}`] = !closed; render(); });
+    // A click on another session goes there; on the one in front, folds
+    // it. (Its windows as they are now: the head may be older.)
+    listen(head, 'click', () => {
       if (front) { S.closed[`session:${s.id}`] = !closed; render(); return; }
-      const w = s.windows.find((x) => x.active) || s.windows[0];
+      const now = S.snap.sessions.find((x) => x.id === s.id) || s;
+      const w = now.windows.find((x) => x.active) || now.windows[0];
       if (w) openWindow(s.id, w.id);
     });
     const body = el('div.sess-body');
     if (!closed) {
       const done = new Set();
       for (const w of s.windows) {
-        const here = S.snap.agents.filter((a) => isLocal(a.machine) && a.window === w.id);
+        const here = m.agentsIn.get(w.id) || [];
         if (!here.length) { body.append(windowRow(s, w)); continue; }
         for (const a of here) {
           // The card an agent belongs to is its highest coordinator in
@@ -608,7 +667,7 @@ function renderSidebar() {
     parts.push(el('div.sess', { dataset: { session: s.id } }, head, body));
   }
   if (!S.snap.sessions.length) parts.push(el('div.muted.pad', { text: t('side.noSessions') }));
-  nav.replaceChildren(...parts);
+  patch(nav, el('nav', null, parts));
 }
 
 // ---- The Agents card on the terminal -----------------------------------
@@ -642,25 +701,26 @@ function renderTermCard() {
     el('span.ac-pill', { title: t('card.pill') }, icon('fork'), ` ${rows.length - roots.size}`),
     collapsed ? null : el('span.ac-title', { text: t('card.title') }),
     el('span.caret', { text: collapsed ? '▸' : '▾' }));
-  head.addEventListener('click', () => { S.closed.termcard = !collapsed; render(); });
+  listen(head, 'click', () => { S.closed.termcard = !collapsed; render(); });
   const list = collapsed ? null : el('div.ac-list', null, rows.map(([a, depth, x, kind]) => {
     if (x) {
       // A teammate (blue mark) or a subagent (grey mark) under its lead.
-      const r = el('div.ac-row', { class: `ac-row ${kind === 'teammate' ? 'mate' : 'sub'}${x.state === 'working' ? ' working' : ''}`, style: `padding-left:${8 + depth * 14}px` },
+      const key = kind === 'teammate' ? mateKey(a, x) : subKey(a, x);
+      const r = el('div.ac-row', { class: `ac-row ${kind === 'teammate' ? 'mate' : 'sub'}${x.state === 'working' ? ' working' : ''}`, style: `padding-left:${8 + depth * 14}px`, dataset: { key } },
         dot(x.state), kind === 'teammate' ? kindIcon('claude') : el('span.kind.k-sub', { text: '↳' }),
         el('span.name', { text: x.name || x.type || t(`role.${kind}`) }), el('span.badge', { text: t(`role.${kind}`) }),
         el('span.spacer'), stateText(x, true));
-      clickable(r, () => showDetail(a, x, kind));
+      clickable(r, () => openDetail(key));
       return r;
     }
-    const r = el('div.ac-row', { class: `ac-row${isOpen(a) ? ' lit' : ''}`, style: `padding-left:${8 + depth * 14}px` },
+    const r = el('div.ac-row', { class: `ac-row${isOpen(a) ? ' lit' : ''}`, style: `padding-left:${8 + depth * 14}px`, dataset: { key: keyOf(a) } },
       dot(a.state), kindIcon(a.kind), el('span.name', { text: a.name }),
       depth === 0 ? el('span.badge', { text: t('role.coordinator') }) : null,
       el('span.spacer'), stateText(a, true));
-    clickable(r, () => openAgent(a));
+    clickable(r, () => openAgent(agentNow(a)));
     return r;
   }));
-  card.replaceChildren(head, list || '');
+  patch(card, el('div', null, head, list));
   card.classList.toggle('collapsed', collapsed);
   card.hidden = false;
 }
@@ -722,7 +782,7 @@ function asideCard(cls, lead, x, kind) {
     draggable(c, x.pane);
     c.dataset.drop = 'no';
   }
-  clickable(c, () => showDetail(lead, x, kind));
+  clickable(c, () => openDetail(mate ? mateKey(lead, x) : subKey(lead, x)));
   return c;
 }
 
@@ -758,6 +818,15 @@ function showDetail(lead, x, kind) {
 
 function hideDetail() { $('#detail').hidden = true; }
 
+// openDetail shows the teammate or subagent of key (mateKey, subKey) as
+// the newest snapshot has it.
+function openDetail(key) {
+  const d = $('#detail');
+  d.dataset.key = key;
+  d.hidden = false;
+  refreshDetail();
+}
+
 // A detail sheet that is open follows its agent through new snapshots,
 // and closes when it is gone.
 function refreshDetail() {
@@ -770,41 +839,106 @@ function refreshDetail() {
   hideDetail();
 }
 
+// The graph's nodes: each knows its card's key and what the card shows
+// (sig), and makes the card only when the graph has none that shows the
+// same (drawGraph keeps the cards of the last drawing).
 function graphTree(a) {
+  const m = S.m;
+  const gates = isLocal(a.machine) ? (m.gatesOf.get(a.pane) || []) : [];
+  const lead = [a.name, a.pane, a.machine, roleLabel(a)];
   return {
-    a, el: graphCard(a), w: G.w, kind: 'agent',
+    a, key: `a:${keyOf(a)}`, w: G.w, kind: 'agent', make: () => graphCard(a),
+    // Everything graphCard reads (its clicks too: they hold a).
+    sig: JSON.stringify([a, gates, roleLabel(a), isOpen(a), m.orphan(a), offline(a), cannotOpen(a), machineName(a.machine)]),
     kids: [
-      ...S.m.children(a).map(graphTree),
-      ...mates(a).map((tm) => ({ el: asideCard('gcard', a, tm, 'teammate'), w: G.sw, kind: 'mate', kids: [], who: tm })),
-      ...subs(a).map((sa) => ({ el: asideCard('gcard', a, sa, 'subagent'), w: G.sw, kind: 'sub', kids: [], who: sa })),
+      ...m.children(a).map(graphTree),
+      ...mates(a).map((tm) => ({ key: `m:${mateKey(a, tm)}`, sig: JSON.stringify([tm, lead, asidePath(a, tm, 'teammate')]),
+        make: () => asideCard('gcard', a, tm, 'teammate'), w: G.sw, kind: 'mate', kids: [], who: tm })),
+      ...subs(a).map((sa) => ({ key: `s:${subKey(a, sa)}`, sig: JSON.stringify([sa, lead, asidePath(a, sa, 'subagent')]),
+        make: () => asideCard('gcard', a, sa, 'subagent'), w: G.sw, kind: 'sub', kids: [], who: sa })),
     ],
   };
 }
 
 function renderGraph() {
-  const canvas = $('#graph-canvas');
   $('#agents-count').textContent = String(S.snap.agents.length);
-  if (!S.graphOpen) return;
+  if (S.graphOpen) timed('st:graph', drawGraph);
+}
+
+// GC is what the graph on screen is made of: its cards by key (each with
+// what it shows, its height and where it stands) and its lines by the
+// two cards they join. A drawing keeps every card and line that shows
+// the same as before, so that when a few agents of many change, only
+// their cards are made again, measured and laid out by the browser.
+const GC = { cards: new Map(), edges: new Map(), svg: null, size: '' };
+
+// forgetGraph empties the graph (it is closed: nothing to keep up).
+function forgetGraph() {
+  GC.cards.clear();
+  GC.edges.clear();
+  GC.svg = null;
+  GC.size = '';
+  const canvas = $('#graph-canvas');
+  canvas.replaceChildren();
+  canvas.style.width = canvas.style.height = '';
+}
+
+function drawGraph() {
+  const canvas = $('#graph-canvas');
   const m = S.m;
   // Teams first, then workers whose coordinator is gone, then the rest.
   const roots = [...m.roots].sort((x, y) => rank(x) - rank(y));
   function rank(a) { return m.children(a).length ? 0 : m.orphan(a) ? 1 : 2; }
   const trees = roots.map(graphTree);
-  const svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
-  svg.classList.add('edges');
-  canvas.replaceChildren(svg);
   if (!trees.length) {
+    forgetGraph();
     canvas.append(el('div.graph-empty', { text: t('graph.empty') }));
-    canvas.style.width = canvas.style.height = '';
     return;
   }
-  // Measure the cards, then lay the trees out: each node is centred over
-  // the width its subtree needs, and each level is as tall as its tallest card.
+  if (!GC.svg) {
+    canvas.replaceChildren();
+    GC.svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
+    GC.svg.classList.add('edges');
+    canvas.append(GC.svg);
+  }
   const all = [];
   (function walk(ns, depth) { for (const n of ns) { n.depth = depth; all.push(n); walk(n.kids, depth + 1); } })(trees, 0);
-  for (const n of all) { n.el.style.width = `${n.w}px`; n.el.style.visibility = 'hidden'; canvas.append(n.el); }
+  const fresh = placeCards(canvas, all);
+  layOut(trees, all, fresh);
+  drawEdges(all);
+}
+
+// placeCards gives each node its card: the one on screen when it shows
+// the same, else a new one (hidden until it has its place). Cards of
+// nodes that went are taken away. It returns the new ones, measured.
+function placeCards(canvas, all) {
+  const keep = new Set();
+  const fresh = [];
+  for (const n of all) {
+    keep.add(n.key);
+    const c = GC.cards.get(n.key);
+    if (c && c.sig === n.sig) { n.card = c; continue; }
+    const e = n.make();
+    e.style.width = `${n.w}px`;
+    e.style.visibility = 'hidden';
+    if (c) c.el.replaceWith(e); else canvas.append(e);
+    n.card = { sig: n.sig, el: e, h: 0, x: null, y: null };
+    GC.cards.set(n.key, n.card);
+    fresh.push(n);
+  }
+  for (const [k, c] of GC.cards) if (!keep.has(k)) { c.el.remove(); GC.cards.delete(k); }
+  // One layout for all the new cards: every height is read after every
+  // card is in (a read after a write would lay the page out each time).
+  for (const n of fresh) n.card.h = n.card.el.offsetHeight;
+  return fresh;
+}
+
+// layOut places the trees: each node is centred over the width its
+// subtree needs, and each level is as tall as its tallest card. Only
+// cards that move are written to.
+function layOut(trees, all, fresh) {
   const levelH = [];
-  for (const n of all) levelH[n.depth] = Math.max(levelH[n.depth] || 0, n.el.offsetHeight);
+  for (const n of all) levelH[n.depth] = Math.max(levelH[n.depth] || 0, n.card.h);
   const levelY = [G.pad];
   for (let d = 1; d < levelH.length; d++) levelY[d] = levelY[d - 1] + levelH[d - 1] + G.gapY;
   const span = (n) => (n.span ??= Math.max(n.w, n.kids.reduce((s, k) => s + span(k), 0) + G.gapX * Math.max(0, n.kids.length - 1)));
@@ -818,40 +952,60 @@ function renderGraph() {
   };
   let x = G.pad;
   for (const t of trees) { place(t, x); x += span(t) + G.gapX * 2; }
+  for (const n of all) {
+    const c = n.card;
+    if (c.x !== n.x) { c.el.style.left = `${n.x}px`; c.x = n.x; }
+    if (c.y !== n.y) { c.el.style.top = `${n.y}px`; c.y = n.y; }
+  }
+  for (const n of fresh) n.card.el.style.visibility = '';
   const width = x - G.gapX * 2 + G.pad;
   const height = levelY[levelY.length - 1] + levelH[levelH.length - 1] + G.pad;
-  for (const n of all) {
-    n.el.style.left = `${n.x}px`;
-    n.el.style.top = `${n.y}px`;
-    n.el.style.visibility = '';
+  if (GC.size !== `${width}x${height}`) {
+    GC.size = `${width}x${height}`;
+    const canvas = $('#graph-canvas');
+    canvas.style.width = `${width}px`;
+    canvas.style.height = `${height}px`;
+    GC.svg.setAttribute('width', width);
+    GC.svg.setAttribute('height', height);
   }
-  canvas.style.width = `${width}px`;
-  canvas.style.height = `${height}px`;
-  svg.setAttribute('width', width);
-  svg.setAttribute('height', height);
+}
+
+// drawEdges draws the line from each card to each card below it, keeping
+// the lines that did not change.
+function drawEdges(all) {
+  const keep = new Set();
   for (const n of all) {
     for (const k of n.kids) {
-      const x1 = n.x + n.w / 2, y1 = n.y + n.el.offsetHeight;
+      const key = `${n.key}>${k.key}`;
+      keep.add(key);
+      const x1 = n.x + n.w / 2, y1 = n.y + n.card.h;
       const x2 = k.x + k.w / 2, y2 = k.y;
       const my = (y1 + y2) / 2;
-      const p = document.createElementNS('http://www.w3.org/2000/svg', 'path');
-      p.setAttribute('d', `M${x1},${y1} C${x1},${my} ${x2},${my} ${x2},${y2}`);
+      const d = `M${x1},${y1} C${x1},${my} ${x2},${my} ${x2},${y2}`;
       const active = (k.who || k.a).state === 'working';
       // Thick green from a coordinator to its workers, blue to a teammate
       // of a Claude agent team, thin grey to a subagent; strong while the
       // one below works.
-      const cls = { agent: 'edge-worker', mate: 'edge-team', sub: 'edge-subagent' }[k.kind];
-      p.setAttribute('class', `edge ${cls}${active ? ' active' : ''}`);
-      if (k.kind === 'agent') p.dataset.to = keyOf(k.a);
-      svg.append(p);
+      const cls = `edge ${{ agent: 'edge-worker', mate: 'edge-team', sub: 'edge-subagent' }[k.kind]}${active ? ' active' : ''}`;
+      let p = GC.edges.get(key);
+      if (!p) {
+        p = document.createElementNS('http://www.w3.org/2000/svg', 'path');
+        if (k.kind === 'agent') p.dataset.to = keyOf(k.a);
+        GC.svg.append(p);
+        GC.edges.set(key, p);
+      }
+      if (p.getAttribute('d') !== d) p.setAttribute('d', d);
+      if (p.getAttribute('class') !== cls) p.setAttribute('class', cls);
     }
   }
+  for (const [k, p] of GC.edges) if (!keep.has(k)) { p.remove(); GC.edges.delete(k); }
 }
 
 function setGraph(open) {
   if (phone.matches && open) { setView('chart'); return; }
   S.graphOpen = open;
   $('#graph').hidden = !open;
+  if (!open) forgetGraph();
   $('#termview').classList.toggle('under', open);
   $('#agents-btn').classList.toggle('on', open);
   if (open) renderGraph();
@@ -874,8 +1028,8 @@ function chartCard(a, depth, line) {
     cannotOpen(a) ? el('div.gc-note.small', { text: cannotOpen(a) }) : null,
     gates.map((g) => gateBox(g, false)),
     parentKeyOf(a) ? el('div.gc-actions', null, el('button.small-btn.release', { type: 'button', text: t('action.release'),
-      on: { click: (e) => { e.stopPropagation(); release(a); } } })) : null);
-  clickable(c, () => openAgent(a));
+      on: { click: (e) => { e.stopPropagation(); release(agentNow(a)); } } })) : null);
+  clickable(c, () => openAgent(agentNow(a)));
   const kids = [
     ...S.m.children(a).map((k) => chartCard(k, depth + 1, 'worker')),
     ...mates(a).map((tm) => el('div.cnode', { class: `cnode line-team${tm.state === 'working' ? ' active' : ''}` }, asideCard('ccard', a, tm, 'teammate'))),
@@ -895,10 +1049,10 @@ function renderChart() {
   const scopes = ['session', 'machine'];
   if (S.m.others) scopes.push('all');
   if (S.scope === 'all' && !S.m.others) S.scope = 'machine';
-  $('#scopes').replaceChildren(...scopes.map((k) => el('button.scope', {
+  patch($('#scopes'), el('div', null, scopes.map((k) => el('button.scope', {
     class: `scope${S.scope === k ? ' on' : ''}`, type: 'button', role: 'tab', 'aria-selected': S.scope === k ? 'true' : 'false', text: t(`scope.${k}`),
     on: { click: () => { S.scope = k; render(); } },
-  })));
+  }))));
   const sess = currentSession();
   const inScope = (a) => S.scope === 'all' || (isLocal(a.machine) && (S.scope === 'machine' || a.session === sess));
   const roots = S.m.roots.filter((a) => delegates(a) && (inScope(a) || S.m.children(a).some(inScope)));
@@ -912,10 +1066,10 @@ function renderChart() {
       text: t(m.online ? 'machine.tag' : 'machine.tagOffline', { name: m.name }),
     }))) : null;
   if (!roots.length) {
-    tree.replaceChildren(...[strip, el('p.empty', { text: t('chart.empty') })].filter(Boolean));
+    patch(tree, el('div', null, strip, el('p.empty', { text: t('chart.empty') })));
     return;
   }
-  tree.replaceChildren(...[strip, ...roots.map((r) => chartCard(r, 0, ''))].filter(Boolean));
+  patch(tree, el('div', null, strip, roots.map((r) => chartCard(r, 0, ''))));
 }
 
 function setView(v) {
@@ -1063,18 +1217,39 @@ function holdForClicks() {
   document.addEventListener('pointercancel', up, true);
 }
 
+// timed runs draw between two points of the page's performance timeline,
+// as a measure called name, so that the time the drawing takes can be read
+// back (performance.getEntriesByType('measure'); bench/webui does). Only
+// the newest measure of each name stays in the timeline, so that a page
+// open for days does not fill it; an observer sees each one.
+function timed(name, draw) {
+  const start = performance.now();
+  try {
+    return draw();
+  } finally {
+    performance.clearMeasures(name);
+    performance.measure(name, { start, end: performance.now() });
+  }
+}
+
 function render() {
   if (!S.snap) return;
   // A click needs its press and release on the same element: a snapshot
   // drawn in between would take the element away and lose the click.
   if (S.drag || (S.pressed && Date.now() - S.pressed < PRESS_HOLD)) { S.pending = true; return; }
+  timed('st:render', drawAll);
+}
+
+function drawAll() {
   $('#machine').textContent = S.snap.machine || '';
   $('#term-title').textContent = termTitle();
   renderGates();
   renderSidebar();
   renderTermCard();
   renderGraph();
-  renderChart();
+  // The chart is the phone's (app.css shows it only there); phone's
+  // change draws it.
+  if (phone.matches) renderChart();
   refreshDetail();
 }
 
@@ -1089,7 +1264,18 @@ function onSnapshot(snap) {
     const ra = h.get('m') && h.get('p') && S.m.byKey.get(`${h.get('m')}/${h.get('p')}`);
     if (ra && !cannotOpen(ra)) { openRemote(ra.machine, ra.pane); return; }
   }
-  render();
+  renderSoon();
+}
+
+// Snapshots can come faster than a page draws them (many agents changing
+// at once): a snapshot is drawn at the browser's next frame, and one that
+// comes before then takes its place, so the page draws at most once a
+// frame and never falls behind.
+let renderAsked = false;
+function renderSoon() {
+  if (renderAsked) return;
+  renderAsked = true;
+  requestAnimationFrame(() => { renderAsked = false; render(); });
 }
 
 // ---- The state socket ---------------------------------------------------
@@ -1102,6 +1288,17 @@ function setConn(state, text) {
   c.textContent = text;
 }
 
+// applyPatch is snap with a patch of /api/events applied: the agents that
+// changed, by their index, and any other part that changed, whole. (A
+// socket's first message is the whole snapshot, and so is one after the
+// agents themselves changed.)
+function applyPatch(snap, p) {
+  const s = { ...snap, agents: [...snap.agents] };
+  for (const [i, a] of Object.entries(p.agents || {})) s.agents[Number(i)] = a;
+  for (const k of ['machine', 'sessions', 'gates', 'machines']) if (k in p) s[k] = p[k];
+  return s;
+}
+
 function connectEvents() {
   const ws = stSocket(wsURL('api/events'));
   ws.onopen = () => { retry = 0; setConn('live', t('conn.live')); };
@@ -1109,6 +1306,7 @@ function connectEvents() {
     const msg = JSON.parse(ev.data);
     S.offset = Date.parse(msg.now) - Date.now();
     if (msg.type === 'snapshot') { setConn('live', t('conn.live')); onSnapshot(msg.snapshot); }
+    else if (msg.type === 'patch' && S.snap) { setConn('live', t('conn.live')); onSnapshot(applyPatch(S.snap, msg.patch)); }
     else if (msg.type === 'error') setConn('error', t('conn.error', { why: msg.error }));
   };
   ws.onclose = async () => {

@@ -1,0 +1,50 @@
+package orch
+
+import (
+	"github.com/sophonz/st/internal/history"
+)
+
+// shelve puts the runs that are over into the history and out of memory,
+// at the start, once st has looked at tmux: a run none of whose workers
+// lives, with no task left to start, whose coordinator is on this machine
+// and whose pane is gone (internal/history). Its run.json stays as it is,
+// and the next start does not read it; st reads it when asked for (the
+// daemon's show, read and list --all). Without History every run stays.
+// A run whose coordinator may still live stays: that pane's next worker
+// joins it. Called once, before any request is served.
+func (m *Manager) shelve() {
+	if m.cfg.History == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var over []*Run
+	for _, r := range m.runs {
+		if !m.frozen[r.ID] && history.Finished(r) && (retired(r.Coordinator) || m.rest.gone(r.Coordinator)) {
+			over = append(over, r)
+		}
+	}
+	if len(over) == 0 {
+		return
+	}
+	// From now on only the disk has them: their records as they are.
+	if err := m.saver.sync(); err != nil {
+		m.logf("finished runs stay in memory: %v", err)
+		return
+	}
+	if err := m.cfg.History.Add(over); err != nil {
+		m.logf("finished runs stay in memory: %v", err)
+		return
+	}
+	for _, r := range over {
+		delete(m.runs, r.ID)
+		for _, w := range r.Workers {
+			if m.runOf[w.ID] == r {
+				delete(m.workers, w.ID)
+				delete(m.runOf, w.ID)
+			}
+		}
+		m.saver.forget(r.ID)
+	}
+	m.logf("%d finished runs went to st's history (%d in all): read from disk when asked for", len(over), m.cfg.History.Len())
+}
