@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sophonz/st/internal/orch"
+	"github.com/sophonz/st/internal/api"
 )
 
 // BenchmarkTmuxGone measures how soon st tells the truth when its tmux
@@ -131,12 +131,12 @@ func goneTrial(b *testing.B) goneResult {
 		}
 	}
 	// The workers' records, on disk: gone, saying why.
-	var run orch.Run
+	var run api.Run
 	readRun(r, &run)
 	var states []string
 	for _, w := range run.Workers {
 		states = append(states, fmt.Sprintf("%s %s %q", w.Name, w.State, w.Error))
-		if w.State != orch.Gone || w.Error == "" {
+		if w.State != api.Gone || w.Error == "" {
 			res.whole = false
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/orch"
 	"github.com/sophonz/st/internal/tmux"
 )
@@ -168,7 +169,7 @@ func scaleAt(b *testing.B, n int) {
 		t0 := time.Now()
 		out := r.mustRun(r.st(r.coord, "worker", "start", "--agent", "sim", "--task", long, "--name", fmt.Sprintf("x%d", i), "--json"))
 		sd := time.Since(t0)
-		var v orch.WorkerView
+		var v api.WorkerView
 		if err := json.Unmarshal([]byte(out), &v); err != nil || v.Window == "" {
 			b.Fatalf("st worker start --json said %q (%v)", out, err)
 		}
@@ -200,18 +201,18 @@ func scaleAt(b *testing.B, n int) {
 	for i := 0; i < n; i++ {
 		r.mustRun(r.st(r.coord, "task", "create", fmt.Sprintf("d%03d", i), "--task", dep, "--agent", "sim", "--deps", "root"))
 	}
-	var run orch.Run
-	byName := map[string]*orch.Worker{}
+	var run api.Run
+	byName := map[string]*api.Worker{}
 	waitFor(b, 5*time.Minute, "every dependent started", func() bool {
-		run = orch.Run{}
+		run = api.Run{}
 		readRun(r, &run)
-		byName = map[string]*orch.Worker{}
+		byName = map[string]*api.Worker{}
 		for _, w := range run.Workers {
 			byName[w.Name] = w
 		}
 		started := 0
 		for _, t := range run.Tasks {
-			if w := byName[t.Name]; t.Name != "root" && w != nil && w.State != orch.Starting {
+			if w := byName[t.Name]; t.Name != "root" && w != nil && w.State != api.Starting {
 				started++
 			}
 		}
@@ -230,7 +231,7 @@ func scaleAt(b *testing.B, n int) {
 			continue
 		}
 		gaps = append(gaps, w.StartedAt.Sub(*rw.ReportedAt))
-		if w.State != orch.Working {
+		if w.State != api.Working {
 			notWorking++
 			continue
 		}
@@ -378,9 +379,9 @@ func endProcess(pid int) {
 
 // statusJSON is what the benchmarks read of `st status --json`.
 type statusJSON struct {
-	LastRestore orch.RestoreStats `json:"last_restore"`
-	TmuxDown    *time.Time        `json:"tmux_down"`
-	Restoring   bool              `json:"restoring"`
+	LastRestore api.RestoreStats `json:"last_restore"`
+	TmuxDown    *time.Time       `json:"tmux_down"`
+	Restoring   bool             `json:"restoring"`
 }
 
 // poll reads st status --json into s; false when it could not.
@@ -448,7 +449,7 @@ func procStatusKB(b *testing.B, pid int, key string) int64 {
 }
 
 // readRun reads the rig's one run.json into run.
-func readRun(r *rig, run *orch.Run) bool {
+func readRun(r *rig, run *api.Run) bool {
 	matches, _ := filepath.Glob(filepath.Join(r.home, "orch", "*", "run.json"))
 	for _, m := range matches {
 		data, err := os.ReadFile(m)
@@ -461,13 +462,13 @@ func readRun(r *rig, run *orch.Run) bool {
 
 // countReports counts the workers done with this summary, on disk.
 func countReports(r *rig, summary string) int {
-	var run orch.Run
+	var run api.Run
 	if !readRun(r, &run) {
 		return 0
 	}
 	k := 0
 	for _, w := range run.Workers {
-		if w.State == orch.Done && w.Summary == summary {
+		if w.State == api.Done && w.Summary == summary {
 			k++
 		}
 	}
@@ -479,12 +480,12 @@ func countReports(r *rig, summary string) int {
 // conversation ids.
 func workerIDs(b *testing.B, r *rig) (ids, sessions []string) {
 	b.Helper()
-	var run orch.Run
+	var run api.Run
 	if !readRun(r, &run) {
 		b.Fatal("no run.json")
 	}
 	for _, w := range run.Workers {
-		if w.State == orch.Done {
+		if w.State == api.Done {
 			ids = append(ids, w.ID)
 			sessions = append(sessions, w.AgentSession)
 		}
@@ -495,7 +496,7 @@ func workerIDs(b *testing.B, r *rig) (ids, sessions []string) {
 // coordinatorPane is the run's coordinator pane as run.json has it now.
 func coordinatorPane(b *testing.B, r *rig) string {
 	b.Helper()
-	var run orch.Run
+	var run api.Run
 	if !readRun(r, &run) || run.Coordinator == "" {
 		b.Fatal("no coordinator in run.json")
 	}

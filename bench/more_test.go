@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sophonz/st/internal/orch"
+	"github.com/sophonz/st/internal/api"
 )
 
 // BenchmarkRestore measures, with 20 sim workers, how long st takes after
@@ -36,7 +36,7 @@ func BenchmarkRestore(b *testing.B) {
 		t0 := time.Now()
 		r.tmux("kill-server")
 		var st struct {
-			LastRestore orch.RestoreStats `json:"last_restore"`
+			LastRestore api.RestoreStats `json:"last_restore"`
 		}
 		waitFor(b, 60*time.Second, "st to bring the server back", func() bool {
 			out, err := r.st(r.coord, "status", "--json").Output()
@@ -88,18 +88,18 @@ func BenchmarkTaskChain(b *testing.B) {
 		}
 		r.mustRun(r.st(r.coord, args...))
 	}
-	var run orch.Run
+	var run api.Run
 	waitFor(b, 5*time.Minute, "the last task done", func() bool {
 		matches, _ := filepath.Glob(filepath.Join(r.home, "orch", "*", "run.json"))
 		for _, m := range matches {
 			data, _ := os.ReadFile(m)
-			if json.Unmarshal(data, &run) == nil && len(run.Tasks) == n && run.Tasks[n-1].State == orch.TaskDone {
+			if json.Unmarshal(data, &run) == nil && len(run.Tasks) == n && run.Tasks[n-1].State == api.TaskDone {
 				return true
 			}
 		}
 		return false
 	})
-	byName := map[string]*orch.Worker{}
+	byName := map[string]*api.Worker{}
 	for _, w := range run.Workers {
 		byName[w.Name] = w
 	}

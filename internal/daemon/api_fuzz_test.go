@@ -164,15 +164,15 @@ func newFuzzServer(t *testing.T, dir string) (*server, func()) {
 	// through ../ lands where checkNothingEscaped sees it.
 	home := filepath.Join(t.TempDir(), "home")
 	now := time.Now()
-	r := orch.Run{ID: fzRun, Objective: "fuzz", Coordinator: fzCoord, Session: "$0", Created: now,
-		Workers: []*orch.Worker{{ID: fzWorker, Name: "w1", Agent: "sim", Parent: fzCoord, Level: 1, State: orch.Idle,
+	r := api.Run{ID: fzRun, Objective: "fuzz", Coordinator: fzCoord, Session: "$0", Created: now,
+		Workers: []*api.Worker{{ID: fzWorker, Name: "w1", Agent: "sim", Parent: fzCoord, Level: 1, State: api.Idle,
 			Since: now, Task: filepath.Join(dir, "t.md"), Cwd: dir, Window: "@2", Session: "$0", StartedAt: now}}}
 	if err := store.WriteJSON(filepath.Join(home, "orch", fzRun, "run.json"), &r, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	// A worker here of machine alpha's coordinator (the peer fuzz's caller).
-	ra := orch.Run{ID: fzAlphaRun, Objective: "alpha's", Coordinator: "alpha/%0", CoordinatorMachine: "alpha", Created: now,
-		Workers: []*orch.Worker{{ID: fzAlphas, Name: "w3", Agent: "sim", Parent: "alpha/%0", Level: 1, State: orch.Idle,
+	ra := api.Run{ID: fzAlphaRun, Objective: "alpha's", Coordinator: "alpha/%0", CoordinatorMachine: "alpha", Created: now,
+		Workers: []*api.Worker{{ID: fzAlphas, Name: "w3", Agent: "sim", Parent: "alpha/%0", Level: 1, State: api.Idle,
 			Since: now, Task: filepath.Join(dir, "t.md"), Cwd: dir, Window: "@3", Session: "$1", StartedAt: now, Ref: "0123456789abcdef"}}}
 	if err := store.WriteJSON(filepath.Join(home, "orch", fzAlphaRun, "run.json"), &ra, 0o600); err != nil {
 		t.Fatal(err)
@@ -249,7 +249,7 @@ func serveOne(t *testing.T, h http.Handler, route string, body []byte, tmuxHdr s
 			t.Fatalf("POST %s %q: 200 with a body that is not JSON: %q", route, body, rec.Body.String())
 		}
 	case http.StatusBadRequest, http.StatusUnprocessableEntity, http.StatusForbidden:
-		var e orch.Error
+		var e api.Error
 		if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Message == "" || e.Kind == "" {
 			t.Fatalf("POST %s %q: %d with %q, want a JSON error with kind and message", route, body, rec.Code, rec.Body.String())
 		}

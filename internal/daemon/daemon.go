@@ -73,7 +73,7 @@ func Run(ctx context.Context, o Options) error {
 	pn.reload()
 	var mgr *orch.Manager
 	mgr, err = orch.NewManager(ctx, orch.Config{Home: o.Home, STBin: o.STBin, Tmux: tm, Log: o.Log,
-		OnGate: func(g orch.Gate) { pushGate(ctx, cfg.PushURL, cfg.PushAnswerURL, mgr, g, o.Log) },
+		OnGate: func(g api.Gate) { pushGate(ctx, cfg.PushURL, cfg.PushAnswerURL, mgr, g, o.Log) },
 		Peers:  pn, PeerRetry: cfg.PeerRetry.Duration, Events: events, SimForAgents: cfg.AgentsStartSim})
 	if err != nil {
 		ln.Close()
@@ -205,7 +205,7 @@ type server struct {
 func decode[T any](body []byte) (T, error) {
 	var v T
 	if err := json.Unmarshal(body, &v); err != nil {
-		return v, &orch.Error{Kind: orch.KindUsage, Message: "bad request: " + err.Error()}
+		return v, &api.Error{Kind: api.KindUsage, Message: "bad request: " + err.Error()}
 	}
 	return v, nil
 }
@@ -231,9 +231,9 @@ func (s *server) shutdown(ctx context.Context, r *http.Request, b []byte) (any, 
 func (s *server) webURL(ctx context.Context, r *http.Request, b []byte) (any, error) {
 	if s.info.Web == "" {
 		if e := s.info.WebError; e != nil {
-			return nil, &orch.Error{Kind: e.Kind, Message: "st's web UI is not running: " + e.Message, Hint: e.Hint}
+			return nil, &api.Error{Kind: e.Kind, Message: "st's web UI is not running: " + e.Message, Hint: e.Hint}
 		}
-		return nil, &orch.Error{Kind: orch.KindInternal, Message: "st's web UI is not running (see the daemon log)", Hint: "st down && st up"}
+		return nil, &api.Error{Kind: api.KindInternal, Message: "st's web UI is not running (see the daemon log)", Hint: "st down && st up"}
 	}
 	return map[string]string{"url": s.info.Web + web.Path + "?token=" + s.token}, nil
 }
@@ -251,18 +251,18 @@ func (s *server) remoteRoutes(ctx context.Context, r *http.Request, b []byte) (a
 }
 
 func (s *server) hook(ctx context.Context, r *http.Request, b []byte) (any, error) {
-	req, err := decode[orch.HookRequest](b)
+	req, err := decode[api.HookRequest](b)
 	if err != nil {
 		return nil, err
 	}
 	if !s.sameServer(r) {
-		return orch.HookResponse{}, nil // an agent on another tmux server
+		return api.HookResponse{}, nil // an agent on another tmux server
 	}
 	return s.mgr.Hook(ctx, req)
 }
 
 func (s *server) orchShow(ctx context.Context, r *http.Request, b []byte) (any, error) {
-	req, err := decode[orch.IDRequest](b)
+	req, err := decode[api.IDRequest](b)
 	if err != nil {
 		return nil, err
 	}
@@ -270,7 +270,7 @@ func (s *server) orchShow(ctx context.Context, r *http.Request, b []byte) (any, 
 }
 
 func (s *server) gateList(ctx context.Context, r *http.Request, b []byte) (any, error) {
-	req, err := decode[orch.IDRequest](b)
+	req, err := decode[api.IDRequest](b)
 	if err != nil {
 		return nil, err
 	}
@@ -278,7 +278,7 @@ func (s *server) gateList(ctx context.Context, r *http.Request, b []byte) (any, 
 }
 
 func (s *server) gateAnswer(ctx context.Context, r *http.Request, b []byte) (any, error) {
-	req, err := decode[orch.GateRequest](b)
+	req, err := decode[api.GateRequest](b)
 	if err != nil {
 		return nil, err
 	}
@@ -312,11 +312,11 @@ func sameFile(a, b string) bool {
 }
 
 // answer reads a request's body, runs fn on it and writes its result as
-// JSON, or its error as an *orch.Error (kind, message, hint) with 422.
+// JSON, or its error as an *api.Error (kind, message, hint) with 422.
 func answer(w http.ResponseWriter, r *http.Request, fn func(body []byte) (any, error)) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, 4<<20))
 	if err != nil {
-		writeErr(w, &orch.Error{Kind: orch.KindUsage, Message: err.Error()}, http.StatusBadRequest)
+		writeErr(w, &api.Error{Kind: api.KindUsage, Message: err.Error()}, http.StatusBadRequest)
 		return
 	}
 	res, err := fn(body)
@@ -326,9 +326,9 @@ func answer(w http.ResponseWriter, r *http.Request, fn func(body []byte) (any, e
 			writeErr(w, fb.e, http.StatusForbidden)
 			return
 		}
-		var oe *orch.Error
+		var oe *api.Error
 		if !errors.As(err, &oe) {
-			oe = &orch.Error{Kind: orch.KindInternal, Message: err.Error()}
+			oe = &api.Error{Kind: api.KindInternal, Message: err.Error()}
 		}
 		writeErr(w, oe, http.StatusUnprocessableEntity)
 		return
@@ -337,7 +337,7 @@ func answer(w http.ResponseWriter, r *http.Request, fn func(body []byte) (any, e
 	json.NewEncoder(w).Encode(res)
 }
 
-func writeErr(w http.ResponseWriter, e *orch.Error, code int) {
+func writeErr(w http.ResponseWriter, e *api.Error, code int) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	json.NewEncoder(w).Encode(e)

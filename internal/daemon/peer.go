@@ -235,28 +235,28 @@ func (p *peerNet) Self() (string, error) {
 	return id.Slug, nil
 }
 
-func notSignedIn() *orch.Error {
-	return &orch.Error{Kind: orch.KindRemote, Message: "refused: this machine is not signed in to an account, so it cannot reach other machines",
+func notSignedIn() *api.Error {
+	return &api.Error{Kind: api.KindRemote, Message: "refused: this machine is not signed in to an account, so it cannot reach other machines",
 		Hint: "st login --control-plane URL --account NAME --key KEY"}
 }
 
 // Machine finds a machine of the account (orch.Peers).
-func (p *peerNet) Machine(ctx context.Context, name string) (orch.MachineRef, error) {
+func (p *peerNet) Machine(ctx context.Context, name string) (api.MachineRef, error) {
 	id := p.identity()
 	if id == nil {
-		return orch.MachineRef{}, notSignedIn()
+		return api.MachineRef{}, notSignedIn()
 	}
 	m, err := id.Access(ctx, name)
 	if err != nil {
 		err = remoteErr(err, fmt.Sprintf("machine %q of account %s", name, id.Account))
-		var oe *orch.Error
-		if errors.As(err, &oe) && oe.Kind == orch.KindNotFound {
+		var oe *api.Error
+		if errors.As(err, &oe) && oe.Kind == api.KindNotFound {
 			// A machine of another account is not listed here at all.
 			oe.Message += fmt.Sprintf(" (this machine is in account %s; a machine of another account cannot take its workers)", id.Account)
 		}
-		return orch.MachineRef{}, err
+		return api.MachineRef{}, err
 	}
-	return orch.MachineRef{Slug: m.Slug, Name: m.Name}, nil
+	return api.MachineRef{Slug: m.Slug, Name: m.Name}, nil
 }
 
 // remoteErr turns an error of internal/remote into one the CLI prints
@@ -268,13 +268,13 @@ func remoteErr(err error, what string) error {
 		if re.Err != nil {
 			msg += ": " + re.Err.Error()
 		}
-		kind := orch.KindNotFound
+		kind := api.KindNotFound
 		if re.Status == 0 && re.Err != nil {
-			kind = orch.KindUnreachable
+			kind = api.KindUnreachable
 		}
-		return &orch.Error{Kind: kind, Message: msg, Hint: re.Hint}
+		return &api.Error{Kind: kind, Message: msg, Hint: re.Hint}
 	}
-	return &orch.Error{Kind: orch.KindUnreachable, Message: fmt.Sprintf("%s: %v", what, err),
+	return &api.Error{Kind: api.KindUnreachable, Message: fmt.Sprintf("%s: %v", what, err),
 		Hint: "check that the control plane runs (st machines shows whether it answers)"}
 }
 
@@ -318,12 +318,12 @@ func (p *peerNet) Call(ctx context.Context, slug, op string, req, resp any) erro
 // peerAnswerErr is another machine's refusal, made printable: its words
 // are printed to the person.
 func peerAnswerErr(name, status string, data []byte) error {
-	var oe orch.Error
+	var oe api.Error
 	if json.Unmarshal(data, &oe) != nil || oe.Message == "" {
-		return &orch.Error{Kind: orch.KindRemote, Message: plain.Clean(fmt.Sprintf("%s answered %s: %.300s", name, status, strings.TrimSpace(string(data))))}
+		return &api.Error{Kind: api.KindRemote, Message: plain.Clean(fmt.Sprintf("%s answered %s: %.300s", name, status, strings.TrimSpace(string(data))))}
 	}
 	if !knownKind(oe.Kind) {
-		oe.Kind = orch.KindRemote
+		oe.Kind = api.KindRemote
 	}
 	oe.Message = plain.Clean(name + " says: " + oe.Message)
 	oe.Hint = plain.Clean(strings.ReplaceAll(oe.Hint, "that machine", name))
@@ -347,13 +347,13 @@ func (p *peerNet) reachErr(id *remote.Identity, m remote.Machine, err error) err
 		if hint == "" {
 			hint = "check that both machines are signed in to account " + id.Account + " (st machines)"
 		}
-		return &orch.Error{Kind: orch.KindRemote, Message: fmt.Sprintf("refused: %s cannot be reached: %v", m.Name, plain.Clean(err.Error())), Hint: hint}
+		return &api.Error{Kind: api.KindRemote, Message: fmt.Sprintf("refused: %s cannot be reached: %v", m.Name, plain.Clean(err.Error())), Hint: hint}
 	case remote.IsRefusal(err):
 		where := m.Addr
 		if where == "" {
 			where = "through the control plane's relay"
 		}
-		return &orch.Error{Kind: orch.KindRemote,
+		return &api.Error{Kind: api.KindRemote,
 			Message: fmt.Sprintf("refused: %s (%s) did not accept this machine's certificate, or showed one that is not of account %s: %v", m.Name, where, id.Account, err),
 			Hint:    "sign both machines in to the same account with st login"}
 	}
@@ -362,7 +362,7 @@ func (p *peerNet) reachErr(id *remote.Identity, m remote.Machine, err error) err
 	if !errors.As(err, &ue) {
 		msg = "the connection to it ended: " + msg // made, then lost
 	}
-	return &orch.Error{Kind: orch.KindUnreachable,
+	return &api.Error{Kind: api.KindUnreachable,
 		Message: fmt.Sprintf("machine %s cannot be reached: %s", m.Name, plain.Clean(msg)),
 		Hint:    "check that st runs on " + m.Name + " (st up there) and that st machines shows it online"}
 }
@@ -371,8 +371,8 @@ func (p *peerNet) reachErr(id *remote.Identity, m remote.Machine, err error) err
 // this st knows (programs act on it).
 func knownKind(k string) bool {
 	switch k {
-	case orch.KindUsage, orch.KindNotFound, orch.KindConflict, orch.KindDepth, orch.KindBlocked, orch.KindNoHooks,
-		orch.KindTimeout, orch.KindInternal, orch.KindUnreachable, orch.KindRemote:
+	case api.KindUsage, api.KindNotFound, api.KindConflict, api.KindDepth, api.KindBlocked, api.KindNoHooks,
+		api.KindTimeout, api.KindInternal, api.KindUnreachable, api.KindRemote:
 		return true
 	}
 	return false
@@ -391,7 +391,7 @@ type peerRoute struct {
 
 // peerOp is a handler of read, send, stop, rename or release.
 func peerOp(name string) peerHandler {
-	return peerCall(func(m *orch.Manager, ctx context.Context, from string, req orch.PeerOp) (*orch.WorkerView, error) {
+	return peerCall(func(m *orch.Manager, ctx context.Context, from string, req api.PeerOp) (*api.WorkerView, error) {
 		return m.PeerOp(ctx, from, name, req)
 	})
 }
@@ -438,12 +438,12 @@ func peerActor(tr remote.Transport, r *http.Request) authz.Actor {
 
 // peerRefusal is authz's refusal as the asking machine's st prints it
 // (it says "NAME says: " before it, and names this machine in the hint).
-func peerRefusal(a authz.Actor, d authz.Decision) *orch.Error {
-	kind := orch.KindRemote
+func peerRefusal(a authz.Actor, d authz.Decision) *api.Error {
+	kind := api.KindRemote
 	if a.Kind != authz.Machine {
 		kind = "forbidden"
 	}
-	return &orch.Error{Kind: kind, Message: "refused: " + d.Why, Hint: d.Hint}
+	return &api.Error{Kind: kind, Message: "refused: " + d.Why, Hint: d.Hint}
 }
 
 // peerTarget is what a peer request names: an id in its body (PeerOp,
@@ -477,7 +477,7 @@ func (p *peerNet) routes(tr remote.Transport) http.Handler {
 				if rt.method == http.MethodGet {
 					msg = "use GET (a websocket)"
 				}
-				writeErr(w, &orch.Error{Kind: orch.KindUsage, Message: msg}, http.StatusMethodNotAllowed)
+				writeErr(w, &api.Error{Kind: api.KindUsage, Message: msg}, http.StatusMethodNotAllowed)
 				return
 			}
 			if rt.h == nil {
@@ -521,7 +521,7 @@ func peerCall[T, R any](op func(*orch.Manager, context.Context, string, T) (R, e
 func (p *peerNet) serveTerm(w http.ResponseWriter, r *http.Request, tr remote.Transport, a authz.Actor) {
 	pane, o := web.PeerTermOptsOf(r)
 	if !tmux.ValidPaneID(pane) {
-		writeErr(w, &orch.Error{Kind: orch.KindUsage, Message: "refused: " + a.Machine + " asked for a pane that is not a pane id",
+		writeErr(w, &api.Error{Kind: api.KindUsage, Message: "refused: " + a.Machine + " asked for a pane that is not a pane id",
 			Hint: "upgrade st on " + a.Machine + " (this machine refuses what it sent)"}, http.StatusForbidden)
 		return
 	}
@@ -534,7 +534,7 @@ func (p *peerNet) serveTerm(w http.ResponseWriter, r *http.Request, tr remote.Tr
 	readOnly := o.ReadOnly || d.ReadOnly
 	tp, err := p.tmux.Pane(r.Context(), pane)
 	if err != nil {
-		writeErr(w, &orch.Error{Kind: orch.KindNotFound, Message: "that agent's window is gone"}, http.StatusNotFound)
+		writeErr(w, &api.Error{Kind: api.KindNotFound, Message: "that agent's window is gone"}, http.StatusNotFound)
 		return
 	}
 	var mu sync.Mutex
@@ -582,26 +582,26 @@ func (p *peerNet) serveTerm(w http.ResponseWriter, r *http.Request, tr remote.Tr
 func (p *peerNet) windowVisible(ctx context.Context, a authz.Actor, window string) error {
 	panes, err := p.tmux.ListPanes(ctx)
 	if err != nil {
-		return &orch.Error{Kind: orch.KindInternal, Message: "tmux did not answer: " + err.Error()}
+		return &api.Error{Kind: api.KindInternal, Message: "tmux did not answer: " + err.Error()}
 	}
 	for _, tp := range panes {
 		if tp.WindowID != window {
 			continue
 		}
 		if d := authz.Decide(a, authz.OpenTerminal, authz.Target{ID: tp.ID}, p.mgr); !d.Allowed {
-			return &orch.Error{Kind: orch.KindRemote, Message: "refused: that agent's window also shows a pane that was not handed to " + a.Machine + " (" + tp.ID + ")",
+			return &api.Error{Kind: api.KindRemote, Message: "refused: that agent's window also shows a pane that was not handed to " + a.Machine + " (" + tp.ID + ")",
 				Hint: "open it on that machine, or move the agent to a window of its own"}
 		}
 	}
 	return nil
 }
 
-func asOrchErr(err error) *orch.Error {
-	var oe *orch.Error
+func asOrchErr(err error) *api.Error {
+	var oe *api.Error
 	if errors.As(err, &oe) {
 		return oe
 	}
-	return &orch.Error{Kind: orch.KindInternal, Message: err.Error()}
+	return &api.Error{Kind: api.KindInternal, Message: err.Error()}
 }
 
 // openTerm opens, for this machine's web UI, the window of pane on
@@ -616,7 +616,7 @@ func (p *peerNet) openTerm(ctx context.Context, machine, pane string, o web.Peer
 		return nil, remoteErr(err, "machine "+machine)
 	}
 	if m.Slug == id.Slug {
-		return nil, &orch.Error{Kind: orch.KindUsage, Message: "that is this machine"}
+		return nil, &api.Error{Kind: api.KindUsage, Message: "that is this machine"}
 	}
 	dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
@@ -637,8 +637,8 @@ func (p *peerNet) openTerm(ctx context.Context, machine, pane string, o web.Peer
 type unreachableTerm struct{ error }
 
 func (u unreachableTerm) Unreachable() bool {
-	var oe *orch.Error
-	return errors.As(u.error, &oe) && oe.Kind == orch.KindUnreachable
+	var oe *api.Error
+	return errors.As(u.error, &oe) && oe.Kind == api.KindUnreachable
 }
 
 func (u unreachableTerm) Unwrap() error { return u.error }

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sophonz/st/internal/orch"
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/remote"
 )
 
@@ -152,7 +152,7 @@ func serveTermOne(t *testing.T, h http.Handler, route, query string) {
 	t.Logf("GET %s?%.80s -> %d %.160s", route, query, rec.Code, rec.Body.String())
 	switch rec.Code {
 	case http.StatusForbidden, http.StatusNotFound:
-		var e orch.Error
+		var e api.Error
 		if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Message == "" || e.Kind == "" {
 			t.Fatalf("GET %s?%s: %d with %q, want a JSON error with kind and message", route, query, rec.Code, rec.Body.String())
 		}

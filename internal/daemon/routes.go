@@ -163,11 +163,11 @@ func (s *server) mount(mux *http.ServeMux, rt route) {
 			return
 		}
 		if r.Method != http.MethodPost {
-			writeErr(w, &orch.Error{Kind: orch.KindUsage, Message: "use POST"}, http.StatusMethodNotAllowed)
+			writeErr(w, &api.Error{Kind: api.KindUsage, Message: "use POST"}, http.StatusMethodNotAllowed)
 			return
 		}
 		if rt.pane && !s.sameServer(r) {
-			writeErr(w, &orch.Error{Kind: orch.KindUsage,
+			writeErr(w, &api.Error{Kind: api.KindUsage,
 				Message: fmt.Sprintf("this command came from a pane of the tmux server %s, but st drives %s", r.Header.Get(api.TmuxHeader), s.tmux.Socket()),
 				Hint:    "run it in a pane of " + s.tmux.Socket() + ", or run an st for that server with its own ST_HOME"}, http.StatusBadRequest)
 			return
@@ -192,14 +192,14 @@ func (s *server) mount(mux *http.ServeMux, rt route) {
 }
 
 // forbidden is a refusal of authz, answered 403.
-type forbidden struct{ e *orch.Error }
+type forbidden struct{ e *api.Error }
 
 func (f forbidden) Error() string { return f.e.Error() }
 func (f forbidden) Unwrap() error { return f.e }
 
 // refusalErr is an authz refusal as the CLI prints it.
-func refusalErr(d authz.Decision) *orch.Error {
-	return &orch.Error{Kind: "forbidden", Message: "refused: " + d.Why, Hint: d.Hint}
+func refusalErr(d authz.Decision) *api.Error {
+	return &api.Error{Kind: "forbidden", Message: "refused: " + d.Why, Hint: d.Hint}
 }
 
 // facts are what authz asks of st's state: the manager's, and the

@@ -286,7 +286,7 @@ func (b *webBackend) Changed() <-chan struct{} { return b.mgr.Changed() }
 // Adopt is a person's drop of a card on a coordinator's, which may adopt
 // even a teammate of a Claude agent team.
 func (b *webBackend) Adopt(ctx context.Context, coordinatorPane, agentPane string) error {
-	_, err := b.mgr.AdoptDropped(ctx, orch.IDRequest{Pane: coordinatorPane, ID: agentPane})
+	_, err := b.mgr.AdoptDropped(ctx, api.IDRequest{Pane: coordinatorPane, ID: agentPane})
 	return err
 }
 
@@ -294,7 +294,7 @@ func (b *webBackend) Adopt(ctx context.Context, coordinatorPane, agentPane strin
 // with the session and window of each teammate's pane (where lists this
 // machine's panes; nil for another machine's agents, whose names are
 // checked like this machine's hooks).
-func webAside(a orch.GraphAgent, where map[string]tmux.Pane) ([]web.Subagent, []web.Teammate) {
+func webAside(a api.GraphAgent, where map[string]tmux.Pane) ([]web.Subagent, []web.Teammate) {
 	var subs []web.Subagent
 	for _, s := range a.Subagents {
 		if !agent.ValidSubagent(s.ID, s.Type) {
@@ -318,12 +318,12 @@ func webAside(a orch.GraphAgent, where map[string]tmux.Pane) ([]web.Subagent, []
 }
 
 func (b *webBackend) Release(ctx context.Context, workerPane string) error {
-	_, err := b.mgr.Release(ctx, orch.IDRequest{ID: workerPane})
+	_, err := b.mgr.Release(ctx, api.IDRequest{ID: workerPane})
 	return err
 }
 
 func (b *webBackend) AnswerGate(ctx context.Context, gateID, option string) error {
-	_, err := b.mgr.AnswerGate(ctx, orch.GateRequest{ID: gateID, Option: option, By: "web"})
+	_, err := b.mgr.AnswerGate(ctx, api.GateRequest{ID: gateID, Option: option, By: "web"})
 	return err
 }
 
@@ -363,7 +363,7 @@ func (b *webBackend) otherMachines(ctx context.Context, self string) *otherMachi
 		wg.Add(1)
 		go func(slug string) {
 			defer wg.Done()
-			var g []orch.GraphAgent
+			var g []api.GraphAgent
 			if err := b.peers.Call(cctx, slug, api.PeerRouteGraph, struct{}{}, &g); err != nil {
 				return
 			}

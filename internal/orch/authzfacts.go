@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/authz"
 	"github.com/sophonz/st/internal/tmux"
 )
@@ -41,7 +42,7 @@ func (m *Manager) Owns(caller, id string) bool {
 // resolve finds it, or this machine's record of a worker on another
 // machine (machine/%N or machine/name, the machine by slug or name).
 // Called with m.mu held.
-func (m *Manager) ownedLookup(caller, id string) *Worker {
+func (m *Manager) ownedLookup(caller, id string) *api.Worker {
 	mach, rest, remote := splitRemote(id)
 	if !remote {
 		w, err := m.resolve(caller, id)
@@ -50,7 +51,7 @@ func (m *Manager) ownedLookup(caller, id string) *Worker {
 		}
 		return w
 	}
-	var found *Worker
+	var found *api.Worker
 	for _, w := range m.workers {
 		if !w.Remote() || (w.Machine != mach && !strings.EqualFold(w.MachineName, mach)) {
 			continue

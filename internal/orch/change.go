@@ -22,7 +22,7 @@ import (
 // change gathers one change. Made and filled with m.mu held.
 type change struct {
 	m      *Manager
-	runs   map[*Run]bool
+	runs   map[*api.Run]bool
 	done   []doneNotice // "worker X is done", for coordinators here
 	lines  []paneLine   // plain lines to type into agents as notices
 	kicks  []string     // panes whose notice loops look again
@@ -31,20 +31,20 @@ type change struct {
 
 type doneNotice struct {
 	parent string
-	worker *Worker
+	worker *api.Worker
 }
 
 type paneLine struct{ pane, text string }
 
 type taskStart struct {
-	run  *Run
-	task *Task
+	run  *api.Run
+	task *api.Task
 }
 
-func (m *Manager) newChange() *change { return &change{m: m, runs: map[*Run]bool{}} }
+func (m *Manager) newChange() *change { return &change{m: m, runs: map[*api.Run]bool{}} }
 
 // touch marks run r as changed.
-func (c *change) touch(r *Run) {
+func (c *change) touch(r *api.Run) {
 	if r != nil {
 		c.runs[r] = true
 	}
@@ -53,7 +53,7 @@ func (c *change) touch(r *Run) {
 // setState moves w to s, and with it what follows from it: its task, the
 // tasks that waited on that task, its coordinator's notice once the
 // change is on disk. Called with m.mu held.
-func (c *change) setState(w *Worker, s State) bool {
+func (c *change) setState(w *api.Worker, s api.State) bool {
 	m := c.m
 	if w.State == s {
 		return false
@@ -62,7 +62,7 @@ func (c *change) setState(w *Worker, s State) bool {
 	w.State = s
 	w.Since = m.cfg.Now()
 	c.touch(m.runOf[w.ID])
-	if s == Done && w.Parent != "" && !w.Told && !isRemotePane(w.Parent) {
+	if s == api.Done && w.Parent != "" && !w.Told && !isRemotePane(w.Parent) {
 		// (A coordinator on another machine is told by its own st.)
 		c.done = append(c.done, doneNotice{w.Parent, w})
 	}
@@ -73,8 +73,8 @@ func (c *change) setState(w *Worker, s State) bool {
 // markTold records that w's coordinator has seen its report (a wait, a
 // read or a notice showed it). It is the one place that sets Told.
 // Called with m.mu held.
-func (c *change) markTold(w *Worker, caller string) {
-	if w.State == Done && w.Parent == caller && !w.Told {
+func (c *change) markTold(w *api.Worker, caller string) {
+	if w.State == api.Done && w.Parent == caller && !w.Told {
 		w.Told = true
 		c.touch(c.m.runOf[w.ID])
 	}
@@ -135,7 +135,7 @@ func (cm *commit) settle() {
 func (cm *commit) wait() error {
 	for id, v := range cm.versions {
 		if err := cm.c.m.saver.wait(id, v); err != nil {
-			return errorf(KindInternal, "free some disk space and try again", "st could not keep run %s: %v", id, err)
+			return errorf(api.KindInternal, "free some disk space and try again", "st could not keep run %s: %v", id, err)
 		}
 	}
 	return nil
@@ -180,7 +180,7 @@ func (m *Manager) Sync() {
 
 // save writes run r and waits for the disk: for a change that is undone
 // when it cannot be kept. Called with m.mu held.
-func (m *Manager) save(r *Run) error {
+func (m *Manager) save(r *api.Run) error {
 	c := m.newChange()
 	c.touch(r)
 	return m.stage(c).land()
@@ -189,7 +189,7 @@ func (m *Manager) save(r *Run) error {
 // restage stages runs again as they are now, after a change of them was
 // undone: the saver must not go on trying to write the undone snapshot.
 // Called with m.mu held.
-func (m *Manager) restage(rs ...*Run) {
+func (m *Manager) restage(rs ...*api.Run) {
 	c := m.newChange()
 	for _, r := range rs {
 		c.touch(r)
@@ -199,23 +199,23 @@ func (m *Manager) restage(rs ...*Run) {
 
 // followTask moves the task of worker w along with w's state, and starts
 // what that makes ready. Called with m.mu held.
-func (c *change) followTask(w *Worker) {
+func (c *change) followTask(w *api.Worker) {
 	m := c.m
 	r := m.runOf[w.ID]
 	if r == nil {
 		return
 	}
 	for _, t := range r.Tasks {
-		if t.Worker != w.ID || t.State != TaskRunning {
+		if t.Worker != w.ID || t.State != api.TaskRunning {
 			continue
 		}
 		switch w.State {
-		case Done:
-			t.State, t.Reason = TaskDone, ""
-		case Failed:
-			t.State, t.Reason = TaskFailed, "its worker "+w.ID+" failed: "+w.Error
-		case Gone:
-			t.State, t.Reason = TaskFailed, "its worker "+w.ID+" is gone (its pane closed) before it reported"
+		case api.Done:
+			t.State, t.Reason = api.TaskDone, ""
+		case api.Failed:
+			t.State, t.Reason = api.TaskFailed, "its worker "+w.ID+" failed: "+w.Error
+		case api.Gone:
+			t.State, t.Reason = api.TaskFailed, "its worker "+w.ID+" is gone (its pane closed) before it reported"
 		default:
 			continue
 		}
@@ -228,12 +228,12 @@ func (c *change) followTask(w *Worker) {
 // schedule starts every waiting task of r whose dependencies are all done
 // (once the change is on disk), and fails those whose dependency failed
 // or was cancelled. Called with m.mu held.
-func (c *change) schedule(r *Run) {
+func (c *change) schedule(r *api.Run) {
 	now := c.m.cfg.Now()
 	for changed := true; changed; {
 		changed = false
 		for _, t := range r.Tasks {
-			if t.State != TaskWaiting {
+			if t.State != api.TaskWaiting {
 				continue
 			}
 			var waitOn []string
@@ -243,19 +243,19 @@ func (c *change) schedule(r *Run) {
 				switch {
 				case dt == nil:
 					blocked = fmt.Sprintf("its dependency %s no longer exists", d)
-				case dt.State == TaskFailed || dt.State == TaskCancelled:
+				case dt.State == api.TaskFailed || dt.State == api.TaskCancelled:
 					blocked = fmt.Sprintf("its dependency %s %s", d, pastTense(dt.State))
-				case dt.State != TaskDone:
+				case dt.State != api.TaskDone:
 					waitOn = append(waitOn, d)
 				}
 			}
 			switch {
 			case blocked != "":
-				t.State, t.Reason, t.Since = TaskFailed, "did not start: "+blocked, now
+				t.State, t.Reason, t.Since = api.TaskFailed, "did not start: "+blocked, now
 				changed = true
 				c.touch(r)
 			case len(waitOn) == 0:
-				t.State, t.Reason, t.Since = TaskRunning, "", now
+				t.State, t.Reason, t.Since = api.TaskRunning, "", now
 				c.touch(r)
 				c.starts = append(c.starts, taskStart{r, t})
 			default:

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/api"
 )
 
 // paneFacts is what the agents' hooks told st about the panes they run
@@ -43,7 +44,7 @@ type paneInfo struct {
 	turnSeq   int // seq of the last turn start
 	lastEvent time.Time
 	// subagents are Claude's subagents in this pane, by id.
-	subagents map[string]*Subagent
+	subagents map[string]*api.Subagent
 	// notice is the last line st typed into the pane as a notice: a turn
 	// it starts is not new work (a report made before it stands).
 	notice string
@@ -251,8 +252,8 @@ type paneView struct {
 	inTurn    bool
 	lastEvent time.Time
 	teammate  bool
-	subagents []Subagent
-	teammates []Teammate
+	subagents []api.Subagent
+	teammates []api.Teammate
 }
 
 // views is every pane with an agent as the graph shows it. Called with

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/store"
 	"github.com/sophonz/st/internal/tmux"
 	"go.uber.org/goleak"
@@ -187,13 +188,13 @@ type harness struct {
 // worker, %2 "w1" of agent sim, in state. It is put there the way a
 // restarted daemon finds it: run.json on disk and the panes carrying
 // @st_run. edit may change the fake's panes before the Manager loads.
-func newHarness(t *testing.T, state State, edit func(*fakeTmux)) *harness {
+func newHarness(t *testing.T, state api.State, edit func(*fakeTmux)) *harness {
 	t.Helper()
 	home := t.TempDir()
 	now := time.Now()
-	r := Run{
+	r := api.Run{
 		ID: testRun, Objective: "test the state machine", Coordinator: coord, Session: "$0", Created: now,
-		Workers: []*Worker{{
+		Workers: []*api.Worker{{
 			ID: workerID, Name: "w1", Agent: "sim", Parent: coord, Level: 1, State: state, Since: now,
 			Task: "/tmp/tasks/w1.md", Cwd: "/tmp", Window: "@2", Session: "$0", StartedAt: now,
 		}},
@@ -248,7 +249,7 @@ func payload(event string, kv ...any) []byte {
 }
 
 func (h *harness) hookFrom(pane, event string, kv ...any) error {
-	_, err := h.m.Hook(context.Background(), HookRequest{Agent: "sim", Event: event, Pane: pane, Payload: payload(event, kv...)})
+	_, err := h.m.Hook(context.Background(), api.HookRequest{Agent: "sim", Event: event, Pane: pane, Payload: payload(event, kv...)})
 	return err
 }
 
@@ -261,9 +262,9 @@ func (h *harness) hook(event string, kv ...any) {
 
 // worker reads the worker as commands see it (by a caller that is not its
 // parent, so that reading marks nothing as seen).
-func (h *harness) worker() Worker {
+func (h *harness) worker() api.Worker {
 	h.t.Helper()
-	v, err := h.m.Read(context.Background(), IDRequest{ID: workerID})
+	v, err := h.m.Read(context.Background(), api.IDRequest{ID: workerID})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -271,9 +272,9 @@ func (h *harness) worker() Worker {
 }
 
 // onDisk reads the worker back from run.json.
-func (h *harness) onDisk() Worker {
+func (h *harness) onDisk() api.Worker {
 	h.t.Helper()
-	var r Run
+	var r api.Run
 	if err := store.ReadJSON(filepath.Join(h.home, "orch", testRun, "run.json"), &r); err != nil {
 		h.t.Fatal(err)
 	}
@@ -283,14 +284,14 @@ func (h *harness) onDisk() Worker {
 		}
 	}
 	h.t.Fatalf("run.json has no worker %s", workerID)
-	return Worker{}
+	return api.Worker{}
 }
 
 func wantKind(t *testing.T, err error, kind string) {
 	t.Helper()
-	var oe *Error
+	var oe *api.Error
 	if !errors.As(err, &oe) {
-		t.Fatalf("error = %v (%T), want an *orch.Error of kind %s", err, err, kind)
+		t.Fatalf("error = %v (%T), want an *api.Error of kind %s", err, err, kind)
 	}
 	if oe.Kind != kind {
 		t.Fatalf("error kind = %s (%v), want %s", oe.Kind, oe, kind)

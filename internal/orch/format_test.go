@@ -20,7 +20,7 @@ import (
 func TestNewerFilesAreRefused(t *testing.T) {
 	newer := `{"format": 99, "id": "run-new", "objective": "from the future", "coordinator": "%1", "workers": []}` + "\n"
 	layout := `{"format": 99, "sessions": [{"name": "main", "windows": []}], "server": "1:2"}` + "\n"
-	h := newHarness(t, Working, func(*fakeTmux) {})
+	h := newHarness(t, api.Working, func(*fakeTmux) {})
 	home := h.home
 	// A second manager on the same home, as after an older st's start.
 	h.m.Close()

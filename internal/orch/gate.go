@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/store"
 )
 
@@ -26,17 +27,17 @@ type gateBook struct {
 	logf func(format string, args ...any)
 
 	mu    sync.Mutex
-	gates map[string]*Gate
+	gates map[string]*api.Gate
 }
 
 func newGateBook(home string, now func() time.Time, logf func(string, ...any)) *gateBook {
-	return &gateBook{path: filepath.Join(home, "gates.json"), now: now, logf: logf, gates: map[string]*Gate{}}
+	return &gateBook{path: filepath.Join(home, "gates.json"), now: now, logf: logf, gates: map[string]*api.Gate{}}
 }
 
 // load reads gates.json. A file that does not decode is copied aside and
 // left out.
 func (b *gateBook) load() {
-	var gs []*Gate
+	var gs []*api.Gate
 	err := store.ReadJSON(b.path, &gs)
 	if errors.Is(err, fs.ErrNotExist) {
 		return
@@ -53,13 +54,13 @@ func (b *gateBook) load() {
 
 // save writes every gate. Called with b.mu held.
 func (b *gateBook) save() error {
-	gs := make([]*Gate, 0, len(b.gates))
+	gs := make([]*api.Gate, 0, len(b.gates))
 	for _, g := range b.gates {
 		gs = append(gs, g)
 	}
 	sort.Slice(gs, func(i, j int) bool { return gs[i].Asked.Before(gs[j].Asked) })
 	if err := store.WriteJSON(b.path, gs, 0o600); err != nil {
-		return errorf(KindInternal, "free some disk space and try again", "st could not keep the gates: %v", err)
+		return errorf(api.KindInternal, "free some disk space and try again", "st could not keep the gates: %v", err)
 	}
 	return nil
 }
@@ -70,8 +71,8 @@ func (b *gateBook) expire() bool {
 	now := b.now()
 	changed := false
 	for _, g := range b.gates {
-		if g.State == GateOpen && g.Deadline != nil && now.After(*g.Deadline) {
-			g.State = GateTimedOut
+		if g.State == api.GateOpen && g.Deadline != nil && now.After(*g.Deadline) {
+			g.State = api.GateTimedOut
 			changed = true
 		}
 	}
@@ -104,10 +105,10 @@ func (m *Manager) expireNow() {
 }
 
 // AskGate opens a gate and returns it; the asker then waits with WaitGate.
-func (m *Manager) AskGate(ctx context.Context, req GateRequest) (*Gate, error) {
+func (m *Manager) AskGate(ctx context.Context, req api.GateRequest) (*api.Gate, error) {
 	q := strings.TrimSpace(req.Question)
 	if q == "" {
-		return nil, errorf(KindUsage, `st gate ask "QUESTION" --option A --option B`, "a gate needs a question")
+		return nil, errorf(api.KindUsage, `st gate ask "QUESTION" --option A --option B`, "a gate needs a question")
 	}
 	if err := checkText("question", q+strings.Join(req.Options, "")); err != nil {
 		return nil, err
@@ -123,12 +124,12 @@ func (m *Manager) AskGate(ctx context.Context, req GateRequest) (*Gate, error) {
 		opts = append(opts, o)
 	}
 	if len(opts) < 2 {
-		return nil, errorf(KindUsage, `st gate ask "QUESTION" --option A --option B`, "a gate needs at least two different options")
+		return nil, errorf(api.KindUsage, `st gate ask "QUESTION" --option A --option B`, "a gate needs at least two different options")
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.cfg.Now()
-	g := &Gate{ID: newID("gate-"), Question: q, Options: opts, Pane: req.Pane, State: GateOpen, Asked: now}
+	g := &api.Gate{ID: newID("gate-"), Question: q, Options: opts, Pane: req.Pane, State: api.GateOpen, Asked: now}
 	if r := m.runOf[req.Pane]; r != nil {
 		g.Run = r.ID
 	} else if r := m.currentRun(req.Pane); r != nil {
@@ -151,8 +152,8 @@ func (m *Manager) AskGate(ctx context.Context, req GateRequest) (*Gate, error) {
 	}
 	m.logf("gate %s opened by %s: %s", g.ID, orNone(req.Pane), q)
 	ch := m.newChange()
-	if w := m.workers[req.Pane]; w != nil && w.State.Live() && w.State != Waiting {
-		ch.setState(w, Waiting)
+	if w := m.workers[req.Pane]; w != nil && w.State.Live() && w.State != api.Waiting {
+		ch.setState(w, api.Waiting)
 	}
 	m.stage(ch).settle()
 	if m.cfg.OnGate != nil {
@@ -163,7 +164,7 @@ func (m *Manager) AskGate(ctx context.Context, req GateRequest) (*Gate, error) {
 
 // WaitGate blocks until the gate is answered or timed out, or until
 // req.Timeout passes (then the gate is returned still open).
-func (m *Manager) WaitGate(ctx context.Context, req GateRequest) (*Gate, error) {
+func (m *Manager) WaitGate(ctx context.Context, req api.GateRequest) (*api.Gate, error) {
 	var until <-chan time.Time
 	if req.Timeout > 0 {
 		t := time.NewTimer(req.Timeout)
@@ -177,15 +178,15 @@ func (m *Manager) WaitGate(ctx context.Context, req GateRequest) (*Gate, error) 
 		m.expireNow()
 		m.gates.mu.Lock()
 		g := m.gates.gates[req.ID]
-		var c Gate
+		var c api.Gate
 		if g != nil {
 			c = publicGate(g)
 		}
 		m.gates.mu.Unlock()
 		if g == nil {
-			return nil, errorf(KindNotFound, "st gate list shows the gates", "there is no gate %q", req.ID)
+			return nil, errorf(api.KindNotFound, "st gate list shows the gates", "there is no gate %q", req.ID)
 		}
-		if c.State != GateOpen {
+		if c.State != api.GateOpen {
 			return &c, nil
 		}
 		select {
@@ -200,7 +201,7 @@ func (m *Manager) WaitGate(ctx context.Context, req GateRequest) (*Gate, error) 
 }
 
 // AnswerGate answers an open gate; the first answer wins.
-func (m *Manager) AnswerGate(ctx context.Context, req GateRequest) (*Gate, error) {
+func (m *Manager) AnswerGate(ctx context.Context, req api.GateRequest) (*api.Gate, error) {
 	m.expireNow()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -212,24 +213,24 @@ func (m *Manager) AnswerGate(ctx context.Context, req GateRequest) (*Gate, error
 	}
 	m.logf("gate %s answered %q by %s", c.ID, c.Answer, c.AnsweredBy)
 	ch := m.newChange()
-	if w := m.workers[c.Pane]; w != nil && w.State == Waiting {
-		ch.setState(w, Working)
+	if w := m.workers[c.Pane]; w != nil && w.State == api.Waiting {
+		ch.setState(w, api.Working)
 	}
 	m.stage(ch).settle()
 	return &c, nil
 }
 
 // answer records the first answer of an open gate. Called with b.mu held.
-func (b *gateBook) answer(req GateRequest) (Gate, error) {
+func (b *gateBook) answer(req api.GateRequest) (api.Gate, error) {
 	g := b.gates[req.ID]
 	if g == nil {
-		return Gate{}, errorf(KindNotFound, "st gate list shows the gates", "there is no gate %q", req.ID)
+		return api.Gate{}, errorf(api.KindNotFound, "st gate list shows the gates", "there is no gate %q", req.ID)
 	}
 	switch g.State {
-	case GateAnswered:
-		return Gate{}, errorf(KindConflict, "", "refused: gate %s was already answered %q (by %s)", g.ID, g.Answer, g.AnsweredBy)
-	case GateTimedOut:
-		return Gate{}, errorf(KindConflict, "", "refused: gate %s timed out before an answer came", g.ID)
+	case api.GateAnswered:
+		return api.Gate{}, errorf(api.KindConflict, "", "refused: gate %s was already answered %q (by %s)", g.ID, g.Answer, g.AnsweredBy)
+	case api.GateTimedOut:
+		return api.Gate{}, errorf(api.KindConflict, "", "refused: gate %s timed out before an answer came", g.ID)
 	}
 	var pick string
 	for _, o := range g.Options {
@@ -238,21 +239,21 @@ func (b *gateBook) answer(req GateRequest) (Gate, error) {
 		}
 	}
 	if pick == "" {
-		return Gate{}, errorf(KindUsage, "answer with one of: "+strings.Join(g.Options, ", "), "%q is not an option of gate %s", req.Option, g.ID)
+		return api.Gate{}, errorf(api.KindUsage, "answer with one of: "+strings.Join(g.Options, ", "), "%q is not an option of gate %s", req.Option, g.ID)
 	}
 	now := b.now()
 	keys := g.AnswerKeys
-	g.State, g.Answer, g.AnsweredAt, g.AnsweredBy = GateAnswered, pick, &now, orDefaultStr(req.By, "cli")
+	g.State, g.Answer, g.AnsweredAt, g.AnsweredBy = api.GateAnswered, pick, &now, orDefaultStr(req.By, "cli")
 	g.AnswerKeys = nil // the push's other tokens answer nothing now
 	if err := b.save(); err != nil {
-		g.State, g.Answer, g.AnsweredAt, g.AnsweredBy, g.AnswerKeys = GateOpen, "", nil, "", keys
-		return Gate{}, err
+		g.State, g.Answer, g.AnsweredAt, g.AnsweredBy, g.AnswerKeys = api.GateOpen, "", nil, "", keys
+		return api.Gate{}, err
 	}
 	return publicGate(g), nil
 }
 
 // public is a copy of g to show: without the answer tokens' hashes.
-func publicGate(g *Gate) Gate {
+func publicGate(g *api.Gate) api.Gate {
 	c := *g
 	c.AnswerKeys = nil
 	return c
@@ -265,8 +266,8 @@ func (m *Manager) MintAnswerTokens(id string) (map[string]string, error) {
 	m.gates.mu.Lock()
 	defer m.gates.mu.Unlock()
 	g := m.gates.gates[id]
-	if g == nil || g.State != GateOpen {
-		return nil, errorf(KindNotFound, "", "gate %s is not open", id)
+	if g == nil || g.State != api.GateOpen {
+		return nil, errorf(api.KindNotFound, "", "gate %s is not open", id)
 	}
 	out := map[string]string{}
 	if g.AnswerKeys == nil {
@@ -294,11 +295,11 @@ func answerKey(tok string) string {
 
 // ErrBadAnswerToken is what an answer token that answers nothing gets:
 // the same words whatever the reason, so a guess learns nothing.
-var ErrBadAnswerToken = errorf(KindNotFound, "", "this answer link is not valid (it was used, its gate is closed, or it never was)")
+var ErrBadAnswerToken = errorf(api.KindNotFound, "", "this answer link is not valid (it was used, its gate is closed, or it never was)")
 
 // AnswerGateByToken answers the gate whose push carried tok with tok's
 // option (the push service's action, by a person on their phone).
-func (m *Manager) AnswerGateByToken(ctx context.Context, tok string) (*Gate, error) {
+func (m *Manager) AnswerGateByToken(ctx context.Context, tok string) (*api.Gate, error) {
 	if len(tok) != 64 {
 		return nil, ErrBadAnswerToken
 	}
@@ -306,7 +307,7 @@ func (m *Manager) AnswerGateByToken(ctx context.Context, tok string) (*Gate, err
 	m.gates.mu.Lock()
 	var id, option string
 	for _, g := range m.gates.gates {
-		if o, ok := g.AnswerKeys[key]; ok && g.State == GateOpen {
+		if o, ok := g.AnswerKeys[key]; ok && g.State == api.GateOpen {
 			id, option = g.ID, o
 		}
 	}
@@ -314,7 +315,7 @@ func (m *Manager) AnswerGateByToken(ctx context.Context, tok string) (*Gate, err
 	if id == "" {
 		return nil, ErrBadAnswerToken
 	}
-	return m.AnswerGate(ctx, GateRequest{ID: id, Option: option, By: "push"})
+	return m.AnswerGate(ctx, api.GateRequest{ID: id, Option: option, By: "push"})
 }
 
 func orDefaultStr(s, def string) string {
@@ -325,19 +326,19 @@ func orDefaultStr(s, def string) string {
 }
 
 // Gates lists the gates, open ones first.
-func (m *Manager) Gates(ctx context.Context, all bool) []Gate {
+func (m *Manager) Gates(ctx context.Context, all bool) []api.Gate {
 	m.expireNow()
 	m.gates.mu.Lock()
 	defer m.gates.mu.Unlock()
-	var out []Gate
+	var out []api.Gate
 	for _, g := range m.gates.gates {
-		if all || g.State == GateOpen {
+		if all || g.State == api.GateOpen {
 			out = append(out, publicGate(g))
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if (out[i].State == GateOpen) != (out[j].State == GateOpen) {
-			return out[i].State == GateOpen
+		if (out[i].State == api.GateOpen) != (out[j].State == api.GateOpen) {
+			return out[i].State == api.GateOpen
 		}
 		return out[i].Asked.Before(out[j].Asked)
 	})

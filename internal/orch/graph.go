@@ -1,12 +1,13 @@
 package orch
 
 import (
+	"github.com/sophonz/st/internal/api"
 	"sort"
 )
 
 // Graph returns every coordinator and worker st knows on this machine,
 // with the panes' subagents.
-func (m *Manager) Graph() []GraphAgent {
+func (m *Manager) Graph() []api.GraphAgent {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	panes := m.facts.views()
@@ -19,14 +20,14 @@ func (m *Manager) Graph() []GraphAgent {
 		}
 		return panes[pane].agent == "" && m.workers[pane] == nil
 	}
-	var out []GraphAgent
+	var out []api.GraphAgent
 	seen := map[string]bool{}
 	for _, w := range m.workers {
-		if w.State == Gone {
+		if w.State == api.Gone {
 			continue
 		}
 		v := m.view(w)
-		out = append(out, GraphAgent{Pane: w.ID, Name: w.Name, Kind: w.Agent, Role: "worker", State: string(w.State),
+		out = append(out, api.GraphAgent{Pane: w.ID, Name: w.Name, Kind: w.Agent, Role: "worker", State: string(w.State),
 			Since: w.Since, Summary: w.Summary, Parent: w.Parent, ParentGone: v.ParentGone, Run: v.Run, TeamOf: v.TeamOf,
 			Subagents: v.Subagents, Teammates: v.Teammates, ParentShell: !v.ParentGone && shell(w.Parent),
 			ParentName: w.ParentName, ParentMachineName: w.ParentMachineName})
@@ -38,7 +39,7 @@ func (m *Manager) Graph() []GraphAgent {
 		}
 		seen[r.Coordinator] = true
 		pv := panes[r.Coordinator]
-		g := GraphAgent{Pane: r.Coordinator, Role: "coordinator", Run: r.ID, State: "idle", Since: r.Created,
+		g := api.GraphAgent{Pane: r.Coordinator, Role: "coordinator", Run: r.ID, State: "idle", Since: r.Created,
 			Kind: pv.agent, Subagents: pv.subagents, Teammates: pv.teammates}
 		if pv.inTurn {
 			g.State = "working"
@@ -55,7 +56,7 @@ func (m *Manager) Graph() []GraphAgent {
 		if alive, _ := m.rest.live(pane); seen[pane] || pv.agent == "" || !alive || pv.teammate {
 			continue
 		}
-		g := GraphAgent{Pane: pane, Kind: pv.agent, State: "idle", Since: pv.lastEvent, Subagents: pv.subagents, Teammates: pv.teammates}
+		g := api.GraphAgent{Pane: pane, Kind: pv.agent, State: "idle", Since: pv.lastEvent, Subagents: pv.subagents, Teammates: pv.teammates}
 		if pv.inTurn {
 			g.State = "working"
 		}
@@ -66,9 +67,9 @@ func (m *Manager) Graph() []GraphAgent {
 }
 
 // hasWork reports whether run r has a worker that lives or reported.
-func hasWork(r *Run) bool {
+func hasWork(r *api.Run) bool {
 	for _, w := range r.Workers {
-		if w.State.Live() || w.State == Done {
+		if w.State.Live() || w.State == api.Done {
 			return true
 		}
 	}

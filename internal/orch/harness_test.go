@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/store"
 	"github.com/sophonz/st/internal/testutil"
 )
@@ -20,15 +21,15 @@ import (
 // a concept needs to the Manager the way st itself would have left it.
 
 // localWorker is a worker of run-t1 under the coordinator, in pane id.
-func localWorker(id, name string, state State) *Worker {
+func localWorker(id, name string, state api.State) *api.Worker {
 	now := time.Now()
-	return &Worker{ID: id, Name: name, Agent: "sim", Parent: coord, Level: 1, State: state, Since: now,
+	return &api.Worker{ID: id, Name: name, Agent: "sim", Parent: coord, Level: 1, State: state, Since: now,
 		Task: "/tmp/tasks/" + name + ".md", Cwd: "/tmp", Window: "@" + strings.TrimPrefix(id, "%"), Session: "$0", StartedAt: now}
 }
 
 // addWorker puts w in run-t1 and writes the run. A worker of this
 // machine gets a pane of its own on the fake, carrying st's relations.
-func (h *harness) addWorker(w *Worker) *Worker {
+func (h *harness) addWorker(w *api.Worker) *api.Worker {
 	h.t.Helper()
 	if !w.Remote() {
 		h.addPane(w.ID, map[string]string{"@st_run": testRun, "@st_role": "worker", "@st_parent": w.Parent, "@st_name": w.Name})
@@ -69,7 +70,7 @@ func (h *harness) closePane(id string) {
 // (made by the coordinator, for the sim agent) and writes the run. A task
 // with no file is given one that does not exist: its start fails before
 // any tmux command.
-func (h *harness) addTasks(ts ...*Task) {
+func (h *harness) addTasks(ts ...*api.Task) {
 	h.t.Helper()
 	now := time.Now()
 	for _, t := range ts {
@@ -99,13 +100,13 @@ func (h *harness) taskFile(name string) string {
 }
 
 // tasks reads run-t1's tasks as st task list shows them, by name.
-func (h *harness) tasks() map[string]TaskView {
+func (h *harness) tasks() map[string]api.TaskView {
 	h.t.Helper()
-	vs, err := h.m.ListTasks(context.Background(), IDRequest{ID: testRun})
+	vs, err := h.m.ListTasks(context.Background(), api.IDRequest{ID: testRun})
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	out := map[string]TaskView{}
+	out := map[string]api.TaskView{}
 	for _, v := range vs {
 		out[v.Name] = v
 	}
@@ -113,9 +114,9 @@ func (h *harness) tasks() map[string]TaskView {
 }
 
 // runOnDisk reads run-t1 back from run.json.
-func (h *harness) runOnDisk() Run {
+func (h *harness) runOnDisk() api.Run {
 	h.t.Helper()
-	var r Run
+	var r api.Run
 	if err := store.ReadJSON(filepath.Join(h.home, "orch", testRun, "run.json"), &r); err != nil {
 		h.t.Fatal(err)
 	}
@@ -123,21 +124,21 @@ func (h *harness) runOnDisk() Run {
 }
 
 // taskOnDisk reads one task of run-t1 back from run.json.
-func (h *harness) taskOnDisk(name string) Task {
+func (h *harness) taskOnDisk(name string) api.Task {
 	h.t.Helper()
 	r := h.runOnDisk()
 	if t := runTask(&r, name); t != nil {
 		return *t
 	}
 	h.t.Fatalf("run.json has no task %s", name)
-	return Task{}
+	return api.Task{}
 }
 
 // waitTask polls until task name is in state, in st task list and in
 // run.json, and returns it as listed.
-func (h *harness) waitTask(name string, state TaskState) TaskView {
+func (h *harness) waitTask(name string, state api.TaskState) api.TaskView {
 	h.t.Helper()
-	var v TaskView
+	var v api.TaskView
 	testutil.WaitFor(h.t, 10*time.Second, func() (bool, string) {
 		v = h.tasks()[name]
 		d := h.taskOnDisk(name)
@@ -148,7 +149,7 @@ func (h *harness) waitTask(name string, state TaskState) TaskView {
 }
 
 // wantTask checks a task's state and reason, as listed and on disk.
-func (h *harness) wantTask(name string, state TaskState, reason string) {
+func (h *harness) wantTask(name string, state api.TaskState, reason string) {
 	h.t.Helper()
 	v, d := h.tasks()[name], h.taskOnDisk(name)
 	if v.State != state || v.Reason != reason {

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/tmux"
 )
 
@@ -11,17 +12,17 @@ import (
 // tool call about to run must be refused (outside the worker's scope).
 // What the event tells of the pane goes to paneFacts; what it moves of a
 // worker is one change, on disk before the hook is answered.
-func (m *Manager) Hook(ctx context.Context, req HookRequest) (*HookResponse, error) {
+func (m *Manager) Hook(ctx context.Context, req api.HookRequest) (*api.HookResponse, error) {
 	ad, err := agent.Lookup(req.Agent)
 	if err != nil {
-		return nil, errorf(KindUsage, "", "%v", err)
+		return nil, errorf(api.KindUsage, "", "%v", err)
 	}
 	ev, err := ad.MapEvent(req.Event, req.Payload)
 	if err != nil {
-		return nil, errorf(KindUsage, "", "hook %s %s: %v", req.Agent, req.Event, err)
+		return nil, errorf(api.KindUsage, "", "hook %s %s: %v", req.Agent, req.Event, err)
 	}
 	if !tmux.ValidPaneID(req.Pane) {
-		return &HookResponse{}, nil // an agent outside tmux: nothing st drives
+		return &api.HookResponse{}, nil // an agent outside tmux: nothing st drives
 	}
 	m.followMovedAgent(ctx, req.Pane, ev.SessionID)
 	m.mu.Lock()
@@ -37,7 +38,7 @@ func (m *Manager) Hook(ctx context.Context, req HookRequest) (*HookResponse, err
 		if reason := checkScope(w, ev); reason != "" {
 			m.mu.Unlock()
 			m.logf("worker %s: refused a %s call outside its scope", w.ID, ev.Tool)
-			return &HookResponse{Deny: true, Reason: reason}, nil
+			return &api.HookResponse{Deny: true, Reason: reason}, nil
 		}
 	}
 	c := m.newChange()
@@ -46,7 +47,7 @@ func (m *Manager) Hook(ctx context.Context, req HookRequest) (*HookResponse, err
 		m.workerEvent(c, w, ev, hf)
 	}
 	m.settleUnlock(c)
-	return &HookResponse{}, nil
+	return &api.HookResponse{}, nil
 }
 
 // followMovedAgent moves the relations of an agent that came back in
@@ -81,7 +82,7 @@ func (m *Manager) keepAgentOnPane(pane, kind, session string) {
 
 // workerEvent moves live worker w along with an event of its own agent.
 // Called with m.mu held.
-func (m *Manager) workerEvent(c *change, w *Worker, ev agent.Event, hf hookFacts) {
+func (m *Manager) workerEvent(c *change, w *api.Worker, ev agent.Event, hf hookFacts) {
 	if ev.SessionID != "" && w.AgentSession != ev.SessionID {
 		w.AgentSession = ev.SessionID
 		c.touch(m.runOf[w.ID])
@@ -94,13 +95,13 @@ func (m *Manager) workerEvent(c *change, w *Worker, ev agent.Event, hf hookFacts
 			w.Reported = false
 			c.touch(m.runOf[w.ID])
 		}
-		c.setState(w, Working)
+		c.setState(w, api.Working)
 	case agent.EvTool:
-		if w.State != Done {
-			c.setState(w, Working)
+		if w.State != api.Done {
+			c.setState(w, api.Working)
 		}
 	case agent.EvWaiting:
-		c.setState(w, Waiting)
+		c.setState(w, api.Waiting)
 	case agent.EvTurnEnd:
 		w.LastAnswer = ev.LastAnswer
 		if w.Reported && w.ReportAnswer == "" {
@@ -108,12 +109,12 @@ func (m *Manager) workerEvent(c *change, w *Worker, ev agent.Event, hf hookFacts
 		}
 		c.touch(m.runOf[w.ID])
 		if w.Reported {
-			c.setState(w, Done)
+			c.setState(w, api.Done)
 		} else {
-			c.setState(w, Idle)
+			c.setState(w, api.Idle)
 		}
 	case agent.EvInterrupt:
-		c.setState(w, Idle)
+		c.setState(w, api.Idle)
 	case agent.EvSessionEnd:
 		// The agent exited: its pane closing, or the whole tmux server
 		// going down (then st brings it back). The watcher tells which.

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/tmux"
 )
 
@@ -23,7 +24,7 @@ type Config struct {
 	ReadWait time.Duration
 	// OnGate is called (in the background) when a gate opens: the
 	// daemon sends it to the user's push target.
-	OnGate func(Gate)
+	OnGate func(api.Gate)
 	// Peers reaches the account's other machines (nil: not available).
 	Peers Peers
 	// Events are the tmux server's events (tmux.Client.Start); nil: the
@@ -99,8 +100,8 @@ func NewManager(ctx context.Context, cfg Config) (*Manager, error) {
 	for _, r := range m.runs {
 		for _, t := range r.Tasks {
 			// A start cut short by a crash of st: try it again.
-			if t.State == TaskRunning && t.Worker == "" {
-				t.State = TaskWaiting
+			if t.State == api.TaskRunning && t.Worker == "" {
+				t.State = api.TaskWaiting
 				c.touch(r)
 			}
 		}
@@ -124,18 +125,18 @@ func (m *Manager) Close() {
 // callerPane checks that a request came from a pane of this server.
 func (m *Manager) callerPane(ctx context.Context, pane string) (tmux.Pane, error) {
 	if pane == "" {
-		return tmux.Pane{}, errorf(KindUsage, "run it in a pane of the tmux server st drives", "this command acts for a tmux pane, and none was given ($TMUX_PANE is empty)")
+		return tmux.Pane{}, errorf(api.KindUsage, "run it in a pane of the tmux server st drives", "this command acts for a tmux pane, and none was given ($TMUX_PANE is empty)")
 	}
 	p, err := m.cfg.Tmux.Pane(ctx, pane)
 	if err != nil {
-		return tmux.Pane{}, errorf(KindNotFound, "run it from a pane of the tmux server on "+m.cfg.Tmux.Socket(),
+		return tmux.Pane{}, errorf(api.KindNotFound, "run it from a pane of the tmux server on "+m.cfg.Tmux.Socket(),
 			"pane %s is not on st's tmux server (%s): %v", pane, m.cfg.Tmux.Socket(), err)
 	}
 	return p, nil
 }
 
 // StartRun makes a run whose coordinator is the calling pane.
-func (m *Manager) StartRun(ctx context.Context, req StartRunRequest) (*Run, error) {
+func (m *Manager) StartRun(ctx context.Context, req api.StartRunRequest) (*api.Run, error) {
 	if err := checkText("objective", req.Objective); err != nil {
 		return nil, err
 	}
@@ -146,7 +147,7 @@ func (m *Manager) StartRun(ctx context.Context, req StartRunRequest) (*Run, erro
 	m.mu.Lock()
 	if w := m.workers[p.ID]; w != nil && w.State.Live() {
 		m.mu.Unlock()
-		return nil, errorf(KindConflict, "start workers from this pane with st worker start; they join run "+m.runOf[p.ID].ID,
+		return nil, errorf(api.KindConflict, "start workers from this pane with st worker start; they join run "+m.runOf[p.ID].ID,
 			"this pane is worker %s of run %s, so it cannot start a run of its own", w.Name, m.runOf[p.ID].ID)
 	}
 	r := m.newRun(p, req.Objective)

@@ -3,6 +3,7 @@ package orch
 import (
 	"context"
 	"errors"
+	"github.com/sophonz/st/internal/api"
 	"testing"
 	"time"
 )
@@ -20,21 +21,21 @@ func TestMovedPaneAnswersByRetiredID(t *testing.T) {
 	}}
 	h := peerHarness(t, peers)
 	ctx := context.Background()
-	h.addWorker(remoteWorker("beta", "%4", "far", "0123456789abcdef", Working))
+	h.addWorker(remoteWorker("beta", "%4", "far", "0123456789abcdef", api.Working))
 	// The restart: the coordinator %1 is %3 now, the old %3 (another
 	// agent) is %5.
 	for _, p := range []string{"%3", "%5", "%8"} {
 		h.addPane(p, map[string]string{})
 	}
 	h.m.relink(ctx, map[string]string{coord: "%3", "%3": "%5", workerID: "%6"}, nil, true)
-	ask := func(pane string) (*PeerPaneResult, error) {
-		return h.m.PeerPane(ctx, "beta", IDRequest{ID: pane})
+	ask := func(pane string) (*api.PeerPaneResult, error) {
+		return h.m.PeerPane(ctx, "beta", api.IDRequest{ID: pane})
 	}
 	if res, err := ask(coord); err != nil || res.Live || res.Now != "%3" {
 		t.Errorf("beta asks about %s: %+v %v, want moved to %%3", coord, res, err)
 	}
 	// A worker started since, under the coordinator's new pane %3.
-	h.addWorker(&Worker{ID: "beta/%9", Name: "later", Agent: "sim", Parent: "%3", Level: 1, State: Working,
+	h.addWorker(&api.Worker{ID: "beta/%9", Name: "later", Agent: "sim", Parent: "%3", Level: 1, State: api.Working,
 		Since: time.Now(), StartedAt: time.Now(), Machine: "beta", Ref: "fedcba9876543210"})
 	if res, err := ask("%3"); err != nil || !res.Live || res.Now != "" {
 		t.Errorf("beta asks about %%3, the coordinator of a worker started since: %+v %v, want live", res, err)

@@ -2,6 +2,7 @@ package orch
 
 import (
 	"errors"
+	"github.com/sophonz/st/internal/api"
 	"strings"
 	"testing"
 )
@@ -137,8 +138,8 @@ func TestCheckLine(t *testing.T) {
 				}
 				return
 			}
-			wantKind(t, err, KindUsage)
-			var oe *Error
+			wantKind(t, err, api.KindUsage)
+			var oe *api.Error
 			errors.As(err, &oe)
 			if oe.Hint == "" {
 				t.Errorf("refusal %q has no hint", oe.Message)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/api"
 )
 
 // noticer types short notices into agents' panes between their turns:
@@ -26,7 +27,7 @@ type noticer struct {
 
 type notice struct {
 	text   string
-	worker *Worker // for "done" notices: dropped once the parent has seen the report
+	worker *api.Worker // for "done" notices: dropped once the parent has seen the report
 }
 
 func newNoticer(m *Manager) *noticer {
@@ -34,7 +35,7 @@ func newNoticer(m *Manager) *noticer {
 }
 
 // queueDone queues "w is done" for its coordinator in pane parent, once.
-func (n *noticer) queueDone(parent string, w *Worker) {
+func (n *noticer) queueDone(parent string, w *api.Worker) {
 	n.mu.Lock()
 	for _, nt := range n.pending[parent] {
 		if nt.worker == w {
@@ -86,7 +87,7 @@ func (n *noticer) take(pane string) (string, []notice) {
 	defer n.mu.Unlock()
 	var keep []notice
 	for _, nt := range n.pending[pane] {
-		if nt.worker != nil && (nt.worker.Told || n.m.workers[nt.worker.ID] != nt.worker || nt.worker.State != Done) {
+		if nt.worker != nil && (nt.worker.Told || n.m.workers[nt.worker.ID] != nt.worker || nt.worker.State != api.Done) {
 			continue
 		}
 		keep = append(keep, nt)
@@ -234,7 +235,7 @@ func (n *noticer) send(ctx context.Context, pane string, ad agent.Adapter, line 
 		n.finish(pane, covers)
 		return true
 	}
-	if oe, ok := err.(*Error); ok && oe.Kind == KindNotFound {
+	if oe, ok := err.(*api.Error); ok && oe.Kind == api.KindNotFound {
 		n.finishDrop(pane, covers) // the pane closed
 		return true
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/testutil"
 )
 
@@ -13,15 +14,15 @@ import (
 // of their own by hand (with no loop running), so what take returns is
 // all there is to see.
 
-func worker(h *harness, id string) *Worker {
+func worker(h *harness, id string) *api.Worker {
 	h.m.mu.Lock()
 	defer h.m.mu.Unlock()
 	return h.m.workers[id]
 }
 
 func TestNoticeNamesEveryDoneWorkerInOneLine(t *testing.T) {
-	h := newHarness(t, Done, nil)
-	h.addWorker(localWorker("%3", "w2", Done))
+	h := newHarness(t, api.Done, nil)
+	h.addWorker(localWorker("%3", "w2", api.Done))
 	n := newNoticer(h.m)
 	w1, w2 := worker(h, workerID), worker(h, "%3")
 	n.pending[coord] = []notice{{worker: w1}, {worker: w2}}
@@ -35,7 +36,7 @@ func TestNoticeNamesEveryDoneWorkerInOneLine(t *testing.T) {
 	}
 
 	// The coordinator read w1's report meanwhile: only w2 is left to tell.
-	if _, err := h.m.Wait(context.Background(), WaitRequest{Pane: coord, IDs: []string{"w1"}}); err != nil {
+	if _, err := h.m.Wait(context.Background(), api.WaitRequest{Pane: coord, IDs: []string{"w1"}}); err != nil {
 		t.Fatal(err)
 	}
 	line, covers = n.take(coord)
@@ -61,8 +62,8 @@ func ptr[T any](v T) *T { return &v }
 // A worker that is no longer done (a new turn), or no longer a worker
 // here, is not announced.
 func TestNoticeDropsWhatNoLongerHolds(t *testing.T) {
-	h := newHarness(t, Done, nil)
-	h.addWorker(localWorker("%3", "w2", Done))
+	h := newHarness(t, api.Done, nil)
+	h.addWorker(localWorker("%3", "w2", api.Done))
 	n := newNoticer(h.m)
 	n.pending[coord] = []notice{{worker: worker(h, workerID)}, {worker: worker(h, "%3")}}
 	h.hook("UserPromptSubmit", "prompt", "one more thing") // w1 works again
@@ -80,7 +81,7 @@ func TestNoticeDropsWhatNoLongerHolds(t *testing.T) {
 // A plain line (a released worker's "you are no one's worker now") goes
 // before the done lines, alone.
 func TestNoticePlainLineFirst(t *testing.T) {
-	h := newHarness(t, Done, nil)
+	h := newHarness(t, api.Done, nil)
 	n := newNoticer(h.m)
 	const plain = "st: you are no one's worker now"
 	n.pending[coord] = []notice{{worker: worker(h, workerID)}, {text: plain}}
@@ -101,8 +102,8 @@ func TestNoticePlainLineFirst(t *testing.T) {
 // A coordinator pane where no agent runs (a shell) gets nothing typed;
 // the report stays unseen, for st worker wait to show.
 func TestNoticeToAShellTypesNothing(t *testing.T) {
-	h := newHarness(t, Working, nil)
-	if _, err := h.m.Done(context.Background(), DoneRequest{Pane: workerID, Summary: "did it"}); err != nil {
+	h := newHarness(t, api.Working, nil)
+	if _, err := h.m.Done(context.Background(), api.DoneRequest{Pane: workerID, Summary: "did it"}); err != nil {
 		t.Fatal(err)
 	}
 	// The notice loop of %1 runs, finds no agent there, and ends.
@@ -119,14 +120,14 @@ func TestNoticeToAShellTypesNothing(t *testing.T) {
 	if len(typed) != 0 {
 		t.Errorf("tmux commands into the shell: %v", typed)
 	}
-	if d := h.onDisk(); d.Told || d.State != Done {
+	if d := h.onDisk(); d.Told || d.State != api.Done {
 		t.Errorf("run.json: %s told=%v, want done and not told", d.State, d.Told)
 	}
-	res, err := h.m.Wait(context.Background(), WaitRequest{Pane: coord, Timeout: time.Minute})
+	res, err := h.m.Wait(context.Background(), api.WaitRequest{Pane: coord, Timeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.TimedOut || len(res.Workers) != 1 || res.Workers[0].State != Done || res.Workers[0].Summary != "did it" {
+	if res.TimedOut || len(res.Workers) != 1 || res.Workers[0].State != api.Done || res.Workers[0].Summary != "did it" {
 		t.Errorf("Wait = %+v", res)
 	}
 	if !h.onDisk().Told {
@@ -136,7 +137,7 @@ func TestNoticeToAShellTypesNothing(t *testing.T) {
 
 // A done notice is queued once per worker, however often it is asked for.
 func TestNoticeQueuedOnce(t *testing.T) {
-	h := newHarness(t, Done, nil)
+	h := newHarness(t, api.Done, nil)
 	// The coordinator is an agent in a turn: its notices wait.
 	if err := h.hookFrom(coord, "UserPromptSubmit", "prompt", "go"); err != nil {
 		t.Fatal(err)

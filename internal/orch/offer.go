@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/store"
 	"github.com/sophonz/st/internal/tmux"
 )
@@ -57,7 +58,7 @@ func newOfferBook(home string, logf func(string, ...any)) *offerBook {
 // saveLocked writes the offers. Called with b.mu held.
 func (b *offerBook) saveLocked() error {
 	if err := store.WriteJSON(b.path, b.offers, 0o600); err != nil {
-		return errorf(KindInternal, "free some disk space and try again", "st could not keep the offer: %v", err)
+		return errorf(api.KindInternal, "free some disk space and try again", "st could not keep the offer: %v", err)
 	}
 	return nil
 }
@@ -140,24 +141,24 @@ func (b *offerBook) prune(live map[string]int, listed time.Time) {
 // Offer lets machine req.Machine adopt the agent in pane req.ID (st
 // worker adopt M/%N there), or withdraws an offer. The socket takes an
 // offer only from a person (internal/authz).
-func (m *Manager) Offer(ctx context.Context, req OfferRequest) (*OfferView, error) {
+func (m *Manager) Offer(ctx context.Context, req api.OfferRequest) (*api.OfferView, error) {
 	if !tmux.ValidPaneID(req.ID) {
-		return nil, errorf(KindUsage, "name the agent by its pane id (st ls shows them), e.g. st worker offer %7 --machine ci-mac",
+		return nil, errorf(api.KindUsage, "name the agent by its pane id (st ls shows them), e.g. st worker offer %7 --machine ci-mac",
 			"%q is not a pane id", req.ID)
 	}
 	tp, err := m.cfg.Tmux.Pane(ctx, req.ID)
 	if err != nil {
-		return nil, errorf(KindNotFound, "st ls shows the panes and their agents", "there is no pane %s: %v", req.ID, err)
+		return nil, errorf(api.KindNotFound, "st ls shows the panes and their agents", "there is no pane %s: %v", req.ID, err)
 	}
 	if req.Withdraw {
 		if err := m.offers.set(tp.ID, tp.PID, "", m.cfg.Now()); err != nil {
 			return nil, err
 		}
 		m.logf("offer of %s withdrawn", tp.ID)
-		return &OfferView{Pane: tp.ID, Withdrawn: true}, nil
+		return &api.OfferView{Pane: tp.ID, Withdrawn: true}, nil
 	}
 	if req.Machine == "" {
-		return nil, errorf(KindUsage, "st worker offer %7 --machine NAME (st machines lists them)", "say which machine may adopt it")
+		return nil, errorf(api.KindUsage, "st worker offer %7 --machine NAME (st machines lists them)", "say which machine may adopt it")
 	}
 	_, mr, err := m.machine(ctx, req.Machine)
 	if err != nil {
@@ -168,21 +169,21 @@ func (m *Manager) Offer(ctx context.Context, req OfferRequest) (*OfferView, erro
 	w := m.workers[tp.ID]
 	m.mu.Unlock()
 	if kind == "" {
-		return nil, errorf(KindNotFound, "start an agent there first, and check st hooks status",
+		return nil, errorf(api.KindNotFound, "start an agent there first, and check st hooks status",
 			"st has seen no agent in %s (no hook came from it, and it runs %q)", tp.ID, tp.Command)
 	}
 	if w != nil && w.State.Live() {
-		return nil, errorf(KindConflict, fmt.Sprintf("release it first: st worker release %s (run from %s)", tp.ID, w.Parent),
+		return nil, errorf(api.KindConflict, fmt.Sprintf("release it first: st worker release %s (run from %s)", tp.ID, w.Parent),
 			"refused: %s is already a worker of %s", tp.ID, w.Parent)
 	}
 	if tp.PID <= 0 {
-		return nil, errorf(KindInternal, "try again", "tmux did not say which process runs in %s", tp.ID)
+		return nil, errorf(api.KindInternal, "try again", "tmux did not say which process runs in %s", tp.ID)
 	}
 	if err := m.offers.set(tp.ID, tp.PID, mr.Slug, m.cfg.Now()); err != nil {
 		return nil, err
 	}
 	m.logf("%s (%s) offered to machine %s", tp.ID, kind, mr.Slug)
-	return &OfferView{Pane: tp.ID, Agent: kind, Machine: mr.Slug, MachineName: mr.Name}, nil
+	return &api.OfferView{Pane: tp.ID, Agent: kind, Machine: mr.Slug, MachineName: mr.Name}, nil
 }
 
 // offeredTo says which machine the agent in pane was offered to ("" for

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/authz"
 	"github.com/sophonz/st/internal/store"
 )
@@ -28,8 +29,8 @@ type fakePeers struct {
 
 func (p *fakePeers) Self() (string, error) { return "alpha", nil }
 
-func (p *fakePeers) Machine(ctx context.Context, name string) (MachineRef, error) {
-	return MachineRef{Slug: strings.ToLower(name), Name: name}, nil
+func (p *fakePeers) Machine(ctx context.Context, name string) (api.MachineRef, error) {
+	return api.MachineRef{Slug: strings.ToLower(name), Name: name}, nil
 }
 
 func (p *fakePeers) Call(ctx context.Context, slug, op string, req, resp any) error {
@@ -49,7 +50,7 @@ func (p *fakePeers) Call(ctx context.Context, slug, op string, req, resp any) er
 
 // peerHarness is newHarness with accept-remote on and the peers set.
 func peerHarness(t *testing.T, peers *fakePeers) *harness {
-	h := newHarness(t, Working, nil)
+	h := newHarness(t, api.Working, nil)
 	h.m.cfg.Peers = peers
 	if err := h.m.SetAcceptRemote(true); err != nil {
 		t.Fatal(err)
@@ -95,7 +96,7 @@ func TestPeerAdoptNeedsAnOffer(t *testing.T) {
 		t.Error("a forged @st_offer pane option let beta adopt the coordinator")
 	}
 	// A person offers it to gamma: beta still may not, gamma may, once.
-	if _, err := h.m.Offer(ctx, OfferRequest{ID: coord, Machine: "gamma"}); err != nil {
+	if _, err := h.m.Offer(ctx, api.OfferRequest{ID: coord, Machine: "gamma"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := h.m.offeredTo(ctx, coord); got != "gamma" {
@@ -111,7 +112,7 @@ func TestPeerAdoptNeedsAnOffer(t *testing.T) {
 	if err := peerAsks(h.m, "gamma", authz.Adopt, coord); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.m.PeerAdopt(ctx, "gamma", PeerOp{ID: coord, Run: "run-abcdef", Coordinator: "%0", Parent: "%0", Level: 1, Ref: "0123456789abcdef"}); err != nil {
+	if _, err := h.m.PeerAdopt(ctx, "gamma", api.PeerOp{ID: coord, Run: "run-abcdef", Coordinator: "%0", Parent: "%0", Level: 1, Ref: "0123456789abcdef"}); err != nil {
 		t.Fatalf("gamma's adoption of an agent offered to it: %v", err)
 	}
 	if h.m.offeredTo(ctx, coord) != "" {
@@ -135,7 +136,7 @@ func TestOfferGoesWithItsPane(t *testing.T) {
 	if err := h.hookFrom(coord, "SessionStart"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.m.Offer(ctx, OfferRequest{ID: coord, Machine: "beta"}); err != nil {
+	if _, err := h.m.Offer(ctx, api.OfferRequest{ID: coord, Machine: "beta"}); err != nil {
 		t.Fatal(err)
 	}
 	if b := newOfferBook(h.home, t.Logf); b.to(coord, 1) != "beta" {
@@ -163,7 +164,7 @@ func TestOfferGoesWithItsPane(t *testing.T) {
 // peer route that acts is refused with why and what to do, even on a
 // worker that machine started here; a read of its own worker is not.
 func TestPeerActsNeedAcceptRemote(t *testing.T) {
-	h := newHarness(t, Working, func(f *fakeTmux) {
+	h := newHarness(t, api.Working, func(f *fakeTmux) {
 		// %2 works for beta's coordinator %0.
 		f.pane(workerID).opts["@st_parent"] = "beta/%0"
 	})
@@ -183,10 +184,10 @@ func TestPeerActsNeedAcceptRemote(t *testing.T) {
 			t.Errorf("beta's %s of its own worker: %v", act, err)
 		}
 	}
-	if _, err := h.m.PeerOp(context.Background(), "beta", "read", PeerOp{ID: workerID}); err != nil {
+	if _, err := h.m.PeerOp(context.Background(), "beta", "read", api.PeerOp{ID: workerID}); err != nil {
 		t.Errorf("beta's read of its own worker: %v", err)
 	}
-	if w := h.worker(); w.State != Working {
+	if w := h.worker(); w.State != api.Working {
 		t.Errorf("worker is %s after refused acts", w.State)
 	}
 }
@@ -195,18 +196,18 @@ func TestPeerActsNeedAcceptRemote(t *testing.T) {
 // machine whether any pane here lives. Now it answers only about panes
 // whose workers run on the asking machine.
 func TestPeerPaneAnswersOnlyItsCoordinators(t *testing.T) {
-	h := newHarness(t, Working, nil)
+	h := newHarness(t, api.Working, nil)
 	ctx := context.Background()
 	h.m.mu.Lock()
 	r := h.m.runs[testRun]
-	rw := &Worker{ID: "beta/%4", Name: "far", Agent: "sim", Parent: coord, Level: 1, State: Working, Machine: "beta", Ref: "0123456789abcdef", StartedAt: time.Now()}
+	rw := &api.Worker{ID: "beta/%4", Name: "far", Agent: "sim", Parent: coord, Level: 1, State: api.Working, Machine: "beta", Ref: "0123456789abcdef", StartedAt: time.Now()}
 	r.Workers = append(r.Workers, rw)
 	h.m.workers[rw.ID], h.m.runOf[rw.ID] = rw, r
 	h.m.mu.Unlock()
 	if err := peerAsks(h.m, "beta", authz.FindCoordinator, coord); err != nil {
 		t.Fatalf("beta asks about its workers' coordinator: %v", err)
 	}
-	if res, err := h.m.PeerPane(ctx, "beta", IDRequest{ID: coord}); err != nil || !res.Live {
+	if res, err := h.m.PeerPane(ctx, "beta", api.IDRequest{ID: coord}); err != nil || !res.Live {
 		t.Errorf("beta asks about its workers' coordinator: %+v %v", res, err)
 	}
 	for _, q := range []struct{ from, id string }{{"beta", shell}, {"gamma", coord}, {"beta", "../x"}} {
@@ -224,26 +225,26 @@ func TestPeerIDsArePathSafe(t *testing.T) {
 	h := peerHarness(t, &fakePeers{})
 	ctx := context.Background()
 	before, _ := os.ReadFile(filepath.Join(h.home, "orch", testRun, "run.json"))
-	good := PeerStart{Run: "run-abcdef", Coordinator: "%0", Parent: "%0", Level: 1, Ref: "0123456789abcdef", Agent: "sim", TaskName: "t.md", TaskText: "x", Name: "w"}
-	for name, edit := range map[string]func(*PeerStart){
-		"run ../":              func(p *PeerStart) { p.Run = "../../escape" },
-		"run ../orch/local":    func(p *PeerStart) { p.Run = "../orch/" + testRun },
-		"the local run's id":   func(p *PeerStart) { p.Run = testRun },
-		"run with a newline":   func(p *PeerStart) { p.Run = "run-abc\ndef" },
-		"name ../":             func(p *PeerStart) { p.Name = "../w" },
-		"name with escape":     func(p *PeerStart) { p.Name = "w\x1b[2J" },
-		"name with newline":    func(p *PeerStart) { p.Name = "w\nrm -rf" },
-		"coordinator not pane": func(p *PeerStart) { p.Coordinator = "../x" },
-		"parent a target":      func(p *PeerStart) { p.Parent = "main:0.0" },
-		"ref ../":              func(p *PeerStart) { p.Ref = "../../x" },
-		"negative base depth":  func(p *PeerStart) { p.BaseDepth = -5 },
-		"level 0":              func(p *PeerStart) { p.Level = 0 },
-		"unknown agent":        func(p *PeerStart) { p.Agent = "../../bin/sh" },
-		"relative cwd":         func(p *PeerStart) { p.Cwd = "../.." },
-		"cwd with escape":      func(p *PeerStart) { p.Cwd = "/tmp/\x1b]0;x\x07" },
-		"task name escape":     func(p *PeerStart) { p.TaskName = "t\x1b[2J.md" },
-		"env other than sim":   func(p *PeerStart) { p.Env = map[string]string{"PATH": "/evil"} },
-		"env value newline":    func(p *PeerStart) { p.Env = map[string]string{"ST_SIM_SLOW_START": "1s\nx"} },
+	good := api.PeerStart{Run: "run-abcdef", Coordinator: "%0", Parent: "%0", Level: 1, Ref: "0123456789abcdef", Agent: "sim", TaskName: "t.md", TaskText: "x", Name: "w"}
+	for name, edit := range map[string]func(*api.PeerStart){
+		"run ../":              func(p *api.PeerStart) { p.Run = "../../escape" },
+		"run ../orch/local":    func(p *api.PeerStart) { p.Run = "../orch/" + testRun },
+		"the local run's id":   func(p *api.PeerStart) { p.Run = testRun },
+		"run with a newline":   func(p *api.PeerStart) { p.Run = "run-abc\ndef" },
+		"name ../":             func(p *api.PeerStart) { p.Name = "../w" },
+		"name with escape":     func(p *api.PeerStart) { p.Name = "w\x1b[2J" },
+		"name with newline":    func(p *api.PeerStart) { p.Name = "w\nrm -rf" },
+		"coordinator not pane": func(p *api.PeerStart) { p.Coordinator = "../x" },
+		"parent a target":      func(p *api.PeerStart) { p.Parent = "main:0.0" },
+		"ref ../":              func(p *api.PeerStart) { p.Ref = "../../x" },
+		"negative base depth":  func(p *api.PeerStart) { p.BaseDepth = -5 },
+		"level 0":              func(p *api.PeerStart) { p.Level = 0 },
+		"unknown agent":        func(p *api.PeerStart) { p.Agent = "../../bin/sh" },
+		"relative cwd":         func(p *api.PeerStart) { p.Cwd = "../.." },
+		"cwd with escape":      func(p *api.PeerStart) { p.Cwd = "/tmp/\x1b]0;x\x07" },
+		"task name escape":     func(p *api.PeerStart) { p.TaskName = "t\x1b[2J.md" },
+		"env other than sim":   func(p *api.PeerStart) { p.Env = map[string]string{"PATH": "/evil"} },
+		"env value newline":    func(p *api.PeerStart) { p.Env = map[string]string{"ST_SIM_SLOW_START": "1s\nx"} },
 	} {
 		req := good
 		edit(&req)
@@ -252,10 +253,10 @@ func TestPeerIDsArePathSafe(t *testing.T) {
 		}
 	}
 	for _, id := range []string{"../x", "w\n", "%2\x1b[A", "main:0.0"} {
-		if _, err := h.m.PeerOp(ctx, "beta", "read", PeerOp{ID: id}); err == nil {
+		if _, err := h.m.PeerOp(ctx, "beta", "read", api.PeerOp{ID: id}); err == nil {
 			t.Errorf("read of %q was taken", id)
 		}
-		if _, err := h.m.PeerAdopt(ctx, "beta", PeerOp{ID: id, Run: "run-abcdef", Coordinator: "%0", Parent: "%0", Level: 1, Ref: "0123456789abcdef"}); err == nil {
+		if _, err := h.m.PeerAdopt(ctx, "beta", api.PeerOp{ID: id, Run: "run-abcdef", Coordinator: "%0", Parent: "%0", Level: 1, Ref: "0123456789abcdef"}); err == nil {
 			t.Errorf("adopt of %q was taken", id)
 		}
 	}
@@ -280,16 +281,16 @@ func TestPeerIDsArePathSafe(t *testing.T) {
 // done notice. An answer with control characters (or ids that are not
 // ids) is not taken, and nothing of it is kept or typed.
 func TestPeerAnswersAreChecked(t *testing.T) {
-	bad := []func(*WorkerView){
-		func(v *WorkerView) { v.Name = "x\n\x1b[2Jrm -rf ~" },
-		func(v *WorkerView) { v.Name = "x\u009b2J" },
-		func(v *WorkerView) { v.ID = "%3\nst worker stop" },
-		func(v *WorkerView) { v.ID = "../x" },
-		func(v *WorkerView) { v.State = "done\n" },
-		func(v *WorkerView) { v.Summary = "ok \x1b]52;c;aGVsbG8=\x07" },
-		func(v *WorkerView) { v.Agent = "sim\x1b[A" },
-		func(v *WorkerView) { v.Notes = []string{"\x1b[2J"} },
-		func(v *WorkerView) { v.Ref = "../r" },
+	bad := []func(*api.WorkerView){
+		func(v *api.WorkerView) { v.Name = "x\n\x1b[2Jrm -rf ~" },
+		func(v *api.WorkerView) { v.Name = "x\u009b2J" },
+		func(v *api.WorkerView) { v.ID = "%3\nst worker stop" },
+		func(v *api.WorkerView) { v.ID = "../x" },
+		func(v *api.WorkerView) { v.State = "done\n" },
+		func(v *api.WorkerView) { v.Summary = "ok \x1b]52;c;aGVsbG8=\x07" },
+		func(v *api.WorkerView) { v.Agent = "sim\x1b[A" },
+		func(v *api.WorkerView) { v.Notes = []string{"\x1b[2J"} },
+		func(v *api.WorkerView) { v.Ref = "../r" },
 	}
 	ctx := context.Background()
 	task := filepath.Join(t.TempDir(), "t.md")
@@ -298,11 +299,11 @@ func TestPeerAnswersAreChecked(t *testing.T) {
 		peers := &fakePeers{}
 		h := peerHarness(t, peers)
 		peers.answer = func(slug, op string, req any) (any, error) {
-			v := WorkerView{Worker: Worker{ID: "%3", Name: "far", Agent: "sim", State: Working, Ref: req.(PeerStart).Ref}}
+			v := api.WorkerView{Worker: api.Worker{ID: "%3", Name: "far", Agent: "sim", State: api.Working, Ref: req.(api.PeerStart).Ref}}
 			edit(&v)
 			return v, nil
 		}
-		_, err := h.m.StartWorker(ctx, StartRequest{Pane: coord, Agent: "sim", Task: task, Machine: "beta", Name: "far"})
+		_, err := h.m.StartWorker(ctx, api.StartRequest{Pane: coord, Agent: "sim", Task: task, Machine: "beta", Name: "far"})
 		if err == nil {
 			t.Errorf("answer %d: the start's answer was taken", i)
 			continue
@@ -320,28 +321,28 @@ func TestPeerAnswersAreChecked(t *testing.T) {
 	peers := &fakePeers{}
 	h := peerHarness(t, peers)
 	peers.answer = func(slug, op string, req any) (any, error) {
-		return WorkerView{Worker: Worker{ID: "%3", Name: "far", Agent: "sim", State: Working, Ref: req.(PeerStart).Ref}}, nil
+		return api.WorkerView{Worker: api.Worker{ID: "%3", Name: "far", Agent: "sim", State: api.Working, Ref: req.(api.PeerStart).Ref}}, nil
 	}
-	v, err := h.m.StartWorker(ctx, StartRequest{Pane: coord, Agent: "sim", Task: task, Machine: "beta", Name: "far"})
+	v, err := h.m.StartWorker(ctx, api.StartRequest{Pane: coord, Agent: "sim", Task: task, Machine: "beta", Name: "far"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.m.applyWatch("beta", []WorkerView{{Worker: Worker{ID: "%3", Name: "far\n\x1b[2J", Agent: "sim", State: Done, Summary: "x", Ref: v.Ref}}})
+	h.m.applyWatch("beta", []api.WorkerView{{Worker: api.Worker{ID: "%3", Name: "far\n\x1b[2J", Agent: "sim", State: api.Done, Summary: "x", Ref: v.Ref}}})
 	h.m.mu.Lock()
 	w := h.m.workers["beta/%3"]
 	name, state := w.Name, w.State
 	h.m.mu.Unlock()
-	if name != "far" || state != Working {
+	if name != "far" || state != api.Working {
 		t.Errorf("a bad watch answer changed the record: %q %s", name, state)
 	}
-	h.m.applyWatch("beta", []WorkerView{{Worker: Worker{ID: "%3", Name: "far", Agent: "sim", State: Done, Summary: "x", LastAnswer: "ok \x1b[31mred", Ref: v.Ref}}})
+	h.m.applyWatch("beta", []api.WorkerView{{Worker: api.Worker{ID: "%3", Name: "far", Agent: "sim", State: api.Done, Summary: "x", LastAnswer: "ok \x1b[31mred", Ref: v.Ref}}})
 	h.m.mu.Lock()
 	state, answer := w.State, w.LastAnswer
 	h.m.mu.Unlock()
-	if state != Done || strings.ContainsRune(answer, 0x1b) {
+	if state != api.Done || strings.ContainsRune(answer, 0x1b) {
 		t.Errorf("a good watch answer: state %s, answer %q (control characters must be made printable)", state, answer)
 	}
-	var r Run
+	var r api.Run
 	store.ReadJSON(filepath.Join(h.home, "orch", testRun, "run.json"), &r)
 	for _, w := range r.Workers {
 		if strings.ContainsAny(w.Name+w.ID+w.Summary, "\n\x1b") {
@@ -353,7 +354,7 @@ func TestPeerAnswersAreChecked(t *testing.T) {
 // TestPeerGraphSeesOnlyWhatItNeeds (item 5): graph answered every agent's
 // names, summaries and runs to any machine, even with accept-remote off.
 func TestPeerGraphSeesOnlyWhatItNeeds(t *testing.T) {
-	h := newHarness(t, Done, nil)
+	h := newHarness(t, api.Done, nil)
 	h.m.mu.Lock()
 	h.m.workers[workerID].Summary = "secret findings"
 	h.m.rest.judge(h.m.rest.gen(), map[string]bool{coord: true, workerID: true})
@@ -385,7 +386,7 @@ func TestPeerGraphSeesOnlyWhatItNeeds(t *testing.T) {
 // workers, a pane st does not know, another machine's record, or
 // anything that is not a pane id.
 func TestPeerTermOnlyWhatWasHanded(t *testing.T) {
-	h := newHarness(t, Working, func(f *fakeTmux) {
+	h := newHarness(t, api.Working, func(f *fakeTmux) {
 		f.pane(workerID).opts["@st_parent"] = "beta/%0"
 	})
 	h.m.mu.Lock()
@@ -421,11 +422,11 @@ func TestPeerStartChecksBeforeItWrites(t *testing.T) {
 	h := peerHarness(t, &fakePeers{})
 	ctx := context.Background()
 	h.m.mu.Lock()
-	h.m.runs["run-0a0b0c"] = &Run{ID: "run-0a0b0c", Coordinator: "gamma/%0", CoordinatorMachine: "gamma", Created: time.Now()}
-	h.m.runs["run-0d0d0d"] = &Run{ID: "run-0d0d0d", Coordinator: shell, Created: time.Now()}
+	h.m.runs["run-0a0b0c"] = &api.Run{ID: "run-0a0b0c", Coordinator: "gamma/%0", CoordinatorMachine: "gamma", Created: time.Now()}
+	h.m.runs["run-0d0d0d"] = &api.Run{ID: "run-0d0d0d", Coordinator: shell, Created: time.Now()}
 	h.m.mu.Unlock()
 	for _, run := range []string{"run-0d0d0d", "run-0a0b0c"} {
-		_, err := h.m.PeerStart(ctx, "beta", PeerStart{Run: run, Coordinator: "%0", Parent: "%0", Level: 1, Ref: "0123456789abcdef",
+		_, err := h.m.PeerStart(ctx, "beta", api.PeerStart{Run: run, Coordinator: "%0", Parent: "%0", Level: 1, Ref: "0123456789abcdef",
 			Agent: "sim", TaskName: "t.md", TaskText: "run: touch pwned", Name: "w"})
 		if err == nil || !strings.Contains(err.Error(), "is not beta's") {
 			t.Errorf("a start in run %s: %v", run, err)

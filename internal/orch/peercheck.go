@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/plain"
 	"github.com/sophonz/st/internal/tmux"
 )
@@ -75,8 +76,8 @@ func validPaneRef(id string) bool {
 
 // peerRefused is the error for a request from another machine that
 // breaks the rules; what it sent is not echoed back raw.
-func peerRefused(from, what string) *Error {
-	return errorf(KindUsage, "upgrade st on "+from+" (this machine refuses what it sent)",
+func peerRefused(from, what string) *api.Error {
+	return errorf(api.KindUsage, "upgrade st on "+from+" (this machine refuses what it sent)",
 		"refused: %s from %s", what, from)
 }
 
@@ -96,18 +97,18 @@ func checkPlacement(from, run, coordinator, parent, ref string, level, baseDepth
 }
 
 // checkPeerStart checks a start request from machine from.
-func checkPeerStart(from string, req *PeerStart) error {
+func checkPeerStart(from string, req *api.PeerStart) error {
 	if err := checkPlacement(from, req.Run, req.Coordinator, req.Parent, req.Ref, req.Level, req.BaseDepth); err != nil {
 		return err
 	}
 	if _, err := agent.Lookup(req.Agent); err != nil {
-		return errorf(KindUsage, "--agent "+strings.Join(agent.Kinds(), "|"), "refused: %s asked for an agent this machine does not know", from)
+		return errorf(api.KindUsage, "--agent "+strings.Join(agent.Kinds(), "|"), "refused: %s asked for an agent this machine does not know", from)
 	}
 	if req.Name != "" && !ValidName(req.Name) {
 		return peerRefused(from, "a worker name with characters that tmux or a shell would misread")
 	}
 	if req.Cwd != "" && (!filepath.IsAbs(req.Cwd) || plain.Line(req.Cwd) != nil) {
-		return errorf(KindUsage, "pass an absolute folder of that machine with --cwd", "the worker's folder %q is not an absolute path", plain.Clean(req.Cwd))
+		return errorf(api.KindUsage, "pass an absolute folder of that machine with --cwd", "the worker's folder %q is not an absolute path", plain.Clean(req.Cwd))
 	}
 	if plain.Line(req.TaskName) != nil {
 		return peerRefused(from, "a task file name with control characters")
@@ -136,9 +137,9 @@ func checkPeerID(from, id string) error {
 // are typed into the coordinator's notices, the state drives waits, and
 // the texts are printed. The agent's last answer is shown, never typed,
 // so it is made printable rather than refused.
-func checkPeerView(v *WorkerView) error {
+func checkPeerView(v *api.WorkerView) error {
 	bad := func(what string) error {
-		return errorf(KindRemote, "upgrade st on that machine; this machine does not take what it sent",
+		return errorf(api.KindRemote, "upgrade st on that machine; this machine does not take what it sent",
 			"refused: the other machine answered with %s", what)
 	}
 	switch {
@@ -194,9 +195,9 @@ func checkPeerView(v *WorkerView) error {
 }
 
 // knownState reports whether s is a worker state of this st.
-func knownState(s State) bool {
+func knownState(s api.State) bool {
 	switch s {
-	case Starting, Blocked, Working, Waiting, Idle, Done, Failed, Gone, Unreachable:
+	case api.Starting, api.Blocked, api.Working, api.Waiting, api.Idle, api.Done, api.Failed, api.Gone, api.Unreachable:
 		return true
 	}
 	return false
@@ -204,7 +205,7 @@ func knownState(s State) bool {
 
 // checkPeerGraph keeps the agents of another machine's graph that pass
 // the checks, for the web UI: their ids, names and texts are shown.
-func checkPeerGraph(g []GraphAgent) []GraphAgent {
+func checkPeerGraph(g []api.GraphAgent) []api.GraphAgent {
 	out := g[:0]
 	for _, a := range g {
 		okPane := tmux.ValidPaneID(a.Pane) || validRemoteID(a.Pane)
@@ -214,7 +215,7 @@ func checkPeerGraph(g []GraphAgent) []GraphAgent {
 		_, kerr := agent.Lookup(a.Kind)
 		okKind := a.Kind == "" || kerr == nil
 		okRole := a.Role == "" || a.Role == "coordinator" || a.Role == "worker"
-		okState := a.State == "" || knownState(State(a.State))
+		okState := a.State == "" || knownState(api.State(a.State))
 		if !okPane || !okParent || !okName || !okRun || !okKind || !okRole || !okState || plain.Text(a.Summary) != nil || a.TeamOf < 0 {
 			continue
 		}
@@ -226,4 +227,4 @@ func checkPeerGraph(g []GraphAgent) []GraphAgent {
 
 // CheckPeerGraph is checkPeerGraph for the daemon, which asks the other
 // machines for their graphs on behalf of the web UI.
-func CheckPeerGraph(g []GraphAgent) []GraphAgent { return checkPeerGraph(g) }
+func CheckPeerGraph(g []api.GraphAgent) []api.GraphAgent { return checkPeerGraph(g) }

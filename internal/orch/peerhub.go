@@ -47,7 +47,7 @@ type peerLoop struct {
 	// it is never taken for a pane of the server's new life; New is where
 	// the coordinator is now ("" when it did not come back: nothing to
 	// tell, but its workers' machine is answered that it is gone).
-	reparents   []PeerReparent
+	reparents   []api.PeerReparent
 	lastAttempt time.Time
 }
 
@@ -113,7 +113,7 @@ func (m *Manager) runPeerLoop(ctx context.Context, slug string, pl *peerLoop) {
 			m.mu.Unlock()
 			return
 		}
-		var reparents []PeerReparent
+		var reparents []api.PeerReparent
 		for _, mv := range pl.reparents {
 			if mv.New != "" {
 				reparents = append(reparents, mv)
@@ -138,8 +138,8 @@ func (m *Manager) runPeerLoop(ctx context.Context, slug string, pl *peerLoop) {
 			case <-stopKick:
 			}
 		}()
-		var res PeerWatchResult
-		err := m.cfg.Peers.Call(wctx, slug, api.PeerRouteWatch, PeerWatchRequest{Boot: boot, Since: since, Wait: peerWatchWait, Depths: depths}, &res)
+		var res api.PeerWatchResult
+		err := m.cfg.Peers.Call(wctx, slug, api.PeerRouteWatch, api.PeerWatchRequest{Boot: boot, Since: since, Wait: peerWatchWait, Depths: depths}, &res)
 		if err == nil {
 			m.toldDepth(slug, depths)
 		}
@@ -214,8 +214,8 @@ func (m *Manager) tellDepths(ctx context.Context) {
 	m.mu.Unlock()
 	for slug, d := range due {
 		cctx, cancel := context.WithTimeout(ctx, depthTellWait)
-		var res PeerWatchResult
-		err := m.cfg.Peers.Call(cctx, slug, api.PeerRouteWatch, PeerWatchRequest{Depths: d}, &res)
+		var res api.PeerWatchResult
+		err := m.cfg.Peers.Call(cctx, slug, api.PeerRouteWatch, api.PeerWatchRequest{Depths: d}, &res)
 		cancel()
 		if err != nil {
 			m.logf("could not tell %s how deep its coordinators here are now (its watch will): %v", slug, err)
@@ -261,11 +261,11 @@ func (m *Manager) peerRetry() time.Duration {
 
 // tellMoves tells machine slug the coordinators' new panes. Nothing is
 // typed to the workers' agents there.
-func (m *Manager) tellMoves(ctx context.Context, slug string, pl *peerLoop, moves []PeerReparent) {
+func (m *Manager) tellMoves(ctx context.Context, slug string, pl *peerLoop, moves []api.PeerReparent) {
 	for _, mv := range moves {
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		// That machine knows the old pane by its bare id.
-		err := m.cfg.Peers.Call(cctx, slug, api.PeerRouteReparent, PeerReparent{Old: PaneOf(mv.Old), New: mv.New}, &struct{}{})
+		err := m.cfg.Peers.Call(cctx, slug, api.PeerRouteReparent, api.PeerReparent{Old: PaneOf(mv.Old), New: mv.New}, &struct{}{})
 		cancel()
 		if err != nil {
 			m.logf("could not tell %s that coordinator %s is %s now (trying again in %s): %v", slug, mv.Old, mv.New, m.peerRetry(), err)
@@ -285,9 +285,9 @@ func (m *Manager) tellMoves(ctx context.Context, slug string, pl *peerLoop, move
 
 // applyWatch brings this machine's records of workers on slug in step
 // with what that machine says.
-func (m *Manager) applyWatch(slug string, vs []WorkerView) {
+func (m *Manager) applyWatch(slug string, vs []api.WorkerView) {
 	m.mu.Lock()
-	byRef := map[string]*Worker{}
+	byRef := map[string]*api.Worker{}
 	for _, w := range m.workers {
 		if w.Machine == slug && w.Ref != "" {
 			byRef[w.Ref] = w
@@ -317,9 +317,9 @@ func (m *Manager) applyWatch(slug string, vs []WorkerView) {
 	// lost) stays in the run as it was last seen, unless it was
 	// unreachable: then it is back to what it was.
 	for _, w := range byRef {
-		if w.State == Unreachable {
+		if w.State == api.Unreachable {
 			w.Error = ""
-			c.setState(w, Idle)
+			c.setState(w, api.Idle)
 		}
 	}
 	if len(c.runs) == 0 {
@@ -337,10 +337,10 @@ func (m *Manager) markUnreachable(slug string, err error) {
 	for _, w := range m.workers {
 		// A worker that reported keeps its report: a wait has what it
 		// waited for, whatever its machine does now.
-		if w.Machine == slug && w.State.Live() && w.State != Unreachable && w.State != Done {
+		if w.Machine == slug && w.State.Live() && w.State != api.Unreachable && w.State != api.Done {
 			m.logf("worker %s: its machine cannot be reached: %v", w.ID, err)
 			w.Error = "its machine cannot be reached: " + err.Error()
-			c.setState(w, Unreachable)
+			c.setState(w, api.Unreachable)
 		}
 	}
 	if len(c.runs) == 0 {
@@ -370,10 +370,10 @@ func (m *Manager) queueMoves(moved map[string]string, retire func(string) string
 			}
 		}
 	}
-	tell := map[string]map[PeerReparent]bool{}
-	add := func(slug string, mv PeerReparent) {
+	tell := map[string]map[api.PeerReparent]bool{}
+	add := func(slug string, mv api.PeerReparent) {
 		if tell[slug] == nil {
-			tell[slug] = map[PeerReparent]bool{}
+			tell[slug] = map[api.PeerReparent]bool{}
 		}
 		tell[slug][mv] = true
 	}
@@ -383,7 +383,7 @@ func (m *Manager) queueMoves(moved map[string]string, retire func(string) string
 		}
 		for o, n := range moved {
 			if w.Parent == n && o != n {
-				add(w.Machine, PeerReparent{Old: retire(o), New: n})
+				add(w.Machine, api.PeerReparent{Old: retire(o), New: n})
 			}
 		}
 		if restarted && retired(w.Parent) {
@@ -391,7 +391,7 @@ func (m *Manager) queueMoves(moved map[string]string, retire func(string) string
 			// old id, which a new pane here may have now. It is told the
 			// retired one, which names only the gone pane (and answered
 			// so meanwhile).
-			add(w.Machine, PeerReparent{Old: w.Parent, New: w.Parent})
+			add(w.Machine, api.PeerReparent{Old: w.Parent, New: w.Parent})
 		}
 	}
 	for slug, mvs := range tell {
@@ -405,7 +405,7 @@ func (m *Manager) queueMoves(moved map[string]string, retire func(string) string
 }
 
 // without is mvs without the move of old.
-func without(mvs []PeerReparent, old string) []PeerReparent {
+func without(mvs []api.PeerReparent, old string) []api.PeerReparent {
 	out := mvs[:0:0]
 	for _, mv := range mvs {
 		if mv.Old != old {
@@ -426,7 +426,7 @@ func without(mvs []PeerReparent, old string) []PeerReparent {
 // that went). A coordinator that did not come back, told already or from
 // before a restart of st, is found by its workers' retired parent.
 // Called with m.mu held.
-func (m *Manager) paneFor(from, pane string) (handed bool, mv *PeerReparent) {
+func (m *Manager) paneFor(from, pane string) (handed bool, mv *api.PeerReparent) {
 	for _, w := range m.workers {
 		if w.Machine == from && w.State.Live() && w.Parent == pane {
 			return true, nil
@@ -444,7 +444,7 @@ func (m *Manager) paneFor(from, pane string) (handed bool, mv *PeerReparent) {
 	m.hub.mu.Unlock()
 	for _, w := range m.workers {
 		if w.Machine == from && retired(w.Parent) && PaneOf(w.Parent) == pane {
-			return true, &PeerReparent{Old: w.Parent, New: w.Parent}
+			return true, &api.PeerReparent{Old: w.Parent, New: w.Parent}
 		}
 	}
 	return false, nil
@@ -494,7 +494,7 @@ func (m *Manager) SetAcceptRemote(on bool) error {
 	m.hub.mu.Lock()
 	defer m.hub.mu.Unlock()
 	if err := store.WriteJSON(m.acceptPath(), map[string]bool{"on": on}, 0o600); err != nil {
-		return errorf(KindInternal, "free some disk space and try again", "st could not keep the setting: %v", err)
+		return errorf(api.KindInternal, "free some disk space and try again", "st could not keep the setting: %v", err)
 	}
 	m.hub.acceptRemote = on
 	m.logf("accept-remote %v", on)

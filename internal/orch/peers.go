@@ -26,7 +26,7 @@ type Peers interface {
 	Self() (string, error)
 	// Machine finds a machine of the account by name, host name or slug,
 	// in any case.
-	Machine(ctx context.Context, name string) (MachineRef, error)
+	Machine(ctx context.Context, name string) (api.MachineRef, error)
 	// Call runs op on machine slug's st and decodes its answer into resp.
 	// A refusal there comes back as an *Error; a machine that cannot be
 	// reached as an *Error of KindUnreachable.
@@ -48,7 +48,7 @@ const (
 
 // remotePlace is where a worker started by another machine goes.
 type remotePlace struct {
-	run   *Run
+	run   *api.Run
 	level int
 	pane  tmux.Pane // stands for the caller: ID is machine/%N, the session is st-remote
 	ref   string
@@ -90,24 +90,24 @@ func (m *Manager) peers() (Peers, string, error) {
 	return m.cfg.Peers, self, nil
 }
 
-func notSignedIn() *Error {
-	return errorf(KindRemote, "st login --control-plane URL --account NAME --key KEY",
+func notSignedIn() *api.Error {
+	return errorf(api.KindRemote, "st login --control-plane URL --account NAME --key KEY",
 		"refused: this machine is not signed in to an account, so it cannot reach other machines")
 }
 
 // machine resolves a machine name for a remote request; naming this
 // machine is refused.
-func (m *Manager) machine(ctx context.Context, name string) (Peers, MachineRef, error) {
+func (m *Manager) machine(ctx context.Context, name string) (Peers, api.MachineRef, error) {
 	ps, self, err := m.peers()
 	if err != nil {
-		return nil, MachineRef{}, err
+		return nil, api.MachineRef{}, err
 	}
 	mr, err := ps.Machine(ctx, name)
 	if err != nil {
-		return nil, MachineRef{}, err
+		return nil, api.MachineRef{}, err
 	}
 	if mr.Slug == self {
-		return nil, mr, errorf(KindUsage, "leave --machine out to start the worker on this machine",
+		return nil, mr, errorf(api.KindUsage, "leave --machine out to start the worker on this machine",
 			"refused: %s is this machine", name)
 	}
 	return ps, mr, nil
@@ -117,9 +117,9 @@ func (m *Manager) machine(ctx context.Context, name string) (Peers, MachineRef, 
 // machine/name) names.
 type remoteTarget struct {
 	peers   Peers
-	machine MachineRef
-	there   string  // its id on that machine
-	worker  *Worker // this machine's record of it, if any
+	machine api.MachineRef
+	there   string      // its id on that machine
+	worker  *api.Worker // this machine's record of it, if any
 	// local is set when the machine named is this one: the id here.
 	local string
 }
@@ -157,12 +157,12 @@ func (m *Manager) target(ctx context.Context, id string) (remoteTarget, error) {
 // startRemote starts a worker on another machine: this machine places it
 // in the caller's run and counts its depth, the machine there opens the
 // window, types the task and reports once the turn started.
-func (m *Manager) startRemote(ctx context.Context, req startPlan, task []byte, name string) (*WorkerView, error) {
+func (m *Manager) startRemote(ctx context.Context, req startPlan, task []byte, name string) (*api.WorkerView, error) {
 	if req.Split {
-		return nil, errorf(KindRemote, "leave --split out: the worker opens as a window of that machine's st-remote session", "refused: --split is for workers on this machine only")
+		return nil, errorf(api.KindRemote, "leave --split out: the worker opens as a window of that machine's st-remote session", "refused: --split is for workers on this machine only")
 	}
 	if req.run != nil {
-		return nil, errorf(KindRemote, "start the worker with st worker start --machine, and order it yourself", "refused: ordered tasks cannot run on other machines")
+		return nil, errorf(api.KindRemote, "start the worker with st worker start --machine, and order it yourself", "refused: ordered tasks cannot run on other machines")
 	}
 	ps, mr, err := m.machine(ctx, req.Machine)
 	if err != nil {
@@ -182,21 +182,21 @@ func (m *Manager) startRemote(ctx context.Context, req startPlan, task []byte, n
 	base, _ := m.chainDepth(r.Coordinator)
 	parentName := m.nameOf(p)
 	m.mu.Unlock()
-	ps2 := PeerStart{ParentName: parentName,
+	ps2 := api.PeerStart{ParentName: parentName,
 		Run: r.ID, Coordinator: r.Coordinator, Parent: p.ID, Level: level, BaseDepth: base, Ref: newRef(),
 		Agent: req.Agent, TaskName: baseName(req.Task), TaskText: string(task), Name: name, Cwd: req.Cwd,
 		Worktree: req.Worktree, Owns: req.Owns, Env: simEnv(req.Env), BlockedTimeout: req.BlockedTimeout, HookTimeout: req.HookTimeout,
 	}
 	cctx, cancel := context.WithTimeout(ctx, RemoteStartLimit)
 	defer cancel()
-	var v WorkerView
+	var v api.WorkerView
 	err = ps.Call(cctx, mr.Slug, api.PeerRouteStart, ps2, &v)
 	if err == nil {
 		err = checkPeerView(&v)
 	}
 	if err != nil {
 		if errors.Is(cctx.Err(), context.DeadlineExceeded) {
-			err = errorf(KindTimeout, "look at the st-remote session on "+mr.Name+", where the window may still be",
+			err = errorf(api.KindTimeout, "look at the st-remote session on "+mr.Name+", where the window may still be",
 				"the worker on %s did not start its turn within %s", mr.Name, RemoteStartLimit)
 		}
 		pl.drop()
@@ -227,7 +227,7 @@ func simEnv(in map[string]string) map[string]string {
 // r, and watches that machine. The worker runs there whatever this disk
 // says, so the record stands even when it cannot be written (the saver
 // tries again).
-func (m *Manager) keepRemote(r *Run, w *Worker, mr MachineRef) *WorkerView {
+func (m *Manager) keepRemote(r *api.Run, w *api.Worker, mr api.MachineRef) *api.WorkerView {
 	m.mu.Lock()
 	m.addWorker(r, w)
 	c := m.newChange()
@@ -246,7 +246,7 @@ func baseName(p string) string {
 }
 
 // remoteRecord makes this machine's record of a worker there.
-func (m *Manager) remoteRecord(mr MachineRef, v *WorkerView, parent string, level int, ref string) *Worker {
+func (m *Manager) remoteRecord(mr api.MachineRef, v *api.WorkerView, parent string, level int, ref string) *api.Worker {
 	w := v.Worker
 	w.ID = mr.Slug + "/" + v.ID
 	w.Machine, w.MachineName = mr.Slug, mr.Name
@@ -259,7 +259,7 @@ func (m *Manager) remoteRecord(mr MachineRef, v *WorkerView, parent string, leve
 
 // remoteOp runs read, send, stop, rename or release on a worker of
 // another machine, and keeps this machine's record in step.
-func (m *Manager) remoteOp(ctx context.Context, op string, req IDRequest) (*WorkerView, error) {
+func (m *Manager) remoteOp(ctx context.Context, op string, req api.IDRequest) (*api.WorkerView, error) {
 	t, err := m.target(ctx, req.ID)
 	if err != nil {
 		return nil, err
@@ -271,8 +271,8 @@ func (m *Manager) remoteOp(ctx context.Context, op string, req IDRequest) (*Work
 	if err := m.checkRemoteOp(op, req, t.worker); err != nil {
 		return nil, err
 	}
-	var v WorkerView
-	if err := t.peers.Call(ctx, t.machine.Slug, op, PeerOp{ID: t.there, Text: req.Text}, &v); err != nil {
+	var v api.WorkerView
+	if err := t.peers.Call(ctx, t.machine.Slug, op, api.PeerOp{ID: t.there, Text: req.Text}, &v); err != nil {
 		if t.worker != nil && isUnreachable(err) {
 			m.markUnreachable(t.machine.Slug, err)
 		}
@@ -297,7 +297,7 @@ func (m *Manager) remoteOp(ctx context.Context, op string, req IDRequest) (*Work
 	case "read":
 		c.markTold(w, req.Pane)
 	case "stop":
-		c.setState(w, Gone)
+		c.setState(w, api.Gone)
 	case "release":
 		out := m.view(w)
 		m.removeWorker(w)
@@ -312,11 +312,11 @@ func (m *Manager) remoteOp(ctx context.Context, op string, req IDRequest) (*Work
 
 // checkRemoteOp refuses here what the machine there would refuse, or
 // what would break this machine's run (two live workers of one name).
-func (m *Manager) checkRemoteOp(op string, req IDRequest, w *Worker) error {
+func (m *Manager) checkRemoteOp(op string, req api.IDRequest, w *api.Worker) error {
 	switch op {
 	case "rename":
 		if !ValidName(req.Text) {
-			return errorf(KindUsage, "use letters, digits, '.', '_' and '-' (at most 40)", "the name %q has characters that tmux or a shell would misread", req.Text)
+			return errorf(api.KindUsage, "use letters, digits, '.', '_' and '-' (at most 40)", "the name %q has characters that tmux or a shell would misread", req.Text)
 		}
 		if w == nil {
 			return nil
@@ -332,7 +332,7 @@ func (m *Manager) checkRemoteOp(op string, req IDRequest, w *Worker) error {
 
 // localOp runs an operation on a worker of this machine (an id that
 // named this machine).
-func (m *Manager) localOp(ctx context.Context, op string, req IDRequest) (*WorkerView, error) {
+func (m *Manager) localOp(ctx context.Context, op string, req api.IDRequest) (*api.WorkerView, error) {
 	switch op {
 	case "read":
 		return m.Read(ctx, req)
@@ -347,12 +347,12 @@ func (m *Manager) localOp(ctx context.Context, op string, req IDRequest) (*Worke
 	case "adopt":
 		return m.Adopt(ctx, req)
 	}
-	return nil, errorf(KindUsage, "", "unknown operation %s", op)
+	return nil, errorf(api.KindUsage, "", "unknown operation %s", op)
 }
 
 // applyRemote copies what the machine there says of a worker into this
 // machine's record. Called with m.mu held.
-func (m *Manager) applyRemote(c *change, w *Worker, v *WorkerView) {
+func (m *Manager) applyRemote(c *change, w *api.Worker, v *api.WorkerView) {
 	if v.State != w.State {
 		c.setState(w, v.State)
 		w.Since = v.Since
@@ -375,14 +375,14 @@ func (m *Manager) applyRemote(c *change, w *Worker, v *WorkerView) {
 }
 
 func isUnreachable(err error) bool {
-	var e *Error
-	return errors.As(err, &e) && e.Kind == KindUnreachable
+	var e *api.Error
+	return errors.As(err, &e) && e.Kind == api.KindUnreachable
 }
 
 // remoteAdopt adopts an agent that runs on another machine. Nothing is
 // typed into it; a team lead keeps its run there and shows here as one
 // worker.
-func (m *Manager) remoteAdopt(ctx context.Context, req IDRequest) (*WorkerView, error) {
+func (m *Manager) remoteAdopt(ctx context.Context, req api.IDRequest) (*api.WorkerView, error) {
 	t, err := m.target(ctx, req.ID)
 	if err != nil {
 		return nil, err
@@ -392,7 +392,7 @@ func (m *Manager) remoteAdopt(ctx context.Context, req IDRequest) (*WorkerView, 
 		return m.Adopt(ctx, req)
 	}
 	if w := t.worker; w != nil && w.State.Live() {
-		return nil, errorf(KindConflict, fmt.Sprintf("release it first: st worker release %s (run from %s)", w.ID, w.Parent),
+		return nil, errorf(api.KindConflict, fmt.Sprintf("release it first: st worker release %s (run from %s)", w.ID, w.Parent),
 			"refused: %s is already a worker of %s", w.ID, w.Parent)
 	}
 	p, err := m.callerPane(ctx, req.Pane)
@@ -408,8 +408,8 @@ func (m *Manager) remoteAdopt(ctx context.Context, req IDRequest) (*WorkerView, 
 	base, _ := m.chainDepth(r.Coordinator)
 	parentName := m.nameOf(p)
 	m.mu.Unlock()
-	op := PeerOp{ID: t.there, Run: r.ID, Coordinator: r.Coordinator, Parent: p.ID, Level: level, BaseDepth: base, Ref: newRef(), ParentName: parentName}
-	var v WorkerView
+	op := api.PeerOp{ID: t.there, Run: r.ID, Coordinator: r.Coordinator, Parent: p.ID, Level: level, BaseDepth: base, Ref: newRef(), ParentName: parentName}
+	var v api.WorkerView
 	err = t.peers.Call(ctx, t.machine.Slug, api.PeerRouteAdopt, op, &v)
 	if err == nil {
 		err = checkPeerView(&v)
@@ -427,7 +427,7 @@ func (m *Manager) remoteAdopt(ctx context.Context, req IDRequest) (*WorkerView, 
 
 // notAcrossMachines refuses an operation that works on this machine only.
 func notAcrossMachines(what string) error {
-	return errorf(KindRemote, "have the worker fetch and push its code through a shared git remote, and say so in its task",
+	return errorf(api.KindRemote, "have the worker fetch and push its code through a shared git remote, and say so in its task",
 		"refused: %s is for workers on this machine only; code does not move between machines", what)
 }
 

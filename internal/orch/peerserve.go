@@ -28,14 +28,14 @@ const RemoteSession = "st-remote"
 // of this machine, or of another machine. Called with m.mu held.
 func (m *Manager) remoteRunFree(from, run string) error {
 	if r := m.runs[run]; r != nil && r.CoordinatorMachine != from {
-		return errorf(KindConflict, "start the worker again (a new run id is picked)", "run %s here is not %s's", run, from)
+		return errorf(api.KindConflict, "start the worker again (a new run id is picked)", "run %s here is not %s's", run, from)
 	}
 	return nil
 }
 
 // remoteRun finds or makes the run here that stands for a run of machine
 // from. Called with m.mu held.
-func (m *Manager) remoteRun(from, run, coordinator string, baseDepth int) (*Run, error) {
+func (m *Manager) remoteRun(from, run, coordinator string, baseDepth int) (*api.Run, error) {
 	if err := m.remoteRunFree(from, run); err != nil {
 		return nil, err
 	}
@@ -43,7 +43,7 @@ func (m *Manager) remoteRun(from, run, coordinator string, baseDepth int) (*Run,
 		r.BaseDepth = baseDepth
 		return r, nil
 	}
-	r := &Run{ID: run, Coordinator: from + "/" + coordinator, CoordinatorMachine: from, BaseDepth: baseDepth, Created: m.cfg.Now()}
+	r := &api.Run{ID: run, Coordinator: from + "/" + coordinator, CoordinatorMachine: from, BaseDepth: baseDepth, Created: m.cfg.Now()}
 	m.runs[run] = r
 	if err := m.save(r); err != nil {
 		m.dropRun(r)
@@ -63,7 +63,7 @@ func (m *Manager) remoteSession(ctx context.Context, cwd string) (tmux.Pane, err
 		if p2, err2 := m.cfg.Tmux.Find(ctx, RemoteSession+":"); err2 == nil {
 			return p2, nil // made by a start at the same moment
 		}
-		return tmux.Pane{}, errorf(KindInternal, "check that tmux runs on this machine", "could not make the %s session: %v", RemoteSession, err)
+		return tmux.Pane{}, errorf(api.KindInternal, "check that tmux runs on this machine", "could not make the %s session: %v", RemoteSession, err)
 	}
 	return p, nil
 }
@@ -72,11 +72,11 @@ func (m *Manager) remoteSession(ctx context.Context, cwd string) (tmux.Pane, err
 // baseDepth deep, counting sub levels below the worker.
 func checkRemoteDepth(level, baseDepth, sub int, from string) error {
 	if level > MaxLevel {
-		return errorf(KindDepth, "do this part on "+from+", or hand it to a coordinator higher up",
+		return errorf(api.KindDepth, "do this part on "+from+", or hand it to a coordinator higher up",
 			"refused: a worker may start workers at most %d levels below its run's coordinator", MaxLevel)
 	}
 	if d := baseDepth + level + sub; d > MaxChain {
-		return errorf(KindDepth, "hand this part to a coordinator higher up, or do it on "+from,
+		return errorf(api.KindDepth, "hand this part to a coordinator higher up, or do it on "+from,
 			"refused: the whole chain would be %d levels deep from the top coordinator, counted across machines; the limit is %d", d, MaxChain)
 	}
 	return nil
@@ -88,7 +88,7 @@ func checkRemoteDepth(level, baseDepth, sub int, from string) error {
 // may start workers here at all is internal/authz's to say (the peer
 // route asks it first); every check of what it sent comes before the task
 // is written, and a start that fails leaves no task file behind.
-func (m *Manager) PeerStart(ctx context.Context, from string, req PeerStart) (*WorkerView, error) {
+func (m *Manager) PeerStart(ctx context.Context, from string, req api.PeerStart) (*api.WorkerView, error) {
 	if err := checkPeerStart(from, &req); err != nil {
 		return nil, err
 	}
@@ -113,7 +113,7 @@ func (m *Manager) PeerStart(ctx context.Context, from string, req PeerStart) (*W
 	}
 	task := filepath.Join(m.cfg.Home, "remote-tasks", req.Run, name+"-"+newRef()[:6]+".md")
 	if err := store.WriteFile(task, []byte(req.TaskText), 0o600); err != nil {
-		return nil, errorf(KindInternal, "free some disk space on "+from, "could not keep the task: %v", err)
+		return nil, errorf(api.KindInternal, "free some disk space on "+from, "could not keep the task: %v", err)
 	}
 	v, err := m.peerStartIn(ctx, from, req, task, name, cwd, home)
 	if err != nil {
@@ -125,7 +125,7 @@ func (m *Manager) PeerStart(ctx context.Context, from string, req PeerStart) (*W
 
 // peerStartIn opens the window of a peer start whose task is kept in
 // task: PeerStart's second half.
-func (m *Manager) peerStartIn(ctx context.Context, from string, req PeerStart, task, name, cwd, home string) (*WorkerView, error) {
+func (m *Manager) peerStartIn(ctx context.Context, from string, req api.PeerStart, task, name, cwd, home string) (*api.WorkerView, error) {
 	sp, err := m.remoteSession(ctx, home)
 	if err != nil {
 		return nil, err
@@ -142,7 +142,7 @@ func (m *Manager) peerStartIn(ctx context.Context, from string, req PeerStart, t
 			env[k] = v
 		}
 	}
-	sreq := startPlan{StartRequest: StartRequest{
+	sreq := startPlan{StartRequest: api.StartRequest{
 		Agent: req.Agent, Task: task, Name: name, Cwd: cwd, Env: env, Owns: req.Owns, Worktree: req.Worktree,
 		BlockedTimeout: req.BlockedTimeout, HookTimeout: req.HookTimeout,
 	}, remote: &remotePlace{run: r, level: req.Level, ref: req.Ref, parentName: req.ParentName, parentMachine: m.machineNameOf(ctx, from),
@@ -155,7 +155,7 @@ func (m *Manager) peerStartIn(ctx context.Context, from string, req PeerStart, t
 // PeerOp runs read, send, stop, rename or release for machine from on
 // one of its workers here (internal/authz said it is from's, and, but for
 // a read, that this machine takes workers).
-func (m *Manager) PeerOp(ctx context.Context, from, op string, req PeerOp) (*WorkerView, error) {
+func (m *Manager) PeerOp(ctx context.Context, from, op string, req api.PeerOp) (*api.WorkerView, error) {
 	if err := checkPeerID(from, req.ID); err != nil {
 		return nil, err
 	}
@@ -169,8 +169,8 @@ func (m *Manager) PeerOp(ctx context.Context, from, op string, req PeerOp) (*Wor
 	if err != nil {
 		return nil, err
 	}
-	var v *WorkerView
-	ireq := IDRequest{Pane: parent, ID: id, Text: req.Text}
+	var v *api.WorkerView
+	ireq := api.IDRequest{Pane: parent, ID: id, Text: req.Text}
 	switch op {
 	case "read":
 		v, err = m.Read(ctx, ireq)
@@ -183,7 +183,7 @@ func (m *Manager) PeerOp(ctx context.Context, from, op string, req PeerOp) (*Wor
 	case "release":
 		v, err = m.Release(ctx, ireq)
 	default:
-		return nil, errorf(KindUsage, "", "unknown operation %q", op)
+		return nil, errorf(api.KindUsage, "", "unknown operation %q", op)
 	}
 	if err != nil {
 		return nil, err
@@ -200,7 +200,7 @@ func (m *Manager) PeerOp(ctx context.Context, from, op string, req PeerOp) (*Wor
 // from, using up the offer a person here made (internal/authz said there
 // is one). Nothing is typed into it. A lead of workers of its own keeps
 // its run here and is one worker there.
-func (m *Manager) PeerAdopt(ctx context.Context, from string, req PeerOp) (*WorkerView, error) {
+func (m *Manager) PeerAdopt(ctx context.Context, from string, req api.PeerOp) (*api.WorkerView, error) {
 	if err := checkPlacement(from, req.Run, req.Coordinator, req.Parent, req.Ref, req.Level, req.BaseDepth); err != nil {
 		return nil, err
 	}
@@ -208,22 +208,22 @@ func (m *Manager) PeerAdopt(ctx context.Context, from string, req PeerOp) (*Work
 		return nil, peerRefused(from, "a coordinator name with control characters")
 	}
 	if !tmux.ValidPaneID(req.ID) {
-		return nil, errorf(KindUsage, "name the agent there by its pane id, e.g. "+from+"/%7", "refused: %q is not a pane id of this machine", plain.Clean(req.ID))
+		return nil, errorf(api.KindUsage, "name the agent there by its pane id, e.g. "+from+"/%7", "refused: %q is not a pane id of this machine", plain.Clean(req.ID))
 	}
 	tp, err := m.cfg.Tmux.Pane(ctx, req.ID)
 	if err != nil {
-		return nil, errorf(KindNotFound, "st ls on that machine shows its panes and agents", "there is no pane %s on this machine", req.ID)
+		return nil, errorf(api.KindNotFound, "st ls on that machine shows its panes and agents", "there is no pane %s on this machine", req.ID)
 	}
 	machineName := m.machineNameOf(ctx, from)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if w := m.workers[tp.ID]; w != nil && w.State.Live() {
-		return nil, errorf(KindConflict, fmt.Sprintf("release it first: st worker release %s (run from %s)", tp.ID, w.Parent),
+		return nil, errorf(api.KindConflict, fmt.Sprintf("release it first: st worker release %s (run from %s)", tp.ID, w.Parent),
 			"refused: %s is already a worker of %s (run %s)", tp.ID, w.Parent, m.runOf[tp.ID].ID)
 	}
 	kind := m.agentKind(tp)
 	if kind == "" {
-		return nil, errorf(KindNotFound, "start an agent there first, and check st hooks status on that machine",
+		return nil, errorf(api.KindNotFound, "start an agent there first, and check st hooks status on that machine",
 			"st has seen no agent in %s (no hook came from it, and it runs %q)", tp.ID, tp.Command)
 	}
 	team := m.teamOf(tp.ID)
@@ -237,7 +237,7 @@ func (m *Manager) PeerAdopt(ctx context.Context, from string, req PeerOp) (*Work
 	}
 	// The offer is used up, under the lock: one adoption per offer.
 	if !m.offers.take(tp.ID, tp.PID, from) {
-		return nil, errorf(KindRemote, "a person on that machine offers it again: st worker offer "+tp.ID+" --machine "+from,
+		return nil, errorf(api.KindRemote, "a person on that machine offers it again: st worker offer "+tp.ID+" --machine "+from,
 			"refused: the offer of %s to %s was withdrawn or used", tp.ID, from)
 	}
 	w := m.adoptedWorker(tp, adoptedName(r, tp, m.facts.mateName(tp.ID)), kind, from+"/"+req.Parent, req.Level, team)
@@ -252,7 +252,7 @@ func (m *Manager) PeerAdopt(ctx context.Context, from string, req PeerOp) (*Work
 
 // PeerWatch answers machine from with its workers here once anything
 // changed after since, or when wait passes.
-func (m *Manager) PeerWatch(ctx context.Context, from string, req PeerWatchRequest) (*PeerWatchResult, error) {
+func (m *Manager) PeerWatch(ctx context.Context, from string, req api.PeerWatchRequest) (*api.PeerWatchResult, error) {
 	if len(req.Depths) > 0 {
 		m.takeDepths(from, req.Depths)
 	}
@@ -276,7 +276,7 @@ func (m *Manager) PeerWatch(ctx context.Context, from string, req PeerWatchReque
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	res := &PeerWatchResult{Seq: seq, Boot: m.hub.boot}
+	res := &api.PeerWatchResult{Seq: seq, Boot: m.hub.boot}
 	for _, w := range m.workers {
 		if owner, _, ok := splitRemote(w.Parent); ok && owner == from && w.Ref != "" {
 			v := m.view(w)
@@ -288,7 +288,7 @@ func (m *Manager) PeerWatch(ctx context.Context, from string, req PeerWatchReque
 
 // PeerReparent moves the workers of machine from's coordinator pane old
 // to its new pane. Nothing is typed to their agents.
-func (m *Manager) PeerReparent(ctx context.Context, from string, req PeerReparent) (*struct{}, error) {
+func (m *Manager) PeerReparent(ctx context.Context, from string, req api.PeerReparent) (*struct{}, error) {
 	// New may be a retired id: the coordinator did not come back after a
 	// tmux restart there, and its old id may be another pane's now.
 	if !tmux.ValidPaneID(req.Old) || !validPaneRef(req.New) {
@@ -324,7 +324,7 @@ func (m *Manager) PeerReparent(ctx context.Context, from string, req PeerReparen
 // PeerPane says whether a pane here lives, or where its agent went after
 // a tmux restart, for a machine whose workers have it as coordinator
 // (internal/authz said so: CoordinatesFor).
-func (m *Manager) PeerPane(ctx context.Context, from string, req IDRequest) (*PeerPaneResult, error) {
+func (m *Manager) PeerPane(ctx context.Context, from string, req api.IDRequest) (*api.PeerPaneResult, error) {
 	if !tmux.ValidPaneID(req.ID) {
 		return nil, peerRefused(from, "a pane id that is not one")
 	}
@@ -337,22 +337,22 @@ func (m *Manager) PeerPane(ctx context.Context, from string, req IDRequest) (*Pe
 	case mv != nil && (mv.New == "" || retired(mv.New)):
 		// It did not come back after a tmux restart here: named by its
 		// retired id (req.ID may be another pane's now).
-		return &PeerPaneResult{Retired: mv.Old}, nil
+		return &api.PeerPaneResult{Retired: mv.Old}, nil
 	case mv != nil:
-		return &PeerPaneResult{Now: mv.New}, nil
+		return &api.PeerPaneResult{Now: mv.New}, nil
 	}
 	p, err := m.cfg.Tmux.Pane(ctx, req.ID)
-	return &PeerPaneResult{Live: err == nil && !p.Dead}, nil
+	return &api.PeerPaneResult{Live: err == nil && !p.Dead}, nil
 }
 
 // remoteParentsNow asks the coordinators' machines whether the remote
 // parents of live workers here are still where this machine thinks. It
 // sets ParentGone and ParentNow on the views.
-func (m *Manager) remoteParentsNow(ctx context.Context, vs []WorkerView) {
+func (m *Manager) remoteParentsNow(ctx context.Context, vs []api.WorkerView) {
 	if m.cfg.Peers == nil {
 		return
 	}
-	asked := map[string]*PeerPaneResult{}
+	asked := map[string]*api.PeerPaneResult{}
 	for i := range vs {
 		v := &vs[i]
 		mach, pane, ok := splitRemote(v.Parent)
@@ -362,8 +362,8 @@ func (m *Manager) remoteParentsNow(ctx context.Context, vs []WorkerView) {
 		res, seen := asked[v.Parent]
 		if !seen {
 			cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			var r PeerPaneResult
-			if err := m.cfg.Peers.Call(cctx, mach, api.PeerRoutePane, IDRequest{ID: pane}, &r); err == nil {
+			var r api.PeerPaneResult
+			if err := m.cfg.Peers.Call(cctx, mach, api.PeerRoutePane, api.IDRequest{ID: pane}, &r); err == nil {
 				res = &r
 			}
 			cancel()
@@ -392,9 +392,9 @@ func (m *Manager) remoteParentsNow(ctx context.Context, vs []WorkerView) {
 // and since, its parent and run (to draw the lines), and its team size.
 // Summaries only of from's own workers here (it may read those anyway),
 // and no subagents.
-func (m *Manager) PeerGraph(from string) []GraphAgent {
+func (m *Manager) PeerGraph(from string) []api.GraphAgent {
 	g := m.Graph()
-	out := make([]GraphAgent, 0, len(g))
+	out := make([]api.GraphAgent, 0, len(g))
 	for _, a := range g {
 		if owner, _, ok := splitRemote(a.Parent); !ok || owner != from {
 			a.Summary = ""

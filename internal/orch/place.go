@@ -3,6 +3,7 @@ package orch
 import (
 	"context"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/tmux"
 )
 
@@ -11,7 +12,7 @@ import (
 // in the run until release.
 type placed struct {
 	m       *Manager
-	run     *Run
+	run     *api.Run
 	level   int
 	created bool
 	key     string // the name held, by run id + "/" + name
@@ -40,7 +41,7 @@ func (pl *placed) drop() {
 // place finds the run and level of a new worker of pane p (in run fixed
 // when given), making and writing a run when the pane has none; the
 // pane is then marked as its coordinator.
-func (m *Manager) place(ctx context.Context, p tmux.Pane, fixed *Run) (*placed, error) {
+func (m *Manager) place(ctx context.Context, p tmux.Pane, fixed *api.Run) (*placed, error) {
 	m.mu.Lock()
 	pl, err := m.placeLocked(p, fixed)
 	m.mu.Unlock()
@@ -54,7 +55,7 @@ func (m *Manager) place(ctx context.Context, p tmux.Pane, fixed *Run) (*placed, 
 }
 
 // placeLocked is place without the pane's marks. Called with m.mu held.
-func (m *Manager) placeLocked(p tmux.Pane, fixed *Run) (*placed, error) {
+func (m *Manager) placeLocked(p tmux.Pane, fixed *api.Run) (*placed, error) {
 	r, level, created, err := m.placementIn(p, fixed)
 	if err != nil {
 		return nil, err
@@ -80,7 +81,7 @@ func (m *Manager) markCoordinator(ctx context.Context, pane, run string) {
 // placementIn finds the run and level of a new worker started by pane p,
 // making a run in memory when the pane has none; with fixed (a task's
 // run) that run. Called with m.mu held.
-func (m *Manager) placementIn(p tmux.Pane, fixed *Run) (r *Run, level int, created bool, err error) {
+func (m *Manager) placementIn(p tmux.Pane, fixed *api.Run) (r *api.Run, level int, created bool, err error) {
 	if fixed != nil && fixed.Coordinator == p.ID {
 		return fixed, 1, false, nil
 	}
@@ -96,7 +97,7 @@ func (m *Manager) placementIn(p tmux.Pane, fixed *Run) (r *Run, level int, creat
 		}
 		r = m.runOf[p.ID]
 		if w.Level+1 > MaxLevel {
-			return nil, 0, false, errorf(KindDepth, "do this part yourself, or hand it back to "+w.Parent+" to start",
+			return nil, 0, false, errorf(api.KindDepth, "do this part yourself, or hand it back to "+w.Parent+" to start",
 				"refused: a worker may start workers at most %d levels below its run's coordinator, and this pane is already %d levels down (%s)",
 				MaxLevel, w.Level, m.chain(w))
 		}
@@ -111,7 +112,7 @@ func (m *Manager) placementIn(p tmux.Pane, fixed *Run) (r *Run, level int, creat
 // reserve places a new worker called name for pane p (in run fixed when
 // given, or where a remote start puts it) and holds its name until
 // release, so that two starts cannot take one name.
-func (m *Manager) reserve(ctx context.Context, p tmux.Pane, fixed *Run, remote *remotePlace, name string) (*placed, error) {
+func (m *Manager) reserve(ctx context.Context, p tmux.Pane, fixed *api.Run, remote *remotePlace, name string) (*placed, error) {
 	m.mu.Lock()
 	var pl *placed
 	var err error
@@ -127,7 +128,7 @@ func (m *Manager) reserve(ctx context.Context, p tmux.Pane, fixed *Run, remote *
 			m.dropRun(pl.run)
 		}
 		m.mu.Unlock()
-		return nil, errorf(KindConflict, "pick another --name", "run %s already has a worker named %q", pl.run.ID, name)
+		return nil, errorf(api.KindConflict, "pick another --name", "run %s already has a worker named %q", pl.run.ID, name)
 	}
 	m.reserved[key] = true
 	pl.key = key
@@ -140,10 +141,10 @@ func (m *Manager) reserve(ctx context.Context, p tmux.Pane, fixed *Run, remote *
 
 // nameFree refuses name in run r when a live worker other than w has it.
 // Called with m.mu held.
-func (m *Manager) nameFree(r *Run, w *Worker, name string) error {
+func (m *Manager) nameFree(r *api.Run, w *api.Worker, name string) error {
 	for _, o := range r.Workers {
 		if o != w && o.Name == name && o.State.Live() {
-			return errorf(KindConflict, "pick another name", "run %s already has a worker named %q", r.ID, name)
+			return errorf(api.KindConflict, "pick another name", "run %s already has a worker named %q", r.ID, name)
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package orch
 
 import (
 	"context"
+	"github.com/sophonz/st/internal/api"
 	"sort"
 	"strings"
 	"time"
@@ -16,9 +17,9 @@ import (
 // on it) are one change: one write of the run. Only once that is on disk
 // does the coordinator's notice go and the tasks it made ready start; a
 // report that could not be kept is undone and tells no one.
-func (m *Manager) Done(ctx context.Context, req DoneRequest) (*WorkerView, error) {
+func (m *Manager) Done(ctx context.Context, req api.DoneRequest) (*api.WorkerView, error) {
 	if strings.TrimSpace(req.Summary) == "" {
-		return nil, errorf(KindUsage, `st worker done --summary "<what you did, and how you checked it>"`, "the report needs a summary")
+		return nil, errorf(api.KindUsage, `st worker done --summary "<what you did, and how you checked it>"`, "the report needs a summary")
 	}
 	if err := checkText("summary", req.Summary); err != nil {
 		return nil, err
@@ -26,8 +27,8 @@ func (m *Manager) Done(ctx context.Context, req DoneRequest) (*WorkerView, error
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	w := m.workers[req.Pane]
-	if w == nil || (!w.State.Live() && w.State != Failed) {
-		return nil, errorf(KindNotFound, "run st worker done in the pane of a worker that st started or adopted",
+	if w == nil || (!w.State.Live() && w.State != api.Failed) {
+		return nil, errorf(api.KindNotFound, "run st worker done in the pane of a worker that st started or adopted",
 			"pane %s is not a worker of any run", orNone(req.Pane))
 	}
 	r := m.runOf[w.ID]
@@ -42,7 +43,7 @@ func (m *Manager) Done(ctx context.Context, req DoneRequest) (*WorkerView, error
 	}
 	c := m.newChange()
 	c.touch(r)
-	if !c.setState(w, Done) {
+	if !c.setState(w, api.Done) {
 		w.Since = now
 	}
 	// The lock is held while the disk works: nothing may act on a report
@@ -60,8 +61,8 @@ func (m *Manager) Done(ctx context.Context, req DoneRequest) (*WorkerView, error
 }
 
 // copyTasks copies the tasks of a run, to undo a change of them.
-func copyTasks(ts []*Task) []Task {
-	out := make([]Task, len(ts))
+func copyTasks(ts []*api.Task) []api.Task {
+	out := make([]api.Task, len(ts))
 	for i, t := range ts {
 		out[i] = *t
 	}
@@ -77,7 +78,7 @@ func orNone(s string) string {
 
 // Wait blocks until every named worker (or every worker of the pane)
 // has settled, or the timeout passes. Hook events wake it at once.
-func (m *Manager) Wait(ctx context.Context, req WaitRequest) (*WaitResult, error) {
+func (m *Manager) Wait(ctx context.Context, req api.WaitRequest) (*api.WaitResult, error) {
 	ws, err := m.waitFor(ctx, req)
 	if err != nil {
 		return nil, err
@@ -114,9 +115,9 @@ func (m *Manager) Wait(ctx context.Context, req WaitRequest) (*WaitResult, error
 }
 
 // waitFor finds the workers a wait is for, oldest first.
-func (m *Manager) waitFor(ctx context.Context, req WaitRequest) ([]*Worker, error) {
+func (m *Manager) waitFor(ctx context.Context, req api.WaitRequest) ([]*api.Worker, error) {
 	// Ids of workers on other machines name this machine's records of them.
-	remote := map[string]*Worker{}
+	remote := map[string]*api.Worker{}
 	ids := append([]string(nil), req.IDs...)
 	for i, id := range ids {
 		if !isRemotePane(id) {
@@ -131,17 +132,17 @@ func (m *Manager) waitFor(ctx context.Context, req WaitRequest) ([]*Worker, erro
 			continue
 		}
 		if t.worker == nil {
-			return nil, errorf(KindNotFound, "st worker list --all shows the workers this machine's runs have elsewhere",
+			return nil, errorf(api.KindNotFound, "st worker list --all shows the workers this machine's runs have elsewhere",
 				"%s is not a worker of any run on this machine (it may work for another machine)", id)
 		}
 		remote[id] = t.worker
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var ws []*Worker
+	var ws []*api.Worker
 	if len(req.IDs) == 0 {
 		if req.Pane == "" {
-			return nil, errorf(KindUsage, "name the workers, or run it in the coordinator's pane", "st worker wait with no ids waits for this pane's workers, and there is no pane ($TMUX_PANE is empty)")
+			return nil, errorf(api.KindUsage, "name the workers, or run it in the coordinator's pane", "st worker wait with no ids waits for this pane's workers, and there is no pane ($TMUX_PANE is empty)")
 		}
 		for _, w := range m.workers {
 			if w.Parent == req.Pane && (w.State.Live() || !w.Told) {
@@ -149,7 +150,7 @@ func (m *Manager) waitFor(ctx context.Context, req WaitRequest) ([]*Worker, erro
 			}
 		}
 		if len(ws) == 0 {
-			return nil, errorf(KindNotFound, "st worker start --agent AGENT --task FILE starts one", "pane %s has no workers to wait for", req.Pane)
+			return nil, errorf(api.KindNotFound, "st worker start --agent AGENT --task FILE starts one", "pane %s has no workers to wait for", req.Pane)
 		}
 	} else {
 		for _, id := range ids {
@@ -169,9 +170,9 @@ func (m *Manager) waitFor(ctx context.Context, req WaitRequest) ([]*Worker, erro
 }
 
 // waitResult builds the answer and marks reports the caller has now seen.
-func (m *Manager) waitResult(caller string, ws []*Worker, timedOut bool) *WaitResult {
+func (m *Manager) waitResult(caller string, ws []*api.Worker, timedOut bool) *api.WaitResult {
 	m.mu.Lock()
-	res := &WaitResult{TimedOut: timedOut}
+	res := &api.WaitResult{TimedOut: timedOut}
 	c := m.newChange()
 	for _, w := range ws {
 		c.markTold(w, caller)
@@ -184,7 +185,7 @@ func (m *Manager) waitResult(caller string, ws []*Worker, timedOut bool) *WaitRe
 // Read returns a worker's record: its summary and last answer. A worker
 // reports before its turn ends, so a read right after the report waits a
 // few seconds for the turn's last answer.
-func (m *Manager) Read(ctx context.Context, req IDRequest) (*WorkerView, error) {
+func (m *Manager) Read(ctx context.Context, req api.IDRequest) (*api.WorkerView, error) {
 	if isRemotePane(req.ID) {
 		return m.remoteOp(ctx, "read", req)
 	}
@@ -199,7 +200,7 @@ func (m *Manager) Read(ctx context.Context, req IDRequest) (*WorkerView, error) 
 	for waiting := true; waiting; {
 		ch := m.Changed()
 		m.mu.Lock()
-		done := w.State == Done
+		done := w.State == api.Done
 		id := w.ID
 		m.mu.Unlock()
 		if _, inTurn := m.facts.agentIn(id); !done || !inTurn {

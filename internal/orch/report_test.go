@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/testutil"
 )
 
@@ -21,13 +22,13 @@ import (
 // fake's commands holds it there. The coordinator is an agent in a turn,
 // so a done notice to it waits in the noticer, where the test sees it.
 func reportHarness(t *testing.T) *harness {
-	h := newHarness(t, Working, nil)
+	h := newHarness(t, api.Working, nil)
 	if err := h.hookFrom(coord, "UserPromptSubmit", "prompt", "start the workers"); err != nil {
 		t.Fatal(err)
 	}
-	h.addTasks(&Task{Name: "a", State: TaskRunning, Worker: workerID},
-		&Task{Name: "b", Deps: []string{"a"}, State: TaskWaiting, Reason: "waiting on a", File: h.taskFile("b"), Cwd: filepath.Join(h.home, "no-such-folder")},
-		&Task{Name: "c", Deps: []string{"b"}, State: TaskWaiting, Reason: "waiting on b"})
+	h.addTasks(&api.Task{Name: "a", State: api.TaskRunning, Worker: workerID},
+		&api.Task{Name: "b", Deps: []string{"a"}, State: api.TaskWaiting, Reason: "waiting on a", File: h.taskFile("b"), Cwd: filepath.Join(h.home, "no-such-folder")},
+		&api.Task{Name: "c", Deps: []string{"b"}, State: api.TaskWaiting, Reason: "waiting on b"})
 	return h
 }
 
@@ -37,10 +38,10 @@ func TestReportIsOneWriteThenItsEffects(t *testing.T) {
 	release := h.holdTmux()
 	defer release()
 
-	var v *WorkerView
+	var v *api.WorkerView
 	var err error
 	runGuarded(t, "Done", func() {
-		v, err = h.m.Done(context.Background(), DoneRequest{Pane: workerID, Summary: "did a; tests pass"})
+		v, err = h.m.Done(context.Background(), api.DoneRequest{Pane: workerID, Summary: "did a; tests pass"})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -50,10 +51,10 @@ func TestReportIsOneWriteThenItsEffects(t *testing.T) {
 		t.Errorf("%d writes of run.json for one report, want 1", n)
 	}
 	disk := h.runOnDisk()
-	if w := runWorker(&disk, workerID); w == nil || w.State != Done || w.Summary != "did a; tests pass" || !w.Reported {
+	if w := runWorker(&disk, workerID); w == nil || w.State != api.Done || w.Summary != "did a; tests pass" || !w.Reported {
 		t.Errorf("run.json's worker right after Done: %+v", w)
 	}
-	want := map[string]TaskState{"a": TaskDone, "b": TaskRunning, "c": TaskWaiting}
+	want := map[string]api.TaskState{"a": api.TaskDone, "b": api.TaskRunning, "c": api.TaskWaiting}
 	for name, state := range want {
 		if got := runTask(&disk, name); got.State != state {
 			t.Errorf("run.json right after Done: task %s %s (%s), want %s", name, got.State, got.Reason, state)
@@ -62,7 +63,7 @@ func TestReportIsOneWriteThenItsEffects(t *testing.T) {
 	if got := runTask(&disk, "b").Worker; got != "" {
 		t.Errorf("b has worker %q before its start ran", got)
 	}
-	if v.State != Done {
+	if v.State != api.Done {
 		t.Errorf("Done returned %s", v.State)
 	}
 	// The notice is queued (after the write: Done holds the lock until then).
@@ -73,9 +74,9 @@ func TestReportIsOneWriteThenItsEffects(t *testing.T) {
 	// b's start goes on once tmux answers; it fails, and c with it, in one
 	// more write.
 	release()
-	h.waitTask("b", TaskFailed)
-	h.wantTask("b", TaskFailed, "its worker did not start: the worker's folder "+filepath.Join(h.home, "no-such-folder")+" does not exist")
-	h.wantTask("c", TaskFailed, "did not start: its dependency b failed")
+	h.waitTask("b", api.TaskFailed)
+	h.wantTask("b", api.TaskFailed, "its worker did not start: the worker's folder "+filepath.Join(h.home, "no-such-folder")+" does not exist")
+	h.wantTask("c", api.TaskFailed, "did not start: its dependency b failed")
 	testutil.WaitFor(t, 10*time.Second, func() (bool, string) {
 		n := h.m.saver.writes.Load() - writes
 		return n >= 2, fmt.Sprintf("%d writes so far, want 2", n)
@@ -89,22 +90,22 @@ func TestReportThatCannotBeKeptIsUndone(t *testing.T) {
 	h := reportHarness(t)
 	before := h.runOnDisk()
 	h.breakSaves()
-	_, err := h.m.Done(context.Background(), DoneRequest{Pane: workerID, Summary: "the undone report"})
-	wantKind(t, err, KindInternal)
+	_, err := h.m.Done(context.Background(), api.DoneRequest{Pane: workerID, Summary: "the undone report"})
+	wantKind(t, err, api.KindInternal)
 	if !strings.Contains(err.Error(), "st could not keep run "+testRun) || !strings.Contains(err.Error(), "not a directory") {
 		t.Errorf("error %q does not say what could not be kept and why", err)
 	}
 	check := func(when string) {
 		t.Helper()
-		if w := h.worker(); w.State != Working || w.Summary != "" || w.Reported || w.ReportedAt != nil {
+		if w := h.worker(); w.State != api.Working || w.Summary != "" || w.Reported || w.ReportedAt != nil {
 			t.Errorf("%s: st worker read shows %s %q reported=%v", when, w.State, w.Summary, w.Reported)
 		}
-		if d := h.onDisk(); d.State != Working || d.Summary != "" || d.Reported {
+		if d := h.onDisk(); d.State != api.Working || d.Summary != "" || d.Reported {
 			t.Errorf("%s: run.json has the worker %s %q", when, d.State, d.Summary)
 		}
-		h.wantTask("a", TaskRunning, "")
-		h.wantTask("b", TaskWaiting, "waiting on a")
-		h.wantTask("c", TaskWaiting, "waiting on b")
+		h.wantTask("a", api.TaskRunning, "")
+		h.wantTask("b", api.TaskWaiting, "waiting on a")
+		h.wantTask("c", api.TaskWaiting, "waiting on b")
 		if got := h.tasks()["a"].Worker; got != workerID {
 			t.Errorf("%s: task a's worker %q", when, got)
 		}
@@ -125,10 +126,10 @@ func TestReportThatCannotBeKeptIsUndone(t *testing.T) {
 		t.Errorf("run.json once the disk mended: %+v, before: %+v", after, before)
 	}
 	// The worker can report again, and now it holds.
-	if _, err := h.m.Done(context.Background(), DoneRequest{Pane: workerID, Summary: "the kept report"}); err != nil {
+	if _, err := h.m.Done(context.Background(), api.DoneRequest{Pane: workerID, Summary: "the kept report"}); err != nil {
 		t.Fatal(err)
 	}
-	if d := h.onDisk(); d.State != Done || d.Summary != "the kept report" {
+	if d := h.onDisk(); d.State != api.Done || d.Summary != "the kept report" {
 		t.Errorf("run.json after the second report: %s %q", d.State, d.Summary)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/tmux"
 )
 
@@ -115,7 +116,7 @@ func (m *Manager) restore(ctx context.Context) {
 	m.logf("restored the tmux sessions in %s; relations back %s after the sessions (%d panes moved); %d agents start again",
 		back.Sub(t0).Round(time.Millisecond), relations.Round(time.Microsecond), len(moved), len(launches))
 	m.rest.mu.Lock()
-	m.rest.last = RestoreStats{At: back, Sessions: back.Sub(t0), Relations: relations, Panes: len(moved), Agents: len(launches)}
+	m.rest.last = api.RestoreStats{At: back, Sessions: back.Sub(t0), Relations: relations, Panes: len(moved), Agents: len(launches)}
 	m.rest.mu.Unlock()
 	m.resumeAll(ctx, launches, gens, back)
 }
@@ -342,8 +343,8 @@ func (m *Manager) relinkRuns(c *change, follow func(string) (string, bool)) {
 // those that did not come back), and makes idle the agents that came
 // back: their turns died with the server. Called with m.mu held.
 func (m *Manager) relinkWorkers(c *change, moved map[string]string, follow func(string) (string, bool), restarted bool, now time.Time) {
-	workers := map[string]*Worker{}
-	runOf := map[string]*Run{}
+	workers := map[string]*api.Worker{}
+	runOf := map[string]*api.Run{}
 	for id, w := range m.workers {
 		r := m.runOf[id]
 		if _, ok := moved[id]; !ok && restarted && !w.Remote() {
@@ -357,16 +358,16 @@ func (m *Manager) relinkWorkers(c *change, moved map[string]string, follow func(
 			w.ID = n
 			id = n
 			c.touch(r)
-			if restarted && (w.State == Working || w.State == Starting || w.State == Waiting) {
+			if restarted && (w.State == api.Working || w.State == api.Starting || w.State == api.Waiting) {
 				// Its turn died with the server; the agent is back at its box.
-				w.State, w.Since = Idle, now
+				w.State, w.Since = api.Idle, now
 			}
-			if w.State == Gone { // its agent is back
-				w.State, w.Since = Idle, now
+			if w.State == api.Gone { // its agent is back
+				w.State, w.Since = api.Idle, now
 			}
-			if restarted && w.State != Done && m.rest.isResuming(n) {
+			if restarted && w.State != api.Done && m.rest.isResuming(n) {
 				// Its agent starts again in its new pane (resume.go).
-				w.State, w.Since = Starting, now
+				w.State, w.Since = api.Starting, now
 			}
 		}
 		workers[id] = w

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/store"
 	"github.com/sophonz/st/internal/tmux"
 	"github.com/sophonz/st/internal/version"
@@ -42,7 +43,7 @@ type restorer struct {
 	afterRestore bool
 	// serverDown is since when the server has been gone (zero while up).
 	serverDown time.Time
-	last       RestoreStats
+	last       api.RestoreStats
 }
 
 func newRestorer(home string) *restorer {
@@ -301,7 +302,7 @@ func (rs *restorer) gone(pane string) bool {
 }
 
 // LastRestore returns the figures of the last restore.
-func (m *Manager) LastRestore() RestoreStats {
+func (m *Manager) LastRestore() api.RestoreStats {
 	m.rest.mu.Lock()
 	defer m.rest.mu.Unlock()
 	return m.rest.last

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/plain"
 	"github.com/sophonz/st/internal/tmux"
 )
@@ -214,8 +215,8 @@ func (m *Manager) lookResume(ctx context.Context, pane string, ad agent.Adapter)
 func (m *Manager) agentBack(pane, note string) {
 	m.mu.Lock()
 	c := m.newChange()
-	if w := m.workers[pane]; w != nil && w.State == Starting {
-		c.setState(w, Idle)
+	if w := m.workers[pane]; w != nil && w.State == api.Starting {
+		c.setState(w, api.Idle)
 	}
 	m.settleUnlock(c)
 	if note != "" {
@@ -232,7 +233,7 @@ func (m *Manager) agentLost(ctx context.Context, l launch, why string) {
 	c := m.newChange()
 	if w := m.workers[l.pane]; w != nil && w.State.Live() {
 		w.Error = fmt.Sprintf("%s could not come back after the tmux server went down: %s", l.kind, why)
-		c.setState(w, Gone)
+		c.setState(w, api.Gone)
 	}
 	m.facts.forget(l.pane)
 	m.settleUnlock(c)

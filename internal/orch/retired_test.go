@@ -2,6 +2,7 @@ package orch
 
 import (
 	"context"
+	"github.com/sophonz/st/internal/api"
 	"strings"
 	"testing"
 	"time"
@@ -21,20 +22,20 @@ func TestPeerAnswersNameRetiredPanes(t *testing.T) {
 	// The coordinator's side: beta's worker went with beta's tmux server.
 	told := make(chan string, 8)
 	h := peerHarness(t, &fakePeers{answer: func(slug, op string, req any) (any, error) {
-		if mv, ok := req.(PeerReparent); ok {
+		if mv, ok := req.(api.PeerReparent); ok {
 			told <- slug + " " + mv.Old + " " + mv.New
 		}
 		return struct{}{}, nil
 	}})
-	h.addWorker(remoteWorker("beta", "%4", "far", refA, Working))
-	h.m.applyWatch("beta", []WorkerView{{Worker: Worker{ID: "%4~mx4abc", Name: "far", Agent: "sim", State: Gone, Ref: refA}}})
-	if w := h.remote("beta/%4~mx4abc"); w.State != Gone {
+	h.addWorker(remoteWorker("beta", "%4", "far", refA, api.Working))
+	h.m.applyWatch("beta", []api.WorkerView{{Worker: api.Worker{ID: "%4~mx4abc", Name: "far", Agent: "sim", State: api.Gone, Ref: refA}}})
+	if w := h.remote("beta/%4~mx4abc"); w.State != api.Gone {
 		t.Errorf("beta's answer with a retired id: %s %s, want beta/%%4~mx4abc gone", w.ID, w.State)
 	}
 
 	// This machine's tmux restarts and the coordinator does not come back:
 	// its workers' machines are told its retired id.
-	h.addWorker(remoteWorker("gamma", "%7", "near", refB, Working))
+	h.addWorker(remoteWorker("gamma", "%7", "near", refB, api.Working))
 	h.m.relink(ctx, map[string]string{}, nil, true)
 	near := h.remote("gamma/%7")
 	if !strings.HasPrefix(near.Parent, coord+retiredMark) {
@@ -49,22 +50,22 @@ func TestPeerAnswersNameRetiredPanes(t *testing.T) {
 		t.Errorf("gamma was not told that %s is %s", coord, near.Parent)
 	}
 	// And gamma, asking about the old id, hears the retired one.
-	res, err := h.m.PeerPane(ctx, "gamma", IDRequest{ID: coord})
+	res, err := h.m.PeerPane(ctx, "gamma", api.IDRequest{ID: coord})
 	if err != nil || res.Live || res.Retired != near.Parent {
 		t.Errorf("gamma asks about %s: %+v %v, want it retired as %s", coord, res, err, near.Parent)
 	}
 
 	// The worker's side: this machine takes the retired id from alpha, and
 	// names the gone coordinator by it.
-	w := peerHarness(t, &fakePeers{answer: func(slug, op string, req any) (any, error) { return PeerPaneResult{}, nil }})
+	w := peerHarness(t, &fakePeers{answer: func(slug, op string, req any) (any, error) { return api.PeerPaneResult{}, nil }})
 	w.m.mu.Lock()
 	w.m.runs[testRun].Coordinator, w.m.runs[testRun].CoordinatorMachine = "alpha/%0", "alpha"
 	w.m.workers[workerID].Parent = "alpha/%0"
 	w.m.mu.Unlock()
-	if _, err := w.m.PeerReparent(ctx, "alpha", PeerReparent{Old: "%0", New: "%0~mx4egnk7"}); err != nil {
+	if _, err := w.m.PeerReparent(ctx, "alpha", api.PeerReparent{Old: "%0", New: "%0~mx4egnk7"}); err != nil {
 		t.Fatalf("alpha tells the retired id of its coordinator: %v", err)
 	}
-	vs, err := w.m.List(ctx, IDRequest{All: true})
+	vs, err := w.m.List(ctx, api.IDRequest{All: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,14 +73,14 @@ func TestPeerAnswersNameRetiredPanes(t *testing.T) {
 		t.Errorf("the worker's list: %+v, want its parent alpha/%%0~mx4egnk7, gone", vs)
 	}
 	for _, bad := range []string{"%0~", "%0~MX", "%0~../x", "%x~1"} {
-		if _, err := w.m.PeerReparent(ctx, "alpha", PeerReparent{Old: "%0", New: bad}); err == nil {
+		if _, err := w.m.PeerReparent(ctx, "alpha", api.PeerReparent{Old: "%0", New: bad}); err == nil {
 			t.Errorf("a move to %q was taken", bad)
 		}
 	}
 
 	// Another machine's graph: an orphan whose coordinator is retired
 	// stays in it; a parent that is no pane id does not.
-	g := checkPeerGraph([]GraphAgent{
+	g := checkPeerGraph([]api.GraphAgent{
 		{Pane: "%4", Name: "orphan", Kind: "sim", Role: "worker", State: "idle", Parent: "%3~mx4egnk7", Since: time.Now()},
 		{Pane: "%5", Name: "odd", Kind: "sim", Role: "worker", State: "idle", Parent: "%3~../../x"},
 	})
@@ -94,10 +95,10 @@ func TestPeerAnswersNameRetiredPanes(t *testing.T) {
 // counts its own chain, as it does when it starts a worker here), never a
 // way to change another machine's runs or this machine's own.
 func TestPeerDepthsOnlyForItsOwnRuns(t *testing.T) {
-	h := newHarness(t, Working, nil)
+	h := newHarness(t, api.Working, nil)
 	h.m.mu.Lock()
 	h.m.runs[testRun].Coordinator, h.m.runs[testRun].CoordinatorMachine = "alpha/%0", "alpha"
-	own := &Run{ID: "run-000001", Coordinator: coord}
+	own := &api.Run{ID: "run-000001", Coordinator: coord}
 	h.m.runs[own.ID] = own
 	h.m.mu.Unlock()
 	depth := func(id string) int {

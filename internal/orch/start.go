@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/plain"
 	"github.com/sophonz/st/internal/tmux"
 )
@@ -38,8 +39,8 @@ func TaskLine(stBin, task string) string {
 // startPlan is a start as orch carries it: the request, and where the
 // worker goes when st itself places it.
 type startPlan struct {
-	StartRequest
-	run      *Run         // a task's run (tasks place their workers themselves)
+	api.StartRequest
+	run      *api.Run     // a task's run (tasks place their workers themselves)
 	fanGroup string       // the group of tries of a fan
 	remote   *remotePlace // a start that another machine's coordinator asked for
 }
@@ -54,11 +55,11 @@ type startSpec struct {
 
 // StartWorker opens a window, starts the agent, types its task and returns
 // once the agent's hook shows that its turn started.
-func (m *Manager) StartWorker(ctx context.Context, req StartRequest) (*WorkerView, error) {
+func (m *Manager) StartWorker(ctx context.Context, req api.StartRequest) (*api.WorkerView, error) {
 	return m.startWorker(ctx, startPlan{StartRequest: req})
 }
 
-func (m *Manager) startWorker(ctx context.Context, req startPlan) (*WorkerView, error) {
+func (m *Manager) startWorker(ctx context.Context, req startPlan) (*api.WorkerView, error) {
 	spec, err := m.checkStart(req)
 	if err != nil {
 		return nil, err
@@ -66,7 +67,7 @@ func (m *Manager) startWorker(ctx context.Context, req startPlan) (*WorkerView, 
 	if req.Machine != "" {
 		task, err := os.ReadFile(req.Task)
 		if err != nil {
-			return nil, errorf(KindUsage, "write the task into a file and pass its path with --task", "cannot read the task file %s: %v", req.Task, err)
+			return nil, errorf(api.KindUsage, "write the task into a file and pass its path with --task", "cannot read the task file %s: %v", req.Task, err)
 		}
 		return m.startRemote(ctx, req, task, spec.name)
 	}
@@ -80,14 +81,14 @@ func (m *Manager) startWorker(ctx context.Context, req startPlan) (*WorkerView, 
 		req.Cwd = p.Path
 	}
 	if fi, err := os.Stat(req.Cwd); err != nil || !fi.IsDir() {
-		return nil, errorf(KindUsage, "pass an existing folder with --cwd", "the worker's folder %s does not exist", req.Cwd)
+		return nil, errorf(api.KindUsage, "pass an existing folder with --cwd", "the worker's folder %s does not exist", req.Cwd)
 	}
 	// The agent's version, before anything opens: one that lacks what st
 	// needs is refused; one st was not tested on goes on, with a note.
 	ver := agent.Check(ctx, spec.ad.Kind(), launchOptions(spec.ad.Kind(), m.cfg.STBin, spec.name, req.Env).Program,
 		withDir(filepath.Dir(m.cfg.STBin), req.Env["PATH"]))
 	if ver.Refused() {
-		return nil, errorf(KindUsage, ver.Hint, "%s", ver.Note)
+		return nil, errorf(api.KindUsage, ver.Hint, "%s", ver.Note)
 	}
 	// Place the worker and hold its name before opening anything, so
 	// that two starts cannot take one name.
@@ -117,19 +118,19 @@ func (m *Manager) startWorker(ctx context.Context, req startPlan) (*WorkerView, 
 func (m *Manager) checkStart(req startPlan) (startSpec, error) {
 	ad, err := agent.Lookup(req.Agent)
 	if err != nil {
-		return startSpec{}, errorf(KindUsage, "--agent "+strings.Join(agent.Kinds(), "|"), "%v", err)
+		return startSpec{}, errorf(api.KindUsage, "--agent "+strings.Join(agent.Kinds(), "|"), "%v", err)
 	}
 	if !filepath.IsAbs(req.Task) {
-		return startSpec{}, errorf(KindUsage, "give the task file's path", "the task file must be an absolute path, not %q", req.Task)
+		return startSpec{}, errorf(api.KindUsage, "give the task file's path", "the task file must be an absolute path, not %q", req.Task)
 	}
 	if fi, err := os.Stat(req.Task); err != nil || fi.IsDir() {
-		return startSpec{}, errorf(KindUsage, "write the task into a file and pass its path with --task", "cannot read the task file %s: %v", req.Task, errNotFile(err))
+		return startSpec{}, errorf(api.KindUsage, "write the task into a file and pass its path with --task", "cannot read the task file %s: %v", req.Task, errNotFile(err))
 	}
 	name := req.Name
 	if name == "" {
 		name = NameFromTask(req.Task)
 	} else if !ValidName(name) {
-		return startSpec{}, errorf(KindUsage, "use letters, digits, '.', '_' and '-' (at most 40), e.g. --name api-tests",
+		return startSpec{}, errorf(api.KindUsage, "use letters, digits, '.', '_' and '-' (at most 40), e.g. --name api-tests",
 			"the name %q has characters that tmux or a shell would misread", name)
 	}
 	if err := checkCwd(req.Cwd); err != nil {
@@ -137,10 +138,10 @@ func (m *Manager) checkStart(req startPlan) (startSpec, error) {
 	}
 	line := TaskLine(m.cfg.STBin, req.Task)
 	if len(line) >= 1000 {
-		return startSpec{}, errorf(KindUsage, "move the task file to a shorter path", "the task file's path is too long to type (the line would be %d characters; agents take under 1000)", len(line))
+		return startSpec{}, errorf(api.KindUsage, "move the task file to a shorter path", "the task file's path is too long to type (the line would be %d characters; agents take under 1000)", len(line))
 	}
 	if err := checkLine(line); err != nil {
-		return startSpec{}, errorf(KindUsage, "rename the task file without line breaks or control characters", "the task file's path cannot be typed as one line: %v", err)
+		return startSpec{}, errorf(api.KindUsage, "rename the task file without line breaks or control characters", "the task file's path cannot be typed as one line: %v", err)
 	}
 	return startSpec{ad: ad, name: name, line: line}, nil
 }
@@ -151,7 +152,7 @@ func (m *Manager) checkStart(req startPlan) (startSpec, error) {
 // whoever reads a message naming it. It is shown quoted (%q), never raw.
 func checkCwd(cwd string) error {
 	if err := plain.Line(cwd); err != nil {
-		return errorf(KindUsage, "pass a folder whose path has no control characters or line breaks with --cwd (rename it, or use a link to it)",
+		return errorf(api.KindUsage, "pass a folder whose path has no control characters or line breaks with --cwd (rename it, or use a link to it)",
 			"the worker's folder %q cannot be used: %v", cwd, err)
 	}
 	return nil
@@ -159,7 +160,7 @@ func checkCwd(cwd string) error {
 
 // openWorker opens the worker's window (in its worktree when it has one),
 // puts st's relations on its pane and records the worker in its run.
-func (m *Manager) openWorker(ctx context.Context, req startPlan, spec startSpec, p tmux.Pane, pl *placed) (*Worker, []string, error) {
+func (m *Manager) openWorker(ctx context.Context, req startPlan, spec startSpec, p tmux.Pane, pl *placed) (*api.Worker, []string, error) {
 	r := pl.run
 	cwd, scope, wt, notes, undoTree, err := m.prepareTree(req.StartRequest, r, spec.name, req.Cwd)
 	if err != nil {
@@ -180,7 +181,7 @@ func (m *Manager) openWorker(ctx context.Context, req startPlan, spec startSpec,
 	})
 	if err != nil {
 		undoTree()
-		return nil, nil, errorf(KindInternal, "check that the coordinator's session still exists", "%v", err)
+		return nil, nil, errorf(api.KindInternal, "check that the coordinator's session still exists", "%v", err)
 	}
 	// The relations on the pane are how st knows it after a restart of
 	// st: a worker whose pane lacks them would count as gone. So a failed
@@ -197,8 +198,8 @@ func (m *Manager) openWorker(ctx context.Context, req startPlan, spec startSpec,
 	// listed the panes before then (it skips workers started after its
 	// listing) would see a pane of no run and call the worker gone.
 	now := m.cfg.Now()
-	w := &Worker{
-		ID: wp.ID, Name: spec.name, Agent: spec.ad.Kind(), Parent: p.ID, Level: pl.level, State: Starting, Since: now,
+	w := &api.Worker{
+		ID: wp.ID, Name: spec.name, Agent: spec.ad.Kind(), Parent: p.ID, Level: pl.level, State: api.Starting, Since: now,
 		Task: req.Task, Cwd: cwd, Window: wp.WindowID, Session: wp.SessionID, StartedAt: now,
 		Scope: scope, Worktree: wt, Fan: req.fanGroup,
 	}
@@ -218,7 +219,7 @@ func (m *Manager) openWorker(ctx context.Context, req startPlan, spec startSpec,
 // register records a new worker in run r, on disk before it returns. The
 // write is waited for without the registry's lock, so that starts side
 // by side share their writes.
-func (m *Manager) register(r *Run, w *Worker) error {
+func (m *Manager) register(r *api.Run, w *api.Worker) error {
 	m.mu.Lock()
 	m.addWorker(r, w)
 	c := m.newChange()
@@ -253,7 +254,7 @@ func (m *Manager) askedID(req startPlan, pane string) string {
 // deliverTask types the task line into the new worker and waits for its
 // turn to start. A screen that asks something first (trust, a login)
 // makes the worker blocked until a person answers it.
-func (m *Manager) deliverTask(ctx context.Context, req startPlan, spec startSpec, w *Worker) (*WorkerView, error) {
+func (m *Manager) deliverTask(ctx context.Context, req startPlan, spec startSpec, w *api.Worker) (*api.WorkerView, error) {
 	d := delivery{
 		pane: w.ID, label: m.askedID(req, w.ID), adapter: spec.ad, text: spec.line, fresh: true,
 		blockedTimeout: orDefault(req.BlockedTimeout, DefaultBlockedTimeout),
@@ -261,7 +262,7 @@ func (m *Manager) deliverTask(ctx context.Context, req startPlan, spec startSpec
 		onBlocked: func(s agent.Screen) {
 			m.mu.Lock()
 			c := m.newChange()
-			c.setState(w, Blocked)
+			c.setState(w, api.Blocked)
 			m.settleUnlock(c)
 		},
 	}
@@ -269,12 +270,12 @@ func (m *Manager) deliverTask(ctx context.Context, req startPlan, spec startSpec
 	m.mu.Lock()
 	c := m.newChange()
 	if err != nil {
-		var oe *Error
-		if errors.As(err, &oe) && oe.Kind == KindBlocked {
+		var oe *api.Error
+		if errors.As(err, &oe) && oe.Kind == api.KindBlocked {
 			w.Error = oe.Message
 		} else {
 			w.Error = err.Error()
-			c.setState(w, Failed)
+			c.setState(w, api.Failed)
 		}
 		c.touch(m.runOf[w.ID])
 		m.settleUnlock(c)
@@ -284,8 +285,8 @@ func (m *Manager) deliverTask(ctx context.Context, req startPlan, spec startSpec
 		}
 		return nil, err
 	}
-	if w.State == Starting || w.State == Blocked {
-		c.setState(w, Working)
+	if w.State == api.Starting || w.State == api.Blocked {
+		c.setState(w, api.Working)
 	}
 	v := m.view(w)
 	m.settleUnlock(c)

@@ -9,13 +9,14 @@ import (
 	"strings"
 
 	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/api"
 )
 
 // CreateTask keeps a named task in the calling pane's run. A task with
 // nothing left to wait for starts its worker at once (and CreateTask
 // returns once that worker's turn started); one that waits starts the
 // moment its last dependency is reported done.
-func (m *Manager) CreateTask(ctx context.Context, req TaskRequest) (*TaskView, error) {
+func (m *Manager) CreateTask(ctx context.Context, req api.TaskRequest) (*api.TaskView, error) {
 	if err := checkTask(req); err != nil {
 		return nil, err
 	}
@@ -48,7 +49,7 @@ func (m *Manager) CreateTask(ctx context.Context, req TaskRequest) (*TaskView, e
 	if created {
 		m.markCoordinator(ctx, p.ID, r.ID)
 	}
-	if t.State == TaskRunning {
+	if t.State == api.TaskRunning {
 		if err := m.startTask(ctx, r, t); err != nil {
 			return nil, err
 		}
@@ -60,32 +61,32 @@ func (m *Manager) CreateTask(ctx context.Context, req TaskRequest) (*TaskView, e
 }
 
 // checkTask checks what a task asks for, before it is placed.
-func checkTask(req TaskRequest) error {
+func checkTask(req api.TaskRequest) error {
 	if req.Machine != "" {
-		return errorf(KindRemote, "start that part with st worker start --machine "+req.Machine+" and wait for it before what depends on it",
+		return errorf(api.KindRemote, "start that part with st worker start --machine "+req.Machine+" and wait for it before what depends on it",
 			"refused: ordered tasks cannot run on other machines yet")
 	}
 	if !ValidName(req.Name) {
-		return errorf(KindUsage, "use letters, digits, '.', '_' and '-' (at most 40), e.g. st task create api-tests ...",
+		return errorf(api.KindUsage, "use letters, digits, '.', '_' and '-' (at most 40), e.g. st task create api-tests ...",
 			"the task name %q has characters that tmux or a shell would misread", req.Name)
 	}
 	if _, err := agent.Lookup(req.Agent); err != nil {
-		return errorf(KindUsage, "--agent "+strings.Join(agent.Kinds(), "|"), "%v", err)
+		return errorf(api.KindUsage, "--agent "+strings.Join(agent.Kinds(), "|"), "%v", err)
 	}
 	if err := checkCwd(req.Cwd); err != nil {
 		return err
 	}
 	if fi, err := os.Stat(req.File); err != nil || fi.IsDir() || !filepath.IsAbs(req.File) {
-		return errorf(KindUsage, "write the task into a file and pass its path with --task", "cannot read the task file %s: %v", req.File, errNotFile(err))
+		return errorf(api.KindUsage, "write the task into a file and pass its path with --task", "cannot read the task file %s: %v", req.File, errNotFile(err))
 	}
 	return nil
 }
 
 // addTask adds the task req asks for to run r, running when it waits on
 // nothing (its start is the caller's). Called with m.mu held.
-func (m *Manager) addTask(r *Run, req TaskRequest, parent string) (*Task, error) {
+func (m *Manager) addTask(r *api.Run, req api.TaskRequest, parent string) (*api.Task, error) {
 	if runTask(r, req.Name) != nil {
-		return nil, errorf(KindConflict, "pick another name; st task list shows the run's tasks", "run %s already has a task named %q", r.ID, req.Name)
+		return nil, errorf(api.KindConflict, "pick another name; st task list shows the run's tasks", "run %s already has a task named %q", r.ID, req.Name)
 	}
 	if err := m.nameFree(r, nil, req.Name); err != nil {
 		return nil, err
@@ -95,10 +96,10 @@ func (m *Manager) addTask(r *Run, req TaskRequest, parent string) (*Task, error)
 		return nil, err
 	}
 	now := m.cfg.Now()
-	t := &Task{Name: req.Name, File: req.File, Agent: req.Agent, Deps: dedupe(req.Deps), Owns: req.Owns, Worktree: req.Worktree,
-		Cwd: req.Cwd, Parent: parent, State: TaskRunning, Since: now, Created: now, Env: req.Env}
+	t := &api.Task{Name: req.Name, File: req.File, Agent: req.Agent, Deps: dedupe(req.Deps), Owns: req.Owns, Worktree: req.Worktree,
+		Cwd: req.Cwd, Parent: parent, State: api.TaskRunning, Since: now, Created: now, Env: req.Env}
 	if len(waitOn) > 0 {
-		t.State, t.Reason = TaskWaiting, "waiting on "+strings.Join(waitOn, ", ")
+		t.State, t.Reason = api.TaskWaiting, "waiting on "+strings.Join(waitOn, ", ")
 	}
 	r.Tasks = append(r.Tasks, t)
 	return t, nil
@@ -106,7 +107,7 @@ func (m *Manager) addTask(r *Run, req TaskRequest, parent string) (*Task, error)
 
 // checkDeps checks a new task's dependencies in run r, and returns those
 // it waits on. Called with m.mu held.
-func (m *Manager) checkDeps(r *Run, name string, deps []string) ([]string, error) {
+func (m *Manager) checkDeps(r *api.Run, name string, deps []string) ([]string, error) {
 	var waitOn []string
 	seen := map[string]bool{}
 	for _, d := range deps {
@@ -116,30 +117,30 @@ func (m *Manager) checkDeps(r *Run, name string, deps []string) ([]string, error
 		}
 		seen[d] = true
 		if d == name {
-			return nil, errorf(KindUsage, "leave "+d+" out of --deps", "refused: task %q would wait on itself (a cycle)", d)
+			return nil, errorf(api.KindUsage, "leave "+d+" out of --deps", "refused: task %q would wait on itself (a cycle)", d)
 		}
 		dt := runTask(r, d)
 		if dt == nil {
-			return nil, errorf(KindNotFound, "create "+d+" first (tasks can only wait on tasks that exist), or check the name with st task list",
+			return nil, errorf(api.KindNotFound, "create "+d+" first (tasks can only wait on tasks that exist), or check the name with st task list",
 				"refused: task %q depends on %q, which run %s does not have", name, d, r.ID)
 		}
 		switch dt.State {
-		case TaskFailed, TaskCancelled:
-			return nil, errorf(KindConflict, "create the dependency again under a new name, or leave it out",
+		case api.TaskFailed, api.TaskCancelled:
+			return nil, errorf(api.KindConflict, "create the dependency again under a new name, or leave it out",
 				"refused: task %q depends on %q, which %s, so it could never start", name, d, pastTense(dt.State))
-		case TaskDone:
+		case api.TaskDone:
 		default:
 			waitOn = append(waitOn, d)
 		}
 	}
 	if cyc := m.cycle(r, name, deps); cyc != "" {
-		return nil, errorf(KindUsage, "remove one of the dependencies", "refused: the dependencies form a cycle: %s", cyc)
+		return nil, errorf(api.KindUsage, "remove one of the dependencies", "refused: the dependencies form a cycle: %s", cyc)
 	}
 	return waitOn, nil
 }
 
-func pastTense(s TaskState) string {
-	if s == TaskCancelled {
+func pastTense(s api.TaskState) string {
+	if s == api.TaskCancelled {
 		return "was cancelled"
 	}
 	return "failed"
@@ -160,7 +161,7 @@ func dedupe(ss []string) []string {
 
 // cycle returns a spelled-out cycle that adding name with deps would
 // make, or "". Called with m.mu held.
-func (m *Manager) cycle(r *Run, name string, deps []string) string {
+func (m *Manager) cycle(r *api.Run, name string, deps []string) string {
 	graph := map[string][]string{name: dedupe(deps)}
 	for _, t := range r.Tasks {
 		if t.Name != name {
@@ -197,9 +198,9 @@ func (m *Manager) cycle(r *Run, name string, deps []string) string {
 
 // startTask starts the worker of a task that is ready. A start that
 // fails fails the task, and the tasks that wait on it.
-func (m *Manager) startTask(ctx context.Context, r *Run, t *Task) error {
+func (m *Manager) startTask(ctx context.Context, r *api.Run, t *api.Task) error {
 	m.logf("task %s of run %s: starting its worker", t.Name, r.ID)
-	v, err := m.startWorker(ctx, startPlan{StartRequest: StartRequest{
+	v, err := m.startWorker(ctx, startPlan{StartRequest: api.StartRequest{
 		Pane: t.Parent, Agent: t.Agent, Task: t.File, Name: t.Name, Cwd: t.Cwd, Env: t.Env,
 		Owns: t.Owns, Worktree: t.Worktree,
 	}, run: r})
@@ -208,11 +209,11 @@ func (m *Manager) startTask(ctx context.Context, r *Run, t *Task) error {
 	c.touch(r)
 	t.Since = m.cfg.Now()
 	if err != nil {
-		t.State = TaskFailed
+		t.State = api.TaskFailed
 		// One line: st task list shows it in a table. (The error's hint,
 		// on a line of its own, is the answer of st task create.)
 		msg := err.Error()
-		var oe *Error
+		var oe *api.Error
 		if errors.As(err, &oe) {
 			msg = oe.Message
 		}
@@ -230,8 +231,8 @@ func (m *Manager) startTask(ctx context.Context, r *Run, t *Task) error {
 	return nil
 }
 
-func (m *Manager) taskView(r *Run, t *Task) TaskView {
-	v := TaskView{Task: *t, Run: r.ID, For: roundDur(m.cfg.Now().Sub(t.Since))}
+func (m *Manager) taskView(r *api.Run, t *api.Task) api.TaskView {
+	v := api.TaskView{Task: *t, Run: r.ID, For: roundDur(m.cfg.Now().Sub(t.Since))}
 	v.Env = nil
 	if w := m.workers[t.Worker]; w != nil {
 		v.WorkerName = w.Name
@@ -240,14 +241,14 @@ func (m *Manager) taskView(r *Run, t *Task) TaskView {
 }
 
 // ListTasks returns the tasks of the calling pane's run.
-func (m *Manager) ListTasks(ctx context.Context, req IDRequest) ([]TaskView, error) {
+func (m *Manager) ListTasks(ctx context.Context, req api.IDRequest) ([]api.TaskView, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r := m.paneRun(req.Pane, req.ID)
 	if r == nil {
-		return nil, errorf(KindNotFound, "st task create NAME --task FILE --agent A makes one", "this pane has no run, so no tasks")
+		return nil, errorf(api.KindNotFound, "st task create NAME --task FILE --agent A makes one", "this pane has no run, so no tasks")
 	}
-	out := []TaskView{}
+	out := []api.TaskView{}
 	for _, t := range r.Tasks {
 		out = append(out, m.taskView(r, t))
 	}
@@ -257,23 +258,23 @@ func (m *Manager) ListTasks(ctx context.Context, req IDRequest) ([]TaskView, err
 
 // CancelTask cancels a task that has not finished. A running task's
 // worker goes on; st worker stop closes it.
-func (m *Manager) CancelTask(ctx context.Context, req IDRequest) (*TaskView, error) {
+func (m *Manager) CancelTask(ctx context.Context, req api.IDRequest) (*api.TaskView, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r := m.paneRun(req.Pane, "")
-	var t *Task
+	var t *api.Task
 	if r != nil {
 		t = runTask(r, req.ID)
 	}
 	if t == nil {
-		return nil, errorf(KindNotFound, "st task list shows this run's tasks", "there is no task %q in this pane's run", req.ID)
+		return nil, errorf(api.KindNotFound, "st task list shows this run's tasks", "there is no task %q in this pane's run", req.ID)
 	}
 	switch t.State {
-	case TaskDone, TaskFailed, TaskCancelled:
-		return nil, errorf(KindConflict, "", "task %q is already %s", t.Name, t.State)
+	case api.TaskDone, api.TaskFailed, api.TaskCancelled:
+		return nil, errorf(api.KindConflict, "", "task %q is already %s", t.Name, t.State)
 	}
 	old := copyTasks(r.Tasks)
-	t.State, t.Since = TaskCancelled, m.cfg.Now()
+	t.State, t.Since = api.TaskCancelled, m.cfg.Now()
 	if t.Worker != "" {
 		t.Reason = "cancelled; its worker " + t.Worker + " goes on (st worker stop " + t.Worker + " --yes closes it)"
 	} else {

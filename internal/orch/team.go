@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/tmux"
 	"github.com/sophonz/st/internal/worktree"
 )
@@ -54,7 +55,7 @@ func (m *Manager) chainDepth(pane string) (int, []string) {
 
 // teamOf returns the run that pane leads with live workers, or nil.
 // Called with m.mu held.
-func (m *Manager) teamOf(pane string) *Run {
+func (m *Manager) teamOf(pane string) *api.Run {
 	r := m.currentRun(pane)
 	if r == nil {
 		return nil
@@ -69,7 +70,7 @@ func (m *Manager) teamOf(pane string) *Run {
 
 // teamSize counts the live workers of run r, teams below included.
 // Called with m.mu held.
-func (m *Manager) teamSize(r *Run, seen map[string]bool) int {
+func (m *Manager) teamSize(r *api.Run, seen map[string]bool) int {
 	if r == nil || seen[r.ID] {
 		return 0
 	}
@@ -121,7 +122,7 @@ func (m *Manager) checkChain(caller string, sub int, what string) error {
 	d, path := m.chainDepth(caller)
 	if d+1+sub > MaxChain {
 		chain := strings.Join(path, " → ") + " → " + what
-		return errorf(KindDepth, "hand this part to a coordinator higher up, or do it in this pane",
+		return errorf(api.KindDepth, "hand this part to a coordinator higher up, or do it in this pane",
 			"refused: the whole chain would be %d levels deep from the top coordinator (%s); the limit is %d", d+1+sub, chain, MaxChain)
 	}
 	return nil
@@ -148,7 +149,7 @@ func (m *Manager) agentKind(p tmux.Pane) string {
 // (mate: its pane is split off its lead's window, whose name is the
 // lead's), else its window's; made unique in the run with -2, -3...
 // Called with m.mu held.
-func adoptedName(r *Run, tp tmux.Pane, mate string) string {
+func adoptedName(r *api.Run, tp tmux.Pane, mate string) string {
 	name := tp.StName
 	if name == "" || !ValidName(name) {
 		name = mate
@@ -174,13 +175,13 @@ func adoptedName(r *Run, tp tmux.Pane, mate string) string {
 // adoptedWorker is the record of the agent in pane tp as the worker of
 // parent at level, as it is now: working if its turn runs. Called with
 // m.mu held.
-func (m *Manager) adoptedWorker(tp tmux.Pane, name, kind, parent string, level int, team *Run) *Worker {
+func (m *Manager) adoptedWorker(tp tmux.Pane, name, kind, parent string, level int, team *api.Run) *api.Worker {
 	now := m.cfg.Now()
-	st := Idle
+	st := api.Idle
 	if _, inTurn := m.facts.agentIn(tp.ID); inTurn {
-		st = Working
+		st = api.Working
 	}
-	w := &Worker{ID: tp.ID, Name: name, Agent: kind, Parent: parent, Level: level, State: st, Since: now,
+	w := &api.Worker{ID: tp.ID, Name: name, Agent: kind, Parent: parent, Level: level, State: st, Since: now,
 		Cwd: tp.Path, Window: tp.WindowID, Session: tp.SessionID, StartedAt: now, Adopted: true}
 	if team != nil {
 		w.TeamRun = team.ID
@@ -193,7 +194,7 @@ func (m *Manager) adoptedWorker(tp tmux.Pane, name, kind, parent string, level i
 // Called with m.mu held, which the options are set under too: the
 // watcher checks the panes' options, and must not see the old ones on
 // an adopted pane.
-func (m *Manager) enrol(ctx context.Context, r *Run, w *Worker, also map[string]map[string]string, unset ...string) error {
+func (m *Manager) enrol(ctx context.Context, r *api.Run, w *api.Worker, also map[string]map[string]string, unset ...string) error {
 	m.addWorker(r, w)
 	if err := m.save(r); err != nil {
 		m.removeWorker(w)
@@ -224,14 +225,14 @@ func (m *Manager) enrol(ctx context.Context, r *Run, w *Worker, also map[string]
 // pane's worker. Nothing is typed into it; its conversation stays as it
 // is. An agent that leads workers of its own comes in as a team: it keeps
 // its own run, and counts as one worker here.
-func (m *Manager) Adopt(ctx context.Context, req IDRequest) (*WorkerView, error) {
+func (m *Manager) Adopt(ctx context.Context, req api.IDRequest) (*api.WorkerView, error) {
 	return m.adopt(ctx, req, false)
 }
 
 // adopt is Adopt; byPerson marks a person's drop in the web UI (which may
 // adopt a teammate). The machines with workers below the adopted agent
 // are told how deep the chain above them is now, before it returns.
-func (m *Manager) adopt(ctx context.Context, req IDRequest, byPerson bool) (*WorkerView, error) {
+func (m *Manager) adopt(ctx context.Context, req api.IDRequest, byPerson bool) (*api.WorkerView, error) {
 	v, err := m.adoptHere(ctx, req, byPerson)
 	if err == nil {
 		m.tellDepths(ctx)
@@ -239,10 +240,10 @@ func (m *Manager) adopt(ctx context.Context, req IDRequest, byPerson bool) (*Wor
 	return v, err
 }
 
-func (m *Manager) adoptHere(ctx context.Context, req IDRequest, byPerson bool) (*WorkerView, error) {
+func (m *Manager) adoptHere(ctx context.Context, req api.IDRequest, byPerson bool) (*api.WorkerView, error) {
 	if isRemotePane(req.ID) {
 		if len(req.Owns) > 0 {
-			return nil, errorf(KindRemote, "leave --owns out: the worker on that machine keeps that machine's rules",
+			return nil, errorf(api.KindRemote, "leave --owns out: the worker on that machine keeps that machine's rules",
 				"refused: --owns is only for workers on this machine, and %s is on another machine", req.ID)
 		}
 		return m.remoteAdopt(ctx, req)
@@ -253,10 +254,10 @@ func (m *Manager) adoptHere(ctx context.Context, req IDRequest, byPerson bool) (
 	}
 	tp, err := m.cfg.Tmux.Find(ctx, req.ID)
 	if err != nil {
-		return nil, errorf(KindNotFound, "st ls shows the panes and their agents", "there is no pane %q: %v", req.ID, err)
+		return nil, errorf(api.KindNotFound, "st ls shows the panes and their agents", "there is no pane %q: %v", req.ID, err)
 	}
 	if tp.ID == p.ID {
-		return nil, errorf(KindUsage, "", "a pane cannot adopt itself")
+		return nil, errorf(api.KindUsage, "", "a pane cannot adopt itself")
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -291,21 +292,21 @@ func (m *Manager) adoptHere(ctx context.Context, req IDRequest, byPerson bool) (
 // adopter in its chain. Called with m.mu held.
 func (m *Manager) checkAdopt(p, tp tmux.Pane, byPerson bool) error {
 	if w := m.workers[tp.ID]; w != nil && w.State.Live() {
-		return errorf(KindConflict, fmt.Sprintf("release it first: st worker release %s (run from %s)", tp.ID, w.Parent),
+		return errorf(api.KindConflict, fmt.Sprintf("release it first: st worker release %s (run from %s)", tp.ID, w.Parent),
 			"refused: %s is already a worker of %s (run %s)", tp.ID, w.Parent, m.runOf[tp.ID].ID)
 	}
 	if err := m.facts.refuseTeammate(tp.ID, byPerson); err != nil {
 		return err
 	}
 	if m.agentKind(tp) == "" {
-		return errorf(KindNotFound, "start an agent there first, and check st hooks status",
+		return errorf(api.KindNotFound, "start an agent there first, and check st hooks status",
 			"st has seen no agent in %s (no hook came from it, and it runs %q)", tp.ID, tp.Command)
 	}
 	// Adopting one of your own ancestors would make a loop.
 	_, path := m.chainDepth(p.ID)
 	for _, a := range path {
 		if a == tp.ID {
-			return errorf(KindUsage, "", "refused: %s is above this pane in its chain (%s), so adopting it would make a loop", tp.ID, strings.Join(path, " → "))
+			return errorf(api.KindUsage, "", "refused: %s is above this pane in its chain (%s), so adopting it would make a loop", tp.ID, strings.Join(path, " → "))
 		}
 	}
 	return nil
@@ -313,7 +314,7 @@ func (m *Manager) checkAdopt(p, tp tmux.Pane, byPerson bool) error {
 
 // adoptInto makes the record of the agent in tp as a worker of p in run
 // r: its team, its depth checked, its scope. Called with m.mu held.
-func (m *Manager) adoptInto(ctx context.Context, r *Run, level int, p, tp tmux.Pane, owns []string) (*Worker, []string, error) {
+func (m *Manager) adoptInto(ctx context.Context, r *api.Run, level int, p, tp tmux.Pane, owns []string) (*api.Worker, []string, error) {
 	team := m.teamOf(tp.ID)
 	sub := m.subtreeDepth(tp.ID, map[string]bool{})
 	what := tp.ID
@@ -323,12 +324,12 @@ func (m *Manager) adoptInto(ctx context.Context, r *Run, level int, p, tp tmux.P
 	if err := m.checkChain(p.ID, sub, what); err != nil {
 		return nil, nil, err
 	}
-	var scope *Scope
+	var scope *api.Scope
 	var notes []string
 	if len(owns) > 0 {
 		repo, err := worktree.Open(tp.Path)
 		if err != nil {
-			return nil, nil, errorf(KindUsage, "leave --owns out, or adopt an agent that works in a git repository",
+			return nil, nil, errorf(api.KindUsage, "leave --owns out, or adopt an agent that works in a git repository",
 				"--owns needs a git repository (scopes are relative to its root): %v", err)
 		}
 		if scope, notes, err = m.scopeLocked(owns, repo, r); err != nil {
@@ -342,6 +343,6 @@ func (m *Manager) adoptInto(ctx context.Context, r *Run, level int, p, tp tmux.P
 
 // AdoptDropped is Adopt for a person who dropped an agent's card on a
 // coordinator's in the web UI: a teammate may be adopted that way.
-func (m *Manager) AdoptDropped(ctx context.Context, req IDRequest) (*WorkerView, error) {
+func (m *Manager) AdoptDropped(ctx context.Context, req api.IDRequest) (*api.WorkerView, error) {
 	return m.adopt(ctx, req, true)
 }

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/api"
 )
 
 // team is a Claude agent team st has heard of.
@@ -42,7 +43,7 @@ type team struct {
 // mate is a teammate as st keeps it: what it shows, and what it needs to
 // follow it.
 type mate struct {
-	Teammate
+	api.Teammate
 	// agentID is what an in-process teammate's hooks carry as agent_id.
 	agentID string
 	// heard is when st last heard of it, so that a list of panes made
@@ -94,7 +95,7 @@ func (f *paneFacts) member(t *team, name string) *mate {
 			return nil
 		}
 		now := f.now()
-		mt = &mate{Teammate: Teammate{Name: name, Team: t.name, State: mateWorking, Since: now, Started: now}, heard: now}
+		mt = &mate{Teammate: api.Teammate{Name: name, Team: t.name, State: mateWorking, Since: now, Started: now}, heard: now}
 		t.members[name] = mt
 	}
 	return mt
@@ -382,11 +383,11 @@ func (f *paneFacts) subagent(pane, id, typ string, done bool, now time.Time) {
 		return
 	}
 	if pi.subagents == nil {
-		pi.subagents = map[string]*Subagent{}
+		pi.subagents = map[string]*api.Subagent{}
 	}
 	s := pi.subagents[id]
 	if s == nil {
-		s = &Subagent{ID: id, Type: typ, Started: now, Since: now}
+		s = &api.Subagent{ID: id, Type: typ, Started: now, Since: now}
 		pi.subagents[id] = s
 		f.trimSubagents(pi)
 	}
@@ -404,7 +405,7 @@ func (f *paneFacts) subagent(pane, id, typ string, done bool, now time.Time) {
 
 // trimSubagents keeps the newest few finished subagents of a pane.
 func (f *paneFacts) trimSubagents(pi *paneInfo) {
-	var done []*Subagent
+	var done []*api.Subagent
 	for _, s := range pi.subagents {
 		if s.State == subDone {
 			done = append(done, s)

@@ -1,6 +1,9 @@
 package orch
 
-import "sort"
+import (
+	"github.com/sophonz/st/internal/api"
+	"sort"
+)
 
 // What st shows of Claude's agent teams and subagents (teammates.go
 // keeps them): the teammates and subagents under each lead, and which
@@ -15,14 +18,14 @@ func (f *paneFacts) known(pane string) bool {
 // teammatesOf lists the teammates of the teams led from pane, oldest
 // first. One that became an st worker (a person dropped it on a
 // coordinator) is left out. Called with m.mu held.
-func (f *paneFacts) teammatesOf(pane string) []Teammate {
+func (f *paneFacts) teammatesOf(pane string) []api.Teammate {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.teammatesOfLocked(pane)
 }
 
-func (f *paneFacts) teammatesOfLocked(pane string) []Teammate {
-	var out []Teammate
+func (f *paneFacts) teammatesOfLocked(pane string) []api.Teammate {
+	var out []api.Teammate
 	for _, t := range f.ledBy(pane) {
 		for _, mt := range t.members {
 			if _, live := f.worker(mt.Pane); mt.Pane != "" && live {
@@ -43,18 +46,18 @@ func (f *paneFacts) teammatesOfLocked(pane string) []Teammate {
 }
 
 // subagentsOf lists the subagents of pane's agent, oldest first.
-func (f *paneFacts) subagentsOf(pane string) []Subagent {
+func (f *paneFacts) subagentsOf(pane string) []api.Subagent {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.subagentsOfLocked(pane)
 }
 
-func (f *paneFacts) subagentsOfLocked(pane string) []Subagent {
+func (f *paneFacts) subagentsOfLocked(pane string) []api.Subagent {
 	pi := f.panes[pane]
 	if pi == nil {
 		return nil
 	}
-	var out []Subagent
+	var out []api.Subagent
 	for _, s := range pi.subagents {
 		v := *s
 		v.For = roundDur(f.now().Sub(v.Since))
@@ -97,7 +100,7 @@ func (f *paneFacts) refuseTeammate(pane string, byPerson bool) error {
 		return nil
 	}
 	t, mt := f.mateByPane(pane)
-	return errorf(KindConflict, "leave it to its lead; a person who wants it as a worker drops its card on a coordinator in st web",
+	return errorf(api.KindConflict, "leave it to its lead; a person who wants it as a worker drops its card on a coordinator in st web",
 		"refused: %s is teammate %s of %s's Claude agent team (%s), not an agent of its own", pane, mt.Name, f.leadOf(t), t.name)
 }
 

@@ -9,9 +9,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/sophonz/st/internal/api"
-
 	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/worktree"
 )
 
@@ -20,14 +19,14 @@ import (
 // person, and an undo for the worktree. Called without m.mu held.
 // scopeLocked checks the globs of --owns and that they overlap no other
 // scoped worker of run. Called with m.mu held.
-func (m *Manager) scopeLocked(owns []string, repo *worktree.Repo, run *Run) (*Scope, []string, error) {
+func (m *Manager) scopeLocked(owns []string, repo *worktree.Repo, run *api.Run) (*api.Scope, []string, error) {
 	for _, g := range owns {
 		if err := worktree.ValidGlob(g); err != nil {
-			return nil, nil, errorf(KindUsage, "write globs relative to the repository root, e.g. --owns 'src/**'", "--owns %q: %v", g, err)
+			return nil, nil, errorf(api.KindUsage, "write globs relative to the repository root, e.g. --owns 'src/**'", "--owns %q: %v", g, err)
 		}
 	}
 	var notes []string
-	scope := &Scope{Globs: owns, Root: repo.Root}
+	scope := &api.Scope{Globs: owns, Root: repo.Root}
 	files, _ := repo.Files()
 	for _, g := range worktree.Scope(owns).Unmatched(files) {
 		notes = append(notes, fmt.Sprintf("--owns %q matches no file yet (allowed: the worker may create them)", g))
@@ -37,7 +36,7 @@ func (m *Manager) scopeLocked(owns []string, repo *worktree.Repo, run *Run) (*Sc
 			continue
 		}
 		if ex, ok := worktree.Overlap(worktree.Scope(o.Scope.Globs), worktree.Scope(scope.Globs), files); ok {
-			return nil, nil, errorf(KindConflict, "give each worker its own part of the tree, or wait for "+o.Name+" to finish",
+			return nil, nil, errorf(api.KindConflict, "give each worker its own part of the tree, or wait for "+o.Name+" to finish",
 				"refused: --owns %s overlaps what worker %s (%s) owns (%s), e.g. %s",
 				strings.Join(owns, " "), o.Name, o.ID, strings.Join(o.Scope.Globs, " "), ex)
 		}
@@ -45,7 +44,7 @@ func (m *Manager) scopeLocked(owns []string, repo *worktree.Repo, run *Run) (*Sc
 	return scope, notes, nil
 }
 
-func (m *Manager) prepareTree(req StartRequest, run *Run, name, cwd string) (string, *Scope, *WorktreeInfo, []string, func(), error) {
+func (m *Manager) prepareTree(req api.StartRequest, run *api.Run, name, cwd string) (string, *api.Scope, *api.WorktreeInfo, []string, func(), error) {
 	undo := func() {}
 	if len(req.Owns) == 0 && !req.Worktree {
 		return cwd, nil, nil, nil, undo, nil
@@ -56,11 +55,11 @@ func (m *Manager) prepareTree(req StartRequest, run *Run, name, cwd string) (str
 		if !req.Worktree {
 			flag = "--owns (scopes are relative to the repository root)"
 		}
-		return "", nil, nil, nil, undo, errorf(KindUsage, "run it in a git repository, or leave out "+strings.Fields(flag)[0],
+		return "", nil, nil, nil, undo, errorf(api.KindUsage, "run it in a git repository, or leave out "+strings.Fields(flag)[0],
 			"%s needs a git repository: %v", flag, err)
 	}
 	var notes []string
-	var scope *Scope
+	var scope *api.Scope
 	if len(req.Owns) > 0 {
 		m.mu.Lock()
 		scope, notes, err = m.scopeLocked(req.Owns, repo, run)
@@ -74,7 +73,7 @@ func (m *Manager) prepareTree(req StartRequest, run *Run, name, cwd string) (str
 	}
 	head, err := repo.Head()
 	if err != nil {
-		return "", nil, nil, nil, undo, errorf(KindUsage, "commit something first: the worktree starts from the current commit", "%v", err)
+		return "", nil, nil, nil, undo, errorf(api.KindUsage, "commit something first: the worktree starts from the current commit", "%v", err)
 	}
 	if dirty, _ := repo.Dirty(); len(dirty) > 0 {
 		notes = append(notes, fmt.Sprintf("the worktree starts from commit %s; your %d uncommitted change(s) in %s are not in it", short(head), len(dirty), repo.Root))
@@ -82,9 +81,9 @@ func (m *Manager) prepareTree(req StartRequest, run *Run, name, cwd string) (str
 	path := filepath.Join(m.cfg.Home, "worktrees", run.ID, name)
 	wt, err := repo.Add(path, worktree.BranchName(run.ID, name), head)
 	if err != nil {
-		return "", nil, nil, nil, undo, errorf(KindConflict, "pick another --name, or remove the old branch with git branch -D", "%v", err)
+		return "", nil, nil, nil, undo, errorf(api.KindConflict, "pick another --name, or remove the old branch with git branch -D", "%v", err)
 	}
-	info := &WorktreeInfo{Path: wt.Path, Branch: wt.Branch, Base: wt.Base, Root: repo.Root}
+	info := &api.WorktreeInfo{Path: wt.Path, Branch: wt.Branch, Base: wt.Base, Root: repo.Root}
 	undo = func() { repo.Remove(wt, true) }
 	// The worker works in the same folder of its own tree.
 	rel, _ := filepath.Rel(repo.Root, cwd)
@@ -103,7 +102,7 @@ func short(commit string) string {
 }
 
 // scopeRoot is the folder a worker's scope is relative to.
-func scopeRoot(w *Worker) string {
+func scopeRoot(w *api.Worker) string {
 	if w.Worktree != nil {
 		return w.Worktree.Path
 	}
@@ -115,7 +114,7 @@ func scopeRoot(w *Worker) string {
 
 // checkScope returns why a tool call of w would change something outside
 // its scope, or "". cwd is the agent's folder.
-func checkScope(w *Worker, ev agent.Event) string {
+func checkScope(w *api.Worker, ev agent.Event) string {
 	if w == nil || w.Scope == nil || !ev.Before {
 		return ""
 	}
@@ -163,19 +162,19 @@ func checkScope(w *Worker, ev agent.Event) string {
 		strings.Join(w.Scope.Globs, " "), root, strings.Join(bad, ", "))
 }
 
-func (m *Manager) treeWorker(req IDRequest, what string) (*Worker, error) {
+func (m *Manager) treeWorker(req api.IDRequest, what string) (*api.Worker, error) {
 	w, err := m.resolve(req.Pane, req.ID)
 	if err != nil {
 		return nil, err
 	}
 	if w.Worktree == nil {
-		return nil, errorf(KindUsage, "start workers with --worktree to "+what+" them", "worker %s (%s) has no worktree of its own", w.Name, w.ID)
+		return nil, errorf(api.KindUsage, "start workers with --worktree to "+what+" them", "worker %s (%s) has no worktree of its own", w.Name, w.ID)
 	}
 	return w, nil
 }
 
 // Diff shows a worktree worker's changes against the commit it started from.
-func (m *Manager) Diff(ctx context.Context, req IDRequest) (*DiffResult, error) {
+func (m *Manager) Diff(ctx context.Context, req api.IDRequest) (*api.DiffResult, error) {
 	if isRemotePane(req.ID) {
 		return nil, notAcrossMachines("st worker diff")
 	}
@@ -190,13 +189,13 @@ func (m *Manager) Diff(ctx context.Context, req IDRequest) (*DiffResult, error) 
 	m.mu.Unlock()
 	changes, err := wt.Changes()
 	if err != nil {
-		return nil, errorf(KindInternal, "", "%v", err)
+		return nil, errorf(api.KindInternal, "", "%v", err)
 	}
 	diff, err := wt.Diff()
 	if err != nil {
-		return nil, errorf(KindInternal, "", "%v", err)
+		return nil, errorf(api.KindInternal, "", "%v", err)
 	}
-	res := &DiffResult{Worker: v, Changes: apiChanges(changes), Diff: diff}
+	res := &api.DiffResult{Worker: v, Changes: apiChanges(changes), Diff: diff}
 	if w.Scope != nil {
 		res.Outside = worktree.Outside(worktree.Scope(w.Scope.Globs), changes)
 	}
@@ -204,7 +203,7 @@ func (m *Manager) Diff(ctx context.Context, req IDRequest) (*DiffResult, error) 
 }
 
 // Merge brings a done worktree worker's branch into the checkout it came from.
-func (m *Manager) Merge(ctx context.Context, req IDRequest) (*MergeResult, error) {
+func (m *Manager) Merge(ctx context.Context, req api.IDRequest) (*api.MergeResult, error) {
 	if isRemotePane(req.ID) {
 		return nil, notAcrossMachines("st worker merge")
 	}
@@ -214,14 +213,14 @@ func (m *Manager) Merge(ctx context.Context, req IDRequest) (*MergeResult, error
 		m.mu.Unlock()
 		return nil, err
 	}
-	if w.State != Done {
+	if w.State != api.Done {
 		m.mu.Unlock()
-		return nil, errorf(KindConflict, "st worker wait "+w.Name+", then merge it once it is done",
+		return nil, errorf(api.KindConflict, "st worker wait "+w.Name+", then merge it once it is done",
 			"refused: worker %s (%s) is %s; merge a worker once it has reported done", w.Name, w.ID, w.State)
 	}
 	if w.Worktree.Merged {
 		m.mu.Unlock()
-		return nil, errorf(KindConflict, "", "worker %s (%s) is merged already", w.Name, w.ID)
+		return nil, errorf(api.KindConflict, "", "worker %s (%s) is merged already", w.Name, w.ID)
 	}
 	info := *w.Worktree
 	scope := w.Scope
@@ -230,15 +229,15 @@ func (m *Manager) Merge(ctx context.Context, req IDRequest) (*MergeResult, error
 
 	wt := treeOf(&info)
 	if _, err := wt.CommitAll(fmt.Sprintf("st: work of worker %s (%s)", name, id)); err != nil {
-		return nil, errorf(KindInternal, "look at the worktree "+wt.Path, "commit what %s left in its worktree: %v", name, err)
+		return nil, errorf(api.KindInternal, "look at the worktree "+wt.Path, "commit what %s left in its worktree: %v", name, err)
 	}
 	changes, err := wt.Changes()
 	if err != nil {
-		return nil, errorf(KindInternal, "", "%v", err)
+		return nil, errorf(api.KindInternal, "", "%v", err)
 	}
 	if scope != nil {
 		if out := worktree.Outside(worktree.Scope(scope.Globs), changes); len(out) > 0 {
-			return nil, errorf(KindConflict, "look with st worker diff "+name+"; merge by hand (git merge "+wt.Branch+") if you accept them",
+			return nil, errorf(api.KindConflict, "look with st worker diff "+name+"; merge by hand (git merge "+wt.Branch+") if you accept them",
 				"refused: worker %s changed files outside its scope (%s): %s", name, strings.Join(scope.Globs, " "), strings.Join(out, ", "))
 		}
 	}
@@ -249,25 +248,25 @@ func (m *Manager) Merge(ctx context.Context, req IDRequest) (*MergeResult, error
 		var ce *worktree.ConflictError
 		switch {
 		case errors.As(err, &de):
-			return nil, errorf(KindConflict, "commit or stash those changes, then merge again", "refused: %v", err)
+			return nil, errorf(api.KindConflict, "commit or stash those changes, then merge again", "refused: %v", err)
 		case errors.As(err, &ce):
-			return nil, errorf(KindConflict, fmt.Sprintf("merge it yourself (git merge %s), or ask the worker to rebase onto your commit", wt.Branch),
+			return nil, errorf(api.KindConflict, fmt.Sprintf("merge it yourself (git merge %s), or ask the worker to rebase onto your commit", wt.Branch),
 				"the merge of %s stopped at a conflict in %s; your checkout is as it was", name, strings.Join(ce.Files, ", "))
 		}
-		return nil, errorf(KindInternal, "", "%v", err)
+		return nil, errorf(api.KindInternal, "", "%v", err)
 	}
 	m.mu.Lock()
 	w.Worktree.Merged = true
 	c := m.newChange()
 	c.touch(m.runOf[w.ID])
-	res := &MergeResult{Worker: m.view(w), Commit: mr.Commit, Files: mr.Files}
+	res := &api.MergeResult{Worker: m.view(w), Commit: mr.Commit, Files: mr.Files}
 	m.settleUnlock(c)
 	return res, nil
 }
 
 // Pick merges the chosen try of a fan and removes the others: their
 // windows, worktrees and branches.
-func (m *Manager) Pick(ctx context.Context, req IDRequest) (*MergeResult, error) {
+func (m *Manager) Pick(ctx context.Context, req api.IDRequest) (*api.MergeResult, error) {
 	if isRemotePane(req.ID) {
 		return nil, notAcrossMachines("st worker pick")
 	}
@@ -279,9 +278,9 @@ func (m *Manager) Pick(ctx context.Context, req IDRequest) (*MergeResult, error)
 	}
 	if w.Fan == "" {
 		m.mu.Unlock()
-		return nil, errorf(KindUsage, "st worker merge "+w.Name+" merges a single worker", "worker %s (%s) is not one of several tries (--fan)", w.Name, w.ID)
+		return nil, errorf(api.KindUsage, "st worker merge "+w.Name+" merges a single worker", "worker %s (%s) is not one of several tries (--fan)", w.Name, w.ID)
 	}
-	var others []*Worker
+	var others []*api.Worker
 	for _, o := range m.runOf[w.ID].Workers {
 		if o != w && o.Fan == w.Fan && o.Worktree != nil && !o.Worktree.Merged {
 			others = append(others, o)
@@ -302,7 +301,7 @@ func (m *Manager) Pick(ctx context.Context, req IDRequest) (*MergeResult, error)
 		}
 		m.mu.Lock()
 		c := m.newChange()
-		c.setState(o, Gone)
+		c.setState(o, api.Gone)
 		o.Worktree.Path = ""
 		c.touch(m.runOf[o.ID])
 		m.settleUnlock(c)
@@ -314,9 +313,9 @@ func (m *Manager) Pick(ctx context.Context, req IDRequest) (*MergeResult, error)
 
 // Fan starts n tries of one task, NAME-1 to NAME-N, each in its own
 // worktree, at once.
-func (m *Manager) Fan(ctx context.Context, req StartRequest) ([]WorkerView, error) {
+func (m *Manager) Fan(ctx context.Context, req api.StartRequest) ([]api.WorkerView, error) {
 	if req.Fan < 2 || req.Fan > 10 {
-		return nil, errorf(KindUsage, "--fan 2 to --fan 10", "--fan takes 2 to 10 tries, not %d", req.Fan)
+		return nil, errorf(api.KindUsage, "--fan 2 to --fan 10", "--fan takes 2 to 10 tries, not %d", req.Fan)
 	}
 	base := req.Name
 	if base == "" {
@@ -324,7 +323,7 @@ func (m *Manager) Fan(ctx context.Context, req StartRequest) ([]WorkerView, erro
 	}
 	type res struct {
 		i   int
-		v   *WorkerView
+		v   *api.WorkerView
 		err error
 	}
 	ch := make(chan res, req.Fan)
@@ -337,7 +336,7 @@ func (m *Manager) Fan(ctx context.Context, req StartRequest) ([]WorkerView, erro
 			ch <- res{i, v, err}
 		}(i)
 	}
-	out := make([]WorkerView, req.Fan)
+	out := make([]api.WorkerView, req.Fan)
 	var errs []string
 	for i := 0; i < req.Fan; i++ {
 		x := <-ch
@@ -348,13 +347,13 @@ func (m *Manager) Fan(ctx context.Context, req StartRequest) ([]WorkerView, erro
 		out[x.i-1] = *x.v
 	}
 	if len(errs) > 0 {
-		return out, errorf(KindInternal, "st worker list shows the tries that started", "%d of %d tries did not start:\n%s", len(errs), req.Fan, strings.Join(errs, "\n"))
+		return out, errorf(api.KindInternal, "st worker list shows the tries that started", "%d of %d tries did not start:\n%s", len(errs), req.Fan, strings.Join(errs, "\n"))
 	}
 	return out, nil
 }
 
 // treeOf is the git worktree a worker's record names.
-func treeOf(wi *WorktreeInfo) worktree.Worktree {
+func treeOf(wi *api.WorktreeInfo) worktree.Worktree {
 	return worktree.Worktree{Path: wi.Path, Branch: wi.Branch, Base: wi.Base}
 }
 

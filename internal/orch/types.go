@@ -6,10 +6,11 @@ package orch
 
 import (
 	"fmt"
+	"github.com/sophonz/st/internal/api"
 	"strings"
 )
 
-func runTask(r *Run, name string) *Task {
+func runTask(r *api.Run, name string) *api.Task {
 	for _, t := range r.Tasks {
 		if t.Name == name {
 			return t
@@ -18,7 +19,7 @@ func runTask(r *Run, name string) *Task {
 	return nil
 }
 
-func runWorker(r *Run, id string) *Worker {
+func runWorker(r *api.Run, id string) *api.Worker {
 	for _, w := range r.Workers {
 		if w.ID == id {
 			return w
@@ -27,8 +28,8 @@ func runWorker(r *Run, id string) *Worker {
 	return nil
 }
 
-func errorf(kind, hint, format string, args ...any) *Error {
-	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...), Hint: hint}
+func errorf(kind, hint, format string, args ...any) *api.Error {
+	return &api.Error{Kind: kind, Message: fmt.Sprintf(format, args...), Hint: hint}
 }
 
 // MaxLevel is how deep workers may go below their run's coordinator.

@@ -1,25 +1,28 @@
 package orch
 
-import "context"
+import (
+	"context"
+	"github.com/sophonz/st/internal/api"
+)
 
 // Views: what st shows of runs and workers (st orch show, the lists).
 
 // Show returns a run: by id, or the one the calling pane coordinates or works in.
-func (m *Manager) Show(ctx context.Context, pane, id string) (*RunView, error) {
+func (m *Manager) Show(ctx context.Context, pane, id string) (*api.RunView, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var r *Run
+	var r *api.Run
 	if id != "" {
 		r = m.runs[id]
 		if r == nil {
-			return nil, errorf(KindNotFound, "st orch show with no id shows this pane's run; st status lists the runs", "there is no run %q", id)
+			return nil, errorf(api.KindNotFound, "st orch show with no id shows this pane's run; st status lists the runs", "there is no run %q", id)
 		}
 	} else {
 		if r = m.paneRun(pane, ""); r == nil {
-			return nil, errorf(KindNotFound, "st orch start --objective TEXT makes one", "this pane has no run")
+			return nil, errorf(api.KindNotFound, "st orch start --objective TEXT makes one", "this pane has no run")
 		}
 	}
-	v := &RunView{Run: *r, Teammates: m.facts.teammatesOf(r.Coordinator), Subagents: m.facts.subagentsOf(r.Coordinator)}
+	v := &api.RunView{Run: *r, Teammates: m.facts.teammatesOf(r.Coordinator), Subagents: m.facts.subagentsOf(r.Coordinator)}
 	for _, w := range r.Workers {
 		v.Views = append(v.Views, m.view(w))
 	}
@@ -27,8 +30,8 @@ func (m *Manager) Show(ctx context.Context, pane, id string) (*RunView, error) {
 	return v, nil
 }
 
-func (m *Manager) view(w *Worker) WorkerView {
-	v := WorkerView{Worker: *w, For: roundDur(m.cfg.Now().Sub(w.Since))}
+func (m *Manager) view(w *api.Worker) api.WorkerView {
+	v := api.WorkerView{Worker: *w, For: roundDur(m.cfg.Now().Sub(w.Since))}
 	if r := m.runOf[w.ID]; r != nil {
 		v.Run = r.ID
 	}

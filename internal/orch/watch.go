@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/tmux"
 )
 
@@ -119,7 +120,7 @@ func (m *Manager) serverGone(ctx context.Context, at time.Time) {
 		} else {
 			w.Error = "the tmux server went down before st had a picture of it to bring back"
 		}
-		c.setState(w, Gone)
+		c.setState(w, api.Gone)
 	}
 	if gone > 0 {
 		m.logf("%d workers are gone with the tmux server", gone)
@@ -186,7 +187,7 @@ func (m *Manager) reconcilePanes(panes []tmux.Pane, listed time.Time, seq int) {
 		r := m.runOf[id]
 		p, ok := have[id]
 		if !ok || p.StRun != r.ID || p.Dead {
-			c.setState(w, Gone)
+			c.setState(w, api.Gone)
 		}
 	}
 	for _, p := range panes {
@@ -232,7 +233,7 @@ func (m *Manager) checkQuietTurns(ctx context.Context) {
 	m.mu.Lock()
 	cs := m.facts.quietTurns(quietAfter, func(pane string) bool {
 		w := m.workers[pane]
-		return w == nil || w.State == Working
+		return w == nil || w.State == api.Working
 	})
 	m.mu.Unlock()
 	for pane, kind := range cs {
@@ -251,8 +252,8 @@ func (m *Manager) checkQuietTurns(ctx context.Context) {
 		m.logf("%s: no hook for %s and no turn on its screen: its turn was interrupted", pane, silent.Round(time.Millisecond))
 		m.mu.Lock()
 		c := m.newChange()
-		if w := m.workers[pane]; w != nil && w.State == Working {
-			c.setState(w, Idle)
+		if w := m.workers[pane]; w != nil && w.State == api.Working {
+			c.setState(w, api.Idle)
 		}
 		c.kicks = append(c.kicks, pane)
 		m.settleUnlock(c)

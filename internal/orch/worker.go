@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/plain"
 	"github.com/sophonz/st/internal/tmux"
 	"github.com/sophonz/st/internal/worktree"
@@ -14,7 +15,7 @@ import (
 
 // List returns the calling pane's workers, or with all every worker.
 // It looks at tmux first, so a pane that just closed shows as such.
-func (m *Manager) List(ctx context.Context, req IDRequest) ([]WorkerView, error) {
+func (m *Manager) List(ctx context.Context, req api.IDRequest) ([]api.WorkerView, error) {
 	m.reconcile(ctx)
 	out := m.listViews(req)
 	// Workers here of coordinators on other machines: ask those machines
@@ -23,10 +24,10 @@ func (m *Manager) List(ctx context.Context, req IDRequest) ([]WorkerView, error)
 	return out, nil
 }
 
-func (m *Manager) listViews(req IDRequest) []WorkerView {
+func (m *Manager) listViews(req api.IDRequest) []api.WorkerView {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []WorkerView
+	var out []api.WorkerView
 	for _, w := range m.workers {
 		if req.All || w.Parent == req.Pane {
 			if !req.All && !w.State.Live() && w.Told {
@@ -41,12 +42,12 @@ func (m *Manager) listViews(req IDRequest) []WorkerView {
 }
 
 // Send types a line into a worker, under the same delivery rules as its task.
-func (m *Manager) Send(ctx context.Context, req IDRequest) (*WorkerView, error) {
+func (m *Manager) Send(ctx context.Context, req api.IDRequest) (*api.WorkerView, error) {
 	if isRemotePane(req.ID) {
 		return m.remoteOp(ctx, "send", req)
 	}
 	if strings.TrimSpace(req.Text) == "" {
-		return nil, errorf(KindUsage, `st worker send ID "TEXT"`, "nothing to send")
+		return nil, errorf(api.KindUsage, `st worker send ID "TEXT"`, "nothing to send")
 	}
 	if err := checkLine(req.Text); err != nil {
 		return nil, err
@@ -59,7 +60,7 @@ func (m *Manager) Send(ctx context.Context, req IDRequest) (*WorkerView, error) 
 	}
 	if !w.State.Live() {
 		m.mu.Unlock()
-		return nil, errorf(KindConflict, "st worker list shows which workers are alive", "worker %s (%s) is %s", w.ID, w.Name, w.State)
+		return nil, errorf(api.KindConflict, "st worker list shows which workers are alive", "worker %s (%s) is %s", w.ID, w.Name, w.State)
 	}
 	ad, _ := agent.Lookup(w.Agent)
 	id := w.ID
@@ -80,7 +81,7 @@ func (m *Manager) Send(ctx context.Context, req IDRequest) (*WorkerView, error) 
 // C1 controls included, and bytes that are not UTF-8 (plain.Text).
 func checkText(what, s string) error {
 	if err := plain.Text(s); err != nil {
-		return errorf(KindUsage, "remove control characters and escape sequences from the "+what,
+		return errorf(api.KindUsage, "remove control characters and escape sequences from the "+what,
 			"the %s has %s, which would act on the terminal of whoever reads it", what, err.(*plain.Error).What())
 	}
 	return nil
@@ -93,21 +94,21 @@ func checkLine(s string) error {
 	if err := plain.Line(s); err != nil {
 		pe := err.(*plain.Error)
 		if pe.Break {
-			return errorf(KindUsage, "send one line; put longer text in a file and send its path", "the text has a line break, which would submit it early")
+			return errorf(api.KindUsage, "send one line; put longer text in a file and send its path", "the text has a line break, which would submit it early")
 		}
-		return errorf(KindUsage, "remove control characters from the text", "the text has %s, which an agent would take as a key", pe.What())
+		return errorf(api.KindUsage, "remove control characters from the text", "the text has %s, which an agent would take as a key", pe.What())
 	}
 	if strings.HasPrefix(s, "/") || strings.HasPrefix(s, "$") {
-		return errorf(KindUsage, "start the line with a word", "a line starting with %q opens the agent's command menu", s[:1])
+		return errorf(api.KindUsage, "start the line with a word", "a line starting with %q opens the agent's command menu", s[:1])
 	}
 	if len(s) >= 1000 {
-		return errorf(KindUsage, "put longer text in a file and send its path", "the text is %d characters; agents take a line under 1000", len(s))
+		return errorf(api.KindUsage, "put longer text in a file and send its path", "the text is %d characters; agents take a line under 1000", len(s))
 	}
 	return nil
 }
 
 // Stop closes a worker's pane.
-func (m *Manager) Stop(ctx context.Context, req IDRequest) (*WorkerView, error) {
+func (m *Manager) Stop(ctx context.Context, req api.IDRequest) (*api.WorkerView, error) {
 	if isRemotePane(req.ID) {
 		return m.remoteOp(ctx, "stop", req)
 	}
@@ -120,11 +121,11 @@ func (m *Manager) Stop(ctx context.Context, req IDRequest) (*WorkerView, error) 
 	id := w.ID
 	m.mu.Unlock()
 	if err := m.cfg.Tmux.KillPane(ctx, id); err != nil && !errors.Is(err, tmux.ErrNoPane) {
-		return nil, errorf(KindInternal, "", "%v", err)
+		return nil, errorf(api.KindInternal, "", "%v", err)
 	}
 	m.mu.Lock()
 	c := m.newChange()
-	c.setState(w, Gone)
+	c.setState(w, api.Gone)
 	c.touch(m.runOf[w.ID])
 	notes := removeMerged(w.Worktree)
 	v := m.view(w)
@@ -135,7 +136,7 @@ func (m *Manager) Stop(ctx context.Context, req IDRequest) (*WorkerView, error) 
 
 // removeMerged removes the worktree of a stopped worker when its work
 // was merged, and says what became of it.
-func removeMerged(wt *WorktreeInfo) []string {
+func removeMerged(wt *api.WorktreeInfo) []string {
 	var notes []string
 	if wt != nil && wt.Path != "" {
 		if wt.Merged {
@@ -156,12 +157,12 @@ func removeMerged(wt *WorktreeInfo) []string {
 }
 
 // Rename gives a worker a new name, in its run and on its window.
-func (m *Manager) Rename(ctx context.Context, req IDRequest) (*WorkerView, error) {
+func (m *Manager) Rename(ctx context.Context, req api.IDRequest) (*api.WorkerView, error) {
 	if isRemotePane(req.ID) {
 		return m.remoteOp(ctx, "rename", req)
 	}
 	if !ValidName(req.Text) {
-		return nil, errorf(KindUsage, "use letters, digits, '.', '_' and '-' (at most 40)", "the name %q has characters that tmux or a shell would misread", req.Text)
+		return nil, errorf(api.KindUsage, "use letters, digits, '.', '_' and '-' (at most 40)", "the name %q has characters that tmux or a shell would misread", req.Text)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -189,7 +190,7 @@ func (m *Manager) Rename(ctx context.Context, req IDRequest) (*WorkerView, error
 }
 
 // Release lets a worker go: it leaves its run, and is told so in one line.
-func (m *Manager) Release(ctx context.Context, req IDRequest) (*WorkerView, error) {
+func (m *Manager) Release(ctx context.Context, req api.IDRequest) (*api.WorkerView, error) {
 	if isRemotePane(req.ID) {
 		return m.remoteOp(ctx, "release", req)
 	}
@@ -223,10 +224,10 @@ func (m *Manager) Release(ctx context.Context, req IDRequest) (*WorkerView, erro
 }
 
 // Status counts runs and workers.
-func (m *Manager) Status() Status {
+func (m *Manager) Status() api.Status {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	s := Status{Runs: len(m.runs), Workers: len(m.workers), Problems: append([]string(nil), m.problems...), Waits: int(m.waits.Load())}
+	s := api.Status{Runs: len(m.runs), Workers: len(m.workers), Problems: append([]string(nil), m.problems...), Waits: int(m.waits.Load())}
 	if p := m.rest.problem(); p != "" {
 		s.Problems = append(s.Problems, p)
 	}

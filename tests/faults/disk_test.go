@@ -14,7 +14,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/sophonz/st/internal/orch"
+	"github.com/sophonz/st/internal/api"
 )
 
 // TestFullDiskWhileSaving fills the disk under ST_HOME while the daemon
@@ -80,7 +80,7 @@ func diskTrial(t *testing.T, trial int) (mode string, bad int) {
 		vs, err := w.list()
 		k := 0
 		for _, v := range vs {
-			if v.State == orch.Working {
+			if v.State == api.Working {
 				k++
 			}
 		}
@@ -134,7 +134,7 @@ func diskTrial(t *testing.T, trial int) (mode string, bad int) {
 	if err != nil || !bytes.Equal(before, after) {
 		fail("run.json changed on a failed write (%v): %d bytes before, %d after", err, len(before), len(after))
 	}
-	var r orch.Run
+	var r api.Run
 	if err := json.Unmarshal(after, &r); err != nil {
 		fail("run.json no longer decodes: %v", err)
 	}
@@ -151,7 +151,7 @@ func diskTrial(t *testing.T, trial int) (mode string, bad int) {
 	}
 	if vs, err := w.list(); err == nil {
 		for _, v := range vs {
-			if v.ID == target.ID && v.State == orch.Done {
+			if v.ID == target.ID && v.State == api.Done {
 				fail("st worker list shows %s done though its report was refused", v.Name)
 			}
 		}
@@ -181,7 +181,7 @@ func diskTrial(t *testing.T, trial int) (mode string, bad int) {
 	found := false
 	for _, v := range vs {
 		if v.Name == target.Name {
-			found = v.State == orch.Done && v.Summary == summary
+			found = v.State == api.Done && v.Summary == summary
 		}
 	}
 	if err != nil || !found {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sophonz/st/internal/orch"
+	"github.com/sophonz/st/internal/api"
 )
 
 // TestKillDaemonWhileReporting kills the daemon with SIGKILL while many
@@ -55,7 +55,7 @@ func TestKillDaemonWhileReporting(t *testing.T) {
 // daemon is killed when some of the reports are on disk, and st comes
 // back. It reports whether the kill landed mid-write (some reports on
 // disk and some not) and how many reports were lost.
-func killWhileReporting(t *testing.T, w *world, ws []orch.WorkerView, attempt int) (mid bool, losses int) {
+func killWhileReporting(t *testing.T, w *world, ws []api.WorkerView, attempt int) (mid bool, losses int) {
 	t.Helper()
 	reporters := len(ws)
 	// Every worker is in a turn again: working, not done.
@@ -124,13 +124,13 @@ func killWhileReporting(t *testing.T, w *world, ws []orch.WorkerView, attempt in
 			lost[ws[i].Name] = fmt.Sprintf("st worker done: %v: %s", r.err, r.out.String())
 		}
 	}
-	var vs []orch.WorkerView
+	var vs []api.WorkerView
 	waitFor(t, 30*time.Second, func() (bool, string) {
 		var err error
 		vs, err = w.list()
 		return err == nil, fmt.Sprint("st worker list: ", err)
 	})
-	got := map[string]orch.WorkerView{}
+	got := map[string]api.WorkerView{}
 	for _, v := range vs {
 		got[v.Name] = v
 	}
@@ -139,7 +139,7 @@ func killWhileReporting(t *testing.T, w *world, ws []orch.WorkerView, attempt in
 		switch {
 		case !ok:
 			lost[v.Name] = "not in st worker list"
-		case g.State != orch.Done || g.Summary != prefix+" "+v.Name:
+		case g.State != api.Done || g.Summary != prefix+" "+v.Name:
 			if _, seen := lost[v.Name]; !seen {
 				lost[v.Name] = fmt.Sprintf("st worker list: %s %q", g.State, g.Summary)
 			}

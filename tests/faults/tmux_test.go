@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sophonz/st/internal/orch"
+	"github.com/sophonz/st/internal/api"
 )
 
 // TestTmuxKilledMidRun kills the tmux server in the middle of a run whose
@@ -98,7 +98,7 @@ func tmuxTrial(t *testing.T, trial, long, short int, listDuring, quick bool) (lo
 	defer w.close()
 	w.up()
 	longTask := w.writeFile("long.md", "sleep: 600s\nsummary: never\n")
-	var ws []orch.WorkerView
+	var ws []api.WorkerView
 	ws = append(ws, w.startWorkers(long, 3, longTask, "long")...)
 	for i := 0; i < short; i++ {
 		// Reports land around the kill: some before, some cut off.
@@ -138,7 +138,7 @@ func tmuxTrial(t *testing.T, trial, long, short int, listDuring, quick bool) (lo
 	reported := map[string]string{}
 	for _, r := range w.runs() {
 		for _, wk := range r.Workers {
-			if wk.State == orch.Done {
+			if wk.State == api.Done {
 				reported[wk.Name] = wk.Summary
 			}
 		}
@@ -190,7 +190,7 @@ func tmuxTrial(t *testing.T, trial, long, short int, listDuring, quick bool) (lo
 	}
 
 	// What st brings back.
-	var run *orch.Run
+	var run *api.Run
 	problems := map[string]string{}
 	ok := func() (bool, string) {
 		problems = map[string]string{}
@@ -217,7 +217,7 @@ func tmuxTrial(t *testing.T, trial, long, short int, listDuring, quick bool) (lo
 		if err != nil {
 			return false, err.Error()
 		}
-		byName := map[string]orch.WorkerView{}
+		byName := map[string]api.WorkerView{}
 		for _, v := range vs {
 			byName[v.Name] = v
 		}
@@ -238,7 +238,7 @@ func tmuxTrial(t *testing.T, trial, long, short int, listDuring, quick bool) (lo
 				problems[v.Name] = fmt.Sprintf("pane options run=%q name=%q parent=%q session=%q, want run %s, parent %s", p[2], p[3], p[4], p[5], run.ID, run.Coordinator)
 			case g.Parent != run.Coordinator:
 				problems[v.Name] = fmt.Sprintf("parent %s, coordinator %s", g.Parent, run.Coordinator)
-			case reported[v.Name] != "" && (g.State != orch.Done || g.Summary != reported[v.Name]):
+			case reported[v.Name] != "" && (g.State != api.Done || g.Summary != reported[v.Name]):
 				problems[v.Name] = fmt.Sprintf("%sreported %q before the kill, now %s %q", final, reported[v.Name], g.State, g.Summary)
 			}
 			if problems[v.Name] == "" {
@@ -299,8 +299,8 @@ func lastRestore(w *world) time.Time {
 // due or under way).
 func restoreState(w *world) (last time.Time, down bool) {
 	var st struct {
-		LastRestore orch.RestoreStats `json:"last_restore"`
-		TmuxDown    *time.Time        `json:"tmux_down"`
+		LastRestore api.RestoreStats `json:"last_restore"`
+		TmuxDown    *time.Time       `json:"tmux_down"`
 	}
 	out, err := w.st(w.coord, "status", "--json").Output()
 	if err != nil || json.Unmarshal(out, &st) != nil {
@@ -345,7 +345,7 @@ func nothingTrial(t *testing.T, trial int) (time.Duration, int) {
 	// so that the figure times a wait that began before the kill.
 	waitFor(t, 30*time.Second, func() (bool, string) {
 		var st struct {
-			Orch orch.Status `json:"orch"`
+			Orch api.Status `json:"orch"`
 		}
 		out, err := w.st("", "status", "--json").Output()
 		return err == nil && json.Unmarshal(out, &st) == nil && st.Orch.Waits >= 1, "st status shows no wait waiting: " + string(out)
@@ -389,7 +389,7 @@ func nothingTrial(t *testing.T, trial int) (time.Duration, int) {
 	}
 	vs, _ := w.list()
 	for _, v := range vs {
-		if v.State != orch.Gone || !strings.Contains(v.Error, "tmux server went down") {
+		if v.State != api.Gone || !strings.Contains(v.Error, "tmux server went down") {
 			t.Errorf("trial %d: %s is %s (%q), want gone with the reason", trial, v.Name, v.State, v.Error)
 			lost = 1
 		}
