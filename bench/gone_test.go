@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/orch"
 )
 
 // BenchmarkTmuxGone measures how soon st tells the truth when its tmux
@@ -131,7 +132,7 @@ func goneTrial(b *testing.B) goneResult {
 		}
 	}
 	// The workers' records, on disk: gone, saying why.
-	var run api.Run
+	var run orch.Run
 	readRun(r, &run)
 	var states []string
 	for _, w := range run.Workers {

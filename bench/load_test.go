@@ -201,12 +201,12 @@ func scaleAt(b *testing.B, n int) {
 	for i := 0; i < n; i++ {
 		r.mustRun(r.st(r.coord, "task", "create", fmt.Sprintf("d%03d", i), "--task", dep, "--agent", "sim", "--deps", "root"))
 	}
-	var run api.Run
-	byName := map[string]*api.Worker{}
+	var run orch.Run
+	byName := map[string]*orch.Worker{}
 	waitFor(b, 5*time.Minute, "every dependent started", func() bool {
-		run = api.Run{}
+		run = orch.Run{}
 		readRun(r, &run)
-		byName = map[string]*api.Worker{}
+		byName = map[string]*orch.Worker{}
 		for _, w := range run.Workers {
 			byName[w.Name] = w
 		}
@@ -449,7 +449,7 @@ func procStatusKB(b *testing.B, pid int, key string) int64 {
 }
 
 // readRun reads the rig's one run.json into run.
-func readRun(r *rig, run *api.Run) bool {
+func readRun(r *rig, run *orch.Run) bool {
 	matches, _ := filepath.Glob(filepath.Join(r.home, "orch", "*", "run.json"))
 	for _, m := range matches {
 		data, err := os.ReadFile(m)
@@ -462,7 +462,7 @@ func readRun(r *rig, run *api.Run) bool {
 
 // countReports counts the workers done with this summary, on disk.
 func countReports(r *rig, summary string) int {
-	var run api.Run
+	var run orch.Run
 	if !readRun(r, &run) {
 		return 0
 	}
@@ -480,7 +480,7 @@ func countReports(r *rig, summary string) int {
 // conversation ids.
 func workerIDs(b *testing.B, r *rig) (ids, sessions []string) {
 	b.Helper()
-	var run api.Run
+	var run orch.Run
 	if !readRun(r, &run) {
 		b.Fatal("no run.json")
 	}
@@ -496,7 +496,7 @@ func workerIDs(b *testing.B, r *rig) (ids, sessions []string) {
 // coordinatorPane is the run's coordinator pane as run.json has it now.
 func coordinatorPane(b *testing.B, r *rig) string {
 	b.Helper()
-	var run api.Run
+	var run orch.Run
 	if !readRun(r, &run) || run.Coordinator == "" {
 		b.Fatal("no coordinator in run.json")
 	}

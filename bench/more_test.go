@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/orch"
 )
 
 // BenchmarkRestore measures, with 20 sim workers, how long st takes after
@@ -88,7 +89,7 @@ func BenchmarkTaskChain(b *testing.B) {
 		}
 		r.mustRun(r.st(r.coord, args...))
 	}
-	var run api.Run
+	var run orch.Run
 	waitFor(b, 5*time.Minute, "the last task done", func() bool {
 		matches, _ := filepath.Glob(filepath.Join(r.home, "orch", "*", "run.json"))
 		for _, m := range matches {
@@ -99,7 +100,7 @@ func BenchmarkTaskChain(b *testing.B) {
 		}
 		return false
 	})
-	byName := map[string]*api.Worker{}
+	byName := map[string]*orch.Worker{}
 	for _, w := range run.Workers {
 		byName[w.Name] = w
 	}

@@ -164,15 +164,15 @@ func newFuzzServer(t *testing.T, dir string) (*server, func()) {
 	// through ../ lands where checkNothingEscaped sees it.
 	home := filepath.Join(t.TempDir(), "home")
 	now := time.Now()
-	r := api.Run{ID: fzRun, Objective: "fuzz", Coordinator: fzCoord, Session: "$0", Created: now,
-		Workers: []*api.Worker{{ID: fzWorker, Name: "w1", Agent: "sim", Parent: fzCoord, Level: 1, State: api.Idle,
+	r := orch.Run{ID: fzRun, Objective: "fuzz", Coordinator: fzCoord, Session: "$0", Created: now,
+		Workers: []*orch.Worker{{ID: fzWorker, Name: "w1", Agent: "sim", Parent: fzCoord, Level: 1, State: api.Idle,
 			Since: now, Task: filepath.Join(dir, "t.md"), Cwd: dir, Window: "@2", Session: "$0", StartedAt: now}}}
 	if err := store.WriteJSON(filepath.Join(home, "orch", fzRun, "run.json"), &r, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	// A worker here of machine alpha's coordinator (the peer fuzz's caller).
-	ra := api.Run{ID: fzAlphaRun, Objective: "alpha's", Coordinator: "alpha/%0", CoordinatorMachine: "alpha", Created: now,
-		Workers: []*api.Worker{{ID: fzAlphas, Name: "w3", Agent: "sim", Parent: "alpha/%0", Level: 1, State: api.Idle,
+	ra := orch.Run{ID: fzAlphaRun, Objective: "alpha's", Coordinator: "alpha/%0", CoordinatorMachine: "alpha", Created: now,
+		Workers: []*orch.Worker{{ID: fzAlphas, Name: "w3", Agent: "sim", Parent: "alpha/%0", Level: 1, State: api.Idle,
 			Since: now, Task: filepath.Join(dir, "t.md"), Cwd: dir, Window: "@3", Session: "$1", StartedAt: now, Ref: "0123456789abcdef"}}}
 	if err := store.WriteJSON(filepath.Join(home, "orch", fzAlphaRun, "run.json"), &ra, 0o600); err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/authz"
 	"github.com/sophonz/st/internal/tmux"
 )
@@ -42,7 +41,7 @@ func (m *Manager) Owns(caller, id string) bool {
 // resolve finds it, or this machine's record of a worker on another
 // machine (machine/%N or machine/name, the machine by slug or name).
 // Called with m.mu held.
-func (m *Manager) ownedLookup(caller, id string) *api.Worker {
+func (m *Manager) ownedLookup(caller, id string) *Worker {
 	mach, rest, remote := splitRemote(id)
 	if !remote {
 		w, err := m.resolve(caller, id)
@@ -51,7 +50,7 @@ func (m *Manager) ownedLookup(caller, id string) *api.Worker {
 		}
 		return w
 	}
-	var found *api.Worker
+	var found *Worker
 	for _, w := range m.workers {
 		if !w.Remote() || (w.Machine != mach && !strings.EqualFold(w.MachineName, mach)) {
 			continue

@@ -22,7 +22,7 @@ import (
 // change gathers one change. Made and filled with m.mu held.
 type change struct {
 	m      *Manager
-	runs   map[*api.Run]bool
+	runs   map[*Run]bool
 	done   []doneNotice // "worker X is done", for coordinators here
 	lines  []paneLine   // plain lines to type into agents as notices
 	kicks  []string     // panes whose notice loops look again
@@ -31,20 +31,20 @@ type change struct {
 
 type doneNotice struct {
 	parent string
-	worker *api.Worker
+	worker *Worker
 }
 
 type paneLine struct{ pane, text string }
 
 type taskStart struct {
-	run  *api.Run
-	task *api.Task
+	run  *Run
+	task *Task
 }
 
-func (m *Manager) newChange() *change { return &change{m: m, runs: map[*api.Run]bool{}} }
+func (m *Manager) newChange() *change { return &change{m: m, runs: map[*Run]bool{}} }
 
 // touch marks run r as changed.
-func (c *change) touch(r *api.Run) {
+func (c *change) touch(r *Run) {
 	if r != nil {
 		c.runs[r] = true
 	}
@@ -53,7 +53,7 @@ func (c *change) touch(r *api.Run) {
 // setState moves w to s, and with it what follows from it: its task, the
 // tasks that waited on that task, its coordinator's notice once the
 // change is on disk. Called with m.mu held.
-func (c *change) setState(w *api.Worker, s api.State) bool {
+func (c *change) setState(w *Worker, s api.State) bool {
 	m := c.m
 	if w.State == s {
 		return false
@@ -73,7 +73,7 @@ func (c *change) setState(w *api.Worker, s api.State) bool {
 // markTold records that w's coordinator has seen its report (a wait, a
 // read or a notice showed it). It is the one place that sets Told.
 // Called with m.mu held.
-func (c *change) markTold(w *api.Worker, caller string) {
+func (c *change) markTold(w *Worker, caller string) {
 	if w.State == api.Done && w.Parent == caller && !w.Told {
 		w.Told = true
 		c.touch(c.m.runOf[w.ID])
@@ -180,7 +180,7 @@ func (m *Manager) Sync() {
 
 // save writes run r and waits for the disk: for a change that is undone
 // when it cannot be kept. Called with m.mu held.
-func (m *Manager) save(r *api.Run) error {
+func (m *Manager) save(r *Run) error {
 	c := m.newChange()
 	c.touch(r)
 	return m.stage(c).land()
@@ -189,7 +189,7 @@ func (m *Manager) save(r *api.Run) error {
 // restage stages runs again as they are now, after a change of them was
 // undone: the saver must not go on trying to write the undone snapshot.
 // Called with m.mu held.
-func (m *Manager) restage(rs ...*api.Run) {
+func (m *Manager) restage(rs ...*Run) {
 	c := m.newChange()
 	for _, r := range rs {
 		c.touch(r)
@@ -199,7 +199,7 @@ func (m *Manager) restage(rs ...*api.Run) {
 
 // followTask moves the task of worker w along with w's state, and starts
 // what that makes ready. Called with m.mu held.
-func (c *change) followTask(w *api.Worker) {
+func (c *change) followTask(w *Worker) {
 	m := c.m
 	r := m.runOf[w.ID]
 	if r == nil {
@@ -228,7 +228,7 @@ func (c *change) followTask(w *api.Worker) {
 // schedule starts every waiting task of r whose dependencies are all done
 // (once the change is on disk), and fails those whose dependency failed
 // or was cancelled. Called with m.mu held.
-func (c *change) schedule(r *api.Run) {
+func (c *change) schedule(r *Run) {
 	now := c.m.cfg.Now()
 	for changed := true; changed; {
 		changed = false

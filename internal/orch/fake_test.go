@@ -192,9 +192,9 @@ func newHarness(t *testing.T, state api.State, edit func(*fakeTmux)) *harness {
 	t.Helper()
 	home := t.TempDir()
 	now := time.Now()
-	r := api.Run{
+	r := Run{
 		ID: testRun, Objective: "test the state machine", Coordinator: coord, Session: "$0", Created: now,
-		Workers: []*api.Worker{{
+		Workers: []*Worker{{
 			ID: workerID, Name: "w1", Agent: "sim", Parent: coord, Level: 1, State: state, Since: now,
 			Task: "/tmp/tasks/w1.md", Cwd: "/tmp", Window: "@2", Session: "$0", StartedAt: now,
 		}},
@@ -272,9 +272,9 @@ func (h *harness) worker() api.Worker {
 }
 
 // onDisk reads the worker back from run.json.
-func (h *harness) onDisk() api.Worker {
+func (h *harness) onDisk() Worker {
 	h.t.Helper()
-	var r api.Run
+	var r Run
 	if err := store.ReadJSON(filepath.Join(h.home, "orch", testRun, "run.json"), &r); err != nil {
 		h.t.Fatal(err)
 	}
@@ -284,7 +284,7 @@ func (h *harness) onDisk() api.Worker {
 		}
 	}
 	h.t.Fatalf("run.json has no worker %s", workerID)
-	return api.Worker{}
+	return Worker{}
 }
 
 func wantKind(t *testing.T, err error, kind string) {

@@ -67,7 +67,7 @@ func (m *Manager) Graph() []api.GraphAgent {
 }
 
 // hasWork reports whether run r has a worker that lives or reported.
-func hasWork(r *api.Run) bool {
+func hasWork(r *Run) bool {
 	for _, w := range r.Workers {
 		if w.State.Live() || w.State == api.Done {
 			return true

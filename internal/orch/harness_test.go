@@ -21,15 +21,15 @@ import (
 // a concept needs to the Manager the way st itself would have left it.
 
 // localWorker is a worker of run-t1 under the coordinator, in pane id.
-func localWorker(id, name string, state api.State) *api.Worker {
+func localWorker(id, name string, state api.State) *Worker {
 	now := time.Now()
-	return &api.Worker{ID: id, Name: name, Agent: "sim", Parent: coord, Level: 1, State: state, Since: now,
+	return &Worker{ID: id, Name: name, Agent: "sim", Parent: coord, Level: 1, State: state, Since: now,
 		Task: "/tmp/tasks/" + name + ".md", Cwd: "/tmp", Window: "@" + strings.TrimPrefix(id, "%"), Session: "$0", StartedAt: now}
 }
 
 // addWorker puts w in run-t1 and writes the run. A worker of this
 // machine gets a pane of its own on the fake, carrying st's relations.
-func (h *harness) addWorker(w *api.Worker) *api.Worker {
+func (h *harness) addWorker(w *Worker) *Worker {
 	h.t.Helper()
 	if !w.Remote() {
 		h.addPane(w.ID, map[string]string{"@st_run": testRun, "@st_role": "worker", "@st_parent": w.Parent, "@st_name": w.Name})
@@ -70,7 +70,7 @@ func (h *harness) closePane(id string) {
 // (made by the coordinator, for the sim agent) and writes the run. A task
 // with no file is given one that does not exist: its start fails before
 // any tmux command.
-func (h *harness) addTasks(ts ...*api.Task) {
+func (h *harness) addTasks(ts ...*Task) {
 	h.t.Helper()
 	now := time.Now()
 	for _, t := range ts {
@@ -114,9 +114,9 @@ func (h *harness) tasks() map[string]api.TaskView {
 }
 
 // runOnDisk reads run-t1 back from run.json.
-func (h *harness) runOnDisk() api.Run {
+func (h *harness) runOnDisk() Run {
 	h.t.Helper()
-	var r api.Run
+	var r Run
 	if err := store.ReadJSON(filepath.Join(h.home, "orch", testRun, "run.json"), &r); err != nil {
 		h.t.Fatal(err)
 	}
@@ -124,14 +124,14 @@ func (h *harness) runOnDisk() api.Run {
 }
 
 // taskOnDisk reads one task of run-t1 back from run.json.
-func (h *harness) taskOnDisk(name string) api.Task {
+func (h *harness) taskOnDisk(name string) Task {
 	h.t.Helper()
 	r := h.runOnDisk()
 	if t := runTask(&r, name); t != nil {
 		return *t
 	}
 	h.t.Fatalf("run.json has no task %s", name)
-	return api.Task{}
+	return Task{}
 }
 
 // waitTask polls until task name is in state, in st task list and in

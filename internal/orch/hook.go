@@ -82,7 +82,7 @@ func (m *Manager) keepAgentOnPane(pane, kind, session string) {
 
 // workerEvent moves live worker w along with an event of its own agent.
 // Called with m.mu held.
-func (m *Manager) workerEvent(c *change, w *api.Worker, ev agent.Event, hf hookFacts) {
+func (m *Manager) workerEvent(c *change, w *Worker, ev agent.Event, hf hookFacts) {
 	if ev.SessionID != "" && w.AgentSession != ev.SessionID {
 		w.AgentSession = ev.SessionID
 		c.touch(m.runOf[w.ID])

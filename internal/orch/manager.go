@@ -156,7 +156,7 @@ func (m *Manager) StartRun(ctx context.Context, req api.StartRunRequest) (*api.R
 		m.mu.Unlock()
 		return nil, err
 	}
-	cp := *r
+	cp := r.wire()
 	m.mu.Unlock()
 	m.markCoordinator(ctx, p.ID, r.ID)
 	return &cp, nil

@@ -35,7 +35,7 @@ func TestMovedPaneAnswersByRetiredID(t *testing.T) {
 		t.Errorf("beta asks about %s: %+v %v, want moved to %%3", coord, res, err)
 	}
 	// A worker started since, under the coordinator's new pane %3.
-	h.addWorker(&api.Worker{ID: "beta/%9", Name: "later", Agent: "sim", Parent: "%3", Level: 1, State: api.Working,
+	h.addWorker(&Worker{ID: "beta/%9", Name: "later", Agent: "sim", Parent: "%3", Level: 1, State: api.Working,
 		Since: time.Now(), StartedAt: time.Now(), Machine: "beta", Ref: "fedcba9876543210"})
 	if res, err := ask("%3"); err != nil || !res.Live || res.Now != "" {
 		t.Errorf("beta asks about %%3, the coordinator of a worker started since: %+v %v, want live", res, err)

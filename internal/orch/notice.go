@@ -27,7 +27,7 @@ type noticer struct {
 
 type notice struct {
 	text   string
-	worker *api.Worker // for "done" notices: dropped once the parent has seen the report
+	worker *Worker // for "done" notices: dropped once the parent has seen the report
 }
 
 func newNoticer(m *Manager) *noticer {
@@ -35,7 +35,7 @@ func newNoticer(m *Manager) *noticer {
 }
 
 // queueDone queues "w is done" for its coordinator in pane parent, once.
-func (n *noticer) queueDone(parent string, w *api.Worker) {
+func (n *noticer) queueDone(parent string, w *Worker) {
 	n.mu.Lock()
 	for _, nt := range n.pending[parent] {
 		if nt.worker == w {

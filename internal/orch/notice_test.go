@@ -14,7 +14,7 @@ import (
 // of their own by hand (with no loop running), so what take returns is
 // all there is to see.
 
-func worker(h *harness, id string) *api.Worker {
+func worker(h *harness, id string) *Worker {
 	h.m.mu.Lock()
 	defer h.m.mu.Unlock()
 	return h.m.workers[id]

@@ -200,7 +200,7 @@ func TestPeerPaneAnswersOnlyItsCoordinators(t *testing.T) {
 	ctx := context.Background()
 	h.m.mu.Lock()
 	r := h.m.runs[testRun]
-	rw := &api.Worker{ID: "beta/%4", Name: "far", Agent: "sim", Parent: coord, Level: 1, State: api.Working, Machine: "beta", Ref: "0123456789abcdef", StartedAt: time.Now()}
+	rw := &Worker{ID: "beta/%4", Name: "far", Agent: "sim", Parent: coord, Level: 1, State: api.Working, Machine: "beta", Ref: "0123456789abcdef", StartedAt: time.Now()}
 	r.Workers = append(r.Workers, rw)
 	h.m.workers[rw.ID], h.m.runOf[rw.ID] = rw, r
 	h.m.mu.Unlock()
@@ -342,7 +342,7 @@ func TestPeerAnswersAreChecked(t *testing.T) {
 	if state != api.Done || strings.ContainsRune(answer, 0x1b) {
 		t.Errorf("a good watch answer: state %s, answer %q (control characters must be made printable)", state, answer)
 	}
-	var r api.Run
+	var r Run
 	store.ReadJSON(filepath.Join(h.home, "orch", testRun, "run.json"), &r)
 	for _, w := range r.Workers {
 		if strings.ContainsAny(w.Name+w.ID+w.Summary, "\n\x1b") {
@@ -422,8 +422,8 @@ func TestPeerStartChecksBeforeItWrites(t *testing.T) {
 	h := peerHarness(t, &fakePeers{})
 	ctx := context.Background()
 	h.m.mu.Lock()
-	h.m.runs["run-0a0b0c"] = &api.Run{ID: "run-0a0b0c", Coordinator: "gamma/%0", CoordinatorMachine: "gamma", Created: time.Now()}
-	h.m.runs["run-0d0d0d"] = &api.Run{ID: "run-0d0d0d", Coordinator: shell, Created: time.Now()}
+	h.m.runs["run-0a0b0c"] = &Run{ID: "run-0a0b0c", Coordinator: "gamma/%0", CoordinatorMachine: "gamma", Created: time.Now()}
+	h.m.runs["run-0d0d0d"] = &Run{ID: "run-0d0d0d", Coordinator: shell, Created: time.Now()}
 	h.m.mu.Unlock()
 	for _, run := range []string{"run-0d0d0d", "run-0a0b0c"} {
 		_, err := h.m.PeerStart(ctx, "beta", api.PeerStart{Run: run, Coordinator: "%0", Parent: "%0", Level: 1, Ref: "0123456789abcdef",

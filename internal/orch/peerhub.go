@@ -287,7 +287,7 @@ func (m *Manager) tellMoves(ctx context.Context, slug string, pl *peerLoop, move
 // with what that machine says.
 func (m *Manager) applyWatch(slug string, vs []api.WorkerView) {
 	m.mu.Lock()
-	byRef := map[string]*api.Worker{}
+	byRef := map[string]*Worker{}
 	for _, w := range m.workers {
 		if w.Machine == slug && w.Ref != "" {
 			byRef[w.Ref] = w

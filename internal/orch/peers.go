@@ -48,7 +48,7 @@ const (
 
 // remotePlace is where a worker started by another machine goes.
 type remotePlace struct {
-	run   *api.Run
+	run   *Run
 	level int
 	pane  tmux.Pane // stands for the caller: ID is machine/%N, the session is st-remote
 	ref   string
@@ -118,8 +118,8 @@ func (m *Manager) machine(ctx context.Context, name string) (Peers, api.MachineR
 type remoteTarget struct {
 	peers   Peers
 	machine api.MachineRef
-	there   string      // its id on that machine
-	worker  *api.Worker // this machine's record of it, if any
+	there   string  // its id on that machine
+	worker  *Worker // this machine's record of it, if any
 	// local is set when the machine named is this one: the id here.
 	local string
 }
@@ -227,7 +227,7 @@ func simEnv(in map[string]string) map[string]string {
 // r, and watches that machine. The worker runs there whatever this disk
 // says, so the record stands even when it cannot be written (the saver
 // tries again).
-func (m *Manager) keepRemote(r *api.Run, w *api.Worker, mr api.MachineRef) *api.WorkerView {
+func (m *Manager) keepRemote(r *Run, w *Worker, mr api.MachineRef) *api.WorkerView {
 	m.mu.Lock()
 	m.addWorker(r, w)
 	c := m.newChange()
@@ -246,15 +246,14 @@ func baseName(p string) string {
 }
 
 // remoteRecord makes this machine's record of a worker there.
-func (m *Manager) remoteRecord(mr api.MachineRef, v *api.WorkerView, parent string, level int, ref string) *api.Worker {
-	w := v.Worker
+func (m *Manager) remoteRecord(mr api.MachineRef, v *api.WorkerView, parent string, level int, ref string) *Worker {
+	w := workerRecord(v.Worker)
 	w.ID = mr.Slug + "/" + v.ID
 	w.Machine, w.MachineName = mr.Slug, mr.Name
 	w.Parent, w.Level, w.Ref = parent, level, ref
 	w.TeamSize, w.TeamDepth, w.TeamRun = v.TeamOf, v.TeamDepth, ""
-	w.Scope, w.Worktree = v.Scope, v.Worktree
 	w.Told = false
-	return &w
+	return w
 }
 
 // remoteOp runs read, send, stop, rename or release on a worker of
@@ -312,7 +311,7 @@ func (m *Manager) remoteOp(ctx context.Context, op string, req api.IDRequest) (*
 
 // checkRemoteOp refuses here what the machine there would refuse, or
 // what would break this machine's run (two live workers of one name).
-func (m *Manager) checkRemoteOp(op string, req api.IDRequest, w *api.Worker) error {
+func (m *Manager) checkRemoteOp(op string, req api.IDRequest, w *Worker) error {
 	switch op {
 	case "rename":
 		if !ValidName(req.Text) {
@@ -352,7 +351,7 @@ func (m *Manager) localOp(ctx context.Context, op string, req api.IDRequest) (*a
 
 // applyRemote copies what the machine there says of a worker into this
 // machine's record. Called with m.mu held.
-func (m *Manager) applyRemote(c *change, w *api.Worker, v *api.WorkerView) {
+func (m *Manager) applyRemote(c *change, w *Worker, v *api.WorkerView) {
 	if v.State != w.State {
 		c.setState(w, v.State)
 		w.Since = v.Since

@@ -35,7 +35,7 @@ func (m *Manager) remoteRunFree(from, run string) error {
 
 // remoteRun finds or makes the run here that stands for a run of machine
 // from. Called with m.mu held.
-func (m *Manager) remoteRun(from, run, coordinator string, baseDepth int) (*api.Run, error) {
+func (m *Manager) remoteRun(from, run, coordinator string, baseDepth int) (*Run, error) {
 	if err := m.remoteRunFree(from, run); err != nil {
 		return nil, err
 	}
@@ -43,7 +43,7 @@ func (m *Manager) remoteRun(from, run, coordinator string, baseDepth int) (*api.
 		r.BaseDepth = baseDepth
 		return r, nil
 	}
-	r := &api.Run{ID: run, Coordinator: from + "/" + coordinator, CoordinatorMachine: from, BaseDepth: baseDepth, Created: m.cfg.Now()}
+	r := &Run{ID: run, Coordinator: from + "/" + coordinator, CoordinatorMachine: from, BaseDepth: baseDepth, Created: m.cfg.Now()}
 	m.runs[run] = r
 	if err := m.save(r); err != nil {
 		m.dropRun(r)

@@ -20,14 +20,14 @@ const (
 
 // remoteWorker is this machine's record of a worker of run-t1 on machine
 // slug, in pane pane there.
-func remoteWorker(slug, pane, name, ref string, state api.State) *api.Worker {
+func remoteWorker(slug, pane, name, ref string, state api.State) *Worker {
 	now := time.Now()
-	return &api.Worker{ID: slug + "/" + pane, Name: name, Agent: "sim", Parent: coord, Level: 1, State: state, Since: now,
+	return &Worker{ID: slug + "/" + pane, Name: name, Agent: "sim", Parent: coord, Level: 1, State: state, Since: now,
 		StartedAt: now, Machine: slug, MachineName: slug, Ref: ref}
 }
 
 // remote reads this machine's record of a remote worker.
-func (h *harness) remote(id string) api.Worker {
+func (h *harness) remote(id string) Worker {
 	h.t.Helper()
 	h.m.mu.Lock()
 	defer h.m.mu.Unlock()

@@ -12,7 +12,7 @@ import (
 // in the run until release.
 type placed struct {
 	m       *Manager
-	run     *api.Run
+	run     *Run
 	level   int
 	created bool
 	key     string // the name held, by run id + "/" + name
@@ -41,7 +41,7 @@ func (pl *placed) drop() {
 // place finds the run and level of a new worker of pane p (in run fixed
 // when given), making and writing a run when the pane has none; the
 // pane is then marked as its coordinator.
-func (m *Manager) place(ctx context.Context, p tmux.Pane, fixed *api.Run) (*placed, error) {
+func (m *Manager) place(ctx context.Context, p tmux.Pane, fixed *Run) (*placed, error) {
 	m.mu.Lock()
 	pl, err := m.placeLocked(p, fixed)
 	m.mu.Unlock()
@@ -55,7 +55,7 @@ func (m *Manager) place(ctx context.Context, p tmux.Pane, fixed *api.Run) (*plac
 }
 
 // placeLocked is place without the pane's marks. Called with m.mu held.
-func (m *Manager) placeLocked(p tmux.Pane, fixed *api.Run) (*placed, error) {
+func (m *Manager) placeLocked(p tmux.Pane, fixed *Run) (*placed, error) {
 	r, level, created, err := m.placementIn(p, fixed)
 	if err != nil {
 		return nil, err
@@ -81,7 +81,7 @@ func (m *Manager) markCoordinator(ctx context.Context, pane, run string) {
 // placementIn finds the run and level of a new worker started by pane p,
 // making a run in memory when the pane has none; with fixed (a task's
 // run) that run. Called with m.mu held.
-func (m *Manager) placementIn(p tmux.Pane, fixed *api.Run) (r *api.Run, level int, created bool, err error) {
+func (m *Manager) placementIn(p tmux.Pane, fixed *Run) (r *Run, level int, created bool, err error) {
 	if fixed != nil && fixed.Coordinator == p.ID {
 		return fixed, 1, false, nil
 	}
@@ -112,7 +112,7 @@ func (m *Manager) placementIn(p tmux.Pane, fixed *api.Run) (r *api.Run, level in
 // reserve places a new worker called name for pane p (in run fixed when
 // given, or where a remote start puts it) and holds its name until
 // release, so that two starts cannot take one name.
-func (m *Manager) reserve(ctx context.Context, p tmux.Pane, fixed *api.Run, remote *remotePlace, name string) (*placed, error) {
+func (m *Manager) reserve(ctx context.Context, p tmux.Pane, fixed *Run, remote *remotePlace, name string) (*placed, error) {
 	m.mu.Lock()
 	var pl *placed
 	var err error
@@ -141,7 +141,7 @@ func (m *Manager) reserve(ctx context.Context, p tmux.Pane, fixed *api.Run, remo
 
 // nameFree refuses name in run r when a live worker other than w has it.
 // Called with m.mu held.
-func (m *Manager) nameFree(r *api.Run, w *api.Worker, name string) error {
+func (m *Manager) nameFree(r *Run, w *Worker, name string) error {
 	for _, o := range r.Workers {
 		if o != w && o.Name == name && o.State.Live() {
 			return errorf(api.KindConflict, "pick another name", "run %s already has a worker named %q", r.ID, name)

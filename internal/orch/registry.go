@@ -27,9 +27,9 @@ import (
 // the signal's) may be taken while it is held, never the other way.
 type registry struct {
 	mu      sync.Mutex
-	runs    map[string]*api.Run
-	workers map[string]*api.Worker // by pane id, live and past
-	runOf   map[string]*api.Run    // worker pane -> run
+	runs    map[string]*Run
+	workers map[string]*Worker // by pane id, live and past
+	runOf   map[string]*Run    // worker pane -> run
 	// reserved names of starts in flight, by run id + "/" + name
 	reserved map[string]bool
 	// problems are what the user should know about st's state files
@@ -74,7 +74,7 @@ func (s *signal) notify() {
 }
 
 func newRegistry() registry {
-	return registry{runs: map[string]*api.Run{}, workers: map[string]*api.Worker{}, runOf: map[string]*api.Run{}, reserved: map[string]bool{}, frozen: map[string]bool{}}
+	return registry{runs: map[string]*Run{}, workers: map[string]*Worker{}, runOf: map[string]*Run{}, reserved: map[string]bool{}, frozen: map[string]bool{}}
 }
 
 func (m *Manager) runDir(id string) string { return filepath.Join(m.cfg.Home, "orch", id) }
@@ -96,7 +96,7 @@ func (m *Manager) load() error {
 			continue
 		}
 		path := m.runPath(d.Name())
-		var r api.Run
+		var r Run
 		if err := store.ReadJSON(path, &r); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
@@ -138,8 +138,8 @@ func newID(prefix string) string {
 }
 
 // currentRun is the newest run that pane coordinates. Called with m.mu held.
-func (m *Manager) currentRun(pane string) *api.Run {
-	var best *api.Run
+func (m *Manager) currentRun(pane string) *Run {
+	var best *Run
 	for _, r := range m.runs {
 		if r.Coordinator == pane && (best == nil || r.Created.After(best.Created)) {
 			best = r
@@ -149,8 +149,8 @@ func (m *Manager) currentRun(pane string) *api.Run {
 }
 
 // newRun makes a run in memory. Called with m.mu held.
-func (m *Manager) newRun(p tmux.Pane, objective string) *api.Run {
-	r := &api.Run{ID: newID("run-"), Objective: objective, Coordinator: p.ID, Session: p.SessionID, Created: m.cfg.Now()}
+func (m *Manager) newRun(p tmux.Pane, objective string) *Run {
+	r := &Run{ID: newID("run-"), Objective: objective, Coordinator: p.ID, Session: p.SessionID, Created: m.cfg.Now()}
 	for m.runs[r.ID] != nil {
 		r.ID = newID("run-")
 	}
@@ -160,7 +160,7 @@ func (m *Manager) newRun(p tmux.Pane, objective string) *api.Run {
 
 // dropRun forgets a run made for something that failed, while it has no
 // workers and no tasks. Called with m.mu held.
-func (m *Manager) dropRun(r *api.Run) {
+func (m *Manager) dropRun(r *Run) {
 	if len(r.Workers) == 0 && len(r.Tasks) == 0 {
 		delete(m.runs, r.ID)
 		m.saver.forget(r.ID)
@@ -169,7 +169,7 @@ func (m *Manager) dropRun(r *api.Run) {
 
 // paneRun is the run a pane coordinates or works in, or the run by id.
 // Called with m.mu held.
-func (m *Manager) paneRun(pane, id string) *api.Run {
+func (m *Manager) paneRun(pane, id string) *Run {
 	if id != "" {
 		return m.runs[id]
 	}
@@ -180,14 +180,14 @@ func (m *Manager) paneRun(pane, id string) *api.Run {
 }
 
 // addWorker puts w in run r. Called with m.mu held.
-func (m *Manager) addWorker(r *api.Run, w *api.Worker) {
+func (m *Manager) addWorker(r *Run, w *Worker) {
 	r.Workers = append(r.Workers, w)
 	m.workers[w.ID] = w
 	m.runOf[w.ID] = r
 }
 
 // removeWorker takes w out of its run. Called with m.mu held.
-func (m *Manager) removeWorker(w *api.Worker) {
+func (m *Manager) removeWorker(w *Worker) {
 	if r := m.runOf[w.ID]; r != nil {
 		for i, o := range r.Workers {
 			if o == w {
@@ -210,7 +210,7 @@ func (m *Manager) workerAt(pane string) (known, live bool) {
 // resolve finds a worker by pane id or name for the calling pane: first
 // among its own workers, then in its run, then anywhere. Called with
 // m.mu held.
-func (m *Manager) resolve(caller, id string) (*api.Worker, error) {
+func (m *Manager) resolve(caller, id string) (*Worker, error) {
 	if id == "" {
 		return nil, errorf(api.KindUsage, "st worker list shows the ids", "no worker id given")
 	}
@@ -222,7 +222,7 @@ func (m *Manager) resolve(caller, id string) (*api.Worker, error) {
 		}
 		return nil, errorf(api.KindNotFound, "st worker list shows this pane's workers", "%s is not a worker", id)
 	}
-	var own, run, all []*api.Worker
+	var own, run, all []*Worker
 	cr := m.paneRun(caller, "")
 	for _, w := range m.workers {
 		if w.Name != id {
@@ -236,7 +236,7 @@ func (m *Manager) resolve(caller, id string) (*api.Worker, error) {
 			run = append(run, w)
 		}
 	}
-	for _, s := range [][]*api.Worker{own, run, all} {
+	for _, s := range [][]*Worker{own, run, all} {
 		live := liveFirst(s)
 		if len(live) == 1 {
 			return live[0], nil
@@ -254,8 +254,8 @@ func (m *Manager) resolve(caller, id string) (*api.Worker, error) {
 }
 
 // liveFirst returns the live workers of ws, or all of them when none lives.
-func liveFirst(ws []*api.Worker) []*api.Worker {
-	var live []*api.Worker
+func liveFirst(ws []*Worker) []*Worker {
+	var live []*Worker
 	for _, w := range ws {
 		if w.State.Live() {
 			live = append(live, w)
@@ -274,7 +274,7 @@ func liveFirst(ws []*api.Worker) []*api.Worker {
 
 // chain spells the line of panes from a run's coordinator to w. Called
 // with m.mu held.
-func (m *Manager) chain(w *api.Worker) string {
+func (m *Manager) chain(w *Worker) string {
 	parts := []string{w.ID}
 	cur := w
 	for i := 0; i < 8 && cur != nil; i++ {

@@ -61,8 +61,8 @@ func (m *Manager) Done(ctx context.Context, req api.DoneRequest) (*api.WorkerVie
 }
 
 // copyTasks copies the tasks of a run, to undo a change of them.
-func copyTasks(ts []*api.Task) []api.Task {
-	out := make([]api.Task, len(ts))
+func copyTasks(ts []*Task) []Task {
+	out := make([]Task, len(ts))
 	for i, t := range ts {
 		out[i] = *t
 	}
@@ -115,9 +115,9 @@ func (m *Manager) Wait(ctx context.Context, req api.WaitRequest) (*api.WaitResul
 }
 
 // waitFor finds the workers a wait is for, oldest first.
-func (m *Manager) waitFor(ctx context.Context, req api.WaitRequest) ([]*api.Worker, error) {
+func (m *Manager) waitFor(ctx context.Context, req api.WaitRequest) ([]*Worker, error) {
 	// Ids of workers on other machines name this machine's records of them.
-	remote := map[string]*api.Worker{}
+	remote := map[string]*Worker{}
 	ids := append([]string(nil), req.IDs...)
 	for i, id := range ids {
 		if !isRemotePane(id) {
@@ -139,7 +139,7 @@ func (m *Manager) waitFor(ctx context.Context, req api.WaitRequest) ([]*api.Work
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var ws []*api.Worker
+	var ws []*Worker
 	if len(req.IDs) == 0 {
 		if req.Pane == "" {
 			return nil, errorf(api.KindUsage, "name the workers, or run it in the coordinator's pane", "st worker wait with no ids waits for this pane's workers, and there is no pane ($TMUX_PANE is empty)")
@@ -170,7 +170,7 @@ func (m *Manager) waitFor(ctx context.Context, req api.WaitRequest) ([]*api.Work
 }
 
 // waitResult builds the answer and marks reports the caller has now seen.
-func (m *Manager) waitResult(caller string, ws []*api.Worker, timedOut bool) *api.WaitResult {
+func (m *Manager) waitResult(caller string, ws []*Worker, timedOut bool) *api.WaitResult {
 	m.mu.Lock()
 	res := &api.WaitResult{TimedOut: timedOut}
 	c := m.newChange()

@@ -26,9 +26,9 @@ func reportHarness(t *testing.T) *harness {
 	if err := h.hookFrom(coord, "UserPromptSubmit", "prompt", "start the workers"); err != nil {
 		t.Fatal(err)
 	}
-	h.addTasks(&api.Task{Name: "a", State: api.TaskRunning, Worker: workerID},
-		&api.Task{Name: "b", Deps: []string{"a"}, State: api.TaskWaiting, Reason: "waiting on a", File: h.taskFile("b"), Cwd: filepath.Join(h.home, "no-such-folder")},
-		&api.Task{Name: "c", Deps: []string{"b"}, State: api.TaskWaiting, Reason: "waiting on b"})
+	h.addTasks(&Task{Name: "a", State: api.TaskRunning, Worker: workerID},
+		&Task{Name: "b", Deps: []string{"a"}, State: api.TaskWaiting, Reason: "waiting on a", File: h.taskFile("b"), Cwd: filepath.Join(h.home, "no-such-folder")},
+		&Task{Name: "c", Deps: []string{"b"}, State: api.TaskWaiting, Reason: "waiting on b"})
 	return h
 }
 

@@ -343,8 +343,8 @@ func (m *Manager) relinkRuns(c *change, follow func(string) (string, bool)) {
 // those that did not come back), and makes idle the agents that came
 // back: their turns died with the server. Called with m.mu held.
 func (m *Manager) relinkWorkers(c *change, moved map[string]string, follow func(string) (string, bool), restarted bool, now time.Time) {
-	workers := map[string]*api.Worker{}
-	runOf := map[string]*api.Run{}
+	workers := map[string]*Worker{}
+	runOf := map[string]*Run{}
 	for id, w := range m.workers {
 		r := m.runOf[id]
 		if _, ok := moved[id]; !ok && restarted && !w.Remote() {

@@ -37,7 +37,7 @@ func TestRelinkAfterAServerRestart(t *testing.T) {
 	h := newHarness(t, api.Working, nil)
 	ctx := context.Background()
 	h.addWorker(localWorker("%3", "lost", api.Idle))
-	h.addTasks(&api.Task{Name: "a", State: api.TaskRunning, Worker: workerID}, &api.Task{Name: "b", State: api.TaskRunning, Worker: "%3"})
+	h.addTasks(&Task{Name: "a", State: api.TaskRunning, Worker: workerID}, &Task{Name: "b", State: api.TaskRunning, Worker: "%3"})
 	// The coordinator runs an agent: its hooks told st so.
 	if err := h.hookFrom(coord, "SessionStart", "source", "startup"); err != nil {
 		t.Fatal(err)
@@ -95,7 +95,7 @@ func TestRelinkAfterAServerRestart(t *testing.T) {
 	}
 }
 
-func workerIDs(r api.Run) []string {
+func workerIDs(r Run) []string {
 	var out []string
 	for _, w := range r.Workers {
 		out = append(out, w.ID)
@@ -138,7 +138,7 @@ func TestServerGoneWithNoPicture(t *testing.T) {
 	h := newHarness(t, api.Working, nil)
 	ctx := context.Background()
 	h.addWorker(localWorker("%3", "w2", api.Done))
-	h.addTasks(&api.Task{Name: "a", State: api.TaskRunning, Worker: workerID})
+	h.addTasks(&Task{Name: "a", State: api.TaskRunning, Worker: workerID})
 	at := time.Now()
 	h.m.serverGone(ctx, at)
 	if got := h.m.ServerDown(); !got.Equal(at) {

@@ -98,7 +98,7 @@ func TestPeerDepthsOnlyForItsOwnRuns(t *testing.T) {
 	h := newHarness(t, api.Working, nil)
 	h.m.mu.Lock()
 	h.m.runs[testRun].Coordinator, h.m.runs[testRun].CoordinatorMachine = "alpha/%0", "alpha"
-	own := &api.Run{ID: "run-000001", Coordinator: coord}
+	own := &Run{ID: "run-000001", Coordinator: coord}
 	h.m.runs[own.ID] = own
 	h.m.mu.Unlock()
 	depth := func(id string) int {

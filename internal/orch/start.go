@@ -40,7 +40,7 @@ func TaskLine(stBin, task string) string {
 // worker goes when st itself places it.
 type startPlan struct {
 	api.StartRequest
-	run      *api.Run     // a task's run (tasks place their workers themselves)
+	run      *Run         // a task's run (tasks place their workers themselves)
 	fanGroup string       // the group of tries of a fan
 	remote   *remotePlace // a start that another machine's coordinator asked for
 }
@@ -160,7 +160,7 @@ func checkCwd(cwd string) error {
 
 // openWorker opens the worker's window (in its worktree when it has one),
 // puts st's relations on its pane and records the worker in its run.
-func (m *Manager) openWorker(ctx context.Context, req startPlan, spec startSpec, p tmux.Pane, pl *placed) (*api.Worker, []string, error) {
+func (m *Manager) openWorker(ctx context.Context, req startPlan, spec startSpec, p tmux.Pane, pl *placed) (*Worker, []string, error) {
 	r := pl.run
 	cwd, scope, wt, notes, undoTree, err := m.prepareTree(req.StartRequest, r, spec.name, req.Cwd)
 	if err != nil {
@@ -198,7 +198,7 @@ func (m *Manager) openWorker(ctx context.Context, req startPlan, spec startSpec,
 	// listed the panes before then (it skips workers started after its
 	// listing) would see a pane of no run and call the worker gone.
 	now := m.cfg.Now()
-	w := &api.Worker{
+	w := &Worker{
 		ID: wp.ID, Name: spec.name, Agent: spec.ad.Kind(), Parent: p.ID, Level: pl.level, State: api.Starting, Since: now,
 		Task: req.Task, Cwd: cwd, Window: wp.WindowID, Session: wp.SessionID, StartedAt: now,
 		Scope: scope, Worktree: wt, Fan: req.fanGroup,
@@ -219,7 +219,7 @@ func (m *Manager) openWorker(ctx context.Context, req startPlan, spec startSpec,
 // register records a new worker in run r, on disk before it returns. The
 // write is waited for without the registry's lock, so that starts side
 // by side share their writes.
-func (m *Manager) register(r *api.Run, w *api.Worker) error {
+func (m *Manager) register(r *Run, w *Worker) error {
 	m.mu.Lock()
 	m.addWorker(r, w)
 	c := m.newChange()
@@ -254,7 +254,7 @@ func (m *Manager) askedID(req startPlan, pane string) string {
 // deliverTask types the task line into the new worker and waits for its
 // turn to start. A screen that asks something first (trust, a login)
 // makes the worker blocked until a person answers it.
-func (m *Manager) deliverTask(ctx context.Context, req startPlan, spec startSpec, w *api.Worker) (*api.WorkerView, error) {
+func (m *Manager) deliverTask(ctx context.Context, req startPlan, spec startSpec, w *Worker) (*api.WorkerView, error) {
 	d := delivery{
 		pane: w.ID, label: m.askedID(req, w.ID), adapter: spec.ad, text: spec.line, fresh: true,
 		blockedTimeout: orDefault(req.BlockedTimeout, DefaultBlockedTimeout),

@@ -84,7 +84,7 @@ func checkTask(req api.TaskRequest) error {
 
 // addTask adds the task req asks for to run r, running when it waits on
 // nothing (its start is the caller's). Called with m.mu held.
-func (m *Manager) addTask(r *api.Run, req api.TaskRequest, parent string) (*api.Task, error) {
+func (m *Manager) addTask(r *Run, req api.TaskRequest, parent string) (*Task, error) {
 	if runTask(r, req.Name) != nil {
 		return nil, errorf(api.KindConflict, "pick another name; st task list shows the run's tasks", "run %s already has a task named %q", r.ID, req.Name)
 	}
@@ -96,7 +96,7 @@ func (m *Manager) addTask(r *api.Run, req api.TaskRequest, parent string) (*api.
 		return nil, err
 	}
 	now := m.cfg.Now()
-	t := &api.Task{Name: req.Name, File: req.File, Agent: req.Agent, Deps: dedupe(req.Deps), Owns: req.Owns, Worktree: req.Worktree,
+	t := &Task{Name: req.Name, File: req.File, Agent: req.Agent, Deps: dedupe(req.Deps), Owns: req.Owns, Worktree: req.Worktree,
 		Cwd: req.Cwd, Parent: parent, State: api.TaskRunning, Since: now, Created: now, Env: req.Env}
 	if len(waitOn) > 0 {
 		t.State, t.Reason = api.TaskWaiting, "waiting on "+strings.Join(waitOn, ", ")
@@ -107,7 +107,7 @@ func (m *Manager) addTask(r *api.Run, req api.TaskRequest, parent string) (*api.
 
 // checkDeps checks a new task's dependencies in run r, and returns those
 // it waits on. Called with m.mu held.
-func (m *Manager) checkDeps(r *api.Run, name string, deps []string) ([]string, error) {
+func (m *Manager) checkDeps(r *Run, name string, deps []string) ([]string, error) {
 	var waitOn []string
 	seen := map[string]bool{}
 	for _, d := range deps {
@@ -161,7 +161,7 @@ func dedupe(ss []string) []string {
 
 // cycle returns a spelled-out cycle that adding name with deps would
 // make, or "". Called with m.mu held.
-func (m *Manager) cycle(r *api.Run, name string, deps []string) string {
+func (m *Manager) cycle(r *Run, name string, deps []string) string {
 	graph := map[string][]string{name: dedupe(deps)}
 	for _, t := range r.Tasks {
 		if t.Name != name {
@@ -198,7 +198,7 @@ func (m *Manager) cycle(r *api.Run, name string, deps []string) string {
 
 // startTask starts the worker of a task that is ready. A start that
 // fails fails the task, and the tasks that wait on it.
-func (m *Manager) startTask(ctx context.Context, r *api.Run, t *api.Task) error {
+func (m *Manager) startTask(ctx context.Context, r *Run, t *Task) error {
 	m.logf("task %s of run %s: starting its worker", t.Name, r.ID)
 	v, err := m.startWorker(ctx, startPlan{StartRequest: api.StartRequest{
 		Pane: t.Parent, Agent: t.Agent, Task: t.File, Name: t.Name, Cwd: t.Cwd, Env: t.Env,
@@ -231,8 +231,8 @@ func (m *Manager) startTask(ctx context.Context, r *api.Run, t *api.Task) error 
 	return nil
 }
 
-func (m *Manager) taskView(r *api.Run, t *api.Task) api.TaskView {
-	v := api.TaskView{Task: *t, Run: r.ID, For: roundDur(m.cfg.Now().Sub(t.Since))}
+func (m *Manager) taskView(r *Run, t *Task) api.TaskView {
+	v := api.TaskView{Task: t.wire(), Run: r.ID, For: roundDur(m.cfg.Now().Sub(t.Since))}
 	v.Env = nil
 	if w := m.workers[t.Worker]; w != nil {
 		v.WorkerName = w.Name
@@ -262,7 +262,7 @@ func (m *Manager) CancelTask(ctx context.Context, req api.IDRequest) (*api.TaskV
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r := m.paneRun(req.Pane, "")
-	var t *api.Task
+	var t *Task
 	if r != nil {
 		t = runTask(r, req.ID)
 	}

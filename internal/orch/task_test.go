@@ -45,7 +45,7 @@ func noFileReason(v api.TaskView) string {
 
 func TestTaskScheduleFollowsItsDependencies(t *testing.T) {
 	h := newHarness(t, api.Working, nil)
-	h.addTasks(&api.Task{Name: "a", State: api.TaskRunning, Worker: workerID})
+	h.addTasks(&Task{Name: "a", State: api.TaskRunning, Worker: workerID})
 	b := h.createWaitingTask("b", "a")
 	if b.Reason != "waiting on a" {
 		t.Errorf("b: %q, want waiting on a", b.Reason)
@@ -102,8 +102,8 @@ func TestTaskFollowsItsWorker(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, api.Working, nil)
-			h.addTasks(&api.Task{Name: "a", State: api.TaskRunning, Worker: workerID},
-				&api.Task{Name: "other", State: api.TaskRunning, Worker: "%44"})
+			h.addTasks(&Task{Name: "a", State: api.TaskRunning, Worker: workerID},
+				&Task{Name: "other", State: api.TaskRunning, Worker: "%44"})
 			b := h.createWaitingTask("b", "a")
 			tt.end(h)
 			h.wantTask("a", tt.state, tt.reason)
@@ -125,9 +125,9 @@ func TestTaskDiamondStartsOnceBothAreDone(t *testing.T) {
 	log := h.captureLog()
 	h.addWorker(localWorker("%3", "b2", api.Working))
 	h.addWorker(localWorker("%4", "c2", api.Working))
-	h.addTasks(&api.Task{Name: "a", State: api.TaskDone, Worker: workerID},
-		&api.Task{Name: "b2", Deps: []string{"a"}, State: api.TaskRunning, Worker: "%3"},
-		&api.Task{Name: "c2", Deps: []string{"a"}, State: api.TaskRunning, Worker: "%4"})
+	h.addTasks(&Task{Name: "a", State: api.TaskDone, Worker: workerID},
+		&Task{Name: "b2", Deps: []string{"a"}, State: api.TaskRunning, Worker: "%3"},
+		&Task{Name: "c2", Deps: []string{"a"}, State: api.TaskRunning, Worker: "%4"})
 	d := h.createWaitingTask("d", "b2", "c2")
 	if d.Reason != "waiting on b2, c2" {
 		t.Errorf("d: %q", d.Reason)
@@ -185,9 +185,9 @@ func TestCreateTaskRefusals(t *testing.T) {
 			h := newHarness(t, api.Working, nil)
 			// p waits on q, which a run.json edited by hand lost: a new q
 			// depending on p would close a cycle.
-			h.addTasks(&api.Task{Name: "p", Deps: []string{"q"}, State: api.TaskWaiting, Reason: "waiting on q"},
-				&api.Task{Name: "f", State: api.TaskFailed, Reason: "its worker %7 failed"},
-				&api.Task{Name: "k", State: api.TaskCancelled, Reason: "cancelled before it started"})
+			h.addTasks(&Task{Name: "p", Deps: []string{"q"}, State: api.TaskWaiting, Reason: "waiting on q"},
+				&Task{Name: "f", State: api.TaskFailed, Reason: "its worker %7 failed"},
+				&Task{Name: "k", State: api.TaskCancelled, Reason: "cancelled before it started"})
 			before, err := os.ReadFile(filepath.Join(h.home, "orch", testRun, "run.json"))
 			if err != nil {
 				t.Fatal(err)
@@ -255,7 +255,7 @@ func TestCreateTaskStartsAtOnce(t *testing.T) {
 
 func TestCancelTaskFailsItsDependents(t *testing.T) {
 	h := newHarness(t, api.Working, nil)
-	h.addTasks(&api.Task{Name: "a", State: api.TaskRunning, Worker: workerID})
+	h.addTasks(&Task{Name: "a", State: api.TaskRunning, Worker: workerID})
 	h.createWaitingTask("x", "a")
 	h.createWaitingTask("y", "x")
 	h.createWaitingTask("z", "a")
@@ -299,7 +299,7 @@ func TestCancelTaskFailsItsDependents(t *testing.T) {
 // are as they were, and once the disk mends it does not come back.
 func TestCancelTaskUnwrittenIsUndone(t *testing.T) {
 	h := newHarness(t, api.Working, nil)
-	h.addTasks(&api.Task{Name: "a", State: api.TaskRunning, Worker: workerID})
+	h.addTasks(&Task{Name: "a", State: api.TaskRunning, Worker: workerID})
 	h.createWaitingTask("x", "a")
 	h.createWaitingTask("y", "x")
 	writes := h.m.saver.writes.Load()
@@ -321,10 +321,10 @@ func TestCancelTaskUnwrittenIsUndone(t *testing.T) {
 // goes back to waiting.
 func TestTaskStartCutShortIsTriedAgain(t *testing.T) {
 	h := newHarness(t, api.Working, nil)
-	h.addTasks(&api.Task{Name: "a", State: api.TaskDone, Worker: workerID},
-		&api.Task{Name: "b", Deps: []string{"a"}, State: api.TaskRunning},
-		&api.Task{Name: "x", State: api.TaskRunning, Worker: "%44"},
-		&api.Task{Name: "c", Deps: []string{"x"}, State: api.TaskRunning})
+	h.addTasks(&Task{Name: "a", State: api.TaskDone, Worker: workerID},
+		&Task{Name: "b", Deps: []string{"a"}, State: api.TaskRunning},
+		&Task{Name: "x", State: api.TaskRunning, Worker: "%44"},
+		&Task{Name: "c", Deps: []string{"x"}, State: api.TaskRunning})
 	b := h.tasks()["b"]
 	h.m.Close()
 	m2, err := NewManager(context.Background(), Config{Home: h.home, STBin: "/bin/st", Tmux: h.m.cfg.Tmux})

@@ -55,7 +55,7 @@ func (m *Manager) chainDepth(pane string) (int, []string) {
 
 // teamOf returns the run that pane leads with live workers, or nil.
 // Called with m.mu held.
-func (m *Manager) teamOf(pane string) *api.Run {
+func (m *Manager) teamOf(pane string) *Run {
 	r := m.currentRun(pane)
 	if r == nil {
 		return nil
@@ -70,7 +70,7 @@ func (m *Manager) teamOf(pane string) *api.Run {
 
 // teamSize counts the live workers of run r, teams below included.
 // Called with m.mu held.
-func (m *Manager) teamSize(r *api.Run, seen map[string]bool) int {
+func (m *Manager) teamSize(r *Run, seen map[string]bool) int {
 	if r == nil || seen[r.ID] {
 		return 0
 	}
@@ -149,7 +149,7 @@ func (m *Manager) agentKind(p tmux.Pane) string {
 // (mate: its pane is split off its lead's window, whose name is the
 // lead's), else its window's; made unique in the run with -2, -3...
 // Called with m.mu held.
-func adoptedName(r *api.Run, tp tmux.Pane, mate string) string {
+func adoptedName(r *Run, tp tmux.Pane, mate string) string {
 	name := tp.StName
 	if name == "" || !ValidName(name) {
 		name = mate
@@ -175,13 +175,13 @@ func adoptedName(r *api.Run, tp tmux.Pane, mate string) string {
 // adoptedWorker is the record of the agent in pane tp as the worker of
 // parent at level, as it is now: working if its turn runs. Called with
 // m.mu held.
-func (m *Manager) adoptedWorker(tp tmux.Pane, name, kind, parent string, level int, team *api.Run) *api.Worker {
+func (m *Manager) adoptedWorker(tp tmux.Pane, name, kind, parent string, level int, team *Run) *Worker {
 	now := m.cfg.Now()
 	st := api.Idle
 	if _, inTurn := m.facts.agentIn(tp.ID); inTurn {
 		st = api.Working
 	}
-	w := &api.Worker{ID: tp.ID, Name: name, Agent: kind, Parent: parent, Level: level, State: st, Since: now,
+	w := &Worker{ID: tp.ID, Name: name, Agent: kind, Parent: parent, Level: level, State: st, Since: now,
 		Cwd: tp.Path, Window: tp.WindowID, Session: tp.SessionID, StartedAt: now, Adopted: true}
 	if team != nil {
 		w.TeamRun = team.ID
@@ -194,7 +194,7 @@ func (m *Manager) adoptedWorker(tp tmux.Pane, name, kind, parent string, level i
 // Called with m.mu held, which the options are set under too: the
 // watcher checks the panes' options, and must not see the old ones on
 // an adopted pane.
-func (m *Manager) enrol(ctx context.Context, r *api.Run, w *api.Worker, also map[string]map[string]string, unset ...string) error {
+func (m *Manager) enrol(ctx context.Context, r *Run, w *Worker, also map[string]map[string]string, unset ...string) error {
 	m.addWorker(r, w)
 	if err := m.save(r); err != nil {
 		m.removeWorker(w)
@@ -314,7 +314,7 @@ func (m *Manager) checkAdopt(p, tp tmux.Pane, byPerson bool) error {
 
 // adoptInto makes the record of the agent in tp as a worker of p in run
 // r: its team, its depth checked, its scope. Called with m.mu held.
-func (m *Manager) adoptInto(ctx context.Context, r *api.Run, level int, p, tp tmux.Pane, owns []string) (*api.Worker, []string, error) {
+func (m *Manager) adoptInto(ctx context.Context, r *Run, level int, p, tp tmux.Pane, owns []string) (*Worker, []string, error) {
 	team := m.teamOf(tp.ID)
 	sub := m.subtreeDepth(tp.ID, map[string]bool{})
 	what := tp.ID
@@ -324,7 +324,7 @@ func (m *Manager) adoptInto(ctx context.Context, r *api.Run, level int, p, tp tm
 	if err := m.checkChain(p.ID, sub, what); err != nil {
 		return nil, nil, err
 	}
-	var scope *api.Scope
+	var scope *Scope
 	var notes []string
 	if len(owns) > 0 {
 		repo, err := worktree.Open(tp.Path)

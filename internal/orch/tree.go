@@ -19,14 +19,14 @@ import (
 // person, and an undo for the worktree. Called without m.mu held.
 // scopeLocked checks the globs of --owns and that they overlap no other
 // scoped worker of run. Called with m.mu held.
-func (m *Manager) scopeLocked(owns []string, repo *worktree.Repo, run *api.Run) (*api.Scope, []string, error) {
+func (m *Manager) scopeLocked(owns []string, repo *worktree.Repo, run *Run) (*Scope, []string, error) {
 	for _, g := range owns {
 		if err := worktree.ValidGlob(g); err != nil {
 			return nil, nil, errorf(api.KindUsage, "write globs relative to the repository root, e.g. --owns 'src/**'", "--owns %q: %v", g, err)
 		}
 	}
 	var notes []string
-	scope := &api.Scope{Globs: owns, Root: repo.Root}
+	scope := &Scope{Globs: owns, Root: repo.Root}
 	files, _ := repo.Files()
 	for _, g := range worktree.Scope(owns).Unmatched(files) {
 		notes = append(notes, fmt.Sprintf("--owns %q matches no file yet (allowed: the worker may create them)", g))
@@ -44,7 +44,7 @@ func (m *Manager) scopeLocked(owns []string, repo *worktree.Repo, run *api.Run) 
 	return scope, notes, nil
 }
 
-func (m *Manager) prepareTree(req api.StartRequest, run *api.Run, name, cwd string) (string, *api.Scope, *api.WorktreeInfo, []string, func(), error) {
+func (m *Manager) prepareTree(req api.StartRequest, run *Run, name, cwd string) (string, *Scope, *Worktree, []string, func(), error) {
 	undo := func() {}
 	if len(req.Owns) == 0 && !req.Worktree {
 		return cwd, nil, nil, nil, undo, nil
@@ -59,7 +59,7 @@ func (m *Manager) prepareTree(req api.StartRequest, run *api.Run, name, cwd stri
 			"%s needs a git repository: %v", flag, err)
 	}
 	var notes []string
-	var scope *api.Scope
+	var scope *Scope
 	if len(req.Owns) > 0 {
 		m.mu.Lock()
 		scope, notes, err = m.scopeLocked(req.Owns, repo, run)
@@ -83,7 +83,7 @@ func (m *Manager) prepareTree(req api.StartRequest, run *api.Run, name, cwd stri
 	if err != nil {
 		return "", nil, nil, nil, undo, errorf(api.KindConflict, "pick another --name, or remove the old branch with git branch -D", "%v", err)
 	}
-	info := &api.WorktreeInfo{Path: wt.Path, Branch: wt.Branch, Base: wt.Base, Root: repo.Root}
+	info := &Worktree{Path: wt.Path, Branch: wt.Branch, Base: wt.Base, Root: repo.Root}
 	undo = func() { repo.Remove(wt, true) }
 	// The worker works in the same folder of its own tree.
 	rel, _ := filepath.Rel(repo.Root, cwd)
@@ -102,7 +102,7 @@ func short(commit string) string {
 }
 
 // scopeRoot is the folder a worker's scope is relative to.
-func scopeRoot(w *api.Worker) string {
+func scopeRoot(w *Worker) string {
 	if w.Worktree != nil {
 		return w.Worktree.Path
 	}
@@ -114,7 +114,7 @@ func scopeRoot(w *api.Worker) string {
 
 // checkScope returns why a tool call of w would change something outside
 // its scope, or "". cwd is the agent's folder.
-func checkScope(w *api.Worker, ev agent.Event) string {
+func checkScope(w *Worker, ev agent.Event) string {
 	if w == nil || w.Scope == nil || !ev.Before {
 		return ""
 	}
@@ -162,7 +162,7 @@ func checkScope(w *api.Worker, ev agent.Event) string {
 		strings.Join(w.Scope.Globs, " "), root, strings.Join(bad, ", "))
 }
 
-func (m *Manager) treeWorker(req api.IDRequest, what string) (*api.Worker, error) {
+func (m *Manager) treeWorker(req api.IDRequest, what string) (*Worker, error) {
 	w, err := m.resolve(req.Pane, req.ID)
 	if err != nil {
 		return nil, err
@@ -280,7 +280,7 @@ func (m *Manager) Pick(ctx context.Context, req api.IDRequest) (*api.MergeResult
 		m.mu.Unlock()
 		return nil, errorf(api.KindUsage, "st worker merge "+w.Name+" merges a single worker", "worker %s (%s) is not one of several tries (--fan)", w.Name, w.ID)
 	}
-	var others []*api.Worker
+	var others []*Worker
 	for _, o := range m.runOf[w.ID].Workers {
 		if o != w && o.Fan == w.Fan && o.Worktree != nil && !o.Worktree.Merged {
 			others = append(others, o)
@@ -353,7 +353,7 @@ func (m *Manager) Fan(ctx context.Context, req api.StartRequest) ([]api.WorkerVi
 }
 
 // treeOf is the git worktree a worker's record names.
-func treeOf(wi *api.WorktreeInfo) worktree.Worktree {
+func treeOf(wi *Worktree) worktree.Worktree {
 	return worktree.Worktree{Path: wi.Path, Branch: wi.Branch, Base: wi.Base}
 }
 

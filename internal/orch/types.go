@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-func runTask(r *api.Run, name string) *api.Task {
+func runTask(r *Run, name string) *Task {
 	for _, t := range r.Tasks {
 		if t.Name == name {
 			return t
@@ -19,7 +19,7 @@ func runTask(r *api.Run, name string) *api.Task {
 	return nil
 }
 
-func runWorker(r *api.Run, id string) *api.Worker {
+func runWorker(r *Run, id string) *Worker {
 	for _, w := range r.Workers {
 		if w.ID == id {
 			return w

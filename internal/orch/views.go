@@ -11,7 +11,7 @@ import (
 func (m *Manager) Show(ctx context.Context, pane, id string) (*api.RunView, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var r *api.Run
+	var r *Run
 	if id != "" {
 		r = m.runs[id]
 		if r == nil {
@@ -22,7 +22,7 @@ func (m *Manager) Show(ctx context.Context, pane, id string) (*api.RunView, erro
 			return nil, errorf(api.KindNotFound, "st orch start --objective TEXT makes one", "this pane has no run")
 		}
 	}
-	v := &api.RunView{Run: *r, Teammates: m.facts.teammatesOf(r.Coordinator), Subagents: m.facts.subagentsOf(r.Coordinator)}
+	v := &api.RunView{Run: r.wire(), Teammates: m.facts.teammatesOf(r.Coordinator), Subagents: m.facts.subagentsOf(r.Coordinator)}
 	for _, w := range r.Workers {
 		v.Views = append(v.Views, m.view(w))
 	}
@@ -30,8 +30,8 @@ func (m *Manager) Show(ctx context.Context, pane, id string) (*api.RunView, erro
 	return v, nil
 }
 
-func (m *Manager) view(w *api.Worker) api.WorkerView {
-	v := api.WorkerView{Worker: *w, For: roundDur(m.cfg.Now().Sub(w.Since))}
+func (m *Manager) view(w *Worker) api.WorkerView {
+	v := api.WorkerView{Worker: w.wire(), For: roundDur(m.cfg.Now().Sub(w.Since))}
 	if r := m.runOf[w.ID]; r != nil {
 		v.Run = r.ID
 	}

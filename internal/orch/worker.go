@@ -136,7 +136,7 @@ func (m *Manager) Stop(ctx context.Context, req api.IDRequest) (*api.WorkerView,
 
 // removeMerged removes the worktree of a stopped worker when its work
 // was merged, and says what became of it.
-func removeMerged(wt *api.WorktreeInfo) []string {
+func removeMerged(wt *Worktree) []string {
 	var notes []string
 	if wt != nil && wt.Path != "" {
 		if wt.Merged {

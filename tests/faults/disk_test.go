@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/orch"
 )
 
 // TestFullDiskWhileSaving fills the disk under ST_HOME while the daemon
@@ -134,7 +135,7 @@ func diskTrial(t *testing.T, trial int) (mode string, bad int) {
 	if err != nil || !bytes.Equal(before, after) {
 		fail("run.json changed on a failed write (%v): %d bytes before, %d after", err, len(before), len(after))
 	}
-	var r api.Run
+	var r orch.Run
 	if err := json.Unmarshal(after, &r); err != nil {
 		fail("run.json no longer decodes: %v", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/orch"
 	"github.com/sophonz/st/internal/testutil"
 )
 
@@ -353,7 +354,7 @@ func (w *world) checkBack(start time.Time, ws []api.WorkerView, sessions, report
 // its relations (run, name, parent: the coordinator as it is now), its
 // agent resuming its own conversation with its box on screen, its state
 // live (idle) or its report kept.
-func (w *world) backWhole(run *api.Run, ws []api.WorkerView, sessions, reported map[string]string) []string {
+func (w *world) backWhole(run *orch.Run, ws []api.WorkerView, sessions, reported map[string]string) []string {
 	out, err := w.tmux("list-panes", "-a", "-F", "#{pane_id}\t#{@st_run}\t#{@st_name}\t#{@st_parent}\t#{pane_start_command}")
 	if err != nil {
 		return []string{"tmux server not back: " + err.Error()}

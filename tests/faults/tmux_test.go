@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/orch"
 )
 
 // TestTmuxKilledMidRun kills the tmux server in the middle of a run whose
@@ -190,7 +191,7 @@ func tmuxTrial(t *testing.T, trial, long, short int, listDuring, quick bool) (lo
 	}
 
 	// What st brings back.
-	var run *api.Run
+	var run *orch.Run
 	problems := map[string]string{}
 	ok := func() (bool, string) {
 		problems = map[string]string{}

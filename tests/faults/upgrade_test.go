@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/orch"
 	"github.com/sophonz/st/internal/testutil"
 )
 
@@ -132,7 +132,7 @@ func upgradeTrial(t *testing.T, trial int, old string) int {
 	return 0
 }
 
-func runIDs(rs []*api.Run) string {
+func runIDs(rs []*orch.Run) string {
 	var ids []string
 	for _, r := range rs {
 		ids = append(ids, fmt.Sprintf("%s(%d workers)", r.ID, len(r.Workers)))

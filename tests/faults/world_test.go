@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/orch"
 	"github.com/sophonz/st/internal/testutil"
 )
 
@@ -318,15 +319,15 @@ func (w *world) list() ([]api.WorkerView, error) {
 
 // runs reads every run.json under ST_HOME (written atomically, so a
 // read never sees half a file).
-func (w *world) runs() []*api.Run {
+func (w *world) runs() []*orch.Run {
 	matches, _ := filepath.Glob(filepath.Join(w.home, "orch", "*", "run.json"))
-	var rs []*api.Run
+	var rs []*orch.Run
 	for _, m := range matches {
 		data, err := os.ReadFile(m)
 		if err != nil {
 			continue
 		}
-		var r api.Run
+		var r orch.Run
 		if json.Unmarshal(data, &r) == nil {
 			rs = append(rs, &r)
 		}
