@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/authz"
 	"github.com/sophonz/st/internal/tmux"
 )
@@ -42,7 +43,7 @@ func (m *Manager) Owns(caller, id string) bool {
 // machine (machine/%N or machine/name, the machine by slug or name).
 // Called with m.mu held.
 func (m *Manager) ownedLookup(caller, id string) *Worker {
-	mach, rest, remote := splitRemote(id)
+	mach, rest, remote := api.SplitRemote(id)
 	if !remote {
 		w, err := m.resolve(caller, id)
 		if err != nil {
@@ -77,7 +78,7 @@ func (m *Manager) HandedTo(machine, id string) authz.Handed {
 	w, err := m.resolve("", id)
 	m.mu.Unlock()
 	if err == nil {
-		if owner, _, ok := splitRemote(w.Parent); ok && owner == machine && !w.Remote() {
+		if owner, _, ok := api.SplitRemote(w.Parent); ok && owner == machine && !w.Remote() {
 			return authz.ItsWorker
 		}
 	}

@@ -62,7 +62,7 @@ func (c *change) setState(w *Worker, s api.State) bool {
 	w.State = s
 	w.Since = m.cfg.Now()
 	c.touch(m.runOf[w.ID])
-	if s == api.Done && w.Parent != "" && !w.Told && !isRemotePane(w.Parent) {
+	if s == api.Done && w.Parent != "" && !w.Told && !api.IsRemote(w.Parent) {
 		// (A coordinator on another machine is told by its own st.)
 		c.done = append(c.done, doneNotice{w.Parent, w})
 	}

@@ -286,7 +286,7 @@ func TestGateRelinkRetiresTheAsker(t *testing.T) {
 	for _, g := range h.m.Gates(ctx, true) {
 		switch g.ID {
 		case gone.ID:
-			if !strings.HasPrefix(g.Pane, workerID+retiredMark) || PaneOf(g.Pane) != workerID {
+			if !strings.HasPrefix(g.Pane, workerID+api.RetiredMark) || api.PaneOf(g.Pane) != workerID {
 				t.Errorf("the gate of a pane that did not come back names %q, want %s retired", g.Pane, workerID)
 			}
 		case moved.ID:
@@ -295,7 +295,7 @@ func TestGateRelinkRetiresTheAsker(t *testing.T) {
 			}
 		}
 	}
-	if d := gateOnDisk(t, h.home, gone.ID); !strings.HasPrefix(d.Pane, workerID+retiredMark) {
+	if d := gateOnDisk(t, h.home, gone.ID); !strings.HasPrefix(d.Pane, workerID+api.RetiredMark) {
 		t.Errorf("gates.json names %q", d.Pane)
 	}
 	// The gate can still be answered.

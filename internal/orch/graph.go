@@ -15,7 +15,7 @@ func (m *Manager) Graph() []api.GraphAgent {
 	// has no card, and no line goes from it to its workers (spec: "the
 	// worker shows in the graph, but a shell is not an agent").
 	shell := func(pane string) bool {
-		if isRemotePane(pane) || retired(pane) {
+		if api.IsRemote(pane) || api.Retired(pane) {
 			return false
 		}
 		return panes[pane].agent == "" && m.workers[pane] == nil

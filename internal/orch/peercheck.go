@@ -62,7 +62,7 @@ func validEnvKey(k string) bool {
 // validRemoteID reports whether id is machine/%N (or a retired
 // machine/%N~gen) or machine/name.
 func validRemoteID(id string) bool {
-	mach, rest, ok := splitRemote(id)
+	mach, rest, ok := api.SplitRemote(id)
 	return ok && validSlug(mach) && (validPaneRef(rest) || ValidName(rest))
 }
 
@@ -70,7 +70,7 @@ func validRemoteID(id string) bool {
 // the retired id of a pane of a tmux server that went (%N~gen), which is
 // how every place names that pane (a new pane may have %N now).
 func validPaneRef(id string) bool {
-	pane, gen, ok := strings.Cut(id, retiredMark)
+	pane, gen, ok := strings.Cut(id, api.RetiredMark)
 	return tmux.ValidPaneID(pane) && (!ok || allOf(gen, 1, 13, func(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }))
 }
 

@@ -265,7 +265,7 @@ func (m *Manager) tellMoves(ctx context.Context, slug string, pl *peerLoop, move
 	for _, mv := range moves {
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		// That machine knows the old pane by its bare id.
-		err := m.cfg.Peers.Call(cctx, slug, api.PeerRouteReparent, api.PeerReparent{Old: PaneOf(mv.Old), New: mv.New}, &struct{}{})
+		err := m.cfg.Peers.Call(cctx, slug, api.PeerRouteReparent, api.PeerReparent{Old: api.PaneOf(mv.Old), New: mv.New}, &struct{}{})
 		cancel()
 		if err != nil {
 			m.logf("could not tell %s that coordinator %s is %s now (trying again in %s): %v", slug, mv.Old, mv.New, m.peerRetry(), err)
@@ -386,7 +386,7 @@ func (m *Manager) queueMoves(moved map[string]string, retire func(string) string
 				add(w.Machine, api.PeerReparent{Old: retire(o), New: n})
 			}
 		}
-		if restarted && retired(w.Parent) {
+		if restarted && api.Retired(w.Parent) {
 			// Its coordinator did not come back: that machine keeps its
 			// old id, which a new pane here may have now. It is told the
 			// retired one, which names only the gone pane (and answered
@@ -435,7 +435,7 @@ func (m *Manager) paneFor(from, pane string) (handed bool, mv *api.PeerReparent)
 	m.hub.mu.Lock()
 	if pl := m.hub.loops[from]; pl != nil {
 		for i := len(pl.reparents) - 1; i >= 0; i-- {
-			if r := pl.reparents[i]; PaneOf(r.Old) == pane {
+			if r := pl.reparents[i]; api.PaneOf(r.Old) == pane {
 				m.hub.mu.Unlock()
 				return true, &r
 			}
@@ -443,7 +443,7 @@ func (m *Manager) paneFor(from, pane string) (handed bool, mv *api.PeerReparent)
 	}
 	m.hub.mu.Unlock()
 	for _, w := range m.workers {
-		if w.Machine == from && retired(w.Parent) && PaneOf(w.Parent) == pane {
+		if w.Machine == from && api.Retired(w.Parent) && api.PaneOf(w.Parent) == pane {
 			return true, &api.PeerReparent{Old: w.Parent, New: w.Parent}
 		}
 	}

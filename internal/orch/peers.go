@@ -56,21 +56,6 @@ type remotePlace struct {
 	parentName, parentMachine string
 }
 
-// splitRemote splits machine/rest; ok is false for a local id.
-func splitRemote(id string) (machine, rest string, ok bool) {
-	i := strings.Index(id, "/")
-	if i <= 0 || i == len(id)-1 {
-		return "", "", false
-	}
-	return id[:i], id[i+1:], true
-}
-
-// isRemotePane reports whether a pane id names a pane on another machine.
-func isRemotePane(id string) bool {
-	_, _, ok := splitRemote(id)
-	return ok
-}
-
 func newRef() string {
 	b := make([]byte, 8)
 	rand.Read(b)
@@ -126,7 +111,7 @@ type remoteTarget struct {
 
 // target resolves an id of another machine.
 func (m *Manager) target(ctx context.Context, id string) (remoteTarget, error) {
-	mach, rest, _ := splitRemote(id)
+	mach, rest, _ := api.SplitRemote(id)
 	ps, self, err := m.peers()
 	if err != nil {
 		return remoteTarget{}, err
@@ -149,7 +134,7 @@ func (m *Manager) target(ctx context.Context, id string) (remoteTarget, error) {
 		}
 	}
 	if t.worker != nil {
-		_, t.there, _ = splitRemote(t.worker.ID)
+		_, t.there, _ = api.SplitRemote(t.worker.ID)
 	}
 	return t, nil
 }

@@ -278,7 +278,7 @@ func (m *Manager) PeerWatch(ctx context.Context, from string, req api.PeerWatchR
 	defer m.mu.Unlock()
 	res := &api.PeerWatchResult{Seq: seq, Boot: m.hub.boot}
 	for _, w := range m.workers {
-		if owner, _, ok := splitRemote(w.Parent); ok && owner == from && w.Ref != "" {
+		if owner, _, ok := api.SplitRemote(w.Parent); ok && owner == from && w.Ref != "" {
 			v := m.view(w)
 			res.Workers = append(res.Workers, v)
 		}
@@ -334,7 +334,7 @@ func (m *Manager) PeerPane(ctx context.Context, from string, req api.IDRequest) 
 	_, mv := m.paneFor(from, req.ID)
 	m.mu.Unlock()
 	switch {
-	case mv != nil && (mv.New == "" || retired(mv.New)):
+	case mv != nil && (mv.New == "" || api.Retired(mv.New)):
 		// It did not come back after a tmux restart here: named by its
 		// retired id (req.ID may be another pane's now).
 		return &api.PeerPaneResult{Retired: mv.Old}, nil
@@ -355,8 +355,8 @@ func (m *Manager) remoteParentsNow(ctx context.Context, vs []api.WorkerView) {
 	asked := map[string]*api.PeerPaneResult{}
 	for i := range vs {
 		v := &vs[i]
-		mach, pane, ok := splitRemote(v.Parent)
-		if !ok || !v.State.Live() || v.Remote() || retired(pane) {
+		mach, pane, ok := api.SplitRemote(v.Parent)
+		if !ok || !v.State.Live() || v.Remote() || api.Retired(pane) {
 			continue // (a retired parent is gone, and named so: see view)
 		}
 		res, seen := asked[v.Parent]
@@ -396,7 +396,7 @@ func (m *Manager) PeerGraph(from string) []api.GraphAgent {
 	g := m.Graph()
 	out := make([]api.GraphAgent, 0, len(g))
 	for _, a := range g {
-		if owner, _, ok := splitRemote(a.Parent); !ok || owner != from {
+		if owner, _, ok := api.SplitRemote(a.Parent); !ok || owner != from {
 			a.Summary = ""
 		}
 		a.Subagents = nil

@@ -214,7 +214,7 @@ func (m *Manager) resolve(caller, id string) (*Worker, error) {
 	if id == "" {
 		return nil, errorf(api.KindUsage, "st worker list shows the ids", "no worker id given")
 	}
-	if tmux.ValidPaneID(id) || retired(id) {
+	if tmux.ValidPaneID(id) || api.Retired(id) {
 		// A pane id names one pane: a worker of a server that went keeps
 		// its old id retired (restore.go), and is named by that or its name.
 		if w := m.workers[id]; w != nil {

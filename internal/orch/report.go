@@ -120,7 +120,7 @@ func (m *Manager) waitFor(ctx context.Context, req api.WaitRequest) ([]*Worker, 
 	remote := map[string]*Worker{}
 	ids := append([]string(nil), req.IDs...)
 	for i, id := range ids {
-		if !isRemotePane(id) {
+		if !api.IsRemote(id) {
 			continue
 		}
 		t, err := m.target(ctx, id)
@@ -186,7 +186,7 @@ func (m *Manager) waitResult(caller string, ws []*Worker, timedOut bool) *api.Wa
 // reports before its turn ends, so a read right after the report waits a
 // few seconds for the turn's last answer.
 func (m *Manager) Read(ctx context.Context, req api.IDRequest) (*api.WorkerView, error) {
-	if isRemotePane(req.ID) {
+	if api.IsRemote(req.ID) {
 		return m.remoteOp(ctx, "read", req)
 	}
 	deadline := time.NewTimer(m.cfg.ReadWait)

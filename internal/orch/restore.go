@@ -241,19 +241,6 @@ func (m *Manager) relaunch(p tmux.LayoutPane) launch {
 	return launch{kind: kind, session: sess, argv: ad.Command(o)}
 }
 
-// retiredMark separates a pane id of a server that went from the
-// restart it went with (relink).
-const retiredMark = "~"
-
-// retired reports whether id is a pane id of a server that went.
-func retired(id string) bool { return strings.Contains(id, retiredMark) }
-
-// PaneOf is the pane id a (possibly retired) relation names, for people.
-func PaneOf(id string) string {
-	p, _, _ := strings.Cut(id, retiredMark)
-	return p
-}
-
 // relink moves every relation from old pane ids to new ones: workers,
 // coordinators, parents, tasks, gates, what the hooks told about each
 // pane, and st's options on the new panes. restarted marks a restart of
@@ -272,7 +259,7 @@ func (m *Manager) relink(ctx context.Context, moved map[string]string, opts map[
 			return n, true
 		}
 		if restarted && tmux.ValidPaneID(id) {
-			return id + retiredMark + gen, true
+			return id + api.RetiredMark + gen, true
 		}
 		return id, false
 	}
@@ -286,7 +273,7 @@ func (m *Manager) relink(ctx context.Context, moved map[string]string, opts map[
 	m.rest.forget()
 	m.queueMoves(moved, func(id string) string {
 		if restarted && tmux.ValidPaneID(id) {
-			return id + retiredMark + gen
+			return id + api.RetiredMark + gen
 		}
 		return id
 	}, restarted)

@@ -54,7 +54,7 @@ func TestRelinkAfterAServerRestart(t *testing.T) {
 		t.Errorf("w1 after the restart: %s parent %s %s, want %%12 parent %%11 idle (its turn died with the server)", w1.ID, w1.Parent, w1.State)
 	}
 	lost := h.workerByName("lost")
-	if !strings.HasPrefix(lost.ID, "%3"+retiredMark) || PaneOf(lost.ID) != "%3" || lost.Parent != "%11" {
+	if !strings.HasPrefix(lost.ID, "%3"+api.RetiredMark) || api.PaneOf(lost.ID) != "%3" || lost.Parent != "%11" {
 		t.Errorf("the worker whose pane did not come back: %s parent %s, want %%3 retired", lost.ID, lost.Parent)
 	}
 	run, err := h.m.Show(ctx, "%11", "")

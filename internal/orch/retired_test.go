@@ -38,7 +38,7 @@ func TestPeerAnswersNameRetiredPanes(t *testing.T) {
 	h.addWorker(remoteWorker("gamma", "%7", "near", refB, api.Working))
 	h.m.relink(ctx, map[string]string{}, nil, true)
 	near := h.remote("gamma/%7")
-	if !strings.HasPrefix(near.Parent, coord+retiredMark) {
+	if !strings.HasPrefix(near.Parent, coord+api.RetiredMark) {
 		t.Fatalf("near's coordinator after the restart: %q, want %s retired", near.Parent, coord)
 	}
 	select {

@@ -241,7 +241,7 @@ func (m *Manager) adopt(ctx context.Context, req api.IDRequest, byPerson bool) (
 }
 
 func (m *Manager) adoptHere(ctx context.Context, req api.IDRequest, byPerson bool) (*api.WorkerView, error) {
-	if isRemotePane(req.ID) {
+	if api.IsRemote(req.ID) {
 		if len(req.Owns) > 0 {
 			return nil, errorf(api.KindRemote, "leave --owns out: the worker on that machine keeps that machine's rules",
 				"refused: --owns is only for workers on this machine, and %s is on another machine", req.ID)

@@ -175,7 +175,7 @@ func (m *Manager) treeWorker(req api.IDRequest, what string) (*Worker, error) {
 
 // Diff shows a worktree worker's changes against the commit it started from.
 func (m *Manager) Diff(ctx context.Context, req api.IDRequest) (*api.DiffResult, error) {
-	if isRemotePane(req.ID) {
+	if api.IsRemote(req.ID) {
 		return nil, notAcrossMachines("st worker diff")
 	}
 	m.mu.Lock()
@@ -204,7 +204,7 @@ func (m *Manager) Diff(ctx context.Context, req api.IDRequest) (*api.DiffResult,
 
 // Merge brings a done worktree worker's branch into the checkout it came from.
 func (m *Manager) Merge(ctx context.Context, req api.IDRequest) (*api.MergeResult, error) {
-	if isRemotePane(req.ID) {
+	if api.IsRemote(req.ID) {
 		return nil, notAcrossMachines("st worker merge")
 	}
 	m.mu.Lock()
@@ -267,7 +267,7 @@ func (m *Manager) Merge(ctx context.Context, req api.IDRequest) (*api.MergeResul
 // Pick merges the chosen try of a fan and removes the others: their
 // windows, worktrees and branches.
 func (m *Manager) Pick(ctx context.Context, req api.IDRequest) (*api.MergeResult, error) {
-	if isRemotePane(req.ID) {
+	if api.IsRemote(req.ID) {
 		return nil, notAcrossMachines("st worker pick")
 	}
 	m.mu.Lock()

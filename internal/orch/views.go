@@ -39,7 +39,7 @@ func (m *Manager) view(w *Worker) api.WorkerView {
 		v.TeamOf = m.teamSize(m.runs[w.TeamRun], map[string]bool{})
 		v.TeamDepth = m.subtreeDepth(w.ID, map[string]bool{})
 	}
-	if retired(w.Parent) || (w.Parent != "" && !isRemotePane(w.Parent) && m.rest.gone(w.Parent)) {
+	if api.Retired(w.Parent) || (w.Parent != "" && !api.IsRemote(w.Parent) && m.rest.gone(w.Parent)) {
 		v.ParentGone = true
 	}
 	if w.Remote() {

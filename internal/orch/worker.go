@@ -43,7 +43,7 @@ func (m *Manager) listViews(req api.IDRequest) []api.WorkerView {
 
 // Send types a line into a worker, under the same delivery rules as its task.
 func (m *Manager) Send(ctx context.Context, req api.IDRequest) (*api.WorkerView, error) {
-	if isRemotePane(req.ID) {
+	if api.IsRemote(req.ID) {
 		return m.remoteOp(ctx, "send", req)
 	}
 	if strings.TrimSpace(req.Text) == "" {
@@ -109,7 +109,7 @@ func checkLine(s string) error {
 
 // Stop closes a worker's pane.
 func (m *Manager) Stop(ctx context.Context, req api.IDRequest) (*api.WorkerView, error) {
-	if isRemotePane(req.ID) {
+	if api.IsRemote(req.ID) {
 		return m.remoteOp(ctx, "stop", req)
 	}
 	m.mu.Lock()
@@ -158,7 +158,7 @@ func removeMerged(wt *Worktree) []string {
 
 // Rename gives a worker a new name, in its run and on its window.
 func (m *Manager) Rename(ctx context.Context, req api.IDRequest) (*api.WorkerView, error) {
-	if isRemotePane(req.ID) {
+	if api.IsRemote(req.ID) {
 		return m.remoteOp(ctx, "rename", req)
 	}
 	if !ValidName(req.Text) {
@@ -191,7 +191,7 @@ func (m *Manager) Rename(ctx context.Context, req api.IDRequest) (*api.WorkerVie
 
 // Release lets a worker go: it leaves its run, and is told so in one line.
 func (m *Manager) Release(ctx context.Context, req api.IDRequest) (*api.WorkerView, error) {
-	if isRemotePane(req.ID) {
+	if api.IsRemote(req.ID) {
 		return m.remoteOp(ctx, "release", req)
 	}
 	m.mu.Lock()
