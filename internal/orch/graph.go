@@ -1,8 +1,9 @@
 package orch
 
 import (
-	"github.com/sophonz/st/internal/api"
 	"sort"
+
+	"github.com/sophonz/st/internal/api"
 )
 
 // Graph returns every coordinator and worker st knows on this machine,

@@ -13,6 +13,7 @@ import (
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/store"
 	"github.com/sophonz/st/internal/testutil"
+	"github.com/sophonz/st/internal/testutil/faketmux"
 )
 
 // Helpers for the tests of one concept each (tasks, reports, gates,
@@ -47,19 +48,19 @@ func (h *harness) addWorker(w *Worker) *Worker {
 
 // addPane opens a pane on the fake with the given options.
 func (h *harness) addPane(id string, opts map[string]string) {
-	h.tm.mu.Lock()
-	defer h.tm.mu.Unlock()
-	h.tm.panes = append(h.tm.panes, &fakePane{id: id, window: "@" + strings.TrimPrefix(id, "%"), index: "3", session: "$0",
-		sessName: "main", winName: "p" + id, cmd: "st", path: "/tmp", pid: 3, opts: opts})
+	h.tm.Lock()
+	defer h.tm.Unlock()
+	h.tm.Panes = append(h.tm.Panes, &faketmux.Pane{ID: id, Window: "@" + strings.TrimPrefix(id, "%"), Index: "3", Session: "$0",
+		SessName: "main", WinName: "p" + id, Cmd: "st", Path: "/tmp", PID: 3, Opts: opts})
 }
 
 // closePane takes a pane off the fake, as if it closed.
 func (h *harness) closePane(id string) {
-	h.tm.mu.Lock()
-	defer h.tm.mu.Unlock()
-	for i, p := range h.tm.panes {
-		if p.id == id {
-			h.tm.panes = append(h.tm.panes[:i:i], h.tm.panes[i+1:]...)
+	h.tm.Lock()
+	defer h.tm.Unlock()
+	for i, p := range h.tm.Panes {
+		if p.ID == id {
+			h.tm.Panes = append(h.tm.Panes[:i:i], h.tm.Panes[i+1:]...)
 			return
 		}
 	}
@@ -184,9 +185,9 @@ func (h *harness) fixSaves() {
 // holdTmux holds every tmux command of the fake (a slow server) until
 // the returned func lets them go.
 func (h *harness) holdTmux() (release func()) {
-	h.tm.mu.Lock()
+	h.tm.Lock()
 	var once sync.Once
-	return func() { once.Do(h.tm.mu.Unlock) }
+	return func() { once.Do(h.tm.Unlock) }
 }
 
 // pendingNotices lists what the noticer has waiting for pane: the done

@@ -3,9 +3,10 @@ package orch
 import (
 	"context"
 	"errors"
-	"github.com/sophonz/st/internal/api"
 	"testing"
 	"time"
+
+	"github.com/sophonz/st/internal/api"
 )
 
 // TestMovedPaneAnswersByRetiredID (issue 24, item 3): after a tmux

@@ -2,9 +2,10 @@ package orch
 
 import (
 	"errors"
-	"github.com/sophonz/st/internal/api"
 	"strings"
 	"testing"
+
+	"github.com/sophonz/st/internal/api"
 )
 
 func TestTaskLine(t *testing.T) {

@@ -114,9 +114,9 @@ func TestNoticeToAShellTypesNothing(t *testing.T) {
 		_, running := n.kicks[coord]
 		return !running && len(n.pending[coord]) == 0, "the notice loop of the coordinator still runs"
 	})
-	h.tm.mu.Lock()
-	typed := append([]string(nil), h.tm.unexpected...)
-	h.tm.mu.Unlock()
+	h.tm.Lock()
+	typed := append([]string(nil), h.tm.Unexpected...)
+	h.tm.Unlock()
 	if len(typed) != 0 {
 		t.Errorf("tmux commands into the shell: %v", typed)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/authz"
 	"github.com/sophonz/st/internal/store"
+	"github.com/sophonz/st/internal/testutil/faketmux"
 )
 
 // These tests are the trust boundary between machines, with the real
@@ -89,9 +90,9 @@ func TestPeerAdoptNeedsAnOffer(t *testing.T) {
 	}
 	// Any process with the tmux socket sets the option of earlier
 	// versions: it offers nothing.
-	h.tm.mu.Lock()
-	h.tm.pane(coord).opts["@st_offer"] = "beta"
-	h.tm.mu.Unlock()
+	h.tm.Lock()
+	h.tm.Find(coord).Opts["@st_offer"] = "beta"
+	h.tm.Unlock()
 	if err := peerAsks(h.m, "beta", authz.Adopt, coord); err == nil {
 		t.Error("a forged @st_offer pane option let beta adopt the coordinator")
 	}
@@ -118,7 +119,7 @@ func TestPeerAdoptNeedsAnOffer(t *testing.T) {
 	if h.m.offeredTo(ctx, coord) != "" {
 		t.Error("the offer was not used up by the adoption")
 	}
-	if got := h.tm.option(coord, "@st_parent"); got != "gamma/%0" {
+	if got := h.tm.Option(coord, "@st_parent"); got != "gamma/%0" {
 		t.Errorf("@st_parent = %q, want gamma/%%0", got)
 	}
 	if err := peerAsks(h.m, "gamma", authz.TypeTerminal, coord); err != nil {
@@ -142,15 +143,15 @@ func TestOfferGoesWithItsPane(t *testing.T) {
 	if b := newOfferBook(h.home, t.Logf); b.to(coord, 1) != "beta" {
 		t.Errorf("the offer is not kept on disk for the next st: %+v", b.offers)
 	}
-	h.tm.mu.Lock()
-	h.tm.pane(coord).pid = 4242 // another process in a pane of the same id
-	h.tm.mu.Unlock()
+	h.tm.Lock()
+	h.tm.Find(coord).PID = 4242 // another process in a pane of the same id
+	h.tm.Unlock()
 	if got := h.m.HandedTo("beta", coord); got != authz.NotHanded {
 		t.Errorf("a new pane with the offered pane's id: %v", got)
 	}
-	h.tm.mu.Lock()
-	h.tm.pane(coord).pid = 1
-	h.tm.mu.Unlock()
+	h.tm.Lock()
+	h.tm.Find(coord).PID = 1
+	h.tm.Unlock()
 	if got := h.m.HandedTo("beta", coord); got != authz.Offered {
 		t.Fatalf("the offered pane: %v", got)
 	}
@@ -164,9 +165,9 @@ func TestOfferGoesWithItsPane(t *testing.T) {
 // peer route that acts is refused with why and what to do, even on a
 // worker that machine started here; a read of its own worker is not.
 func TestPeerActsNeedAcceptRemote(t *testing.T) {
-	h := newHarness(t, api.Working, func(f *fakeTmux) {
+	h := newHarness(t, api.Working, func(f *faketmux.Server) {
 		// %2 works for beta's coordinator %0.
-		f.pane(workerID).opts["@st_parent"] = "beta/%0"
+		f.Find(workerID).Opts["@st_parent"] = "beta/%0"
 	})
 	h.m.mu.Lock()
 	w := h.m.workers[workerID]
@@ -386,8 +387,8 @@ func TestPeerGraphSeesOnlyWhatItNeeds(t *testing.T) {
 // workers, a pane st does not know, another machine's record, or
 // anything that is not a pane id.
 func TestPeerTermOnlyWhatWasHanded(t *testing.T) {
-	h := newHarness(t, api.Working, func(f *fakeTmux) {
-		f.pane(workerID).opts["@st_parent"] = "beta/%0"
+	h := newHarness(t, api.Working, func(f *faketmux.Server) {
+		f.Find(workerID).Opts["@st_parent"] = "beta/%0"
 	})
 	h.m.mu.Lock()
 	h.m.workers[workerID].Parent = "beta/%0"

@@ -3,9 +3,10 @@ package orch
 import (
 	"context"
 	"errors"
-	"github.com/sophonz/st/internal/api"
 	"testing"
 	"time"
+
+	"github.com/sophonz/st/internal/api"
 )
 
 // The watch of another machine, as this machine's records of its workers

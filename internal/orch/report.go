@@ -2,10 +2,11 @@ package orch
 
 import (
 	"context"
-	"github.com/sophonz/st/internal/api"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/sophonz/st/internal/api"
 )
 
 // Reports: a worker's st worker done (Done), and its coordinator's

@@ -81,7 +81,7 @@ func TestRelinkAfterAServerRestart(t *testing.T) {
 		t.Errorf("agent panes %v: the coordinator's agent should be in %%11 only", ap)
 	}
 	// st's options on the new pane, with the relations renamed.
-	if got := h.tm.option("%12", "@st_parent"); got != "%11" {
+	if got := h.tm.Option("%12", "@st_parent"); got != "%11" {
 		t.Errorf("@st_parent of %%12 = %q, want %%11", got)
 	}
 	// The old ids name nothing now (a new pane may take them).
@@ -188,7 +188,7 @@ func TestAgentBackInAnotherPaneTakesItsWorker(t *testing.T) {
 		t.Errorf("run.json has no w1 in %%7: %v", workerIDs(h.runOnDisk()))
 	}
 	for k, want := range map[string]string{"@st_run": testRun, "@st_role": "worker", "@st_parent": coord, "@st_name": "w1"} {
-		if got := h.tm.option("%7", k); got != want {
+		if got := h.tm.Option("%7", k); got != want {
 			t.Errorf("%%7 %s = %q, want %q", k, got, want)
 		}
 	}

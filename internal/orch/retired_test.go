@@ -2,10 +2,11 @@ package orch
 
 import (
 	"context"
-	"github.com/sophonz/st/internal/api"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sophonz/st/internal/api"
 )
 
 // TestPeerAnswersNameRetiredPanes (issue 25, item 4): after a tmux

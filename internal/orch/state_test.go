@@ -12,6 +12,7 @@ import (
 
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/testutil"
+	"github.com/sophonz/st/internal/testutil/faketmux"
 	"github.com/sophonz/st/internal/tmux"
 )
 
@@ -267,7 +268,7 @@ func TestHookRecordsTheAgentOnThePane(t *testing.T) {
 		t.Errorf("agent session %q, want %q", got, agentSes)
 	}
 	testutil.WaitFor(t, 5*time.Second, func() (bool, string) {
-		a, s := h.tm.option(workerID, "@st_agent"), h.tm.option(workerID, "@st_agent_session")
+		a, s := h.tm.Option(workerID, "@st_agent"), h.tm.Option(workerID, "@st_agent_session")
 		return a == "sim" && s == agentSes, "pane options @st_agent=" + a + " @st_agent_session=" + s
 	})
 	if got := h.m.AgentPanes()[workerID]; got != "sim" {
@@ -372,14 +373,14 @@ func TestDoneIsOnDiskWhenItReturns(t *testing.T) {
 func TestLoadReconcilesPanes(t *testing.T) {
 	tests := []struct {
 		name string
-		edit func(*fakeTmux)
+		edit func(*faketmux.Server)
 		want api.State
 	}{
 		{"pane still there", nil, api.Working},
-		{"pane closed", func(f *fakeTmux) { f.panes = []*fakePane{f.pane(coord), f.pane(shell)} }, api.Gone},
-		{"pane id reused by another run", func(f *fakeTmux) { f.pane(workerID).opts["@st_run"] = "run-other" }, api.Gone},
-		{"pane id reused outside st", func(f *fakeTmux) { f.pane(workerID).opts = map[string]string{} }, api.Gone},
-		{"pane dead", func(f *fakeTmux) { f.pane(workerID).dead = true }, api.Gone},
+		{"pane closed", func(f *faketmux.Server) { f.Panes = []*faketmux.Pane{f.Find(coord), f.Find(shell)} }, api.Gone},
+		{"pane id reused by another run", func(f *faketmux.Server) { f.Find(workerID).Opts["@st_run"] = "run-other" }, api.Gone},
+		{"pane id reused outside st", func(f *faketmux.Server) { f.Find(workerID).Opts = map[string]string{} }, api.Gone},
+		{"pane dead", func(f *faketmux.Server) { f.Find(workerID).Dead = true }, api.Gone},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -214,7 +214,7 @@ func TestCreateTaskRefusals(t *testing.T) {
 			if len(dirs) != 1 || dirs[0].Name() != testRun {
 				t.Errorf("run folders after a refusal: %v", dirs)
 			}
-			if got := h.tm.option(shell, "@st_run"); got != "" {
+			if got := h.tm.Option(shell, "@st_run"); got != "" {
 				t.Errorf("the shell pane was made a coordinator (@st_run %q)", got)
 			}
 		})

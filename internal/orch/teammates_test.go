@@ -9,6 +9,7 @@ import (
 	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/testutil"
+	"github.com/sophonz/st/internal/testutil/faketmux"
 )
 
 // The hooks below follow what Claude Code 2.1.332 fired with agent teams
@@ -26,10 +27,10 @@ const (
 // teamHarness is newHarness with the teammates' panes split off the
 // worker's window.
 func teamHarness(t *testing.T, state api.State) *harness {
-	return newHarness(t, state, func(f *fakeTmux) {
+	return newHarness(t, state, func(f *faketmux.Server) {
 		for _, id := range []string{mateA, mateB} {
-			f.panes = append(f.panes, &fakePane{id: id, window: "@2", index: "1", session: "$0", sessName: "main", winName: "w1",
-				cmd: "claude.exe", path: "/tmp", pid: 30, opts: map[string]string{}})
+			f.Panes = append(f.Panes, &faketmux.Pane{ID: id, Window: "@2", Index: "1", Session: "$0", SessName: "main", WinName: "w1",
+				Cmd: "claude.exe", Path: "/tmp", PID: 30, Opts: map[string]string{}})
 		}
 	})
 }
@@ -268,9 +269,9 @@ func TestTeammatePaneKeepsNoAgentOption(t *testing.T) {
 	h.claudeHook(mateA, alpha, "SessionStart", "session_id", alphaSes)
 	h.claudeHook(mateB, nil, "SessionStart", "session_id", betaSes) // no teammate: a Claude of its own
 	testutil.WaitFor(t, 5*time.Second, func() (bool, string) {
-		return h.tm.option(mateB, "@st_agent") == "claude" && h.tm.option(workerID, "@st_agent") == "claude", "options of the other panes"
+		return h.tm.Option(mateB, "@st_agent") == "claude" && h.tm.Option(workerID, "@st_agent") == "claude", "options of the other panes"
 	})
-	if o := h.tm.option(mateA, "@st_agent"); o != "" {
+	if o := h.tm.Option(mateA, "@st_agent"); o != "" {
 		t.Errorf("the teammate's pane has @st_agent=%q", o)
 	}
 }
@@ -281,9 +282,9 @@ func TestClosedTeammatePaneIsDropped(t *testing.T) {
 	h := teamHarness(t, api.Working)
 	h.claudeHook(workerID, nil, "PostToolUse", spawned("alpha", mateA)...)
 	h.claudeHook(workerID, nil, "PostToolUse", spawned("beta", mateB)...)
-	h.tm.mu.Lock()
-	h.tm.panes = h.tm.panes[:len(h.tm.panes)-1] // beta's pane closes
-	h.tm.mu.Unlock()
+	h.tm.Lock()
+	h.tm.Panes = h.tm.Panes[:len(h.tm.Panes)-1] // beta's pane closes
+	h.tm.Unlock()
 	listed := h.m.cfg.Now()
 	panes, err := h.m.cfg.Tmux.ListPanes(context.Background())
 	if err != nil {

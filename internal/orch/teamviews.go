@@ -1,8 +1,9 @@
 package orch
 
 import (
-	"github.com/sophonz/st/internal/api"
 	"sort"
+
+	"github.com/sophonz/st/internal/api"
 )
 
 // What st shows of Claude's agent teams and subagents (teammates.go

@@ -6,8 +6,9 @@ package orch
 
 import (
 	"fmt"
-	"github.com/sophonz/st/internal/api"
 	"strings"
+
+	"github.com/sophonz/st/internal/api"
 )
 
 func runTask(r *Run, name string) *Task {

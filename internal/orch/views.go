@@ -2,6 +2,7 @@ package orch
 
 import (
 	"context"
+
 	"github.com/sophonz/st/internal/api"
 )
 
