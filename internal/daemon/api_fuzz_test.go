@@ -17,6 +17,7 @@ import (
 
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/orch"
+	"github.com/sophonz/st/internal/peer"
 	"github.com/sophonz/st/internal/store"
 	"github.com/sophonz/st/internal/tmux"
 )
@@ -189,12 +190,14 @@ func newFuzzServer(t *testing.T, dir string) (*server, func()) {
 	}}
 	tm := tmux.NewWithRunner(filepath.Join(dir, "fake.sock"), fs)
 	fakes.Store(tm, fs)
+	hub := peer.NewHub(peer.Config{Home: home, Tmux: tm})
 	mgr, err := orch.NewManager(context.Background(), orch.Config{Home: home, STBin: "/nonexistent/st", Tmux: tm,
-		ReadWait: 10 * time.Millisecond})
+		ReadWait: 10 * time.Millisecond, Remote: hub})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &server{mgr: mgr, tmux: tm, cancel: func() {}, token: "fuzz-token", proc: realProc,
+	hub.Attach(mgr)
+	s := &server{mgr: mgr, hub: hub, tmux: tm, cancel: func() {}, token: "fuzz-token", proc: realProc,
 		info: api.StatusInfo{PID: 1, Home: home, Socket: filepath.Join(home, "st.sock"), TmuxSocket: tm.Socket()}}
 	return s, mgr.Close
 }
@@ -222,7 +225,7 @@ const hangLimit = 3 * time.Second
 // serveOne sends one request through the routes and checks the answer.
 func serveOne(t *testing.T, h http.Handler, route string, body []byte, tmuxHdr string) *httptest.ResponseRecorder {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), ctxKey{}, peer{owner: true, pid: os.Getpid()}), requestDeadline)
+	ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), ctxKey{}, sockPeer{owner: true, pid: os.Getpid()}), requestDeadline)
 	defer cancel()
 	req := httptest.NewRequest(http.MethodPost, route, strings.NewReader(string(body))).WithContext(ctx)
 	if tmuxHdr != "" {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/orch"
+	"github.com/sophonz/st/internal/peer"
 	"github.com/sophonz/st/internal/store"
 	"github.com/sophonz/st/internal/tmux"
 	"github.com/sophonz/st/internal/version"
@@ -69,18 +70,23 @@ func Run(ctx context.Context, o Options) error {
 	defer tm.Stop()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	pn := newPeerNet(o.Home, cfg.PeerListen, cfg.Heartbeat.Duration, o.Log)
+	// The other machines: the hub answers them and reaches them through
+	// the peer listener's sign-in and connections (pn).
+	pn := newPeerNet(ctx, o.Home, cfg.PeerListen, cfg.Heartbeat.Duration, o.Log)
+	hub := peer.NewHub(peer.Config{Home: o.Home, Tmux: tm, Log: o.Log, Account: pn.client(), Retry: cfg.PeerRetry.Duration})
+	pn.hub = hub
 	pn.reload()
 	var mgr *orch.Manager
 	mgr, err = orch.NewManager(ctx, orch.Config{Home: o.Home, STBin: o.STBin, Tmux: tm, Log: o.Log,
 		OnGate: func(g api.Gate) { pushGate(ctx, cfg.PushURL, cfg.PushAnswerURL, mgr, g, o.Log) },
-		Peers:  pn, PeerRetry: cfg.PeerRetry.Duration, Events: events, SimForAgents: cfg.AgentsStartSim})
+		Remote: hub, Events: events, SimForAgents: cfg.AgentsStartSim})
 	if err != nil {
 		ln.Close()
 		return err
 	}
 	defer mgr.Close()
-	pn.start(mgr, tm) // its listeners serve from now
+	hub.Attach(mgr)
+	pn.start() // its listeners serve from now
 	var loops sync.WaitGroup
 	defer func() { cancel(); loops.Wait() }() // the loops end with ctx
 	loops.Add(2)
@@ -88,7 +94,7 @@ func Run(ctx context.Context, o Options) error {
 	go func() { defer loops.Done(); mgr.Watch(ctx) }()
 	wl, webBase, stopWeb := serveWeb(ctx, o.Home, cfg, secret, tm, mgr, pn, o.Log)
 	defer stopWeb()
-	s := &server{mgr: mgr, tmux: tm, peers: pn, cancel: cancel, info: api.StatusInfo{
+	s := &server{mgr: mgr, hub: hub, tmux: tm, peers: pn, cancel: cancel, info: api.StatusInfo{
 		PID: os.Getpid(), Version: version.Version, Commit: version.Current().Commit, Binary: o.STBin, Home: o.Home, Socket: sock,
 		TmuxSocket: tm.Socket(), Started: time.Now(), Web: webBase, WebNote: wl.note, WebMoved: wl.moved, WebError: wl.err,
 	}, token: wl.link, proc: realProc}
@@ -156,8 +162,8 @@ func (s *server) serve(ctx context.Context, ln net.Listener) error {
 
 type ctxKey struct{}
 
-// peer is who is at the other end of a connection to the socket.
-type peer struct {
+// sockPeer is who is at the other end of a connection to the socket.
+type sockPeer struct {
 	owner bool // it runs as this user
 	pid   int  // its process, as the kernel says
 }
@@ -166,7 +172,7 @@ type peer struct {
 // user (the handler refuses any other user even if the socket's mode were
 // widened), and its pid, for the requests only a person may make.
 func peerCheck(ctx context.Context, c net.Conn) context.Context {
-	var p peer
+	var p sockPeer
 	if uc, isUnix := c.(*net.UnixConn); isUnix {
 		if raw, err := uc.SyscallConn(); err == nil {
 			raw.Control(func(fd uintptr) {
@@ -194,6 +200,7 @@ func (s *server) panePID(ctx context.Context, pane string) int {
 
 type server struct {
 	mgr    *orch.Manager
+	hub    *peer.Hub // other machines (internal/peer); the facts authz decides by
 	peers  *peerNet
 	tmux   *tmux.Client
 	cancel context.CancelFunc
@@ -247,7 +254,7 @@ func (s *server) remoteReload(ctx context.Context, r *http.Request, b []byte) (a
 
 // remoteRoutes says how each machine of the account is reached.
 func (s *server) remoteRoutes(ctx context.Context, r *http.Request, b []byte) (any, error) {
-	return s.peers.machineRoutes(ctx)
+	return s.peers.client().Routes(ctx)
 }
 
 func (s *server) hook(ctx context.Context, r *http.Request, b []byte) (any, error) {

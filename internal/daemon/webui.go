@@ -22,6 +22,7 @@ import (
 	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/orch"
+	"github.com/sophonz/st/internal/peer"
 	"github.com/sophonz/st/internal/store"
 	"github.com/sophonz/st/internal/tmux"
 	"github.com/sophonz/st/internal/web"
@@ -191,7 +192,7 @@ func serveWeb(ctx context.Context, home string, cfg Config, ws webSecret, tm *tm
 	}
 	h := web.New(web.Config{Secret: ws.secret, Tmux: tm, Backend: &webBackend{mgr: mgr, tmux: tm, peers: pn}, Log: log,
 		AllowedHosts: hosts,
-		PeerTerm:     pn.openTerm,
+		PeerTerm:     pn.client().OpenTerm,
 		AnswerPush: func(ctx context.Context, tok string) error {
 			_, err := mgr.AnswerGateByToken(ctx, tok)
 			return err
@@ -247,7 +248,7 @@ func (b *webBackend) Snapshot(ctx context.Context) (web.Snapshot, error) {
 	for _, p := range panes {
 		where[p.ID] = p
 	}
-	if self, err := b.peers.Self(); err == nil {
+	if self, err := b.peers.client().Self(); err == nil {
 		snap.Machine = self
 	}
 	seen := map[string]bool{}
@@ -364,10 +365,10 @@ func (b *webBackend) otherMachines(ctx context.Context, self string) *otherMachi
 		go func(slug string) {
 			defer wg.Done()
 			var g []api.GraphAgent
-			if err := b.peers.Call(cctx, slug, api.PeerRouteGraph, struct{}{}, &g); err != nil {
+			if err := b.peers.client().Call(cctx, slug, api.PeerRouteGraph, struct{}{}, &g); err != nil {
 				return
 			}
-			g = orch.CheckPeerGraph(g) // shown in the page: only what passes
+			g = peer.CheckGraph(g) // shown in the page: only what passes
 			mu.Lock()
 			defer mu.Unlock()
 			for _, a := range g {

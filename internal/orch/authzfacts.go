@@ -1,20 +1,18 @@
 package orch
 
 import (
-	"context"
 	"strings"
-	"time"
 
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/authz"
-	"github.com/sophonz/st/internal/tmux"
 )
 
-// The Manager answers the facts internal/authz decides by: who owns a
-// worker, what was handed to another machine, whether this machine takes
-// workers. Deciding is authz's; these only say what st's state holds.
-
-var _ authz.Facts = (*Manager)(nil)
+// The Manager answers the facts internal/authz decides by that its
+// records hold: who owns a worker, whose coordinator a pane is, what a
+// pane's agent is to st. internal/peer's Hub answers authz with these and
+// its own (what was offered to another machine, whether this machine
+// takes workers). Deciding is authz's; these only say what st's state
+// holds.
 
 // SimForAgents: a person allowed agents to start the sim agent.
 func (m *Manager) SimForAgents() bool { return m.cfg.SimForAgents }
@@ -65,32 +63,6 @@ func (m *Manager) ownedLookup(caller, id string) *Worker {
 		}
 	}
 	return found
-}
-
-// HandedTo says what the pane or worker id here is to machine: a worker
-// of one of its coordinators, an agent a person here offered to it (the
-// offer's pane still the same process), or nothing.
-func (m *Manager) HandedTo(machine, id string) authz.Handed {
-	if machine == "" || id == "" {
-		return authz.NotHanded
-	}
-	m.mu.Lock()
-	w, err := m.resolve("", id)
-	m.mu.Unlock()
-	if err == nil {
-		if owner, _, ok := api.SplitRemote(w.Parent); ok && owner == machine && !w.Remote() {
-			return authz.ItsWorker
-		}
-	}
-	if !tmux.ValidPaneID(id) {
-		return authz.NotHanded
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if m.offeredTo(ctx, id) == machine {
-		return authz.Offered
-	}
-	return authz.NotHanded
 }
 
 // ParentOf is the parent of the live worker id here: a pane here, or

@@ -3,6 +3,7 @@ package orch
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -251,3 +252,54 @@ func runGuarded(t *testing.T, what string, f func()) {
 		t.Fatalf("%s did not return", what)
 	}
 }
+
+// fakeRemote stands for internal/peer's Hub in the manager's own tests:
+// a machine/... id names this machine's record of that id (machines are
+// named by their slugs), nothing is started or told anywhere, and what
+// the manager asks of it is recorded.
+type fakeRemote struct {
+	mu     sync.Mutex
+	kicked []string
+}
+
+func (f *fakeRemote) Start(context.Context, RemoteStart) (*api.WorkerView, error) {
+	return nil, errors.New("fakeRemote starts nothing")
+}
+
+func (f *fakeRemote) Op(context.Context, string, api.IDRequest) (*api.WorkerView, error) {
+	return nil, errors.New("fakeRemote reaches no machine")
+}
+
+func (f *fakeRemote) Adopt(context.Context, api.IDRequest) (*api.WorkerView, error) {
+	return nil, errors.New("fakeRemote adopts nothing")
+}
+
+func (f *fakeRemote) Resolve(_ context.Context, id string) (string, string, error) {
+	return "", id, nil
+}
+
+func (f *fakeRemote) Kick(slug string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.kicked = append(f.kicked, slug)
+}
+
+func (f *fakeRemote) kicks() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.kicked...)
+}
+
+func (f *fakeRemote) TellDepths(context.Context)                   {}
+func (f *fakeRemote) ParentsNow(context.Context, []api.WorkerView) {}
+func (f *fakeRemote) PanesListed(map[string]int, time.Time)        {}
+
+// remoteHarness is newHarness with a fakeRemote for the other machines.
+func remoteHarness(t *testing.T) *harness {
+	h := newHarness(t, api.Working, nil)
+	h.m.cfg.Remote = &fakeRemote{}
+	return h
+}
+
+// remoteFake is the harness's fakeRemote.
+func (h *harness) remoteFake() *fakeRemote { return h.m.cfg.Remote.(*fakeRemote) }

@@ -25,14 +25,12 @@ type Config struct {
 	// OnGate is called (in the background) when a gate opens: the
 	// daemon sends it to the user's push target.
 	OnGate func(api.Gate)
-	// Peers reaches the account's other machines (nil: not available).
-	Peers Peers
+	// Remote is the account's other machines (internal/peer's Hub; nil:
+	// none, and every id of another machine is refused).
+	Remote Remote
 	// Events are the tmux server's events (tmux.Client.Start); nil: the
 	// watcher looks at the server once a second instead.
 	Events <-chan tmux.Event
-	// PeerRetry is how often st tries again to tell an unreachable
-	// machine that a coordinator moved (DefaultPeerRetry when 0).
-	PeerRetry time.Duration
 	// SimForAgents: a person allowed agents to start the sim agent
 	// (agents_start_sim in config.toml; internal/authz).
 	SimForAgents bool
@@ -45,8 +43,6 @@ type Config struct {
 //     its lock, m.mu, is taken first;
 //   - paneFacts (facts.go, teammates.go): what hooks told of each pane;
 //   - gateBook (gate.go): the gates;
-//   - peerHub (peerhub.go): accept-remote, the other machines' watches;
-//   - offerBook (offer.go): the agents a person offered to other machines;
 //   - restorer (restorer.go): the tmux server's picture and its restore;
 //   - the noticer (notice.go): the lines waiting to be typed.
 //
@@ -58,8 +54,6 @@ type Manager struct {
 	registry
 	facts   *paneFacts
 	gates   *gateBook
-	hub     *peerHub
-	offers  *offerBook
 	rest    *restorer
 	notices *noticer
 	// watchKick wakes the watcher early (an agent's SessionEnd).
@@ -85,8 +79,6 @@ func NewManager(ctx context.Context, cfg Config) (*Manager, error) {
 	m.saver = newSaver(m.runPath, m.logf)
 	m.facts = newPaneFacts(cfg.Now, m.logf, m.workerAt)
 	m.gates = newGateBook(cfg.Home, cfg.Now, m.logf)
-	m.hub = &peerHub{boot: newRef(), acceptRemote: m.loadAcceptRemote()}
-	m.offers = newOfferBook(cfg.Home, m.logf)
 	m.rest = newRestorer(cfg.Home)
 	m.notices = newNoticer(m)
 	if err := m.load(); err != nil {
@@ -108,7 +100,6 @@ func NewManager(ctx context.Context, cfg Config) (*Manager, error) {
 		c.schedule(r)
 	}
 	m.settleUnlock(c)
-	m.resumePeerWatches()
 	return m, nil
 }
 

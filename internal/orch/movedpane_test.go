@@ -2,7 +2,6 @@ package orch
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -17,10 +16,7 @@ import (
 // under the new %3 was told its coordinator had moved to %5. Moves are
 // kept by retired id now; a bare id is a pane of the current life first.
 func TestMovedPaneAnswersByRetiredID(t *testing.T) {
-	peers := &fakePeers{answer: func(slug, op string, req any) (any, error) {
-		return nil, errors.New("beta cannot be reached") // moves stay untold
-	}}
-	h := peerHarness(t, peers)
+	h := remoteHarness(t) // (it tells no machine: the moves stay untold)
 	ctx := context.Background()
 	h.addWorker(remoteWorker("beta", "%4", "far", "0123456789abcdef", api.Working))
 	// The restart: the coordinator %1 is %3 now, the old %3 (another
@@ -30,7 +26,7 @@ func TestMovedPaneAnswersByRetiredID(t *testing.T) {
 	}
 	h.m.relink(ctx, map[string]string{coord: "%3", "%3": "%5", workerID: "%6"}, nil, true)
 	ask := func(pane string) (*api.PeerPaneResult, error) {
-		return h.m.PeerPane(ctx, "beta", api.IDRequest{ID: pane})
+		return h.m.CoordinatorFor(ctx, "beta", pane), nil
 	}
 	if res, err := ask(coord); err != nil || res.Live || res.Now != "%3" {
 		t.Errorf("beta asks about %s: %+v %v, want moved to %%3", coord, res, err)

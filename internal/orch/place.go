@@ -110,14 +110,14 @@ func (m *Manager) placementIn(p tmux.Pane, fixed *Run) (r *Run, level int, creat
 }
 
 // reserve places a new worker called name for pane p (in run fixed when
-// given, or where a remote start puts it) and holds its name until
+// given, or where a start for another machine puts it) and holds its name until
 // release, so that two starts cannot take one name.
-func (m *Manager) reserve(ctx context.Context, p tmux.Pane, fixed *Run, remote *remotePlace, name string) (*placed, error) {
+func (m *Manager) reserve(ctx context.Context, p tmux.Pane, fixed *Run, hosted *hostedPlace, name string) (*placed, error) {
 	m.mu.Lock()
 	var pl *placed
 	var err error
-	if remote != nil {
-		pl = &placed{m: m, run: remote.run, level: remote.level}
+	if hosted != nil {
+		pl = &placed{m: m, run: hosted.run, level: hosted.f.Level}
 	} else if pl, err = m.placeLocked(p, fixed); err != nil {
 		m.mu.Unlock()
 		return nil, err

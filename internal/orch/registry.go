@@ -38,6 +38,12 @@ type registry struct {
 	// frozen are runs whose run.json a newer st wrote: left out, and
 	// never written.
 	frozen map[string]bool
+	// untold are the moves of coordinators here (api.PeerReparent: Old
+	// is the id a machine knows, retired when a restart of the tmux
+	// server ended its life; New where the coordinator is now, "" when it
+	// did not come back) that a machine with their workers is still to be
+	// told, by its slug (remote.go).
+	untold map[string][]api.PeerReparent
 	saver  *saver
 	// sig wakes waiters at every change (it has its own lock, so that a
 	// change wakes them after it is on disk, with mu let go).
@@ -74,7 +80,8 @@ func (s *signal) notify() {
 }
 
 func newRegistry() registry {
-	return registry{runs: map[string]*Run{}, workers: map[string]*Worker{}, runOf: map[string]*Run{}, reserved: map[string]bool{}, frozen: map[string]bool{}}
+	return registry{runs: map[string]*Run{}, workers: map[string]*Worker{}, runOf: map[string]*Run{}, reserved: map[string]bool{}, frozen: map[string]bool{},
+		untold: map[string][]api.PeerReparent{}}
 }
 
 func (m *Manager) runDir(id string) string { return filepath.Join(m.cfg.Home, "orch", id) }

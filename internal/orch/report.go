@@ -118,25 +118,25 @@ func (m *Manager) Wait(ctx context.Context, req api.WaitRequest) (*api.WaitResul
 // waitFor finds the workers a wait is for, oldest first.
 func (m *Manager) waitFor(ctx context.Context, req api.WaitRequest) ([]*Worker, error) {
 	// Ids of workers on other machines name this machine's records of them.
-	remote := map[string]*Worker{}
+	remote := map[string]string{}
 	ids := append([]string(nil), req.IDs...)
 	for i, id := range ids {
 		if !api.IsRemote(id) {
 			continue
 		}
-		t, err := m.target(ctx, id)
+		rm, err := m.remote()
 		if err != nil {
 			return nil, err
 		}
-		if t.local != "" { // it named this machine
-			ids[i] = t.local
+		local, record, err := rm.Resolve(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if local != "" { // it named this machine
+			ids[i] = local
 			continue
 		}
-		if t.worker == nil {
-			return nil, errorf(api.KindNotFound, "st worker list --all shows the workers this machine's runs have elsewhere",
-				"%s is not a worker of any run on this machine (it may work for another machine)", id)
-		}
-		remote[id] = t.worker
+		remote[id] = record
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -155,7 +155,12 @@ func (m *Manager) waitFor(ctx context.Context, req api.WaitRequest) ([]*Worker, 
 		}
 	} else {
 		for _, id := range ids {
-			if w := remote[id]; w != nil {
+			if record, ok := remote[id]; ok {
+				w := m.workers[record]
+				if w == nil {
+					return nil, errorf(api.KindNotFound, "st worker list --all shows the workers this machine's runs have elsewhere",
+						"%s is not a worker of any run on this machine (it may work for another machine)", id)
+				}
 				ws = append(ws, w)
 				continue
 			}

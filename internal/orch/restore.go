@@ -271,7 +271,7 @@ func (m *Manager) relink(ctx context.Context, moved map[string]string, opts map[
 	m.relinkWorkers(c, moved, follow, restarted, now)
 	m.facts.move(moved, restarted)
 	m.rest.forget()
-	m.queueMoves(moved, func(id string) string {
+	tell := m.queueMoves(moved, func(id string) string {
 		if restarted && tmux.ValidPaneID(id) {
 			return id + api.RetiredMark + gen
 		}
@@ -294,6 +294,7 @@ func (m *Manager) relink(ctx context.Context, moved map[string]string, opts map[
 		set[id] = no
 	}
 	m.settleUnlock(c)
+	m.kick(tell)
 	if err := m.cfg.Tmux.SetOptions(ctx, set); err != nil {
 		m.logf("relink: %v", err)
 	}

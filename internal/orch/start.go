@@ -42,7 +42,7 @@ type startPlan struct {
 	api.StartRequest
 	run      *Run         // a task's run (tasks place their workers themselves)
 	fanGroup string       // the group of tries of a fan
-	remote   *remotePlace // a start that another machine's coordinator asked for
+	hosted   *hostedPlace // a start that another machine's coordinator asked for (hosted.go)
 }
 
 // startSpec is what checkStart found: the agent, the worker's name and
@@ -65,15 +65,11 @@ func (m *Manager) startWorker(ctx context.Context, req startPlan) (*api.WorkerVi
 		return nil, err
 	}
 	if req.Machine != "" {
-		task, err := os.ReadFile(req.Task)
-		if err != nil {
-			return nil, errorf(api.KindUsage, "write the task into a file and pass its path with --task", "cannot read the task file %s: %v", req.Task, err)
-		}
-		return m.startRemote(ctx, req, task, spec.name)
+		return m.startElsewhere(ctx, req, spec.name)
 	}
 	p := tmux.Pane{}
-	if req.remote != nil {
-		p = req.remote.pane
+	if req.hosted != nil {
+		p = req.hosted.pane
 	} else if p, err = m.callerPane(ctx, req.Pane); err != nil {
 		return nil, err
 	}
@@ -92,7 +88,7 @@ func (m *Manager) startWorker(ctx context.Context, req startPlan) (*api.WorkerVi
 	}
 	// Place the worker and hold its name before opening anything, so
 	// that two starts cannot take one name.
-	pl, err := m.reserve(ctx, p, req.run, req.remote, spec.name)
+	pl, err := m.reserve(ctx, p, req.run, req.hosted, spec.name)
 	if err != nil {
 		return nil, err
 	}
@@ -111,6 +107,26 @@ func (m *Manager) startWorker(ctx context.Context, req startPlan) (*api.WorkerVi
 		v.Notes = append(v.Notes, n)
 	}
 	return v, nil
+}
+
+// startElsewhere hands a start on another machine to the hub
+// (internal/peer), with its task's text: the task travels.
+func (m *Manager) startElsewhere(ctx context.Context, req startPlan, name string) (*api.WorkerView, error) {
+	if req.Split {
+		return nil, errorf(api.KindRemote, "leave --split out: the worker opens as a window of that machine's st-remote session", "refused: --split is for workers on this machine only")
+	}
+	if req.run != nil {
+		return nil, errorf(api.KindRemote, "start the worker with st worker start --machine, and order it yourself", "refused: ordered tasks cannot run on other machines")
+	}
+	rm, err := m.remote()
+	if err != nil {
+		return nil, err
+	}
+	task, err := os.ReadFile(req.Task)
+	if err != nil {
+		return nil, errorf(api.KindUsage, "write the task into a file and pass its path with --task", "cannot read the task file %s: %v", req.Task, err)
+	}
+	return rm.Start(ctx, RemoteStart{StartRequest: req.StartRequest, Name: name, Text: task, Fan: req.fanGroup})
 }
 
 // checkStart checks what a start asks for, before anything is placed or
@@ -140,7 +156,7 @@ func (m *Manager) checkStart(req startPlan) (startSpec, error) {
 	if len(line) >= 1000 {
 		return startSpec{}, errorf(api.KindUsage, "move the task file to a shorter path", "the task file's path is too long to type (the line would be %d characters; agents take under 1000)", len(line))
 	}
-	if err := checkLine(line); err != nil {
+	if err := CheckLine(line); err != nil {
 		return startSpec{}, errorf(api.KindUsage, "rename the task file without line breaks or control characters", "the task file's path cannot be typed as one line: %v", err)
 	}
 	return startSpec{ad: ad, name: name, line: line}, nil
@@ -203,9 +219,9 @@ func (m *Manager) openWorker(ctx context.Context, req startPlan, spec startSpec,
 		Task: req.Task, Cwd: cwd, Window: wp.WindowID, Session: wp.SessionID, StartedAt: now,
 		Scope: scope, Worktree: wt, Fan: req.fanGroup,
 	}
-	if req.remote != nil {
-		w.Ref = req.remote.ref
-		w.ParentName, w.ParentMachineName = req.remote.parentName, req.remote.parentMachine
+	if h := req.hosted; h != nil {
+		w.Ref = h.f.Ref
+		w.ParentName, w.ParentMachineName = h.f.ParentName, h.f.FromName
 	}
 	if err := m.register(r, w); err != nil {
 		m.cfg.Tmux.KillPane(ctx, wp.ID)
@@ -240,15 +256,11 @@ func (m *Manager) register(r *Run, w *Worker) error {
 // by the pane id: a coordinator on another machine names it machine/%7
 // (%7 there is a pane of its own), so that what st tells it to type
 // (st worker stop ci-mac/%7 --yes) works where it is typed.
-func (m *Manager) askedID(req startPlan, pane string) string {
-	if req.remote == nil || m.cfg.Peers == nil {
+func askedID(req startPlan, pane string) string {
+	if req.hosted == nil || req.hosted.f.Self == "" {
 		return ""
 	}
-	self, err := m.cfg.Peers.Self()
-	if err != nil {
-		return ""
-	}
-	return self + "/" + pane
+	return req.hosted.f.Self + "/" + pane
 }
 
 // deliverTask types the task line into the new worker and waits for its
@@ -256,7 +268,7 @@ func (m *Manager) askedID(req startPlan, pane string) string {
 // makes the worker blocked until a person answers it.
 func (m *Manager) deliverTask(ctx context.Context, req startPlan, spec startSpec, w *Worker) (*api.WorkerView, error) {
 	d := delivery{
-		pane: w.ID, label: m.askedID(req, w.ID), adapter: spec.ad, text: spec.line, fresh: true,
+		pane: w.ID, label: askedID(req, w.ID), adapter: spec.ad, text: spec.line, fresh: true,
 		blockedTimeout: orDefault(req.BlockedTimeout, DefaultBlockedTimeout),
 		hookTimeout:    orDefault(req.HookTimeout, DefaultHookTimeout),
 		onBlocked: func(s agent.Screen) {

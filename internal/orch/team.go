@@ -246,7 +246,11 @@ func (m *Manager) adoptHere(ctx context.Context, req api.IDRequest, byPerson boo
 			return nil, errorf(api.KindRemote, "leave --owns out: the worker on that machine keeps that machine's rules",
 				"refused: --owns is only for workers on this machine, and %s is on another machine", req.ID)
 		}
-		return m.remoteAdopt(ctx, req)
+		rm, err := m.remote()
+		if err != nil {
+			return nil, err
+		}
+		return rm.Adopt(ctx, req)
 	}
 	p, err := m.callerPane(ctx, req.Pane)
 	if err != nil {

@@ -1,7 +1,9 @@
 // Package orch is st's model of delegation: runs, their coordinators and
 // workers, the worker state machine driven by the agents' hooks, the
 // delivery of typed lines, the notices sent to coordinators, and the depth
-// rules. The daemon is its only user; it is the only writer of run.json.
+// rules, with the records of work across machines (remote.go, hosted.go)
+// that internal/peer keeps true. The daemon and internal/peer are its
+// users; it is the only writer of run.json.
 package orch
 
 import (

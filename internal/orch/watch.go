@@ -177,7 +177,6 @@ func (m *Manager) reconcilePanes(panes []tmux.Pane, listed time.Time, seq int) {
 		m.mu.Unlock()
 		return
 	}
-	m.offers.prune(pids, listed) // an offer goes with its pane
 	c := m.newChange()
 	for id, w := range m.workers {
 		if !w.State.Live() || w.StartedAt.After(listed) || w.Remote() || m.rest.isResuming(id) {
@@ -198,9 +197,12 @@ func (m *Manager) reconcilePanes(panes []tmux.Pane, listed time.Time, seq int) {
 	m.facts.dropClosedMates(live, listed)
 	if len(c.runs) == 0 {
 		m.mu.Unlock()
-		return
+	} else {
+		m.settleUnlock(c)
 	}
-	m.settleUnlock(c)
+	if m.cfg.Remote != nil {
+		m.cfg.Remote.PanesListed(pids, listed) // an offer goes with its pane
+	}
 }
 
 // hasLive reports whether any worker's pane is expected to exist.

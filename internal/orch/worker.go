@@ -20,7 +20,9 @@ func (m *Manager) List(ctx context.Context, req api.IDRequest) ([]api.WorkerView
 	out := m.listViews(req)
 	// Workers here of coordinators on other machines: ask those machines
 	// whether the coordinators are still where st thinks.
-	m.remoteParentsNow(ctx, out)
+	if m.cfg.Remote != nil {
+		m.cfg.Remote.ParentsNow(ctx, out)
+	}
 	return out, nil
 }
 
@@ -49,7 +51,7 @@ func (m *Manager) Send(ctx context.Context, req api.IDRequest) (*api.WorkerView,
 	if strings.TrimSpace(req.Text) == "" {
 		return nil, errorf(api.KindUsage, `st worker send ID "TEXT"`, "nothing to send")
 	}
-	if err := checkLine(req.Text); err != nil {
+	if err := CheckLine(req.Text); err != nil {
 		return nil, err
 	}
 	m.mu.Lock()
@@ -87,10 +89,11 @@ func checkText(what, s string) error {
 	return nil
 }
 
-// checkLine refuses text that an agent would not take as a plain line:
+// CheckLine refuses text that an agent would not take as a plain line
+// (a line st worker send types, here or on another machine):
 // a line break would submit it early, a control character (C0 or C1) is
 // a key or an escape sequence to the agent's terminal (plain.Line).
-func checkLine(s string) error {
+func CheckLine(s string) error {
 	if err := plain.Line(s); err != nil {
 		pe := err.(*plain.Error)
 		if pe.Break {

@@ -1,4 +1,4 @@
-package orch
+package peer
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/orch"
 	"github.com/sophonz/st/internal/plain"
 	"github.com/sophonz/st/internal/tmux"
 )
@@ -63,7 +64,7 @@ func validEnvKey(k string) bool {
 // machine/%N~gen) or machine/name.
 func validRemoteID(id string) bool {
 	mach, rest, ok := api.SplitRemote(id)
-	return ok && validSlug(mach) && (validPaneRef(rest) || ValidName(rest))
+	return ok && validSlug(mach) && (validPaneRef(rest) || orch.ValidName(rest))
 }
 
 // validPaneRef reports whether id is a pane id as st keeps them: %N, or
@@ -90,21 +91,21 @@ func checkPlacement(from, run, coordinator, parent, ref string, level, baseDepth
 		return peerRefused(from, "a coordinator or parent that is not a pane id")
 	case !validRef(ref):
 		return peerRefused(from, "a bad reference")
-	case level < 1 || level > MaxChain || baseDepth < 0 || baseDepth > MaxChain:
+	case level < 1 || level > orch.MaxChain || baseDepth < 0 || baseDepth > orch.MaxChain:
 		return peerRefused(from, fmt.Sprintf("depths out of range (level %d, base %d)", level, baseDepth))
 	}
 	return nil
 }
 
 // checkPeerStart checks a start request from machine from.
-func checkPeerStart(from string, req *api.PeerStart) error {
+func checkStart(from string, req *api.PeerStart) error {
 	if err := checkPlacement(from, req.Run, req.Coordinator, req.Parent, req.Ref, req.Level, req.BaseDepth); err != nil {
 		return err
 	}
 	if _, err := agent.Lookup(req.Agent); err != nil {
 		return errorf(api.KindUsage, "--agent "+strings.Join(agent.Kinds(), "|"), "refused: %s asked for an agent this machine does not know", from)
 	}
-	if req.Name != "" && !ValidName(req.Name) {
+	if req.Name != "" && !orch.ValidName(req.Name) {
 		return peerRefused(from, "a worker name with characters that tmux or a shell would misread")
 	}
 	if req.Cwd != "" && (!filepath.IsAbs(req.Cwd) || plain.Line(req.Cwd) != nil) {
@@ -125,8 +126,8 @@ func checkPeerStart(from string, req *api.PeerStart) error {
 }
 
 // checkPeerID checks the id a machine names a worker or pane here by.
-func checkPeerID(from, id string) error {
-	if !validPaneRef(id) && !ValidName(id) {
+func checkID(from, id string) error {
+	if !validPaneRef(id) && !orch.ValidName(id) {
 		return peerRefused(from, "an id that is neither a pane id nor a worker name")
 	}
 	return nil
@@ -137,7 +138,7 @@ func checkPeerID(from, id string) error {
 // are typed into the coordinator's notices, the state drives waits, and
 // the texts are printed. The agent's last answer is shown, never typed,
 // so it is made printable rather than refused.
-func checkPeerView(v *api.WorkerView) error {
+func checkView(v *api.WorkerView) error {
 	bad := func(what string) error {
 		return errorf(api.KindRemote, "upgrade st on that machine; this machine does not take what it sent",
 			"refused: the other machine answered with %s", what)
@@ -145,11 +146,11 @@ func checkPeerView(v *api.WorkerView) error {
 	switch {
 	case !validPaneRef(v.ID):
 		return bad("a worker id that is not a pane id")
-	case !ValidName(v.Name):
+	case !orch.ValidName(v.Name):
 		return bad("a worker name with characters that tmux or a shell would misread")
 	case !knownState(v.State):
 		return bad("a state st does not know")
-	case v.TeamOf < 0 || v.TeamDepth < 0 || v.TeamDepth > MaxChain:
+	case v.TeamOf < 0 || v.TeamDepth < 0 || v.TeamDepth > orch.MaxChain:
 		return bad("a team size or depth out of range")
 	}
 	if v.Agent != "" {
@@ -203,9 +204,10 @@ func knownState(s api.State) bool {
 	return false
 }
 
-// checkPeerGraph keeps the agents of another machine's graph that pass
-// the checks, for the web UI: their ids, names and texts are shown.
-func checkPeerGraph(g []api.GraphAgent) []api.GraphAgent {
+// CheckGraph keeps the agents of another machine's graph that pass the
+// checks, for the web UI (the daemon asks the other machines for their
+// graphs on its behalf): their ids, names and texts are shown.
+func CheckGraph(g []api.GraphAgent) []api.GraphAgent {
 	out := g[:0]
 	for _, a := range g {
 		okPane := tmux.ValidPaneID(a.Pane) || validRemoteID(a.Pane)
@@ -224,7 +226,3 @@ func checkPeerGraph(g []api.GraphAgent) []api.GraphAgent {
 	}
 	return out
 }
-
-// CheckPeerGraph is checkPeerGraph for the daemon, which asks the other
-// machines for their graphs on behalf of the web UI.
-func CheckPeerGraph(g []api.GraphAgent) []api.GraphAgent { return checkPeerGraph(g) }

@@ -9,9 +9,10 @@ import (
 	"github.com/sophonz/st/internal/api"
 )
 
-// The watch of another machine, as this machine's records of its workers
-// there take it: markUnreachable when the machine cannot be reached,
-// applyWatch with what it answers.
+// The watch of another machine (internal/peer's), as this machine's
+// records of its workers there take it: MarkUnreachable when the machine
+// cannot be reached, ApplyWatch with what it answers (the views that
+// passed the hub's checks, and the refs of those that did not).
 
 const (
 	refA = "aaaaaaaaaaaaaaaa"
@@ -40,12 +41,12 @@ func (h *harness) remote(id string) Worker {
 }
 
 func TestMarkUnreachable(t *testing.T) {
-	h := peerHarness(t, &fakePeers{}) // (st worker wait names remote workers through the peers)
+	h := remoteHarness(t) // (st worker wait names remote workers through the hub)
 	h.addWorker(remoteWorker("beta", "%4", "far", refA, api.Working))
 	h.addWorker(remoteWorker("beta", "%5", "over", refB, api.Gone))
 	h.addWorker(remoteWorker("gamma", "%4", "elsewhere", refC, api.Working))
 	h.addWorker(remoteWorker("beta", "%7", "reported", "dddddddddddddddd", api.Done))
-	h.m.markUnreachable("beta", errors.New("dial tcp 127.0.0.1:1: connection refused"))
+	h.m.MarkUnreachable("beta", errors.New("dial tcp 127.0.0.1:1: connection refused"))
 	// A worker that reported keeps its report: a wait for it returns.
 	if w := h.remote("beta/%7"); w.State != api.Done || w.Error != "" {
 		t.Errorf("beta's reported worker: %s %q, want done", w.State, w.Error)
@@ -82,22 +83,23 @@ func TestMarkUnreachable(t *testing.T) {
 }
 
 func TestApplyWatch(t *testing.T) {
-	h := peerHarness(t, &fakePeers{}) // (st worker wait names remote workers through the peers)
+	h := remoteHarness(t) // (st worker wait names remote workers through the hub)
 	h.addWorker(remoteWorker("beta", "%4", "far", refA, api.Working))
 	h.addWorker(remoteWorker("beta", "%5", "kept", refB, api.Working))
 	h.addWorker(remoteWorker("beta", "%6", "released", refC, api.Working))
-	h.m.markUnreachable("beta", errors.New("timeout"))
+	h.m.MarkUnreachable("beta", errors.New("timeout"))
 
 	view := []api.WorkerView{
 		// far reported, and its pane there changed (that machine's tmux restarted).
 		{Worker: api.Worker{ID: "%14", Name: "far", Agent: "sim", State: api.Done, Summary: "did it there", Reported: true, Ref: refA}},
-		// kept's answer has a name no tmux window may have: not taken.
-		{Worker: api.Worker{ID: "%5", Name: "kept\n\x1b[2J", Agent: "sim", State: api.Done, Summary: "x", Ref: refB}},
 		// a worker this machine has no record of.
 		{Worker: api.Worker{ID: "%9", Name: "stranger", Agent: "sim", State: api.Working, Ref: "dddddddddddddddd"}},
 		// released is not listed: that machine no longer has it.
 	}
-	h.m.applyWatch("beta", view)
+	// kept's answer had a name no tmux window may have: the hub did not
+	// take it (internal/peer TestPeerAnswersAreChecked), and says so.
+	refused := []string{refB}
+	h.m.ApplyWatch("beta", view, refused)
 
 	far := h.remote("beta/%14")
 	if far.State != api.Done || far.Summary != "did it there" || far.Error != "" || far.Name != "far" {
@@ -132,12 +134,12 @@ func TestApplyWatch(t *testing.T) {
 
 	// The same view again changes nothing, and writes nothing.
 	writes := h.m.saver.writes.Load()
-	h.m.applyWatch("beta", view)
+	h.m.ApplyWatch("beta", view, refused)
 	if n := h.m.saver.writes.Load() - writes; n != 0 {
 		t.Errorf("%d writes for a view that changed nothing", n)
 	}
 	// Once kept is no longer listed, it is back from unreachable too.
-	h.m.applyWatch("beta", view[:1])
+	h.m.ApplyWatch("beta", view[:1], nil)
 	if w := h.remote("beta/%5"); w.State != api.Idle {
 		t.Errorf("kept once no longer listed: %s, want idle", w.State)
 	}

@@ -1,8 +1,7 @@
-package orch
+package peer
 
 import (
 	"context"
-	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,58 +11,14 @@ import (
 
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/authz"
+	"github.com/sophonz/st/internal/orch"
 	"github.com/sophonz/st/internal/store"
-	"github.com/sophonz/st/internal/testutil/faketmux"
 )
 
 // These tests are the trust boundary between machines, with the real
-// Manager over the fake tmux server: what another machine of the account
-// may do here (the worker's side, peerserve.go), and what st takes from
-// its answers (the coordinator's side, peers.go).
-
-// fakePeers stands for the account's other machines: this machine is
-// alpha, and every Call is answered by answer.
-type fakePeers struct {
-	answer func(slug, op string, req any) (any, error)
-	calls  []string
-}
-
-func (p *fakePeers) Self() (string, error) { return "alpha", nil }
-
-func (p *fakePeers) Machine(ctx context.Context, name string) (api.MachineRef, error) {
-	return api.MachineRef{Slug: strings.ToLower(name), Name: name}, nil
-}
-
-func (p *fakePeers) Call(ctx context.Context, slug, op string, req, resp any) error {
-	if op == "watch" {
-		// The watch loop's long poll: nothing changes there.
-		<-ctx.Done()
-		return ctx.Err()
-	}
-	p.calls = append(p.calls, slug+" "+op)
-	v, err := p.answer(slug, op, req)
-	if err != nil {
-		return err
-	}
-	b, _ := json.Marshal(v)
-	return json.Unmarshal(b, resp)
-}
-
-// peerHarness is newHarness with accept-remote on and the peers set.
-func peerHarness(t *testing.T, peers *fakePeers) *harness {
-	h := newHarness(t, api.Working, nil)
-	h.m.cfg.Peers = peers
-	if err := h.m.SetAcceptRemote(true); err != nil {
-		t.Fatal(err)
-	}
-	return h
-}
-
-// peerAsks is what the peer routes ask internal/authz before they call
-// the manager (internal/daemon's peer table), with this manager's facts.
-func peerAsks(m *Manager, from string, act authz.Action, id string) error {
-	return authz.Decide(authz.Actor{Kind: authz.Machine, Machine: from}, act, authz.Target{ID: id}, m).Err()
-}
+// manager over the fake tmux server: what another machine of the account
+// may do here (the worker's side, serve.go), and what st takes from its
+// answers (the coordinator's side, coordinator.go and watch.go).
 
 // TestPeerAdoptNeedsAnOffer (issue 12, item 1): with accept-remote on, a
 // machine of the account adopted any pane running an agent, the user's
@@ -72,19 +27,19 @@ func peerAsks(m *Manager, from string, act authz.Action, id string) error {
 // state holds it (issue 23, item 2): a pane option any process can set is
 // no offer.
 func TestPeerAdoptNeedsAnOffer(t *testing.T) {
-	h := peerHarness(t, &fakePeers{})
+	h := peerHarness(t, &fakeAccount{}, nil)
 	ctx := context.Background()
 	// The coordinator %1 runs an agent (its hooks were seen).
 	if err := h.hookFrom(coord, "SessionStart"); err != nil {
 		t.Fatal(err)
 	}
-	err := peerAsks(h.m, "beta", authz.Adopt, coord)
+	err := peerAsks(h, "beta", authz.Adopt, coord)
 	if err == nil || !strings.Contains(err.Error(), "was not offered to beta") || !strings.Contains(err.(*authz.Refusal).Hint, "st worker offer %1 --machine beta") {
 		t.Errorf("refusal = %v", err)
 	}
 	// Then nothing may act on it from beta either.
 	for _, act := range []authz.Action{authz.Send, authz.Stop, authz.Rename, authz.Release, authz.ReadScreen, authz.TypeTerminal, authz.OpenTerminal} {
-		if err := peerAsks(h.m, "beta", act, coord); err == nil {
+		if err := peerAsks(h, "beta", act, coord); err == nil {
 			t.Errorf("beta's %s on the coordinator %s was taken", act, coord)
 		}
 	}
@@ -93,36 +48,36 @@ func TestPeerAdoptNeedsAnOffer(t *testing.T) {
 	h.tm.Lock()
 	h.tm.Find(coord).Opts["@st_offer"] = "beta"
 	h.tm.Unlock()
-	if err := peerAsks(h.m, "beta", authz.Adopt, coord); err == nil {
+	if err := peerAsks(h, "beta", authz.Adopt, coord); err == nil {
 		t.Error("a forged @st_offer pane option let beta adopt the coordinator")
 	}
 	// A person offers it to gamma: beta still may not, gamma may, once.
-	if _, err := h.m.Offer(ctx, api.OfferRequest{ID: coord, Machine: "gamma"}); err != nil {
+	if _, err := h.hub.Offer(ctx, api.OfferRequest{ID: coord, Machine: "gamma"}); err != nil {
 		t.Fatal(err)
 	}
-	if got := h.m.offeredTo(ctx, coord); got != "gamma" {
+	if got := h.hub.offeredTo(ctx, coord); got != "gamma" {
 		t.Fatalf("the offer is not in st's state: %q", got)
 	}
-	if err := peerAsks(h.m, "beta", authz.Adopt, coord); err == nil {
+	if err := peerAsks(h, "beta", authz.Adopt, coord); err == nil {
 		t.Error("beta adopted what was offered to gamma")
 	}
 	// gamma sees its window read-only until it adopts it.
-	if d := authz.Decide(authz.Actor{Kind: authz.Machine, Machine: "gamma"}, authz.OpenTerminal, authz.Target{ID: coord}, h.m); !d.Allowed || !d.ReadOnly {
+	if d := authz.Decide(authz.Actor{Kind: authz.Machine, Machine: "gamma"}, authz.OpenTerminal, authz.Target{ID: coord}, h.hub); !d.Allowed || !d.ReadOnly {
 		t.Errorf("gamma's terminal of the offer: %+v", d)
 	}
-	if err := peerAsks(h.m, "gamma", authz.Adopt, coord); err != nil {
+	if err := peerAsks(h, "gamma", authz.Adopt, coord); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.m.PeerAdopt(ctx, "gamma", api.PeerOp{ID: coord, Run: "run-abcdef", Coordinator: "%0", Parent: "%0", Level: 1, Ref: "0123456789abcdef"}); err != nil {
+	if _, err := h.hub.adoptFor(ctx, "gamma", api.PeerOp{ID: coord, Run: "run-abcdef", Coordinator: "%0", Parent: "%0", Level: 1, Ref: "0123456789abcdef"}); err != nil {
 		t.Fatalf("gamma's adoption of an agent offered to it: %v", err)
 	}
-	if h.m.offeredTo(ctx, coord) != "" {
+	if h.hub.offeredTo(ctx, coord) != "" {
 		t.Error("the offer was not used up by the adoption")
 	}
 	if got := h.tm.Option(coord, "@st_parent"); got != "gamma/%0" {
 		t.Errorf("@st_parent = %q, want gamma/%%0", got)
 	}
-	if err := peerAsks(h.m, "gamma", authz.TypeTerminal, coord); err != nil {
+	if err := peerAsks(h, "gamma", authz.TypeTerminal, coord); err != nil {
 		t.Errorf("gamma types into its worker: %v", err)
 	}
 }
@@ -132,12 +87,12 @@ func TestPeerAdoptNeedsAnOffer(t *testing.T) {
 // id (after a tmux restart) was offered to no one, and a closed pane's
 // offer goes at the next look at tmux; offers outlive a restart of st.
 func TestOfferGoesWithItsPane(t *testing.T) {
-	h := peerHarness(t, &fakePeers{})
+	h := peerHarness(t, &fakeAccount{}, nil)
 	ctx := context.Background()
 	if err := h.hookFrom(coord, "SessionStart"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.m.Offer(ctx, api.OfferRequest{ID: coord, Machine: "beta"}); err != nil {
+	if _, err := h.hub.Offer(ctx, api.OfferRequest{ID: coord, Machine: "beta"}); err != nil {
 		t.Fatal(err)
 	}
 	if b := newOfferBook(h.home, t.Logf); b.to(coord, 1) != "beta" {
@@ -146,17 +101,17 @@ func TestOfferGoesWithItsPane(t *testing.T) {
 	h.tm.Lock()
 	h.tm.Find(coord).PID = 4242 // another process in a pane of the same id
 	h.tm.Unlock()
-	if got := h.m.HandedTo("beta", coord); got != authz.NotHanded {
+	if got := h.hub.HandedTo("beta", coord); got != authz.NotHanded {
 		t.Errorf("a new pane with the offered pane's id: %v", got)
 	}
 	h.tm.Lock()
 	h.tm.Find(coord).PID = 1
 	h.tm.Unlock()
-	if got := h.m.HandedTo("beta", coord); got != authz.Offered {
+	if got := h.hub.HandedTo("beta", coord); got != authz.Offered {
 		t.Fatalf("the offered pane: %v", got)
 	}
-	h.m.offers.prune(map[string]int{workerID: 2}, time.Now())
-	if got := h.m.HandedTo("beta", coord); got != authz.NotHanded {
+	h.hub.offers.prune(map[string]int{workerID: 2}, time.Now())
+	if got := h.hub.HandedTo("beta", coord); got != authz.NotHanded {
 		t.Errorf("an offer of a pane that closed: %v", got)
 	}
 }
@@ -165,27 +120,24 @@ func TestOfferGoesWithItsPane(t *testing.T) {
 // peer route that acts is refused with why and what to do, even on a
 // worker that machine started here; a read of its own worker is not.
 func TestPeerActsNeedAcceptRemote(t *testing.T) {
-	h := newHarness(t, api.Working, func(f *faketmux.Server) {
+	h := newHarness(t, api.Working, nil, func(s *setup) {
 		// %2 works for beta's coordinator %0.
-		f.Find(workerID).Opts["@st_parent"] = "beta/%0"
+		s.tm.Find(workerID).Opts["@st_parent"] = "beta/%0"
+		s.worker().Parent, s.worker().Ref = "beta/%0", "0123456789abcdef"
 	})
-	h.m.mu.Lock()
-	w := h.m.workers[workerID]
-	w.Parent, w.Ref = "beta/%0", "0123456789abcdef"
-	h.m.mu.Unlock()
 	for _, act := range []authz.Action{authz.Send, authz.Stop, authz.Rename, authz.Release, authz.Adopt, authz.Start, authz.Reparent,
 		authz.SeeAgents, authz.OpenTerminal, authz.TypeTerminal} {
-		err := peerAsks(h.m, "beta", act, workerID)
+		err := peerAsks(h, "beta", act, workerID)
 		if err == nil || !strings.Contains(err.Error(), "accept-remote is off there") || !strings.Contains(err.(*authz.Refusal).Hint, "st orch accept-remote on") {
 			t.Errorf("%s: %v", act, err)
 		}
 	}
 	for _, act := range []authz.Action{authz.ReadScreen, authz.Watch} {
-		if err := peerAsks(h.m, "beta", act, workerID); err != nil {
+		if err := peerAsks(h, "beta", act, workerID); err != nil {
 			t.Errorf("beta's %s of its own worker: %v", act, err)
 		}
 	}
-	if _, err := h.m.PeerOp(context.Background(), "beta", "read", api.PeerOp{ID: workerID}); err != nil {
+	if _, err := h.hub.opFor(context.Background(), "beta", "read", api.PeerOp{ID: workerID}); err != nil {
 		t.Errorf("beta's read of its own worker: %v", err)
 	}
 	if w := h.worker(); w.State != api.Working {
@@ -197,22 +149,19 @@ func TestPeerActsNeedAcceptRemote(t *testing.T) {
 // machine whether any pane here lives. Now it answers only about panes
 // whose workers run on the asking machine.
 func TestPeerPaneAnswersOnlyItsCoordinators(t *testing.T) {
-	h := newHarness(t, api.Working, nil)
+	h := newHarness(t, api.Working, nil, func(s *setup) {
+		s.runs[0].Workers = append(s.runs[0].Workers, &orch.Worker{ID: "beta/%4", Name: "far", Agent: "sim", Parent: coord, Level: 1,
+			State: api.Working, Machine: "beta", Ref: "0123456789abcdef", StartedAt: time.Now()})
+	})
 	ctx := context.Background()
-	h.m.mu.Lock()
-	r := h.m.runs[testRun]
-	rw := &Worker{ID: "beta/%4", Name: "far", Agent: "sim", Parent: coord, Level: 1, State: api.Working, Machine: "beta", Ref: "0123456789abcdef", StartedAt: time.Now()}
-	r.Workers = append(r.Workers, rw)
-	h.m.workers[rw.ID], h.m.runOf[rw.ID] = rw, r
-	h.m.mu.Unlock()
-	if err := peerAsks(h.m, "beta", authz.FindCoordinator, coord); err != nil {
+	if err := peerAsks(h, "beta", authz.FindCoordinator, coord); err != nil {
 		t.Fatalf("beta asks about its workers' coordinator: %v", err)
 	}
-	if res, err := h.m.PeerPane(ctx, "beta", api.IDRequest{ID: coord}); err != nil || !res.Live {
+	if res, err := h.hub.paneFor(ctx, "beta", api.IDRequest{ID: coord}); err != nil || !res.Live {
 		t.Errorf("beta asks about its workers' coordinator: %+v %v", res, err)
 	}
 	for _, q := range []struct{ from, id string }{{"beta", shell}, {"gamma", coord}, {"beta", "../x"}} {
-		if err := peerAsks(h.m, q.from, authz.FindCoordinator, q.id); err == nil {
+		if err := peerAsks(h, q.from, authz.FindCoordinator, q.id); err == nil {
 			t.Errorf("%s asked about %s and was answered", q.from, q.id)
 		}
 	}
@@ -223,7 +172,7 @@ func TestPeerPaneAnswersOnlyItsCoordinators(t *testing.T) {
 // overwrote a local run. Every id and name from a peer is checked as
 // local input is, before anything touches disk or tmux.
 func TestPeerIDsArePathSafe(t *testing.T) {
-	h := peerHarness(t, &fakePeers{})
+	h := peerHarness(t, &fakeAccount{}, nil)
 	ctx := context.Background()
 	before, _ := os.ReadFile(filepath.Join(h.home, "orch", testRun, "run.json"))
 	good := api.PeerStart{Run: "run-abcdef", Coordinator: "%0", Parent: "%0", Level: 1, Ref: "0123456789abcdef", Agent: "sim", TaskName: "t.md", TaskText: "x", Name: "w"}
@@ -249,15 +198,15 @@ func TestPeerIDsArePathSafe(t *testing.T) {
 	} {
 		req := good
 		edit(&req)
-		if _, err := h.m.PeerStart(ctx, "beta", req); err == nil {
+		if _, err := h.hub.startFor(ctx, "beta", req); err == nil {
 			t.Errorf("%s: the start was taken", name)
 		}
 	}
 	for _, id := range []string{"../x", "w\n", "%2\x1b[A", "main:0.0"} {
-		if _, err := h.m.PeerOp(ctx, "beta", "read", api.PeerOp{ID: id}); err == nil {
+		if _, err := h.hub.opFor(ctx, "beta", "read", api.PeerOp{ID: id}); err == nil {
 			t.Errorf("read of %q was taken", id)
 		}
-		if _, err := h.m.PeerAdopt(ctx, "beta", api.PeerOp{ID: id, Run: "run-abcdef", Coordinator: "%0", Parent: "%0", Level: 1, Ref: "0123456789abcdef"}); err == nil {
+		if _, err := h.hub.adoptFor(ctx, "beta", api.PeerOp{ID: id, Run: "run-abcdef", Coordinator: "%0", Parent: "%0", Level: 1, Ref: "0123456789abcdef"}); err == nil {
 			t.Errorf("adopt of %q was taken", id)
 		}
 	}
@@ -297,8 +246,8 @@ func TestPeerAnswersAreChecked(t *testing.T) {
 	task := filepath.Join(t.TempDir(), "t.md")
 	os.WriteFile(task, []byte("summary: x\n"), 0o600)
 	for i, edit := range bad {
-		peers := &fakePeers{}
-		h := peerHarness(t, peers)
+		peers := &fakeAccount{}
+		h := peerHarness(t, peers, nil)
 		peers.answer = func(slug, op string, req any) (any, error) {
 			v := api.WorkerView{Worker: api.Worker{ID: "%3", Name: "far", Agent: "sim", State: api.Working, Ref: req.(api.PeerStart).Ref}}
 			edit(&v)
@@ -309,18 +258,16 @@ func TestPeerAnswersAreChecked(t *testing.T) {
 			t.Errorf("answer %d: the start's answer was taken", i)
 			continue
 		}
-		h.m.mu.Lock()
-		for id := range h.m.workers {
-			if strings.HasPrefix(id, "beta/") {
-				t.Errorf("answer %d: a record %q was kept", i, id)
+		for _, v := range h.records() {
+			if strings.HasPrefix(v.ID, "beta/") {
+				t.Errorf("answer %d: a record %q was kept", i, v.ID)
 			}
 		}
-		h.m.mu.Unlock()
 	}
 	// A watch answer with a bad name leaves the record as it was (no
 	// done notice with that name), and a good one is taken.
-	peers := &fakePeers{}
-	h := peerHarness(t, peers)
+	peers := &fakeAccount{}
+	h := peerHarness(t, peers, nil)
 	peers.answer = func(slug, op string, req any) (any, error) {
 		return api.WorkerView{Worker: api.Worker{ID: "%3", Name: "far", Agent: "sim", State: api.Working, Ref: req.(api.PeerStart).Ref}}, nil
 	}
@@ -328,22 +275,19 @@ func TestPeerAnswersAreChecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.m.applyWatch("beta", []api.WorkerView{{Worker: api.Worker{ID: "%3", Name: "far\n\x1b[2J", Agent: "sim", State: api.Done, Summary: "x", Ref: v.Ref}}})
-	h.m.mu.Lock()
-	w := h.m.workers["beta/%3"]
+	h.hub.applyWatch("beta", []api.WorkerView{{Worker: api.Worker{ID: "%3", Name: "far\n\x1b[2J", Agent: "sim", State: api.Done, Summary: "x", Ref: v.Ref}}})
+	w := h.record("beta/%3")
 	name, state := w.Name, w.State
-	h.m.mu.Unlock()
 	if name != "far" || state != api.Working {
 		t.Errorf("a bad watch answer changed the record: %q %s", name, state)
 	}
-	h.m.applyWatch("beta", []api.WorkerView{{Worker: api.Worker{ID: "%3", Name: "far", Agent: "sim", State: api.Done, Summary: "x", LastAnswer: "ok \x1b[31mred", Ref: v.Ref}}})
-	h.m.mu.Lock()
+	h.hub.applyWatch("beta", []api.WorkerView{{Worker: api.Worker{ID: "%3", Name: "far", Agent: "sim", State: api.Done, Summary: "x", LastAnswer: "ok \x1b[31mred", Ref: v.Ref}}})
+	w = h.record("beta/%3")
 	state, answer := w.State, w.LastAnswer
-	h.m.mu.Unlock()
 	if state != api.Done || strings.ContainsRune(answer, 0x1b) {
 		t.Errorf("a good watch answer: state %s, answer %q (control characters must be made printable)", state, answer)
 	}
-	var r Run
+	var r orch.Run
 	store.ReadJSON(filepath.Join(h.home, "orch", testRun, "run.json"), &r)
 	for _, w := range r.Workers {
 		if strings.ContainsAny(w.Name+w.ID+w.Summary, "\n\x1b") {
@@ -355,21 +299,21 @@ func TestPeerAnswersAreChecked(t *testing.T) {
 // TestPeerGraphSeesOnlyWhatItNeeds (item 5): graph answered every agent's
 // names, summaries and runs to any machine, even with accept-remote off.
 func TestPeerGraphSeesOnlyWhatItNeeds(t *testing.T) {
-	h := newHarness(t, api.Done, nil)
-	h.m.mu.Lock()
-	h.m.workers[workerID].Summary = "secret findings"
-	h.m.rest.judge(h.m.rest.gen(), map[string]bool{coord: true, workerID: true})
-	h.m.mu.Unlock()
-	if err := peerAsks(h.m, "beta", authz.SeeAgents, ""); err == nil {
+	h := newHarness(t, api.Done, nil, func(s *setup) { s.worker().Summary = "secret findings" })
+	h.lookAtTmux()
+	if err := peerAsks(h, "beta", authz.SeeAgents, ""); err == nil {
 		t.Error("with accept-remote off beta sees this machine's agents")
 	}
-	if err := h.m.SetAcceptRemote(true); err != nil {
+	if err := h.hub.SetAcceptRemote(true); err != nil {
 		t.Fatal(err)
 	}
-	if err := peerAsks(h.m, "beta", authz.SeeAgents, ""); err != nil {
+	if err := peerAsks(h, "beta", authz.SeeAgents, ""); err != nil {
 		t.Fatal(err)
 	}
-	g := h.m.PeerGraph("beta")
+	g, err := h.hub.graphFor(context.Background(), "beta", struct{}{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(g) == 0 {
 		t.Fatal("with accept-remote on beta sees nothing")
 	}
@@ -387,29 +331,27 @@ func TestPeerGraphSeesOnlyWhatItNeeds(t *testing.T) {
 // workers, a pane st does not know, another machine's record, or
 // anything that is not a pane id.
 func TestPeerTermOnlyWhatWasHanded(t *testing.T) {
-	h := newHarness(t, api.Working, func(f *faketmux.Server) {
-		f.Find(workerID).Opts["@st_parent"] = "beta/%0"
+	h := newHarness(t, api.Working, nil, func(s *setup) {
+		s.tm.Find(workerID).Opts["@st_parent"] = "beta/%0"
+		s.worker().Parent = "beta/%0"
 	})
-	h.m.mu.Lock()
-	h.m.workers[workerID].Parent = "beta/%0"
-	h.m.rest.judge(h.m.rest.gen(), map[string]bool{coord: true, workerID: true, shell: true})
-	h.m.mu.Unlock()
-	if err := peerAsks(h.m, "beta", authz.OpenTerminal, workerID); err == nil || !strings.Contains(err.Error(), "accept-remote is off there") {
+	h.lookAtTmux()
+	if err := peerAsks(h, "beta", authz.OpenTerminal, workerID); err == nil || !strings.Contains(err.Error(), "accept-remote is off there") {
 		t.Errorf("with accept-remote off: %v", err)
 	}
-	if err := h.m.SetAcceptRemote(true); err != nil {
+	if err := h.hub.SetAcceptRemote(true); err != nil {
 		t.Fatal(err)
 	}
 	for _, act := range []authz.Action{authz.OpenTerminal, authz.TypeTerminal} {
-		if err := peerAsks(h.m, "beta", act, workerID); err != nil {
+		if err := peerAsks(h, "beta", act, workerID); err != nil {
 			t.Errorf("%s of beta's worker here: %v", act, err)
 		}
-		if err := peerAsks(h.m, "gamma", act, workerID); err == nil {
+		if err := peerAsks(h, "gamma", act, workerID); err == nil {
 			t.Errorf("%s of beta's worker by gamma", act)
 		}
 	}
 	for _, pane := range []string{coord, shell, "%77", "beta/%0", "main:0.0", "-t", "%2\n", "", "@2", "$0"} {
-		if err := peerAsks(h.m, "beta", authz.OpenTerminal, pane); err == nil {
+		if err := peerAsks(h, "beta", authz.OpenTerminal, pane); err == nil {
 			t.Errorf("beta may open %q", pane)
 		}
 	}
@@ -420,14 +362,13 @@ func TestPeerTermOnlyWhatWasHanded(t *testing.T) {
 // machine) was refused only after its task file was written under
 // remote-tasks. Now every check comes first: nothing is written.
 func TestPeerStartChecksBeforeItWrites(t *testing.T) {
-	h := peerHarness(t, &fakePeers{})
+	h := peerHarness(t, &fakeAccount{}, func(s *setup) {
+		s.runs = append(s.runs, &orch.Run{ID: "run-0a0b0c", Coordinator: "gamma/%0", CoordinatorMachine: "gamma", Created: time.Now()},
+			&orch.Run{ID: "run-0d0d0d", Coordinator: shell, Created: time.Now()})
+	})
 	ctx := context.Background()
-	h.m.mu.Lock()
-	h.m.runs["run-0a0b0c"] = &Run{ID: "run-0a0b0c", Coordinator: "gamma/%0", CoordinatorMachine: "gamma", Created: time.Now()}
-	h.m.runs["run-0d0d0d"] = &Run{ID: "run-0d0d0d", Coordinator: shell, Created: time.Now()}
-	h.m.mu.Unlock()
 	for _, run := range []string{"run-0d0d0d", "run-0a0b0c"} {
-		_, err := h.m.PeerStart(ctx, "beta", api.PeerStart{Run: run, Coordinator: "%0", Parent: "%0", Level: 1, Ref: "0123456789abcdef",
+		_, err := h.hub.startFor(ctx, "beta", api.PeerStart{Run: run, Coordinator: "%0", Parent: "%0", Level: 1, Ref: "0123456789abcdef",
 			Agent: "sim", TaskName: "t.md", TaskText: "run: touch pwned", Name: "w"})
 		if err == nil || !strings.Contains(err.Error(), "is not beta's") {
 			t.Errorf("a start in run %s: %v", run, err)
