@@ -5,6 +5,7 @@ import (
 
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/authz"
+	"github.com/sophonz/st/internal/syncs"
 )
 
 // The Manager answers the facts internal/authz decides by that its
@@ -26,7 +27,7 @@ func (m *Manager) Owns(caller, id string) bool {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	w := m.ownedLookup(caller, id)
+	w := m.ownedLookupLocked(caller, id)
 	for i := 0; w != nil && i < MaxChain+2; i++ {
 		if w.Parent == caller {
 			return true
@@ -36,21 +37,21 @@ func (m *Manager) Owns(caller, id string) bool {
 	return false
 }
 
-// ownedLookup finds the worker id names for caller: a worker here as
+// ownedLookupLocked finds the worker id names for caller: a worker here as
 // resolve finds it, or this machine's record of a worker on another
 // machine (machine/%N or machine/name, the machine by slug or name).
-// Called with m.mu held.
-func (m *Manager) ownedLookup(caller, id string) *Worker {
+func (reg *registry) ownedLookupLocked(caller, id string) *Worker {
+	syncs.AssertLocked(&reg.mu)
 	mach, rest, remote := api.SplitRemote(id)
 	if !remote {
-		w, err := m.resolve(caller, id)
+		w, err := reg.resolveLocked(caller, id)
 		if err != nil {
 			return nil
 		}
 		return w
 	}
 	var found *Worker
-	for _, w := range m.workers {
+	for _, w := range reg.workers {
 		if !w.Remote() || (w.Machine != mach && !strings.EqualFold(w.MachineName, mach)) {
 			continue
 		}
@@ -70,7 +71,7 @@ func (m *Manager) ownedLookup(caller, id string) *Worker {
 func (m *Manager) ParentOf(id string) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	w, err := m.resolve("", id)
+	w, err := m.resolveLocked("", id)
 	if err != nil || !w.State.Live() || w.Remote() {
 		return ""
 	}
@@ -84,7 +85,7 @@ func (m *Manager) ParentOf(id string) string {
 func (m *Manager) CoordinatesFor(machine, pane string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	handed, _ := m.paneFor(machine, pane)
+	handed, _ := m.paneForLocked(machine, pane)
 	return handed
 }
 
@@ -101,9 +102,7 @@ func (m *Manager) PaneRole(pane string) authz.Role {
 			return authz.Coordinator
 		}
 	}
-	m.facts.mu.Lock()
-	defer m.facts.mu.Unlock()
-	if m.facts.teammatePane(pane) {
+	if m.facts.teammate(pane, m.workerAtLocked) {
 		return authz.Teammate
 	}
 	return authz.Unknown

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/syncs"
 )
 
 // A change of the registry's state, and what it sets going.
@@ -14,17 +15,25 @@ import (
 // Whoever changes runs or workers does so under the registry's lock and
 // records it in a change: the runs it touched, and the effects that must
 // wait until those runs are on disk (a coordinator's notice that its
-// worker is done, the start of a task that became ready). stage takes one
-// snapshot of each run touched; land waits for the disk and only then
-// wakes the waiters and runs the effects. A report is one change: one
-// write of its run, whatever it moved.
+// worker is done, the start of a task that became ready). stageLocked
+// takes one snapshot of each run touched; land waits for the disk and
+// only then wakes the waiters and runs the effects. A report is one
+// change: one write of its run, whatever it moved (report.go counts the
+// writes of a whole report).
+//
+// Most changes stand whatever the disk says (what a hook or tmux showed
+// happened): settleChange takes the lock, lets a function fill the change,
+// lets the lock go and settles it, all in one function, so that no lock
+// is let go in a function other than the one that took it. A change that
+// is undone when it cannot be kept (a report, a rename) holds the lock
+// until the disk has it, and lands it (save, land).
 
-// change gathers one change. Made and filled with m.mu held.
+// change gathers one change. Made and filled with m.mu held: its methods
+// are …Locked.
 type change struct {
 	m      *Manager
 	runs   map[*Run]bool
 	done   []doneNotice // "worker X is done", for coordinators here
-	lines  []paneLine   // plain lines to type into agents as notices
 	kicks  []string     // panes whose notice loops look again
 	starts []taskStart  // tasks whose workers start now
 }
@@ -34,8 +43,6 @@ type doneNotice struct {
 	worker *Worker
 }
 
-type paneLine struct{ pane, text string }
-
 type taskStart struct {
 	run  *Run
 	task *Task
@@ -43,17 +50,19 @@ type taskStart struct {
 
 func (m *Manager) newChange() *change { return &change{m: m, runs: map[*Run]bool{}} }
 
-// touch marks run r as changed.
-func (c *change) touch(r *Run) {
+// touchLocked marks run r as changed.
+func (c *change) touchLocked(r *Run) {
+	syncs.AssertLocked(&c.m.mu)
 	if r != nil {
 		c.runs[r] = true
 	}
 }
 
-// setState moves w to s, and with it what follows from it: its task, the
-// tasks that waited on that task, its coordinator's notice once the
-// change is on disk. Called with m.mu held.
-func (c *change) setState(w *Worker, s api.State) bool {
+// setStateLocked moves w to s, and with it what follows from it: its
+// task, the tasks that waited on that task, its coordinator's notice once
+// the change is on disk.
+func (c *change) setStateLocked(w *Worker, s api.State) bool {
+	syncs.AssertLocked(&c.m.mu)
 	m := c.m
 	if w.State == s {
 		return false
@@ -61,22 +70,23 @@ func (c *change) setState(w *Worker, s api.State) bool {
 	m.logf("worker %s (%s): %s -> %s", w.ID, w.Name, w.State, s)
 	w.State = s
 	w.Since = m.cfg.Now()
-	c.touch(m.runOf[w.ID])
+	c.touchLocked(m.runOf[w.ID])
 	if s == api.Done && w.Parent != "" && !w.Told && !api.IsRemote(w.Parent) {
 		// (A coordinator on another machine is told by its own st.)
 		c.done = append(c.done, doneNotice{w.Parent, w})
 	}
-	c.followTask(w)
+	c.followTaskLocked(w)
 	return true
 }
 
-// markTold records that w's coordinator has seen its report (a wait, a
-// read or a notice showed it). It is the one place that sets Told.
-// Called with m.mu held.
-func (c *change) markTold(w *Worker, caller string) {
+// markToldLocked records that w's coordinator has seen its report (a
+// wait, a read or a notice showed it). It is the one place that sets
+// Told.
+func (c *change) markToldLocked(w *Worker, caller string) {
+	syncs.AssertLocked(&c.m.mu)
 	if w.State == api.Done && w.Parent == caller && !w.Told {
 		w.Told = true
-		c.touch(c.m.runOf[w.ID])
+		c.touchLocked(c.m.runOf[w.ID])
 	}
 }
 
@@ -86,17 +96,18 @@ type commit struct {
 	versions map[string]uint64
 }
 
-// stage takes one snapshot of every run c touched for the saver. Called
-// with m.mu held; the disk is not waited for.
-func (m *Manager) stage(c *change) *commit {
+// stageLocked takes one snapshot of every run c touched for the saver;
+// the disk is not waited for.
+func (reg *registry) stageLocked(c *change) *commit {
+	syncs.AssertLocked(&reg.mu)
 	cm := &commit{c: c, versions: map[string]uint64{}}
 	for r := range c.runs {
-		if m.runs[r.ID] != r {
+		if reg.runs[r.ID] != r {
 			continue // a run dropped in the meantime
 		}
-		if m.frozen[r.ID] {
+		if reg.frozen[r.ID] {
 			// A newer st's run.json is never overwritten (load).
-			m.logf("run %s is not written: its run.json is a newer st's", r.ID)
+			reg.logf("run %s is not written: its run.json is a newer st's", r.ID)
 			continue
 		}
 		r.Format = api.RunFormat
@@ -105,7 +116,7 @@ func (m *Manager) stage(c *change) *commit {
 			// A Run is plain data; this would be a bug.
 			panic(fmt.Sprintf("orch: encode run %s: %v", r.ID, err))
 		}
-		cm.versions[r.ID] = m.saver.stage(r.ID, append(data, '\n'))
+		cm.versions[r.ID] = reg.saver.stage(r.ID, append(data, '\n'))
 	}
 	return cm
 }
@@ -113,7 +124,7 @@ func (m *Manager) stage(c *change) *commit {
 // land waits until the change is on disk, then wakes the waiters and
 // sets its effects going. A change that could not be kept sets nothing
 // going: the caller undoes it (undo). It takes no lock of the registry:
-// called with m.mu held, the lock stays held while the disk works.
+// a caller that holds it keeps it while the disk works.
 func (cm *commit) land() error {
 	if err := cm.wait(); err != nil {
 		return err
@@ -147,9 +158,6 @@ func (cm *commit) effects() {
 	for _, d := range c.done {
 		m.notices.queueDone(d.parent, d.worker)
 	}
-	for _, l := range c.lines {
-		m.notices.queue(l.pane, l.text)
-	}
 	for _, p := range c.kicks {
 		m.notices.kick(p)
 	}
@@ -159,10 +167,26 @@ func (cm *commit) effects() {
 	}
 }
 
-// settleUnlock stages c, lets m.mu go and settles c: the end of a change
-// that stands whatever the disk says. Called with m.mu held.
-func (m *Manager) settleUnlock(c *change) {
-	cm := m.stage(c)
+// settleChange takes the registry's lock, lets f change the registry and
+// record it in c, stages c and lets the lock go, then settles c: written
+// once (not waited for under the lock, so that changes side by side share
+// a write), and its effects set going, the waiters woken among them.
+func (m *Manager) settleChange(f func(c *change)) { m.settle(f, false) }
+
+// settleIfChanged is settleChange for what may find nothing to change (a
+// watch's answer, a list of panes, a refused hook): a change that touched
+// no run and sets nothing going writes nothing and wakes no one.
+func (m *Manager) settleIfChanged(f func(c *change)) { m.settle(f, true) }
+
+func (m *Manager) settle(f func(c *change), quiet bool) {
+	m.mu.Lock()
+	c := m.newChange()
+	f(c)
+	if quiet && len(c.runs) == 0 && len(c.done) == 0 && len(c.kicks) == 0 && len(c.starts) == 0 {
+		m.mu.Unlock()
+		return
+	}
+	cm := m.stageLocked(c)
 	m.mu.Unlock()
 	cm.settle()
 }
@@ -178,28 +202,31 @@ func (m *Manager) Sync() {
 	}
 }
 
-// save writes run r and waits for the disk: for a change that is undone
-// when it cannot be kept. Called with m.mu held.
-func (m *Manager) save(r *Run) error {
+// saveLocked writes run r and waits for the disk: for a change that is
+// undone when it cannot be kept.
+func (m *Manager) saveLocked(r *Run) error {
+	syncs.AssertLocked(&m.mu)
 	c := m.newChange()
-	c.touch(r)
-	return m.stage(c).land()
+	c.touchLocked(r)
+	return m.stageLocked(c).land()
 }
 
-// restage stages runs again as they are now, after a change of them was
-// undone: the saver must not go on trying to write the undone snapshot.
-// Called with m.mu held.
-func (m *Manager) restage(rs ...*Run) {
+// restageLocked stages runs again as they are now, after a change of
+// them was undone: the saver must not go on trying to write the undone
+// snapshot.
+func (m *Manager) restageLocked(rs ...*Run) {
+	syncs.AssertLocked(&m.mu)
 	c := m.newChange()
 	for _, r := range rs {
-		c.touch(r)
+		c.touchLocked(r)
 	}
-	m.stage(c)
+	m.stageLocked(c)
 }
 
-// followTask moves the task of worker w along with w's state, and starts
-// what that makes ready. Called with m.mu held.
-func (c *change) followTask(w *Worker) {
+// followTaskLocked moves the task of worker w along with w's state, and
+// starts what that makes ready.
+func (c *change) followTaskLocked(w *Worker) {
+	syncs.AssertLocked(&c.m.mu)
 	m := c.m
 	r := m.runOf[w.ID]
 	if r == nil {
@@ -220,15 +247,16 @@ func (c *change) followTask(w *Worker) {
 			continue
 		}
 		t.Since = m.cfg.Now()
-		c.touch(r)
-		c.schedule(r)
+		c.touchLocked(r)
+		c.scheduleLocked(r)
 	}
 }
 
-// schedule starts every waiting task of r whose dependencies are all done
-// (once the change is on disk), and fails those whose dependency failed
-// or was cancelled. Called with m.mu held.
-func (c *change) schedule(r *Run) {
+// scheduleLocked starts every waiting task of r whose dependencies are
+// all done (once the change is on disk), and fails those whose
+// dependency failed or was cancelled.
+func (c *change) scheduleLocked(r *Run) {
+	syncs.AssertLocked(&c.m.mu)
 	now := c.m.cfg.Now()
 	for changed := true; changed; {
 		changed = false
@@ -253,10 +281,10 @@ func (c *change) schedule(r *Run) {
 			case blocked != "":
 				t.State, t.Reason, t.Since = api.TaskFailed, "did not start: "+blocked, now
 				changed = true
-				c.touch(r)
+				c.touchLocked(r)
 			case len(waitOn) == 0:
 				t.State, t.Reason, t.Since = api.TaskRunning, "", now
-				c.touch(r)
+				c.touchLocked(r)
 				c.starts = append(c.starts, taskStart{r, t})
 			default:
 				t.Reason = "waiting on " + strings.Join(waitOn, ", ")

@@ -55,9 +55,9 @@ func TestNewerFilesAreRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.mu.Lock()
-	r := m.runs[testRun]
+	err = m.saveLocked(m.runs[testRun])
 	m.mu.Unlock()
-	if err := m.save(r); err != nil {
+	if err != nil {
 		t.Fatal(err)
 	}
 	m.Sync()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/store"
+	"github.com/sophonz/st/internal/syncs"
 )
 
 // gateBook keeps the gates: questions only a person answers, asked by
@@ -52,8 +53,9 @@ func (b *gateBook) load() {
 	}
 }
 
-// save writes every gate. Called with b.mu held.
-func (b *gateBook) save() error {
+// saveLocked writes every gate.
+func (b *gateBook) saveLocked() error {
+	syncs.AssertLocked(&b.mu)
 	gs := make([]*api.Gate, 0, len(b.gates))
 	for _, g := range b.gates {
 		gs = append(gs, g)
@@ -65,9 +67,10 @@ func (b *gateBook) save() error {
 	return nil
 }
 
-// expire closes gates whose deadline passed, and reports whether any
-// closed. Called with b.mu held.
-func (b *gateBook) expire() bool {
+// expireLocked closes gates whose deadline passed, and reports whether
+// any closed.
+func (b *gateBook) expireLocked() bool {
+	syncs.AssertLocked(&b.mu)
 	now := b.now()
 	changed := false
 	for _, g := range b.gates {
@@ -77,7 +80,7 @@ func (b *gateBook) expire() bool {
 		}
 	}
 	if changed {
-		b.save()
+		b.saveLocked()
 	}
 	return changed
 }
@@ -91,15 +94,50 @@ func (b *gateBook) retire(follow func(string) (string, bool)) {
 			g.Pane = n
 		}
 	}
-	b.save()
+	b.saveLocked()
+}
+
+// expire closes the gates whose deadline passed, and reports whether
+// any closed.
+func (b *gateBook) expire() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.expireLocked()
+}
+
+// open keeps the new gate g on disk, or not at all.
+func (b *gateBook) open(g *api.Gate) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.gates[g.ID] = g
+	err := b.saveLocked()
+	if err != nil {
+		delete(b.gates, g.ID)
+	}
+	return err
+}
+
+// get is the gate id as people see it, if there is one.
+func (b *gateBook) get(id string) (api.Gate, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	g := b.gates[id]
+	if g == nil {
+		return api.Gate{}, false
+	}
+	return publicGate(g), true
+}
+
+// answer records the first answer of an open gate (answerLocked).
+func (b *gateBook) answer(req api.GateRequest) (api.Gate, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.answerLocked(req)
 }
 
 // expireNow closes the gates whose deadline passed, waking waiters.
 func (m *Manager) expireNow() {
-	m.gates.mu.Lock()
-	changed := m.gates.expire()
-	m.gates.mu.Unlock()
-	if changed {
+	if m.gates.expire() {
 		m.notify()
 	}
 }
@@ -132,30 +170,23 @@ func (m *Manager) AskGate(ctx context.Context, req api.GateRequest) (*api.Gate, 
 	g := &api.Gate{ID: newID("gate-"), Question: q, Options: opts, Pane: req.Pane, State: api.GateOpen, Asked: now}
 	if r := m.runOf[req.Pane]; r != nil {
 		g.Run = r.ID
-	} else if r := m.currentRun(req.Pane); r != nil {
+	} else if r := m.currentRunLocked(req.Pane); r != nil {
 		g.Run = r.ID
 	}
 	if req.Timeout > 0 {
 		d := now.Add(req.Timeout)
 		g.Deadline = &d
 	}
-	m.gates.mu.Lock()
-	m.gates.gates[g.ID] = g
-	err := m.gates.save()
-	if err != nil {
-		delete(m.gates.gates, g.ID)
-	}
-	c := publicGate(g)
-	m.gates.mu.Unlock()
-	if err != nil {
+	if err := m.gates.open(g); err != nil {
 		return nil, err
 	}
+	c := publicGate(g)
 	m.logf("gate %s opened by %s: %s", g.ID, orNone(req.Pane), q)
 	ch := m.newChange()
 	if w := m.workers[req.Pane]; w != nil && w.State.Live() && w.State != api.Waiting {
-		ch.setState(w, api.Waiting)
+		ch.setStateLocked(w, api.Waiting)
 	}
-	m.stage(ch).settle()
+	m.stageLocked(ch).settle()
 	if m.cfg.OnGate != nil {
 		m.bg.Go(func(context.Context) { m.cfg.OnGate(c) })
 	}
@@ -176,14 +207,8 @@ func (m *Manager) WaitGate(ctx context.Context, req api.GateRequest) (*api.Gate,
 	for {
 		ch := m.Changed()
 		m.expireNow()
-		m.gates.mu.Lock()
-		g := m.gates.gates[req.ID]
-		var c api.Gate
-		if g != nil {
-			c = publicGate(g)
-		}
-		m.gates.mu.Unlock()
-		if g == nil {
+		c, ok := m.gates.get(req.ID)
+		if !ok {
 			return nil, errorf(api.KindNotFound, "st gate list shows the gates", "there is no gate %q", req.ID)
 		}
 		if c.State != api.GateOpen {
@@ -205,23 +230,22 @@ func (m *Manager) AnswerGate(ctx context.Context, req api.GateRequest) (*api.Gat
 	m.expireNow()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.gates.mu.Lock()
 	c, err := m.gates.answer(req)
-	m.gates.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
 	m.logf("gate %s answered %q by %s", c.ID, c.Answer, c.AnsweredBy)
 	ch := m.newChange()
 	if w := m.workers[c.Pane]; w != nil && w.State == api.Waiting {
-		ch.setState(w, api.Working)
+		ch.setStateLocked(w, api.Working)
 	}
-	m.stage(ch).settle()
+	m.stageLocked(ch).settle()
 	return &c, nil
 }
 
-// answer records the first answer of an open gate. Called with b.mu held.
-func (b *gateBook) answer(req api.GateRequest) (api.Gate, error) {
+// answerLocked records the first answer of an open gate.
+func (b *gateBook) answerLocked(req api.GateRequest) (api.Gate, error) {
+	syncs.AssertLocked(&b.mu)
 	g := b.gates[req.ID]
 	if g == nil {
 		return api.Gate{}, errorf(api.KindNotFound, "st gate list shows the gates", "there is no gate %q", req.ID)
@@ -245,7 +269,7 @@ func (b *gateBook) answer(req api.GateRequest) (api.Gate, error) {
 	keys := g.AnswerKeys
 	g.State, g.Answer, g.AnsweredAt, g.AnsweredBy = api.GateAnswered, pick, &now, orDefaultStr(req.By, "cli")
 	g.AnswerKeys = nil // the push's other tokens answer nothing now
-	if err := b.save(); err != nil {
+	if err := b.saveLocked(); err != nil {
 		g.State, g.Answer, g.AnsweredAt, g.AnsweredBy, g.AnswerKeys = api.GateOpen, "", nil, "", keys
 		return api.Gate{}, err
 	}
@@ -262,10 +286,13 @@ func publicGate(g *api.Gate) api.Gate {
 // MintAnswerTokens makes one answer token per option of an open gate, for
 // a push's actions: each answers the gate with its option once, and none
 // works once the gate is answered or closed. It returns option -> token.
-func (m *Manager) MintAnswerTokens(id string) (map[string]string, error) {
-	m.gates.mu.Lock()
-	defer m.gates.mu.Unlock()
-	g := m.gates.gates[id]
+func (m *Manager) MintAnswerTokens(id string) (map[string]string, error) { return m.gates.mint(id) }
+
+// mint is MintAnswerTokens.
+func (b *gateBook) mint(id string) (map[string]string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	g := b.gates[id]
 	if g == nil || g.State != api.GateOpen {
 		return nil, errorf(api.KindNotFound, "", "gate %s is not open", id)
 	}
@@ -274,15 +301,15 @@ func (m *Manager) MintAnswerTokens(id string) (map[string]string, error) {
 		g.AnswerKeys = map[string]string{}
 	}
 	for _, o := range g.Options {
-		b := make([]byte, 32)
-		if _, err := rand.Read(b); err != nil {
+		raw := make([]byte, 32)
+		if _, err := rand.Read(raw); err != nil {
 			return nil, err
 		}
-		tok := hex.EncodeToString(b)
+		tok := hex.EncodeToString(raw)
 		out[o] = tok
 		g.AnswerKeys[answerKey(tok)] = o
 	}
-	if err := m.gates.save(); err != nil {
+	if err := b.saveLocked(); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -303,19 +330,23 @@ func (m *Manager) AnswerGateByToken(ctx context.Context, tok string) (*api.Gate,
 	if len(tok) != 64 {
 		return nil, ErrBadAnswerToken
 	}
-	key := answerKey(tok)
-	m.gates.mu.Lock()
-	var id, option string
-	for _, g := range m.gates.gates {
-		if o, ok := g.AnswerKeys[key]; ok && g.State == api.GateOpen {
-			id, option = g.ID, o
-		}
-	}
-	m.gates.mu.Unlock()
+	id, option := m.gates.byToken(answerKey(tok))
 	if id == "" {
 		return nil, ErrBadAnswerToken
 	}
 	return m.AnswerGate(ctx, api.GateRequest{ID: id, Option: option, By: "push"})
+}
+
+// byToken is the open gate and option an answer token's key answers.
+func (b *gateBook) byToken(key string) (id, option string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, g := range b.gates {
+		if o, ok := g.AnswerKeys[key]; ok && g.State == api.GateOpen {
+			id, option = g.ID, o
+		}
+	}
+	return id, option
 }
 
 func orDefaultStr(s, def string) string {
@@ -328,10 +359,15 @@ func orDefaultStr(s, def string) string {
 // Gates lists the gates, open ones first.
 func (m *Manager) Gates(ctx context.Context, all bool) []api.Gate {
 	m.expireNow()
-	m.gates.mu.Lock()
-	defer m.gates.mu.Unlock()
+	return m.gates.list(all)
+}
+
+// list is the gates (all, or the open ones), open ones first.
+func (b *gateBook) list(all bool) []api.Gate {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	var out []api.Gate
-	for _, g := range m.gates.gates {
+	for _, g := range b.gates {
 		if all || g.State == api.GateOpen {
 			out = append(out, publicGate(g))
 		}

@@ -11,7 +11,7 @@ import (
 func (m *Manager) Graph() []api.GraphAgent {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	panes := m.facts.views()
+	panes := m.facts.views(m.workerAtLocked)
 	// A shell is not an agent: a coordinator that is a person at a shell
 	// has no card, and no line goes from it to its workers (spec: "the
 	// worker shows in the graph, but a shell is not an agent").
@@ -27,7 +27,7 @@ func (m *Manager) Graph() []api.GraphAgent {
 		if w.State == api.Gone {
 			continue
 		}
-		v := m.view(w)
+		v := m.viewLocked(w)
 		out = append(out, api.GraphAgent{Pane: w.ID, Name: w.Name, Kind: w.Agent, Role: "worker", State: string(w.State),
 			Since: w.Since, Summary: w.Summary, Parent: w.Parent, ParentGone: v.ParentGone, Run: v.Run, TeamOf: v.TeamOf,
 			Subagents: v.Subagents, Teammates: v.Teammates, ParentShell: !v.ParentGone && shell(w.Parent),

@@ -29,7 +29,7 @@ func localWorker(id, name string, state api.State) *Worker {
 		Task: "/tmp/tasks/" + name + ".md", Cwd: "/tmp", Window: "@" + strings.TrimPrefix(id, "%"), Session: "$0", StartedAt: now}
 }
 
-// addWorker puts w in run-t1 and writes the run. A worker of this
+// addWorkerLocked puts w in run-t1 and writes the run. A worker of this
 // machine gets a pane of its own on the fake, carrying st's relations.
 func (h *harness) addWorker(w *Worker) *Worker {
 	h.t.Helper()
@@ -38,8 +38,8 @@ func (h *harness) addWorker(w *Worker) *Worker {
 	}
 	h.m.mu.Lock()
 	r := h.m.runs[testRun]
-	h.m.addWorker(r, w)
-	err := h.m.save(r)
+	h.m.addWorkerLocked(r, w)
+	err := h.m.saveLocked(r)
 	h.m.mu.Unlock()
 	if err != nil {
 		h.t.Fatal(err)
@@ -84,7 +84,7 @@ func (h *harness) addTasks(ts ...*Task) {
 	h.m.mu.Lock()
 	r := h.m.runs[testRun]
 	r.Tasks = append(r.Tasks, ts...)
-	err := h.m.save(r)
+	err := h.m.saveLocked(r)
 	h.m.mu.Unlock()
 	if err != nil {
 		h.t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/syncs"
 	"github.com/sophonz/st/internal/tmux"
 )
 
@@ -60,16 +61,17 @@ func (m *Manager) RunFreeFor(from, run string) error {
 	return m.runFreeLocked(from, run)
 }
 
-func (m *Manager) runFreeLocked(from, run string) error {
-	if r := m.runs[run]; r != nil && r.CoordinatorMachine != from {
+func (reg *registry) runFreeLocked(from, run string) error {
+	syncs.AssertLocked(&reg.mu)
+	if r := reg.runs[run]; r != nil && r.CoordinatorMachine != from {
 		return errorf(api.KindConflict, "start the worker again (a new run id is picked)", "run %s here is not %s's", run, from)
 	}
 	return nil
 }
 
-// hostedRun finds or makes the run here that stands for the run of f.
-// Called with m.mu held.
-func (m *Manager) hostedRun(f ForMachine) (*Run, error) {
+// hostedRunLocked finds or makes the run here that stands for the run of f.
+func (m *Manager) hostedRunLocked(f ForMachine) (*Run, error) {
+	syncs.AssertLocked(&m.mu)
 	if err := m.runFreeLocked(f.From, f.Run); err != nil {
 		return nil, err
 	}
@@ -79,8 +81,8 @@ func (m *Manager) hostedRun(f ForMachine) (*Run, error) {
 	}
 	r := &Run{ID: f.Run, Coordinator: f.From + "/" + f.Coordinator, CoordinatorMachine: f.From, BaseDepth: f.BaseDepth, Created: m.cfg.Now()}
 	m.runs[f.Run] = r
-	if err := m.save(r); err != nil {
-		m.dropRun(r)
+	if err := m.saveLocked(r); err != nil {
+		m.dropRunLocked(r)
 		return nil, err
 	}
 	return r, nil
@@ -118,7 +120,7 @@ func (m *Manager) StartFor(ctx context.Context, f ForMachine, req api.StartReque
 		return nil, err
 	}
 	m.mu.Lock()
-	r, err := m.hostedRun(f)
+	r, err := m.hostedRunLocked(f)
 	m.mu.Unlock()
 	if err != nil {
 		return nil, err
@@ -148,12 +150,12 @@ func (m *Manager) AdoptFor(ctx context.Context, f ForMachine, pane string, take 
 		return nil, errorf(api.KindNotFound, "start an agent there first, and check st hooks status on that machine",
 			"st has seen no agent in %s (no hook came from it, and it runs %q)", tp.ID, tp.Command)
 	}
-	team := m.teamOf(tp.ID)
-	sub := m.subtreeDepth(tp.ID, map[string]bool{})
+	team := m.teamOfLocked(tp.ID)
+	sub := m.subtreeDepthLocked(tp.ID, map[string]bool{})
 	if err := CheckDepthFor(f.Level, f.BaseDepth, sub, f.From); err != nil {
 		return nil, err
 	}
-	r, err := m.hostedRun(f)
+	r, err := m.hostedRunLocked(f)
 	if err != nil {
 		return nil, err
 	}
@@ -161,13 +163,13 @@ func (m *Manager) AdoptFor(ctx context.Context, f ForMachine, pane string, take 
 		return nil, errorf(api.KindRemote, "a person on that machine offers it again: st worker offer "+tp.ID+" --machine "+f.From,
 			"refused: the offer of %s to %s was withdrawn or used", tp.ID, f.From)
 	}
-	w := m.adoptedWorker(tp, adoptedName(r, tp, m.facts.mateName(tp.ID)), kind, f.From+"/"+f.Parent, f.Level, team)
+	w := m.adoptedWorkerLocked(tp, m.adoptedNameLocked(r, tp, m.facts.mateName(tp.ID)), kind, f.From+"/"+f.Parent, f.Level, team)
 	w.Ref = f.Ref
 	w.ParentName, w.ParentMachineName = f.ParentName, f.FromName
-	if err := m.enrol(ctx, r, w, nil); err != nil {
+	if err := m.enrolLocked(ctx, r, w, nil); err != nil {
 		return nil, err
 	}
-	v := m.view(w)
+	v := m.viewLocked(w)
 	return &v, nil
 }
 
@@ -176,7 +178,7 @@ func (m *Manager) AdoptFor(ctx context.Context, f ForMachine, pane string, take 
 func (m *Manager) WorkerFor(id string) (pane, parent string, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	w, err := m.resolve("", id)
+	w, err := m.resolveLocked("", id)
 	if err != nil {
 		return "", "", err
 	}
@@ -200,7 +202,7 @@ func (m *Manager) WorkersFor(from string) []api.WorkerView {
 	var out []api.WorkerView
 	for _, w := range m.workers {
 		if owner, _, ok := api.SplitRemote(w.Parent); ok && owner == from && w.Ref != "" {
-			out = append(out, m.view(w))
+			out = append(out, m.viewLocked(w))
 		}
 	}
 	return out
@@ -210,22 +212,17 @@ func (m *Manager) WorkersFor(from string) []api.WorkerView {
 // of its runs here are now. Only its own runs, and only depths within
 // the limit (a chain deeper than four has nothing more to start anyway).
 func (m *Manager) TakeDepths(from string, depths map[string]int) {
-	m.mu.Lock()
-	c := m.newChange()
-	for id, d := range depths {
-		r := m.runs[id]
-		if d < 0 || d > MaxChain || r == nil || r.CoordinatorMachine != from || r.BaseDepth == d {
-			continue
+	m.settleIfChanged(func(c *change) {
+		for id, d := range depths {
+			r := m.runs[id]
+			if d < 0 || d > MaxChain || r == nil || r.CoordinatorMachine != from || r.BaseDepth == d {
+				continue
+			}
+			m.logf("%s: the coordinator of run %s is %d level(s) deep in its chain now (was %d)", from, id, d, r.BaseDepth)
+			r.BaseDepth = d
+			c.touchLocked(r)
 		}
-		m.logf("%s: the coordinator of run %s is %d level(s) deep in its chain now (was %d)", from, id, d, r.BaseDepth)
-		r.BaseDepth = d
-		c.touch(r)
-	}
-	if len(c.runs) == 0 {
-		m.mu.Unlock()
-		return
-	}
-	m.settleUnlock(c)
+	})
 }
 
 // ReparentFor moves the workers of machine from's coordinator pane old
@@ -233,26 +230,25 @@ func (m *Manager) TakeDepths(from string, depths map[string]int) {
 // tmux restart there). Nothing is typed to their agents.
 func (m *Manager) ReparentFor(ctx context.Context, from, old, nw string) {
 	old, nw = from+"/"+old, from+"/"+nw
-	m.mu.Lock()
-	c := m.newChange()
 	set := map[string]map[string]string{}
-	for _, r := range m.runs {
-		if r.Coordinator == old {
-			r.Coordinator = nw
-			c.touch(r)
-		}
-	}
-	for _, w := range m.workers {
-		if w.Parent == old {
-			w.Parent = nw
-			c.touch(m.runOf[w.ID])
-			if w.State.Live() {
-				set[w.ID] = map[string]string{"@st_parent": nw}
+	m.settleChange(func(c *change) {
+		for _, r := range m.runs {
+			if r.Coordinator == old {
+				r.Coordinator = nw
+				c.touchLocked(r)
 			}
 		}
-	}
-	m.logf("%s told that coordinator %s is %s now (%d runs moved)", from, old, nw, len(c.runs))
-	m.settleUnlock(c)
+		for _, w := range m.workers {
+			if w.Parent == old {
+				w.Parent = nw
+				c.touchLocked(m.runOf[w.ID])
+				if w.State.Live() {
+					set[w.ID] = map[string]string{"@st_parent": nw}
+				}
+			}
+		}
+		m.logf("%s told that coordinator %s is %s now (%d runs moved)", from, old, nw, len(c.runs))
+	})
 	if len(set) > 0 {
 		m.cfg.Tmux.SetOptions(ctx, set)
 	}
@@ -263,7 +259,7 @@ func (m *Manager) ReparentFor(ctx context.Context, from, old, nw string) {
 // coordinator (internal/authz said so: CoordinatesFor).
 func (m *Manager) CoordinatorFor(ctx context.Context, from, pane string) *api.PeerPaneResult {
 	m.mu.Lock()
-	_, mv := m.paneFor(from, pane)
+	_, mv := m.paneForLocked(from, pane)
 	m.mu.Unlock()
 	switch {
 	case mv != nil && (mv.New == "" || api.Retired(mv.New)):
@@ -277,7 +273,7 @@ func (m *Manager) CoordinatorFor(ctx context.Context, from, pane string) *api.Pe
 	return &api.PeerPaneResult{Live: err == nil && !p.Dead}
 }
 
-// paneFor answers machine from about its workers' coordinator pane id,
+// paneForLocked answers machine from about its workers' coordinator pane id,
 // as from knows it: whether from has workers of it (handed), and when a
 // move of it is not told to from yet (mv), where the coordinator is now
 // (mv.New; "" when it did not come back, or its retired id when that is
@@ -287,20 +283,20 @@ func (m *Manager) CoordinatorFor(ctx context.Context, from, pane string) *api.Pe
 // started since, in a pane that got an old id, is not taken for the one
 // that went). A coordinator that did not come back, told already or from
 // before a restart of st, is found by its workers' retired parent.
-// Called with m.mu held.
-func (m *Manager) paneFor(from, pane string) (handed bool, mv *api.PeerReparent) {
-	for _, w := range m.workers {
+func (reg *registry) paneForLocked(from, pane string) (handed bool, mv *api.PeerReparent) {
+	syncs.AssertLocked(&reg.mu)
+	for _, w := range reg.workers {
 		if w.Machine == from && w.State.Live() && w.Parent == pane {
 			return true, nil
 		}
 	}
-	mvs := m.untold[from]
+	mvs := reg.untold[from]
 	for i := len(mvs) - 1; i >= 0; i-- {
 		if r := mvs[i]; api.PaneOf(r.Old) == pane {
 			return true, &r
 		}
 	}
-	for _, w := range m.workers {
+	for _, w := range reg.workers {
 		if w.Machine == from && api.Retired(w.Parent) && api.PaneOf(w.Parent) == pane {
 			return true, &api.PeerReparent{Old: w.Parent, New: w.Parent}
 		}
@@ -313,7 +309,7 @@ func (m *Manager) paneFor(from, pane string) (handed bool, mv *api.PeerReparent)
 func (m *Manager) WorksFor(machine, id string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	w, err := m.resolve("", id)
+	w, err := m.resolveLocked("", id)
 	if err != nil {
 		return false
 	}

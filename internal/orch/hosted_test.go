@@ -102,7 +102,7 @@ func TestPeerDepthsOnlyForItsOwnRuns(t *testing.T) {
 	// so a worker of its own would be the fourth level, and one below
 	// that the fifth.
 	h.m.mu.Lock()
-	fourth, fifth := h.m.checkChain(workerID, 0, "a new worker"), h.m.checkChain(workerID, 1, "a team")
+	fourth, fifth := h.m.checkChainLocked(workerID, 0, "a new worker"), h.m.checkChainLocked(workerID, 1, "a team")
 	h.m.mu.Unlock()
 	if fourth != nil {
 		t.Errorf("a fourth level refused: %v", fourth)

@@ -37,14 +37,24 @@ type Config struct {
 }
 
 // Manager holds every run and worker of this machine. Its state has
-// owners, each with its own lock or none:
+// owners, each with its own lock and its own methods:
 //
-//   - the registry (registry.go): runs, workers, names, their saving;
-//     its lock, m.mu, is taken first;
-//   - paneFacts (facts.go, teammates.go): what hooks told of each pane;
+//   - the registry (registry.go, chain.go): runs, workers, names, the
+//     moves to tell other machines; its lock is m.mu;
+//   - paneFacts (facts.go, agentteam.go): what hooks told of each pane;
 //   - gateBook (gate.go): the gates;
 //   - restorer (restorer.go): the tmux server's picture and its restore;
-//   - the noticer (notice.go): the lines waiting to be typed.
+//   - the noticer (notice.go): the lines waiting to be typed;
+//   - the saver (saver.go): run.json on disk; the signal (registry.go):
+//     the waiters' wake-up.
+//
+// The lock order: m.mu first; while it is held, any one of paneFacts',
+// gateBook's and restorer's locks (never two of them at once), and
+// internal/peer's offer book (AdoptFor's take); the saver's and the
+// signal's last, under any of these. The noticer's lock is taken alone:
+// it asks the registry with it let go. Nothing takes m.mu while it holds
+// another of these. A function that must be called with a lock held is
+// named …Locked and checks it first (internal/syncs, under -race).
 //
 // A change of the registry is recorded in a change (change.go), written
 // once, and its effects run after it is on disk. Background work runs in
@@ -75,9 +85,10 @@ func NewManager(ctx context.Context, cfg Config) (*Manager, error) {
 	if cfg.ReadWait == 0 {
 		cfg.ReadWait = DefaultReadWait
 	}
-	m := &Manager{cfg: cfg, registry: newRegistry(), watchKick: make(chan struct{}, 1), bg: newGroup()}
+	m := &Manager{cfg: cfg, watchKick: make(chan struct{}, 1), bg: newGroup()}
+	m.registry = newRegistry(cfg.Home, cfg.Now, m.logf)
 	m.saver = newSaver(m.runPath, m.logf)
-	m.facts = newPaneFacts(cfg.Now, m.logf, m.workerAt)
+	m.facts = newPaneFacts(cfg.Now, m.logf)
 	m.gates = newGateBook(cfg.Home, cfg.Now, m.logf)
 	m.rest = newRestorer(cfg.Home)
 	m.notices = newNoticer(m)
@@ -87,19 +98,18 @@ func NewManager(ctx context.Context, cfg Config) (*Manager, error) {
 	m.gates.load()
 	m.bg.Go(m.saver.run)
 	m.reconcile(ctx)
-	m.mu.Lock()
-	c := m.newChange()
-	for _, r := range m.runs {
-		for _, t := range r.Tasks {
-			// A start cut short by a crash of st: try it again.
-			if t.State == api.TaskRunning && t.Worker == "" {
-				t.State = api.TaskWaiting
-				c.touch(r)
+	m.settleChange(func(c *change) {
+		for _, r := range m.runs {
+			for _, t := range r.Tasks {
+				// A start cut short by a crash of st: try it again.
+				if t.State == api.TaskRunning && t.Worker == "" {
+					t.State = api.TaskWaiting
+					c.touchLocked(r)
+				}
 			}
+			c.scheduleLocked(r)
 		}
-		c.schedule(r)
-	}
-	m.settleUnlock(c)
+	})
 	return m, nil
 }
 
@@ -135,20 +145,28 @@ func (m *Manager) StartRun(ctx context.Context, req api.StartRunRequest) (*api.R
 	if err != nil {
 		return nil, err
 	}
+	cp, err := m.newRun(p, req.Objective)
+	if err != nil {
+		return nil, err
+	}
+	m.markCoordinator(ctx, p.ID, cp.ID)
+	return cp, nil
+}
+
+// newRun makes and writes the run of coordinator p, unless p is a live
+// worker (its workers join its run).
+func (m *Manager) newRun(p tmux.Pane, objective string) (*api.Run, error) {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	if w := m.workers[p.ID]; w != nil && w.State.Live() {
-		m.mu.Unlock()
 		return nil, errorf(api.KindConflict, "start workers from this pane with st worker start; they join run "+m.runOf[p.ID].ID,
 			"this pane is worker %s of run %s, so it cannot start a run of its own", w.Name, m.runOf[p.ID].ID)
 	}
-	r := m.newRun(p, req.Objective)
-	if err := m.save(r); err != nil {
-		m.dropRun(r)
-		m.mu.Unlock()
+	r := m.newRunLocked(p, objective)
+	if err := m.saveLocked(r); err != nil {
+		m.dropRunLocked(r)
 		return nil, err
 	}
 	cp := r.wire()
-	m.mu.Unlock()
-	m.markCoordinator(ctx, p.ID, r.ID)
 	return &cp, nil
 }

@@ -68,7 +68,7 @@ func TestNoticeDropsWhatNoLongerHolds(t *testing.T) {
 	n.pending[coord] = []notice{{worker: worker(h, workerID)}, {worker: worker(h, "%3")}}
 	h.hook("UserPromptSubmit", "prompt", "one more thing") // w1 works again
 	h.m.mu.Lock()
-	h.m.removeWorker(h.m.workers["%3"]) // w2 released
+	h.m.removeWorkerLocked(h.m.workers["%3"]) // w2 released
 	h.m.mu.Unlock()
 	if line, covers := n.take(coord); line != "" || covers != nil {
 		t.Errorf("take = %q %v, want nothing", line, covers)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/syncs"
 	"github.com/sophonz/st/internal/tmux"
 )
 
@@ -112,9 +113,9 @@ func (m *Manager) PlaceForMachine(ctx context.Context, pane, name string) (*Plac
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	base, _ := m.chainDepth(pl.run.Coordinator)
+	base, _ := m.chainDepthLocked(pl.run.Coordinator)
 	return &Placement{m: m, pl: pl, Run: pl.run.ID, Coordinator: pl.run.Coordinator, Parent: p.ID, Level: pl.level,
-		BaseDepth: base, ParentName: m.nameOf(p)}, nil
+		BaseDepth: base, ParentName: m.nameOfLocked(p)}, nil
 }
 
 // Release lets the name the placement held go.
@@ -135,13 +136,13 @@ func (p *Placement) Keep(v *api.WorkerView, mr api.MachineRef, ref string, adopt
 	w.Parent, w.Level, w.Ref = p.Parent, p.Level, ref
 	w.TeamSize, w.TeamDepth, w.TeamRun = v.TeamOf, v.TeamDepth, ""
 	w.Told, w.Adopted, w.Task, w.Fan = false, adopted || w.Adopted, task, fan
-	m.mu.Lock()
-	r := p.pl.run
-	m.addWorker(r, w)
-	c := m.newChange()
-	c.touch(r)
-	out := m.view(w)
-	m.settleUnlock(c)
+	var out api.WorkerView
+	m.settleChange(func(c *change) {
+		r := p.pl.run
+		m.addWorkerLocked(r, w)
+		c.touchLocked(r)
+		out = m.viewLocked(w)
+	})
 	return &out
 }
 
@@ -179,7 +180,7 @@ func (m *Manager) CheckRename(id, name string) error {
 	if w == nil {
 		return nil
 	}
-	return m.nameFree(m.runOf[w.ID], w, name)
+	return m.nameFreeLocked(m.runOf[w.ID], w, name)
 }
 
 // ApplyOp brings the record id in step with what its machine answered to
@@ -187,36 +188,37 @@ func (m *Manager) CheckRename(id, name string) error {
 // it gone, a release takes it out of its run. It returns the record's
 // view, with the notes of v.
 func (m *Manager) ApplyOp(id, op, caller string, v *api.WorkerView) *api.WorkerView {
-	m.mu.Lock()
-	w := m.workers[id]
-	if w == nil {
-		m.mu.Unlock()
-		return v
-	}
-	c := m.newChange()
-	m.applyRemote(c, w, v)
-	c.touch(m.runOf[w.ID])
-	switch op {
-	case api.PeerRouteRead:
-		c.markTold(w, caller)
-	case api.PeerRouteStop:
-		c.setState(w, api.Gone)
-	}
-	out := m.view(w)
-	if op == api.PeerRouteRelease {
-		m.removeWorker(w)
-	} else {
-		out.Notes = v.Notes
-	}
-	m.settleUnlock(c)
-	return &out
+	out := v
+	m.settleIfChanged(func(c *change) {
+		w := m.workers[id]
+		if w == nil {
+			return // gone from the records meanwhile: the answer as it came
+		}
+		m.applyRemoteLocked(c, w, v)
+		c.touchLocked(m.runOf[w.ID])
+		switch op {
+		case api.PeerRouteRead:
+			c.markToldLocked(w, caller)
+		case api.PeerRouteStop:
+			c.setStateLocked(w, api.Gone)
+		}
+		view := m.viewLocked(w)
+		if op == api.PeerRouteRelease {
+			m.removeWorkerLocked(w)
+		} else {
+			view.Notes = v.Notes
+		}
+		out = &view
+	})
+	return out
 }
 
-// applyRemote copies what the machine there says of a worker into this
-// machine's record. Called with m.mu held.
-func (m *Manager) applyRemote(c *change, w *Worker, v *api.WorkerView) {
+// applyRemoteLocked copies what the machine there says of a worker into this
+// machine's record.
+func (m *Manager) applyRemoteLocked(c *change, w *Worker, v *api.WorkerView) {
+	syncs.AssertLocked(&m.mu)
 	if v.State != w.State {
-		c.setState(w, v.State)
+		c.setStateLocked(w, v.State)
 		w.Since = v.Since
 	}
 	w.Name, w.Agent = v.Name, v.Agent
@@ -232,7 +234,7 @@ func (m *Manager) applyRemote(c *change, w *Worker, v *api.WorkerView) {
 		w.ID = nid
 		m.workers[nid] = w
 		m.runOf[nid] = r
-		c.touch(r)
+		c.touchLocked(r)
 	}
 }
 
@@ -242,7 +244,11 @@ func (m *Manager) applyRemote(c *change, w *Worker, v *api.WorkerView) {
 // it was unreachable: then it is back to what it was; the workers whose
 // views were refused (by their refs) stay as they were.
 func (m *Manager) ApplyWatch(slug string, vs []api.WorkerView, refused []string) {
-	m.mu.Lock()
+	m.settleIfChanged(func(c *change) { m.applyWatchLocked(c, slug, vs, refused) })
+}
+
+func (m *Manager) applyWatchLocked(c *change, slug string, vs []api.WorkerView, refused []string) {
+	syncs.AssertLocked(&m.mu)
 	byRef := map[string]*Worker{}
 	for _, w := range m.workers {
 		if w.Machine == slug && w.Ref != "" {
@@ -252,7 +258,6 @@ func (m *Manager) ApplyWatch(slug string, vs []api.WorkerView, refused []string)
 	for _, ref := range refused {
 		delete(byRef, ref) // as it was last seen
 	}
-	c := m.newChange()
 	for i := range vs {
 		v := &vs[i]
 		w := byRef[v.Ref]
@@ -260,45 +265,35 @@ func (m *Manager) ApplyWatch(slug string, vs []api.WorkerView, refused []string)
 			continue
 		}
 		before := *w
-		m.applyRemote(c, w, v)
+		m.applyRemoteLocked(c, w, v)
 		if before.State != w.State || before.Summary != w.Summary || before.Name != w.Name || before.ID != w.ID || before.LastAnswer != w.LastAnswer ||
 			before.TeamSize != w.TeamSize || before.TeamDepth != w.TeamDepth {
-			c.touch(m.runOf[w.ID])
+			c.touchLocked(m.runOf[w.ID])
 		}
 		delete(byRef, v.Ref)
 	}
 	for _, w := range byRef {
 		if w.State == api.Unreachable {
 			w.Error = ""
-			c.setState(w, api.Idle)
+			c.setStateLocked(w, api.Idle)
 		}
 	}
-	if len(c.runs) == 0 {
-		m.mu.Unlock()
-		return
-	}
-	m.settleUnlock(c)
 }
 
 // MarkUnreachable marks the live workers on slug unreachable: wait
 // counts them as still working.
 func (m *Manager) MarkUnreachable(slug string, err error) {
-	m.mu.Lock()
-	c := m.newChange()
-	for _, w := range m.workers {
-		// A worker that reported keeps its report: a wait has what it
-		// waited for, whatever its machine does now.
-		if w.Machine == slug && w.State.Live() && w.State != api.Unreachable && w.State != api.Done {
-			m.logf("worker %s: its machine cannot be reached: %v", w.ID, err)
-			w.Error = "its machine cannot be reached: " + err.Error()
-			c.setState(w, api.Unreachable)
+	m.settleIfChanged(func(c *change) {
+		for _, w := range m.workers {
+			// A worker that reported keeps its report: a wait has what it
+			// waited for, whatever its machine does now.
+			if w.Machine == slug && w.State.Live() && w.State != api.Unreachable && w.State != api.Done {
+				m.logf("worker %s: its machine cannot be reached: %v", w.ID, err)
+				w.Error = "its machine cannot be reached: " + err.Error()
+				c.setStateLocked(w, api.Unreachable)
+			}
 		}
-	}
-	if len(c.runs) == 0 {
-		m.mu.Unlock()
-		return
-	}
-	m.settleUnlock(c)
+	})
 }
 
 // RemoteMachines lists the machines this machine has live workers on.
@@ -340,16 +335,17 @@ func (m *Manager) WorkFor(slug string) bool {
 func (m *Manager) Depths(slug string) map[string]int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.depthsFor(slug)
+	return m.depthsForLocked(slug)
 }
 
-// depthsFor is Depths. Called with m.mu held.
-func (m *Manager) depthsFor(slug string) map[string]int {
+// depthsForLocked is Depths.
+func (reg *registry) depthsForLocked(slug string) map[string]int {
+	syncs.AssertLocked(&reg.mu)
 	out := map[string]int{}
-	for _, w := range m.workers {
-		if r := m.runOf[w.ID]; w.Machine == slug && w.State.Live() && r != nil {
+	for _, w := range reg.workers {
+		if r := reg.runOf[w.ID]; w.Machine == slug && w.State.Live() && r != nil {
 			if _, ok := out[r.ID]; !ok {
-				out[r.ID], _ = m.chainDepth(r.Coordinator)
+				out[r.ID], _ = reg.chainDepthLocked(r.Coordinator)
 			}
 		}
 	}
@@ -366,7 +362,7 @@ func (m *Manager) DepthsNot(told map[string]map[string]int) map[string]map[strin
 		if _, seen := due[w.Machine]; !w.Remote() || !w.State.Live() || seen {
 			continue
 		}
-		if d := m.depthsFor(w.Machine); !maps.Equal(d, told[w.Machine]) {
+		if d := m.depthsForLocked(w.Machine); !maps.Equal(d, told[w.Machine]) {
 			due[w.Machine] = d
 		}
 	}
@@ -400,15 +396,16 @@ func (m *Manager) MoveTold(slug string, mv api.PeerReparent) {
 	}
 }
 
-// queueMoves records coordinators that moved to new panes (moved, old id
+// queueMovesLocked records coordinators that moved to new panes (moved, old id
 // -> new) for each machine that has workers of theirs, and returns those
 // machines. After a restart of the whole server (restarted), an old id
 // is known by its retired form (retire), and the moves not yet told of
 // an earlier life follow this one: to the coordinator's new pane, or to
-// nothing when it did not come back. Called with m.mu held, after the
+// nothing when it did not come back., after the
 // relations moved.
-func (m *Manager) queueMoves(moved map[string]string, retire func(string) string, restarted bool) []string {
-	for _, mvs := range m.untold {
+func (reg *registry) queueMovesLocked(moved map[string]string, retire func(string) string, restarted bool) []string {
+	syncs.AssertLocked(&reg.mu)
+	for _, mvs := range reg.untold {
 		for i := range mvs {
 			mv := &mvs[i]
 			if n, ok := moved[mv.New]; ok {
@@ -425,7 +422,7 @@ func (m *Manager) queueMoves(moved map[string]string, retire func(string) string
 		}
 		tell[slug][mv] = true
 	}
-	for _, w := range m.workers {
+	for _, w := range reg.workers {
 		if !w.Remote() || !w.State.Live() {
 			continue
 		}
@@ -445,9 +442,9 @@ func (m *Manager) queueMoves(moved map[string]string, retire func(string) string
 	var slugs []string
 	for slug, mvs := range tell {
 		for mv := range mvs {
-			m.untold[slug] = append(without(m.untold[slug], mv.Old), mv)
+			reg.untold[slug] = append(without(reg.untold[slug], mv.Old), mv)
 		}
-		sort.Slice(m.untold[slug], func(i, j int) bool { return m.untold[slug][i].Old < m.untold[slug][j].Old })
+		sort.Slice(reg.untold[slug], func(i, j int) bool { return reg.untold[slug][i].Old < reg.untold[slug][j].Old })
 		slugs = append(slugs, slug)
 	}
 	sort.Strings(slugs)
@@ -465,9 +462,10 @@ func without(mvs []api.PeerReparent, old string) []api.PeerReparent {
 	return out
 }
 
-// nameOf is how people call the agent in pane p: its worker name, or its
-// window's name. Called with m.mu held.
-func (m *Manager) nameOf(p tmux.Pane) string {
+// nameOfLocked is how people call the agent in pane p: its worker name, or its
+// window's name.
+func (m *Manager) nameOfLocked(p tmux.Pane) string {
+	syncs.AssertLocked(&m.mu)
 	if w := m.workers[p.ID]; w != nil && w.Name != "" {
 		return w.Name
 	}

@@ -43,21 +43,21 @@ func (m *Manager) Done(ctx context.Context, req api.DoneRequest) (*api.WorkerVie
 		w.ReportAnswer = w.LastAnswer
 	}
 	c := m.newChange()
-	c.touch(r)
-	if !c.setState(w, api.Done) {
+	c.touchLocked(r)
+	if !c.setStateLocked(w, api.Done) {
 		w.Since = now
 	}
 	// The lock is held while the disk works: nothing may act on a report
 	// that could still be undone.
-	if err := m.stage(c).land(); err != nil {
+	if err := m.stageLocked(c).land(); err != nil {
 		*w = old
 		for i, t := range r.Tasks {
 			*t = oldTasks[i]
 		}
-		m.restage(r)
+		m.restageLocked(r)
 		return nil, err
 	}
-	v := m.view(w)
+	v := m.viewLocked(w)
 	return &v, nil
 }
 
@@ -164,7 +164,7 @@ func (m *Manager) waitFor(ctx context.Context, req api.WaitRequest) ([]*Worker, 
 				ws = append(ws, w)
 				continue
 			}
-			w, err := m.resolve(req.Pane, id)
+			w, err := m.resolveLocked(req.Pane, id)
 			if err != nil {
 				return nil, err
 			}
@@ -177,14 +177,13 @@ func (m *Manager) waitFor(ctx context.Context, req api.WaitRequest) ([]*Worker, 
 
 // waitResult builds the answer and marks reports the caller has now seen.
 func (m *Manager) waitResult(caller string, ws []*Worker, timedOut bool) *api.WaitResult {
-	m.mu.Lock()
 	res := &api.WaitResult{TimedOut: timedOut}
-	c := m.newChange()
-	for _, w := range ws {
-		c.markTold(w, caller)
-		res.Workers = append(res.Workers, m.view(w))
-	}
-	m.settleUnlock(c)
+	m.settleChange(func(c *change) {
+		for _, w := range ws {
+			c.markToldLocked(w, caller)
+			res.Workers = append(res.Workers, m.viewLocked(w))
+		}
+	})
 	return res
 }
 
@@ -198,7 +197,7 @@ func (m *Manager) Read(ctx context.Context, req api.IDRequest) (*api.WorkerView,
 	deadline := time.NewTimer(m.cfg.ReadWait)
 	defer deadline.Stop()
 	m.mu.Lock()
-	w, err := m.resolve(req.Pane, req.ID)
+	w, err := m.resolveLocked(req.Pane, req.ID)
 	m.mu.Unlock()
 	if err != nil {
 		return nil, err
@@ -220,11 +219,11 @@ func (m *Manager) Read(ctx context.Context, req api.IDRequest) (*api.WorkerView,
 			waiting = false
 		}
 	}
-	m.mu.Lock()
-	c := m.newChange()
-	c.markTold(w, req.Pane)
-	v := m.view(w)
-	m.settleUnlock(c)
+	var v api.WorkerView
+	m.settleChange(func(c *change) {
+		c.markToldLocked(w, req.Pane)
+		v = m.viewLocked(w)
+	})
 	return &v, nil
 }
 

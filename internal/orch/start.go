@@ -237,15 +237,15 @@ func (m *Manager) openWorker(ctx context.Context, req startPlan, spec startSpec,
 // by side share their writes.
 func (m *Manager) register(r *Run, w *Worker) error {
 	m.mu.Lock()
-	m.addWorker(r, w)
+	m.addWorkerLocked(r, w)
 	c := m.newChange()
-	c.touch(r)
-	cm := m.stage(c)
+	c.touchLocked(r)
+	cm := m.stageLocked(c)
 	m.mu.Unlock()
 	if err := cm.land(); err != nil {
 		m.mu.Lock()
-		m.removeWorker(w)
-		m.restage(r)
+		m.removeWorkerLocked(w)
+		m.restageLocked(r)
 		m.mu.Unlock()
 		return err
 	}
@@ -272,37 +272,36 @@ func (m *Manager) deliverTask(ctx context.Context, req startPlan, spec startSpec
 		blockedTimeout: orDefault(req.BlockedTimeout, DefaultBlockedTimeout),
 		hookTimeout:    orDefault(req.HookTimeout, DefaultHookTimeout),
 		onBlocked: func(s agent.Screen) {
-			m.mu.Lock()
-			c := m.newChange()
-			c.setState(w, api.Blocked)
-			m.settleUnlock(c)
+			m.settleChange(func(c *change) { c.setStateLocked(w, api.Blocked) })
 		},
 	}
 	err := m.deliver(ctx, &d)
-	m.mu.Lock()
-	c := m.newChange()
-	if err != nil {
-		var oe *api.Error
-		if errors.As(err, &oe) && oe.Kind == api.KindBlocked {
+	var oe *api.Error
+	var v api.WorkerView
+	m.settleChange(func(c *change) {
+		switch {
+		case err == nil:
+			if w.State == api.Starting || w.State == api.Blocked {
+				c.setStateLocked(w, api.Working)
+			}
+			v = m.viewLocked(w)
+		case errors.As(err, &oe) && oe.Kind == api.KindBlocked:
 			w.Error = oe.Message
-		} else {
+			c.touchLocked(m.runOf[w.ID])
+		default:
 			w.Error = err.Error()
-			c.setState(w, api.Failed)
+			c.setStateLocked(w, api.Failed)
+			c.touchLocked(m.runOf[w.ID])
 		}
-		c.touch(m.runOf[w.ID])
-		m.settleUnlock(c)
-		if oe != nil {
-			oe.Message = fmt.Sprintf("worker %s (%s): %s", d.id(), spec.name, oe.Message)
-			return nil, oe
-		}
-		return nil, err
+	})
+	if err == nil {
+		return &v, nil
 	}
-	if w.State == api.Starting || w.State == api.Blocked {
-		c.setState(w, api.Working)
+	if oe != nil {
+		oe.Message = fmt.Sprintf("worker %s (%s): %s", d.id(), spec.name, oe.Message)
+		return nil, oe
 	}
-	v := m.view(w)
-	m.settleUnlock(c)
-	return &v, nil
+	return nil, err
 }
 
 // launchOptions reads an agent's launch settings from the caller's

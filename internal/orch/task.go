@@ -10,6 +10,7 @@ import (
 
 	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/syncs"
 )
 
 // CreateTask keeps a named task in the calling pane's run. A task with
@@ -25,22 +26,22 @@ func (m *Manager) CreateTask(ctx context.Context, req api.TaskRequest) (*api.Tas
 		return nil, err
 	}
 	m.mu.Lock()
-	r, _, created, err := m.placementIn(p, nil)
+	r, _, created, err := m.placementLocked(p, nil)
 	if err != nil {
 		m.mu.Unlock()
 		return nil, err
 	}
-	t, err := m.addTask(r, req, p.ID)
+	t, err := m.addTaskLocked(r, req, p.ID)
 	if err == nil {
 		// The run (when made for it) and the task: one write.
-		if err = m.save(r); err != nil {
+		if err = m.saveLocked(r); err != nil {
 			r.Tasks = r.Tasks[:len(r.Tasks)-1]
-			m.restage(r)
+			m.restageLocked(r)
 		}
 	}
 	if err != nil {
 		if created {
-			m.dropRun(r)
+			m.dropRunLocked(r)
 		}
 		m.mu.Unlock()
 		return nil, err
@@ -56,7 +57,7 @@ func (m *Manager) CreateTask(ctx context.Context, req api.TaskRequest) (*api.Tas
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	v := m.taskView(r, t)
+	v := m.taskViewLocked(r, t)
 	return &v, nil
 }
 
@@ -82,20 +83,21 @@ func checkTask(req api.TaskRequest) error {
 	return nil
 }
 
-// addTask adds the task req asks for to run r, running when it waits on
-// nothing (its start is the caller's). Called with m.mu held.
-func (m *Manager) addTask(r *Run, req api.TaskRequest, parent string) (*Task, error) {
+// addTaskLocked adds the task req asks for to run r, running when it waits on
+// nothing (its start is the caller's).
+func (reg *registry) addTaskLocked(r *Run, req api.TaskRequest, parent string) (*Task, error) {
+	syncs.AssertLocked(&reg.mu)
 	if runTask(r, req.Name) != nil {
 		return nil, errorf(api.KindConflict, "pick another name; st task list shows the run's tasks", "run %s already has a task named %q", r.ID, req.Name)
 	}
-	if err := m.nameFree(r, nil, req.Name); err != nil {
+	if err := reg.nameFreeLocked(r, nil, req.Name); err != nil {
 		return nil, err
 	}
-	waitOn, err := m.checkDeps(r, req.Name, req.Deps)
+	waitOn, err := reg.checkDepsLocked(r, req.Name, req.Deps)
 	if err != nil {
 		return nil, err
 	}
-	now := m.cfg.Now()
+	now := reg.now()
 	t := &Task{Name: req.Name, File: req.File, Agent: req.Agent, Deps: dedupe(req.Deps), Owns: req.Owns, Worktree: req.Worktree,
 		Cwd: req.Cwd, Parent: parent, State: api.TaskRunning, Since: now, Created: now, Env: req.Env}
 	if len(waitOn) > 0 {
@@ -105,9 +107,10 @@ func (m *Manager) addTask(r *Run, req api.TaskRequest, parent string) (*Task, er
 	return t, nil
 }
 
-// checkDeps checks a new task's dependencies in run r, and returns those
-// it waits on. Called with m.mu held.
-func (m *Manager) checkDeps(r *Run, name string, deps []string) ([]string, error) {
+// checkDepsLocked checks a new task's dependencies in run r, and returns those
+// it waits on.
+func (reg *registry) checkDepsLocked(r *Run, name string, deps []string) ([]string, error) {
+	syncs.AssertLocked(&reg.mu)
 	var waitOn []string
 	seen := map[string]bool{}
 	for _, d := range deps {
@@ -133,7 +136,7 @@ func (m *Manager) checkDeps(r *Run, name string, deps []string) ([]string, error
 			waitOn = append(waitOn, d)
 		}
 	}
-	if cyc := m.cycle(r, name, deps); cyc != "" {
+	if cyc := reg.cycleLocked(r, name, deps); cyc != "" {
 		return nil, errorf(api.KindUsage, "remove one of the dependencies", "refused: the dependencies form a cycle: %s", cyc)
 	}
 	return waitOn, nil
@@ -159,9 +162,10 @@ func dedupe(ss []string) []string {
 	return out
 }
 
-// cycle returns a spelled-out cycle that adding name with deps would
-// make, or "". Called with m.mu held.
-func (m *Manager) cycle(r *Run, name string, deps []string) string {
+// cycleLocked returns a spelled-out cycle that adding name with deps would
+// make, or "".
+func (reg *registry) cycleLocked(r *Run, name string, deps []string) string {
+	syncs.AssertLocked(&reg.mu)
 	graph := map[string][]string{name: dedupe(deps)}
 	for _, t := range r.Tasks {
 		if t.Name != name {
@@ -204,34 +208,33 @@ func (m *Manager) startTask(ctx context.Context, r *Run, t *Task) error {
 		Pane: t.Parent, Agent: t.Agent, Task: t.File, Name: t.Name, Cwd: t.Cwd, Env: t.Env,
 		Owns: t.Owns, Worktree: t.Worktree,
 	}, run: r})
-	m.mu.Lock()
-	c := m.newChange()
-	c.touch(r)
-	t.Since = m.cfg.Now()
-	if err != nil {
-		t.State = api.TaskFailed
-		// One line: st task list shows it in a table. (The error's hint,
-		// on a line of its own, is the answer of st task create.)
-		msg := err.Error()
-		var oe *api.Error
-		if errors.As(err, &oe) {
-			msg = oe.Message
+	m.settleChange(func(c *change) {
+		c.touchLocked(r)
+		t.Since = m.cfg.Now()
+		if err != nil {
+			t.State = api.TaskFailed
+			// One line: st task list shows it in a table. (The error's hint,
+			// on a line of its own, is the answer of st task create.)
+			msg := err.Error()
+			var oe *api.Error
+			if errors.As(err, &oe) {
+				msg = oe.Message
+			}
+			t.Reason = "its worker did not start: " + msg
+			c.scheduleLocked(r)
+			return
 		}
-		t.Reason = "its worker did not start: " + msg
-		c.schedule(r)
-		m.settleUnlock(c)
-		return err
-	}
-	t.Worker = v.ID
-	// The worker may have reported already (a very quick one).
-	if w := m.workers[v.ID]; w != nil {
-		c.followTask(w)
-	}
-	m.settleUnlock(c)
-	return nil
+		t.Worker = v.ID
+		// The worker may have reported already (a very quick one).
+		if w := m.workers[v.ID]; w != nil {
+			c.followTaskLocked(w)
+		}
+	})
+	return err
 }
 
-func (m *Manager) taskView(r *Run, t *Task) api.TaskView {
+func (m *Manager) taskViewLocked(r *Run, t *Task) api.TaskView {
+	syncs.AssertLocked(&m.mu)
 	v := api.TaskView{Task: t.wire(), Run: r.ID, For: roundDur(m.cfg.Now().Sub(t.Since))}
 	v.Env = nil
 	if w := m.workers[t.Worker]; w != nil {
@@ -244,13 +247,13 @@ func (m *Manager) taskView(r *Run, t *Task) api.TaskView {
 func (m *Manager) ListTasks(ctx context.Context, req api.IDRequest) ([]api.TaskView, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r := m.paneRun(req.Pane, req.ID)
+	r := m.paneRunLocked(req.Pane, req.ID)
 	if r == nil {
 		return nil, errorf(api.KindNotFound, "st task create NAME --task FILE --agent A makes one", "this pane has no run, so no tasks")
 	}
 	out := []api.TaskView{}
 	for _, t := range r.Tasks {
-		out = append(out, m.taskView(r, t))
+		out = append(out, m.taskViewLocked(r, t))
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Created.Before(out[j].Created) })
 	return out, nil
@@ -261,7 +264,7 @@ func (m *Manager) ListTasks(ctx context.Context, req api.IDRequest) ([]api.TaskV
 func (m *Manager) CancelTask(ctx context.Context, req api.IDRequest) (*api.TaskView, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r := m.paneRun(req.Pane, "")
+	r := m.paneRunLocked(req.Pane, "")
 	var t *Task
 	if r != nil {
 		t = runTask(r, req.ID)
@@ -281,15 +284,15 @@ func (m *Manager) CancelTask(ctx context.Context, req api.IDRequest) (*api.TaskV
 		t.Reason = "cancelled before it started"
 	}
 	c := m.newChange()
-	c.touch(r)
-	c.schedule(r)
-	if err := m.stage(c).land(); err != nil {
+	c.touchLocked(r)
+	c.scheduleLocked(r)
+	if err := m.stageLocked(c).land(); err != nil {
 		for i, t := range r.Tasks {
 			*t = old[i]
 		}
-		m.restage(r)
+		m.restageLocked(r)
 		return nil, err
 	}
-	v := m.taskView(r, t)
+	v := m.taskViewLocked(r, t)
 	return &v, nil
 }

@@ -87,12 +87,11 @@ func TestTaskFollowsItsWorker(t *testing.T) {
 		}, api.TaskDone, ""},
 		{"failed", func(h *harness) {
 			// What a start that did not take does (deliverTask).
-			h.m.mu.Lock()
-			c := h.m.newChange()
-			w := h.m.workers[workerID]
-			w.Error = "its agent exited"
-			c.setState(w, api.Failed)
-			h.m.settleUnlock(c)
+			h.m.settleChange(func(c *change) {
+				w := h.m.workers[workerID]
+				w.Error = "its agent exited"
+				c.setStateLocked(w, api.Failed)
+			})
 		}, api.TaskFailed, "its worker " + workerID + " failed: its agent exited"},
 		{"gone", func(h *harness) {
 			h.closePane(workerID)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/syncs"
 	"github.com/sophonz/st/internal/tmux"
 	"github.com/sophonz/st/internal/worktree"
 )
@@ -14,25 +15,26 @@ import (
 // teams included, across machines too.
 const MaxChain = 4
 
-// chainDepth is how many levels below the top coordinator pane is: a
+// chainDepthLocked is how many levels below the top coordinator pane is: a
 // worker at level L of run R is L below R's coordinator, which may itself
-// be a worker (a team lead) further down. Called with m.mu held.
-func (m *Manager) chainDepth(pane string) (int, []string) {
+// be a worker (a team lead) further down.
+func (reg *registry) chainDepthLocked(pane string) (int, []string) {
+	syncs.AssertLocked(&reg.mu)
 	d := 0
 	path := []string{pane}
 	cur := pane
 	for i := 0; i < 16; i++ {
-		w := m.workers[cur]
+		w := reg.workers[cur]
 		if w == nil || !w.State.Live() {
 			break
 		}
 		d += w.Level
-		r := m.runOf[cur]
+		r := reg.runOf[cur]
 		// The panes between: the worker's parents within its run.
 		for p := w.Parent; p != r.Coordinator; {
 			path = append([]string{p}, path...)
-			pw := m.workers[p]
-			if pw == nil || m.runOf[p] != r {
+			pw := reg.workers[p]
+			if pw == nil || reg.runOf[p] != r {
 				break
 			}
 			p = pw.Parent
@@ -53,10 +55,10 @@ func (m *Manager) chainDepth(pane string) (int, []string) {
 	return d, path
 }
 
-// teamOf returns the run that pane leads with live workers, or nil.
-// Called with m.mu held.
-func (m *Manager) teamOf(pane string) *Run {
-	r := m.currentRun(pane)
+// teamOfLocked returns the run that pane leads with live workers, or nil.
+func (reg *registry) teamOfLocked(pane string) *Run {
+	syncs.AssertLocked(&reg.mu)
+	r := reg.currentRunLocked(pane)
 	if r == nil {
 		return nil
 	}
@@ -68,9 +70,9 @@ func (m *Manager) teamOf(pane string) *Run {
 	return nil
 }
 
-// teamSize counts the live workers of run r, teams below included.
-// Called with m.mu held.
-func (m *Manager) teamSize(r *Run, seen map[string]bool) int {
+// teamSizeLocked counts the live workers of run r, teams below included.
+func (reg *registry) teamSizeLocked(r *Run, seen map[string]bool) int {
+	syncs.AssertLocked(&reg.mu)
 	if r == nil || seen[r.ID] {
 		return 0
 	}
@@ -80,7 +82,7 @@ func (m *Manager) teamSize(r *Run, seen map[string]bool) int {
 		if w.State.Live() {
 			n++
 			if w.TeamRun != "" {
-				n += m.teamSize(m.runs[w.TeamRun], seen)
+				n += reg.teamSizeLocked(reg.runs[w.TeamRun], seen)
 			}
 			n += w.TeamSize // a lead on another machine: its team, as that machine counts it
 		}
@@ -88,14 +90,15 @@ func (m *Manager) teamSize(r *Run, seen map[string]bool) int {
 	return n
 }
 
-// subtreeDepth is how many levels lie below pane, counting the teams it
-// leads. Called with m.mu held.
-func (m *Manager) subtreeDepth(pane string, seen map[string]bool) int {
+// subtreeDepthLocked is how many levels lie below pane, counting the teams it
+// leads.
+func (reg *registry) subtreeDepthLocked(pane string, seen map[string]bool) int {
+	syncs.AssertLocked(&reg.mu)
 	if seen[pane] {
 		return 0
 	}
 	seen[pane] = true
-	r := m.teamOf(pane)
+	r := reg.teamOfLocked(pane)
 	if r == nil {
 		return 0
 	}
@@ -106,7 +109,7 @@ func (m *Manager) subtreeDepth(pane string, seen map[string]bool) int {
 		}
 		d := w.Level
 		if w.TeamRun != "" {
-			d += m.subtreeDepth(w.ID, seen)
+			d += reg.subtreeDepthLocked(w.ID, seen)
 		}
 		d += w.TeamDepth // a lead on another machine: its team's levels there
 		if d > best {
@@ -116,10 +119,11 @@ func (m *Manager) subtreeDepth(pane string, seen map[string]bool) int {
 	return best
 }
 
-// checkChain refuses a new worker of caller whose own tree goes below
-// sub levels, when the whole chain would pass MaxChain. Called with m.mu held.
-func (m *Manager) checkChain(caller string, sub int, what string) error {
-	d, path := m.chainDepth(caller)
+// checkChainLocked refuses a new worker of caller whose own tree goes below
+// sub levels, when the whole chain would pass MaxChain.
+func (reg *registry) checkChainLocked(caller string, sub int, what string) error {
+	syncs.AssertLocked(&reg.mu)
+	d, path := reg.chainDepthLocked(caller)
 	if d+1+sub > MaxChain {
 		chain := strings.Join(path, " → ") + " → " + what
 		return errorf(api.KindDepth, "hand this part to a coordinator higher up, or do it in this pane",
@@ -144,12 +148,12 @@ func (m *Manager) agentKind(p tmux.Pane) string {
 	return ""
 }
 
-// adoptedName is the name an adopted agent gets in run r: the name st
+// adoptedNameLocked is the name an adopted agent gets in run r: the name st
 // gave its pane, else its own name as a teammate of a Claude agent team
 // (mate: its pane is split off its lead's window, whose name is the
 // lead's), else its window's; made unique in the run with -2, -3...
-// Called with m.mu held.
-func adoptedName(r *Run, tp tmux.Pane, mate string) string {
+func (reg *registry) adoptedNameLocked(r *Run, tp tmux.Pane, mate string) string {
+	syncs.AssertLocked(&reg.mu)
 	name := tp.StName
 	if name == "" || !ValidName(name) {
 		name = mate
@@ -172,10 +176,10 @@ func adoptedName(r *Run, tp tmux.Pane, mate string) string {
 	}
 }
 
-// adoptedWorker is the record of the agent in pane tp as the worker of
-// parent at level, as it is now: working if its turn runs. Called with
-// m.mu held.
-func (m *Manager) adoptedWorker(tp tmux.Pane, name, kind, parent string, level int, team *Run) *Worker {
+// adoptedWorkerLocked is the record of the agent in pane tp as the worker of
+// parent at level, as it is now: working if its turn runs.
+func (m *Manager) adoptedWorkerLocked(tp tmux.Pane, name, kind, parent string, level int, team *Run) *Worker {
+	syncs.AssertLocked(&m.mu)
 	now := m.cfg.Now()
 	st := api.Idle
 	if _, inTurn := m.facts.agentIn(tp.ID); inTurn {
@@ -189,16 +193,17 @@ func (m *Manager) adoptedWorker(tp tmux.Pane, name, kind, parent string, level i
 	return w
 }
 
-// enrol adds an adopted worker to run r, on disk and on its pane (with
+// enrolLocked adds an adopted worker to run r, on disk and on its pane (with
 // the options in also on other panes, such as a new run's coordinator).
-// Called with m.mu held, which the options are set under too: the
+// , which the options are set under too: the
 // watcher checks the panes' options, and must not see the old ones on
 // an adopted pane.
-func (m *Manager) enrol(ctx context.Context, r *Run, w *Worker, also map[string]map[string]string, unset ...string) error {
-	m.addWorker(r, w)
-	if err := m.save(r); err != nil {
-		m.removeWorker(w)
-		m.restage(r)
+func (m *Manager) enrolLocked(ctx context.Context, r *Run, w *Worker, also map[string]map[string]string, unset ...string) error {
+	syncs.AssertLocked(&m.mu)
+	m.addWorkerLocked(r, w)
+	if err := m.saveLocked(r); err != nil {
+		m.removeWorkerLocked(w)
+		m.restageLocked(r)
 		return err
 	}
 	opts := map[string]string{"@st_run": r.ID, "@st_role": "worker", "@st_parent": w.Parent, "@st_name": w.Name}
@@ -265,41 +270,42 @@ func (m *Manager) adoptHere(ctx context.Context, req api.IDRequest, byPerson boo
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := m.checkAdopt(p, tp, byPerson); err != nil {
+	if err := m.checkAdoptLocked(p, tp, byPerson); err != nil {
 		return nil, err
 	}
-	r, level, created, err := m.placementIn(p, nil)
+	r, level, created, err := m.placementLocked(p, nil)
 	if err != nil {
 		return nil, err
 	}
-	w, notes, err := m.adoptInto(ctx, r, level, p, tp, req.Owns)
+	w, notes, err := m.adoptIntoLocked(ctx, r, level, p, tp, req.Owns)
 	if err == nil {
 		var also map[string]map[string]string
 		if created {
 			also = map[string]map[string]string{p.ID: {"@st_run": r.ID, "@st_role": "coordinator"}}
 		}
-		err = m.enrol(ctx, r, w, also)
+		err = m.enrolLocked(ctx, r, w, also)
 	}
 	if err != nil {
 		if created {
-			m.dropRun(r)
+			m.dropRunLocked(r)
 		}
 		return nil, err
 	}
-	v := m.view(w)
+	v := m.viewLocked(w)
 	v.Notes = notes
 	return &v, nil
 }
 
-// checkAdopt refuses what cannot be adopted: a worker already, a
+// checkAdoptLocked refuses what cannot be adopted: a worker already, a
 // teammate (unless a person dropped it), no agent, or an agent above the
-// adopter in its chain. Called with m.mu held.
-func (m *Manager) checkAdopt(p, tp tmux.Pane, byPerson bool) error {
+// adopter in its chain.
+func (m *Manager) checkAdoptLocked(p, tp tmux.Pane, byPerson bool) error {
+	syncs.AssertLocked(&m.mu)
 	if w := m.workers[tp.ID]; w != nil && w.State.Live() {
 		return errorf(api.KindConflict, fmt.Sprintf("release it first: st worker release %s (run from %s)", tp.ID, w.Parent),
 			"refused: %s is already a worker of %s (run %s)", tp.ID, w.Parent, m.runOf[tp.ID].ID)
 	}
-	if err := m.facts.refuseTeammate(tp.ID, byPerson); err != nil {
+	if err := m.facts.refuseTeammate(tp.ID, byPerson, m.workerAtLocked); err != nil {
 		return err
 	}
 	if m.agentKind(tp) == "" {
@@ -307,7 +313,7 @@ func (m *Manager) checkAdopt(p, tp tmux.Pane, byPerson bool) error {
 			"st has seen no agent in %s (no hook came from it, and it runs %q)", tp.ID, tp.Command)
 	}
 	// Adopting one of your own ancestors would make a loop.
-	_, path := m.chainDepth(p.ID)
+	_, path := m.chainDepthLocked(p.ID)
 	for _, a := range path {
 		if a == tp.ID {
 			return errorf(api.KindUsage, "", "refused: %s is above this pane in its chain (%s), so adopting it would make a loop", tp.ID, strings.Join(path, " → "))
@@ -316,16 +322,17 @@ func (m *Manager) checkAdopt(p, tp tmux.Pane, byPerson bool) error {
 	return nil
 }
 
-// adoptInto makes the record of the agent in tp as a worker of p in run
-// r: its team, its depth checked, its scope. Called with m.mu held.
-func (m *Manager) adoptInto(ctx context.Context, r *Run, level int, p, tp tmux.Pane, owns []string) (*Worker, []string, error) {
-	team := m.teamOf(tp.ID)
-	sub := m.subtreeDepth(tp.ID, map[string]bool{})
+// adoptIntoLocked makes the record of the agent in tp as a worker of p in run
+// r: its team, its depth checked, its scope.
+func (m *Manager) adoptIntoLocked(ctx context.Context, r *Run, level int, p, tp tmux.Pane, owns []string) (*Worker, []string, error) {
+	syncs.AssertLocked(&m.mu)
+	team := m.teamOfLocked(tp.ID)
+	sub := m.subtreeDepthLocked(tp.ID, map[string]bool{})
 	what := tp.ID
 	if team != nil {
-		what = fmt.Sprintf("%s (team of %d, %d levels)", tp.ID, m.teamSize(team, map[string]bool{}), sub)
+		what = fmt.Sprintf("%s (team of %d, %d levels)", tp.ID, m.teamSizeLocked(team, map[string]bool{}), sub)
 	}
-	if err := m.checkChain(p.ID, sub, what); err != nil {
+	if err := m.checkChainLocked(p.ID, sub, what); err != nil {
 		return nil, nil, err
 	}
 	var scope *Scope
@@ -340,7 +347,7 @@ func (m *Manager) adoptInto(ctx context.Context, r *Run, level int, p, tp tmux.P
 			return nil, nil, err
 		}
 	}
-	w := m.adoptedWorker(tp, adoptedName(r, tp, m.facts.mateName(tp.ID)), m.agentKind(tp), p.ID, level, team)
+	w := m.adoptedWorkerLocked(tp, m.adoptedNameLocked(r, tp, m.facts.mateName(tp.ID)), m.agentKind(tp), p.ID, level, team)
 	w.Scope = scope
 	return w, notes, nil
 }

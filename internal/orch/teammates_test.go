@@ -298,7 +298,7 @@ func TestClosedTeammatePaneIsDropped(t *testing.T) {
 	h.claudeHook(workerID, nil, "PostToolUse", spawned("beta", mateB)...)
 	h.m.reconcilePanes(panes, listed.Add(-time.Second), 0)
 	h.m.mu.Lock()
-	got := h.m.facts.teammatesOf(workerID)
+	got := h.m.facts.teammatesOf(workerID, h.m.workerAtLocked)
 	h.m.mu.Unlock()
 	if len(got) != 2 {
 		t.Errorf("a stale list dropped a teammate: %+v", got)

@@ -4,32 +4,29 @@ import (
 	"sort"
 
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/syncs"
 )
 
-// What st shows of Claude's agent teams and subagents (teammates.go
+// What st shows of Claude's agent teams and subagents (agentteam.go
 // keeps them): the teammates and subagents under each lead, and which
-// panes are teammates' own. paneFacts' methods, like teammates.go's.
-
-// known says whether pane is a worker's. Called with f.mu and m.mu held.
-func (f *paneFacts) known(pane string) bool {
-	k, _ := f.worker(pane)
-	return k
-}
+// panes are teammates' own. paneFacts' methods, like agentteam.go's; what
+// the registry says of a pane comes in as workers (workerPanes).
 
 // teammatesOf lists the teammates of the teams led from pane, oldest
 // first. One that became an st worker (a person dropped it on a
-// coordinator) is left out. Called with m.mu held.
-func (f *paneFacts) teammatesOf(pane string) []api.Teammate {
+// coordinator) is left out.
+func (f *paneFacts) teammatesOf(pane string, workers workerPanes) []api.Teammate {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.teammatesOfLocked(pane)
+	return f.teammatesOfLocked(pane, workers)
 }
 
-func (f *paneFacts) teammatesOfLocked(pane string) []api.Teammate {
+func (f *paneFacts) teammatesOfLocked(pane string, workers workerPanes) []api.Teammate {
+	syncs.AssertLocked(&f.mu)
 	var out []api.Teammate
-	for _, t := range f.ledBy(pane) {
+	for _, t := range f.ledByLocked(pane) {
 		for _, mt := range t.members {
-			if _, live := f.worker(mt.Pane); mt.Pane != "" && live {
+			if mt.Pane != "" && workers.live(mt.Pane) {
 				continue
 			}
 			v := mt.Teammate
@@ -54,6 +51,7 @@ func (f *paneFacts) subagentsOf(pane string) []api.Subagent {
 }
 
 func (f *paneFacts) subagentsOfLocked(pane string) []api.Subagent {
+	syncs.AssertLocked(&f.mu)
 	pi := f.panes[pane]
 	if pi == nil {
 		return nil
@@ -68,23 +66,30 @@ func (f *paneFacts) subagentsOfLocked(pane string) []api.Subagent {
 	return out
 }
 
-// teammatePane reports whether pane is a teammate's own, under a lead st
-// sees: it is shown under that lead, not as an agent of its own. Called
-// with f.mu and m.mu held.
-func (f *paneFacts) teammatePane(pane string) bool {
-	t, mt := f.mateByPane(pane)
-	if mt == nil || f.leadOf(t) == "" {
+// teammatePaneLocked reports whether pane is a teammate's own, under a
+// lead st sees, and no live worker's: it is shown under that lead, not as
+// an agent of its own.
+func (f *paneFacts) teammatePaneLocked(pane string, workers workerPanes) bool {
+	syncs.AssertLocked(&f.mu)
+	t, mt := f.mateByPaneLocked(pane)
+	if mt == nil || f.leadOfLocked(t) == "" {
 		return false
 	}
-	_, live := f.worker(pane)
-	return !live
+	return !workers.live(pane)
+}
+
+// teammate is teammatePaneLocked, under the facts' lock.
+func (f *paneFacts) teammate(pane string, workers workerPanes) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.teammatePaneLocked(pane, workers)
 }
 
 // mateName is the name of the teammate whose own pane this is, or "".
 func (f *paneFacts) mateName(pane string) string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if _, mt := f.mateByPane(pane); mt != nil {
+	if _, mt := f.mateByPaneLocked(pane); mt != nil {
 		return mt.Name
 	}
 	return ""
@@ -92,24 +97,23 @@ func (f *paneFacts) mateName(pane string) string {
 
 // refuseTeammate refuses to adopt a teammate, unless a person asked (a
 // card dropped on a coordinator): a teammate answers to its lead, and as
-// an st worker it would get st's lines typed into it. Called with m.mu
-// held.
-func (f *paneFacts) refuseTeammate(pane string, byPerson bool) error {
+// an st worker it would get st's lines typed into it.
+func (f *paneFacts) refuseTeammate(pane string, byPerson bool, workers workerPanes) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if byPerson || !f.teammatePane(pane) {
+	if byPerson || !f.teammatePaneLocked(pane, workers) {
 		return nil
 	}
-	t, mt := f.mateByPane(pane)
+	t, mt := f.mateByPaneLocked(pane)
 	return errorf(api.KindConflict, "leave it to its lead; a person who wants it as a worker drops its card on a coordinator in st web",
-		"refused: %s is teammate %s of %s's Claude agent team (%s), not an agent of its own", pane, mt.Name, f.leadOf(t), t.name)
+		"refused: %s is teammate %s of %s's Claude agent team (%s), not an agent of its own", pane, mt.Name, f.leadOfLocked(t), t.name)
 }
 
-// paneKind is what st ls says runs in pane: the agent's kind, and
-// "teammate" after it for a teammate's own pane. Called with f.mu and
-// m.mu held.
-func (f *paneFacts) paneKind(pane, kind string) string {
-	if kind != "" && f.teammatePane(pane) {
+// paneKindLocked is what st ls says runs in pane: the agent's kind, and
+// "teammate" after it for a teammate's own pane.
+func (f *paneFacts) paneKindLocked(pane, kind string, workers workerPanes) string {
+	syncs.AssertLocked(&f.mu)
+	if kind != "" && f.teammatePaneLocked(pane, workers) {
 		return kind + " teammate"
 	}
 	return kind
@@ -117,17 +121,17 @@ func (f *paneFacts) paneKind(pane, kind string) string {
 
 // addTeammatePanes adds to agents (pane -> what st ls says runs there)
 // the teammates' panes that their lead's spawn told of before any hook
-// of their own came. Called with m.mu held.
-func (f *paneFacts) addTeammatePanes(agents map[string]string) {
+// of their own came.
+func (f *paneFacts) addTeammatePanes(agents map[string]string, workers workerPanes) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, t := range f.teams {
-		lead := f.leadOf(t)
+		lead := f.leadOfLocked(t)
 		if lead == "" || f.panes[lead] == nil {
 			continue
 		}
 		for _, mt := range t.members {
-			if mt.Pane != "" && agents[mt.Pane] == "" && f.teammatePane(mt.Pane) {
+			if mt.Pane != "" && agents[mt.Pane] == "" && f.teammatePaneLocked(mt.Pane, workers) {
 				agents[mt.Pane] = f.panes[lead].agent + " teammate"
 			}
 		}

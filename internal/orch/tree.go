@@ -11,15 +11,14 @@ import (
 
 	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/syncs"
 	"github.com/sophonz/st/internal/worktree"
 )
 
-// prepareTree checks --owns and makes the worktree for a new worker.
-// It returns the worker's folder, its scope and worktree, notes for the
-// person, and an undo for the worktree. Called without m.mu held.
 // scopeLocked checks the globs of --owns and that they overlap no other
-// scoped worker of run. Called with m.mu held.
+// scoped worker of run.
 func (m *Manager) scopeLocked(owns []string, repo *worktree.Repo, run *Run) (*Scope, []string, error) {
+	syncs.AssertLocked(&m.mu)
 	for _, g := range owns {
 		if err := worktree.ValidGlob(g); err != nil {
 			return nil, nil, errorf(api.KindUsage, "write globs relative to the repository root, e.g. --owns 'src/**'", "--owns %q: %v", g, err)
@@ -44,6 +43,10 @@ func (m *Manager) scopeLocked(owns []string, repo *worktree.Repo, run *Run) (*Sc
 	return scope, notes, nil
 }
 
+// prepareTree checks --owns and makes the worktree for a new worker.
+// It returns the worker's folder, its scope and worktree, notes for the
+// person, and an undo for the worktree. It takes the registry's lock
+// itself, for the scope only: git runs without it.
 func (m *Manager) prepareTree(req api.StartRequest, run *Run, name, cwd string) (string, *Scope, *Worktree, []string, func(), error) {
 	undo := func() {}
 	if len(req.Owns) == 0 && !req.Worktree {
@@ -162,8 +165,9 @@ func checkScope(w *Worker, ev agent.Event) string {
 		strings.Join(w.Scope.Globs, " "), root, strings.Join(bad, ", "))
 }
 
-func (m *Manager) treeWorker(req api.IDRequest, what string) (*Worker, error) {
-	w, err := m.resolve(req.Pane, req.ID)
+func (m *Manager) treeWorkerLocked(req api.IDRequest, what string) (*Worker, error) {
+	syncs.AssertLocked(&m.mu)
+	w, err := m.resolveLocked(req.Pane, req.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -179,13 +183,13 @@ func (m *Manager) Diff(ctx context.Context, req api.IDRequest) (*api.DiffResult,
 		return nil, notAcrossMachines("st worker diff")
 	}
 	m.mu.Lock()
-	w, err := m.treeWorker(req, "diff")
+	w, err := m.treeWorkerLocked(req, "diff")
 	if err != nil {
 		m.mu.Unlock()
 		return nil, err
 	}
 	wt := treeOf(w.Worktree)
-	v := m.view(w)
+	v := m.viewLocked(w)
 	m.mu.Unlock()
 	changes, err := wt.Changes()
 	if err != nil {
@@ -208,7 +212,7 @@ func (m *Manager) Merge(ctx context.Context, req api.IDRequest) (*api.MergeResul
 		return nil, notAcrossMachines("st worker merge")
 	}
 	m.mu.Lock()
-	w, err := m.treeWorker(req, "merge")
+	w, err := m.treeWorkerLocked(req, "merge")
 	if err != nil {
 		m.mu.Unlock()
 		return nil, err
@@ -255,12 +259,12 @@ func (m *Manager) Merge(ctx context.Context, req api.IDRequest) (*api.MergeResul
 		}
 		return nil, errorf(api.KindInternal, "", "%v", err)
 	}
-	m.mu.Lock()
-	w.Worktree.Merged = true
-	c := m.newChange()
-	c.touch(m.runOf[w.ID])
-	res := &api.MergeResult{Worker: m.view(w), Commit: mr.Commit, Files: mr.Files}
-	m.settleUnlock(c)
+	var res *api.MergeResult
+	m.settleChange(func(c *change) {
+		w.Worktree.Merged = true
+		c.touchLocked(m.runOf[w.ID])
+		res = &api.MergeResult{Worker: m.viewLocked(w), Commit: mr.Commit, Files: mr.Files}
+	})
 	return res, nil
 }
 
@@ -270,45 +274,60 @@ func (m *Manager) Pick(ctx context.Context, req api.IDRequest) (*api.MergeResult
 	if api.IsRemote(req.ID) {
 		return nil, notAcrossMachines("st worker pick")
 	}
-	m.mu.Lock()
-	w, err := m.resolve(req.Pane, req.ID)
+	others, err := m.otherTries(req)
 	if err != nil {
-		m.mu.Unlock()
 		return nil, err
 	}
-	if w.Fan == "" {
-		m.mu.Unlock()
-		return nil, errorf(api.KindUsage, "st worker merge "+w.Name+" merges a single worker", "worker %s (%s) is not one of several tries (--fan)", w.Name, w.ID)
-	}
-	var others []*Worker
-	for _, o := range m.runOf[w.ID].Workers {
-		if o != w && o.Fan == w.Fan && o.Worktree != nil && !o.Worktree.Merged {
-			others = append(others, o)
-		}
-	}
-	m.mu.Unlock()
 	res, err := m.Merge(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	for _, o := range others {
-		m.cfg.Tmux.KillPane(ctx, o.ID)
-		repo := &worktree.Repo{Root: o.Worktree.Root}
-		wt := treeOf(o.Worktree)
+		m.cfg.Tmux.KillPane(ctx, o.id)
+		repo := &worktree.Repo{Root: o.tree.Root}
+		wt := treeOf(&o.tree)
 		if err := repo.Remove(&wt, true); err != nil {
 			m.logf("pick: remove %s: %v", wt.Path, err)
 			continue
 		}
-		m.mu.Lock()
-		c := m.newChange()
-		c.setState(o, api.Gone)
-		o.Worktree.Path = ""
-		c.touch(m.runOf[o.ID])
-		m.settleUnlock(c)
-		res.Removed = append(res.Removed, o.Name)
+		m.settleChange(func(c *change) {
+			c.setStateLocked(o.w, api.Gone)
+			o.w.Worktree.Path = ""
+			c.touchLocked(m.runOf[o.w.ID])
+		})
+		res.Removed = append(res.Removed, o.name)
 	}
 	sort.Strings(res.Removed)
 	return res, nil
+}
+
+// try is another try of a fan that Pick removes: its record, and its
+// pane, name and worktree as they were when picked.
+type try struct {
+	w        *Worker
+	id, name string
+	tree     Worktree
+}
+
+// otherTries finds the worker req names, one of a fan's tries, and the
+// other tries of its fan not merged.
+func (m *Manager) otherTries(req api.IDRequest) ([]try, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	w, err := m.resolveLocked(req.Pane, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	if w.Fan == "" {
+		return nil, errorf(api.KindUsage, "st worker merge "+w.Name+" merges a single worker", "worker %s (%s) is not one of several tries (--fan)", w.Name, w.ID)
+	}
+	var others []try
+	for _, o := range m.runOf[w.ID].Workers {
+		if o != w && o.Fan == w.Fan && o.Worktree != nil && !o.Worktree.Merged {
+			others = append(others, try{w: o, id: o.ID, name: o.Name, tree: *o.Worktree})
+		}
+	}
+	return others, nil
 }
 
 // Fan starts n tries of one task, NAME-1 to NAME-N, each in its own

@@ -36,7 +36,7 @@ func (m *Manager) listViews(req api.IDRequest) []api.WorkerView {
 				// A pane's list keeps what it still has to look at.
 				continue
 			}
-			out = append(out, m.view(w))
+			out = append(out, m.viewLocked(w))
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].StartedAt.Before(out[j].StartedAt) })
@@ -55,7 +55,7 @@ func (m *Manager) Send(ctx context.Context, req api.IDRequest) (*api.WorkerView,
 		return nil, err
 	}
 	m.mu.Lock()
-	w, err := m.resolve(req.Pane, req.ID)
+	w, err := m.resolveLocked(req.Pane, req.ID)
 	if err != nil {
 		m.mu.Unlock()
 		return nil, err
@@ -73,7 +73,7 @@ func (m *Manager) Send(ctx context.Context, req api.IDRequest) (*api.WorkerView,
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	v := m.view(w)
+	v := m.viewLocked(w)
 	return &v, nil
 }
 
@@ -116,7 +116,7 @@ func (m *Manager) Stop(ctx context.Context, req api.IDRequest) (*api.WorkerView,
 		return m.remoteOp(ctx, "stop", req)
 	}
 	m.mu.Lock()
-	w, err := m.resolve(req.Pane, req.ID)
+	w, err := m.resolveLocked(req.Pane, req.ID)
 	if err != nil {
 		m.mu.Unlock()
 		return nil, err
@@ -126,14 +126,14 @@ func (m *Manager) Stop(ctx context.Context, req api.IDRequest) (*api.WorkerView,
 	if err := m.cfg.Tmux.KillPane(ctx, id); err != nil && !errors.Is(err, tmux.ErrNoPane) {
 		return nil, errorf(api.KindInternal, "", "%v", err)
 	}
-	m.mu.Lock()
-	c := m.newChange()
-	c.setState(w, api.Gone)
-	c.touch(m.runOf[w.ID])
-	notes := removeMerged(w.Worktree)
-	v := m.view(w)
-	v.Notes = notes
-	m.settleUnlock(c)
+	var v api.WorkerView
+	m.settleChange(func(c *change) {
+		c.setStateLocked(w, api.Gone)
+		c.touchLocked(m.runOf[w.ID])
+		notes := removeMerged(w.Worktree)
+		v = m.viewLocked(w)
+		v.Notes = notes
+	})
 	return &v, nil
 }
 
@@ -169,26 +169,26 @@ func (m *Manager) Rename(ctx context.Context, req api.IDRequest) (*api.WorkerVie
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	w, err := m.resolve(req.Pane, req.ID)
+	w, err := m.resolveLocked(req.Pane, req.ID)
 	if err != nil {
 		return nil, err
 	}
 	r := m.runOf[w.ID]
-	if err := m.nameFree(r, w, req.Text); err != nil {
+	if err := m.nameFreeLocked(r, w, req.Text); err != nil {
 		return nil, err
 	}
 	old := w.Name
 	w.Name = req.Text
-	if err := m.save(r); err != nil {
+	if err := m.saveLocked(r); err != nil {
 		w.Name = old
-		m.restage(r)
+		m.restageLocked(r)
 		return nil, err
 	}
 	if w.State.Live() {
 		m.cfg.Tmux.RenameWindow(ctx, w.ID, req.Text)
 		m.cfg.Tmux.SetOption(ctx, w.ID, "@st_name", req.Text)
 	}
-	v := m.view(w)
+	v := m.viewLocked(w)
 	return &v, nil
 }
 
@@ -199,18 +199,18 @@ func (m *Manager) Release(ctx context.Context, req api.IDRequest) (*api.WorkerVi
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	w, err := m.resolve(req.Pane, req.ID)
+	w, err := m.resolveLocked(req.Pane, req.ID)
 	if err != nil {
 		return nil, err
 	}
 	r := m.runOf[w.ID]
-	v := m.view(w)
-	m.removeWorker(w)
+	v := m.viewLocked(w)
+	m.removeWorkerLocked(w)
 	c := m.newChange()
-	c.touch(r)
-	if err := m.stage(c).land(); err != nil {
-		m.addWorker(r, w)
-		m.restage(r)
+	c.touchLocked(r)
+	if err := m.stageLocked(c).land(); err != nil {
+		m.addWorkerLocked(r, w)
+		m.restageLocked(r)
 		return nil, err
 	}
 	// The chain above the released agent's own workers elsewhere is
@@ -247,12 +247,12 @@ func (m *Manager) Status() api.Status {
 func (m *Manager) AgentPanes() map[string]string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := m.facts.kinds()
+	out := m.facts.kinds(m.workerAtLocked)
 	for id, w := range m.workers {
 		if w.State.Live() {
 			out[id] = w.Agent
 		}
 	}
-	m.facts.addTeammatePanes(out)
+	m.facts.addTeammatePanes(out, m.workerAtLocked)
 	return out
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/store"
+	"github.com/sophonz/st/internal/syncs"
 	"github.com/sophonz/st/internal/tmux"
 )
 
@@ -56,8 +57,9 @@ func newOfferBook(home string, logf func(string, ...any)) *offerBook {
 	return b
 }
 
-// saveLocked writes the offers. Called with b.mu held.
+// saveLocked writes the offers.
 func (b *offerBook) saveLocked() error {
+	syncs.AssertLocked(&b.mu)
 	if err := store.WriteJSON(b.path, b.offers, 0o600); err != nil {
 		return errorf(api.KindInternal, "free some disk space and try again", "st could not keep the offer: %v", err)
 	}

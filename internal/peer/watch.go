@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/syncs"
 )
 
 // The watch of each machine this machine has workers on: it long-polls
@@ -31,8 +32,9 @@ func (h *Hub) watch(slug string) *loop {
 	return h.watchLocked(slug)
 }
 
-// watchLocked is watch. Called with h.mu held.
+// watchLocked is watch.
 func (h *Hub) watchLocked(slug string) *loop {
+	syncs.AssertLocked(&h.mu)
 	if l := h.loops[slug]; l != nil {
 		select {
 		case l.kick <- struct{}{}:
