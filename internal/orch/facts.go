@@ -104,7 +104,7 @@ func (f *paneFacts) event(pane, kind string, ev agent.Event, flags *agent.Teamma
 		pi.session = ev.SessionID
 	}
 	hf.aside = f.asideLocked(pane, ev, flags, workers)
-	// An event about a subagent or an in-process teammate (teammates.go)
+	// An event about a subagent or an in-process teammate (agentteam.go)
 	// leaves the pane's own turn alone.
 	pi.waiting = ev.Kind == agent.EvWaiting || (pi.waiting && (hf.aside || ev.Kind == agent.EvIgnore))
 	switch {

@@ -136,37 +136,6 @@ func (m *Manager) callerPane(ctx context.Context, pane string) (tmux.Pane, error
 	return p, nil
 }
 
-// StartRun makes a run whose coordinator is the calling pane.
-func (m *Manager) StartRun(ctx context.Context, req api.StartRunRequest) (*api.Run, error) {
-	if err := checkText("objective", req.Objective); err != nil {
-		return nil, err
-	}
-	p, err := m.callerPane(ctx, req.Pane)
-	if err != nil {
-		return nil, err
-	}
-	cp, err := m.newRun(p, req.Objective)
-	if err != nil {
-		return nil, err
-	}
-	m.markCoordinator(ctx, p.ID, cp.ID)
-	return cp, nil
-}
-
-// newRun makes and writes the run of coordinator p, unless p is a live
-// worker (its workers join its run).
-func (m *Manager) newRun(p tmux.Pane, objective string) (*api.Run, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if w := m.workers[p.ID]; w != nil && w.State.Live() {
-		return nil, errorf(api.KindConflict, "start workers from this pane with st worker start; they join run "+m.runOf[p.ID].ID,
-			"this pane is worker %s of run %s, so it cannot start a run of its own", w.Name, m.runOf[p.ID].ID)
-	}
-	r := m.newRunLocked(p, objective)
-	if err := m.saveLocked(r); err != nil {
-		m.dropRunLocked(r)
-		return nil, err
-	}
-	cp := r.wire()
-	return &cp, nil
+func errorf(kind, hint, format string, args ...any) *api.Error {
+	return &api.Error{Kind: kind, Message: fmt.Sprintf(format, args...), Hint: hint}
 }

@@ -201,3 +201,21 @@ func (t *Task) wire() api.Task {
 	return api.Task{Name: t.Name, File: t.File, Agent: t.Agent, Deps: t.Deps, Owns: t.Owns, Worktree: t.Worktree, Cwd: t.Cwd,
 		Parent: t.Parent, State: t.State, Since: t.Since, Worker: t.Worker, Reason: t.Reason, Created: t.Created, Env: t.Env}
 }
+
+func runTask(r *Run, name string) *Task {
+	for _, t := range r.Tasks {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+func runWorker(r *Run, id string) *Worker {
+	for _, w := range r.Workers {
+		if w.ID == id {
+			return w
+		}
+	}
+	return nil
+}

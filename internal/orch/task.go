@@ -3,6 +3,7 @@ package orch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -295,4 +296,74 @@ func (m *Manager) CancelTask(ctx context.Context, req api.IDRequest) (*api.TaskV
 	}
 	v := m.taskViewLocked(r, t)
 	return &v, nil
+}
+
+// followTaskLocked moves the task of worker w along with w's state, and
+// starts what that makes ready.
+func (c *change) followTaskLocked(w *Worker) {
+	syncs.AssertLocked(&c.m.mu)
+	m := c.m
+	r := m.runOf[w.ID]
+	if r == nil {
+		return
+	}
+	for _, t := range r.Tasks {
+		if t.Worker != w.ID || t.State != api.TaskRunning {
+			continue
+		}
+		switch w.State {
+		case api.Done:
+			t.State, t.Reason = api.TaskDone, ""
+		case api.Failed:
+			t.State, t.Reason = api.TaskFailed, "its worker "+w.ID+" failed: "+w.Error
+		case api.Gone:
+			t.State, t.Reason = api.TaskFailed, "its worker "+w.ID+" is gone (its pane closed) before it reported"
+		default:
+			continue
+		}
+		t.Since = m.cfg.Now()
+		c.touchLocked(r)
+		c.scheduleLocked(r)
+	}
+}
+
+// scheduleLocked starts every waiting task of r whose dependencies are
+// all done (once the change is on disk), and fails those whose
+// dependency failed or was cancelled.
+func (c *change) scheduleLocked(r *Run) {
+	syncs.AssertLocked(&c.m.mu)
+	now := c.m.cfg.Now()
+	for changed := true; changed; {
+		changed = false
+		for _, t := range r.Tasks {
+			if t.State != api.TaskWaiting {
+				continue
+			}
+			var waitOn []string
+			blocked := ""
+			for _, d := range t.Deps {
+				dt := runTask(r, d)
+				switch {
+				case dt == nil:
+					blocked = fmt.Sprintf("its dependency %s no longer exists", d)
+				case dt.State == api.TaskFailed || dt.State == api.TaskCancelled:
+					blocked = fmt.Sprintf("its dependency %s %s", d, pastTense(dt.State))
+				case dt.State != api.TaskDone:
+					waitOn = append(waitOn, d)
+				}
+			}
+			switch {
+			case blocked != "":
+				t.State, t.Reason, t.Since = api.TaskFailed, "did not start: "+blocked, now
+				changed = true
+				c.touchLocked(r)
+			case len(waitOn) == 0:
+				t.State, t.Reason, t.Since = api.TaskRunning, "", now
+				c.touchLocked(r)
+				c.starts = append(c.starts, taskStart{r, t})
+			default:
+				t.Reason = "waiting on " + strings.Join(waitOn, ", ")
+			}
+		}
+	}
 }

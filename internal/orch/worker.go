@@ -9,6 +9,7 @@ import (
 	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/plain"
+	"github.com/sophonz/st/internal/syncs"
 	"github.com/sophonz/st/internal/tmux"
 	"github.com/sophonz/st/internal/worktree"
 )
@@ -255,4 +256,25 @@ func (m *Manager) AgentPanes() map[string]string {
 	}
 	m.facts.addTeammatePanes(out, m.workerAtLocked)
 	return out
+}
+
+func (m *Manager) viewLocked(w *Worker) api.WorkerView {
+	syncs.AssertLocked(&m.mu)
+	v := api.WorkerView{Worker: w.wire(), For: roundDur(m.cfg.Now().Sub(w.Since))}
+	if r := m.runOf[w.ID]; r != nil {
+		v.Run = r.ID
+	}
+	if w.TeamRun != "" {
+		v.TeamOf = m.teamSizeLocked(m.runs[w.TeamRun], map[string]bool{})
+		v.TeamDepth = m.subtreeDepthLocked(w.ID, map[string]bool{})
+	}
+	if api.Retired(w.Parent) || (w.Parent != "" && !api.IsRemote(w.Parent) && m.rest.gone(w.Parent)) {
+		v.ParentGone = true
+	}
+	if w.Remote() {
+		v.TeamOf, v.TeamDepth = w.TeamSize, w.TeamDepth
+	} else {
+		v.Teammates, v.Subagents = m.facts.teammatesOf(w.ID, m.workerAtLocked), m.facts.subagentsOf(w.ID)
+	}
+	return v
 }

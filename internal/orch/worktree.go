@@ -2,11 +2,9 @@ package orch
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/sophonz/st/internal/agent"
@@ -15,33 +13,9 @@ import (
 	"github.com/sophonz/st/internal/worktree"
 )
 
-// scopeLocked checks the globs of --owns and that they overlap no other
-// scoped worker of run.
-func (m *Manager) scopeLocked(owns []string, repo *worktree.Repo, run *Run) (*Scope, []string, error) {
-	syncs.AssertLocked(&m.mu)
-	for _, g := range owns {
-		if err := worktree.ValidGlob(g); err != nil {
-			return nil, nil, errorf(api.KindUsage, "write globs relative to the repository root, e.g. --owns 'src/**'", "--owns %q: %v", g, err)
-		}
-	}
-	var notes []string
-	scope := &Scope{Globs: owns, Root: repo.Root}
-	files, _ := repo.Files()
-	for _, g := range worktree.Scope(owns).Unmatched(files) {
-		notes = append(notes, fmt.Sprintf("--owns %q matches no file yet (allowed: the worker may create them)", g))
-	}
-	for _, o := range run.Workers {
-		if !o.State.Live() || o.Scope == nil || o.Scope.Root != scope.Root {
-			continue
-		}
-		if ex, ok := worktree.Overlap(worktree.Scope(o.Scope.Globs), worktree.Scope(scope.Globs), files); ok {
-			return nil, nil, errorf(api.KindConflict, "give each worker its own part of the tree, or wait for "+o.Name+" to finish",
-				"refused: --owns %s overlaps what worker %s (%s) owns (%s), e.g. %s",
-				strings.Join(owns, " "), o.Name, o.ID, strings.Join(o.Scope.Globs, " "), ex)
-		}
-	}
-	return scope, notes, nil
-}
+// A worker's own worktree (--worktree): made at its start (prepareTree,
+// with its scope), its changes (st worker diff) and its merge back into
+// the checkout it came from (st worker merge).
 
 // prepareTree checks --owns and makes the worktree for a new worker.
 // It returns the worker's folder, its scope and worktree, notes for the
@@ -102,67 +76,6 @@ func short(commit string) string {
 		return commit[:10]
 	}
 	return commit
-}
-
-// scopeRoot is the folder a worker's scope is relative to.
-func scopeRoot(w *Worker) string {
-	if w.Worktree != nil {
-		return w.Worktree.Path
-	}
-	if w.Scope != nil {
-		return w.Scope.Root
-	}
-	return ""
-}
-
-// checkScope returns why a tool call of w would change something outside
-// its scope, or "". cwd is the agent's folder.
-func checkScope(w *Worker, ev agent.Event) string {
-	if w == nil || w.Scope == nil || !ev.Before {
-		return ""
-	}
-	var in map[string]any
-	json.Unmarshal(ev.ToolInput, &in)
-	str := func(k string) string {
-		s, _ := in[k].(string)
-		return s
-	}
-	root := scopeRoot(w)
-	cwd := ev.Cwd
-	if cwd == "" {
-		cwd = w.Cwd
-	}
-	sc := worktree.Scope(w.Scope.Globs)
-	var bad []string
-	switch ev.Tool {
-	case "Edit", "Write", "MultiEdit":
-		bad = sc.PathsOutside(root, cwd, str("file_path"))
-	case "NotebookEdit":
-		bad = sc.PathsOutside(root, cwd, str("notebook_path"))
-	case "Bash", "exec_command", "shell":
-		cmd := str("command")
-		if cmd == "" {
-			cmd = str("cmd")
-		}
-		out, err := sc.ShellOutside(root, cwd, cmd)
-		if err != nil {
-			return fmt.Sprintf("st: this worker may change only %s (its --owns scope, relative to %s), and st cannot read this command to check what it writes (%v). Write it plainly.",
-				strings.Join(w.Scope.Globs, " "), root, err)
-		}
-		bad = out
-	default:
-		// Codex's edit tool (apply_patch) and anything that carries a patch.
-		for _, k := range []string{"input", "patch", "command"} {
-			if p := str(k); strings.Contains(p, "*** Begin Patch") || strings.Contains(p, "*** Update File:") || strings.Contains(p, "*** Add File:") {
-				bad = append(bad, sc.PatchOutside(root, cwd, p)...)
-			}
-		}
-	}
-	if len(bad) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("st: this worker may change only %s (its --owns scope, relative to %s); %s is outside it. Leave it as it is, or ask your coordinator if it must change.",
-		strings.Join(w.Scope.Globs, " "), root, strings.Join(bad, ", "))
 }
 
 func (m *Manager) treeWorkerLocked(req api.IDRequest, what string) (*Worker, error) {
@@ -266,109 +179,6 @@ func (m *Manager) Merge(ctx context.Context, req api.IDRequest) (*api.MergeResul
 		res = &api.MergeResult{Worker: m.viewLocked(w), Commit: mr.Commit, Files: mr.Files}
 	})
 	return res, nil
-}
-
-// Pick merges the chosen try of a fan and removes the others: their
-// windows, worktrees and branches.
-func (m *Manager) Pick(ctx context.Context, req api.IDRequest) (*api.MergeResult, error) {
-	if api.IsRemote(req.ID) {
-		return nil, notAcrossMachines("st worker pick")
-	}
-	others, err := m.otherTries(req)
-	if err != nil {
-		return nil, err
-	}
-	res, err := m.Merge(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	for _, o := range others {
-		m.cfg.Tmux.KillPane(ctx, o.id)
-		repo := &worktree.Repo{Root: o.tree.Root}
-		wt := treeOf(&o.tree)
-		if err := repo.Remove(&wt, true); err != nil {
-			m.logf("pick: remove %s: %v", wt.Path, err)
-			continue
-		}
-		m.settleChange(func(c *change) {
-			c.setStateLocked(o.w, api.Gone)
-			o.w.Worktree.Path = ""
-			c.touchLocked(m.runOf[o.w.ID])
-		})
-		res.Removed = append(res.Removed, o.name)
-	}
-	sort.Strings(res.Removed)
-	return res, nil
-}
-
-// try is another try of a fan that Pick removes: its record, and its
-// pane, name and worktree as they were when picked.
-type try struct {
-	w        *Worker
-	id, name string
-	tree     Worktree
-}
-
-// otherTries finds the worker req names, one of a fan's tries, and the
-// other tries of its fan not merged.
-func (m *Manager) otherTries(req api.IDRequest) ([]try, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	w, err := m.resolveLocked(req.Pane, req.ID)
-	if err != nil {
-		return nil, err
-	}
-	if w.Fan == "" {
-		return nil, errorf(api.KindUsage, "st worker merge "+w.Name+" merges a single worker", "worker %s (%s) is not one of several tries (--fan)", w.Name, w.ID)
-	}
-	var others []try
-	for _, o := range m.runOf[w.ID].Workers {
-		if o != w && o.Fan == w.Fan && o.Worktree != nil && !o.Worktree.Merged {
-			others = append(others, try{w: o, id: o.ID, name: o.Name, tree: *o.Worktree})
-		}
-	}
-	return others, nil
-}
-
-// Fan starts n tries of one task, NAME-1 to NAME-N, each in its own
-// worktree, at once.
-func (m *Manager) Fan(ctx context.Context, req api.StartRequest) ([]api.WorkerView, error) {
-	if req.Fan < 2 || req.Fan > 10 {
-		return nil, errorf(api.KindUsage, "--fan 2 to --fan 10", "--fan takes 2 to 10 tries, not %d", req.Fan)
-	}
-	base := req.Name
-	if base == "" {
-		base = NameFromTask(req.Task)
-	}
-	type res struct {
-		i   int
-		v   *api.WorkerView
-		err error
-	}
-	ch := make(chan res, req.Fan)
-	for i := 1; i <= req.Fan; i++ {
-		r := startPlan{StartRequest: req, fanGroup: base}
-		r.Name = fmt.Sprintf("%s-%d", base, i)
-		r.Worktree, r.Fan = true, 0
-		go func(i int) {
-			v, err := m.startWorker(ctx, r)
-			ch <- res{i, v, err}
-		}(i)
-	}
-	out := make([]api.WorkerView, req.Fan)
-	var errs []string
-	for i := 0; i < req.Fan; i++ {
-		x := <-ch
-		if x.err != nil {
-			errs = append(errs, fmt.Sprintf("%s-%d: %v", base, x.i, x.err))
-			continue
-		}
-		out[x.i-1] = *x.v
-	}
-	if len(errs) > 0 {
-		return out, errorf(api.KindInternal, "st worker list shows the tries that started", "%d of %d tries did not start:\n%s", len(errs), req.Fan, strings.Join(errs, "\n"))
-	}
-	return out, nil
 }
 
 // treeOf is the git worktree a worker's record names.
