@@ -30,7 +30,9 @@ import (
 // change gathers one change. Made and filled with m.mu held: its methods
 // are …Locked.
 type change struct {
-	m      *Manager
+	m *Manager
+	// runs are the runs touched: true, a change that must be on disk
+	// before it counts; false, only soft ones (saver.go: a report seen).
 	runs   map[*Run]bool
 	done   []doneNotice // "worker X is done", for coordinators here
 	kicks  []string     // panes whose notice loops look again
@@ -80,12 +82,15 @@ func (c *change) setStateLocked(w *Worker, s api.State) bool {
 
 // markToldLocked records that w's coordinator has seen its report (a
 // wait, a read or a notice showed it). It is the one place that sets
-// Told.
+// Told. The mark is soft: it rides with the run's next write (saver.go),
+// since what a crash loses of it is a report shown twice.
 func (c *change) markToldLocked(w *Worker, caller string) {
 	syncs.AssertLocked(&c.m.mu)
 	if w.State == api.Done && w.Parent == caller && !w.Told {
 		w.Told = true
-		c.touchLocked(c.m.runOf[w.ID])
+		if r := c.m.runOf[w.ID]; r != nil && !c.runs[r] {
+			c.runs[r] = false
+		}
 	}
 }
 
@@ -115,7 +120,11 @@ func (reg *registry) stageLocked(c *change) *commit {
 			// A Run is plain data; this would be a bug.
 			panic(fmt.Sprintf("orch: encode run %s: %v", r.ID, err))
 		}
-		cm.versions[r.ID] = reg.saver.stage(r.ID, append(data, '\n'))
+		hard := c.runs[r]
+		v := reg.saver.stage(r.ID, append(data, '\n'), !hard)
+		if hard {
+			cm.versions[r.ID] = v // (a soft one is waited for by no one)
+		}
 	}
 	return cm
 }

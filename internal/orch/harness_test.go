@@ -303,3 +303,19 @@ func remoteHarness(t *testing.T) *harness {
 
 // remoteFake is the harness's fakeRemote.
 func (h *harness) remoteFake() *fakeRemote { return h.m.cfg.Remote.(*fakeRemote) }
+
+// seenOnDisk is onDisk once what the saver holds back is written: a
+// report seen is a soft mark (saver.go), which st writes with the run's
+// next write, after softLinger at the latest, and when it stops.
+func (h *harness) seenOnDisk() Worker {
+	h.t.Helper()
+	h.m.saver.writeAll(false, true)
+	return h.onDisk()
+}
+
+// seenRunOnDisk is runOnDisk once what the saver holds back is written.
+func (h *harness) seenRunOnDisk() Run {
+	h.t.Helper()
+	h.m.saver.writeAll(false, true)
+	return h.runOnDisk()
+}

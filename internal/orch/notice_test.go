@@ -49,7 +49,7 @@ func TestNoticeNamesEveryDoneWorkerInOneLine(t *testing.T) {
 
 	// Typed: the report is seen, on disk too, and nothing is left.
 	n.finish(coord, covers)
-	if d := runWorker(ptr(h.runOnDisk()), "%3"); d == nil || !d.Told {
+	if d := runWorker(ptr(h.seenRunOnDisk()), "%3"); d == nil || !d.Told {
 		t.Errorf("run.json after the notice was typed: %+v", d)
 	}
 	if line, _ := n.take(coord); line != "" {
@@ -90,7 +90,7 @@ func TestNoticePlainLineFirst(t *testing.T) {
 		t.Fatalf("take = %q %v, want the plain line alone", line, covers)
 	}
 	n.finish(coord, covers)
-	if h.onDisk().Told {
+	if h.seenOnDisk().Told {
 		t.Error("typing a plain line marked a report as seen")
 	}
 	line, _ = n.take(coord)
@@ -120,7 +120,7 @@ func TestNoticeToAShellTypesNothing(t *testing.T) {
 	if len(typed) != 0 {
 		t.Errorf("tmux commands into the shell: %v", typed)
 	}
-	if d := h.onDisk(); d.Told || d.State != api.Done {
+	if d := h.seenOnDisk(); d.Told || d.State != api.Done {
 		t.Errorf("run.json: %s told=%v, want done and not told", d.State, d.Told)
 	}
 	res, err := h.m.Wait(context.Background(), api.WaitRequest{Pane: coord, Timeout: time.Minute})
@@ -130,7 +130,7 @@ func TestNoticeToAShellTypesNothing(t *testing.T) {
 	if res.TimedOut || len(res.Workers) != 1 || res.Workers[0].State != api.Done || res.Workers[0].Summary != "did it" {
 		t.Errorf("Wait = %+v", res)
 	}
-	if !h.onDisk().Told {
+	if !h.seenOnDisk().Told {
 		t.Error("the report is not seen after the coordinator's wait showed it")
 	}
 }

@@ -133,3 +133,91 @@ func TestReportThatCannotBeKeptIsUndone(t *testing.T) {
 		t.Errorf("run.json after the second report: %s %q", d.State, d.Summary)
 	}
 }
+
+// TestReportWritesCountAWholeReport (issue 26 item 7): a whole report,
+// from st worker done to its coordinator seeing it, is two writes of
+// run.json, not the three it was (the report, the Stop hook, the seen
+// mark): the report's own, on disk before it is acknowledged, and its
+// turn's end (the answer it came with), which carries the seen mark when
+// the coordinator saw the report first (st worker wait, the common way).
+// A seen mark that comes after the turn's end (a notice typed once the
+// coordinator's own turn ended) rides with the run's next write, or is
+// written alone once softLinger passed: what a crash loses of it is a
+// report shown twice, never a report.
+func TestReportWritesCountAWholeReport(t *testing.T) {
+	writes := func(h *harness, since uint64) uint64 { return h.m.saver.writes.Load() - since }
+	t.Run("the coordinator waits for it", func(t *testing.T) {
+		h := newHarness(t, api.Working, nil)
+		w0 := h.m.saver.writes.Load()
+		if _, err := h.m.Done(context.Background(), api.DoneRequest{Pane: workerID, Summary: "did it"}); err != nil {
+			t.Fatal(err)
+		}
+		if n := writes(h, w0); n != 1 {
+			t.Fatalf("%d writes for st worker done, want 1 (on disk before it is acknowledged)", n)
+		}
+		if _, err := h.m.Wait(context.Background(), api.WaitRequest{Pane: coord, IDs: []string{"w1"}}); err != nil {
+			t.Fatal(err)
+		}
+		h.m.Sync() // what the daemon does before it answers the wait
+		h.hook("Stop", "last_assistant_message", "Reported.", "background_tasks", noTasks)
+		h.m.Sync()
+		if n := writes(h, w0); n != 2 {
+			t.Errorf("%d writes for a whole report (done, the wait, the Stop hook), want 2", n)
+		}
+		if d := h.onDisk(); d.State != api.Done || d.Summary != "did it" || d.ReportAnswer != "Reported." || !d.Told {
+			t.Errorf("run.json after the two writes: %s %q answer %q told=%v, want all of the report, seen", d.State, d.Summary, d.ReportAnswer, d.Told)
+		}
+	})
+	t.Run("a notice tells it after the turn's end", func(t *testing.T) {
+		h := newHarness(t, api.Working, nil)
+		h.addWorker(localWorker("%3", "w2", api.Working))
+		// The coordinator is in a turn: the notice waits in the noticer.
+		if err := h.hookFrom(coord, "UserPromptSubmit", "prompt", "go on"); err != nil {
+			t.Fatal(err)
+		}
+		w0 := h.m.saver.writes.Load()
+		if _, err := h.m.Done(context.Background(), api.DoneRequest{Pane: workerID, Summary: "did it"}); err != nil {
+			t.Fatal(err)
+		}
+		h.hook("Stop", "last_assistant_message", "Reported.", "background_tasks", noTasks)
+		line, covers := h.m.notices.take(coord)
+		if len(covers) != 1 {
+			t.Fatalf("the notice: %q covers %d, want w1's", line, len(covers))
+		}
+		h.m.notices.finish(coord, covers) // typed
+		h.m.Sync()
+		if n := writes(h, w0); n != 2 {
+			t.Errorf("%d writes for the report, its Stop hook and the notice, want 2", n)
+		}
+		if h.onDisk().Told {
+			t.Error("the seen mark was written alone at once")
+		}
+		// The run's next write (w2 starts a turn) carries it.
+		if err := h.hookFrom("%3", "UserPromptSubmit", "prompt", "more"); err != nil {
+			t.Fatal(err)
+		}
+		h.m.Sync()
+		if n := writes(h, w0); n != 3 {
+			t.Errorf("%d writes with w2's turn, want 3 (the seen mark rides with it)", n)
+		}
+		if !h.onDisk().Told {
+			t.Error("the run's next write did not carry the seen mark")
+		}
+	})
+	t.Run("alone, after the linger", func(t *testing.T) {
+		h := newHarness(t, api.Done, nil)
+		h.m.saver.mu.Lock()
+		h.m.saver.linger = 50 * time.Millisecond
+		h.m.saver.mu.Unlock()
+		w0 := h.m.saver.writes.Load()
+		if _, err := h.m.Wait(context.Background(), api.WaitRequest{Pane: coord, IDs: []string{"w1"}}); err != nil {
+			t.Fatal(err)
+		}
+		testutil.WaitFor(t, 10*time.Second, func() (bool, string) {
+			return h.onDisk().Told, "the seen mark is not on disk after the linger"
+		})
+		if n := writes(h, w0); n != 1 {
+			t.Errorf("%d writes for the seen mark alone, want 1", n)
+		}
+	})
+}

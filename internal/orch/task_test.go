@@ -208,7 +208,7 @@ func TestCreateTaskRefusals(t *testing.T) {
 			if s := h.m.Status(); s.Runs != 1 {
 				t.Errorf("%d runs after a refusal, want 1", s.Runs)
 			}
-			h.m.saver.writeAll(true) // anything still staged would be written now
+			h.m.saver.writeAll(true, true) // anything still staged would be written now
 			dirs, _ := os.ReadDir(filepath.Join(h.home, "orch"))
 			if len(dirs) != 1 || dirs[0].Name() != testRun {
 				t.Errorf("run folders after a refusal: %v", dirs)
@@ -232,7 +232,7 @@ func TestCreateTaskUnwrittenLeavesNoRun(t *testing.T) {
 		t.Errorf("%d runs after a task that could not be kept, want 1", s.Runs)
 	}
 	h.fixSaves()
-	h.m.saver.writeAll(true) // the retry, now
+	h.m.saver.writeAll(true, true) // the retry, now
 	dirs, _ := os.ReadDir(filepath.Join(h.home, "orch"))
 	if len(dirs) != 1 || dirs[0].Name() != testRun {
 		t.Errorf("run folders once the disk mended: %v", dirs)

@@ -26,7 +26,7 @@ func TestWaitReturnsAtOnceForSettledWorkers(t *testing.T) {
 				t.Errorf("Wait = %+v", res)
 			}
 			// The parent has now seen a report.
-			if told := h.onDisk().Told; told != (s == api.Done) {
+			if told := h.seenOnDisk().Told; told != (s == api.Done) {
 				t.Errorf("told on disk = %v after the parent waited for a %s worker", told, s)
 			}
 		})
@@ -109,7 +109,7 @@ func TestWaitByNameFromAnotherPane(t *testing.T) {
 	if len(res.Workers) != 1 || res.Workers[0].ID != workerID {
 		t.Fatalf("Wait = %+v", res)
 	}
-	if h.onDisk().Told {
+	if h.seenOnDisk().Told {
 		t.Error("a pane that is not the parent marked the report as seen")
 	}
 }
