@@ -66,26 +66,11 @@ func killWhileReporting(t *testing.T, w *world, ws []api.WorkerView, attempt int
 	}
 	prefix := fmt.Sprintf("attempt %d:", attempt)
 	killAt := jitter(1, reporters/3)
-
-	type reporter struct {
-		cmd  *exec.Cmd
-		out  bytes.Buffer
-		err  error
-		done chan struct{}
-	}
-	rs := make([]*reporter, len(ws))
-	for i, v := range ws {
-		r := &reporter{cmd: w.st(v.ID, "worker", "done", "--summary", prefix+" "+v.Name), done: make(chan struct{})}
-		r.cmd.Stdout, r.cmd.Stderr = &r.out, &r.out
-		rs[i] = r
-	}
+	rs := startReporters(t, w, ws, prefix)
 	// Whatever path this attempt takes (a failed wait ends it early),
 	// no reporter is left retrying after it.
 	defer func() {
 		for _, r := range rs {
-			if r.cmd.Process == nil {
-				continue
-			}
 			select {
 			case <-r.done:
 			default:
@@ -94,15 +79,6 @@ func killWhileReporting(t *testing.T, w *world, ws []api.WorkerView, attempt int
 			}
 		}
 	}()
-	for _, r := range rs {
-		if err := r.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		go func(r *reporter) {
-			r.err = r.cmd.Wait()
-			close(r.done)
-		}(r)
-	}
 	// Kill when some, not all, of the reports are on disk.
 	waitFor(t, 60*time.Second, func() (bool, string) {
 		c := w.onDisk(prefix)
@@ -112,7 +88,54 @@ func killWhileReporting(t *testing.T, w *world, ws []api.WorkerView, attempt int
 	atKill := w.onDisk(prefix)
 	mid = atKill < reporters
 	w.up()
+	lost := reportsLost(t, w, ws, rs, prefix, attempt)
+	t.Logf("attempt %d: killed with %d/%d reports on disk (mid-write: %v); after st up %d/%d done, %d lost",
+		attempt, atKill, reporters, mid, reporters-len(lost), reporters, len(lost))
+	for name, why := range lost {
+		t.Errorf("attempt %d: report of %s lost: %s", attempt, name, why)
+	}
+	if len(lost) > 0 {
+		t.Logf("attempt %d: %s", attempt, w.logFor(lost))
+	}
+	return mid, len(lost)
+}
 
+// reporter is one st worker done of an attempt, running.
+type reporter struct {
+	cmd  *exec.Cmd
+	out  bytes.Buffer
+	err  error
+	done chan struct{}
+}
+
+// startReporters starts st worker done in each worker's pane at once.
+func startReporters(t *testing.T, w *world, ws []api.WorkerView, prefix string) []*reporter {
+	rs := make([]*reporter, len(ws))
+	for i, v := range ws {
+		r := &reporter{cmd: w.st(v.ID, "worker", "done", "--summary", prefix+" "+v.Name), done: make(chan struct{})}
+		r.cmd.Stdout, r.cmd.Stderr = &r.out, &r.out
+		rs[i] = r
+	}
+	for i, r := range rs {
+		if err := r.cmd.Start(); err != nil {
+			for _, started := range rs[:i] {
+				started.cmd.Process.Kill()
+				<-started.done
+			}
+			t.Fatal(err)
+		}
+		go func(r *reporter) {
+			r.err = r.cmd.Wait()
+			close(r.done)
+		}(r)
+	}
+	return rs
+}
+
+// reportsLost waits for every reporter to end once st is back, and says
+// which reports were lost: not acknowledged, or not done with their
+// summary in st worker list.
+func reportsLost(t *testing.T, w *world, ws []api.WorkerView, rs []*reporter, prefix string, attempt int) map[string]string {
 	lost := map[string]string{}
 	for i, r := range rs {
 		select {
@@ -145,13 +168,5 @@ func killWhileReporting(t *testing.T, w *world, ws []api.WorkerView, attempt int
 			}
 		}
 	}
-	t.Logf("attempt %d: killed with %d/%d reports on disk (mid-write: %v); after st up %d/%d done, %d lost",
-		attempt, atKill, reporters, mid, reporters-len(lost), reporters, len(lost))
-	for name, why := range lost {
-		t.Errorf("attempt %d: report of %s lost: %s", attempt, name, why)
-	}
-	if len(lost) > 0 {
-		t.Logf("attempt %d: %s", attempt, w.logFor(lost))
-	}
-	return mid, len(lost)
+	return lost
 }
