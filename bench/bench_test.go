@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sophonz/st/internal/orch"
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/testutil"
 )
 
@@ -266,7 +266,7 @@ func BenchmarkWaitAfterDone(b *testing.B) {
 	r := newRig(b)
 	r.up()
 	task := r.writeFile("task.md", "sleep: 600s\n", 0o644)
-	var v orch.WorkerView
+	var v api.WorkerView
 	out := r.mustRun(r.st(r.coord, "worker", "start", "--agent", "sim", "--task", task, "--name", "w", "--json"))
 	if err := json.Unmarshal([]byte(out), &v); err != nil || v.ID == "" {
 		b.Fatalf("st worker start --json said %q (%v)", out, err)
@@ -334,7 +334,7 @@ func BenchmarkStartOverhead(b *testing.B) {
 		t0 := time.Now()
 		out := r.mustRun(r.st(r.coord, "worker", "start", "--agent", "sim", "--task", task, "--name", fmt.Sprintf("w%d", i), "--json"))
 		d := time.Since(t0)
-		var v orch.WorkerView
+		var v api.WorkerView
 		if err := json.Unmarshal([]byte(out), &v); err != nil || v.Window == "" {
 			b.Fatalf("st worker start --json said %q (%v)", out, err)
 		}

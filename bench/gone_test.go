@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/orch"
 )
 
@@ -136,7 +137,7 @@ func goneTrial(b *testing.B) goneResult {
 	var states []string
 	for _, w := range run.Workers {
 		states = append(states, fmt.Sprintf("%s %s %q", w.Name, w.State, w.Error))
-		if w.State != orch.Gone || w.Error == "" {
+		if w.State != api.Gone || w.Error == "" {
 			res.whole = false
 		}
 	}

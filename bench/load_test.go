@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/orch"
 	"github.com/sophonz/st/internal/tmux"
 )
@@ -168,7 +169,7 @@ func scaleAt(b *testing.B, n int) {
 		t0 := time.Now()
 		out := r.mustRun(r.st(r.coord, "worker", "start", "--agent", "sim", "--task", long, "--name", fmt.Sprintf("x%d", i), "--json"))
 		sd := time.Since(t0)
-		var v orch.WorkerView
+		var v api.WorkerView
 		if err := json.Unmarshal([]byte(out), &v); err != nil || v.Window == "" {
 			b.Fatalf("st worker start --json said %q (%v)", out, err)
 		}
@@ -211,7 +212,7 @@ func scaleAt(b *testing.B, n int) {
 		}
 		started := 0
 		for _, t := range run.Tasks {
-			if w := byName[t.Name]; t.Name != "root" && w != nil && w.State != orch.Starting {
+			if w := byName[t.Name]; t.Name != "root" && w != nil && w.State != api.Starting {
 				started++
 			}
 		}
@@ -230,7 +231,7 @@ func scaleAt(b *testing.B, n int) {
 			continue
 		}
 		gaps = append(gaps, w.StartedAt.Sub(*rw.ReportedAt))
-		if w.State != orch.Working {
+		if w.State != api.Working {
 			notWorking++
 			continue
 		}
@@ -378,9 +379,9 @@ func endProcess(pid int) {
 
 // statusJSON is what the benchmarks read of `st status --json`.
 type statusJSON struct {
-	LastRestore orch.RestoreStats `json:"last_restore"`
-	TmuxDown    *time.Time        `json:"tmux_down"`
-	Restoring   bool              `json:"restoring"`
+	LastRestore api.RestoreStats `json:"last_restore"`
+	TmuxDown    *time.Time       `json:"tmux_down"`
+	Restoring   bool             `json:"restoring"`
 }
 
 // poll reads st status --json into s; false when it could not.
@@ -467,7 +468,7 @@ func countReports(r *rig, summary string) int {
 	}
 	k := 0
 	for _, w := range run.Workers {
-		if w.State == orch.Done && w.Summary == summary {
+		if w.State == api.Done && w.Summary == summary {
 			k++
 		}
 	}
@@ -484,7 +485,7 @@ func workerIDs(b *testing.B, r *rig) (ids, sessions []string) {
 		b.Fatal("no run.json")
 	}
 	for _, w := range run.Workers {
-		if w.State == orch.Done {
+		if w.State == api.Done {
 			ids = append(ids, w.ID)
 			sessions = append(sessions, w.AgentSession)
 		}

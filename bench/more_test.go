@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/orch"
 )
 
@@ -36,7 +37,7 @@ func BenchmarkRestore(b *testing.B) {
 		t0 := time.Now()
 		r.tmux("kill-server")
 		var st struct {
-			LastRestore orch.RestoreStats `json:"last_restore"`
+			LastRestore api.RestoreStats `json:"last_restore"`
 		}
 		waitFor(b, 60*time.Second, "st to bring the server back", func() bool {
 			out, err := r.st(r.coord, "status", "--json").Output()
@@ -93,7 +94,7 @@ func BenchmarkTaskChain(b *testing.B) {
 		matches, _ := filepath.Glob(filepath.Join(r.home, "orch", "*", "run.json"))
 		for _, m := range matches {
 			data, _ := os.ReadFile(m)
-			if json.Unmarshal(data, &run) == nil && len(run.Tasks) == n && run.Tasks[n-1].State == orch.TaskDone {
+			if json.Unmarshal(data, &run) == nil && len(run.Tasks) == n && run.Tasks[n-1].State == api.TaskDone {
 				return true
 			}
 		}

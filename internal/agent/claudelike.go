@@ -238,6 +238,64 @@ func mapClaudeLikeEvent(name string, payload []byte) (Event, error) {
 	switch name {
 	case "SessionStart":
 		ev.Kind = EvSessionStart
+	case "PreToolUse", "PostToolUse", "PostToolUseFailure":
+		toolEvent(&ev, p)
+	case "Stop", "StopFailure":
+		stopEvent(&ev, p)
+	default:
+		otherEvent(&ev, p)
+	}
+	return ev, nil
+}
+
+// toolEvent reads a tool call's hook (PreToolUse, PostToolUse,
+// PostToolUseFailure).
+func toolEvent(ev *Event, p map[string]json.RawMessage) {
+	ev.Kind = EvTool
+	ev.Tool = str(p, "tool_name")
+	ev.Before = ev.Name == "PreToolUse"
+	if raw, ok := p["tool_input"]; ok {
+		ev.ToolInput = raw
+	}
+	// A subagent's (or an in-process teammate's) calls fire in its
+	// lead's pane, marked with its agent_id.
+	ev.SubagentID, ev.SubagentType = subagentOf(p)
+	if ev.Name == "PostToolUse" {
+		ev.Teammate = spawnedTeammate(p)
+		ev.MessageTo = messageTo(p)
+	}
+}
+
+// stopEvent reads the end of a turn (Stop, StopFailure).
+func stopEvent(ev *Event, p map[string]json.RawMessage) {
+	if ev.Name == "StopFailure" {
+		ev.Kind = EvTurnEnd
+		ev.Failed = true
+		ev.LastAnswer = str(p, "last_assistant_message")
+		if ev.LastAnswer == "" {
+			ev.LastAnswer = str(p, "error")
+		}
+		return
+	}
+	// Claude 2.1.332 stops with subagents still running in the
+	// background and starts a synthetic turn when they finish: the turn
+	// is over only when no background task is left. A team lead's
+	// teammates are listed there as long as they live, idle or not, so
+	// they do not hold the turn open.
+	mates, others := backgroundTasks(p)
+	ev.LiveTeammates = mates
+	if others > 0 {
+		ev.Kind = EvTool
+	} else {
+		ev.Kind = EvTurnEnd
+		ev.LastAnswer = str(p, "last_assistant_message")
+	}
+}
+
+// otherEvent reads the hooks of a prompt, a permission, a notification,
+// a subagent, a teammate and a session's end.
+func otherEvent(ev *Event, p map[string]json.RawMessage) {
+	switch ev.Name {
 	case "UserPromptSubmit":
 		ev.Kind = EvTurnStart
 		ev.Prompt = str(p, "prompt")
@@ -246,20 +304,6 @@ func mapClaudeLikeEvent(name string, payload []byte) (Event, error) {
 			// subagent ends: the same piece of work goes on, and a report
 			// made in it stands.
 			ev.Kind = EvTool
-		}
-	case "PreToolUse", "PostToolUse", "PostToolUseFailure":
-		ev.Kind = EvTool
-		ev.Tool = str(p, "tool_name")
-		ev.Before = name == "PreToolUse"
-		if raw, ok := p["tool_input"]; ok {
-			ev.ToolInput = raw
-		}
-		// A subagent's (or an in-process teammate's) calls fire in its
-		// lead's pane, marked with its agent_id.
-		ev.SubagentID, ev.SubagentType = subagentOf(p)
-		if name == "PostToolUse" {
-			ev.Teammate = spawnedTeammate(p)
-			ev.MessageTo = messageTo(p)
 		}
 	case "PermissionRequest":
 		// Fires as the dialog shows; Notification permission_prompt comes
@@ -271,31 +315,10 @@ func mapClaudeLikeEvent(name string, payload []byte) (Event, error) {
 		case "permission_prompt", "agent_needs_input", "elicitation_dialog":
 			ev.Kind = EvWaiting
 		}
-	case "Stop":
-		// Claude 2.1.332 stops with subagents still running in the
-		// background and starts a synthetic turn when they finish: the
-		// turn is over only when no background task is left. A team
-		// lead's teammates are listed there as long as they live, idle
-		// or not, so they do not hold the turn open.
-		mates, others := backgroundTasks(p)
-		ev.LiveTeammates = mates
-		if others > 0 {
-			ev.Kind = EvTool
-		} else {
-			ev.Kind = EvTurnEnd
-			ev.LastAnswer = str(p, "last_assistant_message")
-		}
-	case "StopFailure":
-		ev.Kind = EvTurnEnd
-		ev.Failed = true
-		ev.LastAnswer = str(p, "last_assistant_message")
-		if ev.LastAnswer == "" {
-			ev.LastAnswer = str(p, "error")
-		}
 	case "SubagentStart", "SubagentStop":
 		ev.Kind = EvSubagent
 		ev.SubagentID, ev.SubagentType = subagentOf(p)
-		ev.SubagentDone = name == "SubagentStop"
+		ev.SubagentDone = ev.Name == "SubagentStop"
 	case "TeammateIdle":
 		// After each turn of a teammate: from its own pane, or from its
 		// lead's pane when it runs in-process.
@@ -307,7 +330,6 @@ func mapClaudeLikeEvent(name string, payload []byte) (Event, error) {
 	case "SessionEnd":
 		ev.Kind = EvSessionEnd
 	}
-	return ev, nil
 }
 
 // subagentOf reads agent_id and agent_type, or "" for both when they do

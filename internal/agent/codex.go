@@ -87,6 +87,9 @@ func (codexAdapter) Recognize(capture string) View {
 	for i, l := range raw {
 		plain[i] = strings.TrimRight(ansiRE.ReplaceAllString(l, ""), " \t")
 	}
+	if s, ok := codexDialog(plain); ok {
+		return View{Screen: s}
+	}
 	// The composer is the last line starting with "›" that is not an
 	// option of a menu ("› 1. Yes").
 	comp := -1
@@ -96,59 +99,14 @@ func (codexAdapter) Recognize(capture string) View {
 			break
 		}
 	}
-	has := func(lines []string, marks []string) bool {
-		for _, l := range lines {
-			for _, m := range marks {
-				if strings.Contains(l, m) {
-					return true
-				}
-			}
-		}
-		return false
-	}
-	// Dialogs draw over the composer: look for them from the last
-	// transcript item ("•") down.
-	last := 0
-	for i := range plain {
-		if strings.HasPrefix(plain[i], "• ") {
-			last = i
-		}
-	}
-	if has(plain[last:], codexTrust) {
-		return View{Screen: ScreenTrust}
-	}
-	if has(plain[last:], codexLogin) {
-		return View{Screen: ScreenLogin}
-	}
-	if has(plain[last:], codexPrompt) {
-		return View{Screen: ScreenPrompt}
-	}
 	if comp < 0 {
 		return View{Screen: ScreenUnknown}
 	}
-	// The composer's text: its first line after "› " and the lines up to
-	// the blank line above the footer.
-	var text []string
-	first := strings.TrimPrefix(strings.TrimPrefix(plain[comp], "›"), " ")
-	if !isDimAfterPrompt(raw[comp]) {
-		text = append(text, first)
-	}
-	end := comp + 1
-	for ; end < len(plain) && plain[end] != ""; end++ {
-		if codexFooterRE.MatchString(plain[end]) {
-			break
-		}
-		text = append(text, strings.TrimSpace(plain[end]))
-	}
-	box := strings.TrimSpace(strings.Join(text, ""))
-	working := false
+	box, end := codexBox(raw, plain, comp)
 	for _, l := range plain[max(0, comp-4):] {
 		if strings.Contains(l, "esc to interrupt") {
-			working = true
+			return View{Screen: ScreenWorking, Box: box}
 		}
-	}
-	if working {
-		return View{Screen: ScreenWorking, Box: box}
 	}
 	ready := false
 	for _, l := range plain[end:] {
@@ -163,6 +121,56 @@ func (codexAdapter) Recognize(capture string) View {
 		return View{Screen: ScreenTyped, Box: box}
 	}
 	return View{Screen: ScreenReady}
+}
+
+// codexDialog is the dialog Codex draws over its composer, if any (trust,
+// login, a question): looked for from the last transcript item ("•")
+// down.
+func codexDialog(plain []string) (Screen, bool) {
+	has := func(lines []string, marks []string) bool {
+		for _, l := range lines {
+			for _, m := range marks {
+				if strings.Contains(l, m) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	last := 0
+	for i := range plain {
+		if strings.HasPrefix(plain[i], "• ") {
+			last = i
+		}
+	}
+	switch {
+	case has(plain[last:], codexTrust):
+		return ScreenTrust, true
+	case has(plain[last:], codexLogin):
+		return ScreenLogin, true
+	case has(plain[last:], codexPrompt):
+		return ScreenPrompt, true
+	}
+	return ScreenUnknown, false
+}
+
+// codexBox is the composer's text (at line comp): its first line after
+// "› " and the lines up to the blank line above the footer; end is the
+// line after it.
+func codexBox(raw, plain []string, comp int) (box string, end int) {
+	var text []string
+	first := strings.TrimPrefix(strings.TrimPrefix(plain[comp], "›"), " ")
+	if !isDimAfterPrompt(raw[comp]) {
+		text = append(text, first)
+	}
+	end = comp + 1
+	for ; end < len(plain) && plain[end] != ""; end++ {
+		if codexFooterRE.MatchString(plain[end]) {
+			break
+		}
+		text = append(text, strings.TrimSpace(plain[end]))
+	}
+	return strings.TrimSpace(strings.Join(text, "")), end
 }
 
 // isDimAfterPrompt reports whether the composer line's text is drawn dim

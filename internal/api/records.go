@@ -32,7 +32,9 @@ func (s State) Settled() bool {
 // Live reports whether the worker's pane is expected to exist.
 func (s State) Live() bool { return s != Gone && s != Failed }
 
-// Worker is one worker of a run, as kept in run.json.
+// Worker is one worker of a run, as the API shows it (in a WorkerView).
+// run.json keeps its own record of it (orch.Worker, internal/orch
+// record.go), which has the same keys; the two meet only there.
 type Worker struct {
 	ID     string    `json:"id"` // its pane, %N
 	Name   string    `json:"name"`
@@ -94,14 +96,15 @@ type Worker struct {
 	TeamDepth int `json:"team_depth,omitempty"`
 }
 
-// RunFormat is the form of run.json this st writes, and the newest it
-// reads.
+// RunFormat is the form of run.json (orch.Run) this st writes, and the
+// newest it reads.
 const RunFormat = 1
 
 // Remote reports whether w runs on another machine.
 func (w *Worker) Remote() bool { return w.Machine != "" }
 
-// Run is one coordinator's piece of work.
+// Run is one coordinator's piece of work, as the API shows it (in a
+// RunView). run.json keeps orch.Run, which has the same keys.
 type Run struct {
 	// Format is the version of run.json's form (RunFormat when written;
 	// 0 in files of st before formats were numbered). An st that finds a

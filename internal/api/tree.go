@@ -1,6 +1,6 @@
 package api
 
-// WorktreeInfo is a worker's worktree, as kept in run.json.
+// WorktreeInfo is a worker's worktree, as the API shows it.
 type WorktreeInfo struct {
 	// Path is the worktree's folder, Branch its branch, Base the commit
 	// it started from (as worktree.Worktree has them).

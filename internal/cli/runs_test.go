@@ -129,7 +129,7 @@ func envOf(req any) (map[string]string, bool) {
 	return nil, false
 }
 
-// refusal is an answer of the daemon that refuses, as orch.Error crosses
+// refusal is an answer of the daemon that refuses, as api.Error crosses
 // the socket.
 func refusal(kind, msg, hint string) *api.Error {
 	return &api.Error{Kind: kind, Message: msg, Hint: hint}

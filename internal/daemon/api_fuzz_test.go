@@ -17,6 +17,7 @@ import (
 
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/orch"
+	"github.com/sophonz/st/internal/peer"
 	"github.com/sophonz/st/internal/store"
 	"github.com/sophonz/st/internal/tmux"
 )
@@ -165,14 +166,14 @@ func newFuzzServer(t *testing.T, dir string) (*server, func()) {
 	home := filepath.Join(t.TempDir(), "home")
 	now := time.Now()
 	r := orch.Run{ID: fzRun, Objective: "fuzz", Coordinator: fzCoord, Session: "$0", Created: now,
-		Workers: []*orch.Worker{{ID: fzWorker, Name: "w1", Agent: "sim", Parent: fzCoord, Level: 1, State: orch.Idle,
+		Workers: []*orch.Worker{{ID: fzWorker, Name: "w1", Agent: "sim", Parent: fzCoord, Level: 1, State: api.Idle,
 			Since: now, Task: filepath.Join(dir, "t.md"), Cwd: dir, Window: "@2", Session: "$0", StartedAt: now}}}
 	if err := store.WriteJSON(filepath.Join(home, "orch", fzRun, "run.json"), &r, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	// A worker here of machine alpha's coordinator (the peer fuzz's caller).
 	ra := orch.Run{ID: fzAlphaRun, Objective: "alpha's", Coordinator: "alpha/%0", CoordinatorMachine: "alpha", Created: now,
-		Workers: []*orch.Worker{{ID: fzAlphas, Name: "w3", Agent: "sim", Parent: "alpha/%0", Level: 1, State: orch.Idle,
+		Workers: []*orch.Worker{{ID: fzAlphas, Name: "w3", Agent: "sim", Parent: "alpha/%0", Level: 1, State: api.Idle,
 			Since: now, Task: filepath.Join(dir, "t.md"), Cwd: dir, Window: "@3", Session: "$1", StartedAt: now, Ref: "0123456789abcdef"}}}
 	if err := store.WriteJSON(filepath.Join(home, "orch", fzAlphaRun, "run.json"), &ra, 0o600); err != nil {
 		t.Fatal(err)
@@ -189,12 +190,14 @@ func newFuzzServer(t *testing.T, dir string) (*server, func()) {
 	}}
 	tm := tmux.NewWithRunner(filepath.Join(dir, "fake.sock"), fs)
 	fakes.Store(tm, fs)
+	hub := peer.NewHub(peer.Config{Home: home, Tmux: tm})
 	mgr, err := orch.NewManager(context.Background(), orch.Config{Home: home, STBin: "/nonexistent/st", Tmux: tm,
-		ReadWait: 10 * time.Millisecond})
+		ReadWait: 10 * time.Millisecond, Remote: hub})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &server{mgr: mgr, tmux: tm, cancel: func() {}, token: "fuzz-token", proc: realProc,
+	hub.Attach(mgr)
+	s := &server{mgr: mgr, hub: hub, tmux: tm, cancel: func() {}, token: "fuzz-token", proc: realProc,
 		info: api.StatusInfo{PID: 1, Home: home, Socket: filepath.Join(home, "st.sock"), TmuxSocket: tm.Socket()}}
 	return s, mgr.Close
 }
@@ -222,7 +225,7 @@ const hangLimit = 3 * time.Second
 // serveOne sends one request through the routes and checks the answer.
 func serveOne(t *testing.T, h http.Handler, route string, body []byte, tmuxHdr string) *httptest.ResponseRecorder {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), ctxKey{}, peer{owner: true, pid: os.Getpid()}), requestDeadline)
+	ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), ctxKey{}, sockPeer{owner: true, pid: os.Getpid()}), requestDeadline)
 	defer cancel()
 	req := httptest.NewRequest(http.MethodPost, route, strings.NewReader(string(body))).WithContext(ctx)
 	if tmuxHdr != "" {
@@ -249,7 +252,7 @@ func serveOne(t *testing.T, h http.Handler, route string, body []byte, tmuxHdr s
 			t.Fatalf("POST %s %q: 200 with a body that is not JSON: %q", route, body, rec.Body.String())
 		}
 	case http.StatusBadRequest, http.StatusUnprocessableEntity, http.StatusForbidden:
-		var e orch.Error
+		var e api.Error
 		if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Message == "" || e.Kind == "" {
 			t.Fatalf("POST %s %q: %d with %q, want a JSON error with kind and message", route, body, rec.Code, rec.Body.String())
 		}

@@ -106,6 +106,16 @@ func LoadConfig(home string, getenv func(string) string) (Config, error) {
 			return c, fmt.Errorf("%s is not valid TOML (fix it, or move it away): %w", path, err)
 		}
 	}
+	for _, step := range []func(func(string) string) error{c.tmuxAndWeb, c.push, c.agentsAndPeers, c.durations, c.webPort} {
+		if err := step(getenv); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+// tmuxAndWeb takes ST_TMUX_SOCKET, ST_WEB_PORT and ST_WEB_HOSTS.
+func (c *Config) tmuxAndWeb(getenv func(string) string) error {
 	if v := getenv("ST_TMUX_SOCKET"); v != "" {
 		c.TmuxSocket = v
 	}
@@ -114,11 +124,19 @@ func LoadConfig(home string, getenv func(string) string) (Config, error) {
 	} else if v != "" {
 		p, err := strconv.Atoi(v)
 		if err != nil || p < 0 || p > 65535 {
-			return c, fmt.Errorf("ST_WEB_PORT=%q is not a port number", v)
+			return fmt.Errorf("ST_WEB_PORT=%q is not a port number", v)
 		}
 		c.WebPort = p
 	}
 	c.WebPortSet = c.WebPort > 0
+	if v := getenv("ST_WEB_HOSTS"); v != "" {
+		c.WebHosts = strings.Split(v, ",")
+	}
+	return nil
+}
+
+// push takes ST_PUSH_URL and ST_PUSH_ANSWER_URL, and checks the answer's.
+func (c *Config) push(getenv func(string) string) error {
 	if v := getenv("ST_PUSH_URL"); v != "" {
 		c.PushURL = v
 	}
@@ -128,14 +146,16 @@ func LoadConfig(home string, getenv func(string) string) (Config, error) {
 	if c.PushAnswerURL != "" {
 		u, err := url.Parse(c.PushAnswerURL)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			return c, fmt.Errorf("push_answer_url %q is not an http(s) URL such as https://st.example.net", c.PushAnswerURL)
+			return fmt.Errorf("push_answer_url %q is not an http(s) URL such as https://st.example.net", c.PushAnswerURL)
 		}
 	}
-	if v := getenv("ST_WEB_HOSTS"); v != "" {
-		c.WebHosts = strings.Split(v, ",")
-	}
+	return nil
+}
+
+// agentsAndPeers takes ST_AGENTS_START_SIM and ST_PEER_LISTEN.
+func (c *Config) agentsAndPeers(getenv func(string) string) error {
 	if err := c.agentsStartSim(getenv("ST_AGENTS_START_SIM")); err != nil {
-		return c, err
+		return err
 	}
 	if v := getenv("ST_PEER_LISTEN"); v != "" {
 		c.PeerListen = v
@@ -145,9 +165,14 @@ func LoadConfig(home string, getenv func(string) string) (Config, error) {
 	}
 	if c.PeerListen != "off" {
 		if _, _, err := net.SplitHostPort(c.PeerListen); err != nil {
-			return c, fmt.Errorf("peer_listen %q is neither host:port (such as 0.0.0.0:7443) nor off", c.PeerListen)
+			return fmt.Errorf("peer_listen %q is neither host:port (such as 0.0.0.0:7443) nor off", c.PeerListen)
 		}
 	}
+	return nil
+}
+
+// durations takes ST_HEARTBEAT and ST_PEER_RETRY.
+func (c *Config) durations(getenv func(string) string) error {
 	for _, d := range []struct {
 		env string
 		to  *Duration
@@ -155,25 +180,30 @@ func LoadConfig(home string, getenv func(string) string) (Config, error) {
 		if v := getenv(d.env); v != "" {
 			x, err := time.ParseDuration(v)
 			if err != nil || x <= 0 {
-				return c, fmt.Errorf("%s=%q is not a duration such as 10s", d.env, v)
+				return fmt.Errorf("%s=%q is not a duration such as 10s", d.env, v)
 			}
 			d.to.Duration = x
 		}
 	}
+	return nil
+}
+
+// webPort settles the web UI's port: the default (which
+// ST_WEB_DEFAULT_PORT may move, still giving way when taken: tests point
+// it at a port they hold), or any free one for "auto".
+func (c *Config) webPort(getenv func(string) string) error {
 	switch c.WebPort {
 	case 0:
 		c.WebPort = DefaultWebPort
-		// The default itself may be moved (ST_WEB_DEFAULT_PORT), still
-		// giving way when taken: tests point it at a port they hold.
 		if v := getenv("ST_WEB_DEFAULT_PORT"); v != "" {
 			p, err := strconv.Atoi(v)
 			if err != nil || p <= 0 || p > 65535 {
-				return c, fmt.Errorf("ST_WEB_DEFAULT_PORT=%q is not a port number", v)
+				return fmt.Errorf("ST_WEB_DEFAULT_PORT=%q is not a port number", v)
 			}
 			c.WebPort = p
 		}
 	case -1:
 		c.WebPort = 0 // the kernel picks a free one
 	}
-	return c, nil
+	return nil
 }

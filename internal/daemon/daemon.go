@@ -22,6 +22,7 @@ import (
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/history"
 	"github.com/sophonz/st/internal/orch"
+	"github.com/sophonz/st/internal/peer"
 	"github.com/sophonz/st/internal/store"
 	"github.com/sophonz/st/internal/tmux"
 	"github.com/sophonz/st/internal/version"
@@ -70,19 +71,24 @@ func Run(ctx context.Context, o Options) error {
 	defer tm.Stop()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	pn := newPeerNet(o.Home, cfg.PeerListen, cfg.Heartbeat.Duration, o.Log)
+	// The other machines: the hub answers them and reaches them through
+	// the peer listener's sign-in and connections (pn).
+	pn := newPeerNet(ctx, o.Home, cfg.PeerListen, cfg.Heartbeat.Duration, o.Log)
+	hub := peer.NewHub(peer.Config{Home: o.Home, Tmux: tm, Log: o.Log, Account: pn.client(), Retry: cfg.PeerRetry.Duration})
+	pn.hub = hub
 	pn.reload()
 	var mgr *orch.Manager
 	hist := openHistory(o.Home, func(f string, a ...any) { fmt.Fprintf(o.Log, f+"\n", a...) })
 	mgr, err = orch.NewManager(ctx, orch.Config{Home: o.Home, STBin: o.STBin, Tmux: tm, Log: o.Log, History: hist,
-		OnGate: func(g orch.Gate) { pushGate(ctx, cfg.PushURL, cfg.PushAnswerURL, mgr, g, o.Log) },
-		Peers:  pn, PeerRetry: cfg.PeerRetry.Duration, Events: events, SimForAgents: cfg.AgentsStartSim})
+		OnGate: func(g api.Gate) { pushGate(ctx, cfg.PushURL, cfg.PushAnswerURL, mgr, g, o.Log) },
+		Remote: hub, Events: events, SimForAgents: cfg.AgentsStartSim})
 	if err != nil {
 		ln.Close()
 		return err
 	}
 	defer mgr.Close()
-	pn.start(mgr, tm) // its listeners serve from now
+	hub.Attach(mgr)
+	pn.start() // its listeners serve from now
 	var loops sync.WaitGroup
 	defer func() { cancel(); loops.Wait() }() // the loops end with ctx
 	loops.Add(2)
@@ -90,7 +96,7 @@ func Run(ctx context.Context, o Options) error {
 	go func() { defer loops.Done(); mgr.Watch(ctx) }()
 	wl, webBase, stopWeb := serveWeb(ctx, o.Home, cfg, secret, tm, mgr, pn, o.Log)
 	defer stopWeb()
-	s := &server{mgr: mgr, tmux: tm, peers: pn, cancel: cancel, info: api.StatusInfo{
+	s := &server{mgr: mgr, hub: hub, tmux: tm, peers: pn, cancel: cancel, info: api.StatusInfo{
 		PID: os.Getpid(), Version: version.Version, Commit: version.Current().Commit, Binary: o.STBin, Home: o.Home, Socket: sock,
 		TmuxSocket: tm.Socket(), Started: time.Now(), Web: webBase, WebNote: wl.note, WebMoved: wl.moved, WebError: wl.err,
 	}, token: wl.link, proc: realProc, hist: hist}
@@ -158,8 +164,8 @@ func (s *server) serve(ctx context.Context, ln net.Listener) error {
 
 type ctxKey struct{}
 
-// peer is who is at the other end of a connection to the socket.
-type peer struct {
+// sockPeer is who is at the other end of a connection to the socket.
+type sockPeer struct {
 	owner bool // it runs as this user
 	pid   int  // its process, as the kernel says
 }
@@ -168,7 +174,7 @@ type peer struct {
 // user (the handler refuses any other user even if the socket's mode were
 // widened), and its pid, for the requests only a person may make.
 func peerCheck(ctx context.Context, c net.Conn) context.Context {
-	var p peer
+	var p sockPeer
 	if uc, isUnix := c.(*net.UnixConn); isUnix {
 		if raw, err := uc.SyscallConn(); err == nil {
 			raw.Control(func(fd uintptr) {
@@ -196,19 +202,20 @@ func (s *server) panePID(ctx context.Context, pane string) int {
 
 type server struct {
 	mgr    *orch.Manager
+	hub    *peer.Hub // other machines (internal/peer); the facts authz decides by
 	peers  *peerNet
 	tmux   *tmux.Client
 	cancel context.CancelFunc
 	info   api.StatusInfo
-	token  string // the token of st web's link (web.LinkToken of the web UI's port)
-	proc   procFS // where callers' processes are read (/proc)
-	hist   *history.Book
+	token  string        // the token of st web's link (web.LinkToken of the web UI's port)
+	proc   procFS        // where callers' processes are read (/proc)
+	hist   *history.Book // the runs that are over, on disk (history.go)
 }
 
 func decode[T any](body []byte) (T, error) {
 	var v T
 	if err := json.Unmarshal(body, &v); err != nil {
-		return v, &orch.Error{Kind: orch.KindUsage, Message: "bad request: " + err.Error()}
+		return v, &api.Error{Kind: api.KindUsage, Message: "bad request: " + err.Error()}
 	}
 	return v, nil
 }
@@ -234,9 +241,9 @@ func (s *server) shutdown(ctx context.Context, r *http.Request, b []byte) (any, 
 func (s *server) webURL(ctx context.Context, r *http.Request, b []byte) (any, error) {
 	if s.info.Web == "" {
 		if e := s.info.WebError; e != nil {
-			return nil, &orch.Error{Kind: e.Kind, Message: "st's web UI is not running: " + e.Message, Hint: e.Hint}
+			return nil, &api.Error{Kind: e.Kind, Message: "st's web UI is not running: " + e.Message, Hint: e.Hint}
 		}
-		return nil, &orch.Error{Kind: orch.KindInternal, Message: "st's web UI is not running (see the daemon log)", Hint: "st down && st up"}
+		return nil, &api.Error{Kind: api.KindInternal, Message: "st's web UI is not running (see the daemon log)", Hint: "st down && st up"}
 	}
 	return map[string]string{"url": s.info.Web + web.Path + "?token=" + s.token}, nil
 }
@@ -250,22 +257,22 @@ func (s *server) remoteReload(ctx context.Context, r *http.Request, b []byte) (a
 
 // remoteRoutes says how each machine of the account is reached.
 func (s *server) remoteRoutes(ctx context.Context, r *http.Request, b []byte) (any, error) {
-	return s.peers.machineRoutes(ctx)
+	return s.peers.client().Routes(ctx)
 }
 
 func (s *server) hook(ctx context.Context, r *http.Request, b []byte) (any, error) {
-	req, err := decode[orch.HookRequest](b)
+	req, err := decode[api.HookRequest](b)
 	if err != nil {
 		return nil, err
 	}
 	if !s.sameServer(r) {
-		return orch.HookResponse{}, nil // an agent on another tmux server
+		return api.HookResponse{}, nil // an agent on another tmux server
 	}
 	return s.mgr.Hook(ctx, req)
 }
 
 func (s *server) gateList(ctx context.Context, r *http.Request, b []byte) (any, error) {
-	req, err := decode[orch.IDRequest](b)
+	req, err := decode[api.IDRequest](b)
 	if err != nil {
 		return nil, err
 	}
@@ -273,7 +280,7 @@ func (s *server) gateList(ctx context.Context, r *http.Request, b []byte) (any, 
 }
 
 func (s *server) gateAnswer(ctx context.Context, r *http.Request, b []byte) (any, error) {
-	req, err := decode[orch.GateRequest](b)
+	req, err := decode[api.GateRequest](b)
 	if err != nil {
 		return nil, err
 	}
@@ -307,11 +314,11 @@ func sameFile(a, b string) bool {
 }
 
 // answer reads a request's body, runs fn on it and writes its result as
-// JSON, or its error as an *orch.Error (kind, message, hint) with 422.
+// JSON, or its error as an *api.Error (kind, message, hint) with 422.
 func answer(w http.ResponseWriter, r *http.Request, fn func(body []byte) (any, error)) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, 4<<20))
 	if err != nil {
-		writeErr(w, &orch.Error{Kind: orch.KindUsage, Message: err.Error()}, http.StatusBadRequest)
+		writeErr(w, &api.Error{Kind: api.KindUsage, Message: err.Error()}, http.StatusBadRequest)
 		return
 	}
 	res, err := fn(body)
@@ -321,9 +328,9 @@ func answer(w http.ResponseWriter, r *http.Request, fn func(body []byte) (any, e
 			writeErr(w, fb.e, http.StatusForbidden)
 			return
 		}
-		var oe *orch.Error
+		var oe *api.Error
 		if !errors.As(err, &oe) {
-			oe = &orch.Error{Kind: orch.KindInternal, Message: err.Error()}
+			oe = &api.Error{Kind: api.KindInternal, Message: err.Error()}
 		}
 		writeErr(w, oe, http.StatusUnprocessableEntity)
 		return
@@ -332,7 +339,7 @@ func answer(w http.ResponseWriter, r *http.Request, fn func(body []byte) (any, e
 	json.NewEncoder(w).Encode(res)
 }
 
-func writeErr(w http.ResponseWriter, e *orch.Error, code int) {
+func writeErr(w http.ResponseWriter, e *api.Error, code int) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	json.NewEncoder(w).Encode(e)

@@ -10,7 +10,6 @@ import (
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/authz"
 	"github.com/sophonz/st/internal/history"
-	"github.com/sophonz/st/internal/orch"
 )
 
 // The runs that are over live on disk, in st's history (internal/history:
@@ -32,12 +31,12 @@ func openHistory(home string, logf func(string, ...any)) *history.Book {
 
 // notFound: the manager has no such run or worker.
 func notFound(err error) bool {
-	var e *orch.Error
-	return errors.As(err, &e) && e.Kind == orch.KindNotFound
+	var e *api.Error
+	return errors.As(err, &e) && e.Kind == api.KindNotFound
 }
 
 func (s *server) orchShow(ctx context.Context, r *http.Request, b []byte) (any, error) {
-	req, err := decode[orch.IDRequest](b)
+	req, err := decode[api.IDRequest](b)
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +52,7 @@ func (s *server) orchShow(ctx context.Context, r *http.Request, b []byte) (any, 
 }
 
 func (s *server) workerRead(ctx context.Context, r *http.Request, b []byte) (any, error) {
-	req, err := decode[orch.IDRequest](b)
+	req, err := decode[api.IDRequest](b)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +72,7 @@ func (s *server) workerRead(ctx context.Context, r *http.Request, b []byte) (any
 }
 
 func (s *server) workerList(ctx context.Context, r *http.Request, b []byte) (any, error) {
-	req, err := decode[orch.IDRequest](b)
+	req, err := decode[api.IDRequest](b)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +102,7 @@ func (s *server) orchPrune(ctx context.Context, r *http.Request, b []byte) (any,
 		return nil, err
 	}
 	if req.OlderThan < 0 {
-		return nil, &orch.Error{Kind: orch.KindUsage, Message: "--older-than must not be negative", Hint: "st orch prune --older-than 30d"}
+		return nil, &api.Error{Kind: api.KindUsage, Message: "--older-than must not be negative", Hint: "st orch prune --older-than 30d"}
 	}
 	res := &api.PruneResult{Cutoff: time.Now().Add(-req.OlderThan).UTC(), Runs: []api.PrunedRun{}}
 	if s.hist == nil {

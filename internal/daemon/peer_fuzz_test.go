@@ -12,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sophonz/st/internal/orch"
+	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/peer"
 	"github.com/sophonz/st/internal/remote"
 )
 
@@ -33,7 +34,7 @@ var _ remote.Transport = peerTransport{}
 // terminal).
 func peerRoutes() []string {
 	var post, get []string
-	for _, r := range PeerRoutes() {
+	for _, r := range peer.Routes() {
 		if r.Method == http.MethodGet {
 			get = append(get, r.Path)
 		} else {
@@ -111,15 +112,14 @@ func FuzzPeerAPI(f *testing.F) {
 	f.Fuzz(func(t *testing.T, route uint8, body []byte) {
 		s, closeMgr := newFuzzServer(t, dir)
 		defer closeMgr()
-		if err := s.mgr.SetAcceptRemote(true); err != nil {
+		if err := s.hub.SetAcceptRemote(true); err != nil {
 			t.Fatal(err)
 		}
-		pn := &peerNet{home: s.info.Home, mgr: s.mgr, tmux: s.tmux, log: os.Stderr}
 		r := routes[int(route)%len(routes)]
 		if r == "/peer/v1/term" {
-			serveTermOne(t, pn.routes(peerTransport{}), r, string(body))
+			serveTermOne(t, s.hub.Handler(peerTransport{}, context.Background()), r, string(body))
 		} else {
-			serveOne(t, pn.routes(peerTransport{}), r, body, "")
+			serveOne(t, s.hub.Handler(peerTransport{}, context.Background()), r, body, "")
 		}
 		checkNothingEscaped(t, dir, s.info.Home)
 	})
@@ -152,7 +152,7 @@ func serveTermOne(t *testing.T, h http.Handler, route, query string) {
 	t.Logf("GET %s?%.80s -> %d %.160s", route, query, rec.Code, rec.Body.String())
 	switch rec.Code {
 	case http.StatusForbidden, http.StatusNotFound:
-		var e orch.Error
+		var e api.Error
 		if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Message == "" || e.Kind == "" {
 			t.Fatalf("GET %s?%s: %d with %q, want a JSON error with kind and message", route, query, rec.Code, rec.Body.String())
 		}

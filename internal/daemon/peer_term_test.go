@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -24,8 +23,7 @@ func TestPeerTermChecksBeforeTmux(t *testing.T) {
 	t.Setenv("PATH", dir) // nothing to run
 	s, closeMgr := newFuzzServer(t, dir)
 	defer closeMgr()
-	pn := &peerNet{home: s.info.Home, mgr: s.mgr, tmux: s.tmux, log: os.Stderr}
-	h := pn.routes(peerTransport{})
+	h := s.hub.Handler(peerTransport{}, context.Background())
 	fake := fakeOf(t, s.tmux)
 	ask := func(query string) (int, string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -39,7 +37,7 @@ func TestPeerTermChecksBeforeTmux(t *testing.T) {
 	if code, body := ask("pane=" + url.QueryEscape(fzAlphas)); code != http.StatusForbidden || !strings.Contains(body, "accept-remote is off there") {
 		t.Errorf("with accept-remote off: %d %s", code, body)
 	}
-	if err := s.mgr.SetAcceptRemote(true); err != nil {
+	if err := s.hub.SetAcceptRemote(true); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []string{

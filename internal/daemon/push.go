@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/orch"
 	"github.com/sophonz/st/internal/web"
 )
@@ -31,7 +32,7 @@ var pushClient = &http.Client{
 // which can type into every pane, never leaves this machine. With no
 // answerBase the push carries the question alone; answer it in the web UI
 // or with st gate answer.
-func pushGate(ctx context.Context, target, answerBase string, mgr *orch.Manager, g orch.Gate, log io.Writer) {
+func pushGate(ctx context.Context, target, answerBase string, mgr *orch.Manager, g api.Gate, log io.Writer) {
 	if target == "" {
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/authz"
 	"github.com/sophonz/st/internal/orch"
+	"github.com/sophonz/st/internal/peer"
 )
 
 // The socket API is this table: each route's path, what it asks of
@@ -73,6 +74,17 @@ func mgrCall[T, R any](op func(*orch.Manager, context.Context, T) (R, error)) ha
 	}
 }
 
+// hubCall is a handler of an operation of the hub (internal/peer).
+func hubCall[T, R any](op func(*peer.Hub, context.Context, T) (R, error)) handler {
+	return func(s *server, ctx context.Context, r *http.Request, b []byte) (any, error) {
+		req, err := decode[T](b)
+		if err != nil {
+			return nil, err
+		}
+		return op(s.hub, ctx, req)
+	}
+}
+
 // socketRoutes is the socket API.
 var socketRoutes = []route{
 	// st's own: its status, its end, its panes, its web UI, the hooks.
@@ -99,7 +111,7 @@ var socketRoutes = []route{
 	{path: api.RouteWorkerRename, action: authz.Rename, pane: true, h: mgrCall((*orch.Manager).Rename)},
 	{path: api.RouteWorkerRelease, action: authz.Release, pane: true, h: mgrCall((*orch.Manager).Release)},
 	{path: api.RouteWorkerAdopt, action: authz.Adopt, pane: true, h: mgrCall((*orch.Manager).Adopt)},
-	{path: api.RouteWorkerOffer, action: authz.Offer, vary: offerAction, pane: true, h: mgrCall((*orch.Manager).Offer)},
+	{path: api.RouteWorkerOffer, action: authz.Offer, vary: offerAction, pane: true, h: hubCall((*peer.Hub).Offer)},
 	{path: api.RouteWorkerDiff, action: authz.ReadScreen, pane: true, h: mgrCall((*orch.Manager).Diff)},
 	{path: api.RouteWorkerMerge, action: authz.Merge, pane: true, h: mgrCall((*orch.Manager).Merge)},
 	{path: api.RouteWorkerPick, action: authz.Merge, pane: true, h: mgrCall((*orch.Manager).Pick)},
@@ -162,16 +174,16 @@ func (s *server) routes() http.Handler {
 // decides for who asked.
 func (s *server) mount(mux *http.ServeMux, rt route) {
 	mux.HandleFunc(rt.path, func(w http.ResponseWriter, r *http.Request) {
-		if p, _ := r.Context().Value(ctxKey{}).(peer); !p.owner {
+		if p, _ := r.Context().Value(ctxKey{}).(sockPeer); !p.owner {
 			writeErr(w, refusalErr(authz.Decide(authz.Actor{Kind: authz.OtherUser}, rt.action, authz.Target{}, nil)), http.StatusForbidden)
 			return
 		}
 		if r.Method != http.MethodPost {
-			writeErr(w, &orch.Error{Kind: orch.KindUsage, Message: "use POST"}, http.StatusMethodNotAllowed)
+			writeErr(w, &api.Error{Kind: api.KindUsage, Message: "use POST"}, http.StatusMethodNotAllowed)
 			return
 		}
 		if rt.pane && !s.sameServer(r) {
-			writeErr(w, &orch.Error{Kind: orch.KindUsage,
+			writeErr(w, &api.Error{Kind: api.KindUsage,
 				Message: fmt.Sprintf("this command came from a pane of the tmux server %s, but st drives %s", r.Header.Get(api.TmuxHeader), s.tmux.Socket()),
 				Hint:    "run it in a pane of " + s.tmux.Socket() + ", or run an st for that server with its own ST_HOME"}, http.StatusBadRequest)
 			return
@@ -196,19 +208,19 @@ func (s *server) mount(mux *http.ServeMux, rt route) {
 }
 
 // forbidden is a refusal of authz, answered 403.
-type forbidden struct{ e *orch.Error }
+type forbidden struct{ e *api.Error }
 
 func (f forbidden) Error() string { return f.e.Error() }
 func (f forbidden) Unwrap() error { return f.e }
 
 // refusalErr is an authz refusal as the CLI prints it.
-func refusalErr(d authz.Decision) *orch.Error {
-	return &orch.Error{Kind: "forbidden", Message: "refused: " + d.Why, Hint: d.Hint}
+func refusalErr(d authz.Decision) *api.Error {
+	return &api.Error{Kind: "forbidden", Message: "refused: " + d.Why, Hint: d.Hint}
 }
 
 // facts are what authz asks of st's state: the manager's, and the
 // setting that lets agents start the sim agent.
-func (s *server) facts() authz.Facts { return s.mgr }
+func (s *server) facts() authz.Facts { return s.hub }
 
 // actor tells who asked, as much as act needs: nothing for what every
 // process of this user may do; the caller's parents and environment for
@@ -218,7 +230,7 @@ func (s *server) actor(r *http.Request, act authz.Action, claimed string) authz.
 	if authz.OpenToLocal(act) {
 		return authz.Actor{Kind: authz.Local, Claimed: claimed}
 	}
-	p, _ := r.Context().Value(ctxKey{}).(peer)
+	p, _ := r.Context().Value(ctxKey{}).(sockPeer)
 	extra := agentBins()
 	c := readCaller(s.proc, p.pid, extra)
 	a := authz.Actor{Kind: authz.Agent, Claimed: claimed, Why: c.why()}

@@ -22,6 +22,7 @@ import (
 	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/orch"
+	"github.com/sophonz/st/internal/peer"
 	"github.com/sophonz/st/internal/store"
 	"github.com/sophonz/st/internal/tmux"
 	"github.com/sophonz/st/internal/web"
@@ -191,7 +192,7 @@ func serveWeb(ctx context.Context, home string, cfg Config, ws webSecret, tm *tm
 	}
 	h := web.New(web.Config{Secret: ws.secret, Tmux: tm, Backend: &webBackend{mgr: mgr, tmux: tm, peers: pn}, Log: log,
 		AllowedHosts: hosts,
-		PeerTerm:     pn.openTerm,
+		PeerTerm:     pn.client().OpenTerm,
 		AnswerPush: func(ctx context.Context, tok string) error {
 			_, err := mgr.AnswerGateByToken(ctx, tok)
 			return err
@@ -247,7 +248,7 @@ func (b *webBackend) Snapshot(ctx context.Context) (web.Snapshot, error) {
 	for _, p := range panes {
 		where[p.ID] = p
 	}
-	if self, err := b.peers.Self(); err == nil {
+	if self, err := b.peers.client().Self(); err == nil {
 		snap.Machine = self
 	}
 	seen := map[string]bool{}
@@ -286,7 +287,7 @@ func (b *webBackend) Changed() <-chan struct{} { return b.mgr.Changed() }
 // Adopt is a person's drop of a card on a coordinator's, which may adopt
 // even a teammate of a Claude agent team.
 func (b *webBackend) Adopt(ctx context.Context, coordinatorPane, agentPane string) error {
-	_, err := b.mgr.AdoptDropped(ctx, orch.IDRequest{Pane: coordinatorPane, ID: agentPane})
+	_, err := b.mgr.AdoptDropped(ctx, api.IDRequest{Pane: coordinatorPane, ID: agentPane})
 	return err
 }
 
@@ -294,7 +295,7 @@ func (b *webBackend) Adopt(ctx context.Context, coordinatorPane, agentPane strin
 // with the session and window of each teammate's pane (where lists this
 // machine's panes; nil for another machine's agents, whose names are
 // checked like this machine's hooks).
-func webAside(a orch.GraphAgent, where map[string]tmux.Pane) ([]web.Subagent, []web.Teammate) {
+func webAside(a api.GraphAgent, where map[string]tmux.Pane) ([]web.Subagent, []web.Teammate) {
 	var subs []web.Subagent
 	for _, s := range a.Subagents {
 		if !agent.ValidSubagent(s.ID, s.Type) {
@@ -318,12 +319,12 @@ func webAside(a orch.GraphAgent, where map[string]tmux.Pane) ([]web.Subagent, []
 }
 
 func (b *webBackend) Release(ctx context.Context, workerPane string) error {
-	_, err := b.mgr.Release(ctx, orch.IDRequest{ID: workerPane})
+	_, err := b.mgr.Release(ctx, api.IDRequest{ID: workerPane})
 	return err
 }
 
 func (b *webBackend) AnswerGate(ctx context.Context, gateID, option string) error {
-	_, err := b.mgr.AnswerGate(ctx, orch.GateRequest{ID: gateID, Option: option, By: "web"})
+	_, err := b.mgr.AnswerGate(ctx, api.GateRequest{ID: gateID, Option: option, By: "web"})
 	return err
 }
 
@@ -363,11 +364,11 @@ func (b *webBackend) otherMachines(ctx context.Context, self string) *otherMachi
 		wg.Add(1)
 		go func(slug string) {
 			defer wg.Done()
-			var g []orch.GraphAgent
-			if err := b.peers.Call(cctx, slug, api.PeerRouteGraph, struct{}{}, &g); err != nil {
+			var g []api.GraphAgent
+			if err := b.peers.client().Call(cctx, slug, api.PeerRouteGraph, struct{}{}, &g); err != nil {
 				return
 			}
-			g = orch.CheckPeerGraph(g) // shown in the page: only what passes
+			g = peer.CheckGraph(g) // shown in the page: only what passes
 			mu.Lock()
 			defer mu.Unlock()
 			for _, a := range g {

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sophonz/st/internal/orch"
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/tmux"
 )
 
@@ -13,13 +13,13 @@ import (
 // and a teammate's pane here gets its session and window.
 func TestWebAside(t *testing.T) {
 	now := time.Now()
-	a := orch.GraphAgent{Pane: "%2",
-		Teammates: []orch.Teammate{
+	a := api.GraphAgent{Pane: "%2",
+		Teammates: []api.Teammate{
 			{Name: "alpha", Team: "session-0702c391", Pane: "%5", State: "working", Since: now, Started: now},
 			{Name: "<img src=x onerror=alert(1)>", Team: "session-0702c391", State: "idle"},
 			{Name: "beta", Team: "session-0702c391", Color: "\x1b[31m", State: "idle"},
 		},
-		Subagents: []orch.Subagent{
+		Subagents: []api.Subagent{
 			{ID: "a2cbef72153bff3a8", Type: "general-purpose", State: "working"},
 			{ID: "a1", Type: "Explore\x1b]0;x\x07", State: "done"},
 		},

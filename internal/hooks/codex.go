@@ -63,136 +63,14 @@ func ListCodexHooks(ctx context.Context, bin string, env []string, cwd string) (
 		ctx, cancel = context.WithTimeout(ctx, DefaultCodexTimeout)
 		defer cancel()
 	}
-	inR, inW, err := os.Pipe()
+	srv, err := startAppServer(bin, env, cwd)
 	if err != nil {
 		return nil, err
 	}
-	outR, outW, err := os.Pipe()
+	defer srv.end()
+	res, err := srv.listHooks(ctx, cwd)
 	if err != nil {
-		inR.Close()
-		inW.Close()
-		return nil, err
-	}
-	defer outR.Close()
-	defer inW.Close()
-	stderr := &tailBuffer{max: 4096}
-	cmd := exec.Command(bin, "app-server")
-	cmd.Env = env
-	cmd.Dir = cwd
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, stderr
-	// Its own process group, so that ending it ends whatever it started.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.WaitDelay = 2 * time.Second
-	err = cmd.Start()
-	inR.Close()
-	outW.Close()
-	if err != nil {
-		return nil, fmt.Errorf("starting %s app-server: %w", bin, err)
-	}
-	pid := cmd.Process.Pid
-	exited := make(chan struct{})
-	go func() {
-		cmd.Wait()
-		close(exited)
-	}()
-	defer func() {
-		inW.Close() // app-server leaves when its input ends
-		select {
-		case <-exited:
-		case <-time.After(2 * time.Second):
-		}
-		// Whatever is left of its group (the node wrapper's native child,
-		// anything they started) goes too. The group's id stays reserved
-		// while any member lives, so this reaches no other process.
-		syscall.Kill(-pid, syscall.SIGKILL)
-		<-exited
-	}()
-
-	lines := make(chan []byte, 16)
-	go func() {
-		defer close(lines)
-		r := bufio.NewReaderSize(outR, 64<<10)
-		for {
-			b, err := r.ReadBytes('\n')
-			if len(b) > 0 {
-				lines <- b
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	// Drain what is left once we stop reading, so the reader never blocks.
-	defer func() {
-		go func() {
-			for range lines {
-			}
-		}()
-	}()
-
-	fail := func(err error) error {
-		msg := fmt.Sprintf("%s app-server: %v", bin, err)
-		if s := strings.TrimSpace(stderr.String()); s != "" {
-			msg += "; its stderr ends with: " + lastLines(s, 5)
-		}
-		return errors.New(msg)
-	}
-	send := func(v any) error {
-		b, _ := json.Marshal(v)
-		_, err := inW.Write(append(b, '\n'))
-		return err
-	}
-	await := func(id int) (json.RawMessage, error) {
-		for {
-			select {
-			case <-ctx.Done():
-				return nil, fmt.Errorf("no answer to request %d: %w", id, ctx.Err())
-			case b, ok := <-lines:
-				if !ok {
-					select {
-					case <-exited:
-						return nil, fmt.Errorf("it exited before answering (%v)", cmd.ProcessState)
-					case <-ctx.Done():
-					}
-					return nil, errors.New("it closed its output before answering")
-				}
-				var m struct {
-					ID     *int            `json:"id"`
-					Method string          `json:"method"`
-					Result json.RawMessage `json:"result"`
-					Error  *struct {
-						Code    int    `json:"code"`
-						Message string `json:"message"`
-					} `json:"error"`
-				}
-				if json.Unmarshal(b, &m) != nil || m.Method != "" || m.ID == nil || *m.ID != id {
-					continue // a notification, a log line, a request of its own
-				}
-				if m.Error != nil {
-					return nil, fmt.Errorf("request %d failed: %s (code %d)", id, m.Error.Message, m.Error.Code)
-				}
-				return m.Result, nil
-			}
-		}
-	}
-
-	if err := send(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize",
-		"params": map[string]any{"clientInfo": map[string]any{"name": "st", "version": version.Version}}}); err != nil {
-		return nil, fail(err)
-	}
-	if _, err := await(1); err != nil {
-		return nil, fail(err)
-	}
-	if err := send(map[string]any{"jsonrpc": "2.0", "method": "initialized"}); err != nil {
-		return nil, fail(err)
-	}
-	if err := send(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "hooks/list",
-		"params": map[string]any{"cwds": []string{cwd}}}); err != nil {
-		return nil, fail(err)
-	}
-	res, err := await(2)
-	if err != nil {
-		return nil, fail(err)
+		return nil, srv.fail(err)
 	}
 	var ans struct {
 		Data []struct {
@@ -203,7 +81,7 @@ func ListCodexHooks(ctx context.Context, bin string, env []string, cwd string) (
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(res, &ans); err != nil {
-		return nil, fail(fmt.Errorf("unexpected hooks/list answer: %v", err))
+		return nil, srv.fail(fmt.Errorf("unexpected hooks/list answer: %v", err))
 	}
 	out := &CodexHookList{Cwd: cwd}
 	for _, d := range ans.Data {
@@ -216,6 +94,159 @@ func ListCodexHooks(ctx context.Context, bin string, env []string, cwd string) (
 		}
 	}
 	return out, nil
+}
+
+// appServer is one run of `codex app-server`, spoken to over stdio
+// JSON-RPC: one request per line on its stdin, its answers and
+// notifications one per line on its stdout.
+type appServer struct {
+	bin    string
+	cmd    *exec.Cmd
+	in     *os.File // its stdin
+	out    *os.File // its stdout, read into lines
+	lines  chan []byte
+	exited chan struct{}
+	stderr *tailBuffer
+}
+
+// startAppServer starts bin app-server in a process group of its own, so
+// that ending it ends whatever it started.
+func startAppServer(bin string, env []string, cwd string) (*appServer, error) {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, err
+	}
+	s := &appServer{bin: bin, in: inW, out: outR, lines: make(chan []byte, 16), exited: make(chan struct{}), stderr: &tailBuffer{max: 4096}}
+	s.cmd = exec.Command(bin, "app-server")
+	s.cmd.Env, s.cmd.Dir = env, cwd
+	s.cmd.Stdin, s.cmd.Stdout, s.cmd.Stderr = inR, outW, s.stderr
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	s.cmd.WaitDelay = 2 * time.Second
+	err = s.cmd.Start()
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return nil, fmt.Errorf("starting %s app-server: %w", bin, err)
+	}
+	go func() {
+		s.cmd.Wait()
+		close(s.exited)
+	}()
+	go s.read()
+	return s, nil
+}
+
+// read sends what the server prints, line by line, to s.lines.
+func (s *appServer) read() {
+	defer close(s.lines)
+	r := bufio.NewReaderSize(s.out, 64<<10)
+	for {
+		b, err := r.ReadBytes('\n')
+		if len(b) > 0 {
+			s.lines <- b
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// end closes its stdin (app-server leaves when its input ends), and a
+// moment later kills whatever is left of its group (the node wrapper's
+// native child, anything they started): the group's id stays reserved
+// while any member lives, so this reaches no other process. What it
+// printed meanwhile is drained, so its reader never blocks.
+func (s *appServer) end() {
+	go func() {
+		for range s.lines {
+		}
+	}()
+	s.in.Close()
+	select {
+	case <-s.exited:
+	case <-time.After(2 * time.Second):
+	}
+	syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	<-s.exited
+	s.out.Close()
+}
+
+// fail is err with what the server said on its stderr last.
+func (s *appServer) fail(err error) error {
+	msg := fmt.Sprintf("%s app-server: %v", s.bin, err)
+	if t := strings.TrimSpace(s.stderr.String()); t != "" {
+		msg += "; its stderr ends with: " + lastLines(t, 5)
+	}
+	return errors.New(msg)
+}
+
+func (s *appServer) send(v any) error {
+	b, _ := json.Marshal(v)
+	_, err := s.in.Write(append(b, '\n'))
+	return err
+}
+
+// listHooks says hello (initialize, initialized) and asks hooks/list for
+// the folder cwd, returning its result.
+func (s *appServer) listHooks(ctx context.Context, cwd string) (json.RawMessage, error) {
+	if err := s.send(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+		"params": map[string]any{"clientInfo": map[string]any{"name": "st", "version": version.Version}}}); err != nil {
+		return nil, err
+	}
+	if _, err := s.await(ctx, 1); err != nil {
+		return nil, err
+	}
+	if err := s.send(map[string]any{"jsonrpc": "2.0", "method": "initialized"}); err != nil {
+		return nil, err
+	}
+	if err := s.send(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "hooks/list",
+		"params": map[string]any{"cwds": []string{cwd}}}); err != nil {
+		return nil, err
+	}
+	return s.await(ctx, 2)
+}
+
+// await is the result of request id, skipping what else the server says.
+func (s *appServer) await(ctx context.Context, id int) (json.RawMessage, error) {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("no answer to request %d: %w", id, ctx.Err())
+		case b, ok := <-s.lines:
+			if !ok {
+				select {
+				case <-s.exited:
+					return nil, fmt.Errorf("it exited before answering (%v)", s.cmd.ProcessState)
+				case <-ctx.Done():
+				}
+				return nil, errors.New("it closed its output before answering")
+			}
+			var m struct {
+				ID     *int            `json:"id"`
+				Method string          `json:"method"`
+				Result json.RawMessage `json:"result"`
+				Error  *struct {
+					Code    int    `json:"code"`
+					Message string `json:"message"`
+				} `json:"error"`
+			}
+			if json.Unmarshal(b, &m) != nil || m.Method != "" || m.ID == nil || *m.ID != id {
+				continue // a notification, a log line, a request of its own
+			}
+			if m.Error != nil {
+				return nil, fmt.Errorf("request %d failed: %s (code %d)", id, m.Error.Message, m.Error.Code)
+			}
+			return m.Result, nil
+		}
+	}
 }
 
 // messageOf renders a warning or error of hooks/list: a string, an object

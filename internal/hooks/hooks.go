@@ -407,32 +407,8 @@ func (o Options) codexTrust(ctx context.Context, ar *AgentReport, plans []eventP
 	tr := &TrustReport{File: filepath.Join(o.CodexHome, "config.toml")}
 	ar.Trust = tr
 	sources := o.codexSources()
-
-	// Hooks that left or moved in hooks.json take their trust entries
-	// with them, whether or not codex can be asked.
-	edit := trustEdit{rename: map[string]string{}}
-	for _, p := range plans {
-		for _, src := range sources {
-			for _, r := range p.Removed {
-				edit.remove = append(edit.remove, codexKey(src, p.Event, r))
-			}
-			for from, to := range p.Moved {
-				edit.rename[codexKey(src, p.Event, from)] = codexKey(src, p.Event, to)
-			}
-		}
-	}
-
-	// A config.toml Codex cannot read is the user's to fix: st neither
-	// edits it nor asks codex, which would fail on it too.
-	cfgOK := true
-	if data, err := os.ReadFile(tr.File); err == nil {
-		if err := checkTOML(data); err != nil {
-			cfgOK = false
-			tr.Error = fmt.Sprintf("%s: %v; it was left as it was, and Codex cannot read it either", tr.File, err)
-			tr.Hint = "fix " + tr.File + ", then run st hooks " + m.String() + " again"
-		}
-	}
-
+	edit := trustMoves(plans, sources)
+	cfgOK := configReadable(tr, m)
 	var list *CodexHookList
 	if cfgOK && m != modeUninstall && ar.Installed > 0 {
 		var err error
@@ -450,19 +426,7 @@ func (o Options) codexTrust(ctx context.Context, ar *AgentReport, plans []eventP
 		}
 	}
 	if cfgOK && m != modeStatus && !edit.empty() {
-		changed, created, backup, err := editTOMLFile(tr.File, edit)
-		tr.Changed, tr.Created, tr.Backup = changed, created, backup
-		if err != nil {
-			tr.Error, tr.Hint, tr.NoCodex = err.Error(), "fix "+tr.File+", then run st hooks "+m.String()+" again", false
-		} else if changed && list != nil {
-			// Ask again: the trust Codex sees is the proof.
-			l2, err := o.listCodex(ctx)
-			if err != nil {
-				o.trustFailed(tr, err, m)
-			}
-			list = l2
-			byEvent = o.stCodexHooks(list, ar.File)
-		}
+		list, byEvent = o.editTrust(ctx, tr, ar, edit, list, byEvent, m)
 	}
 	if list != nil {
 		tr.Known = true
@@ -471,8 +435,70 @@ func (o Options) codexTrust(ctx context.Context, ar *AgentReport, plans []eventP
 	if m == modeUninstall {
 		return
 	}
-	positions := stPositions(doc, specs[Codex], o.St)
-	var unknown []string // events this codex has no hook for
+	unknown := reportHookTrust(ar, tr, list, byEvent, stPositions(doc, specs[Codex], o.St), sources)
+	judgeTrust(ar, tr, list, unknown, m)
+}
+
+// trustMoves is what the hooks that left or moved in hooks.json do to
+// their trust entries: they take them with them, whether or not codex can
+// be asked.
+func trustMoves(plans []eventPlan, sources []string) trustEdit {
+	edit := trustEdit{rename: map[string]string{}}
+	for _, p := range plans {
+		for _, src := range sources {
+			for _, r := range p.Removed {
+				edit.remove = append(edit.remove, codexKey(src, p.Event, r))
+			}
+			for from, to := range p.Moved {
+				edit.rename[codexKey(src, p.Event, from)] = codexKey(src, p.Event, to)
+			}
+		}
+	}
+	return edit
+}
+
+// configReadable reports whether Codex's config.toml (tr.File) is one
+// Codex can read, or absent; one it cannot read is the user's to fix: st
+// neither edits it nor asks codex, which would fail on it too.
+func configReadable(tr *TrustReport, m mode) bool {
+	data, err := os.ReadFile(tr.File)
+	if err != nil {
+		return true
+	}
+	if err := checkTOML(data); err != nil {
+		tr.Error = fmt.Sprintf("%s: %v; it was left as it was, and Codex cannot read it either", tr.File, err)
+		tr.Hint = "fix " + tr.File + ", then run st hooks " + m.String() + " again"
+		return false
+	}
+	return true
+}
+
+// editTrust writes the trust entries of edit into config.toml, and asks
+// codex again when they changed: the trust Codex sees is the proof.
+func (o Options) editTrust(ctx context.Context, tr *TrustReport, ar *AgentReport, edit trustEdit, list *CodexHookList,
+	byEvent map[string]CodexHook, m mode) (*CodexHookList, map[string]CodexHook) {
+	changed, created, backup, err := editTOMLFile(tr.File, edit)
+	tr.Changed, tr.Created, tr.Backup = changed, created, backup
+	if err != nil {
+		tr.Error, tr.Hint, tr.NoCodex = err.Error(), "fix "+tr.File+", then run st hooks "+m.String()+" again", false
+		return list, byEvent
+	}
+	if !changed || list == nil {
+		return list, byEvent
+	}
+	l2, err := o.listCodex(ctx)
+	if err != nil {
+		o.trustFailed(tr, err, m)
+	}
+	return l2, o.stCodexHooks(l2, ar.File)
+}
+
+// reportHookTrust says of each installed hook whether codex trusts it
+// (byEvent, from its list; the key st expects when codex could not be
+// asked), counting the trusted; it returns the events this codex has no
+// hook for.
+func reportHookTrust(ar *AgentReport, tr *TrustReport, list *CodexHookList, byEvent map[string]CodexHook, positions map[string]pos, sources []string) []string {
+	var unknown []string
 	for i := range ar.Hooks {
 		hs := &ar.Hooks[i]
 		if !hs.Installed {
@@ -499,6 +525,11 @@ func (o Options) codexTrust(ctx context.Context, ar *AgentReport, plans []eventP
 			}
 		}
 	}
+	return unknown
+}
+
+// judgeTrust says what is wrong when not all of st's hooks are trusted.
+func judgeTrust(ar *AgentReport, tr *TrustReport, list *CodexHookList, unknown []string, m mode) {
 	switch {
 	case !tr.Known || tr.Error != "" || tr.Trusted == ar.Installed:
 	case len(list.Errors) == 0 && len(unknown) > 0 && tr.Trusted+len(unknown) == ar.Installed:

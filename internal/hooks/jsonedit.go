@@ -248,71 +248,120 @@ func editEvent(doc string, sp spec, st, ev string, install bool) (string, eventP
 			}
 		}
 	}
-	var (
-		err        error
-		dels       []pos // Handler -1: the whole group
-		groupGone  = map[int]bool{}
-		handleGone = map[pos]bool{}
-	)
-	for i, g := range groups {
-		if !g.hasST {
-			continue
-		}
-		if g.stOnly && i != keep {
-			dels = append(dels, pos{i, -1})
-			groupGone[i] = true
-			for j := range g.handlers {
-				plan.Removed = append(plan.Removed, pos{i, j})
-			}
-			continue
-		}
-		for j, h := range g.handlers {
-			if h.st && !(i == keep && j == 0) {
-				dels = append(dels, pos{i, j})
-				handleGone[pos{i, j}] = true
-				plan.Removed = append(plan.Removed, pos{i, j})
-			}
-		}
-	}
+	gone := stGone(groups, keep)
+	plan.Removed = gone.removed
 	// Fix the kept group in place first: deletions move indices.
 	want := wantGroup(sp, st, ev)
+	var err error
 	if keep >= 0 {
-		g := groups[keep]
-		if g.handlers[0].command != want.Hooks[0].Command {
-			if doc, err = sjson.Set(doc, fmt.Sprintf("%s.%d.hooks.0.command", base, keep), want.Hooks[0].Command); err != nil {
-				return "", plan, err
-			}
+		if doc, err = fixKept(doc, base, keep, groups[keep], want); err != nil {
+			return "", plan, err
 		}
-		if want.Matcher != "" && g.matcher.String() != want.Matcher {
-			if doc, err = sjson.Set(doc, fmt.Sprintf("%s.%d.matcher", base, keep), want.Matcher); err != nil {
-				return "", plan, err
+	}
+	if doc, err = deleteAll(doc, base, gone.dels); err != nil {
+		return "", plan, err
+	}
+	ng := plan.where(groups, gone, keep)
+	switch {
+	case install && keep < 0:
+		if doc, err = appendGroup(doc, ev, want); err != nil {
+			return "", plan, err
+		}
+		plan.At = &pos{ng, 0}
+	case !install && len(gone.dels) > 0 && ng == 0:
+		// st's were the only groups: the event goes, as before st.
+		if doc, err = sjson.Delete(doc, base); err != nil {
+			return "", plan, err
+		}
+	}
+	return doc, plan, nil
+}
+
+// goneHooks is what of an event's groups st takes out: whole groups of
+// st's only (but the kept one), and st's handlers in groups of the
+// user's (but the kept one's first).
+type goneHooks struct {
+	dels    []pos // Handler -1: the whole group
+	removed []pos // every handler that goes, for the trust entries
+	groups  map[int]bool
+	handles map[pos]bool
+}
+
+func stGone(groups []foundGroup, keep int) goneHooks {
+	g := goneHooks{groups: map[int]bool{}, handles: map[pos]bool{}}
+	for i, gr := range groups {
+		if !gr.hasST {
+			continue
+		}
+		if gr.stOnly && i != keep {
+			g.dels = append(g.dels, pos{i, -1})
+			g.groups[i] = true
+			for j := range gr.handlers {
+				g.removed = append(g.removed, pos{i, j})
+			}
+			continue
+		}
+		for j, h := range gr.handlers {
+			if h.st && !(i == keep && j == 0) {
+				g.dels = append(g.dels, pos{i, j})
+				g.handles[pos{i, j}] = true
+				g.removed = append(g.removed, pos{i, j})
 			}
 		}
 	}
+	return g
+}
+
+// fixKept makes the kept group (at index keep of base) run st's command
+// with st's matcher.
+func fixKept(doc, base string, keep int, g foundGroup, want hookGroup) (string, error) {
+	var err error
+	if g.handlers[0].command != want.Hooks[0].Command {
+		if doc, err = sjson.Set(doc, fmt.Sprintf("%s.%d.hooks.0.command", base, keep), want.Hooks[0].Command); err != nil {
+			return "", err
+		}
+	}
+	if want.Matcher != "" && g.matcher.String() != want.Matcher {
+		if doc, err = sjson.Set(doc, fmt.Sprintf("%s.%d.matcher", base, keep), want.Matcher); err != nil {
+			return "", err
+		}
+	}
+	return doc, nil
+}
+
+// deleteAll deletes dels from base, the last first (a deletion moves the
+// indices after it).
+func deleteAll(doc, base string, dels []pos) (string, error) {
 	sort.Slice(dels, func(a, b int) bool {
 		if dels[a].Group != dels[b].Group {
 			return dels[a].Group > dels[b].Group
 		}
 		return dels[a].Handler > dels[b].Handler
 	})
+	var err error
 	for _, d := range dels {
 		path := fmt.Sprintf("%s.%d", base, d.Group)
 		if d.Handler >= 0 {
 			path += fmt.Sprintf(".hooks.%d", d.Handler)
 		}
 		if doc, err = sjson.Delete(doc, path); err != nil {
-			return "", plan, err
+			return "", err
 		}
 	}
-	// Where every handler that stays is now.
+	return doc, nil
+}
+
+// where records in the plan where every handler that stays is now (and
+// where st's kept one is), and returns how many groups are left.
+func (plan *eventPlan) where(groups []foundGroup, gone goneHooks, keep int) int {
 	ng := 0
 	for i, g := range groups {
-		if groupGone[i] {
+		if gone.groups[i] {
 			continue
 		}
 		nh := 0
 		for j := range g.handlers {
-			if handleGone[pos{i, j}] {
+			if gone.handles[pos{i, j}] {
 				continue
 			}
 			if i == keep && j == 0 {
@@ -324,19 +373,7 @@ func editEvent(doc string, sp spec, st, ev string, install bool) (string, eventP
 		}
 		ng++
 	}
-	switch {
-	case install && keep < 0:
-		if doc, err = appendGroup(doc, ev, want); err != nil {
-			return "", plan, err
-		}
-		plan.At = &pos{ng, 0}
-	case !install && len(dels) > 0 && ng == 0:
-		// st's were the only groups: the event goes, as before st.
-		if doc, err = sjson.Delete(doc, base); err != nil {
-			return "", plan, err
-		}
-	}
-	return doc, plan, nil
+	return ng
 }
 
 // appendGroup adds g at the end of hooks.EVENT, making the list and the

@@ -1,19 +1,19 @@
 package orch
 
 import (
-	"context"
 	"strings"
-	"time"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/authz"
-	"github.com/sophonz/st/internal/tmux"
+	"github.com/sophonz/st/internal/syncs"
 )
 
-// The Manager answers the facts internal/authz decides by: who owns a
-// worker, what was handed to another machine, whether this machine takes
-// workers. Deciding is authz's; these only say what st's state holds.
-
-var _ authz.Facts = (*Manager)(nil)
+// The Manager answers the facts internal/authz decides by that its
+// records hold: who owns a worker, whose coordinator a pane is, what a
+// pane's agent is to st. internal/peer's Hub answers authz with these and
+// its own (what was offered to another machine, whether this machine
+// takes workers). Deciding is authz's; these only say what st's state
+// holds.
 
 // SimForAgents: a person allowed agents to start the sim agent.
 func (m *Manager) SimForAgents() bool { return m.cfg.SimForAgents }
@@ -27,7 +27,7 @@ func (m *Manager) Owns(caller, id string) bool {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	w := m.ownedLookup(caller, id)
+	w := m.ownedLookupLocked(caller, id)
 	for i := 0; w != nil && i < MaxChain+2; i++ {
 		if w.Parent == caller {
 			return true
@@ -37,21 +37,21 @@ func (m *Manager) Owns(caller, id string) bool {
 	return false
 }
 
-// ownedLookup finds the worker id names for caller: a worker here as
+// ownedLookupLocked finds the worker id names for caller: a worker here as
 // resolve finds it, or this machine's record of a worker on another
 // machine (machine/%N or machine/name, the machine by slug or name).
-// Called with m.mu held.
-func (m *Manager) ownedLookup(caller, id string) *Worker {
-	mach, rest, remote := splitRemote(id)
+func (reg *registry) ownedLookupLocked(caller, id string) *Worker {
+	syncs.AssertLocked(&reg.mu)
+	mach, rest, remote := api.SplitRemote(id)
 	if !remote {
-		w, err := m.resolve(caller, id)
+		w, err := reg.resolveLocked(caller, id)
 		if err != nil {
 			return nil
 		}
 		return w
 	}
 	var found *Worker
-	for _, w := range m.workers {
+	for _, w := range reg.workers {
 		if !w.Remote() || (w.Machine != mach && !strings.EqualFold(w.MachineName, mach)) {
 			continue
 		}
@@ -66,38 +66,12 @@ func (m *Manager) ownedLookup(caller, id string) *Worker {
 	return found
 }
 
-// HandedTo says what the pane or worker id here is to machine: a worker
-// of one of its coordinators, an agent a person here offered to it (the
-// offer's pane still the same process), or nothing.
-func (m *Manager) HandedTo(machine, id string) authz.Handed {
-	if machine == "" || id == "" {
-		return authz.NotHanded
-	}
-	m.mu.Lock()
-	w, err := m.resolve("", id)
-	m.mu.Unlock()
-	if err == nil {
-		if owner, _, ok := splitRemote(w.Parent); ok && owner == machine && !w.Remote() {
-			return authz.ItsWorker
-		}
-	}
-	if !tmux.ValidPaneID(id) {
-		return authz.NotHanded
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if m.offeredTo(ctx, id) == machine {
-		return authz.Offered
-	}
-	return authz.NotHanded
-}
-
 // ParentOf is the parent of the live worker id here: a pane here, or
 // machine/%N for another machine's coordinator ("" for no live worker).
 func (m *Manager) ParentOf(id string) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	w, err := m.resolve("", id)
+	w, err := m.resolveLocked("", id)
 	if err != nil || !w.State.Live() || w.Remote() {
 		return ""
 	}
@@ -111,7 +85,7 @@ func (m *Manager) ParentOf(id string) string {
 func (m *Manager) CoordinatesFor(machine, pane string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	handed, _ := m.paneFor(machine, pane)
+	handed, _ := m.paneForLocked(machine, pane)
 	return handed
 }
 
@@ -128,9 +102,7 @@ func (m *Manager) PaneRole(pane string) authz.Role {
 			return authz.Coordinator
 		}
 	}
-	m.facts.mu.Lock()
-	defer m.facts.mu.Unlock()
-	if m.facts.teammatePane(pane) {
+	if m.facts.teammate(pane, m.workerAtLocked) {
 		return authz.Teammate
 	}
 	return authz.Unknown

@@ -4,9 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/syncs"
 )
 
 // A change of the registry's state, and what it sets going.
@@ -14,17 +14,27 @@ import (
 // Whoever changes runs or workers does so under the registry's lock and
 // records it in a change: the runs it touched, and the effects that must
 // wait until those runs are on disk (a coordinator's notice that its
-// worker is done, the start of a task that became ready). stage takes one
-// snapshot of each run touched; land waits for the disk and only then
-// wakes the waiters and runs the effects. A report is one change: one
-// write of its run, whatever it moved.
+// worker is done, the start of a task that became ready). stageLocked
+// takes one snapshot of each run touched; land waits for the disk and
+// only then wakes the waiters and runs the effects. A report is one
+// change: one write of its run, whatever it moved (report.go counts the
+// writes of a whole report).
+//
+// Most changes stand whatever the disk says (what a hook or tmux showed
+// happened): settleChange takes the lock, lets a function fill the change,
+// lets the lock go and settles it, all in one function, so that no lock
+// is let go in a function other than the one that took it. A change that
+// is undone when it cannot be kept (a report, a rename) holds the lock
+// until the disk has it, and lands it (save, land).
 
-// change gathers one change. Made and filled with m.mu held.
+// change gathers one change. Made and filled with m.mu held: its methods
+// are …Locked.
 type change struct {
-	m      *Manager
+	m *Manager
+	// runs are the runs touched: true, a change that must be on disk
+	// before it counts; false, only soft ones (saver.go: a report seen).
 	runs   map[*Run]bool
 	done   []doneNotice // "worker X is done", for coordinators here
-	lines  []paneLine   // plain lines to type into agents as notices
 	kicks  []string     // panes whose notice loops look again
 	starts []taskStart  // tasks whose workers start now
 }
@@ -34,8 +44,6 @@ type doneNotice struct {
 	worker *Worker
 }
 
-type paneLine struct{ pane, text string }
-
 type taskStart struct {
 	run  *Run
 	task *Task
@@ -43,17 +51,19 @@ type taskStart struct {
 
 func (m *Manager) newChange() *change { return &change{m: m, runs: map[*Run]bool{}} }
 
-// touch marks run r as changed.
-func (c *change) touch(r *Run) {
+// touchLocked marks run r as changed.
+func (c *change) touchLocked(r *Run) {
+	syncs.AssertLocked(&c.m.mu)
 	if r != nil {
 		c.runs[r] = true
 	}
 }
 
-// setState moves w to s, and with it what follows from it: its task, the
-// tasks that waited on that task, its coordinator's notice once the
-// change is on disk. Called with m.mu held.
-func (c *change) setState(w *Worker, s State) bool {
+// setStateLocked moves w to s, and with it what follows from it: its
+// task, the tasks that waited on that task, its coordinator's notice once
+// the change is on disk.
+func (c *change) setStateLocked(w *Worker, s api.State) bool {
+	syncs.AssertLocked(&c.m.mu)
 	m := c.m
 	if w.State == s {
 		return false
@@ -61,22 +71,26 @@ func (c *change) setState(w *Worker, s State) bool {
 	m.logf("worker %s (%s): %s -> %s", w.ID, w.Name, w.State, s)
 	w.State = s
 	w.Since = m.cfg.Now()
-	c.touch(m.runOf[w.ID])
-	if s == Done && w.Parent != "" && !w.Told && !isRemotePane(w.Parent) {
+	c.touchLocked(m.runOf[w.ID])
+	if s == api.Done && w.Parent != "" && !w.Told && !api.IsRemote(w.Parent) {
 		// (A coordinator on another machine is told by its own st.)
 		c.done = append(c.done, doneNotice{w.Parent, w})
 	}
-	c.followTask(w)
+	c.followTaskLocked(w)
 	return true
 }
 
-// markTold records that w's coordinator has seen its report (a wait, a
-// read or a notice showed it). It is the one place that sets Told.
-// Called with m.mu held.
-func (c *change) markTold(w *Worker, caller string) {
-	if w.State == Done && w.Parent == caller && !w.Told {
+// markToldLocked records that w's coordinator has seen its report (a
+// wait, a read or a notice showed it). It is the one place that sets
+// Told. The mark is soft: it rides with the run's next write (saver.go),
+// since what a crash loses of it is a report shown twice.
+func (c *change) markToldLocked(w *Worker, caller string) {
+	syncs.AssertLocked(&c.m.mu)
+	if w.State == api.Done && w.Parent == caller && !w.Told {
 		w.Told = true
-		c.touch(c.m.runOf[w.ID])
+		if r := c.m.runOf[w.ID]; r != nil && !c.runs[r] {
+			c.runs[r] = false
+		}
 	}
 }
 
@@ -86,17 +100,18 @@ type commit struct {
 	versions map[string]uint64
 }
 
-// stage takes one snapshot of every run c touched for the saver. Called
-// with m.mu held; the disk is not waited for.
-func (m *Manager) stage(c *change) *commit {
+// stageLocked takes one snapshot of every run c touched for the saver;
+// the disk is not waited for.
+func (reg *registry) stageLocked(c *change) *commit {
+	syncs.AssertLocked(&reg.mu)
 	cm := &commit{c: c, versions: map[string]uint64{}}
 	for r := range c.runs {
-		if m.runs[r.ID] != r {
+		if reg.runs[r.ID] != r {
 			continue // a run dropped in the meantime
 		}
-		if m.frozen[r.ID] {
+		if reg.frozen[r.ID] {
 			// A newer st's run.json is never overwritten (load).
-			m.logf("run %s is not written: its run.json is a newer st's", r.ID)
+			reg.logf("run %s is not written: its run.json is a newer st's", r.ID)
 			continue
 		}
 		r.Format = api.RunFormat
@@ -105,7 +120,11 @@ func (m *Manager) stage(c *change) *commit {
 			// A Run is plain data; this would be a bug.
 			panic(fmt.Sprintf("orch: encode run %s: %v", r.ID, err))
 		}
-		cm.versions[r.ID] = m.saver.stage(r.ID, append(data, '\n'))
+		hard := c.runs[r]
+		v := reg.saver.stage(r.ID, append(data, '\n'), !hard)
+		if hard {
+			cm.versions[r.ID] = v // (a soft one is waited for by no one)
+		}
 	}
 	return cm
 }
@@ -113,7 +132,7 @@ func (m *Manager) stage(c *change) *commit {
 // land waits until the change is on disk, then wakes the waiters and
 // sets its effects going. A change that could not be kept sets nothing
 // going: the caller undoes it (undo). It takes no lock of the registry:
-// called with m.mu held, the lock stays held while the disk works.
+// a caller that holds it keeps it while the disk works.
 func (cm *commit) land() error {
 	if err := cm.wait(); err != nil {
 		return err
@@ -135,7 +154,7 @@ func (cm *commit) settle() {
 func (cm *commit) wait() error {
 	for id, v := range cm.versions {
 		if err := cm.c.m.saver.wait(id, v); err != nil {
-			return errorf(KindInternal, "free some disk space and try again", "st could not keep run %s: %v", id, err)
+			return errorf(api.KindInternal, "free some disk space and try again", "st could not keep run %s: %v", id, err)
 		}
 	}
 	return nil
@@ -147,9 +166,6 @@ func (cm *commit) effects() {
 	for _, d := range c.done {
 		m.notices.queueDone(d.parent, d.worker)
 	}
-	for _, l := range c.lines {
-		m.notices.queue(l.pane, l.text)
-	}
 	for _, p := range c.kicks {
 		m.notices.kick(p)
 	}
@@ -159,10 +175,26 @@ func (cm *commit) effects() {
 	}
 }
 
-// settleUnlock stages c, lets m.mu go and settles c: the end of a change
-// that stands whatever the disk says. Called with m.mu held.
-func (m *Manager) settleUnlock(c *change) {
-	cm := m.stage(c)
+// settleChange takes the registry's lock, lets f change the registry and
+// record it in c, stages c and lets the lock go, then settles c: written
+// once (not waited for under the lock, so that changes side by side share
+// a write), and its effects set going, the waiters woken among them.
+func (m *Manager) settleChange(f func(c *change)) { m.settle(f, false) }
+
+// settleIfChanged is settleChange for what may find nothing to change (a
+// watch's answer, a list of panes, a refused hook): a change that touched
+// no run and sets nothing going writes nothing and wakes no one.
+func (m *Manager) settleIfChanged(f func(c *change)) { m.settle(f, true) }
+
+func (m *Manager) settle(f func(c *change), quiet bool) {
+	m.mu.Lock()
+	c := m.newChange()
+	f(c)
+	if quiet && len(c.runs) == 0 && len(c.done) == 0 && len(c.kicks) == 0 && len(c.starts) == 0 {
+		m.mu.Unlock()
+		return
+	}
+	cm := m.stageLocked(c)
 	m.mu.Unlock()
 	cm.settle()
 }
@@ -178,89 +210,23 @@ func (m *Manager) Sync() {
 	}
 }
 
-// save writes run r and waits for the disk: for a change that is undone
-// when it cannot be kept. Called with m.mu held.
-func (m *Manager) save(r *Run) error {
+// saveLocked writes run r and waits for the disk: for a change that is
+// undone when it cannot be kept.
+func (m *Manager) saveLocked(r *Run) error {
+	syncs.AssertLocked(&m.mu)
 	c := m.newChange()
-	c.touch(r)
-	return m.stage(c).land()
+	c.touchLocked(r)
+	return m.stageLocked(c).land()
 }
 
-// restage stages runs again as they are now, after a change of them was
-// undone: the saver must not go on trying to write the undone snapshot.
-// Called with m.mu held.
-func (m *Manager) restage(rs ...*Run) {
+// restageLocked stages runs again as they are now, after a change of
+// them was undone: the saver must not go on trying to write the undone
+// snapshot.
+func (m *Manager) restageLocked(rs ...*Run) {
+	syncs.AssertLocked(&m.mu)
 	c := m.newChange()
 	for _, r := range rs {
-		c.touch(r)
+		c.touchLocked(r)
 	}
-	m.stage(c)
-}
-
-// followTask moves the task of worker w along with w's state, and starts
-// what that makes ready. Called with m.mu held.
-func (c *change) followTask(w *Worker) {
-	m := c.m
-	r := m.runOf[w.ID]
-	if r == nil {
-		return
-	}
-	for _, t := range r.Tasks {
-		if t.Worker != w.ID || t.State != TaskRunning {
-			continue
-		}
-		switch w.State {
-		case Done:
-			t.State, t.Reason = TaskDone, ""
-		case Failed:
-			t.State, t.Reason = TaskFailed, "its worker "+w.ID+" failed: "+w.Error
-		case Gone:
-			t.State, t.Reason = TaskFailed, "its worker "+w.ID+" is gone (its pane closed) before it reported"
-		default:
-			continue
-		}
-		t.Since = m.cfg.Now()
-		c.touch(r)
-		c.schedule(r)
-	}
-}
-
-// schedule starts every waiting task of r whose dependencies are all done
-// (once the change is on disk), and fails those whose dependency failed
-// or was cancelled. Called with m.mu held.
-func (c *change) schedule(r *Run) {
-	now := c.m.cfg.Now()
-	for changed := true; changed; {
-		changed = false
-		for _, t := range r.Tasks {
-			if t.State != TaskWaiting {
-				continue
-			}
-			var waitOn []string
-			blocked := ""
-			for _, d := range t.Deps {
-				dt := runTask(r, d)
-				switch {
-				case dt == nil:
-					blocked = fmt.Sprintf("its dependency %s no longer exists", d)
-				case dt.State == TaskFailed || dt.State == TaskCancelled:
-					blocked = fmt.Sprintf("its dependency %s %s", d, pastTense(dt.State))
-				case dt.State != TaskDone:
-					waitOn = append(waitOn, d)
-				}
-			}
-			switch {
-			case blocked != "":
-				t.State, t.Reason, t.Since = TaskFailed, "did not start: "+blocked, now
-				changed = true
-				c.touch(r)
-			case len(waitOn) == 0:
-				t.State, t.Reason, t.Since = TaskRunning, "", now
-				c.touch(r)
-				c.starts = append(c.starts, taskStart{r, t})
-			default:
-				t.Reason = "waiting on " + strings.Join(waitOn, ", ")
-			}
-		}
-	}
+	m.stageLocked(c)
 }

@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/plain"
 	"github.com/sophonz/st/internal/tmux"
 )
@@ -78,7 +79,7 @@ func (m *Manager) capture(ctx context.Context, d *delivery) (agent.View, error) 
 			return v, nil
 		}
 		if goneErr(err) {
-			return agent.View{}, errorf(KindNotFound, "", "the pane %s closed before the line was delivered", d.id())
+			return agent.View{}, errorf(api.KindNotFound, "", "the pane %s closed before the line was delivered", d.id())
 		}
 		if ctx.Err() != nil || time.Now().After(until) {
 			return agent.View{}, err
@@ -109,7 +110,7 @@ func (m *Manager) keys(ctx context.Context, d *delivery, send func() error) erro
 		return nil
 	}
 	if goneErr(err) {
-		return errorf(KindNotFound, "", "the pane %s closed before the line was delivered", d.id())
+		return errorf(api.KindNotFound, "", "the pane %s closed before the line was delivered", d.id())
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -154,7 +155,7 @@ func (m *Manager) deliver(ctx context.Context, d *delivery) error {
 	// line, a notice naming a worker of another machine, st worker send):
 	// a control character would be a key to the agent.
 	if err := plain.Line(d.text); err != nil {
-		return errorf(KindUsage, "", "refused to type into %s: the line %v", d.id(), err)
+		return errorf(api.KindUsage, "", "refused to type into %s: the line %v", d.id(), err)
 	}
 	d.want = squash(d.text)
 	d.readyBy = time.Now().Add(d.blockedTimeout)
@@ -229,7 +230,7 @@ func (m *Manager) waitBox(ctx context.Context, d *delivery) (already bool, err e
 // whether it showed in the box.
 func (m *Manager) typeLine(ctx context.Context, d *delivery, already bool) (bool, error) {
 	if d.typings >= maxTypings {
-		return false, errorf(KindTimeout, "look at the window; the agent may be stuck", "st typed the line %d times into %s and it never showed in the input box", d.typings, d.id())
+		return false, errorf(api.KindTimeout, "look at the window; the agent may be stuck", "st typed the line %d times into %s and it never showed in the input box", d.typings, d.id())
 	}
 	if already {
 		return true, nil
@@ -275,7 +276,7 @@ func (m *Manager) submit(ctx context.Context, d *delivery, seq0 int) error {
 		}
 		now := time.Now()
 		if now.After(hookBy) {
-			return errorf(KindNoHooks, "run st hooks install, then start the worker again (st worker stop "+d.id()+" --yes closes this one)",
+			return errorf(api.KindNoHooks, "run st hooks install, then start the worker again (st worker stop "+d.id()+" --yes closes this one)",
 				"the line was typed into %s, but no hook came from the agent within %s, so st cannot see it start: its hooks are missing", d.id(), d.hookTimeout)
 		}
 		if now.Sub(lastEnter) >= reEnterAfter {
@@ -329,17 +330,17 @@ func (m *Manager) notReady(d *delivery, s agent.Screen) error {
 		if s == agent.ScreenLogin {
 			what = "login"
 		}
-		return errorf(KindBlocked, fmt.Sprintf("get past the screen in that window (the worker then needs its task again), or close it with st worker stop %s --yes", d.id()),
+		return errorf(api.KindBlocked, fmt.Sprintf("get past the screen in that window (the worker then needs its task again), or close it with st worker stop %s --yes", d.id()),
 			"a %s screen kept the task from being typed for %s; the window is left open", what, d.blockedTimeout)
 	case agent.ScreenPrompt:
-		return errorf(KindBlocked, "answer the question in that window, then try again",
+		return errorf(api.KindBlocked, "answer the question in that window, then try again",
 			"a question or permission prompt is on the screen of %s, and st does not type over it", d.id())
 	case agent.ScreenTyped:
-		return errorf(KindBlocked, "send it again once the input box of "+d.id()+" is empty",
+		return errorf(api.KindBlocked, "send it again once the input box of "+d.id()+" is empty",
 			"the input box of %s holds text that st did not type, and st does not type over it", d.id())
 	case agent.ScreenWorking:
-		return errorf(KindTimeout, "try again when its turn has ended", "%s was busy for %s", d.id(), d.blockedTimeout)
+		return errorf(api.KindTimeout, "try again when its turn has ended", "%s was busy for %s", d.id(), d.blockedTimeout)
 	}
-	return errorf(KindTimeout, "look at the window: the agent may have failed to start",
+	return errorf(api.KindTimeout, "look at the window: the agent may have failed to start",
 		"the agent's input box did not appear in %s within %s", d.id(), d.blockedTimeout)
 }

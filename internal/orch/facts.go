@@ -6,23 +6,21 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/api"
 )
 
 // paneFacts is what the agents' hooks told st about the panes they run
 // in: which agent, which conversation, whether it is in a turn or asking
 // a person something, its subagents, and Claude's agent teams
-// (teammates.go). Facts come from hooks and screens, not from st's
+// (agentteam.go). Facts come from hooks and screens, not from st's
 // records, and have their own lock: delivery and the noticer read them
 // without the registry's. The registry's lock may be held when mu is
-// taken, never the other way; the methods that ask the registry whether
-// a pane is a worker's (through worker) say so, and their callers hold
-// the registry's lock.
+// taken, never the other way. What the registry says of a pane (a
+// worker's?) is given to the methods that need it (workerPanes), never
+// asked by the facts themselves.
 type paneFacts struct {
 	now  func() time.Time
 	logf func(format string, args ...any)
-	// worker says whether pane is a worker's, and whether that worker
-	// lives. It reads the registry: called only with m.mu held.
-	worker func(pane string) (known, live bool)
 
 	mu    sync.Mutex
 	panes map[string]*paneInfo
@@ -43,7 +41,7 @@ type paneInfo struct {
 	turnSeq   int // seq of the last turn start
 	lastEvent time.Time
 	// subagents are Claude's subagents in this pane, by id.
-	subagents map[string]*Subagent
+	subagents map[string]*api.Subagent
 	// notice is the last line st typed into the pane as a notice: a turn
 	// it starts is not new work (a report made before it stands).
 	notice string
@@ -52,8 +50,24 @@ type paneInfo struct {
 	quietReady int
 }
 
-func newPaneFacts(now func() time.Time, logf func(string, ...any), worker func(string) (bool, bool)) *paneFacts {
-	return &paneFacts{now: now, logf: logf, worker: worker, panes: map[string]*paneInfo{}, teams: map[string]*team{}}
+func newPaneFacts(now func() time.Time, logf func(string, ...any)) *paneFacts {
+	return &paneFacts{now: now, logf: logf, panes: map[string]*paneInfo{}, teams: map[string]*team{}}
+}
+
+// workerPanes is what the registry says of a pane: whether it is a
+// worker's, and whether that worker lives. The manager gives
+// registry.workerAtLocked, with the registry's lock held: a teammate who
+// became an st worker is the registry's, not its lead's.
+type workerPanes func(pane string) (known, live bool)
+
+func (w workerPanes) known(pane string) bool {
+	k, _ := w(pane)
+	return k
+}
+
+func (w workerPanes) live(pane string) bool {
+	_, l := w(pane)
+	return l
 }
 
 // hookFacts is what one hook event told about its pane.
@@ -71,9 +85,9 @@ type hookFacts struct {
 	inTurn bool
 }
 
-// event applies a hook event from pane's agent of kind. Called with m.mu
-// held (teammates ask the registry).
-func (f *paneFacts) event(pane, kind string, ev agent.Event, flags *agent.Teammate) hookFacts {
+// event applies a hook event from pane's agent of kind; workers says
+// which panes are workers'.
+func (f *paneFacts) event(pane, kind string, ev agent.Event, flags *agent.Teammate, workers workerPanes) hookFacts {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	pi := f.panes[pane]
@@ -89,8 +103,8 @@ func (f *paneFacts) event(pane, kind string, ev agent.Event, flags *agent.Teamma
 	if ev.SessionID != "" {
 		pi.session = ev.SessionID
 	}
-	hf.aside = f.aside(pane, ev, flags)
-	// An event about a subagent or an in-process teammate (teammates.go)
+	hf.aside = f.asideLocked(pane, ev, flags, workers)
+	// An event about a subagent or an in-process teammate (agentteam.go)
 	// leaves the pane's own turn alone.
 	pi.waiting = ev.Kind == agent.EvWaiting || (pi.waiting && (hf.aside || ev.Kind == agent.EvIgnore))
 	switch {
@@ -104,7 +118,7 @@ func (f *paneFacts) event(pane, kind string, ev agent.Event, flags *agent.Teamma
 		pi.inTurn = false
 	}
 	hf.session, hf.notice, hf.inTurn = pi.session, pi.notice, pi.inTurn
-	hf.teammate = f.teammatePane(pane)
+	hf.teammate = f.teammatePaneLocked(pane, workers)
 	return hf
 }
 
@@ -169,7 +183,7 @@ func (f *paneFacts) markNotice(pane, line string) {
 
 // quietTurns lists the panes in a turn whose hooks have been silent for
 // quiet, that are not asking anything, and whose agent keep says to look
-// at (keep reads the registry: called with m.mu held).
+// at (keep is the registry's word, given with its lock held).
 func (f *paneFacts) quietTurns(quiet time.Duration, keep func(pane string) bool) map[string]string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -251,32 +265,31 @@ type paneView struct {
 	inTurn    bool
 	lastEvent time.Time
 	teammate  bool
-	subagents []Subagent
-	teammates []Teammate
+	subagents []api.Subagent
+	teammates []api.Teammate
 }
 
-// views is every pane with an agent as the graph shows it. Called with
-// m.mu held.
-func (f *paneFacts) views() map[string]paneView {
+// views is every pane with an agent as the graph shows it.
+func (f *paneFacts) views(workers workerPanes) map[string]paneView {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := map[string]paneView{}
 	for id, pi := range f.panes {
-		out[id] = paneView{agent: pi.agent, inTurn: pi.inTurn, lastEvent: pi.lastEvent, teammate: f.teammatePane(id),
-			subagents: f.subagentsOfLocked(id), teammates: f.teammatesOfLocked(id)}
+		out[id] = paneView{agent: pi.agent, inTurn: pi.inTurn, lastEvent: pi.lastEvent, teammate: f.teammatePaneLocked(id, workers),
+			subagents: f.subagentsOfLocked(id), teammates: f.teammatesOfLocked(id, workers)}
 	}
 	return out
 }
 
 // kinds is what runs in each pane that st knows of, as st ls says it:
 // the agent's kind, with " teammate" after it for a teammate of a Claude
-// agent team. Called with m.mu held.
-func (f *paneFacts) kinds() map[string]string {
+// agent team.
+func (f *paneFacts) kinds(workers workerPanes) map[string]string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := map[string]string{}
 	for id, p := range f.panes {
-		out[id] = f.paneKind(id, p.agent)
+		out[id] = f.paneKindLocked(id, p.agent, workers)
 	}
 	return out
 }

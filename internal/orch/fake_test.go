@@ -5,168 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
-	"strconv"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/store"
-	"github.com/sophonz/st/internal/tmux"
+	"github.com/sophonz/st/internal/testutil/faketmux"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// fakePane is a pane of fakeTmux.
-type fakePane struct {
-	id, window, index, session, sessName, winName, cmd, path string
-	pid                                                      int
-	dead                                                     bool
-	opts                                                     map[string]string // pane user options, @st_*
-}
-
-// field is the value of one #{...} of a -F format, as tmux would print it.
-// A missing pane prints every field empty (tmux 3.3a display-message).
-func (p *fakePane) field(name string) (string, bool) {
-	if p == nil {
-		return "", true
-	}
-	switch name {
-	case "pane_id":
-		return p.id, true
-	case "window_id":
-		return p.window, true
-	case "window_index":
-		return p.index, true
-	case "session_id":
-		return p.session, true
-	case "pane_pid":
-		if p.pid == 0 {
-			return "", true
-		}
-		return strconv.Itoa(p.pid), true
-	case "pane_dead":
-		if p.dead {
-			return "1", true
-		}
-		return "0", true
-	case "session_name":
-		return p.sessName, true
-	case "window_name":
-		return p.winName, true
-	case "pane_current_command":
-		return p.cmd, true
-	case "pane_current_path":
-		return p.path, true
-	}
-	if strings.HasPrefix(name, "@") {
-		return p.opts[name], true
-	}
-	return "", false
-}
-
-// fakeTmux answers the commands the Manager runs outside of typing:
-// list-panes -a -F, display-message -p -t -F, set-option (and -u) and
-// capture-pane. Any other command is recorded as unexpected and fails the
-// test at its end (it may come from a goroutine that outlives the test).
-type fakeTmux struct {
-	mu         sync.Mutex
-	panes      []*fakePane
-	unexpected []string
-}
-
-func (f *fakeTmux) pane(id string) *fakePane {
-	for _, p := range f.panes {
-		if p.id == id {
-			return p
-		}
-	}
-	return nil
-}
-
-// option reads a pane user option, under the lock.
-func (f *fakeTmux) option(pane, name string) string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if p := f.pane(pane); p != nil {
-		return p.opts[name]
-	}
-	return ""
-}
-
-func (f *fakeTmux) render(format string, p *fakePane) string {
-	parts := strings.Split(format, "\x1f")
-	for i, part := range parts {
-		name, ok := strings.CutPrefix(part, "#{")
-		name, ok2 := strings.CutSuffix(name, "}")
-		v, known := p.field(name)
-		if !ok || !ok2 || !known {
-			f.unexpected = append(f.unexpected, "format field "+part)
-		}
-		parts[i] = v
-	}
-	return strings.Join(parts, "\x1f")
-}
-
-func (f *fakeTmux) Run(ctx context.Context, args ...string) (string, error) {
-	// Commands chained with ";" (SetOptions) run one after another.
-	for i, a := range args {
-		if a == ";" {
-			if _, err := f.Run(ctx, args[:i]...); err != nil {
-				return "", err
-			}
-			return f.Run(ctx, args[i+1:]...)
-		}
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	is := func(want ...string) bool {
-		if len(args) != len(want) {
-			return false
-		}
-		for i, w := range want {
-			if w != "*" && args[i] != w {
-				return false
-			}
-		}
-		return true
-	}
-	switch {
-	case is("list-panes", "-a", "-F", "*"):
-		var b strings.Builder
-		for _, p := range f.panes {
-			b.WriteString(f.render(args[3], p) + "\n")
-		}
-		return b.String(), nil
-	case is("display-message", "-p", "-t", "*", "-F", "*"):
-		return f.render(args[5], f.pane(args[3])) + "\n", nil
-	case is("set-option", "-p", "-t", "*", "*", "*"):
-		p := f.pane(args[3])
-		if p == nil {
-			return "", errors.New("no such pane: " + args[3])
-		}
-		p.opts[args[4]] = args[5]
-		return "", nil
-	case is("set-option", "-p", "-u", "-t", "*", "*"):
-		p := f.pane(args[4])
-		if p == nil {
-			return "", errors.New("no such pane: " + args[4])
-		}
-		delete(p.opts, args[5])
-		return "", nil
-	case is("show-options", "-p", "-q", "-v", "-t", "*", "*"):
-		p := f.pane(args[5])
-		if p == nil {
-			return "", errors.New("no such pane: " + args[5])
-		}
-		return p.opts[args[6]] + "\n", nil
-	case is("capture-pane", "-p", "-t", "*"), is("capture-pane", "-p", "-e", "-t", "*"):
-		return "", nil
-	}
-	f.unexpected = append(f.unexpected, strings.Join(args, " "))
-	return "", errors.New("unexpected tmux command")
-}
 
 const (
 	testRun  = "run-t1"
@@ -179,7 +27,7 @@ const (
 type harness struct {
 	t    *testing.T
 	m    *Manager
-	tm   *fakeTmux
+	tm   *faketmux.Server
 	home string
 }
 
@@ -187,7 +35,7 @@ type harness struct {
 // worker, %2 "w1" of agent sim, in state. It is put there the way a
 // restarted daemon finds it: run.json on disk and the panes carrying
 // @st_run. edit may change the fake's panes before the Manager loads.
-func newHarness(t *testing.T, state State, edit func(*fakeTmux)) *harness {
+func newHarness(t *testing.T, state api.State, edit func(*faketmux.Server)) *harness {
 	t.Helper()
 	home := t.TempDir()
 	now := time.Now()
@@ -201,28 +49,24 @@ func newHarness(t *testing.T, state State, edit func(*fakeTmux)) *harness {
 	if err := store.WriteJSON(filepath.Join(home, "orch", testRun, "run.json"), &r, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	tm := &fakeTmux{panes: []*fakePane{
-		{id: coord, window: "@1", index: "0", session: "$0", sessName: "main", winName: "coord", cmd: "sim", path: "/tmp", pid: 1,
-			opts: map[string]string{"@st_run": testRun, "@st_role": "coordinator"}},
-		{id: workerID, window: "@2", index: "1", session: "$0", sessName: "main", winName: "w1", cmd: "st", path: "/tmp", pid: 2,
-			opts: map[string]string{"@st_run": testRun, "@st_role": "worker", "@st_parent": coord, "@st_name": "w1"}},
-		{id: shell, window: "@9", index: "2", session: "$0", sessName: "main", winName: "bash", cmd: "bash", path: "/tmp", pid: 9,
-			opts: map[string]string{}},
+	tm := &faketmux.Server{Panes: []*faketmux.Pane{
+		{ID: coord, Window: "@1", Index: "0", Session: "$0", SessName: "main", WinName: "coord", Cmd: "sim", Path: "/tmp", PID: 1,
+			Opts: map[string]string{"@st_run": testRun, "@st_role": "coordinator"}},
+		{ID: workerID, Window: "@2", Index: "1", Session: "$0", SessName: "main", WinName: "w1", Cmd: "st", Path: "/tmp", PID: 2,
+			Opts: map[string]string{"@st_run": testRun, "@st_role": "worker", "@st_parent": coord, "@st_name": "w1"}},
+		{ID: shell, Window: "@9", Index: "2", Session: "$0", SessName: "main", WinName: "bash", Cmd: "bash", Path: "/tmp", PID: 9,
+			Opts: map[string]string{}},
 	}}
 	if edit != nil {
 		edit(tm)
 	}
-	m, err := NewManager(context.Background(), Config{Home: home, STBin: "/bin/st", Tmux: tmux.NewWithRunner("/tmp/fake.sock", tm), ReadWait: 50 * time.Millisecond})
+	m, err := NewManager(context.Background(), Config{Home: home, STBin: "/bin/st", Tmux: tm.Client(), ReadWait: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		m.Close()
-		tm.mu.Lock()
-		defer tm.mu.Unlock()
-		for _, u := range tm.unexpected {
-			t.Errorf("unexpected tmux command: %s", u)
-		}
+		tm.Check(t)
 	})
 	return &harness{t: t, m: m, tm: tm, home: home}
 }
@@ -248,7 +92,7 @@ func payload(event string, kv ...any) []byte {
 }
 
 func (h *harness) hookFrom(pane, event string, kv ...any) error {
-	_, err := h.m.Hook(context.Background(), HookRequest{Agent: "sim", Event: event, Pane: pane, Payload: payload(event, kv...)})
+	_, err := h.m.Hook(context.Background(), api.HookRequest{Agent: "sim", Event: event, Pane: pane, Payload: payload(event, kv...)})
 	return err
 }
 
@@ -261,9 +105,9 @@ func (h *harness) hook(event string, kv ...any) {
 
 // worker reads the worker as commands see it (by a caller that is not its
 // parent, so that reading marks nothing as seen).
-func (h *harness) worker() Worker {
+func (h *harness) worker() api.Worker {
 	h.t.Helper()
-	v, err := h.m.Read(context.Background(), IDRequest{ID: workerID})
+	v, err := h.m.Read(context.Background(), api.IDRequest{ID: workerID})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -288,9 +132,9 @@ func (h *harness) onDisk() Worker {
 
 func wantKind(t *testing.T, err error, kind string) {
 	t.Helper()
-	var oe *Error
+	var oe *api.Error
 	if !errors.As(err, &oe) {
-		t.Fatalf("error = %v (%T), want an *orch.Error of kind %s", err, err, kind)
+		t.Fatalf("error = %v (%T), want an *api.Error of kind %s", err, err, kind)
 	}
 	if oe.Kind != kind {
 		t.Fatalf("error kind = %s (%v), want %s", oe.Kind, oe, kind)

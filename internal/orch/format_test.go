@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/testutil/faketmux"
 	"github.com/sophonz/st/internal/tmux"
 )
 
@@ -20,7 +21,7 @@ import (
 func TestNewerFilesAreRefused(t *testing.T) {
 	newer := `{"format": 99, "id": "run-new", "objective": "from the future", "coordinator": "%1", "workers": []}` + "\n"
 	layout := `{"format": 99, "sessions": [{"name": "main", "windows": []}], "server": "1:2"}` + "\n"
-	h := newHarness(t, Working, func(*fakeTmux) {})
+	h := newHarness(t, api.Working, func(*faketmux.Server) {})
 	home := h.home
 	// A second manager on the same home, as after an older st's start.
 	h.m.Close()
@@ -54,9 +55,9 @@ func TestNewerFilesAreRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.mu.Lock()
-	r := m.runs[testRun]
+	err = m.saveLocked(m.runs[testRun])
 	m.mu.Unlock()
-	if err := m.save(r); err != nil {
+	if err != nil {
 		t.Fatal(err)
 	}
 	m.Sync()

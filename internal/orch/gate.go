@@ -13,7 +13,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/store"
+	"github.com/sophonz/st/internal/syncs"
 )
 
 // gateBook keeps the gates: questions only a person answers, asked by
@@ -26,17 +28,17 @@ type gateBook struct {
 	logf func(format string, args ...any)
 
 	mu    sync.Mutex
-	gates map[string]*Gate
+	gates map[string]*api.Gate
 }
 
 func newGateBook(home string, now func() time.Time, logf func(string, ...any)) *gateBook {
-	return &gateBook{path: filepath.Join(home, "gates.json"), now: now, logf: logf, gates: map[string]*Gate{}}
+	return &gateBook{path: filepath.Join(home, "gates.json"), now: now, logf: logf, gates: map[string]*api.Gate{}}
 }
 
 // load reads gates.json. A file that does not decode is copied aside and
 // left out.
 func (b *gateBook) load() {
-	var gs []*Gate
+	var gs []*api.Gate
 	err := store.ReadJSON(b.path, &gs)
 	if errors.Is(err, fs.ErrNotExist) {
 		return
@@ -51,32 +53,34 @@ func (b *gateBook) load() {
 	}
 }
 
-// save writes every gate. Called with b.mu held.
-func (b *gateBook) save() error {
-	gs := make([]*Gate, 0, len(b.gates))
+// saveLocked writes every gate.
+func (b *gateBook) saveLocked() error {
+	syncs.AssertLocked(&b.mu)
+	gs := make([]*api.Gate, 0, len(b.gates))
 	for _, g := range b.gates {
 		gs = append(gs, g)
 	}
 	sort.Slice(gs, func(i, j int) bool { return gs[i].Asked.Before(gs[j].Asked) })
 	if err := store.WriteJSON(b.path, gs, 0o600); err != nil {
-		return errorf(KindInternal, "free some disk space and try again", "st could not keep the gates: %v", err)
+		return errorf(api.KindInternal, "free some disk space and try again", "st could not keep the gates: %v", err)
 	}
 	return nil
 }
 
-// expire closes gates whose deadline passed, and reports whether any
-// closed. Called with b.mu held.
-func (b *gateBook) expire() bool {
+// expireLocked closes gates whose deadline passed, and reports whether
+// any closed.
+func (b *gateBook) expireLocked() bool {
+	syncs.AssertLocked(&b.mu)
 	now := b.now()
 	changed := false
 	for _, g := range b.gates {
-		if g.State == GateOpen && g.Deadline != nil && now.After(*g.Deadline) {
-			g.State = GateTimedOut
+		if g.State == api.GateOpen && g.Deadline != nil && now.After(*g.Deadline) {
+			g.State = api.GateTimedOut
 			changed = true
 		}
 	}
 	if changed {
-		b.save()
+		b.saveLocked()
 	}
 	return changed
 }
@@ -90,24 +94,59 @@ func (b *gateBook) retire(follow func(string) (string, bool)) {
 			g.Pane = n
 		}
 	}
-	b.save()
+	b.saveLocked()
+}
+
+// expire closes the gates whose deadline passed, and reports whether
+// any closed.
+func (b *gateBook) expire() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.expireLocked()
+}
+
+// open keeps the new gate g on disk, or not at all.
+func (b *gateBook) open(g *api.Gate) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.gates[g.ID] = g
+	err := b.saveLocked()
+	if err != nil {
+		delete(b.gates, g.ID)
+	}
+	return err
+}
+
+// get is the gate id as people see it, if there is one.
+func (b *gateBook) get(id string) (api.Gate, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	g := b.gates[id]
+	if g == nil {
+		return api.Gate{}, false
+	}
+	return publicGate(g), true
+}
+
+// answer records the first answer of an open gate (answerLocked).
+func (b *gateBook) answer(req api.GateRequest) (api.Gate, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.answerLocked(req)
 }
 
 // expireNow closes the gates whose deadline passed, waking waiters.
 func (m *Manager) expireNow() {
-	m.gates.mu.Lock()
-	changed := m.gates.expire()
-	m.gates.mu.Unlock()
-	if changed {
+	if m.gates.expire() {
 		m.notify()
 	}
 }
 
 // AskGate opens a gate and returns it; the asker then waits with WaitGate.
-func (m *Manager) AskGate(ctx context.Context, req GateRequest) (*Gate, error) {
+func (m *Manager) AskGate(ctx context.Context, req api.GateRequest) (*api.Gate, error) {
 	q := strings.TrimSpace(req.Question)
 	if q == "" {
-		return nil, errorf(KindUsage, `st gate ask "QUESTION" --option A --option B`, "a gate needs a question")
+		return nil, errorf(api.KindUsage, `st gate ask "QUESTION" --option A --option B`, "a gate needs a question")
 	}
 	if err := checkText("question", q+strings.Join(req.Options, "")); err != nil {
 		return nil, err
@@ -123,38 +162,31 @@ func (m *Manager) AskGate(ctx context.Context, req GateRequest) (*Gate, error) {
 		opts = append(opts, o)
 	}
 	if len(opts) < 2 {
-		return nil, errorf(KindUsage, `st gate ask "QUESTION" --option A --option B`, "a gate needs at least two different options")
+		return nil, errorf(api.KindUsage, `st gate ask "QUESTION" --option A --option B`, "a gate needs at least two different options")
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.cfg.Now()
-	g := &Gate{ID: newID("gate-"), Question: q, Options: opts, Pane: req.Pane, State: GateOpen, Asked: now}
+	g := &api.Gate{ID: newID("gate-"), Question: q, Options: opts, Pane: req.Pane, State: api.GateOpen, Asked: now}
 	if r := m.runOf[req.Pane]; r != nil {
 		g.Run = r.ID
-	} else if r := m.currentRun(req.Pane); r != nil {
+	} else if r := m.currentRunLocked(req.Pane); r != nil {
 		g.Run = r.ID
 	}
 	if req.Timeout > 0 {
 		d := now.Add(req.Timeout)
 		g.Deadline = &d
 	}
-	m.gates.mu.Lock()
-	m.gates.gates[g.ID] = g
-	err := m.gates.save()
-	if err != nil {
-		delete(m.gates.gates, g.ID)
-	}
-	c := publicGate(g)
-	m.gates.mu.Unlock()
-	if err != nil {
+	if err := m.gates.open(g); err != nil {
 		return nil, err
 	}
+	c := publicGate(g)
 	m.logf("gate %s opened by %s: %s", g.ID, orNone(req.Pane), q)
 	ch := m.newChange()
-	if w := m.workers[req.Pane]; w != nil && w.State.Live() && w.State != Waiting {
-		ch.setState(w, Waiting)
+	if w := m.workers[req.Pane]; w != nil && w.State.Live() && w.State != api.Waiting {
+		ch.setStateLocked(w, api.Waiting)
 	}
-	m.stage(ch).settle()
+	m.stageLocked(ch).settle()
 	if m.cfg.OnGate != nil {
 		m.bg.Go(func(context.Context) { m.cfg.OnGate(c) })
 	}
@@ -163,7 +195,7 @@ func (m *Manager) AskGate(ctx context.Context, req GateRequest) (*Gate, error) {
 
 // WaitGate blocks until the gate is answered or timed out, or until
 // req.Timeout passes (then the gate is returned still open).
-func (m *Manager) WaitGate(ctx context.Context, req GateRequest) (*Gate, error) {
+func (m *Manager) WaitGate(ctx context.Context, req api.GateRequest) (*api.Gate, error) {
 	var until <-chan time.Time
 	if req.Timeout > 0 {
 		t := time.NewTimer(req.Timeout)
@@ -175,17 +207,11 @@ func (m *Manager) WaitGate(ctx context.Context, req GateRequest) (*Gate, error) 
 	for {
 		ch := m.Changed()
 		m.expireNow()
-		m.gates.mu.Lock()
-		g := m.gates.gates[req.ID]
-		var c Gate
-		if g != nil {
-			c = publicGate(g)
+		c, ok := m.gates.get(req.ID)
+		if !ok {
+			return nil, errorf(api.KindNotFound, "st gate list shows the gates", "there is no gate %q", req.ID)
 		}
-		m.gates.mu.Unlock()
-		if g == nil {
-			return nil, errorf(KindNotFound, "st gate list shows the gates", "there is no gate %q", req.ID)
-		}
-		if c.State != GateOpen {
+		if c.State != api.GateOpen {
 			return &c, nil
 		}
 		select {
@@ -200,36 +226,35 @@ func (m *Manager) WaitGate(ctx context.Context, req GateRequest) (*Gate, error) 
 }
 
 // AnswerGate answers an open gate; the first answer wins.
-func (m *Manager) AnswerGate(ctx context.Context, req GateRequest) (*Gate, error) {
+func (m *Manager) AnswerGate(ctx context.Context, req api.GateRequest) (*api.Gate, error) {
 	m.expireNow()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.gates.mu.Lock()
 	c, err := m.gates.answer(req)
-	m.gates.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
 	m.logf("gate %s answered %q by %s", c.ID, c.Answer, c.AnsweredBy)
 	ch := m.newChange()
-	if w := m.workers[c.Pane]; w != nil && w.State == Waiting {
-		ch.setState(w, Working)
+	if w := m.workers[c.Pane]; w != nil && w.State == api.Waiting {
+		ch.setStateLocked(w, api.Working)
 	}
-	m.stage(ch).settle()
+	m.stageLocked(ch).settle()
 	return &c, nil
 }
 
-// answer records the first answer of an open gate. Called with b.mu held.
-func (b *gateBook) answer(req GateRequest) (Gate, error) {
+// answerLocked records the first answer of an open gate.
+func (b *gateBook) answerLocked(req api.GateRequest) (api.Gate, error) {
+	syncs.AssertLocked(&b.mu)
 	g := b.gates[req.ID]
 	if g == nil {
-		return Gate{}, errorf(KindNotFound, "st gate list shows the gates", "there is no gate %q", req.ID)
+		return api.Gate{}, errorf(api.KindNotFound, "st gate list shows the gates", "there is no gate %q", req.ID)
 	}
 	switch g.State {
-	case GateAnswered:
-		return Gate{}, errorf(KindConflict, "", "refused: gate %s was already answered %q (by %s)", g.ID, g.Answer, g.AnsweredBy)
-	case GateTimedOut:
-		return Gate{}, errorf(KindConflict, "", "refused: gate %s timed out before an answer came", g.ID)
+	case api.GateAnswered:
+		return api.Gate{}, errorf(api.KindConflict, "", "refused: gate %s was already answered %q (by %s)", g.ID, g.Answer, g.AnsweredBy)
+	case api.GateTimedOut:
+		return api.Gate{}, errorf(api.KindConflict, "", "refused: gate %s timed out before an answer came", g.ID)
 	}
 	var pick string
 	for _, o := range g.Options {
@@ -238,21 +263,21 @@ func (b *gateBook) answer(req GateRequest) (Gate, error) {
 		}
 	}
 	if pick == "" {
-		return Gate{}, errorf(KindUsage, "answer with one of: "+strings.Join(g.Options, ", "), "%q is not an option of gate %s", req.Option, g.ID)
+		return api.Gate{}, errorf(api.KindUsage, "answer with one of: "+strings.Join(g.Options, ", "), "%q is not an option of gate %s", req.Option, g.ID)
 	}
 	now := b.now()
 	keys := g.AnswerKeys
-	g.State, g.Answer, g.AnsweredAt, g.AnsweredBy = GateAnswered, pick, &now, orDefaultStr(req.By, "cli")
+	g.State, g.Answer, g.AnsweredAt, g.AnsweredBy = api.GateAnswered, pick, &now, orDefaultStr(req.By, "cli")
 	g.AnswerKeys = nil // the push's other tokens answer nothing now
-	if err := b.save(); err != nil {
-		g.State, g.Answer, g.AnsweredAt, g.AnsweredBy, g.AnswerKeys = GateOpen, "", nil, "", keys
-		return Gate{}, err
+	if err := b.saveLocked(); err != nil {
+		g.State, g.Answer, g.AnsweredAt, g.AnsweredBy, g.AnswerKeys = api.GateOpen, "", nil, "", keys
+		return api.Gate{}, err
 	}
 	return publicGate(g), nil
 }
 
 // public is a copy of g to show: without the answer tokens' hashes.
-func publicGate(g *Gate) Gate {
+func publicGate(g *api.Gate) api.Gate {
 	c := *g
 	c.AnswerKeys = nil
 	return c
@@ -261,27 +286,30 @@ func publicGate(g *Gate) Gate {
 // MintAnswerTokens makes one answer token per option of an open gate, for
 // a push's actions: each answers the gate with its option once, and none
 // works once the gate is answered or closed. It returns option -> token.
-func (m *Manager) MintAnswerTokens(id string) (map[string]string, error) {
-	m.gates.mu.Lock()
-	defer m.gates.mu.Unlock()
-	g := m.gates.gates[id]
-	if g == nil || g.State != GateOpen {
-		return nil, errorf(KindNotFound, "", "gate %s is not open", id)
+func (m *Manager) MintAnswerTokens(id string) (map[string]string, error) { return m.gates.mint(id) }
+
+// mint is MintAnswerTokens.
+func (b *gateBook) mint(id string) (map[string]string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	g := b.gates[id]
+	if g == nil || g.State != api.GateOpen {
+		return nil, errorf(api.KindNotFound, "", "gate %s is not open", id)
 	}
 	out := map[string]string{}
 	if g.AnswerKeys == nil {
 		g.AnswerKeys = map[string]string{}
 	}
 	for _, o := range g.Options {
-		b := make([]byte, 32)
-		if _, err := rand.Read(b); err != nil {
+		raw := make([]byte, 32)
+		if _, err := rand.Read(raw); err != nil {
 			return nil, err
 		}
-		tok := hex.EncodeToString(b)
+		tok := hex.EncodeToString(raw)
 		out[o] = tok
 		g.AnswerKeys[answerKey(tok)] = o
 	}
-	if err := m.gates.save(); err != nil {
+	if err := b.saveLocked(); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -294,27 +322,31 @@ func answerKey(tok string) string {
 
 // ErrBadAnswerToken is what an answer token that answers nothing gets:
 // the same words whatever the reason, so a guess learns nothing.
-var ErrBadAnswerToken = errorf(KindNotFound, "", "this answer link is not valid (it was used, its gate is closed, or it never was)")
+var ErrBadAnswerToken = errorf(api.KindNotFound, "", "this answer link is not valid (it was used, its gate is closed, or it never was)")
 
 // AnswerGateByToken answers the gate whose push carried tok with tok's
 // option (the push service's action, by a person on their phone).
-func (m *Manager) AnswerGateByToken(ctx context.Context, tok string) (*Gate, error) {
+func (m *Manager) AnswerGateByToken(ctx context.Context, tok string) (*api.Gate, error) {
 	if len(tok) != 64 {
 		return nil, ErrBadAnswerToken
 	}
-	key := answerKey(tok)
-	m.gates.mu.Lock()
-	var id, option string
-	for _, g := range m.gates.gates {
-		if o, ok := g.AnswerKeys[key]; ok && g.State == GateOpen {
-			id, option = g.ID, o
-		}
-	}
-	m.gates.mu.Unlock()
+	id, option := m.gates.byToken(answerKey(tok))
 	if id == "" {
 		return nil, ErrBadAnswerToken
 	}
-	return m.AnswerGate(ctx, GateRequest{ID: id, Option: option, By: "push"})
+	return m.AnswerGate(ctx, api.GateRequest{ID: id, Option: option, By: "push"})
+}
+
+// byToken is the open gate and option an answer token's key answers.
+func (b *gateBook) byToken(key string) (id, option string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, g := range b.gates {
+		if o, ok := g.AnswerKeys[key]; ok && g.State == api.GateOpen {
+			id, option = g.ID, o
+		}
+	}
+	return id, option
 }
 
 func orDefaultStr(s, def string) string {
@@ -325,19 +357,24 @@ func orDefaultStr(s, def string) string {
 }
 
 // Gates lists the gates, open ones first.
-func (m *Manager) Gates(ctx context.Context, all bool) []Gate {
+func (m *Manager) Gates(ctx context.Context, all bool) []api.Gate {
 	m.expireNow()
-	m.gates.mu.Lock()
-	defer m.gates.mu.Unlock()
-	var out []Gate
-	for _, g := range m.gates.gates {
-		if all || g.State == GateOpen {
+	return m.gates.list(all)
+}
+
+// list is the gates (all, or the open ones), open ones first.
+func (b *gateBook) list(all bool) []api.Gate {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []api.Gate
+	for _, g := range b.gates {
+		if all || g.State == api.GateOpen {
 			out = append(out, publicGate(g))
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if (out[i].State == GateOpen) != (out[j].State == GateOpen) {
-			return out[i].State == GateOpen
+		if (out[i].State == api.GateOpen) != (out[j].State == api.GateOpen) {
+			return out[i].State == api.GateOpen
 		}
 		return out[i].Asked.Before(out[j].Asked)
 	})

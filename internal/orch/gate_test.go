@@ -10,14 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/tmux"
 )
 
 // Gates on the fake tmux server: a question only a person answers.
 
-func (h *harness) ask(pane string, timeout time.Duration) *Gate {
+func (h *harness) ask(pane string, timeout time.Duration) *api.Gate {
 	h.t.Helper()
-	g, err := h.m.AskGate(context.Background(), GateRequest{Pane: pane, Question: "Ship it?", Options: []string{"yes", "no", " YES "}, Timeout: timeout})
+	g, err := h.m.AskGate(context.Background(), api.GateRequest{Pane: pane, Question: "Ship it?", Options: []string{"yes", "no", " YES "}, Timeout: timeout})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -26,7 +27,7 @@ func (h *harness) ask(pane string, timeout time.Duration) *Gate {
 
 // askWithTokens opens a gate from the worker's pane with answer tokens
 // for a push, and returns them by option.
-func (h *harness) askWithTokens() (*Gate, map[string]string) {
+func (h *harness) askWithTokens() (*api.Gate, map[string]string) {
 	h.t.Helper()
 	g := h.ask(workerID, 0)
 	toks, err := h.m.MintAnswerTokens(g.ID)
@@ -37,13 +38,13 @@ func (h *harness) askWithTokens() (*Gate, map[string]string) {
 }
 
 // gateOnDisk reads gate id back from gates.json.
-func gateOnDisk(t *testing.T, home, id string) Gate {
+func gateOnDisk(t *testing.T, home, id string) api.Gate {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(home, "gates.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var gs []Gate
+	var gs []api.Gate
 	if err := json.Unmarshal(b, &gs); err != nil {
 		t.Fatal(err)
 	}
@@ -53,81 +54,81 @@ func gateOnDisk(t *testing.T, home, id string) Gate {
 		}
 	}
 	t.Fatalf("gates.json has no gate %s", id)
-	return Gate{}
+	return api.Gate{}
 }
 
 func TestGateAskAnswerWait(t *testing.T) {
-	h := newHarness(t, Working, nil)
+	h := newHarness(t, api.Working, nil)
 	ctx := context.Background()
 	g := h.ask(workerID, 0)
-	if g.State != GateOpen || g.Run != testRun || g.Pane != workerID || len(g.Options) != 2 {
+	if g.State != api.GateOpen || g.Run != testRun || g.Pane != workerID || len(g.Options) != 2 {
 		t.Errorf("AskGate = %+v (a repeated option counts once)", g)
 	}
-	if w := h.worker(); w.State != Waiting {
+	if w := h.worker(); w.State != api.Waiting {
 		t.Errorf("the asker is %s, want waiting", w.State)
 	}
-	if d := h.onDisk(); d.State != Waiting {
+	if d := h.onDisk(); d.State != api.Waiting {
 		t.Errorf("run.json has the asker %s, want waiting", d.State)
 	}
-	if d := gateOnDisk(t, h.home, g.ID); d.State != GateOpen || d.Question != "Ship it?" {
+	if d := gateOnDisk(t, h.home, g.ID); d.State != api.GateOpen || d.Question != "Ship it?" {
 		t.Errorf("gates.json: %+v", d)
 	}
 
 	// A wait blocks until the answer.
-	got := make(chan *Gate, 1)
+	got := make(chan *api.Gate, 1)
 	go func() {
-		w, err := h.m.WaitGate(ctx, GateRequest{ID: g.ID, Timeout: time.Minute})
+		w, err := h.m.WaitGate(ctx, api.GateRequest{ID: g.ID, Timeout: time.Minute})
 		if err != nil {
 			t.Error(err)
 		}
 		got <- w
 	}()
 
-	_, err := h.m.AnswerGate(ctx, GateRequest{ID: g.ID, Option: "maybe"})
-	wantKind(t, err, KindUsage)
+	_, err := h.m.AnswerGate(ctx, api.GateRequest{ID: g.ID, Option: "maybe"})
+	wantKind(t, err, api.KindUsage)
 	if !strings.Contains(err.Error(), "answer with one of: yes, no") {
 		t.Errorf("refusal %q does not list the options", err)
 	}
-	if w := h.worker(); w.State != Waiting {
+	if w := h.worker(); w.State != api.Waiting {
 		t.Errorf("a refused answer moved the asker to %s", w.State)
 	}
 
-	a, err := h.m.AnswerGate(ctx, GateRequest{ID: g.ID, Option: " No"})
+	a, err := h.m.AnswerGate(ctx, api.GateRequest{ID: g.ID, Option: " No"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.State != GateAnswered || a.Answer != "no" || a.AnsweredBy != "cli" || a.AnsweredAt == nil {
+	if a.State != api.GateAnswered || a.Answer != "no" || a.AnsweredBy != "cli" || a.AnsweredAt == nil {
 		t.Errorf("AnswerGate = %+v", a)
 	}
-	if w := h.worker(); w.State != Working {
+	if w := h.worker(); w.State != api.Working {
 		t.Errorf("the answered asker is %s, want working", w.State)
 	}
 	select {
 	case w := <-got:
-		if w == nil || w.State != GateAnswered || w.Answer != "no" {
+		if w == nil || w.State != api.GateAnswered || w.Answer != "no" {
 			t.Errorf("WaitGate = %+v", w)
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("the wait was not woken by the answer")
 	}
 
-	_, err = h.m.AnswerGate(ctx, GateRequest{ID: g.ID, Option: "yes", By: "web"})
-	wantKind(t, err, KindConflict)
+	_, err = h.m.AnswerGate(ctx, api.GateRequest{ID: g.ID, Option: "yes", By: "web"})
+	wantKind(t, err, api.KindConflict)
 	if !strings.Contains(err.Error(), `already answered "no" (by cli)`) {
 		t.Errorf("second answer: %v", err)
 	}
-	if d := gateOnDisk(t, h.home, g.ID); d.State != GateAnswered || d.Answer != "no" {
+	if d := gateOnDisk(t, h.home, g.ID); d.State != api.GateAnswered || d.Answer != "no" {
 		t.Errorf("gates.json after a refused second answer: %+v", d)
 	}
-	_, err = h.m.AnswerGate(ctx, GateRequest{ID: "gate-nosuch", Option: "yes"})
-	wantKind(t, err, KindNotFound)
-	_, err = h.m.WaitGate(ctx, GateRequest{ID: "gate-nosuch"})
-	wantKind(t, err, KindNotFound)
+	_, err = h.m.AnswerGate(ctx, api.GateRequest{ID: "gate-nosuch", Option: "yes"})
+	wantKind(t, err, api.KindNotFound)
+	_, err = h.m.WaitGate(ctx, api.GateRequest{ID: "gate-nosuch"})
+	wantKind(t, err, api.KindNotFound)
 }
 
 func TestGateAskRefusals(t *testing.T) {
-	h := newHarness(t, Working, nil)
-	for name, req := range map[string]GateRequest{
+	h := newHarness(t, api.Working, nil)
+	for name, req := range map[string]api.GateRequest{
 		"no question":          {Pane: workerID, Options: []string{"a", "b"}},
 		"one option":           {Pane: workerID, Question: "q?", Options: []string{"a"}},
 		"one option twice":     {Pane: workerID, Question: "q?", Options: []string{"a", "A", " "}},
@@ -139,36 +140,36 @@ func TestGateAskRefusals(t *testing.T) {
 			t.Errorf("%s: the gate was opened", name)
 			continue
 		}
-		wantKind(t, err, KindUsage)
+		wantKind(t, err, api.KindUsage)
 	}
 	if gs := h.m.Gates(context.Background(), true); len(gs) != 0 {
 		t.Errorf("gates after refusals: %+v", gs)
 	}
-	if w := h.worker(); w.State != Working {
+	if w := h.worker(); w.State != api.Working {
 		t.Errorf("a refused gate moved the asker to %s", w.State)
 	}
 }
 
 func TestGateTimesOut(t *testing.T) {
-	h := newHarness(t, Working, nil)
+	h := newHarness(t, api.Working, nil)
 	ctx := context.Background()
 	g := h.ask(workerID, 50*time.Millisecond)
 	if g.Deadline == nil {
 		t.Fatal("a gate with a timeout has no deadline")
 	}
 	// The wait outlasts the gate: it returns the gate closed.
-	w, err := h.m.WaitGate(ctx, GateRequest{ID: g.ID, Timeout: time.Minute})
+	w, err := h.m.WaitGate(ctx, api.GateRequest{ID: g.ID, Timeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.State != GateTimedOut || w.Answer != "" {
+	if w.State != api.GateTimedOut || w.Answer != "" {
 		t.Errorf("WaitGate = %+v, want timed out", w)
 	}
-	if d := gateOnDisk(t, h.home, g.ID); d.State != GateTimedOut {
+	if d := gateOnDisk(t, h.home, g.ID); d.State != api.GateTimedOut {
 		t.Errorf("gates.json: %s, want timed out", d.State)
 	}
-	_, err = h.m.AnswerGate(ctx, GateRequest{ID: g.ID, Option: "yes"})
-	wantKind(t, err, KindConflict)
+	_, err = h.m.AnswerGate(ctx, api.GateRequest{ID: g.ID, Option: "yes"})
+	wantKind(t, err, api.KindConflict)
 	if !strings.Contains(err.Error(), "timed out before an answer came") {
 		t.Errorf("answer after the timeout: %v", err)
 	}
@@ -179,19 +180,19 @@ func TestGateTimesOut(t *testing.T) {
 
 // A wait with a timeout shorter than the gate's returns it still open.
 func TestGateWaitTimeoutLeavesItOpen(t *testing.T) {
-	h := newHarness(t, Working, nil)
+	h := newHarness(t, api.Working, nil)
 	g := h.ask(workerID, 0)
-	w, err := h.m.WaitGate(context.Background(), GateRequest{ID: g.ID, Timeout: 20 * time.Millisecond})
+	w, err := h.m.WaitGate(context.Background(), api.GateRequest{ID: g.ID, Timeout: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.State != GateOpen {
+	if w.State != api.GateOpen {
 		t.Errorf("WaitGate = %+v, want the gate still open", w)
 	}
 }
 
 func TestGateAnswerTokens(t *testing.T) {
-	h := newHarness(t, Working, nil)
+	h := newHarness(t, api.Working, nil)
 	ctx := context.Background()
 	g, toks := h.askWithTokens()
 	if len(toks) != 2 || toks["yes"] == "" || toks["no"] == "" || toks["yes"] == toks["no"] {
@@ -220,10 +221,10 @@ func TestGateAnswerTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.State != GateAnswered || a.Answer != "yes" || a.AnsweredBy != "push" {
+	if a.State != api.GateAnswered || a.Answer != "yes" || a.AnsweredBy != "push" {
 		t.Errorf("AnswerGateByToken = %+v", a)
 	}
-	if w := h.worker(); w.State != Working {
+	if w := h.worker(); w.State != api.Working {
 		t.Errorf("the asker is %s after the push's answer, want working", w.State)
 	}
 	// The token used, and the other option's, answer nothing now.
@@ -243,7 +244,7 @@ func TestGateAnswerTokens(t *testing.T) {
 // Gates outlive st: a new Manager on the same home has them, and a push
 // sent before the restart still answers.
 func TestGatesSurviveARestartOfSt(t *testing.T) {
-	h := newHarness(t, Working, nil)
+	h := newHarness(t, api.Working, nil)
 	ctx := context.Background()
 	g, toks := h.askWithTokens()
 	h.m.Close()
@@ -253,7 +254,7 @@ func TestGatesSurviveARestartOfSt(t *testing.T) {
 	}
 	defer m2.Close()
 	gs := m2.Gates(ctx, false)
-	if len(gs) != 1 || gs[0].ID != g.ID || gs[0].State != GateOpen || gs[0].Question != "Ship it?" {
+	if len(gs) != 1 || gs[0].ID != g.ID || gs[0].State != api.GateOpen || gs[0].Question != "Ship it?" {
 		t.Fatalf("gates after a restart of st: %+v", gs)
 	}
 	a, err := m2.AnswerGateByToken(ctx, toks["no"])
@@ -263,11 +264,11 @@ func TestGatesSurviveARestartOfSt(t *testing.T) {
 	if a.Answer != "no" {
 		t.Errorf("answer %q", a.Answer)
 	}
-	v, err := m2.Read(ctx, IDRequest{ID: workerID})
+	v, err := m2.Read(ctx, api.IDRequest{ID: workerID})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.State != Working {
+	if v.State != api.Working {
 		t.Errorf("the asker is %s once answered after the restart, want working", v.State)
 	}
 }
@@ -276,7 +277,7 @@ func TestGatesSurviveARestartOfSt(t *testing.T) {
 // another pane: the gate keeps it retired, or follows the pane that came
 // back.
 func TestGateRelinkRetiresTheAsker(t *testing.T) {
-	h := newHarness(t, Working, nil)
+	h := newHarness(t, api.Working, nil)
 	ctx := context.Background()
 	gone := h.ask(workerID, 0)
 	moved := h.ask(coord, 0)
@@ -285,7 +286,7 @@ func TestGateRelinkRetiresTheAsker(t *testing.T) {
 	for _, g := range h.m.Gates(ctx, true) {
 		switch g.ID {
 		case gone.ID:
-			if !strings.HasPrefix(g.Pane, workerID+retiredMark) || PaneOf(g.Pane) != workerID {
+			if !strings.HasPrefix(g.Pane, workerID+api.RetiredMark) || api.PaneOf(g.Pane) != workerID {
 				t.Errorf("the gate of a pane that did not come back names %q, want %s retired", g.Pane, workerID)
 			}
 		case moved.ID:
@@ -294,11 +295,11 @@ func TestGateRelinkRetiresTheAsker(t *testing.T) {
 			}
 		}
 	}
-	if d := gateOnDisk(t, h.home, gone.ID); !strings.HasPrefix(d.Pane, workerID+retiredMark) {
+	if d := gateOnDisk(t, h.home, gone.ID); !strings.HasPrefix(d.Pane, workerID+api.RetiredMark) {
 		t.Errorf("gates.json names %q", d.Pane)
 	}
 	// The gate can still be answered.
-	if _, err := h.m.AnswerGate(ctx, GateRequest{ID: gone.ID, Option: "yes"}); err != nil {
+	if _, err := h.m.AnswerGate(ctx, api.GateRequest{ID: gone.ID, Option: "yes"}); err != nil {
 		t.Fatal(err)
 	}
 }

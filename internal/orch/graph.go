@@ -2,31 +2,33 @@ package orch
 
 import (
 	"sort"
+
+	"github.com/sophonz/st/internal/api"
 )
 
 // Graph returns every coordinator and worker st knows on this machine,
 // with the panes' subagents.
-func (m *Manager) Graph() []GraphAgent {
+func (m *Manager) Graph() []api.GraphAgent {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	panes := m.facts.views()
+	panes := m.facts.views(m.workerAtLocked)
 	// A shell is not an agent: a coordinator that is a person at a shell
 	// has no card, and no line goes from it to its workers (spec: "the
 	// worker shows in the graph, but a shell is not an agent").
 	shell := func(pane string) bool {
-		if isRemotePane(pane) || retired(pane) {
+		if api.IsRemote(pane) || api.Retired(pane) {
 			return false
 		}
 		return panes[pane].agent == "" && m.workers[pane] == nil
 	}
-	var out []GraphAgent
+	var out []api.GraphAgent
 	seen := map[string]bool{}
 	for _, w := range m.workers {
-		if w.State == Gone {
+		if w.State == api.Gone {
 			continue
 		}
-		v := m.view(w)
-		out = append(out, GraphAgent{Pane: w.ID, Name: w.Name, Kind: w.Agent, Role: "worker", State: string(w.State),
+		v := m.viewLocked(w)
+		out = append(out, api.GraphAgent{Pane: w.ID, Name: w.Name, Kind: w.Agent, Role: "worker", State: string(w.State),
 			Since: w.Since, Summary: w.Summary, Parent: w.Parent, ParentGone: v.ParentGone, Run: v.Run, TeamOf: v.TeamOf,
 			Subagents: v.Subagents, Teammates: v.Teammates, ParentShell: !v.ParentGone && shell(w.Parent),
 			ParentName: w.ParentName, ParentMachineName: w.ParentMachineName})
@@ -38,7 +40,7 @@ func (m *Manager) Graph() []GraphAgent {
 		}
 		seen[r.Coordinator] = true
 		pv := panes[r.Coordinator]
-		g := GraphAgent{Pane: r.Coordinator, Role: "coordinator", Run: r.ID, State: "idle", Since: r.Created,
+		g := api.GraphAgent{Pane: r.Coordinator, Role: "coordinator", Run: r.ID, State: "idle", Since: r.Created,
 			Kind: pv.agent, Subagents: pv.subagents, Teammates: pv.teammates}
 		if pv.inTurn {
 			g.State = "working"
@@ -55,7 +57,7 @@ func (m *Manager) Graph() []GraphAgent {
 		if alive, _ := m.rest.live(pane); seen[pane] || pv.agent == "" || !alive || pv.teammate {
 			continue
 		}
-		g := GraphAgent{Pane: pane, Kind: pv.agent, State: "idle", Since: pv.lastEvent, Subagents: pv.subagents, Teammates: pv.teammates}
+		g := api.GraphAgent{Pane: pane, Kind: pv.agent, State: "idle", Since: pv.lastEvent, Subagents: pv.subagents, Teammates: pv.teammates}
 		if pv.inTurn {
 			g.State = "working"
 		}
@@ -68,7 +70,7 @@ func (m *Manager) Graph() []GraphAgent {
 // hasWork reports whether run r has a worker that lives or reported.
 func hasWork(r *Run) bool {
 	for _, w := range r.Workers {
-		if w.State.Live() || w.State == Done {
+		if w.State.Live() || w.State == api.Done {
 			return true
 		}
 	}

@@ -3,6 +3,7 @@ package orch
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,8 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/store"
 	"github.com/sophonz/st/internal/testutil"
+	"github.com/sophonz/st/internal/testutil/faketmux"
 )
 
 // Helpers for the tests of one concept each (tasks, reports, gates,
@@ -20,13 +23,13 @@ import (
 // a concept needs to the Manager the way st itself would have left it.
 
 // localWorker is a worker of run-t1 under the coordinator, in pane id.
-func localWorker(id, name string, state State) *Worker {
+func localWorker(id, name string, state api.State) *Worker {
 	now := time.Now()
 	return &Worker{ID: id, Name: name, Agent: "sim", Parent: coord, Level: 1, State: state, Since: now,
 		Task: "/tmp/tasks/" + name + ".md", Cwd: "/tmp", Window: "@" + strings.TrimPrefix(id, "%"), Session: "$0", StartedAt: now}
 }
 
-// addWorker puts w in run-t1 and writes the run. A worker of this
+// addWorkerLocked puts w in run-t1 and writes the run. A worker of this
 // machine gets a pane of its own on the fake, carrying st's relations.
 func (h *harness) addWorker(w *Worker) *Worker {
 	h.t.Helper()
@@ -35,8 +38,8 @@ func (h *harness) addWorker(w *Worker) *Worker {
 	}
 	h.m.mu.Lock()
 	r := h.m.runs[testRun]
-	h.m.addWorker(r, w)
-	err := h.m.save(r)
+	h.m.addWorkerLocked(r, w)
+	err := h.m.saveLocked(r)
 	h.m.mu.Unlock()
 	if err != nil {
 		h.t.Fatal(err)
@@ -46,19 +49,19 @@ func (h *harness) addWorker(w *Worker) *Worker {
 
 // addPane opens a pane on the fake with the given options.
 func (h *harness) addPane(id string, opts map[string]string) {
-	h.tm.mu.Lock()
-	defer h.tm.mu.Unlock()
-	h.tm.panes = append(h.tm.panes, &fakePane{id: id, window: "@" + strings.TrimPrefix(id, "%"), index: "3", session: "$0",
-		sessName: "main", winName: "p" + id, cmd: "st", path: "/tmp", pid: 3, opts: opts})
+	h.tm.Lock()
+	defer h.tm.Unlock()
+	h.tm.Panes = append(h.tm.Panes, &faketmux.Pane{ID: id, Window: "@" + strings.TrimPrefix(id, "%"), Index: "3", Session: "$0",
+		SessName: "main", WinName: "p" + id, Cmd: "st", Path: "/tmp", PID: 3, Opts: opts})
 }
 
 // closePane takes a pane off the fake, as if it closed.
 func (h *harness) closePane(id string) {
-	h.tm.mu.Lock()
-	defer h.tm.mu.Unlock()
-	for i, p := range h.tm.panes {
-		if p.id == id {
-			h.tm.panes = append(h.tm.panes[:i:i], h.tm.panes[i+1:]...)
+	h.tm.Lock()
+	defer h.tm.Unlock()
+	for i, p := range h.tm.Panes {
+		if p.ID == id {
+			h.tm.Panes = append(h.tm.Panes[:i:i], h.tm.Panes[i+1:]...)
 			return
 		}
 	}
@@ -81,7 +84,7 @@ func (h *harness) addTasks(ts ...*Task) {
 	h.m.mu.Lock()
 	r := h.m.runs[testRun]
 	r.Tasks = append(r.Tasks, ts...)
-	err := h.m.save(r)
+	err := h.m.saveLocked(r)
 	h.m.mu.Unlock()
 	if err != nil {
 		h.t.Fatal(err)
@@ -99,13 +102,13 @@ func (h *harness) taskFile(name string) string {
 }
 
 // tasks reads run-t1's tasks as st task list shows them, by name.
-func (h *harness) tasks() map[string]TaskView {
+func (h *harness) tasks() map[string]api.TaskView {
 	h.t.Helper()
-	vs, err := h.m.ListTasks(context.Background(), IDRequest{ID: testRun})
+	vs, err := h.m.ListTasks(context.Background(), api.IDRequest{ID: testRun})
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	out := map[string]TaskView{}
+	out := map[string]api.TaskView{}
 	for _, v := range vs {
 		out[v.Name] = v
 	}
@@ -135,9 +138,9 @@ func (h *harness) taskOnDisk(name string) Task {
 
 // waitTask polls until task name is in state, in st task list and in
 // run.json, and returns it as listed.
-func (h *harness) waitTask(name string, state TaskState) TaskView {
+func (h *harness) waitTask(name string, state api.TaskState) api.TaskView {
 	h.t.Helper()
-	var v TaskView
+	var v api.TaskView
 	testutil.WaitFor(h.t, 10*time.Second, func() (bool, string) {
 		v = h.tasks()[name]
 		d := h.taskOnDisk(name)
@@ -148,7 +151,7 @@ func (h *harness) waitTask(name string, state TaskState) TaskView {
 }
 
 // wantTask checks a task's state and reason, as listed and on disk.
-func (h *harness) wantTask(name string, state TaskState, reason string) {
+func (h *harness) wantTask(name string, state api.TaskState, reason string) {
 	h.t.Helper()
 	v, d := h.tasks()[name], h.taskOnDisk(name)
 	if v.State != state || v.Reason != reason {
@@ -183,9 +186,9 @@ func (h *harness) fixSaves() {
 // holdTmux holds every tmux command of the fake (a slow server) until
 // the returned func lets them go.
 func (h *harness) holdTmux() (release func()) {
-	h.tm.mu.Lock()
+	h.tm.Lock()
 	var once sync.Once
-	return func() { once.Do(h.tm.mu.Unlock) }
+	return func() { once.Do(h.tm.Unlock) }
 }
 
 // pendingNotices lists what the noticer has waiting for pane: the done
@@ -248,4 +251,71 @@ func runGuarded(t *testing.T, what string, f func()) {
 	case <-time.After(20 * time.Second):
 		t.Fatalf("%s did not return", what)
 	}
+}
+
+// fakeRemote stands for internal/peer's Hub in the manager's own tests:
+// a machine/... id names this machine's record of that id (machines are
+// named by their slugs), nothing is started or told anywhere, and what
+// the manager asks of it is recorded.
+type fakeRemote struct {
+	mu     sync.Mutex
+	kicked []string
+}
+
+func (f *fakeRemote) Start(context.Context, RemoteStart) (*api.WorkerView, error) {
+	return nil, errors.New("fakeRemote starts nothing")
+}
+
+func (f *fakeRemote) Op(context.Context, string, api.IDRequest) (*api.WorkerView, error) {
+	return nil, errors.New("fakeRemote reaches no machine")
+}
+
+func (f *fakeRemote) Adopt(context.Context, api.IDRequest) (*api.WorkerView, error) {
+	return nil, errors.New("fakeRemote adopts nothing")
+}
+
+func (f *fakeRemote) Resolve(_ context.Context, id string) (string, string, error) {
+	return "", id, nil
+}
+
+func (f *fakeRemote) Kick(slug string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.kicked = append(f.kicked, slug)
+}
+
+func (f *fakeRemote) kicks() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.kicked...)
+}
+
+func (f *fakeRemote) TellDepths(context.Context)                   {}
+func (f *fakeRemote) ParentsNow(context.Context, []api.WorkerView) {}
+func (f *fakeRemote) PanesListed(map[string]int, time.Time)        {}
+
+// remoteHarness is newHarness with a fakeRemote for the other machines.
+func remoteHarness(t *testing.T) *harness {
+	h := newHarness(t, api.Working, nil)
+	h.m.cfg.Remote = &fakeRemote{}
+	return h
+}
+
+// remoteFake is the harness's fakeRemote.
+func (h *harness) remoteFake() *fakeRemote { return h.m.cfg.Remote.(*fakeRemote) }
+
+// seenOnDisk is onDisk once what the saver holds back is written: a
+// report seen is a soft mark (saver.go), which st writes with the run's
+// next write, after softLinger at the latest, and when it stops.
+func (h *harness) seenOnDisk() Worker {
+	h.t.Helper()
+	h.m.saver.writeAll(false, true)
+	return h.onDisk()
+}
+
+// seenRunOnDisk is runOnDisk once what the saver holds back is written.
+func (h *harness) seenRunOnDisk() Run {
+	h.t.Helper()
+	h.m.saver.writeAll(false, true)
+	return h.runOnDisk()
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/syncs"
 	"github.com/sophonz/st/internal/tmux"
 )
 
@@ -11,42 +13,44 @@ import (
 // tool call about to run must be refused (outside the worker's scope).
 // What the event tells of the pane goes to paneFacts; what it moves of a
 // worker is one change, on disk before the hook is answered.
-func (m *Manager) Hook(ctx context.Context, req HookRequest) (*HookResponse, error) {
+func (m *Manager) Hook(ctx context.Context, req api.HookRequest) (*api.HookResponse, error) {
 	ad, err := agent.Lookup(req.Agent)
 	if err != nil {
-		return nil, errorf(KindUsage, "", "%v", err)
+		return nil, errorf(api.KindUsage, "", "%v", err)
 	}
 	ev, err := ad.MapEvent(req.Event, req.Payload)
 	if err != nil {
-		return nil, errorf(KindUsage, "", "hook %s %s: %v", req.Agent, req.Event, err)
+		return nil, errorf(api.KindUsage, "", "hook %s %s: %v", req.Agent, req.Event, err)
 	}
 	if !tmux.ValidPaneID(req.Pane) {
-		return &HookResponse{}, nil // an agent outside tmux: nothing st drives
+		return &api.HookResponse{}, nil // an agent outside tmux: nothing st drives
 	}
 	m.followMovedAgent(ctx, req.Pane, ev.SessionID)
-	m.mu.Lock()
-	hf := m.facts.event(req.Pane, ad.Kind(), ev, (*agent.Teammate)(req.Teammate))
-	if hf.newAgent && !hf.teammate {
-		// Kept on the pane, so st still knows an agent runs there after a
-		// restart of st, and so that a tmux restart can resume it (not a
-		// teammate: it is its lead's to start, and alone it is no teammate).
-		m.keepAgentOnPane(req.Pane, ad.Kind(), hf.session)
-	}
-	w := m.workers[req.Pane]
-	if w != nil && w.State.Live() {
-		if reason := checkScope(w, ev); reason != "" {
-			m.mu.Unlock()
-			m.logf("worker %s: refused a %s call outside its scope", w.ID, ev.Tool)
-			return &HookResponse{Deny: true, Reason: reason}, nil
+	var deny string
+	m.settleIfChanged(func(c *change) {
+		hf := m.facts.event(req.Pane, ad.Kind(), ev, (*agent.Teammate)(req.Teammate), m.workerAtLocked)
+		if hf.newAgent && !hf.teammate {
+			// Kept on the pane, so st still knows an agent runs there after a
+			// restart of st, and so that a tmux restart can resume it (not a
+			// teammate: it is its lead's to start, and alone it is no teammate).
+			m.keepAgentOnPane(req.Pane, ad.Kind(), hf.session)
 		}
+		w := m.workers[req.Pane]
+		if w != nil && w.State.Live() {
+			if deny = checkScope(w, ev); deny != "" {
+				m.logf("worker %s: refused a %s call outside its scope", w.ID, ev.Tool)
+				return // (nothing to write, no one to wake)
+			}
+		}
+		c.kicks = append(c.kicks, req.Pane)
+		if w != nil && w.State.Live() && !hf.aside {
+			m.workerEventLocked(c, w, ev, hf)
+		}
+	})
+	if deny != "" {
+		return &api.HookResponse{Deny: true, Reason: deny}, nil
 	}
-	c := m.newChange()
-	c.kicks = append(c.kicks, req.Pane)
-	if w != nil && w.State.Live() && !hf.aside {
-		m.workerEvent(c, w, ev, hf)
-	}
-	m.settleUnlock(c)
-	return &HookResponse{}, nil
+	return &api.HookResponse{}, nil
 }
 
 // followMovedAgent moves the relations of an agent that came back in
@@ -54,10 +58,10 @@ func (m *Manager) Hook(ctx context.Context, req HookRequest) (*HookResponse, err
 // st's own restore) to pane.
 func (m *Manager) followMovedAgent(ctx context.Context, pane, session string) {
 	m.mu.Lock()
-	old := m.movedAgent(pane, session)
+	old := m.movedAgentLocked(pane, session)
 	var opts map[string]string
 	if old != "" {
-		opts = m.paneOptions(old)
+		opts = m.paneOptionsLocked(old)
 	}
 	m.mu.Unlock()
 	if old != "" {
@@ -67,7 +71,7 @@ func (m *Manager) followMovedAgent(ctx context.Context, pane, session string) {
 }
 
 // keepAgentOnPane records the agent of pane in tmux's options, in the
-// background. Called with m.mu held.
+// background.
 func (m *Manager) keepAgentOnPane(pane, kind, session string) {
 	m.bg.Go(func(ctx context.Context) {
 		o := map[string]string{"@st_agent": kind}
@@ -79,12 +83,13 @@ func (m *Manager) keepAgentOnPane(pane, kind, session string) {
 	})
 }
 
-// workerEvent moves live worker w along with an event of its own agent.
-// Called with m.mu held.
-func (m *Manager) workerEvent(c *change, w *Worker, ev agent.Event, hf hookFacts) {
+// workerEventLocked moves live worker w along with an event of its own
+// agent.
+func (m *Manager) workerEventLocked(c *change, w *Worker, ev agent.Event, hf hookFacts) {
+	syncs.AssertLocked(&m.mu)
 	if ev.SessionID != "" && w.AgentSession != ev.SessionID {
 		w.AgentSession = ev.SessionID
-		c.touch(m.runOf[w.ID])
+		c.touchLocked(m.runOf[w.ID])
 	}
 	switch ev.Kind {
 	case agent.EvTurnStart:
@@ -92,28 +97,28 @@ func (m *Manager) workerEvent(c *change, w *Worker, ev agent.Event, hf hookFacts
 		// own workers are done) is not new work: the report stands.
 		if w.Reported && (hf.notice == "" || ev.Prompt != hf.notice) {
 			w.Reported = false
-			c.touch(m.runOf[w.ID])
+			c.touchLocked(m.runOf[w.ID])
 		}
-		c.setState(w, Working)
+		c.setStateLocked(w, api.Working)
 	case agent.EvTool:
-		if w.State != Done {
-			c.setState(w, Working)
+		if w.State != api.Done {
+			c.setStateLocked(w, api.Working)
 		}
 	case agent.EvWaiting:
-		c.setState(w, Waiting)
+		c.setStateLocked(w, api.Waiting)
 	case agent.EvTurnEnd:
 		w.LastAnswer = ev.LastAnswer
 		if w.Reported && w.ReportAnswer == "" {
 			w.ReportAnswer = ev.LastAnswer // the answer that came with the report
 		}
-		c.touch(m.runOf[w.ID])
+		c.touchLocked(m.runOf[w.ID])
 		if w.Reported {
-			c.setState(w, Done)
+			c.setStateLocked(w, api.Done)
 		} else {
-			c.setState(w, Idle)
+			c.setStateLocked(w, api.Idle)
 		}
 	case agent.EvInterrupt:
-		c.setState(w, Idle)
+		c.setStateLocked(w, api.Idle)
 	case agent.EvSessionEnd:
 		// The agent exited: its pane closing, or the whole tmux server
 		// going down (then st brings it back). The watcher tells which.

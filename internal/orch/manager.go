@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/history"
 	"github.com/sophonz/st/internal/tmux"
 )
@@ -24,34 +25,41 @@ type Config struct {
 	ReadWait time.Duration
 	// OnGate is called (in the background) when a gate opens: the
 	// daemon sends it to the user's push target.
-	OnGate func(Gate)
-	// Peers reaches the account's other machines (nil: not available).
-	Peers Peers
+	OnGate func(api.Gate)
+	// Remote is the account's other machines (internal/peer's Hub; nil:
+	// none, and every id of another machine is refused).
+	Remote Remote
 	// Events are the tmux server's events (tmux.Client.Start); nil: the
 	// watcher looks at the server once a second instead.
 	Events <-chan tmux.Event
-	// PeerRetry is how often st tries again to tell an unreachable
-	// machine that a coordinator moved (DefaultPeerRetry when 0).
-	PeerRetry time.Duration
 	// SimForAgents: a person allowed agents to start the sim agent
 	// (agents_start_sim in config.toml; internal/authz).
 	SimForAgents bool
-	// History holds the runs that are over, out of memory (shelve.go);
-	// nil keeps every run in memory.
+	// History holds the runs that are over, on disk (internal/history):
+	// the manager puts them there at its start (shelve.go) and never loads
+	// them again. Nil: every run stays in memory.
 	History *history.Book
 }
 
 // Manager holds every run and worker of this machine. Its state has
-// owners, each with its own lock or none:
+// owners, each with its own lock and its own methods:
 //
-//   - the registry (registry.go): runs, workers, names, their saving;
-//     its lock, m.mu, is taken first;
-//   - paneFacts (facts.go, teammates.go): what hooks told of each pane;
+//   - the registry (registry.go, chain.go): runs, workers, names, the
+//     moves to tell other machines; its lock is m.mu;
+//   - paneFacts (facts.go, agentteam.go): what hooks told of each pane;
 //   - gateBook (gate.go): the gates;
-//   - peerHub (peerhub.go): accept-remote, the other machines' watches;
-//   - offerBook (offer.go): the agents a person offered to other machines;
 //   - restorer (restorer.go): the tmux server's picture and its restore;
-//   - the noticer (notice.go): the lines waiting to be typed.
+//   - the noticer (notice.go): the lines waiting to be typed;
+//   - the saver (saver.go): run.json on disk; the signal (registry.go):
+//     the waiters' wake-up.
+//
+// The lock order: m.mu first; while it is held, any one of paneFacts',
+// gateBook's and restorer's locks (never two of them at once), and
+// internal/peer's offer book (AdoptFor's take); the saver's and the
+// signal's last, under any of these. The noticer's lock is taken alone:
+// it asks the registry with it let go. Nothing takes m.mu while it holds
+// another of these. A function that must be called with a lock held is
+// named …Locked and checks it first (internal/syncs, under -race).
 //
 // A change of the registry is recorded in a change (change.go), written
 // once, and its effects run after it is on disk. Background work runs in
@@ -61,8 +69,6 @@ type Manager struct {
 	registry
 	facts   *paneFacts
 	gates   *gateBook
-	hub     *peerHub
-	offers  *offerBook
 	rest    *restorer
 	notices *noticer
 	// watchKick wakes the watcher early (an agent's SessionEnd).
@@ -84,12 +90,12 @@ func NewManager(ctx context.Context, cfg Config) (*Manager, error) {
 	if cfg.ReadWait == 0 {
 		cfg.ReadWait = DefaultReadWait
 	}
-	m := &Manager{cfg: cfg, registry: newRegistry(), watchKick: make(chan struct{}, 1), bg: newGroup()}
+	m := &Manager{cfg: cfg, watchKick: make(chan struct{}, 1), bg: newGroup()}
+	m.registry = newRegistry(cfg.Home, cfg.Now, m.logf)
+	m.registry.history = cfg.History
 	m.saver = newSaver(m.runPath, m.logf)
-	m.facts = newPaneFacts(cfg.Now, m.logf, m.workerAt)
+	m.facts = newPaneFacts(cfg.Now, m.logf)
 	m.gates = newGateBook(cfg.Home, cfg.Now, m.logf)
-	m.hub = &peerHub{boot: newRef(), acceptRemote: m.loadAcceptRemote()}
-	m.offers = newOfferBook(cfg.Home, m.logf)
 	m.rest = newRestorer(cfg.Home)
 	m.notices = newNoticer(m)
 	if err := m.load(); err != nil {
@@ -98,21 +104,19 @@ func NewManager(ctx context.Context, cfg Config) (*Manager, error) {
 	m.gates.load()
 	m.bg.Go(m.saver.run)
 	m.reconcile(ctx)
-	m.mu.Lock()
-	c := m.newChange()
-	for _, r := range m.runs {
-		for _, t := range r.Tasks {
-			// A start cut short by a crash of st: try it again.
-			if t.State == TaskRunning && t.Worker == "" {
-				t.State = TaskWaiting
-				c.touch(r)
+	m.settleChange(func(c *change) {
+		for _, r := range m.runs {
+			for _, t := range r.Tasks {
+				// A start cut short by a crash of st: try it again.
+				if t.State == api.TaskRunning && t.Worker == "" {
+					t.State = api.TaskWaiting
+					c.touchLocked(r)
+				}
 			}
+			c.scheduleLocked(r)
 		}
-		c.schedule(r)
-	}
-	m.settleUnlock(c)
+	})
 	m.shelve()
-	m.resumePeerWatches()
 	return m, nil
 }
 
@@ -129,39 +133,16 @@ func (m *Manager) Close() {
 // callerPane checks that a request came from a pane of this server.
 func (m *Manager) callerPane(ctx context.Context, pane string) (tmux.Pane, error) {
 	if pane == "" {
-		return tmux.Pane{}, errorf(KindUsage, "run it in a pane of the tmux server st drives", "this command acts for a tmux pane, and none was given ($TMUX_PANE is empty)")
+		return tmux.Pane{}, errorf(api.KindUsage, "run it in a pane of the tmux server st drives", "this command acts for a tmux pane, and none was given ($TMUX_PANE is empty)")
 	}
 	p, err := m.cfg.Tmux.Pane(ctx, pane)
 	if err != nil {
-		return tmux.Pane{}, errorf(KindNotFound, "run it from a pane of the tmux server on "+m.cfg.Tmux.Socket(),
+		return tmux.Pane{}, errorf(api.KindNotFound, "run it from a pane of the tmux server on "+m.cfg.Tmux.Socket(),
 			"pane %s is not on st's tmux server (%s): %v", pane, m.cfg.Tmux.Socket(), err)
 	}
 	return p, nil
 }
 
-// StartRun makes a run whose coordinator is the calling pane.
-func (m *Manager) StartRun(ctx context.Context, req StartRunRequest) (*Run, error) {
-	if err := checkText("objective", req.Objective); err != nil {
-		return nil, err
-	}
-	p, err := m.callerPane(ctx, req.Pane)
-	if err != nil {
-		return nil, err
-	}
-	m.mu.Lock()
-	if w := m.workers[p.ID]; w != nil && w.State.Live() {
-		m.mu.Unlock()
-		return nil, errorf(KindConflict, "start workers from this pane with st worker start; they join run "+m.runOf[p.ID].ID,
-			"this pane is worker %s of run %s, so it cannot start a run of its own", w.Name, m.runOf[p.ID].ID)
-	}
-	r := m.newRun(p, req.Objective)
-	if err := m.save(r); err != nil {
-		m.dropRun(r)
-		m.mu.Unlock()
-		return nil, err
-	}
-	cp := *r
-	m.mu.Unlock()
-	m.markCoordinator(ctx, p.ID, r.ID)
-	return &cp, nil
+func errorf(kind, hint, format string, args ...any) *api.Error {
+	return &api.Error{Kind: kind, Message: fmt.Sprintf(format, args...), Hint: hint}
 }

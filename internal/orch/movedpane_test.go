@@ -2,9 +2,10 @@ package orch
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
+
+	"github.com/sophonz/st/internal/api"
 )
 
 // TestMovedPaneAnswersByRetiredID (issue 24, item 3): after a tmux
@@ -15,26 +16,23 @@ import (
 // under the new %3 was told its coordinator had moved to %5. Moves are
 // kept by retired id now; a bare id is a pane of the current life first.
 func TestMovedPaneAnswersByRetiredID(t *testing.T) {
-	peers := &fakePeers{answer: func(slug, op string, req any) (any, error) {
-		return nil, errors.New("beta cannot be reached") // moves stay untold
-	}}
-	h := peerHarness(t, peers)
+	h := remoteHarness(t) // (it tells no machine: the moves stay untold)
 	ctx := context.Background()
-	h.addWorker(remoteWorker("beta", "%4", "far", "0123456789abcdef", Working))
+	h.addWorker(remoteWorker("beta", "%4", "far", "0123456789abcdef", api.Working))
 	// The restart: the coordinator %1 is %3 now, the old %3 (another
 	// agent) is %5.
 	for _, p := range []string{"%3", "%5", "%8"} {
 		h.addPane(p, map[string]string{})
 	}
 	h.m.relink(ctx, map[string]string{coord: "%3", "%3": "%5", workerID: "%6"}, nil, true)
-	ask := func(pane string) (*PeerPaneResult, error) {
-		return h.m.PeerPane(ctx, "beta", IDRequest{ID: pane})
+	ask := func(pane string) (*api.PeerPaneResult, error) {
+		return h.m.CoordinatorFor(ctx, "beta", pane), nil
 	}
 	if res, err := ask(coord); err != nil || res.Live || res.Now != "%3" {
 		t.Errorf("beta asks about %s: %+v %v, want moved to %%3", coord, res, err)
 	}
 	// A worker started since, under the coordinator's new pane %3.
-	h.addWorker(&Worker{ID: "beta/%9", Name: "later", Agent: "sim", Parent: "%3", Level: 1, State: Working,
+	h.addWorker(&Worker{ID: "beta/%9", Name: "later", Agent: "sim", Parent: "%3", Level: 1, State: api.Working,
 		Since: time.Now(), StartedAt: time.Now(), Machine: "beta", Ref: "fedcba9876543210"})
 	if res, err := ask("%3"); err != nil || !res.Live || res.Now != "" {
 		t.Errorf("beta asks about %%3, the coordinator of a worker started since: %+v %v, want live", res, err)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/sophonz/st/internal/api"
 )
 
 func TestTaskLine(t *testing.T) {
@@ -23,8 +25,8 @@ func TestTaskLine(t *testing.T) {
 		if !strings.Contains(l, tt.task) || !strings.Contains(l, tt.stBin+" worker done --summary") {
 			t.Errorf("TaskLine does not name the task %s and %s worker done: %q", tt.task, tt.stBin, l)
 		}
-		if err := checkLine(l); err != nil {
-			t.Errorf("checkLine(TaskLine) = %v", err)
+		if err := CheckLine(l); err != nil {
+			t.Errorf("CheckLine(TaskLine) = %v", err)
 		}
 	}
 }
@@ -130,15 +132,15 @@ func TestCheckLine(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := checkLine(tt.in)
+			err := CheckLine(tt.in)
 			if tt.ok {
 				if err != nil {
-					t.Errorf("checkLine: %v", err)
+					t.Errorf("CheckLine: %v", err)
 				}
 				return
 			}
-			wantKind(t, err, KindUsage)
-			var oe *Error
+			wantKind(t, err, api.KindUsage)
+			var oe *api.Error
 			errors.As(err, &oe)
 			if oe.Hint == "" {
 				t.Errorf("refusal %q has no hint", oe.Message)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/syncs"
 )
 
 // noticer types short notices into agents' panes between their turns:
@@ -15,8 +17,9 @@ import (
 // released worker. Only panes where an agent runs (st has seen its hooks)
 // get notices; a plain shell gets nothing typed into it.
 //
-// The noticer has its own lock (mu), taken after the registry's when
-// both are held. Its loops run in the manager's group.
+// The noticer has its own lock (mu), taken alone: it asks the registry
+// (doneDue, toldByNotice) with it let go. Its loops run in the manager's
+// group.
 type noticer struct {
 	m       *Manager
 	mu      sync.Mutex
@@ -69,6 +72,7 @@ func (n *noticer) kick(pane string) {
 }
 
 func (n *noticer) kickLocked(pane string) {
+	syncs.AssertLocked(&n.mu)
 	if ch, ok := n.kicks[pane]; ok {
 		select {
 		case ch <- struct{}{}:
@@ -80,52 +84,85 @@ func (n *noticer) kickLocked(pane string) {
 // take returns the line to type for pane now, and the notices it covers;
 // notices that no longer matter are dropped.
 func (n *noticer) take(pane string) (string, []notice) {
-	n.m.mu.Lock()
-	defer n.m.mu.Unlock()
 	n.mu.Lock()
-	defer n.mu.Unlock()
-	var keep []notice
-	for _, nt := range n.pending[pane] {
-		if nt.worker != nil && (nt.worker.Told || n.m.workers[nt.worker.ID] != nt.worker || nt.worker.State != Done) {
-			continue
+	pending := append([]notice(nil), n.pending[pane]...)
+	n.mu.Unlock()
+	var ws []*Worker
+	for _, nt := range pending {
+		if nt.worker != nil {
+			ws = append(ws, nt.worker)
 		}
-		keep = append(keep, nt)
 	}
-	n.pending[pane] = keep
+	due := n.m.doneDue(ws)
+	n.mu.Lock()
+	var keep []notice
+	rest := n.pending[pane][:0]
+	for _, nt := range n.pending[pane] {
+		looked := containsNotice(pending, nt)
+		if looked && nt.worker != nil && due[nt.worker] == nil {
+			continue // seen, no longer done, or no longer a worker here
+		}
+		rest = append(rest, nt)
+		if looked {
+			keep = append(keep, nt)
+		}
+	}
+	n.pending[pane] = rest
+	n.mu.Unlock()
 	if len(keep) == 0 {
 		return "", nil
 	}
-	var done, plain []string
+	var done []string
 	for _, nt := range keep {
-		if nt.worker != nil {
-			done = append(done, fmt.Sprintf("%s (%s)", nt.worker.Name, nt.worker.ID))
-		} else {
-			plain = append(plain, nt.text)
+		if nt.worker == nil {
+			return nt.text, []notice{nt} // a plain line goes alone, first
 		}
-	}
-	if len(plain) > 0 {
-		for _, nt := range keep {
-			if nt.worker == nil {
-				return nt.text, []notice{nt}
-			}
-		}
+		done = append(done, fmt.Sprintf("%s (%s)", due[nt.worker].name, due[nt.worker].id))
 	}
 	st := n.m.cfg.STBin
 	if len(done) == 1 {
-		return fmt.Sprintf("st: worker %s is done. Read its report with: %s worker read %s", done[0], st, keep[0].worker.ID), keep
+		return fmt.Sprintf("st: worker %s is done. Read its report with: %s worker read %s", done[0], st, due[keep[0].worker].id), keep
 	}
 	return fmt.Sprintf("st: %d workers are done: %s. Read each report with: %s worker read ID", len(done), strings.Join(done, ", "), st), keep
 }
 
-func (n *noticer) finish(pane string, sent []notice) {
-	n.m.mu.Lock()
-	c := n.m.newChange()
-	for _, nt := range sent {
-		if nt.worker != nil {
-			c.markTold(nt.worker, nt.worker.Parent)
+// dueWorker is a done worker a notice still names: its name and id as
+// the registry has them now.
+type dueWorker struct{ name, id string }
+
+// doneDue says which of ws a done notice still holds for: each that is
+// done, still a worker here, and whose report its coordinator has not
+// seen yet.
+func (m *Manager) doneDue(ws []*Worker) map[*Worker]*dueWorker {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[*Worker]*dueWorker{}
+	for _, w := range ws {
+		if !w.Told && m.workers[w.ID] == w && w.State == api.Done {
+			out[w] = &dueWorker{name: w.Name, id: w.ID}
 		}
 	}
-	n.m.settleUnlock(c)
+	return out
+}
+
+// toldByNotice records that the coordinators of ws saw their reports (a
+// notice typed into their panes named them).
+func (m *Manager) toldByNotice(ws []*Worker) {
+	m.settleChange(func(c *change) {
+		for _, w := range ws {
+			c.markToldLocked(w, w.Parent)
+		}
+	})
+}
+
+func (n *noticer) finish(pane string, sent []notice) {
+	var ws []*Worker
+	for _, nt := range sent {
+		if nt.worker != nil {
+			ws = append(ws, nt.worker)
+		}
+	}
+	n.m.toldByNotice(ws)
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	rest := n.pending[pane][:0]
@@ -234,7 +271,7 @@ func (n *noticer) send(ctx context.Context, pane string, ad agent.Adapter, line 
 		n.finish(pane, covers)
 		return true
 	}
-	if oe, ok := err.(*Error); ok && oe.Kind == KindNotFound {
+	if oe, ok := err.(*api.Error); ok && oe.Kind == api.KindNotFound {
 		n.finishDrop(pane, covers) // the pane closed
 		return true
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/testutil"
 )
 
@@ -20,8 +21,8 @@ func worker(h *harness, id string) *Worker {
 }
 
 func TestNoticeNamesEveryDoneWorkerInOneLine(t *testing.T) {
-	h := newHarness(t, Done, nil)
-	h.addWorker(localWorker("%3", "w2", Done))
+	h := newHarness(t, api.Done, nil)
+	h.addWorker(localWorker("%3", "w2", api.Done))
 	n := newNoticer(h.m)
 	w1, w2 := worker(h, workerID), worker(h, "%3")
 	n.pending[coord] = []notice{{worker: w1}, {worker: w2}}
@@ -35,7 +36,7 @@ func TestNoticeNamesEveryDoneWorkerInOneLine(t *testing.T) {
 	}
 
 	// The coordinator read w1's report meanwhile: only w2 is left to tell.
-	if _, err := h.m.Wait(context.Background(), WaitRequest{Pane: coord, IDs: []string{"w1"}}); err != nil {
+	if _, err := h.m.Wait(context.Background(), api.WaitRequest{Pane: coord, IDs: []string{"w1"}}); err != nil {
 		t.Fatal(err)
 	}
 	line, covers = n.take(coord)
@@ -48,7 +49,7 @@ func TestNoticeNamesEveryDoneWorkerInOneLine(t *testing.T) {
 
 	// Typed: the report is seen, on disk too, and nothing is left.
 	n.finish(coord, covers)
-	if d := runWorker(ptr(h.runOnDisk()), "%3"); d == nil || !d.Told {
+	if d := runWorker(ptr(h.seenRunOnDisk()), "%3"); d == nil || !d.Told {
 		t.Errorf("run.json after the notice was typed: %+v", d)
 	}
 	if line, _ := n.take(coord); line != "" {
@@ -61,13 +62,13 @@ func ptr[T any](v T) *T { return &v }
 // A worker that is no longer done (a new turn), or no longer a worker
 // here, is not announced.
 func TestNoticeDropsWhatNoLongerHolds(t *testing.T) {
-	h := newHarness(t, Done, nil)
-	h.addWorker(localWorker("%3", "w2", Done))
+	h := newHarness(t, api.Done, nil)
+	h.addWorker(localWorker("%3", "w2", api.Done))
 	n := newNoticer(h.m)
 	n.pending[coord] = []notice{{worker: worker(h, workerID)}, {worker: worker(h, "%3")}}
 	h.hook("UserPromptSubmit", "prompt", "one more thing") // w1 works again
 	h.m.mu.Lock()
-	h.m.removeWorker(h.m.workers["%3"]) // w2 released
+	h.m.removeWorkerLocked(h.m.workers["%3"]) // w2 released
 	h.m.mu.Unlock()
 	if line, covers := n.take(coord); line != "" || covers != nil {
 		t.Errorf("take = %q %v, want nothing", line, covers)
@@ -80,7 +81,7 @@ func TestNoticeDropsWhatNoLongerHolds(t *testing.T) {
 // A plain line (a released worker's "you are no one's worker now") goes
 // before the done lines, alone.
 func TestNoticePlainLineFirst(t *testing.T) {
-	h := newHarness(t, Done, nil)
+	h := newHarness(t, api.Done, nil)
 	n := newNoticer(h.m)
 	const plain = "st: you are no one's worker now"
 	n.pending[coord] = []notice{{worker: worker(h, workerID)}, {text: plain}}
@@ -89,7 +90,7 @@ func TestNoticePlainLineFirst(t *testing.T) {
 		t.Fatalf("take = %q %v, want the plain line alone", line, covers)
 	}
 	n.finish(coord, covers)
-	if h.onDisk().Told {
+	if h.seenOnDisk().Told {
 		t.Error("typing a plain line marked a report as seen")
 	}
 	line, _ = n.take(coord)
@@ -101,8 +102,8 @@ func TestNoticePlainLineFirst(t *testing.T) {
 // A coordinator pane where no agent runs (a shell) gets nothing typed;
 // the report stays unseen, for st worker wait to show.
 func TestNoticeToAShellTypesNothing(t *testing.T) {
-	h := newHarness(t, Working, nil)
-	if _, err := h.m.Done(context.Background(), DoneRequest{Pane: workerID, Summary: "did it"}); err != nil {
+	h := newHarness(t, api.Working, nil)
+	if _, err := h.m.Done(context.Background(), api.DoneRequest{Pane: workerID, Summary: "did it"}); err != nil {
 		t.Fatal(err)
 	}
 	// The notice loop of %1 runs, finds no agent there, and ends.
@@ -113,30 +114,30 @@ func TestNoticeToAShellTypesNothing(t *testing.T) {
 		_, running := n.kicks[coord]
 		return !running && len(n.pending[coord]) == 0, "the notice loop of the coordinator still runs"
 	})
-	h.tm.mu.Lock()
-	typed := append([]string(nil), h.tm.unexpected...)
-	h.tm.mu.Unlock()
+	h.tm.Lock()
+	typed := append([]string(nil), h.tm.Unexpected...)
+	h.tm.Unlock()
 	if len(typed) != 0 {
 		t.Errorf("tmux commands into the shell: %v", typed)
 	}
-	if d := h.onDisk(); d.Told || d.State != Done {
+	if d := h.seenOnDisk(); d.Told || d.State != api.Done {
 		t.Errorf("run.json: %s told=%v, want done and not told", d.State, d.Told)
 	}
-	res, err := h.m.Wait(context.Background(), WaitRequest{Pane: coord, Timeout: time.Minute})
+	res, err := h.m.Wait(context.Background(), api.WaitRequest{Pane: coord, Timeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.TimedOut || len(res.Workers) != 1 || res.Workers[0].State != Done || res.Workers[0].Summary != "did it" {
+	if res.TimedOut || len(res.Workers) != 1 || res.Workers[0].State != api.Done || res.Workers[0].Summary != "did it" {
 		t.Errorf("Wait = %+v", res)
 	}
-	if !h.onDisk().Told {
+	if !h.seenOnDisk().Told {
 		t.Error("the report is not seen after the coordinator's wait showed it")
 	}
 }
 
 // A done notice is queued once per worker, however often it is asked for.
 func TestNoticeQueuedOnce(t *testing.T) {
-	h := newHarness(t, Done, nil)
+	h := newHarness(t, api.Done, nil)
 	// The coordinator is an agent in a turn: its notices wait.
 	if err := h.hookFrom(coord, "UserPromptSubmit", "prompt", "go"); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,8 @@ package orch
 import (
 	"context"
 
+	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/syncs"
 	"github.com/sophonz/st/internal/tmux"
 )
 
@@ -33,7 +35,7 @@ func (pl *placed) drop() {
 		return
 	}
 	pl.m.mu.Lock()
-	pl.m.dropRun(pl.run)
+	pl.m.dropRunLocked(pl.run)
 	pl.m.mu.Unlock()
 }
 
@@ -53,16 +55,17 @@ func (m *Manager) place(ctx context.Context, p tmux.Pane, fixed *Run) (*placed, 
 	return pl, nil
 }
 
-// placeLocked is place without the pane's marks. Called with m.mu held.
+// placeLocked is place without the pane's marks.
 func (m *Manager) placeLocked(p tmux.Pane, fixed *Run) (*placed, error) {
-	r, level, created, err := m.placementIn(p, fixed)
+	syncs.AssertLocked(&m.mu)
+	r, level, created, err := m.placementLocked(p, fixed)
 	if err != nil {
 		return nil, err
 	}
 	pl := &placed{m: m, run: r, level: level, created: created}
 	if created {
-		if err := m.save(r); err != nil {
-			m.dropRun(r)
+		if err := m.saveLocked(r); err != nil {
+			m.dropRunLocked(r)
 			return nil, err
 		}
 	}
@@ -79,55 +82,56 @@ func (m *Manager) markCoordinator(ctx context.Context, pane, run string) {
 
 // placementIn finds the run and level of a new worker started by pane p,
 // making a run in memory when the pane has none; with fixed (a task's
-// run) that run. Called with m.mu held.
-func (m *Manager) placementIn(p tmux.Pane, fixed *Run) (r *Run, level int, created bool, err error) {
+// run) that run.
+func (reg *registry) placementLocked(p tmux.Pane, fixed *Run) (r *Run, level int, created bool, err error) {
+	syncs.AssertLocked(&reg.mu)
 	if fixed != nil && fixed.Coordinator == p.ID {
 		return fixed, 1, false, nil
 	}
-	if err := m.checkChain(p.ID, 0, "a new worker"); err != nil {
+	if err := reg.checkChainLocked(p.ID, 0, "a new worker"); err != nil {
 		return nil, 0, false, err
 	}
-	if w := m.workers[p.ID]; w != nil && w.State.Live() {
-		if tr := m.runs[w.TeamRun]; tr != nil && tr.Coordinator == p.ID {
+	if w := reg.workers[p.ID]; w != nil && w.State.Live() {
+		if tr := reg.runs[w.TeamRun]; tr != nil && tr.Coordinator == p.ID {
 			// A team lead keeps its own run: its new workers join it, and
 			// depth inside the team counts from the lead again (the whole
 			// chain was checked above).
 			return tr, 1, false, nil
 		}
-		r = m.runOf[p.ID]
+		r = reg.runOf[p.ID]
 		if w.Level+1 > MaxLevel {
-			return nil, 0, false, errorf(KindDepth, "do this part yourself, or hand it back to "+w.Parent+" to start",
+			return nil, 0, false, errorf(api.KindDepth, "do this part yourself, or hand it back to "+w.Parent+" to start",
 				"refused: a worker may start workers at most %d levels below its run's coordinator, and this pane is already %d levels down (%s)",
-				MaxLevel, w.Level, m.chain(w))
+				MaxLevel, w.Level, reg.chainLocked(w))
 		}
 		return r, w.Level + 1, false, nil
 	}
-	if r = m.currentRun(p.ID); r != nil {
+	if r = reg.currentRunLocked(p.ID); r != nil {
 		return r, 1, false, nil
 	}
-	return m.newRun(p, ""), 1, true, nil
+	return reg.newRunLocked(p, ""), 1, true, nil
 }
 
 // reserve places a new worker called name for pane p (in run fixed when
-// given, or where a remote start puts it) and holds its name until
+// given, or where a start for another machine puts it) and holds its name until
 // release, so that two starts cannot take one name.
-func (m *Manager) reserve(ctx context.Context, p tmux.Pane, fixed *Run, remote *remotePlace, name string) (*placed, error) {
+func (m *Manager) reserve(ctx context.Context, p tmux.Pane, fixed *Run, hosted *hostedPlace, name string) (*placed, error) {
 	m.mu.Lock()
 	var pl *placed
 	var err error
-	if remote != nil {
-		pl = &placed{m: m, run: remote.run, level: remote.level}
+	if hosted != nil {
+		pl = &placed{m: m, run: hosted.run, level: hosted.f.Level}
 	} else if pl, err = m.placeLocked(p, fixed); err != nil {
 		m.mu.Unlock()
 		return nil, err
 	}
 	key := pl.run.ID + "/" + name
-	if err := m.nameFree(pl.run, nil, name); err != nil || m.reserved[key] {
+	if err := m.nameFreeLocked(pl.run, nil, name); err != nil || m.reserved[key] {
 		if pl.created {
-			m.dropRun(pl.run)
+			m.dropRunLocked(pl.run)
 		}
 		m.mu.Unlock()
-		return nil, errorf(KindConflict, "pick another --name", "run %s already has a worker named %q", pl.run.ID, name)
+		return nil, errorf(api.KindConflict, "pick another --name", "run %s already has a worker named %q", pl.run.ID, name)
 	}
 	m.reserved[key] = true
 	pl.key = key
@@ -138,12 +142,12 @@ func (m *Manager) reserve(ctx context.Context, p tmux.Pane, fixed *Run, remote *
 	return pl, nil
 }
 
-// nameFree refuses name in run r when a live worker other than w has it.
-// Called with m.mu held.
-func (m *Manager) nameFree(r *Run, w *Worker, name string) error {
+// nameFreeLocked refuses name in run r when a live worker other than w has it.
+func (reg *registry) nameFreeLocked(r *Run, w *Worker, name string) error {
+	syncs.AssertLocked(&reg.mu)
 	for _, o := range r.Workers {
 		if o != w && o.Name == name && o.State.Live() {
-			return errorf(KindConflict, "pick another name", "run %s already has a worker named %q", r.ID, name)
+			return errorf(api.KindConflict, "pick another name", "run %s already has a worker named %q", r.ID, name)
 		}
 	}
 	return nil

@@ -14,18 +14,26 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/history"
 	"github.com/sophonz/st/internal/store"
+	"github.com/sophonz/st/internal/syncs"
 	"github.com/sophonz/st/internal/tmux"
 	"github.com/sophonz/st/internal/version"
 )
 
 // registry is the record of runs and workers: which runs exist, which
-// workers each has, the names that starts in flight hold, and the
-// writing of each run's record (run.json) through the saver. Its lock
-// (mu) is the manager's main lock: it is taken first, and the other
-// owners' locks (paneFacts, gateBook, peerHub, restorer, the saver's,
-// the signal's) may be taken while it is held, never the other way.
+// workers each has, the names that starts in flight hold, the moves of
+// coordinators other machines are still to hear of, and the writing of
+// each run's record (run.json) through the saver. Its lock (mu, the
+// manager's m.mu) comes first in the manager's lock order (manager.go):
+// paneFacts', gateBook's and restorer's locks may be taken while it is
+// held, then the saver's and the signal's, never the other way. Its
+// methods that read or change what mu guards are …Locked.
 type registry struct {
+	home string
+	now  func() time.Time
+	logf func(format string, args ...any)
+
 	mu      sync.Mutex
 	runs    map[string]*Run
 	workers map[string]*Worker // by pane id, live and past
@@ -38,7 +46,16 @@ type registry struct {
 	// frozen are runs whose run.json a newer st wrote: left out, and
 	// never written.
 	frozen map[string]bool
-	saver  *saver
+	// untold are the moves of coordinators here (api.PeerReparent: Old
+	// is the id a machine knows, retired when a restart of the tmux
+	// server ended its life; New where the coordinator is now, "" when it
+	// did not come back) that a machine with their workers is still to be
+	// told, by its slug (remote.go).
+	untold map[string][]api.PeerReparent
+	// history holds the runs that are over (internal/history): never
+	// loaded, and their ids never taken again (nil: none).
+	history *history.Book
+	saver   *saver
 	// sig wakes waiters at every change (it has its own lock, so that a
 	// change wakes them after it is on disk, with mu let go).
 	sig signal
@@ -73,19 +90,21 @@ func (s *signal) notify() {
 	s.ch = make(chan struct{})
 }
 
-func newRegistry() registry {
-	return registry{runs: map[string]*Run{}, workers: map[string]*Worker{}, runOf: map[string]*Run{}, reserved: map[string]bool{}, frozen: map[string]bool{}}
+func newRegistry(home string, now func() time.Time, logf func(string, ...any)) registry {
+	return registry{home: home, now: now, logf: logf, runs: map[string]*Run{}, workers: map[string]*Worker{}, runOf: map[string]*Run{},
+		reserved: map[string]bool{}, frozen: map[string]bool{}, untold: map[string][]api.PeerReparent{}}
 }
 
-func (m *Manager) runDir(id string) string { return filepath.Join(m.cfg.Home, "orch", id) }
+func (reg *registry) runDir(id string) string { return filepath.Join(reg.home, "orch", id) }
 
-func (m *Manager) runPath(id string) string { return filepath.Join(m.runDir(id), "run.json") }
+func (reg *registry) runPath(id string) string { return filepath.Join(reg.runDir(id), "run.json") }
 
 // load reads every run.json but those of the runs in the history
-// (shelve.go), which stay on disk. A file that does not decode is
+// (shelve.go), which stay on disk; before the manager serves anything (so
+// without the lock: no one else runs yet). A file that does not decode is
 // reported, copied aside and skipped, never overwritten.
-func (m *Manager) load() error {
-	dirs, err := os.ReadDir(filepath.Join(m.cfg.Home, "orch"))
+func (reg *registry) load() error {
+	dirs, err := os.ReadDir(filepath.Join(reg.home, "orch"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -93,42 +112,42 @@ func (m *Manager) load() error {
 		return fmt.Errorf("read runs: %w", err)
 	}
 	for _, d := range dirs {
-		if !d.IsDir() || m.cfg.History.Has(d.Name()) {
+		if !d.IsDir() || reg.history.Has(d.Name()) {
 			continue
 		}
-		path := m.runPath(d.Name())
+		path := reg.runPath(d.Name())
 		var r Run
 		if err := store.ReadJSON(path, &r); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
 			cp, _ := store.KeepCopy(path)
-			m.logf("skipping run %s: %v (a copy is kept at %s; fix or remove the file and restart st)", d.Name(), err, cp)
-			m.problems = append(m.problems, fmt.Sprintf("st could not read %s, so its run and workers are left out (the file is not touched; a copy is kept at %s): %v. Fix or remove the file, then st down; st up", path, cp, errors.Unwrap(err)))
+			reg.logf("skipping run %s: %v (a copy is kept at %s; fix or remove the file and restart st)", d.Name(), err, cp)
+			reg.problems = append(reg.problems, fmt.Sprintf("st could not read %s, so its run and workers are left out (the file is not touched; a copy is kept at %s): %v. Fix or remove the file, then st down; st up", path, cp, errors.Unwrap(err)))
 			continue
 		}
 		if r.Format > api.RunFormat {
-			m.frozen[d.Name()] = true
-			m.logf("skipping run %s: its run.json is of a newer st (format %d; this st reads up to %d)", d.Name(), r.Format, api.RunFormat)
-			m.problems = append(m.problems, fmt.Sprintf("%s was written by a newer st (run.json format %d; this st %s reads formats up to %d), so its run and workers are left out, and the file is never written by this st. Try: install the newer st again (it was replaced by an older one), then st down; st up",
+			reg.frozen[d.Name()] = true
+			reg.logf("skipping run %s: its run.json is of a newer st (format %d; this st reads up to %d)", d.Name(), r.Format, api.RunFormat)
+			reg.problems = append(reg.problems, fmt.Sprintf("%s was written by a newer st (run.json format %d; this st %s reads formats up to %d), so its run and workers are left out, and the file is never written by this st. Try: install the newer st again (it was replaced by an older one), then st down; st up",
 				path, r.Format, version.Version, api.RunFormat))
 			continue
 		}
-		m.runs[r.ID] = &r
+		reg.runs[r.ID] = &r
 		for _, w := range r.Workers {
-			m.workers[w.ID] = w
-			m.runOf[w.ID] = &r
+			reg.workers[w.ID] = w
+			reg.runOf[w.ID] = &r
 		}
 	}
 	return nil
 }
 
 // notify wakes every waiter. It needs no lock.
-func (m *Manager) notify() { m.sig.notify() }
+func (reg *registry) notify() { reg.sig.notify() }
 
 // Changed returns a channel that is closed at the next change of state.
-func (m *Manager) Changed() <-chan struct{} {
-	ch, _ := m.sig.now()
+func (reg *registry) Changed() <-chan struct{} {
+	ch, _ := reg.sig.now()
 	return ch
 }
 
@@ -138,10 +157,11 @@ func newID(prefix string) string {
 	return prefix + hex.EncodeToString(b)
 }
 
-// currentRun is the newest run that pane coordinates. Called with m.mu held.
-func (m *Manager) currentRun(pane string) *Run {
+// currentRunLocked is the newest run that pane coordinates.
+func (reg *registry) currentRunLocked(pane string) *Run {
+	syncs.AssertLocked(&reg.mu)
 	var best *Run
-	for _, r := range m.runs {
+	for _, r := range reg.runs {
 		if r.Coordinator == pane && (best == nil || r.Created.After(best.Created)) {
 			best = r
 		}
@@ -149,47 +169,51 @@ func (m *Manager) currentRun(pane string) *Run {
 	return best
 }
 
-// newRun makes a run in memory. Called with m.mu held.
-func (m *Manager) newRun(p tmux.Pane, objective string) *Run {
-	r := &Run{ID: newID("run-"), Objective: objective, Coordinator: p.ID, Session: p.SessionID, Created: m.cfg.Now()}
-	for m.runs[r.ID] != nil || m.cfg.History.Has(r.ID) {
+// newRunLocked makes a run in memory.
+func (reg *registry) newRunLocked(p tmux.Pane, objective string) *Run {
+	syncs.AssertLocked(&reg.mu)
+	r := &Run{ID: newID("run-"), Objective: objective, Coordinator: p.ID, Session: p.SessionID, Created: reg.now()}
+	for reg.runs[r.ID] != nil || reg.history.Has(r.ID) {
 		r.ID = newID("run-")
 	}
-	m.runs[r.ID] = r
+	reg.runs[r.ID] = r
 	return r
 }
 
-// dropRun forgets a run made for something that failed, while it has no
-// workers and no tasks. Called with m.mu held.
-func (m *Manager) dropRun(r *Run) {
+// dropRunLocked forgets a run made for something that failed, while it has no
+// workers and no tasks.
+func (reg *registry) dropRunLocked(r *Run) {
+	syncs.AssertLocked(&reg.mu)
 	if len(r.Workers) == 0 && len(r.Tasks) == 0 {
-		delete(m.runs, r.ID)
-		m.saver.forget(r.ID)
+		delete(reg.runs, r.ID)
+		reg.saver.forget(r.ID)
 	}
 }
 
-// paneRun is the run a pane coordinates or works in, or the run by id.
-// Called with m.mu held.
-func (m *Manager) paneRun(pane, id string) *Run {
+// paneRunLocked is the run a pane coordinates or works in, or the run by id.
+func (reg *registry) paneRunLocked(pane, id string) *Run {
+	syncs.AssertLocked(&reg.mu)
 	if id != "" {
-		return m.runs[id]
+		return reg.runs[id]
 	}
-	if r := m.currentRun(pane); r != nil {
+	if r := reg.currentRunLocked(pane); r != nil {
 		return r
 	}
-	return m.runOf[pane]
+	return reg.runOf[pane]
 }
 
-// addWorker puts w in run r. Called with m.mu held.
-func (m *Manager) addWorker(r *Run, w *Worker) {
+// addWorkerLocked puts w in run r.
+func (reg *registry) addWorkerLocked(r *Run, w *Worker) {
+	syncs.AssertLocked(&reg.mu)
 	r.Workers = append(r.Workers, w)
-	m.workers[w.ID] = w
-	m.runOf[w.ID] = r
+	reg.workers[w.ID] = w
+	reg.runOf[w.ID] = r
 }
 
-// removeWorker takes w out of its run. Called with m.mu held.
-func (m *Manager) removeWorker(w *Worker) {
-	if r := m.runOf[w.ID]; r != nil {
+// removeWorkerLocked takes w out of its run.
+func (reg *registry) removeWorkerLocked(w *Worker) {
+	syncs.AssertLocked(&reg.mu)
+	if r := reg.runOf[w.ID]; r != nil {
 		for i, o := range r.Workers {
 			if o == w {
 				r.Workers = append(r.Workers[:i:i], r.Workers[i+1:]...)
@@ -197,35 +221,36 @@ func (m *Manager) removeWorker(w *Worker) {
 			}
 		}
 	}
-	delete(m.workers, w.ID)
-	delete(m.runOf, w.ID)
+	delete(reg.workers, w.ID)
+	delete(reg.runOf, w.ID)
 }
 
-// workerAt says whether pane is a worker's, and whether that worker
-// lives, for paneFacts. Called with m.mu held.
-func (m *Manager) workerAt(pane string) (known, live bool) {
-	w := m.workers[pane]
+// workerAtLocked says whether pane is a worker's, and whether that worker
+// lives, for paneFacts.
+func (reg *registry) workerAtLocked(pane string) (known, live bool) {
+	syncs.AssertLocked(&reg.mu)
+	w := reg.workers[pane]
 	return w != nil, w != nil && w.State.Live()
 }
 
-// resolve finds a worker by pane id or name for the calling pane: first
-// among its own workers, then in its run, then anywhere. Called with
-// m.mu held.
-func (m *Manager) resolve(caller, id string) (*Worker, error) {
+// resolveLocked finds a worker by pane id or name for the calling pane: first
+// among its own workers, then in its run, then anywhere.
+func (reg *registry) resolveLocked(caller, id string) (*Worker, error) {
+	syncs.AssertLocked(&reg.mu)
 	if id == "" {
-		return nil, errorf(KindUsage, "st worker list shows the ids", "no worker id given")
+		return nil, errorf(api.KindUsage, "st worker list shows the ids", "no worker id given")
 	}
-	if tmux.ValidPaneID(id) || retired(id) {
+	if tmux.ValidPaneID(id) || api.Retired(id) {
 		// A pane id names one pane: a worker of a server that went keeps
 		// its old id retired (restore.go), and is named by that or its name.
-		if w := m.workers[id]; w != nil {
+		if w := reg.workers[id]; w != nil {
 			return w, nil
 		}
-		return nil, errorf(KindNotFound, "st worker list shows this pane's workers", "%s is not a worker", id)
+		return nil, errorf(api.KindNotFound, "st worker list shows this pane's workers", "%s is not a worker", id)
 	}
 	var own, run, all []*Worker
-	cr := m.paneRun(caller, "")
-	for _, w := range m.workers {
+	cr := reg.paneRunLocked(caller, "")
+	for _, w := range reg.workers {
 		if w.Name != id {
 			continue
 		}
@@ -233,7 +258,7 @@ func (m *Manager) resolve(caller, id string) (*Worker, error) {
 		if w.Parent == caller {
 			own = append(own, w)
 		}
-		if cr != nil && m.runOf[w.ID] == cr {
+		if cr != nil && reg.runOf[w.ID] == cr {
 			run = append(run, w)
 		}
 	}
@@ -245,13 +270,13 @@ func (m *Manager) resolve(caller, id string) (*Worker, error) {
 		if len(live) > 1 {
 			var ids []string
 			for _, w := range live {
-				ids = append(ids, w.ID+" (run "+m.runOf[w.ID].ID+")")
+				ids = append(ids, w.ID+" (run "+reg.runOf[w.ID].ID+")")
 			}
 			sort.Strings(ids)
-			return nil, errorf(KindConflict, "name the worker by its pane id", "%q names several workers: %s", id, strings.Join(ids, ", "))
+			return nil, errorf(api.KindConflict, "name the worker by its pane id", "%q names several workers: %s", id, strings.Join(ids, ", "))
 		}
 	}
-	return nil, errorf(KindNotFound, "st worker list shows this pane's workers", "there is no worker named %q", id)
+	return nil, errorf(api.KindNotFound, "st worker list shows this pane's workers", "there is no worker named %q", id)
 }
 
 // liveFirst returns the live workers of ws, or all of them when none lives.
@@ -273,15 +298,15 @@ func liveFirst(ws []*Worker) []*Worker {
 	return ws
 }
 
-// chain spells the line of panes from a run's coordinator to w. Called
-// with m.mu held.
-func (m *Manager) chain(w *Worker) string {
+// chainLocked spells the line of panes from a run's coordinator to w.
+func (reg *registry) chainLocked(w *Worker) string {
+	syncs.AssertLocked(&reg.mu)
 	parts := []string{w.ID}
 	cur := w
 	for i := 0; i < 8 && cur != nil; i++ {
 		parts = append([]string{cur.Parent}, parts...)
-		cur = m.workers[cur.Parent]
-		if cur != nil && m.runOf[cur.ID] != m.runOf[w.ID] {
+		cur = reg.workers[cur.Parent]
+		if cur != nil && reg.runOf[cur.ID] != reg.runOf[w.ID] {
 			break
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/sophonz/st/internal/api"
 )
 
 // Reports: a worker's st worker done (Done), and its coordinator's
@@ -16,9 +18,9 @@ import (
 // on it) are one change: one write of the run. Only once that is on disk
 // does the coordinator's notice go and the tasks it made ready start; a
 // report that could not be kept is undone and tells no one.
-func (m *Manager) Done(ctx context.Context, req DoneRequest) (*WorkerView, error) {
+func (m *Manager) Done(ctx context.Context, req api.DoneRequest) (*api.WorkerView, error) {
 	if strings.TrimSpace(req.Summary) == "" {
-		return nil, errorf(KindUsage, `st worker done --summary "<what you did, and how you checked it>"`, "the report needs a summary")
+		return nil, errorf(api.KindUsage, `st worker done --summary "<what you did, and how you checked it>"`, "the report needs a summary")
 	}
 	if err := checkText("summary", req.Summary); err != nil {
 		return nil, err
@@ -26,8 +28,8 @@ func (m *Manager) Done(ctx context.Context, req DoneRequest) (*WorkerView, error
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	w := m.workers[req.Pane]
-	if w == nil || (!w.State.Live() && w.State != Failed) {
-		return nil, errorf(KindNotFound, "run st worker done in the pane of a worker that st started or adopted",
+	if w == nil || (!w.State.Live() && w.State != api.Failed) {
+		return nil, errorf(api.KindNotFound, "run st worker done in the pane of a worker that st started or adopted",
 			"pane %s is not a worker of any run", orNone(req.Pane))
 	}
 	r := m.runOf[w.ID]
@@ -41,21 +43,21 @@ func (m *Manager) Done(ctx context.Context, req DoneRequest) (*WorkerView, error
 		w.ReportAnswer = w.LastAnswer
 	}
 	c := m.newChange()
-	c.touch(r)
-	if !c.setState(w, Done) {
+	c.touchLocked(r)
+	if !c.setStateLocked(w, api.Done) {
 		w.Since = now
 	}
 	// The lock is held while the disk works: nothing may act on a report
 	// that could still be undone.
-	if err := m.stage(c).land(); err != nil {
+	if err := m.stageLocked(c).land(); err != nil {
 		*w = old
 		for i, t := range r.Tasks {
 			*t = oldTasks[i]
 		}
-		m.restage(r)
+		m.restageLocked(r)
 		return nil, err
 	}
-	v := m.view(w)
+	v := m.viewLocked(w)
 	return &v, nil
 }
 
@@ -77,7 +79,7 @@ func orNone(s string) string {
 
 // Wait blocks until every named worker (or every worker of the pane)
 // has settled, or the timeout passes. Hook events wake it at once.
-func (m *Manager) Wait(ctx context.Context, req WaitRequest) (*WaitResult, error) {
+func (m *Manager) Wait(ctx context.Context, req api.WaitRequest) (*api.WaitResult, error) {
 	ws, err := m.waitFor(ctx, req)
 	if err != nil {
 		return nil, err
@@ -114,34 +116,34 @@ func (m *Manager) Wait(ctx context.Context, req WaitRequest) (*WaitResult, error
 }
 
 // waitFor finds the workers a wait is for, oldest first.
-func (m *Manager) waitFor(ctx context.Context, req WaitRequest) ([]*Worker, error) {
+func (m *Manager) waitFor(ctx context.Context, req api.WaitRequest) ([]*Worker, error) {
 	// Ids of workers on other machines name this machine's records of them.
-	remote := map[string]*Worker{}
+	remote := map[string]string{}
 	ids := append([]string(nil), req.IDs...)
 	for i, id := range ids {
-		if !isRemotePane(id) {
+		if !api.IsRemote(id) {
 			continue
 		}
-		t, err := m.target(ctx, id)
+		rm, err := m.remote()
 		if err != nil {
 			return nil, err
 		}
-		if t.local != "" { // it named this machine
-			ids[i] = t.local
+		local, record, err := rm.Resolve(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if local != "" { // it named this machine
+			ids[i] = local
 			continue
 		}
-		if t.worker == nil {
-			return nil, errorf(KindNotFound, "st worker list --all shows the workers this machine's runs have elsewhere",
-				"%s is not a worker of any run on this machine (it may work for another machine)", id)
-		}
-		remote[id] = t.worker
+		remote[id] = record
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var ws []*Worker
 	if len(req.IDs) == 0 {
 		if req.Pane == "" {
-			return nil, errorf(KindUsage, "name the workers, or run it in the coordinator's pane", "st worker wait with no ids waits for this pane's workers, and there is no pane ($TMUX_PANE is empty)")
+			return nil, errorf(api.KindUsage, "name the workers, or run it in the coordinator's pane", "st worker wait with no ids waits for this pane's workers, and there is no pane ($TMUX_PANE is empty)")
 		}
 		for _, w := range m.workers {
 			if w.Parent == req.Pane && (w.State.Live() || !w.Told) {
@@ -149,15 +151,20 @@ func (m *Manager) waitFor(ctx context.Context, req WaitRequest) ([]*Worker, erro
 			}
 		}
 		if len(ws) == 0 {
-			return nil, errorf(KindNotFound, "st worker start --agent AGENT --task FILE starts one", "pane %s has no workers to wait for", req.Pane)
+			return nil, errorf(api.KindNotFound, "st worker start --agent AGENT --task FILE starts one", "pane %s has no workers to wait for", req.Pane)
 		}
 	} else {
 		for _, id := range ids {
-			if w := remote[id]; w != nil {
+			if record, ok := remote[id]; ok {
+				w := m.workers[record]
+				if w == nil {
+					return nil, errorf(api.KindNotFound, "st worker list --all shows the workers this machine's runs have elsewhere",
+						"%s is not a worker of any run on this machine (it may work for another machine)", id)
+				}
 				ws = append(ws, w)
 				continue
 			}
-			w, err := m.resolve(req.Pane, id)
+			w, err := m.resolveLocked(req.Pane, id)
 			if err != nil {
 				return nil, err
 			}
@@ -169,29 +176,28 @@ func (m *Manager) waitFor(ctx context.Context, req WaitRequest) ([]*Worker, erro
 }
 
 // waitResult builds the answer and marks reports the caller has now seen.
-func (m *Manager) waitResult(caller string, ws []*Worker, timedOut bool) *WaitResult {
-	m.mu.Lock()
-	res := &WaitResult{TimedOut: timedOut}
-	c := m.newChange()
-	for _, w := range ws {
-		c.markTold(w, caller)
-		res.Workers = append(res.Workers, m.view(w))
-	}
-	m.settleUnlock(c)
+func (m *Manager) waitResult(caller string, ws []*Worker, timedOut bool) *api.WaitResult {
+	res := &api.WaitResult{TimedOut: timedOut}
+	m.settleChange(func(c *change) {
+		for _, w := range ws {
+			c.markToldLocked(w, caller)
+			res.Workers = append(res.Workers, m.viewLocked(w))
+		}
+	})
 	return res
 }
 
 // Read returns a worker's record: its summary and last answer. A worker
 // reports before its turn ends, so a read right after the report waits a
 // few seconds for the turn's last answer.
-func (m *Manager) Read(ctx context.Context, req IDRequest) (*WorkerView, error) {
-	if isRemotePane(req.ID) {
+func (m *Manager) Read(ctx context.Context, req api.IDRequest) (*api.WorkerView, error) {
+	if api.IsRemote(req.ID) {
 		return m.remoteOp(ctx, "read", req)
 	}
 	deadline := time.NewTimer(m.cfg.ReadWait)
 	defer deadline.Stop()
 	m.mu.Lock()
-	w, err := m.resolve(req.Pane, req.ID)
+	w, err := m.resolveLocked(req.Pane, req.ID)
 	m.mu.Unlock()
 	if err != nil {
 		return nil, err
@@ -199,7 +205,7 @@ func (m *Manager) Read(ctx context.Context, req IDRequest) (*WorkerView, error) 
 	for waiting := true; waiting; {
 		ch := m.Changed()
 		m.mu.Lock()
-		done := w.State == Done
+		done := w.State == api.Done
 		id := w.ID
 		m.mu.Unlock()
 		if _, inTurn := m.facts.agentIn(id); !done || !inTurn {
@@ -213,11 +219,11 @@ func (m *Manager) Read(ctx context.Context, req IDRequest) (*WorkerView, error) 
 			waiting = false
 		}
 	}
-	m.mu.Lock()
-	c := m.newChange()
-	c.markTold(w, req.Pane)
-	v := m.view(w)
-	m.settleUnlock(c)
+	var v api.WorkerView
+	m.settleChange(func(c *change) {
+		c.markToldLocked(w, req.Pane)
+		v = m.viewLocked(w)
+	})
 	return &v, nil
 }
 

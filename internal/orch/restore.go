@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/syncs"
 	"github.com/sophonz/st/internal/tmux"
 )
 
@@ -94,7 +96,7 @@ func (m *Manager) restore(ctx context.Context) {
 		if newOpts[n] == nil {
 			newOpts[n] = map[string]string{}
 		}
-		for k, v := range m.paneOptions(o) {
+		for k, v := range m.paneOptionsLocked(o) {
 			if v != "" {
 				newOpts[n][k] = v
 			}
@@ -114,9 +116,7 @@ func (m *Manager) restore(ctx context.Context) {
 	relations := time.Since(back)
 	m.logf("restored the tmux sessions in %s; relations back %s after the sessions (%d panes moved); %d agents start again",
 		back.Sub(t0).Round(time.Millisecond), relations.Round(time.Microsecond), len(moved), len(launches))
-	m.rest.mu.Lock()
-	m.rest.last = RestoreStats{At: back, Sessions: back.Sub(t0), Relations: relations, Panes: len(moved), Agents: len(launches)}
-	m.rest.mu.Unlock()
+	m.rest.done(api.RestoreStats{At: back, Sessions: back.Sub(t0), Relations: relations, Panes: len(moved), Agents: len(launches)})
 	m.resumeAll(ctx, launches, gens, back)
 }
 
@@ -240,25 +240,11 @@ func (m *Manager) relaunch(p tmux.LayoutPane) launch {
 	return launch{kind: kind, session: sess, argv: ad.Command(o)}
 }
 
-// retiredMark separates a pane id of a server that went from the
-// restart it went with (relink).
-const retiredMark = "~"
-
-// retired reports whether id is a pane id of a server that went.
-func retired(id string) bool { return strings.Contains(id, retiredMark) }
-
-// PaneOf is the pane id a (possibly retired) relation names, for people.
-func PaneOf(id string) string {
-	p, _, _ := strings.Cut(id, retiredMark)
-	return p
-}
-
 // relink moves every relation from old pane ids to new ones: workers,
 // coordinators, parents, tasks, gates, what the hooks told about each
 // pane, and st's options on the new panes. restarted marks a restart of
 // the whole server: turns in progress were cut short.
 func (m *Manager) relink(ctx context.Context, moved map[string]string, opts map[string]map[string]string, restarted bool) {
-	m.mu.Lock()
 	now := m.cfg.Now()
 	// After a restart of the server its pane ids mean nothing: a new
 	// pane may have the id of one that did not come back. A relation to
@@ -271,24 +257,28 @@ func (m *Manager) relink(ctx context.Context, moved map[string]string, opts map[
 			return n, true
 		}
 		if restarted && tmux.ValidPaneID(id) {
-			return id + retiredMark + gen, true
+			return id + api.RetiredMark + gen, true
 		}
 		return id, false
 	}
-	c := m.newChange()
-	m.relinkRuns(c, follow)
-	if restarted {
-		m.gates.retire(follow)
-	}
-	m.relinkWorkers(c, moved, follow, restarted, now)
-	m.facts.move(moved, restarted)
-	m.rest.forget()
-	m.queueMoves(moved, func(id string) string {
+	retire := func(id string) string {
 		if restarted && tmux.ValidPaneID(id) {
-			return id + retiredMark + gen
+			return id + api.RetiredMark + gen
 		}
 		return id
-	}, restarted)
+	}
+	var tell []string
+	m.settleChange(func(c *change) {
+		m.relinkRunsLocked(c, follow)
+		if restarted {
+			m.gates.retire(follow)
+		}
+		m.relinkWorkersLocked(c, moved, follow, restarted, now)
+		m.facts.move(moved, restarted)
+		m.rest.forget()
+		tell = m.queueMovesLocked(moved, retire, restarted)
+	})
+	m.kick(tell)
 	// Options for the new panes, with the relations renamed.
 	set := map[string]map[string]string{}
 	for id, o := range opts {
@@ -305,43 +295,43 @@ func (m *Manager) relink(ctx context.Context, moved map[string]string, opts map[
 		}
 		set[id] = no
 	}
-	m.settleUnlock(c)
 	if err := m.cfg.Tmux.SetOptions(ctx, set); err != nil {
 		m.logf("relink: %v", err)
 	}
 }
 
-// relinkRuns moves the runs' coordinators and the tasks' panes. Called
-// with m.mu held.
-func (m *Manager) relinkRuns(c *change, follow func(string) (string, bool)) {
+// relinkRunsLocked moves the runs' coordinators and the tasks' panes.
+func (m *Manager) relinkRunsLocked(c *change, follow func(string) (string, bool)) {
+	syncs.AssertLocked(&m.mu)
 	for _, r := range m.runs {
 		if n, ok := follow(r.Coordinator); ok && r.CoordinatorMachine == "" {
 			r.Coordinator = n
-			c.touch(r)
+			c.touchLocked(r)
 		}
 		for _, t := range r.Tasks {
 			if n, ok := follow(t.Parent); ok {
 				t.Parent = n
-				c.touch(r)
+				c.touchLocked(r)
 			}
 			if n, ok := follow(t.Worker); ok {
 				t.Worker = n
-				c.touch(r)
+				c.touchLocked(r)
 			}
 		}
 		for _, w := range r.Workers {
 			if n, ok := follow(w.Parent); ok {
 				w.Parent = n
-				c.touch(r)
+				c.touchLocked(r)
 			}
 		}
 	}
 }
 
-// relinkWorkers gives the workers their new pane ids (retired ones for
+// relinkWorkersLocked gives the workers their new pane ids (retired ones for
 // those that did not come back), and makes idle the agents that came
-// back: their turns died with the server. Called with m.mu held.
-func (m *Manager) relinkWorkers(c *change, moved map[string]string, follow func(string) (string, bool), restarted bool, now time.Time) {
+// back: their turns died with the server.
+func (m *Manager) relinkWorkersLocked(c *change, moved map[string]string, follow func(string) (string, bool), restarted bool, now time.Time) {
+	syncs.AssertLocked(&m.mu)
 	workers := map[string]*Worker{}
 	runOf := map[string]*Run{}
 	for id, w := range m.workers {
@@ -351,22 +341,22 @@ func (m *Manager) relinkWorkers(c *change, moved map[string]string, follow func(
 			n, _ := follow(id) // (serverGone says why it is gone, after the restore)
 			w.ID = n
 			id = n
-			c.touch(r)
+			c.touchLocked(r)
 		}
 		if n, ok := moved[id]; ok {
 			w.ID = n
 			id = n
-			c.touch(r)
-			if restarted && (w.State == Working || w.State == Starting || w.State == Waiting) {
+			c.touchLocked(r)
+			if restarted && (w.State == api.Working || w.State == api.Starting || w.State == api.Waiting) {
 				// Its turn died with the server; the agent is back at its box.
-				w.State, w.Since = Idle, now
+				w.State, w.Since = api.Idle, now
 			}
-			if w.State == Gone { // its agent is back
-				w.State, w.Since = Idle, now
+			if w.State == api.Gone { // its agent is back
+				w.State, w.Since = api.Idle, now
 			}
-			if restarted && w.State != Done && m.rest.isResuming(n) {
+			if restarted && w.State != api.Done && m.rest.isResuming(n) {
 				// Its agent starts again in its new pane (resume.go).
-				w.State, w.Since = Starting, now
+				w.State, w.Since = api.Starting, now
 			}
 		}
 		workers[id] = w
@@ -375,11 +365,12 @@ func (m *Manager) relinkWorkers(c *change, moved map[string]string, follow func(
 	m.workers, m.runOf = workers, runOf
 }
 
-// movedAgent finds the pane where an agent with this conversation id
+// movedAgentLocked finds the pane where an agent with this conversation id
 // ran before, when it reappears in pane and its old pane is gone: a
 // worker or a coordinator that came back by other means than st's own
-// restore. Called with m.mu held; returns the old pane id, or "".
-func (m *Manager) movedAgent(pane, session string) string {
+// restore.; returns the old pane id, or "".
+func (m *Manager) movedAgentLocked(pane, session string) string {
+	syncs.AssertLocked(&m.mu)
 	if session == "" || m.workers[pane] != nil {
 		return ""
 	}
@@ -392,23 +383,23 @@ func (m *Manager) movedAgent(pane, session string) string {
 		}
 	}
 	for _, id := range m.facts.panesOf(session) {
-		if id != pane && m.rest.gone(id) && m.currentRun(id) != nil {
+		if id != pane && m.rest.gone(id) && m.currentRunLocked(id) != nil {
 			return id
 		}
 	}
 	return ""
 }
 
-// paneOptions are st's options for a worker's or coordinator's pane.
-// Called with m.mu held.
-func (m *Manager) paneOptions(pane string) map[string]string {
+// paneOptionsLocked are st's options for a worker's or coordinator's pane.
+func (m *Manager) paneOptionsLocked(pane string) map[string]string {
+	syncs.AssertLocked(&m.mu)
 	o := map[string]string{}
 	if w := m.workers[pane]; w != nil {
 		o["@st_run"], o["@st_role"], o["@st_parent"], o["@st_name"] = m.runOf[pane].ID, "worker", w.Parent, w.Name
 		if w.TeamRun != "" {
 			o["@st_team"] = w.TeamRun
 		}
-	} else if r := m.currentRun(pane); r != nil {
+	} else if r := m.currentRunLocked(pane); r != nil {
 		o["@st_run"], o["@st_role"] = r.ID, "coordinator"
 	}
 	if kind, session := m.facts.agentOf(pane); kind != "" {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/tmux"
 )
 
@@ -13,7 +14,7 @@ import (
 // the server's panes change under it (relink), and when the server goes
 // with nothing to bring back.
 
-func (h *harness) workerByName(name string) WorkerView {
+func (h *harness) workerByName(name string) api.WorkerView {
 	h.t.Helper()
 	v, err := h.m.Show(context.Background(), "", testRun)
 	if err != nil {
@@ -25,7 +26,7 @@ func (h *harness) workerByName(name string) WorkerView {
 		}
 	}
 	h.t.Fatalf("run %s has no worker %s", testRun, name)
-	return WorkerView{}
+	return api.WorkerView{}
 }
 
 // After a restart of the tmux server, the panes that came back have new
@@ -33,10 +34,10 @@ func (h *harness) workerByName(name string) WorkerView {
 // come back are retired, so that a new pane with their old id is never
 // taken for them.
 func TestRelinkAfterAServerRestart(t *testing.T) {
-	h := newHarness(t, Working, nil)
+	h := newHarness(t, api.Working, nil)
 	ctx := context.Background()
-	h.addWorker(localWorker("%3", "lost", Idle))
-	h.addTasks(&Task{Name: "a", State: TaskRunning, Worker: workerID}, &Task{Name: "b", State: TaskRunning, Worker: "%3"})
+	h.addWorker(localWorker("%3", "lost", api.Idle))
+	h.addTasks(&Task{Name: "a", State: api.TaskRunning, Worker: workerID}, &Task{Name: "b", State: api.TaskRunning, Worker: "%3"})
 	// The coordinator runs an agent: its hooks told st so.
 	if err := h.hookFrom(coord, "SessionStart", "source", "startup"); err != nil {
 		t.Fatal(err)
@@ -49,11 +50,11 @@ func TestRelinkAfterAServerRestart(t *testing.T) {
 	h.m.relink(ctx, moved, opts, true)
 
 	w1 := h.workerByName("w1")
-	if w1.ID != "%12" || w1.Parent != "%11" || w1.State != Idle {
+	if w1.ID != "%12" || w1.Parent != "%11" || w1.State != api.Idle {
 		t.Errorf("w1 after the restart: %s parent %s %s, want %%12 parent %%11 idle (its turn died with the server)", w1.ID, w1.Parent, w1.State)
 	}
 	lost := h.workerByName("lost")
-	if !strings.HasPrefix(lost.ID, "%3"+retiredMark) || PaneOf(lost.ID) != "%3" || lost.Parent != "%11" {
+	if !strings.HasPrefix(lost.ID, "%3"+api.RetiredMark) || api.PaneOf(lost.ID) != "%3" || lost.Parent != "%11" {
 		t.Errorf("the worker whose pane did not come back: %s parent %s, want %%3 retired", lost.ID, lost.Parent)
 	}
 	run, err := h.m.Show(ctx, "%11", "")
@@ -80,15 +81,15 @@ func TestRelinkAfterAServerRestart(t *testing.T) {
 		t.Errorf("agent panes %v: the coordinator's agent should be in %%11 only", ap)
 	}
 	// st's options on the new pane, with the relations renamed.
-	if got := h.tm.option("%12", "@st_parent"); got != "%11" {
+	if got := h.tm.Option("%12", "@st_parent"); got != "%11" {
 		t.Errorf("@st_parent of %%12 = %q, want %%11", got)
 	}
 	// The old ids name nothing now (a new pane may take them).
-	if _, err := h.m.Read(ctx, IDRequest{ID: "%3"}); err == nil {
+	if _, err := h.m.Read(ctx, api.IDRequest{ID: "%3"}); err == nil {
 		t.Error("the retired pane id %3 still names a worker")
 	}
 	// The coordinator's wait, from its new pane, finds its workers.
-	res, err := h.m.Wait(ctx, WaitRequest{Pane: "%11", IDs: []string{"w1"}, Timeout: time.Minute})
+	res, err := h.m.Wait(ctx, api.WaitRequest{Pane: "%11", IDs: []string{"w1"}, Timeout: time.Minute})
 	if err != nil || len(res.Workers) != 1 || res.Workers[0].ID != "%12" {
 		t.Errorf("Wait from the new pane = %+v, %v", res, err)
 	}
@@ -109,15 +110,15 @@ func TestReconcileAroundARestoreJudgesNothing(t *testing.T) {
 	tests := []struct {
 		name  string
 		edit  func(rs *restorer) int // returns the generation the list was made at
-		state State
+		state api.State
 	}{
-		{"listed before a restore ended", func(rs *restorer) int { g := rs.gen(); rs.begin(); rs.end(); return g }, Working},
-		{"listed while a restore runs", func(rs *restorer) int { rs.begin(); return rs.gen() }, Working},
-		{"listed with no restore", func(rs *restorer) int { return rs.gen() }, Gone},
+		{"listed before a restore ended", func(rs *restorer) int { g := rs.gen(); rs.begin(); rs.end(); return g }, api.Working},
+		{"listed while a restore runs", func(rs *restorer) int { rs.begin(); return rs.gen() }, api.Working},
+		{"listed with no restore", func(rs *restorer) int { return rs.gen() }, api.Gone},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, Working, nil)
+			h := newHarness(t, api.Working, nil)
 			seq := tt.edit(h.m.rest)
 			h.m.reconcilePanes(without, time.Now(), seq)
 			if got := h.worker().State; got != tt.state {
@@ -134,45 +135,45 @@ func TestReconcileAroundARestoreJudgesNothing(t *testing.T) {
 // and every worker that was on it is gone, saying why; its task fails,
 // and the coordinator's wait returns.
 func TestServerGoneWithNoPicture(t *testing.T) {
-	h := newHarness(t, Working, nil)
+	h := newHarness(t, api.Working, nil)
 	ctx := context.Background()
-	h.addWorker(localWorker("%3", "w2", Done))
-	h.addTasks(&Task{Name: "a", State: TaskRunning, Worker: workerID})
+	h.addWorker(localWorker("%3", "w2", api.Done))
+	h.addTasks(&Task{Name: "a", State: api.TaskRunning, Worker: workerID})
 	at := time.Now()
 	h.m.serverGone(ctx, at)
 	if got := h.m.ServerDown(); !got.Equal(at) {
 		t.Errorf("ServerDown = %v, want %v", got, at)
 	}
 	const why = "the tmux server went down before st had a picture of it to bring back"
-	res, err := h.m.Wait(ctx, WaitRequest{Pane: coord, Timeout: time.Minute})
+	res, err := h.m.Wait(ctx, api.WaitRequest{Pane: coord, Timeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, w := range res.Workers {
-		if w.State != Gone || w.Error != why {
+		if w.State != api.Gone || w.Error != why {
 			t.Errorf("worker %s: %s %q, want gone: %s", w.Name, w.State, w.Error, why)
 		}
 	}
 	if len(res.Workers) != 2 || res.TimedOut {
 		t.Errorf("Wait = %+v", res)
 	}
-	if d := h.onDisk(); d.State != Gone || d.Error != why {
+	if d := h.onDisk(); d.State != api.Gone || d.Error != why {
 		t.Errorf("run.json: %s %q", d.State, d.Error)
 	}
-	h.wantTask("a", TaskFailed, "its worker "+workerID+" is gone (its pane closed) before it reported")
+	h.wantTask("a", api.TaskFailed, "its worker "+workerID+" is gone (its pane closed) before it reported")
 }
 
 // An agent whose conversation comes back in another pane (resumed by
 // hand after its pane closed) takes its worker record along.
 func TestAgentBackInAnotherPaneTakesItsWorker(t *testing.T) {
-	h := newHarness(t, Working, nil)
+	h := newHarness(t, api.Working, nil)
 	ctx := context.Background()
 	h.hook("UserPromptSubmit", "prompt", "go") // w1's conversation is agentSes
 	// Its pane closes; st sees it gone.
 	h.closePane(workerID)
 	h.addPane("%7", map[string]string{})
 	h.m.reconcile(ctx)
-	if got := h.worker().State; got != Gone {
+	if got := h.worker().State; got != api.Gone {
 		t.Fatalf("w1 is %s after its pane closed, want gone", got)
 	}
 	// The same conversation speaks from %7.
@@ -180,21 +181,21 @@ func TestAgentBackInAnotherPaneTakesItsWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := h.workerByName("w1")
-	if w.ID != "%7" || w.State != Working || w.AgentSession != agentSes {
+	if w.ID != "%7" || w.State != api.Working || w.AgentSession != agentSes {
 		t.Errorf("w1: %s %s %s, want %%7 working", w.ID, w.State, w.AgentSession)
 	}
 	if d := runWorker(ptr(h.runOnDisk()), "%7"); d == nil || d.Name != "w1" {
 		t.Errorf("run.json has no w1 in %%7: %v", workerIDs(h.runOnDisk()))
 	}
 	for k, want := range map[string]string{"@st_run": testRun, "@st_role": "worker", "@st_parent": coord, "@st_name": "w1"} {
-		if got := h.tm.option("%7", k); got != want {
+		if got := h.tm.Option("%7", k); got != want {
 			t.Errorf("%%7 %s = %q, want %q", k, got, want)
 		}
 	}
 	// Another conversation in a new pane takes nothing.
 	h.addPane("%8", map[string]string{})
 	h.m.reconcile(ctx)
-	if _, err := h.m.Hook(ctx, HookRequest{Agent: "sim", Event: "SessionStart", Pane: "%8",
+	if _, err := h.m.Hook(ctx, api.HookRequest{Agent: "sim", Event: "SessionStart", Pane: "%8",
 		Payload: []byte(`{"session_id":"11111111-2222-3333-4444-555555555555","hook_event_name":"SessionStart","source":"startup"}`)}); err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/store"
+	"github.com/sophonz/st/internal/syncs"
 	"github.com/sophonz/st/internal/tmux"
 	"github.com/sophonz/st/internal/version"
 )
@@ -42,7 +44,7 @@ type restorer struct {
 	afterRestore bool
 	// serverDown is since when the server has been gone (zero while up).
 	serverDown time.Time
-	last       RestoreStats
+	last       api.RestoreStats
 }
 
 func newRestorer(home string) *restorer {
@@ -113,6 +115,7 @@ func (rs *restorer) judge(seq int, live map[string]bool) bool {
 // restoringLocked: the sessions or the relations are being made again;
 // a look at the server now sees a half-made one.
 func (rs *restorer) restoringLocked() bool {
+	syncs.AssertLocked(&rs.mu)
 	return rs.phase == phaseReopening || rs.phase == phaseRelinking
 }
 
@@ -161,6 +164,7 @@ func (rs *restorer) to(p restorePhase) bool {
 }
 
 func (rs *restorer) toLocked(p restorePhase) bool {
+	syncs.AssertLocked(&rs.mu)
 	if !phaseAllowed(rs.phase, p) {
 		return false
 	}
@@ -300,19 +304,40 @@ func (rs *restorer) gone(pane string) bool {
 	return known && !alive
 }
 
+// done records the figures of a restore whose sessions and relations
+// are back.
+func (rs *restorer) done(st api.RestoreStats) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.last = st
+}
+
+// agentsBack records when the last agent of the restore settled.
+func (rs *restorer) agentsBack(d time.Duration) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.last.AgentsBack = d
+}
+
+// stats are the figures of the last restore, and since when the server
+// has been down (zero while it runs).
+func (rs *restorer) stats() (api.RestoreStats, time.Time) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.last, rs.serverDown
+}
+
 // LastRestore returns the figures of the last restore.
-func (m *Manager) LastRestore() RestoreStats {
-	m.rest.mu.Lock()
-	defer m.rest.mu.Unlock()
-	return m.rest.last
+func (m *Manager) LastRestore() api.RestoreStats {
+	st, _ := m.rest.stats()
+	return st
 }
 
 // ServerDown says since when the tmux server has been down (zero while
 // it runs), for st status.
 func (m *Manager) ServerDown() time.Time {
-	m.rest.mu.Lock()
-	defer m.rest.mu.Unlock()
-	return m.rest.serverDown
+	_, down := m.rest.stats()
+	return down
 }
 
 // Restoring reports whether st is bringing the tmux server back now.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/plain"
 	"github.com/sophonz/st/internal/tmux"
 )
@@ -176,9 +177,7 @@ func (m *Manager) resumeAgent(ctx context.Context, l launch, gen int, back time.
 		m.agentLost(ctx, l, why)
 	}
 	if last {
-		m.rest.mu.Lock()
-		m.rest.last.AgentsBack = time.Since(back)
-		m.rest.mu.Unlock()
+		m.rest.agentsBack(time.Since(back))
 		m.logf("every agent of the restore settled %s after the sessions were back", time.Since(back).Round(time.Millisecond))
 	}
 }
@@ -212,12 +211,11 @@ func (m *Manager) lookResume(ctx context.Context, pane string, ad agent.Adapter)
 // agentBack makes the worker of pane, starting again, idle: its turn
 // died with the server, and its agent is at its box.
 func (m *Manager) agentBack(pane, note string) {
-	m.mu.Lock()
-	c := m.newChange()
-	if w := m.workers[pane]; w != nil && w.State == Starting {
-		c.setState(w, Idle)
-	}
-	m.settleUnlock(c)
+	m.settleChange(func(c *change) {
+		if w := m.workers[pane]; w != nil && w.State == api.Starting {
+			c.setStateLocked(w, api.Idle)
+		}
+	})
 	if note != "" {
 		m.logf("%s: %s", pane, note)
 	}
@@ -228,14 +226,13 @@ func (m *Manager) agentBack(pane, note string) {
 // window stays where the person left it) without st's options.
 func (m *Manager) agentLost(ctx context.Context, l launch, why string) {
 	m.logf("%s: %s could not come back: %s", l.pane, l.kind, why)
-	m.mu.Lock()
-	c := m.newChange()
-	if w := m.workers[l.pane]; w != nil && w.State.Live() {
-		w.Error = fmt.Sprintf("%s could not come back after the tmux server went down: %s", l.kind, why)
-		c.setState(w, Gone)
-	}
-	m.facts.forget(l.pane)
-	m.settleUnlock(c)
+	m.settleChange(func(c *change) {
+		if w := m.workers[l.pane]; w != nil && w.State.Live() {
+			w.Error = fmt.Sprintf("%s could not come back after the tmux server went down: %s", l.kind, why)
+			c.setStateLocked(w, api.Gone)
+		}
+		m.facts.forget(l.pane)
+	})
 	// (With no command tmux would run the agent's again.)
 	m.cfg.Tmux.Respawn(ctx, l.pane, l.cwd, nil, []string{userShell()})
 	for _, k := range []string{"@st_run", "@st_role", "@st_parent", "@st_name", "@st_agent", "@st_agent_session", "@st_team"} {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/store"
+	"github.com/sophonz/st/internal/syncs"
 )
 
 // saver writes the runs' records (run.json) for the registry. A change
@@ -19,9 +20,18 @@ import (
 // disk (a report, a request's answer) waits for its version, without the
 // registry's lock; a write that fails is tried again until it holds, and
 // its waiters are told of the failure at once.
+//
+// A soft snapshot (a change no one waits for, that costs nothing when a
+// crash loses it: that a coordinator has seen a report) is not written by
+// itself at once: it rides with the run's next write, or is written after
+// softLinger, or when st stops. Sync does not wait for it. So a report is
+// two writes, its own and its turn's end (which carries the seen mark
+// when the coordinator saw it first), and not three (report_test.go).
 type saver struct {
 	path func(id string) string
 	logf func(format string, args ...any)
+	// linger is how long a soft snapshot waits for a write to ride with.
+	linger time.Duration
 
 	wmu    sync.Mutex // one writeAll at a time: a file is never written twice at once
 	mu     sync.Mutex
@@ -39,23 +49,32 @@ type saver struct {
 type runFile struct {
 	data    []byte
 	staged  uint64 // version of data
+	hard    uint64 // the newest version that is not soft
 	written uint64 // version on disk
-	err     error  // the last write's failure, while it lasts
-	errAt   uint64 // the version that failed
+	// softSince is when the oldest soft version not on disk was staged
+	// (zero: none).
+	softSince time.Time
+	err       error  // the last write's failure, while it lasts
+	errAt     uint64 // the version that failed
 }
 
 // saveRetry is how often a write that failed is tried again.
 const saveRetry = 500 * time.Millisecond
 
+// softLinger is how long a soft snapshot waits for a write to ride with
+// before it is written alone.
+const softLinger = 30 * time.Second
+
 func newSaver(path func(string) string, logf func(string, ...any)) *saver {
-	s := &saver{path: path, logf: logf, files: map[string]*runFile{}, kick: make(chan struct{}, 1)}
+	s := &saver{path: path, logf: logf, linger: softLinger, files: map[string]*runFile{}, kick: make(chan struct{}, 1)}
 	s.cond = sync.NewCond(&s.mu)
 	return s
 }
 
 // stage records data as run id's newest record and returns its version.
-// It does not wait for the disk.
-func (s *saver) stage(id string, data []byte) uint64 {
+// It does not wait for the disk. A soft one is not written at once
+// (saver's doc).
+func (s *saver) stage(id string, data []byte, soft bool) uint64 {
 	s.mu.Lock()
 	s.seq++
 	f := s.files[id]
@@ -64,6 +83,11 @@ func (s *saver) stage(id string, data []byte) uint64 {
 		s.files[id] = f
 	}
 	f.data, f.staged = data, s.seq
+	if !soft {
+		f.hard = s.seq
+	} else if f.softSince.IsZero() {
+		f.softSince = time.Now()
+	}
 	v := s.seq
 	s.mu.Unlock()
 	select {
@@ -71,6 +95,27 @@ func (s *saver) stage(id string, data []byte) uint64 {
 	default:
 	}
 	return v
+}
+
+// dueLocked reports whether f is to be written now (at now): a version no
+// one waits for only after the linger.
+func (s *saver) dueLocked(f *runFile, now time.Time) bool {
+	syncs.AssertLocked(&s.mu)
+	return f.hard > f.written || (!f.softSince.IsZero() && now.Sub(f.softSince) >= s.linger)
+}
+
+// nextSoftLocked is when the next soft snapshot is due (zero: none).
+func (s *saver) nextSoftLocked() time.Time {
+	syncs.AssertLocked(&s.mu)
+	var next time.Time
+	for _, f := range s.files {
+		if f.staged > f.written && !f.softSince.IsZero() {
+			if at := f.softSince.Add(s.linger); next.IsZero() || at.Before(next) {
+				next = at
+			}
+		}
+	}
+	return next
 }
 
 // wait blocks until version v of run id is on disk (or a later one is),
@@ -89,7 +134,7 @@ func (s *saver) wait(id string, v uint64) error {
 		}
 		if s.closed {
 			s.mu.Unlock()
-			s.writeAll(true)
+			s.writeAll(true, true)
 			s.mu.Lock()
 			if f.written >= v {
 				return nil
@@ -104,13 +149,13 @@ func (s *saver) wait(id string, v uint64) error {
 }
 
 // sync waits until every snapshot staged before it is on disk (or its
-// write failed: the first failure is returned).
+// write failed: the first failure is returned), but soft ones.
 func (s *saver) sync() error {
 	s.mu.Lock()
 	pending := map[string]uint64{}
 	for id, f := range s.files {
-		if f.staged > f.written {
-			pending[id] = f.staged
+		if f.hard > f.written {
+			pending[id] = f.hard
 		}
 	}
 	s.mu.Unlock()
@@ -128,20 +173,30 @@ func (s *saver) run(ctx context.Context) {
 	retry := time.NewTimer(time.Hour)
 	retry.Stop()
 	defer retry.Stop()
+	soft := time.NewTimer(time.Hour)
+	defer soft.Stop()
 	again := false
 	for {
-		if s.writeAll(again) {
+		if s.writeAll(again, false) {
 			retry.Reset(saveRetry)
 		}
 		again = false
+		s.mu.Lock()
+		next := s.nextSoftLocked()
+		s.mu.Unlock()
+		soft.Stop()
+		if !next.IsZero() {
+			soft.Reset(time.Until(next))
+		}
 		select {
+		case <-soft.C:
 		case <-ctx.Done():
-			s.writeAll(true)
+			s.writeAll(true, true)
 			s.mu.Lock()
 			s.closed = true
 			s.cond.Broadcast()
 			s.mu.Unlock()
-			s.writeAll(true) // what was staged in between
+			s.writeAll(true, true) // what was staged in between
 			return
 		case <-s.kick:
 		case <-retry.C:
@@ -150,19 +205,20 @@ func (s *saver) run(ctx context.Context) {
 	}
 }
 
-// writeAll writes the newest snapshot of every run that has one not on
-// disk yet; again tries the ones whose last write failed too. It reports
-// whether a write failed.
-func (s *saver) writeAll(again bool) (failed bool) {
+// writeAll writes the newest snapshot of every run that has one due
+// (all with every, soft ones too); again tries the ones whose last write
+// failed too. It reports whether a write failed.
+func (s *saver) writeAll(again, every bool) (failed bool) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	tried := map[string]bool{}
+	now := time.Now()
 	for {
 		s.mu.Lock()
 		var id string
 		var f *runFile
 		for i, x := range s.files {
-			if x.staged > x.written && !tried[i] && (again || x.err == nil || x.errAt < x.staged) {
+			if x.staged > x.written && !tried[i] && (again || x.err == nil || x.errAt < x.staged) && (every || s.dueLocked(x, now)) {
 				id, f = i, x
 				break
 			}
@@ -185,6 +241,9 @@ func (s *saver) writeAll(again bool) (failed bool) {
 			f.err = nil
 			if v > f.written {
 				f.written = v
+			}
+			if f.written >= f.staged {
+				f.softSince = time.Time{}
 			}
 		}
 		s.cond.Broadcast()

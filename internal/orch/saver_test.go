@@ -67,10 +67,10 @@ func TestSaverWritesEachRunOnceForManyStages(t *testing.T) {
 	last := map[string]uint64{}
 	for v := 1; v <= 5; v++ {
 		for _, id := range []string{"run-a", "run-b", "run-c"} {
-			last[id] = s.stage(id, []byte(fmt.Sprintf("%s version %d\n", id, v)))
+			last[id] = s.stage(id, []byte(fmt.Sprintf("%s version %d\n", id, v)), false)
 		}
 	}
-	if failed := s.writeAll(false); failed {
+	if failed := s.writeAll(false, false); failed {
 		t.Fatal("writeAll failed")
 	}
 	if got := s.writes.Load(); got != 3 {
@@ -85,7 +85,7 @@ func TestSaverWritesEachRunOnceForManyStages(t *testing.T) {
 		}
 	}
 	// Nothing new: no write.
-	s.writeAll(true)
+	s.writeAll(true, true)
 	if got := s.writes.Load(); got != 3 {
 		t.Errorf("%d writes after a writeAll with nothing staged, want 3", got)
 	}
@@ -97,7 +97,7 @@ func TestSaverFailureIsToldAtOnceAndRetried(t *testing.T) {
 	s, dir, broken := testSaver(t)
 	runSaver(t, s)
 	broken.Store(true)
-	v := s.stage("run-a", []byte("kept\n"))
+	v := s.stage("run-a", []byte("kept\n"), false)
 	var err error
 	runGuarded(t, "a wait for a write that cannot be made", func() { err = s.wait("run-a", v) })
 	if err == nil || !strings.Contains(err.Error(), "not a directory") {
@@ -124,14 +124,14 @@ func TestSaverFailureIsToldAtOnceAndRetried(t *testing.T) {
 func TestSaverNewerStageAfterFailure(t *testing.T) {
 	s, dir, broken := testSaver(t)
 	broken.Store(true)
-	v1 := s.stage("run-a", []byte("one\n"))
-	s.writeAll(false)
+	v1 := s.stage("run-a", []byte("one\n"), false)
+	s.writeAll(false, false)
 	if err := s.wait("run-a", v1); err == nil {
 		t.Fatal("wait for a failed write: nil")
 	}
 	broken.Store(false)
-	v2 := s.stage("run-a", []byte("two\n"))
-	if failed := s.writeAll(false); failed {
+	v2 := s.stage("run-a", []byte("two\n"), false)
+	if failed := s.writeAll(false, false); failed {
 		t.Fatal("the newer snapshot was not written")
 	}
 	if err := s.wait("run-a", v2); err != nil {
@@ -150,7 +150,7 @@ func TestSaverWaiterWritesAfterStop(t *testing.T) {
 	s, dir, _ := testSaver(t)
 	stop := runSaver(t, s)
 	stop()
-	v := s.stage("run-a", []byte("late\n"))
+	v := s.stage("run-a", []byte("late\n"), false)
 	var err error
 	runGuarded(t, "a wait after the writer stopped", func() { err = s.wait("run-a", v) })
 	if err != nil {
@@ -164,7 +164,7 @@ func TestSaverWaiterWritesAfterStop(t *testing.T) {
 // What was staged before the writer stopped is on disk when it returns.
 func TestSaverStopWritesWhatIsLeft(t *testing.T) {
 	s, dir, _ := testSaver(t)
-	s.stage("run-a", []byte("staged\n"))
+	s.stage("run-a", []byte("staged\n"), false)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	s.run(ctx)
@@ -177,10 +177,10 @@ func TestSaverStopWritesWhatIsLeft(t *testing.T) {
 // written, and a wait for it does not hang.
 func TestSaverForgetDropsTheUnwritten(t *testing.T) {
 	s, dir, _ := testSaver(t)
-	v := s.stage("run-a", []byte("dropped\n"))
-	s.stage("run-b", []byte("kept\n"))
+	v := s.stage("run-a", []byte("dropped\n"), false)
+	s.stage("run-b", []byte("kept\n"), false)
 	s.forget("run-a")
-	s.writeAll(true)
+	s.writeAll(true, true)
 	if _, err := os.Stat(filepath.Join(dir, "run-a")); !os.IsNotExist(err) {
 		t.Errorf("a forgotten run was written: %v", err)
 	}
@@ -198,7 +198,7 @@ func TestSaverForgetDropsTheUnwritten(t *testing.T) {
 // A waiter blocked on a run wakes when the writer runs.
 func TestSaverWaiterWakesOnTheWrite(t *testing.T) {
 	s, dir, _ := testSaver(t)
-	v := s.stage("run-a", []byte("x\n"))
+	v := s.stage("run-a", []byte("x\n"), false)
 	got := make(chan error, 1)
 	go func() { got <- s.wait("run-a", v) }()
 	runSaver(t, s)
@@ -212,5 +212,33 @@ func TestSaverWaiterWakesOnTheWrite(t *testing.T) {
 	}
 	if readRun(t, dir, "run-a") != "x\n" {
 		t.Error("not on disk")
+	}
+}
+
+// A soft snapshot (a report seen) is not written by itself: sync does not
+// wait for it, it rides with the run's next write, and what is left is
+// written when the writer stops.
+func TestSoftSnapshotRidesWithTheNextWrite(t *testing.T) {
+	s, dir, _ := testSaver(t)
+	s.stage("run-a", []byte("seen\n"), true)
+	if s.writeAll(false, false); s.writes.Load() != 0 {
+		t.Fatalf("a soft snapshot was written at once (%d writes)", s.writes.Load())
+	}
+	if err := s.sync(); err != nil {
+		t.Fatal(err)
+	}
+	v := s.stage("run-a", []byte("seen and reported\n"), false)
+	s.writeAll(false, false)
+	if err := s.wait("run-a", v); err != nil {
+		t.Fatal(err)
+	}
+	if got := readRun(t, dir, "run-a"); got != "seen and reported\n" || s.writes.Load() != 1 {
+		t.Errorf("run-a after the hard write: %q, %d writes; want the newest in one", got, s.writes.Load())
+	}
+	s.stage("run-a", []byte("seen again\n"), true)
+	stop := runSaver(t, s)
+	stop()
+	if got := readRun(t, dir, "run-a"); got != "seen again\n" {
+		t.Errorf("run-a once the writer stopped: %q, want the soft snapshot written", got)
 	}
 }

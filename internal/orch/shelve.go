@@ -1,6 +1,7 @@
 package orch
 
 import (
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/history"
 )
 
@@ -19,9 +20,11 @@ func (m *Manager) shelve() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var over []*Run
+	var wires []*api.Run // as the history keeps them: the wire's form
 	for _, r := range m.runs {
-		if !m.frozen[r.ID] && history.Finished(r) && (retired(r.Coordinator) || m.rest.gone(r.Coordinator)) {
-			over = append(over, r)
+		w := r.wire()
+		if !m.frozen[r.ID] && history.Finished(&w) && (api.Retired(r.Coordinator) || m.rest.gone(r.Coordinator)) {
+			over, wires = append(over, r), append(wires, &w)
 		}
 	}
 	if len(over) == 0 {
@@ -32,7 +35,7 @@ func (m *Manager) shelve() {
 		m.logf("finished runs stay in memory: %v", err)
 		return
 	}
-	if err := m.cfg.History.Add(over); err != nil {
+	if err := m.cfg.History.Add(wires); err != nil {
 		m.logf("finished runs stay in memory: %v", err)
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/history"
 	"github.com/sophonz/st/internal/store"
 	"github.com/sophonz/st/internal/tmux"
@@ -17,12 +18,12 @@ import (
 // pane lives, and a run with a live worker. The next start does not read
 // the runs it left out.
 func TestShelve(t *testing.T) {
-	h := newHarness(t, Working, nil)
+	h := newHarness(t, api.Working, nil)
 	now := time.Now()
 	for _, r := range []Run{
-		{ID: "run-over", Coordinator: "%50", Created: now, Workers: []*Worker{{ID: "%51", Name: "a", State: Gone, Since: now}, {ID: "%52", Name: "b", State: Failed, Since: now}}},
-		{ID: "run-retired", Coordinator: "%7~k9x", Created: now, Workers: []*Worker{{ID: "%8~k9x", Name: "c", State: Gone, Since: now}}},
-		{ID: "run-lead-lives", Coordinator: shell, Created: now, Workers: []*Worker{{ID: "%60", Name: "d", State: Gone, Since: now}}},
+		{ID: "run-over", Coordinator: "%50", Created: now, Workers: []*Worker{{ID: "%51", Name: "a", State: api.Gone, Since: now}, {ID: "%52", Name: "b", State: api.Failed, Since: now}}},
+		{ID: "run-retired", Coordinator: "%7~k9x", Created: now, Workers: []*Worker{{ID: "%8~k9x", Name: "c", State: api.Gone, Since: now}}},
+		{ID: "run-lead-lives", Coordinator: shell, Created: now, Workers: []*Worker{{ID: "%60", Name: "d", State: api.Gone, Since: now}}},
 	} {
 		if err := store.WriteJSON(filepath.Join(h.home, "orch", r.ID, "run.json"), &r, 0o600); err != nil {
 			t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/plain"
 	"github.com/sophonz/st/internal/tmux"
 )
@@ -38,10 +39,10 @@ func TaskLine(stBin, task string) string {
 // startPlan is a start as orch carries it: the request, and where the
 // worker goes when st itself places it.
 type startPlan struct {
-	StartRequest
+	api.StartRequest
 	run      *Run         // a task's run (tasks place their workers themselves)
 	fanGroup string       // the group of tries of a fan
-	remote   *remotePlace // a start that another machine's coordinator asked for
+	hosted   *hostedPlace // a start that another machine's coordinator asked for (hosted.go)
 }
 
 // startSpec is what checkStart found: the agent, the worker's name and
@@ -54,25 +55,21 @@ type startSpec struct {
 
 // StartWorker opens a window, starts the agent, types its task and returns
 // once the agent's hook shows that its turn started.
-func (m *Manager) StartWorker(ctx context.Context, req StartRequest) (*WorkerView, error) {
+func (m *Manager) StartWorker(ctx context.Context, req api.StartRequest) (*api.WorkerView, error) {
 	return m.startWorker(ctx, startPlan{StartRequest: req})
 }
 
-func (m *Manager) startWorker(ctx context.Context, req startPlan) (*WorkerView, error) {
+func (m *Manager) startWorker(ctx context.Context, req startPlan) (*api.WorkerView, error) {
 	spec, err := m.checkStart(req)
 	if err != nil {
 		return nil, err
 	}
 	if req.Machine != "" {
-		task, err := os.ReadFile(req.Task)
-		if err != nil {
-			return nil, errorf(KindUsage, "write the task into a file and pass its path with --task", "cannot read the task file %s: %v", req.Task, err)
-		}
-		return m.startRemote(ctx, req, task, spec.name)
+		return m.startElsewhere(ctx, req, spec.name)
 	}
 	p := tmux.Pane{}
-	if req.remote != nil {
-		p = req.remote.pane
+	if req.hosted != nil {
+		p = req.hosted.pane
 	} else if p, err = m.callerPane(ctx, req.Pane); err != nil {
 		return nil, err
 	}
@@ -80,18 +77,18 @@ func (m *Manager) startWorker(ctx context.Context, req startPlan) (*WorkerView, 
 		req.Cwd = p.Path
 	}
 	if fi, err := os.Stat(req.Cwd); err != nil || !fi.IsDir() {
-		return nil, errorf(KindUsage, "pass an existing folder with --cwd", "the worker's folder %s does not exist", req.Cwd)
+		return nil, errorf(api.KindUsage, "pass an existing folder with --cwd", "the worker's folder %s does not exist", req.Cwd)
 	}
 	// The agent's version, before anything opens: one that lacks what st
 	// needs is refused; one st was not tested on goes on, with a note.
 	ver := agent.Check(ctx, spec.ad.Kind(), launchOptions(spec.ad.Kind(), m.cfg.STBin, spec.name, req.Env).Program,
 		withDir(filepath.Dir(m.cfg.STBin), req.Env["PATH"]))
 	if ver.Refused() {
-		return nil, errorf(KindUsage, ver.Hint, "%s", ver.Note)
+		return nil, errorf(api.KindUsage, ver.Hint, "%s", ver.Note)
 	}
 	// Place the worker and hold its name before opening anything, so
 	// that two starts cannot take one name.
-	pl, err := m.reserve(ctx, p, req.run, req.remote, spec.name)
+	pl, err := m.reserve(ctx, p, req.run, req.hosted, spec.name)
 	if err != nil {
 		return nil, err
 	}
@@ -112,24 +109,44 @@ func (m *Manager) startWorker(ctx context.Context, req startPlan) (*WorkerView, 
 	return v, nil
 }
 
+// startElsewhere hands a start on another machine to the hub
+// (internal/peer), with its task's text: the task travels.
+func (m *Manager) startElsewhere(ctx context.Context, req startPlan, name string) (*api.WorkerView, error) {
+	if req.Split {
+		return nil, errorf(api.KindRemote, "leave --split out: the worker opens as a window of that machine's st-remote session", "refused: --split is for workers on this machine only")
+	}
+	if req.run != nil {
+		return nil, errorf(api.KindRemote, "start the worker with st worker start --machine, and order it yourself", "refused: ordered tasks cannot run on other machines")
+	}
+	rm, err := m.remote()
+	if err != nil {
+		return nil, err
+	}
+	task, err := os.ReadFile(req.Task)
+	if err != nil {
+		return nil, errorf(api.KindUsage, "write the task into a file and pass its path with --task", "cannot read the task file %s: %v", req.Task, err)
+	}
+	return rm.Start(ctx, RemoteStart{StartRequest: req.StartRequest, Name: name, Text: task, Fan: req.fanGroup})
+}
+
 // checkStart checks what a start asks for, before anything is placed or
 // opened.
 func (m *Manager) checkStart(req startPlan) (startSpec, error) {
 	ad, err := agent.Lookup(req.Agent)
 	if err != nil {
-		return startSpec{}, errorf(KindUsage, "--agent "+strings.Join(agent.Kinds(), "|"), "%v", err)
+		return startSpec{}, errorf(api.KindUsage, "--agent "+strings.Join(agent.Kinds(), "|"), "%v", err)
 	}
 	if !filepath.IsAbs(req.Task) {
-		return startSpec{}, errorf(KindUsage, "give the task file's path", "the task file must be an absolute path, not %q", req.Task)
+		return startSpec{}, errorf(api.KindUsage, "give the task file's path", "the task file must be an absolute path, not %q", req.Task)
 	}
 	if fi, err := os.Stat(req.Task); err != nil || fi.IsDir() {
-		return startSpec{}, errorf(KindUsage, "write the task into a file and pass its path with --task", "cannot read the task file %s: %v", req.Task, errNotFile(err))
+		return startSpec{}, errorf(api.KindUsage, "write the task into a file and pass its path with --task", "cannot read the task file %s: %v", req.Task, errNotFile(err))
 	}
 	name := req.Name
 	if name == "" {
 		name = NameFromTask(req.Task)
 	} else if !ValidName(name) {
-		return startSpec{}, errorf(KindUsage, "use letters, digits, '.', '_' and '-' (at most 40), e.g. --name api-tests",
+		return startSpec{}, errorf(api.KindUsage, "use letters, digits, '.', '_' and '-' (at most 40), e.g. --name api-tests",
 			"the name %q has characters that tmux or a shell would misread", name)
 	}
 	if err := checkCwd(req.Cwd); err != nil {
@@ -137,10 +154,10 @@ func (m *Manager) checkStart(req startPlan) (startSpec, error) {
 	}
 	line := TaskLine(m.cfg.STBin, req.Task)
 	if len(line) >= 1000 {
-		return startSpec{}, errorf(KindUsage, "move the task file to a shorter path", "the task file's path is too long to type (the line would be %d characters; agents take under 1000)", len(line))
+		return startSpec{}, errorf(api.KindUsage, "move the task file to a shorter path", "the task file's path is too long to type (the line would be %d characters; agents take under 1000)", len(line))
 	}
-	if err := checkLine(line); err != nil {
-		return startSpec{}, errorf(KindUsage, "rename the task file without line breaks or control characters", "the task file's path cannot be typed as one line: %v", err)
+	if err := CheckLine(line); err != nil {
+		return startSpec{}, errorf(api.KindUsage, "rename the task file without line breaks or control characters", "the task file's path cannot be typed as one line: %v", err)
 	}
 	return startSpec{ad: ad, name: name, line: line}, nil
 }
@@ -151,7 +168,7 @@ func (m *Manager) checkStart(req startPlan) (startSpec, error) {
 // whoever reads a message naming it. It is shown quoted (%q), never raw.
 func checkCwd(cwd string) error {
 	if err := plain.Line(cwd); err != nil {
-		return errorf(KindUsage, "pass a folder whose path has no control characters or line breaks with --cwd (rename it, or use a link to it)",
+		return errorf(api.KindUsage, "pass a folder whose path has no control characters or line breaks with --cwd (rename it, or use a link to it)",
 			"the worker's folder %q cannot be used: %v", cwd, err)
 	}
 	return nil
@@ -180,7 +197,7 @@ func (m *Manager) openWorker(ctx context.Context, req startPlan, spec startSpec,
 	})
 	if err != nil {
 		undoTree()
-		return nil, nil, errorf(KindInternal, "check that the coordinator's session still exists", "%v", err)
+		return nil, nil, errorf(api.KindInternal, "check that the coordinator's session still exists", "%v", err)
 	}
 	// The relations on the pane are how st knows it after a restart of
 	// st: a worker whose pane lacks them would count as gone. So a failed
@@ -198,13 +215,13 @@ func (m *Manager) openWorker(ctx context.Context, req startPlan, spec startSpec,
 	// listing) would see a pane of no run and call the worker gone.
 	now := m.cfg.Now()
 	w := &Worker{
-		ID: wp.ID, Name: spec.name, Agent: spec.ad.Kind(), Parent: p.ID, Level: pl.level, State: Starting, Since: now,
+		ID: wp.ID, Name: spec.name, Agent: spec.ad.Kind(), Parent: p.ID, Level: pl.level, State: api.Starting, Since: now,
 		Task: req.Task, Cwd: cwd, Window: wp.WindowID, Session: wp.SessionID, StartedAt: now,
 		Scope: scope, Worktree: wt, Fan: req.fanGroup,
 	}
-	if req.remote != nil {
-		w.Ref = req.remote.ref
-		w.ParentName, w.ParentMachineName = req.remote.parentName, req.remote.parentMachine
+	if h := req.hosted; h != nil {
+		w.Ref = h.f.Ref
+		w.ParentName, w.ParentMachineName = h.f.ParentName, h.f.FromName
 	}
 	if err := m.register(r, w); err != nil {
 		m.cfg.Tmux.KillPane(ctx, wp.ID)
@@ -220,15 +237,15 @@ func (m *Manager) openWorker(ctx context.Context, req startPlan, spec startSpec,
 // by side share their writes.
 func (m *Manager) register(r *Run, w *Worker) error {
 	m.mu.Lock()
-	m.addWorker(r, w)
+	m.addWorkerLocked(r, w)
 	c := m.newChange()
-	c.touch(r)
-	cm := m.stage(c)
+	c.touchLocked(r)
+	cm := m.stageLocked(c)
 	m.mu.Unlock()
 	if err := cm.land(); err != nil {
 		m.mu.Lock()
-		m.removeWorker(w)
-		m.restage(r)
+		m.removeWorkerLocked(w)
+		m.restageLocked(r)
 		m.mu.Unlock()
 		return err
 	}
@@ -239,57 +256,52 @@ func (m *Manager) register(r *Run, w *Worker) error {
 // by the pane id: a coordinator on another machine names it machine/%7
 // (%7 there is a pane of its own), so that what st tells it to type
 // (st worker stop ci-mac/%7 --yes) works where it is typed.
-func (m *Manager) askedID(req startPlan, pane string) string {
-	if req.remote == nil || m.cfg.Peers == nil {
+func askedID(req startPlan, pane string) string {
+	if req.hosted == nil || req.hosted.f.Self == "" {
 		return ""
 	}
-	self, err := m.cfg.Peers.Self()
-	if err != nil {
-		return ""
-	}
-	return self + "/" + pane
+	return req.hosted.f.Self + "/" + pane
 }
 
 // deliverTask types the task line into the new worker and waits for its
 // turn to start. A screen that asks something first (trust, a login)
 // makes the worker blocked until a person answers it.
-func (m *Manager) deliverTask(ctx context.Context, req startPlan, spec startSpec, w *Worker) (*WorkerView, error) {
+func (m *Manager) deliverTask(ctx context.Context, req startPlan, spec startSpec, w *Worker) (*api.WorkerView, error) {
 	d := delivery{
-		pane: w.ID, label: m.askedID(req, w.ID), adapter: spec.ad, text: spec.line, fresh: true,
+		pane: w.ID, label: askedID(req, w.ID), adapter: spec.ad, text: spec.line, fresh: true,
 		blockedTimeout: orDefault(req.BlockedTimeout, DefaultBlockedTimeout),
 		hookTimeout:    orDefault(req.HookTimeout, DefaultHookTimeout),
 		onBlocked: func(s agent.Screen) {
-			m.mu.Lock()
-			c := m.newChange()
-			c.setState(w, Blocked)
-			m.settleUnlock(c)
+			m.settleChange(func(c *change) { c.setStateLocked(w, api.Blocked) })
 		},
 	}
 	err := m.deliver(ctx, &d)
-	m.mu.Lock()
-	c := m.newChange()
-	if err != nil {
-		var oe *Error
-		if errors.As(err, &oe) && oe.Kind == KindBlocked {
+	var oe *api.Error
+	var v api.WorkerView
+	m.settleChange(func(c *change) {
+		switch {
+		case err == nil:
+			if w.State == api.Starting || w.State == api.Blocked {
+				c.setStateLocked(w, api.Working)
+			}
+			v = m.viewLocked(w)
+		case errors.As(err, &oe) && oe.Kind == api.KindBlocked:
 			w.Error = oe.Message
-		} else {
+			c.touchLocked(m.runOf[w.ID])
+		default:
 			w.Error = err.Error()
-			c.setState(w, Failed)
+			c.setStateLocked(w, api.Failed)
+			c.touchLocked(m.runOf[w.ID])
 		}
-		c.touch(m.runOf[w.ID])
-		m.settleUnlock(c)
-		if oe != nil {
-			oe.Message = fmt.Sprintf("worker %s (%s): %s", d.id(), spec.name, oe.Message)
-			return nil, oe
-		}
-		return nil, err
+	})
+	if err == nil {
+		return &v, nil
 	}
-	if w.State == Starting || w.State == Blocked {
-		c.setState(w, Working)
+	if oe != nil {
+		oe.Message = fmt.Sprintf("worker %s (%s): %s", d.id(), spec.name, oe.Message)
+		return nil, oe
 	}
-	v := m.view(w)
-	m.settleUnlock(c)
-	return &v, nil
+	return nil, err
 }
 
 // launchOptions reads an agent's launch settings from the caller's

@@ -10,7 +10,9 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/testutil"
+	"github.com/sophonz/st/internal/testutil/faketmux"
 	"github.com/sophonz/st/internal/tmux"
 )
 
@@ -20,11 +22,11 @@ type step struct {
 	event string
 	kv    []any
 	done  string
-	want  State
+	want  api.State
 }
 
-func ev(event string, want State, kv ...any) step { return step{event: event, kv: kv, want: want} }
-func done(summary string, want State) step        { return step{done: summary, want: want} }
+func ev(event string, want api.State, kv ...any) step { return step{event: event, kv: kv, want: want} }
+func done(summary string, want api.State) step        { return step{done: summary, want: want} }
 
 var noTasks = []any{}
 
@@ -36,7 +38,7 @@ var stateBg = []any{map[string]any{"id": "a1", "type": "subagent", "status": "ru
 
 var stateCases = []struct {
 	name         string
-	from         State
+	from         api.State
 	steps        []step
 	wantLast     string
 	wantSummary  string
@@ -44,86 +46,86 @@ var stateCases = []struct {
 }{
 	{
 		name:  "a prompt starts the turn",
-		steps: []step{ev("UserPromptSubmit", Working, "prompt", stateTask)},
+		steps: []step{ev("UserPromptSubmit", api.Working, "prompt", stateTask)},
 	},
 	{
 		name: "session start alone changes nothing",
 		steps: []step{
-			ev("SessionStart", Starting, "source", "startup"),
-			ev("UserPromptSubmit", Working, "prompt", stateTask),
+			ev("SessionStart", api.Starting, "source", "startup"),
+			ev("UserPromptSubmit", api.Working, "prompt", stateTask),
 		},
 	},
 	{
 		name: "a permission request waits",
 		steps: []step{
-			ev("UserPromptSubmit", Working, "prompt", stateTask),
-			ev("PreToolUse", Working, "tool_name", "Bash"),
-			ev("PermissionRequest", Waiting, "tool_name", "Bash"),
+			ev("UserPromptSubmit", api.Working, "prompt", stateTask),
+			ev("PreToolUse", api.Working, "tool_name", "Bash"),
+			ev("PermissionRequest", api.Waiting, "tool_name", "Bash"),
 		},
 	},
 	{
 		name: "the tool runs once the prompt is answered",
 		steps: []step{
-			ev("UserPromptSubmit", Working, "prompt", stateTask),
-			ev("PermissionRequest", Waiting, "tool_name", "Bash"),
-			ev("PostToolUse", Working, "tool_name", "Bash"),
+			ev("UserPromptSubmit", api.Working, "prompt", stateTask),
+			ev("PermissionRequest", api.Waiting, "tool_name", "Bash"),
+			ev("PostToolUse", api.Working, "tool_name", "Bash"),
 		},
 	},
 	{
 		name: "a permission notification waits",
 		steps: []step{
-			ev("UserPromptSubmit", Working, "prompt", stateTask),
-			ev("Notification", Waiting, "notification_type", "permission_prompt", "message", "Claude needs your permission"),
+			ev("UserPromptSubmit", api.Working, "prompt", stateTask),
+			ev("Notification", api.Waiting, "notification_type", "permission_prompt", "message", "Claude needs your permission"),
 		},
 	},
 	{
 		name: "a stop with no report is idle",
 		steps: []step{
-			ev("UserPromptSubmit", Working, "prompt", stateTask),
-			ev("Stop", Idle, "last_assistant_message", "I could not find the file.", "background_tasks", noTasks),
-			ev("Notification", Idle, "notification_type", "idle_prompt"),
+			ev("UserPromptSubmit", api.Working, "prompt", stateTask),
+			ev("Stop", api.Idle, "last_assistant_message", "I could not find the file.", "background_tasks", noTasks),
+			ev("Notification", api.Idle, "notification_type", "idle_prompt"),
 		},
 		wantLast: "I could not find the file.",
 	},
 	{
 		name: "a report then a stop is done, with the last answer",
 		steps: []step{
-			ev("UserPromptSubmit", Working, "prompt", stateTask),
-			ev("PostToolUse", Working, "tool_name", "Bash"),
-			done("added the test; go test passes", Done),
-			ev("Stop", Done, "last_assistant_message", "Reported.", "background_tasks", noTasks),
+			ev("UserPromptSubmit", api.Working, "prompt", stateTask),
+			ev("PostToolUse", api.Working, "tool_name", "Bash"),
+			done("added the test; go test passes", api.Done),
+			ev("Stop", api.Done, "last_assistant_message", "Reported.", "background_tasks", noTasks),
 		},
 		wantLast: "Reported.", wantSummary: "added the test; go test passes", wantReported: true,
 	},
 	{
 		name: "tools after the report keep it done",
 		steps: []step{
-			ev("UserPromptSubmit", Working, "prompt", stateTask),
-			done("did it", Done),
-			ev("PreToolUse", Done, "tool_name", "Bash"),
-			ev("PostToolUse", Done, "tool_name", "Bash"),
-			ev("Stop", Done, "last_assistant_message", "ok"),
+			ev("UserPromptSubmit", api.Working, "prompt", stateTask),
+			done("did it", api.Done),
+			ev("PreToolUse", api.Done, "tool_name", "Bash"),
+			ev("PostToolUse", api.Done, "tool_name", "Bash"),
+			ev("Stop", api.Done, "last_assistant_message", "ok"),
 		},
 		wantLast: "ok", wantSummary: "did it", wantReported: true,
 	},
 	{
 		name: "a report while waiting is done at the stop",
 		steps: []step{
-			ev("UserPromptSubmit", Working, "prompt", stateTask),
-			ev("PermissionRequest", Waiting, "tool_name", "Bash"),
-			done("did it", Done),
-			ev("Stop", Done, "last_assistant_message", "bye"),
+			ev("UserPromptSubmit", api.Working, "prompt", stateTask),
+			ev("PermissionRequest", api.Waiting, "tool_name", "Bash"),
+			done("did it", api.Done),
+			ev("Stop", api.Done, "last_assistant_message", "bye"),
 		},
 		wantLast: "bye", wantSummary: "did it", wantReported: true,
 	},
 	{
 		name: "a stop with background tasks does not end the turn",
 		steps: []step{
-			ev("UserPromptSubmit", Working, "prompt", stateTask),
-			ev("Stop", Working, "last_assistant_message", "Waiting for the subagent.", "background_tasks", stateBg),
-			ev("SubagentStop", Working, "agent_id", "a1", "agent_type", "claude", "background_tasks", noTasks),
-			ev("UserPromptSubmit", Working, "prompt", "<task-notification>\n<task-id>a1</task-id>"),
-			ev("Stop", Idle, "last_assistant_message", "The subagent finished.", "background_tasks", noTasks),
+			ev("UserPromptSubmit", api.Working, "prompt", stateTask),
+			ev("Stop", api.Working, "last_assistant_message", "Waiting for the subagent.", "background_tasks", stateBg),
+			ev("SubagentStop", api.Working, "agent_id", "a1", "agent_type", "claude", "background_tasks", noTasks),
+			ev("UserPromptSubmit", api.Working, "prompt", "<task-notification>\n<task-id>a1</task-id>"),
+			ev("Stop", api.Idle, "last_assistant_message", "The subagent finished.", "background_tasks", noTasks),
 		},
 		wantLast: "The subagent finished.",
 	},
@@ -132,36 +134,36 @@ var stateCases = []struct {
 		// prompt: a report made before it stands.
 		name: "a report stands through the turn a subagent's end starts",
 		steps: []step{
-			ev("UserPromptSubmit", Working, "prompt", stateTask),
-			done("started a subagent", Done),
-			ev("Stop", Done, "last_assistant_message", "It runs.", "background_tasks", stateBg),
-			ev("SubagentStop", Done, "agent_id", "a1", "agent_type", "claude", "background_tasks", noTasks),
-			ev("UserPromptSubmit", Done, "prompt", "<task-notification>\n<task-id>a1</task-id>"),
-			ev("Stop", Done, "last_assistant_message", "The subagent finished.", "background_tasks", noTasks),
+			ev("UserPromptSubmit", api.Working, "prompt", stateTask),
+			done("started a subagent", api.Done),
+			ev("Stop", api.Done, "last_assistant_message", "It runs.", "background_tasks", stateBg),
+			ev("SubagentStop", api.Done, "agent_id", "a1", "agent_type", "claude", "background_tasks", noTasks),
+			ev("UserPromptSubmit", api.Done, "prompt", "<task-notification>\n<task-id>a1</task-id>"),
+			ev("Stop", api.Done, "last_assistant_message", "The subagent finished.", "background_tasks", noTasks),
 		},
 		wantLast: "The subagent finished.", wantSummary: "started a subagent", wantReported: true,
 	},
 	{
 		name: "a stop with background tasks while waiting is working",
 		steps: []step{
-			ev("UserPromptSubmit", Working, "prompt", stateTask),
-			ev("PermissionRequest", Waiting, "tool_name", "Bash"),
-			ev("Stop", Working, "background_tasks", stateBg),
+			ev("UserPromptSubmit", api.Working, "prompt", stateTask),
+			ev("PermissionRequest", api.Waiting, "tool_name", "Bash"),
+			ev("Stop", api.Working, "background_tasks", stateBg),
 		},
 	},
 	{
 		name: "a stop failure ends the turn with the error",
 		steps: []step{
-			ev("UserPromptSubmit", Working, "prompt", stateTask),
-			ev("StopFailure", Idle, "error", "unknown", "last_assistant_message", "API Error: 400 fake server: forced 400"),
+			ev("UserPromptSubmit", api.Working, "prompt", stateTask),
+			ev("StopFailure", api.Idle, "error", "unknown", "last_assistant_message", "API Error: 400 fake server: forced 400"),
 		},
 		wantLast: "API Error: 400 fake server: forced 400",
 	},
 	{
 		name: "a stop failure with only an error",
 		steps: []step{
-			ev("UserPromptSubmit", Working, "prompt", stateTask),
-			ev("StopFailure", Idle, "error", "rate_limit"),
+			ev("UserPromptSubmit", api.Working, "prompt", stateTask),
+			ev("StopFailure", api.Idle, "error", "rate_limit"),
 		},
 		wantLast: "rate_limit",
 	},
@@ -170,43 +172,43 @@ var stateCases = []struct {
 		// or the whole server went down (st brings it back).
 		name: "session end alone leaves the state to the watcher",
 		steps: []step{
-			ev("UserPromptSubmit", Working, "prompt", stateTask),
-			ev("SessionEnd", Working, "reason", "other"),
+			ev("UserPromptSubmit", api.Working, "prompt", stateTask),
+			ev("SessionEnd", api.Working, "reason", "other"),
 		},
 	},
 	{
 		name: "a new prompt after done works again",
 		steps: []step{
-			ev("UserPromptSubmit", Working, "prompt", stateTask),
-			done("first part", Done),
-			ev("Stop", Done, "last_assistant_message", "first"),
-			ev("UserPromptSubmit", Working, "prompt", "now the second part"),
-			ev("Stop", Idle, "last_assistant_message", "second"),
+			ev("UserPromptSubmit", api.Working, "prompt", stateTask),
+			done("first part", api.Done),
+			ev("Stop", api.Done, "last_assistant_message", "first"),
+			ev("UserPromptSubmit", api.Working, "prompt", "now the second part"),
+			ev("Stop", api.Idle, "last_assistant_message", "second"),
 		},
 		wantLast: "second", wantSummary: "first part",
 	},
 	{
 		name: "a failed start may still report",
-		from: Failed,
+		from: api.Failed,
 		steps: []step{
-			done("it started after all", Done),
+			done("it started after all", api.Done),
 		},
 		wantSummary: "it started after all", wantReported: true,
 	},
 	{
 		name: "an idle worker's next prompt works",
-		from: Idle,
+		from: api.Idle,
 		steps: []step{
-			ev("UserPromptSubmit", Working, "prompt", "go on"),
+			ev("UserPromptSubmit", api.Working, "prompt", "go on"),
 		},
 	},
 	{
 		name: "unknown events change nothing",
 		steps: []step{
-			ev("UserPromptSubmit", Working, "prompt", stateTask),
-			ev("PreCompact", Working),
-			ev("SubagentStart", Working, "agent_id", "a2"),
-			ev("NoSuchEvent", Working),
+			ev("UserPromptSubmit", api.Working, "prompt", stateTask),
+			ev("PreCompact", api.Working),
+			ev("SubagentStart", api.Working, "agent_id", "a2"),
+			ev("NoSuchEvent", api.Working),
 		},
 	},
 }
@@ -217,16 +219,16 @@ func TestStateMachine(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			from := tt.from
 			if from == "" {
-				from = Starting
+				from = api.Starting
 			}
 			h := newHarness(t, from, nil)
 			for i, s := range tt.steps {
 				if s.done != "" {
-					v, err := h.m.Done(context.Background(), DoneRequest{Pane: workerID, Summary: s.done})
+					v, err := h.m.Done(context.Background(), api.DoneRequest{Pane: workerID, Summary: s.done})
 					if err != nil {
 						t.Fatalf("step %d: done: %v", i, err)
 					}
-					if v.State != Done {
+					if v.State != api.Done {
 						t.Errorf("step %d: done returned state %s", i, v.State)
 					}
 				} else {
@@ -260,13 +262,13 @@ func TestStateMachine(t *testing.T) {
 }
 
 func TestHookRecordsTheAgentOnThePane(t *testing.T) {
-	h := newHarness(t, Starting, nil)
+	h := newHarness(t, api.Starting, nil)
 	h.hook("UserPromptSubmit", "prompt", "go")
 	if got := h.worker().AgentSession; got != agentSes {
 		t.Errorf("agent session %q, want %q", got, agentSes)
 	}
 	testutil.WaitFor(t, 5*time.Second, func() (bool, string) {
-		a, s := h.tm.option(workerID, "@st_agent"), h.tm.option(workerID, "@st_agent_session")
+		a, s := h.tm.Option(workerID, "@st_agent"), h.tm.Option(workerID, "@st_agent_session")
 		return a == "sim" && s == agentSes, "pane options @st_agent=" + a + " @st_agent_session=" + s
 	})
 	if got := h.m.AgentPanes()[workerID]; got != "sim" {
@@ -275,19 +277,19 @@ func TestHookRecordsTheAgentOnThePane(t *testing.T) {
 }
 
 func TestHookRefusals(t *testing.T) {
-	h := newHarness(t, Working, nil)
+	h := newHarness(t, api.Working, nil)
 	ctx := context.Background()
 	tests := []struct {
 		name string
-		req  HookRequest
+		req  api.HookRequest
 		kind string // "" = accepted
 	}{
-		{"unknown agent", HookRequest{Agent: "nosuch", Event: "Stop", Pane: workerID, Payload: payload("Stop")}, KindUsage},
-		{"payload not JSON", HookRequest{Agent: "sim", Event: "Stop", Pane: workerID, Payload: []byte("Stop")}, KindUsage},
-		{"payload empty", HookRequest{Agent: "sim", Event: "Stop", Pane: workerID}, KindUsage},
-		{"payload an array", HookRequest{Agent: "sim", Event: "Stop", Pane: workerID, Payload: []byte(`[{}]`)}, KindUsage},
-		{"agent outside tmux", HookRequest{Agent: "sim", Event: "Stop", Pane: "", Payload: payload("Stop")}, ""},
-		{"pane not an id", HookRequest{Agent: "sim", Event: "Stop", Pane: "main:1", Payload: payload("Stop")}, ""},
+		{"unknown agent", api.HookRequest{Agent: "nosuch", Event: "Stop", Pane: workerID, Payload: payload("Stop")}, api.KindUsage},
+		{"payload not JSON", api.HookRequest{Agent: "sim", Event: "Stop", Pane: workerID, Payload: []byte("Stop")}, api.KindUsage},
+		{"payload empty", api.HookRequest{Agent: "sim", Event: "Stop", Pane: workerID}, api.KindUsage},
+		{"payload an array", api.HookRequest{Agent: "sim", Event: "Stop", Pane: workerID, Payload: []byte(`[{}]`)}, api.KindUsage},
+		{"agent outside tmux", api.HookRequest{Agent: "sim", Event: "Stop", Pane: "", Payload: payload("Stop")}, ""},
+		{"pane not an id", api.HookRequest{Agent: "sim", Event: "Stop", Pane: "main:1", Payload: payload("Stop")}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -299,7 +301,7 @@ func TestHookRefusals(t *testing.T) {
 			} else {
 				wantKind(t, err, tt.kind)
 			}
-			if got := h.worker().State; got != Working {
+			if got := h.worker().State; got != api.Working {
 				t.Errorf("worker state %s after a refused or foreign hook, want working", got)
 			}
 		})
@@ -309,29 +311,29 @@ func TestHookRefusals(t *testing.T) {
 func TestDoneRefusals(t *testing.T) {
 	tests := []struct {
 		name    string
-		from    State
+		from    api.State
 		pane    string
 		summary string
 		kind    string
 	}{
-		{"a pane that is not a worker", Working, shell, "did it", KindNotFound},
-		{"the coordinator", Working, coord, "did it", KindNotFound},
-		{"no pane", Working, "", "did it", KindNotFound},
-		{"a pane that does not exist", Working, "%77", "did it", KindNotFound},
-		{"a gone worker", Gone, workerID, "did it", KindNotFound},
-		{"an empty summary", Working, workerID, "", KindUsage},
-		{"a blank summary", Working, workerID, " \n\t ", KindUsage},
+		{"a pane that is not a worker", api.Working, shell, "did it", api.KindNotFound},
+		{"the coordinator", api.Working, coord, "did it", api.KindNotFound},
+		{"no pane", api.Working, "", "did it", api.KindNotFound},
+		{"a pane that does not exist", api.Working, "%77", "did it", api.KindNotFound},
+		{"a gone worker", api.Gone, workerID, "did it", api.KindNotFound},
+		{"an empty summary", api.Working, workerID, "", api.KindUsage},
+		{"a blank summary", api.Working, workerID, " \n\t ", api.KindUsage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, tt.from, nil)
 			before := h.onDisk()
-			v, err := h.m.Done(context.Background(), DoneRequest{Pane: tt.pane, Summary: tt.summary})
+			v, err := h.m.Done(context.Background(), api.DoneRequest{Pane: tt.pane, Summary: tt.summary})
 			if err == nil {
 				t.Fatalf("Done = %+v, want a refusal", v)
 			}
 			wantKind(t, err, tt.kind)
-			var oe *Error
+			var oe *api.Error
 			errors.As(err, &oe)
 			if oe.Hint == "" {
 				t.Errorf("refusal %q has no hint", oe.Message)
@@ -347,16 +349,16 @@ func TestDoneRefusals(t *testing.T) {
 }
 
 func TestDoneIsOnDiskWhenItReturns(t *testing.T) {
-	h := newHarness(t, Working, nil)
-	v, err := h.m.Done(context.Background(), DoneRequest{Pane: workerID, Summary: "fixed the bug; go test ./... passes"})
+	h := newHarness(t, api.Working, nil)
+	v, err := h.m.Done(context.Background(), api.DoneRequest{Pane: workerID, Summary: "fixed the bug; go test ./... passes"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.State != Done || v.Run != testRun || v.ReportedAt == nil {
+	if v.State != api.Done || v.Run != testRun || v.ReportedAt == nil {
 		t.Errorf("Done returned %+v", v)
 	}
 	d := h.onDisk()
-	if d.State != Done || d.Summary != "fixed the bug; go test ./... passes" || !d.Reported || d.ReportedAt == nil || d.Told {
+	if d.State != api.Done || d.Summary != "fixed the bug; go test ./... passes" || !d.Reported || d.ReportedAt == nil || d.Told {
 		t.Errorf("run.json right after Done: %+v", d)
 	}
 	fi, err := os.Stat(filepath.Join(h.home, "orch", testRun, "run.json"))
@@ -371,18 +373,18 @@ func TestDoneIsOnDiskWhenItReturns(t *testing.T) {
 func TestLoadReconcilesPanes(t *testing.T) {
 	tests := []struct {
 		name string
-		edit func(*fakeTmux)
-		want State
+		edit func(*faketmux.Server)
+		want api.State
 	}{
-		{"pane still there", nil, Working},
-		{"pane closed", func(f *fakeTmux) { f.panes = []*fakePane{f.pane(coord), f.pane(shell)} }, Gone},
-		{"pane id reused by another run", func(f *fakeTmux) { f.pane(workerID).opts["@st_run"] = "run-other" }, Gone},
-		{"pane id reused outside st", func(f *fakeTmux) { f.pane(workerID).opts = map[string]string{} }, Gone},
-		{"pane dead", func(f *fakeTmux) { f.pane(workerID).dead = true }, Gone},
+		{"pane still there", nil, api.Working},
+		{"pane closed", func(f *faketmux.Server) { f.Panes = []*faketmux.Pane{f.Find(coord), f.Find(shell)} }, api.Gone},
+		{"pane id reused by another run", func(f *faketmux.Server) { f.Find(workerID).Opts["@st_run"] = "run-other" }, api.Gone},
+		{"pane id reused outside st", func(f *faketmux.Server) { f.Find(workerID).Opts = map[string]string{} }, api.Gone},
+		{"pane dead", func(f *faketmux.Server) { f.Find(workerID).Dead = true }, api.Gone},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, Working, tt.edit)
+			h := newHarness(t, api.Working, tt.edit)
 			if got := h.worker().State; got != tt.want {
 				t.Errorf("state after load %s, want %s", got, tt.want)
 			}
@@ -394,7 +396,7 @@ func TestLoadReconcilesPanes(t *testing.T) {
 }
 
 func TestLoadKeepsACorruptRunAside(t *testing.T) {
-	h := newHarness(t, Working, nil)
+	h := newHarness(t, api.Working, nil)
 	// A second Manager on the same home, with one more run that does not decode.
 	bad := filepath.Join(h.home, "orch", "run-bad", "run.json")
 	if err := os.MkdirAll(filepath.Dir(bad), 0o700); err != nil {
@@ -423,12 +425,12 @@ func TestLoadKeepsACorruptRunAside(t *testing.T) {
 // coordinator is pending: nothing may be left running.
 func TestCloseStopsNotices(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
-	h := newHarness(t, Working, nil)
+	h := newHarness(t, api.Working, nil)
 	// The coordinator is an agent in a turn, so the notice waits.
 	if err := h.hookFrom(coord, "UserPromptSubmit", "prompt", "start a worker"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.m.Done(context.Background(), DoneRequest{Pane: workerID, Summary: "done"}); err != nil {
+	if _, err := h.m.Done(context.Background(), api.DoneRequest{Pane: workerID, Summary: "done"}); err != nil {
 		t.Fatal(err)
 	}
 	h.hook("Stop", "last_assistant_message", "bye")

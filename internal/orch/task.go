@@ -3,19 +3,22 @@ package orch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/syncs"
 )
 
 // CreateTask keeps a named task in the calling pane's run. A task with
 // nothing left to wait for starts its worker at once (and CreateTask
 // returns once that worker's turn started); one that waits starts the
 // moment its last dependency is reported done.
-func (m *Manager) CreateTask(ctx context.Context, req TaskRequest) (*TaskView, error) {
+func (m *Manager) CreateTask(ctx context.Context, req api.TaskRequest) (*api.TaskView, error) {
 	if err := checkTask(req); err != nil {
 		return nil, err
 	}
@@ -24,22 +27,22 @@ func (m *Manager) CreateTask(ctx context.Context, req TaskRequest) (*TaskView, e
 		return nil, err
 	}
 	m.mu.Lock()
-	r, _, created, err := m.placementIn(p, nil)
+	r, _, created, err := m.placementLocked(p, nil)
 	if err != nil {
 		m.mu.Unlock()
 		return nil, err
 	}
-	t, err := m.addTask(r, req, p.ID)
+	t, err := m.addTaskLocked(r, req, p.ID)
 	if err == nil {
 		// The run (when made for it) and the task: one write.
-		if err = m.save(r); err != nil {
+		if err = m.saveLocked(r); err != nil {
 			r.Tasks = r.Tasks[:len(r.Tasks)-1]
-			m.restage(r)
+			m.restageLocked(r)
 		}
 	}
 	if err != nil {
 		if created {
-			m.dropRun(r)
+			m.dropRunLocked(r)
 		}
 		m.mu.Unlock()
 		return nil, err
@@ -48,65 +51,67 @@ func (m *Manager) CreateTask(ctx context.Context, req TaskRequest) (*TaskView, e
 	if created {
 		m.markCoordinator(ctx, p.ID, r.ID)
 	}
-	if t.State == TaskRunning {
+	if t.State == api.TaskRunning {
 		if err := m.startTask(ctx, r, t); err != nil {
 			return nil, err
 		}
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	v := m.taskView(r, t)
+	v := m.taskViewLocked(r, t)
 	return &v, nil
 }
 
 // checkTask checks what a task asks for, before it is placed.
-func checkTask(req TaskRequest) error {
+func checkTask(req api.TaskRequest) error {
 	if req.Machine != "" {
-		return errorf(KindRemote, "start that part with st worker start --machine "+req.Machine+" and wait for it before what depends on it",
+		return errorf(api.KindRemote, "start that part with st worker start --machine "+req.Machine+" and wait for it before what depends on it",
 			"refused: ordered tasks cannot run on other machines yet")
 	}
 	if !ValidName(req.Name) {
-		return errorf(KindUsage, "use letters, digits, '.', '_' and '-' (at most 40), e.g. st task create api-tests ...",
+		return errorf(api.KindUsage, "use letters, digits, '.', '_' and '-' (at most 40), e.g. st task create api-tests ...",
 			"the task name %q has characters that tmux or a shell would misread", req.Name)
 	}
 	if _, err := agent.Lookup(req.Agent); err != nil {
-		return errorf(KindUsage, "--agent "+strings.Join(agent.Kinds(), "|"), "%v", err)
+		return errorf(api.KindUsage, "--agent "+strings.Join(agent.Kinds(), "|"), "%v", err)
 	}
 	if err := checkCwd(req.Cwd); err != nil {
 		return err
 	}
 	if fi, err := os.Stat(req.File); err != nil || fi.IsDir() || !filepath.IsAbs(req.File) {
-		return errorf(KindUsage, "write the task into a file and pass its path with --task", "cannot read the task file %s: %v", req.File, errNotFile(err))
+		return errorf(api.KindUsage, "write the task into a file and pass its path with --task", "cannot read the task file %s: %v", req.File, errNotFile(err))
 	}
 	return nil
 }
 
-// addTask adds the task req asks for to run r, running when it waits on
-// nothing (its start is the caller's). Called with m.mu held.
-func (m *Manager) addTask(r *Run, req TaskRequest, parent string) (*Task, error) {
+// addTaskLocked adds the task req asks for to run r, running when it waits on
+// nothing (its start is the caller's).
+func (reg *registry) addTaskLocked(r *Run, req api.TaskRequest, parent string) (*Task, error) {
+	syncs.AssertLocked(&reg.mu)
 	if runTask(r, req.Name) != nil {
-		return nil, errorf(KindConflict, "pick another name; st task list shows the run's tasks", "run %s already has a task named %q", r.ID, req.Name)
+		return nil, errorf(api.KindConflict, "pick another name; st task list shows the run's tasks", "run %s already has a task named %q", r.ID, req.Name)
 	}
-	if err := m.nameFree(r, nil, req.Name); err != nil {
+	if err := reg.nameFreeLocked(r, nil, req.Name); err != nil {
 		return nil, err
 	}
-	waitOn, err := m.checkDeps(r, req.Name, req.Deps)
+	waitOn, err := reg.checkDepsLocked(r, req.Name, req.Deps)
 	if err != nil {
 		return nil, err
 	}
-	now := m.cfg.Now()
+	now := reg.now()
 	t := &Task{Name: req.Name, File: req.File, Agent: req.Agent, Deps: dedupe(req.Deps), Owns: req.Owns, Worktree: req.Worktree,
-		Cwd: req.Cwd, Parent: parent, State: TaskRunning, Since: now, Created: now, Env: req.Env}
+		Cwd: req.Cwd, Parent: parent, State: api.TaskRunning, Since: now, Created: now, Env: req.Env}
 	if len(waitOn) > 0 {
-		t.State, t.Reason = TaskWaiting, "waiting on "+strings.Join(waitOn, ", ")
+		t.State, t.Reason = api.TaskWaiting, "waiting on "+strings.Join(waitOn, ", ")
 	}
 	r.Tasks = append(r.Tasks, t)
 	return t, nil
 }
 
-// checkDeps checks a new task's dependencies in run r, and returns those
-// it waits on. Called with m.mu held.
-func (m *Manager) checkDeps(r *Run, name string, deps []string) ([]string, error) {
+// checkDepsLocked checks a new task's dependencies in run r, and returns those
+// it waits on.
+func (reg *registry) checkDepsLocked(r *Run, name string, deps []string) ([]string, error) {
+	syncs.AssertLocked(&reg.mu)
 	var waitOn []string
 	seen := map[string]bool{}
 	for _, d := range deps {
@@ -116,30 +121,30 @@ func (m *Manager) checkDeps(r *Run, name string, deps []string) ([]string, error
 		}
 		seen[d] = true
 		if d == name {
-			return nil, errorf(KindUsage, "leave "+d+" out of --deps", "refused: task %q would wait on itself (a cycle)", d)
+			return nil, errorf(api.KindUsage, "leave "+d+" out of --deps", "refused: task %q would wait on itself (a cycle)", d)
 		}
 		dt := runTask(r, d)
 		if dt == nil {
-			return nil, errorf(KindNotFound, "create "+d+" first (tasks can only wait on tasks that exist), or check the name with st task list",
+			return nil, errorf(api.KindNotFound, "create "+d+" first (tasks can only wait on tasks that exist), or check the name with st task list",
 				"refused: task %q depends on %q, which run %s does not have", name, d, r.ID)
 		}
 		switch dt.State {
-		case TaskFailed, TaskCancelled:
-			return nil, errorf(KindConflict, "create the dependency again under a new name, or leave it out",
+		case api.TaskFailed, api.TaskCancelled:
+			return nil, errorf(api.KindConflict, "create the dependency again under a new name, or leave it out",
 				"refused: task %q depends on %q, which %s, so it could never start", name, d, pastTense(dt.State))
-		case TaskDone:
+		case api.TaskDone:
 		default:
 			waitOn = append(waitOn, d)
 		}
 	}
-	if cyc := m.cycle(r, name, deps); cyc != "" {
-		return nil, errorf(KindUsage, "remove one of the dependencies", "refused: the dependencies form a cycle: %s", cyc)
+	if cyc := reg.cycleLocked(r, name, deps); cyc != "" {
+		return nil, errorf(api.KindUsage, "remove one of the dependencies", "refused: the dependencies form a cycle: %s", cyc)
 	}
 	return waitOn, nil
 }
 
-func pastTense(s TaskState) string {
-	if s == TaskCancelled {
+func pastTense(s api.TaskState) string {
+	if s == api.TaskCancelled {
 		return "was cancelled"
 	}
 	return "failed"
@@ -158,9 +163,10 @@ func dedupe(ss []string) []string {
 	return out
 }
 
-// cycle returns a spelled-out cycle that adding name with deps would
-// make, or "". Called with m.mu held.
-func (m *Manager) cycle(r *Run, name string, deps []string) string {
+// cycleLocked returns a spelled-out cycle that adding name with deps would
+// make, or "".
+func (reg *registry) cycleLocked(r *Run, name string, deps []string) string {
+	syncs.AssertLocked(&reg.mu)
 	graph := map[string][]string{name: dedupe(deps)}
 	for _, t := range r.Tasks {
 		if t.Name != name {
@@ -199,39 +205,38 @@ func (m *Manager) cycle(r *Run, name string, deps []string) string {
 // fails fails the task, and the tasks that wait on it.
 func (m *Manager) startTask(ctx context.Context, r *Run, t *Task) error {
 	m.logf("task %s of run %s: starting its worker", t.Name, r.ID)
-	v, err := m.startWorker(ctx, startPlan{StartRequest: StartRequest{
+	v, err := m.startWorker(ctx, startPlan{StartRequest: api.StartRequest{
 		Pane: t.Parent, Agent: t.Agent, Task: t.File, Name: t.Name, Cwd: t.Cwd, Env: t.Env,
 		Owns: t.Owns, Worktree: t.Worktree,
 	}, run: r})
-	m.mu.Lock()
-	c := m.newChange()
-	c.touch(r)
-	t.Since = m.cfg.Now()
-	if err != nil {
-		t.State = TaskFailed
-		// One line: st task list shows it in a table. (The error's hint,
-		// on a line of its own, is the answer of st task create.)
-		msg := err.Error()
-		var oe *Error
-		if errors.As(err, &oe) {
-			msg = oe.Message
+	m.settleChange(func(c *change) {
+		c.touchLocked(r)
+		t.Since = m.cfg.Now()
+		if err != nil {
+			t.State = api.TaskFailed
+			// One line: st task list shows it in a table. (The error's hint,
+			// on a line of its own, is the answer of st task create.)
+			msg := err.Error()
+			var oe *api.Error
+			if errors.As(err, &oe) {
+				msg = oe.Message
+			}
+			t.Reason = "its worker did not start: " + msg
+			c.scheduleLocked(r)
+			return
 		}
-		t.Reason = "its worker did not start: " + msg
-		c.schedule(r)
-		m.settleUnlock(c)
-		return err
-	}
-	t.Worker = v.ID
-	// The worker may have reported already (a very quick one).
-	if w := m.workers[v.ID]; w != nil {
-		c.followTask(w)
-	}
-	m.settleUnlock(c)
-	return nil
+		t.Worker = v.ID
+		// The worker may have reported already (a very quick one).
+		if w := m.workers[v.ID]; w != nil {
+			c.followTaskLocked(w)
+		}
+	})
+	return err
 }
 
-func (m *Manager) taskView(r *Run, t *Task) TaskView {
-	v := TaskView{Task: *t, Run: r.ID, For: roundDur(m.cfg.Now().Sub(t.Since))}
+func (m *Manager) taskViewLocked(r *Run, t *Task) api.TaskView {
+	syncs.AssertLocked(&m.mu)
+	v := api.TaskView{Task: t.wire(), Run: r.ID, For: roundDur(m.cfg.Now().Sub(t.Since))}
 	v.Env = nil
 	if w := m.workers[t.Worker]; w != nil {
 		v.WorkerName = w.Name
@@ -240,16 +245,16 @@ func (m *Manager) taskView(r *Run, t *Task) TaskView {
 }
 
 // ListTasks returns the tasks of the calling pane's run.
-func (m *Manager) ListTasks(ctx context.Context, req IDRequest) ([]TaskView, error) {
+func (m *Manager) ListTasks(ctx context.Context, req api.IDRequest) ([]api.TaskView, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r := m.paneRun(req.Pane, req.ID)
+	r := m.paneRunLocked(req.Pane, req.ID)
 	if r == nil {
-		return nil, errorf(KindNotFound, "st task create NAME --task FILE --agent A makes one", "this pane has no run, so no tasks")
+		return nil, errorf(api.KindNotFound, "st task create NAME --task FILE --agent A makes one", "this pane has no run, so no tasks")
 	}
-	out := []TaskView{}
+	out := []api.TaskView{}
 	for _, t := range r.Tasks {
-		out = append(out, m.taskView(r, t))
+		out = append(out, m.taskViewLocked(r, t))
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Created.Before(out[j].Created) })
 	return out, nil
@@ -257,38 +262,108 @@ func (m *Manager) ListTasks(ctx context.Context, req IDRequest) ([]TaskView, err
 
 // CancelTask cancels a task that has not finished. A running task's
 // worker goes on; st worker stop closes it.
-func (m *Manager) CancelTask(ctx context.Context, req IDRequest) (*TaskView, error) {
+func (m *Manager) CancelTask(ctx context.Context, req api.IDRequest) (*api.TaskView, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r := m.paneRun(req.Pane, "")
+	r := m.paneRunLocked(req.Pane, "")
 	var t *Task
 	if r != nil {
 		t = runTask(r, req.ID)
 	}
 	if t == nil {
-		return nil, errorf(KindNotFound, "st task list shows this run's tasks", "there is no task %q in this pane's run", req.ID)
+		return nil, errorf(api.KindNotFound, "st task list shows this run's tasks", "there is no task %q in this pane's run", req.ID)
 	}
 	switch t.State {
-	case TaskDone, TaskFailed, TaskCancelled:
-		return nil, errorf(KindConflict, "", "task %q is already %s", t.Name, t.State)
+	case api.TaskDone, api.TaskFailed, api.TaskCancelled:
+		return nil, errorf(api.KindConflict, "", "task %q is already %s", t.Name, t.State)
 	}
 	old := copyTasks(r.Tasks)
-	t.State, t.Since = TaskCancelled, m.cfg.Now()
+	t.State, t.Since = api.TaskCancelled, m.cfg.Now()
 	if t.Worker != "" {
 		t.Reason = "cancelled; its worker " + t.Worker + " goes on (st worker stop " + t.Worker + " --yes closes it)"
 	} else {
 		t.Reason = "cancelled before it started"
 	}
 	c := m.newChange()
-	c.touch(r)
-	c.schedule(r)
-	if err := m.stage(c).land(); err != nil {
+	c.touchLocked(r)
+	c.scheduleLocked(r)
+	if err := m.stageLocked(c).land(); err != nil {
 		for i, t := range r.Tasks {
 			*t = old[i]
 		}
-		m.restage(r)
+		m.restageLocked(r)
 		return nil, err
 	}
-	v := m.taskView(r, t)
+	v := m.taskViewLocked(r, t)
 	return &v, nil
+}
+
+// followTaskLocked moves the task of worker w along with w's state, and
+// starts what that makes ready.
+func (c *change) followTaskLocked(w *Worker) {
+	syncs.AssertLocked(&c.m.mu)
+	m := c.m
+	r := m.runOf[w.ID]
+	if r == nil {
+		return
+	}
+	for _, t := range r.Tasks {
+		if t.Worker != w.ID || t.State != api.TaskRunning {
+			continue
+		}
+		switch w.State {
+		case api.Done:
+			t.State, t.Reason = api.TaskDone, ""
+		case api.Failed:
+			t.State, t.Reason = api.TaskFailed, "its worker "+w.ID+" failed: "+w.Error
+		case api.Gone:
+			t.State, t.Reason = api.TaskFailed, "its worker "+w.ID+" is gone (its pane closed) before it reported"
+		default:
+			continue
+		}
+		t.Since = m.cfg.Now()
+		c.touchLocked(r)
+		c.scheduleLocked(r)
+	}
+}
+
+// scheduleLocked starts every waiting task of r whose dependencies are
+// all done (once the change is on disk), and fails those whose
+// dependency failed or was cancelled.
+func (c *change) scheduleLocked(r *Run) {
+	syncs.AssertLocked(&c.m.mu)
+	now := c.m.cfg.Now()
+	for changed := true; changed; {
+		changed = false
+		for _, t := range r.Tasks {
+			if t.State != api.TaskWaiting {
+				continue
+			}
+			var waitOn []string
+			blocked := ""
+			for _, d := range t.Deps {
+				dt := runTask(r, d)
+				switch {
+				case dt == nil:
+					blocked = fmt.Sprintf("its dependency %s no longer exists", d)
+				case dt.State == api.TaskFailed || dt.State == api.TaskCancelled:
+					blocked = fmt.Sprintf("its dependency %s %s", d, pastTense(dt.State))
+				case dt.State != api.TaskDone:
+					waitOn = append(waitOn, d)
+				}
+			}
+			switch {
+			case blocked != "":
+				t.State, t.Reason, t.Since = api.TaskFailed, "did not start: "+blocked, now
+				changed = true
+				c.touchLocked(r)
+			case len(waitOn) == 0:
+				t.State, t.Reason, t.Since = api.TaskRunning, "", now
+				c.touchLocked(r)
+				c.starts = append(c.starts, taskStart{r, t})
+			default:
+				t.Reason = "waiting on " + strings.Join(waitOn, ", ")
+			}
+		}
+	}
 }

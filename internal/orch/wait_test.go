@@ -6,15 +6,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/testutil"
 )
 
 func TestWaitReturnsAtOnceForSettledWorkers(t *testing.T) {
-	for _, s := range []State{Idle, Waiting, Done, Blocked, Failed, Gone} {
+	for _, s := range []api.State{api.Idle, api.Waiting, api.Done, api.Blocked, api.Failed, api.Gone} {
 		t.Run(string(s), func(t *testing.T) {
 			h := newHarness(t, s, nil)
 			start := time.Now()
-			res, err := h.m.Wait(context.Background(), WaitRequest{Pane: coord, Timeout: time.Minute})
+			res, err := h.m.Wait(context.Background(), api.WaitRequest{Pane: coord, Timeout: time.Minute})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -25,7 +26,7 @@ func TestWaitReturnsAtOnceForSettledWorkers(t *testing.T) {
 				t.Errorf("Wait = %+v", res)
 			}
 			// The parent has now seen a report.
-			if told := h.onDisk().Told; told != (s == Done) {
+			if told := h.seenOnDisk().Told; told != (s == api.Done) {
 				t.Errorf("told on disk = %v after the parent waited for a %s worker", told, s)
 			}
 		})
@@ -33,12 +34,12 @@ func TestWaitReturnsAtOnceForSettledWorkers(t *testing.T) {
 }
 
 func TestWaitTimesOut(t *testing.T) {
-	for _, s := range []State{Starting, Working} {
+	for _, s := range []api.State{api.Starting, api.Working} {
 		t.Run(string(s), func(t *testing.T) {
 			h := newHarness(t, s, nil)
 			const timeout = 100 * time.Millisecond
 			start := time.Now()
-			res, err := h.m.Wait(context.Background(), WaitRequest{Pane: coord, IDs: []string{"w1"}, Timeout: timeout})
+			res, err := h.m.Wait(context.Background(), api.WaitRequest{Pane: coord, IDs: []string{"w1"}, Timeout: timeout})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -53,16 +54,16 @@ func TestWaitTimesOut(t *testing.T) {
 }
 
 func TestWaitIsWokenByAHook(t *testing.T) {
-	h := newHarness(t, Working, nil)
+	h := newHarness(t, api.Working, nil)
 	type result struct {
-		res *WaitResult
+		res *api.WaitResult
 		err error
 		el  time.Duration
 	}
 	ch := make(chan result, 1)
 	start := time.Now()
 	go func() {
-		res, err := h.m.Wait(context.Background(), WaitRequest{Pane: coord, Timeout: 30 * time.Second})
+		res, err := h.m.Wait(context.Background(), api.WaitRequest{Pane: coord, Timeout: 30 * time.Second})
 		ch <- result{res, err, time.Since(start)}
 	}()
 	// Once Wait is parked in its select, it can only be the hook's
@@ -82,7 +83,7 @@ func TestWaitIsWokenByAHook(t *testing.T) {
 		if r.el > 5*time.Second {
 			t.Errorf("Wait took %s after the hook", r.el)
 		}
-		if r.res.TimedOut || r.res.Workers[0].State != Idle || r.res.Workers[0].LastAnswer != "stopped" {
+		if r.res.TimedOut || r.res.Workers[0].State != api.Idle || r.res.Workers[0].LastAnswer != "stopped" {
 			t.Errorf("Wait = %+v", r.res)
 		}
 	case <-time.After(10 * time.Second):
@@ -91,40 +92,40 @@ func TestWaitIsWokenByAHook(t *testing.T) {
 }
 
 func TestWaitEndsWithItsContext(t *testing.T) {
-	h := newHarness(t, Working, nil)
+	h := newHarness(t, api.Working, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	if _, err := h.m.Wait(ctx, WaitRequest{Pane: coord}); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := h.m.Wait(ctx, api.WaitRequest{Pane: coord}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Wait error = %v, want the context's", err)
 	}
 }
 
 func TestWaitByNameFromAnotherPane(t *testing.T) {
-	h := newHarness(t, Done, nil)
-	res, err := h.m.Wait(context.Background(), WaitRequest{Pane: shell, IDs: []string{"w1"}, Timeout: time.Second})
+	h := newHarness(t, api.Done, nil)
+	res, err := h.m.Wait(context.Background(), api.WaitRequest{Pane: shell, IDs: []string{"w1"}, Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(res.Workers) != 1 || res.Workers[0].ID != workerID {
 		t.Fatalf("Wait = %+v", res)
 	}
-	if h.onDisk().Told {
+	if h.seenOnDisk().Told {
 		t.Error("a pane that is not the parent marked the report as seen")
 	}
 }
 
 func TestWaitRefusals(t *testing.T) {
-	h := newHarness(t, Working, nil)
+	h := newHarness(t, api.Working, nil)
 	tests := []struct {
 		name string
-		req  WaitRequest
+		req  api.WaitRequest
 		kind string
 	}{
-		{"no pane and no ids", WaitRequest{Timeout: time.Second}, KindUsage},
-		{"a pane with no workers", WaitRequest{Pane: shell, Timeout: time.Second}, KindNotFound},
-		{"an unknown name", WaitRequest{Pane: coord, IDs: []string{"nosuch"}, Timeout: time.Second}, KindNotFound},
-		{"an unknown pane id", WaitRequest{Pane: coord, IDs: []string{"%77"}, Timeout: time.Second}, KindNotFound},
-		{"an empty id", WaitRequest{Pane: coord, IDs: []string{""}, Timeout: time.Second}, KindUsage},
+		{"no pane and no ids", api.WaitRequest{Timeout: time.Second}, api.KindUsage},
+		{"a pane with no workers", api.WaitRequest{Pane: shell, Timeout: time.Second}, api.KindNotFound},
+		{"an unknown name", api.WaitRequest{Pane: coord, IDs: []string{"nosuch"}, Timeout: time.Second}, api.KindNotFound},
+		{"an unknown pane id", api.WaitRequest{Pane: coord, IDs: []string{"%77"}, Timeout: time.Second}, api.KindNotFound},
+		{"an empty id", api.WaitRequest{Pane: coord, IDs: []string{""}, Timeout: time.Second}, api.KindUsage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

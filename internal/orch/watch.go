@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/syncs"
 	"github.com/sophonz/st/internal/tmux"
 )
 
@@ -50,7 +52,7 @@ func (m *Manager) Watch(ctx context.Context) {
 			case tmux.ServerGone:
 				m.serverGone(ctx, e.At)
 			default:
-				m.settle(ctx)
+				m.drainEvents(ctx)
 				m.observe(ctx)
 			}
 		case <-m.watchKick:
@@ -65,9 +67,9 @@ func (m *Manager) Watch(ctx context.Context) {
 	}
 }
 
-// settle waits a moment for the rest of a burst of events, and drops them:
+// drainEvents waits a moment for the rest of a burst of events, and drops them:
 // one read covers them all.
-func (m *Manager) settle(ctx context.Context) {
+func (m *Manager) drainEvents(ctx context.Context) {
 	t := time.NewTimer(eventSettle)
 	defer t.Stop()
 	for {
@@ -106,25 +108,24 @@ func (m *Manager) serverGone(ctx context.Context, at time.Time) {
 		m.restore(ctx)
 	}
 	// Whatever did not come back is gone.
-	m.mu.Lock()
-	c := m.newChange()
-	gone := 0
-	for id, w := range m.workers {
-		if !w.State.Live() || w.Remote() || m.rest.wasRestored(id) {
-			continue
+	m.settleChange(func(c *change) {
+		gone := 0
+		for id, w := range m.workers {
+			if !w.State.Live() || w.Remote() || m.rest.wasRestored(id) {
+				continue
+			}
+			gone++
+			if pictured {
+				w.Error = "the tmux server went down and st could not bring this pane back"
+			} else {
+				w.Error = "the tmux server went down before st had a picture of it to bring back"
+			}
+			c.setStateLocked(w, api.Gone)
 		}
-		gone++
-		if pictured {
-			w.Error = "the tmux server went down and st could not bring this pane back"
-		} else {
-			w.Error = "the tmux server went down before st had a picture of it to bring back"
+		if gone > 0 {
+			m.logf("%d workers are gone with the tmux server", gone)
 		}
-		c.setState(w, Gone)
-	}
-	if gone > 0 {
-		m.logf("%d workers are gone with the tmux server", gone)
-	}
-	m.settleUnlock(c)
+	})
 }
 
 // reconcile marks workers whose panes are gone. A pane id that exists
@@ -168,16 +169,25 @@ func (m *Manager) reconcilePanes(panes []tmux.Pane, listed time.Time, seq int) {
 		live[p.ID] = true
 		pids[p.ID] = p.PID
 	}
-	m.mu.Lock()
-	if !m.rest.judge(seq, live) {
-		// Listed while st was bringing the server back: the panes there
-		// had no relations yet, and saying their workers are gone would
-		// be a lie (and would lose their reports).
-		m.mu.Unlock()
-		return
+	judged := false
+	m.settleIfChanged(func(c *change) {
+		if judged = m.rest.judge(seq, live); judged {
+			m.judgePanesLocked(c, panes, have, live, listed)
+		}
+		// (Else listed while st was bringing the server back: the panes
+		// there had no relations yet, and saying their workers are gone
+		// would be a lie, and would lose their reports.)
+	})
+	if judged && m.cfg.Remote != nil {
+		m.cfg.Remote.PanesListed(pids, listed) // an offer goes with its pane
 	}
-	m.offers.prune(pids, listed) // an offer goes with its pane
-	c := m.newChange()
+}
+
+// judgePanesLocked makes gone the workers whose panes are not in have
+// (or carry another run, or are dead), and learns the agents the panes'
+// options name.
+func (m *Manager) judgePanesLocked(c *change, panes []tmux.Pane, have map[string]tmux.Pane, live map[string]bool, listed time.Time) {
+	syncs.AssertLocked(&m.mu)
 	for id, w := range m.workers {
 		if !w.State.Live() || w.StartedAt.After(listed) || w.Remote() || m.rest.isResuming(id) {
 			// (A starting agent's pane is judged by its resume.)
@@ -186,7 +196,7 @@ func (m *Manager) reconcilePanes(panes []tmux.Pane, listed time.Time, seq int) {
 		r := m.runOf[id]
 		p, ok := have[id]
 		if !ok || p.StRun != r.ID || p.Dead {
-			c.setState(w, Gone)
+			c.setStateLocked(w, api.Gone)
 		}
 	}
 	for _, p := range panes {
@@ -195,11 +205,6 @@ func (m *Manager) reconcilePanes(panes []tmux.Pane, listed time.Time, seq int) {
 		}
 	}
 	m.facts.dropClosedMates(live, listed)
-	if len(c.runs) == 0 {
-		m.mu.Unlock()
-		return
-	}
-	m.settleUnlock(c)
 }
 
 // hasLive reports whether any worker's pane is expected to exist.
@@ -232,7 +237,7 @@ func (m *Manager) checkQuietTurns(ctx context.Context) {
 	m.mu.Lock()
 	cs := m.facts.quietTurns(quietAfter, func(pane string) bool {
 		w := m.workers[pane]
-		return w == nil || w.State == Working
+		return w == nil || w.State == api.Working
 	})
 	m.mu.Unlock()
 	for pane, kind := range cs {
@@ -249,12 +254,11 @@ func (m *Manager) checkQuietTurns(ctx context.Context) {
 			continue
 		}
 		m.logf("%s: no hook for %s and no turn on its screen: its turn was interrupted", pane, silent.Round(time.Millisecond))
-		m.mu.Lock()
-		c := m.newChange()
-		if w := m.workers[pane]; w != nil && w.State == Working {
-			c.setState(w, Idle)
-		}
-		c.kicks = append(c.kicks, pane)
-		m.settleUnlock(c)
+		m.settleChange(func(c *change) {
+			if w := m.workers[pane]; w != nil && w.State == api.Working {
+				c.setStateLocked(w, api.Idle)
+			}
+			c.kicks = append(c.kicks, pane)
+		})
 	}
 }

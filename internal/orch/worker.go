@@ -7,33 +7,37 @@ import (
 	"strings"
 
 	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/plain"
+	"github.com/sophonz/st/internal/syncs"
 	"github.com/sophonz/st/internal/tmux"
 	"github.com/sophonz/st/internal/worktree"
 )
 
 // List returns the calling pane's workers, or with all every worker.
 // It looks at tmux first, so a pane that just closed shows as such.
-func (m *Manager) List(ctx context.Context, req IDRequest) ([]WorkerView, error) {
+func (m *Manager) List(ctx context.Context, req api.IDRequest) ([]api.WorkerView, error) {
 	m.reconcile(ctx)
 	out := m.listViews(req)
 	// Workers here of coordinators on other machines: ask those machines
 	// whether the coordinators are still where st thinks.
-	m.remoteParentsNow(ctx, out)
+	if m.cfg.Remote != nil {
+		m.cfg.Remote.ParentsNow(ctx, out)
+	}
 	return out, nil
 }
 
-func (m *Manager) listViews(req IDRequest) []WorkerView {
+func (m *Manager) listViews(req api.IDRequest) []api.WorkerView {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []WorkerView
+	var out []api.WorkerView
 	for _, w := range m.workers {
 		if req.All || w.Parent == req.Pane {
 			if !req.All && !w.State.Live() && w.Told {
 				// A pane's list keeps what it still has to look at.
 				continue
 			}
-			out = append(out, m.view(w))
+			out = append(out, m.viewLocked(w))
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].StartedAt.Before(out[j].StartedAt) })
@@ -41,25 +45,25 @@ func (m *Manager) listViews(req IDRequest) []WorkerView {
 }
 
 // Send types a line into a worker, under the same delivery rules as its task.
-func (m *Manager) Send(ctx context.Context, req IDRequest) (*WorkerView, error) {
-	if isRemotePane(req.ID) {
+func (m *Manager) Send(ctx context.Context, req api.IDRequest) (*api.WorkerView, error) {
+	if api.IsRemote(req.ID) {
 		return m.remoteOp(ctx, "send", req)
 	}
 	if strings.TrimSpace(req.Text) == "" {
-		return nil, errorf(KindUsage, `st worker send ID "TEXT"`, "nothing to send")
+		return nil, errorf(api.KindUsage, `st worker send ID "TEXT"`, "nothing to send")
 	}
-	if err := checkLine(req.Text); err != nil {
+	if err := CheckLine(req.Text); err != nil {
 		return nil, err
 	}
 	m.mu.Lock()
-	w, err := m.resolve(req.Pane, req.ID)
+	w, err := m.resolveLocked(req.Pane, req.ID)
 	if err != nil {
 		m.mu.Unlock()
 		return nil, err
 	}
 	if !w.State.Live() {
 		m.mu.Unlock()
-		return nil, errorf(KindConflict, "st worker list shows which workers are alive", "worker %s (%s) is %s", w.ID, w.Name, w.State)
+		return nil, errorf(api.KindConflict, "st worker list shows which workers are alive", "worker %s (%s) is %s", w.ID, w.Name, w.State)
 	}
 	ad, _ := agent.Lookup(w.Agent)
 	id := w.ID
@@ -70,7 +74,7 @@ func (m *Manager) Send(ctx context.Context, req IDRequest) (*WorkerView, error) 
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	v := m.view(w)
+	v := m.viewLocked(w)
 	return &v, nil
 }
 
@@ -80,39 +84,40 @@ func (m *Manager) Send(ctx context.Context, req IDRequest) (*WorkerView, error) 
 // C1 controls included, and bytes that are not UTF-8 (plain.Text).
 func checkText(what, s string) error {
 	if err := plain.Text(s); err != nil {
-		return errorf(KindUsage, "remove control characters and escape sequences from the "+what,
+		return errorf(api.KindUsage, "remove control characters and escape sequences from the "+what,
 			"the %s has %s, which would act on the terminal of whoever reads it", what, err.(*plain.Error).What())
 	}
 	return nil
 }
 
-// checkLine refuses text that an agent would not take as a plain line:
+// CheckLine refuses text that an agent would not take as a plain line
+// (a line st worker send types, here or on another machine):
 // a line break would submit it early, a control character (C0 or C1) is
 // a key or an escape sequence to the agent's terminal (plain.Line).
-func checkLine(s string) error {
+func CheckLine(s string) error {
 	if err := plain.Line(s); err != nil {
 		pe := err.(*plain.Error)
 		if pe.Break {
-			return errorf(KindUsage, "send one line; put longer text in a file and send its path", "the text has a line break, which would submit it early")
+			return errorf(api.KindUsage, "send one line; put longer text in a file and send its path", "the text has a line break, which would submit it early")
 		}
-		return errorf(KindUsage, "remove control characters from the text", "the text has %s, which an agent would take as a key", pe.What())
+		return errorf(api.KindUsage, "remove control characters from the text", "the text has %s, which an agent would take as a key", pe.What())
 	}
 	if strings.HasPrefix(s, "/") || strings.HasPrefix(s, "$") {
-		return errorf(KindUsage, "start the line with a word", "a line starting with %q opens the agent's command menu", s[:1])
+		return errorf(api.KindUsage, "start the line with a word", "a line starting with %q opens the agent's command menu", s[:1])
 	}
 	if len(s) >= 1000 {
-		return errorf(KindUsage, "put longer text in a file and send its path", "the text is %d characters; agents take a line under 1000", len(s))
+		return errorf(api.KindUsage, "put longer text in a file and send its path", "the text is %d characters; agents take a line under 1000", len(s))
 	}
 	return nil
 }
 
 // Stop closes a worker's pane.
-func (m *Manager) Stop(ctx context.Context, req IDRequest) (*WorkerView, error) {
-	if isRemotePane(req.ID) {
+func (m *Manager) Stop(ctx context.Context, req api.IDRequest) (*api.WorkerView, error) {
+	if api.IsRemote(req.ID) {
 		return m.remoteOp(ctx, "stop", req)
 	}
 	m.mu.Lock()
-	w, err := m.resolve(req.Pane, req.ID)
+	w, err := m.resolveLocked(req.Pane, req.ID)
 	if err != nil {
 		m.mu.Unlock()
 		return nil, err
@@ -120,22 +125,22 @@ func (m *Manager) Stop(ctx context.Context, req IDRequest) (*WorkerView, error) 
 	id := w.ID
 	m.mu.Unlock()
 	if err := m.cfg.Tmux.KillPane(ctx, id); err != nil && !errors.Is(err, tmux.ErrNoPane) {
-		return nil, errorf(KindInternal, "", "%v", err)
+		return nil, errorf(api.KindInternal, "", "%v", err)
 	}
-	m.mu.Lock()
-	c := m.newChange()
-	c.setState(w, Gone)
-	c.touch(m.runOf[w.ID])
-	notes := removeMerged(w.Worktree)
-	v := m.view(w)
-	v.Notes = notes
-	m.settleUnlock(c)
+	var v api.WorkerView
+	m.settleChange(func(c *change) {
+		c.setStateLocked(w, api.Gone)
+		c.touchLocked(m.runOf[w.ID])
+		notes := removeMerged(w.Worktree)
+		v = m.viewLocked(w)
+		v.Notes = notes
+	})
 	return &v, nil
 }
 
 // removeMerged removes the worktree of a stopped worker when its work
 // was merged, and says what became of it.
-func removeMerged(wt *WorktreeInfo) []string {
+func removeMerged(wt *Worktree) []string {
 	var notes []string
 	if wt != nil && wt.Path != "" {
 		if wt.Merged {
@@ -156,57 +161,57 @@ func removeMerged(wt *WorktreeInfo) []string {
 }
 
 // Rename gives a worker a new name, in its run and on its window.
-func (m *Manager) Rename(ctx context.Context, req IDRequest) (*WorkerView, error) {
-	if isRemotePane(req.ID) {
+func (m *Manager) Rename(ctx context.Context, req api.IDRequest) (*api.WorkerView, error) {
+	if api.IsRemote(req.ID) {
 		return m.remoteOp(ctx, "rename", req)
 	}
 	if !ValidName(req.Text) {
-		return nil, errorf(KindUsage, "use letters, digits, '.', '_' and '-' (at most 40)", "the name %q has characters that tmux or a shell would misread", req.Text)
+		return nil, errorf(api.KindUsage, "use letters, digits, '.', '_' and '-' (at most 40)", "the name %q has characters that tmux or a shell would misread", req.Text)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	w, err := m.resolve(req.Pane, req.ID)
+	w, err := m.resolveLocked(req.Pane, req.ID)
 	if err != nil {
 		return nil, err
 	}
 	r := m.runOf[w.ID]
-	if err := m.nameFree(r, w, req.Text); err != nil {
+	if err := m.nameFreeLocked(r, w, req.Text); err != nil {
 		return nil, err
 	}
 	old := w.Name
 	w.Name = req.Text
-	if err := m.save(r); err != nil {
+	if err := m.saveLocked(r); err != nil {
 		w.Name = old
-		m.restage(r)
+		m.restageLocked(r)
 		return nil, err
 	}
 	if w.State.Live() {
 		m.cfg.Tmux.RenameWindow(ctx, w.ID, req.Text)
 		m.cfg.Tmux.SetOption(ctx, w.ID, "@st_name", req.Text)
 	}
-	v := m.view(w)
+	v := m.viewLocked(w)
 	return &v, nil
 }
 
 // Release lets a worker go: it leaves its run, and is told so in one line.
-func (m *Manager) Release(ctx context.Context, req IDRequest) (*WorkerView, error) {
-	if isRemotePane(req.ID) {
+func (m *Manager) Release(ctx context.Context, req api.IDRequest) (*api.WorkerView, error) {
+	if api.IsRemote(req.ID) {
 		return m.remoteOp(ctx, "release", req)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	w, err := m.resolve(req.Pane, req.ID)
+	w, err := m.resolveLocked(req.Pane, req.ID)
 	if err != nil {
 		return nil, err
 	}
 	r := m.runOf[w.ID]
-	v := m.view(w)
-	m.removeWorker(w)
+	v := m.viewLocked(w)
+	m.removeWorkerLocked(w)
 	c := m.newChange()
-	c.touch(r)
-	if err := m.stage(c).land(); err != nil {
-		m.addWorker(r, w)
-		m.restage(r)
+	c.touchLocked(r)
+	if err := m.stageLocked(c).land(); err != nil {
+		m.addWorkerLocked(r, w)
+		m.restageLocked(r)
 		return nil, err
 	}
 	// The chain above the released agent's own workers elsewhere is
@@ -223,10 +228,10 @@ func (m *Manager) Release(ctx context.Context, req IDRequest) (*WorkerView, erro
 }
 
 // Status counts runs and workers.
-func (m *Manager) Status() Status {
+func (m *Manager) Status() api.Status {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	s := Status{Runs: len(m.runs), Workers: len(m.workers), Problems: append([]string(nil), m.problems...), Waits: int(m.waits.Load())}
+	s := api.Status{Runs: len(m.runs), Workers: len(m.workers), Problems: append([]string(nil), m.problems...), Waits: int(m.waits.Load())}
 	if p := m.rest.problem(); p != "" {
 		s.Problems = append(s.Problems, p)
 	}
@@ -243,12 +248,33 @@ func (m *Manager) Status() Status {
 func (m *Manager) AgentPanes() map[string]string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := m.facts.kinds()
+	out := m.facts.kinds(m.workerAtLocked)
 	for id, w := range m.workers {
 		if w.State.Live() {
 			out[id] = w.Agent
 		}
 	}
-	m.facts.addTeammatePanes(out)
+	m.facts.addTeammatePanes(out, m.workerAtLocked)
 	return out
+}
+
+func (m *Manager) viewLocked(w *Worker) api.WorkerView {
+	syncs.AssertLocked(&m.mu)
+	v := api.WorkerView{Worker: w.wire(), For: roundDur(m.cfg.Now().Sub(w.Since))}
+	if r := m.runOf[w.ID]; r != nil {
+		v.Run = r.ID
+	}
+	if w.TeamRun != "" {
+		v.TeamOf = m.teamSizeLocked(m.runs[w.TeamRun], map[string]bool{})
+		v.TeamDepth = m.subtreeDepthLocked(w.ID, map[string]bool{})
+	}
+	if api.Retired(w.Parent) || (w.Parent != "" && !api.IsRemote(w.Parent) && m.rest.gone(w.Parent)) {
+		v.ParentGone = true
+	}
+	if w.Remote() {
+		v.TeamOf, v.TeamDepth = w.TeamSize, w.TeamDepth
+	} else {
+		v.Teammates, v.Subagents = m.facts.teammatesOf(w.ID, m.workerAtLocked), m.facts.subagentsOf(w.ID)
+	}
+	return v
 }

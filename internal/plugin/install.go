@@ -140,9 +140,20 @@ func Install(ctx context.Context, c Config) (*Report, error) {
 // install wrote. A Codex skill file that st did not write is left alone.
 func Uninstall(ctx context.Context, c Config) (*Report, error) {
 	rep := &Report{Action: "uninstall", STBin: c.STBin, Version: c.Version}
-	var errs []*api.Error
+	claude, errs := uninstallClaude(ctx, c)
+	codex, cerrs := uninstallCodex(c)
+	rep.Agents = append(rep.Agents, claude, codex)
+	return rep, joinErrors(append(errs, cerrs...))
+}
 
-	// Claude: unregister first, so Claude Code never names a folder that is gone.
+// uninstallClaude unregisters the plugin first, so Claude Code never
+// names a folder that is gone, then removes its files.
+func uninstallClaude(ctx context.Context, c Config) (AgentReport, []*api.Error) {
+	var errs []*api.Error
+	fail := func(ar *AgentReport, e *api.Error) {
+		ar.Error, ar.Hint = e.Message, e.Hint
+		errs = append(errs, e)
+	}
 	ar := AgentReport{Agent: Claude, Dir: c.ClaudeDir(), Outcome: Absent}
 	keep := false
 	_, statErr := os.Stat(c.ClaudeDir())
@@ -150,52 +161,51 @@ func Uninstall(ctx context.Context, c Config) (*Report, error) {
 	case c.ClaudeBin == "" && errors.Is(statErr, fs.ErrNotExist):
 		// No files and no claude: st never got as far as registering.
 	case c.ClaudeBin == "":
-		e := &api.Error{Kind: api.KindUsage,
+		fail(&ar, &api.Error{Kind: api.KindUsage,
 			Message: c.ClaudeMissing + ", so st could not take the plugin out of Claude Code's settings (the files are removed)",
-			Hint:    "claude plugin uninstall " + PluginID + " && claude plugin marketplace remove " + MarketplaceName + " (or set ST_CLAUDE_BIN and st plugin uninstall again)"}
-		ar.Error, ar.Hint = e.Message, e.Hint
-		errs = append(errs, e)
+			Hint:    "claude plugin uninstall " + PluginID + " && claude plugin marketplace remove " + MarketplaceName + " (or set ST_CLAUDE_BIN and st plugin uninstall again)"})
 	default:
 		removed, err := newClaudeCLI(c).unregister(ctx, c)
 		if err != nil {
-			e := &api.Error{Kind: api.KindInternal,
+			fail(&ar, &api.Error{Kind: api.KindInternal,
 				Message: fmt.Sprintf("take the plugin out of Claude Code (%s): %v; its files are kept, since Claude Code still names them", c.ClaudeBin, err),
-				Hint:    "check that claude runs (" + c.ClaudeBin + " --version), then st plugin uninstall again"}
-			ar.Error, ar.Hint = e.Message, e.Hint
-			errs = append(errs, e)
+				Hint:    "check that claude runs (" + c.ClaudeBin + " --version), then st plugin uninstall again"})
 			keep = true
-		} else {
-			if removed {
-				ar.Outcome = Removed
-			}
-			// claude rewrote settings.json in its own layout, leaving empty
-			// objects behind: once nothing of st's is left in it, it goes
-			// back to the user's own bytes.
-			if back, err := hooks.RestoreOriginal(c.claudeSettings(), "{}\n"); err != nil {
-				ar.Notes = append(ar.Notes, "could not put back the original of "+c.claudeSettings()+": "+err.Error())
-			} else if back {
-				ar.Notes = append(ar.Notes, c.claudeSettings()+" is as it was before st first changed it")
-			}
+			break
+		}
+		if removed {
+			ar.Outcome = Removed
+		}
+		// claude rewrote settings.json in its own layout, leaving empty
+		// objects behind: once nothing of st's is left in it, it goes
+		// back to the user's own bytes.
+		if back, err := hooks.RestoreOriginal(c.claudeSettings(), "{}\n"); err != nil {
+			ar.Notes = append(ar.Notes, "could not put back the original of "+c.claudeSettings()+": "+err.Error())
+		} else if back {
+			ar.Notes = append(ar.Notes, c.claudeSettings()+" is as it was before st first changed it")
 		}
 	}
 	ar.Registered = keep
-	if !keep {
-		gone, err := removeTree(c.ClaudeDir())
-		ar.Changed = gone
-		if err != nil {
-			e := &api.Error{Kind: api.KindInternal, Message: "remove the Claude plugin's files: " + err.Error(), Hint: "remove " + c.ClaudeDir() + " by hand"}
-			ar.Error, ar.Hint = e.Message, e.Hint
-			errs = append(errs, e)
-		} else if len(gone) > 0 {
-			ar.Outcome = Removed
-		}
-		removeIfEmpty(filepath.Dir(c.ClaudeDir())) // $ST_HOME/plugins
+	if keep {
+		return ar, errs
 	}
-	rep.Agents = append(rep.Agents, ar)
+	gone, err := removeTree(c.ClaudeDir())
+	ar.Changed = gone
+	if err != nil {
+		fail(&ar, &api.Error{Kind: api.KindInternal, Message: "remove the Claude plugin's files: " + err.Error(), Hint: "remove " + c.ClaudeDir() + " by hand"})
+	} else if len(gone) > 0 {
+		ar.Outcome = Removed
+	}
+	removeIfEmpty(filepath.Dir(c.ClaudeDir())) // $ST_HOME/plugins
+	return ar, errs
+}
 
-	// Codex: our SKILL.md files and rules file, and their folders once
-	// empty; the user's own rules stay.
-	ar = AgentReport{Agent: Codex, Dir: c.CodexSkillsDir(), Outcome: Absent}
+// uninstallCodex removes st's SKILL.md files and rules file, and their
+// folders once empty; the user's own rules stay, as does a skill file
+// st did not write.
+func uninstallCodex(c Config) (AgentReport, []*api.Error) {
+	var errs []*api.Error
+	ar := AgentReport{Agent: Codex, Dir: c.CodexSkillsDir(), Outcome: Absent}
 	for _, p := range []string{filepath.Join(c.CodexSkillsDir(), CodexOrchestrate, "SKILL.md"), filepath.Join(c.CodexSkillsDir(), CodexWorker, "SKILL.md"), c.CodexRule()} {
 		dir := filepath.Dir(p)
 		b, err := os.ReadFile(p)
@@ -219,8 +229,7 @@ func Uninstall(ctx context.Context, c Config) (*Report, error) {
 		ar.Outcome = Removed
 		removeIfEmpty(dir)
 	}
-	rep.Agents = append(rep.Agents, ar)
-	return rep, joinErrors(errs)
+	return ar, errs
 }
 
 // Status is what is installed where, and whether it matches this st.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sophonz/st/internal/orch"
+	"github.com/sophonz/st/internal/api"
 )
 
 // TestCorruptRunJSON cuts a run.json in half while st is down, starts st
@@ -85,7 +85,7 @@ func TestCorruptRunJSON(t *testing.T) {
 	}
 	vs, _ := w.list()
 	for _, v := range vs {
-		if v.Name == "c" && v.State != orch.Done {
+		if v.Name == "c" && v.State != api.Done {
 			fail("new work after the corruption: c is %s", v.State)
 		}
 	}

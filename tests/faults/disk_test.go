@@ -14,6 +14,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/orch"
 )
 
@@ -51,6 +52,60 @@ func diskTrial(t *testing.T, trial int) (mode string, bad int) {
 		t.Fatal(err)
 	}
 	defer os.Remove(mnt)
+	mode, unmount := smallDisk(t, mnt)
+	defer unmount()
+	w := newWorld(t, filepath.Join(mnt, "h"))
+	defer w.close()
+	pid := w.up()
+	ws, path := workersOverAPage(t, w)
+	filler := filepath.Join(mnt, "filler")
+	fail := func(format string, args ...any) {
+		t.Errorf("trial %d (%s): "+format, append([]any{trial, mode}, args...)...)
+		bad = 1
+	}
+	switch mode {
+	case "tmpfs":
+		fillDisk(t, filler)
+	case "rlimit":
+		fi, _ := os.Stat(path)
+		setFsize(t, pid, uint64(fi.Size()/2))
+	}
+	target := ws[0]
+	summary := fmt.Sprintf("trial %d: report on a full disk", trial)
+	reportOnAFullDisk(t, w, mode, target, summary, path, fail)
+
+	// Room again: the same report goes through, and is on disk.
+	switch mode {
+	case "tmpfs":
+		if err := os.Remove(filler); err != nil {
+			t.Fatal(err)
+		}
+	case "rlimit":
+		setFsize(t, pid, ^uint64(0))
+	}
+	out, err := run(w.st(target.ID, "worker", "done", "--summary", summary))
+	if err != nil || !strings.Contains(out, "reported: ") {
+		fail("st worker done once there is room: %v\n%s", err, out)
+	}
+	w.kill9()
+	w.up()
+	vs, err := w.list()
+	found := false
+	for _, v := range vs {
+		if v.Name == target.Name {
+			found = v.State == api.Done && v.Summary == summary
+		}
+	}
+	if err != nil || !found {
+		fail("after a kill -9 and st up, %s is not done with its report: %v %+v", target.Name, err, vs)
+	}
+	t.Logf("trial %d (%s): refused with a clear error, run.json intact, report kept once there was room", trial, mode)
+	return mode, bad
+}
+
+// smallDisk makes mnt a 1 MiB tmpfs (ST_FAULTS_DISK unset or tmpfs), or
+// leaves it for the RLIMIT_FSIZE variant (rlimit); unmount undoes it.
+func smallDisk(t *testing.T, mnt string) (mode string, unmount func()) {
 	switch mode = os.Getenv("ST_FAULTS_DISK"); mode {
 	case "", "tmpfs":
 		mode = "tmpfs"
@@ -59,28 +114,30 @@ func diskTrial(t *testing.T, trial int) (mode string, bad int) {
 				"(CI does), or ST_FAULTS_DISK=rlimit for the RLIMIT_FSIZE variant (figure full-disk-while-saving-rlimit)",
 				mnt, err, strings.TrimSpace(string(out)))
 		}
-	case "rlimit":
-	default:
-		t.Fatalf("ST_FAULTS_DISK=%q: want tmpfs (the default) or rlimit", mode)
-	}
-	if mode == "tmpfs" {
-		defer func() {
+		return mode, func() {
 			if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
 				t.Logf("umount %s: %v: %s; detaching it", mnt, err, out)
 				exec.Command("umount", "-l", mnt).Run()
 			}
-		}()
+		}
+	case "rlimit":
+		return mode, func() {}
 	}
-	w := newWorld(t, filepath.Join(mnt, "h"))
-	defer w.close()
-	pid := w.up()
+	t.Fatalf("ST_FAULTS_DISK=%q: want tmpfs (the default) or rlimit", mode)
+	return "", nil
+}
+
+// workersOverAPage starts workers enough for run.json to be over a page
+// (to cut a write off in the middle), working; it returns them and the
+// run's run.json.
+func workersOverAPage(t *testing.T, w *world) ([]api.WorkerView, string) {
 	task := w.writeFile("task.md", "sleep: 600s\n")
 	ws := w.startWorkers(12, 4, task, "w")
 	waitFor(t, 60*time.Second, func() (bool, string) {
 		vs, err := w.list()
 		k := 0
 		for _, v := range vs {
-			if v.State == orch.Working {
+			if v.State == api.Working {
 				k++
 			}
 		}
@@ -90,8 +147,7 @@ func diskTrial(t *testing.T, trial int) (mode string, bad int) {
 	if len(rs) != 1 {
 		t.Fatalf("%d runs on disk", len(rs))
 	}
-	runDir := filepath.Join(w.home, "orch", rs[0].ID)
-	path := filepath.Join(runDir, "run.json")
+	path := filepath.Join(w.home, "orch", rs[0].ID, "run.json")
 	fi, err := os.Stat(path)
 	if err != nil {
 		t.Fatal(err)
@@ -99,29 +155,20 @@ func diskTrial(t *testing.T, trial int) (mode string, bad int) {
 	if fi.Size() <= 4096 {
 		t.Fatalf("run.json is %d bytes; the test needs it over a page to cut a write off in the middle", fi.Size())
 	}
+	return ws, path
+}
 
-	filler := filepath.Join(mnt, "filler")
-	switch mode {
-	case "tmpfs":
-		fillDisk(t, filler)
-	case "rlimit":
-		setFsize(t, pid, uint64(fi.Size()/2))
-	}
+// reportOnAFullDisk reports target on the full disk: refused with a
+// clear error, run.json as it was (and nothing beside it, nor in
+// $TMPDIR), the worker not done, st status still answering.
+func reportOnAFullDisk(t *testing.T, w *world, mode string, target api.WorkerView, summary, path string, fail func(string, ...any)) {
 	before, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-
-	// The report, on a full disk.
-	target := ws[0]
-	summary := fmt.Sprintf("trial %d: report on a full disk", trial)
 	out, err := run(w.st(target.ID, "worker", "done", "--summary", summary, "--retry", "5s"))
 	t.Logf("st worker done on a full disk (%s): %v\n%s", mode, err, out)
 	want := map[string]string{"tmpfs": "no space left on device", "rlimit": "file too large"}[mode]
-	fail := func(format string, args ...any) {
-		t.Errorf("trial %d (%s): "+format, append([]any{trial, mode}, args...)...)
-		bad = 1
-	}
 	if err == nil {
 		fail("st worker done succeeded on a full disk:\n%s", out)
 	}
@@ -138,7 +185,7 @@ func diskTrial(t *testing.T, trial int) (mode string, bad int) {
 	if err := json.Unmarshal(after, &r); err != nil {
 		fail("run.json no longer decodes: %v", err)
 	}
-	ents, _ := os.ReadDir(runDir)
+	ents, _ := os.ReadDir(filepath.Dir(path))
 	for _, e := range ents {
 		if e.Name() != "run.json" {
 			fail("a file is left beside run.json: %s", e.Name())
@@ -151,7 +198,7 @@ func diskTrial(t *testing.T, trial int) (mode string, bad int) {
 	}
 	if vs, err := w.list(); err == nil {
 		for _, v := range vs {
-			if v.ID == target.ID && v.State == orch.Done {
+			if v.ID == target.ID && v.State == api.Done {
 				fail("st worker list shows %s done though its report was refused", v.Name)
 			}
 		}
@@ -161,34 +208,6 @@ func diskTrial(t *testing.T, trial int) (mode string, bad int) {
 	if out, err := run(w.st(w.coord, "status")); err != nil {
 		fail("st status on a full disk: %v\n%s", err, out)
 	}
-
-	// Room again: the same report goes through, and is on disk.
-	switch mode {
-	case "tmpfs":
-		if err := os.Remove(filler); err != nil {
-			t.Fatal(err)
-		}
-	case "rlimit":
-		setFsize(t, pid, ^uint64(0))
-	}
-	out, err = run(w.st(target.ID, "worker", "done", "--summary", summary))
-	if err != nil || !strings.Contains(out, "reported: ") {
-		fail("st worker done once there is room: %v\n%s", err, out)
-	}
-	w.kill9()
-	w.up()
-	vs, err := w.list()
-	found := false
-	for _, v := range vs {
-		if v.Name == target.Name {
-			found = v.State == orch.Done && v.Summary == summary
-		}
-	}
-	if err != nil || !found {
-		fail("after a kill -9 and st up, %s is not done with its report: %v %+v", target.Name, err, vs)
-	}
-	t.Logf("trial %d (%s): refused with a clear error, run.json intact, report kept once there was room", trial, mode)
-	return mode, bad
 }
 
 // fillDisk writes path until the filesystem is full, then gives one page

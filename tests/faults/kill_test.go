@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sophonz/st/internal/orch"
+	"github.com/sophonz/st/internal/api"
 )
 
 // TestKillDaemonWhileReporting kills the daemon with SIGKILL while many
@@ -55,7 +55,7 @@ func TestKillDaemonWhileReporting(t *testing.T) {
 // daemon is killed when some of the reports are on disk, and st comes
 // back. It reports whether the kill landed mid-write (some reports on
 // disk and some not) and how many reports were lost.
-func killWhileReporting(t *testing.T, w *world, ws []orch.WorkerView, attempt int) (mid bool, losses int) {
+func killWhileReporting(t *testing.T, w *world, ws []api.WorkerView, attempt int) (mid bool, losses int) {
 	t.Helper()
 	reporters := len(ws)
 	// Every worker is in a turn again: working, not done.
@@ -66,26 +66,11 @@ func killWhileReporting(t *testing.T, w *world, ws []orch.WorkerView, attempt in
 	}
 	prefix := fmt.Sprintf("attempt %d:", attempt)
 	killAt := jitter(1, reporters/3)
-
-	type reporter struct {
-		cmd  *exec.Cmd
-		out  bytes.Buffer
-		err  error
-		done chan struct{}
-	}
-	rs := make([]*reporter, len(ws))
-	for i, v := range ws {
-		r := &reporter{cmd: w.st(v.ID, "worker", "done", "--summary", prefix+" "+v.Name), done: make(chan struct{})}
-		r.cmd.Stdout, r.cmd.Stderr = &r.out, &r.out
-		rs[i] = r
-	}
+	rs := startReporters(t, w, ws, prefix)
 	// Whatever path this attempt takes (a failed wait ends it early),
 	// no reporter is left retrying after it.
 	defer func() {
 		for _, r := range rs {
-			if r.cmd.Process == nil {
-				continue
-			}
 			select {
 			case <-r.done:
 			default:
@@ -94,15 +79,6 @@ func killWhileReporting(t *testing.T, w *world, ws []orch.WorkerView, attempt in
 			}
 		}
 	}()
-	for _, r := range rs {
-		if err := r.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		go func(r *reporter) {
-			r.err = r.cmd.Wait()
-			close(r.done)
-		}(r)
-	}
 	// Kill when some, not all, of the reports are on disk.
 	waitFor(t, 60*time.Second, func() (bool, string) {
 		c := w.onDisk(prefix)
@@ -112,7 +88,54 @@ func killWhileReporting(t *testing.T, w *world, ws []orch.WorkerView, attempt in
 	atKill := w.onDisk(prefix)
 	mid = atKill < reporters
 	w.up()
+	lost := reportsLost(t, w, ws, rs, prefix, attempt)
+	t.Logf("attempt %d: killed with %d/%d reports on disk (mid-write: %v); after st up %d/%d done, %d lost",
+		attempt, atKill, reporters, mid, reporters-len(lost), reporters, len(lost))
+	for name, why := range lost {
+		t.Errorf("attempt %d: report of %s lost: %s", attempt, name, why)
+	}
+	if len(lost) > 0 {
+		t.Logf("attempt %d: %s", attempt, w.logFor(lost))
+	}
+	return mid, len(lost)
+}
 
+// reporter is one st worker done of an attempt, running.
+type reporter struct {
+	cmd  *exec.Cmd
+	out  bytes.Buffer
+	err  error
+	done chan struct{}
+}
+
+// startReporters starts st worker done in each worker's pane at once.
+func startReporters(t *testing.T, w *world, ws []api.WorkerView, prefix string) []*reporter {
+	rs := make([]*reporter, len(ws))
+	for i, v := range ws {
+		r := &reporter{cmd: w.st(v.ID, "worker", "done", "--summary", prefix+" "+v.Name), done: make(chan struct{})}
+		r.cmd.Stdout, r.cmd.Stderr = &r.out, &r.out
+		rs[i] = r
+	}
+	for i, r := range rs {
+		if err := r.cmd.Start(); err != nil {
+			for _, started := range rs[:i] {
+				started.cmd.Process.Kill()
+				<-started.done
+			}
+			t.Fatal(err)
+		}
+		go func(r *reporter) {
+			r.err = r.cmd.Wait()
+			close(r.done)
+		}(r)
+	}
+	return rs
+}
+
+// reportsLost waits for every reporter to end once st is back, and says
+// which reports were lost: not acknowledged, or not done with their
+// summary in st worker list.
+func reportsLost(t *testing.T, w *world, ws []api.WorkerView, rs []*reporter, prefix string, attempt int) map[string]string {
 	lost := map[string]string{}
 	for i, r := range rs {
 		select {
@@ -124,13 +147,13 @@ func killWhileReporting(t *testing.T, w *world, ws []orch.WorkerView, attempt in
 			lost[ws[i].Name] = fmt.Sprintf("st worker done: %v: %s", r.err, r.out.String())
 		}
 	}
-	var vs []orch.WorkerView
+	var vs []api.WorkerView
 	waitFor(t, 30*time.Second, func() (bool, string) {
 		var err error
 		vs, err = w.list()
 		return err == nil, fmt.Sprint("st worker list: ", err)
 	})
-	got := map[string]orch.WorkerView{}
+	got := map[string]api.WorkerView{}
 	for _, v := range vs {
 		got[v.Name] = v
 	}
@@ -139,19 +162,11 @@ func killWhileReporting(t *testing.T, w *world, ws []orch.WorkerView, attempt in
 		switch {
 		case !ok:
 			lost[v.Name] = "not in st worker list"
-		case g.State != orch.Done || g.Summary != prefix+" "+v.Name:
+		case g.State != api.Done || g.Summary != prefix+" "+v.Name:
 			if _, seen := lost[v.Name]; !seen {
 				lost[v.Name] = fmt.Sprintf("st worker list: %s %q", g.State, g.Summary)
 			}
 		}
 	}
-	t.Logf("attempt %d: killed with %d/%d reports on disk (mid-write: %v); after st up %d/%d done, %d lost",
-		attempt, atKill, reporters, mid, reporters-len(lost), reporters, len(lost))
-	for name, why := range lost {
-		t.Errorf("attempt %d: report of %s lost: %s", attempt, name, why)
-	}
-	if len(lost) > 0 {
-		t.Logf("attempt %d: %s", attempt, w.logFor(lost))
-	}
-	return mid, len(lost)
+	return lost
 }

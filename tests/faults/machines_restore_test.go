@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sophonz/st/internal/orch"
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/testutil"
 )
 
@@ -157,7 +157,7 @@ func countFalseMarks(t *testing.T, beta *testutil.Machine, old, moved string, n 
 		if err != nil {
 			t.Fatal(err)
 		}
-		var vs []orch.WorkerView
+		var vs []api.WorkerView
 		if err := json.Unmarshal([]byte(out), &vs); err != nil {
 			t.Fatal(err)
 		}
@@ -193,7 +193,7 @@ func paneOf(t *testing.T, m *testutil.Machine, target string) string {
 // lastRestoreAt is when m's st last brought its tmux server back.
 func lastRestoreAt(m *testutil.Machine) time.Time {
 	var st struct {
-		LastRestore orch.RestoreStats `json:"last_restore"`
+		LastRestore api.RestoreStats `json:"last_restore"`
 	}
 	out, err := m.ST("status", "--json")
 	if err != nil || json.Unmarshal([]byte(out), &st) != nil {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/orch"
 	"github.com/sophonz/st/internal/testutil"
 )
@@ -147,7 +148,7 @@ func cannotTrial(t *testing.T, trial int) (lost int, fig restoreFig, slowestLs, 
 	if _, err := w.tmux("kill-server"); err != nil {
 		t.Fatal(err)
 	}
-	var others []orch.WorkerView
+	var others []api.WorkerView
 	for _, v := range ws {
 		if v.Name != lostOne.Name {
 			others = append(others, v)
@@ -159,7 +160,7 @@ func cannotTrial(t *testing.T, trial int) (lost int, fig restoreFig, slowestLs, 
 		vs, _ := w.list()
 		for _, v := range vs {
 			if v.Name == lostOne.Name {
-				return v.State == orch.Gone, fmt.Sprintf("%s is %s", v.Name, v.State)
+				return v.State == api.Gone, fmt.Sprintf("%s is %s", v.Name, v.State)
 			}
 		}
 		return false, lostOne.Name + " not listed"
@@ -239,7 +240,7 @@ func (w *world) startLsLoop() *lsLoop {
 
 // relations is the workers as st worker list says them, one line each,
 // in name order: id, state, parent, and whether the parent is gone.
-func relations(vs []orch.WorkerView) string {
+func relations(vs []api.WorkerView) string {
 	var lines []string
 	for _, v := range vs {
 		lines = append(lines, fmt.Sprintf("%s %s %s parent=%s gone=%v", v.Name, v.ID, v.State, v.Parent, v.ParentGone))
@@ -313,7 +314,7 @@ func (w *world) lsMedian(n int) time.Duration {
 // checkBack waits until every worker of ws is back whole after a
 // restore that began at start, and returns the figures and what is not
 // back (nothing when all is). reported are reports made before, by name.
-func (w *world) checkBack(start time.Time, ws []orch.WorkerView, sessions, reported map[string]string) (restoreFig, []string) {
+func (w *world) checkBack(start time.Time, ws []api.WorkerView, sessions, reported map[string]string) (restoreFig, []string) {
 	var fig restoreFig
 	var problems []string
 	deadline := time.Now().Add(90 * time.Second)
@@ -353,7 +354,7 @@ func (w *world) checkBack(start time.Time, ws []orch.WorkerView, sessions, repor
 // its relations (run, name, parent: the coordinator as it is now), its
 // agent resuming its own conversation with its box on screen, its state
 // live (idle) or its report kept.
-func (w *world) backWhole(run *orch.Run, ws []orch.WorkerView, sessions, reported map[string]string) []string {
+func (w *world) backWhole(run *orch.Run, ws []api.WorkerView, sessions, reported map[string]string) []string {
 	out, err := w.tmux("list-panes", "-a", "-F", "#{pane_id}\t#{@st_run}\t#{@st_name}\t#{@st_parent}\t#{pane_start_command}")
 	if err != nil {
 		return []string{"tmux server not back: " + err.Error()}
@@ -371,7 +372,7 @@ func (w *world) backWhole(run *orch.Run, ws []orch.WorkerView, sessions, reporte
 	if err != nil {
 		return []string{err.Error()}
 	}
-	byName := map[string]orch.WorkerView{}
+	byName := map[string]api.WorkerView{}
 	for _, v := range vs {
 		byName[v.Name] = v
 	}
@@ -389,9 +390,9 @@ func (w *world) backWhole(run *orch.Run, ws []orch.WorkerView, sessions, reporte
 				v.Name, p[1], p[2], p[3], v.Parent, v.ParentGone, run.ID, run.Coordinator))
 		case !strings.HasSuffix(p[4], "--resume "+sessions[v.Name]):
 			problems = append(problems, fmt.Sprintf("%s runs %q, not its conversation %s", v.Name, p[4], sessions[v.Name]))
-		case reported[v.Name] != "" && (v.State != orch.Done || v.Summary != reported[v.Name]):
+		case reported[v.Name] != "" && (v.State != api.Done || v.Summary != reported[v.Name]):
 			problems = append(problems, fmt.Sprintf("%s reported %q before, now %s %q", v.Name, reported[v.Name], v.State, v.Summary))
-		case reported[v.Name] == "" && v.State != orch.Idle:
+		case reported[v.Name] == "" && v.State != api.Idle:
 			problems = append(problems, fmt.Sprintf("%s is %s, want idle (its turn died with the server)", v.Name, v.State))
 		default:
 			if screen, _ := w.tmux("capture-pane", "-p", "-t", v.ID); !strings.Contains(screen, "❯") {
@@ -403,13 +404,13 @@ func (w *world) backWhole(run *orch.Run, ws []orch.WorkerView, sessions, reporte
 }
 
 // restoreStats is st status's last restore.
-func restoreStats(w *world) (time.Time, orch.RestoreStats) {
+func restoreStats(w *world) (time.Time, api.RestoreStats) {
 	var st struct {
-		LastRestore orch.RestoreStats `json:"last_restore"`
+		LastRestore api.RestoreStats `json:"last_restore"`
 	}
 	out, err := w.st("", "status", "--json").Output()
 	if err != nil || jsonUnmarshal(out, &st) != nil {
-		return time.Time{}, orch.RestoreStats{}
+		return time.Time{}, api.RestoreStats{}
 	}
 	return st.LastRestore.At, st.LastRestore
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/orch"
 )
 
@@ -97,23 +98,58 @@ func tmuxTrial(t *testing.T, trial, long, short int, listDuring, quick bool) (lo
 	w := newWorld(t, "")
 	defer w.close()
 	w.up()
+	ws := startTrialWorkers(w, long, short)
+	waitForPicture(t, w, len(ws), quick)
+	reported := map[string]string{}
+	for _, r := range w.runs() {
+		for _, wk := range r.Workers {
+			if wk.State == api.Done {
+				reported[wk.Name] = wk.Summary
+			}
+		}
+	}
+	during = killTmuxListing(t, w, trial, listDuring)
+	if lost := waitBackWhole(t, w, trial, ws, reported); lost > 0 {
+		return lost, during
+	}
+	// A line sent to a long worker arrives in its new pane.
+	vs, _ := w.list()
+	for _, v := range vs {
+		if v.Name == "long0" {
+			w.must(w.st(w.coord, "worker", "send", "long0", "hello after the restart"))
+			waitFor(t, 30*time.Second, func() (bool, string) {
+				screen, _ := w.tmux("capture-pane", "-p", "-t", v.ID)
+				return strings.Contains(screen, "Received: hello after the restart"), "screen of long0:\n" + screen
+			})
+		}
+	}
+	t.Logf("trial %d: %d workers (%d reported before the kill) back with their relations", trial, len(ws), len(reported))
+	return 0, during
+}
+
+// startTrialWorkers starts long workers that never end and short ones
+// whose reports land around the kill: some before, some cut off.
+func startTrialWorkers(w *world, long, short int) []api.WorkerView {
 	longTask := w.writeFile("long.md", "sleep: 600s\nsummary: never\n")
-	var ws []orch.WorkerView
+	var ws []api.WorkerView
 	ws = append(ws, w.startWorkers(long, 3, longTask, "long")...)
 	for i := 0; i < short; i++ {
-		// Reports land around the kill: some before, some cut off.
 		task := w.writeFile(fmt.Sprintf("short%d.md", i), fmt.Sprintf("sleep: %dms\nsummary: short%d reported\n", jitter(200, 2500), i))
 		ws = append(ws, w.startWorkers(1, 1, task, fmt.Sprintf("short%d-", i))...)
 	}
+	return ws
+}
+
+// waitForPicture waits until every one of n workers and its conversation
+// id is in st's picture of the server, then for a random moment of the
+// run; with quick, only 0.2 s after the last start returned, whatever st
+// has recorded by then.
+func waitForPicture(t *testing.T, w *world, n int, quick bool) {
 	if quick {
 		time.Sleep(200 * time.Millisecond) // the fault's own timing, not a wait for st
+		return
 	}
-	// The kill comes once every worker and its conversation id is in st's
-	// picture of the server (quick: whatever is in it 0.2 s after).
 	waitFor(t, 30*time.Second, func() (bool, string) {
-		if quick {
-			return true, ""
-		}
 		out, _ := w.tmux("list-panes", "-a", "-F", "#{@st_agent_session}")
 		k := 0
 		for _, l := range strings.Split(out, "\n") {
@@ -121,36 +157,28 @@ func tmuxTrial(t *testing.T, trial, long, short int, listDuring, quick bool) (lo
 				k++
 			}
 		}
-		return k >= len(ws), fmt.Sprintf("%d of %d panes have a conversation id", k, len(ws))
+		return k >= n, fmt.Sprintf("%d of %d panes have a conversation id", k, n)
 	})
 	waitFor(t, 30*time.Second, func() (bool, string) {
-		if quick {
-			return true, ""
-		}
 		out, err := w.st(w.coord, "status", "--json").Output()
 		// The layout file is written after the panes' options change.
 		data := layoutText(w)
-		return err == nil && strings.Count(data, `"@st_agent_session"`) >= len(ws), fmt.Sprintf("layout has %d conversation ids (status %s)", strings.Count(data, `"@st_agent_session"`), out)
+		return err == nil && strings.Count(data, `"@st_agent_session"`) >= n, fmt.Sprintf("layout has %d conversation ids (status %s)", strings.Count(data, `"@st_agent_session"`), out)
 	})
-	if !quick {
-		time.Sleep(time.Duration(jitter(0, 1500)) * time.Millisecond) // a random moment of the run, not a wait
-	}
-	reported := map[string]string{}
-	for _, r := range w.runs() {
-		for _, wk := range r.Workers {
-			if wk.State == orch.Done {
-				reported[wk.Name] = wk.Summary
-			}
-		}
-	}
+	time.Sleep(time.Duration(jitter(0, 1500)) * time.Millisecond) // a random moment of the run, not a wait
+}
+
+// killTmuxListing kills the tmux server and waits for st's own word that
+// the restore is over (st status does not look at tmux). With
+// listDuring, lists run all the while, four at a time (people and
+// coordinators), so that some fall inside a restore that st now starts
+// within milliseconds of the kill; it returns how many of them returned
+// while st restored.
+func killTmuxListing(t *testing.T, w *world, trial int, listDuring bool) (during int) {
 	before := lastRestore(w)
 	if _, err := w.tmux("kill-server"); err != nil {
 		t.Fatalf("trial %d: %v", trial, err)
 	}
-	// st's own word that the restore is over (st status does not look
-	// at tmux); with listDuring, lists run all the while, four at a
-	// time (people and coordinators), so that some fall inside a restore
-	// that st now starts within milliseconds of the kill.
 	var lists, overlapped atomic.Int32
 	stop := make(chan struct{})
 	var listers sync.WaitGroup
@@ -184,77 +212,22 @@ func tmuxTrial(t *testing.T, trial, long, short int, listDuring, quick bool) (lo
 		return at.After(before), "st status: no restore yet"
 	})
 	stopListers()
-	during = int(overlapped.Load())
 	if listDuring {
-		t.Logf("trial %d: %d st worker list after the kill, %d of them while st restored", trial, lists.Load(), during)
+		t.Logf("trial %d: %d st worker list after the kill, %d of them while st restored", trial, lists.Load(), overlapped.Load())
 	}
+	return int(overlapped.Load())
+}
 
-	// What st brings back.
-	var run *orch.Run
-	problems := map[string]string{}
-	ok := func() (bool, string) {
-		problems = map[string]string{}
-		rs := w.runs()
-		if len(rs) != 1 {
-			return false, fmt.Sprintf("%d runs on disk", len(rs))
-		}
-		run = rs[0]
-		out, err := w.tmux("list-panes", "-a", "-F", "#{pane_id}\t#{session_name}\t#{@st_run}\t#{@st_name}\t#{@st_parent}\t#{@st_agent_session}")
-		if err != nil {
-			return false, "tmux server not back: " + err.Error()
-		}
-		panes := map[string][]string{}
-		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-			f := strings.Split(l, "\t")
-			if len(f) == 6 {
-				panes[f[0]] = f
-			}
-		}
-		if p := panes[run.Coordinator]; p == nil || p[1] != w.session {
-			return false, fmt.Sprintf("coordinator %s not a pane of session %s: %q", run.Coordinator, w.session, out)
-		}
-		vs, err := w.list()
-		if err != nil {
-			return false, err.Error()
-		}
-		byName := map[string]orch.WorkerView{}
-		for _, v := range vs {
-			byName[v.Name] = v
-		}
-		for _, v := range ws {
-			g, found := byName[v.Name]
-			if !found {
-				problems[v.Name] = "not listed"
-				continue
-			}
-			p := panes[g.ID]
-			switch {
-			case !g.State.Live():
-				// The restore is over: gone stays gone.
-				problems[v.Name] = fmt.Sprintf("%sstate %s", final, g.State)
-			case p == nil:
-				problems[v.Name] = fmt.Sprintf("pane %s not on the server", g.ID)
-			case p[2] != run.ID || p[3] != v.Name || p[4] != run.Coordinator || p[5] == "":
-				problems[v.Name] = fmt.Sprintf("pane options run=%q name=%q parent=%q session=%q, want run %s, parent %s", p[2], p[3], p[4], p[5], run.ID, run.Coordinator)
-			case g.Parent != run.Coordinator:
-				problems[v.Name] = fmt.Sprintf("parent %s, coordinator %s", g.Parent, run.Coordinator)
-			case reported[v.Name] != "" && (g.State != orch.Done || g.Summary != reported[v.Name]):
-				problems[v.Name] = fmt.Sprintf("%sreported %q before the kill, now %s %q", final, reported[v.Name], g.State, g.Summary)
-			}
-			if problems[v.Name] == "" {
-				screen, _ := w.tmux("capture-pane", "-p", "-t", g.ID)
-				if !strings.Contains(screen, "❯") {
-					problems[v.Name] = "no agent box on screen yet"
-				}
-			}
-		}
-		return len(problems) == 0, fmt.Sprint(problems)
-	}
+// waitBackWhole waits until st brought every worker of ws back whole
+// (tmuxBack), and returns how many did not come back so (each reported
+// as an error): none when all did within a minute, or when what is wrong
+// is final sooner.
+func waitBackWhole(t *testing.T, w *world, trial int, ws []api.WorkerView, reported map[string]string) int {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		good, msg := ok()
-		if good {
-			break
+		problems, msg := tmuxBack(w, ws, reported)
+		if problems != nil && len(problems) == 0 {
+			return 0
 		}
 		allFinal := len(problems) > 0
 		for _, p := range problems {
@@ -263,25 +236,81 @@ func tmuxTrial(t *testing.T, trial, long, short int, listDuring, quick bool) (lo
 		if time.Now().After(deadline) || allFinal {
 			t.Errorf("trial %d: not back whole: %s\n%s", trial, msg, w.logTail())
 			if len(problems) == 0 {
-				return len(ws), during
+				return len(ws)
 			}
-			return len(problems), during
+			return len(problems)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	// A line sent to a long worker arrives in its new pane.
-	vs, _ := w.list()
-	for _, v := range vs {
-		if v.Name == "long0" {
-			w.must(w.st(w.coord, "worker", "send", "long0", "hello after the restart"))
-			waitFor(t, 30*time.Second, func() (bool, string) {
-				screen, _ := w.tmux("capture-pane", "-p", "-t", v.ID)
-				return strings.Contains(screen, "Received: hello after the restart"), "screen of long0:\n" + screen
-			})
+}
+
+// tmuxBack looks at what st brought back: its one run, the coordinator
+// in its session, and each worker of ws live in a pane with its
+// relations and its agent's box, a report made before the kill kept.
+// problems is nil (with msg) when the run or the server is not there at
+// all, else what is wrong with each worker (empty: back whole).
+func tmuxBack(w *world, ws []api.WorkerView, reported map[string]string) (problems map[string]string, msg string) {
+	rs := w.runs()
+	if len(rs) != 1 {
+		return nil, fmt.Sprintf("%d runs on disk", len(rs))
+	}
+	run := rs[0]
+	out, err := w.tmux("list-panes", "-a", "-F", "#{pane_id}\t#{session_name}\t#{@st_run}\t#{@st_name}\t#{@st_parent}\t#{@st_agent_session}")
+	if err != nil {
+		return nil, "tmux server not back: " + err.Error()
+	}
+	panes := map[string][]string{}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Split(l, "\t")
+		if len(f) == 6 {
+			panes[f[0]] = f
 		}
 	}
-	t.Logf("trial %d: %d workers (%d reported before the kill) back with their relations", trial, len(ws), len(reported))
-	return 0, during
+	if p := panes[run.Coordinator]; p == nil || p[1] != w.session {
+		return nil, fmt.Sprintf("coordinator %s not a pane of session %s: %q", run.Coordinator, w.session, out)
+	}
+	vs, err := w.list()
+	if err != nil {
+		return nil, err.Error()
+	}
+	byName := map[string]api.WorkerView{}
+	for _, v := range vs {
+		byName[v.Name] = v
+	}
+	problems = map[string]string{}
+	for _, v := range ws {
+		if p := workerBack(w, run, byName, panes, v.Name, reported[v.Name]); p != "" {
+			problems[v.Name] = p
+		}
+	}
+	return problems, fmt.Sprint(problems)
+}
+
+// workerBack says what is wrong with worker name after the restore (""
+// when it is back whole); a problem that will not mend starts with final.
+func workerBack(w *world, run *orch.Run, byName map[string]api.WorkerView, panes map[string][]string, name, reported string) string {
+	g, found := byName[name]
+	if !found {
+		return "not listed"
+	}
+	p := panes[g.ID]
+	switch {
+	case !g.State.Live():
+		// The restore is over: gone stays gone.
+		return fmt.Sprintf("%sstate %s", final, g.State)
+	case p == nil:
+		return fmt.Sprintf("pane %s not on the server", g.ID)
+	case p[2] != run.ID || p[3] != name || p[4] != run.Coordinator || p[5] == "":
+		return fmt.Sprintf("pane options run=%q name=%q parent=%q session=%q, want run %s, parent %s", p[2], p[3], p[4], p[5], run.ID, run.Coordinator)
+	case g.Parent != run.Coordinator:
+		return fmt.Sprintf("parent %s, coordinator %s", g.Parent, run.Coordinator)
+	case reported != "" && (g.State != api.Done || g.Summary != reported):
+		return fmt.Sprintf("%sreported %q before the kill, now %s %q", final, reported, g.State, g.Summary)
+	}
+	if screen, _ := w.tmux("capture-pane", "-p", "-t", g.ID); !strings.Contains(screen, "❯") {
+		return "no agent box on screen yet"
+	}
+	return ""
 }
 
 // final marks a problem that waiting longer cannot mend: the restore is
@@ -299,8 +328,8 @@ func lastRestore(w *world) time.Time {
 // due or under way).
 func restoreState(w *world) (last time.Time, down bool) {
 	var st struct {
-		LastRestore orch.RestoreStats `json:"last_restore"`
-		TmuxDown    *time.Time        `json:"tmux_down"`
+		LastRestore api.RestoreStats `json:"last_restore"`
+		TmuxDown    *time.Time       `json:"tmux_down"`
 	}
 	out, err := w.st(w.coord, "status", "--json").Output()
 	if err != nil || json.Unmarshal(out, &st) != nil {
@@ -345,7 +374,7 @@ func nothingTrial(t *testing.T, trial int) (time.Duration, int) {
 	// so that the figure times a wait that began before the kill.
 	waitFor(t, 30*time.Second, func() (bool, string) {
 		var st struct {
-			Orch orch.Status `json:"orch"`
+			Orch api.Status `json:"orch"`
 		}
 		out, err := w.st("", "status", "--json").Output()
 		return err == nil && json.Unmarshal(out, &st) == nil && st.Orch.Waits >= 1, "st status shows no wait waiting: " + string(out)
@@ -389,7 +418,7 @@ func nothingTrial(t *testing.T, trial int) (time.Duration, int) {
 	}
 	vs, _ := w.list()
 	for _, v := range vs {
-		if v.State != orch.Gone || !strings.Contains(v.Error, "tmux server went down") {
+		if v.State != api.Gone || !strings.Contains(v.Error, "tmux server went down") {
 			t.Errorf("trial %d: %s is %s (%q), want gone with the reason", trial, v.Name, v.State, v.Error)
 			lost = 1
 		}

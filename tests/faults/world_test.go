@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/orch"
 	"github.com/sophonz/st/internal/testutil"
 )
@@ -272,9 +273,9 @@ func (w *world) writeFile(name, text string) string {
 
 // startWorkers starts n sim workers on task, at most par at a time,
 // named prefix0..prefixN-1, and returns them in that order.
-func (w *world) startWorkers(n, par int, task, prefix string) []orch.WorkerView {
+func (w *world) startWorkers(n, par int, task, prefix string) []api.WorkerView {
 	w.t.Helper()
-	views := make([]orch.WorkerView, n)
+	views := make([]api.WorkerView, n)
 	errs := make([]error, n)
 	sem := make(chan struct{}, par)
 	var wg sync.WaitGroup
@@ -304,12 +305,12 @@ func (w *world) startWorkers(n, par int, task, prefix string) []orch.WorkerView 
 }
 
 // list is st worker list --all --json.
-func (w *world) list() ([]orch.WorkerView, error) {
+func (w *world) list() ([]api.WorkerView, error) {
 	out, err := w.st(w.coord, "worker", "list", "--all", "--json").Output()
 	if err != nil {
 		return nil, err
 	}
-	var vs []orch.WorkerView
+	var vs []api.WorkerView
 	if err := json.Unmarshal(out, &vs); err != nil {
 		return nil, fmt.Errorf("st worker list --json: %v: %q", err, out)
 	}
@@ -340,7 +341,7 @@ func (w *world) onDisk(prefix string) int {
 	n := 0
 	for _, r := range w.runs() {
 		for _, wk := range r.Workers {
-			if wk.State == orch.Done && strings.HasPrefix(wk.Summary, prefix) {
+			if wk.State == api.Done && strings.HasPrefix(wk.Summary, prefix) {
 				n++
 			}
 		}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/authz"
-	"github.com/sophonz/st/internal/daemon"
+	"github.com/sophonz/st/internal/peer"
 	"github.com/sophonz/st/internal/remote"
 	"github.com/sophonz/st/internal/testutil"
 )
@@ -126,7 +126,7 @@ func (m *matrix) alphaClient(cert bool) *http.Client {
 // peer walks the peer API's cells in each variant of alpha.
 func (m *matrix) peer() {
 	w := m.newPeerWorld()
-	for _, r := range daemon.PeerRoutes() {
+	for _, r := range peer.Routes() {
 		m.routes++
 		if _, ok := peerRows[strings.TrimPrefix(r.Path, api.PeerPrefix)]; !ok {
 			m.t.Errorf("route %s of the peer table has no row in the matrix (peerRows)", r.Path)
@@ -158,7 +158,7 @@ type peerCell struct {
 // nothing changed after them, then the allowed ones.
 func (m *matrix) peerVariant(w *peerWorld, v peerVariant) {
 	var refused, allowed []peerCell
-	for _, r := range daemon.PeerRoutes() {
+	for _, r := range peer.Routes() {
 		name := strings.TrimPrefix(r.Path, api.PeerPrefix)
 		for _, act := range r.Actions {
 			for _, target := range w.targets(m, name) {

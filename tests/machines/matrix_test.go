@@ -25,7 +25,7 @@ import (
 )
 
 // TestAuthzMatrix (issue 23) walks every route of every surface, as the
-// route tables list them (daemon.SocketRoutes, daemon.PeerRoutes,
+// route tables list them (daemon.SocketRoutes, peer.Routes,
 // web.Routes: a route with no row here fails the test), against every
 // kind of actor that can reach that surface, on running daemons: beta,
 // the machine under test, and alpha, another machine of its account, with

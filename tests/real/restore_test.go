@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sophonz/st/internal/orch"
+	"github.com/sophonz/st/internal/api"
 )
 
 // TestRealClaudeThatCannotComeBack (issue 24, item 1): after a tmux
@@ -65,7 +65,7 @@ func TestRealClaudeThatCannotComeBack(t *testing.T) {
 			t.Errorf("st ls during the restore: exit %d %s", code, errs)
 		}
 		vs := r.workers()
-		if vs["lost"].State == orch.Gone && vs["s1"].State == orch.Idle && vs["s2"].State == orch.Idle {
+		if vs["lost"].State == api.Gone && vs["s1"].State == api.Idle && vs["s2"].State == api.Idle {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -121,18 +121,18 @@ func withoutClaude(env []string, claudeDir string) []string {
 }
 
 // workers is st worker list --all, by name.
-func (r *rig) workers() map[string]orch.WorkerView {
+func (r *rig) workers() map[string]api.WorkerView {
 	out, _, _ := r.st1("worker", "list", "--all", "--json")
-	var vs []orch.WorkerView
+	var vs []api.WorkerView
 	json.Unmarshal([]byte(out), &vs)
-	m := map[string]orch.WorkerView{}
+	m := map[string]api.WorkerView{}
 	for _, v := range vs {
 		m[v.Name] = v
 	}
 	return m
 }
 
-func workerLines(vs map[string]orch.WorkerView) string {
+func workerLines(vs map[string]api.WorkerView) string {
 	var lines []string
 	for _, v := range vs {
 		lines = append(lines, v.Name+" "+v.ID+" "+string(v.State)+" parent="+v.Parent)

@@ -3,6 +3,7 @@ package fakemodel
 import (
 	"encoding/json"
 	"net/http"
+	"time"
 )
 
 // The Anthropic Messages API, as Claude Code uses it.
@@ -81,65 +82,73 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	// The answer: one text block, or one tool_use when the script still
-	// has a call to make and the request offers its tool (Bash for a
-	// command, AskUserQuestion for a question, Agent or a CALL:'s tool).
-	var block map[string]any
-	var input map[string]any
-	stop := "end_turn"
-	var text string // the answer's text: none with a tool call
-	if p.run != "" && hasTool(l.Tools, "Bash") {
-		id := s.newID("toolu")
-		input = map[string]any{"command": p.run, "description": "run"}
-		block = map[string]any{"type": "tool_use", "id": id, "name": "Bash", "input": input}
-		stop = "tool_use"
-		l.Calls = []Call{{ID: id, Tool: "Bash", Command: p.run}}
-	} else if p.ask != "" && hasTool(l.Tools, "AskUserQuestion") {
-		id := s.newID("toolu")
-		input = map[string]any{"questions": []any{map[string]any{
-			"question": p.ask, "header": "Question", "options": yesNo, "multiSelect": false,
-		}}}
-		block = map[string]any{"type": "tool_use", "id": id, "name": "AskUserQuestion", "input": input}
-		stop = "tool_use"
-		l.Calls = []Call{{ID: id, Tool: "AskUserQuestion", Command: p.ask}}
-	} else if tool, in := agentCall(p.agent); in != nil && hasTool(l.Tools, tool) {
-		id := s.newID("toolu")
-		input = in
-		block = map[string]any{"type": "tool_use", "id": id, "name": tool, "input": input}
-		stop = "tool_use"
-		l.Calls = []Call{{ID: id, Tool: tool, Command: p.agent.arg, Name: p.agent.member}}
-	} else {
-		text = p.text()
-		block = map[string]any{"type": "text", "text": text}
-	}
-	l.Answer = text
-	msgID := s.newID("msg")
-	inTokens := estimateTokens(string(mustJSON(req.Messages)))
-	outTokens := estimateTokens(text + p.run)
+	a := s.anthropicAnswer(&l, p)
+	l.Answer = a.text
+	a.id, a.model = s.newID("msg"), req.Model
+	a.inTokens = estimateTokens(string(mustJSON(req.Messages)))
+	a.outTokens = estimateTokens(a.text + p.run)
 	sleep := p.pause(l.Side)
-
+	s.record(l)
 	if !req.Stream {
-		s.record(l)
 		if !s.sleep(r, sleep, nil) {
 			return
 		}
 		writeJSON(w, http.StatusOK, map[string]any{
-			"id": msgID, "type": "message", "role": "assistant", "model": req.Model,
-			"content": []any{block}, "stop_reason": stop, "stop_sequence": nil,
-			"usage": map[string]any{"input_tokens": inTokens, "output_tokens": outTokens},
+			"id": a.id, "type": "message", "role": "assistant", "model": a.model,
+			"content": []any{a.block}, "stop_reason": a.stop, "stop_sequence": nil,
+			"usage": map[string]any{"input_tokens": a.inTokens, "output_tokens": a.outTokens},
 		})
 		return
 	}
+	s.streamMessage(startSSE(w), r, a, sleep)
+}
 
-	s.record(l)
-	e := startSSE(w)
+// anthropicReply is one answer of the Messages API: one content block.
+type anthropicReply struct {
+	block     map[string]any
+	input     map[string]any // a tool call's input (nil for text)
+	stop      string
+	text      string // the answer's text: none with a tool call
+	id, model string
+	inTokens  int
+	outTokens int
+}
+
+// anthropicAnswer is the answer of plan p: one text block, or one
+// tool_use when the script still has a call to make and the request
+// offers its tool (Bash for a command, AskUserQuestion for a question,
+// Agent or a CALL:'s tool); the call is logged in l.
+func (s *Server) anthropicAnswer(l *Logged, p plan) anthropicReply {
+	call := func(tool string, input map[string]any, c Call) anthropicReply {
+		c.ID, c.Tool = s.newID("toolu"), tool
+		l.Calls = []Call{c}
+		return anthropicReply{input: input, stop: "tool_use",
+			block: map[string]any{"type": "tool_use", "id": c.ID, "name": tool, "input": input}}
+	}
+	switch tool, in := agentCall(p.agent); {
+	case p.run != "" && hasTool(l.Tools, "Bash"):
+		return call("Bash", map[string]any{"command": p.run, "description": "run"}, Call{Command: p.run})
+	case p.ask != "" && hasTool(l.Tools, "AskUserQuestion"):
+		return call("AskUserQuestion", map[string]any{"questions": []any{map[string]any{
+			"question": p.ask, "header": "Question", "options": yesNo, "multiSelect": false,
+		}}}, Call{Command: p.ask})
+	case in != nil && hasTool(l.Tools, tool):
+		return call(tool, in, Call{Command: p.agent.arg, Name: p.agent.member})
+	}
+	text := p.text()
+	return anthropicReply{block: map[string]any{"type": "text", "text": text}, stop: "end_turn", text: text}
+}
+
+// streamMessage streams answer a as server-sent events, with pings while
+// it sleeps.
+func (s *Server) streamMessage(e *sse, r *http.Request, a anthropicReply, sleep time.Duration) {
 	err := e.event("message_start", map[string]any{
 		"type": "message_start",
 		"message": map[string]any{
-			"id": msgID, "type": "message", "role": "assistant", "model": req.Model,
+			"id": a.id, "type": "message", "role": "assistant", "model": a.model,
 			"content": []any{}, "stop_reason": nil, "stop_sequence": nil,
 			"usage": map[string]any{
-				"input_tokens": inTokens, "output_tokens": 1,
+				"input_tokens": a.inTokens, "output_tokens": 1,
 				"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
 			},
 		},
@@ -151,23 +160,23 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 	if ping() != nil || !s.sleep(r, sleep, ping) {
 		return
 	}
-	if input != nil {
+	if a.input != nil {
 		start := map[string]any{}
-		for k, v := range block {
+		for k, v := range a.block {
 			start[k] = v
 		}
 		start["input"] = map[string]any{}
 		_ = e.event("content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": start})
 		_ = e.event("content_block_delta", map[string]any{
 			"type": "content_block_delta", "index": 0,
-			"delta": map[string]any{"type": "input_json_delta", "partial_json": string(mustJSON(input))},
+			"delta": map[string]any{"type": "input_json_delta", "partial_json": string(mustJSON(a.input))},
 		})
 	} else {
 		_ = e.event("content_block_start", map[string]any{
 			"type": "content_block_start", "index": 0,
 			"content_block": map[string]any{"type": "text", "text": ""},
 		})
-		for _, c := range chunks(text) {
+		for _, c := range chunks(a.text) {
 			_ = e.event("content_block_delta", map[string]any{
 				"type": "content_block_delta", "index": 0,
 				"delta": map[string]any{"type": "text_delta", "text": c},
@@ -177,8 +186,8 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 	_ = e.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
 	_ = e.event("message_delta", map[string]any{
 		"type":  "message_delta",
-		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
-		"usage": map[string]any{"output_tokens": outTokens},
+		"delta": map[string]any{"stop_reason": a.stop, "stop_sequence": nil},
+		"usage": map[string]any{"output_tokens": a.outTokens},
 	})
 	_ = e.event("message_stop", map[string]any{"type": "message_stop"})
 }

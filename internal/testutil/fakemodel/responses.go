@@ -165,36 +165,7 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-
-	var item map[string]any
-	var text string // the answer's text: none with a tool call
-	if name, args := shellCall(l.Tools, p.run, p.script.escalate); p.run != "" && name != "" {
-		callID := s.newID("call")
-		item = map[string]any{
-			"type": "function_call", "id": s.newID("fc"), "status": "completed",
-			"name": name, "arguments": string(mustJSON(args)), "call_id": callID,
-		}
-		l.Calls = []Call{{ID: callID, Tool: name, Command: p.run, Escalated: p.script.escalate}}
-	} else if p.ask != "" && hasTool(l.Tools, "request_user_input") {
-		callID := s.newID("call")
-		args := map[string]any{"questions": []any{map[string]any{
-			"id": "question", "header": "Question", "question": p.ask, "options": yesNo,
-		}}}
-		item = map[string]any{
-			"type": "function_call", "id": s.newID("fc"), "status": "completed",
-			"name": "request_user_input", "arguments": string(mustJSON(args)), "call_id": callID,
-		}
-		l.Calls = []Call{{ID: callID, Tool: "request_user_input", Command: p.ask}}
-	} else {
-		text = p.text()
-		if req.Text.Format.Type == "json_schema" {
-			text = string(mustJSON(req.Text.Format.Schema.sample()))
-		}
-		item = map[string]any{
-			"type": "message", "id": s.newID("msg"), "status": "completed", "role": "assistant",
-			"content": []any{map[string]any{"type": "output_text", "text": text, "annotations": []any{}}},
-		}
-	}
+	item, text := s.responsesItem(&l, p, &req)
 	l.Answer = text
 	s.record(l)
 
@@ -217,7 +188,6 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 		return m
 	}
 	sleep := p.pause(l.Side)
-
 	if !req.Stream {
 		if !s.sleep(r, sleep, nil) {
 			return
@@ -225,8 +195,43 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, response("completed", []any{item}))
 		return
 	}
+	s.streamResponse(startSSE(w), r, item, text, sleep, response)
+}
 
-	e := startSSE(w)
+// responsesItem is the answer of plan p: a function call when the script
+// still has a command or a question and the request offers its tool
+// (logged in l), else a message (the schema's sample for a json_schema
+// request); text is the message's.
+func (s *Server) responsesItem(l *Logged, p plan, req *responsesRequest) (item map[string]any, text string) {
+	call := func(name string, args any, c Call) map[string]any {
+		c.ID, c.Tool = s.newID("call"), name
+		l.Calls = []Call{c}
+		return map[string]any{
+			"type": "function_call", "id": s.newID("fc"), "status": "completed",
+			"name": name, "arguments": string(mustJSON(args)), "call_id": c.ID,
+		}
+	}
+	if name, args := shellCall(l.Tools, p.run, p.script.escalate); p.run != "" && name != "" {
+		return call(name, args, Call{Command: p.run, Escalated: p.script.escalate}), ""
+	}
+	if p.ask != "" && hasTool(l.Tools, "request_user_input") {
+		return call("request_user_input", map[string]any{"questions": []any{map[string]any{
+			"id": "question", "header": "Question", "question": p.ask, "options": yesNo,
+		}}}, Call{Command: p.ask}), ""
+	}
+	text = p.text()
+	if req.Text.Format.Type == "json_schema" {
+		text = string(mustJSON(req.Text.Format.Schema.sample()))
+	}
+	return map[string]any{
+		"type": "message", "id": s.newID("msg"), "status": "completed", "role": "assistant",
+		"content": []any{map[string]any{"type": "output_text", "text": text, "annotations": []any{}}},
+	}, text
+}
+
+// streamResponse streams item as server-sent events, keeping the
+// connection alive while it sleeps.
+func (s *Server) streamResponse(e *sse, r *http.Request, item map[string]any, text string, sleep time.Duration, response func(string, []any) map[string]any) {
 	seq := 0
 	send := func(name string, data map[string]any) error {
 		data["type"] = name

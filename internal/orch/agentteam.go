@@ -21,14 +21,16 @@ package orch
 // Teams are kept by name, since every one of those names the team; the
 // lead's pane is found again from the lead's conversation id when it moved.
 //
-// All of it is paneFacts' (facts.go): its functions run with f.mu held,
-// but for those that say they take it.
+// All of it is paneFacts' (facts.go): its …Locked functions run with
+// f.mu held; the others take it.
 
 import (
 	"sort"
 	"time"
 
 	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/syncs"
 )
 
 // team is a Claude agent team st has heard of.
@@ -42,7 +44,7 @@ type team struct {
 // mate is a teammate as st keeps it: what it shows, and what it needs to
 // follow it.
 type mate struct {
-	Teammate
+	api.Teammate
 	// agentID is what an in-process teammate's hooks carry as agent_id.
 	agentID string
 	// heard is when st last heard of it, so that a list of panes made
@@ -65,14 +67,15 @@ const (
 	subDone     = "done"
 )
 
-func (f *paneFacts) teamNamed(name string) *team {
+func (f *paneFacts) teamNamedLocked(name string) *team {
+	syncs.AssertLocked(&f.mu)
 	if f.teams == nil {
 		f.teams = map[string]*team{}
 	}
 	t := f.teams[name]
 	if t == nil {
 		if len(f.teams) >= maxTeams {
-			f.pruneTeams()
+			f.pruneTeamsLocked()
 			if len(f.teams) >= maxTeams {
 				return nil
 			}
@@ -83,8 +86,9 @@ func (f *paneFacts) teamNamed(name string) *team {
 	return t
 }
 
-// member finds or makes a teammate of t (nil when t is full).
-func (f *paneFacts) member(t *team, name string) *mate {
+// memberLocked finds or makes a teammate of t (nil when t is full).
+func (f *paneFacts) memberLocked(t *team, name string) *mate {
+	syncs.AssertLocked(&f.mu)
 	if t == nil {
 		return nil
 	}
@@ -94,13 +98,14 @@ func (f *paneFacts) member(t *team, name string) *mate {
 			return nil
 		}
 		now := f.now()
-		mt = &mate{Teammate: Teammate{Name: name, Team: t.name, State: mateWorking, Since: now, Started: now}, heard: now}
+		mt = &mate{Teammate: api.Teammate{Name: name, Team: t.name, State: mateWorking, Since: now, Started: now}, heard: now}
 		t.members[name] = mt
 	}
 	return mt
 }
 
-func (f *paneFacts) setMate(mt *mate, state string) {
+func (f *paneFacts) setMateLocked(mt *mate, state string) {
+	syncs.AssertLocked(&f.mu)
 	if mt == nil {
 		return
 	}
@@ -125,8 +130,9 @@ func (f *paneFacts) dropClosedMates(live map[string]bool, listed time.Time) {
 	}
 }
 
-// mateByPane is the teammate whose own pane this is.
-func (f *paneFacts) mateByPane(pane string) (*team, *mate) {
+// mateByPaneLocked is the teammate whose own pane this is.
+func (f *paneFacts) mateByPaneLocked(pane string) (*team, *mate) {
+	syncs.AssertLocked(&f.mu)
 	for _, t := range f.teams {
 		for _, mt := range t.members {
 			if mt.Pane == pane {
@@ -137,10 +143,11 @@ func (f *paneFacts) mateByPane(pane string) (*team, *mate) {
 	return nil, nil
 }
 
-// leadOf is the pane of t's lead now, or "" when st does not see it: the
+// leadOfLocked is the pane of t's lead now, or "" when st does not see it: the
 // pane it was last heard from while that pane still holds its
 // conversation, else the pane that does (a tmux restart moved it).
-func (f *paneFacts) leadOf(t *team) string {
+func (f *paneFacts) leadOfLocked(t *team) string {
+	syncs.AssertLocked(&f.mu)
 	if pi := f.panes[t.leadPane]; pi != nil && (t.leadSession == "" || pi.session == "" || pi.session == t.leadSession) {
 		return t.leadPane
 	}
@@ -155,11 +162,12 @@ func (f *paneFacts) leadOf(t *team) string {
 	return ""
 }
 
-// ledBy lists the teams whose lead is in pane.
-func (f *paneFacts) ledBy(pane string) []*team {
+// ledByLocked lists the teams whose lead is in pane.
+func (f *paneFacts) ledByLocked(pane string) []*team {
+	syncs.AssertLocked(&f.mu)
 	var out []*team
 	for _, t := range f.teams {
-		if f.leadOf(t) == pane {
+		if f.leadOfLocked(t) == pane {
 			out = append(out, t)
 		}
 	}
@@ -177,37 +185,38 @@ func isLeadPane(t *team, pane, sess string) bool {
 	return len(sess) >= 8 && t.name == "session-"+sess[:8]
 }
 
-// aside applies what a hook event says about Claude's subagents and agent
+// asideLocked applies what a hook event says about Claude's subagents and agent
 // teams: a lead's teammates and subagents, or, from a teammate's own pane,
 // the teammate itself. flags is a teammate's identity from its command
 // line (nil for any other agent). It reports whether the event is about
 // another agent than the pane's own, which then leaves the pane's own turn
-// alone. Called with f.mu and m.mu held.
-func (f *paneFacts) aside(pane string, ev agent.Event, flags *agent.Teammate) bool {
+// alone.
+func (f *paneFacts) asideLocked(pane string, ev agent.Event, flags *agent.Teammate, workers workerPanes) bool {
+	syncs.AssertLocked(&f.mu)
 	now := f.now()
-	f.teammateFlags(pane, flags, now)
+	f.teammateFlagsLocked(pane, flags, now, workers)
 	// A teammate's own pane: its own turns.
-	if t, mt := f.mateByPane(pane); mt != nil {
-		if own, aside := f.mateEvent(t, mt, ev); own {
+	if t, mt := f.mateByPaneLocked(pane); mt != nil {
+		if own, aside := f.mateEventLocked(t, mt, ev); own {
 			return aside
 		}
 	}
 	switch ev.Kind {
 	case agent.EvTeammateIdle:
-		return f.mateIdle(pane, ev)
+		return f.mateIdleLocked(pane, ev, workers)
 	case agent.EvSubagent:
-		if mt := f.inProcessMate(pane, ev.SubagentID, ev.SubagentType); mt != nil {
+		if mt := f.inProcessMateLocked(pane, ev.SubagentID, ev.SubagentType); mt != nil {
 			if ev.SubagentDone {
-				f.setMate(mt, mateIdle)
+				f.setMateLocked(mt, mateIdle)
 			} else {
-				f.setMate(mt, mateWorking)
+				f.setMateLocked(mt, mateWorking)
 			}
 			return true
 		}
-		f.subagent(pane, ev.SubagentID, ev.SubagentType, ev.SubagentDone, now)
+		f.subagentLocked(pane, ev.SubagentID, ev.SubagentType, ev.SubagentDone, now)
 		return true
 	case agent.EvTool:
-		if f.leadTool(pane, ev, now) {
+		if f.leadToolLocked(pane, ev, now, workers) {
 			return true
 		}
 	case agent.EvSessionEnd:
@@ -221,7 +230,7 @@ func (f *paneFacts) aside(pane string, ev agent.Event, flags *agent.Teammate) bo
 	if ev.Name == "Stop" && ev.LiveTeammates == 0 {
 		// A lead's Stop lists its live teammates; none listed means the
 		// in-process ones were stopped (one in a pane ends with its pane).
-		for _, t := range f.ledBy(pane) {
+		for _, t := range f.ledByLocked(pane) {
 			for name, mt := range t.members {
 				if mt.Pane == "" {
 					delete(t.members, name)
@@ -232,22 +241,23 @@ func (f *paneFacts) aside(pane string, ev agent.Event, flags *agent.Teammate) bo
 	return false
 }
 
-// teammateFlags records a teammate's identity from its command line.
-func (f *paneFacts) teammateFlags(pane string, flags *agent.Teammate, now time.Time) {
+// teammateFlagsLocked records a teammate's identity from its command line.
+func (f *paneFacts) teammateFlagsLocked(pane string, flags *agent.Teammate, now time.Time, workers workerPanes) {
+	syncs.AssertLocked(&f.mu)
 	if flags != nil && !flags.Valid() {
 		// Any program of the user may call st's socket: a name st would
 		// print must look as Claude writes it.
 		f.logf("hook from %s: ignored a teammate identity that Claude would not write", pane)
 		return
 	}
-	if flags == nil || f.known(pane) {
+	if flags == nil || workers.known(pane) {
 		return
 	}
-	t := f.teamNamed(flags.Team)
+	t := f.teamNamedLocked(flags.Team)
 	if t != nil && flags.LeadSession != "" {
 		t.leadSession = flags.LeadSession
 	}
-	if mt := f.member(t, flags.Name); mt != nil {
+	if mt := f.memberLocked(t, flags.Name); mt != nil {
 		mt.Pane, mt.InProcess, mt.heard = pane, false, now
 		if flags.Color != "" {
 			mt.Color = flags.Color
@@ -255,27 +265,28 @@ func (f *paneFacts) teammateFlags(pane string, flags *agent.Teammate, now time.T
 	}
 }
 
-// mateEvent applies an event from a teammate's own pane. own reports
+// mateEventLocked applies an event from a teammate's own pane. own reports
 // that the event was the teammate's to take; aside, that it leaves the
 // pane's turn alone.
-func (f *paneFacts) mateEvent(t *team, mt *mate, ev agent.Event) (own, aside bool) {
+func (f *paneFacts) mateEventLocked(t *team, mt *mate, ev agent.Event) (own, aside bool) {
+	syncs.AssertLocked(&f.mu)
 	if ev.SessionID != "" && ev.Kind != agent.EvTeammateIdle {
 		mt.Session = ev.SessionID
 	}
 	switch ev.Kind {
 	case agent.EvSessionStart, agent.EvTurnStart:
 		// Its first prompt waits in its inbox: it works at once.
-		f.setMate(mt, mateWorking)
+		f.setMateLocked(mt, mateWorking)
 		return true, false
 	case agent.EvTool:
 		if !ev.Aside() {
-			f.setMate(mt, mateWorking)
+			f.setMateLocked(mt, mateWorking)
 		}
 	case agent.EvWaiting:
-		f.setMate(mt, mateWaiting)
+		f.setMateLocked(mt, mateWaiting)
 		return true, false
 	case agent.EvTurnEnd, agent.EvInterrupt, agent.EvTeammateIdle:
-		f.setMate(mt, mateIdle)
+		f.setMateLocked(mt, mateIdle)
 		return true, ev.Kind == agent.EvTeammateIdle
 	case agent.EvSessionEnd:
 		delete(t.members, mt.Name)
@@ -284,51 +295,53 @@ func (f *paneFacts) mateEvent(t *team, mt *mate, ev agent.Event) (own, aside boo
 	return false, false
 }
 
-// mateIdle applies TeammateIdle: of an in-process teammate, in its lead's
+// mateIdleLocked applies TeammateIdle: of an in-process teammate, in its lead's
 // pane, or of a teammate in a pane st did not know yet.
-func (f *paneFacts) mateIdle(pane string, ev agent.Event) bool {
+func (f *paneFacts) mateIdleLocked(pane string, ev agent.Event, workers workerPanes) bool {
+	syncs.AssertLocked(&f.mu)
 	tm := ev.Teammate
-	t := f.teamNamed(tm.Team)
+	t := f.teamNamedLocked(tm.Team)
 	if t == nil {
 		return true
 	}
 	if isLeadPane(t, pane, ev.SessionID) {
 		// An in-process teammate, whose hooks fire in its lead's pane.
-		mt := f.member(t, tm.Name)
+		mt := f.memberLocked(t, tm.Name)
 		if mt != nil && mt.Pane == "" {
 			mt.InProcess = true
 		}
-		f.setMate(mt, mateIdle)
+		f.setMateLocked(mt, mateIdle)
 		return true
 	}
-	if !f.known(pane) {
-		if mt := f.member(t, tm.Name); mt != nil {
+	if !workers.known(pane) {
+		if mt := f.memberLocked(t, tm.Name); mt != nil {
 			mt.Pane = pane
-			f.setMate(mt, mateIdle)
+			f.setMateLocked(mt, mateIdle)
 		}
 	}
 	return true
 }
 
-// leadTool applies a lead's tool call: an Agent call that spawned a
+// leadToolLocked applies a lead's tool call: an Agent call that spawned a
 // teammate, a SendMessage to one, or a call of an in-process teammate or
 // subagent (which it reports as aside).
-func (f *paneFacts) leadTool(pane string, ev agent.Event, now time.Time) bool {
-	if tm := ev.Teammate; tm != nil && !f.known(tm.Pane) {
+func (f *paneFacts) leadToolLocked(pane string, ev agent.Event, now time.Time, workers workerPanes) bool {
+	syncs.AssertLocked(&f.mu)
+	if tm := ev.Teammate; tm != nil && !workers.known(tm.Pane) {
 		// The lead's Agent call spawned a teammate.
-		t := f.teamNamed(tm.Team)
+		t := f.teamNamedLocked(tm.Team)
 		if t != nil {
 			t.leadPane = pane
 			if ev.SessionID != "" {
 				t.leadSession = ev.SessionID
 			}
 		}
-		if mt := f.member(t, tm.Name); mt != nil {
+		if mt := f.memberLocked(t, tm.Name); mt != nil {
 			mt.Pane, mt.InProcess, mt.agentID = tm.Pane, tm.InProcess, tm.AgentID
 			if tm.Color != "" {
 				mt.Color = tm.Color
 			}
-			f.setMate(mt, mateWorking)
+			f.setMateLocked(mt, mateWorking)
 		}
 		// Hooks run side by side, so an in-process teammate's
 		// SubagentStart may have come first and made it a subagent.
@@ -337,28 +350,29 @@ func (f *paneFacts) leadTool(pane string, ev agent.Event, now time.Time) bool {
 		}
 	}
 	if ev.MessageTo != "" {
-		for _, t := range f.ledBy(pane) {
+		for _, t := range f.ledByLocked(pane) {
 			if mt := t.members[ev.MessageTo]; mt != nil {
-				f.setMate(mt, mateWorking)
+				f.setMateLocked(mt, mateWorking)
 			}
 		}
 	}
 	if ev.SubagentID == "" {
 		return false
 	}
-	if mt := f.inProcessMate(pane, ev.SubagentID, ev.SubagentType); mt != nil {
-		f.setMate(mt, mateWorking)
+	if mt := f.inProcessMateLocked(pane, ev.SubagentID, ev.SubagentType); mt != nil {
+		f.setMateLocked(mt, mateWorking)
 	} else {
-		f.subagent(pane, ev.SubagentID, ev.SubagentType, false, now)
+		f.subagentLocked(pane, ev.SubagentID, ev.SubagentType, false, now)
 	}
 	return true
 }
 
-// inProcessMate is the in-process teammate of a team led from pane that
+// inProcessMateLocked is the in-process teammate of a team led from pane that
 // an agent_id (or, at its SubagentStart, an agent_type, which is its name)
 // names, or nil.
-func (f *paneFacts) inProcessMate(pane, id, typ string) *mate {
-	for _, t := range f.ledBy(pane) {
+func (f *paneFacts) inProcessMateLocked(pane, id, typ string) *mate {
+	syncs.AssertLocked(&f.mu)
+	for _, t := range f.ledByLocked(pane) {
 		for _, mt := range t.members {
 			if mt.Pane != "" {
 				continue
@@ -371,9 +385,10 @@ func (f *paneFacts) inProcessMate(pane, id, typ string) *mate {
 	return nil
 }
 
-// subagent records a subagent of pane's agent (Task/Agent tool), working
+// subagentLocked records a subagent of pane's agent (Task/Agent tool), working
 // or done. A tool call of one st has not seen start makes it known too.
-func (f *paneFacts) subagent(pane, id, typ string, done bool, now time.Time) {
+func (f *paneFacts) subagentLocked(pane, id, typ string, done bool, now time.Time) {
+	syncs.AssertLocked(&f.mu)
 	if id == "" {
 		return
 	}
@@ -382,13 +397,13 @@ func (f *paneFacts) subagent(pane, id, typ string, done bool, now time.Time) {
 		return
 	}
 	if pi.subagents == nil {
-		pi.subagents = map[string]*Subagent{}
+		pi.subagents = map[string]*api.Subagent{}
 	}
 	s := pi.subagents[id]
 	if s == nil {
-		s = &Subagent{ID: id, Type: typ, Started: now, Since: now}
+		s = &api.Subagent{ID: id, Type: typ, Started: now, Since: now}
 		pi.subagents[id] = s
-		f.trimSubagents(pi)
+		f.trimSubagentsLocked(pi)
 	}
 	if typ != "" {
 		s.Type = typ
@@ -402,9 +417,10 @@ func (f *paneFacts) subagent(pane, id, typ string, done bool, now time.Time) {
 	}
 }
 
-// trimSubagents keeps the newest few finished subagents of a pane.
-func (f *paneFacts) trimSubagents(pi *paneInfo) {
-	var done []*Subagent
+// trimSubagentsLocked keeps the newest few finished subagents of a pane.
+func (f *paneFacts) trimSubagentsLocked(pi *paneInfo) {
+	syncs.AssertLocked(&f.mu)
+	var done []*api.Subagent
 	for _, s := range pi.subagents {
 		if s.State == subDone {
 			done = append(done, s)
@@ -419,10 +435,11 @@ func (f *paneFacts) trimSubagents(pi *paneInfo) {
 	}
 }
 
-// pruneTeams forgets teams whose lead st cannot see. Called with f.mu held.
-func (f *paneFacts) pruneTeams() {
+// pruneTeamsLocked forgets teams whose lead st cannot see.
+func (f *paneFacts) pruneTeamsLocked() {
+	syncs.AssertLocked(&f.mu)
 	for name, t := range f.teams {
-		if f.leadOf(t) == "" {
+		if f.leadOfLocked(t) == "" {
 			delete(f.teams, name)
 		}
 	}

@@ -1,4 +1,4 @@
-package orch
+package peer
 
 import (
 	"context"
@@ -9,7 +9,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/store"
+	"github.com/sophonz/st/internal/syncs"
 	"github.com/sophonz/st/internal/tmux"
 )
 
@@ -34,7 +36,8 @@ type offer struct {
 	At      time.Time `json:"at"`
 }
 
-// offerBook holds the offers (own lock; taken after m.mu when both are).
+// offerBook holds the offers. Its lock is the last one taken: nothing
+// is called while it is held.
 type offerBook struct {
 	mu     sync.Mutex
 	path   string
@@ -54,10 +57,11 @@ func newOfferBook(home string, logf func(string, ...any)) *offerBook {
 	return b
 }
 
-// saveLocked writes the offers. Called with b.mu held.
+// saveLocked writes the offers.
 func (b *offerBook) saveLocked() error {
+	syncs.AssertLocked(&b.mu)
 	if err := store.WriteJSON(b.path, b.offers, 0o600); err != nil {
-		return errorf(KindInternal, "free some disk space and try again", "st could not keep the offer: %v", err)
+		return errorf(api.KindInternal, "free some disk space and try again", "st could not keep the offer: %v", err)
 	}
 	return nil
 }
@@ -140,57 +144,58 @@ func (b *offerBook) prune(live map[string]int, listed time.Time) {
 // Offer lets machine req.Machine adopt the agent in pane req.ID (st
 // worker adopt M/%N there), or withdraws an offer. The socket takes an
 // offer only from a person (internal/authz).
-func (m *Manager) Offer(ctx context.Context, req OfferRequest) (*OfferView, error) {
+func (h *Hub) Offer(ctx context.Context, req api.OfferRequest) (*api.OfferView, error) {
 	if !tmux.ValidPaneID(req.ID) {
-		return nil, errorf(KindUsage, "name the agent by its pane id (st ls shows them), e.g. st worker offer %7 --machine ci-mac",
+		return nil, errorf(api.KindUsage, "name the agent by its pane id (st ls shows them), e.g. st worker offer %7 --machine ci-mac",
 			"%q is not a pane id", req.ID)
 	}
-	tp, err := m.cfg.Tmux.Pane(ctx, req.ID)
+	tp, err := h.cfg.Tmux.Pane(ctx, req.ID)
 	if err != nil {
-		return nil, errorf(KindNotFound, "st ls shows the panes and their agents", "there is no pane %s: %v", req.ID, err)
+		return nil, errorf(api.KindNotFound, "st ls shows the panes and their agents", "there is no pane %s: %v", req.ID, err)
 	}
 	if req.Withdraw {
-		if err := m.offers.set(tp.ID, tp.PID, "", m.cfg.Now()); err != nil {
+		if err := h.offers.set(tp.ID, tp.PID, "", h.cfg.Now()); err != nil {
 			return nil, err
 		}
-		m.logf("offer of %s withdrawn", tp.ID)
-		return &OfferView{Pane: tp.ID, Withdrawn: true}, nil
+		h.logf("offer of %s withdrawn", tp.ID)
+		return &api.OfferView{Pane: tp.ID, Withdrawn: true}, nil
 	}
 	if req.Machine == "" {
-		return nil, errorf(KindUsage, "st worker offer %7 --machine NAME (st machines lists them)", "say which machine may adopt it")
+		return nil, errorf(api.KindUsage, "st worker offer %7 --machine NAME (st machines lists them)", "say which machine may adopt it")
 	}
-	_, mr, err := m.machine(ctx, req.Machine)
+	_, mr, err := h.machine(ctx, req.Machine)
 	if err != nil {
 		return nil, err
 	}
-	m.mu.Lock()
-	kind := m.agentKind(tp)
-	w := m.workers[tp.ID]
-	m.mu.Unlock()
+	kind, workerOf := h.local.AgentIn(tp)
 	if kind == "" {
-		return nil, errorf(KindNotFound, "start an agent there first, and check st hooks status",
+		return nil, errorf(api.KindNotFound, "start an agent there first, and check st hooks status",
 			"st has seen no agent in %s (no hook came from it, and it runs %q)", tp.ID, tp.Command)
 	}
-	if w != nil && w.State.Live() {
-		return nil, errorf(KindConflict, fmt.Sprintf("release it first: st worker release %s (run from %s)", tp.ID, w.Parent),
-			"refused: %s is already a worker of %s", tp.ID, w.Parent)
+	if workerOf != "" {
+		return nil, errorf(api.KindConflict, fmt.Sprintf("release it first: st worker release %s (run from %s)", tp.ID, workerOf),
+			"refused: %s is already a worker of %s", tp.ID, workerOf)
 	}
 	if tp.PID <= 0 {
-		return nil, errorf(KindInternal, "try again", "tmux did not say which process runs in %s", tp.ID)
+		return nil, errorf(api.KindInternal, "try again", "tmux did not say which process runs in %s", tp.ID)
 	}
-	if err := m.offers.set(tp.ID, tp.PID, mr.Slug, m.cfg.Now()); err != nil {
+	if err := h.offers.set(tp.ID, tp.PID, mr.Slug, h.cfg.Now()); err != nil {
 		return nil, err
 	}
-	m.logf("%s (%s) offered to machine %s", tp.ID, kind, mr.Slug)
-	return &OfferView{Pane: tp.ID, Agent: kind, Machine: mr.Slug, MachineName: mr.Name}, nil
+	h.logf("%s (%s) offered to machine %s", tp.ID, kind, mr.Slug)
+	return &api.OfferView{Pane: tp.ID, Agent: kind, Machine: mr.Slug, MachineName: mr.Name}, nil
 }
 
 // offeredTo says which machine the agent in pane was offered to ("" for
 // none, or when the pane is gone or another process's now).
-func (m *Manager) offeredTo(ctx context.Context, pane string) string {
-	tp, err := m.cfg.Tmux.Pane(ctx, pane)
+func (h *Hub) offeredTo(ctx context.Context, pane string) string {
+	tp, err := h.cfg.Tmux.Pane(ctx, pane)
 	if err != nil {
 		return ""
 	}
-	return m.offers.to(tp.ID, tp.PID)
+	return h.offers.to(tp.ID, tp.PID)
 }
+
+// PanesListed drops the offers of panes that are gone (orch.Remote): an
+// offer goes with its pane.
+func (h *Hub) PanesListed(pids map[string]int, listed time.Time) { h.offers.prune(pids, listed) }

@@ -9,6 +9,7 @@ import (
 	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/testutil"
+	"github.com/sophonz/st/internal/testutil/faketmux"
 )
 
 // The hooks below follow what Claude Code 2.1.332 fired with agent teams
@@ -25,11 +26,11 @@ const (
 
 // teamHarness is newHarness with the teammates' panes split off the
 // worker's window.
-func teamHarness(t *testing.T, state State) *harness {
-	return newHarness(t, state, func(f *fakeTmux) {
+func teamHarness(t *testing.T, state api.State) *harness {
+	return newHarness(t, state, func(f *faketmux.Server) {
 		for _, id := range []string{mateA, mateB} {
-			f.panes = append(f.panes, &fakePane{id: id, window: "@2", index: "1", session: "$0", sessName: "main", winName: "w1",
-				cmd: "claude.exe", path: "/tmp", pid: 30, opts: map[string]string{}})
+			f.Panes = append(f.Panes, &faketmux.Pane{ID: id, Window: "@2", Index: "1", Session: "$0", SessName: "main", WinName: "w1",
+				Cmd: "claude.exe", Path: "/tmp", PID: 30, Opts: map[string]string{}})
 		}
 	})
 }
@@ -38,7 +39,7 @@ func teamHarness(t *testing.T, state State) *harness {
 // flags is the teammate's command line, for a teammate's own hooks.
 func (h *harness) claudeHook(pane string, flags *agent.Teammate, event string, kv ...any) {
 	h.t.Helper()
-	if _, err := h.m.Hook(context.Background(), HookRequest{Agent: "claude", Event: event, Pane: pane, Payload: payload(event, kv...), Teammate: (*api.TeammateID)(flags)}); err != nil {
+	if _, err := h.m.Hook(context.Background(), api.HookRequest{Agent: "claude", Event: event, Pane: pane, Payload: payload(event, kv...), Teammate: (*api.TeammateID)(flags)}); err != nil {
 		h.t.Fatalf("hook %s from %s: %v", event, pane, err)
 	}
 }
@@ -49,13 +50,13 @@ func spawned(name, pane string) []any {
 			"agent_id": name + "@" + teamName, "color": "blue"}}
 }
 
-func mates(h *harness, lead string) map[string]Teammate {
+func mates(h *harness, lead string) map[string]api.Teammate {
 	h.t.Helper()
-	vs, err := h.m.List(context.Background(), IDRequest{All: true})
+	vs, err := h.m.List(context.Background(), api.IDRequest{All: true})
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	out := map[string]Teammate{}
+	out := map[string]api.Teammate{}
 	for _, v := range vs {
 		if v.ID == lead {
 			for _, mt := range v.Teammates {
@@ -67,7 +68,7 @@ func mates(h *harness, lead string) map[string]Teammate {
 }
 
 func TestTeammatesInPanesUnderAWorker(t *testing.T) {
-	h := teamHarness(t, Working)
+	h := teamHarness(t, api.Working)
 	alpha := &agent.Teammate{Name: "alpha", Team: teamName, LeadSession: agentSes, Color: "blue"}
 	beta := &agent.Teammate{Name: "beta", Team: teamName, LeadSession: agentSes, Color: "green"}
 
@@ -89,7 +90,7 @@ func TestTeammatesInPanesUnderAWorker(t *testing.T) {
 	mt := []any{map[string]any{"id": "tc5", "type": "teammate", "status": "running", "description": "teammate alpha"},
 		map[string]any{"id": "tqz", "type": "teammate", "status": "running", "description": "teammate beta"}}
 	h.claudeHook(workerID, nil, "Stop", "last_assistant_message", "team started", "background_tasks", mt)
-	if w := h.worker(); w.State != Idle {
+	if w := h.worker(); w.State != api.Idle {
 		t.Errorf("the lead after its Stop with two idle-or-busy teammates: %s, want idle", w.State)
 	}
 
@@ -105,7 +106,7 @@ func TestTeammatesInPanesUnderAWorker(t *testing.T) {
 	if got["alpha"].State != "idle" || got["beta"].State != "idle" {
 		t.Errorf("after TeammateIdle: %+v", got)
 	}
-	if w := h.worker(); w.State != Idle {
+	if w := h.worker(); w.State != api.Idle {
 		t.Errorf("the teammates' hooks moved the lead to %s", w.State)
 	}
 	// The lead sends alpha a message: alpha takes a turn.
@@ -137,12 +138,12 @@ func teammatesShownAndAdopted(t *testing.T, h *harness, alpha *agent.Teammate) {
 	}
 
 	// st never adopts a teammate unless a person drops it on a coordinator.
-	_, err := h.m.Adopt(context.Background(), IDRequest{Pane: coord, ID: mateA})
-	wantKind(t, err, KindConflict)
+	_, err := h.m.Adopt(context.Background(), api.IDRequest{Pane: coord, ID: mateA})
+	wantKind(t, err, api.KindConflict)
 	if !strings.Contains(err.Error(), "teammate alpha") || !strings.Contains(err.Error(), "drops its card") {
 		t.Errorf("refusal: %v", err)
 	}
-	v, err := h.m.AdoptDropped(context.Background(), IDRequest{Pane: coord, ID: mateB})
+	v, err := h.m.AdoptDropped(context.Background(), api.IDRequest{Pane: coord, ID: mateB})
 	if err != nil || v.ID != mateB {
 		t.Fatalf("a person's drop: %+v %v", v, err)
 	}
@@ -163,7 +164,7 @@ func teammatesShownAndAdopted(t *testing.T, h *harness, alpha *agent.Teammate) {
 }
 
 func TestInProcessTeammatesAndSubagents(t *testing.T) {
-	h := newHarness(t, Working, nil)
+	h := newHarness(t, api.Working, nil)
 	// The lead is an agent in no run, in the shell's pane; alpha runs in its process.
 	h.claudeHook(shell, nil, "SessionStart", "source", "startup")
 	h.claudeHook(shell, nil, "UserPromptSubmit", "prompt", "TEAMMATE: alpha ...")
@@ -181,14 +182,14 @@ func TestInProcessTeammatesAndSubagents(t *testing.T) {
 	h.claudeHook(shell, nil, "PreToolUse", "agent_id", "a2cbef72153bff3a8", "agent_type", "general-purpose", "tool_name", "Bash")
 
 	h.m.reconcile(context.Background())
-	lead := func() GraphAgent {
+	lead := func() api.GraphAgent {
 		for _, g := range h.m.Graph() {
 			if g.Pane == shell {
 				return g
 			}
 		}
 		t.Fatalf("no graph entry for the lead %s: %+v", shell, h.m.Graph())
-		return GraphAgent{}
+		return api.GraphAgent{}
 	}
 	g := lead()
 	if g.State != "idle" {
@@ -218,19 +219,19 @@ func TestInProcessTeammatesAndSubagents(t *testing.T) {
 // again after its own turn ended; a subagent of the coordinator shows in
 // st orch show.
 func TestSubagentCallsLeaveTheTurnAlone(t *testing.T) {
-	h := newHarness(t, Working, nil)
+	h := newHarness(t, api.Working, nil)
 	h.claudeHook(workerID, nil, "SubagentStart", "agent_id", "a1", "agent_type", "Explore")
 	h.claudeHook(workerID, nil, "Stop", "last_assistant_message", "waiting for it",
 		"background_tasks", []any{map[string]any{"id": "a1", "type": "subagent", "status": "running"}})
-	if w := h.worker(); w.State != Working {
+	if w := h.worker(); w.State != api.Working {
 		t.Fatalf("a Stop with a subagent running: %s", w.State)
 	}
 	h.claudeHook(workerID, nil, "Stop", "last_assistant_message", "done for now", "background_tasks", []any{})
 	h.claudeHook(workerID, nil, "PostToolUse", "agent_id", "a1", "agent_type", "Explore", "tool_name", "Read")
-	if w := h.worker(); w.State != Idle {
+	if w := h.worker(); w.State != api.Idle {
 		t.Errorf("a subagent's tool call moved the idle worker to %s", w.State)
 	}
-	vs, _ := h.m.List(context.Background(), IDRequest{All: true})
+	vs, _ := h.m.List(context.Background(), api.IDRequest{All: true})
 	if len(vs) != 1 || len(vs[0].Subagents) != 1 || vs[0].Subagents[0].Type != "Explore" || vs[0].Subagents[0].Started.IsZero() {
 		t.Errorf("worker list: %+v", vs)
 	}
@@ -247,13 +248,13 @@ func TestSubagentCallsLeaveTheTurnAlone(t *testing.T) {
 
 // Hooks decide how much st keeps: past subagents of a pane are few.
 func TestFinishedSubagentsAreBounded(t *testing.T) {
-	h := newHarness(t, Working, nil)
+	h := newHarness(t, api.Working, nil)
 	for i := range 3 * maxDoneSubs {
 		id := "a" + strings.Repeat("x", i%5) + time.Duration(i).String()
 		h.claudeHook(workerID, nil, "SubagentStart", "agent_id", id, "agent_type", "Explore")
 		h.claudeHook(workerID, nil, "SubagentStop", "agent_id", id, "agent_type", "Explore")
 	}
-	vs, _ := h.m.List(context.Background(), IDRequest{All: true})
+	vs, _ := h.m.List(context.Background(), api.IDRequest{All: true})
 	if n := len(vs[0].Subagents); n > maxDoneSubs+1 {
 		t.Errorf("%d subagents kept", n)
 	}
@@ -262,15 +263,15 @@ func TestFinishedSubagentsAreBounded(t *testing.T) {
 // A teammate's pane gets none of st's options: after a tmux restart st
 // does not relaunch it as an agent of its own.
 func TestTeammatePaneKeepsNoAgentOption(t *testing.T) {
-	h := teamHarness(t, Working)
+	h := teamHarness(t, api.Working)
 	alpha := &agent.Teammate{Name: "alpha", Team: teamName, LeadSession: agentSes}
 	h.claudeHook(workerID, nil, "UserPromptSubmit", "prompt", "go")
 	h.claudeHook(mateA, alpha, "SessionStart", "session_id", alphaSes)
 	h.claudeHook(mateB, nil, "SessionStart", "session_id", betaSes) // no teammate: a Claude of its own
 	testutil.WaitFor(t, 5*time.Second, func() (bool, string) {
-		return h.tm.option(mateB, "@st_agent") == "claude" && h.tm.option(workerID, "@st_agent") == "claude", "options of the other panes"
+		return h.tm.Option(mateB, "@st_agent") == "claude" && h.tm.Option(workerID, "@st_agent") == "claude", "options of the other panes"
 	})
-	if o := h.tm.option(mateA, "@st_agent"); o != "" {
+	if o := h.tm.Option(mateA, "@st_agent"); o != "" {
 		t.Errorf("the teammate's pane has @st_agent=%q", o)
 	}
 }
@@ -278,12 +279,12 @@ func TestTeammatePaneKeepsNoAgentOption(t *testing.T) {
 // A teammate's pane that is gone from tmux's list goes from its team, even
 // when no SessionEnd came; one heard of after the list was made stays.
 func TestClosedTeammatePaneIsDropped(t *testing.T) {
-	h := teamHarness(t, Working)
+	h := teamHarness(t, api.Working)
 	h.claudeHook(workerID, nil, "PostToolUse", spawned("alpha", mateA)...)
 	h.claudeHook(workerID, nil, "PostToolUse", spawned("beta", mateB)...)
-	h.tm.mu.Lock()
-	h.tm.panes = h.tm.panes[:len(h.tm.panes)-1] // beta's pane closes
-	h.tm.mu.Unlock()
+	h.tm.Lock()
+	h.tm.Panes = h.tm.Panes[:len(h.tm.Panes)-1] // beta's pane closes
+	h.tm.Unlock()
 	listed := h.m.cfg.Now()
 	panes, err := h.m.cfg.Tmux.ListPanes(context.Background())
 	if err != nil {
@@ -297,7 +298,7 @@ func TestClosedTeammatePaneIsDropped(t *testing.T) {
 	h.claudeHook(workerID, nil, "PostToolUse", spawned("beta", mateB)...)
 	h.m.reconcilePanes(panes, listed.Add(-time.Second), 0)
 	h.m.mu.Lock()
-	got := h.m.facts.teammatesOf(workerID)
+	got := h.m.facts.teammatesOf(workerID, h.m.workerAtLocked)
 	h.m.mu.Unlock()
 	if len(got) != 2 {
 		t.Errorf("a stale list dropped a teammate: %+v", got)
@@ -308,12 +309,12 @@ func TestClosedTeammatePaneIsDropped(t *testing.T) {
 // subagent's type that would act on the terminal of whoever runs st worker
 // list is not kept.
 func TestTeamInputIsChecked(t *testing.T) {
-	h := teamHarness(t, Working)
+	h := teamHarness(t, api.Working)
 	h.claudeHook(workerID, nil, "UserPromptSubmit", "prompt", "go")
 	h.claudeHook(mateA, &agent.Teammate{Name: "al\x1b]0;pwned\x07", Team: teamName, LeadSession: agentSes}, "SessionStart", "session_id", alphaSes)
 	h.claudeHook(mateB, &agent.Teammate{Name: "beta", Team: teamName, LeadSession: agentSes, Color: "\x1b[31m"}, "SessionStart", "session_id", betaSes)
 	h.claudeHook(workerID, nil, "SubagentStart", "agent_id", "a1", "agent_type", "Explore\x1b[2J")
-	vs, _ := h.m.List(context.Background(), IDRequest{All: true})
+	vs, _ := h.m.List(context.Background(), api.IDRequest{All: true})
 	if len(vs) != 1 || len(vs[0].Teammates) != 0 || len(vs[0].Subagents) != 0 {
 		t.Errorf("kept: %+v", vs)
 	}

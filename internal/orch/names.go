@@ -1,38 +1,10 @@
-// Package orch is st's model of delegation: runs, their coordinators and
-// workers, the worker state machine driven by the agents' hooks, the
-// delivery of typed lines, the notices sent to coordinators, and the depth
-// rules. The daemon is its only user; it is the only writer of run.json.
 package orch
 
+// Worker names: what a name may be, and the name a task file gives.
+
 import (
-	"fmt"
 	"strings"
 )
-
-func runTask(r *Run, name string) *Task {
-	for _, t := range r.Tasks {
-		if t.Name == name {
-			return t
-		}
-	}
-	return nil
-}
-
-func runWorker(r *Run, id string) *Worker {
-	for _, w := range r.Workers {
-		if w.ID == id {
-			return w
-		}
-	}
-	return nil
-}
-
-func errorf(kind, hint, format string, args ...any) *Error {
-	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...), Hint: hint}
-}
-
-// MaxLevel is how deep workers may go below their run's coordinator.
-const MaxLevel = 2
 
 // ValidName reports whether a worker name is safe as a tmux window name
 // and a shell word: letters, digits, '.', '_' and '-', not starting with

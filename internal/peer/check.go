@@ -1,4 +1,4 @@
-package orch
+package peer
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/orch"
 	"github.com/sophonz/st/internal/plain"
 	"github.com/sophonz/st/internal/tmux"
 )
@@ -61,22 +63,22 @@ func validEnvKey(k string) bool {
 // validRemoteID reports whether id is machine/%N (or a retired
 // machine/%N~gen) or machine/name.
 func validRemoteID(id string) bool {
-	mach, rest, ok := splitRemote(id)
-	return ok && validSlug(mach) && (validPaneRef(rest) || ValidName(rest))
+	mach, rest, ok := api.SplitRemote(id)
+	return ok && validSlug(mach) && (validPaneRef(rest) || orch.ValidName(rest))
 }
 
 // validPaneRef reports whether id is a pane id as st keeps them: %N, or
 // the retired id of a pane of a tmux server that went (%N~gen), which is
 // how every place names that pane (a new pane may have %N now).
 func validPaneRef(id string) bool {
-	pane, gen, ok := strings.Cut(id, retiredMark)
+	pane, gen, ok := strings.Cut(id, api.RetiredMark)
 	return tmux.ValidPaneID(pane) && (!ok || allOf(gen, 1, 13, func(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }))
 }
 
 // peerRefused is the error for a request from another machine that
 // breaks the rules; what it sent is not echoed back raw.
-func peerRefused(from, what string) *Error {
-	return errorf(KindUsage, "upgrade st on "+from+" (this machine refuses what it sent)",
+func peerRefused(from, what string) *api.Error {
+	return errorf(api.KindUsage, "upgrade st on "+from+" (this machine refuses what it sent)",
 		"refused: %s from %s", what, from)
 }
 
@@ -89,25 +91,25 @@ func checkPlacement(from, run, coordinator, parent, ref string, level, baseDepth
 		return peerRefused(from, "a coordinator or parent that is not a pane id")
 	case !validRef(ref):
 		return peerRefused(from, "a bad reference")
-	case level < 1 || level > MaxChain || baseDepth < 0 || baseDepth > MaxChain:
+	case level < 1 || level > orch.MaxChain || baseDepth < 0 || baseDepth > orch.MaxChain:
 		return peerRefused(from, fmt.Sprintf("depths out of range (level %d, base %d)", level, baseDepth))
 	}
 	return nil
 }
 
 // checkPeerStart checks a start request from machine from.
-func checkPeerStart(from string, req *PeerStart) error {
+func checkStart(from string, req *api.PeerStart) error {
 	if err := checkPlacement(from, req.Run, req.Coordinator, req.Parent, req.Ref, req.Level, req.BaseDepth); err != nil {
 		return err
 	}
 	if _, err := agent.Lookup(req.Agent); err != nil {
-		return errorf(KindUsage, "--agent "+strings.Join(agent.Kinds(), "|"), "refused: %s asked for an agent this machine does not know", from)
+		return errorf(api.KindUsage, "--agent "+strings.Join(agent.Kinds(), "|"), "refused: %s asked for an agent this machine does not know", from)
 	}
-	if req.Name != "" && !ValidName(req.Name) {
+	if req.Name != "" && !orch.ValidName(req.Name) {
 		return peerRefused(from, "a worker name with characters that tmux or a shell would misread")
 	}
 	if req.Cwd != "" && (!filepath.IsAbs(req.Cwd) || plain.Line(req.Cwd) != nil) {
-		return errorf(KindUsage, "pass an absolute folder of that machine with --cwd", "the worker's folder %q is not an absolute path", plain.Clean(req.Cwd))
+		return errorf(api.KindUsage, "pass an absolute folder of that machine with --cwd", "the worker's folder %q is not an absolute path", plain.Clean(req.Cwd))
 	}
 	if plain.Line(req.TaskName) != nil {
 		return peerRefused(from, "a task file name with control characters")
@@ -124,8 +126,8 @@ func checkPeerStart(from string, req *PeerStart) error {
 }
 
 // checkPeerID checks the id a machine names a worker or pane here by.
-func checkPeerID(from, id string) error {
-	if !validPaneRef(id) && !ValidName(id) {
+func checkID(from, id string) error {
+	if !validPaneRef(id) && !orch.ValidName(id) {
 		return peerRefused(from, "an id that is neither a pane id nor a worker name")
 	}
 	return nil
@@ -136,19 +138,19 @@ func checkPeerID(from, id string) error {
 // are typed into the coordinator's notices, the state drives waits, and
 // the texts are printed. The agent's last answer is shown, never typed,
 // so it is made printable rather than refused.
-func checkPeerView(v *WorkerView) error {
+func checkView(v *api.WorkerView) error {
 	bad := func(what string) error {
-		return errorf(KindRemote, "upgrade st on that machine; this machine does not take what it sent",
+		return errorf(api.KindRemote, "upgrade st on that machine; this machine does not take what it sent",
 			"refused: the other machine answered with %s", what)
 	}
 	switch {
 	case !validPaneRef(v.ID):
 		return bad("a worker id that is not a pane id")
-	case !ValidName(v.Name):
+	case !orch.ValidName(v.Name):
 		return bad("a worker name with characters that tmux or a shell would misread")
 	case !knownState(v.State):
 		return bad("a state st does not know")
-	case v.TeamOf < 0 || v.TeamDepth < 0 || v.TeamDepth > MaxChain:
+	case v.TeamOf < 0 || v.TeamDepth < 0 || v.TeamDepth > orch.MaxChain:
 		return bad("a team size or depth out of range")
 	}
 	if v.Agent != "" {
@@ -194,17 +196,18 @@ func checkPeerView(v *WorkerView) error {
 }
 
 // knownState reports whether s is a worker state of this st.
-func knownState(s State) bool {
+func knownState(s api.State) bool {
 	switch s {
-	case Starting, Blocked, Working, Waiting, Idle, Done, Failed, Gone, Unreachable:
+	case api.Starting, api.Blocked, api.Working, api.Waiting, api.Idle, api.Done, api.Failed, api.Gone, api.Unreachable:
 		return true
 	}
 	return false
 }
 
-// checkPeerGraph keeps the agents of another machine's graph that pass
-// the checks, for the web UI: their ids, names and texts are shown.
-func checkPeerGraph(g []GraphAgent) []GraphAgent {
+// CheckGraph keeps the agents of another machine's graph that pass the
+// checks, for the web UI (the daemon asks the other machines for their
+// graphs on its behalf): their ids, names and texts are shown.
+func CheckGraph(g []api.GraphAgent) []api.GraphAgent {
 	out := g[:0]
 	for _, a := range g {
 		okPane := tmux.ValidPaneID(a.Pane) || validRemoteID(a.Pane)
@@ -214,7 +217,7 @@ func checkPeerGraph(g []GraphAgent) []GraphAgent {
 		_, kerr := agent.Lookup(a.Kind)
 		okKind := a.Kind == "" || kerr == nil
 		okRole := a.Role == "" || a.Role == "coordinator" || a.Role == "worker"
-		okState := a.State == "" || knownState(State(a.State))
+		okState := a.State == "" || knownState(api.State(a.State))
 		if !okPane || !okParent || !okName || !okRun || !okKind || !okRole || !okState || plain.Text(a.Summary) != nil || a.TeamOf < 0 {
 			continue
 		}
@@ -223,7 +226,3 @@ func checkPeerGraph(g []GraphAgent) []GraphAgent {
 	}
 	return out
 }
-
-// CheckPeerGraph is checkPeerGraph for the daemon, which asks the other
-// machines for their graphs on behalf of the web UI.
-func CheckPeerGraph(g []GraphAgent) []GraphAgent { return checkPeerGraph(g) }

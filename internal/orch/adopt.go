@@ -1,0 +1,242 @@
+package orch
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/syncs"
+	"github.com/sophonz/st/internal/tmux"
+	"github.com/sophonz/st/internal/worktree"
+)
+
+// Adoption: an agent already running in a pane becomes a worker (st
+// worker adopt, a card dropped in the web UI), nothing typed into it; a
+// lead of workers of its own comes in as a team (its run stays).
+
+// agentKind says which agent runs in a pane, as far as st can tell: its
+// hooks, its pane options, or the program it runs.
+func (m *Manager) agentKind(p tmux.Pane) string {
+	if kind, _ := m.facts.agentIn(p.ID); kind != "" {
+		return kind
+	}
+	if p.StAgent != "" {
+		return p.StAgent
+	}
+	switch p.Command {
+	case "claude", "codex":
+		return p.Command
+	}
+	return ""
+}
+
+// adoptedNameLocked is the name an adopted agent gets in run r: the name st
+// gave its pane, else its own name as a teammate of a Claude agent team
+// (mate: its pane is split off its lead's window, whose name is the
+// lead's), else its window's; made unique in the run with -2, -3...
+func (reg *registry) adoptedNameLocked(r *Run, tp tmux.Pane, mate string) string {
+	syncs.AssertLocked(&reg.mu)
+	name := tp.StName
+	if name == "" || !ValidName(name) {
+		name = mate
+	}
+	if name == "" || !ValidName(name) {
+		name = NameFromTask(tp.WindowName)
+	}
+	base := name
+	for i := 2; ; i++ {
+		taken := false
+		for _, o := range r.Workers {
+			if o.Name == name && o.State.Live() {
+				taken = true
+			}
+		}
+		if !taken {
+			return name
+		}
+		name = fmt.Sprintf("%s-%d", base, i)
+	}
+}
+
+// adoptedWorkerLocked is the record of the agent in pane tp as the worker of
+// parent at level, as it is now: working if its turn runs.
+func (m *Manager) adoptedWorkerLocked(tp tmux.Pane, name, kind, parent string, level int, team *Run) *Worker {
+	syncs.AssertLocked(&m.mu)
+	now := m.cfg.Now()
+	st := api.Idle
+	if _, inTurn := m.facts.agentIn(tp.ID); inTurn {
+		st = api.Working
+	}
+	w := &Worker{ID: tp.ID, Name: name, Agent: kind, Parent: parent, Level: level, State: st, Since: now,
+		Cwd: tp.Path, Window: tp.WindowID, Session: tp.SessionID, StartedAt: now, Adopted: true}
+	if team != nil {
+		w.TeamRun = team.ID
+	}
+	return w
+}
+
+// enrolLocked adds an adopted worker to run r, on disk and on its pane (with
+// the options in also on other panes, such as a new run's coordinator).
+// , which the options are set under too: the
+// watcher checks the panes' options, and must not see the old ones on
+// an adopted pane.
+func (m *Manager) enrolLocked(ctx context.Context, r *Run, w *Worker, also map[string]map[string]string, unset ...string) error {
+	syncs.AssertLocked(&m.mu)
+	m.addWorkerLocked(r, w)
+	if err := m.saveLocked(r); err != nil {
+		m.removeWorkerLocked(w)
+		m.restageLocked(r)
+		return err
+	}
+	opts := map[string]string{"@st_run": r.ID, "@st_role": "worker", "@st_parent": w.Parent, "@st_name": w.Name}
+	if w.TeamRun != "" {
+		opts["@st_team"] = w.TeamRun
+	}
+	set := map[string]map[string]string{w.ID: opts}
+	for p, o := range also {
+		set[p] = o
+	}
+	if err := m.cfg.Tmux.SetOptions(ctx, set); err != nil {
+		m.logf("adopt: %v", err)
+	}
+	for _, o := range unset {
+		if err := m.cfg.Tmux.UnsetOption(ctx, w.ID, o); err != nil {
+			m.logf("adopt: %v", err)
+		}
+	}
+	m.logf("adopted %s (%s, %s) into run %s under %s", w.ID, w.Name, w.Agent, r.ID, w.Parent)
+	return nil
+}
+
+// Adopt makes an agent that is already running in a pane the calling
+// pane's worker. Nothing is typed into it; its conversation stays as it
+// is. An agent that leads workers of its own comes in as a team: it keeps
+// its own run, and counts as one worker here.
+func (m *Manager) Adopt(ctx context.Context, req api.IDRequest) (*api.WorkerView, error) {
+	return m.adopt(ctx, req, false)
+}
+
+// adopt is Adopt; byPerson marks a person's drop in the web UI (which may
+// adopt a teammate). The machines with workers below the adopted agent
+// are told how deep the chain above them is now, before it returns.
+func (m *Manager) adopt(ctx context.Context, req api.IDRequest, byPerson bool) (*api.WorkerView, error) {
+	v, err := m.adoptHere(ctx, req, byPerson)
+	if err == nil {
+		m.tellDepths(ctx)
+	}
+	return v, err
+}
+
+func (m *Manager) adoptHere(ctx context.Context, req api.IDRequest, byPerson bool) (*api.WorkerView, error) {
+	if api.IsRemote(req.ID) {
+		if len(req.Owns) > 0 {
+			return nil, errorf(api.KindRemote, "leave --owns out: the worker on that machine keeps that machine's rules",
+				"refused: --owns is only for workers on this machine, and %s is on another machine", req.ID)
+		}
+		rm, err := m.remote()
+		if err != nil {
+			return nil, err
+		}
+		return rm.Adopt(ctx, req)
+	}
+	p, err := m.callerPane(ctx, req.Pane)
+	if err != nil {
+		return nil, err
+	}
+	tp, err := m.cfg.Tmux.Find(ctx, req.ID)
+	if err != nil {
+		return nil, errorf(api.KindNotFound, "st ls shows the panes and their agents", "there is no pane %q: %v", req.ID, err)
+	}
+	if tp.ID == p.ID {
+		return nil, errorf(api.KindUsage, "", "a pane cannot adopt itself")
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.checkAdoptLocked(p, tp, byPerson); err != nil {
+		return nil, err
+	}
+	r, level, created, err := m.placementLocked(p, nil)
+	if err != nil {
+		return nil, err
+	}
+	w, notes, err := m.adoptIntoLocked(ctx, r, level, p, tp, req.Owns)
+	if err == nil {
+		var also map[string]map[string]string
+		if created {
+			also = map[string]map[string]string{p.ID: {"@st_run": r.ID, "@st_role": "coordinator"}}
+		}
+		err = m.enrolLocked(ctx, r, w, also)
+	}
+	if err != nil {
+		if created {
+			m.dropRunLocked(r)
+		}
+		return nil, err
+	}
+	v := m.viewLocked(w)
+	v.Notes = notes
+	return &v, nil
+}
+
+// checkAdoptLocked refuses what cannot be adopted: a worker already, a
+// teammate (unless a person dropped it), no agent, or an agent above the
+// adopter in its chain.
+func (m *Manager) checkAdoptLocked(p, tp tmux.Pane, byPerson bool) error {
+	syncs.AssertLocked(&m.mu)
+	if w := m.workers[tp.ID]; w != nil && w.State.Live() {
+		return errorf(api.KindConflict, fmt.Sprintf("release it first: st worker release %s (run from %s)", tp.ID, w.Parent),
+			"refused: %s is already a worker of %s (run %s)", tp.ID, w.Parent, m.runOf[tp.ID].ID)
+	}
+	if err := m.facts.refuseTeammate(tp.ID, byPerson, m.workerAtLocked); err != nil {
+		return err
+	}
+	if m.agentKind(tp) == "" {
+		return errorf(api.KindNotFound, "start an agent there first, and check st hooks status",
+			"st has seen no agent in %s (no hook came from it, and it runs %q)", tp.ID, tp.Command)
+	}
+	// Adopting one of your own ancestors would make a loop.
+	_, path := m.chainDepthLocked(p.ID)
+	for _, a := range path {
+		if a == tp.ID {
+			return errorf(api.KindUsage, "", "refused: %s is above this pane in its chain (%s), so adopting it would make a loop", tp.ID, strings.Join(path, " → "))
+		}
+	}
+	return nil
+}
+
+// adoptIntoLocked makes the record of the agent in tp as a worker of p in run
+// r: its team, its depth checked, its scope.
+func (m *Manager) adoptIntoLocked(ctx context.Context, r *Run, level int, p, tp tmux.Pane, owns []string) (*Worker, []string, error) {
+	syncs.AssertLocked(&m.mu)
+	team := m.teamOfLocked(tp.ID)
+	sub := m.subtreeDepthLocked(tp.ID, map[string]bool{})
+	what := tp.ID
+	if team != nil {
+		what = fmt.Sprintf("%s (team of %d, %d levels)", tp.ID, m.teamSizeLocked(team, map[string]bool{}), sub)
+	}
+	if err := m.checkChainLocked(p.ID, sub, what); err != nil {
+		return nil, nil, err
+	}
+	var scope *Scope
+	var notes []string
+	if len(owns) > 0 {
+		repo, err := worktree.Open(tp.Path)
+		if err != nil {
+			return nil, nil, errorf(api.KindUsage, "leave --owns out, or adopt an agent that works in a git repository",
+				"--owns needs a git repository (scopes are relative to its root): %v", err)
+		}
+		if scope, notes, err = m.scopeLocked(owns, repo, r); err != nil {
+			return nil, nil, err
+		}
+	}
+	w := m.adoptedWorkerLocked(tp, m.adoptedNameLocked(r, tp, m.facts.mateName(tp.ID)), m.agentKind(tp), p.ID, level, team)
+	w.Scope = scope
+	return w, notes, nil
+}
+
+// AdoptDropped is Adopt for a person who dropped an agent's card on a
+// coordinator's in the web UI: a teammate may be adopted that way.
+func (m *Manager) AdoptDropped(ctx context.Context, req api.IDRequest) (*api.WorkerView, error) {
+	return m.adopt(ctx, req, true)
+}

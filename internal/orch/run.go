@@ -1,0 +1,70 @@
+package orch
+
+import (
+	"context"
+
+	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/tmux"
+)
+
+// Runs: a coordinator's piece of work (st orch start, st orch show). The
+// registry keeps them (registry.go); a run is made by its coordinator's
+// first worker too (place.go).
+
+// Show returns a run: by id, or the one the calling pane coordinates or works in.
+func (m *Manager) Show(ctx context.Context, pane, id string) (*api.RunView, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var r *Run
+	if id != "" {
+		r = m.runs[id]
+		if r == nil {
+			return nil, errorf(api.KindNotFound, "st orch show with no id shows this pane's run; st status lists the runs", "there is no run %q", id)
+		}
+	} else {
+		if r = m.paneRunLocked(pane, ""); r == nil {
+			return nil, errorf(api.KindNotFound, "st orch start --objective TEXT makes one", "this pane has no run")
+		}
+	}
+	v := &api.RunView{Run: r.wire(), Teammates: m.facts.teammatesOf(r.Coordinator, m.workerAtLocked), Subagents: m.facts.subagentsOf(r.Coordinator)}
+	for _, w := range r.Workers {
+		v.Views = append(v.Views, m.viewLocked(w))
+	}
+	v.Workers = nil
+	return v, nil
+}
+
+// StartRun makes a run whose coordinator is the calling pane.
+func (m *Manager) StartRun(ctx context.Context, req api.StartRunRequest) (*api.Run, error) {
+	if err := checkText("objective", req.Objective); err != nil {
+		return nil, err
+	}
+	p, err := m.callerPane(ctx, req.Pane)
+	if err != nil {
+		return nil, err
+	}
+	cp, err := m.newRun(p, req.Objective)
+	if err != nil {
+		return nil, err
+	}
+	m.markCoordinator(ctx, p.ID, cp.ID)
+	return cp, nil
+}
+
+// newRun makes and writes the run of coordinator p, unless p is a live
+// worker (its workers join its run).
+func (m *Manager) newRun(p tmux.Pane, objective string) (*api.Run, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if w := m.workers[p.ID]; w != nil && w.State.Live() {
+		return nil, errorf(api.KindConflict, "start workers from this pane with st worker start; they join run "+m.runOf[p.ID].ID,
+			"this pane is worker %s of run %s, so it cannot start a run of its own", w.Name, m.runOf[p.ID].ID)
+	}
+	r := m.newRunLocked(p, objective)
+	if err := m.saveLocked(r); err != nil {
+		m.dropRunLocked(r)
+		return nil, err
+	}
+	cp := r.wire()
+	return &cp, nil
+}

@@ -1,0 +1,108 @@
+package orch
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/syncs"
+	"github.com/sophonz/st/internal/worktree"
+)
+
+// A worker's scope (--owns): globs, relative to the root of its
+// repository, of what it may change. scopeLocked checks them when a
+// worker starts or is adopted; checkScope judges each tool call of the
+// worker, from its PreToolUse hook (hook.go), with the rules of
+// internal/worktree (paths, shell commands read by internal/shell,
+// patches).
+
+// scopeLocked checks the globs of --owns and that they overlap no other
+// scoped worker of run.
+func (m *Manager) scopeLocked(owns []string, repo *worktree.Repo, run *Run) (*Scope, []string, error) {
+	syncs.AssertLocked(&m.mu)
+	for _, g := range owns {
+		if err := worktree.ValidGlob(g); err != nil {
+			return nil, nil, errorf(api.KindUsage, "write globs relative to the repository root, e.g. --owns 'src/**'", "--owns %q: %v", g, err)
+		}
+	}
+	var notes []string
+	scope := &Scope{Globs: owns, Root: repo.Root}
+	files, _ := repo.Files()
+	for _, g := range worktree.Scope(owns).Unmatched(files) {
+		notes = append(notes, fmt.Sprintf("--owns %q matches no file yet (allowed: the worker may create them)", g))
+	}
+	for _, o := range run.Workers {
+		if !o.State.Live() || o.Scope == nil || o.Scope.Root != scope.Root {
+			continue
+		}
+		if ex, ok := worktree.Overlap(worktree.Scope(o.Scope.Globs), worktree.Scope(scope.Globs), files); ok {
+			return nil, nil, errorf(api.KindConflict, "give each worker its own part of the tree, or wait for "+o.Name+" to finish",
+				"refused: --owns %s overlaps what worker %s (%s) owns (%s), e.g. %s",
+				strings.Join(owns, " "), o.Name, o.ID, strings.Join(o.Scope.Globs, " "), ex)
+		}
+	}
+	return scope, notes, nil
+}
+
+// scopeRoot is the folder a worker's scope is relative to.
+func scopeRoot(w *Worker) string {
+	if w.Worktree != nil {
+		return w.Worktree.Path
+	}
+	if w.Scope != nil {
+		return w.Scope.Root
+	}
+	return ""
+}
+
+// checkScope returns why a tool call of w would change something outside
+// its scope, or "". cwd is the agent's folder.
+func checkScope(w *Worker, ev agent.Event) string {
+	if w == nil || w.Scope == nil || !ev.Before {
+		return ""
+	}
+	var in map[string]any
+	json.Unmarshal(ev.ToolInput, &in)
+	str := func(k string) string {
+		s, _ := in[k].(string)
+		return s
+	}
+	root := scopeRoot(w)
+	cwd := ev.Cwd
+	if cwd == "" {
+		cwd = w.Cwd
+	}
+	sc := worktree.Scope(w.Scope.Globs)
+	var bad []string
+	switch ev.Tool {
+	case "Edit", "Write", "MultiEdit":
+		bad = sc.PathsOutside(root, cwd, str("file_path"))
+	case "NotebookEdit":
+		bad = sc.PathsOutside(root, cwd, str("notebook_path"))
+	case "Bash", "exec_command", "shell":
+		cmd := str("command")
+		if cmd == "" {
+			cmd = str("cmd")
+		}
+		out, err := sc.ShellOutside(root, cwd, cmd)
+		if err != nil {
+			return fmt.Sprintf("st: this worker may change only %s (its --owns scope, relative to %s), and st cannot read this command to check what it writes (%v). Write it plainly.",
+				strings.Join(w.Scope.Globs, " "), root, err)
+		}
+		bad = out
+	default:
+		// Codex's edit tool (apply_patch) and anything that carries a patch.
+		for _, k := range []string{"input", "patch", "command"} {
+			if p := str(k); strings.Contains(p, "*** Begin Patch") || strings.Contains(p, "*** Update File:") || strings.Contains(p, "*** Add File:") {
+				bad = append(bad, sc.PatchOutside(root, cwd, p)...)
+			}
+		}
+	}
+	if len(bad) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("st: this worker may change only %s (its --owns scope, relative to %s); %s is outside it. Leave it as it is, or ask your coordinator if it must change.",
+		strings.Join(w.Scope.Globs, " "), root, strings.Join(bad, ", "))
+}
