@@ -680,10 +680,20 @@ func TestRealAgentsBackAfterTmuxRestart(t *testing.T) {
 			t.Errorf("%s: no relation on its new pane: %v", kind, err)
 		}
 	}
-	out := r.stMust("worker", "list")
+	// The screen is up a moment before st looks at it again (every 50 ms)
+	// and settles the worker: the list is asked until it says so.
 	for _, kind := range kinds(t) {
-		if !regexp.MustCompile(`r-` + kind + ` +` + kind + ` +(idle|done)`).MatchString(out) {
-			t.Errorf("after the restart st worker list says:\n%s", out)
+		settled := regexp.MustCompile(`r-` + kind + ` +` + kind + ` +(idle|done)`)
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			out := r.stMust("worker", "list")
+			if settled.MatchString(out) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("after the restart st worker list says:\n%s\nits screen:\n%s\n%s", out, r.capture("main:r-"+kind), r.daemonLog())
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
 	}
 }
