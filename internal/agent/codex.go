@@ -4,6 +4,7 @@ import (
 	"context"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -60,10 +61,12 @@ func codexTakesNoDaemon(prog, pathEnv string) bool {
 func (codexAdapter) WantsEscapes() bool { return true }
 
 var (
-	ansiRE = regexp.MustCompile(`\x1b\[[0-9;:?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]`)
+	ansiRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\x1b\[[0-9;:?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]`)
+	})
 	// codexFooterRE is the model line under the composer ("gpt-5 high ·
 	// /path"); it appears once the splash is over and Codex takes input.
-	codexFooterRE = regexp.MustCompile(`^\s+\S.* · [/~]`)
+	codexFooterRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s+\S.* · [/~]`) })
 )
 
 // The markers of Codex's screens that only a person may answer, as
@@ -85,7 +88,7 @@ func (codexAdapter) Recognize(capture string) View {
 	raw := strings.Split(strings.ReplaceAll(capture, "\r\n", "\n"), "\n")
 	plain := make([]string, len(raw))
 	for i, l := range raw {
-		plain[i] = strings.TrimRight(ansiRE.ReplaceAllString(l, ""), " \t")
+		plain[i] = strings.TrimRight(ansiRE().ReplaceAllString(l, ""), " \t")
 	}
 	if s, ok := codexDialog(plain); ok {
 		return View{Screen: s}
@@ -110,7 +113,7 @@ func (codexAdapter) Recognize(capture string) View {
 	}
 	ready := false
 	for _, l := range plain[end:] {
-		if codexFooterRE.MatchString(l) {
+		if codexFooterRE().MatchString(l) {
 			ready = true
 		}
 	}
@@ -165,7 +168,7 @@ func codexBox(raw, plain []string, comp int) (box string, end int) {
 	}
 	end = comp + 1
 	for ; end < len(plain) && plain[end] != ""; end++ {
-		if codexFooterRE.MatchString(plain[end]) {
+		if codexFooterRE().MatchString(plain[end]) {
 			break
 		}
 		text = append(text, strings.TrimSpace(plain[end]))
@@ -185,7 +188,7 @@ func isDimAfterPrompt(line string) bool {
 	// whether a dim attribute was switched on on the way.
 	dim := false
 	for len(rest) > 0 {
-		if loc := ansiRE.FindStringIndex(rest); loc != nil && loc[0] == 0 {
+		if loc := ansiRE().FindStringIndex(rest); loc != nil && loc[0] == 0 {
 			seq := rest[:loc[1]]
 			if strings.HasSuffix(seq, "m") {
 				params := strings.Split(strings.TrimSuffix(strings.TrimPrefix(seq, "\x1b["), "m"), ";")

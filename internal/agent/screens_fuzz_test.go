@@ -87,7 +87,7 @@ func FuzzRecognizeCodex(f *testing.F) {
 		// cut one at a line's end may, joined with the next line.
 		whole := true
 		for _, l := range strings.Split(capture, "\n") {
-			if strings.Contains(ansiRE.ReplaceAllString(l, ""), "\x1b") {
+			if strings.Contains(ansiRE().ReplaceAllString(l, ""), "\x1b") {
 				whole = false
 			}
 		}

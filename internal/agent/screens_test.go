@@ -103,7 +103,7 @@ func TestScreenFixtures(t *testing.T) {
 // plainScreen drops escapes and blank lines, for a failure's message.
 func plainScreen(s string) string {
 	var out []string
-	for _, l := range strings.Split(ansiRE.ReplaceAllString(s, ""), "\n") {
+	for _, l := range strings.Split(ansiRE().ReplaceAllString(s, ""), "\n") {
 		if strings.TrimSpace(l) != "" {
 			out = append(out, l)
 		}

@@ -23,6 +23,7 @@ package agent
 import (
 	"encoding/json"
 	"regexp"
+	"sync"
 )
 
 // Teammate is one teammate of a Claude agent team, as a hook or a command
@@ -45,22 +46,22 @@ type Teammate struct {
 
 var (
 	// memberRE is the pattern Claude's Agent tool gives a name.
-	memberRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+	memberRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`) })
 	// teamRE admits team names such as "session-0702c391".
-	teamRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
+	teamRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`) })
 	// idRE admits agent ids ("alpha@session-0702c391",
 	// "aalpha-68e8d13170b687ef") and conversation ids (UUIDs).
-	idRE    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9@._-]{0,127}$`)
-	colorRE = regexp.MustCompile(`^[a-z]{1,20}$`)
-	typeRE  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,63}$`)
-	paneRE  = regexp.MustCompile(`^%[0-9]{1,9}$`)
+	idRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9@._-]{0,127}$`) })
+	colorRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z]{1,20}$`) })
+	typeRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,63}$`) })
+	paneRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^%[0-9]{1,9}$`) })
 )
 
 // ValidMember reports whether name may be a teammate's name.
-func ValidMember(name string) bool { return memberRE.MatchString(name) }
+func ValidMember(name string) bool { return memberRE().MatchString(name) }
 
 // ValidTeam reports whether name may be a team's name.
-func ValidTeam(name string) bool { return teamRE.MatchString(name) }
+func ValidTeam(name string) bool { return teamRE().MatchString(name) }
 
 // Valid reports whether every field of t looks as Claude writes it: what
 // crosses st's socket is checked again there, since any program of the
@@ -75,7 +76,7 @@ func (t *Teammate) Valid() bool {
 // ("a2cbef72153bff3a8", "general-purpose", "plugin:reviewer"); "" is
 // fine for the type.
 func ValidSubagent(id, typ string) bool {
-	return idRE.MatchString(id) && (typ == "" || typeRE.MatchString(typ))
+	return idRE().MatchString(id) && (typ == "" || typeRE().MatchString(typ))
 }
 
 // clean drops what does not look as Claude writes it, and says whether
@@ -84,16 +85,16 @@ func (t *Teammate) clean() bool {
 	if !ValidMember(t.Name) || !ValidTeam(t.Team) {
 		return false
 	}
-	if !paneRE.MatchString(t.Pane) {
+	if !paneRE().MatchString(t.Pane) {
 		t.Pane = ""
 	}
-	if !idRE.MatchString(t.AgentID) {
+	if !idRE().MatchString(t.AgentID) {
 		t.AgentID = ""
 	}
-	if !idRE.MatchString(t.LeadSession) {
+	if !idRE().MatchString(t.LeadSession) {
 		t.LeadSession = ""
 	}
-	if !colorRE.MatchString(t.Color) {
+	if !colorRE().MatchString(t.Color) {
 		t.Color = ""
 	}
 	return true

@@ -192,7 +192,7 @@ func ProbeProgram(ctx context.Context, kind, path string) Program {
 
 // versionRE finds a version in --version's output: "2.1.300 (Claude
 // Code)", "codex-cli 0.171.0".
-var versionRE = regexp.MustCompile(`\b(\d+)\.(\d+)\.(\d+)(-[0-9A-Za-z.-]+)?\b`)
+var versionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b(\d+)\.(\d+)\.(\d+)(-[0-9A-Za-z.-]+)?\b`) })
 
 func probe(ctx context.Context, kind, path string) Program {
 	p := Program{Path: path}
@@ -219,7 +219,7 @@ func probe(ctx context.Context, kind, path string) Program {
 		if p.Output == "" {
 			p.Output = l
 		}
-		if m := versionRE.FindString(l); m != "" {
+		if m := versionRE().FindString(l); m != "" {
 			p.Output, p.Version = l, m
 			break
 		}
@@ -388,7 +388,7 @@ type version struct {
 
 func parseVersion(s string) version {
 	var v version
-	m := versionRE.FindStringSubmatch(s)
+	m := versionRE().FindStringSubmatch(s)
 	if m == nil {
 		return version{n: [3]int{-1, -1, -1}}
 	}

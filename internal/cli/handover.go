@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"sync"
 
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/client"
@@ -21,7 +22,7 @@ import (
 // internal/client's queue.go.
 
 // digestRE finds the digest st worker done prints of a queued report.
-var digestRE = regexp.MustCompile(regexp.QuoteMeta(digestMark) + `([0-9a-f]{64})`)
+var digestRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(regexp.QuoteMeta(digestMark) + `([0-9a-f]{64})`) })
 
 // handOver gives st, before the hook's own event (so that the turn's end
 // finds the worker done), the reports kept from it for pane: one a hook
@@ -90,7 +91,7 @@ func vouched(payload []byte) string {
 		return ""
 	}
 	found := map[string]bool{}
-	for _, m := range digestRE.FindAllSubmatch(p.Response, -1) {
+	for _, m := range digestRE().FindAllSubmatch(p.Response, -1) {
 		found[string(m[1])] = true
 	}
 	if len(found) != 1 {

@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sophonz/st/internal/agent"
@@ -107,7 +108,7 @@ func Present(vs []agent.Verdict) map[string]bool {
 // environment of the sessions st makes) came in 3.2. st is tested on 3.3a.
 const TmuxMinimum = "3.2"
 
-var tmuxVersionRE = regexp.MustCompile(`tmux (?:next-)?(\d+)\.(\d+)([a-z]?)`)
+var tmuxVersionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`tmux (?:next-)?(\d+)\.(\d+)([a-z]?)`) })
 
 // Tmux checks that tmux is on PATH and new enough.
 func Tmux(ctx context.Context, path string) Check {
@@ -123,7 +124,7 @@ func Tmux(ctx context.Context, path string) Check {
 		return bad(name, fmt.Sprintf("%s -V failed: %v", bin, err), bin+" -V")
 	}
 	v := strings.TrimSpace(string(out))
-	m := tmuxVersionRE.FindStringSubmatch(v)
+	m := tmuxVersionRE().FindStringSubmatch(v)
 	if m == nil {
 		return ok(name, fmt.Sprintf("%s at %s (a version st cannot read; st was tested on tmux 3.3a)", v, bin))
 	}

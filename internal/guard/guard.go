@@ -347,17 +347,17 @@ func (ch *checker) namesSocket(c *shell.Cmd, a shell.Arg) bool {
 }
 
 // tmuxVar finds $TMUX (not $TMUX_TMPDIR) or tmux's socket_path format.
-var tmuxVar = regexp.MustCompile(`\$\{?[#!]?TMUX([^A-Za-z0-9_]|$)|socket_path`)
+var tmuxVar = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{?[#!]?TMUX([^A-Za-z0-9_]|$)|socket_path`) })
 
 // fromTMUX: a hole whose value is made from $TMUX (or tmux's own report
 // of its socket).
 func fromTMUX(h *shell.Hole) bool {
-	if h.Var == "TMUX" || tmuxVar.MatchString(h.Src) {
+	if h.Var == "TMUX" || tmuxVar().MatchString(h.Src) {
 		return true
 	}
 	for _, c := range h.From {
 		for _, a := range c.Args {
-			if tmuxVar.MatchString(a.String()) {
+			if tmuxVar().MatchString(a.String()) {
 				return true
 			}
 			for _, hh := range a.Holes() {

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/sophonz/st/internal/shell"
 )
@@ -49,7 +50,7 @@ func (ch *checker) interp(c *shell.Cmd, name string) string {
 
 // sedE finds GNU sed's e command (runs its text) and s///e (runs the
 // pattern space, here the replacement).
-var sedE = regexp.MustCompile(`(?m)(?:^|[;{}]|[0-9$/])\s*e\s+([^;\n}]+)`)
+var sedE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)(?:^|[;{}]|[0-9$/])\s*e\s+([^;\n}]+)`) })
 
 func (ch *checker) sedScript(c *shell.Cmd, args []shell.Arg) string {
 	var scripts []shell.Arg
@@ -92,7 +93,7 @@ func (ch *checker) sedScript(c *shell.Cmd, args []shell.Arg) string {
 		if !ok {
 			text = sc.String()
 		}
-		for _, m := range sedE.FindAllStringSubmatch(text, -1) {
+		for _, m := range sedE().FindAllStringSubmatch(text, -1) {
 			if r := ch.text(c, shell.Lit(m[1]), "sed e", nil); r != "" {
 				return r
 			}
@@ -333,15 +334,21 @@ func (ch *checker) vimCommands(c *shell.Cmd, args []shell.Arg) string {
 // pidFirst are the calls that take the pid first (os.kill(pid, sig)),
 // sigFirst those that take the signal first (Process.kill(sig, pid)).
 var (
-	pidFirst = regexp.MustCompile(`\b(?:os\.kill|os\.killpg|os\.pidfd_open|process\.kill|Deno\.kill|posix_kill|posix\.kill|signal\.kill)\s*\(`)
-	sigFirst = regexp.MustCompile(`\bProcess\.kill\s*\(|(?:^|[^.\w$])kill\s*\(|(?:^|[^.\w$])kill\s+[-'"\w]`)
+	pidFirst = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\b(?:os\.kill|os\.killpg|os\.pidfd_open|process\.kill|Deno\.kill|posix_kill|posix\.kill|signal\.kill)\s*\(`)
+	})
+	sigFirst = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\bProcess\.kill\s*\(|(?:^|[^.\w$])kill\s*\(|(?:^|[^.\w$])kill\s+[-'"\w]`)
+	})
 	// tmuxName is the name TMUX (not TMUX_TMPDIR) in code, as a variable
 	// or a string.
-	tmuxName = regexp.MustCompile(`(?:^|[^A-Za-z0-9_])TMUX(?:[^A-Za-z0-9_]|$)`)
+	tmuxName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:^|[^A-Za-z0-9_])TMUX(?:[^A-Za-z0-9_]|$)`) })
 	// codeActs are what code may do with a value: run a program, signal,
 	// connect, remove or rename a file.
-	codeActs = regexp.MustCompile("(?i)\\b(?:system|exec\\w*|spawn\\w*|popen\\w*|subprocess|child_process|shell_exec|passthru|proc_open|" +
-		"kill\\w*|connect|socket|unlink\\w*|remove\\w*|rmtree|rmdir\\w*|rename\\w*|os\\.replace|rmSync|io\\.popen|os\\.execute|Command)\\b|`|\\bqx\\b|%x")
+	codeActs = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile("(?i)\\b(?:system|exec\\w*|spawn\\w*|popen\\w*|subprocess|child_process|shell_exec|passthru|proc_open|" +
+			"kill\\w*|connect|socket|unlink\\w*|remove\\w*|rmtree|rmdir\\w*|rename\\w*|os\\.replace|rmSync|io\\.popen|os\\.execute|Command)\\b|`|\\bqx\\b|%x")
+	})
 )
 
 // codeSignals judges the kill calls of code and what it does with $TMUX.
@@ -352,8 +359,8 @@ func (ch *checker) codeSignals(c *shell.Cmd, code, name string) string {
 			return r
 		}
 	}
-	if tmuxName.MatchString(code) || slices.ContainsFunc(stringLits(code), func(l string) bool { return tmuxName.MatchString(l) }) {
-		if m := codeActs.FindString(code); m != "" {
+	if tmuxName().MatchString(code) || slices.ContainsFunc(stringLits(code), func(l string) bool { return tmuxName().MatchString(l) }) {
+		if m := codeActs().FindString(code); m != "" {
 			return refuse(fmt.Sprintf("%s reads $TMUX (the socket and pid of the tmux server this agent runs in) and %s with it; "+
 				"st does not follow values through code, so pass what the code needs as a plain argument", d, show(m)))
 		}
@@ -372,7 +379,7 @@ type killCall struct {
 // (a hole, $TMUX's when the expression reads TMUX). Signal 0 only checks.
 func killCalls(code, lang string) []killCall {
 	var out []killCall
-	for _, m := range pidFirst.FindAllStringIndex(code, 16) {
+	for _, m := range pidFirst().FindAllStringIndex(code, 16) {
 		args := shell.CallArgs(code[m[1]:])
 		if len(args) == 0 || len(args) > 1 && strings.TrimSpace(args[1]) == "0" {
 			continue
@@ -386,7 +393,7 @@ func killCalls(code, lang string) []killCall {
 	if lang != "perl" && lang != "ruby" {
 		return out
 	}
-	for _, m := range sigFirst.FindAllStringIndex(code, 16) {
+	for _, m := range sigFirst().FindAllStringIndex(code, 16) {
 		at := m[1]
 		if !strings.HasSuffix(code[m[0]:m[1]], "(") {
 			at-- // the signal's first character
@@ -403,7 +410,9 @@ func killCalls(code, lang string) []killCall {
 }
 
 // ownPid are the expressions for the program's own pid.
-var ownPid = regexp.MustCompile(`^(?:os\.getpid\(\)|process\.pid|Process\.pid|\$\$|getmypid\(\)|posix\.getpid\(\))$`)
+var ownPid = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:os\.getpid\(\)|process\.pid|Process\.pid|\$\$|getmypid\(\)|posix\.getpid\(\))$`)
+})
 
 // pidExpr is a pid expression of code as a word of the shell.
 func pidExpr(e string) shell.Arg {
@@ -415,10 +424,10 @@ func pidExpr(e string) shell.Arg {
 		}
 		return shell.Lit(n)
 	}
-	if ownPid.MatchString(e) {
+	if ownPid().MatchString(e) {
 		return shell.HoleArg(&shell.Hole{Kind: shell.FromSpecial, Var: "$", Src: e})
 	}
-	if tmuxName.MatchString(e) {
+	if tmuxName().MatchString(e) {
 		return shell.HoleArg(&shell.Hole{Kind: shell.FromVar, Var: "TMUX", Src: e})
 	}
 	return shell.HoleArg(&shell.Hole{Kind: shell.FromOutput, Src: e})

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Interpreters run code of their own, inline (python -c, node -e, awk's
@@ -197,46 +198,57 @@ func awkProgram(args []Arg) []Arg {
 // What one-liners write: the calls of each language that create, change
 // or remove a file, with the argument that names it. Only a path written
 // as a string literal is read; one from a variable or an expression is
-// not judged.
-var codeWriteCalls = []struct {
+// not judged. (Compiled at first use, as every pattern of st's: each st
+// process, a hook's too, would pay for them at its start otherwise.)
+var codeWriteCalls = sync.OnceValue(func() []writeCall {
+	return []writeCall{
+		// python: os and shutil, pathlib's methods (on a literal Path).
+		{regexp.MustCompile(`\bos\.(?:remove|unlink|rmdir|mkdir|makedirs|truncate|chmod|removedirs)\s*\(`), []int{0}},
+		{regexp.MustCompile(`\bos\.(?:rename|replace|renames)\s*\(`), []int{0, 1}},
+		{regexp.MustCompile(`\bos\.(?:symlink|link)\s*\(`), []int{1}},
+		{regexp.MustCompile(`\bshutil\.(?:rmtree)\s*\(`), []int{0}},
+		{regexp.MustCompile(`\bshutil\.(?:copy|copy2|copyfile|copytree|copymode|copystat)\s*\(`), []int{1}},
+		{regexp.MustCompile(`\bshutil\.move\s*\(`), []int{0, 1}},
+		// node and deno, bun: fs's calls, on any object.
+		{regexp.MustCompile(`\.(?:writeFileSync|writeFile|appendFileSync|appendFile|createWriteStream|rmSync|rm|unlinkSync|unlink|rmdirSync|rmdir|mkdirSync|mkdir|truncateSync|truncate|writeTextFile|writeTextFileSync|remove|removeSync)\s*\(`), []int{0}},
+		{regexp.MustCompile(`\.(?:renameSync|rename)\s*\(`), []int{0, 1}},
+		{regexp.MustCompile(`\.(?:copyFileSync|copyFile|cpSync|cp|symlinkSync|symlink|linkSync|link)\s*\(`), []int{1}},
+		{regexp.MustCompile(`\bBun\.write\s*\(`), []int{0}},
+		// ruby: File, IO, FileUtils, Dir.
+		{regexp.MustCompile(`\b(?:File|IO)\.(?:write|binwrite|delete|unlink|truncate)\s*\(?`), []int{0}},
+		{regexp.MustCompile(`\bFile\.rename\s*\(?`), []int{0, 1}},
+		{regexp.MustCompile(`\bFile\.symlink\s*\(?`), []int{1}},
+		{regexp.MustCompile(`\bFileUtils\.(?:rm|rm_f|rm_r|rm_rf|rmdir|mkdir|mkdir_p|touch|remove)\s*\(?`), []int{0}},
+		{regexp.MustCompile(`\bFileUtils\.(?:cp|cp_r|ln|ln_s|install)\s*\(?`), []int{1}},
+		{regexp.MustCompile(`\bFileUtils\.mv\s*\(?`), []int{0, 1}},
+		{regexp.MustCompile(`\bDir\.(?:mkdir|delete|rmdir|unlink)\s*\(?`), []int{0}},
+		// php.
+		{regexp.MustCompile(`\b(?:file_put_contents|touch|tempnam)\s*\(`), []int{0}},
+		// perl's and php's builtins that take a list of files.
+		{regexp.MustCompile(`(?:^|[^.\w$>])(?:unlink|rmdir|mkdir)\b\s*\(?`), []int{0, 1, 2, 3, 4, 5, 6, 7}},
+		{regexp.MustCompile(`(?:^|[^.\w$>])rename\b\s*\(?`), []int{0, 1}},
+		{regexp.MustCompile(`(?:^|[^.\w$>])(?:symlink|link|copy|move)\b\s*\(?`), []int{1}},
+	}
+})
+
+// writeCall is a call that writes, and which of its arguments are paths
+// written (0-based).
+type writeCall struct {
 	re   *regexp.Regexp
-	args []int // which arguments are paths written (0-based)
-}{
-	// python: os and shutil, pathlib's methods (on a literal Path).
-	{regexp.MustCompile(`\bos\.(?:remove|unlink|rmdir|mkdir|makedirs|truncate|chmod|removedirs)\s*\(`), []int{0}},
-	{regexp.MustCompile(`\bos\.(?:rename|replace|renames)\s*\(`), []int{0, 1}},
-	{regexp.MustCompile(`\bos\.(?:symlink|link)\s*\(`), []int{1}},
-	{regexp.MustCompile(`\bshutil\.(?:rmtree)\s*\(`), []int{0}},
-	{regexp.MustCompile(`\bshutil\.(?:copy|copy2|copyfile|copytree|copymode|copystat)\s*\(`), []int{1}},
-	{regexp.MustCompile(`\bshutil\.move\s*\(`), []int{0, 1}},
-	// node and deno, bun: fs's calls, on any object.
-	{regexp.MustCompile(`\.(?:writeFileSync|writeFile|appendFileSync|appendFile|createWriteStream|rmSync|rm|unlinkSync|unlink|rmdirSync|rmdir|mkdirSync|mkdir|truncateSync|truncate|writeTextFile|writeTextFileSync|remove|removeSync)\s*\(`), []int{0}},
-	{regexp.MustCompile(`\.(?:renameSync|rename)\s*\(`), []int{0, 1}},
-	{regexp.MustCompile(`\.(?:copyFileSync|copyFile|cpSync|cp|symlinkSync|symlink|linkSync|link)\s*\(`), []int{1}},
-	{regexp.MustCompile(`\bBun\.write\s*\(`), []int{0}},
-	// ruby: File, IO, FileUtils, Dir.
-	{regexp.MustCompile(`\b(?:File|IO)\.(?:write|binwrite|delete|unlink|truncate)\s*\(?`), []int{0}},
-	{regexp.MustCompile(`\bFile\.rename\s*\(?`), []int{0, 1}},
-	{regexp.MustCompile(`\bFile\.symlink\s*\(?`), []int{1}},
-	{regexp.MustCompile(`\bFileUtils\.(?:rm|rm_f|rm_r|rm_rf|rmdir|mkdir|mkdir_p|touch|remove)\s*\(?`), []int{0}},
-	{regexp.MustCompile(`\bFileUtils\.(?:cp|cp_r|ln|ln_s|install)\s*\(?`), []int{1}},
-	{regexp.MustCompile(`\bFileUtils\.mv\s*\(?`), []int{0, 1}},
-	{regexp.MustCompile(`\bDir\.(?:mkdir|delete|rmdir|unlink)\s*\(?`), []int{0}},
-	// php.
-	{regexp.MustCompile(`\b(?:file_put_contents|touch|tempnam)\s*\(`), []int{0}},
-	// perl's and php's builtins that take a list of files.
-	{regexp.MustCompile(`(?:^|[^.\w$>])(?:unlink|rmdir|mkdir)\b\s*\(?`), []int{0, 1, 2, 3, 4, 5, 6, 7}},
-	{regexp.MustCompile(`(?:^|[^.\w$>])rename\b\s*\(?`), []int{0, 1}},
-	{regexp.MustCompile(`(?:^|[^.\w$>])(?:symlink|link|copy|move)\b\s*\(?`), []int{1}},
+	args []int
 }
 
 // codeOpen finds open calls: python's and php's open(PATH, MODE), node's
 // openSync, ruby's File.open, perl's open(FH, MODE, PATH) or open(FH,
 // ">PATH").
-var codeOpen = regexp.MustCompile(`(?:^|[^.\w$])(?:open|fopen|File\.open|openSync|io\.open|codecs\.open|pathlib\.Path\(.*?\)\.open)\s*\(?`)
+var codeOpen = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?:^|[^.\w$])(?:open|fopen|File\.open|openSync|io\.open|codecs\.open|pathlib\.Path\(.*?\)\.open)\s*\(?`)
+})
 
 // pathlibWrite: Path("x").write_text(...) and the like.
-var pathlibWrite = regexp.MustCompile(`\bPath\s*\(\s*(` + "['\"]" + `[^'"]*['"])\s*\)\s*\.(?:write_text|write_bytes|touch|unlink|mkdir|rmdir|rename|replace|symlink_to|hardlink_to)\b`)
+var pathlibWrite = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\bPath\s*\(\s*(` + "['\"]" + `[^'"]*['"])\s*\)\s*\.(?:write_text|write_bytes|touch|unlink|mkdir|rmdir|rename|replace|symlink_to|hardlink_to)\b`)
+})
 
 // codeWrites lists the files code in lang writes by literal paths.
 func codeWrites(lang, code string) []string {
@@ -244,7 +256,7 @@ func codeWrites(lang, code string) []string {
 		return awkWrites(code)
 	}
 	var out []string
-	for _, call := range codeWriteCalls {
+	for _, call := range codeWriteCalls() {
 		for _, m := range call.re.FindAllStringIndex(code, 32) {
 			args := CallArgs(code[m[1]:])
 			for _, i := range call.args {
@@ -256,12 +268,12 @@ func codeWrites(lang, code string) []string {
 			}
 		}
 	}
-	for _, m := range pathlibWrite.FindAllStringSubmatch(code, 32) {
+	for _, m := range pathlibWrite().FindAllStringSubmatch(code, 32) {
 		if p, ok := strLit(m[1]); ok {
 			out = append(out, p)
 		}
 	}
-	for _, m := range codeOpen.FindAllStringIndex(code, 32) {
+	for _, m := range codeOpen().FindAllStringIndex(code, 32) {
 		if p, ok := openedForWrite(lang, CallArgs(code[m[1]:])); ok {
 			out = append(out, p)
 		}
@@ -368,12 +380,12 @@ func CallArgs(s string) []string {
 }
 
 // awkRedirect: print or printf ... > "file" (or >>).
-var awkRedirect = regexp.MustCompile(`\bprintf?\b[^;{}\n]*?>>?\s*("[^"]*")`)
+var awkRedirect = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\bprintf?\b[^;{}\n]*?>>?\s*("[^"]*")`) })
 
 // awkWrites lists the files an awk program's print statements write.
 func awkWrites(code string) []string {
 	var out []string
-	for _, m := range awkRedirect.FindAllStringSubmatch(code, 32) {
+	for _, m := range awkRedirect().FindAllStringSubmatch(code, 32) {
 		if p, ok := strLit(m[1]); ok {
 			out = append(out, p)
 		}

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -13,7 +14,9 @@ import (
 // blank space, so that a one-line prompt typed into a TUI (where a newline
 // would submit early) can still carry several markers:
 // "RUN: echo hi > out.txt SAY: all done".
-var markerRE = regexp.MustCompile(`(?:^|[ \t])(RUN:|ASK:|AGENT:|TEAMMATE:|CALL:|SAY:|SLEEP:|APIERROR:|ESCALATE\b)`)
+var markerRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?:^|[ \t])(RUN:|ASK:|AGENT:|TEAMMATE:|CALL:|SAY:|SLEEP:|APIERROR:|ESCALATE\b)`)
+})
 
 // step is one tool call of a script: a shell command (RUN:), the agent's
 // question tool (ASK:), Claude's Agent tool (AGENT: a subagent, TEAMMATE:
@@ -43,7 +46,7 @@ func parseScript(text string) (script, bool) {
 	found := false
 	for _, line := range strings.Split(text, "\n") {
 		line = strings.TrimRight(line, "\r")
-		ms := markerRE.FindAllStringSubmatchIndex(line, -1)
+		ms := markerRE().FindAllStringSubmatchIndex(line, -1)
 		for i, m := range ms {
 			kw := line[m[2]:m[3]]
 			end := len(line)
@@ -150,7 +153,7 @@ func decide(events []event) plan {
 			continue
 		}
 		afterTool = true
-		for _, m := range summaryRE.FindAllStringSubmatch(e.text, -1) {
+		for _, m := range summaryRE().FindAllStringSubmatch(e.text, -1) {
 			summaries = append(summaries, strings.TrimSpace(m[1]))
 		}
 		if s, ok := parseScript(e.text); ok {
@@ -185,15 +188,15 @@ func decide(events []event) plan {
 }
 
 // summaryRE finds the summary lines that st worker read prints.
-var summaryRE = regexp.MustCompile(`(?m)^summary:[ \t]*(.+)$`)
+var summaryRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^summary:[ \t]*(.+)$`) })
 
 // pathRE finds absolute paths in a prompt.
-var pathRE = regexp.MustCompile(`/[A-Za-z0-9._/+-]+`)
+var pathRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`/[A-Za-z0-9._/+-]+`) })
 
 // namedFile returns the first absolute path in text of a readable,
 // non-executable regular file (the line st types also names st's binary).
 func namedFile(text string) string {
-	for _, m := range pathRE.FindAllString(text, -1) {
+	for _, m := range pathRE().FindAllString(text, -1) {
 		m = strings.TrimRight(m, ".,;:")
 		fi, err := os.Stat(m)
 		if err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 == 0 {
