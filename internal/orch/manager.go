@@ -76,6 +76,10 @@ type Manager struct {
 	// waits counts the st worker wait calls waiting now (st status).
 	waits atomic.Int32
 	bg    *group
+	// judged is the server's mark (tmux.Client.Mark) as it was when st
+	// last judged every pane: while the server's mark is still that, no
+	// pane came or went since, and a list need not read the panes again.
+	judged atomic.Value // string
 }
 
 // NewManager loads the runs kept under cfg.Home and reconciles them with

@@ -50,6 +50,8 @@ func (m *Manager) observe(ctx context.Context) {
 		}
 		m.relink(ctx, map[string]string{}, nil, true)
 	}
+	// (No mark kept here: a layout does not say which panes are dead, so
+	// only reconcile's own reading judges every pane.)
 	m.reconcileLayout(l, listed, seq)
 	if err := m.rest.record(l); err != nil {
 		m.logf("keep the tmux layout: %v", err)
@@ -57,7 +59,8 @@ func (m *Manager) observe(ctx context.Context) {
 }
 
 // reconcileLayout is reconcile for a layout already read.
-func (m *Manager) reconcileLayout(l tmux.Layout, listed time.Time, seq int) {
+// It reports whether it judged the panes.
+func (m *Manager) reconcileLayout(l tmux.Layout, listed time.Time, seq int) bool {
 	var panes []tmux.Pane
 	for _, s := range l.Sessions {
 		for _, w := range s.Windows {
@@ -67,7 +70,7 @@ func (m *Manager) reconcileLayout(l tmux.Layout, listed time.Time, seq int) {
 			}
 		}
 	}
-	m.reconcilePanes(panes, listed, seq)
+	return m.reconcilePanes(panes, listed, seq)
 }
 
 // restore brings back the sessions of the last picture, puts every

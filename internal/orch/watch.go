@@ -146,6 +146,7 @@ func (m *Manager) reconcile(ctx context.Context) {
 	}
 	seq := m.rest.gen()
 	listed := m.cfg.Now()
+	mark, marked := m.cfg.Tmux.Mark(ctx)
 	panes, err := m.cfg.Tmux.ListPanes(ctx)
 	if err != nil {
 		m.logf("reconcile: %v", err)
@@ -154,13 +155,30 @@ func (m *Manager) reconcile(ctx context.Context) {
 	if len(panes) == 0 && !m.cfg.Tmux.Running(ctx) {
 		return
 	}
-	m.reconcilePanes(panes, listed, seq)
+	if m.reconcilePanes(panes, listed, seq) && marked {
+		m.judged.Store(mark)
+	}
+}
+
+// reconcileIfChanged is reconcile, unless no pane, window or session of
+// the server came, went or died since st last judged every pane: the
+// server's mark says so in one short command (at 100 panes, reading them
+// all was most of what st worker list cost). The mark is read after the
+// request came, and tmux counts a change before the command that made it
+// returns, so a pane killed before the request is never listed as live.
+func (m *Manager) reconcileIfChanged(ctx context.Context) {
+	if mark, ok := m.cfg.Tmux.Mark(ctx); ok && !m.rest.busy() && mark == m.judged.Load() {
+		return
+	}
+	m.reconcile(ctx)
 }
 
 // reconcilePanes is reconcile for panes listed at the time listed.
 // Workers that joined after that are left alone: the list cannot know
 // their panes (or their new options) yet.
-func (m *Manager) reconcilePanes(panes []tmux.Pane, listed time.Time, seq int) {
+// It reports whether it judged them (not while st brought the server
+// back).
+func (m *Manager) reconcilePanes(panes []tmux.Pane, listed time.Time, seq int) bool {
 	have := map[string]tmux.Pane{}
 	live := map[string]bool{}
 	pids := map[string]int{}
@@ -181,6 +199,7 @@ func (m *Manager) reconcilePanes(panes []tmux.Pane, listed time.Time, seq int) {
 	if judged && m.cfg.Remote != nil {
 		m.cfg.Remote.PanesListed(pids, listed) // an offer goes with its pane
 	}
+	return judged
 }
 
 // judgePanesLocked makes gone the workers whose panes are not in have

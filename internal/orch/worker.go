@@ -17,7 +17,7 @@ import (
 // List returns the calling pane's workers, or with all every worker.
 // It looks at tmux first, so a pane that just closed shows as such.
 func (m *Manager) List(ctx context.Context, req api.IDRequest) ([]api.WorkerView, error) {
-	m.reconcile(ctx)
+	m.reconcileIfChanged(ctx)
 	out := m.listViews(req)
 	// Workers here of coordinators on other machines: ask those machines
 	// whether the coordinators are still where st thinks.

@@ -191,3 +191,63 @@ func TestEventsFromEverySession(t *testing.T) {
 		t.Errorf("st's hooks are left after Stop:\n%s", out)
 	}
 }
+
+// TestMarkMovesWithEveryChange: the mark (Client.Mark) is different right
+// after each change st's hooks hear of, before any event reaches st (a
+// list may trust an unchanged mark and skip reading every pane), and the
+// same after commands that change no pane, window or session.
+func TestMarkMovesWithEveryChange(t *testing.T) {
+	tm, c, _ := channelServer(t)
+	ctx := context.Background()
+	mark := func() string {
+		t.Helper()
+		m, ok := c.Mark(ctx)
+		if !ok {
+			t.Fatal("no mark with the control client up")
+		}
+		return m
+	}
+	before := mark()
+	for _, read := range [][]string{{"list-panes", "-a"}, {"display-message", "-p", "x"}, {"show-options", "-g"}} {
+		tm.Run(read...)
+	}
+	if m := mark(); m != before {
+		t.Errorf("reads changed the mark: %q, was %q", m, before)
+	}
+	out, err := tm.Run("new-window", "-d", "-P", "-F", "#{pane_id}", "-t", "b:", "sleep 60")
+	if err != nil {
+		t.Fatal(err)
+	}
+	win := strings.TrimSpace(out)
+	var dying string
+	for _, ch := range []struct {
+		what string
+		do   func()
+	}{
+		{"a window in another session", func() {}},
+		{"a pane split", func() {
+			out, _ := tm.Run("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", win, "sleep 60")
+			dying = strings.TrimSpace(out)
+		}},
+		{"a pane killed", func() { tm.Run("kill-pane", "-t", dying) }},
+		{"a window renamed", func() { tm.Run("rename-window", "-t", win, "other") }},
+		{"a window killed", func() { tm.Run("kill-window", "-t", win) }},
+		{"a session made", func() { tm.Run("new-session", "-d", "-s", "e", "sleep 60") }},
+		{"a session killed", func() { tm.Run("kill-session", "-t", "e") }},
+	} {
+		ch.do()
+		if m := mark(); m == before {
+			t.Errorf("%s: the mark did not move (%q)", ch.what, m)
+		} else {
+			before = m
+		}
+	}
+	// A pane whose program exits by itself: its hook runs as the server
+	// notices the exit, not in a command of anyone's; the mark moves by
+	// the time st hears of it.
+	tm.Run("split-window", "-d", "-t", "b:", "true")
+	testutil.WaitFor(t, 5*time.Second, func() (bool, string) {
+		m := mark()
+		return m != before, "the mark did not move when a pane's program exited"
+	})
+}

@@ -63,15 +63,29 @@ type Event struct {
 // eventChannel is the tmux wait-for channel st's hooks signal.
 const eventChannel = "st-events"
 
+// hookCommand is what each of st's hooks runs: it counts the change in
+// the server's option @st_events, then signals st. Both run in the
+// server before the command that made the change returns to its client,
+// so a count read after it (Mark) has the change in it.
+var hookCommand = `set-option -gF ` + eventCount + ` "#{e|+:#{` + eventCount + `},1}" ; wait-for -S ` + eventChannel
+
+// eventCount is the server option that counts the changes st's hooks saw.
+const eventCount = "@st_events"
+
 // hookIndex is st's slot in the hooks' arrays, so that a user's own hooks
 // at other indexes stay as they are.
 const hookIndex = "91"
 
 // hookNames are the tmux hooks that report a change st must hear of.
+// (tmux 3.3a has no after-respawn-pane, though it has after- hooks for
+// many commands: set, it was refused, unseen, until TestMarkMoves
+// looked. A respawned pane keeps its id and options, so st's judgement
+// of it does not change; the restore that respawns panes follows them
+// itself.)
 var hookNames = []string{
 	"pane-exited", "pane-died", "after-kill-pane", "after-new-window", "after-split-window",
 	"after-new-session", "session-closed", "window-linked", "window-unlinked",
-	"after-rename-window", "after-rename-session", "after-respawn-pane",
+	"after-rename-window", "after-rename-session",
 }
 
 // channel is the supervised control client and event watcher of a Client.
@@ -133,6 +147,23 @@ func (c *Client) Kick() {
 		default:
 		}
 	}
+}
+
+// Mark names the server as it is now for st's hooks: its life (pid and
+// start time) and how many changes its hooks counted. Two equal marks
+// mean that no pane, window or session came, went or died between them
+// (st's hooks count every such change before the command that made it
+// returns). ok is false when st does not follow the server's events (no
+// control client, or no server): then nothing can be said.
+func (c *Client) Mark(ctx context.Context) (mark string, ok bool) {
+	if c.control() == nil {
+		return "", false
+	}
+	out, err := c.Run(ctx, "display-message", "-p", "#{pid}:#{start_time}:#{"+eventCount+"}")
+	if err != nil {
+		return "", false
+	}
+	return strings.TrimSpace(out), true
 }
 
 // Connected reports whether the control client runs.
@@ -277,7 +308,7 @@ func (ch *channel) connect(ctx context.Context) (*control, error) {
 		if len(args) > 0 {
 			args = append(args, ";")
 		}
-		args = append(args, "set-hook", "-g", h+"["+hookIndex+"]", "wait-for -S "+eventChannel)
+		args = append(args, "set-hook", "-g", h+"["+hookIndex+"]", hookCommand)
 	}
 	cctx, cancel = context.WithTimeout(ctx, 3*time.Second)
 	_, err = ctl.send(cctx, args, nil)
