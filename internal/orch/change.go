@@ -115,7 +115,11 @@ func (reg *registry) stageLocked(c *change) *commit {
 			continue
 		}
 		r.Format = api.RunFormat
-		data, err := json.MarshalIndent(r, "", "  ")
+		// Compact, not indented: this runs under the registry's lock on
+		// every change (a report, a turn's end), and at 100 workers
+		// indenting took 0.36 ms of it against 0.13 ms (st orch show, or
+		// jq, reads it for a person).
+		data, err := json.Marshal(r)
 		if err != nil {
 			// A Run is plain data; this would be a bug.
 			panic(fmt.Sprintf("orch: encode run %s: %v", r.ID, err))

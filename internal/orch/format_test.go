@@ -70,7 +70,7 @@ func TestNewerFilesAreRefused(t *testing.T) {
 		}
 	}
 	own, _ := os.ReadFile(filepath.Join(home, "orch", testRun, "run.json"))
-	if !strings.Contains(string(own), `"format": `+strconv.Itoa(api.RunFormat)) {
+	if !strings.Contains(string(own), `"format":`+strconv.Itoa(api.RunFormat)) {
 		t.Errorf("st's own run.json has no format:\n%s", own)
 	}
 }

@@ -132,7 +132,7 @@ func smallDisk(t *testing.T, mnt string) (mode string, unmount func()) {
 // run's run.json.
 func workersOverAPage(t *testing.T, w *world) ([]api.WorkerView, string) {
 	task := w.writeFile("task.md", "sleep: 600s\n")
-	ws := w.startWorkers(12, 4, task, "w")
+	ws := w.startWorkers(16, 4, task, "w")
 	waitFor(t, 60*time.Second, func() (bool, string) {
 		vs, err := w.list()
 		k := 0
