@@ -560,7 +560,15 @@ func newWorkerListCmd(env *Env, runF runFunc[workerListOptions]) *cobra.Command 
 }
 
 func runWorkerList(ctx context.Context, env *Env, o workerListOptions) error {
-	ws, err := env.Client().List(ctx, api.IDRequest{Pane: callerPane(env), All: o.All})
+	req := api.IDRequest{Pane: callerPane(env), All: o.All}
+	if o.JSON {
+		raw, err := env.Client().ListJSON(ctx, req)
+		if err != nil {
+			return err
+		}
+		return printRawJSON(env.Stdout, raw)
+	}
+	ws, err := env.Client().List(ctx, req)
 	return printResult(env, o.JSON, ws, err, printWorkerTable)
 }
 

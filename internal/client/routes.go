@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/sophonz/st/internal/api"
 )
@@ -145,6 +146,14 @@ func (c *Client) Merge(ctx context.Context, req api.IDRequest, pick bool) (*api.
 // List is the caller's workers (req.All: every worker).
 func (c *Client) List(ctx context.Context, req api.IDRequest) ([]api.WorkerView, error) {
 	var r []api.WorkerView
+	return r, c.Call(ctx, api.RouteWorkerList, req, &r)
+}
+
+// ListJSON is List as st's daemon wrote it, for st worker list --json:
+// printing it needs no decoding into types and encoding again (at 100
+// workers, a fifth of the command's CPU).
+func (c *Client) ListJSON(ctx context.Context, req api.IDRequest) (json.RawMessage, error) {
+	var r json.RawMessage
 	return r, c.Call(ctx, api.RouteWorkerList, req, &r)
 }
 
