@@ -49,6 +49,12 @@ type delivery struct {
 
 // Delivery bounds.
 const (
+	// pollFirst is the first look again at a box st waits for: the sim
+	// draws its box, and text typed shows in it, within a few
+	// milliseconds, and a first look 25 ms later was a fifth of what st
+	// added to a start. Looks then slow down to pollFast (the text) and
+	// pollSlow (the box, which an agent's hook wakes early).
+	pollFirst    = 5 * time.Millisecond
 	pollFast     = 25 * time.Millisecond
 	pollSlow     = 100 * time.Millisecond
 	appearWait   = time.Second            // for typed text to show in the box
@@ -183,8 +189,9 @@ func (m *Manager) deliver(ctx context.Context, d *delivery) error {
 // waitBox waits for an empty input box. already reports that an earlier
 // try of this delivery showed up late in the box: only Enter is missing.
 func (m *Manager) waitBox(ctx context.Context, d *delivery) (already bool, err error) {
-	poll := pollFast
+	poll := pollFirst
 	for {
+		changed := m.Changed() // before the look: a hook after it wakes the next
 		v, err := m.capture(ctx, d)
 		if err != nil {
 			return false, err
@@ -217,13 +224,31 @@ func (m *Manager) waitBox(ctx context.Context, d *delivery) (already bool, err e
 		if time.Now().After(d.readyBy) {
 			return false, m.notReady(d, v.Screen)
 		}
-		if err := sleepCtx(ctx, poll); err != nil {
+		if err := sleepOrChange(ctx, poll, changed); err != nil {
 			return false, err
 		}
 		if poll < pollSlow {
 			poll += pollFast / 5
 		}
 	}
+}
+
+// sleepOrChange waits for d, or for changed to close (an agent's hook:
+// its SessionStart comes as its box is drawn), but at least pollFirst,
+// so that a burst of hooks from other panes costs few looks.
+func sleepOrChange(ctx context.Context, d time.Duration, changed <-chan struct{}) error {
+	if err := sleepCtx(ctx, pollFirst); err != nil || d <= pollFirst {
+		return err
+	}
+	t := time.NewTimer(d - pollFirst)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+	case <-changed:
+	}
+	return nil
 }
 
 // typeLine types the line (unless it is already in the box) and reports
@@ -240,7 +265,7 @@ func (m *Manager) typeLine(ctx context.Context, d *delivery, already bool) (bool
 		return false, err
 	}
 	until := time.Now().Add(appearWait)
-	for time.Now().Before(until) {
+	for poll := pollFirst; time.Now().Before(until); poll = min(poll+pollFirst, pollFast) {
 		v, err := m.capture(ctx, d)
 		if err != nil {
 			return false, err
@@ -251,7 +276,7 @@ func (m *Manager) typeLine(ctx context.Context, d *delivery, already bool) (bool
 		if squash(v.Box) == d.want {
 			return true, nil
 		}
-		if err := sleepCtx(ctx, pollFast); err != nil {
+		if err := sleepCtx(ctx, poll); err != nil {
 			return false, err
 		}
 	}
