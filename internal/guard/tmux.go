@@ -5,6 +5,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/sophonz/st/internal/shell"
 )
@@ -324,8 +325,10 @@ var riskyTmux = map[string]bool{
 	"choose-tree": true, "choose-client": true, "choose-buffer": true,
 }
 
-// spellings are every word tmux resolves to a risky command.
-var spellings = func() []string {
+// spellings are every word tmux resolves to a risky command. (Made at
+// first use: made as every st process started, it was 2–3 % of a hook's
+// CPU, by perf.)
+var spellings = sync.OnceValue(func() []string {
 	var out []string
 	for _, c := range tmuxTable {
 		if !riskyTmux[c[0]] {
@@ -341,7 +344,7 @@ var spellings = func() []string {
 		}
 	}
 	return out
-}()
+})
 
 // tmuxCommands judges each command of a tmux command list. On another
 // server only what its commands run matters: shell text there may still
@@ -357,7 +360,7 @@ func (ch *checker) tmuxCommands(c *shell.Cmd, cmds [][]shell.Arg, srv server) st
 		// A word st cannot know may be a ';' of its own: what follows
 		// may start a command.
 		for k := 1; k < len(cmd) && srv.ours; k++ {
-			if !cmd[k-1].IsKnown() && cmd[k].CouldAny(spellings...) {
+			if !cmd[k-1].IsKnown() && cmd[k].CouldAny(spellings()...) {
 				if r := ch.tmuxOne(c, cmd[k:], srv); r != "" {
 					return r
 				}
@@ -373,7 +376,7 @@ func (ch *checker) tmuxOne(c *shell.Cmd, cmd []shell.Arg, srv server) string {
 	word := cmd[0]
 	s, ok := word.Known()
 	if !ok {
-		if srv.ours && word.CouldAny(spellings...) {
+		if srv.ours && word.CouldAny(spellings()...) {
 			return unknown(fmt.Sprintf("%s: tmux's command %s may be kill-server", quote(showCmd(c)), show(word.String())), adviceName)
 		}
 		return ""
