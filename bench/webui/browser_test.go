@@ -4,58 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/sophonz/st/internal/web/webtest"
 )
 
-const chromiumPath = "/usr/bin/chromium"
-
 // newBrowser starts a headless Chromium of this benchmark only, with a
-// window of w x h, and returns its context. It fails without chromium.
+// window of w x h (webtest.Chromium).
 func newBrowser(b *testing.B, w, h int) context.Context {
 	b.Helper()
-	if _, err := os.Stat(chromiumPath); err != nil {
-		b.Fatalf("chromium is not installed at %s: scripts/test installs chromium", chromiumPath)
-	}
-	dir, err := os.MkdirTemp("", "st-chromium")
-	if err != nil {
-		b.Fatal(err)
-	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromiumPath),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("disable-extensions", true),
-		chromedp.Flag("hide-scrollbars", true),
-		chromedp.UserDataDir(dir),
-		chromedp.WindowSize(w, h),
-	}
-	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
-	b.Cleanup(func() {
-		cancel()
-		acancel()
-		for range 50 {
-			if os.RemoveAll(dir) == nil {
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	})
-	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
-		b.Fatalf("start chromium: %v", err)
-	}
-	return ctx
+	return webtest.Chromium(b, w, h, "")
 }
 
 func eval[T any](b *testing.B, ctx context.Context, expr string, opts ...chromedp.EvaluateOption) T {

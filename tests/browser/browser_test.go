@@ -31,10 +31,7 @@ import (
 	"github.com/sophonz/st/internal/web/webtest"
 )
 
-const (
-	chromiumPath = "/usr/bin/chromium"
-	secret       = "browser-test-secret-0123456789abcdef"
-)
+const secret = "browser-test-secret-0123456789abcdef"
 
 // serveUI serves the UI on 127.0.0.1 as the daemon does, and returns its
 // address.
@@ -77,59 +74,11 @@ func newBrowser(t *testing.T, w, h int) context.Context {
 	return newBrowserIn(t, w, h, "")
 }
 
-// newBrowserIn is newBrowser with the browser's languages set ("ko-KR",
-// or a list in order, "fr-FR,ko-KR"): Chromium's --lang and --accept-lang,
-// which navigator.language and navigator.languages then say. "" leaves
-// Chromium's own (English here).
+// newBrowserIn is newBrowser with the browser's languages set
+// (webtest.Chromium).
 func newBrowserIn(t *testing.T, w, h int, lang string) context.Context {
 	t.Helper()
-	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Fatalf("chromium is not installed at %s: scripts/test installs chromium", chromiumPath)
-	}
-	dir, err := os.MkdirTemp("", "st-chromium")
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromiumPath),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("disable-extensions", true),
-		chromedp.Flag("force-color-profile", "srgb"),
-		chromedp.Flag("hide-scrollbars", true),
-		chromedp.UserDataDir(dir),
-		chromedp.WindowSize(w, h),
-	}
-	if lang != "" {
-		first, _, _ := strings.Cut(lang, ",")
-		opts = append(opts, chromedp.Flag("lang", first), chromedp.Flag("accept-lang", lang))
-	}
-	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx, chromedp.WithErrorf(t.Logf))
-	t.Cleanup(func() {
-		cancel()
-		acancel()
-		// Chromium's children can write in the folder for a moment after it stops.
-		for range 50 {
-			if os.RemoveAll(dir) == nil {
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	})
-	// The first Run starts the browser, and it lives as long as ctx: no
-	// timeout on this one.
-	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	return ctx
+	return webtest.Chromium(t, w, h, lang)
 }
 
 func run[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
