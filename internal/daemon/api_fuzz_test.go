@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
@@ -223,14 +224,10 @@ const requestDeadline = 100 * time.Millisecond
 const hangLimit = 3 * time.Second
 
 // serveOne sends one request through the routes and checks the answer.
-func serveOne(t *testing.T, h http.Handler, route string, body []byte, tmuxHdr string) *httptest.ResponseRecorder {
+// serveNoHang serves req, failing t (as what) when the handler panics or
+// does not return within hangLimit of the request's deadline.
+func serveNoHang(t *testing.T, h http.Handler, req *http.Request, what string) *httptest.ResponseRecorder {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), ctxKey{}, sockPeer{owner: true, pid: os.Getpid()}), requestDeadline)
-	defer cancel()
-	req := httptest.NewRequest(http.MethodPost, route, strings.NewReader(string(body))).WithContext(ctx)
-	if tmuxHdr != "" {
-		req.Header.Set(api.TmuxHeader, tmuxHdr)
-	}
 	rec := httptest.NewRecorder()
 	done := make(chan any, 1)
 	go func() {
@@ -240,11 +237,23 @@ func serveOne(t *testing.T, h http.Handler, route string, body []byte, tmuxHdr s
 	select {
 	case p := <-done:
 		if p != nil {
-			t.Fatalf("POST %s %q panicked: %v", route, body, p)
+			t.Fatalf("%s panicked: %v", what, p)
 		}
 	case <-time.After(requestDeadline + hangLimit):
-		t.Fatalf("POST %s %q did not return %v after its deadline", route, body, hangLimit)
+		t.Fatalf("%s did not return %v after its deadline", what, hangLimit)
 	}
+	return rec
+}
+
+func serveOne(t *testing.T, h http.Handler, route string, body []byte, tmuxHdr string) *httptest.ResponseRecorder {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), ctxKey{}, sockPeer{owner: true, pid: os.Getpid()}), requestDeadline)
+	defer cancel()
+	req := httptest.NewRequest(http.MethodPost, route, strings.NewReader(string(body))).WithContext(ctx)
+	if tmuxHdr != "" {
+		req.Header.Set(api.TmuxHeader, tmuxHdr)
+	}
+	rec := serveNoHang(t, h, req, fmt.Sprintf("POST %s %q", route, body))
 	t.Logf("POST %s %.80q -> %d %.160s", route, body, rec.Code, rec.Body.String())
 	switch rec.Code {
 	case http.StatusOK:

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -10,7 +11,6 @@ import (
 	"path/filepath"
 	"sort"
 	"testing"
-	"time"
 
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/peer"
@@ -135,20 +135,7 @@ func serveTermOne(t *testing.T, h http.Handler, route, query string) {
 	defer cancel()
 	req := httptest.NewRequest(http.MethodGet, "/", nil).WithContext(ctx)
 	req.URL.Path, req.URL.RawQuery = route, query
-	rec := httptest.NewRecorder()
-	done := make(chan any, 1)
-	go func() {
-		defer func() { done <- recover() }()
-		h.ServeHTTP(rec, req)
-	}()
-	select {
-	case p := <-done:
-		if p != nil {
-			t.Fatalf("GET %s?%s panicked: %v", route, query, p)
-		}
-	case <-time.After(requestDeadline + hangLimit):
-		t.Fatalf("GET %s?%s did not return %v after its deadline", route, query, hangLimit)
-	}
+	rec := serveNoHang(t, h, req, fmt.Sprintf("GET %s?%s", route, query))
 	t.Logf("GET %s?%.80s -> %d %.160s", route, query, rec.Code, rec.Body.String())
 	switch rec.Code {
 	case http.StatusForbidden, http.StatusNotFound:
