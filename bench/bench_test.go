@@ -8,13 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/bench/benchfig"
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/testutil"
 )
@@ -206,50 +206,6 @@ func requestSent(pid int) (sent, ok bool) {
 	return sock, false
 }
 
-// stats is a sample of durations, sorted.
-type stats []time.Duration
-
-func newStats(ds []time.Duration) stats {
-	s := append(stats(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s
-}
-
-// pct is the nearest-rank percentile p (0..100).
-func (s stats) pct(p float64) time.Duration {
-	if len(s) == 0 {
-		return 0
-	}
-	i := int(p/100*float64(len(s))+0.999999) - 1
-	if i < 0 {
-		i = 0
-	}
-	if i >= len(s) {
-		i = len(s) - 1
-	}
-	return s[i]
-}
-
-func (s stats) median() time.Duration {
-	n := len(s)
-	if n == 0 {
-		return 0
-	}
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// figure reports a figure both to the benchmark framework and as a
-// `FIGURE name value unit` line that scripts/bench collects.
-func figure(b *testing.B, name string, v float64, unit string) {
-	b.ReportMetric(v, name+"-"+unit)
-	fmt.Printf("FIGURE %s %.2f %s\n", name, v, unit)
-}
-
 // BenchmarkWaitAfterDone measures the time from `st worker done` (started
 // as a process) to the return of an `st worker wait` that was already
 // waiting, over 100 reports of one sim worker, against a bare
@@ -297,24 +253,24 @@ func BenchmarkWaitAfterDone(b *testing.B) {
 	}
 	b.StopTimer()
 
-	l, d, a, sv, sp := newStats(lat), newStats(doneWall), newStats(after), newStats(version), newStats(stop)
+	l, d, a, sv, sp := benchfig.NewStats(lat), benchfig.NewStats(doneWall), benchfig.NewStats(after), benchfig.NewStats(version), benchfig.NewStats(stop)
 	if fallback > 0 {
 		fmt.Printf("note: /proc could not tell when the wait had sent its request %d times; slept 30 ms instead\n", fallback)
 	}
 	fmt.Printf("wait after done over %d reports: median %.1f ms, p99 %.1f ms (min %.1f, max %.1f); "+
 		"st worker done process: median %.1f ms, p99 %.1f ms; the wait's return after that process ended: median %.1f ms; "+
 		"st version process: median %.1f ms; Stop hook to the wait's return over %d turns: median %.1f ms, p99 %.1f ms\n",
-		len(l), ms(l.median()), ms(l.pct(99)), ms(l[0]), ms(l[len(l)-1]), ms(d.median()), ms(d.pct(99)), ms(a.median()),
-		ms(sv.median()), len(sp), ms(sp.median()), ms(sp.pct(99)))
-	ratioFigure(b, "wait_after_done_median", l.median(), sv.median())
-	figure(b, "wait_after_done_p99", ms(l.pct(99)), "ms")
-	figure(b, "done_process_median", ms(d.median()), "ms")
-	figure(b, "done_process_p99", ms(d.pct(99)), "ms")
+		len(l), benchfig.Ms(l.Median()), benchfig.Ms(l.Pct(99)), benchfig.Ms(l[0]), benchfig.Ms(l[len(l)-1]), benchfig.Ms(d.Median()), benchfig.Ms(d.Pct(99)), benchfig.Ms(a.Median()),
+		benchfig.Ms(sv.Median()), len(sp), benchfig.Ms(sp.Median()), benchfig.Ms(sp.Pct(99)))
+	benchfig.RatioMs(b, "wait_after_done_median", l.Median(), sv.Median())
+	benchfig.Figure(b, "wait_after_done_p99", benchfig.Ms(l.Pct(99)), "ms")
+	benchfig.Figure(b, "done_process_median", benchfig.Ms(d.Median()), "ms")
+	benchfig.Figure(b, "done_process_p99", benchfig.Ms(d.Pct(99)), "ms")
 	// How long after the done process ended the wait returned (negative
 	// when the wait's exit was seen first).
-	figure(b, "wait_after_done_exit_median", ms(a.median()), "ms")
-	ratioFigure(b, "stop_hook_to_idle_median", sp.median(), sv.median())
-	figure(b, "stop_hook_to_idle_p99", ms(sp.pct(99)), "ms")
+	benchfig.Figure(b, "wait_after_done_exit_median", benchfig.Ms(a.Median()), "ms")
+	benchfig.RatioMs(b, "stop_hook_to_idle_median", sp.Median(), sv.Median())
+	benchfig.Figure(b, "stop_hook_to_idle_p99", benchfig.Ms(sp.Pct(99)), "ms")
 }
 
 // BenchmarkStartOverhead measures what st adds to a worker's start beyond
@@ -354,17 +310,17 @@ func BenchmarkStartOverhead(b *testing.B) {
 	}
 	b.StopTimer()
 
-	bs, ss := newStats(base), newStats(st)
-	diff := ss.median() - bs.median()
-	ratio := float64(ss.median()) / float64(bs.median())
+	bs, ss := benchfig.NewStats(base), benchfig.NewStats(st)
+	diff := ss.Median() - bs.Median()
+	ratio := float64(ss.Median()) / float64(bs.Median())
 	fmt.Printf("start over %d starts each: sim with a minimal driver median %.1f ms, p90 %.1f ms; "+
 		"st worker start median %.1f ms, p90 %.1f ms; st adds %.1f ms (x%.2f)\n",
-		len(bs), ms(bs.median()), ms(bs.pct(90)), ms(ss.median()), ms(ss.pct(90)), ms(diff), ratio)
+		len(bs), benchfig.Ms(bs.Median()), benchfig.Ms(bs.Pct(90)), benchfig.Ms(ss.Median()), benchfig.Ms(ss.Pct(90)), benchfig.Ms(diff), ratio)
 	// The floor is the sim's own start (start_st_median_floor).
-	ratioFigure(b, "start_st_median", ss.median(), bs.median())
-	figure(b, "start_baseline_p90", ms(bs.pct(90)), "ms")
-	figure(b, "start_st_p90", ms(ss.pct(90)), "ms")
-	figure(b, "start_overhead_median", ms(diff), "ms")
+	benchfig.RatioMs(b, "start_st_median", ss.Median(), bs.Median())
+	benchfig.Figure(b, "start_baseline_p90", benchfig.Ms(bs.Pct(90)), "ms")
+	benchfig.Figure(b, "start_st_p90", benchfig.Ms(ss.Pct(90)), "ms")
+	benchfig.Figure(b, "start_overhead_median", benchfig.Ms(diff), "ms")
 }
 
 // emptyBox reports whether a captured screen has the sim's empty input
@@ -377,3 +333,6 @@ func emptyBox(screen string) bool {
 	}
 	return false
 }
+
+// stats is a sample of durations, sorted (benchfig.Stats).
+type stats = benchfig.Stats

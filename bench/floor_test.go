@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/bench/benchfig"
 	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/orch"
 	"github.com/sophonz/st/internal/testutil"
@@ -19,17 +20,6 @@ import (
 // The floors: what st's figures are divided by. Each is measured in the
 // same run as its figure, under the same load, so that the ratio holds
 // where the absolute times move 2-5x with the machine's load.
-
-// ratioFigure reports a figure with its floor and their ratio, as three
-// FIGURE lines (name, name_floor, name_ratio) that scripts/bench prints
-// on one row.
-func ratioFigure(b *testing.B, name string, v, floor time.Duration) {
-	figure(b, name, ms(v), "ms")
-	figure(b, name+"_floor", ms(floor), "ms")
-	if floor > 0 {
-		figure(b, name+"_ratio", float64(v)/float64(floor), "x")
-	}
-}
 
 // versionTime is the wall time of one bare `st version` process: the
 // least any st command costs (the binary's start-up, a line, the exit).
@@ -194,7 +184,7 @@ func newWindowFloor(b *testing.B, r *rig, k int) time.Duration {
 		ds = append(ds, time.Since(t0))
 		s.tmux("kill-pane", "-t", pane)
 	}
-	return newStats(ds).median()
+	return benchfig.NewStats(ds).Median()
 }
 
 // newSessionFloor is the median wall time of k `tmux new-session`
@@ -223,7 +213,7 @@ func newSessionFloor(b *testing.B, r *rig, k int) time.Duration {
 		ds = append(ds, time.Since(t0))
 		run("kill-server")
 	}
-	return newStats(ds).median()
+	return benchfig.NewStats(ds).Median()
 }
 
 // hookLog follows the file where a plainServer's fake ST_BIN notes

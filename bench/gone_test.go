@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/bench/benchfig"
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/orch"
 )
@@ -50,17 +51,17 @@ func BenchmarkTmuxGone(b *testing.B) {
 	if len(waits) == 0 {
 		return
 	}
-	floor := newStats(version).median()
+	floor := benchfig.NewStats(version).Median()
 	fmt.Printf("tmux gone with nothing to restore, %d trials: kill to the wait's return %v, to st status saying so %v, noticed by st %v, the server's process ended %v after the kill\n",
 		len(waits), waits, says, noticed, exits)
-	ratioFigure(b, "tmux_gone_wait_returns_median", newStats(waits).median(), floor)
-	figure(b, "tmux_gone_wait_returns_max", ms(newStats(waits).pct(100)), "ms")
-	ratioFigure(b, "tmux_gone_status_says_median", newStats(says).median(), floor)
-	figure(b, "tmux_gone_noticed_median", ms(newStats(noticed).median()), "ms")
-	figure(b, "tmux_gone_server_exit_median", ms(newStats(exits).median()), "ms")
+	benchfig.RatioMs(b, "tmux_gone_wait_returns_median", benchfig.NewStats(waits).Median(), floor)
+	benchfig.Figure(b, "tmux_gone_wait_returns_max", benchfig.Ms(benchfig.NewStats(waits).Pct(100)), "ms")
+	benchfig.RatioMs(b, "tmux_gone_status_says_median", benchfig.NewStats(says).Median(), floor)
+	benchfig.Figure(b, "tmux_gone_noticed_median", benchfig.Ms(benchfig.NewStats(noticed).Median()), "ms")
+	benchfig.Figure(b, "tmux_gone_server_exit_median", benchfig.Ms(benchfig.NewStats(exits).Median()), "ms")
 	// st's own share: the server's process ended to the wait's return.
-	figure(b, "tmux_gone_wait_returns_after_exit_median", ms(newStats(waitsAfter).median()), "ms")
-	figure(b, "tmux_gone_trials_whole", float64(whole), fmt.Sprintf("of_%d", len(waits)))
+	benchfig.Figure(b, "tmux_gone_wait_returns_after_exit_median", benchfig.Ms(benchfig.NewStats(waitsAfter).Median()), "ms")
+	benchfig.Figure(b, "tmux_gone_trials_whole", float64(whole), fmt.Sprintf("of_%d", len(waits)))
 }
 
 // goneResult is one trial of BenchmarkTmuxGone.

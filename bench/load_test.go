@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/bench/benchfig"
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/orch"
 	"github.com/sophonz/st/internal/tmux"
@@ -68,7 +69,7 @@ func scaleAt(b *testing.B, n int) {
 	// the same N sims with the same task, opened at once with no st.
 	task := r.writeFile("report.md", "summary: load report\n", 0o644)
 	direct, directBoxes := directOpens(b, r, n, task)
-	figure(b, "direct_boxes_all"+sfx, ms(directBoxes), "ms")
+	benchfig.Figure(b, "direct_boxes_all"+sfx, benchfig.Ms(directBoxes), "ms")
 	t0 := time.Now()
 	var wg sync.WaitGroup
 	startErrs := make([]string, n)
@@ -103,10 +104,10 @@ func scaleAt(b *testing.B, n int) {
 	allDone := time.Since(t0)
 	fmt.Printf("%d workers started at once: %d starts failed, all starts returned after %.1f s (the same sims opened straight in tmux: %.1f s), %d/%d reports arrived after %.1f s\n",
 		n, failed, startedAll.Seconds(), direct.Seconds(), arrived, n, allDone.Seconds())
-	figure(b, "load_reports_arrived"+sfx, float64(arrived), fmt.Sprintf("of_%d", n))
-	figure(b, "load_starts_failed"+sfx, float64(failed), fmt.Sprintf("of_%d", n))
-	ratioFigure(b, "load_start_all_wall"+sfx, startedAll, direct)
-	figure(b, "load_all_reported_wall"+sfx, ms(allDone), "ms")
+	benchfig.Figure(b, "load_reports_arrived"+sfx, float64(arrived), fmt.Sprintf("of_%d", n))
+	benchfig.Figure(b, "load_starts_failed"+sfx, float64(failed), fmt.Sprintf("of_%d", n))
+	benchfig.RatioMs(b, "load_start_all_wall"+sfx, startedAll, direct)
+	benchfig.Figure(b, "load_all_reported_wall"+sfx, benchfig.Ms(allDone), "ms")
 	// A failed start is a figure, not the end of the benchmark: the rest
 	// goes on with the workers that exist.
 	ids, sessions := workerIDs(b, r)
@@ -114,7 +115,7 @@ func scaleAt(b *testing.B, n int) {
 		fmt.Printf("note: %d of %d workers reported; the figures below are with those %d\n", len(ids), n, len(ids))
 	}
 	n = len(ids)
-	figure(b, "daemon_peak_rss"+sfx, float64(procStatusKB(b, pid, "VmHWM"))/1024, "MiB")
+	benchfig.Figure(b, "daemon_peak_rss"+sfx, float64(procStatusKB(b, pid, "VmHWM"))/1024, "MiB")
 
 	// 2. st worker list --json with the N workers.
 	var list, version []time.Duration
@@ -126,7 +127,7 @@ func scaleAt(b *testing.B, n int) {
 			list, version = append(list, l), append(version, v)
 		}
 	}
-	ratioFigure(b, "list_json_median"+sfx, newStats(list).median(), newStats(version).median())
+	benchfig.RatioMs(b, "list_json_median"+sfx, benchfig.NewStats(list).Median(), benchfig.NewStats(version).Median())
 
 	// 3. CPU while the workers sit idle (the 100 only: it takes a minute).
 	if sfx == "_n100" {
@@ -141,7 +142,7 @@ func scaleAt(b *testing.B, n int) {
 		c1, w1 := cpuTicks(b, pid), time.Now()
 		pct := float64(c1-c0) / clockTicks / w1.Sub(w0).Seconds() * 100
 		fmt.Printf("daemon CPU with %d idle workers over %.0f s: %d ticks (%.3f%% of a core)\n", n, w1.Sub(w0).Seconds(), c1-c0, pct)
-		figure(b, "daemon_idle_cpu"+sfx, pct, "%core")
+		benchfig.Figure(b, "daemon_idle_cpu"+sfx, pct, "%core")
 	}
 
 	// 4. Report to a waiting st worker wait. The workers' own turns must
@@ -157,9 +158,9 @@ func scaleAt(b *testing.B, n int) {
 		lat = append(lat, waitAfterDone(b, r, ids[k], sessions[k]).lat)
 		version = append(version, r.versionTime())
 	}
-	l := newStats(lat)
-	ratioFigure(b, "wait_after_done_median"+sfx, l.median(), newStats(version).median())
-	figure(b, "wait_after_done_p99"+sfx, ms(l.pct(99)), "ms")
+	l := benchfig.NewStats(lat)
+	benchfig.RatioMs(b, "wait_after_done_median"+sfx, l.Median(), benchfig.NewStats(version).Median())
+	benchfig.Figure(b, "wait_after_done_p99"+sfx, benchfig.Ms(l.Pct(99)), "ms")
 
 	// 5. What st adds to a start, with the N workers live.
 	long := r.writeFile("long.md", "sleep: 600s\n", 0o644)
@@ -178,9 +179,9 @@ func scaleAt(b *testing.B, n int) {
 			base, st = append(base, bd), append(st, sd)
 		}
 	}
-	bs, ss := newStats(base), newStats(st)
-	ratioFigure(b, "start_st_median"+sfx, ss.median(), bs.median())
-	figure(b, "start_overhead_median"+sfx, ms(ss.median()-bs.median()), "ms")
+	bs, ss := benchfig.NewStats(base), benchfig.NewStats(st)
+	benchfig.RatioMs(b, "start_st_median"+sfx, ss.Median(), bs.Median())
+	benchfig.Figure(b, "start_overhead_median"+sfx, benchfig.Ms(ss.Median()-bs.Median()), "ms")
 
 	// 6. tmux killed with the N workers.
 	if !restoreFigures(b, r, n, sfx) {
@@ -242,11 +243,11 @@ func scaleAt(b *testing.B, n int) {
 	if notWorking > 0 {
 		fmt.Printf("note: %d of %d dependents are not working (failed or blocked starts); the last start is of the others\n", notWorking, n)
 	}
-	g := newStats(gaps)
-	figure(b, "task_report_to_dependents_median"+sfx, ms(g.median()), "ms")
-	figure(b, "task_report_to_dependents_p99"+sfx, ms(g.pct(99)), "ms")
-	ratioFigure(b, "task_report_to_dependents_all_started"+sfx, lastStart.Sub(*rw.ReportedAt), direct)
-	figure(b, "daemon_peak_rss_end"+sfx, float64(procStatusKB(b, pid, "VmHWM"))/1024, "MiB")
+	g := benchfig.NewStats(gaps)
+	benchfig.Figure(b, "task_report_to_dependents_median"+sfx, benchfig.Ms(g.Median()), "ms")
+	benchfig.Figure(b, "task_report_to_dependents_p99"+sfx, benchfig.Ms(g.Pct(99)), "ms")
+	benchfig.RatioMs(b, "task_report_to_dependents_all_started"+sfx, lastStart.Sub(*rw.ReportedAt), direct)
+	benchfig.Figure(b, "daemon_peak_rss_end"+sfx, float64(procStatusKB(b, pid, "VmHWM"))/1024, "MiB")
 }
 
 // restoreFigures kills the tmux server with the n workers on it, 3 times,
@@ -324,27 +325,27 @@ func restoreFigures(b *testing.B, r *rig, n int, sfx string) bool {
 			// what needs the workers back.
 			fmt.Printf("note: restore %d: after 2 min only %d of %d agents are back with a conversation id; the daemon's log on restores:\n%s\n",
 				i, back, n, strings.Join(lines, "\n"))
-			figure(b, "restore_agents_back"+sfx, float64(back), fmt.Sprintf("of_%d", n))
+			benchfig.Figure(b, "restore_agents_back"+sfx, float64(back), fmt.Sprintf("of_%d", n))
 			return false
 		}
 	}
 	if len(exits) > 0 {
 		// tmux's own time to end its server after the SIGTERM: st cannot
 		// hear of the exit before it.
-		figure(b, "tmux_killed_server_exit_median"+sfx, ms(newStats(exits).median()), "ms")
+		benchfig.Figure(b, "tmux_killed_server_exit_median"+sfx, benchfig.Ms(benchfig.NewStats(exits).Median()), "ms")
 		// st's own share: that exit to st status saying so.
-		figure(b, "tmux_killed_status_says_after_exit_median"+sfx, ms(newStats(afterExit).median()), "ms")
+		benchfig.Figure(b, "tmux_killed_status_says_after_exit_median"+sfx, benchfig.Ms(benchfig.NewStats(afterExit).Median()), "ms")
 	}
-	ratioFigure(b, "tmux_killed_status_says"+sfx, newStats(said).median(), floor)
+	benchfig.RatioMs(b, "tmux_killed_status_says"+sfx, benchfig.NewStats(said).Median(), floor)
 	if len(noticed) > 0 {
 		// The daemon's own time of the server's exit (st status's
 		// tmux_down), when a status caught it before the restore ended.
-		figure(b, "tmux_killed_noticed_median"+sfx, ms(newStats(noticed).median()), "ms")
+		benchfig.Figure(b, "tmux_killed_noticed_median"+sfx, benchfig.Ms(benchfig.NewStats(noticed).Median()), "ms")
 	}
-	ratioFigure(b, "tmux_killed_sessions_back"+sfx, newStats(back).median(), floor)
-	figure(b, "restore_sessions_back_median"+sfx, ms(newStats(sessions).median()), "ms")
-	figure(b, "restore_relations_median"+sfx, ms(newStats(relations).median()), "ms")
-	ratioFigure(b, "restore_kill_to_status_median"+sfx, newStats(total).median(), floor)
+	benchfig.RatioMs(b, "tmux_killed_sessions_back"+sfx, benchfig.NewStats(back).Median(), floor)
+	benchfig.Figure(b, "restore_sessions_back_median"+sfx, benchfig.Ms(benchfig.NewStats(sessions).Median()), "ms")
+	benchfig.Figure(b, "restore_relations_median"+sfx, benchfig.Ms(benchfig.NewStats(relations).Median()), "ms")
+	benchfig.RatioMs(b, "restore_kill_to_status_median"+sfx, benchfig.NewStats(total).Median(), floor)
 	return true
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/bench/benchfig"
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/orch"
 )
@@ -64,10 +65,10 @@ func BenchmarkRestore(b *testing.B) {
 		})
 	}
 	b.StopTimer()
-	figure(b, "restore-sessions-back-median", ms(newStats(sessions).median()), "ms")
-	figure(b, "restore-relations-after-sessions-median", ms(newStats(relations).median()), "ms")
-	figure(b, "restore-relations-after-sessions-max", ms(newStats(relations).pct(100)), "ms")
-	figure(b, "restore-kill-to-status-median", ms(newStats(total).median()), "ms")
+	benchfig.Figure(b, "restore-sessions-back-median", benchfig.Ms(benchfig.NewStats(sessions).Median()), "ms")
+	benchfig.Figure(b, "restore-relations-after-sessions-median", benchfig.Ms(benchfig.NewStats(relations).Median()), "ms")
+	benchfig.Figure(b, "restore-relations-after-sessions-max", benchfig.Ms(benchfig.NewStats(relations).Pct(100)), "ms")
+	benchfig.Figure(b, "restore-kill-to-status-median", benchfig.Ms(benchfig.NewStats(total).Median()), "ms")
 }
 
 // BenchmarkTaskChain measures, over a chain of 20 tasks on sim workers,
@@ -112,8 +113,8 @@ func BenchmarkTaskChain(b *testing.B) {
 		}
 		gaps = append(gaps, next.StartedAt.Sub(*prev.ReportedAt))
 	}
-	ratioFigure(b, "task_report_to_dependent_window_median", newStats(gaps).median(), newWindowFloor(b, r, 20))
-	figure(b, "task_report_to_dependent_window_p99", ms(newStats(gaps).pct(99)), "ms")
+	benchfig.RatioMs(b, "task_report_to_dependent_window_median", benchfig.NewStats(gaps).Median(), newWindowFloor(b, r, 20))
+	benchfig.Figure(b, "task_report_to_dependent_window_p99", benchfig.Ms(benchfig.NewStats(gaps).Pct(99)), "ms")
 }
 
 func waitFor(b *testing.B, d time.Duration, what string, cond func() bool) {

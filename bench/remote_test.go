@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/bench/benchfig"
 	"github.com/sophonz/st/internal/testutil"
 )
 
@@ -99,27 +100,27 @@ func BenchmarkRemote(b *testing.B) {
 	}
 	b.StopTimer()
 
-	l, d, r := newStats(local), newStats(direct), newStats(relayed)
-	wd, wr, dd := newStats(ws[0].lat), newStats(ws[1].lat), newStats(ws[0].doneW)
-	ad, ar := newStats(ws[0].after), newStats(ws[1].after)
+	l, d, r := benchfig.NewStats(local), benchfig.NewStats(direct), benchfig.NewStats(relayed)
+	wd, wr, dd := benchfig.NewStats(ws[0].lat), benchfig.NewStats(ws[1].lat), benchfig.NewStats(ws[0].doneW)
+	ad, ar := benchfig.NewStats(ws[0].after), benchfig.NewStats(ws[1].after)
 	fmt.Printf("start on beta asked on beta: median %.0f ms; asked from alpha, direct: median %.0f ms (p90 %.0f ms); on gamma, relayed: median %.0f ms (p90 %.0f ms); %d starts each\n",
-		ms(l.median()), ms(d.median()), ms(d.pct(90)), ms(r.median()), ms(r.pct(90)), len(local))
+		benchfig.Ms(l.Median()), benchfig.Ms(d.Median()), benchfig.Ms(d.Pct(90)), benchfig.Ms(r.Median()), benchfig.Ms(r.Pct(90)), len(local))
 	fmt.Printf("report there -> wait on alpha returns: direct median %.1f ms p99 %.1f ms; relayed median %.1f ms p99 %.1f ms; %d reports each (the st worker done process on beta: median %.1f ms; the wait returns after it exits: direct median %.1f ms, relayed %.1f ms)\n",
-		ms(wd.median()), ms(wd.pct(99)), ms(wr.median()), ms(wr.pct(99)), reports, ms(dd.median()), ms(ad.median()), ms(ar.median()))
-	figure(b, "remote_start_local_median", ms(l.median()), "ms")
-	figure(b, "remote_start_remote_median", ms(d.median()), "ms")
-	figure(b, "remote_start_added_median", ms(d.median()-l.median()), "ms")
-	figure(b, "remote_start_ratio", float64(d.median())/float64(l.median()), "x")
-	figure(b, "remote_start_relayed_median", ms(r.median()), "ms")
-	figure(b, "remote_start_relayed_vs_direct", float64(r.median())/float64(d.median()), "x")
-	figure(b, "remote_wait_after_done_median", ms(wd.median()), "ms")
-	figure(b, "remote_wait_after_done_p99", ms(wd.pct(99)), "ms")
-	figure(b, "remote_wait_relayed_median", ms(wr.median()), "ms")
-	figure(b, "remote_wait_relayed_p99", ms(wr.pct(99)), "ms")
-	figure(b, "remote_wait_relayed_vs_direct", float64(wr.median())/float64(wd.median()), "x")
-	figure(b, "remote_wait_after_exit_direct_median", ms(ad.median()), "ms")
-	figure(b, "remote_wait_after_exit_relayed_median", ms(ar.median()), "ms")
-	figure(b, "remote_done_process_median", ms(dd.median()), "ms")
+		benchfig.Ms(wd.Median()), benchfig.Ms(wd.Pct(99)), benchfig.Ms(wr.Median()), benchfig.Ms(wr.Pct(99)), reports, benchfig.Ms(dd.Median()), benchfig.Ms(ad.Median()), benchfig.Ms(ar.Median()))
+	benchfig.Figure(b, "remote_start_local_median", benchfig.Ms(l.Median()), "ms")
+	benchfig.Figure(b, "remote_start_remote_median", benchfig.Ms(d.Median()), "ms")
+	benchfig.Figure(b, "remote_start_added_median", benchfig.Ms(d.Median()-l.Median()), "ms")
+	benchfig.Figure(b, "remote_start_ratio", float64(d.Median())/float64(l.Median()), "x")
+	benchfig.Figure(b, "remote_start_relayed_median", benchfig.Ms(r.Median()), "ms")
+	benchfig.Figure(b, "remote_start_relayed_vs_direct", float64(r.Median())/float64(d.Median()), "x")
+	benchfig.Figure(b, "remote_wait_after_done_median", benchfig.Ms(wd.Median()), "ms")
+	benchfig.Figure(b, "remote_wait_after_done_p99", benchfig.Ms(wd.Pct(99)), "ms")
+	benchfig.Figure(b, "remote_wait_relayed_median", benchfig.Ms(wr.Median()), "ms")
+	benchfig.Figure(b, "remote_wait_relayed_p99", benchfig.Ms(wr.Pct(99)), "ms")
+	benchfig.Figure(b, "remote_wait_relayed_vs_direct", float64(wr.Median())/float64(wd.Median()), "x")
+	benchfig.Figure(b, "remote_wait_after_exit_direct_median", benchfig.Ms(ad.Median()), "ms")
+	benchfig.Figure(b, "remote_wait_after_exit_relayed_median", benchfig.Ms(ar.Median()), "ms")
+	benchfig.Figure(b, "remote_done_process_median", benchfig.Ms(dd.Median()), "ms")
 }
 
 // reportToWait makes the worker id (pane on machine m) start a turn, has

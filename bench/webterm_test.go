@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/sophonz/st/bench/benchfig"
 	"github.com/sophonz/st/internal/testutil"
 )
 
@@ -411,7 +412,7 @@ func BenchmarkWebTerminal(b *testing.B) {
 		}
 	}
 	for _, name := range names {
-		lat[name] = newStats(samples[name])
+		lat[name] = benchfig.NewStats(samples[name])
 	}
 	time.Sleep(300 * time.Millisecond)
 	// Busy output: each alone, twice, alternating.
@@ -433,20 +434,20 @@ func BenchmarkWebTerminal(b *testing.B) {
 		l := lat[name]
 		fmt.Printf("%s: echo over %d keystrokes median %.2f ms, p99 %.2f ms (min %.2f, max %.2f); "+
 			"busy pane (2 runs of %d bytes of yes): %.0f ms, %d bytes drawn (%d on the wire), %.0f KB/s\n",
-			name, len(l), ms(l.median()), ms(l.pct(99)), ms(l[0]), ms(l[len(l)-1]),
-			busyBytes, ms(busy[name]), drawn[name], wire[name], float64(drawn[name])/busy[name].Seconds()/1000)
+			name, len(l), benchfig.Ms(l.Median()), benchfig.Ms(l.Pct(99)), benchfig.Ms(l[0]), benchfig.Ms(l[len(l)-1]),
+			busyBytes, benchfig.Ms(busy[name]), drawn[name], wire[name], float64(drawn[name])/busy[name].Seconds()/1000)
 	}
 	for _, name := range []string{"st", "wetty"} {
-		figure(b, "webterm_echo_"+name+"_median", ms(lat[name].median()), "ms")
-		figure(b, "webterm_echo_"+name+"_p99", ms(lat[name].pct(99)), "ms")
-		figure(b, "webterm_busy_"+name+"_time", ms(busy[name]), "ms")
-		figure(b, "webterm_busy_"+name+"_rate", float64(drawn[name])/busy[name].Seconds()/1000, "KB/s")
-		figure(b, "webterm_busy_"+name+"_wire_rate", float64(wire[name])/busy[name].Seconds()/1000, "KB/s")
+		benchfig.Figure(b, "webterm_echo_"+name+"_median", benchfig.Ms(lat[name].Median()), "ms")
+		benchfig.Figure(b, "webterm_echo_"+name+"_p99", benchfig.Ms(lat[name].Pct(99)), "ms")
+		benchfig.Figure(b, "webterm_busy_"+name+"_time", benchfig.Ms(busy[name]), "ms")
+		benchfig.Figure(b, "webterm_busy_"+name+"_rate", float64(drawn[name])/busy[name].Seconds()/1000, "KB/s")
+		benchfig.Figure(b, "webterm_busy_"+name+"_wire_rate", float64(wire[name])/busy[name].Seconds()/1000, "KB/s")
 	}
-	figure(b, "webterm_echo_ratio_median", float64(lat["st"].median())/float64(lat["wetty"].median()), "x")
-	figure(b, "webterm_echo_ratio_p99", float64(lat["st"].pct(99))/float64(lat["wetty"].pct(99)), "x")
-	figure(b, "webterm_busy_time_ratio", float64(busy["st"])/float64(busy["wetty"]), "x")
-	figure(b, "webterm_busy_rate_ratio",
+	benchfig.Figure(b, "webterm_echo_ratio_median", float64(lat["st"].Median())/float64(lat["wetty"].Median()), "x")
+	benchfig.Figure(b, "webterm_echo_ratio_p99", float64(lat["st"].Pct(99))/float64(lat["wetty"].Pct(99)), "x")
+	benchfig.Figure(b, "webterm_busy_time_ratio", float64(busy["st"])/float64(busy["wetty"]), "x")
+	benchfig.Figure(b, "webterm_busy_rate_ratio",
 		(float64(drawn["st"])/busy["st"].Seconds())/(float64(drawn["wetty"])/busy["wetty"].Seconds()), "x")
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/hashicorp/yamux"
 
+	"github.com/sophonz/st/bench/benchfig"
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/testutil"
 )
@@ -37,13 +38,13 @@ func BenchmarkRelayFlood(b *testing.B) {
 		r := runFlood(b, v.bin)
 		fmt.Printf("%s: %s\n", v.name, r)
 		name := "relay_flood_" + v.name
-		figure(b, name+"_rss_before", r.rss0, "MiB")
-		ratioFigure(b, name+"_hwm", r.hwm, r.rss0, "MiB")
-		figure(b, name+"_held_to_victim", float64(r.held), "n")
-		figure(b, name+"_silent_opened", float64(r.silent), "n")
-		ratioFigure(b, name+"_victim_start", ms(r.during.pct(50)), ms(r.calm.pct(50)), "ms")
-		figure(b, name+"_victim_starts_failed", float64(r.duringFailed), "n")
-		figure(b, name+"_victim_own_starts_failed", float64(r.ownFailed), "n")
+		benchfig.Figure(b, name+"_rss_before", r.rss0, "MiB")
+		benchfig.Ratio(b, name+"_hwm", r.hwm, r.rss0, "MiB")
+		benchfig.Figure(b, name+"_held_to_victim", float64(r.held), "n")
+		benchfig.Figure(b, name+"_silent_opened", float64(r.silent), "n")
+		benchfig.Ratio(b, name+"_victim_start", benchfig.Ms(r.during.Pct(50)), benchfig.Ms(r.calm.Pct(50)), "ms")
+		benchfig.Figure(b, name+"_victim_starts_failed", float64(r.duringFailed), "n")
+		benchfig.Figure(b, name+"_victim_own_starts_failed", float64(r.ownFailed), "n")
 	}
 	b.StopTimer()
 }
@@ -58,7 +59,7 @@ type floodResult struct {
 
 func (r floodResult) String() string {
 	return fmt.Sprintf("RSS %.1f MiB before, peak %.1f MiB, %.1f after; alpha held %d streams to beta and opened %d silent ones (%s); gamma -> beta starts: median %.1f ms calm, %.1f ms during the flood, %d of %d failed %s; beta -> gamma: %d failed %s",
-		r.rss0, r.hwm, r.rss1, r.held, r.silent, r.silErr, ms(r.calm.pct(50)), ms(r.during.pct(50)), r.duringFailed, len(r.during), r.duringErr, r.ownFailed, r.ownErr)
+		r.rss0, r.hwm, r.rss1, r.held, r.silent, r.silErr, benchfig.Ms(r.calm.Pct(50)), benchfig.Ms(r.during.Pct(50)), r.duringFailed, len(r.during), r.duringErr, r.ownFailed, r.ownErr)
 }
 
 // runFlood runs one control plane with bin and three machines.

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/bench/benchfig"
 	"github.com/sophonz/st/internal/testutil"
 )
 
@@ -218,40 +218,5 @@ func (p *cpProc) mem() (rss, hwm float64) {
 	return rss, hwm
 }
 
-// stats is a sample of durations, sorted.
-type stats []time.Duration
-
-func newStats(ds []time.Duration) stats {
-	s := append(stats(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s
-}
-
-// pct is the nearest-rank percentile p (0..100).
-func (s stats) pct(p float64) time.Duration {
-	if len(s) == 0 {
-		return 0
-	}
-	i := int(p/100*float64(len(s))+0.999999) - 1
-	i = max(0, min(i, len(s)-1))
-	return s[i]
-}
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// figure reports a figure both to the benchmark framework and as a
-// `FIGURE name value unit` line that scripts/bench collects.
-func figure(b *testing.B, name string, v float64, unit string) {
-	b.ReportMetric(v, name+"-"+unit)
-	fmt.Printf("FIGURE %s %.2f %s\n", name, v, unit)
-}
-
-// ratioFigure reports v with its floor and their ratio (name, name_floor,
-// name_ratio: one row of scripts/bench's table).
-func ratioFigure(b *testing.B, name string, v, floor float64, unit string) {
-	figure(b, name, v, unit)
-	figure(b, name+"_floor", floor, unit)
-	if floor > 0 {
-		figure(b, name+"_ratio", v/floor, "x")
-	}
-}
+// stats is a sample of durations, sorted (benchfig.Stats).
+type stats = benchfig.Stats

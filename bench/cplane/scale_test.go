@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/bench/benchfig"
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/testutil"
 )
@@ -54,8 +55,8 @@ func BenchmarkControlPlaneScale(b *testing.B) {
 			fmt.Printf("%s n=%d: %s\n", v.name, n, r)
 			if v.imp != "" {
 				fmt.Printf("  its state.json imported by the after st: %d machines in %s (%v)\n", r.imported, r.importTook.Round(time.Millisecond), r.importErr)
-				figure(b, fmt.Sprintf("cp_import_n%d_machines", n), float64(r.imported), "n")
-				figure(b, fmt.Sprintf("cp_import_n%d", n), ms(r.importTook), "ms")
+				benchfig.Figure(b, fmt.Sprintf("cp_import_n%d_machines", n), float64(r.imported), "n")
+				benchfig.Figure(b, fmt.Sprintf("cp_import_n%d", n), benchfig.Ms(r.importTook), "ms")
 			}
 		}
 	}
@@ -65,18 +66,18 @@ func BenchmarkControlPlaneScale(b *testing.B) {
 		floor := res[v][ns[0]]
 		for _, n := range ns {
 			r, name := res[v][n], fmt.Sprintf("cp_%s_n%d", v, n)
-			ratioFigure(b, name+"_cpu", r.cpuPct, floor.cpuPct, "%core")
-			ratioFigure(b, name+"_hwm", r.hwm, floor.hwm, "MiB")
-			figure(b, name+"_rss", r.rss, "MiB")
-			ratioFigure(b, name+"_heartbeat_p50", ms(r.beat.pct(50)), ms(floor.beat.pct(50)), "ms")
-			ratioFigure(b, name+"_heartbeat_p99", ms(r.beat.pct(99)), ms(floor.beat.pct(99)), "ms")
-			figure(b, name+"_heartbeats_failed", float64(r.beatFailed), "n")
-			ratioFigure(b, name+"_list_p50", ms(r.list.pct(50)), ms(floor.list.pct(50)), "ms")
-			figure(b, name+"_list_size", float64(r.listBytes)/1024, "KiB")
-			ratioFigure(b, name+"_relayed_start", ms(r.start.pct(50)), ms(floor.start.pct(50)), "ms")
-			figure(b, name+"_relayed_starts_failed", float64(r.startFailed), "n")
-			ratioFigure(b, name+"_relayed_report", ms(r.report.pct(50)), ms(floor.report.pct(50)), "ms")
-			figure(b, name+"_signin_each", ms(r.signIn)/float64(n), "ms")
+			benchfig.Ratio(b, name+"_cpu", r.cpuPct, floor.cpuPct, "%core")
+			benchfig.Ratio(b, name+"_hwm", r.hwm, floor.hwm, "MiB")
+			benchfig.Figure(b, name+"_rss", r.rss, "MiB")
+			benchfig.Ratio(b, name+"_heartbeat_p50", benchfig.Ms(r.beat.Pct(50)), benchfig.Ms(floor.beat.Pct(50)), "ms")
+			benchfig.Ratio(b, name+"_heartbeat_p99", benchfig.Ms(r.beat.Pct(99)), benchfig.Ms(floor.beat.Pct(99)), "ms")
+			benchfig.Figure(b, name+"_heartbeats_failed", float64(r.beatFailed), "n")
+			benchfig.Ratio(b, name+"_list_p50", benchfig.Ms(r.list.Pct(50)), benchfig.Ms(floor.list.Pct(50)), "ms")
+			benchfig.Figure(b, name+"_list_size", float64(r.listBytes)/1024, "KiB")
+			benchfig.Ratio(b, name+"_relayed_start", benchfig.Ms(r.start.Pct(50)), benchfig.Ms(floor.start.Pct(50)), "ms")
+			benchfig.Figure(b, name+"_relayed_starts_failed", float64(r.startFailed), "n")
+			benchfig.Ratio(b, name+"_relayed_report", benchfig.Ms(r.report.Pct(50)), benchfig.Ms(floor.report.Pct(50)), "ms")
+			benchfig.Figure(b, name+"_signin_each", benchfig.Ms(r.signIn)/float64(n), "ms")
 		}
 	}
 }
@@ -114,8 +115,8 @@ func (r scaleResult) String() string {
 		killed = fmt.Sprintf("KILLED at %.0f MiB (the benchmark's cap, to spare the shared machine); ", r.capped)
 	}
 	return killed + fmt.Sprintf("CPU %.1f%% of a core, RSS %.1f MiB (peak %.1f); heartbeats %d: p50 %.1f ms p99 %.1f ms, %d failed %s; lists %d: p50 %.1f ms p99 %.1f ms, %d failed; relayed starts %d: median %.1f ms p99 %.1f ms, %d failed %s; reports: median %.1f ms, %d failed; sign-in %.1f ms each",
-		r.cpuPct, r.rss, r.hwm, r.beats, ms(r.beat.pct(50)), ms(r.beat.pct(99)), r.beatFailed, r.firstBeatErr, r.lists, ms(r.list.pct(50)), ms(r.list.pct(99)), r.listFailed,
-		r.relayRuns, ms(r.start.pct(50)), ms(r.start.pct(99)), r.startFailed, r.startErr, ms(r.report.pct(50)), r.repFailed, ms(r.signIn)/float64(r.n))
+		r.cpuPct, r.rss, r.hwm, r.beats, benchfig.Ms(r.beat.Pct(50)), benchfig.Ms(r.beat.Pct(99)), r.beatFailed, r.firstBeatErr, r.lists, benchfig.Ms(r.list.Pct(50)), benchfig.Ms(r.list.Pct(99)), r.listFailed,
+		r.relayRuns, benchfig.Ms(r.start.Pct(50)), benchfig.Ms(r.start.Pct(99)), r.startFailed, r.startErr, benchfig.Ms(r.report.Pct(50)), r.repFailed, benchfig.Ms(r.signIn)/float64(r.n))
 }
 
 // runScale runs one control plane with bin and n machines (see

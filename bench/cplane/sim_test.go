@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sophonz/st/bench/benchfig"
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/remote"
 )
@@ -150,7 +151,7 @@ func (s *sample) add(d time.Duration, err error) {
 func (s *sample) stats() stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return newStats(s.ds)
+	return benchfig.NewStats(s.ds)
 }
 
 func (s *sample) firstErr() string {

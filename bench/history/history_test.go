@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/bench/benchfig"
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/testutil"
 )
@@ -67,7 +68,7 @@ func BenchmarkHistory(b *testing.B) {
 				k := key{bin, n}
 				t0 := time.Now()
 				r.must(bin, homes[k], "", "up")
-				up[k] = append(up[k], ms(time.Since(t0)))
+				up[k] = append(up[k], benchfig.Ms(time.Since(t0)))
 				pid := daemonPID(b, homes[k])
 				hwm[k] = append(hwm[k], float64(procKB(b, pid, "VmHWM"))/1024)
 				rss[k] = append(rss[k], float64(procKB(b, pid, "VmRSS"))/1024)
@@ -85,12 +86,12 @@ func BenchmarkHistory(b *testing.B) {
 			k, f := key{v.bin, n}, key{v.bin, counts[0]}
 			sfx := fmt.Sprintf("_%s_n%d", v.name, n)
 			fmt.Printf("%s, %d runs: st up %.0f ms (1 run: %.0f), peak memory %.1f MiB (1 run: %.1f), now %.1f MiB\n",
-				v.name, n, median(up[k]), median(up[f]), median(hwm[k]), median(hwm[f]), median(rss[k]))
-			scaled(b, "history_up"+sfx, median(up[k]), median(up[f]), "ms")
-			scaled(b, "history_peak_rss"+sfx, median(hwm[k]), median(hwm[f]), "MiB")
-			scaled(b, "history_rss"+sfx, median(rss[k]), median(rss[f]), "MiB")
+				v.name, n, benchfig.Median(up[k]), benchfig.Median(up[f]), benchfig.Median(hwm[k]), benchfig.Median(hwm[f]), benchfig.Median(rss[k]))
+			scaled(b, "history_up"+sfx, benchfig.Median(up[k]), benchfig.Median(up[f]), "ms")
+			scaled(b, "history_peak_rss"+sfx, benchfig.Median(hwm[k]), benchfig.Median(hwm[f]), "MiB")
+			scaled(b, "history_rss"+sfx, benchfig.Median(rss[k]), benchfig.Median(rss[f]), "MiB")
 		}
-		scaled(b, fmt.Sprintf("history_first_up_after_n%d", n), ms(firstUp[n]), median(up[key{after, counts[0]}]), "ms")
+		scaled(b, fmt.Sprintf("history_first_up_after_n%d", n), benchfig.Ms(firstUp[n]), benchfig.Median(up[key{after, counts[0]}]), "ms")
 	}
 	for _, x := range reads {
 		scaled(b, x.name, x.v, x.floor, "ms")
@@ -245,8 +246,8 @@ func timesOf(b *testing.B, r *rig, bin, home string, args ...string) float64 {
 		t0 := time.Now()
 		r.must(bin, home, r.pane, args...)
 		if i > 0 {
-			ds = append(ds, ms(time.Since(t0)))
+			ds = append(ds, benchfig.Ms(time.Since(t0)))
 		}
 	}
-	return median(ds)
+	return benchfig.Median(ds)
 }

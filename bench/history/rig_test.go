@@ -7,13 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/bench/benchfig"
 	"github.com/sophonz/st/internal/testutil"
 )
 
@@ -169,33 +169,12 @@ func procKB(b *testing.B, pid int, key string) int64 {
 	return 0
 }
 
-// figure reports a figure both to the benchmark framework and as a
-// `FIGURE name value unit` line that scripts/bench collects.
-func figure(b *testing.B, name string, v float64, unit string) {
-	b.ReportMetric(v, name+"-"+unit)
-	fmt.Printf("FIGURE %s %.2f %s\n", name, v, unit)
-}
-
 // scaled reports a figure beside its floor (the same figure at 1 run)
 // and their ratio, as name, name_floor and name_ratio.
 func scaled(b *testing.B, name string, v, floor float64, unit string) {
-	figure(b, name, v, unit)
+	benchfig.Figure(b, name, v, unit)
 	if floor > 0 {
-		figure(b, name+"_floor", floor, unit)
-		figure(b, name+"_ratio", v/floor, "x")
+		benchfig.Figure(b, name+"_floor", floor, unit)
+		benchfig.Figure(b, name+"_ratio", v/floor, "x")
 	}
 }
-
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

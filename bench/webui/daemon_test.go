@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/bench/benchfig"
 	"github.com/sophonz/st/internal/testutil"
 )
 
@@ -139,7 +140,7 @@ func daemonState(b *testing.B) map[int][2]float64 {
 		if want := fmt.Sprintf(`"name":"w%d"`, n-1); !strings.Contains(fetch(b, d.state), want) {
 			b.Fatalf("the state of the daemon with %d workers does not name w%d", n, n-1)
 		}
-		out[n] = [2]float64{float64(size), median(durations(ts))}
+		out[n] = [2]float64{float64(size), benchfig.Median(durations(ts))}
 		fmt.Printf("a real daemon with %d sim workers: state %d bytes in %.2f ms (median of %d)\n", n, size, out[n][1], len(ts))
 	}
 	return out

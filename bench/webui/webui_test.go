@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/sophonz/st/bench/benchfig"
 )
 
 // sizes are the numbers of agents measured; the first is every figure's
@@ -44,14 +46,14 @@ func BenchmarkWebUI(b *testing.B) {
 		p := servePage(b, n)
 		r := at{size: n}
 		bytes, times := stateTimes(b, p.base+"/st/api/state?token="+p.tok, 30)
-		r.state = median(durations(times))
+		r.state = benchfig.Median(durations(times))
 		r.bytes = bytes
 		r.msgs, r.kbs, r.ch = eventsFlow(b, p, n, 10*time.Second)
 		r.page = browse(b, ctx, p, 10, 10*time.Second)
 		fmt.Printf("%d agents: state %d bytes in %.2f ms; events %.1f/s, %.0f KB/s (%.0f changes/s); page loaded in %.0f ms; graph drawn in %.1f ms (median of %d, longest %.1f); "+
 			"while all change: %.1f drawings/s, each %.1f ms (median; longest %.1f), longest frame %.1f ms, %d frames over 50 ms (longest %.1f ms)\n",
-			n, r.bytes, r.state, r.msgs, r.kbs/1024, r.ch, ms(r.page.loaded), median(r.page.graph), len(r.page.graph), maxOf(r.page.graph),
-			r.page.renders, median(r.page.render), maxOf(r.page.render), r.page.longestFrame, r.page.longFrames, r.page.longestLoAF)
+			n, r.bytes, r.state, r.msgs, r.kbs/1024, r.ch, benchfig.Ms(r.page.loaded), benchfig.Median(r.page.graph), len(r.page.graph), maxOf(r.page.graph),
+			r.page.renders, benchfig.Median(r.page.render), maxOf(r.page.render), r.page.longestFrame, r.page.longFrames, r.page.longestLoAF)
 		res = append(res, r)
 	}
 	f := res[0]
@@ -61,13 +63,13 @@ func BenchmarkWebUI(b *testing.B) {
 		scaled(b, "web_state_time", n, r.state, f.state, "ms")
 		scaled(b, "web_events_per_s", n, r.msgs, f.msgs, "msg/s")
 		scaled(b, "web_events_kb_per_s", n, r.kbs/1024, f.kbs/1024, "KB/s")
-		scaled(b, "web_page_loaded", n, ms(r.page.loaded), ms(f.page.loaded), "ms")
-		scaled(b, "web_graph_draw", n, median(r.page.graph), median(f.page.graph), "ms")
-		scaled(b, "web_render_median", n, median(r.page.render), median(f.page.render), "ms")
+		scaled(b, "web_page_loaded", n, benchfig.Ms(r.page.loaded), benchfig.Ms(f.page.loaded), "ms")
+		scaled(b, "web_graph_draw", n, benchfig.Median(r.page.graph), benchfig.Median(f.page.graph), "ms")
+		scaled(b, "web_render_median", n, benchfig.Median(r.page.render), benchfig.Median(f.page.render), "ms")
 		scaled(b, "web_render_longest", n, maxOf(r.page.render), maxOf(f.page.render), "ms")
 		scaled(b, "web_renders_per_s", n, r.page.renders, f.page.renders, "1/s")
 		scaled(b, "web_longest_frame", n, r.page.longestFrame, f.page.longestFrame, "ms")
-		figure(b, fmt.Sprintf("web_frames_over_50ms_n%d", n), float64(r.page.longFrames), "frames")
+		benchfig.Figure(b, fmt.Sprintf("web_frames_over_50ms_n%d", n), float64(r.page.longFrames), "frames")
 	}
 	live := daemonState(b)
 	for _, n := range []int{10, 100} {
