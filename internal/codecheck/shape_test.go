@@ -85,13 +85,12 @@ type fn struct {
 	file  string
 }
 
-// funcs parses every Go file of the module (not testdata, not
-// node_modules) and lists its function declarations.
-func funcs(t *testing.T) []fn {
+// goFiles parses every Go file of the module (not testdata, not
+// node_modules) and calls each with its path from the module's root.
+func goFiles(t *testing.T, each func(fset *token.FileSet, rel string, f *ast.File)) {
 	t.Helper()
 	r := root(t)
 	fset := token.NewFileSet()
-	var out []fn
 	err := filepath.WalkDir(r, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -111,6 +110,19 @@ func funcs(t *testing.T) []fn {
 			return err
 		}
 		rel, _ := filepath.Rel(r, p)
+		each(fset, rel, f)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// funcs lists the function declarations of every Go file of the module.
+func funcs(t *testing.T) []fn {
+	t.Helper()
+	var out []fn
+	goFiles(t, func(fset *token.FileSet, rel string, f *ast.File) {
 		for _, d := range f.Decls {
 			fd, ok := d.(*ast.FuncDecl)
 			if !ok || fd.Body == nil {
@@ -121,13 +133,9 @@ func funcs(t *testing.T) []fn {
 				name = recvName(fd.Recv.List[0].Type) + "." + name
 			}
 			out = append(out, fn{name: rel + ":" + name, lines: fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line + 1,
-				test: strings.HasSuffix(p, "_test.go"), decl: fd, file: rel})
+				test: strings.HasSuffix(rel, "_test.go"), decl: fd, file: rel})
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return out
 }
 

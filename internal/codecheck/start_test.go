@@ -1,12 +1,8 @@
 package codecheck
 
 import (
-	"fmt"
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"io/fs"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -19,26 +15,9 @@ import (
 // regexp.MustCompile or regexp.Compile, in any code that is not a
 // test's, fails this check.
 func TestNoPatternsCompiledAtStart(t *testing.T) {
-	r := root(t)
-	fset := token.NewFileSet()
-	var bad []string
-	err := filepath.WalkDir(r, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			switch d.Name() {
-			case "testdata", "node_modules", ".git":
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, p, nil, 0)
-		if err != nil {
-			return err
+	goFiles(t, func(fset *token.FileSet, rel string, f *ast.File) {
+		if strings.HasSuffix(rel, "_test.go") {
+			return
 		}
 		for _, d := range f.Decls {
 			gd, ok := d.(*ast.GenDecl)
@@ -48,21 +27,13 @@ func TestNoPatternsCompiledAtStart(t *testing.T) {
 			for _, s := range gd.Specs {
 				for _, v := range s.(*ast.ValueSpec).Values {
 					if compiledNow(v) {
-						pos := fset.Position(v.Pos())
-						rel, _ := filepath.Rel(r, pos.Filename)
-						bad = append(bad, fmt.Sprintf("%s:%d", rel, pos.Line))
+						t.Errorf("%s:%d: a pattern compiled as st starts; compile it at its first use: sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(...) })",
+							rel, fset.Position(v.Pos()).Line)
 					}
 				}
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, b := range bad {
-		t.Errorf("%s: a pattern compiled as st starts; compile it at its first use: sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(...) })", b)
-	}
 }
 
 // compiledNow reports whether e compiles a pattern when it is evaluated
