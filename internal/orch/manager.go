@@ -79,7 +79,7 @@ type Manager struct {
 	// judged is the server's mark (tmux.Client.Mark) as it was when st
 	// last judged every pane: while the server's mark is still that, no
 	// pane came or went since, and a list need not read the panes again.
-	judged atomic.Value // string
+	judged atomic.Value // tmux.Mark
 }
 
 // NewManager loads the runs kept under cfg.Home and reconciles them with

@@ -133,6 +133,13 @@ func (m *Manager) serverGone(ctx context.Context, at time.Time) {
 // as gone too. A server that is down is left to observe, which brings
 // it back.
 func (m *Manager) reconcile(ctx context.Context) {
+	mark, marked := m.cfg.Tmux.Mark(ctx)
+	m.reconcileAt(ctx, mark, marked)
+}
+
+// reconcileAt is reconcile with the server's mark read just before (ok
+// false: none), which it keeps once every pane is judged.
+func (m *Manager) reconcileAt(ctx context.Context, mark tmux.Mark, marked bool) {
 	if m.rest.busy() {
 		return // the restore relinks everything when it is done
 	}
@@ -140,13 +147,16 @@ func (m *Manager) reconcile(ctx context.Context) {
 		// Panes of another life of the server (it went while st was down,
 		// and something else started it again) are not the ones st knows:
 		// observe restores st's own into it first.
-		if id, err := m.cfg.Tmux.ServerID(ctx); err == nil && m.rest.otherLife(id) {
+		id, err := mark.Server, error(nil)
+		if !marked {
+			id, err = m.cfg.Tmux.ServerID(ctx)
+		}
+		if err == nil && m.rest.otherLife(id) {
 			return
 		}
 	}
 	seq := m.rest.gen()
 	listed := m.cfg.Now()
-	mark, marked := m.cfg.Tmux.Mark(ctx)
 	panes, err := m.cfg.Tmux.ListPanes(ctx)
 	if err != nil {
 		m.logf("reconcile: %v", err)
@@ -167,10 +177,11 @@ func (m *Manager) reconcile(ctx context.Context) {
 // request came, and tmux counts a change before the command that made it
 // returns, so a pane killed before the request is never listed as live.
 func (m *Manager) reconcileIfChanged(ctx context.Context) {
-	if mark, ok := m.cfg.Tmux.Mark(ctx); ok && !m.rest.busy() && mark == m.judged.Load() {
+	mark, marked := m.cfg.Tmux.Mark(ctx)
+	if marked && !m.rest.busy() && m.judged.Load() == mark {
 		return
 	}
-	m.reconcile(ctx)
+	m.reconcileAt(ctx, mark, marked)
 }
 
 // reconcilePanes is reconcile for panes listed at the time listed.

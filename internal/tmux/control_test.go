@@ -199,11 +199,14 @@ func TestEventsFromEverySession(t *testing.T) {
 func TestMarkMovesWithEveryChange(t *testing.T) {
 	tm, c, _ := channelServer(t)
 	ctx := context.Background()
-	mark := func() string {
+	mark := func() Mark {
 		t.Helper()
 		m, ok := c.Mark(ctx)
 		if !ok {
 			t.Fatal("no mark with the control client up")
+		}
+		if id, err := c.ServerID(ctx); err != nil || m.Server != id {
+			t.Fatalf("the mark names the server %q, ServerID %q (%v)", m.Server, id, err)
 		}
 		return m
 	}
@@ -212,7 +215,7 @@ func TestMarkMovesWithEveryChange(t *testing.T) {
 		tm.Run(read...)
 	}
 	if m := mark(); m != before {
-		t.Errorf("reads changed the mark: %q, was %q", m, before)
+		t.Errorf("reads changed the mark: %v, was %v", m, before)
 	}
 	out, err := tm.Run("new-window", "-d", "-P", "-F", "#{pane_id}", "-t", "b:", "sleep 60")
 	if err != nil {
@@ -237,7 +240,7 @@ func TestMarkMovesWithEveryChange(t *testing.T) {
 	} {
 		ch.do()
 		if m := mark(); m == before {
-			t.Errorf("%s: the mark did not move (%q)", ch.what, m)
+			t.Errorf("%s: the mark did not move (%v)", ch.what, m)
 		} else {
 			before = m
 		}

@@ -150,20 +150,25 @@ func (c *Client) Kick() {
 }
 
 // Mark names the server as it is now for st's hooks: its life (pid and
-// start time) and how many changes its hooks counted. Two equal marks
-// mean that no pane, window or session came, went or died between them
-// (st's hooks count every such change before the command that made it
-// returns). ok is false when st does not follow the server's events (no
-// control client, or no server): then nothing can be said.
-func (c *Client) Mark(ctx context.Context) (mark string, ok bool) {
+// start time, as ServerID says it) and how many changes its hooks
+// counted. Two equal marks mean that no pane, window or session came,
+// went or died between them (st's hooks count every such change before
+// the command that made it returns).
+type Mark struct{ Server, Changes string }
+
+// Mark reads the server's mark. ok is false when st does not follow the
+// server's events (no control client, or no server): then nothing can be
+// said.
+func (c *Client) Mark(ctx context.Context) (m Mark, ok bool) {
 	if c.control() == nil {
-		return "", false
+		return Mark{}, false
 	}
-	out, err := c.Run(ctx, "display-message", "-p", "#{pid}:#{start_time}:#{"+eventCount+"}")
+	out, err := c.Run(ctx, "display-message", "-p", "#{pid}:#{start_time}"+sep+"#{"+eventCount+"}")
 	if err != nil {
-		return "", false
+		return Mark{}, false
 	}
-	return strings.TrimSpace(out), true
+	m.Server, m.Changes, _ = strings.Cut(strings.TrimSpace(out), sep)
+	return m, true
 }
 
 // Connected reports whether the control client runs.
