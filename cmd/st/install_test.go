@@ -73,8 +73,40 @@ func TestInstallScript(t *testing.T) {
 	if !strings.Contains(string(ver), "(commit "+commit) {
 		t.Errorf("st version = %q, want the commit %s", ver, commit)
 	}
-	if entries, _ := os.ReadDir(bindir); len(entries) != 1 {
-		t.Errorf("%s holds %d files, want st alone (no temporary file left)", bindir, len(entries))
+	var names []string
+	entries, _ := os.ReadDir(bindir)
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, " ") != "st st-control-plane" {
+		t.Errorf("%s holds %q, want st and st-control-plane alone (no temporary file left)", bindir, names)
+	}
+	// st control-plane runs the st-control-plane installed beside st
+	// (not on PATH here), which keeps the control plane's database.
+	data := filepath.Join(t.TempDir(), "cp")
+	acct := exec.Command(st, "control-plane", "account", "add", "acme", "--data", data)
+	acct.Env = []string{"HOME=" + home, "PATH=" + path, "ST_HOME=" + filepath.Join(t.TempDir(), "h")}
+	if out, err := acct.CombinedOutput(); err != nil || !strings.Contains(string(out), "st login --control-plane") {
+		t.Errorf("st control-plane account add with the installed st: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(data, "state.db")); err != nil {
+		t.Errorf("st control-plane account add made no database: %v", err)
+	}
+	// An st without st-control-plane beside it or on PATH says what to
+	// install, and makes nothing.
+	lone := filepath.Join(t.TempDir(), "st")
+	if b, err := os.ReadFile(st); err != nil || os.WriteFile(lone, b, 0o755) != nil {
+		t.Fatalf("copy st: %v", err)
+	}
+	data2 := filepath.Join(t.TempDir(), "cp")
+	acct = exec.Command(lone, "control-plane", "account", "add", "acme", "--data", data2)
+	acct.Env = []string{"HOME=" + home, "PATH=" + path, "ST_HOME=" + filepath.Join(t.TempDir(), "h")}
+	if out, err := acct.CombinedOutput(); err == nil || !strings.Contains(string(out), "st control-plane runs st-control-plane") ||
+		!strings.Contains(string(out), "Try: install both: scripts/install") {
+		t.Errorf("st control-plane with no st-control-plane: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(data2); err == nil {
+		t.Errorf("st control-plane with no st-control-plane made %s", data2)
 	}
 
 	// PREFIX, already on PATH: no PATH advice.

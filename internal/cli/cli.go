@@ -25,6 +25,7 @@ import (
 
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/client"
+	"github.com/sophonz/st/internal/remote"
 	"github.com/sophonz/st/internal/store"
 )
 
@@ -49,6 +50,12 @@ type Env struct {
 	// factory's one seam. nil is client.SocketHTTP; a test gives one that
 	// a sandbox refuses.
 	HTTPClient func(socket string) *http.Client
+	// ControlPlane is set in st-control-plane alone, the program that
+	// links the control plane's database and meter
+	// (internal/remote/cpserver): it makes the meter. In st it is nil,
+	// and st control-plane runs st-control-plane in its place
+	// (execControlPlane).
+	ControlPlane func() remote.Meter
 	// started: this process started the daemon (and said so).
 	started bool
 }
@@ -147,6 +154,11 @@ func Main(args []string, env Env) int {
 		// without building the command tree.
 		runHook(ctx, &env, hookOptions{Agent: args[1], Event: args[2]})
 		return 0
+	}
+	if len(args) > 0 && args[0] == "control-plane" && env.ControlPlane == nil && env.SelfIsST {
+		// Returns only when st-control-plane cannot be run; the command
+		// tree then says so (or prints its help).
+		execControlPlane(args[1:])
 	}
 	root := newRoot(&env)
 	root.SetArgs(args)

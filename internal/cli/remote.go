@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -29,7 +32,48 @@ func newControlPlaneCmd(env *Env) *cobra.Command {
 	machine.AddCommand(newMachineRemoveCmd(env, nil))
 	account.AddCommand(newAccountAddCmd(env, nil))
 	cmd.AddCommand(newControlPlaneServeCmd(env, nil), account, machine, newCPMachinesCmd(env, nil))
+	cmd.PersistentPreRunE = func(c *cobra.Command, args []string) error {
+		if env.ControlPlane == nil && env.SelfIsST {
+			// Main found no st-control-plane to run in st's place.
+			self, _ := os.Executable()
+			return &api.Error{Kind: api.KindNotFound, Message: "st control-plane runs st-control-plane, the control plane's own program, and there is none beside " + self + " or on PATH",
+				Hint: "install both: scripts/install from st's checkout, or go install github.com/sophonz/st/cmd/st-control-plane@latest"}
+		}
+		return c.Root().PersistentPreRunE(c, args)
+	}
 	return cmd
+}
+
+// controlPlaneProgram is the control plane's own program: st-control-plane
+// beside st's executable, else on PATH; "" when there is none. It is a
+// program of its own because it links SQLite and Prometheus's client,
+// whose package initialisation would add about 1 ms to the start of every
+// st process (each agent hook, report and list is one): see
+// internal/remote/cpserver.
+func controlPlaneProgram() string {
+	const name = "st-control-plane"
+	if self, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(self), name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	return ""
+}
+
+// execControlPlane replaces this process with st-control-plane and args
+// (the same pid, so a service manager or a test that started st
+// control-plane serve still holds the control plane's). It returns only
+// when there is no such program or it cannot be run.
+func execControlPlane(args []string) {
+	p := controlPlaneProgram()
+	if p == "" {
+		return
+	}
+	_ = syscall.Exec(p, append([]string{p}, args...), os.Environ())
 }
 
 type cpMachinesOptions struct {
@@ -231,6 +275,14 @@ func newControlPlaneServeCmd(env *Env, runF runFunc[cpServeOptions]) *cobra.Comm
 	}, runF, runControlPlaneServe)
 }
 
+// meter is the control plane's meter in st-control-plane; nil elsewhere.
+func (e *Env) meter() remote.Meter {
+	if e.ControlPlane == nil {
+		return nil
+	}
+	return e.ControlPlane()
+}
+
 func runControlPlaneServe(ctx context.Context, env *Env, o cpServeOptions) error {
 	rate := int64(o.RelayRateMiB * (1 << 20))
 	if o.RelayRateMiB <= 0 {
@@ -239,7 +291,7 @@ func runControlPlaneServe(ctx context.Context, env *Env, o cpServeOptions) error
 	cp, err := remote.StartControlPlane(remote.ServerOptions{Data: o.Data, OfflineAfter: o.OfflineAfter, Log: env.Stderr,
 		CertFile: o.Cert, KeyFile: o.Key, Names: o.Names, PlainHTTP: o.HTTP,
 		RelayStreams: o.RelayStreams, RelayPairStreams: o.RelayPairStreams, RelayRate: rate, RelayRecord: o.RelayRecord,
-		MetricsAddr: o.Metrics, CertLifetime: o.CertLifetime}, o.Listen)
+		MetricsAddr: o.Metrics, Meter: env.meter(), CertLifetime: o.CertLifetime}, o.Listen)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/remote"
+	"github.com/sophonz/st/internal/remote/cpserver"
 	"github.com/sophonz/st/internal/testutil"
 )
 
@@ -41,7 +42,8 @@ func serveControlPlane(t *testing.T, vars map[string]string, data string) (url s
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	out, errb := &syncBuffer{}, &syncBuffer{}
-	env := Env{Stdin: strings.NewReader(""), Stdout: out, Stderr: errb, Getenv: func(k string) string { return vars[k] }}
+	env := Env{Stdin: strings.NewReader(""), Stdout: out, Stderr: errb, Getenv: func(k string) string { return vars[k] },
+		ControlPlane: func() remote.Meter { return cpserver.NewMeter() }} // as st-control-plane is
 	done := make(chan error, 1)
 	go func() {
 		root := newRoot(&env)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/remote"
+	_ "github.com/sophonz/st/internal/remote/cpserver" // the SQLite driver, as st-control-plane links it
 	"github.com/sophonz/st/internal/testutil"
 )
 

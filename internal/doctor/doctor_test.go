@@ -18,6 +18,7 @@ import (
 	"github.com/sophonz/st/internal/hooks"
 	"github.com/sophonz/st/internal/plugin"
 	"github.com/sophonz/st/internal/remote"
+	_ "github.com/sophonz/st/internal/remote/cpserver" // the SQLite driver, as st-control-plane links it
 )
 
 // fakeDaemon answers as st's daemon would.

@@ -138,6 +138,9 @@ type ServerOptions struct {
 	// served (Prometheus text format), on a listener of its own: never on
 	// the control plane's own port (metrics.go).
 	MetricsAddr string
+	// Meter counts requests, heartbeats and relay traffic for /metrics
+	// (cpserver.NewMeter); nil counts nothing, and refuses MetricsAddr.
+	Meter Meter
 
 	// CertLifetime and SignTime are for tests: how long the certificates
 	// it signs last (CertLifetime when zero) and the time they start
@@ -246,7 +249,7 @@ func startOn(opt ServerOptions, d *cpDB, addr string) (*ControlPlane, error) {
 			Hint: "pick another --listen port, or 0 for any free one"}
 	}
 	cp := &ControlPlane{opt: opt, db: d, ln: ln, done: make(chan struct{}), seen: newCPSeen(),
-		metrics: newCPMetrics(d), stopFlush: make(chan struct{}), flushDone: make(chan struct{})}
+		metrics: newCPMetrics(d, opt.Meter), stopFlush: make(chan struct{}), flushDone: make(chan struct{})}
 	cp.url = "https://" + ln.Addr().String()
 	if opt.PlainHTTP {
 		cp.url = "http://" + ln.Addr().String()

@@ -11,11 +11,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
-
-	_ "modernc.org/sqlite" // the database/sql driver "sqlite", pure Go
 
 	"github.com/sophonz/st/internal/store"
 )
@@ -110,6 +109,12 @@ type cpDB struct {
 // schema up to date, and imports a state.json an older st left there.
 // log gets a line for an import.
 func openCPDB(dir string, log io.Writer) (*cpDB, error) {
+	// The driver is linked by internal/remote/cpserver, which the st
+	// binary leaves out (its doc says why).
+	if !slices.Contains(sql.Drivers(), "sqlite") {
+		return nil, &Error{Message: "this program does not carry the control plane's database (SQLite)",
+			Hint: "run st-control-plane (st control-plane runs it when it is beside st or on PATH)"}
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("make the control plane's folder %s: %w", dir, err)
 	}
@@ -455,3 +460,23 @@ func (d *cpDB) writeCAKey(account string, keyPEM []byte) error {
 
 // errNoFile is true for an error of a file that is not there.
 func errNoFile(err error) bool { return errors.Is(err, fs.ErrNotExist) }
+
+// machineCounts counts each account's signed-in machines (not the names
+// a machine had before a rename), for /metrics.
+func (d *cpDB) machineCounts() (map[string]int, error) {
+	rows, err := d.db.Query(`SELECT account, count(*) FROM machines WHERE renamed_to = '' GROUP BY account`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	counts := map[string]int{}
+	for rows.Next() {
+		var account string
+		var n int
+		if err := rows.Scan(&account, &n); err != nil {
+			return nil, err
+		}
+		counts[account] = n
+	}
+	return counts, rows.Err()
+}

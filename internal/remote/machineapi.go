@@ -213,7 +213,7 @@ func (cp *ControlPlane) heartbeat(w http.ResponseWriter, r *http.Request, a *cpA
 		// Only the time: memory, written every seenFlush.
 		cp.seen.mark(a.Name, m.Slug, now, true)
 	}
-	cp.metrics.heartbeat(a.Name)
+	cp.metrics.Heartbeat(a.Name)
 	revoked, err := cp.db.revokedOf(cp.db.db, a.Name, now)
 	if err != nil {
 		failErr(w, err)

@@ -7,11 +7,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // The control plane's /metrics, in Prometheus's text format: requests,
@@ -33,44 +30,66 @@ import (
 // requests count under account "", so that a name a stranger makes up
 // never becomes a label.
 
-// cpMetrics are the control plane's counters.
+// Meter is what the control plane counts, and serves at /metrics. The
+// Prometheus one is cpserver.NewMeter's, in a package of its own: the st
+// binary, which every agent hook starts, must not link client_golang
+// (cpserver's doc says why). Without one (nil) nothing is counted and
+// --metrics is refused.
+type Meter interface {
+	Request(account, route, code string)
+	Heartbeat(account string)
+	RelayStream(account, result string)
+	RelayConns(account string) Gauge
+	RelayOpen(account string) Gauge
+	RelayBytes(account string) Counter
+	// Handler serves the text format; machines counts each account's
+	// signed-in machines at a scrape.
+	Handler(machines func() (map[string]int, error)) http.Handler
+}
+
+// Gauge and Counter are aliases, so that a meter of another package
+// matches Meter with plain interface types.
+type (
+	Gauge = interface {
+		Inc()
+		Dec()
+	}
+	Counter = interface{ Add(float64) }
+)
+
+// cpMetrics are the control plane's meter and its listener.
 type cpMetrics struct {
-	reg          *prometheus.Registry
-	requests     *prometheus.CounterVec
-	heartbeats   *prometheus.CounterVec
-	relayConns   *prometheus.GaugeVec
-	relayStreams *prometheus.CounterVec
-	relayOpen    *prometheus.GaugeVec
-	relayBytes   *prometheus.CounterVec
+	Meter
+	machines func() (map[string]int, error)
 
 	srv  *http.Server
 	ln   net.Listener
 	done chan struct{}
 }
 
-func newCPMetrics(d *cpDB) *cpMetrics {
-	m := &cpMetrics{
-		reg: prometheus.NewRegistry(),
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "st_cp_requests_total",
-			Help: "Requests to the control plane's API, by account (\"\" before the caller is known), route and HTTP status."},
-			[]string{"account", "route", "code"}),
-		heartbeats: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "st_cp_heartbeats_total",
-			Help: "Heartbeats taken, by account."}, []string{"account"}),
-		relayConns: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "st_cp_relay_connections",
-			Help: "Machines connected to the relay now, by account."}, []string{"account"}),
-		relayStreams: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "st_cp_relay_streams_total",
-			Help: "Relay streams asked for, by account and result (opened, refused, offline, silent: no first line in time)."},
-			[]string{"account", "result"}),
-		relayOpen: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "st_cp_relay_streams_open",
-			Help: "Relay streams spliced now, by the account of the machines."}, []string{"account"}),
-		relayBytes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "st_cp_relay_bytes_total",
-			Help: "Bytes the relay carried between machines, by account."}, []string{"account"}),
+func newCPMetrics(d *cpDB, m Meter) *cpMetrics {
+	if m == nil {
+		m = noMeter{}
 	}
-	m.reg.MustRegister(m.requests, m.heartbeats, m.relayConns, m.relayStreams, m.relayOpen, m.relayBytes,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		machinesCollector{d})
-	return m
+	return &cpMetrics{Meter: m, machines: d.machineCounts}
 }
+
+// noMeter counts nothing.
+type noMeter struct{}
+
+func (noMeter) Request(string, string, string)                      {}
+func (noMeter) Heartbeat(string)                                    {}
+func (noMeter) RelayStream(string, string)                          {}
+func (noMeter) RelayConns(string) Gauge                             { return noCount{} }
+func (noMeter) RelayOpen(string) Gauge                              { return noCount{} }
+func (noMeter) RelayBytes(string) Counter                           { return noCount{} }
+func (noMeter) Handler(func() (map[string]int, error)) http.Handler { return nil }
+
+type noCount struct{}
+
+func (noCount) Inc()        {}
+func (noCount) Dec()        {}
+func (noCount) Add(float64) {}
 
 // listen serves /metrics on addr, a loopback address; nothing when addr
 // is "".
@@ -86,12 +105,17 @@ func (m *cpMetrics) listen(addr string, log io.Writer) error {
 		return &Error{Message: fmt.Sprintf("the metrics are served only on a loopback address, not %s", host),
 			Hint: "--metrics 127.0.0.1:9464, and a scraper on another host reaches it through an SSH tunnel or an authenticating proxy"}
 	}
+	h := m.Handler(m.machines)
+	if h == nil {
+		return &Error{Message: "this program does not serve the control plane's metrics",
+			Hint: "run st-control-plane serve (or st control-plane serve, which runs it)"}
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return &Error{Message: "the control plane cannot serve its metrics on " + addr, Err: err, Hint: "pick another --metrics port"}
 	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorLog: nil}))
+	mux.Handle("GET /metrics", h)
 	m.ln, m.done = ln, make(chan struct{})
 	m.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
@@ -116,8 +140,6 @@ func (m *cpMetrics) close() {
 		<-m.done
 	}
 }
-
-func (m *cpMetrics) heartbeat(account string) { m.heartbeats.WithLabelValues(account).Inc() }
 
 // reqInfo is what a handler learns of a request for its count: the
 // account its caller proved it belongs to.
@@ -147,7 +169,7 @@ func (m *cpMetrics) count(h http.Handler) http.Handler {
 		if code == 0 {
 			code = http.StatusOK
 		}
-		m.requests.WithLabelValues(info.account, route, fmt.Sprint(code)).Inc()
+		m.Request(info.account, route, strconv.Itoa(code))
 	})
 }
 
@@ -173,31 +195,3 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 }
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// machinesCollector counts each account's machines, and those online by
-// their last heartbeat, at each scrape.
-type machinesCollector struct{ d *cpDB }
-
-var (
-	machinesDesc = prometheus.NewDesc("st_cp_machines", "Machines signed in, by account.", []string{"account"}, nil)
-)
-
-func (c machinesCollector) Describe(ch chan<- *prometheus.Desc) { ch <- machinesDesc }
-
-func (c machinesCollector) Collect(ch chan<- prometheus.Metric) {
-	rows, err := c.d.db.Query(`SELECT account, count(*) FROM machines WHERE renamed_to = '' GROUP BY account`)
-	if err != nil {
-		ch <- prometheus.NewInvalidMetric(machinesDesc, err)
-		return
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var account string
-		var n int
-		if err := rows.Scan(&account, &n); err != nil {
-			ch <- prometheus.NewInvalidMetric(machinesDesc, err)
-			return
-		}
-		ch <- prometheus.MustNewConstMetric(machinesDesc, prometheus.GaugeValue, float64(n), account)
-	}
-}

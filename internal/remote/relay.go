@@ -17,7 +17,6 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/hashicorp/yamux"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // The relay: every signed-in machine keeps one connection to its control
@@ -150,7 +149,7 @@ type relayEnd struct {
 	opened        int           // open streams it opened (under hub.mu)
 	slots         chan struct{} // one per stream of its not yet spliced or closed
 	bucket        *bucket
-	bytes         prometheus.Counter // its account's relayed bytes
+	bytes         Counter // its account's relayed bytes
 }
 
 func (e *relayEnd) name() string { return e.account + "/" + e.slug }
@@ -197,7 +196,7 @@ func (h *relayHub) serve(w http.ResponseWriter, r *http.Request, a *cpAccount, m
 		return
 	}
 	e := &relayEnd{account: a.Name, slug: m.Slug, key: keyID(leaf.PublicKey), notAfter: leaf.NotAfter, mux: mux,
-		conn: h.seq.Add(1), bucket: newBucket(h.rate), bytes: h.cp.metrics.relayBytes.WithLabelValues(a.Name),
+		conn: h.seq.Add(1), bucket: newBucket(h.rate), bytes: h.cp.metrics.RelayBytes(a.Name),
 		slots: make(chan struct{}, relayPendingMax)}
 	h.mu.Lock()
 	if h.ctx.Err() != nil {
@@ -212,7 +211,7 @@ func (h *relayHub) serve(w http.ResponseWriter, r *http.Request, a *cpAccount, m
 		old.mux.Close() // its st connected again; the old one is dead or about to be
 	}
 	h.logf("%s connected (connection %d, from %s)", e.name(), e.conn, r.RemoteAddr)
-	conns := h.cp.metrics.relayConns.WithLabelValues(a.Name)
+	conns := h.cp.metrics.RelayConns(a.Name)
 	conns.Inc()
 	defer conns.Dec()
 	h.accept(e)
@@ -263,7 +262,7 @@ func (h *relayHub) stream(from *relayEnd, st *yamux.Stream) {
 	line, err := readLine(st)
 	st.SetReadDeadline(time.Time{})
 	if err != nil {
-		h.cp.metrics.relayStreams.WithLabelValues(from.account, "silent").Inc()
+		h.cp.metrics.RelayStream(from.account, "silent")
 	}
 	var req relayOpen
 	if err != nil || json.Unmarshal(line, &req) != nil {
@@ -275,7 +274,7 @@ func (h *relayHub) stream(from *relayEnd, st *yamux.Stream) {
 		if rep.Offline {
 			result = "offline"
 		}
-		h.cp.metrics.relayStreams.WithLabelValues(from.account, result).Inc()
+		h.cp.metrics.RelayStream(from.account, result)
 		h.logf("%s -> %s/%s refused: %s", from.name(), from.account, safeName(req.To), rep.Error)
 		writeLine(st, rep)
 		// The slot is held until the machine closes its end (st's relay
@@ -287,8 +286,8 @@ func (h *relayHub) stream(from *relayEnd, st *yamux.Stream) {
 		return
 	}
 	release()
-	h.cp.metrics.relayStreams.WithLabelValues(from.account, "opened").Inc()
-	open := h.cp.metrics.relayOpen.WithLabelValues(from.account)
+	h.cp.metrics.RelayStream(from.account, "opened")
+	open := h.cp.metrics.RelayOpen(from.account)
 	open.Inc()
 	defer open.Dec()
 	defer h.release(from, to)

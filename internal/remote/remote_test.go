@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/internal/remote/cpserver" // the SQLite driver and the meter, as st-control-plane links them
 	"github.com/sophonz/st/internal/store"
 	"github.com/sophonz/st/internal/testutil"
 )
@@ -24,6 +25,9 @@ func startCP(t *testing.T, o ServerOptions, addr string) *ControlPlane {
 	t.Helper()
 	if addr == "" {
 		addr = "127.0.0.1:0"
+	}
+	if o.Meter == nil {
+		o.Meter = cpserver.NewMeter()
 	}
 	cp, err := StartControlPlane(o, addr)
 	if err != nil {

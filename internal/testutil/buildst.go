@@ -60,8 +60,11 @@ func BuildST(t testing.TB) string {
 			return
 		}
 		builtDir, builtBin = dir, filepath.Join(dir, "st")
-		cmd := exec.Command("go", "build", "-o", builtBin, "./cmd/st")
+		// st and, beside it, st-control-plane, which st control-plane runs.
+		cmd := exec.Command("go", "build", "-o", dir+string(os.PathSeparator), "./cmd/st", "./cmd/st-control-plane")
 		cmd.Dir = ModuleRoot()
+		// Static, as scripts/install builds them.
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}
