@@ -71,6 +71,13 @@ type WorkerView struct {
 	Subagents []Subagent `json:"subagents,omitempty"`
 }
 
+// WorkerRef is the part of a WorkerView that names the worker: what a
+// client that needs no more decodes of one.
+type WorkerRef struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
 // IDRequest names a worker for a pane.
 type IDRequest struct {
 	Pane string `json:"pane"`

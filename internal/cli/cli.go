@@ -160,7 +160,11 @@ func Main(args []string, env Env) int {
 		// tree then says so (or prints its help).
 		execControlPlane(args[1:])
 	}
-	root := newRoot(&env)
+	var first string
+	if len(args) > 0 {
+		first = args[0]
+	}
+	root := newRootFor(&env, first)
 	root.SetArgs(args)
 	root.SetIn(env.Stdin)
 	root.SetOut(env.Stdout)
@@ -180,7 +184,15 @@ func Main(args []string, env Env) int {
 	return 1
 }
 
-func newRoot(env *Env) *cobra.Command {
+func newRoot(env *Env) *cobra.Command { return newRootFor(env, "") }
+
+// newRootFor builds st's command tree; when only names one of st's
+// commands, the root holds that command alone. A process runs one
+// command, and building every command with its flags, and walking them
+// for completions, was a tenth of a bare st process's start (each agent
+// hook, report and list is one). Help, completion (__complete) and a
+// name st does not know get the whole tree.
+func newRootFor(env *Env, only string) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "st",
 		Short:         "st lets one coding agent run a team of others in tmux",
@@ -200,16 +212,33 @@ func newRoot(env *Env) *cobra.Command {
 		}
 		return store.CheckHome(env.Home())
 	}
-	root.AddCommand(
-		newUpCmd(env, nil), newDownCmd(env, nil), newStatusCmd(env, nil), newDaemonCmd(env, nil), newVersionCmd(env, nil),
-		newLsCmd(env, nil), newWebCmd(env, nil), newOrchCmd(env), newWorkerCmd(env), newHookCmd(env, nil), newAgentCmd(env),
-		newHooksCmd(env), newPluginCmd(env), newTaskCmd(env), newGateCmd(env),
-		newControlPlaneCmd(env), newLoginCmd(env, nil), newLogoutCmd(env, nil), newMachinesCmd(env, nil),
-		newCompletionCmd(env, nil),
-		newSetupCmd(env, nil), newDoctorCmd(env, nil),
-	)
+	cmds := commands(env)
+	if mk, ok := cmds[only]; ok {
+		root.AddCommand(mk())
+		return root
+	}
+	for _, mk := range cmds { // cobra lists them by name
+		root.AddCommand(mk())
+	}
 	addCompletions(root, env)
 	return root
+}
+
+// commands makes each of st's top-level commands, by name.
+func commands(env *Env) map[string]func() *cobra.Command {
+	return map[string]func() *cobra.Command{
+		"up": func() *cobra.Command { return newUpCmd(env, nil) }, "down": func() *cobra.Command { return newDownCmd(env, nil) },
+		"status": func() *cobra.Command { return newStatusCmd(env, nil) }, "daemon": func() *cobra.Command { return newDaemonCmd(env, nil) },
+		"version": func() *cobra.Command { return newVersionCmd(env, nil) }, "ls": func() *cobra.Command { return newLsCmd(env, nil) },
+		"web": func() *cobra.Command { return newWebCmd(env, nil) }, "orch": func() *cobra.Command { return newOrchCmd(env) },
+		"worker": func() *cobra.Command { return newWorkerCmd(env) }, "hook": func() *cobra.Command { return newHookCmd(env, nil) },
+		"agent": func() *cobra.Command { return newAgentCmd(env) }, "hooks": func() *cobra.Command { return newHooksCmd(env) },
+		"plugin": func() *cobra.Command { return newPluginCmd(env) }, "task": func() *cobra.Command { return newTaskCmd(env) },
+		"gate": func() *cobra.Command { return newGateCmd(env) }, "control-plane": func() *cobra.Command { return newControlPlaneCmd(env) },
+		"login": func() *cobra.Command { return newLoginCmd(env, nil) }, "logout": func() *cobra.Command { return newLogoutCmd(env, nil) },
+		"machines": func() *cobra.Command { return newMachinesCmd(env, nil) }, "completion": func() *cobra.Command { return newCompletionCmd(env, nil) },
+		"setup": func() *cobra.Command { return newSetupCmd(env, nil) }, "doctor": func() *cobra.Command { return newDoctorCmd(env, nil) },
+	}
 }
 
 // takeArgs is the fill of a command whose arguments are all it takes:

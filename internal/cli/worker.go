@@ -478,7 +478,7 @@ const digestMark = "report sha256:"
 // st that is down was stopped (st down, which must hold) or is coming
 // back; the report waits for it, and the coordinator's next command
 // starts st when it finds it down.
-func report(ctx context.Context, env *Env, req api.DoneRequest, retry time.Duration) (v *api.WorkerView, queued *queuedReport, err error) {
+func report(ctx context.Context, env *Env, req api.DoneRequest, retry time.Duration) (v *api.WorkerRef, queued *queuedReport, err error) {
 	c := env.RunningClient()
 	err = keepTrying(ctx, env, time.Now().Add(retry), 200*time.Millisecond,
 		func(error) { fmt.Fprintf(env.Stderr, "st: st is not answering; retrying for up to %s\n", retry) },

@@ -5,6 +5,7 @@
 package client
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -74,13 +75,61 @@ func NewHTTP(home, tmuxEnv string, hc *http.Client) *Client {
 // SocketHTTP is an HTTP client that dials the unix socket sock for each
 // request: no connection is kept between commands' calls.
 func SocketHTTP(sock string) *http.Client {
-	return &http.Client{Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", sock)
-		},
-		DisableKeepAlives: true,
-	}}
+	return &http.Client{Transport: socketTransport{sock}}
+}
+
+// socketTransport carries each request on a connection of its own to the
+// unix socket, written and read on the caller's goroutine with net/http's
+// own Request.Write and ReadResponse. net/http's Transport would start
+// a connection pool and two goroutines per connection: a command makes
+// one call, and every agent hook, report and list is a command, so that
+// was a tenth of its start.
+type socketTransport struct{ sock string }
+
+func (t socketTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "unix", t.sock)
+	if err != nil {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, err
+	}
+	// A call ended by its context (Ctrl-C on st worker wait) ends its
+	// connection, which the daemon sees.
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	fail := func(err error) (*http.Response, error) {
+		stop()
+		conn.Close()
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, cerr
+		}
+		return nil, err
+	}
+	if err := req.Write(conn); err != nil {
+		return fail(err)
+	}
+	res, err := http.ReadResponse(bufio.NewReader(conn), req)
+	if err != nil {
+		return fail(err)
+	}
+	res.Body = &connBody{ReadCloser: res.Body, conn: conn, stop: stop}
+	return res, nil
+}
+
+// connBody is an answer's body, whose Close ends its connection.
+type connBody struct {
+	io.ReadCloser
+	conn net.Conn
+	stop func() bool
+}
+
+func (b *connBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.stop()
+	b.conn.Close()
+	return err
 }
 
 // isDown tells a daemon that is not there from other failures.

@@ -78,9 +78,12 @@ func (c *Client) Wait(ctx context.Context, req api.WaitRequest) (*api.WaitResult
 	return &r, c.Call(ctx, api.RouteWorkerWait, req, &r)
 }
 
-// Done records a worker's report.
-func (c *Client) Done(ctx context.Context, req api.DoneRequest) (*api.WorkerView, error) {
-	var r api.WorkerView
+// Done records a worker's report, and answers which worker it was. The
+// daemon answers the whole WorkerView; this decodes its id and name
+// alone, all a report prints: decoding into WorkerView costs each agent's
+// report encoding/json's first look at a dozen types.
+func (c *Client) Done(ctx context.Context, req api.DoneRequest) (*api.WorkerRef, error) {
+	var r api.WorkerRef
 	return &r, c.Call(ctx, api.RouteWorkerDone, req, &r)
 }
 
