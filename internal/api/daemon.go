@@ -69,6 +69,11 @@ func PidPath(home string) string { return filepath.Join(home, "st.pid") }
 // that a command from a pane of another server is refused.
 const TmuxHeader = "X-St-Tmux"
 
+// IndentHeader asks the daemon to write its JSON answer indented by two
+// spaces (what --json prints); the daemon sets it on an answer it
+// indented, so that a client of an older daemon knows to indent itself.
+const IndentHeader = "X-St-Indent"
+
 // AcceptRemoteRequest turns accept-remote on or off (nil On: only ask).
 type AcceptRemoteRequest struct {
 	On   *bool  `json:"on,omitempty"`

@@ -7,7 +7,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -287,18 +286,6 @@ func printJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-// printRawJSON prints JSON st's daemon wrote as printJSON prints the
-// value it holds: indented, with a newline after it.
-func printRawJSON(w io.Writer, raw json.RawMessage) error {
-	var buf bytes.Buffer
-	if err := json.Indent(&buf, bytes.TrimSpace(raw), "", "  "); err != nil {
-		return fmt.Errorf("st's answer is not JSON: %w", err)
-	}
-	buf.WriteByte('\n')
-	_, err := w.Write(buf.Bytes())
-	return err
 }
 
 // oneLine shortens text to its first line, at most n runes.

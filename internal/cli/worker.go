@@ -566,7 +566,8 @@ func runWorkerList(ctx context.Context, env *Env, o workerListOptions) error {
 		if err != nil {
 			return err
 		}
-		return printRawJSON(env.Stdout, raw)
+		_, err = env.Stdout.Write(raw)
+		return err
 	}
 	ws, err := env.Client().List(ctx, req)
 	return printResult(env, o.JSON, ws, err, printWorkerTable)

@@ -171,6 +171,10 @@ func (c *Client) call(ctx context.Context, path string, req, resp any) error {
 	if c.Tmux != "" {
 		hr.Header.Set(api.TmuxHeader, tmuxenv.Socket(c.Tmux))
 	}
+	raw, isRaw := resp.(*IndentedJSON)
+	if isRaw {
+		hr.Header.Set(api.IndentHeader, "1")
+	}
 	res, err := c.hc.Do(hr)
 	if err != nil {
 		if isDown(err) {
@@ -197,10 +201,36 @@ func (c *Client) call(ctx context.Context, path string, req, resp any) error {
 	if resp == nil {
 		return nil
 	}
+	if isRaw {
+		if res.Header.Get(api.IndentHeader) == "" {
+			// An st from before the header: indent here.
+			if data, err = Indent(data); err != nil {
+				return err
+			}
+		}
+		*raw = data
+		return nil
+	}
 	if err := json.Unmarshal(data, resp); err != nil {
 		return fmt.Errorf("decode st's answer: %w", err)
 	}
 	return nil
+}
+
+// IndentedJSON is an answer as the daemon wrote it, indented by two
+// spaces and ending in a newline: what --json prints, taken as it comes
+// (a list of a hundred workers decoded and encoded again, or indented
+// here, was a quarter of st worker list --json).
+type IndentedJSON []byte
+
+// Indent indents JSON as IndentedJSON holds it.
+func Indent(data []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, bytes.TrimSpace(data), "", "  "); err != nil {
+		return nil, fmt.Errorf("st's answer is not JSON: %w", err)
+	}
+	buf.WriteByte('\n')
+	return buf.Bytes(), nil
 }
 
 // Status asks the daemon how it is.

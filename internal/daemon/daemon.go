@@ -336,7 +336,12 @@ func answer(w http.ResponseWriter, r *http.Request, fn func(body []byte) (any, e
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(res)
+	enc := json.NewEncoder(w)
+	if r.Header.Get(api.IndentHeader) != "" {
+		enc.SetIndent("", "  ")
+		w.Header().Set(api.IndentHeader, "1")
+	}
+	enc.Encode(res)
 }
 
 func writeErr(w http.ResponseWriter, e *api.Error, code int) {

@@ -3,7 +3,7 @@ package orch
 import (
 	"context"
 	"errors"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/sophonz/st/internal/agent"
@@ -30,17 +30,26 @@ func (m *Manager) List(ctx context.Context, req api.IDRequest) ([]api.WorkerView
 func (m *Manager) listViews(req api.IDRequest) []api.WorkerView {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []api.WorkerView
+	var ws []*Worker
 	for _, w := range m.workers {
 		if req.All || w.Parent == req.Pane {
 			if !req.All && !w.State.Live() && w.Told {
 				// A pane's list keeps what it still has to look at.
 				continue
 			}
-			out = append(out, m.viewLocked(w))
+			ws = append(ws, w)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].StartedAt.Before(out[j].StartedAt) })
+	// The workers sorted, not their views: a view is half a kilobyte,
+	// and sorting a hundred of them moved each several times.
+	slices.SortStableFunc(ws, func(a, b *Worker) int { return a.StartedAt.Compare(b.StartedAt) })
+	if len(ws) == 0 {
+		return nil // JSON null, as it always was
+	}
+	out := make([]api.WorkerView, len(ws))
+	for i, w := range ws {
+		out[i] = m.viewLocked(w)
+	}
 	return out
 }
 
