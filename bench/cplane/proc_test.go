@@ -29,14 +29,14 @@ var (
 	beforeErr  error
 )
 
-// TestMain removes the st it built from beforeCommit when the
-// benchmarks end.
+// TestMain removes the st it built from beforeCommit, and the one
+// BuildST built, when the benchmarks end.
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if beforeDir != "" {
-		os.RemoveAll(beforeDir)
-	}
-	os.Exit(code)
+	testutil.Main(m, func() {
+		if beforeDir != "" {
+			os.RemoveAll(beforeDir)
+		}
+	})
 }
 
 // beforeST is the st of beforeCommit: ST_BENCH_BEFORE_ST when set, else

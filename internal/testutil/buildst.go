@@ -33,10 +33,13 @@ var (
 
 // Main runs the tests of a package that builds st (call it from its
 // TestMain: func TestMain(m *testing.M) { testutil.Main(m) }), then
-// removes the binary BuildST built.
-func Main(m *testing.M) {
+// removes the binary BuildST built; cleanups run after the tests, first.
+func Main(m *testing.M, cleanups ...func()) {
 	mainRuns.Store(true)
 	code := m.Run()
+	for _, c := range cleanups {
+		c()
+	}
 	if builtDir != "" {
 		if err := os.RemoveAll(builtDir); err != nil {
 			fmt.Fprintf(os.Stderr, "testutil: remove the st binary's folder: %v\n", err)
