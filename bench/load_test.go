@@ -283,9 +283,11 @@ func restoreFigures(b *testing.B, r *rig, n int, sfx string) bool {
 		}
 		ended := processEnd(server)
 		saidAt := time.Time{}
-		// st status only, back to back: a st worker list during the
-		// restore marks done workers gone (see tests/faults).
-		waitFor(b, 3*time.Minute, "st to bring the server back", func() bool {
+		// st status only, back to back (each poll is a process: its own
+		// time is the resolution, not waitFor's 20 ms sleep): a st
+		// worker list during the restore marks done workers gone (see
+		// tests/faults).
+		backAgain := func() bool {
 			if !s.poll(r) {
 				return false
 			}
@@ -297,7 +299,12 @@ func restoreFigures(b *testing.B, r *rig, n int, sfx string) bool {
 				}
 			}
 			return restored
-		})
+		}
+		for deadline := time.Now().Add(3 * time.Minute); !backAgain(); {
+			if time.Now().After(deadline) {
+				b.Fatalf("st did not bring the tmux server back within 3 minutes of the kill\n%s", r.explain(r.coord))
+			}
+		}
 		last = s.LastRestore.At
 		if e := <-ended; !e.IsZero() {
 			exits = append(exits, e.Sub(kill))
