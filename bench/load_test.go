@@ -254,6 +254,32 @@ func scaleAt(b *testing.B, n int) {
 // and reports how soon st said so and brought it back (see
 // BenchmarkScale). It returns false, after a note, when the workers did
 // not all come back.
+// awaitRestore asks st status, back to back (each poll is a process: its
+// own time is the resolution), until it shows a restore after last; it
+// answers that status, whose TmuxDown is the first one that said the
+// server was gone (nil when none did), and when st first said anything of
+// the kill. st status only: a st worker list during the restore marks
+// done workers gone (see tests/faults).
+func awaitRestore(b *testing.B, r *rig, kill, last time.Time) (statusJSON, time.Time) {
+	var s, first statusJSON
+	var saidAt time.Time
+	for deadline := kill.Add(3 * time.Minute); ; {
+		if s.poll(r) {
+			restored := s.LastRestore.At.After(last)
+			if saidAt.IsZero() && (s.TmuxDown != nil || s.Restoring || restored) {
+				saidAt, first = time.Now(), s
+			}
+			if restored {
+				s.TmuxDown = first.TmuxDown
+				return s, saidAt
+			}
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("st did not bring the tmux server back within 3 minutes of the kill\n%s", r.explain(r.coord))
+		}
+	}
+}
+
 func restoreFigures(b *testing.B, r *rig, n int, sfx string) bool {
 	layout := filepath.Join(r.home, "tmux-layout.json")
 	inPicture := func() bool {
@@ -267,9 +293,9 @@ func restoreFigures(b *testing.B, r *rig, n int, sfx string) bool {
 	for i := 0; i < 3; i++ {
 		// st has seen the server back (the last restore over, and a read
 		// of the new server since), so that tmux_down is of this kill.
-		var s statusJSON
+		var seen statusJSON
 		waitFor(b, 60*time.Second, "st to see the tmux server back", func() bool {
-			return s.poll(r) && s.TmuxDown == nil && !s.Restoring
+			return seen.poll(r) && seen.TmuxDown == nil && !seen.Restoring
 		})
 		pidOut, err := r.tmux("display-message", "-p", "#{pid}")
 		if err != nil {
@@ -282,28 +308,9 @@ func restoreFigures(b *testing.B, r *rig, n int, sfx string) bool {
 			b.Fatalf("kill the tmux server %d: %v", server, err)
 		}
 		ended := processEnd(server)
-		saidAt := time.Time{}
-		// st status only, back to back (each poll is a process: its own
-		// time is the resolution, not waitFor's 20 ms sleep): a st
-		// worker list during the restore marks done workers gone (see
-		// tests/faults).
-		backAgain := func() bool {
-			if !s.poll(r) {
-				return false
-			}
-			restored := s.LastRestore.At.After(last)
-			if saidAt.IsZero() && (s.TmuxDown != nil || s.Restoring || restored) {
-				saidAt = time.Now()
-				if s.TmuxDown != nil {
-					noticed = append(noticed, s.TmuxDown.Sub(kill))
-				}
-			}
-			return restored
-		}
-		for deadline := time.Now().Add(3 * time.Minute); !backAgain(); {
-			if time.Now().After(deadline) {
-				b.Fatalf("st did not bring the tmux server back within 3 minutes of the kill\n%s", r.explain(r.coord))
-			}
+		s, saidAt := awaitRestore(b, r, kill, last)
+		if s.TmuxDown != nil {
+			noticed = append(noticed, s.TmuxDown.Sub(kill))
 		}
 		last = s.LastRestore.At
 		if e := <-ended; !e.IsZero() {

@@ -81,6 +81,23 @@ func TestInstallScript(t *testing.T) {
 	if strings.Join(names, " ") != "st st-control-plane" {
 		t.Errorf("%s holds %q, want st and st-control-plane alone (no temporary file left)", bindir, names)
 	}
+	checkInstalledControlPlane(t, st, home, path)
+
+	// PREFIX, already on PATH: no PATH advice.
+	prefix := t.TempDir()
+	path = filepath.Join(prefix, "bin") + string(os.PathListSeparator) + path
+	out = run(t.TempDir(), "PREFIX="+prefix)
+	if strings.Contains(out, "not on your PATH") || !strings.Contains(out, "at "+filepath.Join(prefix, "bin", "st")) {
+		t.Errorf("scripts/install with PREFIX on PATH:\n%s", out)
+	}
+}
+
+// checkInstalledControlPlane: st control-plane runs the st-control-plane
+// installed beside st (not on PATH here), which keeps the control plane's
+// database; an st without it beside it or on PATH says what to install,
+// and makes nothing.
+func checkInstalledControlPlane(t *testing.T, st, home, path string) {
+	t.Helper()
 	// st control-plane runs the st-control-plane installed beside st
 	// (not on PATH here), which keeps the control plane's database.
 	data := filepath.Join(t.TempDir(), "cp")
@@ -107,13 +124,5 @@ func TestInstallScript(t *testing.T) {
 	}
 	if _, err := os.Stat(data2); err == nil {
 		t.Errorf("st control-plane with no st-control-plane made %s", data2)
-	}
-
-	// PREFIX, already on PATH: no PATH advice.
-	prefix := t.TempDir()
-	path = filepath.Join(prefix, "bin") + string(os.PathListSeparator) + path
-	out = run(t.TempDir(), "PREFIX="+prefix)
-	if strings.Contains(out, "not on your PATH") || !strings.Contains(out, "at "+filepath.Join(prefix, "bin", "st")) {
-		t.Errorf("scripts/install with PREFIX on PATH:\n%s", out)
 	}
 }
