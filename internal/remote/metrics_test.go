@@ -30,6 +30,12 @@ func TestMetrics(t *testing.T) {
 			t.Errorf("metrics on %s: %v", addr, err)
 		}
 	}
+	// A program without the meter (st: its metrics are st-control-plane's)
+	// refuses --metrics rather than serve nothing.
+	if _, err := StartControlPlane(ServerOptions{Data: t.TempDir(), MetricsAddr: "127.0.0.1:0"}, "127.0.0.1:0"); err == nil ||
+		!strings.Contains(err.Error(), "does not serve the control plane's metrics") {
+		t.Errorf("metrics with no meter: %v", err)
+	}
 	cp := startCP(t, ServerOptions{Data: data, MetricsAddr: "127.0.0.1:0"}, "")
 	if cp.MetricsURL() == "" || !strings.HasPrefix(cp.MetricsURL(), "http://127.0.0.1:") {
 		t.Fatalf("metrics URL %q", cp.MetricsURL())
