@@ -5,6 +5,7 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -335,13 +336,22 @@ func answer(w http.ResponseWriter, r *http.Request, fn func(body []byte) (any, e
 		writeErr(w, oe, http.StatusUnprocessableEntity)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	enc := json.NewEncoder(w)
+	// Encoded whole first, so that the answer goes out with its length in
+	// one write: written as it was encoded, a list of 100 workers went out
+	// chunked, in eleven writes, each parsed again by the command.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	if r.Header.Get(api.IndentHeader) != "" {
 		enc.SetIndent("", "  ")
 		w.Header().Set(api.IndentHeader, "1")
 	}
-	enc.Encode(res)
+	if err := enc.Encode(res); err != nil {
+		writeErr(w, &api.Error{Kind: api.KindInternal, Message: "encode st's answer: " + err.Error()}, http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.Write(buf.Bytes())
 }
 
 func writeErr(w http.ResponseWriter, e *api.Error, code int) {
