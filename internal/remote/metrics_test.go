@@ -15,27 +15,35 @@ import (
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/sophonz/st/internal/remote/cpserver"
 )
+
+// TestMetricsRefused: metrics on an address that is not loopback are
+// refused, and so are they in a program without the meter (st: the
+// metrics are st-control-plane's) rather than served empty.
+func TestMetricsRefused(t *testing.T) {
+	t.Parallel()
+	for _, addr := range []string{"0.0.0.0:0", "192.0.2.1:9464", "[::]:0", "example.net:9464"} {
+		if _, err := StartControlPlane(ServerOptions{Data: t.TempDir(), MetricsAddr: addr, Meter: cpserver.NewMeter()}, "127.0.0.1:0"); err == nil || !strings.Contains(err.Error(), "only on a loopback address") {
+			t.Errorf("metrics on %s: %v", addr, err)
+		}
+	}
+	if _, err := StartControlPlane(ServerOptions{Data: t.TempDir(), MetricsAddr: "127.0.0.1:0"}, "127.0.0.1:0"); err == nil ||
+		!strings.Contains(err.Error(), "does not serve the control plane's metrics") {
+		t.Errorf("metrics with no meter: %v", err)
+	}
+}
 
 // TestMetrics: /metrics is served only on its own loopback listener, in
 // Prometheus's text format, with requests, heartbeats, relay streams and
 // bytes per account; the control plane's own port, which every machine
 // and the network reach, does not serve it. A non-loopback address is
-// refused. Nothing in it names a machine or holds a secret.
+// refused (TestMetricsRefused). Nothing in it names a machine or holds a
+// secret.
 func TestMetrics(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
-	for _, addr := range []string{"0.0.0.0:0", "192.0.2.1:9464", "[::]:0", "example.net:9464"} {
-		if _, err := StartControlPlane(ServerOptions{Data: t.TempDir(), MetricsAddr: addr}, "127.0.0.1:0"); err == nil || !strings.Contains(err.Error(), "only on a loopback address") {
-			t.Errorf("metrics on %s: %v", addr, err)
-		}
-	}
-	// A program without the meter (st: its metrics are st-control-plane's)
-	// refuses --metrics rather than serve nothing.
-	if _, err := StartControlPlane(ServerOptions{Data: t.TempDir(), MetricsAddr: "127.0.0.1:0"}, "127.0.0.1:0"); err == nil ||
-		!strings.Contains(err.Error(), "does not serve the control plane's metrics") {
-		t.Errorf("metrics with no meter: %v", err)
-	}
 	cp := startCP(t, ServerOptions{Data: data, MetricsAddr: "127.0.0.1:0"}, "")
 	if cp.MetricsURL() == "" || !strings.HasPrefix(cp.MetricsURL(), "http://127.0.0.1:") {
 		t.Fatalf("metrics URL %q", cp.MetricsURL())
