@@ -54,19 +54,7 @@ func beforeST(b *testing.B) string {
 			return
 		}
 		beforeDir = dir
-		src := filepath.Join(dir, "src")
-		os.MkdirAll(src, 0o700)
-		archive := exec.Command("sh", "-c", "git -C \"$1\" archive \"$2\" | tar -x -C \"$3\"", "sh", testutil.ModuleRoot(), beforeCommit, src)
-		if out, err := archive.CombinedOutput(); err != nil {
-			beforeErr = fmt.Errorf("git archive %s: %v\n%s", beforeCommit, err, out)
-			return
-		}
-		beforeBin = filepath.Join(dir, "st")
-		build := exec.Command("go", "build", "-o", beforeBin, "./cmd/st")
-		build.Dir = src
-		if out, err := build.CombinedOutput(); err != nil {
-			beforeErr = fmt.Errorf("build st at %s: %v\n%s", beforeCommit, err, out)
-		}
+		beforeBin, beforeErr = testutil.BuildSTAt(dir, beforeCommit)
 	})
 	if beforeErr != nil {
 		b.Fatal(beforeErr)

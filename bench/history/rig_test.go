@@ -34,17 +34,9 @@ func beforeST(b *testing.B) string {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { os.RemoveAll(dir) })
-	src := filepath.Join(dir, "src")
-	os.MkdirAll(src, 0o700)
-	archive := exec.Command("sh", "-c", "git -C \"$1\" archive \"$2\" | tar -x -C \"$3\"", "sh", testutil.ModuleRoot(), beforeCommit, src)
-	if out, err := archive.CombinedOutput(); err != nil {
-		b.Fatalf("git archive %s: %v\n%s", beforeCommit, err, out)
-	}
-	bin := filepath.Join(dir, "st")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/st")
-	build.Dir = src
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("build st at %s: %v\n%s", beforeCommit, err, out)
+	bin, err := testutil.BuildSTAt(dir, beforeCommit)
+	if err != nil {
+		b.Fatal(err)
 	}
 	return bin
 }

@@ -97,3 +97,26 @@ func ownedByMe(fi os.FileInfo) bool {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	return ok && int(st.Uid) == os.Getuid()
 }
+
+// BuildSTAt builds the st of an earlier commit into dir/st and returns
+// its path: the commit's source is taken with `git archive` into
+// dir/src (the repository and its work tree stay as they are), built,
+// and removed. It needs a clone that has the commit.
+func BuildSTAt(dir, commit string) (string, error) {
+	src := filepath.Join(dir, "src")
+	if err := os.MkdirAll(src, 0o700); err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(src)
+	archive := exec.Command("sh", "-c", `git -C "$1" archive "$2" | tar -x -C "$3"`, "sh", ModuleRoot(), commit, src)
+	if out, err := archive.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("the source of %s (git archive; a clone with its history is needed): %v\n%s", commit, err, out)
+	}
+	bin := filepath.Join(dir, "st")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/st")
+	build.Dir = src
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build st at %s: %v\n%s", commit, err, out)
+	}
+	return bin, nil
+}

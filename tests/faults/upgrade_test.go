@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -28,20 +27,10 @@ func oldST(t *testing.T) string {
 	if c := os.Getenv("ST_FAULTS_OLD_COMMIT"); c != "" {
 		commit = c
 	}
-	dir := t.TempDir()
-	src := filepath.Join(dir, "src")
-	os.MkdirAll(src, 0o700)
-	archive := exec.Command("sh", "-c", "git -C \"$1\" archive \"$2\" | tar -x -C \"$3\"", "sh", testutil.ModuleRoot(), commit, src)
-	if out, err := archive.CombinedOutput(); err != nil {
-		t.Fatalf("the previous release's source (git archive %s; a clone with its history is needed): %v\n%s", commit, err, out)
+	bin, err := testutil.BuildSTAt(t.TempDir(), commit)
+	if err != nil {
+		t.Fatalf("the previous release: %v", err)
 	}
-	bin := filepath.Join(dir, "st")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/st")
-	build.Dir = src
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build the previous release %s: %v\n%s", commit, err, out)
-	}
-	os.RemoveAll(src)
 	return bin
 }
 
