@@ -111,7 +111,7 @@ func TestScripts(t *testing.T) {
 			os.MkdirAll(filepath.Dir(sock), 0o700) // tmux -S does not make it
 			e.Values["sock"] = sock
 			e.Defer(func() { exec.Command("tmux", "-S", sock, "kill-server").Run() })
-			e.Defer(func() { killDaemon(home, syscall.SIGTERM) })
+			e.Defer(func() { testutil.StopDaemon(home) })
 			// Keep the daemon's log of every script, to read when one fails.
 			name := filepath.Base(e.WorkDir)
 			e.Defer(func() {

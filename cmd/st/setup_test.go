@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -114,7 +113,7 @@ func TestSetupUndoRealAgents(t *testing.T) {
 	os.Symlink(codex, filepath.Join(bin, "codex"))
 	sock := filepath.Join(tdir, fmt.Sprintf("tmux-%d", os.Getuid()), "default")
 	t.Cleanup(func() {
-		killDaemon(sthome, syscall.SIGTERM)
+		testutil.StopDaemon(sthome)
 		exec.Command("tmux", "-S", sock, "kill-server").Run()
 		if left := testutil.EndLeftovers(dir, 5*time.Second); len(left) > 0 {
 			t.Errorf("left running (ended now): %s", strings.Join(left, "; "))

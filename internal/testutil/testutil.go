@@ -101,6 +101,30 @@ func KillServer(run func(args ...string) (string, error)) {
 	WaitGone(pid, 5*time.Second)
 }
 
+// StopDaemon ends the st daemon whose pid is in home's st.pid (SIGTERM,
+// then SIGKILL if it is still there after 10 s) and waits for it to go.
+// A test stops its daemon before its tmux server, never after: a daemon
+// that sees its server die brings it back (the reboot row of
+// tests/faults), and a server it starts while the test is cleaning up
+// outlives the test (seen in CI: TestClaudeAgentTeam's cleanup killed
+// the server first, and the daemon restored the coordinator's shell and
+// the lead's placeholder pane in a new server before its SIGTERM came).
+func StopDaemon(home string) {
+	data, err := os.ReadFile(filepath.Join(home, "st.pid"))
+	if err != nil {
+		return
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || pid <= 1 {
+		return
+	}
+	syscall.Kill(pid, syscall.SIGTERM)
+	if !WaitGone(pid, 10*time.Second) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		WaitGone(pid, 5*time.Second)
+	}
+}
+
 // WaitGone waits up to d for process pid to end, and says whether it did.
 func WaitGone(pid int, d time.Duration) bool {
 	for deadline := time.Now().Add(d); syscall.Kill(pid, 0) == nil; {

@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -103,24 +102,6 @@ func (r *realEnv) handAgent(name, line string) string {
 	return pane
 }
 
-func killPid(file string) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err != nil || pid <= 1 {
-		return
-	}
-	syscall.Kill(pid, syscall.SIGTERM)
-	for range 200 {
-		if syscall.Kill(pid, 0) != nil {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // newRealEnv makes the folders of a test of the real daemon (ST_HOME,
 // a work folder, a private tmux server's TMUX_TMPDIR) under a short temp
 // folder, and the cleanups that stop its daemon; start opens its tmux
@@ -137,7 +118,7 @@ func newRealEnv(t *testing.T) *realEnv {
 			t.Fatal(err)
 		}
 	}
-	t.Cleanup(func() { killPid(filepath.Join(r.home, "st.pid")) })
+	t.Cleanup(func() { testutil.StopDaemon(r.home) })
 	t.Cleanup(func() {
 		if data, err := os.ReadFile(filepath.Join(r.home, "daemon.log")); err == nil && t.Failed() {
 			t.Logf("daemon.log:\n%s", data)

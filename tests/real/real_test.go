@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -76,14 +75,9 @@ func newRig(t testing.TB) *rig {
 		"ST_CLAUDE_BIN="+r.claude, "ST_CODEX_BIN="+r.codex, "ST_WEB_PORT=auto",
 	)
 	t.Cleanup(func() {
-		exec.Command("tmux", "-S", r.sock, "kill-server").Run()
-		if b, err := os.ReadFile(filepath.Join(r.stHome, "st.pid")); err == nil {
-			var pid int
-			fmt.Sscan(string(b), &pid)
-			if pid > 1 {
-				syscall.Kill(pid, syscall.SIGTERM)
-			}
-		}
+		// The daemon first: one that outlives its server restores it.
+		testutil.StopDaemon(r.stHome)
+		testutil.KillServer(r.tmux)
 	})
 	// The tmux server's environment is what new windows get.
 	r.tmuxMust("-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", "200", "-y", "50", "-c", work, "sh")
