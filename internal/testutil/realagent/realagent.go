@@ -45,8 +45,17 @@ func ClaudeHome(t testing.TB, dir, baseURL string, trusted ...string) []string {
 		"messageIdleNotifThresholdMs": 3000,
 	}
 	writeFile(t, filepath.Join(dir, ".claude.json"), mustJSON(t, cfg))
+	// Claude keeps its tools' output under $CLAUDE_CODE_TMPDIR/claude-UID
+	// and its sockets in $TMPDIR/cc-socks, /tmp by default: in the test's
+	// own folder, they go with it.
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	return []string{
 		"HOME=" + dir,
+		"TMPDIR=" + tmp,
+		"CLAUDE_CODE_TMPDIR=" + tmp,
 		"ANTHROPIC_BASE_URL=" + strings.TrimSuffix(baseURL, "/"),
 		// A bearer token, unlike ANTHROPIC_API_KEY, never shows the
 		// "use this API key?" dialog.

@@ -3,6 +3,7 @@ package webtest
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,8 +15,8 @@ import (
 const ChromiumPath = "/usr/bin/chromium"
 
 // Chromium starts a headless Chromium of tb's only, with a window of
-// w x h, and returns its context; it ends with tb, its profile folder
-// removed. lang sets the browser's languages ("ko-KR", or a list in
+// w x h, and returns its context; it ends with tb, its profile and
+// temporary folders removed. lang sets the browser's languages ("ko-KR", or a list in
 // order, "fr-FR,ko-KR"): Chromium's --lang and --accept-lang, which
 // navigator.language and navigator.languages then say; "" leaves
 // Chromium's own (English here). It fails tb without Chromium.
@@ -26,6 +27,14 @@ func Chromium(tb testing.TB, w, h int, lang string) context.Context {
 	}
 	dir, err := os.MkdirTemp("", "st-chromium")
 	if err != nil {
+		tb.Fatal(err)
+	}
+	// Its profile, and its TMPDIR: with --disable-dev-shm-usage Chromium
+	// keeps its shared memory in files there (org.chromium.Chromium.*),
+	// which a browser ended by the test leaves behind; in /tmp, each test
+	// left a few dozen.
+	profile, tmp := filepath.Join(dir, "profile"), filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
 		tb.Fatal(err)
 	}
 	opts := []chromedp.ExecAllocatorOption{
@@ -42,7 +51,8 @@ func Chromium(tb testing.TB, w, h int, lang string) context.Context {
 		chromedp.Flag("disable-extensions", true),
 		chromedp.Flag("force-color-profile", "srgb"),
 		chromedp.Flag("hide-scrollbars", true),
-		chromedp.UserDataDir(dir),
+		chromedp.UserDataDir(profile),
+		chromedp.Env("TMPDIR=" + tmp),
 		chromedp.WindowSize(w, h),
 	}
 	if lang != "" {
