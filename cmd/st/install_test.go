@@ -101,9 +101,12 @@ func checkInstalledControlPlane(t *testing.T, st, home, path string) {
 	// st control-plane runs the st-control-plane installed beside st
 	// (not on PATH here), which keeps the control plane's database.
 	data := filepath.Join(t.TempDir(), "cp")
+	// st tells it its own build, over whatever the environment said: the
+	// pair installed together is one build, and says nothing of it.
 	acct := exec.Command(st, "control-plane", "account", "add", "acme", "--data", data)
-	acct.Env = []string{"HOME=" + home, "PATH=" + path, "ST_HOME=" + filepath.Join(t.TempDir(), "h")}
-	if out, err := acct.CombinedOutput(); err != nil || !strings.Contains(string(out), "st login --control-plane") {
+	acct.Env = []string{"HOME=" + home, "PATH=" + path, "ST_HOME=" + filepath.Join(t.TempDir(), "h"),
+		"ST_CONTROL_PLANE_CALLER=st 0.0.1 (commit 0123456789ab)"}
+	if out, err := acct.CombinedOutput(); err != nil || !strings.Contains(string(out), "st login --control-plane") || strings.Contains(string(out), "another build") {
 		t.Errorf("st control-plane account add with the installed st: %v\n%s", err, out)
 	}
 	if _, err := os.Stat(filepath.Join(data, "state.db")); err != nil {

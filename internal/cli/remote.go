@@ -16,6 +16,7 @@ import (
 
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/remote"
+	"github.com/sophonz/st/internal/version"
 )
 
 // This file holds the commands of the account and its machines: the
@@ -39,9 +40,30 @@ func newControlPlaneCmd(env *Env) *cobra.Command {
 			return &api.Error{Kind: api.KindNotFound, Message: "st control-plane runs st-control-plane, the control plane's own program, and there is none beside " + self + " or on PATH",
 				Hint: "install both: scripts/install from st's checkout, or go install github.com/sophonz/st/cmd/st-control-plane@latest"}
 		}
+		if env.ControlPlane != nil {
+			warnOtherBuild(env)
+		}
 		return c.Root().PersistentPreRunE(c, args)
 	}
 	return cmd
+}
+
+// callerBuildVar carries, from st to the st-control-plane it runs, st's
+// own build (version.Full), so that a pair of two builds says so: an st
+// upgraded alone (go install of cmd/st only) would run the control plane
+// of before, and nothing else would show it.
+const callerBuildVar = "ST_CONTROL_PLANE_CALLER"
+
+// warnOtherBuild says, on stderr, when the st that ran this
+// st-control-plane is another build. A warning, not a refusal: a control
+// plane a service manager restarts must come up, and two builds that
+// speak the same protocol work together (the version matrix).
+func warnOtherBuild(env *Env) {
+	caller := env.Getenv(callerBuildVar)
+	if caller == "" || caller == version.Full() {
+		return
+	}
+	fmt.Fprintf(env.Stderr, "warning: st %s ran st-control-plane %s, another build: the control plane is the older or newer one. Try: install both from one checkout (scripts/install), or go install both commands at one version\n", caller, version.Full())
 }
 
 // controlPlaneProgram is the control plane's own program: st-control-plane
@@ -73,7 +95,13 @@ func execControlPlane(args []string) {
 	if p == "" {
 		return
 	}
-	_ = syscall.Exec(p, append([]string{p}, args...), os.Environ())
+	environ := []string{callerBuildVar + "=" + version.Full()}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, callerBuildVar+"=") {
+			environ = append(environ, kv)
+		}
+	}
+	_ = syscall.Exec(p, append([]string{p}, args...), environ)
 }
 
 type cpMachinesOptions struct {
