@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -137,7 +136,7 @@ func TestScripts(t *testing.T) {
 			"st-up":      cmdStUp,
 			"kill-daemon": func(ts *testscript.TestScript, neg bool, args []string) {
 				noNeg(ts, neg, "kill-daemon")
-				killDaemon(ts.Getenv("ST_HOME"), syscall.SIGKILL)
+				killDaemon(ts.Getenv("ST_HOME"))
 			},
 			"wait-screen":     cmdWaitScreen,
 			"wait-state":      cmdWaitState,
@@ -246,22 +245,12 @@ func cmdInPane(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv("TMUX_PANE", pane)
 }
 
-func killDaemon(home string, sig syscall.Signal) {
-	data, err := os.ReadFile(filepath.Join(home, "st.pid"))
-	if err != nil {
-		return
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err != nil || pid <= 1 {
-		return
-	}
-	syscall.Kill(pid, sig)
-	// Wait until it is gone, so the next step sees a dead daemon.
-	for i := 0; i < 200; i++ {
-		if syscall.Kill(pid, 0) != nil {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
+// killDaemon kills the daemon of home with SIGKILL and waits until it is
+// gone, so that the script's next step sees a dead daemon.
+func killDaemon(home string) {
+	if pid := testutil.DaemonPID(home); pid != 0 {
+		syscall.Kill(pid, syscall.SIGKILL)
+		testutil.WaitGone(pid, 2*time.Second)
 	}
 }
 

@@ -3,7 +3,6 @@ package testutil
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -283,21 +282,12 @@ func (m *Machine) Up() string {
 
 // KillDaemon ends the machine's st daemon by its pid (SIGKILL).
 func (m *Machine) KillDaemon() {
-	b, err := os.ReadFile(filepath.Join(m.Home, "st.pid"))
-	if err != nil {
-		return
-	}
-	var pid int
-	if _, err := fmt.Sscan(string(b), &pid); err != nil || pid <= 0 {
+	pid := DaemonPID(m.Home)
+	if pid == 0 {
 		return
 	}
 	syscall.Kill(pid, syscall.SIGKILL)
-	for i := 0; i < 200; i++ {
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	WaitGone(pid, 2*time.Second)
 	os.Remove(filepath.Join(m.Home, "st.pid"))
 }
 

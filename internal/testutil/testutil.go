@@ -110,12 +110,8 @@ func KillServer(run func(args ...string) (string, error)) {
 // the server first, and the daemon restored the coordinator's shell and
 // the lead's placeholder pane in a new server before its SIGTERM came).
 func StopDaemon(home string) {
-	data, err := os.ReadFile(filepath.Join(home, "st.pid"))
-	if err != nil {
-		return
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err != nil || pid <= 1 {
+	pid := DaemonPID(home)
+	if pid == 0 {
 		return
 	}
 	syscall.Kill(pid, syscall.SIGTERM)
@@ -123,6 +119,19 @@ func StopDaemon(home string) {
 		syscall.Kill(pid, syscall.SIGKILL)
 		WaitGone(pid, 5*time.Second)
 	}
+}
+
+// DaemonPID is the pid in home's st.pid, 0 when there is none.
+func DaemonPID(home string) int {
+	data, err := os.ReadFile(filepath.Join(home, "st.pid"))
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || pid <= 1 {
+		return 0
+	}
+	return pid
 }
 
 // WaitGone waits up to d for process pid to end, and says whether it did.

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -187,17 +186,7 @@ func (w *world) must(cmd *exec.Cmd) string {
 }
 
 // daemonPid is the pid in $ST_HOME/st.pid, 0 when there is none.
-func (w *world) daemonPid() int {
-	data, err := os.ReadFile(filepath.Join(w.home, "st.pid"))
-	if err != nil {
-		return 0
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err != nil || pid <= 1 {
-		return 0
-	}
-	return pid
-}
+func (w *world) daemonPid() int { return testutil.DaemonPID(w.home) }
 
 // notePid remembers the daemon now in st.pid, to stop it at the end.
 func (w *world) notePid() int {
