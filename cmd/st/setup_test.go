@@ -106,7 +106,7 @@ func TestSetupUndoRealAgents(t *testing.T) {
 	claude, codex := realagent.Binaries(t)
 	dir := testutil.ShortTempDir(t)
 	home, sthome, tdir, bin := filepath.Join(dir, "home"), filepath.Join(dir, "st"), filepath.Join(dir, "t"), filepath.Join(dir, "bin")
-	for _, d := range []string{home, tdir, bin} {
+	for _, d := range []string{home, tdir, bin, filepath.Join(dir, "tmp")} {
 		os.MkdirAll(d, 0o700)
 	}
 	os.Symlink(claude, filepath.Join(bin, "claude"))
@@ -121,7 +121,9 @@ func TestSetupUndoRealAgents(t *testing.T) {
 	})
 	env := testutil.Env(os.Environ(), "HOME="+home, "ST_HOME="+sthome, "TMUX_TMPDIR="+tdir, "TMUX=", "TMUX_PANE=",
 		"PATH="+bin+":/usr/local/bin:/usr/bin:/bin", "ST_WEB_PORT=auto", "ST_CLAUDE_BIN=", "ST_CODEX_BIN=", "CODEX_HOME=", "CLAUDE_CONFIG_DIR=",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1")
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1",
+		// Claude's temporary files in the test's folder (realagent.ClaudeHome says which).
+		"TMPDIR="+filepath.Join(dir, "tmp"), "CLAUDE_CODE_TMPDIR="+filepath.Join(dir, "tmp"))
 	run := func(wantCode int, args ...string) string {
 		t.Helper()
 		cmd := exec.Command(st, args...)

@@ -143,7 +143,7 @@ func TestMainOverPipe(t *testing.T) {
 	}
 	w.Close()
 	var out bytes.Buffer
-	env := map[string]string{"ST_BIN": st, "ST_SIM_SESSION_ID": "pipe-id"}
+	env := map[string]string{"ST_BIN": st, "ST_SIM_SESSION_ID": "pipe-id", "HOME": dir} // its record in dir, not the temp folder
 	if code := Main(nil, r, &out, func(k string) string { return env[k] }); code != 0 {
 		t.Fatalf("exit %d: %s", code, out.String())
 	}
