@@ -96,16 +96,16 @@ func treeChanges(before, after map[string]string) (changes, state []string) {
 	return changes, state
 }
 
-// st setup, again, st doctor and st setup --undo with the real Claude Code
-// and Codex, in a HOME that holds the user's own settings, hooks and
-// rules: the second setup changes nothing, doctor is clean, and the undo
-// leaves every file of the user's as it was, byte for byte.
-func TestSetupUndoRealAgents(t *testing.T) {
-	t.Parallel()
+// realAgentsHome is the world of TestSetupUndoRealAgents: a HOME with
+// the real claude and codex on PATH, a private ST_HOME and tmux server,
+// and run, which runs st there and fails the test on another exit code.
+func realAgentsHome(t *testing.T) (run func(wantCode int, args ...string) string, home, sthome string) {
+	t.Helper()
 	st := testutil.BuildST(t)
 	claude, codex := realagent.Binaries(t)
 	dir := testutil.ShortTempDir(t)
-	home, sthome, tdir, bin := filepath.Join(dir, "home"), filepath.Join(dir, "st"), filepath.Join(dir, "t"), filepath.Join(dir, "bin")
+	home, sthome = filepath.Join(dir, "home"), filepath.Join(dir, "st")
+	tdir, bin := filepath.Join(dir, "t"), filepath.Join(dir, "bin")
 	for _, d := range []string{home, tdir, bin, filepath.Join(dir, "tmp")} {
 		os.MkdirAll(d, 0o700)
 	}
@@ -124,7 +124,7 @@ func TestSetupUndoRealAgents(t *testing.T) {
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1",
 		// Claude's temporary files in the test's folder (realagent.ClaudeHome says which).
 		"TMPDIR="+filepath.Join(dir, "tmp"), "CLAUDE_CODE_TMPDIR="+filepath.Join(dir, "tmp"))
-	run := func(wantCode int, args ...string) string {
+	run = func(wantCode int, args ...string) string {
 		t.Helper()
 		cmd := exec.Command(st, args...)
 		cmd.Env, cmd.Dir = env, home
@@ -140,16 +140,29 @@ func TestSetupUndoRealAgents(t *testing.T) {
 		}
 		return string(out)
 	}
+	return run, home, sthome
+}
 
-	// The user's own files, in their own layout.
-	user := map[string]string{
-		".claude/settings.json":       "{\n    \"model\": \"opus\",\n    \"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"notify-send done\"}]}]}\n}\n",
-		".codex/config.toml":          "# mine\nmodel = \"gpt-5\"\n\n[projects.\"/src\"]\ntrust_level = \"trusted\"\n",
-		".codex/hooks.json":           "{\"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"echo bye\"}]}]}}\n",
-		".codex/rules/mine.rules":     "prefix_rule(pattern = [\"git\", \"status\"], decision = \"allow\")\n",
-		".codex/skills/mine/SKILL.md": "---\nname: mine\ndescription: my own skill\n---\nDo it my way.\n",
-		"notes.txt":                   "not st's\n",
-	}
+// userFiles are the user's own files, in their own layout, that st setup
+// finds in HOME and its undo must leave as they were.
+var userFiles = map[string]string{
+	".claude/settings.json":       "{\n    \"model\": \"opus\",\n    \"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"notify-send done\"}]}]}\n}\n",
+	".codex/config.toml":          "# mine\nmodel = \"gpt-5\"\n\n[projects.\"/src\"]\ntrust_level = \"trusted\"\n",
+	".codex/hooks.json":           "{\"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"echo bye\"}]}]}}\n",
+	".codex/rules/mine.rules":     "prefix_rule(pattern = [\"git\", \"status\"], decision = \"allow\")\n",
+	".codex/skills/mine/SKILL.md": "---\nname: mine\ndescription: my own skill\n---\nDo it my way.\n",
+	"notes.txt":                   "not st's\n",
+}
+
+// TestSetupUndoRealAgents: st setup, again, st doctor and st setup
+// --undo with the real Claude Code and Codex, in a HOME that holds the
+// user's own settings, hooks and rules: the second setup changes
+// nothing, doctor is clean, and the undo leaves every file of the user's
+// as it was, byte for byte.
+func TestSetupUndoRealAgents(t *testing.T) {
+	t.Parallel()
+	run, home, sthome := realAgentsHome(t)
+	user := userFiles
 	for rel, text := range user {
 		p := filepath.Join(home, rel)
 		os.MkdirAll(filepath.Dir(p), 0o700)

@@ -31,7 +31,6 @@ var longTests = map[string]int{
 	"bench/webterm_test.go:BenchmarkWebTerminal":                           102,
 	"cmd/st/guard_test.go:TestHookGuard":                                   144,
 	"cmd/st/script_test.go:TestScripts":                                    88,
-	"cmd/st/setup_test.go:TestSetupUndoRealAgents":                         120,
 	"internal/agent/claudelike_test.go:TestRecognizeClaudeLike":            104,
 	"internal/agent/simagent/model_test.go:TestRenderStates":               98,
 	"internal/agent/simagent/model_test.go:TestTaskTurn":                   82,
