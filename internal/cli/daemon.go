@@ -20,6 +20,7 @@ import (
 	"github.com/sophonz/st/internal/atlogin"
 	"github.com/sophonz/st/internal/client"
 	"github.com/sophonz/st/internal/store"
+	"github.com/sophonz/st/internal/syncs"
 	"github.com/sophonz/st/internal/version"
 )
 
@@ -329,7 +330,7 @@ func runDown(ctx context.Context, env *Env, o downOptions) error {
 				return nil
 			}
 		}
-		if err := sleepCtx(ctx, 20*time.Millisecond); err != nil {
+		if err := syncs.Sleep(ctx, 20*time.Millisecond); err != nil {
 			return err
 		}
 	}

@@ -115,7 +115,7 @@ func (d *fakeDaemon) routes() []string {
 	return rs
 }
 
-// (syncBuffer, a stream the test reads while the command writes it, is
+// (testutil.SyncBuffer, a stream the test reads while the command writes it, is
 // in remote_test.go.)
 
 // stRun is one st command line run in-process against the fake daemon.
@@ -124,8 +124,8 @@ type stRun struct {
 	vars   map[string]string
 	stdin  string
 	http   func(socket string) *http.Client // Env.HTTPClient
-	stdout syncBuffer
-	stderr syncBuffer
+	stdout testutil.SyncBuffer
+	stderr testutil.SyncBuffer
 }
 
 // inPaneVars is the environment of a command typed in pane %1 of the

@@ -18,31 +18,12 @@ import (
 	"github.com/sophonz/st/internal/version"
 )
 
-// syncBuffer is a buffer that a command running in a goroutine writes
-// while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // serveControlPlane runs st control-plane serve in-process until stop is
 // called, and returns the URL it printed.
 func serveControlPlane(t *testing.T, vars map[string]string, data string) (url string, stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	out, errb := &syncBuffer{}, &syncBuffer{}
+	out, errb := &testutil.SyncBuffer{}, &testutil.SyncBuffer{}
 	env := Env{Stdin: strings.NewReader(""), Stdout: out, Stderr: errb, Getenv: func(k string) string { return vars[k] },
 		ControlPlane: func() remote.Meter { return cpserver.NewMeter() }} // as st-control-plane is
 	done := make(chan error, 1)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/client"
+	"github.com/sophonz/st/internal/syncs"
 )
 
 // isTransient reports an error of a daemon that is down or went away
@@ -48,19 +49,8 @@ func keepTrying(ctx context.Context, env *Env, until time.Time, every time.Durat
 			waiting(err)
 			told = true
 		}
-		if sleepCtx(ctx, every) != nil {
+		if syncs.Sleep(ctx, every) != nil {
 			return ctx.Err()
 		}
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }

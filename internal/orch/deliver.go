@@ -11,6 +11,7 @@ import (
 	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/plain"
+	"github.com/sophonz/st/internal/syncs"
 	"github.com/sophonz/st/internal/tmux"
 )
 
@@ -91,7 +92,7 @@ func (m *Manager) capture(ctx context.Context, d *delivery) (agent.View, error) 
 			return agent.View{}, err
 		}
 		m.logf("deliver %s: reading the screen failed, trying again: %v", d.pane, err)
-		if err := sleepCtx(ctx, pollSlow); err != nil {
+		if err := syncs.Sleep(ctx, pollSlow); err != nil {
 			return agent.View{}, err
 		}
 	}
@@ -139,17 +140,6 @@ func (m *Manager) screen(ctx context.Context, pane string, ad agent.Adapter) (ag
 		return agent.View{}, err
 	}
 	return ad.Recognize(out), nil
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // deliver types d.text into d.pane and returns once the agent's hook shows
@@ -237,7 +227,7 @@ func (m *Manager) waitBox(ctx context.Context, d *delivery) (already bool, err e
 // its SessionStart comes as its box is drawn), but at least pollFirst,
 // so that a burst of hooks from other panes costs few looks.
 func sleepOrChange(ctx context.Context, d time.Duration, changed <-chan struct{}) error {
-	if err := sleepCtx(ctx, pollFirst); err != nil || d <= pollFirst {
+	if err := syncs.Sleep(ctx, pollFirst); err != nil || d <= pollFirst {
 		return err
 	}
 	t := time.NewTimer(d - pollFirst)
@@ -276,7 +266,7 @@ func (m *Manager) typeLine(ctx context.Context, d *delivery, already bool) (bool
 		if squash(v.Box) == d.want {
 			return true, nil
 		}
-		if err := sleepCtx(ctx, poll); err != nil {
+		if err := syncs.Sleep(ctx, poll); err != nil {
 			return false, err
 		}
 	}
@@ -286,7 +276,7 @@ func (m *Manager) typeLine(ctx context.Context, d *delivery, already bool) (bool
 // submit presses Enter and waits for the hook of a turn after seq0; it
 // presses Enter again while the text still sits in the box.
 func (m *Manager) submit(ctx context.Context, d *delivery, seq0 int) error {
-	if err := sleepCtx(ctx, d.adapter.EnterDelay()); err != nil {
+	if err := syncs.Sleep(ctx, d.adapter.EnterDelay()); err != nil {
 		return err
 	}
 	if err := m.keys(ctx, d, func() error { return m.cfg.Tmux.SendKeys(ctx, d.pane, "Enter") }); err != nil {

@@ -1,7 +1,6 @@
 package orch
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -209,23 +208,10 @@ func (h *harness) pendingNotices(pane string) []string {
 }
 
 // logBuffer is the manager's log, for what only the log shows.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
+type logBuffer struct{ testutil.SyncBuffer }
 
 // count is how many lines of the log hold s.
-func (l *logBuffer) count(s string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Count(l.b.String(), s)
-}
+func (l *logBuffer) count(s string) int { return strings.Count(l.String(), s) }
 
 // captureLog sends the manager's log to a buffer. Called before the test
 // sets anything going.

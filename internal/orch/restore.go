@@ -204,7 +204,7 @@ func (m *Manager) newSession(ctx context.Context, name, window, cwd string, env 
 			return p, err
 		}
 		m.logf("restore: the old tmux server is still exiting (%v); trying again", err)
-		if sleepCtx(ctx, 50*time.Millisecond) != nil {
+		if syncs.Sleep(ctx, 50*time.Millisecond) != nil {
 			return p, err
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/plain"
+	"github.com/sophonz/st/internal/syncs"
 	"github.com/sophonz/st/internal/tmux"
 )
 
@@ -161,7 +162,7 @@ func (m *Manager) resumeAgent(ctx context.Context, l launch, gen int, back time.
 	}
 	ad, _ := agent.Lookup(l.kind)
 	for v == resumeStarting {
-		if err := sleepCtx(ctx, resumeEvery); err != nil {
+		if err := syncs.Sleep(ctx, resumeEvery); err != nil {
 			return
 		}
 		v, why = judgeResume(m.lookResume(ctx, l.pane, ad), time.Now(), deadline)
@@ -193,7 +194,7 @@ func (m *Manager) lookResume(ctx context.Context, pane string, ad agent.Adapter)
 		// moment after tmux marks the pane dead: look a few times.
 		var said string
 		for i := 0; i < 10 && said == ""; i++ {
-			if i > 0 && sleepCtx(ctx, 50*time.Millisecond) != nil {
+			if i > 0 && syncs.Sleep(ctx, 50*time.Millisecond) != nil {
 				break
 			}
 			out, _ := m.cfg.Tmux.CaptureHistory(ctx, pane, 60)

@@ -14,4 +14,7 @@
 // catches the data race itself). The successful TryLock and its Unlock
 // are a moment of real locking: on a correct path they never happen, and
 // on a wrong one the program is about to panic.
+//
+// It also holds Sleep, the wait of every loop that polls, which ends with
+// its context.
 package syncs
