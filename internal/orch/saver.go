@@ -3,6 +3,9 @@ package orch
 import (
 	"context"
 	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -252,10 +255,27 @@ func (s *saver) writeAll(again, every bool) (failed bool) {
 }
 
 // forget drops a run that no longer exists (one made for a start that
-// failed): a snapshot of it not written yet is not written.
+// failed): a snapshot of it not written yet is not written, and one on
+// disk is removed. It waits for a write of it under way (wmu): a run
+// dropped after a failed save (CreateTask) had its undone snapshot staged
+// again just before, and the writer could put it on disk after the run
+// was gone, an empty run.json that the next start would load as a run.
+// The caller may hold the registry's lock: the writer never takes it.
 func (s *saver) forget(id string) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	s.mu.Lock()
+	f := s.files[id]
 	delete(s.files, id)
 	s.cond.Broadcast()
 	s.mu.Unlock()
+	if f == nil || f.written == 0 {
+		return
+	}
+	path := s.path(id)
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		s.logf("remove the record of dropped run %s: %v", id, err)
+		return
+	}
+	os.Remove(filepath.Dir(path)) // its folder, when nothing else is in it
 }

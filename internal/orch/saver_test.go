@@ -195,6 +195,55 @@ func TestSaverForgetDropsTheUnwritten(t *testing.T) {
 	}
 }
 
+// A run forgotten while the writer is putting it on disk (CreateTask's
+// failed save: the undone snapshot staged again, then the run dropped)
+// leaves no run.json behind: forget waits for the write, then removes it.
+// And a run forgotten after its write is removed from disk too.
+func TestSaverForgetRemovesWhatWasWritten(t *testing.T) {
+	dir := t.TempDir()
+	writing, release := make(chan struct{}), make(chan struct{})
+	var held atomic.Bool
+	path := func(id string) string {
+		if id == "run-a" && held.CompareAndSwap(false, true) {
+			close(writing) // the writer is at run-a's write
+			<-release
+		}
+		return filepath.Join(dir, id, "run.json")
+	}
+	s := newSaver(path, func(string, ...any) {})
+	s.stage("run-a", []byte("{}\n"), false)
+	wrote := make(chan struct{})
+	go func() {
+		defer close(wrote)
+		s.writeAll(true, true)
+	}()
+	<-writing
+	forgot := make(chan struct{})
+	go func() {
+		defer close(forgot)
+		s.forget("run-a")
+	}()
+	select {
+	case <-forgot:
+		t.Error("forget returned while the run's write was under way")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	<-wrote
+	<-forgot
+	if _, err := os.Stat(filepath.Join(dir, "run-a")); !os.IsNotExist(err) {
+		t.Errorf("a run forgotten during its write is on disk: %v", err)
+	}
+
+	s.stage("run-b", []byte("{}\n"), false)
+	s.writeAll(true, true)
+	readRun(t, dir, "run-b")
+	s.forget("run-b")
+	if _, err := os.Stat(filepath.Join(dir, "run-b")); !os.IsNotExist(err) {
+		t.Errorf("a run forgotten after its write is on disk: %v", err)
+	}
+}
+
 // A waiter blocked on a run wakes when the writer runs.
 func TestSaverWaiterWakesOnTheWrite(t *testing.T) {
 	s, dir, _ := testSaver(t)
