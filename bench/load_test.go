@@ -250,10 +250,6 @@ func scaleAt(b *testing.B, n int) {
 	benchfig.Figure(b, "daemon_peak_rss_end"+sfx, float64(procStatusKB(b, pid, "VmHWM"))/1024, "MiB")
 }
 
-// restoreFigures kills the tmux server with the n workers on it, 3 times,
-// and reports how soon st said so and brought it back (see
-// BenchmarkScale). It returns false, after a note, when the workers did
-// not all come back.
 // awaitRestore asks st status, back to back (each poll is a process: its
 // own time is the resolution), until it shows a restore after last; it
 // answers that status, whose TmuxDown is the first one that said the
@@ -280,6 +276,10 @@ func awaitRestore(b *testing.B, r *rig, kill, last time.Time) (statusJSON, time.
 	}
 }
 
+// restoreFigures kills the tmux server with the n workers on it, 3 times,
+// and reports how soon st said so and brought it back (see
+// BenchmarkScale). It returns false, after a note, when the workers did
+// not all come back.
 func restoreFigures(b *testing.B, r *rig, n int, sfx string) bool {
 	layout := filepath.Join(r.home, "tmux-layout.json")
 	inPicture := func() bool {

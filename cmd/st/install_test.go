@@ -98,8 +98,6 @@ func TestInstallScript(t *testing.T) {
 // and makes nothing.
 func checkInstalledControlPlane(t *testing.T, st, home, path string) {
 	t.Helper()
-	// st control-plane runs the st-control-plane installed beside st
-	// (not on PATH here), which keeps the control plane's database.
 	data := filepath.Join(t.TempDir(), "cp")
 	// st tells it its own build, over whatever the environment said: the
 	// pair installed together is one build, and says nothing of it.

@@ -16,10 +16,11 @@ const ChromiumPath = "/usr/bin/chromium"
 
 // Chromium starts a headless Chromium of tb's only, with a window of
 // w x h, and returns its context; it ends with tb, its profile and
-// temporary folders removed. lang sets the browser's languages ("ko-KR", or a list in
-// order, "fr-FR,ko-KR"): Chromium's --lang and --accept-lang, which
-// navigator.language and navigator.languages then say; "" leaves
-// Chromium's own (English here). It fails tb without Chromium.
+// temporary folders removed. lang sets the browser's languages ("ko-KR",
+// or a list in order, "fr-FR,ko-KR"): Chromium's --lang and
+// --accept-lang, which navigator.language and navigator.languages then
+// say; "" leaves Chromium's own (English here). It fails tb without
+// Chromium.
 func Chromium(tb testing.TB, w, h int, lang string) context.Context {
 	tb.Helper()
 	if _, err := os.Stat(ChromiumPath); err != nil {
