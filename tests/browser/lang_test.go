@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -101,6 +102,9 @@ var langTexts = map[string]map[string]string{
 // st's), a teammate's details, the phone chart and its empty text; and
 // nothing of the other language on screen. Screenshots of each.
 func TestLanguages(t *testing.T) {
+	if en, ko := slices.Sorted(maps.Keys(langTexts["en"])), slices.Sorted(maps.Keys(langTexts["ko"])); !slices.Equal(en, ko) {
+		t.Fatalf("langTexts' English and Korean check different places: a key missing in one fails (English %q, Korean %q)", en, ko)
+	}
 	for _, c := range []struct{ name, browser, want string }{
 		{"ko", "ko-KR", "ko"},
 		{"en", "", "en"},
@@ -128,8 +132,8 @@ func languageTest(t *testing.T, browser, lang string, full bool) {
 	}
 	check := func(what, got string) {
 		t.Helper()
-		if !strings.Contains(got, want[what]) {
-			t.Errorf("%s: the page shows %q, want %q", what, got, want[what])
+		if w := wantText(t, want, what); !strings.Contains(got, w) {
+			t.Errorf("%s: the page shows %q, want %q", what, got, w)
 		}
 	}
 	check("fold", joined("#sidebar .fold-line"))
@@ -226,7 +230,18 @@ func languagePhone(t *testing.T, base, browser string, fake *webtest.Backend, la
 
 func phoneCheck(t *testing.T, what, got string, want map[string]string) {
 	t.Helper()
-	if !strings.Contains(got, want[what]) {
-		t.Errorf("phone %s: the page shows %q, want %q", what, got, want[what])
+	if w := wantText(t, want, what); !strings.Contains(got, w) {
+		t.Errorf("phone %s: the page shows %q, want %q", what, got, w)
 	}
+}
+
+// wantText is what the page must show at what. A place langTexts does not
+// name fails: "" is in every text, so a missing key passed any page.
+func wantText(t *testing.T, want map[string]string, what string) string {
+	t.Helper()
+	w := want[what]
+	if strings.TrimSpace(w) == "" {
+		t.Fatalf("langTexts has no text for %q in this language: add it (in both languages)", what)
+	}
+	return w
 }
