@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/authz"
@@ -142,22 +143,48 @@ func offerAction(e envelope) authz.Action {
 	return authz.Offer
 }
 
-// SocketRoutes lists the socket API's routes, from its table.
+// SocketRoutes lists the socket API's routes, from its table: a route
+// whose action varies lists each action its vary picks for the bodies of
+// VaryBodies, in the order first picked.
 func SocketRoutes() []authz.Route {
 	out := make([]authz.Route, 0, len(socketRoutes))
 	for _, rt := range socketRoutes {
 		acts := []authz.Action{rt.action}
-		switch {
-		case rt.path == api.RouteAcceptRemote:
-			acts = []authz.Action{authz.AcceptRemoteOff, authz.AcceptRemoteOn}
-		case rt.path == api.RouteWorkerOffer:
-			acts = []authz.Action{authz.Offer, authz.Withdraw}
-		case rt.path == api.RouteOrchPrune:
-			acts = []authz.Action{authz.ReadState, authz.PruneRuns}
+		if rt.vary != nil {
+			acts = nil
+			for _, b := range VaryBodies {
+				if a := rt.actionOf(envelopeOf([]byte(b))); !slices.Contains(acts, a) {
+					acts = append(acts, a)
+				}
+			}
 		}
 		out = append(out, authz.Route{Surface: "socket", Method: http.MethodPost, Path: rt.path, Actions: acts})
 	}
 	return out
+}
+
+// VaryBodies are the requests that pick each action of a route whose
+// action varies: accept-remote asked, on and off; an offer and its
+// withdrawal; st orch prune with and without --yes.
+var VaryBodies = []string{`{}`, `{"on":true}`, `{"on":false}`, `{"withdraw":true}`, `{"yes":true}`}
+
+// SocketAction is the action the socket asks authz about for a request of
+// path with body, as it serves it (false for no such route).
+func SocketAction(path string, body []byte) (authz.Action, bool) {
+	for _, rt := range socketRoutes {
+		if rt.path == path {
+			return rt.actionOf(envelopeOf(body)), true
+		}
+	}
+	return "", false
+}
+
+// actionOf is what rt asks authz about for a request that says e.
+func (rt route) actionOf(e envelope) authz.Action {
+	if rt.vary != nil {
+		return rt.vary(e)
+	}
+	return rt.action
 }
 
 // routes is st's local API: one handler per row of socketRoutes.
@@ -190,10 +217,7 @@ func (s *server) mount(mux *http.ServeMux, rt route) {
 		}
 		answer(w, r, func(body []byte) (any, error) {
 			e := envelopeOf(body)
-			act := rt.action
-			if rt.vary != nil {
-				act = rt.vary(e)
-			}
+			act := rt.actionOf(e)
 			if d := authz.Decide(s.actor(r, act, e.Pane), act, e.target(), s.facts()); !d.Allowed {
 				return nil, forbidden{refusalErr(d)}
 			}
