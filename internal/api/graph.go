@@ -27,6 +27,13 @@ type GraphAgent struct {
 	Subagents         []Subagent `json:"subagents,omitempty"`
 	// Teammates are those of the Claude agent team it leads.
 	Teammates []Teammate `json:"teammates,omitempty"`
+	// TextsHidden says its summary was left out (WorkerView.HideTexts).
+	TextsHidden bool `json:"texts_hidden,omitempty"`
+}
+
+// HideTexts leaves out the worker's report (WorkerView.HideTexts).
+func (a *GraphAgent) HideTexts() {
+	a.Summary, a.TextsHidden = "", true
 }
 
 // Subagent is one of Claude's subagents (Task tool), seen through the

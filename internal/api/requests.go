@@ -69,6 +69,18 @@ type WorkerView struct {
 	// teammates of the agent team it leads, and its subagents.
 	Teammates []Teammate `json:"teammates,omitempty"`
 	Subagents []Subagent `json:"subagents,omitempty"`
+	// TextsHidden says its texts were left out: the asker may not read
+	// this worker (st worker read would refuse it).
+	TextsHidden bool `json:"texts_hidden,omitempty"`
+}
+
+// HideTexts leaves of v what anyone who may see st's state may see of a
+// worker that is not theirs: its name, agent, state, times and place
+// among the workers. What the worker was told and what it said (its task,
+// its report and answers, its error, the notes of its start) go.
+func (v *WorkerView) HideTexts() {
+	v.Task, v.Summary, v.ReportAnswer, v.LastAnswer, v.Error, v.Notes = "", "", "", "", "", nil
+	v.TextsHidden = true
 }
 
 // WorkerRef is the part of a WorkerView that names the worker: what a

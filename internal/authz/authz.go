@@ -229,6 +229,16 @@ func Decide(a Actor, act Action, t Target, f Facts) Decision {
 	return refuse(Boundary, "", "st does not know who asked (%q)", a.Kind)
 }
 
+// MayRead reports whether a may read the texts of worker id (its task,
+// report and answers) where a route shows that worker: the decision of
+// st worker read (ReadScreen), asked again for each worker a view holds,
+// so that no route shows what st worker read refuses. An id of "" asks
+// whether a may read every worker's (a person, the web UI's session).
+// A worker a may not read shows its name, state and times only.
+func MayRead(a Actor, id string, f Facts) bool {
+	return Decide(a, ReadScreen, Target{ID: id}, f).Allowed
+}
+
 // OpenToLocal reports whether every process of this user may do act, so
 // that st need not tell who asked (a look at /proc it spares the hooks).
 func OpenToLocal(act Action) bool {
@@ -304,7 +314,7 @@ func decideAgent(a Actor, act Action, t Target, f Facts) Decision {
 // person at this machine's browser, for what the page does.
 func decideWeb(act Action) Decision {
 	switch act {
-	case ReadPage, ReadState, SeeAgents, OpenTerminal, TypeTerminal, Adopt, Release, AnswerGate:
+	case ReadPage, ReadState, ReadScreen, SeeAgents, OpenTerminal, TypeTerminal, Adopt, Release, AnswerGate:
 		return allow()
 	}
 	return refuse(Boundary, "", "the web UI does not do %s", act)

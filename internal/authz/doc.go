@@ -59,6 +59,14 @@
 // history (st orch prune --yes); and the quieter ones every route needs a
 // name for (read st's state, ask a gate, report, a hook).
 //
+// What an actor may read of a worker is one decision too (MayRead, which
+// is st worker read's): every route that shows workers (the socket's
+// lists, st orch show, st worker wait; the web UI's state; the peer API's
+// graph and answers) shows the texts (task, report, answers) of only the
+// workers the asker may read, and of the others their name, state and
+// times. The daemon and the peer API ask it where their answers leave,
+// through orch's ShowTo, so that a route added later is held by it too.
+//
 // What each actor may do:
 //
 //   - A person: everything on this machine.
@@ -87,8 +95,9 @@
 //     not under the coordinator's sandbox: a person who lets Claude run
 //     every command without asking lets a sandboxed Codex coordinator's
 //     Claude workers do so too.
-//   - A web session: what the page does (its state, terminals, adopt by a
-//     drop, release, answer a gate): the person at this machine's browser.
+//   - A web session: what the page does (its state and the workers'
+//     reports, terminals, adopt by a drop, release, answer a gate): the
+//     person at this machine's browser.
 //   - An answer token: answer its own gate with its own option, once.
 //   - Another machine (boundaries), only while this machine takes workers
 //     (accept-remote on; "on" means every machine of the account may run

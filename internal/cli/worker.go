@@ -303,16 +303,23 @@ func printSettled(w io.Writer, ws []api.WorkerView) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, v := range ws {
 		note := ""
-		switch v.State {
-		case api.Done:
+		switch {
+		case v.TextsHidden:
+			note = hiddenNote
+		case v.State == api.Done:
 			note = oneLine(v.Summary, 70)
-		case api.Failed, api.Blocked:
+		case v.State == api.Failed, v.State == api.Blocked:
 			note = oneLine(v.Error, 70)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.ID, v.Name, v.State, note)
 	}
 	return tw.Flush()
 }
+
+// hiddenNote stands where st left out a worker's texts (its report, its
+// answers): it is not the asking pane's worker, and st worker read of it
+// would be refused.
+const hiddenNote = "(not this pane's worker: its report is its coordinator's to read)"
 
 // printWorkerTable is st worker list's table, with each worker's
 // teammates and subagents under it.

@@ -226,7 +226,10 @@ func (s *server) mount(mux *http.ServeMux, rt route) {
 				// What st answers is on disk (a hook's own change already is).
 				s.mgr.Sync()
 			}
-			return v, err
+			if err != nil {
+				return v, err
+			}
+			return s.mgr.ShowTo(v, s.mayRead(r, e.Pane)), nil
 		})
 	})
 }
@@ -240,6 +243,22 @@ func (f forbidden) Unwrap() error { return f.e }
 // refusalErr is an authz refusal as the CLI prints it.
 func refusalErr(d authz.Decision) *api.Error {
 	return &api.Error{Kind: "forbidden", Message: "refused: " + d.Why, Hint: d.Hint}
+}
+
+// mayRead is authz's answer to whether the caller of r may read a
+// worker's texts (st worker read's decision), for ShowTo. Who asked is
+// told once, and only when the answer holds workers: a route open to
+// every local process (a list, st worker wait) does not tell it
+// otherwise.
+func (s *server) mayRead(r *http.Request, claimed string) func(id string) bool {
+	var a *authz.Actor
+	return func(id string) bool {
+		if a == nil {
+			who := s.actor(r, authz.ReadScreen, claimed)
+			a = &who
+		}
+		return authz.MayRead(*a, id, s.facts())
+	}
 }
 
 // facts are what authz asks of st's state: the manager's, and the

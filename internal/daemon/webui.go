@@ -21,6 +21,7 @@ import (
 
 	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/authz"
 	"github.com/sophonz/st/internal/orch"
 	"github.com/sophonz/st/internal/peer"
 	"github.com/sophonz/st/internal/store"
@@ -252,7 +253,13 @@ func (b *webBackend) Snapshot(ctx context.Context) (web.Snapshot, error) {
 		snap.Machine = self
 	}
 	seen := map[string]bool{}
-	for _, a := range b.mgr.Graph() {
+	// The web UI's session is the person at this machine's browser, who
+	// reads every worker: asked of authz all the same, as every route
+	// that shows workers asks it.
+	graph := b.mgr.ShowTo(b.mgr.Graph(), func(id string) bool {
+		return authz.MayRead(authz.Actor{Kind: authz.WebSession}, id, nil)
+	}).([]api.GraphAgent)
+	for _, a := range graph {
 		p := where[a.Pane]
 		wa := web.Agent{Pane: a.Pane, Name: a.Name, Kind: a.Kind, Role: a.Role, State: a.State, Since: a.Since,
 			Summary: a.Summary, Parent: a.Parent, ParentGone: a.ParentGone, ParentShell: a.ParentShell, Run: a.Run, TeamOf: a.TeamOf,

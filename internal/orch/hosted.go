@@ -332,15 +332,14 @@ func (m *Manager) AgentIn(tp tmux.Pane) (kind, workerOf string) {
 // web UI's All machines view (internal/authz lets it see them only while
 // this machine takes workers): each agent's pane, name, kind, role, state
 // and since, its parent and run (to draw the lines), and its team size.
-// Summaries only of from's own workers here (it may read those anyway),
-// and no subagents.
+// No subagents; summaries only of from's own workers here, as the peer
+// API leaves them of every answer (ShowTo, with authz's MayRead).
 func (m *Manager) GraphFor(from string) []api.GraphAgent {
 	g := m.Graph()
 	out := make([]api.GraphAgent, 0, len(g))
 	for _, a := range g {
-		if owner, _, ok := api.SplitRemote(a.Parent); !ok || owner != from {
-			a.Summary = ""
-		}
+		// A worker's summary is shown as the peer API shows every answer
+		// (ShowTo, with authz's decision for that machine).
 		a.Subagents = nil
 		out = append(out, a)
 	}

@@ -77,6 +77,8 @@ type Local interface {
 	ReparentFor(ctx context.Context, from, old, nw string)
 	CoordinatorFor(ctx context.Context, from, pane string) *api.PeerPaneResult
 	GraphFor(from string) []api.GraphAgent
+	// ShowTo leaves of an answer's workers what the asker may read.
+	ShowTo(answer any, may func(id string) bool) any
 	AgentIn(tp tmux.Pane) (kind, workerOf string)
 	// The facts of internal/authz that are the manager's.
 	Owns(caller, id string) bool

@@ -172,8 +172,16 @@ func (h *Hub) answer(w http.ResponseWriter, r *http.Request, a authz.Actor, rt r
 		writeErr(w, oe, http.StatusUnprocessableEntity)
 		return
 	}
+	res = h.shownTo(a, res)
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(res)
+}
+
+// shownTo is an answer as machine a is shown it: the texts (task,
+// report, answers) of only the workers it may read (its own), as authz
+// decides st worker read.
+func (h *Hub) shownTo(a authz.Actor, res any) any {
+	return h.local.ShowTo(res, func(id string) bool { return authz.MayRead(a, id, h) })
 }
 
 func writeErr(w http.ResponseWriter, e *api.Error, code int) {

@@ -95,6 +95,14 @@ func (m *matrix) newPeerWorld() *peerWorld {
 	w := &peerWorld{client: m.alphaClient(true)}
 	w.aw = strings.TrimPrefix(has(t, must(t)(m.a.In(m.pa, "worker", "start", "--machine", "beta", "--agent", "sim", "--task", m.idle, "--name", "aw")),
 		`(?m)^(beta/%\d+) aw$`)[1], "beta/")
+	// as: alpha's worker on beta that reported; alpha reads its report
+	// (the graph's summary), and no other of beta's workers'.
+	as := m.c.TaskFile("as-secret.md", "summary: as-secret-summary\n")
+	has(t, must(t)(m.a.In(m.pa, "worker", "start", "--machine", "beta", "--agent", "sim", "--task", as, "--name", "as")), `(?m)^beta/%\d+ as$`)
+	testutil.WaitFor(t, 60*time.Second, func() (bool, string) {
+		out, _ := m.b.ST("worker", "list", "--all", "--json")
+		return strings.Contains(out, "as-secret-summary"), "alpha's worker as never reported on beta:\n" + out
+	})
 	w.offered = m.b.HandAgent("offered")
 	m.b.MustST("", "worker", "offer", w.offered, "--machine", "alpha")
 	has(t, must(t)(m.b.In(m.p0, "worker", "start", "--machine", "alpha", "--agent", "sim", "--task", m.slow, "--name", "onalpha")), `alpha/%\d+ onalpha`)
@@ -211,6 +219,10 @@ func (m *matrix) peerAsk(w *peerWorld, v peerVariant, c peerCell) {
 	}
 	code, body, err := m.peerPost(w, c.name, peerRows[c.name](m, target))
 	what := fmt.Sprintf("%s %s on %s (%s)", v.name, c.name, target, c.act)
+	m.secretsIn(what, body, false, false) // beta's own workers are not alpha's to read
+	if c.ok && c.name == api.PeerRouteGraph && !strings.Contains(body, "as-secret-summary") {
+		m.t.Errorf("%s: want the report of alpha's own worker on beta (as), got %.600s", what, body)
+	}
 	switch {
 	case c.ok && (err != nil || code != 200):
 		m.t.Errorf("%s: want it to work, got %d %.300s %v", what, code, body, err)

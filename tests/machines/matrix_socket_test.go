@@ -261,6 +261,7 @@ func (m *matrix) refusedCell(c sockCell, body string) {
 	if !ok {
 		m.t.Errorf("%s, %s (%s, own %v): want a refusal saying why and what to do, got %s", c.path, c.a.name, c.act, c.own, res)
 	}
+	m.secretsIn(fmt.Sprintf("%s, %s (%s)", c.path, c.a.name, c.act), res.body, m.reads(c.a, m.sw), m.reads(c.a, m.cs))
 }
 
 func (m *matrix) allowedCell(c sockCell) {
@@ -270,6 +271,7 @@ func (m *matrix) allowedCell(c sockCell) {
 	t := m.target(c, true)
 	body := c.row.body(m, c.a, t, c.act)
 	res := m.ask(c.a, c.path, body)
+	m.secretsIn(fmt.Sprintf("%s, %s (%s)", c.path, c.a.name, c.act), res.body, m.reads(c.a, m.sw), m.reads(c.a, m.cs))
 	switch {
 	case res.code == 200:
 	case res.code == 422 && c.row.fails != "" && !strings.Contains(res.body, `"forbidden"`):

@@ -51,6 +51,7 @@ func TestAuthzMatrix(t *testing.T) {
 	}
 	began := time.Now()
 	m := newMatrix(t)
+	m.views()
 	m.socket()
 	m.web()
 	m.peer()
@@ -70,6 +71,10 @@ type matrix struct {
 	// and its worker (the coordinator's own target), an agent of no one
 	// (what is adopted or offered in refused cells).
 	p0, pw, coord, cw, lone string
+	// sw and cs are workers of p0 and of coord that reported, whose texts
+	// only their owners read (matrix_views_test.go); swRun, csRun their
+	// runs.
+	sw, cs, swRun, csRun    string
 	actors                  []*actor
 	idle, slow              string // task files
 	repo                    string // a git repository of beta's (for tries of a fan)
@@ -142,6 +147,8 @@ func newMatrix(t *testing.T) *matrix {
 	m.b.MustST(m.coord, "orch", "start", "--objective", "the matrix")
 	m.cw = m.workerOf(m.coord, "cw")
 	m.lone = m.b.HandAgent("lone")
+	m.sw, m.swRun = m.secretWorker(m.p0, "sw")
+	m.cs, m.csRun = m.secretWorker(m.coord, "cs")
 	m.openGate = m.gate()
 	m.startActors()
 	return m

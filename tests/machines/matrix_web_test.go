@@ -250,6 +250,10 @@ func (m *matrix) webServed(base, token string, a webActor, r authz.Route, act au
 		m.webSocketWorks(c, path, act, shell)
 		return
 	}
+	if strings.HasSuffix(path, "/api/state") && code == 200 && (!strings.Contains(got, "sw-secret-summary") || !strings.Contains(got, "cs-secret-summary")) {
+		// The web UI's session is the person at this machine's browser.
+		m.t.Errorf("%s %s as %s: want every worker's report (a person's page), got %.600s", r.Method, r.Path, a.name, got)
+	}
 	switch {
 	case webExpect(a, r, false) == "unreadable" && code < 400:
 	case code == 200, code == http.StatusFound && strings.Contains(got, "/st/"):
