@@ -12,6 +12,8 @@ import (
 	"github.com/sophonz/st/internal/authz"
 	"github.com/sophonz/st/internal/daemon"
 	"github.com/sophonz/st/internal/testutil"
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 )
 
 // sockRow is how the matrix asks one route of the socket.
@@ -66,7 +68,10 @@ var socketRows = map[string]sockRow{
 	api.RouteOrchStart: {body: func(m *matrix, a *actor, _ string, _ authz.Action) string {
 		return js(map[string]any{"pane": a.pane, "objective": "a run of the matrix"})
 	}, fails: "a worker's pane starts no run of its own"},
-	api.RouteOrchShow: {body: paneOnly, fails: "a pane of no run has nothing to show"},
+	// A run by its id (a person's, sw's): every pane's to look at.
+	api.RouteOrchShow: {body: func(m *matrix, a *actor, _ string, _ authz.Action) string {
+		return js(map[string]any{"pane": a.pane, "id": m.swRun})
+	}},
 	// With --yes a person's; a look at what would go is anyone's. The
 	// age is a century: the allowed cells take nothing away.
 	api.RouteOrchPrune: {body: func(m *matrix, a *actor, _ string, act authz.Action) string {
@@ -166,6 +171,23 @@ type sockCell struct {
 	a    *actor
 	act  authz.Action
 	own  bool
+	// agent is the agent kind a start asks for in place of the sim ("":
+	// the row's): a real kind, in the cells refused whatever the kind.
+	agent string
+}
+
+// realKindRows start agents: each of their cells refused even with the
+// sim allowed is asked again for a real agent kind, so that it is not the
+// sim's rule that refuses it.
+var realKindRows = map[string]bool{api.RouteWorkerStart: true, api.RouteWorkerFan: true, api.RouteTaskCreate: true}
+
+// body is the cell's request, acting on target.
+func (c sockCell) body(m *matrix, target string) string {
+	b := c.row.body(m, c.a, target, c.act)
+	if c.agent != "" {
+		b, _ = sjson.Set(b, "agent", c.agent)
+	}
+	return b
 }
 
 // socketCells lists the cells of the socket table, failing the test for
@@ -184,9 +206,12 @@ func (m *matrix) socketCells() []sockCell {
 				if a.forged && !strings.Contains(row.body(m, a, "%0", act), `"pane"`) {
 					continue // names no pane: the coordinator's own cell
 				}
-				cells = append(cells, sockCell{r.Path, row, a, act, false})
+				cells = append(cells, sockCell{r.Path, row, a, act, false, ""})
 				if row.on == "worker" && a.own != "" {
-					cells = append(cells, sockCell{r.Path, row, a, act, true})
+					cells = append(cells, sockCell{r.Path, row, a, act, true, ""})
+				}
+				if realKindRows[r.Path] && !socketExpect(a, act, false, true) {
+					cells = append(cells, sockCell{r.Path, row, a, act, false, "claude"})
 				}
 			}
 		}
@@ -208,7 +233,7 @@ func (m *matrix) socket() {
 	for _, a := range m.actors {
 		bodies := make([]string, len(byActor[a]))
 		for i, c := range byActor[a] {
-			bodies[i] = c.row.body(m, c.a, m.target(c, false), c.act)
+			bodies[i] = c.body(m, m.target(c, false))
 		}
 		before := m.settled()
 		for i, c := range byActor[a] {
@@ -258,8 +283,11 @@ func (m *matrix) refusedCell(c sockCell, body string) {
 		// The owner's folder and socket let no other user connect (curl: 7).
 		ok = res.code == 0 && res.err != nil && strings.Contains(res.err.Error(), "exit status 7")
 	}
+	if c.agent != "" && strings.Contains(res.body, "sim agent") {
+		ok = false // refused for the sim, which it did not ask for
+	}
 	if !ok {
-		m.t.Errorf("%s, %s (%s, own %v): want a refusal saying why and what to do, got %s", c.path, c.a.name, c.act, c.own, res)
+		m.t.Errorf("%s, %s (%s, own %v, agent %q): want a refusal saying why and what to do, got %s", c.path, c.a.name, c.act, c.own, c.agent, res)
 	}
 	m.secretsIn(fmt.Sprintf("%s, %s (%s)", c.path, c.a.name, c.act), res.body, m.reads(c.a, m.sw), m.reads(c.a, m.cs))
 }
@@ -267,25 +295,99 @@ func (m *matrix) refusedCell(c sockCell, body string) {
 func (m *matrix) allowedCell(c sockCell) {
 	m.t.Helper()
 	m.cells.Add(1)
-	m.allowed.Add(1)
 	t := m.target(c, true)
-	body := c.row.body(m, c.a, t, c.act)
+	body := c.body(m, t)
 	res := m.ask(c.a, c.path, body)
 	m.secretsIn(fmt.Sprintf("%s, %s (%s)", c.path, c.a.name, c.act), res.body, m.reads(c.a, m.sw), m.reads(c.a, m.cs))
 	switch {
 	case res.code == 200:
+		if missing := m.effect(c, t, body, res.body); missing != "" {
+			m.t.Errorf("%s, %s (%s, own %v): answered 200, but %s\nbody %s\nanswer %.300s", c.path, c.a.name, c.act, c.own, missing, body, res.body)
+			return
+		}
+		m.allowed.Add(1)
 	case res.code == 422 && c.row.fails != "" && !strings.Contains(res.body, `"forbidden"`):
-		// st's own answer on this target, not a refusal (row.fails says why)
+		// authz let it through and st's own check answered (row.fails
+		// says why): not counted as allowed, as no effect is seen.
+		m.stSaid.Add(1)
 	default:
 		m.t.Errorf("%s, %s (%s, own %v): want it to work, got %s\nbody %s", c.path, c.a.name, c.act, c.own, res, body)
-		return
 	}
-	if c.path == api.RouteWorkerSend && res.code == 200 {
+}
+
+// effect says what an allowed cell's answer did not do that it should
+// have ("" when its effect is seen): the line typed, the worker renamed,
+// stopped, released or started, the agent adopted, the task made.
+func (m *matrix) effect(c sockCell, target, body, answer string) string {
+	m.t.Helper()
+	pane := c.a.pane
+	switch c.path {
+	case api.RouteWorkerSend:
 		testutil.WaitFor(m.t, 30*time.Second, func() (bool, string) {
-			s := m.b.Capture(t)
-			return strings.Contains(s, "typed by the matrix "+c.a.name), "the line never reached " + t + ":\n" + s
+			s := m.b.Capture(target)
+			return strings.Contains(s, "typed by the matrix "+c.a.name), "the line never reached " + target + ":\n" + s
 		})
+	case api.RouteWorkerRename:
+		if v, ok := m.listed(target); !ok || v.Name != gjson.Get(body, "text").String() {
+			return fmt.Sprintf("%s is not renamed (st worker list: %+v)", target, v.Name)
+		}
+	case api.RouteWorkerStop:
+		if v, ok := m.listed(target); ok && v.State.Live() {
+			return fmt.Sprintf("%s still runs (%s)", target, v.State)
+		}
+	case api.RouteWorkerRelease:
+		if v, ok := m.listed(target); ok && v.State.Live() {
+			return fmt.Sprintf("%s is still a worker (%s)", target, v.State)
+		}
+	case api.RouteWorkerAdopt:
+		if v, ok := m.listed(target); !ok || v.Parent != pane {
+			return fmt.Sprintf("%s is not a worker of %s (parent %q)", target, pane, v.Parent)
+		}
+	case api.RouteWorkerStart, api.RouteWorkerFan:
+		ids := gjson.Get(answer, "#.id").Array()
+		if c.path == api.RouteWorkerStart {
+			ids = []gjson.Result{gjson.Get(answer, "id")}
+		}
+		for _, id := range ids {
+			if v, ok := m.listed(id.String()); !ok || v.Parent != pane {
+				return fmt.Sprintf("no worker %s of %s was started", id, pane)
+			}
+		}
+		if len(ids) == 0 {
+			return "it names no worker it started"
+		}
+	case api.RouteWorkerRead, api.RouteWorkerDiff:
+		if gjson.Get(answer, "id").String() != target && gjson.Get(answer, "worker.id").String() != target {
+			return "it does not show " + target
+		}
+	case api.RouteTaskCreate:
+		name := gjson.Get(body, "name").String()
+		if l := m.ask(c.a, api.RouteTaskList, js(map[string]any{"pane": pane})); !gjson.Get(l.body, `#(name=="`+name+`")`).Exists() {
+			return "task " + name + " is not in st task list: " + l.String()
+		}
+	case api.RouteOrchShow:
+		if gjson.Get(answer, "id").String() != m.swRun {
+			return "it does not show run " + m.swRun
+		}
+	case api.RouteGateAnswer:
+		if out, _ := m.b.ST("gate", "list"); strings.Contains(out, gjson.Get(body, "id").String()) {
+			return "the gate is still open:\n" + out
+		}
 	}
+	return ""
+}
+
+// listed is worker id as st worker list --all shows it to a person.
+func (m *matrix) listed(id string) (api.WorkerView, bool) {
+	out, _ := m.b.ST("worker", "list", "--all", "--json")
+	var vs []api.WorkerView
+	json.Unmarshal([]byte(out), &vs)
+	for _, v := range vs {
+		if v.ID == id {
+			return v, true
+		}
+	}
+	return api.WorkerView{}, false
 }
 
 // gate is a gate a person asked on beta, open until answered.
