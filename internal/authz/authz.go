@@ -92,6 +92,26 @@ const (
 	FindCoordinator Action = "asking where a coordinator is"
 )
 
+// The control plane's actions (remote.ControlPlaneRoutes). The control
+// plane is a service of its own, not a daemon: Decide does not answer for
+// them (it refuses them to every actor but a person at this machine);
+// the control plane's certificate check is their decision, and the
+// matrix test holds each route to the actor its table names.
+const (
+	SignIn       Action = "signing a machine in to its account (the account's key)"
+	Renew        Action = "renewing a machine's certificate"
+	Heartbeat    Action = "telling the control plane a machine is alive"
+	ListMachines Action = "seeing the machines of one's account"
+	SignOut      Action = "signing a machine out"
+	Relay        Action = "reaching the machines of one's account through the relay"
+	ReadMetrics  Action = "reading the control plane's metrics (a loopback listener of its own)"
+)
+
+// ControlPlaneActions lists the control plane's actions.
+func ControlPlaneActions() []Action {
+	return []Action{SignIn, Renew, Heartbeat, ListMachines, SignOut, Relay, ReadMetrics}
+}
+
 // Actions lists every action.
 func Actions() []Action {
 	return []Action{ReadPage, ReadState, StartRun, Start, Send, Adopt, Offer, Withdraw, Stop, Release, Rename, ReadScreen, Merge,

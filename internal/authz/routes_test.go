@@ -11,6 +11,7 @@ import (
 	"github.com/sophonz/st/internal/authz"
 	"github.com/sophonz/st/internal/daemon"
 	"github.com/sophonz/st/internal/peer"
+	"github.com/sophonz/st/internal/remote"
 	"github.com/sophonz/st/internal/web"
 )
 
@@ -21,7 +22,7 @@ var update = flag.Bool("update", false, "rewrite testdata/routes.golden from the
 const routesGolden = "testdata/routes.golden"
 
 // TestRoutesGolden (issue 31, item 6): every route of every table (the
-// socket's, the peer API's, the web UI's), with the actor its credential
+// socket's, the peer API's, the web UI's, the control plane's), with the actor its credential
 // makes and every action it may ask (a route whose action varies lists
 // each), is the reviewed file testdata/routes.golden. The matrix test
 // takes a route's action from the table under test, so a weakened action
@@ -29,7 +30,7 @@ const routesGolden = "testdata/routes.golden"
 // the file is changed in the same commit, where a reviewer sees it.
 // go test ./internal/authz -run TestRoutesGolden -update rewrites it.
 func TestRoutesGolden(t *testing.T) {
-	got := goldenOf(slices.Concat(daemon.SocketRoutes(), peer.Routes(), web.Routes()))
+	got := goldenOf(slices.Concat(daemon.SocketRoutes(), peer.Routes(), web.Routes(), remote.ControlPlaneRoutes()))
 	if *update {
 		if err := os.WriteFile(routesGolden, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
@@ -106,6 +107,8 @@ func actionNames() map[authz.Action]string {
 		authz.AcceptRemoteOn: "AcceptRemoteOn", authz.AcceptRemoteOff: "AcceptRemoteOff", authz.SeeWebToken: "SeeWebToken",
 		authz.PruneRuns: "PruneRuns", authz.ChangeSetup: "ChangeSetup", authz.StopST: "StopST", authz.SeeAgents: "SeeAgents",
 		authz.Watch: "Watch", authz.Reparent: "Reparent", authz.FindCoordinator: "FindCoordinator",
+		authz.SignIn: "SignIn", authz.Renew: "Renew", authz.Heartbeat: "Heartbeat", authz.ListMachines: "ListMachines",
+		authz.SignOut: "SignOut", authz.Relay: "Relay", authz.ReadMetrics: "ReadMetrics",
 	}
 }
 
@@ -113,12 +116,13 @@ func actionNames() map[authz.Action]string {
 // list, so a new one is not written as an unknown.
 func TestActionNamesWhole(t *testing.T) {
 	names := actionNames()
-	for _, a := range authz.Actions() {
+	all := slices.Concat(authz.Actions(), authz.ControlPlaneActions())
+	for _, a := range all {
 		if names[a] == "" {
 			t.Errorf("actionNames has no name for %q: add it", a)
 		}
 	}
-	if len(names) != len(authz.Actions()) {
-		t.Errorf("actionNames has %d names, authz %d actions", len(names), len(authz.Actions()))
+	if len(names) != len(all) {
+		t.Errorf("actionNames has %d names, authz %d actions", len(names), len(all))
 	}
 }

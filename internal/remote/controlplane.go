@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sophonz/st/internal/authz"
 	"github.com/sophonz/st/internal/store"
 )
 
@@ -287,16 +288,51 @@ func startOn(opt ServerOptions, d *cpDB, addr string) (*ControlPlane, error) {
 	return cp, nil
 }
 
-// routes is the control plane's API. /metrics is not among them: it has
-// a listener of its own.
+// The control plane's API is this table: each route, the action it is,
+// the actor it serves, and its handler. routes builds the mux from it and
+// ControlPlaneRoutes (the golden file of every route's action, the matrix
+// test's rows) reads it. The actor is what the route checks: a machine
+// signed in to an account (its certificate, which withMachine verifies
+// against that account's CA and revoked keys, and which scopes what it
+// sees to that account), or anyone who reaches the control plane (a
+// sign-in's credential is the account's key in its body).
+type cpRoute struct {
+	method, path string
+	action       authz.Action
+	actor        authz.Kind
+	h            func(cp *ControlPlane) http.HandlerFunc
+}
+
+var cpTable = []cpRoute{
+	{"POST", "/v1/login", authz.SignIn, authz.Network, func(cp *ControlPlane) http.HandlerFunc { return cp.login }},
+	{"POST", "/v1/renew", authz.Renew, authz.Machine, func(cp *ControlPlane) http.HandlerFunc { return cp.withMachineEnded(cp.renew) }},
+	{"POST", "/v1/heartbeat", authz.Heartbeat, authz.Machine, func(cp *ControlPlane) http.HandlerFunc { return cp.withMachine(cp.heartbeat) }},
+	{"GET", "/v1/machines", authz.ListMachines, authz.Machine, func(cp *ControlPlane) http.HandlerFunc { return cp.withMachine(cp.machines) }},
+	{"POST", "/v1/logout", authz.SignOut, authz.Machine, func(cp *ControlPlane) http.HandlerFunc { return cp.withMachine(cp.logout) }},
+	{"GET", "/v1/relay", authz.Relay, authz.Machine, func(cp *ControlPlane) http.HandlerFunc { return cp.withMachine(cp.hub.serve) }},
+}
+
+// metricsRoute is /metrics: on a loopback listener of its own (serveMetrics),
+// to anyone who reaches it there.
+var metricsRoute = authz.Route{Surface: "control-plane", Method: http.MethodGet, Path: "/metrics", Actions: []authz.Action{authz.ReadMetrics}, Actor: authz.Network}
+
+// ControlPlaneRoutes lists the control plane's routes, from its table,
+// and /metrics.
+func ControlPlaneRoutes() []authz.Route {
+	out := make([]authz.Route, 0, len(cpTable)+1)
+	for _, rt := range cpTable {
+		out = append(out, authz.Route{Surface: "control-plane", Method: rt.method, Path: rt.path, Actions: []authz.Action{rt.action}, Actor: rt.actor})
+	}
+	return append(out, metricsRoute)
+}
+
+// routes is the control plane's API: one handler per row of cpTable.
+// /metrics is not among them: it has a listener of its own.
 func (cp *ControlPlane) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/login", cp.login)
-	mux.HandleFunc("POST /v1/renew", cp.withMachineEnded(cp.renew))
-	mux.HandleFunc("POST /v1/heartbeat", cp.withMachine(cp.heartbeat))
-	mux.HandleFunc("GET /v1/machines", cp.withMachine(cp.machines))
-	mux.HandleFunc("POST /v1/logout", cp.withMachine(cp.logout))
-	mux.HandleFunc("GET /v1/relay", cp.withMachine(cp.hub.serve))
+	for _, rt := range cpTable {
+		mux.HandleFunc(rt.method+" "+rt.path, rt.h(cp))
+	}
 	return mux
 }
 

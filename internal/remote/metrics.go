@@ -115,7 +115,7 @@ func (m *cpMetrics) listen(addr string, log io.Writer) error {
 		return &Error{Message: "the control plane cannot serve its metrics on " + addr, Err: err, Hint: "pick another --metrics port"}
 	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", h)
+	mux.Handle(metricsRoute.Method+" "+metricsRoute.Path, h)
 	m.ln, m.done = ln, make(chan struct{})
 	m.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
