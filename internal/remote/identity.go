@@ -486,6 +486,15 @@ func cpTransport(pool *x509.CertPool, id *Identity, h2 bool) http.RoundTripper {
 	return signingTransport{id: id, base: tr}
 }
 
+// ControlPlaneClient is a client of the control plane that shows this
+// machine's certificate (and signs its requests behind a TLS
+// terminator), over HTTP/1.1 when h1 (a websocket, the relay, needs it):
+// what st itself reaches the control plane with, for tests that ask it
+// as this machine.
+func (id *Identity) ControlPlaneClient(h1 bool) *http.Client {
+	return &http.Client{Timeout: 15 * time.Second, Transport: cpTransport(id.cpPool, id, !h1)}
+}
+
 func (id *Identity) cpClient() *http.Client {
 	id.mu.Lock()
 	defer id.mu.Unlock()

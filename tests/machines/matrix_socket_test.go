@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/sophonz/st/internal/api"
@@ -424,13 +425,20 @@ func (m *matrix) shutdowns() {
 		}
 		m.cells.Add(1)
 		m.allowed.Add(1)
-		if res := m.ask(a, api.RouteShutdown, "{}"); res.code != 200 {
+		res := m.ask(a, api.RouteShutdown, "{}")
+		if res.code != 200 {
 			m.t.Errorf("/v1/shutdown, %s: want st to stop, got %s", a.name, res)
 			continue
 		}
 		testutil.WaitFor(m.t, 30*time.Second, func() (bool, string) {
 			out, err := m.b.ST("status")
 			return err != nil && strings.Contains(out, "not running"), "st still runs after " + a.name + "'s shutdown:\n" + out
+		})
+		// Its socket goes before its process ends (and lets go of its
+		// lock, which the next st up would find held).
+		pid := int(gjson.Get(res.body, "pid").Int())
+		testutil.WaitFor(m.t, 30*time.Second, func() (bool, string) {
+			return pid > 0 && syscall.Kill(pid, 0) != nil, fmt.Sprintf("st's daemon (pid %d) still runs after %s's shutdown", pid, a.name)
 		})
 		m.b.Up()
 	}

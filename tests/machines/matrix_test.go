@@ -55,8 +55,9 @@ func TestAuthzMatrix(t *testing.T) {
 	m.socket()
 	m.web()
 	m.peer()
+	m.controlPlane()
 	m.shutdowns()
-	t.Logf("authz matrix: %d cells (%d allowed, their effect seen; %d refused; %d answered by st's own check) over %d routes of 3 surfaces in %s",
+	t.Logf("authz matrix: %d cells (%d allowed, their effect seen; %d refused; %d answered by st's own check) over %d routes of 4 surfaces in %s",
 		m.cells.Load(), m.allowed.Load(), m.refused.Load(), m.stSaid.Load(), m.routes, time.Since(began).Round(time.Millisecond))
 }
 
