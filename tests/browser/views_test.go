@@ -3,12 +3,14 @@ package browser
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/sophonz/st/internal/testutil"
 	"github.com/sophonz/st/internal/web"
 	"github.com/sophonz/st/internal/web/webtest"
 )
@@ -250,4 +252,50 @@ func TestFirstScreenShowsTheTeam(t *testing.T) {
 			screenshot(t, phone, "web-views-first-"+lang+"-390.png")
 		})
 	}
+}
+
+// TestOfflineMachineKeepsItsWorkers (item 5): alpha's coordinator has a
+// worker lead on beta, which started a worker sub of its own there (a
+// remote lead's team). When beta goes offline, alpha's sidebar keeps sub
+// under lead, marked unreachable, as st worker list keeps lead: the page
+// does not lose what it can no longer ask about.
+func TestOfflineMachineKeepsItsWorkers(t *testing.T) {
+	c := testutil.NewCluster(t)
+	c.Extra = []string{"ST_HEARTBEAT=1s"}
+	a, b := c.Machine("alpha", "127.0.0.2"), c.Machine("beta", "127.0.0.3")
+	for _, m := range []*testutil.Machine{a, b} {
+		m.Login("acme")
+	}
+	a.Up()
+	b.Up()
+	b.MustST("", "orch", "accept-remote", "on")
+	boss := a.HandAgent("boss")
+	slow := c.TaskFile("slow.md", "sleep: 300s\nsummary: slept\n")
+	out := a.MustST(boss, "worker", "start", "--machine", "beta", "--agent", "sim", "--task", slow, "--name", "lead")
+	lead := regexp.MustCompile(`(?m)^beta/(%\d+) lead$`).FindStringSubmatch(out)
+	if lead == nil {
+		t.Fatalf("no lead on beta: %s", out)
+	}
+	out = b.MustST(lead[1], "worker", "start", "--agent", "sim", "--task", slow, "--name", "sub")
+	if !regexp.MustCompile(`(?m)^%\d+ sub$`).MatchString(out) {
+		t.Fatalf("no sub worker of lead: %s", out)
+	}
+
+	ctx := newBrowser(t, 1440, 900)
+	do(t, ctx, chromedp.Navigate(strings.TrimSpace(a.MustST("", "web"))))
+	subUnder := `(() => { const l = ` + sideRow("lead") + `, s = ` + sideRow("sub") + `;
+		return !!l && !!s && !!l.closest(".card.family") && l.closest(".card.family").contains(s); })()`
+	waitJS(t, ctx, subUnder, 30*time.Second)
+	screenshot(t, ctx, "web-views-remote-team-online.png")
+
+	b.KillDaemon()
+	testutil.WaitFor(t, 30*time.Second, func() (bool, string) {
+		out, _ := a.ST("machines")
+		return regexp.MustCompile(`beta\s+host-beta\s+beta\s+offline`).MatchString(out), out
+	})
+	// The page has seen beta offline (its rows dimmed) and still has sub,
+	// unreachable, under lead.
+	waitJS(t, ctx, sideRow("lead")+` !== undefined && `+sideRow("lead")+`.classList.contains("offline")`, 30*time.Second)
+	waitJS(t, ctx, subUnder+` && `+sideRow("sub")+`.querySelector(".st-word").innerText === "unreachable"`, 30*time.Second)
+	screenshot(t, ctx, "web-views-remote-team-offline.png")
 }
