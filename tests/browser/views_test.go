@@ -147,9 +147,20 @@ func TestViewsRowsKeepTheirMarks(t *testing.T) {
 // The terminal's Agents card of the coordinator's window lists the
 // coordinator and its workers, not the other families of its session
 // (⑂ 4, not 5 with orphan-lead's). The phone's chart, in the scope "This
-// machine", has both workers the shell started, the one on beta too.
+// machine", has both workers the shell started, the one on beta too. In
+// English and Korean, with screenshots.
 func TestViewsOneTree(t *testing.T) {
-	ctx, _, base := viewsPage(t, 1440, 900, "")
+	for _, lang := range []string{"en", "ko-KR"} {
+		t.Run(lang, func(t *testing.T) { viewsOneTree(t, lang) })
+	}
+}
+
+func viewsOneTree(t *testing.T, lang string) {
+	l := lang
+	if l == "en" {
+		l = ""
+	}
+	ctx, _, base := viewsPage(t, 1440, 900, l)
 	showGraph(t, ctx)
 	waitJS(t, ctx, `document.querySelectorAll("#graph .agent-card").length === 9`, 20*time.Second)
 	releases := run(t, ctx, chromedp.Evaluate[map[string]bool](`Object.fromEntries([...document.querySelectorAll("#graph .agent-card")].map(c => [c.dataset.agent, !!c.querySelector("button.release")]))`))
@@ -162,7 +173,7 @@ func TestViewsOneTree(t *testing.T) {
 	if menu := run(t, ctx, chromedp.Evaluate[bool](sideRow("beta-one")+`.querySelector(".row-menu-btn") !== null`)); menu {
 		t.Errorf("beta-one's sidebar row has a menu to let it go, which only beta may do")
 	}
-	screenshot(t, ctx, "web-views-graph-en-1440.png")
+	screenshot(t, ctx, "web-views-graph-"+lang+"-1440.png")
 
 	// The Agents card of the coordinator's window.
 	do(t, ctx, chromedp.Evaluate[chromedp.Void](sideRow("coordinator-of-the-frontend")+`.click()`))
@@ -172,21 +183,22 @@ func TestViewsOneTree(t *testing.T) {
 	if strings.Join(card, ",") != "coordinator-of-the-frontend,w1,acoord,beta-one,beta-two" || pill != "4" {
 		t.Errorf("the Agents card lists %q with ⑂ %s, want the coordinator and its four workers, ⑂ 4", card, pill)
 	}
-	screenshot(t, ctx, "web-views-card-en-1440.png")
+	screenshot(t, ctx, "web-views-card-"+lang+"-1440.png")
 
-	// The phone's chart of this machine.
-	phone := newBrowser(t, 390, 844)
+	// The phone's chart of this machine (the second scope: This session,
+	// This machine, All machines).
+	phone := newBrowserIn(t, 390, 844, l)
 	do(t, phone, chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile), chromedp.Navigate(link(t, base)))
 	waitJS(t, phone, `document.querySelectorAll("#chart-tree .agent-card").length > 0`, 20*time.Second)
-	if on := texts(t, phone, "#scopes .scope.on"); len(on) != 1 || on[0] != "This machine" {
-		t.Fatalf("the chart's scope is %q, want This machine", on)
+	if on := run(t, phone, chromedp.Evaluate[bool](`document.querySelector("#scopes .scope:nth-child(2)").classList.contains("on")`)); !on {
+		t.Fatalf("the chart's scope is %q, want This machine", texts(t, phone, "#scopes .scope.on"))
 	}
 	for _, k := range []string{"%4", "beta/%7", "beta/%9"} {
 		if count(t, phone, agentCard("#chart-tree", k)) != 1 {
 			t.Errorf("the chart of this machine has no card %s:\n%s", k, pageText(phone))
 		}
 	}
-	screenshot(t, phone, "web-views-chart-en-390.png")
+	screenshot(t, phone, "web-views-chart-"+lang+"-390.png")
 }
 
 // TestAdoptToastNamesTheAgent (item 7): a teammate in a pane dropped on
