@@ -146,7 +146,7 @@ func TestViewsRowsKeepTheirMarks(t *testing.T) {
 // which only beta can release; nor does their sidebar row have the menu.
 // The terminal's Agents card of the coordinator's window lists the
 // coordinator and its workers, not the other families of its session
-// (⑂ 4, not 5 with orphan-lead's). The phone's chart, in the scope "This
+// (⑂ 4, not 5 with orphan-lead's), each row's state whole. The phone's chart, in the scope "This
 // machine", has both workers the shell started, the one on beta too. In
 // English and Korean, with screenshots.
 func TestViewsOneTree(t *testing.T) {
@@ -182,6 +182,11 @@ func viewsOneTree(t *testing.T, lang string) {
 	pill := strings.TrimSpace(texts(t, ctx, "#agents-card .ac-pill")[0])
 	if strings.Join(card, ",") != "coordinator-of-the-frontend,w1,acoord,beta-one,beta-two" || pill != "4" {
 		t.Errorf("the Agents card lists %q with ⑂ %s, want the coordinator and its four workers, ⑂ 4", card, pill)
+	}
+	// Its rows keep their badge and state whole: the name yields.
+	if cut := run(t, ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#agents-card .ac-row")].flatMap(r =>
+		[...r.querySelectorAll(".state, .badge, .kind")].filter(e => e.scrollWidth > e.clientWidth + 1 || e.getBoundingClientRect().right > r.getBoundingClientRect().right + 0.5).map(e => e.innerText))`)); len(cut) > 0 {
+		t.Errorf("the Agents card cuts %q", cut)
 	}
 	screenshot(t, ctx, "web-views-card-"+lang+"-1440.png")
 
