@@ -316,3 +316,45 @@ func TestOfflineMachineKeepsItsWorkers(t *testing.T) {
 	waitJS(t, ctx, subUnder+` && `+sideRow("sub")+`.querySelector(".st-word").innerText === "unreachable"`, 30*time.Second)
 	screenshot(t, ctx, "web-views-remote-team-offline.png")
 }
+
+// TestShellWorkersOnTwoMachines (item 1, with real daemons): a person at
+// alpha's shell starts one worker there and one on beta. alpha's sidebar
+// holds both in one card at the shell's window, the one on beta with its
+// machine's mark; the phone's chart of this machine has both too.
+func TestShellWorkersOnTwoMachines(t *testing.T) {
+	c := testutil.NewCluster(t)
+	c.Extra = []string{"ST_HEARTBEAT=1s"}
+	a, b := c.Machine("alpha", "127.0.0.2"), c.Machine("beta", "127.0.0.3")
+	for _, m := range []*testutil.Machine{a, b} {
+		m.Login("acme")
+	}
+	shell := a.Up()
+	b.Up()
+	b.MustST("", "orch", "accept-remote", "on")
+	slow := c.TaskFile("slow.md", "sleep: 300s\nsummary: slept\n")
+	out := a.MustST(shell, "worker", "start", "--machine", "beta", "--agent", "sim", "--task", slow, "--name", "far")
+	far := regexp.MustCompile(`(?m)^beta/(%\d+) far$`).FindStringSubmatch(out)
+	if far == nil {
+		t.Fatalf("no far worker on beta: %s", out)
+	}
+	out = a.MustST(shell, "worker", "start", "--agent", "sim", "--task", slow, "--name", "near")
+	near := regexp.MustCompile(`(?m)^(%\d+) near$`).FindStringSubmatch(out)
+	if near == nil {
+		t.Fatalf("no near worker: %s", out)
+	}
+
+	url := strings.TrimSpace(a.MustST("", "web"))
+	ctx := newBrowser(t, 1440, 900)
+	do(t, ctx, chromedp.Navigate(url))
+	card := `#sidebar .card.shell[data-shell="` + shell + `"]`
+	waitJS(t, ctx, `document.querySelector('`+card+`') !== null && document.querySelector('`+card+`').querySelectorAll(".agent-row").length === 2`, 30*time.Second)
+	if txt := texts(t, ctx, card)[0]; !strings.Contains(txt, "near") || !strings.Contains(txt, "far") || !strings.Contains(txt, "⌂ beta") {
+		t.Errorf("the shell's card says %q, want near and far, far with ⌂ beta", txt)
+	}
+	screenshot(t, ctx, "web-views-shell-workers-en-1440.png")
+
+	phone := newBrowser(t, 390, 844)
+	do(t, phone, chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile), chromedp.Navigate(url))
+	waitJS(t, phone, `document.querySelector('`+agentCard("#chart-tree", near[1])+`') !== null && document.querySelector('`+agentCard("#chart-tree", "beta/"+far[1])+`') !== null`, 30*time.Second)
+	screenshot(t, phone, "web-views-shell-workers-en-390.png")
+}
