@@ -201,9 +201,12 @@ function buildModel(snap) {
 // on this machine ({session, window}) of the tree an agent is in, or null
 // for a tree wholly on other machines. A tree is at its top agent's
 // window; a top on another machine is at the shell of this machine that
-// started it, or at its first member here. The sidebar, the chart's
-// scopes, the graph and the Agents card all draw from it, so that a
-// worker shows in every view or in none.
+// started it (shellKids), or at its first member here. The chart's This
+// session and This machine draw the trees it places; the sidebar draws
+// each at the same window (a family's card at its top agent's, a shell's
+// workers at the shell's); the Agents card draws the tree of the agent on
+// screen; the graph, like All machines, draws every tree. So a worker of
+// this machine's tree shows in every view.
 function homeOf(m, memo, a) {
   const top = m.rootOf(a);
   const k = keyOf(top);
@@ -1146,7 +1149,12 @@ function chartCard(a, depth, line) {
 }
 
 function currentSession() {
-  if (S.open) return S.open.session || (S.m.homeOf(S.m.byKey.get(`${S.open.machine}/${S.open.pane}`) || {}) || {}).session;
+  if (S.open && S.open.session) return S.open.session;
+  if (S.open) { // another machine's window: the session its tree is in here
+    const a = S.m.byKey.get(`${S.open.machine}/${S.open.pane}`);
+    const h = a && S.m.homeOf(a);
+    if (h) return h.session;
+  }
   const r = S.m.roots.find((a) => S.m.homeOf(a) && (S.m.children(a).length || mates(a).length));
   return r ? S.m.homeOf(r).session : (S.snap.sessions[0] || {}).id;
 }
@@ -1460,6 +1468,16 @@ function sidebarGrip() {
   try { stored = Number(localStorage.getItem(SIDE_KEY)) || 0; } catch { /* private mode */ }
   if (stored) setSideWidth(stored);
   const grip = $('#side-grip');
+  const keep = (w) => { try { localStorage.setItem(SIDE_KEY, String(w)); } catch { /* private mode: this page only */ } };
+  // The keyboard's arrows move it too.
+  grip.tabIndex = 0;
+  grip.addEventListener('keydown', (e) => {
+    const step = { ArrowLeft: -16, ArrowRight: 16 }[e.key];
+    if (!step) return;
+    e.preventDefault();
+    keep(setSideWidth($('#sidebar').getBoundingClientRect().width + step));
+    scheduleFit();
+  });
   grip.addEventListener('pointerdown', (e) => {
     if (e.button !== 0) return;
     e.preventDefault();
@@ -1473,7 +1491,7 @@ function sidebarGrip() {
       grip.removeEventListener('pointerup', up);
       grip.removeEventListener('pointercancel', up);
       grip.classList.remove('dragging');
-      try { localStorage.setItem(SIDE_KEY, String(w)); } catch { /* private mode: this page only */ }
+      keep(w);
     };
     grip.addEventListener('pointermove', move);
     grip.addEventListener('pointerup', up);
