@@ -21,6 +21,7 @@ import (
 
 	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/authz"
 	"github.com/sophonz/st/internal/orch"
 	"github.com/sophonz/st/internal/peer"
 	"github.com/sophonz/st/internal/store"
@@ -271,6 +272,11 @@ func (b *webBackend) Snapshot(ctx context.Context) (web.Snapshot, error) {
 		if mach, pane, ok := strings.Cut(a.Pane, "/"); ok { // a worker on another machine
 			wa.Machine, wa.Pane = mach, pane
 		}
+		// What the page offers is what the authorization model allows a
+		// page of this machine to do (another machine's agents, added
+		// below, have no record here to release).
+		wa.Release = a.Parent != "" &&
+			authz.Decide(authz.Actor{Kind: authz.WebSession}, authz.Release, authz.Target{ID: a.Pane}, nil).Allowed
 		seen[a.Pane] = true
 		if wa.Name == "" {
 			wa.Name = p.WindowName

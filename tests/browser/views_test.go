@@ -275,7 +275,9 @@ func TestFirstScreenShowsTheTeam(t *testing.T) {
 // worker lead on beta, which started a worker sub of its own there (a
 // remote lead's team). When beta goes offline, alpha's sidebar keeps sub
 // under lead, marked unreachable, as st worker list keeps lead: the page
-// does not lose what it can no longer ask about.
+// does not lose what it can no longer ask about. Before, alpha's graph
+// offers Release on lead and not on sub (item 6: the authorization model
+// decides what is drawn).
 func TestOfflineMachineKeepsItsWorkers(t *testing.T) {
 	c := testutil.NewCluster(t)
 	c.Extra = []string{"ST_HEARTBEAT=1s"}
@@ -294,7 +296,8 @@ func TestOfflineMachineKeepsItsWorkers(t *testing.T) {
 		t.Fatalf("no lead on beta: %s", out)
 	}
 	out = b.MustST(lead[1], "worker", "start", "--agent", "sim", "--task", slow, "--name", "sub")
-	if !regexp.MustCompile(`(?m)^%\d+ sub$`).MatchString(out) {
+	sub := regexp.MustCompile(`(?m)^(%\d+) sub$`).FindStringSubmatch(out)
+	if sub == nil {
 		t.Fatalf("no sub worker of lead: %s", out)
 	}
 
@@ -303,6 +306,14 @@ func TestOfflineMachineKeepsItsWorkers(t *testing.T) {
 	subUnder := `(() => { const l = ` + sideRow("lead") + `, s = ` + sideRow("sub") + `;
 		return !!l && !!s && !!l.closest(".card.family") && l.closest(".card.family").contains(s); })()`
 	waitJS(t, ctx, subUnder, 30*time.Second)
+	// Item 6 with real daemons: alpha's graph offers Release on lead (its
+	// own worker) and not on sub, which only beta may let go.
+	showGraph(t, ctx)
+	leadCard, subCard := agentCard("#graph", "beta/"+lead[1]), agentCard("#graph", "beta/"+sub[1])
+	waitJS(t, ctx, `document.querySelector('`+leadCard+`') !== null && document.querySelector('`+subCard+`') !== null`, 30*time.Second)
+	if n, m := count(t, ctx, leadCard+" button.release"), count(t, ctx, subCard+" button.release"); n != 1 || m != 0 {
+		t.Errorf("alpha's graph offers Release %d times on lead and %d on sub, want once on lead, never on beta's own sub", n, m)
+	}
 	screenshot(t, ctx, "web-views-remote-team-online.png")
 
 	b.KillDaemon()

@@ -229,14 +229,11 @@ function homeOf(m, memo, a) {
   return h;
 }
 
-// mayRelease: this machine may let a go. Only the machine of a worker's
-// coordinator (or of the shell that started it) holds the record that a
-// release ends; another machine's page shows the worker, and offers
-// nothing it could not do (st refuses it there anyway).
-function mayRelease(a) {
-  const pk = parentKeyOf(a);
-  return !!pk && !pk.includes('/');
-}
+// mayRelease: this page may let a go, as st's authorization model
+// decided for it (Agent.Release): a worker of this machine's records. A
+// machine that is not a worker's coordinator shows it and offers nothing
+// it could not do (st would refuse it there anyway).
+function mayRelease(a) { return !!a.release; }
 
 // The teammates of the Claude agent team an agent leads, and its subagents.
 const mates = (a) => a.teammates || [];
@@ -689,7 +686,7 @@ function orphanLine(a) {
   return el('div.orphan-line', null,
     el('span.warn', { text: t('orphan.gone', { pane: a.parent || '?' }) }),
     el('span.spacer'),
-    el('button.small-btn', { type: 'button', text: t('action.release'), on: { click: (e) => { e.stopPropagation(); release(agentNow(a)); } } }));
+    mayRelease(a) ? el('button.small-btn', { type: 'button', text: t('action.release'), on: { click: (e) => { e.stopPropagation(); release(agentNow(a)); } } }) : null);
 }
 
 function orphanCard(a) {
