@@ -230,6 +230,16 @@ type webBackend struct {
 	// a few seconds so that pages do not make st ask them on every change.
 	mu     sync.Mutex
 	others *otherMachines
+	// last is each machine's agents as it last answered, and when: while
+	// it is offline or does not answer, they stay in the page marked
+	// unreachable, as st worker list shows this machine's own records of
+	// workers there, rather than vanish (issue 32, item 5).
+	last map[string]lastLook
+}
+
+type lastLook struct {
+	at     time.Time
+	agents []web.Agent
 }
 
 type otherMachines struct {
@@ -268,6 +278,11 @@ func (b *webBackend) Snapshot(ctx context.Context) (web.Snapshot, error) {
 		if mach, pane, ok := strings.Cut(a.Pane, "/"); ok { // a worker on another machine
 			wa.Machine, wa.Pane = mach, pane
 		}
+		// What the page offers is what the authorization model allows a
+		// page of this machine to do (another machine's agents, added
+		// below, have no record here to release).
+		wa.Release = a.Parent != "" &&
+			authz.Decide(authz.Actor{Kind: authz.WebSession}, authz.Release, authz.Target{ID: a.Pane}, nil).Allowed
 		seen[a.Pane] = true
 		if wa.Name == "" {
 			wa.Name = p.WindowName
@@ -363,44 +378,72 @@ func (b *webBackend) otherMachines(ctx context.Context, self string) *otherMachi
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
+	if b.last == nil {
+		b.last = map[string]lastLook{}
+	}
 	for _, m := range ms {
 		o.machines = append(o.machines, web.Machine{Slug: m.Slug, Name: m.Name, Online: m.Online, Accepts: m.AcceptRemote, This: m.Slug == self})
-		if m.Slug == self || !m.Online {
+		if m.Slug == self {
 			continue
 		}
 		wg.Add(1)
-		go func(slug string) {
+		go func(slug string, online bool) {
 			defer wg.Done()
-			var g []api.GraphAgent
-			if err := b.peers.client().Call(cctx, slug, api.PeerRouteGraph, struct{}{}, &g); err != nil {
-				return
+			var agents []web.Agent
+			var err error
+			if online {
+				agents, err = b.lookAt(cctx, slug, self)
 			}
-			g = peer.CheckGraph(g) // shown in the page: only what passes
 			mu.Lock()
 			defer mu.Unlock()
-			for _, a := range g {
-				wa := web.Agent{Pane: a.Pane, Name: a.Name, Kind: a.Kind, Role: a.Role, State: a.State, Since: a.Since,
-					Summary: a.Summary, ParentGone: a.ParentGone, ParentShell: a.ParentShell, Run: a.Run, TeamOf: a.TeamOf, Machine: slug}
-				wa.Subagents, wa.Teammates = webAside(a, nil)
-				if strings.Contains(a.Pane, "/") {
-					continue // that machine's record of a worker elsewhere
-				}
-				// Parents as this machine writes them: its own panes bare,
-				// that machine's with its slug.
-				switch pm, pp, ok := strings.Cut(a.Parent, "/"); {
-				case a.Parent == "":
-				case !ok:
-					wa.Parent = slug + "/" + a.Parent
-				case pm == self:
-					wa.Parent = pp
-				default:
-					wa.Parent = a.Parent
-				}
-				o.agents = append(o.agents, wa)
+			if online && err == nil {
+				b.last[slug] = lastLook{at: o.at, agents: agents}
+				o.agents = append(o.agents, agents...)
+				return
 			}
-		}(m.Slug)
+			// Offline, or no answer: its agents as last seen, unreachable.
+			l := b.last[slug]
+			for _, a := range l.agents {
+				if a.State != "done" && a.State != "failed" && a.State != "gone" {
+					a.State, a.Since = "unreachable", l.at
+				}
+				o.agents = append(o.agents, a)
+			}
+		}(m.Slug, m.Online)
 	}
 	wg.Wait()
 	b.others = o
 	return o
+}
+
+// lookAt asks machine slug for its graph over the peer API, and returns
+// its agents as this machine (self) shows them.
+func (b *webBackend) lookAt(ctx context.Context, slug, self string) ([]web.Agent, error) {
+	var g []api.GraphAgent
+	if err := b.peers.client().Call(ctx, slug, api.PeerRouteGraph, struct{}{}, &g); err != nil {
+		return nil, err
+	}
+	g = peer.CheckGraph(g) // shown in the page: only what passes
+	var out []web.Agent
+	for _, a := range g {
+		wa := web.Agent{Pane: a.Pane, Name: a.Name, Kind: a.Kind, Role: a.Role, State: a.State, Since: a.Since,
+			Summary: a.Summary, ParentGone: a.ParentGone, ParentShell: a.ParentShell, Run: a.Run, TeamOf: a.TeamOf, Machine: slug}
+		wa.Subagents, wa.Teammates = webAside(a, nil)
+		if strings.Contains(a.Pane, "/") {
+			continue // that machine's record of a worker elsewhere
+		}
+		// Parents as this machine writes them: its own panes bare,
+		// that machine's with its slug.
+		switch pm, pp, ok := strings.Cut(a.Parent, "/"); {
+		case a.Parent == "":
+		case !ok:
+			wa.Parent = slug + "/" + a.Parent
+		case pm == self:
+			wa.Parent = pp
+		default:
+			wa.Parent = a.Parent
+		}
+		out = append(out, wa)
+	}
+	return out, nil
 }

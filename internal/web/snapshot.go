@@ -112,7 +112,14 @@ type Agent struct {
 	ParentMachine string `json:"parentMachine,omitempty"`
 	Run           string `json:"run,omitempty"`
 	// TeamOf is N for a worker that leads a team of N workers of its own.
-	TeamOf  int    `json:"teamOf,omitempty"`
+	TeamOf int `json:"teamOf,omitempty"`
+	// Release: this page may let the worker go, as the authorization
+	// model (internal/authz, a web session) decides for this machine's
+	// records: a worker here, or one it started on another machine.
+	// Another machine's own workers are that machine's to release; the
+	// page offers Release (the graph's, the chart's, a row's Let go, an
+	// orphan's) only where this is set (issue 32, item 6).
+	Release bool   `json:"release,omitempty"`
 	Session string `json:"session"` // session id ($1) of its pane
 	Window  string `json:"window"`  // window id (@3) of its pane
 	// Machine is "" (or Snapshot.Machine) on this machine.

@@ -94,6 +94,8 @@ const S = {
   open: null,           // {session, window}: the terminal shown
   ro: false,
   graphOpen: false,
+  graphHome: false,     // the graph is open as the first screen
+  homeShown: false,     // the first screen was chosen
   scope: 'machine',     // phone chart: session | machine | all
   closed: {},           // folds the person closed (sessions, worker lists, the Agents card)
   completedOpen: {},    // Completed (N) groups the person opened
@@ -176,8 +178,62 @@ function buildModel(snap) {
     agentsIn.get(a.window).push(a);
   }
   const others = snap.agents.some((a) => !isLocal(a.machine)) || (snap.machines || []).length > 1;
-  return { byKey, children, orphan, roots, rootOf, parentOf, gatesOf, sessionName, windowOf, agentsIn, others };
+  // Where each of this machine's panes is: a shell that started workers
+  // has no agent, but its window is where they belong here.
+  const paneAt = new Map();
+  for (const s of snap.sessions) for (const w of s.windows) for (const p of w.panes || []) paneAt.set(p.id, { session: s.id, window: w.id });
+  // Workers started from a shell of this machine (here or on another
+  // machine), by the shell's pane: no line goes from a shell, but they
+  // belong to this machine's tree, at the shell's window.
+  const shellKids = new Map();
+  for (const a of roots) {
+    const pk = parentKeyOf(a);
+    if (!a.parentShell || !pk || pk.includes('/') || !paneAt.has(pk)) continue;
+    if (!shellKids.has(pk)) shellKids.set(pk, []);
+    shellKids.get(pk).push(a);
+  }
+  const model = { byKey, children, orphan, roots, rootOf, parentOf, gatesOf, sessionName, windowOf, agentsIn, others, paneAt, shellKids };
+  model.homeOf = homeOf.bind(null, model, new Map());
+  return model;
 }
+
+// homeOf is the one selection of who belongs where (issue 32): the place
+// on this machine ({session, window}) of the tree an agent is in, or null
+// for a tree wholly on other machines. A tree is at its top agent's
+// window; a top on another machine is at the shell of this machine that
+// started it (shellKids), or at its first member here. The chart's This
+// session and This machine draw the trees it places; the sidebar draws
+// each at the same window (a family's card at its top agent's, a shell's
+// workers at the shell's); the Agents card draws the tree of the agent on
+// screen; the graph, like All machines, draws every tree. So a worker of
+// this machine's tree shows in every view.
+function homeOf(m, memo, a) {
+  const top = m.rootOf(a);
+  const k = keyOf(top);
+  if (memo.has(k)) return memo.get(k);
+  let h = null;
+  if (isLocal(top.machine)) h = { session: top.session, window: top.window };
+  else if (top.parentShell && m.paneAt.has(parentKeyOf(top))) h = m.paneAt.get(parentKeyOf(top));
+  else {
+    const walk = (x) => {
+      for (const c of m.children(x)) {
+        if (isLocal(c.machine)) return { session: c.session, window: c.window };
+        const f = walk(c);
+        if (f) return f;
+      }
+      return null;
+    };
+    h = walk(top);
+  }
+  memo.set(k, h);
+  return h;
+}
+
+// mayRelease: this page may let a go, as st's authorization model
+// decided for it (Agent.Release): a worker of this machine's records. A
+// machine that is not a worker's coordinator shows it and offers nothing
+// it could not do (st would refuse it there anyway).
+function mayRelease(a) { return !!a.release; }
 
 // The teammates of the Claude agent team an agent leads, and its subagents.
 const mates = (a) => a.teammates || [];
@@ -331,9 +387,18 @@ function release(a) {
   post('api/release', { pane: keyOf(a) }).then((ok) => ok && toast(t('toast.released', { name: a.name })));
 }
 
+// nameOf is what the page calls the agent of a key: its name, or for a
+// teammate in a pane (which may be dropped on a coordinator) the name
+// Claude gave it; the pane only when it has neither.
+function nameOf(key) {
+  const a = S.m.byKey.get(key);
+  if (a) return a.name || key;
+  for (const lead of S.snap.agents) for (const tm of mates(lead)) if (isLocal(lead.machine) && tm.pane === key && tm.name) return tm.name;
+  return key;
+}
+
 function adopt(coordinator, agent) {
-  const c = S.m.byKey.get(coordinator), a = S.m.byKey.get(agent);
-  const names = { lead: c ? c.name : coordinator, name: a ? a.name : agent };
+  const names = { lead: nameOf(coordinator), name: nameOf(agent) };
   toast(t('toast.adopting', names));
   post('api/adopt', { coordinator, agent }).then((ok) => ok && toast(t('toast.adopted', names)));
 }
@@ -489,25 +554,36 @@ function agentRow(a, opts = {}) {
   dot(a.state),
   kindIcon(a.kind),
   el('span.name', { text: a.name }),
-  team ? el('span.team-of', { text: t('team.of', { n: team }) }) : null,
-  matesText(a),
-  opts.badge ? el('span.badge', { text: opts.badge }) : null,
-  !isLocal(a.machine) ? machineTag(a) : null,
-  crossMark(a),
-  opts.otherSession ? el('span.muted.small', { text: opts.otherSession }) : null,
   S.m.gatesOf.has(a.pane) && isLocal(a.machine) ? el('span.gate-mark', { title: t('row.asks'), text: '?' }) : null,
   el('span.spacer'),
   a.state ? stateText(a, true) : null,
-  parentKeyOf(a) ? rowMenuButton(a) : null);
+  mayRelease(a) ? rowMenuButton(a) : null,
+  rowMarks(a, opts, team));
   draggable(row, keyOf(a));
   clickable(row, () => openAgent(agentNow(a)));
-  if (S.menu !== keyOf(a) || !parentKeyOf(a)) return row;
+  if (S.menu !== keyOf(a) || !mayRelease(a)) return row;
   // The row's menu (spec: "let go from the row's menu").
   return el('div.row-wrap', { dataset: { key: keyOf(a) } }, row, el('div.row-menu', { role: 'menu' },
     el('button.menu-item', { type: 'button', role: 'menuitem', text: t('row.open'), on: { click: (e) => { e.stopPropagation(); S.menu = null; openAgent(agentNow(a)); } } }),
     el('button.menu-item.let-go', { type: 'button', role: 'menuitem', text: t('row.letGo'),
       title: t('row.letGoTitle'),
       on: { click: (e) => { e.stopPropagation(); S.menu = null; release(agentNow(a)); render(); } } })));
+}
+
+// rowMarks are a row's marks on a line of their own under its name:
+// its team, its role, its machine, whose worker it is, its session. They
+// are never cut or hidden, at any width or depth (issue 32: at depth the
+// desktop sidebar hid what the phone's drawer showed); a long one wraps.
+function rowMarks(a, opts, team) {
+  const marks = [
+    team ? el('span.team-of', { text: t('team.of', { n: team }) }) : null,
+    matesText(a),
+    opts.badge ? el('span.badge', { text: opts.badge }) : null,
+    !isLocal(a.machine) ? machineTag(a) : null,
+    crossMark(a),
+    opts.otherSession ? el('span.muted.small.other-session', { text: opts.otherSession }) : null,
+  ].filter(Boolean);
+  return marks.length ? el('span.marks', null, marks) : null;
 }
 
 // rowMenuButton opens and closes a worker row's menu.
@@ -528,8 +604,9 @@ function crossMark(a) {
   const pk = parentKeyOf(a);
   if (!pk) return null;
   if (!isLocal(a.machine)) {
-    const p = S.m.byKey.get(pk);
-    return el('span.cross-mark.muted.small', { text: `↳ ${p ? p.name : pk} · ${machineName(a.machine)}` });
+    // Its coordinator, or the window of the shell here that started it.
+    const p = S.m.byKey.get(pk), at = !p && S.m.paneAt.get(pk), w = at && S.m.windowOf.get(at.window);
+    return el('span.cross-mark.muted.small', { text: `↳ ${p ? p.name : w ? w.window.name : pk} · ${machineName(a.machine)}` });
   }
   const i = (a.parent || '').indexOf('/');
   if (i < 0 || isLocal(a.parent.slice(0, i))) return null;
@@ -564,40 +641,56 @@ function mateTree(a) {
   }));
 }
 
+// A coordinator and its workers share one card; so do the workers a
+// shell started (the shell's window heads their card: a shell is no
+// agent). An orphan that has workers of its own says so as a lone one
+// does: ⚠, its gone coordinator's id, Release.
 function familyCard(root, sessionID) {
   const key = keyOf(root);
-  const kids = S.m.children(root);
+  const lead = S.m.orphan(root) ? agentRow(root) : agentRow(root, { badge: t('role.coordinator') });
+  const card = el('div.card.family', { class: `card family${S.m.orphan(root) ? ' orphan' : ''}`, dataset: { family: key } },
+    lead, S.m.orphan(root) ? orphanLine(root) : null, mateTree(root));
+  card.append(...workersFold(key, S.m.children(root), sessionID));
+  return card;
+}
+
+function shellCard(s, w, pane) {
+  const card = el('div.card.family.shell', { dataset: { shell: pane } }, windowRow(s, w));
+  card.append(...workersFold(`shell:${pane}`, S.m.shellKids.get(pane), s.id));
+  return card;
+}
+
+// workersFold is a card's "Workers · 2 working" line and, open, its
+// workers, the finished ones in a Completed (N) group.
+function workersFold(key, kids, sessionID) {
   const active = kids.filter((k) => k.state !== 'done');
   const done = kids.filter((k) => k.state === 'done');
   const foldKey = `workers:${key}`;
   const open = !S.closed[foldKey];
-  const card = el('div.card.family', { dataset: { family: key } }, agentRow(root, { badge: t('role.coordinator') }), mateTree(root));
   const fold = el('div.fold-line', { role: 'button', tabindex: '0' },
     el('span.caret', { text: open ? '▾' : '▸' }), t('workers.head', { counts: countText(kids) }));
   listen(fold, 'click', () => { S.closed[foldKey] = open; render(); });
-  card.append(fold);
-  if (open) {
-    const tree = el('div.tree', null, active.map((k) => workerNode(k, sessionID, 1)));
-    if (done.length) {
-      const det = el('details.completed', { open: !!S.completedOpen[key] },
-        el('summary', { text: t('workers.completed', { n: done.length }) }),
-        done.map((k) => workerNode(k, sessionID, 1)));
-      listen(det, 'toggle', () => { S.completedOpen[key] = det.open; });
-      tree.append(det);
-    }
-    card.append(tree);
+  if (!open) return [fold];
+  const tree = el('div.tree', null, active.map((k) => workerNode(k, sessionID, 1)));
+  if (done.length) {
+    const det = el('details.completed', { open: !!S.completedOpen[key] },
+      el('summary', { text: t('workers.completed', { n: done.length }) }),
+      done.map((k) => workerNode(k, sessionID, 1)));
+    listen(det, 'toggle', () => { S.completedOpen[key] = det.open; });
+    tree.append(det);
   }
-  return card;
+  return [fold, tree];
+}
+
+function orphanLine(a) {
+  return el('div.orphan-line', null,
+    el('span.warn', { text: t('orphan.gone', { pane: a.parent || '?' }) }),
+    el('span.spacer'),
+    mayRelease(a) ? el('button.small-btn', { type: 'button', text: t('action.release'), on: { click: (e) => { e.stopPropagation(); release(agentNow(a)); } } }) : null);
 }
 
 function orphanCard(a) {
-  const p = a.parent || '?';
-  return el('div.card.orphan', { dataset: { key: keyOf(a) } },
-    agentRow(a),
-    el('div.orphan-line', null,
-      el('span.warn', { text: t('orphan.gone', { pane: p }) }),
-      el('span.spacer'),
-      el('button.small-btn', { type: 'button', text: t('action.release'), on: { click: (e) => { e.stopPropagation(); release(agentNow(a)); } } })));
+  return el('div.card.orphan', { dataset: { key: keyOf(a) } }, agentRow(a), orphanLine(a));
 }
 
 function windowRow(s, w) {
@@ -645,12 +738,18 @@ function renderSidebar() {
       const done = new Set();
       for (const w of s.windows) {
         const here = m.agentsIn.get(w.id) || [];
-        if (!here.length) { body.append(windowRow(s, w)); continue; }
+        // The shells of this window that started workers head their card.
+        const shells = (w.panes || []).filter((p) => m.shellKids.has(p.id));
+        for (const p of shells) body.append(shellCard(s, w, p.id));
+        if (!here.length && !shells.length) { body.append(windowRow(s, w)); continue; }
         for (const a of here) {
           // The card an agent belongs to is its highest coordinator in
-          // this session: the workers of a team lead share the lead's card.
+          // this session: the workers of a team lead share the lead's card,
+          // and those of a shell here the shell's.
           const owner = ownerIn(a, s.id);
           const ok = keyOf(owner);
+          const shell = owner.parentShell && m.shellKids.has(parentKeyOf(owner)) && m.paneAt.get(parentKeyOf(owner));
+          if (shell && shell.session === s.id) continue;
           if (m.children(owner).length) {
             if (!done.has(ok)) { done.add(ok); body.append(familyCard(owner, s.id)); }
           } else if (m.orphan(a)) {
@@ -686,9 +785,12 @@ function renderTermCard() {
   const card = $('#agents-card');
   if (!S.open) { card.hidden = true; return; }
   const m = S.m;
+  // The tree of the agent on screen (spec: the coordinator and its
+  // workers), not every family of its session.
   const roots = new Set();
-  for (const a of S.snap.agents) {
-    if (!isLocal(a.machine) || a.session !== S.open.session) continue;
+  const shown = S.open.machine ? [m.byKey.get(`${S.open.machine}/${S.open.pane}`)] : (m.agentsIn.get(S.open.window) || []);
+  for (const a of shown) {
+    if (!a) continue;
     const r = m.rootOf(a);
     if (m.children(r).length || mates(r).length) roots.add(r);
   }
@@ -734,7 +836,7 @@ function graphCard(a) {
   const working = a.state === 'working';
   const team = teamSize(a);
   const gates = isLocal(a.machine) ? (m.gatesOf.get(a.pane) || []) : [];
-  const worker = !!parentKeyOf(a);
+  const worker = mayRelease(a);
   const c = el('div.gcard.agent-card', { class: `gcard agent-card${offline(a) ? ' offline' : ''}${working ? ' working' : ''}${isOpen(a) ? ' lit' : ''}${m.orphan(a) ? ' orphan' : ''}` },
     el('div.gc-head', null, kindIcon(a.kind), el('span.gc-name', { text: a.name }), dot(a.state)),
     el('div.gc-role', null, el('span.badge', { text: roleLabel(a) }),
@@ -1001,8 +1103,12 @@ function drawEdges(all) {
   for (const [k, p] of GC.edges) if (!keep.has(k)) { p.remove(); GC.edges.delete(k); }
 }
 
-function setGraph(open) {
+// setGraph opens or closes the agent graph. home: it opens as the first
+// screen, with no window open (issue 32, item 12), and the ◇ Agents
+// button then keeps it open rather than closing it.
+function setGraph(open, home) {
   if (phone.matches && open) { setView('chart'); return; }
+  S.graphHome = !!(open && home);
   S.graphOpen = open;
   $('#graph').hidden = !open;
   if (!open) forgetGraph();
@@ -1027,7 +1133,7 @@ function chartCard(a, depth, line) {
     S.m.orphan(a) ? el('div.warn.small', { text: t('orphan.gone', { pane: a.parent }) }) : null,
     cannotOpen(a) ? el('div.gc-note.small', { text: cannotOpen(a) }) : null,
     gates.map((g) => gateBox(g, false)),
-    parentKeyOf(a) ? el('div.gc-actions', null, el('button.small-btn.release', { type: 'button', text: t('action.release'),
+    mayRelease(a) ? el('div.gc-actions', null, el('button.small-btn.release', { type: 'button', text: t('action.release'),
       on: { click: (e) => { e.stopPropagation(); release(agentNow(a)); } } })) : null);
   clickable(c, () => openAgent(agentNow(a)));
   const kids = [
@@ -1040,9 +1146,14 @@ function chartCard(a, depth, line) {
 }
 
 function currentSession() {
-  if (S.open) return S.open.session;
-  const r = S.m.roots.find((a) => isLocal(a.machine) && (S.m.children(a).length || mates(a).length));
-  return r ? r.session : (S.snap.sessions[0] || {}).id;
+  if (S.open && S.open.session) return S.open.session;
+  if (S.open) { // another machine's window: the session its tree is in here
+    const a = S.m.byKey.get(`${S.open.machine}/${S.open.pane}`);
+    const h = a && S.m.homeOf(a);
+    if (h) return h.session;
+  }
+  const r = S.m.roots.find((a) => S.m.homeOf(a) && (S.m.children(a).length || mates(a).length));
+  return r ? S.m.homeOf(r).session : (S.snap.sessions[0] || {}).id;
 }
 
 function renderChart() {
@@ -1054,8 +1165,10 @@ function renderChart() {
     on: { click: () => { S.scope = k; render(); } },
   }))));
   const sess = currentSession();
-  const inScope = (a) => S.scope === 'all' || (isLocal(a.machine) && (S.scope === 'machine' || a.session === sess));
-  const roots = S.m.roots.filter((a) => delegates(a) && (inScope(a) || S.m.children(a).some(inScope)));
+  // This machine's scopes are its tree (homeOf): its agents, the workers
+  // its shells started elsewhere, and other machines' members of it.
+  const inScope = (a) => { const h = S.m.homeOf(a); return S.scope === 'all' || (!!h && (S.scope === 'machine' || h.session === sess)); };
+  const roots = S.m.roots.filter((a) => delegates(a) && inScope(a));
   const tree = $('#chart-tree');
   // With all machines in scope, the account's machines head the chart; an
   // offline one is dimmed, and one that takes no workers says so.
@@ -1264,6 +1377,12 @@ function onSnapshot(snap) {
     const ra = h.get('m') && h.get('p') && S.m.byKey.get(`${h.get('m')}/${h.get('p')}`);
     if (ra && !cannotOpen(ra)) { openRemote(ra.machine, ra.pane); return; }
   }
+  // With no window open, the first screen shows the team (the phone's
+  // is its chart already) rather than an empty terminal.
+  if (!S.homeShown) {
+    S.homeShown = true;
+    if (!S.open && !phone.matches && !S.graphOpen) setGraph(true, true);
+  }
   renderSoon();
 }
 
@@ -1327,6 +1446,56 @@ function connectEvents() {
   };
 }
 
+// ---- The sidebar's width ------------------------------------------------
+
+// SIDE_KEY keeps the width a person dragged the sidebar to, per browser.
+const SIDE_KEY = 'st-sidebar-width';
+const SIDE_MIN = 220;
+
+function setSideWidth(px) {
+  const w = Math.round(Math.max(SIDE_MIN, Math.min(px, window.innerWidth - 320, 720)));
+  $('#layout').style.setProperty('--side-w', `${w}px`);
+  return w;
+}
+
+// sidebarGrip lets a person drag the sidebar's edge, so that long names
+// show whole where there is room; the width is kept in localStorage.
+function sidebarGrip() {
+  let stored = 0;
+  try { stored = Number(localStorage.getItem(SIDE_KEY)) || 0; } catch { /* private mode */ }
+  if (stored) setSideWidth(stored);
+  const grip = $('#side-grip');
+  const keep = (w) => { try { localStorage.setItem(SIDE_KEY, String(w)); } catch { /* private mode: this page only */ } };
+  // The keyboard's arrows move it too.
+  grip.tabIndex = 0;
+  grip.addEventListener('keydown', (e) => {
+    const step = { ArrowLeft: -16, ArrowRight: 16 }[e.key];
+    if (!step) return;
+    e.preventDefault();
+    keep(setSideWidth($('#sidebar').getBoundingClientRect().width + step));
+    scheduleFit();
+  });
+  grip.addEventListener('pointerdown', (e) => {
+    if (e.button !== 0) return;
+    e.preventDefault();
+    grip.setPointerCapture(e.pointerId);
+    grip.classList.add('dragging');
+    const x0 = e.clientX, w0 = $('#sidebar').getBoundingClientRect().width;
+    let w = w0;
+    const move = (ev) => { w = setSideWidth(w0 + ev.clientX - x0); scheduleFit(); };
+    const up = () => {
+      grip.removeEventListener('pointermove', move);
+      grip.removeEventListener('pointerup', up);
+      grip.removeEventListener('pointercancel', up);
+      grip.classList.remove('dragging');
+      keep(w);
+    };
+    grip.addEventListener('pointermove', move);
+    grip.addEventListener('pointerup', up);
+    grip.addEventListener('pointercancel', up);
+  });
+}
+
 // ---- Start --------------------------------------------------------------
 
 function start() {
@@ -1338,7 +1507,8 @@ function start() {
   translatePage(document);
   holdForClicks();
   document.body.dataset.view = 'chart';
-  $('#agents-btn').addEventListener('click', () => setGraph(!S.graphOpen));
+  $('#agents-btn').addEventListener('click', () => setGraph(!S.graphOpen || S.graphHome));
+  sidebarGrip();
   $('#graph-close').addEventListener('click', () => setGraph(false));
   $('#menu').addEventListener('click', (e) => { e.stopPropagation(); document.body.classList.toggle('drawer'); });
   // On a phone the sidebar is a drawer over the page: a tap beside it closes it.

@@ -98,6 +98,7 @@ export const CATALOGUE = {
     'card.fold': 'Fold',
 
     'side.title': 'Sessions',
+    'side.widen': 'Drag to widen the sidebar (kept in this browser)',
     'side.noSessions': 'No tmux sessions.',
     'side.inFront': 'in front for tmux clients',
     'row.title': '{name} ({pane})',
@@ -230,6 +231,7 @@ export const CATALOGUE = {
     'card.fold': '접기',
 
     'side.title': '세션',
+    'side.widen': '끌어서 사이드바 너비를 바꿉니다 (이 브라우저에 저장됩니다)',
     'side.noSessions': 'tmux 세션이 없습니다.',
     'side.inFront': 'tmux 클라이언트에서 앞에 있는 창',
     'row.title': '{name} ({pane})',

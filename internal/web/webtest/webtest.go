@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,11 +39,27 @@ func New(snap web.Snapshot) *Backend {
 	return &Backend{snap: snap, changed: make(chan struct{})}
 }
 
-// Snapshot returns a copy of the state.
+// Snapshot returns a copy of the state, with Release set as st sets it
+// (see records).
 func (b *Backend) Snapshot(ctx context.Context) (web.Snapshot, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return clone(b.snap), nil
+	s := clone(b.snap)
+	for i := range s.Agents {
+		s.Agents[i].Release = s.Agents[i].Release || record(s.Agents[i], s.Machine)
+	}
+	return s, nil
+}
+
+// record reports whether st would hold a as this machine's record of a
+// worker, which a page of this machine may release: a worker here, or
+// one on another machine whose coordinator (or shell) is here. Another
+// machine's own workers (their parent written machine/%N) are not.
+func record(a web.Agent, self string) bool {
+	if a.Parent == "" {
+		return false
+	}
+	return a.Machine == "" || a.Machine == self || !strings.Contains(a.Parent, "/")
 }
 
 // Changed is closed at the next Set or Update.
