@@ -71,6 +71,29 @@ func (e *Env) Home() string {
 	return filepath.Join(home, ".sophonz")
 }
 
+// absHome makes a relative ST_HOME absolute, once, before anything uses
+// it: the daemon runs in ST_HOME, so a relative one meant another folder
+// there (its socket at rel/home/rel/home/st.sock, where no command looked),
+// and every window and hook that st starts elsewhere would read it from
+// its own folder. An ST_HOME that cannot be made absolute is left as it
+// is (CheckHome then says what is wrong with it).
+func absHome(getenv func(string) string) func(string) string {
+	h := getenv("ST_HOME")
+	if h == "" || filepath.IsAbs(h) {
+		return getenv
+	}
+	abs, err := filepath.Abs(h)
+	if err != nil {
+		return getenv
+	}
+	return func(k string) string {
+		if k == "ST_HOME" {
+			return abs
+		}
+		return getenv(k)
+	}
+}
+
 // Client returns a client of this ST_HOME's daemon for a command that
 // needs it: when st is not running, the first call starts it as st up
 // would, and says so on stderr (see startOnDown).
@@ -146,6 +169,7 @@ func Main(args []string, env Env) int {
 	if env.Getenv == nil {
 		env.Getenv = os.Getenv
 	}
+	env.Getenv = absHome(env.Getenv)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if len(args) == 3 && args[0] == "hook" {
