@@ -12,6 +12,7 @@ import (
 	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/plain"
+	"github.com/sophonz/st/internal/store"
 	"github.com/sophonz/st/internal/tmux"
 )
 
@@ -122,7 +123,7 @@ func (m *Manager) startElsewhere(ctx context.Context, req startPlan, name string
 	if err != nil {
 		return nil, err
 	}
-	task, err := os.ReadFile(req.Task)
+	task, err := store.ReadRegular(req.Task) // a FIFO would hold the daemon
 	if err != nil {
 		return nil, errorf(api.KindUsage, "write the task into a file and pass its path with --task", "cannot read the task file %s: %v", req.Task, err)
 	}
@@ -139,8 +140,8 @@ func (m *Manager) checkStart(req startPlan) (startSpec, error) {
 	if !filepath.IsAbs(req.Task) {
 		return startSpec{}, errorf(api.KindUsage, "give the task file's path", "the task file must be an absolute path, not %q", req.Task)
 	}
-	if fi, err := os.Stat(req.Task); err != nil || fi.IsDir() {
-		return startSpec{}, errorf(api.KindUsage, "write the task into a file and pass its path with --task", "cannot read the task file %s: %v", req.Task, errNotFile(err))
+	if fi, err := os.Stat(req.Task); err != nil || !fi.Mode().IsRegular() {
+		return startSpec{}, errorf(api.KindUsage, "write the task into a file and pass its path with --task", "cannot read the task file %s: %v", req.Task, errNotFile(fi, err))
 	}
 	name := req.Name
 	if name == "" {
@@ -323,9 +324,12 @@ func launchOptions(kind, stBin, name string, env map[string]string) agent.Launch
 	}
 }
 
-func errNotFile(err error) error {
-	if err == nil {
+func errNotFile(fi os.FileInfo, err error) error {
+	if err == nil && fi.IsDir() {
 		return errors.New("it is a folder")
+	}
+	if err == nil {
+		return errors.New("it is not a regular file (a named pipe or a device, which st does not read)")
 	}
 	if errors.Is(err, os.ErrNotExist) {
 		return errors.New("no such file")
