@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/sophonz/st/internal/agent"
@@ -77,8 +78,8 @@ func (m *Manager) startWorker(ctx context.Context, req startPlan) (*api.WorkerVi
 	if req.Cwd == "" {
 		req.Cwd = p.Path
 	}
-	if fi, err := os.Stat(req.Cwd); err != nil || !fi.IsDir() {
-		return nil, errorf(api.KindUsage, "pass an existing folder with --cwd", "the worker's folder %s does not exist", req.Cwd)
+	if err := enterableDir(req.Cwd); err != nil {
+		return nil, err
 	}
 	// The agent's version, before anything opens: one that lacks what st
 	// needs is refused; one st was not tested on goes on, with a note.
@@ -161,6 +162,25 @@ func (m *Manager) checkStart(req startPlan) (startSpec, error) {
 		return startSpec{}, errorf(api.KindUsage, "rename the task file without line breaks or control characters", "the task file's path cannot be typed as one line: %v", err)
 	}
 	return startSpec{ad: ad, name: name, line: line}, nil
+}
+
+// enterableDir refuses a worker's folder that is not there or that this
+// user cannot enter (no search permission on it or on a folder above it):
+// tmux, failing to change into it, opens the window in another folder
+// without a word, and the agent works there. A RAIL for the user's own
+// mistake: it checks with the daemon's ids, which are the user's; a folder
+// made unenterable after the check still opens elsewhere.
+func enterableDir(dir string) error {
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		if err == nil || !errors.Is(err, os.ErrPermission) {
+			return errorf(api.KindUsage, "pass an existing folder with --cwd", "the worker's folder %s does not exist", dir)
+		}
+	}
+	if err := syscall.Access(dir, 1 /* X_OK: search, that is enter */); err != nil {
+		return errorf(api.KindUsage, "pass a folder you can enter with --cwd (ls -ld "+dir+" shows its owner and mode), or have its owner let you in",
+			"you cannot enter the worker's folder %s (%v): tmux would open the window in another folder, and the agent would work there", dir, err)
+	}
+	return nil
 }
 
 // checkCwd refuses a worker's folder (--cwd) that st could not print or
