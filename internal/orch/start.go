@@ -236,7 +236,7 @@ func (m *Manager) openWorker(ctx context.Context, req startPlan, spec startSpec,
 	// listing) would see a pane of no run and call the worker gone.
 	now := m.cfg.Now()
 	w := &Worker{
-		ID: wp.ID, Name: spec.name, Agent: spec.ad.Kind(), Parent: p.ID, Level: pl.level, State: api.Starting, Since: now,
+		ID: wp.ID, Name: spec.name, Agent: spec.ad.Kind(), Parent: p.ID, Level: pl.level, State: api.Starting, Since: now, Typing: true,
 		Task: req.Task, Cwd: cwd, Window: wp.WindowID, Session: wp.SessionID, StartedAt: now,
 		Scope: scope, Worktree: wt, Fan: req.fanGroup,
 	}
@@ -297,9 +297,26 @@ func (m *Manager) deliverTask(ctx context.Context, req startPlan, spec startSpec
 		},
 	}
 	err := m.deliver(ctx, &d)
+	v, err := m.settleDelivery(w, err)
+	if err == nil {
+		return &v, nil
+	}
+	var oe *api.Error
+	if errors.As(err, &oe) {
+		oe.Message = fmt.Sprintf("worker %s (%s): %s", d.id(), spec.name, oe.Message)
+		return nil, oe
+	}
+	return nil, err
+}
+
+// settleDelivery records how the typing of w's task ended: its turn
+// started (working), a screen holds it up (blocked, with why), or it
+// failed (with why). Either way the task is no longer being typed.
+func (m *Manager) settleDelivery(w *Worker, err error) (api.WorkerView, error) {
 	var oe *api.Error
 	var v api.WorkerView
 	m.settleChange(func(c *change) {
+		w.Typing = false
 		switch {
 		case err == nil:
 			if w.State == api.Starting || w.State == api.Blocked {
@@ -315,14 +332,7 @@ func (m *Manager) deliverTask(ctx context.Context, req startPlan, spec startSpec
 			c.touchLocked(m.runOf[w.ID])
 		}
 	})
-	if err == nil {
-		return &v, nil
-	}
-	if oe != nil {
-		oe.Message = fmt.Sprintf("worker %s (%s): %s", d.id(), spec.name, oe.Message)
-		return nil, oe
-	}
-	return nil, err
+	return v, err
 }
 
 // launchOptions reads an agent's launch settings from the caller's
