@@ -3,6 +3,8 @@ package orch
 import (
 	"context"
 	"errors"
+	"os"
+	"time"
 
 	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/api"
@@ -14,6 +16,7 @@ import (
 type cutStart struct {
 	w              *Worker
 	id, kind, task string
+	state          api.State
 }
 
 // settleCutStarts settles, as st starts, every start that st's end cut
@@ -30,7 +33,7 @@ func (m *Manager) settleCutStarts() {
 	m.mu.Lock()
 	for id, w := range m.workers {
 		if w.Typing && !w.Remote() {
-			cut = append(cut, cutStart{w: w, id: id, kind: w.Agent, task: w.Task})
+			cut = append(cut, cutStart{w: w, id: id, kind: w.Agent, task: w.Task, state: w.State})
 		}
 	}
 	m.mu.Unlock()
@@ -42,6 +45,14 @@ func (m *Manager) settleCutStarts() {
 
 // finishStart types a cut start's task, or fails it with why.
 func (m *Manager) finishStart(ctx context.Context, c cutStart) {
+	switch c.state {
+	case api.Starting, api.Blocked, api.Gone:
+	default:
+		// Its hooks told of a turn (working, idle, done) before st went
+		// down: the task was typed and taken.
+		m.settleDelivery(c.w, nil)
+		return
+	}
 	ad, err := agent.Lookup(c.kind)
 	if err != nil {
 		m.settleDelivery(c.w, errorf(api.KindInternal, "", "st went down while it started this worker, and its agent %q is not one st knows now: %v", c.kind, err))
@@ -49,7 +60,8 @@ func (m *Manager) finishStart(ctx context.Context, c cutStart) {
 	}
 	d := delivery{
 		pane: c.id, adapter: ad, text: TaskLine(m.cfg.STBin, c.task), fresh: true,
-		blockedTimeout: DefaultBlockedTimeout, hookTimeout: DefaultHookTimeout,
+		blockedTimeout: envTimeout("ST_BLOCKED_TIMEOUT", DefaultBlockedTimeout),
+		hookTimeout:    envTimeout("ST_HOOK_TIMEOUT", DefaultHookTimeout),
 		// The st before may have typed it already: text of it in the box
 		// is this delivery's own earlier try (waitBox), not another's.
 		typings: 1,
@@ -73,4 +85,14 @@ func (m *Manager) finishStart(ctx context.Context, c cutStart) {
 		err = errorf(api.KindInternal, "start the worker again (st worker start), or look at its window", "st went down while it started this worker, and its task could not be typed when st came back: %v", err)
 	}
 	m.settleDelivery(c.w, err)
+}
+
+// envTimeout is a delivery bound for a cut start: the start's own came
+// with its request, which ended with the st before; the daemon's
+// environment (the shell's that started st) is the next best, else def.
+func envTimeout(key string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(os.Getenv(key)); err == nil && d > 0 {
+		return d
+	}
+	return def
 }

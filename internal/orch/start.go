@@ -316,7 +316,8 @@ func (m *Manager) settleDelivery(w *Worker, err error) (api.WorkerView, error) {
 	var oe *api.Error
 	var v api.WorkerView
 	m.settleChange(func(c *change) {
-		w.Typing = false
+		w.Typing = false // on disk too: the next st must not type it again
+		c.touchLocked(m.runOf[w.ID])
 		switch {
 		case err == nil:
 			if w.State == api.Starting || w.State == api.Blocked {
