@@ -1,6 +1,7 @@
 package orch
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/testutil"
+	"github.com/sophonz/st/internal/testutil/faketmux"
 )
 
 // enterHelperEnv names the folder that enterHelper checks, in a copy of
@@ -97,5 +99,34 @@ func copyFile(t *testing.T, from, to string) {
 	}
 	if err := dst.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRecordsWhereThePaneIs: when tmux opened the worker's window in
+// another folder than the one asked for (it could not enter it), the
+// worker's record, on disk and as commands show it, names the folder its
+// agent works in, and the start says so; a pane in the folder asked for
+// changes nothing.
+func TestRecordsWhereThePaneIs(t *testing.T) {
+	h := newHarness(t, api.Working, func(s *faketmux.Server) { s.Find(workerID).Path = "/" })
+	view := func() (*Worker, api.WorkerView) {
+		h.m.mu.Lock()
+		defer h.m.mu.Unlock()
+		w := h.m.workers[workerID]
+		return w, h.m.viewLocked(w)
+	}
+	w, v := view()
+	note := h.m.notePanePath(context.Background(), w, &v)
+	if want := "tmux opened the window in /, not in /tmp as asked, and the agent works there"; !strings.Contains(note, want) {
+		t.Errorf("the start's note is %q, want it to say %q", note, want)
+	}
+	if v.Cwd != "/" || h.worker().Cwd != "/" || h.onDisk().Cwd != "/" {
+		t.Errorf("the worker's folder: shown %q, read %q, on disk %q; want / (where its pane is) in each", v.Cwd, h.worker().Cwd, h.onDisk().Cwd)
+	}
+
+	h.tm.Edit(func(s *faketmux.Server) { s.Find(workerID).Path = "/" + "." })
+	w, v = view()
+	if note := h.m.notePanePath(context.Background(), w, &v); note != "" {
+		t.Errorf("a pane in the folder asked for got the note %q", note)
 	}
 }

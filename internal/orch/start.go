@@ -105,6 +105,9 @@ func (m *Manager) startWorker(ctx context.Context, req startPlan) (*api.WorkerVi
 		return nil, err
 	}
 	v.Notes = notes
+	if n := m.notePanePath(ctx, w, v); n != "" {
+		v.Notes = append(v.Notes, n)
+	}
 	if n := ver.Line(); n != "" {
 		v.Notes = append(v.Notes, n)
 	}
@@ -181,6 +184,36 @@ func enterableDir(dir string) error {
 			"you cannot enter the worker's folder %s (%v): tmux would open the window in another folder, and the agent would work there", dir, err)
 	}
 	return nil
+}
+
+// notePanePath records where the worker's pane really is, once its
+// agent runs: tmux opens a window in another folder, without a word, when
+// it cannot enter the one asked for. enterableDir refuses such a folder
+// first, but a folder can change between the check and the opening; the
+// record then names the folder the agent works in, and the start says so.
+func (m *Manager) notePanePath(ctx context.Context, w *Worker, v *api.WorkerView) string {
+	p, err := m.cfg.Tmux.Pane(ctx, v.ID)
+	if err != nil || p.Path == "" || sameDir(p.Path, v.Cwd) {
+		return ""
+	}
+	asked := v.Cwd
+	m.settleChange(func(c *change) {
+		w.Cwd = p.Path
+		c.touchLocked(m.runOf[w.ID])
+	})
+	v.Cwd = p.Path
+	return fmt.Sprintf("tmux opened the window in %s, not in %s as asked, and the agent works there (st worker stop %s --yes closes it; start it again with a folder you can enter)", p.Path, asked, v.ID)
+}
+
+// sameDir reports whether two paths name one folder, links followed.
+func sameDir(a, b string) bool {
+	if ra, err := filepath.EvalSymlinks(a); err == nil {
+		a = ra
+	}
+	if rb, err := filepath.EvalSymlinks(b); err == nil {
+		b = rb
+	}
+	return filepath.Clean(a) == filepath.Clean(b)
 }
 
 // checkCwd refuses a worker's folder (--cwd) that st could not print or
