@@ -44,8 +44,10 @@ type Worker struct {
 	State  State     `json:"state"`
 	Since  time.Time `json:"since"`
 
-	Task    string `json:"task,omitempty"`
-	Cwd     string `json:"cwd,omitempty"`
+	Task string `json:"task,omitempty"`
+	Cwd  string `json:"cwd,omitempty"`
+	// Typing: st is typing its task and has not yet seen its turn start.
+	Typing  bool   `json:"typing,omitempty"`
 	Window  string `json:"window,omitempty"`
 	Session string `json:"session,omitempty"`
 

@@ -17,8 +17,10 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -69,6 +71,29 @@ func (e *Env) Home() string {
 		home = "/tmp"
 	}
 	return filepath.Join(home, ".sophonz")
+}
+
+// absHome makes a relative ST_HOME absolute, once, before anything uses
+// it: the daemon runs in ST_HOME, so a relative one meant another folder
+// there (its socket at rel/home/rel/home/st.sock, where no command looked),
+// and every window and hook that st starts elsewhere would read it from
+// its own folder. An ST_HOME that cannot be made absolute is left as it
+// is (CheckHome then says what is wrong with it).
+func absHome(getenv func(string) string) func(string) string {
+	h := getenv("ST_HOME")
+	if h == "" || filepath.IsAbs(h) {
+		return getenv
+	}
+	abs, err := filepath.Abs(h)
+	if err != nil {
+		return getenv
+	}
+	return func(k string) string {
+		if k == "ST_HOME" {
+			return abs
+		}
+		return getenv(k)
+	}
 }
 
 // Client returns a client of this ST_HOME's daemon for a command that
@@ -146,7 +171,22 @@ func Main(args []string, env Env) int {
 	if env.Getenv == nil {
 		env.Getenv = os.Getenv
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	env.Getenv = absHome(env.Getenv)
+	var first string
+	if len(args) > 0 {
+		first = args[0]
+	}
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	force := func() {}
+	if env.SelfIsST && first != "daemon" { // the daemon saves its state on its way out
+		force = func() {
+			fmt.Fprintln(env.Stderr, "st: interrupted")
+			os.Exit(130)
+		}
+	}
+	ctx, stop := onInterrupt(context.Background(), sigs, interruptGrace, force)
 	defer stop()
 	if len(args) == 3 && args[0] == "hook" {
 		// The agents' hooks run this on every event: straight to it,
@@ -158,10 +198,6 @@ func Main(args []string, env Env) int {
 		// Returns only when st-control-plane cannot be run; the command
 		// tree then says so (or prints its help).
 		execControlPlane(args[1:])
-	}
-	var first string
-	if len(args) > 0 {
-		first = args[0]
 	}
 	root := newRootFor(&env, first)
 	root.SetArgs(args)
@@ -181,6 +217,39 @@ func Main(args []string, env Env) int {
 	}
 	fmt.Fprintln(env.Stderr, "st: "+err.Error())
 	return 1
+}
+
+// interruptGrace is how long a command has to end after Ctrl-C.
+const interruptGrace = 3 * time.Second
+
+// onInterrupt returns a context that ends at the first signal on sigs
+// (SIGINT, SIGTERM): each command ends with its context. One that has not
+// ended grace later (held in a call no context can cut short, such as an
+// open(2) that waits for a FIFO's writer), or that gets a second signal,
+// is ended by force: every st command ends on Ctrl-C. stop, called when
+// the command returns, lets it be.
+func onInterrupt(parent context.Context, sigs <-chan os.Signal, grace time.Duration, force func()) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(parent)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+		case <-done:
+			return
+		}
+		cancel()
+		t := time.NewTimer(grace)
+		defer t.Stop()
+		select {
+		case <-sigs:
+		case <-t.C:
+		case <-done:
+			return
+		}
+		force()
+	}()
+	var once sync.Once
+	return ctx, func() { once.Do(func() { close(done); cancel() }) }
 }
 
 func newRoot(env *Env) *cobra.Command { return newRootFor(env, "") }

@@ -203,7 +203,7 @@ func ensureUp(ctx context.Context, env *Env) (s *api.StatusInfo, started bool, e
 		return s, false, nil
 	}
 	logPath := filepath.Join(home, "daemon.log")
-	exited, err := startDaemon(home, logPath)
+	exited, err := startDaemon(home, logPath, env.Getenv("ST_HOME") != "")
 	if err != nil {
 		return nil, false, err
 	}
@@ -256,8 +256,10 @@ func sandboxed(env *Env) bool {
 
 // startDaemon starts st daemon in the background, its output appended to
 // logPath (opened here, as the daemon's stdout and stderr: the daemon
-// writes it); the channel tells when it exits.
-func startDaemon(home, logPath string) (exited <-chan error, err error) {
+// writes it); the channel tells when it exits. setHome passes home as its
+// ST_HOME: the one it was given may be relative, and the daemon runs in
+// home (absHome).
+func startDaemon(home, logPath string, setHome bool) (exited <-chan error, err error) {
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return nil, fmt.Errorf("make ST_HOME %s: %w", home, err)
 	}
@@ -269,6 +271,9 @@ func startDaemon(home, logPath string) (exited <-chan error, err error) {
 	cmd := exec.Command(stBin(), "daemon")
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Dir = home
+	if setHome {
+		cmd.Env = append(os.Environ(), "ST_HOME="+home)
+	}
 	// Its own session, so that closing the terminal or pane that ran
 	// st up does not take the daemon with it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}

@@ -16,6 +16,7 @@ import (
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/client"
 	"github.com/sophonz/st/internal/plain"
+	"github.com/sophonz/st/internal/store"
 )
 
 // Exit statuses of st worker wait.
@@ -89,23 +90,25 @@ func absPath(p string) (string, error) {
 	return filepath.Abs(p)
 }
 
-// readableTask makes a task file's path absolute and checks that it can
-// be read, so that nothing is opened for a task that is not there.
+// readableTask makes a task file's path absolute and checks that it is a
+// regular file that can be read, so that nothing is opened for a task
+// that is not there. It never waits: a FIFO (whose open would block until
+// a writer came, deaf to Ctrl-C), a device or a folder is refused.
 func readableTask(p string) (string, error) {
 	task, err := absPath(p)
 	if err != nil {
 		return "", err
 	}
-	f, err := os.Open(task)
+	f, err := store.OpenRegular(task)
+	if errors.Is(err, store.ErrNotRegular) {
+		return "", usageError("the task file "+err.Error(),
+			"write the task into a file, and pass its path with --task")
+	}
 	if err != nil {
 		return "", usageError(fmt.Sprintf("cannot read the task file %s: %v", task, errors.Unwrap(err)),
 			"write the task into a file the worker can read, and pass its path with --task")
 	}
-	fi, _ := f.Stat()
 	f.Close()
-	if fi != nil && fi.IsDir() {
-		return "", usageError(task+" is a folder, not a task file", "pass a file with --task")
-	}
 	return task, nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -38,6 +39,34 @@ func (e *DownError) Error() string {
 }
 
 func (e *DownError) Unwrap() error { return ErrDown }
+
+// StoppedError says that the daemon went away after it took a call and
+// before it answered (killed, crashed, st down meanwhile): whether what
+// was asked happened is not known here. It is not an answer of st, so a
+// call that is safe to make again is (cli's keepTrying).
+type StoppedError struct {
+	Route string // the call, as api.Route*
+	Cause error
+}
+
+func (e *StoppedError) Error() string {
+	return fmt.Sprintf("st's daemon stopped before it answered (%s): what was asked may or may not have been done\n"+
+		"Try: st up (any st command starts it again); st then settles what was under way, and st worker list shows where each worker stands", e.what())
+}
+
+// what names the call in words: /v1/worker/start is "worker start".
+func (e *StoppedError) what() string {
+	return strings.ReplaceAll(strings.TrimPrefix(strings.TrimPrefix(e.Route, "/"), "v1/"), "/", " ")
+}
+
+func (e *StoppedError) Unwrap() error { return e.Cause }
+
+// stopped tells a connection that the daemon ended midway (it closed or
+// reset the connection before its answer was whole) from other failures.
+func stopped(err error) bool {
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
 
 // Client talks to one daemon.
 type Client struct {
@@ -183,12 +212,18 @@ func (c *Client) call(ctx context.Context, path string, req, resp any) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		if stopped(err) {
+			return &StoppedError{Route: path, Cause: err}
+		}
 		return fmt.Errorf("talk to st on %s: %w", c.Socket, err)
 	}
 	defer res.Body.Close()
 	c.reached.Store(true)
 	data, err := io.ReadAll(res.Body)
 	if err != nil {
+		if stopped(err) && ctx.Err() == nil {
+			return &StoppedError{Route: path, Cause: err}
+		}
 		return fmt.Errorf("read st's answer: %w", err)
 	}
 	if res.StatusCode != http.StatusOK {

@@ -125,6 +125,10 @@ func claimHome(o Options) (Config, func(), error) {
 	if !ok {
 		return Config{}, nil, fmt.Errorf("%w for %s", ErrRunning, o.Home)
 	}
+	if err := checkTmuxServer(o.Home, cfg, o.Getenv); err != nil {
+		lock.Unlock()
+		return Config{}, nil, err
+	}
 	return cfg, func() { lock.Unlock() }, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -14,7 +15,12 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(enterHelperEnv); dir != "" {
+		enterHelper(dir) // run as another user by TestRefusesAFolderTheUserCannotEnter; exits
+	}
+	goleak.VerifyTestMain(m)
+}
 
 const (
 	testRun  = "run-t1"

@@ -46,8 +46,12 @@ type Worker struct {
 	State  api.State `json:"state"`
 	Since  time.Time `json:"since"`
 
-	Task    string `json:"task,omitempty"`
-	Cwd     string `json:"cwd,omitempty"`
+	Task string `json:"task,omitempty"`
+	Cwd  string `json:"cwd,omitempty"`
+	// Typing: st is typing its task (from the start until the agent's
+	// hook shows the turn, or the delivery fails). A worker found so as st
+	// starts had its start cut short by st's end (settleCutStarts).
+	Typing  bool   `json:"typing,omitempty"`
 	Window  string `json:"window,omitempty"`
 	Session string `json:"session,omitempty"`
 
@@ -164,7 +168,7 @@ func (r *Run) wire() api.Run {
 // wire is the worker as the API shows it.
 func (w *Worker) wire() api.Worker {
 	v := api.Worker{ID: w.ID, Name: w.Name, Agent: w.Agent, Parent: w.Parent, Level: w.Level, State: w.State, Since: w.Since,
-		Task: w.Task, Cwd: w.Cwd, Window: w.Window, Session: w.Session,
+		Task: w.Task, Cwd: w.Cwd, Typing: w.Typing, Window: w.Window, Session: w.Session,
 		Summary: w.Summary, ReportedAt: w.ReportedAt, ReportAnswer: w.ReportAnswer, LastAnswer: w.LastAnswer, Error: w.Error,
 		AgentSession: w.AgentSession, StartedAt: w.StartedAt, Told: w.Told, Reported: w.Reported, Adopted: w.Adopted,
 		TeamRun: w.TeamRun, Fan: w.Fan, Machine: w.Machine, MachineName: w.MachineName,
@@ -182,7 +186,7 @@ func (w *Worker) wire() api.Worker {
 // (its view, checked: peer.CheckView), as this machine keeps it.
 func workerRecord(v api.Worker) *Worker {
 	w := &Worker{ID: v.ID, Name: v.Name, Agent: v.Agent, Parent: v.Parent, Level: v.Level, State: v.State, Since: v.Since,
-		Task: v.Task, Cwd: v.Cwd, Window: v.Window, Session: v.Session,
+		Task: v.Task, Cwd: v.Cwd, Typing: v.Typing, Window: v.Window, Session: v.Session,
 		Summary: v.Summary, ReportedAt: v.ReportedAt, ReportAnswer: v.ReportAnswer, LastAnswer: v.LastAnswer, Error: v.Error,
 		AgentSession: v.AgentSession, StartedAt: v.StartedAt, Told: v.Told, Reported: v.Reported, Adopted: v.Adopted,
 		TeamRun: v.TeamRun, Fan: v.Fan, Machine: v.Machine, MachineName: v.MachineName,

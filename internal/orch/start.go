@@ -7,11 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/plain"
+	"github.com/sophonz/st/internal/store"
 	"github.com/sophonz/st/internal/tmux"
 )
 
@@ -76,8 +78,8 @@ func (m *Manager) startWorker(ctx context.Context, req startPlan) (*api.WorkerVi
 	if req.Cwd == "" {
 		req.Cwd = p.Path
 	}
-	if fi, err := os.Stat(req.Cwd); err != nil || !fi.IsDir() {
-		return nil, errorf(api.KindUsage, "pass an existing folder with --cwd", "the worker's folder %s does not exist", req.Cwd)
+	if err := enterableDir(req.Cwd); err != nil {
+		return nil, err
 	}
 	// The agent's version, before anything opens: one that lacks what st
 	// needs is refused; one st was not tested on goes on, with a note.
@@ -103,6 +105,9 @@ func (m *Manager) startWorker(ctx context.Context, req startPlan) (*api.WorkerVi
 		return nil, err
 	}
 	v.Notes = notes
+	if n := m.notePanePath(ctx, w, v); n != "" {
+		v.Notes = append(v.Notes, n)
+	}
 	if n := ver.Line(); n != "" {
 		v.Notes = append(v.Notes, n)
 	}
@@ -122,7 +127,7 @@ func (m *Manager) startElsewhere(ctx context.Context, req startPlan, name string
 	if err != nil {
 		return nil, err
 	}
-	task, err := os.ReadFile(req.Task)
+	task, err := store.ReadRegular(req.Task) // a FIFO would hold the daemon
 	if err != nil {
 		return nil, errorf(api.KindUsage, "write the task into a file and pass its path with --task", "cannot read the task file %s: %v", req.Task, err)
 	}
@@ -139,8 +144,8 @@ func (m *Manager) checkStart(req startPlan) (startSpec, error) {
 	if !filepath.IsAbs(req.Task) {
 		return startSpec{}, errorf(api.KindUsage, "give the task file's path", "the task file must be an absolute path, not %q", req.Task)
 	}
-	if fi, err := os.Stat(req.Task); err != nil || fi.IsDir() {
-		return startSpec{}, errorf(api.KindUsage, "write the task into a file and pass its path with --task", "cannot read the task file %s: %v", req.Task, errNotFile(err))
+	if fi, err := os.Stat(req.Task); err != nil || !fi.Mode().IsRegular() {
+		return startSpec{}, errorf(api.KindUsage, "write the task into a file and pass its path with --task", "cannot read the task file %s: %v", req.Task, errNotFile(fi, err))
 	}
 	name := req.Name
 	if name == "" {
@@ -160,6 +165,55 @@ func (m *Manager) checkStart(req startPlan) (startSpec, error) {
 		return startSpec{}, errorf(api.KindUsage, "rename the task file without line breaks or control characters", "the task file's path cannot be typed as one line: %v", err)
 	}
 	return startSpec{ad: ad, name: name, line: line}, nil
+}
+
+// enterableDir refuses a worker's folder that is not there or that this
+// user cannot enter (no search permission on it or on a folder above it):
+// tmux, failing to change into it, opens the window in another folder
+// without a word, and the agent works there. A RAIL for the user's own
+// mistake: it checks with the daemon's ids, which are the user's; a folder
+// made unenterable after the check still opens elsewhere.
+func enterableDir(dir string) error {
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		if err == nil || !errors.Is(err, os.ErrPermission) {
+			return errorf(api.KindUsage, "pass an existing folder with --cwd", "the worker's folder %s does not exist", dir)
+		}
+	}
+	if err := syscall.Access(dir, 1 /* X_OK: search, that is enter */); err != nil {
+		return errorf(api.KindUsage, "pass a folder you can enter with --cwd (ls -ld "+dir+" shows its owner and mode), or have its owner let you in",
+			"you cannot enter the worker's folder %s (%v): tmux would open the window in another folder, and the agent would work there", dir, err)
+	}
+	return nil
+}
+
+// notePanePath records where the worker's pane really is, once its
+// agent runs: tmux opens a window in another folder, without a word, when
+// it cannot enter the one asked for. enterableDir refuses such a folder
+// first, but a folder can change between the check and the opening; the
+// record then names the folder the agent works in, and the start says so.
+func (m *Manager) notePanePath(ctx context.Context, w *Worker, v *api.WorkerView) string {
+	p, err := m.cfg.Tmux.Pane(ctx, v.ID)
+	if err != nil || p.Path == "" || sameDir(p.Path, v.Cwd) {
+		return ""
+	}
+	asked := v.Cwd
+	m.settleChange(func(c *change) {
+		w.Cwd = p.Path
+		c.touchLocked(m.runOf[w.ID])
+	})
+	v.Cwd = p.Path
+	return fmt.Sprintf("tmux opened the window in %s, not in %s as asked, and the agent works there (st worker stop %s --yes closes it; start it again with a folder you can enter)", p.Path, asked, v.ID)
+}
+
+// sameDir reports whether two paths name one folder, links followed.
+func sameDir(a, b string) bool {
+	if ra, err := filepath.EvalSymlinks(a); err == nil {
+		a = ra
+	}
+	if rb, err := filepath.EvalSymlinks(b); err == nil {
+		b = rb
+	}
+	return filepath.Clean(a) == filepath.Clean(b)
 }
 
 // checkCwd refuses a worker's folder (--cwd) that st could not print or
@@ -215,7 +269,7 @@ func (m *Manager) openWorker(ctx context.Context, req startPlan, spec startSpec,
 	// listing) would see a pane of no run and call the worker gone.
 	now := m.cfg.Now()
 	w := &Worker{
-		ID: wp.ID, Name: spec.name, Agent: spec.ad.Kind(), Parent: p.ID, Level: pl.level, State: api.Starting, Since: now,
+		ID: wp.ID, Name: spec.name, Agent: spec.ad.Kind(), Parent: p.ID, Level: pl.level, State: api.Starting, Since: now, Typing: true,
 		Task: req.Task, Cwd: cwd, Window: wp.WindowID, Session: wp.SessionID, StartedAt: now,
 		Scope: scope, Worktree: wt, Fan: req.fanGroup,
 	}
@@ -276,9 +330,27 @@ func (m *Manager) deliverTask(ctx context.Context, req startPlan, spec startSpec
 		},
 	}
 	err := m.deliver(ctx, &d)
+	v, err := m.settleDelivery(w, err)
+	if err == nil {
+		return &v, nil
+	}
+	var oe *api.Error
+	if errors.As(err, &oe) {
+		oe.Message = fmt.Sprintf("worker %s (%s): %s", d.id(), spec.name, oe.Message)
+		return nil, oe
+	}
+	return nil, err
+}
+
+// settleDelivery records how the typing of w's task ended: its turn
+// started (working), a screen holds it up (blocked, with why), or it
+// failed (with why). Either way the task is no longer being typed.
+func (m *Manager) settleDelivery(w *Worker, err error) (api.WorkerView, error) {
 	var oe *api.Error
 	var v api.WorkerView
 	m.settleChange(func(c *change) {
+		w.Typing = false // on disk too: the next st must not type it again
+		c.touchLocked(m.runOf[w.ID])
 		switch {
 		case err == nil:
 			if w.State == api.Starting || w.State == api.Blocked {
@@ -294,14 +366,7 @@ func (m *Manager) deliverTask(ctx context.Context, req startPlan, spec startSpec
 			c.touchLocked(m.runOf[w.ID])
 		}
 	})
-	if err == nil {
-		return &v, nil
-	}
-	if oe != nil {
-		oe.Message = fmt.Sprintf("worker %s (%s): %s", d.id(), spec.name, oe.Message)
-		return nil, oe
-	}
-	return nil, err
+	return v, err
 }
 
 // launchOptions reads an agent's launch settings from the caller's
@@ -323,9 +388,12 @@ func launchOptions(kind, stBin, name string, env map[string]string) agent.Launch
 	}
 }
 
-func errNotFile(err error) error {
-	if err == nil {
+func errNotFile(fi os.FileInfo, err error) error {
+	if err == nil && fi.IsDir() {
 		return errors.New("it is a folder")
+	}
+	if err == nil {
+		return errors.New("it is not a regular file (a named pipe or a device, which st does not read)")
 	}
 	if errors.Is(err, os.ErrNotExist) {
 		return errors.New("no such file")

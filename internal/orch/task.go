@@ -78,8 +78,11 @@ func checkTask(req api.TaskRequest) error {
 	if err := checkCwd(req.Cwd); err != nil {
 		return err
 	}
-	if fi, err := os.Stat(req.File); err != nil || fi.IsDir() || !filepath.IsAbs(req.File) {
-		return errorf(api.KindUsage, "write the task into a file and pass its path with --task", "cannot read the task file %s: %v", req.File, errNotFile(err))
+	if !filepath.IsAbs(req.File) {
+		return errorf(api.KindUsage, "give the task file's path", "the task file must be an absolute path, not %q", req.File)
+	}
+	if fi, err := os.Stat(req.File); err != nil || !fi.Mode().IsRegular() {
+		return errorf(api.KindUsage, "write the task into a file and pass its path with --task", "cannot read the task file %s: %v", req.File, errNotFile(fi, err))
 	}
 	return nil
 }

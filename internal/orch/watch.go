@@ -43,6 +43,7 @@ func (m *Manager) Watch(ctx context.Context) {
 	// What st finds as it starts: its panes may have gone while it was
 	// down (a reboot), and no event will say so.
 	m.observe(ctx)
+	m.settleCutStarts()
 	for {
 		select {
 		case <-ctx.Done():

@@ -21,6 +21,9 @@ type Layout struct {
 	// Server names the server's life (its pid and start time): pane ids
 	// of another life mean other panes.
 	Server string `json:"server,omitempty"`
+	// Socket is the path of the server's socket: a server on another
+	// socket is another server, never this one restarted.
+	Socket string `json:"socket,omitempty"`
 }
 
 // LayoutFormat is the form of tmux-layout.json this st writes, and the
@@ -69,7 +72,11 @@ func (c *Client) ReadLayout(ctx context.Context) (Layout, error) {
 		}
 		return Layout{}, err
 	}
-	return parseLayout(out)
+	l, err := parseLayout(out)
+	if err == nil && len(l.Sessions) > 0 {
+		l.Socket = c.socket
+	}
+	return l, err
 }
 
 func isNoServer(err error) bool {
