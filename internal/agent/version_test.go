@@ -173,9 +173,9 @@ func TestCodexCommandNoDaemon(t *testing.T) {
 		want string
 	}{
 		{LaunchOptions{Program: old}, old},
-		{LaunchOptions{Program: old, ResumeSession: "s1"}, old + " resume s1"},
+		{LaunchOptions{Program: old, ResumeSession: testSession}, old + " resume -- " + testSession},
 		{LaunchOptions{Program: nu}, nu + " --no-daemon"},
-		{LaunchOptions{Program: nu, ResumeSession: "s1", NetworkAccess: true}, nu + " resume --no-daemon -c sandbox_workspace_write.network_access=true s1"},
+		{LaunchOptions{Program: nu, ResumeSession: testSession, NetworkAccess: true}, nu + " resume --no-daemon -c sandbox_workspace_write.network_access=true -- " + testSession},
 		{LaunchOptions{Program: "codex-new", Path: dir}, "codex-new --no-daemon"},
 		{LaunchOptions{Program: "codex-old", Path: dir}, "codex-old"},
 		{LaunchOptions{Program: filepath.Join(dir, "absent")}, filepath.Join(dir, "absent") + " --no-daemon"},
