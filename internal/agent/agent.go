@@ -75,6 +75,9 @@ type Event struct {
 	Kind      EventKind `json:"kind"`
 	Name      string    `json:"name"` // the agent's own event name, e.g. "Stop"
 	SessionID string    `json:"session_id,omitempty"`
+	// Resumed marks a SessionStart that resumed an earlier conversation
+	// (its source "resume").
+	Resumed bool `json:"resumed,omitempty"`
 	// Prompt is the submitted text, for EvTurnStart.
 	Prompt string `json:"prompt,omitempty"`
 	// LastAnswer is the agent's last message, for EvTurnEnd.

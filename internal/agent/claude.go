@@ -24,8 +24,9 @@ func (claudeAdapter) Command(o LaunchOptions) []string {
 		mode = "default"
 	}
 	argv = append(argv, "--permission-mode", mode)
-	if o.ResumeSession != "" {
-		argv = append(argv, "--resume", o.ResumeSession)
+	if ValidSession("claude", o.ResumeSession) {
+		// One word: an id is never read as an option of its own.
+		argv = append(argv, "--resume="+o.ResumeSession)
 	}
 	return argv
 }

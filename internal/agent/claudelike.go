@@ -238,6 +238,7 @@ func mapClaudeLikeEvent(name string, payload []byte) (Event, error) {
 	switch name {
 	case "SessionStart":
 		ev.Kind = EvSessionStart
+		ev.Resumed = str(p, "source") == "resume"
 	case "PreToolUse", "PostToolUse", "PostToolUseFailure":
 		toolEvent(&ev, p)
 	case "Stop", "StopFailure":

@@ -28,7 +28,8 @@ func (codexAdapter) Command(o LaunchOptions) []string {
 		prog = "codex"
 	}
 	argv := []string{prog}
-	if o.ResumeSession != "" {
+	resume := ValidSession("codex", o.ResumeSession)
+	if resume {
 		argv = append(argv, "resume")
 	}
 	if codexTakesNoDaemon(prog, o.Path) {
@@ -37,8 +38,9 @@ func (codexAdapter) Command(o LaunchOptions) []string {
 	if o.NetworkAccess {
 		argv = append(argv, "-c", "sandbox_workspace_write.network_access=true")
 	}
-	if o.ResumeSession != "" {
-		argv = append(argv, o.ResumeSession)
+	if resume {
+		// After "--": an id is never read as an option.
+		argv = append(argv, "--", o.ResumeSession)
 	}
 	return argv
 }

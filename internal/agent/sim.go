@@ -16,7 +16,9 @@ func (simAdapter) Kind() string { return "sim" }
 // installed besides st.
 func (simAdapter) Command(o LaunchOptions) []string {
 	argv := []string{o.STBin, "agent", "sim"}
-	if o.ResumeSession != "" {
+	if ValidSession("sim", o.ResumeSession) {
+		// (Its flag package takes the next word as the value, whatever
+		// it starts with.)
 		argv = append(argv, "--resume", o.ResumeSession)
 	}
 	return argv

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/mod/semver"
 )
 
 // Range is the versions of an agent that st was tested on, both ends in.
@@ -355,46 +357,22 @@ func strconvQuote(s string) string {
 	return strconv.Quote(s)
 }
 
-// compareVersions compares two versions as -1, 0 or +1: by their three
-// numbers, then a pre-release ("1.2.0-beta") before its release. Text
-// without a version sorts first.
+// compareVersions compares two versions as -1, 0 or +1, in semantic
+// versioning's order (golang.org/x/mod/semver): by their three numbers,
+// then a pre-release ("1.2.0-beta") before its release, and pre-releases
+// by their dot-separated parts, numbers as numbers ("beta.9" before
+// "beta.10"). Text without a version sorts first.
 func compareVersions(a, b string) int {
-	pa, pb := parseVersion(a), parseVersion(b)
-	for i := 0; i < 3; i++ {
-		if pa.n[i] != pb.n[i] {
-			if pa.n[i] < pb.n[i] {
-				return -1
-			}
-			return 1
-		}
-	}
-	switch {
-	case pa.pre == pb.pre:
-		return 0
-	case pa.pre == "":
-		return 1
-	case pb.pre == "":
-		return -1
-	case pa.pre < pb.pre:
-		return -1
-	}
-	return 1
+	return semver.Compare(semverOf(a), semverOf(b))
 }
 
-type version struct {
-	n   [3]int
-	pre string
-}
-
-func parseVersion(s string) version {
-	var v version
-	m := versionRE().FindStringSubmatch(s)
-	if m == nil {
-		return version{n: [3]int{-1, -1, -1}}
+// semverOf is the version found in s as semver reads it ("v2.1.300",
+// "v1.2.0-beta.9"), or "" (which sorts before every version) for none.
+// Build metadata (+...) is not part of a version st reads.
+func semverOf(s string) string {
+	m := versionRE().FindString(s)
+	if m == "" {
+		return ""
 	}
-	for i := 0; i < 3; i++ {
-		v.n[i], _ = strconv.Atoi(m[i+1])
-	}
-	v.pre = strings.TrimPrefix(m[4], "-")
-	return v
+	return semver.Canonical("v" + m)
 }

@@ -22,6 +22,15 @@ func TestCompareVersions(t *testing.T) {
 		{"0.172.0-alpha.1", "0.172.0", -1},
 		{"0.172.0-alpha.1", "0.171.0", 1},
 		{"0.172.0-alpha.1", "0.172.0-alpha.2", -1},
+		// Pre-release parts that are numbers compare as numbers (issue
+		// 31, item 7: as text, "beta.10" came before "beta.9").
+		{"2.2.0-beta.9", "2.2.0-beta.10", -1},
+		{"0.172.0-alpha.99", "0.172.0-alpha.100", -1},
+		{"1.0.0-2", "1.0.0-10", -1},
+		{"1.0.0-10", "1.0.0-alpha", -1}, // a number before a word
+		{"1.0.0-alpha", "1.0.0-alpha.1", -1},
+		{"1.0.0-alpha.beta", "1.0.0-beta", -1},
+		{"2.1.332-rc.1", "2.1.332-rc.1", 0},
 		{"codex-cli 0.171.0", "0.171.0", 0},
 		{"", "0.0.1", -1},
 	}
@@ -164,9 +173,9 @@ func TestCodexCommandNoDaemon(t *testing.T) {
 		want string
 	}{
 		{LaunchOptions{Program: old}, old},
-		{LaunchOptions{Program: old, ResumeSession: "s1"}, old + " resume s1"},
+		{LaunchOptions{Program: old, ResumeSession: testSession}, old + " resume -- " + testSession},
 		{LaunchOptions{Program: nu}, nu + " --no-daemon"},
-		{LaunchOptions{Program: nu, ResumeSession: "s1", NetworkAccess: true}, nu + " resume --no-daemon -c sandbox_workspace_write.network_access=true s1"},
+		{LaunchOptions{Program: nu, ResumeSession: testSession, NetworkAccess: true}, nu + " resume --no-daemon -c sandbox_workspace_write.network_access=true -- " + testSession},
 		{LaunchOptions{Program: "codex-new", Path: dir}, "codex-new --no-daemon"},
 		{LaunchOptions{Program: "codex-old", Path: dir}, "codex-old"},
 		{LaunchOptions{Program: filepath.Join(dir, "absent")}, filepath.Join(dir, "absent") + " --no-daemon"},

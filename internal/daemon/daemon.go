@@ -100,7 +100,7 @@ func Run(ctx context.Context, o Options) error {
 	s := &server{mgr: mgr, hub: hub, tmux: tm, peers: pn, cancel: cancel, info: api.StatusInfo{
 		PID: os.Getpid(), Version: version.Version, Commit: version.Current().Commit, Binary: o.STBin, Home: o.Home, Socket: sock,
 		TmuxSocket: tm.Socket(), Started: time.Now(), Web: webBase, WebNote: wl.note, WebMoved: wl.moved, WebError: wl.err,
-	}, token: wl.link, proc: realProc, hist: hist}
+	}, token: wl.link, proc: realProc, hist: hist, log: o.Log}
 	fmt.Fprintf(o.Log, "st %s daemon listening on %s (tmux server %s)\n", version.Version, sock, tm.Socket())
 	return s.serve(ctx, ln)
 }
@@ -215,6 +215,7 @@ type server struct {
 	token  string        // the token of st web's link (web.LinkToken of the web UI's port)
 	proc   procFS        // where callers' processes are read (/proc)
 	hist   *history.Book // the runs that are over, on disk (history.go)
+	log    io.Writer     // the daemon's log (nil: none)
 }
 
 func decode[T any](body []byte) (T, error) {
@@ -273,7 +274,11 @@ func (s *server) hook(ctx context.Context, r *http.Request, b []byte) (any, erro
 	if !s.sameServer(r) {
 		return api.HookResponse{}, nil // an agent on another tmux server
 	}
-	return s.mgr.Hook(ctx, req)
+	from, err := s.hookOrigin(ctx, r, req)
+	if err != nil {
+		return nil, err
+	}
+	return s.mgr.HookFrom(ctx, req, from)
 }
 
 func (s *server) gateList(ctx context.Context, r *http.Request, b []byte) (any, error) {

@@ -9,11 +9,27 @@ import (
 	"github.com/sophonz/st/internal/tmux"
 )
 
-// Hook applies one hook event from an agent's pane, and says whether a
-// tool call about to run must be refused (outside the worker's scope).
-// What the event tells of the pane goes to paneFacts; what it moves of a
-// worker is one change, on disk before the hook is answered.
+// HookOrigin is what st's daemon read of the process that sent a hook
+// event (from /proc), never what the event says of itself.
+type HookOrigin struct {
+	// Resumed is the conversation that the pane's agent process, among
+	// the sender's parents, was started to resume: its command line
+	// (agent.ResumedSession). "" for none, or where nothing was read.
+	Resumed string
+}
+
+// Hook is HookFrom with nothing known of the sender: the event moves no
+// worker to its pane.
 func (m *Manager) Hook(ctx context.Context, req api.HookRequest) (*api.HookResponse, error) {
+	return m.HookFrom(ctx, req, HookOrigin{})
+}
+
+// HookFrom applies one hook event from an agent's pane, and says whether
+// a tool call about to run must be refused (outside the worker's scope).
+// What the event tells of the pane goes to paneFacts; what it moves of a
+// worker is one change, on disk before the hook is answered. The daemon
+// took the event only from a process in the pane it names.
+func (m *Manager) HookFrom(ctx context.Context, req api.HookRequest, from HookOrigin) (*api.HookResponse, error) {
 	ad, err := agent.Lookup(req.Agent)
 	if err != nil {
 		return nil, errorf(api.KindUsage, "", "%v", err)
@@ -25,7 +41,18 @@ func (m *Manager) Hook(ctx context.Context, req api.HookRequest) (*api.HookRespo
 	if !tmux.ValidPaneID(req.Pane) {
 		return &api.HookResponse{}, nil // an agent outside tmux: nothing st drives
 	}
-	m.followMovedAgent(ctx, req.Pane, ev.SessionID)
+	if ev.SessionID != "" && !agent.ValidSession(ad.Kind(), ev.SessionID) {
+		// Not kept, nor ever put on a command line: the rest of the
+		// event still tells what the agent does.
+		m.logf("%s: a %s hook (%.40q) named the conversation %.80q, which is not a %s conversation id; st keeps none from it",
+			req.Pane, req.Agent, req.Event, ev.SessionID, ad.Kind())
+		ev.SessionID = ""
+	}
+	if ev.Kind == agent.EvSessionStart && ev.Resumed && ev.SessionID != "" && from.Resumed == ev.SessionID {
+		// Only the pane's own agent, started to resume this very
+		// conversation, takes a worker's relations to its pane.
+		m.followMovedAgent(ctx, req.Pane, ev.SessionID)
+	}
 	var deny string
 	m.settleIfChanged(func(c *change) {
 		hf := m.facts.event(req.Pane, ad.Kind(), ev, (*agent.Teammate)(req.Teammate), m.workerAtLocked)
@@ -55,7 +82,7 @@ func (m *Manager) Hook(ctx context.Context, req api.HookRequest) (*api.HookRespo
 
 // followMovedAgent moves the relations of an agent that came back in
 // another pane (a worker or coordinator resumed by other means than
-// st's own restore) to pane.
+// st's own restore: `claude --resume ID` in a window of its own) to pane.
 func (m *Manager) followMovedAgent(ctx context.Context, pane, session string) {
 	m.mu.Lock()
 	old := m.movedAgentLocked(pane, session)

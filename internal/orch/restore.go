@@ -218,11 +218,16 @@ func (m *Manager) windowEnv() map[string]string {
 
 // relaunch is how the agent of a pane comes back, resuming its
 // conversation: its kind and command; no command (a shell) for a pane
-// without one.
+// without one. st starts an agent again only in a pane of its own: a
+// worker's (st opened it, or a person adopted its agent) or a run's
+// coordinator's. Any other pane's options are anyone's to set, and a
+// conversation id that is not its agent's form is never put on a
+// command line (issue 31, item 1): such a pane comes back with a shell.
 func (m *Manager) relaunch(p tmux.LayoutPane) launch {
 	kind, sess := p.Options["@st_agent"], p.Options["@st_agent_session"]
 	m.mu.Lock()
-	if w := m.workers[p.ID]; w != nil {
+	w := m.workers[p.ID]
+	if w != nil {
 		if kind == "" {
 			kind = w.Agent
 		}
@@ -230,12 +235,17 @@ func (m *Manager) relaunch(p tmux.LayoutPane) launch {
 			sess = w.AgentSession
 		}
 	}
+	ours := w != nil || m.currentRunLocked(p.ID) != nil
 	m.mu.Unlock()
-	if kind == "" {
+	if kind == "" || !ours {
 		return launch{}
 	}
 	ad, err := agent.Lookup(kind)
 	if err != nil {
+		return launch{}
+	}
+	if sess != "" && !agent.ValidSession(kind, sess) {
+		m.logf("restore %s: its conversation id %.80q is not a %s one: st does not start it", p.ID, sess, kind)
 		return launch{}
 	}
 	o := launchOptions(kind, m.cfg.STBin, p.Options["@st_name"], nil)

@@ -164,7 +164,11 @@ func TestServerGoneWithNoPicture(t *testing.T) {
 }
 
 // An agent whose conversation comes back in another pane (resumed by
-// hand after its pane closed) takes its worker record along.
+// hand after its pane closed) takes its worker record along: only on the
+// SessionStart of that pane's agent, started to resume that very
+// conversation (what the daemon read of its command line, HookOrigin;
+// issue 31, item 1). Any other event with the id, or one with no such
+// proof, moves nothing.
 func TestAgentBackInAnotherPaneTakesItsWorker(t *testing.T) {
 	h := newHarness(t, api.Working, nil)
 	ctx := context.Background()
@@ -176,13 +180,31 @@ func TestAgentBackInAnotherPaneTakesItsWorker(t *testing.T) {
 	if got := h.worker().State; got != api.Gone {
 		t.Fatalf("w1 is %s after its pane closed, want gone", got)
 	}
-	// The same conversation speaks from %7.
-	if err := h.hookFrom("%7", "UserPromptSubmit", "prompt", "resumed"); err != nil {
+	// The conversation's id from %7, with no proof that %7's agent
+	// resumed it: nothing moves.
+	resumed := api.HookRequest{Agent: "sim", Event: "SessionStart", Pane: "%7", Payload: payload("SessionStart", "source", "resume")}
+	for _, try := range []struct {
+		req  api.HookRequest
+		from HookOrigin
+	}{
+		{api.HookRequest{Agent: "sim", Event: "UserPromptSubmit", Pane: "%7", Payload: payload("UserPromptSubmit", "prompt", "resumed")}, HookOrigin{Resumed: agentSes}},
+		{resumed, HookOrigin{}},
+		{resumed, HookOrigin{Resumed: "11111111-2222-3333-4444-555555555555"}},
+	} {
+		if _, err := h.m.HookFrom(ctx, try.req, try.from); err != nil {
+			t.Fatal(err)
+		}
+		if w := h.workerByName("w1"); w.ID != workerID || w.State != api.Gone {
+			t.Fatalf("w1 moved to %s (%s) on %s with %+v", w.ID, w.State, try.req.Event, try.from)
+		}
+	}
+	// %7's agent, started to resume it, says so in its SessionStart.
+	if _, err := h.m.HookFrom(ctx, resumed, HookOrigin{Resumed: agentSes}); err != nil {
 		t.Fatal(err)
 	}
 	w := h.workerByName("w1")
-	if w.ID != "%7" || w.State != api.Working || w.AgentSession != agentSes {
-		t.Errorf("w1: %s %s %s, want %%7 working", w.ID, w.State, w.AgentSession)
+	if w.ID != "%7" || w.State != api.Idle || w.AgentSession != agentSes {
+		t.Errorf("w1: %s %s %s, want %%7 idle (its agent back at its box)", w.ID, w.State, w.AgentSession)
 	}
 	if d := runWorker(ptr(h.runOnDisk()), "%7"); d == nil || d.Name != "w1" {
 		t.Errorf("run.json has no w1 in %%7: %v", workerIDs(h.runOnDisk()))

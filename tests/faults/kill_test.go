@@ -58,12 +58,10 @@ func TestKillDaemonWhileReporting(t *testing.T) {
 func killWhileReporting(t *testing.T, w *world, ws []api.WorkerView, attempt int) (mid bool, losses int) {
 	t.Helper()
 	reporters := len(ws)
-	// Every worker is in a turn again: working, not done.
-	for _, v := range ws {
-		if err := w.hook(v.ID, "UserPromptSubmit"); err != nil {
-			t.Fatalf("attempt %d: %v\n%s", attempt, err, w.logTail())
-		}
-	}
+	// A worker that reported in an earlier attempt takes this one's report
+	// too (its summary replaced). Its turn is not started again here: st
+	// takes a hook only from a process in the worker's own pane (issue 31,
+	// item 1), and this test's processes run in none.
 	prefix := fmt.Sprintf("attempt %d:", attempt)
 	killAt := jitter(1, reporters/3)
 	rs := startReporters(t, w, ws, prefix)

@@ -338,17 +338,6 @@ func (w *world) onDisk(prefix string) int {
 	return n
 }
 
-// hook runs `st hook sim EVENT` for pane with a Claude-shaped payload.
-func (w *world) hook(pane, event string) error {
-	cmd := w.st(pane, "hook", "sim", event)
-	cmd.Stdin = strings.NewReader(`{"session_id":"f","hook_event_name":"` + event + `","prompt":"x"}`)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("st hook sim %s for %s: %v: %s", event, pane, err, out)
-	}
-	return nil
-}
-
 // waitFor polls cond with a deadline.
 func waitFor(t testing.TB, d time.Duration, cond func() (bool, string)) {
 	t.Helper()

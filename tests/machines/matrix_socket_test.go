@@ -146,8 +146,12 @@ func socketExpect(a *actor, act authz.Action, own, simOn bool) bool {
 		return false
 	}
 	switch act {
-	case authz.ReadState, authz.Hook, authz.AskGate, authz.AcceptRemoteOff, authz.Withdraw:
+	case authz.ReadState, authz.AskGate, authz.AcceptRemoteOff, authz.Withdraw:
 		return true // every process of the user: st does not even ask who
+	case authz.Hook:
+		// Every process's, but only for the pane it runs in: st reads
+		// its parents (issue 31, item 1).
+		return !a.forged
 	}
 	if a.forged {
 		return false
