@@ -28,12 +28,12 @@ func (m *Manager) Hook(ctx context.Context, req api.HookRequest) (*api.HookRespo
 	m.followMovedAgent(ctx, req.Pane, ev.SessionID)
 	var deny string
 	m.settleIfChanged(func(c *change) {
-		hf := m.facts.event(req.Pane, ad.Kind(), ev, (*agent.Teammate)(req.Teammate), m.workerAtLocked)
+		hf := m.facts.event(req.Pane, ad.Name, ev, (*agent.Teammate)(req.Teammate), m.workerAtLocked)
 		if hf.newAgent && !hf.teammate {
 			// Kept on the pane, so st still knows an agent runs there after a
 			// restart of st, and so that a tmux restart can resume it (not a
 			// teammate: it is its lead's to start, and alone it is no teammate).
-			m.keepAgentOnPane(req.Pane, ad.Kind(), hf.session)
+			m.keepAgentOnPane(req.Pane, ad.Name, hf.session)
 		}
 		w := m.workers[req.Pane]
 		if w != nil && w.State.Live() {

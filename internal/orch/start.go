@@ -48,7 +48,7 @@ type startPlan struct {
 // startSpec is what checkStart found: the agent, the worker's name and
 // the line to type.
 type startSpec struct {
-	ad   agent.Adapter
+	ad   *agent.Kind
 	name string
 	line string
 }
@@ -81,7 +81,7 @@ func (m *Manager) startWorker(ctx context.Context, req startPlan) (*api.WorkerVi
 	}
 	// The agent's version, before anything opens: one that lacks what st
 	// needs is refused; one st was not tested on goes on, with a note.
-	ver := agent.Check(ctx, spec.ad.Kind(), launchOptions(spec.ad.Kind(), m.cfg.STBin, spec.name, req.Env).Program,
+	ver := agent.Check(ctx, spec.ad.Name, launchOptions(spec.ad.Name, m.cfg.STBin, spec.name, req.Env).Program,
 		withDir(filepath.Dir(m.cfg.STBin), req.Env["PATH"]))
 	if ver.Refused() {
 		return nil, errorf(api.KindUsage, ver.Hint, "%s", ver.Note)
@@ -193,7 +193,7 @@ func (m *Manager) openWorker(ctx context.Context, req startPlan, spec startSpec,
 	}
 	wp, err := m.cfg.Tmux.NewWindow(ctx, tmux.NewWindowOpts{
 		Target: target, Name: spec.name, Cwd: cwd, Env: env, Split: req.Split,
-		Command: spec.ad.Command(launchOptions(spec.ad.Kind(), m.cfg.STBin, spec.name, env)),
+		Command: spec.ad.Command(launchOptions(spec.ad.Name, m.cfg.STBin, spec.name, env)),
 	})
 	if err != nil {
 		undoTree()
@@ -215,7 +215,7 @@ func (m *Manager) openWorker(ctx context.Context, req startPlan, spec startSpec,
 	// listing) would see a pane of no run and call the worker gone.
 	now := m.cfg.Now()
 	w := &Worker{
-		ID: wp.ID, Name: spec.name, Agent: spec.ad.Kind(), Parent: p.ID, Level: pl.level, State: api.Starting, Since: now,
+		ID: wp.ID, Name: spec.name, Agent: spec.ad.Name, Parent: p.ID, Level: pl.level, State: api.Starting, Since: now,
 		Task: req.Task, Cwd: cwd, Window: wp.WindowID, Session: wp.SessionID, StartedAt: now,
 		Scope: scope, Worktree: wt, Fan: req.fanGroup,
 	}
