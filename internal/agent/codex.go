@@ -49,9 +49,13 @@ var Codex = &Kind{
 			{Name: "SubagentStart", Means: EvSubagent},
 			{Name: "SubagentStop", Means: EvSubagent},
 		},
-		Map:       mapCodexEvent,
-		Refusal:   "claude-json",
-		SessionID: uuidRE,
+		Map:        mapCodexEvent,
+		// Hooks name its shell tool Bash; exec_command and shell are the
+		// model's own names for it. Its edits are patches (apply_patch).
+		ShellTools: []string{"Bash", "exec_command", "shell"},
+		BeforeTool: "PreToolUse",
+		Refusal:    "claude-json",
+		SessionID:  uuidRE,
 	},
 	Screen: ScreenSpec{
 		Recognize: recognizeCodex,

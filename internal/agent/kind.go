@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -29,6 +30,9 @@ type Kind struct {
 	Hear    Hear
 	Screen  ScreenSpec
 	Records Records
+	// StopTree: stopping it ends its pane's whole process group, not
+	// only what tmux ends with the window (Gemini outlives kill-window).
+	StopTree bool
 }
 
 // Launch is how st starts the agent and resumes a conversation.
@@ -79,9 +83,18 @@ type Hear struct {
 	Events []EventSpec
 	// Map turns one of its hook payloads into an Event.
 	Map func(name string, payload []byte) (Event, error)
-	// Refusal is how st's answer to a tool about to run refuses it:
-	// "claude-json" (PreToolUse hookSpecificOutput permissionDecision
-	// deny, plus exit 2 with the reason on stderr).
+	// ShellTools are its tools that run a shell command (in the input's
+	// "command", or Codex's "cmd"); FileTools its tools that write one
+	// file, each with the input field that names it: what --owns judges.
+	// Any other tool's input is searched for a patch (Codex's apply_patch).
+	ShellTools []string
+	FileTools  map[string]string
+	// BeforeTool is its event for a tool about to run, where the guard
+	// and --owns scopes answer (PreToolUse, BeforeTool).
+	BeforeTool string
+	// Refusal is how st's answer to a tool about to run refuses it, on
+	// the hook's stdout (Refuse writes it): "claude-json" (hookSpecificOutput
+	// permissionDecision deny), "gemini-json" ({"decision":"deny"}).
 	Refusal string
 	// SessionID is the form of its conversation ids: st stores and
 	// resumes only an id of this form (compiled at its first use).
@@ -152,6 +165,22 @@ func (k *Kind) WantsEscapes() bool { return k.Screen.Escapes }
 // MapEvent maps a hook event (its name and JSON payload) to an Event.
 func (k *Kind) MapEvent(name string, payload []byte) (Event, error) {
 	return k.Hear.Map(name, payload)
+}
+
+// Refuse is what st's hook prints to refuse a tool about to run, in the
+// agent's own form, with reason shown to its model.
+func (k *Kind) Refuse(reason string) []byte {
+	var v any
+	switch k.Hear.Refusal {
+	case "gemini-json":
+		v = map[string]any{"decision": "deny", "reason": reason}
+	default:
+		v = map[string]any{"hookSpecificOutput": map[string]any{
+			"hookEventName": k.Hear.BeforeTool, "permissionDecision": "deny", "permissionDecisionReason": reason,
+		}}
+	}
+	out, _ := json.Marshal(v)
+	return out
 }
 
 // ValidSession reports whether id has the form of the agent's conversation
@@ -234,6 +263,22 @@ func ByProcess(argv []string, extra map[string]string) string {
 	for _, k := range All() {
 		if slices.Contains(k.Launch.Processes, base) {
 			return k.Name
+		}
+	}
+	// A node launcher (.bin/gemini, .bin/codex) runs as "node [flags]
+	// SCRIPT": the script's name is the program's.
+	if base == "node" || base == "nodejs" {
+		for _, a := range argv[1:] {
+			if strings.HasPrefix(a, "-") {
+				continue
+			}
+			script := strings.TrimSuffix(filepath.Base(a), ".js")
+			for _, k := range All() {
+				if slices.Contains(k.Launch.Processes, script) {
+					return k.Name
+				}
+			}
+			break
 		}
 	}
 	if len(argv) >= 3 && argv[1] == "agent" {

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -9,8 +10,8 @@ import (
 // and an icon for listings, a launch, a screen, and how st hears it; a kind
 // with hooks lists its events, each once.
 func TestKindsAreWhole(t *testing.T) {
-	if got := strings.Join(Kinds(), ","); got != "claude,codex,sim" {
-		t.Fatalf("kinds = %s, want claude,codex,sim", got)
+	if got := strings.Join(Kinds(), ","); got != "claude,codex,gemini,sim" {
+		t.Fatalf("kinds = %s, want claude,codex,gemini,sim", got)
 	}
 	for _, k := range All() {
 		if k.Title == "" || k.Icon == "" || k.Screen.Submit == "" || k.Screen.Interrupt == "" || k.Screen.EnterDelay <= 0 {
@@ -19,7 +20,7 @@ func TestKindsAreWhole(t *testing.T) {
 		if k.Launch.Resume == "" || k.Hear.SessionID == nil {
 			t.Errorf("%s: says neither how it resumes nor the form of its session ids", k.Name)
 		}
-		if k.HasHooks() && len(k.Hear.Events) == 0 {
+		if k.HasHooks() && (len(k.Hear.Events) == 0 || k.Hear.BeforeTool == "" || !slices.Contains(k.EventNames(), k.Hear.BeforeTool)) {
 			t.Errorf("%s: has hooks (%s) and no events", k.Name, k.Hear.Install)
 		}
 		seen := map[string]bool{}
@@ -38,12 +39,13 @@ func TestKindsAreWhole(t *testing.T) {
 func TestKindEventsMeanWhatMapSays(t *testing.T) {
 	// The fields without which an event means nothing to st.
 	needs := map[string]string{
-		"Notification": `,"notification_type":"permission_prompt"`,
-		"TeammateIdle": `,"teammate_name":"alpha","team_name":"session-0b1c2d3e"`,
+		"claude Notification": `,"notification_type":"permission_prompt"`,
+		"claude TeammateIdle": `,"teammate_name":"alpha","team_name":"session-0b1c2d3e"`,
+		"gemini Notification": `,"notification_type":"ToolPermission"`,
 	}
 	for _, k := range All() {
 		for _, e := range k.Hear.Events {
-			payload := `{"session_id":"0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0","hook_event_name":"` + e.Name + `"` + needs[e.Name] + `}`
+			payload := `{"session_id":"0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0","hook_event_name":"` + e.Name + `"` + needs[k.Name+" "+e.Name] + `}`
 			ev, err := k.MapEvent(e.Name, []byte(payload))
 			if err != nil {
 				t.Errorf("%s %s: %v", k.Name, e.Name, err)
@@ -69,6 +71,10 @@ func TestByProcess(t *testing.T) {
 		{[]string{"node", "/w/node_modules/@openai/codex/bin/codex.js", "--no-daemon"}, nil, "codex"},
 		{[]string{"/w/node_modules/@openai/codex-linux-x64/vendor/codex"}, nil, "codex"},
 		{[]string{"/usr/local/bin/st", "agent", "sim"}, nil, "sim"},
+		{[]string{"node", "/w/node_modules/.bin/gemini"}, nil, "gemini"},
+		{[]string{"/usr/bin/node", "--max-old-space-size=12052", "/w/node_modules/.bin/gemini"}, nil, "gemini"},
+		{[]string{"node", "/w/node_modules/.bin/codex", "--no-daemon"}, nil, "codex"},
+		{[]string{"node", "/w/server.js", "gemini"}, nil, ""},
 		{[]string{"/usr/local/bin/st", "worker", "sim"}, nil, ""},
 		{[]string{"bash", "-c", "echo claude"}, nil, ""},
 		{[]string{"/opt/my-claude"}, map[string]string{"claude": "/opt/my-claude"}, "claude"},

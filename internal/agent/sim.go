@@ -34,8 +34,11 @@ var Sim = &Kind{
 			{Name: "Stop", Means: EvTurnEnd},
 			{Name: "SessionEnd", Means: EvSessionEnd},
 		},
-		Map:     mapClaudeLikeEvent,
-		Refusal: "claude-json",
+		Map:        mapClaudeLikeEvent,
+		ShellTools: []string{"Bash"},
+		FileTools:  map[string]string{"Edit": "file_path", "Write": "file_path"},
+		BeforeTool: "PreToolUse",
+		Refusal:    "claude-json",
 		// A UUID by default; tests name theirs (ST_SIM_SESSION_ID).
 		SessionID: simSessionRE,
 	},

@@ -20,10 +20,12 @@ type spec struct {
 }
 
 // The kinds whose hooks this package installs, each in its own form:
-// Claude's settings.json and Codex's hooks.json (with Codex's trust).
+// Claude's settings.json, Codex's hooks.json (with Codex's trust), Gemini
+// CLI's settings.json (Claude's form of hooks, in its own folder).
 const (
 	Claude = "claude"
 	Codex  = "codex"
+	Gemini = "gemini"
 )
 
 // ClaudeEvents are the Claude Code events st installs a hook for.
