@@ -49,7 +49,7 @@ var Codex = &Kind{
 			{Name: "SubagentStart", Means: EvSubagent},
 			{Name: "SubagentStop", Means: EvSubagent},
 		},
-		Map:        mapCodexEvent,
+		Map: mapCodexEvent,
 		// Hooks name its shell tool Bash; exec_command and shell are the
 		// model's own names for it. Its edits are patches (apply_patch).
 		ShellTools: []string{"Bash", "exec_command", "shell"},
