@@ -224,7 +224,7 @@ func (m *Manager) openWorker(ctx context.Context, req startPlan, spec startSpec,
 		w.ParentName, w.ParentMachineName = h.f.ParentName, h.f.FromName
 	}
 	if err := m.register(r, w); err != nil {
-		m.cfg.Tmux.KillPane(ctx, wp.ID)
+		m.killPane(ctx, wp.ID, spec.ad.Name)
 		return nil, nil, err
 	}
 	m.kickWatch() // keep the new window in st's picture of the server
