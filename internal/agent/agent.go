@@ -130,7 +130,9 @@ type LaunchOptions struct {
 	ResumeSession string
 	// Name is the worker's name.
 	Name string
-	// PermissionMode is Claude's --permission-mode ("" = default).
+	// PermissionMode is the agent's permission mode as the user chose it
+	// (ST_<KIND>_PERMISSION_MODE): Claude's --permission-mode, Gemini's
+	// --approval-mode; "" = the kind's default.
 	PermissionMode string
 	// NetworkAccess starts Codex with its sandbox's network (and unix
 	// socket) access on, for users who choose it.

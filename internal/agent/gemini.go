@@ -63,6 +63,9 @@ var Gemini = &Kind{
 		// send-keys -l then Enter as a separate call submitted on the
 		// first Enter in 6 of 6 (§11); a short pause as for the others.
 		EnterDelay: 150 * time.Millisecond,
+		// A line of 250 characters took over a second to show in its
+		// box at a load of 25 on 2 cores (st typed it again, twice).
+		TypeWait: 5 * time.Second,
 		Submit:     "Enter", Interrupt: "Escape",
 		Ready:  []string{geminiPlaceholder},
 		Busy:   []string{"esc to cancel"},
@@ -85,6 +88,9 @@ func geminiCommand(o LaunchOptions) []string {
 		prog = "gemini"
 	}
 	argv := []string{prog}
+	if o.PermissionMode != "" {
+		argv = append(argv, "--approval-mode", o.PermissionMode)
+	}
 	if o.ResumeSession != "" {
 		argv = append(argv, "--resume", o.ResumeSession)
 	}

@@ -122,6 +122,10 @@ type ScreenSpec struct {
 	// EnterDelay is the pause between typing a line and pressing Submit,
 	// so that the agent takes it as a submit and not as part of a paste.
 	EnterDelay time.Duration
+	// TypeWait is how long a typed line may take to show in its box
+	// before st takes the keys as lost and types it again (0: a second).
+	// Too short a wait types the line twice.
+	TypeWait time.Duration
 	// Submit and Interrupt are the tmux keys that submit a typed line and
 	// stop a turn.
 	Submit, Interrupt string

@@ -58,7 +58,7 @@ const (
 	pollFirst    = 5 * time.Millisecond
 	pollFast     = 25 * time.Millisecond
 	pollSlow     = 100 * time.Millisecond
-	appearWait   = time.Second            // for typed text to show in the box
+	appearWait   = time.Second            // for typed text to show in the box (unless the kind says)
 	reEnterAfter = 400 * time.Millisecond // before Enter is pressed again
 	maxEnters    = 6
 	maxTypings   = 30
@@ -254,7 +254,11 @@ func (m *Manager) typeLine(ctx context.Context, d *delivery, already bool) (bool
 	if err := m.keys(ctx, d, func() error { return m.cfg.Tmux.SendLiteral(ctx, d.pane, d.text) }); err != nil {
 		return false, err
 	}
-	until := time.Now().Add(appearWait)
+	wait := d.adapter.Screen.TypeWait
+	if wait <= 0 {
+		wait = appearWait
+	}
+	until := time.Now().Add(wait)
 	for poll := pollFirst; time.Now().Before(until); poll = min(poll+pollFirst, pollFast) {
 		v, err := m.capture(ctx, d)
 		if err != nil {

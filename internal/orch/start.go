@@ -305,8 +305,9 @@ func (m *Manager) deliverTask(ctx context.Context, req startPlan, spec startSpec
 }
 
 // launchOptions reads an agent's launch settings from the caller's
-// environment (then the daemon's): ST_CLAUDE_BIN, ST_CODEX_BIN,
-// ST_CLAUDE_PERMISSION_MODE, ST_CODEX_NETWORK=1.
+// environment (then the daemon's): ST_<KIND>_BIN (ST_CLAUDE_BIN...),
+// ST_<KIND>_PERMISSION_MODE (Claude's --permission-mode, Gemini's
+// --approval-mode), ST_CODEX_NETWORK=1.
 func launchOptions(kind, stBin, name string, env map[string]string) agent.LaunchOptions {
 	get := func(k string) string {
 		if v := env[k]; v != "" {
@@ -318,7 +319,7 @@ func launchOptions(kind, stBin, name string, env map[string]string) agent.Launch
 		STBin: stBin, Name: name,
 		Program:        get("ST_" + strings.ToUpper(kind) + "_BIN"),
 		Path:           get("PATH"),
-		PermissionMode: get("ST_CLAUDE_PERMISSION_MODE"),
+		PermissionMode: get("ST_" + strings.ToUpper(kind) + "_PERMISSION_MODE"),
 		NetworkAccess:  get("ST_CODEX_NETWORK") == "1",
 	}
 }

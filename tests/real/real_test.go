@@ -76,6 +76,10 @@ func newRig(t testing.TB) *rig {
 		"ST_HOME="+r.stHome, "TMUX_TMPDIR="+r.tmuxDir,
 		"PATH="+filepath.Dir(r.st)+":"+filepath.Dir(r.claude)+":"+os.Getenv("PATH"),
 		"ST_CLAUDE_BIN="+r.claude, "ST_CODEX_BIN="+r.codex, "ST_GEMINI_BIN="+r.gemini, "ST_WEB_PORT=auto",
+		// Gemini asks before every command with a redirection, whatever
+		// its settings allow; a person who lets workers run chooses yolo
+		// (TestPermissionPromptWaits takes its default back).
+		"ST_GEMINI_PERMISSION_MODE=yolo",
 	)
 	t.Cleanup(func() {
 		// The daemon first: one that outlives its server restores it.
@@ -479,6 +483,7 @@ func TestPermissionPromptWaits(t *testing.T) {
 	if err := os.WriteFile(gset, bytes.Replace(gdata, []byte(`"run_shell_command"`), []byte(`"read_file"`), 1), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	r.env = append(r.env, "ST_GEMINI_PERMISSION_MODE=default")
 	approve := map[string]string{"claude": "1", "codex": "y", "gemini": "Enter"}
 	for _, kind := range kinds(t) {
 		task := r.writeTask("p-"+kind+".md", fmt.Sprintf(tasks[kind], r.st))
