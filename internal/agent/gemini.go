@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -188,14 +190,16 @@ func recognizeGemini(capture string) View {
 // isGeminiRule: the rule over the box, a line of ─ from column 0.
 func isGeminiRule(l string) bool { return strings.HasPrefix(l, "────") }
 
-// geminiBox is the box's text: the lines from the one starting " > " to
-// the footer, the placeholder read as empty.
+// geminiBox is the box's text: from its first line, which starts with a
+// prompt of one glyph (" > ", " * " in yolo mode, " ! " in shell mode)
+// under the mode's hint line ("Shift+Tab to accept edits", "YOLO
+// Ctrl+Y"), to the footer; the placeholder reads as empty.
 func geminiBox(lines []string) string {
 	var parts []string
 	in := false
 	for _, l := range lines {
 		if !in {
-			if rest, ok := strings.CutPrefix(l, " > "); ok {
+			if rest, ok := geminiPrompt1(l); ok {
 				in = true
 				parts = append(parts, rest)
 			}
@@ -208,6 +212,20 @@ func geminiBox(lines []string) string {
 		return ""
 	}
 	return text
+}
+
+// geminiPrompt1 reports whether l is the box's first line (a space, one
+// glyph, a space) and returns the text after it.
+func geminiPrompt1(l string) (string, bool) {
+	rest, ok := strings.CutPrefix(l, " ")
+	if !ok {
+		return "", false
+	}
+	r, n := utf8.DecodeRuneInString(rest)
+	if r == utf8.RuneError || unicode.IsSpace(r) || unicode.IsLetter(r) || unicode.IsDigit(r) {
+		return "", false
+	}
+	return strings.CutPrefix(rest[n:], " ")
 }
 
 // mapGeminiEvent maps Gemini CLI's hook payloads (§11): BeforeAgent is

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -50,5 +51,29 @@ func TestRefuse(t *testing.T) {
 	}
 	if got := string(Claude.Refuse("no")); got != `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no"}}` {
 		t.Errorf("claude: %s", got)
+	}
+}
+
+// TestRecognizeGeminiModes: the box's prompt glyph changes with Gemini's
+// approval mode (" > " by default, " * " in yolo mode, measured on 0.61.0
+// in tmux); text in the box is text in the box whatever the glyph, so st
+// never types a line over one already there.
+func TestRecognizeGeminiModes(t *testing.T) {
+	screen := func(hint, line string) string {
+		return "✦ done\n\n" + strings.Repeat("─", 80) + "\n " + hint + "\n" + line +
+			"\n workspace (/directory)                        sandbox\n /w/work                                      no sandbox\n"
+	}
+	for _, c := range []struct {
+		hint, line string
+		want       View
+	}{
+		{"Shift+Tab to accept edits", " >   Type your message or @path/to/file", View{Screen: ScreenReady}},
+		{"Shift+Tab to accept edits", " > Your task is in the file", View{Screen: ScreenTyped, Box: "Your task is in the file"}},
+		{"YOLO Ctrl+Y", " *   Type your message or @path/to/file", View{Screen: ScreenReady}},
+		{"YOLO Ctrl+Y", " * Your task is in the file /w/t.md - read it\n   and do it.", View{Screen: ScreenTyped, Box: "Your task is in the file /w/t.md - read itand do it."}},
+	} {
+		if got := recognizeGemini(screen(c.hint, c.line)); got != c.want {
+			t.Errorf("%s / %q: %+v, want %+v", c.hint, c.line, got, c.want)
+		}
 	}
 }

@@ -477,12 +477,7 @@ func TestPermissionPromptWaits(t *testing.T) {
 		// Gemini asks before a shell command not allowed in its settings.
 		"gemini": "RUN: echo yes > perm-gemini.txt\nRUN: %s worker done --summary \"wrote perm-gemini.txt after approval\"\nSAY: done.\n",
 	}
-	// Gemini's shell tool is allowed in the rig's settings: not here.
-	gset := filepath.Join(realagent.GeminiDir(r.home), "settings.json")
-	gdata, _ := os.ReadFile(gset)
-	if err := os.WriteFile(gset, bytes.Replace(gdata, []byte(`"run_shell_command"`), []byte(`"read_file"`), 1), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	// The rig runs Gemini in yolo mode: here in its default, which asks.
 	r.env = append(r.env, "ST_GEMINI_PERMISSION_MODE=default")
 	approve := map[string]string{"claude": "1", "codex": "y", "gemini": "Enter"}
 	for _, kind := range kinds(t) {

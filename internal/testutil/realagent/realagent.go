@@ -107,10 +107,9 @@ wire_api = "responses"
 func GeminiDir(home string) string { return filepath.Join(home, ".gemini") }
 
 // GeminiHome writes GeminiDir(dir)/settings.json for a Gemini CLI user
-// signed in with an API key, its updates and usage statistics off, its
-// shell tool allowed without asking (as a person would set it, the way
-// Claude's rig allows Bash), and trustedFolders.json with the trusted
-// directories; it returns the environment to launch gemini with, pointed
+// signed in with an API key, its updates and usage statistics off, and
+// trustedFolders.json with the trusted directories (whether it asks
+// before a command is its approval mode: ST_GEMINI_PERMISSION_MODE); it returns the environment to launch gemini with, pointed
 // at the fake server (shared/reference/real-agents.md §11).
 func GeminiHome(t testing.TB, dir, baseURL string, trusted ...string) []string {
 	t.Helper()
@@ -120,7 +119,6 @@ func GeminiHome(t testing.TB, dir, baseURL string, trusted ...string) []string {
 		"security": map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}},
 		"privacy":  map[string]any{"usageStatisticsEnabled": false},
 		"general":  map[string]any{"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
-		"tools":    map[string]any{"allowed": []string{"run_shell_command"}},
 	}
 	writeFile(t, filepath.Join(GeminiDir(dir), "settings.json"), mustJSON(t, settings))
 	folders := map[string]string{}
