@@ -1,16 +1,14 @@
-// Package agent holds one adapter per kind of coding agent that st can run
-// as a coordinator or a worker: how to launch it, how to read its screen
-// from tmux capture-pane, how to type into it, and how its hook payloads
-// map to st's events. The adapters know nothing about runs or workers; the
-// orch package decides what an event means for a worker.
+// Package agent describes each kind of coding agent that st can run as a
+// coordinator or a worker, as one value (Kind): how to launch and resume
+// it, how st hears it (its hook events and what each means), how to read
+// its screen from tmux capture-pane and type into it, where it keeps its
+// conversation and tokens, and how to stop it. The kinds know nothing about
+// runs or workers; the orch package decides what an event means for a
+// worker.
 package agent
 
 import (
 	"encoding/json"
-	"fmt"
-	"sort"
-	"strings"
-	"time"
 )
 
 // Screen is what an agent's pane shows, as far as typing is concerned.
@@ -135,55 +133,11 @@ type LaunchOptions struct {
 	ResumeSession string
 	// Name is the worker's name.
 	Name string
-	// PermissionMode is Claude's --permission-mode ("" = default).
+	// PermissionMode is the agent's permission mode as the user chose it
+	// (ST_<KIND>_PERMISSION_MODE): Claude's --permission-mode, Gemini's
+	// --approval-mode; "" = the kind's default.
 	PermissionMode string
 	// NetworkAccess starts Codex with its sandbox's network (and unix
 	// socket) access on, for users who choose it.
 	NetworkAccess bool
-}
-
-// EscapeReader is an adapter whose Recognize wants capture-pane -e (with
-// the escape sequences of colours and attributes).
-type EscapeReader interface {
-	WantsEscapes() bool
-}
-
-// Adapter is one kind of agent.
-type Adapter interface {
-	// Kind is the agent's name on the command line: claude, codex, sim.
-	Kind() string
-	// Command is the argv that starts the agent in a new window.
-	Command(o LaunchOptions) []string
-	// Recognize reads a capture-pane of the agent's pane.
-	Recognize(capture string) View
-	// EnterDelay is the pause st leaves between typing text and pressing
-	// Enter, so that the agent takes the Enter as a submit and not as part
-	// of a paste.
-	EnterDelay() time.Duration
-	// MapEvent maps a hook event (its name and JSON payload) to an Event.
-	MapEvent(name string, payload []byte) (Event, error)
-}
-
-var adapters = map[string]Adapter{}
-
-// Register makes an adapter known by its kind. Adapters register
-// themselves from init functions in this package.
-func Register(a Adapter) { adapters[a.Kind()] = a }
-
-// Lookup finds the adapter for a kind, or says which kinds exist.
-func Lookup(kind string) (Adapter, error) {
-	if a, ok := adapters[kind]; ok {
-		return a, nil
-	}
-	return nil, fmt.Errorf("unknown agent %q: use one of %s", kind, strings.Join(Kinds(), ", "))
-}
-
-// Kinds lists the known agent kinds, sorted.
-func Kinds() []string {
-	var ks []string
-	for k := range adapters {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

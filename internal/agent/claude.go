@@ -1,19 +1,86 @@
 package agent
 
-import "time"
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
 
-// claudeAdapter runs Claude Code (shared/reference/real-agents.md §3).
-type claudeAdapter struct{}
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 
-func init() { Register(claudeAdapter{}) }
+	"github.com/sophonz/st/internal/store"
+)
 
-func (claudeAdapter) Kind() string { return "claude" }
+// Claude is Claude Code (shared/reference/real-agents.md §3).
+var Claude = &Kind{
+	Name:  "claude",
+	Title: "Claude Code",
+	Icon:  "✻",
+	Launch: Launch{
+		Program:    "claude",
+		ProgramEnv: "ST_CLAUDE_BIN",
+		Tested:     Range{Oldest: "2.1.100", Newest: "2.1.332", Package: "@anthropic-ai/claude-code"},
+		Command:    claudeCommand,
+		Resume:     "claude --resume <session id>",
+		Seed: []string{
+			`~/.claude.json: "hasCompletedOnboarding": true (without it Claude exits at its connectivity check offline)`,
+			`~/.claude.json: projects[<folder>].hasTrustDialogAccepted: true, or its trust screen stops a start`,
+			`DISABLE_AUTOUPDATER=1 in its environment`,
+		},
+		TrustFolder: claudeTrustFolder,
+		Processes:   []string{"claude", "claude.exe", "@anthropic-ai/claude-code"},
+		Marks:       []string{"CLAUDECODE"},
+	},
+	Hear: Hear{
+		Install: "claude-settings",
+		Events: []EventSpec{
+			{Name: "SessionStart", Means: EvSessionStart},
+			{Name: "UserPromptSubmit", Means: EvTurnStart},
+			{Name: "PreToolUse", Means: EvTool, Matcher: true},
+			{Name: "PostToolUse", Means: EvTool, Matcher: true},
+			{Name: "PostToolUseFailure", Means: EvTool, Matcher: true},
+			{Name: "PermissionRequest", Means: EvWaiting, Matcher: true},
+			{Name: "Notification", Means: EvWaiting}, // permission_prompt, agent_needs_input, elicitation_dialog
+			{Name: "Stop", Means: EvTurnEnd},
+			{Name: "StopFailure", Means: EvTurnEnd},
+			{Name: "SubagentStart", Means: EvSubagent},
+			{Name: "SubagentStop", Means: EvSubagent},
+			{Name: "TeammateIdle", Means: EvTeammateIdle},
+			{Name: "SessionEnd", Means: EvSessionEnd},
+		},
+		Map:        mapClaudeLikeEvent,
+		ShellTools: []string{"Bash"},
+		FileTools:  map[string]string{"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"},
+		BeforeTool: "PreToolUse",
+		Refusal:    "claude-json",
+		SessionID:  uuidRE,
+		Resumed:    func(argv []string) string { return resumeFlag(uuidRE, argv, true) },
+	},
+	Screen: ScreenSpec{
+		Recognize: recognizeClaudeLike,
+		// Claude drops an Enter that follows a long line typed the moment
+		// its box appears (5 of 8 tries at once, 0 of 6 with 300 ms).
+		EnterDelay: 300 * time.Millisecond,
+		Submit:     "Enter", Interrupt: "Escape",
+		Ready:  []string{boxPrompt + " (between two ──── rules)"},
+		Busy:   []string{"esc to interrupt"},
+		Prompt: promptMarkers,
+	},
+	Records: Records{
+		Conversation: "the hooks' transcript_path: ~/.claude/projects/<folder>/<session>.jsonl",
+		Tokens:       "assistant records' message.usage in the transcript, once per message.id; subagents in <session>/subagents/",
+	},
+}
 
-// Command starts Claude in its "default" (manual) permission mode unless
-// the user chose a mode with ST_CLAUDE_PERMISSION_MODE: 2.1.332 defaults
-// to auto mode, whose server-side check cannot work behind a gateway and
-// stops the first tool call with a dialog.
-func (claudeAdapter) Command(o LaunchOptions) []string {
+func init() { Register(Claude) }
+
+// claudeCommand starts Claude in its "default" (manual) permission mode
+// unless the user chose a mode with ST_CLAUDE_PERMISSION_MODE: 2.1.332
+// defaults to auto mode, whose server-side check cannot work behind a
+// gateway and stops the first tool call with a dialog.
+func claudeCommand(o LaunchOptions) []string {
 	prog := o.Program
 	if prog == "" {
 		prog = "claude"
@@ -31,12 +98,29 @@ func (claudeAdapter) Command(o LaunchOptions) []string {
 	return argv
 }
 
-func (claudeAdapter) Recognize(capture string) View { return recognizeClaudeLike(capture) }
-
-// EnterDelay: Claude drops an Enter that follows a long line typed the
-// moment its box appears (5 of 8 tries at once, 0 of 6 with 300 ms).
-func (claudeAdapter) EnterDelay() time.Duration { return 300 * time.Millisecond }
-
-func (claudeAdapter) MapEvent(name string, payload []byte) (Event, error) {
-	return mapClaudeLikeEvent(name, payload)
+// claudeTrustFolder marks dir trusted in ~/.claude.json when repoRoot is.
+func claudeTrustFolder(repoRoot, dir string) string {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	path := filepath.Join(home, ".claude.json")
+	if d := os.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
+		path = filepath.Join(d, ".claude.json")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil || !gjson.ValidBytes(data) {
+		return ""
+	}
+	key := func(p string) string {
+		return "projects." + strings.NewReplacer(".", `\.`, "*", `\*`, "?", `\?`).Replace(p)
+	}
+	if !gjson.GetBytes(data, key(repoRoot)+".hasTrustDialogAccepted").Bool() {
+		return ""
+	}
+	out, err := sjson.SetBytes(data, key(dir)+".hasTrustDialogAccepted", true)
+	if err != nil || store.WriteFile(path, out, 0o600) != nil {
+		return ""
+	}
+	return fmt.Sprintf("marked the worktree %s trusted in %s, as its repository is", dir, path)
 }

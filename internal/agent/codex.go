@@ -2,27 +2,100 @@ package agent
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sophonz/st/internal/store"
 )
 
-// codexAdapter runs the Codex CLI (shared/reference/real-agents.md §4).
-type codexAdapter struct{}
+// Codex is the Codex CLI (shared/reference/real-agents.md §4).
+var Codex = &Kind{
+	Name:  "codex",
+	Title: "Codex",
+	Icon:  "◎",
+	Launch: Launch{
+		Program:    "codex",
+		ProgramEnv: "ST_CODEX_BIN",
+		Tested:     Range{Oldest: "0.130.0", Newest: "0.171.0", Package: "@openai/codex"},
+		Command:    codexCommand,
+		Resume:     "codex resume <session id>",
+		Seed: []string{
+			`$CODEX_HOME/config.toml: a model provider (or a sign-in), check_for_update_on_startup = false, disable_paste_burst = true`,
+			`$CODEX_HOME/config.toml: [projects."<folder>"] trust_level = "trusted" for a git repository, or its trust screen stops a start`,
+			`st's hooks trusted in config.toml's [hooks.state] (st hooks install does it)`,
+		},
+		TrustFolder: codexTrustFolder,
+		Processes:   []string{"codex", "@openai/codex"},
+		Marks:       []string{"CODEX_MANAGED_BY_NPM", "CODEX_SANDBOX*", "CODEX_THREAD_ID", "CODEX_TOOL_CALL_ID"},
+	},
+	Hear: Hear{
+		Install: "codex-hooks",
+		// Codex has no Notification; it has Interrupt, fired by Esc
+		// during a turn.
+		Events: []EventSpec{
+			{Name: "SessionStart", Means: EvSessionStart},
+			{Name: "UserPromptSubmit", Means: EvTurnStart},
+			{Name: "PreToolUse", Means: EvTool, Matcher: true},
+			{Name: "PermissionRequest", Means: EvWaiting},
+			{Name: "PostToolUse", Means: EvTool},
+			{Name: "Stop", Means: EvTurnEnd},
+			{Name: "Interrupt", Means: EvInterrupt},
+			{Name: "SessionEnd", Means: EvSessionEnd},
+			{Name: "SubagentStart", Means: EvSubagent},
+			{Name: "SubagentStop", Means: EvSubagent},
+		},
+		Map: mapCodexEvent,
+		// Hooks name its shell tool Bash; exec_command and shell are the
+		// model's own names for it. Its edits are patches (apply_patch).
+		ShellTools: []string{"Bash", "exec_command", "shell"},
+		BeforeTool: "PreToolUse",
+		Refusal:    "claude-json",
+		SessionID:  uuidRE,
+		Resumed: func(argv []string) string {
+			for i, a := range argv {
+				if a == "resume" {
+					if id := codexResumeArg(argv[i+1:]); uuidRE().MatchString(id) {
+						return id
+					}
+				}
+			}
+			return ""
+		},
+	},
+	Screen: ScreenSpec{
+		Recognize: recognizeCodex,
+		// Codex draws its placeholder dim in the composer; only the
+		// escapes tell it from text someone typed.
+		Escapes: true,
+		// Codex takes an Enter within a paste burst as part of the paste
+		// (reference §4.4: 50 ms and more worked).
+		EnterDelay: 150 * time.Millisecond,
+		Submit:     "Enter", Interrupt: "Escape",
+		Ready:  []string{"› (the composer) above its model line `<model> · <folder>`"},
+		Busy:   []string{"esc to interrupt"},
+		Prompt: codexPrompt,
+	},
+	Records: Records{
+		Conversation: "the hooks' transcript_path: $CODEX_HOME/sessions/YYYY/MM/DD/rollout-…-<session>.jsonl",
+		Tokens:       "token_count events (total_token_usage) in the rollout",
+	},
+}
 
-func init() { Register(codexAdapter{}) }
+func init() { Register(Codex) }
 
-func (codexAdapter) Kind() string { return "codex" }
-
-// Command starts Codex with --no-daemon: with the shared background
+// codexCommand starts Codex with --no-daemon: with the shared background
 // server, hooks carry the TMUX_PANE of whichever pane started it, and the
 // sessions outlive their windows. Versions without the flag (0.150.0 has
 // none; 0.160.1 has it) refuse to start with it, and have no background
 // server either (measured on 0.150.0: no daemon process, hooks from its
 // own pane), so they get none. NetworkAccess lifts the sandbox's block on
 // sockets, for users who choose it (st never does on its own).
-func (codexAdapter) Command(o LaunchOptions) []string {
+func codexCommand(o LaunchOptions) []string {
 	prog := o.Program
 	if prog == "" {
 		prog = "codex"
@@ -57,11 +130,6 @@ func codexTakesNoDaemon(prog, pathEnv string) bool {
 	return p.Version == "" || p.NoDaemon
 }
 
-// WantsEscapes: Codex draws its placeholder ("Ask Codex to do anything",
-// or a rotating suggestion) dim in the composer; only the escapes tell it
-// from text someone typed.
-func (codexAdapter) WantsEscapes() bool { return true }
-
 var (
 	ansiRE = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`\x1b\[[0-9;:?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]`)
@@ -85,8 +153,8 @@ var (
 		"enter to submit answer"}
 )
 
-// Recognize reads a capture-pane -e of Codex.
-func (codexAdapter) Recognize(capture string) View {
+// recognizeCodex reads a capture-pane -e of Codex.
+func recognizeCodex(capture string) View {
 	raw := strings.Split(strings.ReplaceAll(capture, "\r\n", "\n"), "\n")
 	plain := make([]string, len(raw))
 	for i, l := range raw {
@@ -215,13 +283,9 @@ func isDimAfterPrompt(line string) bool {
 	return true // nothing after the prompt: an empty composer
 }
 
-// EnterDelay: Codex takes an Enter within a paste burst as part of the
-// paste (reference §4.4: 50 ms and more worked).
-func (codexAdapter) EnterDelay() time.Duration { return 150 * time.Millisecond }
-
-// MapEvent maps Codex's hooks, which use Claude's payloads, plus its
+// mapCodexEvent maps Codex's hooks, which use Claude's payloads, plus its
 // Interrupt (Esc during a turn).
-func (codexAdapter) MapEvent(name string, payload []byte) (Event, error) {
+func mapCodexEvent(name string, payload []byte) (Event, error) {
 	ev, err := mapClaudeLikeEvent(name, payload)
 	if err != nil {
 		return ev, err
@@ -230,4 +294,33 @@ func (codexAdapter) MapEvent(name string, payload []byte) (Event, error) {
 		ev.Kind = EvInterrupt
 	}
 	return ev, nil
+}
+
+// codexTrustFolder marks dir trusted in Codex's config.toml when repoRoot
+// is.
+func codexTrustFolder(repoRoot, dir string) string {
+	ch := os.Getenv("CODEX_HOME")
+	if ch == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		ch = filepath.Join(home, ".codex")
+	}
+	path := filepath.Join(ch, "config.toml")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	table := func(p string) string { return fmt.Sprintf("[projects.%q]", p) }
+	text := string(data)
+	if !strings.Contains(text, table(repoRoot)) || strings.Contains(text, table(dir)) {
+		return ""
+	}
+	// Appended, so every comment and table of the user's stays as it was.
+	text = strings.TrimRight(text, "\n") + "\n\n" + table(dir) + "\ntrust_level = \"trusted\"\n"
+	if store.WriteFile(path, []byte(text), 0o600) != nil {
+		return ""
+	}
+	return fmt.Sprintf("marked the worktree %s trusted in %s, as its repository is", dir, path)
 }

@@ -91,7 +91,7 @@ func TestScreenFixtures(t *testing.T) {
 		}
 	}
 	// Both ends of every tested range have their screens here.
-	for kind, r := range TestedRange {
+	for kind, r := range TestedRange() {
 		for _, end := range []string{r.Oldest, r.Newest} {
 			if !strings.Contains(" "+strings.Join(versions[kind], " ")+" ", " "+end+" ") {
 				t.Errorf("%s %s is an end of the tested range but has no screens in testdata/screens", kind, end)

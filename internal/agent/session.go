@@ -25,25 +25,31 @@ var (
 )
 
 // ValidSession reports whether id has the form of a conversation id of
-// the agent kind: a UUID for Claude Code and Codex, the sim's own form for
-// the sim. An unknown kind has no valid id.
+// the agent kind (its description's SessionID). An unknown kind has no
+// valid id.
 func ValidSession(kind, id string) bool {
-	switch kind {
-	case "claude", "codex":
-		return uuidRE().MatchString(id)
-	case "sim":
-		return simSessionRE().MatchString(id)
-	}
-	return false
+	k, err := Lookup(kind)
+	return err == nil && k.ValidSession(id)
 }
 
 // ResumedSession is the conversation the agent process with this command
 // line was started to resume (`claude --resume ID`, `claude -r ID`,
-// `codex resume ID`, `st agent sim --resume ID`), or "": what the agent's
-// own process says of its conversation, which no hook payload can change.
-// A conversation picked later inside the agent (Claude's /resume) is not
-// on its command line, and is not found here.
+// `codex resume ID`, `gemini --resume ID`, `st agent sim --resume ID`), or
+// "", as the kind's description reads it. A conversation picked later
+// inside the agent (Claude's /resume) is not on its command line, and is
+// not found here.
 func ResumedSession(kind string, argv []string) string {
+	k, err := Lookup(kind)
+	if err != nil || k.Hear.Resumed == nil {
+		return ""
+	}
+	return k.Hear.Resumed(argv)
+}
+
+// resumeFlag reads --resume ID, --resume=ID (and -resume, as Go's flag
+// package takes it), and -r ID where short is set: the id when it has
+// the form.
+func resumeFlag(form func() *regexp.Regexp, argv []string, short bool) string {
 	for i, a := range argv {
 		next := ""
 		if i+1 < len(argv) {
@@ -51,14 +57,12 @@ func ResumedSession(kind string, argv []string) string {
 		}
 		var id string
 		switch {
-		case (kind == "claude" || kind == "sim") && (a == "--resume" || a == "-resume" || (kind == "claude" && a == "-r")):
+		case a == "--resume" || a == "-resume" || (short && a == "-r"):
 			id = next
-		case (kind == "claude" || kind == "sim") && (strings.HasPrefix(a, "--resume=") || strings.HasPrefix(a, "-resume=")):
+		case strings.HasPrefix(a, "--resume=") || strings.HasPrefix(a, "-resume="):
 			_, id, _ = strings.Cut(a, "=")
-		case kind == "codex" && a == "resume":
-			id = codexResumeArg(argv[i+1:])
 		}
-		if id != "" && ValidSession(kind, id) {
+		if id != "" && form().MatchString(id) {
 			return id
 		}
 	}

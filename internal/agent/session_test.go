@@ -48,7 +48,7 @@ func TestResumeCommandLines(t *testing.T) {
 	sim, _ := Lookup("sim")
 	codex, _ := Lookup("codex")
 	cases := []struct {
-		a    Adapter
+		a    *Kind
 		o    LaunchOptions
 		want string
 	}{
@@ -62,7 +62,7 @@ func TestResumeCommandLines(t *testing.T) {
 	}
 	for _, c := range cases {
 		if got := strings.Join(c.a.Command(c.o), " "); got != c.want {
-			t.Errorf("%s %q: %q, want %q", c.a.Kind(), c.o.ResumeSession, got, c.want)
+			t.Errorf("%s %q: %q, want %q", c.a.Name, c.o.ResumeSession, got, c.want)
 		}
 	}
 }

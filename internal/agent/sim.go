@@ -2,19 +2,61 @@ package agent
 
 import "time"
 
-// simAdapter drives st's own simulated agent (`st agent sim`, package
-// agent/simagent). It draws Claude's screens and sends Claude's hook
-// payloads, so it shares Claude's recognizer and event mapper: tests that
-// pass against the sim exercise the same code paths as a real Claude.
-type simAdapter struct{}
+// Sim is st's own simulated agent (`st agent sim`, package agent/simagent).
+// It draws Claude's screens and sends Claude's hook payloads, so it shares
+// Claude's recognizer and event mapper: tests that pass against the sim
+// exercise the same code paths as a real Claude.
+var Sim = &Kind{
+	Name:  "sim",
+	Title: "simulated agent",
+	Icon:  "◆",
+	Launch: Launch{
+		// Run from the st binary itself, so a worker needs nothing
+		// installed besides st.
+		Command:   simCommand,
+		Resume:    "st agent sim --resume <session id>",
+		Processes: nil, // st itself, run as "st agent sim"
+	},
+	Hear: Hear{
+		// The sim fires st hook sim EVENT itself: nothing to install.
+		Install: "builtin",
+		Events: []EventSpec{
+			{Name: "SessionStart", Means: EvSessionStart},
+			{Name: "UserPromptSubmit", Means: EvTurnStart},
+			{Name: "PreToolUse", Means: EvTool},
+			{Name: "PostToolUse", Means: EvTool},
+			{Name: "PostToolUseFailure", Means: EvTool},
+			{Name: "PermissionRequest", Means: EvWaiting},
+			{Name: "Stop", Means: EvTurnEnd},
+			{Name: "SessionEnd", Means: EvSessionEnd},
+		},
+		Map:        mapClaudeLikeEvent,
+		ShellTools: []string{"Bash"},
+		FileTools:  map[string]string{"Edit": "file_path", "Write": "file_path"},
+		BeforeTool: "PreToolUse",
+		Refusal:    "claude-json",
+		// A UUID by default; tests name theirs (ST_SIM_SESSION_ID).
+		SessionID: simSessionRE,
+		Resumed:   func(argv []string) string { return resumeFlag(simSessionRE, argv, false) },
+	},
+	Screen: ScreenSpec{
+		Recognize: recognizeClaudeLike,
+		// Above the 50 ms inside which the sim's ST_SIM_SWALLOW_ENTER
+		// knob drops an Enter, like a real agent's paste detection would.
+		EnterDelay: 80 * time.Millisecond,
+		Submit:     "Enter", Interrupt: "Escape",
+		Ready:  []string{boxPrompt + " (between two ──── rules)"},
+		Busy:   []string{"esc to interrupt"},
+		Prompt: promptMarkers,
+	},
+	Records: Records{
+		Conversation: "$HOME/.st-sim/<session>.json (simagent.ConversationFile)",
+	},
+}
 
-func init() { Register(simAdapter{}) }
+func init() { Register(Sim) }
 
-func (simAdapter) Kind() string { return "sim" }
-
-// Command runs the sim from the st binary itself, so a worker needs nothing
-// installed besides st.
-func (simAdapter) Command(o LaunchOptions) []string {
+func simCommand(o LaunchOptions) []string {
 	argv := []string{o.STBin, "agent", "sim"}
 	if ValidSession("sim", o.ResumeSession) {
 		// (Its flag package takes the next word as the value, whatever
@@ -22,15 +64,4 @@ func (simAdapter) Command(o LaunchOptions) []string {
 		argv = append(argv, "--resume", o.ResumeSession)
 	}
 	return argv
-}
-
-func (simAdapter) Recognize(capture string) View { return recognizeClaudeLike(capture) }
-
-// EnterDelay is above the 50 ms inside which the sim's
-// ST_SIM_SWALLOW_ENTER knob drops an Enter, like a real agent's paste
-// detection would.
-func (simAdapter) EnterDelay() time.Duration { return 80 * time.Millisecond }
-
-func (simAdapter) MapEvent(name string, payload []byte) (Event, error) {
-	return mapClaudeLikeEvent(name, payload)
 }

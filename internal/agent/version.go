@@ -31,11 +31,16 @@ type Range struct {
 }
 
 // TestedRange is, per agent kind, the versions on which every scenario of
-// scripts/compat passed (the README's compatibility table). sim is st's
-// own and has no range.
-var TestedRange = map[string]Range{
-	"claude": {Oldest: "2.1.100", Newest: "2.1.332", Package: "@anthropic-ai/claude-code"},
-	"codex":  {Oldest: "0.130.0", Newest: "0.171.0", Package: "@openai/codex"},
+// scripts/compat passed (the README's compatibility table), from each
+// kind's description (Launch.Tested). sim is st's own and has no range.
+func TestedRange() map[string]Range {
+	out := map[string]Range{}
+	for _, k := range All() {
+		if k.Launch.Tested.Newest != "" {
+			out[k.Name] = k.Launch.Tested
+		}
+	}
+	return out
 }
 
 // codexHooksSince is the oldest Codex known to work with st: st learns
@@ -276,7 +281,7 @@ func lastLine(s string) string {
 // `st doctor` shows the same verdict. It runs the program at most once per
 // version of its file.
 func Check(ctx context.Context, kind, prog, pathEnv string) Verdict {
-	rng, known := TestedRange[kind]
+	rng, known := TestedRange()[kind]
 	v := Verdict{Kind: kind, Tested: rng}
 	if !known {
 		return v // sim: st itself
@@ -302,7 +307,7 @@ func Check(ctx context.Context, kind, prog, pathEnv string) Verdict {
 func CheckAgents(ctx context.Context, getenv func(string) string) []Verdict {
 	var out []Verdict
 	for _, kind := range Kinds() {
-		if _, ok := TestedRange[kind]; ok {
+		if _, ok := TestedRange()[kind]; ok {
 			out = append(out, Check(ctx, kind, getenv("ST_"+strings.ToUpper(kind)+"_BIN"), getenv("PATH")))
 		}
 	}
@@ -311,7 +316,7 @@ func CheckAgents(ctx context.Context, getenv func(string) string) []Verdict {
 
 // judge makes the verdict on a program's version.
 func judge(kind string, p Program) Verdict {
-	rng := TestedRange[kind]
+	rng := TestedRange()[kind]
 	v := Verdict{Kind: kind, Program: p.Path, Version: p.Version, Tested: rng}
 	tested := fmt.Sprintf("%s to %s", rng.Oldest, rng.Newest)
 	install := fmt.Sprintf("npm install -g %s@%s", rng.Package, rng.Newest)

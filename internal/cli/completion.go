@@ -11,6 +11,7 @@ import (
 
 	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/hooks"
 )
 
 type completionOptions struct{ Shell string }
@@ -65,7 +66,7 @@ func addCompletions(root *cobra.Command, env *Env) {
 		if f := c.Flags().Lookup("agent"); f != nil {
 			kinds := agent.Kinds()
 			if c.Parent() != nil && c.Parent().Name() == "hooks" {
-				kinds = []string{"claude", "codex"} // the agents with hooks to install
+				kinds = hooks.Kinds() // the agents with hooks to install
 			}
 			c.RegisterFlagCompletionFunc("agent", cobra.FixedCompletions(kinds, cobra.ShellCompDirectiveNoFileComp))
 		}

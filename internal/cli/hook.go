@@ -32,7 +32,7 @@ func newHookCmd(env *Env, runF runFunc[hookOptions]) *cobra.Command {
 		Use:    "hook AGENT EVENT",
 		Short:  "Hand an agent's hook event to st (run by the agents' hooks)",
 		Hidden: true,
-		Args:   exactArgs(2, "st hook claude|codex|sim EVENT < payload.json"),
+		Args:   exactArgs(2, "st hook "+strings.Join(agent.Kinds(), "|")+" EVENT < payload.json"),
 	}
 	return bind(cmd, env, &o, takeArgs(&o.Agent, &o.Event), runF, runHook)
 }
@@ -41,13 +41,18 @@ func newHookCmd(env *Env, runF runFunc[hookOptions]) *cobra.Command {
 // so Main calls it before building the command tree, and it does the
 // least work that hands the event over.
 func runHook(ctx context.Context, env *Env, o hookOptions) error {
+	// The event where the guard and scopes answer a tool about to run,
+	// and how a refusal is spelled, are the agent kind's. An unknown kind
+	// is handed on as it is (the daemon refuses it) and refuses nothing.
+	kind, _ := agent.Lookup(o.Agent)
+	before := kind != nil && o.Event == kind.Hear.BeforeTool
 	payload, err := readLimited(env.Stdin, maxPayload, time.Second)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "st hook: %v\n", err)
-		if o.Event == "PreToolUse" {
+		if before {
 			// A payload st cannot read whole may hold any command: the
 			// guard fails closed.
-			deny(env, "st guard: st could not read this tool call ("+err.Error()+"), so it refuses it: "+
+			deny(env, kind, "st guard: st could not read this tool call ("+err.Error()+"), so it refuses it: "+
 				"a command st cannot check could stop the tmux server this agent runs in. Split the call into smaller ones.")
 		}
 		return nil
@@ -57,9 +62,9 @@ func runHook(ctx context.Context, env *Env, o hookOptions) error {
 	if err := store.CheckHome(env.Home()); err != nil {
 		// Not st's to talk to: the guard still stands, and the agent goes on.
 		fmt.Fprintf(env.Stderr, "st hook: %v\n", err)
-		if o.Event == "PreToolUse" {
+		if before {
 			if reason := checkCall(env, payload); reason != "" {
-				deny(env, reason)
+				deny(env, kind, reason)
 			}
 		}
 		return nil
@@ -74,9 +79,9 @@ func runHook(ctx context.Context, env *Env, o hookOptions) error {
 	handOver(ctx, env, c, o.Event, pane, payload)
 	req := api.HookRequest{Agent: o.Agent, Event: o.Event, Pane: pane, Payload: payload, Teammate: (*api.TeammateID)(teammateOf(env, o.Agent))}
 	// The guard needs no daemon: it must work while st is down.
-	if o.Event == "PreToolUse" {
+	if before {
 		if reason := checkCall(env, payload); reason != "" {
-			deny(env, reason)
+			deny(env, kind, reason)
 			c.Hook(ctx, req)
 			return nil
 		}
@@ -85,8 +90,8 @@ func runHook(ctx context.Context, env *Env, o hookOptions) error {
 	if err != nil && env.Getenv("ST_HOOK_DEBUG") != "" {
 		fmt.Fprintf(env.Stderr, "st hook: %v\n", err)
 	}
-	if err == nil && res.Deny && o.Event == "PreToolUse" {
-		deny(env, res.Reason)
+	if err == nil && res.Deny && before {
+		deny(env, kind, res.Reason)
 	}
 	return nil
 }
@@ -227,11 +232,8 @@ func commandOf(input json.RawMessage) (string, error) {
 	return "", nil
 }
 
-// deny tells the agent, in the form both Claude Code and Codex take from a
-// PreToolUse hook, that the tool call is refused and why.
-func deny(env *Env, reason string) {
-	out, _ := json.Marshal(map[string]any{"hookSpecificOutput": map[string]any{
-		"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason,
-	}})
-	fmt.Fprintln(env.Stdout, string(out))
+// deny tells the agent, in its own form (the kind's Refusal), that the
+// tool call is refused and why.
+func deny(env *Env, kind *agent.Kind, reason string) {
+	fmt.Fprintln(env.Stdout, string(kind.Refuse(reason)))
 }

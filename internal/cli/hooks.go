@@ -45,13 +45,15 @@ $CODEX_HOME/config.toml (Codex skips hooks that are not trusted).`,
 // newHooksSubCmd is st hooks install, uninstall or status (action).
 func newHooksSubCmd(env *Env, action, short string, runF runFunc[hooksOptions]) *cobra.Command {
 	o := hooksOptions{Action: action}
-	cmd := &cobra.Command{Use: action + " [--agent claude|codex] [--json]", Short: short, Args: cobra.NoArgs}
-	cmd.Flags().StringSliceVar(&o.Agents, "agent", nil, "only this agent: claude or codex (default both)")
+	kinds := hooks.Kinds()
+	cmd := &cobra.Command{Use: action + " [--agent " + strings.Join(kinds, "|") + "] [--json]", Short: short, Args: cobra.NoArgs}
+	cmd.Flags().StringSliceVar(&o.Agents, "agent", nil, "only this agent: "+strings.Join(kinds, " or ")+" (default every one)")
 	jsonFlag(cmd, &o.JSON)
 	return bind(cmd, env, &o, func([]string) error {
 		for _, a := range o.Agents {
-			if a != hooks.Claude && a != hooks.Codex {
-				return usageError(fmt.Sprintf("unknown agent %q: st has hooks for claude and codex", a), "st hooks "+action+" --agent claude (or codex)")
+			if !slices.Contains(kinds, a) {
+				return usageError(fmt.Sprintf("unknown agent %q: st has hooks for %s", a, strings.Join(kinds, " and ")),
+					"st hooks "+action+" --agent "+kinds[0]+" (or "+strings.Join(kinds[1:], ", ")+")")
 			}
 		}
 		return nil

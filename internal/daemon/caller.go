@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/sophonz/st/internal/agent"
 )
 
 // Who asked, on the socket. The agents run shell commands as the same
@@ -115,51 +117,16 @@ func (p procFS) all() []procInfo {
 	return out
 }
 
-// agentProgram names the agent that process runs ("" for none): Claude
-// Code, Codex (its node launcher or its binary), or st's simulated agent.
-// extra are program paths the user configured (ST_CLAUDE_BIN...).
+// agentProgram names the agent that process runs ("" for none), as the
+// kinds' descriptions tell their processes (agent.ByProcess). extra are
+// program paths the user configured (ST_CLAUDE_BIN...).
 func agentProgram(argv []string, extra map[string]string) string {
-	if len(argv) == 0 || argv[0] == "" {
-		return ""
-	}
-	base := filepath.Base(argv[0])
-	for kind, prog := range extra {
-		if prog != "" && (argv[0] == prog || base == filepath.Base(prog)) {
-			return kind
-		}
-	}
-	switch base {
-	case "claude", "claude.exe":
-		return "claude"
-	case "codex":
-		return "codex"
-	}
-	for i, a := range argv {
-		switch {
-		case strings.Contains(a, "@anthropic-ai/claude-code"):
-			return "claude"
-		case strings.Contains(a, "@openai/codex"):
-			return "codex"
-		case a == "agent" && i+1 < len(argv) && argv[i+1] == "sim" && i == 1:
-			return "sim"
-		}
-	}
-	return ""
+	return agent.ByProcess(argv, extra)
 }
 
-// agentMarks are environment variables that only an agent's commands carry.
-func agentMark(env []string) string {
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		switch {
-		case k == "CLAUDECODE" && v != "" && v != "0":
-			return kv
-		case k == "CODEX_MANAGED_BY_NPM", strings.HasPrefix(k, "CODEX_SANDBOX"), k == "CODEX_THREAD_ID", k == "CODEX_TOOL_CALL_ID":
-			return kv
-		}
-	}
-	return ""
-}
+// agentMark is the first environment variable that only an agent's own
+// commands carry (each kind's Launch.Marks), or "".
+func agentMark(env []string) string { return agent.MarkIn(env) }
 
 // callerCheck decides whether the process pid (the socket's peer) acts
 // for an agent. panePID is the pid tmux started in the pane the request

@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/authz"
 	"github.com/sophonz/st/internal/orch"
@@ -302,7 +303,7 @@ func (s *server) actor(r *http.Request, act authz.Action, claimed string) authz.
 // agentBins are agent programs the user configured (ST_CLAUDE_BIN...),
 // told apart by their path.
 func agentBins() map[string]string {
-	return map[string]string{"claude": os.Getenv("ST_CLAUDE_BIN"), "codex": os.Getenv("ST_CODEX_BIN")}
+	return agent.ProgramEnvs(os.Getenv)
 }
 
 // paneOf is the pane of st's tmux server whose first process is the

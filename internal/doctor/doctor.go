@@ -191,7 +191,7 @@ func Agents(vs []agent.Verdict) []Check {
 // this st as st writes them, and (Codex) trusted.
 func Hooks(ctx context.Context, o hooks.Options, present map[string]bool) []Check {
 	var out []Check
-	for _, a := range []string{hooks.Claude, hooks.Codex} {
+	for _, a := range hooks.Kinds() {
 		name := "hooks " + a
 		if !present[a] {
 			out = append(out, ok(name, a+" is not installed: not checked"))

@@ -85,7 +85,7 @@ func TestRunning(t *testing.T) {
 }
 
 func TestAgents(t *testing.T) {
-	rng := agent.TestedRange
+	rng := agent.TestedRange()
 	missing := func(k string) agent.Verdict { return agent.Verdict{Kind: k, Support: agent.Missing, Tested: rng[k]} }
 	cs := Agents([]agent.Verdict{missing("claude"), missing("codex")})
 	want(t, cs[0], false, "claude is not installed, nor is the other agent", "npm install -g @anthropic-ai/claude-code@"+rng["claude"].Newest)

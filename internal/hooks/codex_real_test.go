@@ -51,7 +51,7 @@ func TestRealCodexTrust(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := agent(t, r, Codex)
+	a := agentReport(t, r, Codex)
 	if a.Error != "" || a.Installed != 10 || a.Trust == nil || a.Trust.Error != "" || !a.Trust.Known || a.Trust.Trusted != 10 {
 		t.Fatalf("install: %+v, trust %+v", a, a.Trust)
 	}
@@ -97,11 +97,11 @@ func TestRealCodexTrust(t *testing.T) {
 
 	// Again: nothing to change; status agrees.
 	r, _ = Install(ctx, opts)
-	if a := agent(t, r, Codex); a.Changed || a.Trust.Changed || a.Trust.Trusted != 10 {
+	if a := agentReport(t, r, Codex); a.Changed || a.Trust.Changed || a.Trust.Trusted != 10 {
 		t.Errorf("second install: %+v %+v", a, a.Trust)
 	}
 	r, _ = Status(ctx, opts)
-	if a := agent(t, r, Codex); a.Trust.Trusted != 10 {
+	if a := agentReport(t, r, Codex); a.Trust.Trusted != 10 {
 		t.Errorf("status: %+v", a.Trust)
 	}
 

@@ -3,48 +3,61 @@ package hooks
 import (
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
+
+	"github.com/sophonz/st/internal/agent"
 )
 
 // spec is what differs between the agents: the events st listens to and
-// which of them take a tool matcher.
+// which of them take a tool matcher, read from the agent kind's
+// description (agent.Kind.Hear).
 type spec struct {
 	agent   string
 	events  []string
 	matcher map[string]bool // events whose group carries "matcher": "*"
 }
 
-// Agent kinds.
+// The kinds whose hooks this package installs, each in its own form:
+// Claude's settings.json, Codex's hooks.json (with Codex's trust), Gemini
+// CLI's settings.json (Claude's form of hooks, in its own folder).
 const (
 	Claude = "claude"
 	Codex  = "codex"
+	Gemini = "gemini"
 )
 
 // ClaudeEvents are the Claude Code events st installs a hook for.
-var ClaudeEvents = []string{
-	"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure",
-	"PermissionRequest", "Notification", "Stop", "StopFailure", "SubagentStart", "SubagentStop", "TeammateIdle", "SessionEnd",
-}
+var ClaudeEvents = agent.Claude.EventNames()
 
 // CodexEvents are the Codex events st installs a hook for (Codex has no
 // Notification; it has Interrupt, fired by Esc during a turn).
-var CodexEvents = []string{
-	"SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse",
-	"Stop", "Interrupt", "SessionEnd", "SubagentStart", "SubagentStop",
-}
+var CodexEvents = agent.Codex.EventNames()
 
-var specs = map[string]spec{
-	Claude: {agent: Claude, events: ClaudeEvents, matcher: set("PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest")},
-	Codex:  {agent: Codex, events: CodexEvents, matcher: set("PreToolUse")},
-}
-
-func set(s ...string) map[string]bool {
-	m := map[string]bool{}
-	for _, x := range s {
-		m[x] = true
+// specs are the kinds whose hooks st installs (agent.WithHooks), by name.
+var specs = func() map[string]spec {
+	out := map[string]spec{}
+	for _, k := range agent.WithHooks() {
+		sp := spec{agent: k.Name, events: k.EventNames(), matcher: map[string]bool{}}
+		for _, e := range k.Hear.Events {
+			if e.Matcher {
+				sp.matcher[e.Name] = true
+			}
+		}
+		out[k.Name] = sp
 	}
-	return m
+	return out
+}()
+
+// Kinds lists the agent kinds whose hooks st installs, sorted.
+func Kinds() []string {
+	out := make([]string, 0, len(specs))
+	for k := range specs {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Command is the hook command st writes for an agent's event: the st

@@ -41,6 +41,8 @@ type Options struct {
 	ClaudeDir string
 	// CodexHome is Codex's folder (default $CODEX_HOME, else Home/.codex).
 	CodexHome string
+	// GeminiDir is Gemini CLI's folder (default Home/.gemini).
+	GeminiDir string
 	// St is the st program the hooks run (default: Executable()).
 	St string
 	// CodexBin is the codex program asked for the hooks' hashes (default
@@ -184,7 +186,10 @@ func (o Options) resolve() (Options, error) {
 	if o.CodexHome == "" {
 		o.CodexHome = filepath.Join(o.Home, ".codex")
 	}
-	for _, p := range []*string{&o.Home, &o.ClaudeDir, &o.CodexHome} {
+	if o.GeminiDir == "" {
+		o.GeminiDir = filepath.Join(o.Home, ".gemini")
+	}
+	for _, p := range []*string{&o.Home, &o.ClaudeDir, &o.CodexHome, &o.GeminiDir} {
 		a, err := filepath.Abs(*p)
 		if err != nil {
 			return o, err
@@ -202,11 +207,17 @@ func (o Options) resolve() (Options, error) {
 		return o, fmt.Errorf("the st path for the hooks must be absolute, not %q", o.St)
 	}
 	if len(o.Agents) == 0 {
+		// Claude's and Codex's files are made when missing, as always;
+		// Gemini's only where Gemini CLI has run (its folder is there),
+		// so that st writes no file for an agent the user does not have.
 		o.Agents = []string{Claude, Codex}
+		if fi, err := os.Stat(o.GeminiDir); err == nil && fi.IsDir() {
+			o.Agents = append(o.Agents, Gemini)
+		}
 	}
 	for _, a := range o.Agents {
 		if _, ok := specs[a]; !ok {
-			return o, fmt.Errorf("unknown agent %q: st installs hooks for claude and codex", a)
+			return o, fmt.Errorf("unknown agent %q: st installs hooks for %s", a, strings.Join(Kinds(), ", "))
 		}
 	}
 	if o.Environ == nil {
@@ -218,9 +229,13 @@ func (o Options) resolve() (Options, error) {
 	return o, nil
 }
 
+// file is the file st's hooks go into, by the kind's form of them.
 func (o Options) file(agent string) string {
-	if agent == Claude {
+	switch agent {
+	case Claude:
 		return filepath.Join(o.ClaudeDir, "settings.json")
+	case Gemini:
+		return filepath.Join(o.GeminiDir, "settings.json")
 	}
 	return filepath.Join(o.CodexHome, "hooks.json")
 }

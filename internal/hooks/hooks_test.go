@@ -161,7 +161,7 @@ func read(t *testing.T, p string) string {
 	return string(b)
 }
 
-func agent(t *testing.T, r *Report, name string) AgentReport {
+func agentReport(t *testing.T, r *Report, name string) AgentReport {
 	t.Helper()
 	for _, a := range r.Agents {
 		if a.Agent == name {
@@ -182,7 +182,7 @@ func TestInstallClaudeKeepsUserSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := agent(t, r, Claude)
+	a := agentReport(t, r, Claude)
 	if a.Error != "" || !a.Changed || a.Installed != len(ClaudeEvents) || a.Total != len(ClaudeEvents) || a.Backup != settings+BackupSuffix {
 		t.Fatalf("first install: %+v", a)
 	}
@@ -200,7 +200,7 @@ func TestInstallClaudeKeepsUserSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a := agent(t, r, Claude); a.Changed || a.Backup != "" || a.Installed != len(ClaudeEvents) {
+	if a := agentReport(t, r, Claude); a.Changed || a.Backup != "" || a.Installed != len(ClaudeEvents) {
 		t.Errorf("second install: %+v", a)
 	}
 	if read(t, settings) != first {
@@ -210,7 +210,7 @@ func TestInstallClaudeKeepsUserSettings(t *testing.T) {
 	// A new st path replaces the old one in place; the backup stays.
 	e.opts.St = "/usr/local/bin/st"
 	r, _ = Install(ctx, e.opts)
-	if a := agent(t, r, Claude); !a.Changed || a.Backup != "" || a.Installed != len(ClaudeEvents) {
+	if a := agentReport(t, r, Claude); !a.Changed || a.Backup != "" || a.Installed != len(ClaudeEvents) {
 		t.Errorf("install with another st: %+v", a)
 	}
 	moved := read(t, settings)
@@ -224,14 +224,14 @@ func TestInstallClaudeKeepsUserSettings(t *testing.T) {
 	// Status with the first st sees hooks of another st.
 	e.opts.St = testST
 	r, _ = Status(ctx, e.opts)
-	if a := agent(t, r, Claude); a.Installed != 0 || len(a.Other) != len(ClaudeEvents) || a.Changed {
+	if a := agentReport(t, r, Claude); a.Installed != 0 || len(a.Other) != len(ClaudeEvents) || a.Changed {
 		t.Errorf("status with another st: %+v", a)
 	}
 
 	// Uninstall gives the user's file back.
 	e.opts.St = "/usr/local/bin/st"
 	r, _ = Uninstall(ctx, e.opts)
-	if a := agent(t, r, Claude); !a.Changed || a.Installed != 0 || len(a.Other) != 0 {
+	if a := agentReport(t, r, Claude); !a.Changed || a.Installed != 0 || len(a.Other) != 0 {
 		t.Errorf("uninstall: %+v", a)
 	}
 	if got := read(t, settings); got != userSettings {
@@ -246,7 +246,7 @@ func TestInstallCreatesFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{Claude, Codex} {
-		a := agent(t, r, name)
+		a := agentReport(t, r, name)
 		if a.Error != "" || !a.Changed || a.Installed != a.Total {
 			t.Errorf("%s: %+v", name, a)
 		}
@@ -262,7 +262,7 @@ func TestInstallCreatesFiles(t *testing.T) {
 			t.Errorf("%s: a backup of a file that was not there", name)
 		}
 	}
-	tr := agent(t, r, Codex).Trust
+	tr := agentReport(t, r, Codex).Trust
 	if tr == nil || !tr.NoCodex || tr.Known || !strings.Contains(tr.Error, "codex not found") || !strings.Contains(tr.Hint, "then run st hooks install again") {
 		t.Errorf("trust without codex: %+v", tr)
 	}
@@ -293,10 +293,10 @@ func TestMalformedLeftAsItWas(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Codex is done all the same.
-			if c := agent(t, r, Codex); i < 2 && (c.Installed != c.Total || (mode != "" && c.Trust.Trusted != c.Total)) {
+			if c := agentReport(t, r, Codex); i < 2 && (c.Installed != c.Total || (mode != "" && c.Trust.Trusted != c.Total)) {
 				t.Errorf("codex not installed next to a broken Claude file: %+v %+v", c, c.Trust)
 			}
-			a := agent(t, r, Claude)
+			a := agentReport(t, r, Claude)
 			if !strings.Contains(a.Error, settings) || !strings.Contains(a.Error, "left as it was") {
 				t.Errorf("%q: error %q does not name the file", bad, a.Error)
 			}
@@ -340,7 +340,7 @@ func TestCodexTrustWithFakeCodex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := agent(t, r, Codex)
+	a := agentReport(t, r, Codex)
 	if a.Installed != 10 || a.Trust == nil || !a.Trust.Known || a.Trust.Trusted != 10 || !a.Trust.Changed || a.Trust.Error != "" {
 		t.Fatalf("install: %+v trust %+v", a, a.Trust)
 	}
@@ -363,13 +363,13 @@ func TestCodexTrustWithFakeCodex(t *testing.T) {
 
 	// Again: nothing to write.
 	r, _ = Install(ctx, e.opts)
-	if a := agent(t, r, Codex); a.Changed || a.Trust.Changed || a.Trust.Trusted != 10 {
+	if a := agentReport(t, r, Codex); a.Changed || a.Trust.Changed || a.Trust.Trusted != 10 {
 		t.Errorf("second install: %+v %+v", a, a.Trust)
 	}
 
 	// Status sees the trust; then a changed hook is reported "modified".
 	r, _ = Status(ctx, e.opts)
-	if a := agent(t, r, Codex); a.Trust.Trusted != 10 {
+	if a := agentReport(t, r, Codex); a.Trust.Trusted != 10 {
 		t.Errorf("status: %+v", a.Trust)
 	}
 	stopKey := fmt.Sprintf("%q", hooksJSON+":stop:1:0")
@@ -378,7 +378,7 @@ func TestCodexTrustWithFakeCodex(t *testing.T) {
 	j := i + strings.Index(before[i:], "sha256:") + len("sha256:")
 	os.WriteFile(config, []byte(before[:j]+"0000"+before[j+4:]), 0o600)
 	r, _ = Status(ctx, e.opts)
-	a = agent(t, r, Codex)
+	a = agentReport(t, r, Codex)
 	for _, h := range a.Hooks {
 		if want := map[bool]string{true: "modified", false: "trusted"}[h.Event == "Stop"]; h.Trust != want {
 			t.Errorf("%s: trust %q, want %q", h.Event, h.Trust, want)
@@ -389,7 +389,7 @@ func TestCodexTrustWithFakeCodex(t *testing.T) {
 	}
 	// Install mends it, touching only that value.
 	r, _ = Install(ctx, e.opts)
-	if a := agent(t, r, Codex); a.Trust.Trusted != 10 || !a.Trust.Changed {
+	if a := agentReport(t, r, Codex); a.Trust.Trusted != 10 || !a.Trust.Changed {
 		t.Errorf("reinstall: %+v", a.Trust)
 	}
 	if read(t, config) != before {
@@ -398,7 +398,7 @@ func TestCodexTrustWithFakeCodex(t *testing.T) {
 
 	// Uninstall: st's groups and st's trust tables go; the user's stay.
 	r, _ = Uninstall(ctx, e.opts)
-	a = agent(t, r, Codex)
+	a = agentReport(t, r, Codex)
 	if !a.Changed || !a.Trust.Changed {
 		t.Errorf("uninstall: %+v %+v", a, a.Trust)
 	}
@@ -424,7 +424,7 @@ func TestCodexWithoutSomeEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := agent(t, r, Codex)
+	a := agentReport(t, r, Codex)
 	if len(r.Problems()) != 0 || a.Trust.Trusted != 8 || a.Installed != 10 {
 		t.Fatalf("problems %+v, trust %+v", r.Problems(), a.Trust)
 	}
@@ -465,7 +465,7 @@ func TestCodexFailures(t *testing.T) {
 	t.Run("fails", func(t *testing.T) {
 		e := newEnv(t, "fail")
 		r, _ := Install(ctx, e.opts)
-		a := agent(t, r, Codex)
+		a := agentReport(t, r, Codex)
 		if a.Installed != 10 || a.Trust.NoCodex || !strings.Contains(a.Trust.Error, "fake codex: cannot start") {
 			t.Errorf("%+v", a.Trust)
 		}
@@ -473,7 +473,7 @@ func TestCodexFailures(t *testing.T) {
 			t.Errorf("problems = %q", r.Problems())
 		}
 		r, _ = Status(ctx, e.opts)
-		for _, h := range agent(t, r, Codex).Hooks {
+		for _, h := range agentReport(t, r, Codex).Hooks {
 			if h.Trust != "unknown" || h.Key == "" {
 				t.Errorf("status without codex: %+v", h)
 			}
@@ -484,7 +484,7 @@ func TestCodexFailures(t *testing.T) {
 		env := map[string]string{"ST_CODEX_BIN": filepath.Join(e.home, "nothing")}
 		e.opts.Getenv = func(k string) string { return env[k] }
 		r, _ := Install(ctx, e.opts)
-		if tr := agent(t, r, Codex).Trust; tr.NoCodex || !strings.Contains(tr.Error, "ST_CODEX_BIN=") {
+		if tr := agentReport(t, r, Codex).Trust; tr.NoCodex || !strings.Contains(tr.Error, "ST_CODEX_BIN=") {
 			t.Errorf("%+v", tr)
 		}
 	})
@@ -499,7 +499,7 @@ func TestCodexFailures(t *testing.T) {
 		env := map[string]string{"PATH": "/nonexistent:" + bin}
 		e.opts.Getenv = func(k string) string { return env[k] }
 		r, _ := Install(ctx, e.opts)
-		if tr := agent(t, r, Codex).Trust; tr.Error != "" || tr.Trusted != 10 {
+		if tr := agentReport(t, r, Codex).Trust; tr.Error != "" || tr.Trusted != 10 {
 			t.Errorf("%+v", tr)
 		}
 	})
@@ -513,7 +513,7 @@ func TestCodexFailures(t *testing.T) {
 		if d := time.Since(start); d > 10*time.Second {
 			t.Errorf("took %v", d)
 		}
-		if tr := agent(t, r, Codex).Trust; !strings.Contains(tr.Error, "deadline") {
+		if tr := agentReport(t, r, Codex).Trust; !strings.Contains(tr.Error, "deadline") {
 			t.Errorf("%+v", tr)
 		}
 		pid, err := strconv.Atoi(read(t, pidfile))
@@ -531,7 +531,7 @@ func TestDisableAllHooksWarned(t *testing.T) {
 	e.opts.Agents = []string{Claude}
 	e.write(t, ".claude/settings.json", `{"disableAllHooks": true}`, 0o600)
 	r, _ := Install(context.Background(), e.opts)
-	if a := agent(t, r, Claude); a.Installed != len(ClaudeEvents) || len(a.Warnings) != 1 || !strings.Contains(a.Warnings[0], "disableAllHooks") {
+	if a := agentReport(t, r, Claude); a.Installed != len(ClaudeEvents) || len(a.Warnings) != 1 || !strings.Contains(a.Warnings[0], "disableAllHooks") {
 		t.Errorf("%+v", a)
 	}
 }

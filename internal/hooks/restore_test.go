@@ -50,7 +50,7 @@ func TestUninstallRestoresOriginals(t *testing.T) {
 			t.Errorf("%s is still there: %v", p, err)
 		}
 	}
-	if !agent(t, r, Claude).Restored || !agent(t, r, Codex).Restored || !agent(t, r, Codex).Trust.Restored {
+	if !agentReport(t, r, Claude).Restored || !agentReport(t, r, Codex).Restored || !agentReport(t, r, Codex).Trust.Restored {
 		t.Errorf("report: %+v", r)
 	}
 }
@@ -110,7 +110,7 @@ func TestUninstallKeepsUserChanges(t *testing.T) {
 	if got != userSettings[:len(userSettings)-2]+",\n\t\"theme\": \"light\"\n}\n" {
 		t.Errorf("settings.json:\n%s", got)
 	}
-	if agent(t, r, Claude).Restored || read(t, settings+BackupSuffix) != userSettings {
+	if agentReport(t, r, Claude).Restored || read(t, settings+BackupSuffix) != userSettings {
 		t.Errorf("the backup of the original went, or the report says restored: %+v", r)
 	}
 }

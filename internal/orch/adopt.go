@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/syncs"
 	"github.com/sophonz/st/internal/tmux"
@@ -24,11 +25,9 @@ func (m *Manager) agentKind(p tmux.Pane) string {
 	if p.StAgent != "" {
 		return p.StAgent
 	}
-	switch p.Command {
-	case "claude", "codex":
-		return p.Command
-	}
-	return ""
+	// The pane's command as tmux names it: a kind's program (claude,
+	// codex), as its description tells its processes.
+	return agent.ByProcess([]string{p.Command}, nil)
 }
 
 // adoptedNameLocked is the name an adopted agent gets in run r: the name st

@@ -29,7 +29,7 @@ type delivery struct {
 	// machine/%7 for a start asked by another machine, where %7 alone
 	// names another pane (issue 25, item 5). Errors say label.
 	label   string
-	adapter agent.Adapter
+	adapter *agent.Kind
 	text    string
 	// fresh marks the task line of a window st just opened: no one else
 	// types there, so stray text in its box may be cleared.
@@ -58,7 +58,7 @@ const (
 	pollFirst    = 5 * time.Millisecond
 	pollFast     = 25 * time.Millisecond
 	pollSlow     = 100 * time.Millisecond
-	appearWait   = time.Second            // for typed text to show in the box
+	appearWait   = time.Second            // for typed text to show in the box (unless the kind says)
 	reEnterAfter = 400 * time.Millisecond // before Enter is pressed again
 	maxEnters    = 6
 	maxTypings   = 30
@@ -126,12 +126,12 @@ func (m *Manager) keys(ctx context.Context, d *delivery, send func() error) erro
 	return nil
 }
 
-// screen reads what an agent's pane shows, with escapes for the adapters
+// screen reads what an agent's pane shows, with escapes for the kinds
 // that need them.
-func (m *Manager) screen(ctx context.Context, pane string, ad agent.Adapter) (agent.View, error) {
+func (m *Manager) screen(ctx context.Context, pane string, ad *agent.Kind) (agent.View, error) {
 	var out string
 	var err error
-	if er, ok := ad.(agent.EscapeReader); ok && er.WantsEscapes() {
+	if ad.WantsEscapes() {
 		out, err = m.cfg.Tmux.CaptureEscapes(ctx, pane)
 	} else {
 		out, err = m.cfg.Tmux.Capture(ctx, pane)
@@ -254,7 +254,11 @@ func (m *Manager) typeLine(ctx context.Context, d *delivery, already bool) (bool
 	if err := m.keys(ctx, d, func() error { return m.cfg.Tmux.SendLiteral(ctx, d.pane, d.text) }); err != nil {
 		return false, err
 	}
-	until := time.Now().Add(appearWait)
+	wait := d.adapter.Screen.TypeWait
+	if wait <= 0 {
+		wait = appearWait
+	}
+	until := time.Now().Add(wait)
 	for poll := pollFirst; time.Now().Before(until); poll = min(poll+pollFirst, pollFast) {
 		v, err := m.capture(ctx, d)
 		if err != nil {

@@ -99,7 +99,7 @@ func (m *Manager) Pick(ctx context.Context, req api.IDRequest) (*api.MergeResult
 		return nil, err
 	}
 	for _, o := range others {
-		m.cfg.Tmux.KillPane(ctx, o.id)
+		m.killPane(ctx, o.id, o.w.Agent)
 		repo := &worktree.Repo{Root: o.tree.Root}
 		wt := treeOf(&o.tree)
 		if err := repo.Remove(&wt, true); err != nil {

@@ -41,11 +41,11 @@ func (m *Manager) HookFrom(ctx context.Context, req api.HookRequest, from HookOr
 	if !tmux.ValidPaneID(req.Pane) {
 		return &api.HookResponse{}, nil // an agent outside tmux: nothing st drives
 	}
-	if ev.SessionID != "" && !agent.ValidSession(ad.Kind(), ev.SessionID) {
+	if ev.SessionID != "" && !agent.ValidSession(ad.Name, ev.SessionID) {
 		// Not kept, nor ever put on a command line: the rest of the
 		// event still tells what the agent does.
 		m.logf("%s: a %s hook (%.40q) named the conversation %.80q, which is not a %s conversation id; st keeps none from it",
-			req.Pane, req.Agent, req.Event, ev.SessionID, ad.Kind())
+			req.Pane, req.Agent, req.Event, ev.SessionID, ad.Name)
 		ev.SessionID = ""
 	}
 	if ev.Kind == agent.EvSessionStart && ev.Resumed && ev.SessionID != "" && from.Resumed == ev.SessionID {
@@ -55,12 +55,12 @@ func (m *Manager) HookFrom(ctx context.Context, req api.HookRequest, from HookOr
 	}
 	var deny string
 	m.settleIfChanged(func(c *change) {
-		hf := m.facts.event(req.Pane, ad.Kind(), ev, (*agent.Teammate)(req.Teammate), m.workerAtLocked)
+		hf := m.facts.event(req.Pane, ad.Name, ev, (*agent.Teammate)(req.Teammate), m.workerAtLocked)
 		if hf.newAgent && !hf.teammate {
 			// Kept on the pane, so st still knows an agent runs there after a
 			// restart of st, and so that a tmux restart can resume it (not a
 			// teammate: it is its lead's to start, and alone it is no teammate).
-			m.keepAgentOnPane(req.Pane, ad.Kind(), hf.session)
+			m.keepAgentOnPane(req.Pane, ad.Name, hf.session)
 		}
 		w := m.workers[req.Pane]
 		if w != nil && w.State.Live() {

@@ -262,7 +262,7 @@ func (n *noticer) ended(pane string) bool {
 
 // send types line into pane as a notice covering covers. It reports
 // false when it should be tried again later.
-func (n *noticer) send(ctx context.Context, pane string, ad agent.Adapter, line string, covers []notice) bool {
+func (n *noticer) send(ctx context.Context, pane string, ad *agent.Kind, line string, covers []notice) bool {
 	n.m.facts.markNotice(pane, line)
 	d := delivery{pane: pane, adapter: ad, text: line, blockedTimeout: 2 * time.Second, hookTimeout: 10 * time.Second}
 	err := n.m.deliver(ctx, &d)

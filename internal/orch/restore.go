@@ -248,6 +248,12 @@ func (m *Manager) relaunch(p tmux.LayoutPane) launch {
 		m.logf("restore %s: its conversation id %.80q is not a %s one: st does not start it", p.ID, sess, kind)
 		return launch{}
 	}
+	if ad.StopTree && p.PID > 1 {
+		// The old server is gone, but an agent that outlives its
+		// window may still run its conversation on the dead terminal:
+		// it ends before the same conversation starts again (bounded).
+		endGroup(p.PID, kind, 3*time.Second)
+	}
 	o := launchOptions(kind, m.cfg.STBin, p.Options["@st_name"], nil)
 	o.ResumeSession = sess
 	return launch{kind: kind, session: sess, argv: ad.Command(o)}

@@ -184,7 +184,7 @@ func (m *Manager) resumeAgent(ctx context.Context, l launch, gen int, back time.
 }
 
 // lookResume looks at a starting agent's pane.
-func (m *Manager) lookResume(ctx context.Context, pane string, ad agent.Adapter) resumeLook {
+func (m *Manager) lookResume(ctx context.Context, pane string, ad *agent.Kind) resumeLook {
 	dead, status, err := m.cfg.Tmux.Exited(ctx, pane)
 	if err != nil {
 		return resumeLook{Gone: errors.Is(err, tmux.ErrNoPane)}

@@ -3,6 +3,7 @@ package orch
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/sophonz/st/internal/agent"
@@ -76,12 +77,17 @@ func checkScope(w *Worker, ev agent.Event) string {
 	}
 	sc := worktree.Scope(w.Scope.Globs)
 	var bad []string
-	switch ev.Tool {
-	case "Edit", "Write", "MultiEdit":
-		bad = sc.PathsOutside(root, cwd, str("file_path"))
-	case "NotebookEdit":
-		bad = sc.PathsOutside(root, cwd, str("notebook_path"))
-	case "Bash", "exec_command", "shell":
+	// Which tools run the shell and which write a file is the agent
+	// kind's (its description); an unknown kind's are none of them.
+	kind, _ := agent.Lookup(w.Agent)
+	if kind == nil {
+		kind = &agent.Kind{}
+	}
+	pathField, isFileTool := kind.Hear.FileTools[ev.Tool]
+	switch {
+	case isFileTool:
+		bad = sc.PathsOutside(root, cwd, str(pathField))
+	case slices.Contains(kind.Hear.ShellTools, ev.Tool):
 		cmd := str("command")
 		if cmd == "" {
 			cmd = str("cmd")

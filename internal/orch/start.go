@@ -50,7 +50,7 @@ type startPlan struct {
 // startSpec is what checkStart found: the agent, the worker's name and
 // the line to type.
 type startSpec struct {
-	ad   agent.Adapter
+	ad   *agent.Kind
 	name string
 	line string
 }
@@ -83,7 +83,7 @@ func (m *Manager) startWorker(ctx context.Context, req startPlan) (*api.WorkerVi
 	}
 	// The agent's version, before anything opens: one that lacks what st
 	// needs is refused; one st was not tested on goes on, with a note.
-	ver := agent.Check(ctx, spec.ad.Kind(), launchOptions(spec.ad.Kind(), m.cfg.STBin, spec.name, req.Env).Program,
+	ver := agent.Check(ctx, spec.ad.Name, launchOptions(spec.ad.Name, m.cfg.STBin, spec.name, req.Env).Program,
 		withDir(filepath.Dir(m.cfg.STBin), req.Env["PATH"]))
 	if ver.Refused() {
 		return nil, errorf(api.KindUsage, ver.Hint, "%s", ver.Note)
@@ -247,7 +247,7 @@ func (m *Manager) openWorker(ctx context.Context, req startPlan, spec startSpec,
 	}
 	wp, err := m.cfg.Tmux.NewWindow(ctx, tmux.NewWindowOpts{
 		Target: target, Name: spec.name, Cwd: cwd, Env: env, Split: req.Split,
-		Command: spec.ad.Command(launchOptions(spec.ad.Kind(), m.cfg.STBin, spec.name, env)),
+		Command: spec.ad.Command(launchOptions(spec.ad.Name, m.cfg.STBin, spec.name, env)),
 	})
 	if err != nil {
 		undoTree()
@@ -269,7 +269,7 @@ func (m *Manager) openWorker(ctx context.Context, req startPlan, spec startSpec,
 	// listing) would see a pane of no run and call the worker gone.
 	now := m.cfg.Now()
 	w := &Worker{
-		ID: wp.ID, Name: spec.name, Agent: spec.ad.Kind(), Parent: p.ID, Level: pl.level, State: api.Starting, Since: now, Typing: true,
+		ID: wp.ID, Name: spec.name, Agent: spec.ad.Name, Parent: p.ID, Level: pl.level, State: api.Starting, Since: now, Typing: true,
 		Task: req.Task, Cwd: cwd, Window: wp.WindowID, Session: wp.SessionID, StartedAt: now,
 		Scope: scope, Worktree: wt, Fan: req.fanGroup,
 	}
@@ -278,7 +278,7 @@ func (m *Manager) openWorker(ctx context.Context, req startPlan, spec startSpec,
 		w.ParentName, w.ParentMachineName = h.f.ParentName, h.f.FromName
 	}
 	if err := m.register(r, w); err != nil {
-		m.cfg.Tmux.KillPane(ctx, wp.ID)
+		m.killPane(ctx, wp.ID, spec.ad.Name)
 		return nil, nil, err
 	}
 	m.kickWatch() // keep the new window in st's picture of the server
@@ -370,8 +370,9 @@ func (m *Manager) settleDelivery(w *Worker, err error) (api.WorkerView, error) {
 }
 
 // launchOptions reads an agent's launch settings from the caller's
-// environment (then the daemon's): ST_CLAUDE_BIN, ST_CODEX_BIN,
-// ST_CLAUDE_PERMISSION_MODE, ST_CODEX_NETWORK=1.
+// environment (then the daemon's): ST_<KIND>_BIN (ST_CLAUDE_BIN...),
+// ST_<KIND>_PERMISSION_MODE (Claude's --permission-mode, Gemini's
+// --approval-mode), ST_CODEX_NETWORK=1.
 func launchOptions(kind, stBin, name string, env map[string]string) agent.LaunchOptions {
 	get := func(k string) string {
 		if v := env[k]; v != "" {
@@ -383,7 +384,7 @@ func launchOptions(kind, stBin, name string, env map[string]string) agent.Launch
 		STBin: stBin, Name: name,
 		Program:        get("ST_" + strings.ToUpper(kind) + "_BIN"),
 		Path:           get("PATH"),
-		PermissionMode: get("ST_CLAUDE_PERMISSION_MODE"),
+		PermissionMode: get("ST_" + strings.ToUpper(kind) + "_PERMISSION_MODE"),
 		NetworkAccess:  get("ST_CODEX_NETWORK") == "1",
 	}
 }

@@ -2,7 +2,6 @@ package orch
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strings"
 
@@ -10,7 +9,6 @@ import (
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/plain"
 	"github.com/sophonz/st/internal/syncs"
-	"github.com/sophonz/st/internal/tmux"
 	"github.com/sophonz/st/internal/worktree"
 )
 
@@ -131,9 +129,9 @@ func (m *Manager) Stop(ctx context.Context, req api.IDRequest) (*api.WorkerView,
 		m.mu.Unlock()
 		return nil, err
 	}
-	id := w.ID
+	id, kind := w.ID, w.Agent
 	m.mu.Unlock()
-	if err := m.cfg.Tmux.KillPane(ctx, id); err != nil && !errors.Is(err, tmux.ErrNoPane) {
+	if err := m.killPane(ctx, id, kind); err != nil {
 		return nil, errorf(api.KindInternal, "", "%v", err)
 	}
 	var v api.WorkerView

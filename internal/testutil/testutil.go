@@ -85,9 +85,15 @@ func (tm *Tmux) Kill() { KillServer(tm.Run) }
 // a wait for its process to go. A server still there after 30 s (seen
 // once in CI, its pane's agent long gone) is sent SIGTERM, then SIGKILL:
 // its pid is the one this server itself gave.
+//
+// A pane's process group may outlive its terminal (Gemini CLI goes on
+// running on a deleted one): each pane's group, led by the pane's first
+// process, which this server started, is ended too.
 func KillServer(run func(args ...string) (string, error)) {
 	out, _ := run("display-message", "-p", "#{pid}")
+	panes, _ := run("list-panes", "-a", "-F", "#{pane_pid}")
 	run("kill-server")
+	defer endPaneGroups(panes)
 	pid, err := strconv.Atoi(strings.TrimSpace(out))
 	if err != nil || pid <= 1 {
 		return
@@ -99,6 +105,27 @@ func KillServer(run func(args ...string) (string, error)) {
 		syscall.Kill(pid, sig)
 	}
 	WaitGone(pid, 5*time.Second)
+}
+
+// endPaneGroups ends the process groups of a list-panes of pane pids
+// (SIGTERM, then SIGKILL after 5 s).
+func endPaneGroups(list string) {
+	var pids []int
+	for _, f := range strings.Fields(list) {
+		if pid, err := strconv.Atoi(f); err == nil && pid > 1 {
+			pids = append(pids, pid)
+		}
+	}
+	for _, pid := range pids {
+		syscall.Kill(-pid, syscall.SIGTERM)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for _, pid := range pids {
+		for syscall.Kill(-pid, 0) == nil && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		syscall.Kill(-pid, syscall.SIGKILL)
+	}
 }
 
 // StopDaemon ends the st daemon whose pid is in home's st.pid (SIGTERM,

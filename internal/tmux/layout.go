@@ -50,6 +50,10 @@ type LayoutPane struct {
 	ID    string `json:"id"`
 	Index int    `json:"index"`
 	Path  string `json:"path"`
+	// PID is the pane's first process, which leads its process group:
+	// an agent that outlives its window (Gemini CLI) is ended by it
+	// before the restore starts it again.
+	PID int `json:"pid,omitempty"`
 	// Options are st's pane options (@st_*), which say which agent ran
 	// there and its relations.
 	Options map[string]string `json:"options,omitempty"`
@@ -58,7 +62,7 @@ type LayoutPane struct {
 var layoutFormat = strings.Join([]string{
 	"#{session_name}", "#{window_index}", "#{window_active}", "#{pane_index}", "#{pane_id}",
 	"#{window_layout}", "#{@st_run}", "#{@st_role}", "#{@st_parent}", "#{@st_agent}", "#{@st_agent_session}",
-	"#{@st_name}", "#{pid}:#{start_time}", "#{window_name}", "#{pane_current_path}",
+	"#{@st_name}", "#{pid}:#{start_time}", "#{window_name}", "#{pane_pid}", "#{pane_current_path}",
 }, sep)
 
 var layoutOptions = []string{"@st_run", "@st_role", "@st_parent", "@st_agent", "@st_agent_session", "@st_name"}
@@ -91,8 +95,8 @@ func parseLayout(out string) (Layout, error) {
 		if line == "" {
 			continue
 		}
-		f := strings.SplitN(line, sep, 15)
-		if len(f) != 15 {
+		f := strings.SplitN(line, sep, 16)
+		if len(f) != 16 {
 			return Layout{}, fmt.Errorf("unexpected layout line %q", line)
 		}
 		l.Server = f[12]
@@ -119,7 +123,8 @@ func parseLayout(out string) (Layout, error) {
 			w = &s.Windows[len(s.Windows)-1]
 		}
 		pidx, _ := strconv.Atoi(f[3])
-		p := LayoutPane{ID: f[4], Index: pidx, Path: f[13]}
+		ppid, _ := strconv.Atoi(f[13])
+		p := LayoutPane{ID: f[4], Index: pidx, Path: f[14], PID: ppid}
 		for k, name := range layoutOptions {
 			if v := f[6+k]; v != "" {
 				if p.Options == nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/web"
 	"github.com/sophonz/st/internal/web/webtest"
 )
@@ -42,6 +43,12 @@ func differs(t *testing.T, fake *webtest.Backend, page web.Snapshot) string {
 	s, _ := fake.Snapshot(context.Background())
 	if s.Gates == nil {
 		s.Gates = []web.Gate{} // as the server sends it (normalize)
+	}
+	// The server adds the agent kinds from their descriptions, whatever
+	// the Backend says: the page draws each agent's kind by them.
+	s.Kinds = []web.KindInfo{}
+	for _, k := range agent.All() {
+		s.Kinds = append(s.Kinds, web.KindInfo{Name: k.Name, Title: k.Title, Icon: k.Icon})
 	}
 	st, _ := json.Marshal(s)
 	got, _ := json.Marshal(page)

@@ -3,6 +3,8 @@ package web
 import (
 	"context"
 	"time"
+
+	"github.com/sophonz/st/internal/agent"
 )
 
 // Backend is what the web UI needs from the rest of st: the state to show,
@@ -44,6 +46,26 @@ type Snapshot struct {
 	// Machines are the account's machines, this one included, when it is
 	// signed in: agents on an offline machine are shown dimmed.
 	Machines []Machine `json:"machines,omitempty"`
+	// Kinds are the agent kinds st knows, from their descriptions
+	// (agent.Kind): the page draws each agent's kind by them. The server
+	// fills them in; they do not change while it runs.
+	Kinds []KindInfo `json:"kinds"`
+}
+
+// KindInfo is what the page needs of an agent kind.
+type KindInfo struct {
+	Name  string `json:"name"`
+	Title string `json:"title"`
+	Icon  string `json:"icon"`
+}
+
+// kindInfos lists the known agent kinds for the page.
+func kindInfos() []KindInfo {
+	var out []KindInfo
+	for _, k := range agent.All() {
+		out = append(out, KindInfo{Name: k.Name, Title: k.Title, Icon: k.Icon})
+	}
+	return out
 }
 
 // Machine is one machine of the account. Slug is what Agent.Machine holds.

@@ -395,6 +395,7 @@ func (s *Server) snapshot(ctx context.Context) (Snapshot, error) {
 			s.logf("list tmux sessions: %v", err)
 		}
 	}
+	snap.Kinds = kindInfos()
 	return normalize(snap), nil
 }
 

@@ -167,7 +167,7 @@ const launchSettle = 6 * time.Second
 type capturer struct {
 	t   *testing.T
 	r   *rig
-	ad  agent.Adapter
+	ad  *agent.Kind
 	dir string
 }
 
@@ -180,7 +180,7 @@ func (c *capturer) launch(window, cwd, command string) {
 // wants them.
 func (c *capturer) capture(window string) string {
 	args := []string{"capture-pane", "-p", "-t", "main:" + window}
-	if er, ok := c.ad.(agent.EscapeReader); ok && er.WantsEscapes() {
+	if c.ad.WantsEscapes() {
 		args = []string{"capture-pane", "-p", "-e", "-t", "main:" + window}
 	}
 	out, err := c.r.tmux(args...)

@@ -10,7 +10,7 @@ import (
 	"github.com/sophonz/st/internal/agent"
 )
 
-func mustAdapter(t testing.TB, kind string) agent.Adapter {
+func mustAdapter(t testing.TB, kind string) *agent.Kind {
 	t.Helper()
 	ad, err := agent.Lookup(kind)
 	if err != nil {
@@ -21,9 +21,9 @@ func mustAdapter(t testing.TB, kind string) agent.Adapter {
 
 func agentTyped() agent.Screen { return agent.ScreenTyped }
 
-func (r *rig) view(window string, ad agent.Adapter) agent.View {
+func (r *rig) view(window string, ad *agent.Kind) agent.View {
 	args := []string{"capture-pane", "-p", "-t", "main:" + window}
-	if er, ok := ad.(agent.EscapeReader); ok && er.WantsEscapes() {
+	if ad.WantsEscapes() {
 		args = []string{"capture-pane", "-p", "-e", "-t", "main:" + window}
 	}
 	out, _ := r.tmux(args...)
@@ -32,7 +32,7 @@ func (r *rig) view(window string, ad agent.Adapter) agent.View {
 
 // screenStable reports whether a prompt has stayed on the window's screen
 // for d: Claude drops a key pressed the instant its prompt is drawn.
-func screenStable(r *rig, window string, ad agent.Adapter, d time.Duration) bool {
+func screenStable(r *rig, window string, ad *agent.Kind, d time.Duration) bool {
 	if r.view(window, ad).Screen != agent.ScreenPrompt {
 		return false
 	}
@@ -41,7 +41,7 @@ func screenStable(r *rig, window string, ad agent.Adapter, d time.Duration) bool
 }
 
 // waitScreen polls until the agent in window shows its empty input box.
-func waitScreen(t *testing.T, r *rig, window string, ad agent.Adapter, timeout time.Duration) {
+func waitScreen(t *testing.T, r *rig, window string, ad *agent.Kind, timeout time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for r.view(window, ad).Screen != agent.ScreenReady {
@@ -54,26 +54,27 @@ func waitScreen(t *testing.T, r *rig, window string, ad agent.Adapter, timeout t
 
 // launchFor is how st would launch kind in the rig.
 func launchFor(r *rig, kind string) agent.LaunchOptions {
-	prog := r.claude
-	if kind == "codex" {
-		prog = r.codex
-	}
-	return agent.LaunchOptions{Program: prog}
+	return agent.LaunchOptions{Program: r.program(kind)}
 }
 
-// kinds are the agents a real-client test runs: both, or the one that the
-// compatibility tier (scripts/compat) names in ST_COMPAT_KIND while it runs
-// these tests against another version of that agent (ST_REAL_CLAUDE_BIN,
-// ST_REAL_CODEX_BIN).
+// program is the rig's program of an agent kind.
+func (r *rig) program(kind string) string {
+	return map[string]string{"claude": r.claude, "codex": r.codex, "gemini": r.gemini}[kind]
+}
+
+// kinds are the agents a real-client test runs: every one, or the one that
+// the compatibility tier (scripts/compat) names in ST_COMPAT_KIND while it
+// runs these tests against another version of that agent
+// (ST_REAL_CLAUDE_BIN, ST_REAL_CODEX_BIN, ST_REAL_GEMINI_BIN).
 func kinds(t testing.TB) []string {
 	t.Helper()
 	switch k := os.Getenv("ST_COMPAT_KIND"); k {
 	case "":
-		return []string{"claude", "codex"}
-	case "claude", "codex":
+		return []string{"claude", "codex", "gemini"}
+	case "claude", "codex", "gemini":
 		return []string{k}
 	default:
-		t.Fatalf("ST_COMPAT_KIND=%q: want claude or codex", k)
+		t.Fatalf("ST_COMPAT_KIND=%q: want claude, codex or gemini", k)
 		return nil
 	}
 }

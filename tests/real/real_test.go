@@ -30,7 +30,7 @@ type rig struct {
 	t                              testing.TB
 	dir, home, stHome, tmuxDir, st string
 	sock                           string
-	claude, codex                  string
+	claude, codex, gemini          string
 	fake                           *fakemodel.Server
 	env                            []string
 	coord                          string
@@ -40,6 +40,7 @@ func newRig(t testing.TB) *rig {
 	t.Helper()
 	r := &rig{t: t, st: testutil.BuildST(t), fake: fakemodel.Start(t)}
 	r.claude, r.codex = realagent.Binaries(t)
+	r.gemini = realagent.Gemini(t)
 	r.dir = testutil.ShortTempDir(t)
 	r.home = filepath.Join(r.dir, "home")
 	r.stHome = filepath.Join(r.dir, "st")
@@ -53,6 +54,7 @@ func newRig(t testing.TB) *rig {
 	work := filepath.Join(r.dir, "work")
 	cenv := realagent.ClaudeHome(t, r.home, r.fake.URL(), work)
 	xenv := realagent.CodexHome(t, r.home, r.fake.URL(), work)
+	genv := realagent.GeminiHome(t, r.home, r.fake.URL(), work)
 	// st must get Codex's Enter through without help from the config.
 	cfg := filepath.Join(realagent.CodexDir(r.home), "config.toml")
 	data, _ := os.ReadFile(cfg)
@@ -61,7 +63,7 @@ func newRig(t testing.TB) *rig {
 	var base []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if k == "TMUX" || k == "TMUX_PANE" || k == "HOME" || k == "CODEX_HOME" || strings.HasPrefix(k, "ANTHROPIC_") ||
+		if k == "TMUX" || k == "TMUX_PANE" || k == "HOME" || k == "CODEX_HOME" || strings.HasPrefix(k, "ANTHROPIC_") || strings.HasPrefix(k, "GEMINI_") || strings.HasPrefix(k, "GOOGLE_") ||
 			strings.HasPrefix(k, "ST_") || k == "PATH" || k == "TMUX_TMPDIR" {
 			continue
 		}
@@ -69,10 +71,15 @@ func newRig(t testing.TB) *rig {
 	}
 	r.env = append(base, cenv...)
 	r.env = append(r.env, xenv...)
+	r.env = append(r.env, genv...)
 	r.env = append(r.env,
 		"ST_HOME="+r.stHome, "TMUX_TMPDIR="+r.tmuxDir,
 		"PATH="+filepath.Dir(r.st)+":"+filepath.Dir(r.claude)+":"+os.Getenv("PATH"),
-		"ST_CLAUDE_BIN="+r.claude, "ST_CODEX_BIN="+r.codex, "ST_WEB_PORT=auto",
+		"ST_CLAUDE_BIN="+r.claude, "ST_CODEX_BIN="+r.codex, "ST_GEMINI_BIN="+r.gemini, "ST_WEB_PORT=auto",
+		// Gemini asks before every command with a redirection, whatever
+		// its settings allow; a person who lets workers run chooses yolo
+		// (TestPermissionPromptWaits takes its default back).
+		"ST_GEMINI_PERMISSION_MODE=yolo",
 	)
 	t.Cleanup(func() {
 		// The daemon first: one that outlives its server restores it.
@@ -286,7 +293,7 @@ func TestWorkerEachKind(t *testing.T) {
 			}
 			// The start says so when the agent is newer or older than st
 			// was tested on, and says nothing of it otherwise.
-			prog := map[string]string{"claude": r.claude, "codex": r.codex}[kind]
+			prog := r.program(kind)
 			switch v := agent.Check(context.Background(), kind, prog, ""); {
 			case v.Line() != "" && !strings.Contains(e, "st: note: "+v.Line()):
 				t.Errorf("%s %s: the start did not say %q:\n%s", kind, v.Version, v.Line(), e)
@@ -341,7 +348,7 @@ func TestTrustScreenFailsStart(t *testing.T) {
 	// cores), and st rightly says then that no box appeared.
 	r.env = append(r.env, "ST_BLOCKED_TIMEOUT=20s")
 	for _, kind := range kinds(t) {
-		dir := map[string]string{"claude": untrusted, "codex": repo}[kind]
+		dir := map[string]string{"claude": untrusted, "codex": repo, "gemini": untrusted}[kind]
 		start := time.Now()
 		out, errs, code := r.st1("worker", "start", "--agent", kind, "--task", task, "--name", "t-"+kind, "--cwd", dir)
 		took := time.Since(start)
@@ -396,12 +403,17 @@ func TestGuardBlocksKillServer(t *testing.T) {
 		t.Errorf("the model asked for kill-server %d times; want once per agent", calls)
 	}
 	// Each agent's model got the guard's reason as the tool's result:
-	// Claude's on the Messages API, Codex's on the Responses API.
-	endpoint := map[string]string{"claude": "/v1/messages", "codex": "/v1/responses"}
+	// Claude's on the Messages API, Codex's on the Responses API,
+	// Gemini's on the Gemini API.
+	endpoint := map[string]string{"claude": "/v1/messages", "codex": "/v1/responses", "gemini": "/v1beta/models/"}
 	told := map[string]bool{}
 	for _, q := range r.fake.Requests() {
 		if strings.Contains(string(q.Body), "st guard: this command would stop the tmux server") {
-			told[q.Endpoint] = true
+			for _, e := range endpoint {
+				if strings.HasPrefix(q.Endpoint, e) {
+					told[e] = true
+				}
+			}
 		}
 	}
 	for _, kind := range kinds(t) {
@@ -462,8 +474,12 @@ func TestPermissionPromptWaits(t *testing.T) {
 		"claude": "RUN: echo yes > perm-claude.txt\nRUN: %s worker done --summary \"wrote perm-claude.txt after approval\"\nSAY: done.\n",
 		// Codex asks when the model wants to leave its sandbox.
 		"codex": "ESCALATE RUN: echo yes > perm-codex.txt\nRUN: %s worker done --summary \"wrote perm-codex.txt after approval\"\nSAY: done.\n",
+		// Gemini asks before a shell command not allowed in its settings.
+		"gemini": "RUN: echo yes > perm-gemini.txt\nRUN: %s worker done --summary \"wrote perm-gemini.txt after approval\"\nSAY: done.\n",
 	}
-	approve := map[string]string{"claude": "1", "codex": "y"}
+	// The rig runs Gemini in yolo mode: here in its default, which asks.
+	r.env = append(r.env, "ST_GEMINI_PERMISSION_MODE=default")
+	approve := map[string]string{"claude": "1", "codex": "y", "gemini": "Enter"}
 	for _, kind := range kinds(t) {
 		task := r.writeTask("p-"+kind+".md", fmt.Sprintf(tasks[kind], r.st))
 		id := "p-" + kind
@@ -540,7 +556,7 @@ const coordAsk = "Give the API tests to Codex and the README to another agent, t
 // awaitCoordinator waits up to 4 minutes for the coordinator in window to
 // answer "Both workers are done: ...", pressing Enter again when the line
 // still sits in its box; watch, when given, sees each screen on the way.
-func (r *rig) awaitCoordinator(t *testing.T, window string, ad agent.Adapter, watch func(screen string)) string {
+func (r *rig) awaitCoordinator(t *testing.T, window string, ad *agent.Kind, watch func(screen string)) string {
 	t.Helper()
 	deadline := time.Now().Add(4 * time.Minute)
 	for {
@@ -700,7 +716,7 @@ func TestRealAgentsBackAfterTmuxRestart(t *testing.T) {
 func TestEscEndsTurn(t *testing.T) {
 	r := newRig(t)
 	r.installHooks()
-	for _, kind := range []string{"claude", "codex"} {
+	for _, kind := range []string{"claude", "codex", "gemini"} {
 		id := "esc-" + kind
 		task := r.writeTask(id+".md", "Say you are ready.\nSAY: ready\n")
 		r.stMust("worker", "start", "--agent", kind, "--task", task, "--name", id)

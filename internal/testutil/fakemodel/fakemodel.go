@@ -1,6 +1,6 @@
-// Package fakemodel is a scripted stand-in for the Anthropic Messages API
-// and the OpenAI Responses API, so that the real Claude Code and Codex
-// programs can be tested offline on 127.0.0.1.
+// Package fakemodel is a scripted stand-in for the Anthropic Messages API,
+// the OpenAI Responses API and the Gemini API, so that the real Claude
+// Code, Codex and Gemini CLI programs can be tested offline on 127.0.0.1.
 //
 // The model is driven by markers in the last prompt the person typed (or in
 // a tool result the model just got, such as a task file the agent printed):
@@ -94,6 +94,7 @@ func New() *Server {
 	mux.HandleFunc("POST /v1/messages", s.handleMessages)
 	mux.HandleFunc("POST /v1/messages/count_tokens", s.handleCountTokens)
 	mux.HandleFunc("POST /v1/responses", s.handleResponses)
+	mux.HandleFunc("POST /v1beta/models/{call}", s.handleGemini)
 	mux.HandleFunc("/{$}", s.handleRoot)
 	mux.HandleFunc("/", s.handleUnknown)
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}

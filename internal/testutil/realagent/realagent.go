@@ -1,4 +1,4 @@
-// Package realagent prepares the real Claude Code and Codex programs for
+// Package realagent prepares the real Claude Code, Codex and Gemini CLI programs for
 // tests: it finds the pinned binaries under tests/realclients and writes
 // an isolated HOME whose config skips every first-run dialog and points
 // the client at a fake model server on 127.0.0.1, so nothing reaches the
@@ -100,6 +100,55 @@ wire_api = "responses"
 	codexHome := CodexDir(dir)
 	writeFile(t, filepath.Join(codexHome, "config.toml"), []byte(b.String()))
 	return []string{"HOME=" + dir, "CODEX_HOME=" + codexHome}
+}
+
+// GeminiDir is Gemini CLI's folder for a given HOME: its settings.json
+// (where st's hooks go) and trustedFolders.json.
+func GeminiDir(home string) string { return filepath.Join(home, ".gemini") }
+
+// GeminiHome writes GeminiDir(dir)/settings.json for a Gemini CLI user
+// signed in with an API key, its updates and usage statistics off, and
+// trustedFolders.json with the trusted directories (whether it asks
+// before a command is its approval mode: ST_GEMINI_PERMISSION_MODE); it returns the environment to launch gemini with, pointed
+// at the fake server (shared/reference/real-agents.md §11).
+func GeminiHome(t testing.TB, dir, baseURL string, trusted ...string) []string {
+	t.Helper()
+	dir = mustAbs(t, dir)
+	settings := map[string]any{
+		// Without an auth type Gemini shows its sign-in dialog.
+		"security": map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}},
+		"privacy":  map[string]any{"usageStatisticsEnabled": false},
+		"general":  map[string]any{"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+	}
+	writeFile(t, filepath.Join(GeminiDir(dir), "settings.json"), mustJSON(t, settings))
+	folders := map[string]string{}
+	for _, p := range trustPaths(t, trusted) {
+		folders[p] = "TRUST_FOLDER"
+	}
+	writeFile(t, filepath.Join(GeminiDir(dir), "trustedFolders.json"), mustJSON(t, folders))
+	return []string{
+		"HOME=" + dir,
+		"GOOGLE_GEMINI_BASE_URL=" + strings.TrimSuffix(baseURL, "/"),
+		"GEMINI_API_KEY=dummy",
+	}
+}
+
+// Gemini returns the pinned gemini installed under tests/realclients, or
+// the program ST_REAL_GEMINI_BIN names, failing the test when it is
+// missing (as Binaries does).
+func Gemini(t testing.TB) string {
+	t.Helper()
+	p := filepath.Join(ModuleRoot(t), "tests", "realclients", "node_modules", ".bin", "gemini")
+	if e := os.Getenv("ST_REAL_GEMINI_BIN"); e != "" {
+		p = e
+	}
+	if !filepath.IsAbs(p) {
+		t.Fatalf("real client %q: give an absolute path", p)
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("real client missing: %v; run scripts/test, which installs them (npm install in tests/realclients)", err)
+	}
+	return p
 }
 
 // Binaries returns the pinned claude and codex installed under

@@ -112,7 +112,6 @@ const serverNow = () => Date.now() + S.offset;
 // ---- Model --------------------------------------------------------------
 
 const STATE_ORDER = ['working', 'waiting', 'blocked', 'starting', 'idle', 'done', 'failed', 'gone', 'unreachable'];
-const KIND_ICON = { claude: '✻', codex: '◎', sim: '◆' };
 
 function isLocal(machine) { return !machine || (S.snap && machine === S.snap.machine); }
 
@@ -295,8 +294,12 @@ function dot(state) {
 }
 
 // An agent's kind is the name of its program (claude, codex, sim).
+// Kinds come from st's descriptions of them (the snapshot's kinds): a
+// kind st learns needs nothing here.
+function kindOf(kind) { return ((S.snap && S.snap.kinds) || []).find((k) => k.name === kind); }
 function kindIcon(kind) {
-  return el('span.kind', { class: `kind k-${kind || 'other'}`, title: kind || t('role.agent'), text: KIND_ICON[kind] || '●' });
+  const k = kindOf(kind);
+  return el('span.kind', { class: `kind k-${kind || 'other'}`, title: (k && k.title) || kind || t('role.agent'), text: (k && k.icon) || '●' });
 }
 
 function stateText(a, short) {
