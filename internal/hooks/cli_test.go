@@ -71,7 +71,7 @@ func TestCLIHooks(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "codex: removed st's hooks from") {
 		t.Errorf("uninstall: exit %d\n%s%s", code, out, errOut)
 	}
-	if _, errOut, code = st(t, home, "hooks", "install", "--agent", "gemini"); code != 1 || !strings.Contains(errOut, "unknown agent") {
-		t.Errorf("--agent gemini: exit %d %s", code, errOut)
+	if _, errOut, code = st(t, home, "hooks", "install", "--agent", "aider"); code != 1 || !strings.Contains(errOut, "unknown agent") {
+		t.Errorf("--agent aider: exit %d %s", code, errOut)
 	}
 }

@@ -2,6 +2,7 @@ package peer
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -46,7 +47,11 @@ func TestMovesAreToldToTheWorkersMachines(t *testing.T) {
 			Path: "/tmp", PID: 5, Opts: map[string]string{}}
 	})
 	h.lookAtTmux()
-	if err := h.hookFrom("%5", "SessionStart"); err != nil {
+	// Its own process resumed that conversation (a hook's word alone moves
+	// nothing: issue 31, item 1).
+	b, _ := json.Marshal(map[string]any{"session_id": agentSes, "cwd": "/tmp", "hook_event_name": "SessionStart", "source": "resume"})
+	if _, err := h.m.HookFrom(context.Background(), api.HookRequest{Agent: "sim", Event: "SessionStart", Pane: "%5", Payload: b},
+		orch.HookOrigin{Resumed: agentSes}); err != nil {
 		t.Fatal(err)
 	}
 	select {
