@@ -456,12 +456,15 @@ func (ch *checker) codeFed(c *shell.Cmd, code, name string) string {
 		return refuse(fmt.Sprintf("%s's code is given %s, which holds the tmux server's socket or pid, and %s with what it is given; "+
 			"st does not follow values through code, so pass what the code needs as a plain argument", name, what, show(act)))
 	}
+	// The code itself (an argument, or standard input) is not what it is
+	// given: a number in it is not the server's pid.
+	isCode := func(a shell.Arg) bool { t, ok := a.Text(); return ok && t == code }
 	for _, a := range c.Args[1:] {
-		if ch.serverValue(a, 0) {
+		if !isCode(a) && ch.serverValue(a, 0) {
 			return fed(show(a.String()))
 		}
 	}
-	if ch.serverValue(c.Stdin, 0) {
+	if !isCode(c.Stdin) && ch.serverValue(c.Stdin, 0) {
 		return fed("its standard input")
 	}
 	seen := map[string]bool{}
