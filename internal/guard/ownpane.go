@@ -37,6 +37,9 @@ func (ch *checker) ownPane(d, name string, args []shell.Arg) string {
 		return ch.respawn(d, name, f)
 	}
 	if !f.has('t') {
+		if ch.g.TmuxSocket == "" {
+			return "" // the agent runs in no pane: tmux types into a client's current one
+		}
 		return ownPaneRefusal(d, "without -t it types into the pane the agent runs in")
 	}
 	t, known := f.val('t').Known()

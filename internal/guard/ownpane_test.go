@@ -34,6 +34,7 @@ func TestOwnPane(t *testing.T) {
 		{"tmux send-keys -t %1 ls Enter", guardDefault, ""},
 		{"tmux send-keys -t foo: C-c", guardDefault, ""},
 		{"tmux send-keys -t %1 C-d", noPane, ""},
+		{"tmux send-keys C-d", guardNone, ""}, // the agent runs in no pane
 		{"tmux send-keys -X cancel", guardDefault, ""},
 		{"tmux pipe-pane -o 'cat >> log'", guardDefault, ""},
 		{"tmux -L other send-keys C-d", guardDefault, ""},
