@@ -171,7 +171,7 @@ func checkCall(env *Env, payload []byte) string {
 	// The guard asks the agent's tmux server (read-only) only when a verdict
 	// depends on it: a kill of a session, window, pane or pid.
 	return guard.Check(cmd, guard.Context{TmuxSocket: env.Getenv("TMUX"), TmuxTmpdir: env.Getenv("TMUX_TMPDIR"), UID: os.Getuid(),
-		Cwd: p.Cwd, Ask: askSt(env)})
+		Pane: env.Getenv("TMUX_PANE"), Cwd: p.Cwd, Ask: askSt(env)})
 }
 
 // askSt asks st's daemon about the agent's tmux server, for the guard: the

@@ -114,6 +114,11 @@ func claimHome(o Options) (Config, func(), error) {
 	if err := os.MkdirAll(o.Home, 0o700); err != nil {
 		return Config{}, nil, fmt.Errorf("make ST_HOME %s: %w", o.Home, err)
 	}
+	// Again, made: another user could have put a folder of theirs there
+	// between the check and MkdirAll.
+	if err := store.CheckHome(o.Home); err != nil {
+		return Config{}, nil, err
+	}
 	cfg, err := LoadConfig(o.Home, o.Getenv)
 	if err != nil {
 		return Config{}, nil, err

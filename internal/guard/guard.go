@@ -43,6 +43,7 @@ import (
 type Context struct {
 	TmuxSocket string // $TMUX of the agent: socket,pid,index ("" when not in tmux)
 	TmuxTmpdir string // $TMUX_TMPDIR ("" = /tmp)
+	Pane       string // $TMUX_PANE: the agent's own pane (%3), which it may not type into; "" when unknown
 	UID        int
 	Cwd        string // the agent's folder ("" when unknown)
 	// Ask reads the agent's own server (its socket's path), read-only,
@@ -141,6 +142,9 @@ func (ch *checker) env() shell.Env {
 	e := shell.Env{Cwd: ch.g.Cwd, Vars: map[string]string{"UID": ch.uid, "EUID": ch.uid}, ReadFile: readScript}
 	if ch.g.TmuxSocket != "" {
 		e.Vars["TMUX"] = ch.g.TmuxSocket
+		if ch.g.Pane != "" {
+			e.Vars["TMUX_PANE"] = ch.g.Pane
+		}
 	} else {
 		e.Unset = append(e.Unset, "TMUX")
 	}

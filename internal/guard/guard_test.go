@@ -16,9 +16,9 @@ import (
 
 var (
 	// The agent runs in the default server of uid 0, pid 4242.
-	guardDefault = Context{TmuxSocket: "/tmp/tmux-0/default,4242,0", UID: 0, Ask: answers(busy)}
+	guardDefault = Context{TmuxSocket: "/tmp/tmux-0/default,4242,0", Pane: "%0", UID: 0, Ask: answers(busy)}
 	// The agent runs in st's own server, -L st, of uid 1000.
-	guardSt = Context{TmuxSocket: "/tmp/tmux-1000/st,4242,0", UID: 1000, Ask: answers(busy)}
+	guardSt = Context{TmuxSocket: "/tmp/tmux-1000/st,4242,0", Pane: "%0", UID: 1000, Ask: answers(busy)}
 	// The agent does not run in tmux at all.
 	guardNone = Context{UID: 1000, Ask: answers(busy)}
 

@@ -176,6 +176,9 @@ func (ch *checker) code(c *shell.Cmd, code shell.Arg, name string) string {
 	if r := ch.codeSignals(c, text, name); r != "" {
 		return r
 	}
+	if r := ch.codeFed(c, text, name); r != "" {
+		return r
+	}
 	// The files the code writes (open('x.sh', 'w')) are names, not
 	// commands: read as commands, they would be programs it just wrote.
 	written := map[string]bool{}
@@ -432,3 +435,91 @@ func pidExpr(e string) shell.Arg {
 	}
 	return shell.HoleArg(&shell.Hole{Kind: shell.FromOutput, Src: e})
 }
+
+// envName finds the names code may read from its environment.
+var envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`) })
+
+// codeFed refuses code that runs programs, signals or connects when what
+// the interpreter is given holds a value the guard knows is the server's:
+// its socket or pid ($TMUX, as text or a hole), or the output of a command
+// that finds the server's pids (pgrep tmux). The code may build a command
+// from it (awk '{system("kill " $2)}' fed $TMUX): st does not follow
+// values through code. What it is given: its arguments (awk -v, ARGV),
+// its standard input, and the variables of its environment the code
+// names.
+func (ch *checker) codeFed(c *shell.Cmd, code, name string) string {
+	act := codeActs().FindString(code)
+	if act == "" {
+		return ""
+	}
+	fed := func(what string) string {
+		return refuse(fmt.Sprintf("%s's code is given %s, which holds the tmux server's socket or pid, and %s with what it is given; "+
+			"st does not follow values through code, so pass what the code needs as a plain argument", name, what, show(act)))
+	}
+	// The code itself (an argument, or standard input) is not what it is
+	// given: a number in it is not the server's pid.
+	isCode := func(a shell.Arg) bool { t, ok := a.Text(); return ok && t == code }
+	for _, a := range c.Args[1:] {
+		if !isCode(a) && ch.serverValue(a, 0) {
+			return fed(show(a.String()))
+		}
+	}
+	if !isCode(c.Stdin) && ch.serverValue(c.Stdin, 0) {
+		return fed("its standard input")
+	}
+	seen := map[string]bool{}
+	for _, v := range envName().FindAllString(code, 256) {
+		if seen[v] || v == "TMUX" {
+			continue // TMUX itself: codeSignals
+		}
+		seen[v] = true
+		if val, set := c.Getenv(v); set == shell.Yes && ch.serverValue(val, 0) {
+			return fed("$" + v)
+		}
+	}
+	return ""
+}
+
+// serverValue: a value the guard knows holds the server's socket or pid:
+// text with the socket's path or $TMUX's pid in it, a hole made from
+// $TMUX or from a command that finds the server's pids, or the output of
+// a command given such a value (echo $TMUX | cut -d, -f2).
+func (ch *checker) serverValue(a shell.Arg, depth int) bool {
+	if depth > 4 {
+		return false
+	}
+	if s := a.String(); strings.Contains(s, ch.ours) || ch.real != "" && strings.Contains(s, ch.real) {
+		return true
+	}
+	if pid := ch.serverPidText(); pid != "" {
+		if s, ok := a.Text(); ok && slices.Contains(strings.FieldsFunc(s, notDigit), pid) {
+			return true
+		}
+	}
+	for _, h := range a.Holes() {
+		if fromTMUX(h) {
+			return true
+		}
+		for _, from := range h.From {
+			if ch.selects(from) || ch.serverValue(from.Stdin, depth+1) ||
+				slices.ContainsFunc(from.Args, func(x shell.Arg) bool { return ch.serverValue(x, depth+1) }) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// serverPidText is the server's pid as $TMUX gives it ("" when it does
+// not): no asking the server for a check of text.
+func (ch *checker) serverPidText() string {
+	if _, rest, ok := strings.Cut(ch.g.TmuxSocket, ","); ok {
+		p, _, _ := strings.Cut(rest, ",")
+		if isDigits(p) && p != "0" {
+			return p
+		}
+	}
+	return ""
+}
+
+func notDigit(r rune) bool { return r < '0' || r > '9' }

@@ -322,7 +322,7 @@ var riskyTmux = map[string]bool{
 	"new-session": true, "new-window": true, "split-window": true, "respawn-pane": true, "respawn-window": true,
 	"display-popup": true, "pipe-pane": true, "send-keys": true, "source-file": true, "set-option": true,
 	"set-window-option": true, "display-message": true, "display-menu": true, "detach-client": true,
-	"choose-tree": true, "choose-client": true, "choose-buffer": true,
+	"choose-tree": true, "choose-client": true, "choose-buffer": true, "paste-buffer": true, "send-prefix": true,
 }
 
 // spellings are every word tmux resolves to a risky command. (Made at
@@ -397,6 +397,9 @@ func (ch *checker) tmuxOne(c *shell.Cmd, cmd []shell.Arg, srv server) string {
 	}
 	if srv.ours {
 		if r := ch.tmuxEnds(d, name, args); r != "" {
+			return r
+		}
+		if r := ch.ownPane(d, name, args); r != "" {
 			return r
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sophonz/st/internal/privdir"
 	"github.com/sophonz/st/internal/store"
 )
 
@@ -105,6 +106,9 @@ type cpDB struct {
 	wmu sync.Mutex // one write transaction at a time in this process
 }
 
+// cpFolder names the control plane's folder in privdir's refusals.
+var cpFolder = privdir.Folder{Name: "the control plane's folder (--data)", Elsewhere: "give --data a folder of your own"}
+
 // openCPDB opens (making it when new) the database in dir, brings its
 // schema up to date, and imports a state.json an older st left there.
 // log gets a line for an import.
@@ -115,8 +119,17 @@ func openCPDB(dir string, log io.Writer) (*cpDB, error) {
 		return nil, &Error{Message: "this program does not carry the control plane's database (SQLite)",
 			Hint: "run st-control-plane (st control-plane runs it when it is beside st or on PATH)"}
 	}
+	// It holds the account CAs' keys: whoever could swap them could
+	// intercept every machine that trusts them. Checked before it is made
+	// and again after (another user could have put a folder there between).
+	if err := privdir.Check(dir, cpFolder); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("make the control plane's folder %s: %w", dir, err)
+	}
+	if err := privdir.Check(dir, cpFolder); err != nil {
+		return nil, err
 	}
 	path := filepath.Join(dir, dbFileName)
 	if strings.ContainsAny(path, "?#") {

@@ -7,11 +7,15 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/privdir"
 )
 
 // SocketDir makes the folder of a server's socket when it is missing (mode
 // 0700, this user's), and refuses one that another user owns or that
-// others may write into or read: whoever can put a socket of their own
+// others may write into or read, or one in a folder they could rename it
+// out of (privdir.Check): whoever can put a socket of their own
 // there gets st's commands, the lines it types into agents among them.
 // tmux checks its default folder the same way; st gives -S, so tmux checks
 // nothing. The error wraps ErrNoServer: no server of st's can run there.
@@ -38,5 +42,17 @@ func SocketDir(socket string) error {
 		return fmt.Errorf("refused: the tmux socket's folder %s is open to other users (mode %04o) (Try: chmod 700 %s): %w",
 			dir, fi.Mode().Perm(), dir, ErrNoServer)
 	}
+	// The folders above it, as for ST_HOME: whoever may rename it away
+	// could put a folder of their own in its place.
+	if err := privdir.Check(dir, socketFolder); err != nil {
+		var e *api.Error
+		if errors.As(err, &e) {
+			return fmt.Errorf("refused: %s (Try: %s): %w", e.Message, e.Hint, ErrNoServer)
+		}
+		return fmt.Errorf("refused: %v: %w", err, ErrNoServer)
+	}
 	return nil
 }
+
+// socketFolder names the socket's folder in privdir's refusals.
+var socketFolder = privdir.Folder{Name: "the tmux socket's folder", Elsewhere: "point TMUX_TMPDIR or ST_TMUX_SOCKET at a folder of yours"}

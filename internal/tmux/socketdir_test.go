@@ -48,7 +48,8 @@ func TestExitZeroWithAnErrorIsAFailure(t *testing.T) {
 }
 
 // TestSocketFolderRefusals: a folder of another user, or one others may
-// write into, is refused before any tmux runs (a BOUNDARY: another local
+// write into, or one in a folder others may write (issue 31, item 3), is
+// refused before any tmux runs (a BOUNDARY: another local
 // user who could put a server of their own there would get st's
 // commands). Without the check tmux started a server in each.
 func TestSocketFolderRefusals(t *testing.T) {
@@ -76,6 +77,12 @@ func TestSocketFolderRefusals(t *testing.T) {
 			return os.Chmod(d, 0o770)
 		}, "open to other users (mode 0770)"},
 		{"a file", func(d string) error { return os.WriteFile(d, []byte("x"), 0o600) }, "is not a folder"},
+		{"in a folder others may write", func(d string) error {
+			if err := os.Chmod(filepath.Dir(d), 0o777); err != nil {
+				return err
+			}
+			return os.Mkdir(d, 0o700)
+		}, "which other users may write (its mode is 0777, without the sticky bit)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tm := testutil.NewTmux(t, testutil.ShortTempDir(t))

@@ -19,7 +19,9 @@
 // reads) and the files of a Codex patch (shell.PatchPaths). Each is judged
 // where it lands: symbolic links are followed, and git commands that
 // change the whole work tree (reset, stash, checkout BRANCH, clean...) are
-// judged against the whole repository.
+// judged against the whole repository. A program the reader does not know
+// (shell.Knows) may write any path it is given: one given a path outside
+// the scope is refused.
 //
 // Scopes are a guard rail for cooperating agents, not a sandbox: what a
 // shell command writes through a variable of the environment or a program

@@ -18,6 +18,9 @@ import (
 // agent's folder (absolute). An error means st could not read the
 // command; the caller refuses it.
 //
+// A program the reader does not know (shell.Knows) may write any path it
+// is given: one given a path outside the scope is refused (unread).
+//
 // What the text cannot tell (a path from a variable of the environment,
 // the output of a program) is left out: scopes are a guard rail for
 // cooperating agents, not a sandbox.
@@ -35,6 +38,10 @@ func (s Scope) ShellOutside(root, cwd, command string) ([]string, error) {
 	j := &shellJudge{root: root, ns: s.compiled(), whole: s.wholeTree(), seen: map[string]bool{}, links: map[string]string{}}
 	for _, w := range shell.Writes(sc.Cmds) {
 		j.write(w)
+	}
+	funcs := functions(sc.Cmds)
+	for _, c := range sc.Cmds {
+		j.unread(c, funcs)
 	}
 	if strings.Contains(command, "*** Begin Patch") {
 		// A patch anywhere in the command, however it reaches apply_patch.
@@ -215,4 +222,109 @@ func followLinks(p string, links map[string]string) string {
 		p = filepath.Join(links[best], strings.TrimPrefix(p, best))
 	}
 	return p
+}
+
+// functions are the names of the shell functions the command defines and
+// calls: the reader reads their bodies, so the call itself writes nothing.
+func functions(cmds []*shell.Cmd) map[string]bool {
+	out := map[string]bool{}
+	for _, c := range cmds {
+		for _, v := range c.Via {
+			if name, ok := strings.CutPrefix(v, "function "); ok {
+				out[name] = true
+			}
+		}
+	}
+	return out
+}
+
+// unread judges a program the reader does not know: it may write any path
+// it is given, so every argument that names a path (a word with a / in
+// it, or the name of a file or folder there), where it lands, must be in
+// the scope. Its inline code (python -c) and, without one, its script
+// (python3 tool.py) are what it runs, not what it writes.
+func (j *shellJudge) unread(c *shell.Cmd, funcs map[string]bool) {
+	name := c.Name()
+	if len(c.Args) < 2 || name == "" || funcs[name] || shell.KnowsCmd(c) {
+		return
+	}
+	dir, dirKnown := c.Dir.Text()
+	skip := map[int]bool{}
+	if shell.Interpreter(name) != "" {
+		skip = runsOnly(c)
+	}
+	for i, a := range c.Args[1:] {
+		s, ok := a.Text()
+		if !ok || skip[i+1] {
+			continue
+		}
+		if p, ok := pathWord(s, dir, dirKnown); ok && !j.inside(absPath(dir, p)) {
+			j.out(p + " (given to " + name + ", which st cannot read: it may write there; ask your coordinator to widen --owns, " +
+				"or work on a copy inside the scope)")
+		}
+	}
+}
+
+// runsOnly are the arguments of an interpreter that it runs: its inline
+// code, or the script named first when there is none; vim's commands
+// (-c, --cmd, +cmd), which are not paths.
+func runsOnly(c *shell.Cmd) map[int]bool {
+	out := map[int]bool{}
+	if shell.Interpreter(c.Name()) == "vim" {
+		for i, a := range c.Args {
+			s := a.String()
+			if s == "--cmd" || s == "-S" || strings.HasPrefix(s, "-") && !strings.HasPrefix(s, "--") && strings.HasSuffix(s, "c") {
+				out[i+1] = true
+			}
+			if strings.HasPrefix(s, "+") {
+				out[i] = true
+			}
+		}
+		return out
+	}
+	code := c.InlineCode()
+	for i, a := range c.Args {
+		for _, k := range code {
+			if a.String() == k.String() {
+				out[i] = true
+			}
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	for i, a := range c.Args[1:] {
+		if s, ok := a.Text(); ok && !strings.HasPrefix(s, "-") {
+			out[i+1] = true
+			break
+		}
+	}
+	return out
+}
+
+// pathWord is the path an argument names, if it names one: a word with a
+// / in it (no spaces: text such as SQL is not a path), an option's value
+// after = (--output=x/y), or the name of a file or folder that is there.
+// URLs and devices are not paths it writes.
+func pathWord(s, dir string, dirKnown bool) (string, bool) {
+	if strings.HasPrefix(s, "-") {
+		_, v, ok := strings.Cut(s, "=")
+		if !ok {
+			return "", false
+		}
+		s = v
+	}
+	if s == "" || strings.Contains(s, "://") || strings.HasPrefix(s, "/dev/") || strings.ContainsAny(s, "\n") {
+		return "", false
+	}
+	if !dirKnown && !strings.HasPrefix(s, "/") {
+		return "", false
+	}
+	if strings.Contains(s, "/") && !strings.ContainsAny(s, " \t") {
+		return s, true
+	}
+	if _, err := os.Lstat(absPath(dir, s)); err == nil {
+		return s, true
+	}
+	return "", false
 }
