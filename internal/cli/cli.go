@@ -26,6 +26,7 @@ import (
 
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/client"
+	"github.com/sophonz/st/internal/plain"
 	"github.com/sophonz/st/internal/remote"
 	"github.com/sophonz/st/internal/store"
 )
@@ -183,7 +184,7 @@ func Main(args []string, env Env) int {
 	if env.SelfIsST && first != "daemon" { // the daemon saves its state on its way out
 		force = func() {
 			fmt.Fprintln(env.Stderr, "st: interrupted")
-			os.Exit(130)
+			os.Exit(exitInterrupted)
 		}
 	}
 	ctx, stop := onInterrupt(context.Background(), sigs, interruptGrace, force)
@@ -204,16 +205,22 @@ func Main(args []string, env Env) int {
 	root.SetIn(env.Stdin)
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return 0
 	}
+	err = argsError(cmd, err)
 	var xe *exitError
 	if errors.As(err, &xe) {
 		if xe.err != nil {
 			fmt.Fprintln(env.Stderr, "st: "+xe.err.Error())
 		}
 		return xe.code
+	}
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		// Ctrl-C or SIGTERM: not Go's "context canceled".
+		fmt.Fprintln(env.Stderr, "st: stopped (interrupted) before it finished")
+		return exitInterrupted
 	}
 	fmt.Fprintln(env.Stderr, "st: "+err.Error())
 	return 1
@@ -252,6 +259,10 @@ func onInterrupt(parent context.Context, sigs <-chan os.Signal, grace time.Durat
 	return ctx, func() { once.Do(func() { close(done); cancel() }) }
 }
 
+// exitInterrupted is the exit status of a command stopped by Ctrl-C, as a
+// shell gives one killed by SIGINT.
+const exitInterrupted = 130
+
 func newRoot(env *Env) *cobra.Command { return newRootFor(env, "") }
 
 // newRootFor builds st's command tree; when only names one of st's
@@ -268,6 +279,7 @@ func newRootFor(env *Env, only string) *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.CompletionOptions.DisableDefaultCmd = true
+	root.SetFlagErrorFunc(flagError)
 	// ST_HOME must be this user's alone before any command uses it (see
 	// store.CheckHome); st version and the completion scripts use none.
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
@@ -357,9 +369,10 @@ func printJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// oneLine shortens text to its first line, at most n runes.
+// oneLine shortens text to its first line, at most n runes, shown safely
+// (plain.Clean: it is a summary or a question, not st's own words).
 func oneLine(s string, n int) string {
-	s = strings.TrimSpace(s)
+	s = strings.TrimSpace(plain.Clean(s))
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i] + " …"
 	}

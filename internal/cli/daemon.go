@@ -188,7 +188,7 @@ func ensureUp(ctx context.Context, env *Env) (s *api.StatusInfo, started bool, e
 	}
 	home := env.Home()
 	if err := os.MkdirAll(home, 0o700); err != nil {
-		return nil, false, fmt.Errorf("make ST_HOME %s: %w", home, err)
+		return nil, false, store.HomeWriteError(home, "make its folder", err)
 	}
 	lctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
@@ -196,6 +196,9 @@ func ensureUp(ctx context.Context, env *Env) (s *api.StatusInfo, started bool, e
 	// while it starts the daemon; the state files are the daemon's alone.
 	lock, err := store.LockWait(lctx, filepath.Join(home, "up.lock"), 20*time.Millisecond)
 	if err != nil {
+		if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+			return nil, false, store.HomeWriteError(home, "write up.lock", err)
+		}
 		return nil, false, fmt.Errorf("wait for the st that is starting st's daemon (%s): %w", filepath.Join(home, "up.lock"), err)
 	}
 	defer lock.Unlock()
@@ -203,6 +206,7 @@ func ensureUp(ctx context.Context, env *Env) (s *api.StatusInfo, started bool, e
 		return s, false, nil
 	}
 	logPath := filepath.Join(home, "daemon.log")
+	logFrom := fileSize(logPath)
 	exited, err := startDaemon(home, logPath, env.Getenv("ST_HOME") != "")
 	if err != nil {
 		return nil, false, err
@@ -217,7 +221,7 @@ func ensureUp(ctx context.Context, env *Env) (s *api.StatusInfo, started bool, e
 			if s, err2 := c.Status(ctx); err2 == nil { // a daemon started by other means won
 				return s, false, nil
 			}
-			return nil, false, fmt.Errorf("st daemon exited (%v): %s\nTry: st daemon, to see it run in the foreground", err, lastLines(logPath, 5))
+			return nil, false, daemonExited(err, logPath, logFrom)
 		case <-deadline:
 			return nil, false, fmt.Errorf("st daemon did not answer within 15 s; its log is %s", logPath)
 		case <-ctx.Done():
@@ -261,11 +265,11 @@ func sandboxed(env *Env) bool {
 // home (absHome).
 func startDaemon(home, logPath string, setHome bool) (exited <-chan error, err error) {
 	if err := os.MkdirAll(home, 0o700); err != nil {
-		return nil, fmt.Errorf("make ST_HOME %s: %w", home, err)
+		return nil, store.HomeWriteError(home, "make its folder", err)
 	}
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", logPath, err)
+		return nil, store.HomeWriteError(home, "write daemon.log", err)
 	}
 	defer logf.Close()
 	cmd := exec.Command(stBin(), "daemon")
@@ -285,16 +289,56 @@ func startDaemon(home, logPath string, setHome bool) (exited <-chan error, err e
 	return ch, nil
 }
 
-func lastLines(path string, n int) string {
-	data, err := os.ReadFile(path)
+// fileSize is the size of the file at path (0 when there is none).
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// daemonExited says why a daemon this st started ended before it
+// answered: what it wrote to its log since it started (from byte from:
+// what earlier daemons wrote there is not this one's reason), at most
+// its last lines. When the daemon said what to try (a config.toml it
+// could not use names the line to fix), that is the Try line; else it
+// is to run it in the foreground and see.
+func daemonExited(waitErr error, logPath string, from int64) error {
+	said := logSince(logPath, from, 8)
+	if said == "" {
+		return &api.Error{Kind: api.KindInternal, Message: fmt.Sprintf("st daemon ended before it answered (%v), and wrote nothing to %s", waitErr, logPath),
+			Hint: "st daemon, to see it run in the foreground"}
+	}
+	msg, hint, ok := strings.Cut(said, "\nTry: ")
+	if !ok {
+		return &api.Error{Kind: api.KindInternal, Message: "st daemon ended before it answered: " + said,
+			Hint: "st daemon, to see it run in the foreground (its log is " + logPath + ")"}
+	}
+	return &api.Error{Kind: api.KindUsage, Message: "st daemon could not start: " + msg, Hint: strings.TrimSpace(hint)}
+}
+
+// logSince is what path holds from byte from on, at most its last n
+// lines, without the "st: " that starts an error of st's.
+func logSince(path string, from int64, n int) string {
+	f, err := os.Open(path)
 	if err != nil {
 		return ""
 	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	defer f.Close()
+	if _, err := f.Seek(from, io.SeekStart); err != nil {
+		return ""
+	}
+	data, _ := io.ReadAll(io.LimitReader(f, 64<<10))
+	text := strings.TrimSpace(string(data))
+	if text == "" {
+		return ""
+	}
+	lines := strings.Split(text, "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}
-	return strings.Join(lines, "\n")
+	return strings.TrimPrefix(strings.Join(lines, "\n"), "st: ")
 }
 
 type downOptions struct{ AtLogin bool }

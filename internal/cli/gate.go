@@ -36,7 +36,7 @@ prints the chosen option. Exit status: 0 answered, 3 no answer before --timeout.
 		Args: exactArgs(1, `st gate ask "QUESTION" --option A --option B`),
 	}
 	cmd.Flags().StringArrayVar(&o.Options, "option", nil, "an answer the person can pick (two or more)")
-	cmd.Flags().DurationVar(&o.Timeout, "timeout", 0, "give up after this long (default: wait until answered)")
+	durationFlag(cmd.Flags(), &o.Timeout, "timeout", 0, "give up after this long (default: wait until answered)")
 	jsonFlag(cmd, &o.JSON)
 	return bind(cmd, env, &o, takeArgs(&o.Question), runF, runGateAsk)
 }
@@ -57,6 +57,13 @@ func runGateAsk(ctx context.Context, env *Env, o gateAskOptions) error {
 			}
 			return err
 		})
+		if err != nil && ctx.Err() != nil {
+			// Stopped (Ctrl-C): the gate is on disk and stays open for
+			// a person; say so, and how to wait for it again.
+			return &exitError{code: exitInterrupted, err: &api.Error{Kind: api.KindUsage,
+				Message: fmt.Sprintf("stopped waiting; gate %s stays open, and its answer will wait in st gate list --all", g.ID),
+				Hint:    fmt.Sprintf("st gate answer %s OPTION answers it; st gate list --all shows the answer", g.ID)}}
+		}
 		if err != nil {
 			return err
 		}

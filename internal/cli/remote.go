@@ -282,7 +282,7 @@ func newControlPlaneServeCmd(env *Env, runF runFunc[cpServeOptions]) *cobra.Comm
 	cpDataFlag(cmd, &o.Data)
 	f := cmd.Flags()
 	f.StringVar(&o.Listen, "listen", "127.0.0.1:0", "host:port to listen on; port 0 picks a free one")
-	f.DurationVar(&o.OfflineAfter, "offline-after", remote.DefaultOfflineAfter, "a machine with no heartbeat for this long is offline")
+	durationFlag(f, &o.OfflineAfter, "offline-after", remote.DefaultOfflineAfter, "a machine with no heartbeat for this long is offline")
 	f.StringVar(&o.Cert, "cert", "", "its own TLS certificate (PEM, with its chain), such as a public CA's; machines then sign in without --ca")
 	f.StringVar(&o.Key, "key", "", "the key of --cert (PEM)")
 	f.StringSliceVar(&o.Names, "name", nil, "a host name machines reach it by, for the certificate it makes itself (repeat or separate with commas)")
@@ -293,7 +293,7 @@ func newControlPlaneServeCmd(env *Env, runF runFunc[cpServeOptions]) *cobra.Comm
 	f.Float64Var(&o.RelayRateMiB, "relay-rate", float64(remote.DefaultRelayRate)/(1<<20), "MiB a second a machine may send through the relay (0: no limit)")
 	f.StringVar(&o.RelayRecord, "relay-record", "", "keep the bytes of every relayed stream in this folder, as the relay read them (for audits and tests: TLS records only)")
 	f.MarkHidden("relay-record")
-	f.DurationVar(&o.CertLifetime, "cert-lifetime", 0, "how long the machines' certificates it signs last (0: 11 hours; shorter for tests: a laptop's certificate that ends while it sleeps)")
+	durationFlag(f, &o.CertLifetime, "cert-lifetime", 0, "how long the machines' certificates it signs last (0: 11 hours; shorter for tests: a laptop's certificate that ends while it sleeps)")
 	f.MarkHidden("cert-lifetime")
 	return bind(cmd, env, &o, func([]string) error {
 		if o.Data == "" {

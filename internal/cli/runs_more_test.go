@@ -2,6 +2,10 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -165,4 +169,25 @@ func TestRunCompletion(t *testing.T) {
 		name: "st is down", pane: "%1", args: []string{"__complete", "worker", "read", ""}, down: true,
 		stdout: ":4\n", stderr: "Completion ended with directive: ShellCompDirectiveNoFileComp\n",
 	}})
+}
+
+// TestGateAskStoppedByCtrlC: Ctrl-C while st gate ask waits says that the
+// gate stays open and how to answer it, in st's words (not "context
+// canceled"), with the exit status of an interrupted command.
+func TestGateAskStoppedByCtrlC(t *testing.T) {
+	open := api.Gate{ID: "g1", Question: "Ship it?", Options: []string{"yes", "no"}, Pane: "%3", State: api.GateOpen}
+	var once sync.Once
+	d := newFakeDaemon(t, map[string]any{api.RouteGateAsk: open, api.RouteGateWait: answerFunc(func(*fakeDaemon, []byte) any {
+		// The person presses Ctrl-C while st waits (Main has its
+		// signal handler in place until it returns: st is waiting now).
+		once.Do(func() { syscall.Kill(os.Getpid(), syscall.SIGINT) })
+		return open
+	})})
+	d.start()
+	r := &stRun{d: d, vars: d.inPaneVars("%3")}
+	code := r.run("gate", "ask", "Ship it?", "--option", "yes", "--option", "no")
+	want := "st: stopped waiting; gate g1 stays open, and its answer will wait in st gate list --all\nTry: st gate answer g1 OPTION answers it; st gate list --all shows the answer\n"
+	if errs := r.stderr.String(); code != 130 || !strings.HasSuffix(errs, want) || strings.Contains(errs, "context canceled") {
+		t.Errorf("exit %d, stderr:\n%s\nwant exit 130 and it to end:\n%s", code, errs, want)
+	}
 }

@@ -108,11 +108,18 @@ func TestRunWorker(t *testing.T) {
 	read.Task, read.Summary, read.LastAnswer = "/w/api-tests.md", "wrote the tests", "All 12 tests pass."
 	lead := view("%7", "lead", api.Working)
 	lead.Agent, lead.TeamOf = "claude", 2
+	bidi := view("%3", "api", api.Done)
+	bidi.Summary = "all good \u202edessap stset"
 	id := func(pane, id string) api.IDRequest { return api.IDRequest{Pane: pane, ID: id} }
 	checkRuns(t, []runCase{{
 		name: "read", pane: "%1", args: []string{"worker", "read", "api"},
 		answers: map[string]any{api.RouteWorkerRead: read}, asked: []asked{{route: api.RouteWorkerRead, req: id("%1", "api")}},
 		stdout: "worker:  %3 api (sim, run r-1)\nstate:   done for 12s\ntask:    /w/api-tests.md\nsummary: wrote the tests\nlast answer:\n  All 12 tests pass.\n",
+	}, {
+		// A bidi control in a summary would show its end first: shown safely.
+		name: "read of a summary with U+202E", pane: "%1", args: []string{"worker", "read", "api"},
+		answers: map[string]any{api.RouteWorkerRead: bidi}, asked: []asked{{route: api.RouteWorkerRead, req: id("%1", "api")}},
+		stdout: "worker:  %3 api (sim, run r-1)\nstate:   done for 12s\nsummary: all good \uFFFDdessap stset\nlast answer:\n  (none yet)\n",
 	}, {
 		name: "read refused", pane: "%1", args: []string{"worker", "read", "nosuch"},
 		answers: map[string]any{api.RouteWorkerRead: refusal(api.KindNotFound, "no worker nosuch", "st worker list --all")},
@@ -197,6 +204,12 @@ func TestRunWorkerTree(t *testing.T) {
 		answers: map[string]any{api.RouteWorkerPick: api.MergeResult{Worker: w, Commit: "3f2a9c1", Files: []string{"api/a_test.go"}, Removed: []string{"api-2", "api-3"}}},
 		asked:   []asked{{route: api.RouteWorkerPick, req: id}},
 		stdout:  "merged api (%3): 1 file(s), commit 3f2a9c1\nremoved the other tries: api-2, api-3\n",
+	}, {
+		// Its branch had nothing the checkout lacks: no commit id to show.
+		name: "merge of nothing", pane: "%1", args: []string{"worker", "merge", "api"},
+		answers: map[string]any{api.RouteWorkerMerge: api.MergeResult{Worker: w, Files: []string{}}},
+		asked:   []asked{{route: api.RouteWorkerMerge, req: id}},
+		stdout:  "nothing to merge: api (%3) has no change that the checkout does not have already\n",
 	}, {
 		name: "merge refused", pane: "%1", args: []string{"worker", "merge", "api"},
 		answers: map[string]any{api.RouteWorkerMerge: refusal(api.KindConflict, "api's branch does not merge cleanly: README.md", "st worker diff api, then merge it by hand")},

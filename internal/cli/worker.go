@@ -228,7 +228,7 @@ waiting for a person, idle (its turn ended with no report), failed or gone.
 Prints a line per worker. Exit status: 0 all done, 2 some need attention
 (waiting, idle, blocked, failed or gone), 3 the timeout passed first, 1 an error.`,
 	}
-	cmd.Flags().DurationVar(&o.Timeout, "timeout", 15*time.Minute, "how long to wait at most")
+	durationFlag(cmd.Flags(), &o.Timeout, "timeout", 15*time.Minute, "how long to wait at most")
 	jsonFlag(cmd, &o.JSON)
 	return bind(cmd, env, &o, func(args []string) error {
 		if len(args) > 0 {
@@ -439,7 +439,7 @@ func newWorkerDoneCmd(env *Env, runF runFunc[workerDoneOptions]) *cobra.Command 
 		Args:  cobra.NoArgs,
 	}
 	cmd.Flags().StringVar(&o.Summary, "summary", "", "what it did, and how it checked")
-	cmd.Flags().DurationVar(&o.Retry, "retry", 2*time.Minute, "how long to keep trying while st is down")
+	durationFlag(cmd.Flags(), &o.Retry, "retry", 2*time.Minute, "how long to keep trying while st is down")
 	return bind(cmd, env, &o, func([]string) error {
 		if _, err := env.Pane("st worker done"); err != nil {
 			return err
@@ -749,7 +749,13 @@ func runWorkerMerge(ctx context.Context, env *Env, o workerMergeOptions) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "merged %s (%s): %d file(s), commit %s\n", r.Worker.Name, r.Worker.ID, len(r.Files), r.Commit)
+	if r.Commit == "" {
+		// Its branch had no commit that the checkout lacks: no merge
+		// commit was made.
+		fmt.Fprintf(env.Stdout, "nothing to merge: %s (%s) has no change that the checkout does not have already\n", r.Worker.Name, r.Worker.ID)
+	} else {
+		fmt.Fprintf(env.Stdout, "merged %s (%s): %d file(s), commit %s\n", r.Worker.Name, r.Worker.ID, len(r.Files), r.Commit)
+	}
 	if len(r.Removed) > 0 {
 		fmt.Fprintf(env.Stdout, "removed the other tries: %s\n", strings.Join(r.Removed, ", "))
 	}

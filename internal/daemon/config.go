@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
+
+	"github.com/sophonz/st/internal/api"
 )
 
 // Config is the user's settings, from $ST_HOME/config.toml, with the
@@ -65,7 +68,7 @@ func (c *Config) agentsStartSim(v string) error {
 	case "0", "false":
 		c.AgentsStartSim = false
 	default:
-		return fmt.Errorf("ST_AGENTS_START_SIM=%q: use 1 to let agents start the sim agent, or 0", v)
+		return refuseSetting(fmt.Sprintf("ST_AGENTS_START_SIM=%q is neither 1 nor 0", v), "ST_AGENTS_START_SIM=1 lets agents start the sim agent, 0 does not")
 	}
 	return nil
 }
@@ -73,11 +76,12 @@ func (c *Config) agentsStartSim(v string) error {
 // Duration is a time.Duration written as "10s" in config.toml.
 type Duration struct{ time.Duration }
 
-// UnmarshalText reads "10s", "1m".
+// UnmarshalText reads "10s", "1m": a duration above zero (a ticker takes
+// no other).
 func (d *Duration) UnmarshalText(b []byte) error {
 	v, err := time.ParseDuration(string(b))
-	if err != nil {
-		return err
+	if err != nil || v <= 0 {
+		return errors.New("not a duration above zero")
 	}
 	d.Duration = v
 	return nil
@@ -102,8 +106,13 @@ func LoadConfig(home string, getenv func(string) string) (Config, error) {
 	case err != nil:
 		return c, fmt.Errorf("read %s: %w", path, err)
 	default:
-		if err := toml.Unmarshal(data, &c); err != nil {
-			return c, fmt.Errorf("%s is not valid TOML (fix it, or move it away): %w", path, err)
+		// Strict: a key st does not know is a setting it would not
+		// honour, most often a misspelt one.
+		if err := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields().Decode(&c); err != nil {
+			return c, configError(path, data, err)
+		}
+		if c.WebPort < -1 || c.WebPort > 65535 {
+			return c, settingError(path, data, "web_port")
 		}
 	}
 	for _, step := range []func(func(string) string) error{c.tmuxAndWeb, c.push, c.agentsAndPeers, c.durations, c.webPort} {
@@ -112,6 +121,12 @@ func LoadConfig(home string, getenv func(string) string) (Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// refuseSetting is a setting st cannot honour, refused before the daemon
+// starts, with what to set instead.
+func refuseSetting(msg, hint string) error {
+	return &api.Error{Kind: api.KindUsage, Message: msg, Hint: hint}
 }
 
 // tmuxAndWeb takes ST_TMUX_SOCKET, ST_WEB_PORT and ST_WEB_HOSTS.
@@ -124,7 +139,7 @@ func (c *Config) tmuxAndWeb(getenv func(string) string) error {
 	} else if v != "" {
 		p, err := strconv.Atoi(v)
 		if err != nil || p < 0 || p > 65535 {
-			return fmt.Errorf("ST_WEB_PORT=%q is not a port number", v)
+			return refuseSetting(fmt.Sprintf("ST_WEB_PORT=%q is not a port number", v), "ST_WEB_PORT=7766 (a port from 1 to 65535), or auto for any free port")
 		}
 		c.WebPort = p
 	}
@@ -146,7 +161,7 @@ func (c *Config) push(getenv func(string) string) error {
 	if c.PushAnswerURL != "" {
 		u, err := url.Parse(c.PushAnswerURL)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			return fmt.Errorf("push_answer_url %q is not an http(s) URL such as https://st.example.net", c.PushAnswerURL)
+			return refuseSetting(fmt.Sprintf("push_answer_url %q is not an http(s) URL", c.PushAnswerURL), "set push_answer_url (config.toml) or ST_PUSH_ANSWER_URL to a URL such as https://st.example.net")
 		}
 	}
 	return nil
@@ -165,7 +180,7 @@ func (c *Config) agentsAndPeers(getenv func(string) string) error {
 	}
 	if c.PeerListen != "off" {
 		if _, _, err := net.SplitHostPort(c.PeerListen); err != nil {
-			return fmt.Errorf("peer_listen %q is neither host:port (such as 0.0.0.0:7443) nor off", c.PeerListen)
+			return refuseSetting(fmt.Sprintf("peer_listen %q is neither host:port nor off", c.PeerListen), "set peer_listen (config.toml) or ST_PEER_LISTEN to host:port, such as 0.0.0.0:7443, or to off")
 		}
 	}
 	return nil
@@ -180,7 +195,7 @@ func (c *Config) durations(getenv func(string) string) error {
 		if v := getenv(d.env); v != "" {
 			x, err := time.ParseDuration(v)
 			if err != nil || x <= 0 {
-				return fmt.Errorf("%s=%q is not a duration such as 10s", d.env, v)
+				return refuseSetting(fmt.Sprintf("%s=%q is not a duration above zero", d.env, v), d.env+"=10s (s, m or h)")
 			}
 			d.to.Duration = x
 		}
@@ -198,7 +213,7 @@ func (c *Config) webPort(getenv func(string) string) error {
 		if v := getenv("ST_WEB_DEFAULT_PORT"); v != "" {
 			p, err := strconv.Atoi(v)
 			if err != nil || p <= 0 || p > 65535 {
-				return fmt.Errorf("ST_WEB_DEFAULT_PORT=%q is not a port number", v)
+				return refuseSetting(fmt.Sprintf("ST_WEB_DEFAULT_PORT=%q is not a port number", v), "ST_WEB_DEFAULT_PORT=7766 (a port from 1 to 65535)")
 			}
 			c.WebPort = p
 		}

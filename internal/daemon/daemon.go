@@ -112,7 +112,7 @@ func claimHome(o Options) (Config, func(), error) {
 		return Config{}, nil, err
 	}
 	if err := os.MkdirAll(o.Home, 0o700); err != nil {
-		return Config{}, nil, fmt.Errorf("make ST_HOME %s: %w", o.Home, err)
+		return Config{}, nil, store.HomeWriteError(o.Home, "make its folder", err)
 	}
 	// Again, made: another user could have put a folder of theirs there
 	// between the check and MkdirAll.
@@ -125,7 +125,7 @@ func claimHome(o Options) (Config, func(), error) {
 	}
 	lock, ok, err := store.TryLock(api.LockPath(o.Home))
 	if err != nil {
-		return Config{}, nil, fmt.Errorf("lock %s: %w", o.Home, err)
+		return Config{}, nil, store.HomeWriteError(o.Home, "take its lock", err)
 	}
 	if !ok {
 		return Config{}, nil, fmt.Errorf("%w for %s", ErrRunning, o.Home)
@@ -144,7 +144,7 @@ func listenSocket(home string) (net.Listener, string, error) {
 	os.Remove(sock) // a stale socket of a daemon that died; we hold the lock
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
-		return nil, "", fmt.Errorf("listen on %s: %w", sock, err)
+		return nil, "", store.HomeWriteError(home, "make its socket st.sock", err)
 	}
 	if err := os.Chmod(sock, 0o600); err != nil {
 		ln.Close()

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"sort"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/authz"
 	"github.com/sophonz/st/internal/history"
+	"github.com/sophonz/st/internal/orch"
 )
 
 // The runs that are over live on disk, in st's history (internal/history:
@@ -69,6 +71,30 @@ func (s *server) workerRead(ctx context.Context, r *http.Request, b []byte) (any
 	}
 	hv := history.WorkerView(w, run, time.Now())
 	return &hv, nil
+}
+
+// workerOp is the handler of an operation on one worker (send, stop,
+// rename, release, diff, merge, pick). For a worker of a finished run,
+// which only the history keeps, it answers as st worker read shows it:
+// its run finished, and read shows its report (the manager alone would
+// say it is not a worker).
+func workerOp[R any](op func(*orch.Manager, context.Context, api.IDRequest) (R, error)) handler {
+	return func(s *server, ctx context.Context, r *http.Request, b []byte) (any, error) {
+		req, err := decode[api.IDRequest](b)
+		if err != nil {
+			return nil, err
+		}
+		v, err := op(s.mgr, ctx, req)
+		if !notFound(err) || s.hist.Len() == 0 {
+			return v, err
+		}
+		if w, run, herr := s.hist.FindWorker(req.ID); herr == nil && w != nil {
+			return nil, &api.Error{Kind: api.KindConflict,
+				Message: fmt.Sprintf("worker %s (%s) is gone: its run %s finished", w.ID, w.Name, run.ID),
+				Hint:    "st worker read " + req.ID + " shows its report"}
+		}
+		return v, err
+	}
 }
 
 func (s *server) workerList(ctx context.Context, r *http.Request, b []byte) (any, error) {

@@ -35,7 +35,18 @@ func (m *Manager) Done(ctx context.Context, req api.DoneRequest) (*api.WorkerVie
 	r := m.runOf[w.ID]
 	old, oldTasks := *w, copyTasks(r.Tasks)
 	now := m.cfg.Now()
-	w.Summary, w.ReportedAt, w.Reported, w.Told, w.Error = req.Summary, &now, true, false, ""
+	summary := req.Summary
+	switch {
+	case !w.Reported || w.State != api.Done || w.Summary == "":
+	case strings.HasSuffix(w.Summary, req.Summary):
+		summary = w.Summary // the same report again (a retry) adds nothing
+	default:
+		// A second report in one turn adds to the first: the
+		// coordinator may have read that one already, and neither is
+		// lost.
+		summary = w.Summary + "\n\n" + reportedAgain + req.Summary
+	}
+	w.Summary, w.ReportedAt, w.Reported, w.Told, w.Error = summary, &now, true, false, ""
 	w.ReportAnswer = ""
 	if _, inTurn := m.facts.agentIn(w.ID); !inTurn {
 		// Reported between turns (by hand): the answer it stands on is
@@ -60,6 +71,9 @@ func (m *Manager) Done(ctx context.Context, req api.DoneRequest) (*api.WorkerVie
 	v := m.viewLocked(w)
 	return &v, nil
 }
+
+// reportedAgain begins a second report of one turn, after the first.
+const reportedAgain = "Reported again: "
 
 // copyTasks copies the tasks of a run, to undo a change of them.
 func copyTasks(ts []*Task) []Task {

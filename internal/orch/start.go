@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/api"
@@ -34,8 +36,35 @@ const (
 // TaskLine is the one line st types into a new worker. It names the task
 // file by its absolute path and st by its absolute path, because an
 // agent's shell may not find st on its PATH. It never starts with / or $.
+// A task path with a space in it is written in quotes, as it is between
+// them, and st's path in single quotes as a shell would need it, so that
+// any agent reads each as one path.
 func TaskLine(stBin, task string) string {
-	return fmt.Sprintf("Your task is in the file %s - read it and do it. When you have finished, report with: %s worker done --summary \"<what you did, and how you checked it>\"", task, stBin)
+	return fmt.Sprintf("Your task is in the file %s - read it and do it. When you have finished, report with: %s worker done --summary \"<what you did, and how you checked it>\"", QuotePath(task), shellWord(stBin))
+}
+
+// QuotePath writes a path as one word of a sentence: as it is when it
+// has no space; else between double quotes, or single quotes when it has
+// a double quote, its characters as they are (a reader takes what is
+// between the quotes); Go's quoting only for a path with both.
+func QuotePath(p string) string {
+	switch {
+	case !strings.ContainsFunc(p, unicode.IsSpace):
+		return p
+	case !strings.Contains(p, `"`):
+		return `"` + p + `"`
+	case !strings.Contains(p, "'"):
+		return "'" + p + "'"
+	}
+	return strconv.Quote(p)
+}
+
+// shellWord writes a path as one shell word.
+func shellWord(p string) string {
+	if !strings.ContainsAny(p, " \t\"'`\\$;&|<>()*?[]#~!{}") {
+		return p
+	}
+	return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
 }
 
 // startPlan is a start as orch carries it: the request, and where the
@@ -77,6 +106,9 @@ func (m *Manager) startWorker(ctx context.Context, req startPlan) (*api.WorkerVi
 	}
 	if req.Cwd == "" {
 		req.Cwd = p.Path
+	}
+	if err := checkCwdFolder(req.Cwd); err != nil {
+		return nil, err
 	}
 	if err := enterableDir(req.Cwd); err != nil {
 		return nil, err
@@ -144,15 +176,14 @@ func (m *Manager) checkStart(req startPlan) (startSpec, error) {
 	if !filepath.IsAbs(req.Task) {
 		return startSpec{}, errorf(api.KindUsage, "give the task file's path", "the task file must be an absolute path, not %q", req.Task)
 	}
-	if fi, err := os.Stat(req.Task); err != nil || !fi.Mode().IsRegular() {
-		return startSpec{}, errorf(api.KindUsage, "write the task into a file and pass its path with --task", "cannot read the task file %s: %v", req.Task, errNotFile(fi, err))
+	if err := checkTaskFile(req.Task); err != nil {
+		return startSpec{}, err
 	}
 	name := req.Name
 	if name == "" {
 		name = NameFromTask(req.Task)
-	} else if !ValidName(name) {
-		return startSpec{}, errorf(api.KindUsage, "use letters, digits, '.', '_' and '-' (at most 40), e.g. --name api-tests",
-			"the name %q has characters that tmux or a shell would misread", name)
+	} else if err := CheckName("the name", name, "--name api-tests"); err != nil {
+		return startSpec{}, err
 	}
 	if err := checkCwd(req.Cwd); err != nil {
 		return startSpec{}, err
@@ -160,6 +191,10 @@ func (m *Manager) checkStart(req startPlan) (startSpec, error) {
 	line := TaskLine(m.cfg.STBin, req.Task)
 	if len(line) >= 1000 {
 		return startSpec{}, errorf(api.KindUsage, "move the task file to a shorter path", "the task file's path is too long to type (the line would be %d characters; agents take under 1000)", len(line))
+	}
+	if err := plain.Line(req.Task); err != nil {
+		// Checked as written: quoting would hide a control character.
+		return startSpec{}, errorf(api.KindUsage, "rename the task file without line breaks or control characters", "the task file's path cannot be typed as one line: the text has %s", err.(*plain.Error).What())
 	}
 	if err := CheckLine(line); err != nil {
 		return startSpec{}, errorf(api.KindUsage, "rename the task file without line breaks or control characters", "the task file's path cannot be typed as one line: %v", err)
@@ -389,8 +424,56 @@ func launchOptions(kind, stBin, name string, env map[string]string) agent.Launch
 	}
 }
 
-func errNotFile(fi os.FileInfo, err error) error {
-	if err == nil && fi.IsDir() {
+// checkTaskFile refuses a task file that would hand the agent nothing to
+// read: one that is not there, a folder, a device or a pipe (/dev/null,
+// /dev/zero, a FIFO: what an agent reads there is nothing, or never
+// ends), or an empty file.
+func checkTaskFile(path string) error {
+	const hint = "write the task into a file and pass its path with --task"
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil || fi.IsDir():
+		return errorf(api.KindUsage, hint, "cannot read the task file %s: %v", path, errNotFile(err))
+	case !fi.Mode().IsRegular():
+		return errorf(api.KindUsage, hint, "the task file %s is not a file but a %s, which gives the agent no task to read", path, fileKind(fi.Mode()))
+	case fi.Size() == 0:
+		return errorf(api.KindUsage, "write the task into "+path+" first", "the task file %s is empty, so the agent would have no task", path)
+	}
+	return nil
+}
+
+// fileKind names what a path that is not a regular file is.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&os.ModeCharDevice != 0:
+		return "character device"
+	case m&os.ModeDevice != 0:
+		return "device"
+	case m&os.ModeSocket != 0:
+		return "socket"
+	}
+	return "special file"
+}
+
+// checkCwdFolder refuses a worker's folder that is not there, or is not a
+// folder, saying which.
+func checkCwdFolder(cwd string) error {
+	fi, err := os.Stat(cwd)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return errorf(api.KindUsage, "pass an existing folder with --cwd", "the worker's folder %s does not exist", cwd)
+	case err != nil:
+		return errorf(api.KindUsage, "pass a folder you can enter with --cwd", "the worker's folder %s cannot be used: %v", cwd, errors.Unwrap(err))
+	case !fi.IsDir():
+		return errorf(api.KindUsage, "pass its folder with --cwd "+filepath.Dir(cwd), "the worker's folder %s is a file, not a folder", cwd)
+	}
+	return nil
+}
+
+func errNotFile(err error) error {
+	if err == nil {
 		return errors.New("it is a folder")
 	}
 	if err == nil {

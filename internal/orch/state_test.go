@@ -437,3 +437,22 @@ func TestCloseStopsNotices(t *testing.T) {
 	h.m.Close()
 	goleak.VerifyNone(t, ignore)
 }
+
+// TestDoneTwiceKeepsBothSummaries: a second st worker done in one turn
+// adds to the first report rather than putting it out of sight, on disk
+// too; the same summary again changes nothing.
+func TestDoneTwiceKeepsBothSummaries(t *testing.T) {
+	h := newHarness(t, api.Working, nil)
+	for _, s := range []string{"first: fixed the bug", "second: and the docs", "second: and the docs"} {
+		if _, err := h.m.Done(context.Background(), api.DoneRequest{Pane: workerID, Summary: s}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := "first: fixed the bug\n\nReported again: second: and the docs"
+	if w := h.worker(); w.Summary != want {
+		t.Errorf("summary after two reports = %q, want %q", w.Summary, want)
+	}
+	if d := h.onDisk(); d.Summary != want {
+		t.Errorf("run.json's summary after two reports = %q, want %q", d.Summary, want)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -68,9 +67,8 @@ func checkTask(req api.TaskRequest) error {
 		return errorf(api.KindRemote, "start that part with st worker start --machine "+req.Machine+" and wait for it before what depends on it",
 			"refused: ordered tasks cannot run on other machines yet")
 	}
-	if !ValidName(req.Name) {
-		return errorf(api.KindUsage, "use letters, digits, '.', '_' and '-' (at most 40), e.g. st task create api-tests ...",
-			"the task name %q has characters that tmux or a shell would misread", req.Name)
+	if err := CheckName("the task name", req.Name, "st task create api-tests ..."); err != nil {
+		return err
 	}
 	if _, err := agent.Lookup(req.Agent); err != nil {
 		return errorf(api.KindUsage, "--agent "+strings.Join(agent.Kinds(), "|"), "%v", err)
@@ -81,8 +79,8 @@ func checkTask(req api.TaskRequest) error {
 	if !filepath.IsAbs(req.File) {
 		return errorf(api.KindUsage, "give the task file's path", "the task file must be an absolute path, not %q", req.File)
 	}
-	if fi, err := os.Stat(req.File); err != nil || !fi.Mode().IsRegular() {
-		return errorf(api.KindUsage, "write the task into a file and pass its path with --task", "cannot read the task file %s: %v", req.File, errNotFile(fi, err))
+	if err := checkTaskFile(req.File); err != nil {
+		return err
 	}
 	return nil
 }

@@ -172,8 +172,8 @@ func (m *Manager) Rename(ctx context.Context, req api.IDRequest) (*api.WorkerVie
 	if api.IsRemote(req.ID) {
 		return m.remoteOp(ctx, "rename", req)
 	}
-	if !ValidName(req.Text) {
-		return nil, errorf(api.KindUsage, "use letters, digits, '.', '_' and '-' (at most 40)", "the name %q has characters that tmux or a shell would misread", req.Text)
+	if err := CheckName("the name", req.Text, "st worker rename w api-tests"); err != nil {
+		return nil, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

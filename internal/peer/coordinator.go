@@ -160,8 +160,8 @@ func (h *Hub) Op(ctx context.Context, op string, req api.IDRequest) (*api.Worker
 func (h *Hub) checkOp(op string, req api.IDRequest, rec orch.RemoteRecord) error {
 	switch op {
 	case api.PeerRouteRename:
-		if !orch.ValidName(req.Text) {
-			return errorf(api.KindUsage, "use letters, digits, '.', '_' and '-' (at most 40)", "the name %q has characters that tmux or a shell would misread", req.Text)
+		if err := orch.CheckName("the name", req.Text, "st worker rename w api-tests"); err != nil {
+			return err
 		}
 		if rec.ID == "" {
 			return nil

@@ -11,6 +11,7 @@ package plain
 import (
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -19,6 +20,17 @@ import (
 // CSI on terminals that take 8-bit controls).
 func Control(r rune) bool {
 	return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0)
+}
+
+// Hidden reports whether r is a format character that changes how the
+// text around it shows without showing itself: the bidi controls
+// (U+202A-U+202E, U+2066-U+2069, U+200E, U+200F, U+061C), which can
+// show a text's end first ("Trojan Source"), zero-width spaces, and the
+// other format characters (Unicode's Cf), save the zero-width joiner and
+// non-joiner that emoji and some scripts need. Shown to a person, such a
+// character is made visible (Clean); kept in a text it is harmless.
+func Hidden(r rune) bool {
+	return r != '\u200c' && r != '\u200d' && unicode.Is(unicode.Cf, r)
 }
 
 // Error says what is wrong with a text and where.
@@ -75,12 +87,14 @@ func check(s string, multiline bool) error {
 	return nil
 }
 
-// Clean makes a text that st did not check safe to print: each control
-// character other than a line break or tab, and each byte that is not
-// UTF-8, becomes U+FFFD. For text that comes from an agent (its last
-// answer) and is shown, never typed.
+// Clean makes a text safe to show to a person: each control character
+// other than a line break or tab, each Hidden format character (a bidi
+// control such as U+202E), and each byte that is not UTF-8, becomes
+// U+FFFD. For every text st prints that it did not write itself: an
+// agent's answer, a worker's summary, a gate's question. Shown, never
+// typed.
 func Clean(s string) string {
-	if Text(s) == nil {
+	if Text(s) == nil && !strings.ContainsFunc(s, Hidden) {
 		return s
 	}
 	var b strings.Builder
@@ -94,7 +108,7 @@ func Clean(s string) string {
 			b.WriteRune(r)
 		case r == '\n' || r == '\t':
 			b.WriteRune(r)
-		case Control(r):
+		case Control(r), Hidden(r):
 			b.WriteRune(utf8.RuneError)
 		default:
 			b.WriteRune(r)

@@ -37,6 +37,24 @@ func TestTextAndLine(t *testing.T) {
 	}
 }
 
+// TestCleanShowsHiddenCharacters: a bidi control (U+202E shows a text's
+// end first), a zero-width space or another format character is made
+// visible when shown; the joiners that emoji need stay.
+func TestCleanShowsHiddenCharacters(t *testing.T) {
+	for in, want := range map[string]string{
+		"done \u202egnp.exe":     "done \uFFFDgnp.exe",
+		"a\u2066b\u2069c\u200fd": "a\uFFFDb\uFFFDc\uFFFDd",
+		"zero\u200bwidth\ufeff":  "zero\uFFFDwidth\uFFFD",
+		"tag\U000E0041":          "tag\uFFFD",
+		"👩\u200d💻 ok":            "👩\u200d💻 ok",
+		"résumé ✓ 日本":            "résumé ✓ 日本",
+	} {
+		if got := Clean(in); got != want {
+			t.Errorf("Clean(%+q) = %+q, want %+q", in, got, want)
+		}
+	}
+}
+
 func TestErrorSaysWhat(t *testing.T) {
 	if err := Line("ab\u009bc"); err == nil || err.Error() != "it has a control character (U+009B) (at byte 2)" {
 		t.Fatalf("got %v", err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/orch"
 )
 
 // mapFS serves task files from memory, by absolute path.
@@ -644,9 +645,10 @@ func TestParseTask(t *testing.T) {
 
 func TestFindTaskFile(t *testing.T) {
 	fsys := mapFS{fstest.MapFS{
-		"w/task.md": {Data: []byte("run: x")},
-		"w/dir":     {Mode: fs.ModeDir},
-		"opt/st":    {Data: []byte("ELF"), Mode: 0o755},
+		"w/task.md":         {Data: []byte("run: x")},
+		"w/my tasks/t 1.md": {Data: []byte("run: x")},
+		"w/dir":             {Mode: fs.ModeDir},
+		"opt/st":            {Data: []byte("ELF"), Mode: 0o755},
 	}}
 	cases := []struct{ line, want string }{
 		{"Do /w/task.md.", "/w/task.md"},
@@ -656,6 +658,8 @@ func TestFindTaskFile(t *testing.T) {
 		{"Run /opt/st only", ""}, // an executable is never a task file
 		{"/w/dir /w/missing w/task.md", ""},
 		{"nothing here", ""},
+		// A path with spaces, quoted as st's task line quotes it.
+		{orch.TaskLine("/opt/st", "/w/my tasks/t 1.md"), "/w/my tasks/t 1.md"},
 	}
 	for _, c := range cases {
 		got, ok := findTaskFile(fsys, c.line)

@@ -3,7 +3,9 @@ package simagent
 import (
 	"fmt"
 	"io/fs"
+	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -82,7 +84,19 @@ const maxTaskFile = 1 << 20
 // regular file, trimmed of the punctuation a sentence puts around it.
 // Executable files are never task files: the line st types (and the
 // notices it sends) also name st's own binary by its absolute path.
+//
+// A path in quotes (st quotes one with a space in it: see orch.TaskLine)
+// is read whole first, as it is between them.
 func findTaskFile(fsys fileSystem, line string) (path string, ok bool) {
+	for _, q := range quotedRE().FindAllString(line, -1) {
+		p := q[1 : len(q)-1] // as it is between the quotes
+		if !strings.HasPrefix(p, "/") {
+			continue
+		}
+		if fi, err := fsys.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 == 0 {
+			return p, true
+		}
+	}
 	for _, tok := range strings.Fields(line) {
 		tok = strings.TrimLeft(tok, "\"'(`")
 		tok = strings.TrimRight(tok, ".,;:)\"'`")
@@ -99,6 +113,9 @@ func findTaskFile(fsys fileSystem, line string) (path string, ok bool) {
 	}
 	return "", false
 }
+
+// quotedRE finds the quoted strings of a line, in double or single quotes.
+var quotedRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"/[^"]*"|'/[^']*'`) })
 
 // shellQuote quotes s for sh -c.
 func shellQuote(s string) string {

@@ -145,7 +145,7 @@ func decide(events []event) plan {
 				// Like a real model handed "your task is in the file X",
 				// read the file first; its markers then lead.
 				if f := namedFile(e.text); f != "" {
-					p.script = script{steps: []step{{tool: "shell", arg: "cat " + f}}}
+					p.script = script{steps: []step{{tool: "shell", arg: "cat " + shellArg(f)}}}
 					p.scriptFrom = "file"
 				}
 			}
@@ -190,12 +190,28 @@ func decide(events []event) plan {
 // summaryRE finds the summary lines that st worker read prints.
 var summaryRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^summary:[ \t]*(.+)$`) })
 
+// shellArg quotes a path for sh when it has more than pathRE's characters.
+func shellArg(p string) string {
+	if pathRE().FindString(p) == p {
+		return p
+	}
+	return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
+}
+
 // pathRE finds absolute paths in a prompt.
 var pathRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`/[A-Za-z0-9._/+-]+`) })
 
 // namedFile returns the first absolute path in text of a readable,
 // non-executable regular file (the line st types also names st's binary).
 func namedFile(text string) string {
+	// A path with a space comes in quotes (orch.TaskLine), as it is
+	// between them.
+	for _, q := range regexp.MustCompile(`"/[^"]*"|'/[^']*'`).FindAllString(text, -1) {
+		m := q[1 : len(q)-1]
+		if fi, err := os.Stat(m); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 == 0 {
+			return m
+		}
+	}
 	for _, m := range pathRE().FindAllString(text, -1) {
 		m = strings.TrimRight(m, ".,;:")
 		fi, err := os.Stat(m)
