@@ -32,6 +32,7 @@ var Claude = &Kind{
 		TrustFolder: claudeTrustFolder,
 		Processes:   []string{"claude", "claude.exe", "@anthropic-ai/claude-code"},
 		Marks:       []string{"CLAUDECODE"},
+		ConfigEnv:   []string{"CLAUDE_CONFIG_DIR"},
 	},
 	Hear: Hear{
 		Install: "claude-settings",

@@ -32,6 +32,7 @@ var Codex = &Kind{
 		TrustFolder: codexTrustFolder,
 		Processes:   []string{"codex", "@openai/codex"},
 		Marks:       []string{"CODEX_MANAGED_BY_NPM", "CODEX_SANDBOX*", "CODEX_THREAD_ID", "CODEX_TOOL_CALL_ID"},
+		ConfigEnv:   []string{"CODEX_HOME"},
 	},
 	Hear: Hear{
 		Install: "codex-hooks",

@@ -64,6 +64,11 @@ type Launch struct {
 	// argv[0], or a word of its command line (its npm package's folder,
 	// for a node launcher). st tells an agent's process by them.
 	Processes []string
+	// ConfigEnv are the environment variables that say where it keeps its
+	// settings (CODEX_HOME): a worker's window gets the caller's.
+	ConfigEnv []string
+	// ProbeEnv is set when st runs the program to read its version.
+	ProbeEnv []string
 	// Marks are environment variables (names, or name prefixes ending in
 	// "*") that only the agent's own commands carry.
 	Marks []string

@@ -210,10 +210,14 @@ func probe(ctx context.Context, kind, path string) Program {
 	var wg sync.WaitGroup
 	if kind == "codex" {
 		wg.Add(2)
-		go func() { defer wg.Done(); help, helpErr = run(ctx, path, "--help") }()
-		go func() { defer wg.Done(); list, listErr = run(ctx, path, "features", "list") }()
+		go func() { defer wg.Done(); help, helpErr = run(ctx, nil, path, "--help") }()
+		go func() { defer wg.Done(); list, listErr = run(ctx, nil, path, "features", "list") }()
 	}
-	out, err := run(ctx, path, "--version")
+	var env []string
+	if k, _ := Lookup(kind); k != nil {
+		env = k.Launch.ProbeEnv
+	}
+	out, err := run(ctx, env, path, "--version")
 	wg.Wait()
 	if err != nil {
 		p.Err = err
@@ -248,10 +252,13 @@ func probe(ctx context.Context, kind, path string) Program {
 }
 
 // run runs a program briefly with no input, for its output.
-func run(ctx context.Context, path string, args ...string) (string, error) {
+func run(ctx context.Context, env []string, path string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, args...)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdin = nil
 	cmd.WaitDelay = time.Second
 	out, err := cmd.Output()

@@ -7,12 +7,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/client"
 	"github.com/sophonz/st/internal/plain"
@@ -181,19 +183,26 @@ func printNotes(env *Env, notes []string) {
 }
 
 // passEnv is the caller's environment that the worker's window gets:
-// PATH, so the agents are found as the caller finds them, where the
-// agents keep their settings (CODEX_HOME, CLAUDE_CONFIG_DIR), st's agent
-// settings (ST_CLAUDE_*, ST_CODEX_*) and the sim agent's knobs. Other
+// PATH, so the agents are found as the caller finds them, where each
+// agent kind keeps its settings (its description's ConfigEnv: CODEX_HOME,
+// CLAUDE_CONFIG_DIR), st's settings of each kind (ST_<KIND>_*: ST_CLAUDE_BIN,
+// ST_GEMINI_PERMISSION_MODE...) and the sim agent's knobs (ST_SIM_*). Other
 // variables come from the tmux server's environment, as for any window.
 func passEnv(env *Env) map[string]string {
 	out := map[string]string{}
 	if p := env.Getenv("PATH"); p != "" {
 		out["PATH"] = p
 	}
+	pass := func(k string) bool {
+		for _, kind := range agent.All() {
+			if strings.HasPrefix(k, "ST_"+strings.ToUpper(kind.Name)+"_") || slices.Contains(kind.Launch.ConfigEnv, k) {
+				return true
+			}
+		}
+		return false
+	}
 	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "ST_SIM_") || strings.HasPrefix(k, "ST_CLAUDE_") || strings.HasPrefix(k, "ST_CODEX_") ||
-			k == "CODEX_HOME" || k == "CLAUDE_CONFIG_DIR" {
+		if k, _, _ := strings.Cut(kv, "="); pass(k) {
 			out[k] = env.Getenv(k)
 		}
 	}
