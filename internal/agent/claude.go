@@ -54,6 +54,7 @@ var Claude = &Kind{
 		Map:        mapClaudeLikeEvent,
 		ShellTools: []string{"Bash"},
 		FileTools:  map[string]string{"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"},
+		QuietEnds:  true,
 		BeforeTool: "PreToolUse",
 		Refusal:    "claude-json",
 		SessionID:  uuidRE,

@@ -54,6 +54,7 @@ var Codex = &Kind{
 		// Hooks name its shell tool Bash; exec_command and shell are the
 		// model's own names for it. Its edits are patches (apply_patch).
 		ShellTools: []string{"Bash", "exec_command", "shell"},
+		QuietEnds:  true,
 		BeforeTool: "PreToolUse",
 		Refusal:    "claude-json",
 		SessionID:  uuidRE,

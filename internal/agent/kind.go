@@ -93,6 +93,12 @@ type Hear struct {
 	// Any other tool's input is searched for a patch (Codex's apply_patch).
 	ShellTools []string
 	FileTools  map[string]string
+	// QuietEnds: a turn of it may end with no hook at all (Claude's Esc
+	// fires none), so st ends a turn whose hooks went quiet once its
+	// screen has lost every sign of work. Off for an agent whose every
+	// turn ends with a hook (Gemini's Esc fires AfterAgent), whose screen
+	// may show no sign of work between two steps of one turn.
+	QuietEnds bool
 	// BeforeTool is its event for a tool about to run, where the guard
 	// and --owns scopes answer (PreToolUse, BeforeTool).
 	BeforeTool string

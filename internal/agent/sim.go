@@ -33,6 +33,7 @@ var Sim = &Kind{
 		Map:        mapClaudeLikeEvent,
 		ShellTools: []string{"Bash"},
 		FileTools:  map[string]string{"Edit": "file_path", "Write": "file_path"},
+		QuietEnds:  true,
 		BeforeTool: "PreToolUse",
 		Refusal:    "claude-json",
 		// A UUID by default; tests name theirs (ST_SIM_SESSION_ID).

@@ -273,7 +273,7 @@ func (m *Manager) checkQuietTurns(ctx context.Context) {
 	m.mu.Unlock()
 	for pane, kind := range cs {
 		ad, err := agent.Lookup(kind)
-		if err != nil {
+		if err != nil || !ad.Hear.QuietEnds {
 			continue
 		}
 		v, err := m.screen(ctx, pane, ad)
