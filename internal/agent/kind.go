@@ -141,6 +141,11 @@ type ScreenSpec struct {
 	// before st takes the keys as lost and types it again (0: a second).
 	// Too short a wait types the line twice.
 	TypeWait time.Duration
+	// SessionFirst: its box is drawn before it has settled (Gemini draws
+	// it, then its folder-trust dialog 0.75 s later, and fires its
+	// SessionStart hook only once past that dialog), so st types into it
+	// only once the SessionStart hook came.
+	SessionFirst bool
 	// Submit and Interrupt are the tmux keys that submit a typed line and
 	// stop a turn.
 	Submit, Interrupt string

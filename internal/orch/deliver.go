@@ -187,6 +187,13 @@ func (m *Manager) waitBox(ctx context.Context, d *delivery) (already bool, err e
 			return false, err
 		}
 		ok := v.Screen == agent.ScreenReady || (d.whileWorking && v.Screen == agent.ScreenWorking && v.Box == "")
+		if ok && d.adapter.Screen.SessionFirst {
+			// Its box is up before the agent has settled: no line goes
+			// in before its SessionStart hook (a dialog may still come).
+			if _, sess := m.facts.agentOf(d.pane); sess == "" {
+				ok = false
+			}
+		}
 		if ok && v.Screen != agent.ScreenReady && m.facts.waiting(d.pane) {
 			// Its hooks say a prompt is up (or about to be drawn).
 			ok = false
