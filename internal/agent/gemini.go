@@ -166,6 +166,11 @@ func recognizeGemini(capture string) View {
 		}
 		if rule >= 0 {
 			box := geminiBox(lines[rule+1 : foot])
+			if geminiDialogAbove(lines, rule) {
+				// A permission dialog may be drawn above a box that
+				// still takes keys: the keys are the dialog's answer.
+				return View{Screen: ScreenPrompt, Box: box}
+			}
 			for i := rule - 1; i >= 0 && i >= rule-3; i-- {
 				if strings.Contains(lines[i], "esc to cancel") {
 					return View{Screen: ScreenWorking, Box: box}
@@ -190,6 +195,25 @@ func recognizeGemini(capture string) View {
 		}
 	}
 	return View{Screen: ScreenUnknown}
+}
+
+// geminiDialogAbove reports a permission dialog (a bordered box with
+// "Allow execution of", "Allow once"...) in the lines right above the
+// box's rule: Gemini draws it over the transcript and, at times, keeps its
+// input box below it.
+func geminiDialogAbove(lines []string, rule int) bool {
+	for i := rule - 1; i >= 0 && i >= rule-40; i-- {
+		l := strings.TrimSpace(lines[i])
+		if !strings.HasPrefix(l, "│") {
+			continue
+		}
+		for _, m := range geminiPrompt {
+			if strings.Contains(l, m) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // isGeminiRule: the rule over the box, a line of ─ from column 0.

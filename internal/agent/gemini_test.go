@@ -63,6 +63,12 @@ func TestRecognizeGeminiModes(t *testing.T) {
 		return "✦ done\n\n" + strings.Repeat("─", 80) + "\n " + hint + "\n" + line +
 			"\n workspace (/directory)                        sandbox\n /w/work                                      no sandbox\n"
 	}
+	// A permission dialog above a box that is still drawn (seen in the
+	// real tier): the screen is the dialog's.
+	dialog := "╭────\n│ ? Shell  echo yes > perm.txt\n│ Allow execution of [Shell]?\n│ ● 1. Allow once\n│   2. No, suggest changes (esc)\n╰────\n"
+	if got := recognizeGemini(dialog + screen("Shift+Tab to accept edits", " >   Type your message or @path/to/file")); got.Screen != ScreenPrompt {
+		t.Errorf("a permission dialog above the box: %+v, want a prompt", got)
+	}
 	for _, c := range []struct {
 		hint, line string
 		want       View
