@@ -77,12 +77,14 @@ func (m *Manager) reconcileLayout(l tmux.Layout, listed time.Time, seq int) bool
 // relation back on the new panes, and then starts each agent again, each
 // on a deadline of its own (resume.go). It returns once the sessions and
 // relations are back; the agents come back in the background, and one
-// that cannot holds up none of the others.
-func (m *Manager) restore(ctx context.Context) {
+// that cannot holds up none of the others. It reports false when it
+// found st's sessions there (a word of a going that was not true, or
+// not any more): then it changes nothing.
+func (m *Manager) restore(ctx context.Context) bool {
 	t0 := time.Now()
 	old := m.rest.picture()
 	if !m.rest.begin() {
-		return // one is under way
+		return true // one is under way
 	}
 	// The making of sessions and relations runs to its end even when st
 	// stops meanwhile (st down): cut short, it left sessions without
@@ -92,6 +94,14 @@ func (m *Manager) restore(ctx context.Context) {
 	ctx = context.WithoutCancel(ctx)
 	m.logf("the tmux server is gone: bringing back %d sessions", len(old.Sessions))
 	moved, newOpts, launches, server := m.reopen(ctx, old)
+	if len(moved) == 0 && server != "" && m.sessionsThere(ctx, old) {
+		// Nothing made, and the server runs with the sessions of the
+		// picture: a restore now would retire every relation to panes
+		// that are there (issue 32, item 10). Nothing is gone.
+		m.logf("the tmux server runs with st's sessions: nothing to bring back")
+		m.rest.to(phaseWatching)
+		return false
+	}
 	back := time.Now()
 	if len(moved) > 0 {
 		m.rest.serverBack()
@@ -130,6 +140,35 @@ func (m *Manager) restore(ctx context.Context) {
 		back.Sub(t0).Round(time.Millisecond), relations.Round(time.Microsecond), len(moved), len(launches))
 	m.rest.done(api.RestoreStats{At: back, Sessions: back.Sub(t0), Relations: relations, Panes: len(moved), Agents: len(launches)})
 	m.resumeAll(ctx, launches, gens, back)
+	return true
+}
+
+// sessionsThere reports whether the running server is the life of it
+// that picture old is of, with every pane of the picture: st's own
+// server, not gone.
+func (m *Manager) sessionsThere(ctx context.Context, old tmux.Layout) bool {
+	l, err := m.cfg.Tmux.ReadLayout(ctx)
+	if err != nil || len(l.Sessions) == 0 || l.Server == "" || l.Server != old.Server {
+		return false
+	}
+	have := map[string]string{}
+	for _, s := range l.Sessions {
+		for _, w := range s.Windows {
+			for _, p := range w.Panes {
+				have[p.ID] = s.Name
+			}
+		}
+	}
+	for _, s := range old.Sessions {
+		for _, w := range s.Windows {
+			for _, p := range w.Panes {
+				if have[p.ID] != s.Name {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 // recordRestored keeps the picture of the server the restore made, with
@@ -214,7 +253,7 @@ func (m *Manager) reopen(ctx context.Context, old tmux.Layout) (map[string]strin
 			}
 			r, err := m.reopenSession(ctx, s, env)
 			failed[i] = err != nil
-			if stuck = errors.Is(err, tmux.ErrNoServer) && try > 1 && !m.cfg.Tmux.Running(ctx); stuck {
+			if stuck = noServerThere(err) && try > 1 && !m.cfg.Tmux.Running(ctx); stuck {
 				// Twice no server, and none runs: none can start there
 				// (its socket's folder cannot be made); every worker's
 				// wait should know.
@@ -241,6 +280,12 @@ func (m *Manager) reopen(ctx context.Context, old tmux.Layout) (map[string]strin
 		}
 		m.logf("restore: the tmux server exited under the restore, taking %d sessions st had made; making them again (try %d of %d)", lost, try+1, reopenTries)
 	}
+}
+
+// noServerThere says that err is a server that could not start at all,
+// not one that exited as the session was made (which is tried again).
+func noServerThere(err error) bool {
+	return errors.Is(err, tmux.ErrNoServer) && !strings.Contains(err.Error(), "server exited unexpectedly")
 }
 
 // joinReopened gathers the sessions made.

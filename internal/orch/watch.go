@@ -105,6 +105,9 @@ func (m *Manager) serverGone(ctx context.Context, at time.Time) {
 		// say it twice): the server st brought back runs.
 		return
 	}
+	if ctx.Err() != nil {
+		return // (st began to stop as it looked)
+	}
 	m.rest.down(at)
 	m.notify()
 	if !m.hasLive() {
@@ -112,8 +115,8 @@ func (m *Manager) serverGone(ctx context.Context, at time.Time) {
 	}
 	m.logf("the tmux server is gone (%s ago)", time.Since(at).Round(time.Microsecond))
 	pictured := len(m.rest.picture().Sessions) > 0
-	if pictured {
-		m.restore(ctx)
+	if pictured && !m.restore(ctx) {
+		return // its sessions are there: nothing is gone
 	}
 	// Whatever did not come back is gone.
 	m.settleChange(func(c *change) {

@@ -63,8 +63,9 @@ func downUpTrial(t *testing.T, trial int) (lost int) {
 	// Once the one that could not come back is judged: the four live.
 	waitFor(t, 60*time.Second, func() (bool, string) {
 		var settled bool
-		problems, settled = w.afterRestart(lostOne.Name, len(ws))
-		return settled || len(problems) > 0, strings.Join(problems, "; ")
+		var wait string
+		problems, settled, wait = w.afterRestart(lostOne.Name, len(ws))
+		return settled, wait + strings.Join(problems, "; ")
 	})
 	if len(problems) > 0 {
 		t.Errorf("trial %d (moment %d): after st down; st up: %v\n%s", trial, moment, problems, w.logTail())
@@ -102,15 +103,22 @@ func (w *world) waitMoment(moment int, start time.Time, lostName string, n int) 
 }
 
 // afterRestart is what is wrong after the restart, once the worker
-// named lostName (whose conversation is gone) is judged (settled).
-func (w *world) afterRestart(lostName string, n int) (problems []string, settled bool) {
+// named lostName (whose conversation is gone) is judged (settled); wait
+// says what is not there to judge yet (st restoring the server).
+func (w *world) afterRestart(lostName string, n int) (problems []string, settled bool, wait string) {
+	var st struct {
+		Restoring bool `json:"restoring"`
+	}
+	if out, err := w.st("", "status", "--json").Output(); err != nil || jsonUnmarshal(out, &st) != nil || st.Restoring {
+		return nil, false, "st restores the server"
+	}
 	vs, err := w.list()
 	if err != nil {
-		return []string{err.Error()}, false
+		return nil, false, "st worker list: " + err.Error()
 	}
 	out, err := w.tmux("list-panes", "-a", "-F", "#{pane_id} #{@st_name}")
 	if err != nil {
-		return []string{"tmux: " + err.Error()}, false
+		return nil, false, "tmux: " + err.Error()
 	}
 	named := map[string]string{}
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
@@ -127,7 +135,7 @@ func (w *world) afterRestart(lostName string, n int) (problems []string, settled
 			// its agent's start did (the next st leaves it so: issue 37).
 			settled = v.State == api.Gone || v.State == api.Starting
 			if !settled {
-				problems = append(problems, fmt.Sprintf("%s (its conversation gone) is %s", v.Name, v.State))
+				wait = fmt.Sprintf("%s (its conversation gone) is %s; ", v.Name, v.State)
 			}
 		case !v.State.Live():
 			problems = append(problems, fmt.Sprintf("%s is %s (%q), but its agent can come back", v.Name, v.State, v.Error))
@@ -135,7 +143,7 @@ func (w *world) afterRestart(lostName string, n int) (problems []string, settled
 			problems = append(problems, fmt.Sprintf("%s is listed in %s, a pane that is not its own (%q)", v.Name, v.ID, named[v.ID]))
 		}
 	}
-	return problems, settled
+	return problems, settled, wait
 }
 
 // TestServerKilledDuringRestore: a tmux server with four sessions of
@@ -229,9 +237,15 @@ func (w *world) killDuringRestore(trial int, want map[string]int) (lostSessions,
 		id, _ := w.tmux("display-message", "-p", "#{pid}:#{start_time}")
 		return strings.TrimSpace(id)
 	}
+	t0 := time.Now()
 	waitFor(w.t, 60*time.Second, func() (bool, string) {
 		// st's restore over, and its server in st's picture: then the
 		// windows of that same server.
+		if time.Since(t0) > 55*time.Second {
+			// What is there, for the failure's story.
+			ps, _ := run(execCommand("sh", "-c", "ps -eo pid,ppid,stat,args | grep -v grep | grep '"+w.dir+"'; ls -la "+filepath.Dir(w.sock)))
+			return false, fmt.Sprintf("stuck: the processes of this world, and the socket's folder:\n%s\n%s", ps, w.logTail())
+		}
 		var st struct {
 			Restoring bool `json:"restoring"`
 		}
