@@ -36,6 +36,11 @@ type StatusInfo struct {
 	Restoring bool       `json:"restoring,omitempty"`
 	// Resuming is how many agents st is starting again after a restore.
 	Resuming int `json:"resuming,omitempty"`
+	// Push says that each open gate is pushed (push_url is set), and
+	// PushButtons that the push carries a button per option
+	// (push_answer_url is set too): st doctor says how to get them.
+	Push        bool `json:"push,omitempty"`
+	PushButtons bool `json:"push_buttons,omitempty"`
 }
 
 // LsSession is a session as st ls shows it.

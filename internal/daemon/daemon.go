@@ -100,6 +100,7 @@ func Run(ctx context.Context, o Options) error {
 	s := &server{mgr: mgr, hub: hub, tmux: tm, peers: pn, cancel: cancel, info: api.StatusInfo{
 		PID: os.Getpid(), Version: version.Version, Commit: version.Current().Commit, Binary: o.STBin, Home: o.Home, Socket: sock,
 		TmuxSocket: tm.Socket(), Started: time.Now(), Web: webBase, WebNote: wl.note, WebMoved: wl.moved, WebError: wl.err,
+		Push: cfg.PushURL != "", PushButtons: cfg.PushAnswerURL != "",
 	}, token: wl.link, proc: realProc, hist: hist, log: o.Log}
 	fmt.Fprintf(o.Log, "st %s daemon listening on %s (tmux server %s)\n", version.Version, sock, tm.Socket())
 	return s.serve(ctx, ln)

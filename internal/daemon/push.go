@@ -30,8 +30,8 @@ var pushClient = &http.Client{
 // action is a POST with no body to an answer link of its own, good for
 // that option of this gate once (web.PushAnswerURL): the web UI's token,
 // which can type into every pane, never leaves this machine. With no
-// answerBase the push carries the question alone; answer it in the web UI
-// or with st gate answer.
+// answerBase the push carries no buttons, and says so under the question
+// (pushBody): the options, how to answer, and how to get buttons.
 func pushGate(ctx context.Context, target, answerBase string, mgr *orch.Manager, g api.Gate, log io.Writer) {
 	if target == "" {
 		return
@@ -51,7 +51,7 @@ func pushGate(ctx context.Context, target, answerBase string, mgr *orch.Manager,
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, strings.NewReader(g.Question))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, strings.NewReader(pushBody(g, len(actions) > 0)))
 	if err != nil {
 		fmt.Fprintf(log, "push gate %s: %v\n", g.ID, err)
 		return
@@ -72,4 +72,16 @@ func pushGate(ctx context.Context, target, answerBase string, mgr *orch.Manager,
 	if res.StatusCode >= 300 {
 		fmt.Fprintf(log, "push gate %s to %s: %s\n", g.ID, target, res.Status)
 	}
+}
+
+// pushBody is the text of a gate's push: its question, and when the push
+// carries no buttons (push_answer_url is not set), why, the options, and
+// how to answer them, so that a person who gets it on a phone knows what
+// to do (issue 32, item 8).
+func pushBody(g api.Gate, buttons bool) string {
+	if buttons {
+		return g.Question
+	}
+	return fmt.Sprintf("%s\n\nOptions: %s. No buttons here: push_answer_url (where your phone reaches st's web UI) is not set in st's config.toml; st doctor says how. Answer in st's web UI, or with: st gate answer %s OPTION",
+		g.Question, strings.Join(g.Options, " | "), g.ID)
 }

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net/http"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -79,6 +80,7 @@ func Run(ctx context.Context, c Config) []Check {
 	out = append(out, Hooks(ctx, c.Hooks, present)...)
 	out = append(out, Plugin(ctx, c.Plugin, present)...)
 	out = append(out, Web(ctx, c.Daemon, status, c.HTTP))
+	out = append(out, Push(status, c.Home))
 	out = append(out, AcceptRemote(ctx, c.Daemon, status))
 	out = append(out, SignIn(c.Home, c.Now()))
 	return out
@@ -361,6 +363,26 @@ func Web(ctx context.Context, d Daemon, status *api.StatusInfo, hc *http.Client)
 		return bad(name, fmt.Sprintf("the web UI at %s answers %s", base, res.Status), "st down; st up")
 	}
 	return ok(name, "serving at "+base+" (st web prints the address with its token)")
+}
+
+// Push says whether gates are pushed to a phone, and whether the push
+// carries a button per option. A push without buttons is a note, not a
+// problem (the person answers in the web UI or with st gate answer), with
+// the setting that adds them.
+func Push(status *api.StatusInfo, home string) Check {
+	const name = "push"
+	switch {
+	case status == nil:
+		return ok(name, "not checked: the daemon is not running")
+	case !status.Push:
+		return ok(name, "off: open gates wait in st gate list and the web UI (push_url in config.toml pushes each to a phone)")
+	case !status.PushButtons:
+		c := ok(name, "on, without buttons: a gate's push carries its question and options as text, since push_answer_url (where your phone reaches st's web UI) is not set")
+		c.Try = fmt.Sprintf("push_answer_url = \"https://NAME\" in %s, NAME a tunnel or reverse proxy to st's web UI (%s), then st down; st up",
+			filepath.Join(home, "config.toml"), cmp.Or(status.Web, "st web prints it"))
+		return c
+	}
+	return ok(name, "on, with a button per option (each answers its gate once)")
 }
 
 // AcceptRemote says whether this machine takes workers from the

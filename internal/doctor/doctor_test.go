@@ -250,6 +250,23 @@ func TestAcceptRemote(t *testing.T) {
 	want(t, AcceptRemote(t.Context(), d, nil), true, "not checked", "")
 }
 
+// A push without push_answer_url has no buttons: doctor notes it, and
+// its Try: line names the setting and the file (issue 32, item 8).
+func TestPush(t *testing.T) {
+	want(t, Push(nil, "/h"), true, "not checked", "")
+	want(t, Push(&api.StatusInfo{}, "/h"), true, "off: open gates wait", "")
+	noButtons := Push(&api.StatusInfo{Push: true, Web: "http://127.0.0.1:7766"}, "/h")
+	want(t, noButtons, true, "on, without buttons", `push_answer_url = "https://NAME" in /h/config.toml`)
+	if !strings.Contains(noButtons.Try, "http://127.0.0.1:7766") {
+		t.Errorf("the Try: line does not name the web UI's address: %q", noButtons.Try)
+	}
+	buttons := Push(&api.StatusInfo{Push: true, PushButtons: true}, "/h")
+	want(t, buttons, true, "with a button per option", "")
+	if buttons.Try != "" {
+		t.Errorf("a push with buttons has a Try: line: %q", buttons.Try)
+	}
+}
+
 // A real sign-in with a control plane on 127.0.0.1: valid now, expired
 // twelve hours on, broken when its certificate is not the machine's.
 func TestSignIn(t *testing.T) {

@@ -72,6 +72,11 @@ func (c *change) setStateLocked(w *Worker, s api.State) bool {
 	w.State = s
 	w.Since = m.cfg.Now()
 	c.touchLocked(m.runOf[w.ID])
+	if s == api.Done && m.noticed[w] == reportKey(w) {
+		// Back to done with the report its coordinator's notice named (a
+		// turn of a notice typed into it in between): seen already.
+		c.markToldLocked(w, w.Parent)
+	}
 	if s == api.Done && w.Parent != "" && !w.Told && !api.IsRemote(w.Parent) {
 		// (A coordinator on another machine is told by its own st.)
 		c.done = append(c.done, doneNotice{w.Parent, w})

@@ -17,6 +17,14 @@ import (
 // released worker. Only panes where an agent runs (st has seen its hooks)
 // get notices; a plain shell gets nothing typed into it.
 //
+// A notice is typed once (issue 32, item 9): each has a key that names
+// what it tells, and a key typed is never typed again. A done notice's
+// key is its worker's report (reportKey), kept by the registry once
+// typed (registry.noticed), so that a worker whose state passes through done
+// again with the same report (a notice typed into it, a turn that is
+// not new work) is not announced twice; a plain line's key is its
+// event's, kept here.
+//
 // The noticer has its own lock (mu), taken alone: it asks the registry
 // (doneDue, toldByNotice) with it let go. Its loops run in the manager's
 // group.
@@ -25,36 +33,53 @@ type noticer struct {
 	mu      sync.Mutex
 	pending map[string][]notice
 	kicks   map[string]chan struct{}
+	// typed holds the keys of the plain lines typed, per pane.
+	typed map[string]map[string]bool
 }
 
 type notice struct {
 	text   string
 	worker *Worker // for "done" notices: dropped once the parent has seen the report
+	// key names what it tells: a plain line's event; for a done notice,
+	// the report it names (set by take, from the registry).
+	key string
+}
+
+// same reports whether a and b are one notice: the same worker's done
+// notice (whichever report), or the same plain line.
+func (a notice) same(b notice) bool {
+	if a.worker != nil || b.worker != nil {
+		return a.worker == b.worker
+	}
+	return a.key == b.key && a.text == b.text
 }
 
 func newNoticer(m *Manager) *noticer {
-	return &noticer{m: m, pending: map[string][]notice{}, kicks: map[string]chan struct{}{}}
+	return &noticer{m: m, pending: map[string][]notice{}, kicks: map[string]chan struct{}{}, typed: map[string]map[string]bool{}}
 }
 
-// queueDone queues "w is done" for its coordinator in pane parent, once.
-func (n *noticer) queueDone(parent string, w *Worker) {
-	n.mu.Lock()
-	for _, nt := range n.pending[parent] {
-		if nt.worker == w {
-			n.mu.Unlock()
-			return
-		}
-	}
-	n.mu.Unlock()
-	n.add(parent, notice{worker: w})
-}
+// queueDone queues "w is done" for its coordinator in pane parent, once
+// (take drops it if the report was announced already).
+func (n *noticer) queueDone(parent string, w *Worker) { n.add(parent, notice{worker: w}) }
 
-// queue queues a plain line for pane.
-func (n *noticer) queue(pane, text string) { n.add(pane, notice{text: text}) }
+// queue queues a plain line for pane; key names the event it tells of,
+// and a line of a key typed already into pane is not queued again.
+func (n *noticer) queue(pane, key, text string) { n.add(pane, notice{text: text, key: key}) }
 
+// add queues nt for pane unless the same notice waits there, or was typed
+// there already: the look and the queueing under one hold of the lock, so
+// that two changes that each ask for it at once queue it once.
 func (n *noticer) add(pane string, nt notice) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if nt.worker == nil && n.typed[pane][nt.key] {
+		return
+	}
+	for _, p := range n.pending[pane] {
+		if p.same(nt) {
+			return
+		}
+	}
 	n.pending[pane] = append(n.pending[pane], nt)
 	if _, running := n.kicks[pane]; running {
 		n.kickLocked(pane)
@@ -100,10 +125,13 @@ func (n *noticer) take(pane string) (string, []notice) {
 	for _, nt := range n.pending[pane] {
 		looked := containsNotice(pending, nt)
 		if looked && nt.worker != nil && due[nt.worker] == nil {
-			continue // seen, no longer done, or no longer a worker here
+			continue // seen, announced, no longer done, or no longer a worker here
 		}
 		rest = append(rest, nt)
 		if looked {
+			if nt.worker != nil {
+				nt.key = due[nt.worker].report // the report this line names
+			}
 			keep = append(keep, nt)
 		}
 	}
@@ -127,44 +155,62 @@ func (n *noticer) take(pane string) (string, []notice) {
 }
 
 // dueWorker is a done worker a notice still names: its name and id as
-// the registry has them now.
-type dueWorker struct{ name, id string }
+// the registry has them now, and the key of its report.
+type dueWorker struct{ name, id, report string }
+
+// reportKey names w's report: the key of the done notice that announces
+// it. A new report (st worker done again) has a new key.
+func reportKey(w *Worker) string {
+	if w.ReportedAt == nil {
+		return "report none"
+	}
+	return fmt.Sprintf("report %d", w.ReportedAt.UnixNano())
+}
 
 // doneDue says which of ws a done notice still holds for: each that is
-// done, still a worker here, and whose report its coordinator has not
-// seen yet.
+// done, still a worker here, and whose report its coordinator has
+// neither seen nor been told of by a notice.
 func (m *Manager) doneDue(ws []*Worker) map[*Worker]*dueWorker {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := map[*Worker]*dueWorker{}
 	for _, w := range ws {
-		if !w.Told && m.workers[w.ID] == w && w.State == api.Done {
-			out[w] = &dueWorker{name: w.Name, id: w.ID}
+		if !w.Told && m.workers[w.ID] == w && w.State == api.Done && m.noticed[w] != reportKey(w) {
+			out[w] = &dueWorker{name: w.Name, id: w.ID, report: reportKey(w)}
 		}
 	}
 	return out
 }
 
-// toldByNotice records that the coordinators of ws saw their reports (a
-// notice typed into their panes named them).
-func (m *Manager) toldByNotice(ws []*Worker) {
+// toldByNotice records that the coordinators of the done notices sent
+// saw the reports they named: each report's key is kept on its worker,
+// so that it is never announced again, and the report is seen.
+func (m *Manager) toldByNotice(sent []notice) {
 	m.settleChange(func(c *change) {
-		for _, w := range ws {
-			c.markToldLocked(w, w.Parent)
+		for _, nt := range sent {
+			if nt.worker == nil {
+				continue
+			}
+			m.noticed[nt.worker] = nt.key
+			if reportKey(nt.worker) == nt.key {
+				c.markToldLocked(nt.worker, nt.worker.Parent)
+			}
 		}
 	})
 }
 
 func (n *noticer) finish(pane string, sent []notice) {
-	var ws []*Worker
-	for _, nt := range sent {
-		if nt.worker != nil {
-			ws = append(ws, nt.worker)
-		}
-	}
-	n.m.toldByNotice(ws)
+	n.m.toldByNotice(sent)
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	for _, nt := range sent {
+		if nt.worker == nil {
+			if n.typed[pane] == nil {
+				n.typed[pane] = map[string]bool{}
+			}
+			n.typed[pane][nt.key] = true
+		}
+	}
 	rest := n.pending[pane][:0]
 	for _, nt := range n.pending[pane] {
 		if !containsNotice(sent, nt) {
@@ -176,7 +222,7 @@ func (n *noticer) finish(pane string, sent []notice) {
 
 func containsNotice(ns []notice, x notice) bool {
 	for _, n := range ns {
-		if n == x {
+		if n.same(x) {
 			return true
 		}
 	}

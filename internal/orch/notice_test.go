@@ -2,6 +2,9 @@ package orch
 
 import (
 	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -147,5 +150,64 @@ func TestNoticeQueuedOnce(t *testing.T) {
 	h.m.notices.queueDone(coord, w)
 	if got := h.pendingNotices(coord); len(got) != 1 {
 		t.Errorf("pending %v, want one notice", got)
+	}
+}
+
+// A coordinator is told of a report once, whatever its worker does
+// meanwhile (issue 32, item 9). The worker w1 reports, and at the same
+// moment a notice of its own worker's report is typed into w1: that turn
+// (a notice, not new work) moves w1 to working and back to done with the
+// same report standing, while st types "w1 is done" into the
+// coordinator. The two run at once, many times; every report must be
+// typed into the coordinator exactly once.
+func TestDoneNoticeTypedOnceWhileTheWorkerIsToldOfItsOwn(t *testing.T) {
+	h := newHarness(t, api.Working, nil)
+	// The coordinator is an agent in a turn: the noticer's own loop
+	// leaves its notices pending, and this test types them (take, finish).
+	if err := h.hookFrom(coord, "UserPromptSubmit", "prompt", "go"); err != nil {
+		t.Fatal(err)
+	}
+	n := h.m.notices
+	const ownNotice = "st: worker w2 (%3) is done. Read its report with: /bin/st worker read %3"
+	typeAll := func() int {
+		typed := 0
+		for {
+			line, covers := n.take(coord)
+			if line == "" {
+				return typed
+			}
+			typed++
+			n.finish(coord, covers)
+		}
+	}
+	for i := range 300 {
+		h.hook("UserPromptSubmit", "prompt", fmt.Sprintf("task %d", i))
+		if _, err := h.m.Done(context.Background(), api.DoneRequest{Pane: workerID, Summary: fmt.Sprintf("report %d", i)}); err != nil {
+			t.Fatal(err)
+		}
+		var typed atomic.Int32
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() { // st types "w1 is done" into the coordinator
+			defer wg.Done()
+			typed.Add(int32(typeAll()))
+		}()
+		go func() { // w1's turn of its own worker's notice
+			defer wg.Done()
+			h.m.facts.markNotice(workerID, ownNotice)
+			h.hook("UserPromptSubmit", "prompt", ownNotice)
+			h.hook("Stop", "last_assistant_message", "read w2's report")
+		}()
+		wg.Wait()
+		typed.Add(int32(typeAll())) // what is left once both are over
+		if got := typed.Load(); got != 1 {
+			t.Fatalf("trial %d: the report of w1 was typed into the coordinator %d times, want once", i, got)
+		}
+		h.m.mu.Lock()
+		st, told := h.m.workers[workerID].State, h.m.workers[workerID].Told
+		h.m.mu.Unlock()
+		if st != api.Done || !told {
+			t.Fatalf("trial %d: w1 is %s, told=%v; want done, and its report seen (the notice named it)", i, st, told)
+		}
 	}
 }

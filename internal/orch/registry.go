@@ -56,6 +56,12 @@ type registry struct {
 	// loaded, and their ids never taken again (nil: none).
 	history *history.Book
 	saver   *saver
+	// noticed holds, per worker, the key (reportKey) of the report a
+	// done notice was typed for into its coordinator's pane: that report
+	// is never announced again, however often the worker's state passes
+	// through done with it (issue 32, item 9). In memory only: a restart
+	// of st types no notice of an old report.
+	noticed map[*Worker]string
 	// sig wakes waiters at every change (it has its own lock, so that a
 	// change wakes them after it is on disk, with mu let go).
 	sig signal
@@ -92,7 +98,8 @@ func (s *signal) notify() {
 
 func newRegistry(home string, now func() time.Time, logf func(string, ...any)) registry {
 	return registry{home: home, now: now, logf: logf, runs: map[string]*Run{}, workers: map[string]*Worker{}, runOf: map[string]*Run{},
-		reserved: map[string]bool{}, frozen: map[string]bool{}, untold: map[string][]api.PeerReparent{}}
+		reserved: map[string]bool{}, frozen: map[string]bool{}, untold: map[string][]api.PeerReparent{},
+		noticed: map[*Worker]string{}}
 }
 
 func (reg *registry) runDir(id string) string { return filepath.Join(reg.home, "orch", id) }
@@ -223,6 +230,7 @@ func (reg *registry) removeWorkerLocked(w *Worker) {
 	}
 	delete(reg.workers, w.ID)
 	delete(reg.runOf, w.ID)
+	delete(reg.noticed, w)
 }
 
 // workerAtLocked says whether pane is a worker's, and whether that worker

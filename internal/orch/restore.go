@@ -77,15 +77,31 @@ func (m *Manager) reconcileLayout(l tmux.Layout, listed time.Time, seq int) bool
 // relation back on the new panes, and then starts each agent again, each
 // on a deadline of its own (resume.go). It returns once the sessions and
 // relations are back; the agents come back in the background, and one
-// that cannot holds up none of the others.
-func (m *Manager) restore(ctx context.Context) {
+// that cannot holds up none of the others. It reports false when it
+// found st's sessions there (a word of a going that was not true, or
+// not any more): then it changes nothing.
+func (m *Manager) restore(ctx context.Context) bool {
 	t0 := time.Now()
 	old := m.rest.picture()
 	if !m.rest.begin() {
-		return // one is under way
+		return true // one is under way
 	}
+	// The making of sessions and relations runs to its end even when st
+	// stops meanwhile (st down): cut short, it left sessions without
+	// their relations, relations retired for panes it had not made yet,
+	// and a picture of the server that was gone, from which the next st
+	// invented states (issue 32, item 10). Its own bounds end it.
+	ctx = context.WithoutCancel(ctx)
 	m.logf("the tmux server is gone: bringing back %d sessions", len(old.Sessions))
-	moved, newOpts, launches := m.reopen(ctx, old)
+	moved, newOpts, launches, server := m.reopen(ctx, old)
+	if len(moved) == 0 && server != "" && m.sessionsThere(ctx, old) {
+		// Nothing made, and the server runs with the sessions of the
+		// picture: a restore now would retire every relation to panes
+		// that are there (issue 32, item 10). Nothing is gone.
+		m.logf("the tmux server runs with st's sessions: nothing to bring back")
+		m.rest.to(phaseWatching)
+		return false
+	}
 	back := time.Now()
 	if len(moved) > 0 {
 		m.rest.serverBack()
@@ -116,94 +132,255 @@ func (m *Manager) restore(ctx context.Context) {
 		gens[i] = m.rest.resume(l.pane)
 	}
 	m.relink(ctx, moved, newOpts, true)
+	if len(moved) > 0 {
+		m.recordRestored(ctx, old, moved, newOpts, server)
+	}
 	relations := time.Since(back)
 	m.logf("restored the tmux sessions in %s; relations back %s after the sessions (%d panes moved); %d agents start again",
 		back.Sub(t0).Round(time.Millisecond), relations.Round(time.Microsecond), len(moved), len(launches))
 	m.rest.done(api.RestoreStats{At: back, Sessions: back.Sub(t0), Relations: relations, Panes: len(moved), Agents: len(launches)})
 	m.resumeAll(ctx, launches, gens, back)
+	return true
+}
+
+// sessionsThere reports whether the running server is the life of it
+// that picture old is of, with every pane of the picture: st's own
+// server, not gone.
+func (m *Manager) sessionsThere(ctx context.Context, old tmux.Layout) bool {
+	l, err := m.cfg.Tmux.ReadLayout(ctx)
+	if err != nil || len(l.Sessions) == 0 || l.Server == "" || l.Server != old.Server {
+		return false
+	}
+	have := map[string]string{}
+	for _, s := range l.Sessions {
+		for _, w := range s.Windows {
+			for _, p := range w.Panes {
+				have[p.ID] = s.Name
+			}
+		}
+	}
+	for _, s := range old.Sessions {
+		for _, w := range s.Windows {
+			for _, p := range w.Panes {
+				if have[p.ID] != s.Name {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// recordRestored keeps the picture of the server the restore made, with
+// the relations on its panes, at once: st may stop before its watcher
+// looks again, and the next st must not take st's own server for
+// another life of it; and the relations name the new panes now, so a
+// server that goes again before the watcher looks must be restored from
+// a picture of those panes, not of the ones before (pane ids start again
+// from %0 in every server: the old picture's ids name other panes).
+func (m *Manager) recordRestored(ctx context.Context, old tmux.Layout, moved map[string]string, opts map[string]map[string]string, server string) {
+	l, err := m.cfg.Tmux.ReadLayout(ctx)
+	if err != nil || len(l.Sessions) == 0 || l.Server != server {
+		// Gone again before it could be read: what the restore made.
+		l = madePicture(old, moved, opts, server)
+	}
+	if err := m.rest.record(l); err != nil {
+		m.logf("keep the tmux layout: %v", err)
+	}
+}
+
+// madePicture is picture old with the panes a restore made in their
+// place (old id -> new in moved, their options in opts), in server.
+func madePicture(old tmux.Layout, moved map[string]string, opts map[string]map[string]string, server string) tmux.Layout {
+	l := tmux.Layout{Server: server}
+	for _, s := range old.Sessions {
+		ns := tmux.LayoutSession{Name: s.Name}
+		for _, w := range s.Windows {
+			nw := w
+			nw.Panes = nil
+			for _, p := range w.Panes {
+				if n, ok := moved[p.ID]; ok {
+					p.ID, p.Options = n, opts[n]
+					nw.Panes = append(nw.Panes, p)
+				}
+			}
+			if len(nw.Panes) > 0 {
+				ns.Windows = append(ns.Windows, nw)
+			}
+		}
+		if len(ns.Windows) > 0 {
+			l.Sessions = append(l.Sessions, ns)
+		}
+	}
+	return l
+}
+
+// reopenTries bounds the restore's starts of a server: a server that
+// exits under the restore (killed again, or still exiting when st heard
+// it go) takes the sessions made in it along, and st starts one again
+// and makes those sessions again, this many times in all.
+const reopenTries = 5
+
+// reopened is what the making of one session gave: the server it was
+// made in, old pane id -> new, the options the picture held for each new
+// pane, and the agents to start.
+type reopened struct {
+	server   string
+	moved    map[string]string
+	newOpts  map[string]map[string]string
+	launches []launch
 }
 
 // reopen makes the sessions, windows and panes of layout old again; a
 // pane whose agent is to come back is opened with a placeholder, and its
-// agent started after the relations are back (resumeAll). It returns old
-// pane id -> new, the options the picture held for each new pane, and
-// the agents to start.
-func (m *Manager) reopen(ctx context.Context, old tmux.Layout) (map[string]string, map[string]map[string]string, []launch) {
+// agent started after the relations are back (resumeAll). A server that
+// exits under it is one more state of the restore: every session that
+// is not in the server that runs at the end is made again there, up to
+// reopenTries times. It returns old pane id -> new, the options the
+// picture held for each new pane, the agents to start, and the server
+// they are in.
+func (m *Manager) reopen(ctx context.Context, old tmux.Layout) (map[string]string, map[string]map[string]string, []launch, string) {
 	env := m.windowEnv()
+	made := make([]*reopened, len(old.Sessions))
+	// failed are the sessions that could not be made (the server went as
+	// they were made, most often): made again with the lost ones.
+	failed := make([]bool, len(old.Sessions))
+	for try := 1; ; try++ {
+		stuck := false // no server can start there
+		for i, s := range old.Sessions {
+			if made[i] != nil || (try > 1 && !failed[i]) {
+				continue
+			}
+			r, err := m.reopenSession(ctx, s, env)
+			failed[i] = err != nil
+			if stuck = noServerThere(err) && try > 1 && !m.cfg.Tmux.Running(ctx); stuck {
+				// Twice no server, and none runs: none can start there
+				// (its socket's folder cannot be made); every worker's
+				// wait should know.
+				break
+			}
+			made[i] = r
+		}
+		now, _ := m.cfg.Tmux.ServerID(ctx)
+		lost := 0
+		for i, r := range made {
+			if r != nil && (r.server == "" || r.server != now) {
+				made[i], failed[i] = nil, true // made in a server that exited since
+			}
+			if failed[i] {
+				lost++
+			}
+		}
+		if lost == 0 || stuck || try == reopenTries {
+			if lost > 0 {
+				m.logf("restore: %d sessions are not back after %d tries (the tmux server exited under the restore, or would not make them)", lost, try)
+			}
+			moved, opts, launches := joinReopened(made)
+			return moved, opts, launches, now
+		}
+		m.logf("restore: the tmux server exited under the restore, taking %d sessions st had made; making them again (try %d of %d)", lost, try+1, reopenTries)
+	}
+}
+
+// noServerThere says that err is a server that could not start at all,
+// not one that exited as the session was made (which is tried again).
+func noServerThere(err error) bool {
+	return errors.Is(err, tmux.ErrNoServer) && !strings.Contains(err.Error(), "server exited unexpectedly")
+}
+
+// joinReopened gathers the sessions made.
+func joinReopened(made []*reopened) (map[string]string, map[string]map[string]string, []launch) {
 	moved := map[string]string{}
 	newOpts := map[string]map[string]string{}
 	var launches []launch
-	started := false // a server runs again (st's first new session made it)
-	for _, s := range old.Sessions {
-		for wi, w := range s.Windows {
-			var winPane string
-			for pi, p := range w.Panes {
-				l := m.relaunch(p)
-				argv := l.argv
-				if argv != nil {
-					argv = tmux.Placeholder
-				}
-				var np tmux.Pane
-				var err error
-				switch {
-				case wi == 0 && pi == 0:
-					np, err = m.newSession(ctx, s.Name, w.Name, p.Path, env, argv, !started)
-					m.cfg.Tmux.Kick() // a server again: its control client, for the rest
-				case pi == 0:
-					np, err = m.cfg.Tmux.NewWindow(ctx, tmux.NewWindowOpts{Target: s.Name + ":" + strconv.Itoa(w.Index), Name: w.Name, Cwd: p.Path, Env: env, Command: argv})
-				default:
-					np, err = m.cfg.Tmux.NewWindow(ctx, tmux.NewWindowOpts{Target: winPane, Split: true, Cwd: p.Path, Env: env, Command: argv})
-				}
-				if err != nil {
-					m.logf("restore %s:%d.%d: %v", s.Name, w.Index, p.Index, err)
-					if wi == 0 && pi == 0 && !started && errors.Is(err, tmux.ErrNoServer) {
-						// No server can be started there: nothing will
-						// come back, and every worker's wait should know.
-						return moved, newOpts, nil
-					}
-					if wi == 0 && pi == 0 {
-						break // no session to put its windows in
-					}
-					continue
-				}
-				started = true
-				if pi == 0 {
-					winPane = np.ID
-				}
-				moved[p.ID] = np.ID
-				newOpts[np.ID] = p.Options
-				if l.argv != nil {
-					l.pane, l.cwd, l.env = np.ID, p.Path, env
-					launches = append(launches, l)
-				}
-			}
-			if winPane == "" && wi == 0 {
-				break
-			}
-			if len(w.Panes) > 1 && winPane != "" {
-				m.cfg.Tmux.SelectLayout(ctx, winPane, w.Layout)
-			}
-			if w.Active && winPane != "" {
-				m.cfg.Tmux.MakeCurrent(ctx, winPane)
-			}
+	for _, r := range made {
+		if r == nil {
+			continue
 		}
+		for o, n := range r.moved {
+			moved[o] = n
+		}
+		for n, o := range r.newOpts {
+			newOpts[n] = o
+		}
+		launches = append(launches, r.launches...)
 	}
 	return moved, newOpts, launches
 }
 
-// newSession makes a session of the restore. The first one starts the
-// server, and the old one may not have finished exiting when st heard it
-// go: tmux then says "server exited unexpectedly" (seen once in 25
-// restores), and is asked again for a few seconds. Whatever else stops it
+// reopenSession makes one session of the picture again, with its
+// windows and panes, and says which server it is in. A session that
+// could not be made at all is nil, with why.
+func (m *Manager) reopenSession(ctx context.Context, s tmux.LayoutSession, env map[string]string) (*reopened, error) {
+	r := &reopened{moved: map[string]string{}, newOpts: map[string]map[string]string{}}
+	for wi, w := range s.Windows {
+		var winPane string
+		for pi, p := range w.Panes {
+			l := m.relaunch(p)
+			argv := l.argv
+			if argv != nil {
+				argv = tmux.Placeholder
+			}
+			var np tmux.Pane
+			var err error
+			switch {
+			case wi == 0 && pi == 0:
+				np, err = m.newSession(ctx, s.Name, w.Name, p.Path, env, argv)
+				m.cfg.Tmux.Kick() // a server again: its control client, for the rest
+				if err == nil {
+					r.server, _ = m.cfg.Tmux.ServerID(ctx)
+				}
+			case pi == 0:
+				np, err = m.cfg.Tmux.NewWindow(ctx, tmux.NewWindowOpts{Target: s.Name + ":" + strconv.Itoa(w.Index), Name: w.Name, Cwd: p.Path, Env: env, Command: argv})
+			default:
+				np, err = m.cfg.Tmux.NewWindow(ctx, tmux.NewWindowOpts{Target: winPane, Split: true, Cwd: p.Path, Env: env, Command: argv})
+			}
+			if err != nil {
+				m.logf("restore %s:%d.%d: %v", s.Name, w.Index, p.Index, err)
+				if wi == 0 && pi == 0 {
+					// No session to put its windows in. (A server that
+					// exits as the session is made may also answer
+					// nothing at all: it is made again with the lost.)
+					return nil, err
+				}
+				continue
+			}
+			if pi == 0 {
+				winPane = np.ID
+			}
+			r.moved[p.ID] = np.ID
+			r.newOpts[np.ID] = p.Options
+			if l.argv != nil {
+				l.pane, l.cwd, l.env = np.ID, p.Path, env
+				r.launches = append(r.launches, l)
+			}
+		}
+		if len(w.Panes) > 1 && winPane != "" {
+			m.cfg.Tmux.SelectLayout(ctx, winPane, w.Layout)
+		}
+		if w.Active && winPane != "" {
+			m.cfg.Tmux.MakeCurrent(ctx, winPane)
+		}
+	}
+	for i := range r.launches {
+		r.launches[i].server = r.server
+	}
+	return r, nil
+}
+
+// newSession makes a session of the restore, and with the first one a
+// server. A server that is still exiting when st heard it go, or that
+// exits as the session is made, makes tmux say "server exited
+// unexpectedly": st asks again for a few seconds. Whatever else stops it
 // (a socket folder st refuses) is not asked again.
-func (m *Manager) newSession(ctx context.Context, name, window, cwd string, env map[string]string, argv []string, first bool) (tmux.Pane, error) {
+func (m *Manager) newSession(ctx context.Context, name, window, cwd string, env map[string]string, argv []string) (tmux.Pane, error) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		p, err := m.cfg.Tmux.NewSession(ctx, name, window, cwd, env, argv)
-		if err == nil || !first || !strings.Contains(err.Error(), "server exited unexpectedly") || time.Now().After(deadline) {
+		if err == nil || !strings.Contains(err.Error(), "server exited unexpectedly") || time.Now().After(deadline) {
 			return p, err
 		}
-		m.logf("restore: the old tmux server is still exiting (%v); trying again", err)
+		m.logf("restore: the tmux server exited as session %s was made (%v); trying again", name, err)
 		if syncs.Sleep(ctx, 50*time.Millisecond) != nil {
 			return p, err
 		}

@@ -37,7 +37,12 @@ import (
 // Reopening makes every session, window and pane of st's picture again,
 // an agent's pane with a placeholder; no server can start there (its
 // socket's folder cannot be made) ends it, and every worker is gone with
-// that reason. Relinking moves every relation to the new pane ids and
+// that reason. A server that exits under it (killed again, or still
+// exiting when st heard it go) takes the sessions made in it along: st
+// starts one again and makes those sessions again, up to reopenTries
+// times. Reopening and relinking run to their end even when st stops
+// meanwhile, and leave the picture of the server they made; a stop cuts
+// only the resuming short, and writes no state from it. Relinking moves every relation to the new pane ids and
 // sets st's options pane by pane, so that a pane that is gone fails only
 // its own. Resuming starts each agent in its pane, resuming its
 // conversation, each on a deadline of its own (resumeTimeout), and never
@@ -98,6 +103,8 @@ type launch struct {
 	env           map[string]string
 	kind, session string
 	argv          []string
+	// server is the server its pane was made in (tmux.Client.ServerID).
+	server string
 }
 
 // resumeLook is what a look at a starting agent's pane saw.
@@ -166,6 +173,23 @@ func (m *Manager) resumeAgent(ctx context.Context, l launch, gen int, back time.
 			return
 		}
 		v, why = judgeResume(m.lookResume(ctx, l.pane, ad), time.Now(), deadline)
+	}
+	if ctx.Err() != nil {
+		// st stops (st down): a command cut short by its stopping says
+		// nothing of the agent ("st could not start it: context
+		// canceled" made a sim that came back gone, issue 32 item 10).
+		// A state is written only from what the pane showed; the next st
+		// judges the pane as it finds it.
+		return
+	}
+	if v == resumeLost && l.server != "" {
+		if now, err := m.cfg.Tmux.ServerID(ctx); err == nil && now != l.server {
+			// Its pane went with the whole server (killed again): that
+			// says nothing of the agent, and the restore that follows
+			// starts it again.
+			m.logf("%s: the tmux server went as its agent started again; the next restore starts it", l.pane)
+			return
+		}
 	}
 	current, last := m.rest.settle(l.pane, gen)
 	if !current {

@@ -1,9 +1,14 @@
 package orch
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/tmux"
 )
 
 // The restore's phases move only along the arrows of restore's diagram
@@ -127,5 +132,61 @@ func TestOtherLife(t *testing.T) {
 	rs.broughtBack([]string{"%1"})
 	if rs.otherLife("2:2") {
 		t.Error("a server st's restore made is st's own")
+	}
+}
+
+// stoppingRunner is the fake server as st's own tmux runner sees it when
+// st stops: a command whose context is done fails with the context's
+// error, as a tmux process killed by it does.
+type stoppingRunner struct{ tmux.Runner }
+
+func (r stoppingRunner) Run(ctx context.Context, args ...string) (string, error) {
+	if ctx.Err() != nil {
+		return "", fmt.Errorf("tmux %s: %w", args[0], ctx.Err())
+	}
+	return r.Runner.Run(ctx, args...)
+}
+
+// An agent's start again cut short by st's own stop (st down right after
+// a restore) writes no state: the worker is not gone "because its agent
+// could not come back" when what failed was st's own command, stopped
+// with st (issue 32, item 10); it stays starting for the next st to judge
+// from its pane.
+func TestResumeCutShortByStopWritesNothing(t *testing.T) {
+	h := newHarness(t, api.Starting, nil)
+	h.m.cfg.Tmux = tmux.NewWithRunner("/tmp/fake.sock", stoppingRunner{h.tm})
+	gen := h.m.rest.resume(workerID)
+	ctx, stop := context.WithCancel(context.Background())
+	stop() // st down, as the agent's start begins
+	l := launch{pane: workerID, cwd: "/tmp", kind: "sim", argv: []string{"sh"}, env: map[string]string{"PATH": "/usr/bin:/bin"}}
+	h.m.resumeAgent(ctx, l, gen, time.Now())
+	h.m.Sync()
+	if d := h.onDisk(); d.State != api.Starting || d.Error != "" {
+		t.Errorf("run.json after st stopped during the agent's start: %s %q, want starting with no error", d.State, d.Error)
+	}
+	if v := h.worker(); v.State != api.Starting || v.Error != "" {
+		t.Errorf("the worker after st stopped during the agent's start: %s %q, want starting with no error", v.State, v.Error)
+	}
+}
+
+// A word of the server's going that the watcher reads as st stops (st
+// down) restores nothing and judges no worker: every look at the server
+// fails then, and a restore judged from those looks retired every
+// relation and made every worker gone (issue 32, item 10).
+func TestServerGoneAsStStopsJudgesNothing(t *testing.T) {
+	h := newHarness(t, api.Working, nil)
+	h.m.cfg.Tmux = tmux.NewWithRunner("/tmp/fake.sock", stoppingRunner{h.tm})
+	if err := h.m.rest.record(tmux.Layout{Server: "1:1", Sessions: []tmux.LayoutSession{{Name: "main", Windows: []tmux.LayoutWindow{
+		{Index: 0, Name: "coord", Panes: []tmux.LayoutPane{{ID: coord, Path: "/tmp"}}},
+		{Index: 1, Name: "w1", Panes: []tmux.LayoutPane{{ID: workerID, Path: "/tmp", Options: map[string]string{"@st_agent": "sim"}}}},
+	}}}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	stop()
+	h.m.serverGone(ctx, time.Now().Add(-300*time.Millisecond))
+	h.m.Sync()
+	if d := h.onDisk(); d.ID != workerID || d.State != api.Working || d.Error != "" {
+		t.Errorf("run.json after a going read as st stopped: %s %s %q, want %s working", d.ID, d.State, d.Error, workerID)
 	}
 }

@@ -93,10 +93,21 @@ func (m *Manager) drainEvents(ctx context.Context) {
 // it, or, when it has none (or nothing came back), every worker that was
 // on it is gone, saying why, and every wait returns.
 func (m *Manager) serverGone(ctx context.Context, at time.Time) {
+	if ctx.Err() != nil {
+		// st stops (st down): a word of the server's going that waited
+		// in the queue is judged by the next st, from what it finds. Here
+		// every look at the server fails now (the context is done), and
+		// a restore judged from that made every worker gone (issue 32,
+		// item 10).
+		return
+	}
 	if m.rest.restoredSince(at) && m.cfg.Tmux.Running(ctx) {
 		// A word of a going that st has answered already (the watcher may
 		// say it twice): the server st brought back runs.
 		return
+	}
+	if ctx.Err() != nil {
+		return // (st began to stop as it looked)
 	}
 	m.rest.down(at)
 	m.notify()
@@ -105,8 +116,8 @@ func (m *Manager) serverGone(ctx context.Context, at time.Time) {
 	}
 	m.logf("the tmux server is gone (%s ago)", time.Since(at).Round(time.Microsecond))
 	pictured := len(m.rest.picture().Sessions) > 0
-	if pictured {
-		m.restore(ctx)
+	if pictured && !m.restore(ctx) {
+		return // its sessions are there: nothing is gone
 	}
 	// Whatever did not come back is gone.
 	m.settleChange(func(c *change) {

@@ -2,6 +2,7 @@ package orch
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -229,7 +230,7 @@ func (m *Manager) Release(ctx context.Context, req api.IDRequest) (*api.WorkerVi
 		for _, k := range []string{"@st_run", "@st_role", "@st_parent", "@st_name", "@st_team"} {
 			m.cfg.Tmux.UnsetOption(ctx, w.ID, k)
 		}
-		m.notices.queue(w.ID, "st: you are no one's worker now - you were released from run "+r.ID+", so there is no need to run st worker done.")
+		m.notices.queue(w.ID, fmt.Sprintf("released %s %s %d", r.ID, w.ID, w.StartedAt.UnixNano()), "st: you are no one's worker now - you were released from run "+r.ID+", so there is no need to run st worker done.")
 	}
 	return &v, nil
 }
