@@ -172,7 +172,7 @@ func Agents(vs []agent.Verdict) []Check {
 				c := ok(name, fmt.Sprintf("%s is not installed; st starts no %s workers here (to add it: %s)", v.Kind, v.Kind, install))
 				out = append(out, c)
 			} else {
-				out = append(out, bad(name, fmt.Sprintf("%s is not installed, nor is the other agent: st has no agent to start", v.Kind), install))
+				out = append(out, bad(name, fmt.Sprintf("%s is not installed, nor is any other agent st starts: st has no agent to start", v.Kind), install))
 			}
 		case agent.Tested:
 			out = append(out, ok(name, fmt.Sprintf("%s %s at %s: st was tested on it (%s)", v.Kind, v.Version, v.Program, tested)))

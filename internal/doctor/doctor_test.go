@@ -88,7 +88,7 @@ func TestAgents(t *testing.T) {
 	rng := agent.TestedRange()
 	missing := func(k string) agent.Verdict { return agent.Verdict{Kind: k, Support: agent.Missing, Tested: rng[k]} }
 	cs := Agents([]agent.Verdict{missing("claude"), missing("codex")})
-	want(t, cs[0], false, "claude is not installed, nor is the other agent", "npm install -g @anthropic-ai/claude-code@"+rng["claude"].Newest)
+	want(t, cs[0], false, "claude is not installed, nor is any other agent st starts", "npm install -g @anthropic-ai/claude-code@"+rng["claude"].Newest)
 	want(t, cs[1], false, "codex is not installed", "npm install -g @openai/codex@")
 
 	tested := agent.Verdict{Kind: "claude", Support: agent.Tested, Version: rng["claude"].Newest, Program: "/bin/claude", Tested: rng["claude"]}
