@@ -54,9 +54,13 @@ func TestGeminiCoordinator(t *testing.T) {
 	r.prompt("coord", ask)
 
 	var answer, prompt string
+	var enter time.Time
 	testutil.WaitFor(t, 3*time.Minute, func() (bool, string) {
-		if geminiBoxHolds(r.capture("main:coord"), "/sophonz:orchestrate") {
+		// The whole line sits in the box, its Enter lost: press it again
+		// (at most every 2 s: the box may take a while to show a line).
+		if time.Since(enter) > 2*time.Second && geminiBoxHolds(r.capture("main:coord"), "{summaries}") {
 			r.tmux("send-keys", "-t", "main:coord", "Enter")
+			enter = time.Now()
 		}
 		for _, q := range r.fake.Requests() {
 			if strings.HasPrefix(q.Answer, "The worker is done:") {
@@ -104,5 +108,8 @@ func geminiBoxHolds(screen, text string) bool {
 			foot = i
 		}
 	}
-	return rule >= 0 && foot > rule && strings.Contains(strings.Join(lines[rule+1:foot], ""), text)
+	if rule < 0 || foot < rule {
+		return false
+	}
+	return strings.Contains(strings.Join(strings.Fields(strings.Join(lines[rule+1:foot], " ")), " "), text)
 }
