@@ -22,10 +22,13 @@ import (
 // `codex app-server` during setup): Codex's databases and logs, its
 // system skills and temporary folder; Claude's ~/.claude.json, its
 // backups of it, and its plugin records (which claude's own plugin
-// commands keep, and leave empty once st's plugin is out). Every other
-// file under HOME must come back byte for byte.
+// commands keep, and leave empty once st's plugin is out); Gemini CLI's
+// record of the folders it ran in (gemini --version writes it, through
+// temporary files that a run ended early leaves), its ids and temporary
+// folder. Every other file under HOME must come back byte for byte.
 func agentState(rel string) bool {
-	for _, p := range []string{".claude.json", ".claude/backups/", ".claude/plugins/", ".codex/.tmp/", ".codex/skills/.system/", ".codex/installation_id"} {
+	for _, p := range []string{".claude.json", ".claude/backups/", ".claude/plugins/", ".codex/.tmp/", ".codex/skills/.system/", ".codex/installation_id",
+		".gemini/projects.json", ".gemini/tmp/", ".gemini/installation_id", ".gemini/user_id"} {
 		if rel == p || strings.HasPrefix(rel, p) {
 			return true
 		}
@@ -97,20 +100,25 @@ func treeChanges(before, after map[string]string) (changes, state []string) {
 }
 
 // realAgentsHome is the world of TestSetupUndoRealAgents: a HOME with
-// the real claude and codex on PATH, a private ST_HOME and tmux server,
-// and run, which runs st there and fails the test on another exit code.
-func realAgentsHome(t *testing.T) (run func(wantCode int, args ...string) string, home, sthome string) {
+// the real claude and codex on PATH (or the programs given, by name), a
+// private ST_HOME and tmux server, and run, which runs st there and fails
+// the test on another exit code.
+func realAgentsHome(t *testing.T, programs ...string) (run func(wantCode int, args ...string) string, home, sthome string) {
 	t.Helper()
 	st := testutil.BuildST(t)
-	claude, codex := realagent.Binaries(t)
+	if len(programs) == 0 {
+		claude, codex := realagent.Binaries(t)
+		programs = []string{claude, codex}
+	}
 	dir := testutil.ShortTempDir(t)
 	home, sthome = filepath.Join(dir, "home"), filepath.Join(dir, "st")
 	tdir, bin := filepath.Join(dir, "t"), filepath.Join(dir, "bin")
 	for _, d := range []string{home, tdir, bin, filepath.Join(dir, "tmp")} {
 		os.MkdirAll(d, 0o700)
 	}
-	os.Symlink(claude, filepath.Join(bin, "claude"))
-	os.Symlink(codex, filepath.Join(bin, "codex"))
+	for _, p := range programs {
+		os.Symlink(p, filepath.Join(bin, filepath.Base(p)))
+	}
 	sock := filepath.Join(tdir, fmt.Sprintf("tmux-%d", os.Getuid()), "default")
 	t.Cleanup(func() {
 		testutil.StopDaemon(sthome)
@@ -120,7 +128,7 @@ func realAgentsHome(t *testing.T) (run func(wantCode int, args ...string) string
 		}
 	})
 	env := testutil.Env(os.Environ(), "HOME="+home, "ST_HOME="+sthome, "TMUX_TMPDIR="+tdir, "TMUX=", "TMUX_PANE=",
-		"PATH="+bin+":/usr/local/bin:/usr/bin:/bin", "ST_WEB_PORT=auto", "ST_CLAUDE_BIN=", "ST_CODEX_BIN=", "CODEX_HOME=", "CLAUDE_CONFIG_DIR=",
+		"PATH="+bin+":/usr/local/bin:/usr/bin:/bin", "ST_WEB_PORT=auto", "ST_CLAUDE_BIN=", "ST_CODEX_BIN=", "ST_GEMINI_BIN=", "CODEX_HOME=", "CLAUDE_CONFIG_DIR=", "GEMINI_CLI_HOME=",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1",
 		// Claude's temporary files in the test's folder (realagent.ClaudeHome says which).
 		"TMPDIR="+filepath.Join(dir, "tmp"), "CLAUDE_CODE_TMPDIR="+filepath.Join(dir, "tmp"))

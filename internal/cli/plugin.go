@@ -18,20 +18,22 @@ import (
 func newPluginCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plugin",
-		Short: "Install the Claude Code plugin and the Codex skills that teach agents st",
+		Short: "Install the Claude Code plugin, the Codex skills and the Gemini CLI commands that teach agents st",
 		Long: `The Claude Code plugin "sophonz" gives new sessions /sophonz:orchestrate (make
 this session a coordinator) and the skill /sophonz:worker; the Codex skills
-sophonz-orchestrate and sophonz-worker do the same for Codex. Their texts name
-this st by its absolute path, so install again after moving st.`,
+sophonz-orchestrate and sophonz-worker do the same for Codex, and the Gemini CLI
+commands /sophonz:orchestrate and /sophonz:worker for Gemini CLI. Their texts
+name this st by its absolute path, so install again after moving st.`,
 	}
 	install := newPluginSubCmd(env, "install", "Write the plugin and the skills, and register the plugin with Claude Code", nil)
 	install.Long = `Write the Claude Code plugin "sophonz" into the local marketplace
 "sophonz-local" under $ST_HOME/plugins/claude and register both with claude
 (ST_CLAUDE_BIN, or claude on PATH), and write the Codex skills into
-$CODEX_HOME/skills (default ~/.codex/skills). Running it again brings every
-file up to date with this st.`
+$CODEX_HOME/skills (default ~/.codex/skills), and, where Gemini CLI has run
+(~/.gemini is there), its commands into ~/.gemini/commands/sophonz. Running it
+again brings every file up to date with this st.`
 	cmd.AddCommand(install,
-		newPluginSubCmd(env, "uninstall", "Take the plugin out of Claude Code and remove the plugin's and the skills' files", nil),
+		newPluginSubCmd(env, "uninstall", "Take the plugin out of Claude Code and remove the plugin's, the skills' and the commands' files", nil),
 		newPluginSubCmd(env, "status", "Say what is installed where, and whether it matches this st", nil))
 	return cmd
 }
@@ -132,10 +134,7 @@ func noteClaudeMissing(env *Env, rep *plugin.Report) error {
 }
 
 func printPluginInstalled(w io.Writer, a plugin.AgentReport) {
-	what := fmt.Sprintf("the plugin %s in %s", plugin.PluginID, a.Dir)
-	if a.Agent == plugin.Codex {
-		what = fmt.Sprintf("the skills %s and %s in %s", plugin.CodexOrchestrate, plugin.CodexWorker, a.Dir)
-	}
+	what := pluginWhat(a.Agent) + " in " + a.Dir
 	switch a.Outcome {
 	case plugin.Installed:
 		fmt.Fprintf(w, "%s: wrote %s\n", a.Agent, what)
@@ -148,9 +147,12 @@ func printPluginInstalled(w io.Writer, a plugin.AgentReport) {
 	if a.Error != "" {
 		return // the error is printed on stderr
 	}
-	if a.Agent == plugin.Claude {
+	switch a.Agent {
+	case plugin.Claude:
 		fmt.Fprintf(w, "claude: registered with Claude Code; new sessions get %s (running ones after /reload-plugins)\n", strings.Join(a.Provides, " and "))
-	} else {
+	case plugin.Gemini:
+		fmt.Fprintf(w, "gemini: new sessions get the commands %s (running ones after /commands reload)\n", strings.Join(a.Provides, " and "))
+	default:
 		fmt.Fprintf(w, "codex: new sessions get the skills %s\n", strings.Join(a.Provides, " and "))
 		fmt.Fprintf(w, "codex: the rule in %s lets st's commands, run escalated, leave the sandbox without asking\n",
 			filepath.Join(filepath.Dir(a.Dir), "rules", plugin.CodexRulesFile))
@@ -176,8 +178,11 @@ func printPluginNotes(w io.Writer, a plugin.AgentReport) {
 }
 
 func pluginWhat(agent string) string {
-	if agent == plugin.Claude {
+	switch agent {
+	case plugin.Claude:
 		return "the plugin " + plugin.PluginID
+	case plugin.Gemini:
+		return "the commands /" + plugin.GeminiNamespace + ":orchestrate and /" + plugin.GeminiNamespace + ":worker"
 	}
 	return "the skills " + plugin.CodexOrchestrate + " and " + plugin.CodexWorker
 }
@@ -205,7 +210,7 @@ func printPluginStatus(w io.Writer, s *plugin.Status) error {
 		if a.Note != "" {
 			fmt.Fprintf(w, "%s: %s\n", a.Agent, a.Note)
 		}
-		if !a.Current {
+		if !a.Current && !a.Skipped {
 			stale = true
 		}
 	}

@@ -45,7 +45,9 @@ func TestPluginCommands(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &s); err != nil {
 		t.Fatalf("status --json: %v\n%s", err, out)
 	}
-	if len(s.Agents) != 2 || !s.Agents[0].Current || !s.Agents[1].Current || s.Agents[0].Registered == nil || !*s.Agents[0].Registered {
+	// Gemini CLI has not run in this HOME: its commands are left out,
+	// and that is nothing to fix.
+	if len(s.Agents) != 3 || !s.Agents[2].Skipped || s.Agents[2].State != plugin.StateNotInstalled || !s.Agents[0].Current || !s.Agents[1].Current || s.Agents[0].Registered == nil || !*s.Agents[0].Registered {
 		t.Errorf("status after install: %s", out)
 	}
 	if out := expect([]string{"plugin", "status"}, 0, "claude  current", "codex   current"); strings.Contains(out, "Try:") {

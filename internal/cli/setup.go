@@ -96,16 +96,17 @@ func newSetupCmd(env *Env, runF runFunc[setupOptions]) *cobra.Command {
 	var o setupOptions
 	cmd := &cobra.Command{
 		Use:   "setup [--undo]",
-		Short: "Start st and install its hooks, plugin and skills for the agents on PATH (again: changes nothing); --undo takes it all out",
-		Long: `st setup starts st's daemon (as st up), then for each of Claude Code and Codex
-that is installed writes st's hooks (st hooks install) and its plugin or skills
-(st plugin install, with the Codex rule that lets st's commands leave Codex's
-sandbox), checks each step as st doctor does, and says what to type next. An
-agent that is not installed is skipped. Running it again changes nothing.
+		Short: "Start st and install its hooks, plugin, skills and commands for the agents on PATH (again: changes nothing); --undo takes it all out",
+		Long: `st setup starts st's daemon (as st up), then for each of Claude Code, Codex and
+Gemini CLI that is installed writes st's hooks (st hooks install) and its plugin,
+skills or commands (st plugin install, with the Codex rule that lets st's
+commands leave Codex's sandbox), checks each step as st doctor does, and says
+what to type next. An agent that is not installed is skipped. Running it again
+changes nothing.
 
-st setup --undo takes st's hooks, plugin, skills and rule out again, putting
-each file of yours back as it was, and stops the daemon. $ST_HOME (st's runs
-and its log) stays.`,
+st setup --undo takes st's hooks, plugin, skills, commands and rule out again,
+putting each file of yours back as it was, and stops the daemon. $ST_HOME (st's
+runs and its log) stays.`,
 		Args: cobra.NoArgs,
 	}
 	cmd.Flags().BoolVar(&o.Undo, "undo", false, "take out everything st setup put in, and stop the daemon")
@@ -220,13 +221,19 @@ func printNext(w io.Writer, present map[string]bool) {
 		fmt.Fprintln(w, "  tmux new -s work")
 		fmt.Fprintln(w, "  codex")
 		fmt.Fprintln(w, "  $"+plugin.CodexOrchestrate+" <the job, and which parts go to which agent>")
+	case present[plugin.Gemini]:
+		fmt.Fprintln(w, "Next: in a tmux session, start Gemini CLI and ask it to coordinate:")
+		fmt.Fprintln(w, "  tmux new -s work")
+		fmt.Fprintln(w, "  gemini")
+		fmt.Fprintln(w, "  /"+plugin.GeminiNamespace+":orchestrate <the job, and which parts go to which agent>")
 	default:
-		fmt.Fprintln(w, "Next: install Claude Code or Codex, then st setup again; until then st runs its simulated agent (scripts/demo)")
+		fmt.Fprintln(w, "Next: install Claude Code, Codex or Gemini CLI, then st setup again; until then st runs its simulated agent (scripts/demo)")
 	}
 }
 
-// runUndo takes out what setup put in: the hooks, the plugin, the skills
-// and the rule, each file back as it was, then stops the daemon.
+// runUndo takes out what setup put in: the hooks, the plugin, the skills,
+// the commands and the rule, each file back as it was, then stops the
+// daemon.
 func runUndo(ctx context.Context, env *Env) error {
 	var cs []doctor.Check
 	r, err := hooks.Uninstall(ctx, hooks.Options{Getenv: env.Getenv})

@@ -174,7 +174,7 @@ func Agents(vs []agent.Verdict) []Check {
 				c := ok(name, fmt.Sprintf("%s is not installed; st starts no %s workers here (to add it: %s)", v.Kind, v.Kind, install))
 				out = append(out, c)
 			} else {
-				out = append(out, bad(name, fmt.Sprintf("%s is not installed, nor is any other agent: st has no agent to start", v.Kind), install))
+				out = append(out, bad(name, fmt.Sprintf("%s is not installed, nor is any other agent st starts: st has no agent to start", v.Kind), install))
 			}
 		case agent.Tested:
 			out = append(out, ok(name, fmt.Sprintf("%s %s at %s: st was tested on it (%s)", v.Kind, v.Version, v.Program, tested)))
@@ -258,10 +258,10 @@ func hooksCheck(name string, a hooks.AgentReport, st, fix string) Check {
 }
 
 // Plugin checks the Claude plugin (its files, and that Claude Code lists
-// it enabled), the Codex skills, and the Codex rule that lets this st's
-// commands leave Codex's sandbox.
+// it enabled), the Codex skills, the Codex rule that lets this st's
+// commands leave Codex's sandbox, and Gemini CLI's commands.
 func Plugin(ctx context.Context, c plugin.Config, present map[string]bool) []Check {
-	names := []string{"plugin claude", "skills codex", "rule codex"}
+	names := []string{"plugin claude", "skills codex", "rule codex", "commands gemini"}
 	s, err := plugin.GetStatus(ctx, c)
 	if err != nil {
 		return []Check{bad(names[0], err.Error(), "st plugin status")}
@@ -270,14 +270,27 @@ func Plugin(ctx context.Context, c plugin.Config, present map[string]bool) []Che
 	for _, a := range s.Agents {
 		if !present[a.Agent] {
 			n := names[0]
-			if a.Agent == plugin.Codex {
+			switch a.Agent {
+			case plugin.Codex:
 				n = names[1] + ", " + names[2]
+			case plugin.Gemini:
+				n = names[3]
 			}
 			out = append(out, ok(n, a.Agent+" is not installed: not checked"))
 			continue
 		}
-		if a.Agent == plugin.Claude {
+		switch a.Agent {
+		case plugin.Claude:
 			out = append(out, pluginCheck(names[0], a, a.Files, "the plugin "+plugin.PluginID+" ("+strings.Join(a.Provides, ", ")+")"))
+			continue
+		case plugin.Gemini:
+			c := pluginCheck(names[3], a, a.Files, "the commands "+strings.Join(a.Provides, ", ")+" in "+a.Dir)
+			if a.Skipped && !c.OK {
+				// st plugin install leaves out a Gemini CLI that has not
+				// run here; st setup installs for every agent on PATH.
+				c.Try = "st setup"
+			}
+			out = append(out, c)
 			continue
 		}
 		var skills, rule []plugin.FileStatus

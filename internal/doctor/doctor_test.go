@@ -88,7 +88,7 @@ func TestAgents(t *testing.T) {
 	rng := agent.TestedRange()
 	missing := func(k string) agent.Verdict { return agent.Verdict{Kind: k, Support: agent.Missing, Tested: rng[k]} }
 	cs := Agents([]agent.Verdict{missing("claude"), missing("codex")})
-	want(t, cs[0], false, "claude is not installed, nor is any other agent", "npm install -g @anthropic-ai/claude-code@"+rng["claude"].Newest)
+	want(t, cs[0], false, "claude is not installed, nor is any other agent st starts", "npm install -g @anthropic-ai/claude-code@"+rng["claude"].Newest)
 	want(t, cs[1], false, "codex is not installed", "npm install -g @openai/codex@")
 
 	tested := agent.Verdict{Kind: "claude", Support: agent.Tested, Version: rng["claude"].Newest, Program: "/bin/claude", Tested: rng["claude"]}
@@ -159,9 +159,10 @@ func TestPlugin(t *testing.T) {
 	c := pluginConfig(t)
 	codexOnly := map[string]bool{"codex": true}
 	cs := Plugin(t.Context(), c, codexOnly)
-	if len(cs) != 3 {
+	if len(cs) != 4 {
 		t.Fatalf("checks = %+v", cs)
 	}
+	want(t, cs[3], true, "gemini is not installed: not checked", "")
 	want(t, cs[0], true, "claude is not installed: not checked", "")
 	want(t, cs[1], false, "missing "+filepath.Join(c.CodexHome, "skills"), "st plugin install")
 	want(t, cs[2], false, "missing "+c.CodexRule(), "st plugin install")
@@ -191,7 +192,33 @@ func TestPlugin(t *testing.T) {
 	plugin.Install(t.Context(), c)
 	cs = Plugin(t.Context(), c, map[string]bool{"claude": true})
 	want(t, cs[0], false, "the files are current, but claude is not on PATH", "st plugin install")
+
+	// Gemini CLI, present: its commands missing, then installed, then a
+	// command of another st.
+	gemini := map[string]bool{"gemini": true}
+	cs = Plugin(t.Context(), c, gemini)
+	// On PATH but never run (no ~/.gemini): st plugin install would leave
+	// it out, st setup puts it in.
+	want(t, last(cs), false, "missing "+filepath.Join(c.GeminiCommandsDir(), "orchestrate.toml"), "st setup")
+	c.Agents = []string{plugin.Gemini}
+	if _, err := plugin.Install(t.Context(), c); err != nil {
+		t.Fatal(err)
+	}
+	cs = Plugin(t.Context(), c, gemini)
+	want(t, last(cs), true, "the commands /sophonz:orchestrate, /sophonz:worker in "+c.GeminiCommandsDir()+": current for this st", "")
+	moved.Agents = []string{plugin.Gemini}
+	if _, err := plugin.Install(t.Context(), moved); err != nil {
+		t.Fatal(err)
+	}
+	cs = Plugin(t.Context(), c, gemini)
+	want(t, last(cs), false, "stale "+filepath.Join(c.GeminiCommandsDir(), "orchestrate.toml"), "st plugin install")
+	if !strings.Contains(last(cs).Detail, "written by st 0.3.1 at /opt/st") {
+		t.Errorf("the stale commands' check does not say which st wrote them: %s", last(cs).Detail)
+	}
 }
+
+// last is the last check: with Codex not present, its two checks are one.
+func last(cs []Check) Check { return cs[len(cs)-1] }
 
 // mustRead is the skill name's SKILL.md as c renders it.
 func mustRead(t *testing.T, c plugin.Config, name string) []byte {

@@ -61,17 +61,28 @@ type AgentReport struct {
 
 // provides is what each agent's sessions get.
 func provides(agent string) []string {
-	if agent == Claude {
+	switch agent {
+	case Claude:
 		return []string{"/" + PluginName + ":orchestrate", "/" + PluginName + ":worker"}
+	case Gemini:
+		return []string{"/" + GeminiNamespace + ":orchestrate", "/" + GeminiNamespace + ":worker"}
 	}
 	return []string{"$" + CodexOrchestrate, "$" + CodexWorker}
 }
 
 func (c *Config) dirOf(agent string) string {
-	if agent == Claude {
+	switch agent {
+	case Claude:
 		return c.ClaudeDir()
+	case Gemini:
+		return c.GeminiCommandsDir()
 	}
 	return c.CodexSkillsDir()
+}
+
+// geminiCommands are the files of st's Gemini commands.
+func (c *Config) geminiCommands() []string {
+	return []string{filepath.Join(c.GeminiCommandsDir(), "orchestrate.toml"), filepath.Join(c.GeminiCommandsDir(), "worker.toml")}
 }
 
 // Install writes the files and registers the plugin with Claude Code
@@ -142,8 +153,9 @@ func Uninstall(ctx context.Context, c Config) (*Report, error) {
 	rep := &Report{Action: "uninstall", STBin: c.STBin, Version: c.Version}
 	claude, errs := uninstallClaude(ctx, c)
 	codex, cerrs := uninstallCodex(c)
-	rep.Agents = append(rep.Agents, claude, codex)
-	return rep, joinErrors(append(errs, cerrs...))
+	gemini, gerrs := uninstallGemini(c)
+	rep.Agents = append(rep.Agents, claude, codex, gemini)
+	return rep, joinErrors(append(append(errs, cerrs...), gerrs...))
 }
 
 // uninstallClaude unregisters the plugin first, so Claude Code never
@@ -204,9 +216,29 @@ func uninstallClaude(ctx context.Context, c Config) (AgentReport, []*api.Error) 
 // folders once empty; the user's own rules stay, as does a skill file
 // st did not write.
 func uninstallCodex(c Config) (AgentReport, []*api.Error) {
+	ar := AgentReport{Agent: Codex, Dir: c.CodexSkillsDir()}
+	return removeStamped(ar, []string{filepath.Join(c.CodexSkillsDir(), CodexOrchestrate, "SKILL.md"), filepath.Join(c.CodexSkillsDir(), CodexWorker, "SKILL.md"), c.CodexRule()})
+}
+
+// uninstallGemini removes st's command files, then its folder and
+// Gemini's commands folder if that leaves them empty: a command of the
+// user's own, beside st's or elsewhere in ~/.gemini/commands, stays as it
+// is, as does a file of st's name that st did not write.
+func uninstallGemini(c Config) (AgentReport, []*api.Error) {
+	ar, errs := removeStamped(AgentReport{Agent: Gemini, Dir: c.GeminiCommandsDir()}, c.geminiCommands())
+	if ar.Outcome == Removed {
+		removeIfEmpty(filepath.Dir(c.GeminiCommandsDir()))
+	}
+	return ar, errs
+}
+
+// removeStamped removes each of paths that st wrote (it bears st's stamp),
+// and its folder once empty; it leaves a file st did not write, with a
+// note.
+func removeStamped(ar AgentReport, paths []string) (AgentReport, []*api.Error) {
 	var errs []*api.Error
-	ar := AgentReport{Agent: Codex, Dir: c.CodexSkillsDir(), Outcome: Absent}
-	for _, p := range []string{filepath.Join(c.CodexSkillsDir(), CodexOrchestrate, "SKILL.md"), filepath.Join(c.CodexSkillsDir(), CodexWorker, "SKILL.md"), c.CodexRule()} {
+	ar.Outcome = Absent
+	for _, p := range paths {
 		dir := filepath.Dir(p)
 		b, err := os.ReadFile(p)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -220,7 +252,7 @@ func uninstallCodex(c Config) (AgentReport, []*api.Error) {
 			err = os.Remove(p)
 		}
 		if err != nil {
-			e := &api.Error{Kind: api.KindInternal, Message: "remove a Codex file of st's: " + err.Error(), Hint: "remove " + p + " by hand"}
+			e := &api.Error{Kind: api.KindInternal, Message: "remove a " + agentTitle(ar.Agent) + " file of st's: " + err.Error(), Hint: "remove " + p + " by hand"}
 			ar.Error, ar.Hint = e.Message, e.Hint
 			errs = append(errs, e)
 			continue
@@ -256,6 +288,9 @@ type AgentStatus struct {
 	ClaudeBin  string   `json:"claude_bin,omitempty"`
 	Provides   []string `json:"provides"`
 	Note       string   `json:"note,omitempty"`
+	// Skipped (Gemini only): nothing is installed and the agent has not
+	// run here, so st plugin install leaves it out; nothing to fix.
+	Skipped bool `json:"skipped,omitempty"`
 }
 
 // FileStatus is one file: current, stale (differs), missing, or extra
@@ -273,7 +308,7 @@ func GetStatus(ctx context.Context, c Config) (*Status, error) {
 		return nil, err
 	}
 	st := &Status{STBin: c.STBin, Version: c.Version}
-	for _, agent := range []string{Claude, Codex} {
+	for _, agent := range []string{Claude, Codex, Gemini} {
 		as := AgentStatus{Agent: agent, Dir: c.dirOf(agent), Provides: provides(agent)}
 		mine := byAgent(files, agent)
 		present, good := 0, 0
@@ -332,13 +367,23 @@ func GetStatus(ctx context.Context, c Config) (*Status, error) {
 				}
 			}
 		}
+		if fi, err := os.Stat(c.geminiDir()); agent == Gemini && as.State == StateNotInstalled && (err != nil || !fi.IsDir()) {
+			as.Skipped = true
+			as.Note = "Gemini CLI has not run here (no " + c.geminiDir() + "), so st plugin install leaves it out"
+		}
 		as.Current = as.State == StateCurrent
 		st.Agents = append(st.Agents, as)
 	}
 	return st, nil
 }
 
-// stampRE finds the line every Markdown file ends with.
+// agentTitle is what a person calls an agent.
+func agentTitle(agent string) string {
+	return map[string]string{Claude: "Claude Code", Codex: "Codex", Gemini: "Gemini CLI"}[agent]
+}
+
+// stampRE finds the line every file st writes bears (a Markdown file's
+// last, a rules or TOML file's first).
 var stampRE = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`Written by st plugin install for st (\S+) at (.+?); st plugin install rewrites`)
 })

@@ -17,10 +17,15 @@ import (
 
 // realConfig is a Config with a private HOME, ST_HOME and CODEX_HOME and
 // the pinned real claude; nothing of the tester's own home is read.
+// Gemini CLI has run in it (~/.gemini is there), so every agent's part is
+// installed.
 func realConfig(t *testing.T) Config {
 	t.Helper()
 	claude, _ := realagent.Binaries(t)
 	c := testConfig(t)
+	if err := os.MkdirAll(filepath.Join(c.Home, ".gemini"), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	c.ClaudeBin, c.ClaudeMissing = claude, ""
 	c.Env = claudeEnv(c.Home)
 	return c

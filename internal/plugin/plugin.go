@@ -6,7 +6,9 @@
 // gets the skills sophonz-orchestrate and sophonz-worker in
 // $CODEX_HOME/skills, and a rule in $CODEX_HOME/rules/sophonz.rules that
 // lets the st commands Codex runs escalated (its sandbox refuses st's
-// socket) run without a person approving each.
+// socket) run without a person approving each; Gemini CLI gets the custom
+// commands /sophonz:orchestrate and /sophonz:worker, TOML files in
+// ~/.gemini/commands/sophonz (a subfolder is a command's namespace there).
 //
 // The texts are templates embedded in the binary. They name st by the
 // absolute path of the binary that installs them, because an agent's shell
@@ -16,6 +18,7 @@ package plugin
 
 import (
 	"bytes"
+	"cmp"
 	"embed"
 	"encoding/json"
 	"fmt"
@@ -28,6 +31,9 @@ import (
 	"strings"
 	"sync"
 	"text/template"
+	"unicode"
+
+	"github.com/pelletier/go-toml/v2"
 
 	"github.com/sophonz/st/internal/version"
 )
@@ -40,21 +46,28 @@ const (
 	CodexOrchestrate = "sophonz-orchestrate"
 	CodexWorker      = "sophonz-worker"
 	CodexRulesFile   = "sophonz.rules" // in $CODEX_HOME/rules, beside the user's own
+	// GeminiNamespace is the folder under ~/.gemini/commands that holds
+	// Gemini's commands, and so the part before the colon of their names.
+	GeminiNamespace = PluginName
 )
 
 // Agents, as they appear in reports.
 const (
 	Claude = "claude"
 	Codex  = "codex"
+	Gemini = "gemini"
 )
 
 // Descriptions shown in the agents' menus and used by them to pick a skill.
 const (
-	orchestrateDescription = "Coordinate a team of Claude Code and Codex workers with st: split the job into parts, " +
+	orchestrateDescription = "Coordinate a team of Claude Code, Codex and Gemini CLI workers with st: split the job into parts, " +
 		"start a worker for each in a tmux window of its own, wait for them, check their work and report. " +
 		"Use when the person asks to orchestrate, delegate or hand parts of a job to other agents."
 	workerDescription = "Use when st has handed you a task, with a line like: Your task is in the file ... - read it and do it, " +
 		"then report with st worker done. How an st worker does its task, checks it and reports."
+	// Gemini CLI shows a command's description cut at 100 characters.
+	geminiOrchestrateDescription = "Coordinate agent workers with st: split the job, start a worker per part, wait, check, report"
+	geminiWorkerDescription      = "How an st worker does the task st handed it, checks it and reports with st worker done"
 )
 
 //go:embed all:templates
@@ -81,19 +94,43 @@ type Config struct {
 	// when none was found, and ClaudeMissing then says why.
 	ClaudeBin     string
 	ClaudeMissing string
+	// GeminiDir is Gemini CLI's folder: $GEMINI_CLI_HOME/.gemini, else
+	// Home/.gemini (empty: Home/.gemini).
+	GeminiDir string
 	// Env is the environment claude runs with (HOME among it).
 	Env []string
-	// Agents limits Install to some agents (default: Claude and Codex):
-	// st setup installs only for the agents that are there.
+	// Agents limits Install to some agents (default: Claude and Codex,
+	// and Gemini CLI where it has run, its folder there): st setup
+	// installs only for the agents that are there.
 	Agents []string
 }
 
-// agents is what Install works on.
+// agents is what Install works on. Gemini's commands go in by default only
+// where Gemini CLI has made its folder, as its hooks do, so that st makes
+// no folder for an agent the user does not have.
 func (c *Config) agents() []string {
-	if len(c.Agents) == 0 {
-		return []string{Claude, Codex}
+	if len(c.Agents) > 0 {
+		return c.Agents
 	}
-	return c.Agents
+	out := []string{Claude, Codex}
+	if fi, err := os.Stat(c.geminiDir()); err == nil && fi.IsDir() {
+		out = append(out, Gemini)
+	}
+	return out
+}
+
+func (c *Config) geminiDir() string {
+	if c.GeminiDir != "" {
+		return c.GeminiDir
+	}
+	return filepath.Join(c.Home, ".gemini")
+}
+
+// GeminiCommandsDir is st's folder among Gemini CLI's user commands: its
+// files there are the commands /sophonz:orchestrate and /sophonz:worker.
+// A user's own files may sit beside them.
+func (c *Config) GeminiCommandsDir() string {
+	return filepath.Join(c.geminiDir(), "commands", GeminiNamespace)
 }
 
 // ClaudeDir is the marketplace folder st writes.
@@ -131,7 +168,7 @@ func Executable() (string, error) {
 }
 
 // ConfigFromEnv builds a Config from an environment: ST_HOME, HOME,
-// CODEX_HOME, CLAUDE_CONFIG_DIR, ST_CLAUDE_BIN and PATH. environ is the
+// CODEX_HOME, CLAUDE_CONFIG_DIR, GEMINI_CLI_HOME, ST_CLAUDE_BIN and PATH. environ is the
 // whole environment claude inherits (its values are overridden by
 // getenv's for the keys above).
 func ConfigFromEnv(getenv func(string) string, environ []string) (Config, error) {
@@ -159,7 +196,9 @@ func ConfigFromEnv(getenv func(string) string, environ []string) (Config, error)
 	if c.ClaudeConfigDir == "" {
 		c.ClaudeConfigDir = filepath.Join(c.Home, ".claude")
 	}
-	for _, p := range []*string{&c.STHome, &c.CodexHome, &c.ClaudeConfigDir, &c.Home} {
+	// Gemini CLI takes GEMINI_CLI_HOME for the home it puts .gemini in.
+	c.GeminiDir = filepath.Join(cmp.Or(getenv("GEMINI_CLI_HOME"), c.Home), ".gemini")
+	for _, p := range []*string{&c.STHome, &c.CodexHome, &c.ClaudeConfigDir, &c.GeminiDir, &c.Home} {
 		if *p, err = filepath.Abs(*p); err != nil {
 			return c, err
 		}
@@ -220,7 +259,7 @@ func overlay(environ []string, set map[string]string) []string {
 
 // File is one rendered file.
 type File struct {
-	Agent string // Claude or Codex
+	Agent string // Claude, Codex or Gemini
 	Path  string // absolute
 	Data  []byte
 }
@@ -232,9 +271,11 @@ type data struct {
 	Version                string
 	PluginVersion          string // Version as the semantic version a manifest needs
 	Plugin, Marketplace    string
-	Agent                  string // claude or codex: the agent that reads the text
+	Agent                  string // claude, codex or gemini: the agent that reads the text
 	OrchestrateDescription string
 	WorkerDescription      string
+	// The descriptions Gemini's menu shows (at most 100 characters).
+	GeminiOrchestrateDescription, GeminiWorkerDescription string
 }
 
 // Render returns every file that install writes, Claude's first, in a
@@ -243,7 +284,13 @@ func Render(c Config) ([]File, error) {
 	if !filepath.IsAbs(c.STBin) {
 		return nil, fmt.Errorf("st's path %q is not absolute", c.STBin)
 	}
-	base := template.New("").Funcs(template.FuncMap{"json": jsonString, "yaml": jsonString})
+	// A line break in the path would end the stamp's comment line and
+	// make the rest of it code in a rules or TOML file.
+	if strings.ContainsFunc(c.STBin, unicode.IsControl) {
+		return nil, fmt.Errorf("st's path %q holds a control character, which st cannot write into the agents' files; move st to a plain path", c.STBin)
+	}
+	base := template.New("").Funcs(template.FuncMap{"json": jsonString, "yaml": jsonString, "toml": tomlString,
+		"include": func(string, any) (string, error) { return "", nil }})
 	parts, err := templates.ReadFile("templates/parts.tmpl")
 	if err != nil {
 		return nil, err
@@ -255,12 +302,14 @@ func Render(c Config) ([]File, error) {
 		ST: shellQuote(c.STBin), STPath: c.STBin, Version: c.Version, PluginVersion: semver(c.Version),
 		Plugin: PluginName, Marketplace: MarketplaceName,
 		OrchestrateDescription: orchestrateDescription, WorkerDescription: workerDescription,
+		GeminiOrchestrateDescription: geminiOrchestrateDescription, GeminiWorkerDescription: geminiWorkerDescription,
 	}
 	var files []File
 	for _, part := range []struct{ agent, dir, root string }{
 		{Claude, "templates/claude", c.ClaudeDir()},
 		{Codex, "templates/codex", c.CodexSkillsDir()},
 		{Codex, "templates/codex-rules", c.CodexRulesDir()},
+		{Gemini, "templates/gemini", c.GeminiCommandsDir()},
 	} {
 		agent, dir, root := part.agent, part.dir, part.root
 		var names []string
@@ -286,6 +335,11 @@ func Render(c Config) ([]File, error) {
 			if _, err := t.New(name).Parse(string(src)); err != nil {
 				return nil, fmt.Errorf("template %s: %w", name, err)
 			}
+			t.Funcs(template.FuncMap{"include": func(name string, d any) (string, error) {
+				var b strings.Builder
+				err := t.ExecuteTemplate(&b, name, d)
+				return b.String(), err
+			}})
 			d.Agent = agent
 			var b bytes.Buffer
 			if err := t.ExecuteTemplate(&b, name, d); err != nil {
@@ -306,6 +360,31 @@ func jsonString(s string) string {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s)
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// tomlString quotes s as a TOML string: a multi-line one ("""...""") when
+// it holds line breaks, with go-toml escaping what TOML needs escaped (a
+// quote run, a backslash, a control character).
+func tomlString(s string) (string, error) {
+	type one struct {
+		V string `toml:"v"`
+	}
+	type multi struct {
+		V string `toml:"v,multiline"`
+	}
+	var v any = one{s}
+	if strings.Contains(s, "\n") {
+		v = multi{s}
+	}
+	b, err := toml.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	out, ok := strings.CutPrefix(strings.TrimSuffix(string(b), "\n"), "v = ")
+	if !ok {
+		return "", fmt.Errorf("toml: unexpected form %q", b)
+	}
+	return out, nil
 }
 
 var shellSafe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_./+,:@%=-]+$`) })

@@ -54,6 +54,8 @@ func TestRenderLayout(t *testing.T) {
 		filepath.Join(c.CodexHome, "skills", "sophonz-orchestrate", "SKILL.md"),
 		filepath.Join(c.CodexHome, "skills", "sophonz-worker", "SKILL.md"),
 		filepath.Join(c.CodexHome, "rules", "sophonz.rules"),
+		filepath.Join(c.Home, ".gemini", "commands", "sophonz", "orchestrate.toml"),
+		filepath.Join(c.Home, ".gemini", "commands", "sophonz", "worker.toml"),
 	}
 	if len(files) != len(want) {
 		t.Errorf("rendered %d files, want %d: %v", len(files), len(want), keys(files))
@@ -269,7 +271,8 @@ func TestConfigFromEnv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.STHome != filepath.Join(home, ".sophonz") || c.CodexHome != filepath.Join(home, ".codex") || c.ClaudeConfigDir != filepath.Join(home, ".claude") {
+	if c.STHome != filepath.Join(home, ".sophonz") || c.CodexHome != filepath.Join(home, ".codex") || c.ClaudeConfigDir != filepath.Join(home, ".claude") ||
+		c.GeminiCommandsDir() != filepath.Join(home, ".gemini", "commands", "sophonz") {
 		t.Errorf("defaults: %+v", c)
 	}
 	if c.ClaudeBin != fake || c.ClaudeMissing != "" {
@@ -286,6 +289,10 @@ func TestConfigFromEnv(t *testing.T) {
 	if c.ClaudeBin != "" || !strings.Contains(c.ClaudeMissing, "ST_CLAUDE_BIN="+filepath.Join(bin, "nope")) {
 		t.Errorf("a wrong ST_CLAUDE_BIN: bin %q missing %q", c.ClaudeBin, c.ClaudeMissing)
 	}
+	c2, _ := ConfigFromEnv(env(map[string]string{"HOME": home, "GEMINI_CLI_HOME": "/gh"}), nil)
+	if c2.GeminiCommandsDir() != "/gh/.gemini/commands/sophonz" {
+		t.Errorf("GEMINI_CLI_HOME not taken: %s", c2.GeminiCommandsDir())
+	}
 	if c.CodexHome != "/cx" || c.STHome != "/sh" {
 		t.Errorf("CODEX_HOME, ST_HOME not taken: %+v", c)
 	}
@@ -299,15 +306,19 @@ func TestConfigFromEnv(t *testing.T) {
 // the error says what to do.
 func TestInstallWithoutClaude(t *testing.T) {
 	c := testConfig(t)
+	os.MkdirAll(filepath.Join(c.Home, ".gemini"), 0o700) // Gemini CLI has run here
 	rep, err := Install(t.Context(), c)
 	var oe *api.Error
 	if !errors.As(err, &oe) || !strings.Contains(oe.Message, "not on PATH") || !strings.Contains(oe.Hint, "ST_CLAUDE_BIN") || !strings.Contains(oe.Hint, "st plugin install") {
 		t.Fatalf("error = %#v, want an *api.Error naming claude and ST_CLAUDE_BIN", err)
 	}
-	if rep == nil || len(rep.Agents) != 2 {
+	if rep == nil || len(rep.Agents) != 3 {
 		t.Fatalf("report = %+v", rep)
 	}
-	cl, cx := rep.Agents[0], rep.Agents[1]
+	cl, cx, gm := rep.Agents[0], rep.Agents[1], rep.Agents[2]
+	if gm.Agent != Gemini || gm.Outcome != Installed || gm.Error != "" || len(gm.Changed) != 2 {
+		t.Errorf("gemini part = %+v", gm)
+	}
 	if cl.Outcome != Installed || cl.Registered || cl.Error == "" {
 		t.Errorf("claude part = %+v", cl)
 	}
@@ -335,7 +346,7 @@ func TestInstallWithoutClaude(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "claude plugin uninstall "+PluginID) {
 		t.Errorf("uninstall without claude: %v", err)
 	}
-	if rep.Agents[0].Outcome != Removed || rep.Agents[1].Outcome != Removed {
+	if rep.Agents[0].Outcome != Removed || rep.Agents[1].Outcome != Removed || rep.Agents[2].Outcome != Removed {
 		t.Errorf("uninstall report = %+v", rep.Agents)
 	}
 	assertNoFiles(t, c)
@@ -393,7 +404,7 @@ func TestUninstallKeepsForeignSkill(t *testing.T) {
 func assertNoFiles(t *testing.T, c Config) {
 	t.Helper()
 	for _, d := range []string{c.ClaudeDir(), filepath.Join(c.CodexSkillsDir(), CodexOrchestrate), filepath.Join(c.CodexSkillsDir(), CodexWorker), c.CodexRulesDir(),
-		filepath.Join(c.ClaudeConfigDir, "plugins", "cache", MarketplaceName)} {
+		filepath.Join(c.ClaudeConfigDir, "plugins", "cache", MarketplaceName), filepath.Join(c.Home, ".gemini", "commands")} {
 		if _, err := os.Stat(d); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s is still there (%v)", d, err)
 		}
