@@ -213,29 +213,40 @@ func requestSent(pid int) (sent, ok bool) {
 // st command costs). It also reports the wall time of the `st worker
 // done` process itself, to show how much of it is a process's start-up.
 // Every third round also ends a turn with the agent's Stop hook (`st hook
-// sim Stop` with Claude's payload, run from the worker's pane, as the
-// agent runs it) and times the wait's return (the worker idle, exit 2):
-// a hook's event to st's state showing the turn ended, against the same
-// floor.
+// sim Stop` with Claude's payload, run in the worker's pane by its hook
+// relay, a child of the sim as an agent's hook is: see relayScript) and
+// times the wait's return (the worker idle, exit 2): from the write that
+// releases the relay, through the hook process's start, st's check that
+// it runs in that pane and its event, to st's state showing the turn
+// ended, against the same floor. (Before st checked where a hook event
+// comes from, the benchmark ran the hook process itself with the
+// worker's $TMUX_PANE; st now refuses that, and the relay's wake-up and
+// the shell's fork stand in for the benchmark's exec.) relay_version is
+// the relay's own floor: a bare `st version` that the relay starts, timed
+// the same way, beside the one the benchmark starts.
 func BenchmarkWaitAfterDone(b *testing.B) {
 	const reports, warmup = 100, 3
 	r := newRig(b)
 	r.up()
-	task := r.writeFile("task.md", "sleep: 600s\n", 0o644)
+	// The worker's task is its hook relay: its turn stays in that tool
+	// call, as with a long sleep, and its hooks come from its pane.
+	relay, line := newHookRelay(b, r.dir, "relay-w", r.bin)
+	task := relay.taskFile(b, line)
 	var v api.WorkerView
 	out := r.mustRun(r.st(r.coord, "worker", "start", "--agent", "sim", "--task", task, "--name", "w", "--json"))
 	if err := json.Unmarshal([]byte(out), &v); err != nil || v.ID == "" {
 		b.Fatalf("st worker start --json said %q (%v)", out, err)
 	}
-	worker, session := v.ID, v.AgentSession
-	var lat, doneWall, after, stop, version []time.Duration
+	relay.ready(b, 30*time.Second)
+	w := &relayWorker{id: v.ID, session: v.AgentSession, relay: relay}
+	var lat, doneWall, after, stop, version, relayVersion []time.Duration
 	fallback := 0
 	b.ResetTimer()
 	for i := 0; i < reports+warmup; i++ {
-		rt := waitAfterDone(b, r, worker, session)
+		rt := waitAfterDone(b, r, w)
 		var st reportTiming
 		if i%3 == 0 {
-			st = waitAfter(b, r, worker, session, byStopHook)
+			st = waitAfter(b, r, w, byStopHook)
 		}
 		vt := r.versionTime()
 		if rt.fallback || st.fallback {
@@ -248,6 +259,7 @@ func BenchmarkWaitAfterDone(b *testing.B) {
 			version = append(version, vt)
 			if i%3 == 0 {
 				stop = append(stop, st.lat)
+				relayVersion = append(relayVersion, relay.versionTime(b))
 			}
 		}
 	}
@@ -271,6 +283,9 @@ func BenchmarkWaitAfterDone(b *testing.B) {
 	benchfig.Figure(b, "wait_after_done_exit_median", benchfig.Ms(a.Median()), "ms")
 	benchfig.RatioMs(b, "stop_hook_to_idle_median", sp.Median(), sv.Median())
 	benchfig.Figure(b, "stop_hook_to_idle_p99", benchfig.Ms(sp.Pct(99)), "ms")
+	// The relay's own cost: a bare st version started by the relay (timed
+	// as the Stop hook is) against one the benchmark starts.
+	benchfig.RatioMs(b, "relay_version_median", benchfig.NewStats(relayVersion).Median(), sv.Median())
 }
 
 // BenchmarkStartOverhead measures what st adds to a worker's start beyond

@@ -36,7 +36,10 @@ import (
 //     core);
 //   - report to a waiting `st worker wait` returning, over 30 reports
 //     spread over the N workers (median, p99), against a bare
-//     `st version` (one after each report);
+//     `st version` (one after each report); each of those (up to 30)
+//     workers first gets a second task that runs a hook relay in its
+//     pane (see relayScript), whose UserPromptSubmit starts each timed
+//     turn, and its sim ends that turn before the next step;
 //   - what st adds to a start with the N workers live: 10 starts of
 //     `st worker start` interleaved with 10 of a minimal driver of the
 //     sim (as BenchmarkStartOverhead), medians and their ratio;
@@ -145,19 +148,16 @@ func scaleAt(b *testing.B, n int) {
 		benchfig.Figure(b, "daemon_idle_cpu"+sfx, pct, "%core")
 	}
 
-	// 4. Report to a waiting st worker wait. The workers' own turns must
-	// have ended first (st worker read waits for that): a late Stop hook
-	// after the benchmark's UserPromptSubmit would make one idle.
-	for i := 0; i < 30 && i < len(ids); i++ {
-		r.mustRun(r.st(r.coord, "worker", "read", ids[i]))
-	}
+	// 4. Report to a waiting st worker wait, from up to 30 workers, each
+	// given a hook relay first (its hooks come from its pane).
+	ws := relayWorkers(b, r, ids[:min(30, len(ids))], sessions)
 	var lat []time.Duration
 	version = nil
 	for i := 0; i < 30; i++ {
-		k := i % len(ids)
-		lat = append(lat, waitAfterDone(b, r, ids[k], sessions[k]).lat)
+		lat = append(lat, waitAfterDone(b, r, ws[i%len(ws)]).lat)
 		version = append(version, r.versionTime())
 	}
+	endRelays(b, r, ws)
 	l := benchfig.NewStats(lat)
 	benchfig.RatioMs(b, "wait_after_done_median"+sfx, l.Median(), benchfig.NewStats(version).Median())
 	benchfig.Figure(b, "wait_after_done_p99"+sfx, benchfig.Ms(l.Pct(99)), "ms")
@@ -248,6 +248,39 @@ func scaleAt(b *testing.B, n int) {
 	benchfig.Figure(b, "task_report_to_dependents_p99"+sfx, benchfig.Ms(g.Pct(99)), "ms")
 	benchfig.RatioMs(b, "task_report_to_dependents_all_started"+sfx, lastStart.Sub(*rw.ReportedAt), direct)
 	benchfig.Figure(b, "daemon_peak_rss_end"+sfx, float64(procStatusKB(b, pid, "VmHWM"))/1024, "MiB")
+}
+
+// relayWorkers gives each worker of ids (with its conversation id in
+// sessions) a hook relay: a second task, typed in by `st worker send`,
+// whose tool call runs the relay in the sim's pane. The workers' own
+// turns end first (st worker read waits for that): a late Stop hook after
+// the benchmark's UserPromptSubmit would make one idle.
+func relayWorkers(b *testing.B, r *rig, ids, sessions []string) []*relayWorker {
+	b.Helper()
+	ws := make([]*relayWorker, len(ids))
+	for i, id := range ids {
+		r.mustRun(r.st(r.coord, "worker", "read", id))
+		h, line := newHookRelay(b, r.dir, fmt.Sprintf("relay-%d", i), r.bin)
+		task := h.taskFile(b, line)
+		r.mustRun(r.st(r.coord, "worker", "send", id, "Your next task is in the file "+task+" - read it and do it."))
+		ws[i] = &relayWorker{id: id, session: sessions[i], relay: h}
+	}
+	for _, w := range ws {
+		w.relay.ready(b, 30*time.Second)
+	}
+	return ws
+}
+
+// endRelays ends the workers' relays and waits for their sims to be idle
+// at their box again, as the rest of BenchmarkScale had them before the
+// relays.
+func endRelays(b *testing.B, r *rig, ws []*relayWorker) {
+	b.Helper()
+	relays, panes := make([]*hookRelay, len(ws)), make([]string, len(ws))
+	for i, w := range ws {
+		relays[i], panes[i] = w.relay, w.id
+	}
+	endAndSettle(b, r, relays, panes)
 }
 
 // awaitRestore asks st status, back to back (each poll is a process: its
@@ -520,7 +553,7 @@ func coordinatorPane(b *testing.B, r *rig) string {
 
 // reportTiming is one end of a turn timed against a waiting st worker wait.
 type reportTiming struct {
-	lat      time.Duration // the ending command starts -> the wait returns
+	lat      time.Duration // the turn's end starts (see turnEnd) -> the wait returns
 	doneWall time.Duration // the ending command's process
 	after    time.Duration // that process ends -> the wait returns
 	fallback bool          // /proc could not tell when the wait had sent its request
@@ -529,29 +562,37 @@ type reportTiming struct {
 // A turnEnd is what ends a worker's turn in a timing, and what st worker
 // wait then says.
 type turnEnd struct {
-	cmd  func(r *rig, worker, session string) *exec.Cmd
+	// run ends the turn; start is the start of the timed interval, end
+	// when the command that ended it was over.
+	run  func(b *testing.B, r *rig, w *relayWorker) (start, end time.Time)
 	code int    // the wait's exit status
 	word string // the worker's state in the wait's answer
 }
 
-// byReport ends the turn with the worker's report.
+// byReport ends the turn with the worker's report, a `st worker done`
+// process started by the benchmark (with the worker's $TMUX_PANE); the
+// interval starts before its exec.
 var byReport = turnEnd{
-	cmd:  func(r *rig, worker, _ string) *exec.Cmd { return r.st(worker, "worker", "done", "--summary", "n") },
+	run: func(b *testing.B, r *rig, w *relayWorker) (time.Time, time.Time) {
+		t0 := time.Now()
+		r.mustRun(r.st(w.id, "worker", "done", "--summary", "n"))
+		return t0, time.Now()
+	},
 	code: 0, word: "done",
 }
 
 // byStopHook ends the turn the way an agent does when it stops without a
-// report: its Stop hook, run from its pane with Claude's payload (the sim
-// is a Claude-like agent: st maps its hooks with Claude's mapper). The
-// wait then says idle, exit 2.
+// report: its Stop hook, with Claude's payload (the sim is a Claude-like
+// agent: st maps its hooks with Claude's mapper), run in its pane by the
+// worker's hook relay (see relayScript: the interval starts at the write
+// that releases the relay, so it holds the st hook process's start as
+// before, and no tmux command). The wait then says idle, exit 2.
 var byStopHook = turnEnd{
-	cmd: func(r *rig, worker, session string) *exec.Cmd {
-		cmd := r.st(worker, "hook", "sim", "Stop")
-		cmd.Stdin = strings.NewReader(hookPayload(session, "Stop", map[string]any{
+	run: func(b *testing.B, r *rig, w *relayWorker) (time.Time, time.Time) {
+		return w.relay.fire(b, "Stop", hookPayload(w.session, "Stop", map[string]any{
 			"stop_hook_active": false, "last_assistant_message": "stopped", "cwd": r.dir,
 			"transcript_path": filepath.Join(r.dir, "transcript.jsonl"), "permission_mode": "default",
 		}))
-		return cmd
 	},
 	code: 2, word: "idle",
 }
@@ -571,38 +612,36 @@ func hookPayload(session, event string, extra map[string]any) string {
 }
 
 // waitAfterDone times a report: see waitAfter.
-func waitAfterDone(b *testing.B, r *rig, worker, session string) reportTiming {
-	return waitAfter(b, r, worker, session, byReport)
+func waitAfterDone(b *testing.B, r *rig, w *relayWorker) reportTiming {
+	return waitAfter(b, r, w, byReport)
 }
 
-// waitAfter starts the worker's turn again (a UserPromptSubmit hook),
-// starts st worker wait for it, ends the turn with end once the wait's
-// request is out, and times the wait's return.
-func waitAfter(b *testing.B, r *rig, worker, session string, end turnEnd) reportTiming {
+// waitAfter starts the worker's turn again (a UserPromptSubmit hook, from
+// its pane through its relay; not timed), starts st worker wait for it,
+// ends the turn with end once the wait's request is out, and times the
+// wait's return.
+func waitAfter(b *testing.B, r *rig, w *relayWorker, end turnEnd) reportTiming {
 	b.Helper()
 	var rt reportTiming
-	hook := r.st(worker, "hook", "sim", "UserPromptSubmit")
-	hook.Stdin = strings.NewReader(hookPayload(session, "UserPromptSubmit", map[string]any{"prompt": "x"}))
-	r.mustRun(hook)
-	wait := r.startWait(worker)
+	w.relay.fire(b, "UserPromptSubmit", hookPayload(w.session, "UserPromptSubmit", map[string]any{"prompt": "x"}))
+	wait := r.startWait(w.id)
 	rt.fallback = wait.fallback
 	select {
 	case <-wait.exited:
-		b.Fatalf("st worker wait returned before the turn's end (%v):\n%s\n%s", wait.err, wait.text(), r.explain(worker))
+		b.Fatalf("st worker wait returned before the turn's end (%v):\n%s\nthe UserPromptSubmit hook said: %s\n%s",
+			wait.err, wait.text(), w.relay.out("UserPromptSubmit"), r.explain(w.id))
 	default:
 	}
-	t0 := time.Now()
-	r.mustRun(end.cmd(r, worker, session))
-	tDone := time.Now()
+	t0, tDone := end.run(b, r, w)
 	var t1 time.Time
 	select {
 	case t1 = <-wait.exited:
 	case <-time.After(30 * time.Second):
 		wait.cmd.Process.Kill()
-		b.Fatalf("st worker wait did not return within 30 s of the turn's end (%s)", end.word)
+		b.Fatalf("st worker wait did not return within 30 s of the turn's end (%s)\n%s", end.word, r.explain(w.id))
 	}
 	if text := wait.text(); exitCode(wait.err) != end.code || !strings.Contains(text, end.word) {
-		b.Fatalf("st worker wait: %v (want exit %d, %s):\n%s\n%s", wait.err, end.code, end.word, text, r.explain(worker))
+		b.Fatalf("st worker wait: %v (want exit %d, %s):\n%s\n%s", wait.err, end.code, end.word, text, r.explain(w.id))
 	}
 	rt.lat, rt.doneWall, rt.after = t1.Sub(t0), tDone.Sub(t0), t1.Sub(tDone)
 	return rt

@@ -75,26 +75,11 @@ func BenchmarkRemote(b *testing.B) {
 	}
 
 	// Report there -> wait here, alternating beta (direct) and gamma (relayed).
-	slow := c.TaskFile("slow.md", "sleep: 600s\n")
-	type worker struct {
-		m     *testutil.Machine
-		id    string
-		pane  string
-		lat   []time.Duration // from the report's start
-		after []time.Duration // from the report process's exit
-		doneW []time.Duration
-	}
-	var ws []*worker
-	for _, m := range []*testutil.Machine{beta, gamma} {
-		out := alpha.MustST(pa, "worker", "start", "--machine", m.Name, "--agent", "sim", "--task", slow, "--name", "w-"+m.Name)
-		id := idRe.FindStringSubmatch(out)[1]
-		_, pane, _ := strings.Cut(id, "/")
-		ws = append(ws, &worker{m: m, id: id, pane: pane})
-	}
+	ws := remoteRelayWorkers(b, c, alpha, pa, beta, gamma)
 	waitOut := filepath.Join(c.Dir, "wait.out")
 	for i := 0; i < reports; i++ {
 		for _, w := range ws {
-			lat, doneWall := reportToWait(b, alpha, pa, w.m, w.id, w.pane, waitOut)
+			lat, doneWall := reportToWait(b, alpha, pa, w.m, w.id, w.pane, w.relay, waitOut)
 			w.lat, w.doneW, w.after = append(w.lat, lat), append(w.doneW, doneWall), append(w.after, lat-doneWall)
 		}
 	}
@@ -123,23 +108,53 @@ func BenchmarkRemote(b *testing.B) {
 	benchfig.Figure(b, "remote_done_process_median", benchfig.Ms(dd.Median()), "ms")
 }
 
-// reportToWait makes the worker id (pane on machine m) start a turn, has
-// alpha's `st worker wait` wait for it, then reports with `st worker done`
-// on m, and returns the time from the report's start to the wait's
-// return, and the wall time of the report process.
-func reportToWait(b *testing.B, alpha *testutil.Machine, pa string, m *testutil.Machine, id, pane, waitOut string) (time.Duration, time.Duration) {
+// remoteWorker is a worker on another machine, asked for from alpha, with
+// its figures.
+type remoteWorker struct {
+	m     *testutil.Machine
+	id    string
+	pane  string
+	relay *hookRelay
+	lat   []time.Duration // from the report's start
+	after []time.Duration // from the report process's exit
+	doneW []time.Duration
+}
+
+// remoteRelayWorkers starts one worker on each of machines, from alpha's
+// pane pa. Each one's task is a hook relay (see relayScript): its turn
+// stays in that tool call, as with a long sleep, and the UserPromptSubmit
+// that starts each timed turn comes from its pane.
+func remoteRelayWorkers(b *testing.B, c *testutil.Cluster, alpha *testutil.Machine, pa string, machines ...*testutil.Machine) []*remoteWorker {
 	b.Helper()
-	// Its turn starts again there, and alpha sees it working.
-	hook := exec.Command(m.Bin(), "hook", "sim", "UserPromptSubmit")
-	hook.Env = m.Env("TMUX_PANE="+pane, "TMUX="+m.Tmux.Socket+",1,0")
-	hook.Stdin = strings.NewReader(`{"session_id":"b","hook_event_name":"UserPromptSubmit","prompt":"x"}`)
-	if out, err := hook.CombinedOutput(); err != nil {
-		b.Fatalf("hook: %v\n%s", err, out)
+	idRe := regexp.MustCompile(`(?m)^(\S+) `)
+	var ws []*remoteWorker
+	for _, m := range machines {
+		relay, line := newHookRelay(b, c.Dir, "relay-"+m.Name, m.Bin())
+		out := alpha.MustST(pa, "worker", "start", "--machine", m.Name, "--agent", "sim", "--task", relay.taskFile(b, line), "--name", "w-"+m.Name)
+		id := idRe.FindStringSubmatch(out)
+		if id == nil {
+			b.Fatalf("st worker start on %s said %q", m.Name, out)
+		}
+		_, pane, _ := strings.Cut(id[1], "/")
+		relay.ready(b, 30*time.Second)
+		ws = append(ws, &remoteWorker{m: m, id: id[1], pane: pane, relay: relay})
 	}
+	return ws
+}
+
+// reportToWait makes the worker id (pane on machine m, running relay)
+// start a turn, has alpha's `st worker wait` wait for it, then reports
+// with `st worker done` on m, and returns the time from the report's
+// start to the wait's return, and the wall time of the report process.
+func reportToWait(b *testing.B, alpha *testutil.Machine, pa string, m *testutil.Machine, id, pane string, relay *hookRelay, waitOut string) (time.Duration, time.Duration) {
+	b.Helper()
+	// Its turn starts again there (its UserPromptSubmit hook, from its
+	// pane; not timed), and alpha sees it working.
+	relay.fire(b, "UserPromptSubmit", `{"session_id":"b","hook_event_name":"UserPromptSubmit","prompt":"x"}`)
 	name := regexp.QuoteMeta(id) + `\s+\S+\s+sim\s+working`
 	testutil.WaitFor(b, 10*time.Second, func() (bool, string) {
 		out, _ := alpha.In(pa, "worker", "list")
-		return regexp.MustCompile(name).MatchString(out), out
+		return regexp.MustCompile(name).MatchString(out), out + "\nthe hook said: " + relay.out("UserPromptSubmit")
 	})
 	f, _ := os.Create(waitOut)
 	wait := exec.Command(alpha.Bin(), "worker", "wait", id, "--timeout", "60s")

@@ -27,7 +27,6 @@ const maxLines = 80
 var longTests = map[string]int{
 	"bench/load_test.go:restoreFigures":                                    82,
 	"bench/load_test.go:scaleAt":                                           190,
-	"bench/remote_test.go:BenchmarkRemote":                                 94,
 	"bench/webterm_test.go:BenchmarkWebTerminal":                           102,
 	"cmd/st/guard_test.go:TestHookGuard":                                   144,
 	"cmd/st/script_test.go:TestScripts":                                    88,
