@@ -41,7 +41,8 @@ type Options struct {
 	ClaudeDir string
 	// CodexHome is Codex's folder (default $CODEX_HOME, else Home/.codex).
 	CodexHome string
-	// GeminiDir is Gemini CLI's folder (default Home/.gemini).
+	// GeminiDir is Gemini CLI's folder (default $GEMINI_CLI_HOME/.gemini,
+	// else Home/.gemini, as Gemini CLI and the plugin's side read it).
 	GeminiDir string
 	// St is the st program the hooks run (default: Executable()).
 	St string
@@ -185,6 +186,10 @@ func (o Options) resolve() (Options, error) {
 	}
 	if o.CodexHome == "" {
 		o.CodexHome = filepath.Join(o.Home, ".codex")
+	}
+	if o.GeminiDir == "" && o.Getenv("GEMINI_CLI_HOME") != "" {
+		// Gemini CLI keeps its .gemini folder there instead of in HOME.
+		o.GeminiDir = filepath.Join(o.Getenv("GEMINI_CLI_HOME"), ".gemini")
 	}
 	if o.GeminiDir == "" {
 		o.GeminiDir = filepath.Join(o.Home, ".gemini")
