@@ -71,9 +71,10 @@ var Gemini = &Kind{
 		EnterDelay: 150 * time.Millisecond,
 		// A line of 250 characters took over a second to show in its
 		// box at a load of 25 on 2 cores (st typed it again, twice).
-		TypeWait:     5 * time.Second,
-		SessionFirst: true,
-		Submit:       "Enter", Interrupt: "Escape",
+		TypeWait:       5 * time.Second,
+		SessionFirst:   true,
+		BoxUnderDialog: true,
+		Submit:         "Enter", Interrupt: "Escape",
 		Ready:  []string{geminiPlaceholder},
 		Busy:   []string{"esc to cancel"},
 		Prompt: geminiPrompt,

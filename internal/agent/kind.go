@@ -146,6 +146,11 @@ type ScreenSpec struct {
 	// SessionStart hook only once past that dialog), so st types into it
 	// only once the SessionStart hook came.
 	SessionFirst bool
+	// BoxUnderDialog: its input box may still be drawn, and take keys,
+	// while a permission dialog is up (Gemini's does, before and with the
+	// dialog): st then trusts its hooks' word that it waits over a box
+	// on its screen, and types nothing.
+	BoxUnderDialog bool
 	// Submit and Interrupt are the tmux keys that submit a typed line and
 	// stop a turn.
 	Submit, Interrupt string

@@ -194,7 +194,7 @@ func (m *Manager) waitBox(ctx context.Context, d *delivery) (already bool, err e
 				ok = false
 			}
 		}
-		if ok && v.Screen != agent.ScreenReady && m.facts.waiting(d.pane) {
+		if ok && (v.Screen != agent.ScreenReady || d.adapter.Screen.BoxUnderDialog) && m.facts.waiting(d.pane) {
 			// Its hooks say a prompt is up (or about to be drawn).
 			ok = false
 			v.Screen = agent.ScreenPrompt
