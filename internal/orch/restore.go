@@ -374,13 +374,23 @@ func (m *Manager) reopenSession(ctx context.Context, s tmux.LayoutSession, env m
 // unexpectedly": st asks again for a few seconds. Whatever else stops it
 // (a socket folder st refuses) is not asked again.
 func (m *Manager) newSession(ctx context.Context, name, window, cwd string, env map[string]string, argv []string) (tmux.Pane, error) {
-	deadline := time.Now().Add(5 * time.Second)
+	start := time.Now()
+	deadline := start.Add(5 * time.Second)
+	ended := false
 	for {
 		p, err := m.cfg.Tmux.NewSession(ctx, name, window, cwd, env, argv)
 		if err == nil || !strings.Contains(err.Error(), "server exited unexpectedly") || time.Now().After(deadline) {
 			return p, err
 		}
 		m.logf("restore: the tmux server exited as session %s was made (%v); trying again", name, err)
+		if !ended && time.Since(start) > time.Second && m.cfg.Tmux.EndWedgedServer() {
+			// A second of it: not a server on its way out, but one
+			// that takes no client and will not go (seen once in 50
+			// kills under a restore). It is st's own (started on this
+			// socket by st's restore): ended, and a new one started.
+			ended = true
+			m.logf("restore: a tmux server on %s took no client for a second; st ended it", m.cfg.Tmux.Socket())
+		}
 		if syncs.Sleep(ctx, 50*time.Millisecond) != nil {
 			return p, err
 		}

@@ -26,7 +26,10 @@ type Cluster struct {
 	CA     string // its ca.pem
 	cpData string
 	cp     *exec.Cmd
-	keys   map[string]string // account -> key
+	// cpLogFrom is where the running control plane's lines begin in
+	// cp.log (each start appends to it).
+	cpLogFrom int64
+	keys      map[string]string // account -> key
 	// Extra is added to every machine's environment (ST_HEARTBEAT...).
 	Extra []string
 	// Relayed: no machine has a peer listener (peer_listen off), so every
@@ -111,6 +114,9 @@ func (c *Cluster) StartControlPlane() {
 	if err != nil {
 		c.t.Fatal(err)
 	}
+	if fi, err := log.Stat(); err == nil {
+		c.cpLogFrom = fi.Size()
+	}
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		c.t.Fatalf("start the control plane: %v", err)
@@ -122,6 +128,27 @@ func (c *Cluster) StartControlPlane() {
 		return err == nil && c.URL != "", "the control plane wrote no url file"
 	})
 	c.CA = filepath.Join(c.cpData, "ca.pem")
+}
+
+// MetricsURL is where the running control plane serves /metrics, as it
+// printed it: started with --metrics HOST:PORT in CPArgs (port 0 for a
+// free one). It fails the test when the control plane prints none.
+func (c *Cluster) MetricsURL() string {
+	c.t.Helper()
+	var url string
+	WaitFor(c.t, 15*time.Second, func() (bool, string) {
+		log := c.CPLog()
+		if int64(len(log)) < c.cpLogFrom {
+			return false, "cp.log is shorter than when the control plane started"
+		}
+		for _, l := range strings.Split(log[c.cpLogFrom:], "\n") {
+			if rest, ok := strings.CutPrefix(l, "metrics on "); ok {
+				url, _, _ = strings.Cut(rest, " ")
+			}
+		}
+		return url != "", "the control plane printed no metrics URL (is --metrics in CPArgs?):\n" + lastLines(log, 20)
+	})
+	return url
 }
 
 // StopControlPlane stops the control plane this cluster started.

@@ -4,12 +4,17 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/coder/websocket"
@@ -26,7 +31,8 @@ import (
 // nothing from beta), a machine removed from it (alpha, once the peer
 // cells removed it), a machine of another account (gamma), and anyone on
 // the network (no certificate; a sign-in's credential is the account's
-// key). An allowed cell counts only when its effect is seen.
+// key). An allowed cell counts only when its effect is seen. /metrics is
+// on a listener of its own (cpMetrics says who reaches it).
 
 // cpActor is one caller of the control plane.
 type cpActor struct {
@@ -38,13 +44,17 @@ type cpActor struct {
 	// machines it must see, other those it must not.
 	signedIn   bool
 	own, other []string
+	// network: no certificate, and for /metrics also a caller off the
+	// control plane's host.
+	network bool
 }
 
 // cpExpect is the model's answer for a cell of the control plane: a
 // machine signed in to an account may use every route of a machine, each
 // about its own account; a removed one and anyone with no certificate,
 // none of them. Signing in is anyone's with the account's key, and
-// /metrics anyone's who reaches its loopback listener.
+// /metrics anyone's who reaches its loopback listener: every process on
+// the control plane's host, and nothing off it (cpMetrics).
 func cpExpect(a *cpActor, r authz.Route) bool {
 	if r.Actor == authz.Network {
 		return true
@@ -79,7 +89,7 @@ func (m *matrix) controlPlane() {
 		{name: "alpha, removed from acme", client: aid.ControlPlaneClient(false), h1: aid.ControlPlaneClient(true)},
 		{name: "gamma, of another account", client: gid.ControlPlaneClient(false), h1: gid.ControlPlaneClient(true), signedIn: true,
 			own: []string{"gamma"}, other: []string{"beta", "delta"}},
-		{name: "anyone on the network", client: anon, h1: anon},
+		{name: "anyone on the network", client: anon, h1: anon, network: true},
 	}
 	var outs []func() // sign-outs last: they end what the other cells use
 	for _, r := range remote.ControlPlaneRoutes() {
@@ -113,10 +123,7 @@ func (m *matrix) cpCell(a *cpActor, r authz.Route) {
 		m.cpSignIn(what, a)
 		return
 	case authz.ReadMetrics:
-		// Served only on a loopback listener of its own, which the
-		// cluster's control plane does not open: internal/remote
-		// TestMetrics asks it (the golden file holds its row).
-		m.cells.Add(-1)
+		m.cpMetrics(what, a)
 		return
 	case authz.Relay:
 		code, missing = m.cpRelay(a)
@@ -256,4 +263,107 @@ func (m *matrix) cpSignIn(what string, a *cpActor) {
 		m.allowed.Add(1)
 		n = m.seq.Add(1)
 	}
+}
+
+// cpMetrics asks /metrics as a. Its listener is, by design, plain HTTP on
+// a loopback address of the control plane's host that asks no one who
+// they are (internal/remote/metrics.go; README, Security, the control
+// plane): every process on that host reads it, whatever certificate it
+// shows (a signed-in machine's, a removed one's, another account's, none),
+// and nothing off the host reaches it. So the machines here, which run on
+// the control plane's host, read it (their certificates are not asked
+// for); and anyone with no certificate has two cells: on this host
+// (loopback) it reads it, and from the network it does not reach it (the
+// listener's address is 127.0.0.1, its port at every other address of
+// this host refuses the connection, and the control plane's own port,
+// which the network reaches, has no /metrics).
+func (m *matrix) cpMetrics(what string, a *cpActor) {
+	m.t.Helper()
+	url := m.c.MetricsURL()
+	u, err := neturl.Parse(url)
+	if err != nil {
+		m.t.Fatalf("the control plane's metrics URL %q: %v", url, err)
+	}
+	host, port, err := net.SplitHostPort(u.Host)
+	if err != nil || host != "127.0.0.1" || u.Path != "/metrics" {
+		m.t.Fatalf("the metrics listener is at %q, not on 127.0.0.1 alone: %v", url, err)
+	}
+	onHost := what
+	if a.network {
+		onHost = strings.Replace(what, a.name, "anyone on the control plane's host (loopback, no certificate)", 1)
+	}
+	if missing := m.metricsRead(a.client, url); missing != "" {
+		m.t.Errorf("%s: want the metrics read: %s", onHost, missing)
+	} else {
+		m.allowed.Add(1)
+	}
+	if !a.network {
+		return
+	}
+	m.cells.Add(1)
+	if unreached := m.metricsUnreached(a, port); unreached != "" {
+		m.t.Errorf("%s: want /metrics out of the network's reach: %s", what, unreached)
+		return
+	}
+	m.refused.Add(1)
+}
+
+// metricsRead asks url with client and says what its answer lacks: the
+// text format with the accounts' counts (the heartbeats of acme's
+// machines, the machines of each account), and no machine's name, key or
+// certificate in it.
+func (m *matrix) metricsRead(client *http.Client, url string) string {
+	res, err := client.Get(url)
+	if err != nil {
+		return err.Error()
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	text := string(b)
+	if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/plain") {
+		return fmt.Sprintf("got %d %s %.300s", res.StatusCode, res.Header.Get("Content-Type"), text)
+	}
+	for _, want := range []string{`(?m)^st_cp_heartbeats_total\{account="acme"\} [1-9]`, `(?m)^st_cp_machines\{account="acme"\} [1-9]`,
+		`(?m)^st_cp_machines\{account="other"\} [1-9]`} {
+		if !regexp.MustCompile(want).MatchString(text) {
+			return fmt.Sprintf("no line matching %s in:\n%.2000s", want, text)
+		}
+	}
+	for _, never := range []string{`"alpha"`, `"beta"`, `"delta"`, `"gamma"`, m.c.Key("acme"), m.c.Key("other"), "CERTIFICATE", "PRIVATE"} {
+		if strings.Contains(text, never) {
+			return "it holds " + never
+		}
+	}
+	return ""
+}
+
+// metricsUnreached says how the network reaches /metrics: the metrics
+// port at an address of this host other than 127.0.0.1 (another loopback
+// one, which a listener on every address would answer, and each address
+// of this host's network interfaces) takes a connection, or the control
+// plane's own port serves /metrics to a.
+func (m *matrix) metricsUnreached(a *cpActor, port string) string {
+	addrs := []string{"127.0.0.2"}
+	ifaddrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return "this host's addresses: " + err.Error()
+	}
+	for _, ia := range ifaddrs {
+		if n, ok := ia.(*net.IPNet); ok && !n.IP.IsLoopback() && !n.IP.IsLinkLocalUnicast() {
+			addrs = append(addrs, n.IP.String())
+		}
+	}
+	for _, ip := range addrs {
+		if c, err := net.DialTimeout("tcp", net.JoinHostPort(ip, port), 5*time.Second); err == nil {
+			c.Close()
+			return "the metrics port takes a connection at " + ip
+		} else if !errors.Is(err, syscall.ECONNREFUSED) {
+			return "the metrics port at " + ip + ": want the connection refused, got " + err.Error()
+		}
+	}
+	code, body := m.cpAsk(a, authz.Route{Method: http.MethodGet, Path: "/metrics"})
+	if code != http.StatusNotFound || strings.Contains(body, "st_cp_") {
+		return fmt.Sprintf("the control plane's own port answers /metrics: %d %.300s", code, body)
+	}
+	return ""
 }

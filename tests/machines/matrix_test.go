@@ -132,6 +132,12 @@ func newMatrix(t *testing.T) *matrix {
 	t.Helper()
 	c := testutil.NewClusterWay(t, "direct")
 	c.Extra = []string{"ST_HEARTBEAT=1s"}
+	// Its control plane serves /metrics on a loopback listener of its
+	// own, at a free port, for the control plane's cells: started again
+	// with it, before any machine signs in.
+	c.CPArgs = append(c.CPArgs, "--metrics", "127.0.0.1:0")
+	c.StopControlPlane()
+	c.StartControlPlane()
 	m := &matrix{t: t, c: c, dir: filepath.Join(c.Dir, "matrix"), gates: map[string]bool{}}
 	must(t)("", os.MkdirAll(m.dir, 0o755))
 	m.a, m.b = c.Machine("alpha", "127.0.0.2"), c.Machine("beta", "127.0.0.3")
