@@ -124,6 +124,24 @@ func cmdWaitBg(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
+// cmdSignalBg sends a signal (INT or TERM) to a bg command, as Ctrl-C or
+// a kill(1) would: to st's own process, not its group.
+func cmdSignalBg(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "signal-bg")
+	if len(args) != 2 {
+		ts.Fatalf("usage: signal-bg NAME INT|TERM")
+	}
+	p := ts.Value("bg").(map[string]*bgProc)[args[0]]
+	if p == nil {
+		ts.Fatalf("signal-bg %s: no bg command of that name", args[0])
+	}
+	sig, ok := map[string]syscall.Signal{"INT": syscall.SIGINT, "TERM": syscall.SIGTERM}[args[1]]
+	if !ok {
+		ts.Fatalf("signal-bg: %s is not a signal it sends (INT or TERM)", args[1])
+	}
+	ts.Check(p.cmd.Process.Signal(sig))
+}
+
 // lookPath finds a command as the script's exec would: a name without a
 // slash on the script's $PATH.
 func lookPath(ts *testscript.TestScript, name string) string {

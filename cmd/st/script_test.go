@@ -56,6 +56,7 @@ import (
 //	wait-bg NAME [TIMEOUT]     wait until NAME ends; its stdout and stderr
 //	                           become the command's; it fails unless NAME
 //	                           exited 0 (with !, unless it exited non-zero)
+//	signal-bg NAME INT|TERM    send NAME's process SIGINT (Ctrl-C) or SIGTERM
 //
 // The condition [root] holds when the scripts run as root (CI does).
 //
@@ -131,13 +132,10 @@ func TestScripts(t *testing.T) {
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"tmux-start": cmdTmuxStart,
-			"tmux":       cmdTmux,
-			"st-up":      cmdStUp,
-			"kill-daemon": func(ts *testscript.TestScript, neg bool, args []string) {
-				noNeg(ts, neg, "kill-daemon")
-				killDaemon(ts.Getenv("ST_HOME"))
-			},
+			"tmux-start":      cmdTmuxStart,
+			"tmux":            cmdTmux,
+			"st-up":           cmdStUp,
+			"kill-daemon":     cmdKillDaemon,
 			"wait-screen":     cmdWaitScreen,
 			"wait-state":      cmdWaitState,
 			"wait-file":       cmdWaitFile,
@@ -152,9 +150,16 @@ func TestScripts(t *testing.T) {
 			"in-pane":         cmdInPane,
 			"bg":              cmdBg,
 			"wait-bg":         cmdWaitBg,
+			"signal-bg":       cmdSignalBg,
 			"run-try":         cmdRunTry,
 		},
 	})
+}
+
+// cmdKillDaemon is kill-daemon (killDaemon).
+func cmdKillDaemon(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "kill-daemon")
+	killDaemon(ts.Getenv("ST_HOME"))
 }
 
 // artifacts is where tests leave files to look at: $ST_ARTIFACTS, or

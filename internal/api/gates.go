@@ -18,6 +18,9 @@ const (
 	GateOpen     GateState = "open"
 	GateAnswered GateState = "answered"
 	GateTimedOut GateState = "timed-out"
+	// GateWithdrawn: its asker stopped waiting (Ctrl-C on st gate ask)
+	// and took the question back; no answer is taken any more.
+	GateWithdrawn GateState = "withdrawn"
 )
 
 // Gate is one question to a person.
@@ -39,7 +42,7 @@ type Gate struct {
 	AnswerKeys map[string]string `json:"answer_keys,omitempty"`
 }
 
-// GateRequest asks, waits for or answers a gate.
+// GateRequest asks, waits for, answers or withdraws a gate.
 type GateRequest struct {
 	Pane     string        `json:"pane,omitempty"`
 	ID       string        `json:"id,omitempty"`

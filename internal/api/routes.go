@@ -35,9 +35,10 @@ const (
 	RouteGateAsk       = "/v1/gate/ask" // GateRequest -> Gate
 	RouteGateWait      = "/v1/gate/wait"
 	RouteGateAnswer    = "/v1/gate/answer"
-	RouteGateList      = "/v1/gate/list"    // IDRequest -> []Gate
-	RouteHook          = "/v1/hook"         // HookRequest -> HookResponse
-	RouteGuardServer   = "/v1/guard/server" // GuardServerRequest -> GuardServer
+	RouteGateList      = "/v1/gate/list"     // IDRequest -> []Gate
+	RouteGateWithdraw  = "/v1/gate/withdraw" // GateRequest -> Gate
+	RouteHook          = "/v1/hook"          // HookRequest -> HookResponse
+	RouteGuardServer   = "/v1/guard/server"  // GuardServerRequest -> GuardServer
 )
 
 // WebURL is what RouteWeb answers: the web UI's address with its token.

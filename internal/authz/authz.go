@@ -78,6 +78,7 @@ const (
 	TypeTerminal    Action = "typing in a terminal"
 	AskGate         Action = "asking a decision gate"
 	AnswerGate      Action = "answering a decision gate"
+	WithdrawGate    Action = "withdrawing a decision gate"
 	Report          Action = "reporting (st worker done)"
 	Hook            Action = "sending an agent's hook event"
 	AcceptRemoteOn  Action = "letting other machines start agents here (accept-remote on)"
@@ -115,7 +116,7 @@ func ControlPlaneActions() []Action {
 // Actions lists every action.
 func Actions() []Action {
 	return []Action{ReadPage, ReadState, StartRun, Start, Send, Adopt, Offer, Withdraw, Stop, Release, Rename, ReadScreen, Merge,
-		CancelTask, OpenTerminal, TypeTerminal, AskGate, AnswerGate, Report, Hook, AcceptRemoteOn, AcceptRemoteOff,
+		CancelTask, OpenTerminal, TypeTerminal, AskGate, AnswerGate, WithdrawGate, Report, Hook, AcceptRemoteOn, AcceptRemoteOff,
 		SeeWebToken, ChangeSetup, StopST, SeeAgents, Watch, Reparent, FindCoordinator, PruneRuns}
 }
 
@@ -172,6 +173,9 @@ type Facts interface {
 	// CoordinatesFor reports whether pane here is (or was, before a tmux
 	// restart moved it) the coordinator of machine's workers here.
 	CoordinatesFor(machine, pane string) bool
+	// AskedGate reports whether the gate id was asked from pane (the
+	// gate's own record names it).
+	AskedGate(pane, id string) bool
 }
 
 // Guard says what kind of refusal it is (see the package doc).
@@ -315,6 +319,14 @@ func decideAgent(a Actor, act Action, t Target, f Facts) Decision {
 		}
 		return refuse(g, "an agent acts on its own workers only (st worker list shows them); a person may act on any",
 			"%s is not a worker of this agent's pane (%s), so %s it is not this agent's to do", orNone(t.ID), orNone(a.Pane), act)
+	case WithdrawGate:
+		// Its asker takes its own question back (Ctrl-C on st gate ask);
+		// another agent's gate is a person's to answer, not its to drop.
+		if a.Pane != "" && f.AskedGate(a.Pane, t.ID) {
+			return allow()
+		}
+		return refuse(g, "an agent withdraws only the gates it asked (Ctrl-C on its own st gate ask); a person answers the others: st gate answer",
+			"gate %s was not asked from this agent's pane (%s)", orNone(t.ID), orNone(a.Pane))
 	case Adopt:
 		if a.Kind == SandboxedCodex {
 			return refuse(g, "a person adopts it into the run: st worker adopt from a shell, or a drop in the web UI",

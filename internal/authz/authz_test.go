@@ -12,6 +12,7 @@ type facts struct {
 	handed      Handed
 	parent      string
 	coord       bool
+	asked       bool
 }
 
 func (f facts) AcceptRemote() bool                       { return f.accept }
@@ -20,10 +21,11 @@ func (f facts) Owns(caller, id string) bool              { return f.owns }
 func (f facts) HandedTo(machine, id string) Handed       { return f.handed }
 func (f facts) ParentOf(id string) string                { return f.parent }
 func (f facts) CoordinatesFor(machine, pane string) bool { return f.coord }
+func (f facts) AskedGate(pane, id string) bool           { return f.asked }
 
 // all is what every fact grants; none grants nothing.
 var (
-	all  = facts{accept: true, sim: true, owns: true, handed: ItsWorker, coord: true}
+	all  = facts{accept: true, sim: true, owns: true, handed: ItsWorker, coord: true, asked: true}
 	none = facts{}
 )
 
@@ -43,9 +45,9 @@ func actorOf(k Kind) Actor {
 // every refusal says why and is a boundary or a rail.
 func TestDecisionTable(t *testing.T) {
 	agentAll := []Action{ReadState, StartRun, Start, Send, Adopt, Withdraw, Stop, Release, Rename, ReadScreen, Merge,
-		CancelTask, AskGate, Report, Hook, AcceptRemoteOff, StopST}
+		CancelTask, AskGate, WithdrawGate, Report, Hook, AcceptRemoteOff, StopST}
 	codexAll := []Action{ReadState, StartRun, Start, Send, Withdraw, Stop, Release, Rename, ReadScreen, Merge,
-		CancelTask, AskGate, Report, Hook, AcceptRemoteOff}
+		CancelTask, AskGate, WithdrawGate, Report, Hook, AcceptRemoteOff}
 	agentNone := []Action{ReadState, StartRun, Adopt, Withdraw, CancelTask, AskGate, Report, Hook, AcceptRemoteOff, StopST}
 	codexNone := []Action{ReadState, StartRun, Withdraw, CancelTask, AskGate, Report, Hook, AcceptRemoteOff}
 	web := []Action{ReadPage, ReadState, ReadScreen, SeeAgents, OpenTerminal, TypeTerminal, Adopt, Release, AnswerGate}

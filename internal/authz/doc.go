@@ -57,7 +57,8 @@
 // terminal (read-only) and type in it, answer a gate, accept-remote on and
 // off, see the web token, change st's setup, remove old runs from st's
 // history (st orch prune --yes); and the quieter ones every route needs a
-// name for (read st's state, ask a gate, report, a hook).
+// name for (read st's state, ask a gate, withdraw a gate, report, a
+// hook).
 //
 // What an actor may read of a worker is one decision too (MayRead, which
 // is st worker read's): every route that shows workers (the socket's
@@ -74,8 +75,11 @@
 //     sim agent, a test program that runs any command its task names,
 //     unless a person allowed it: agents_start_sim in config.toml), act on
 //     its own workers (send, stop, rename, release, read, merge: a worker
-//     it started, or one under those), adopt an agent, ask a gate, report
-//     from its own pane, turn accept-remote off. Never what is a person's:
+//     it started, or one under those), adopt an agent, ask a gate and
+//     withdraw a gate it asked (Ctrl-C on its st gate ask: the gate's
+//     record names the pane, and another agent's gate is a person's to
+//     answer), report from its own pane, turn accept-remote off. Never
+//     what is a person's:
 //     answer a gate, offer an agent to another machine, turn accept-remote
 //     on, see the web token, remove old runs from st's history. It acts
 //     as the pane it runs in: a $TMUX_PANE that names another pane is

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -32,7 +33,9 @@ func newGateAskCmd(env *Env, runF runFunc[gateAskOptions]) *cobra.Command {
 		Short: "Ask a person; blocks until the first answer and prints it",
 		Long: `Ask a person a question with a few options. It blocks until someone answers
 (st gate answer, the web UI's buttons, or a push notification's actions) and
-prints the chosen option. Exit status: 0 answered, 3 no answer before --timeout.`,
+prints the chosen option. Ctrl-C withdraws the gate: no one waits for its
+answer any more. Exit status: 0 answered, 3 no answer before --timeout,
+130 stopped by Ctrl-C.`,
 		Args: exactArgs(1, `st gate ask "QUESTION" --option A --option B`),
 	}
 	cmd.Flags().StringArrayVar(&o.Options, "option", nil, "an answer the person can pick (two or more)")
@@ -58,16 +61,15 @@ func runGateAsk(ctx context.Context, env *Env, o gateAskOptions) error {
 			return err
 		})
 		if err != nil && ctx.Err() != nil {
-			// Stopped (Ctrl-C): the gate is on disk and stays open for
-			// a person; say so, and how to wait for it again.
-			return &exitError{code: exitInterrupted, err: &api.Error{Kind: api.KindUsage,
-				Message: fmt.Sprintf("stopped waiting; gate %s stays open, and its answer will wait in st gate list --all", g.ID),
-				Hint:    fmt.Sprintf("st gate answer %s OPTION answers it; st gate list --all shows the answer", g.ID)}}
+			return &exitError{code: exitInterrupted, err: withdrawAsked(ctx, env, g.ID)}
 		}
 		if err != nil {
 			return err
 		}
 		switch g.State {
+		case api.GateWithdrawn:
+			return &api.Error{Kind: api.KindConflict, Message: fmt.Sprintf("gate %s was withdrawn: no answer will come", g.ID),
+				Hint: `st gate ask "QUESTION" --option A --option B asks again`}
 		case api.GateAnswered:
 			if o.JSON {
 				return printJSON(env.Stdout, g)
@@ -83,12 +85,45 @@ func runGateAsk(ctx context.Context, env *Env, o gateAskOptions) error {
 	}
 }
 
+// withdrawGrace is how long st gate ask, stopped, tries to withdraw its
+// gate: its own context is done, and Main ends it by force soon after.
+const withdrawGrace = 2 * time.Second
+
+// withdrawAsked withdraws the gate st gate ask opened, once Ctrl-C (or
+// SIGTERM) stopped its wait: no one waits for its answer now, and a gate
+// left open would wait for a person forever. What it returns says what
+// became of the gate. If st cannot be reached, the gate stays open on
+// disk, and the words say how a person answers it.
+func withdrawAsked(ctx context.Context, env *Env, id string) error {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), withdrawGrace)
+	defer cancel()
+	// A client that never starts st: a daemon started now knows the gate
+	// from disk, but a Ctrl-C should not start one.
+	_, err := env.RunningClient().WithdrawGate(wctx, api.GateRequest{Pane: callerPane(env), ID: id})
+	var ae *api.Error
+	switch {
+	case err == nil:
+		return &api.Error{Kind: api.KindUsage,
+			Message: fmt.Sprintf("stopped waiting; gate %s is withdrawn: it left st gate list, and no one can answer it now", id),
+			Hint:    `st gate ask "QUESTION" --option A --option B asks again`}
+	case errors.As(err, &ae):
+		// st answered, and did not withdraw it (answered meanwhile, or
+		// refused): its words say why.
+		return &api.Error{Kind: api.KindUsage,
+			Message: fmt.Sprintf("stopped waiting; gate %s was not withdrawn: %s", id, strings.TrimPrefix(ae.Message, "refused: ")),
+			Hint:    "st gate list --all shows the gate and its answer"}
+	}
+	return &api.Error{Kind: api.KindUsage,
+		Message: fmt.Sprintf("stopped waiting; st could not be reached to withdraw gate %s, so it stays open, and its answer will wait in st gate list --all", id),
+		Hint:    fmt.Sprintf("st gate answer %s OPTION answers it; st gate list --all shows the answer", id)}
+}
+
 type gateListOptions struct{ All, JSON bool }
 
 func newGateListCmd(env *Env, runF runFunc[gateListOptions]) *cobra.Command {
 	var o gateListOptions
-	cmd := &cobra.Command{Use: "list [--all]", Short: "List the open gates (--all: answered and timed-out ones too)", Args: cobra.NoArgs}
-	cmd.Flags().BoolVar(&o.All, "all", false, "answered and timed-out gates too")
+	cmd := &cobra.Command{Use: "list [--all]", Short: "List the open gates (--all: answered, timed-out and withdrawn ones too)", Args: cobra.NoArgs}
+	cmd.Flags().BoolVar(&o.All, "all", false, "answered, timed-out and withdrawn gates too")
 	jsonFlag(cmd, &o.JSON)
 	return bind(cmd, env, &o, nil, runF, runGateList)
 }

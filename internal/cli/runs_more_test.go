@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -171,23 +172,63 @@ func TestRunCompletion(t *testing.T) {
 	}})
 }
 
-// TestGateAskStoppedByCtrlC: Ctrl-C while st gate ask waits says that the
-// gate stays open and how to answer it, in st's words (not "context
-// canceled"), with the exit status of an interrupted command.
+// TestGateAskStoppedByCtrlC: Ctrl-C while st gate ask waits withdraws
+// the gate it opened (no one waits for its answer now), and says so in
+// st's words (not "context canceled"), with the exit status of an
+// interrupted command. If st cannot be reached, the gate stays open, and
+// the words say how a person answers it; if st refuses, they say why.
 func TestGateAskStoppedByCtrlC(t *testing.T) {
 	open := api.Gate{ID: "g1", Question: "Ship it?", Options: []string{"yes", "no"}, Pane: "%3", State: api.GateOpen}
-	var once sync.Once
-	d := newFakeDaemon(t, map[string]any{api.RouteGateAsk: open, api.RouteGateWait: answerFunc(func(*fakeDaemon, []byte) any {
-		// The person presses Ctrl-C while st waits (Main has its
-		// signal handler in place until it returns: st is waiting now).
-		once.Do(func() { syscall.Kill(os.Getpid(), syscall.SIGINT) })
-		return open
-	})})
-	d.start()
-	r := &stRun{d: d, vars: d.inPaneVars("%3")}
-	code := r.run("gate", "ask", "Ship it?", "--option", "yes", "--option", "no")
-	want := "st: stopped waiting; gate g1 stays open, and its answer will wait in st gate list --all\nTry: st gate answer g1 OPTION answers it; st gate list --all shows the answer\n"
-	if errs := r.stderr.String(); code != 130 || !strings.HasSuffix(errs, want) || strings.Contains(errs, "context canceled") {
-		t.Errorf("exit %d, stderr:\n%s\nwant exit 130 and it to end:\n%s", code, errs, want)
+	withdrawn := open
+	withdrawn.State = api.GateWithdrawn
+	for _, c := range []struct {
+		name     string
+		withdraw any  // the daemon's answer to the withdrawal
+		down     bool // the daemon is gone when st withdraws
+		want     string
+	}{
+		{"withdrawn", withdrawn, false,
+			"st: stopped waiting; gate g1 is withdrawn: it left st gate list, and no one can answer it now\nTry: st gate ask \"QUESTION\" --option A --option B asks again\n"},
+		{"st is down", withdrawn, true,
+			"st: stopped waiting; st could not be reached to withdraw gate g1, so it stays open, and its answer will wait in st gate list --all\nTry: st gate answer g1 OPTION answers it; st gate list --all shows the answer\n"},
+		{"answered meanwhile", &api.Error{Kind: api.KindConflict, Message: `refused: gate g1 was already answered "yes" (by cli)`}, false,
+			"st: stopped waiting; gate g1 was not withdrawn: gate g1 was already answered \"yes\" (by cli)\nTry: st gate list --all shows the gate and its answer\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var once sync.Once
+			d := newFakeDaemon(t, map[string]any{api.RouteGateAsk: open, api.RouteGateWithdraw: c.withdraw,
+				api.RouteGateWait: answerFunc(func(d *fakeDaemon, _ []byte) any {
+					// The person presses Ctrl-C while st waits (Main has
+					// its signal handler in place until it returns: st is
+					// waiting now).
+					once.Do(func() {
+						if c.down {
+							// This answer is its last: no new
+							// connection finds the socket.
+							d.mu.Lock()
+							d.srv.SetKeepAlivesEnabled(false)
+							d.mu.Unlock()
+							os.Remove(api.SocketPath(d.home))
+						}
+						syscall.Kill(os.Getpid(), syscall.SIGINT)
+					})
+					return open
+				})})
+			d.start()
+			r := &stRun{d: d, vars: d.inPaneVars("%3")}
+			code := r.run("gate", "ask", "Ship it?", "--option", "yes", "--option", "no")
+			if errs := r.stderr.String(); code != 130 || !strings.HasSuffix(errs, c.want) || strings.Contains(errs, "context canceled") {
+				t.Errorf("exit %d, stderr:\n%s\nwant exit 130 and it to end:\n%s", code, errs, c.want)
+			}
+			var asked []string
+			for _, call := range d.taken() {
+				if call.Route == api.RouteGateWithdraw {
+					asked = append(asked, string(call.Body))
+				}
+			}
+			if want := []string{`{"pane":"%3","id":"g1"}`}; !c.down && !slices.Equal(asked, want) {
+				t.Errorf("withdrawals asked: %q, want %q", asked, want)
+			}
+		})
 	}
 }

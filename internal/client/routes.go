@@ -198,6 +198,11 @@ func (c *Client) AnswerGate(ctx context.Context, req api.GateRequest) (*api.Gate
 	return c.gate(ctx, api.RouteGateAnswer, req)
 }
 
+// WithdrawGate withdraws the gate its asker no longer waits for.
+func (c *Client) WithdrawGate(ctx context.Context, req api.GateRequest) (*api.Gate, error) {
+	return c.gate(ctx, api.RouteGateWithdraw, req)
+}
+
 // Gates lists the open gates (all: every gate).
 func (c *Client) Gates(ctx context.Context, all bool) ([]api.Gate, error) {
 	var r []api.Gate

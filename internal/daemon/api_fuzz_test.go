@@ -436,6 +436,7 @@ func apiSeeds(task, meta string) []apiSeed {
 		{"/v1/gate/wait", `{"id":"gate-000000","timeout":1000000}`, ""},
 		{"/v1/gate/answer", `{"id":"gate-000000","option":"a"}`, ""},
 		{"/v1/gate/list", `{"all":true}`, ""},
+		{"/v1/gate/withdraw", `{"pane":"%2","id":"../gate-000000"}`, ""},
 		{"/v1/hook", `{"agent":"sim","event":"UserPromptSubmit","pane":"%2","payload":"eyJwcm9tcHQiOiIkKHgpIn0="}`, ""},
 		{"/v1/hook", `{"agent":"sim","event":"PreToolUse","pane":"%2","payload":null}`, ""},
 		{"/v1/hook", `{"agent":"codex","event":"Interrupt","pane":"%2","payload":"not base64"}`, ""},

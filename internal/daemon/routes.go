@@ -125,6 +125,7 @@ var socketRoutes = []route{
 	{path: api.RouteGateWait, action: authz.ReadState, h: mgrCall((*orch.Manager).WaitGate)},
 	{path: api.RouteGateList, action: authz.ReadState, h: (*server).gateList},
 	{path: api.RouteGateAnswer, action: authz.AnswerGate, h: (*server).gateAnswer},
+	{path: api.RouteGateWithdraw, action: authz.WithdrawGate, h: mgrCall((*orch.Manager).WithdrawGate)},
 }
 
 // acceptAction: turning accept-remote on is a person's; off, or asking,

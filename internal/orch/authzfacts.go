@@ -89,6 +89,13 @@ func (m *Manager) CoordinatesFor(machine, pane string) bool {
 	return handed
 }
 
+// AskedGate reports whether the gate id was asked from pane (the one
+// pane, with a person, that may withdraw it).
+func (m *Manager) AskedGate(pane, id string) bool {
+	g, ok := m.gates.get(id)
+	return ok && pane != "" && g.Pane == pane
+}
+
 // PaneRole is what the agent in pane is to st: a worker, a coordinator,
 // a teammate of a Claude agent team, or one st does not know ("").
 func (m *Manager) PaneRole(pane string) authz.Role {

@@ -243,6 +243,62 @@ func (m *Manager) AnswerGate(ctx context.Context, req api.GateRequest) (*api.Gat
 	return &c, nil
 }
 
+// WithdrawGate closes an open gate with no answer, at its asker's word
+// (Ctrl-C on st gate ask): it leaves st gate list and the web UI, and its
+// push's answer links answer nothing, as an answered gate's. authz let
+// only the pane that asked it, or a person, ask for it.
+func (m *Manager) WithdrawGate(ctx context.Context, req api.GateRequest) (*api.Gate, error) {
+	m.expireNow()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c, err := m.gates.withdraw(req.ID)
+	if err != nil {
+		return nil, err
+	}
+	m.logf("gate %s withdrawn by its asker (%s)", c.ID, orNone(req.Pane))
+	ch := m.newChange()
+	if w := m.workers[c.Pane]; w != nil && w.State == api.Waiting {
+		ch.setStateLocked(w, api.Working)
+	}
+	m.stageLocked(ch).settle()
+	return &c, nil
+}
+
+// withdraw closes the open gate id as withdrawn, if it is still open.
+func (b *gateBook) withdraw(id string) (api.Gate, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	g := b.gates[id]
+	if g == nil {
+		return api.Gate{}, errorf(api.KindNotFound, "st gate list shows the gates", "there is no gate %q", id)
+	}
+	if err := closedGate(g); err != nil {
+		return api.Gate{}, err
+	}
+	now := b.now()
+	keys := g.AnswerKeys
+	g.State, g.AnsweredAt, g.AnswerKeys = api.GateWithdrawn, &now, nil
+	if err := b.saveLocked(); err != nil {
+		g.State, g.AnsweredAt, g.AnswerKeys = api.GateOpen, nil, keys
+		return api.Gate{}, err
+	}
+	return publicGate(g), nil
+}
+
+// closedGate is the refusal of an answer or a withdrawal of g once it is
+// closed (nil while it is open).
+func closedGate(g *api.Gate) error {
+	switch g.State {
+	case api.GateAnswered:
+		return errorf(api.KindConflict, "", "refused: gate %s was already answered %q (by %s)", g.ID, g.Answer, g.AnsweredBy)
+	case api.GateTimedOut:
+		return errorf(api.KindConflict, "", "refused: gate %s timed out before an answer came", g.ID)
+	case api.GateWithdrawn:
+		return errorf(api.KindConflict, "", "refused: gate %s was withdrawn by its asker, who no longer waits for an answer", g.ID)
+	}
+	return nil
+}
+
 // answerLocked records the first answer of an open gate.
 func (b *gateBook) answerLocked(req api.GateRequest) (api.Gate, error) {
 	syncs.AssertLocked(&b.mu)
@@ -250,11 +306,8 @@ func (b *gateBook) answerLocked(req api.GateRequest) (api.Gate, error) {
 	if g == nil {
 		return api.Gate{}, errorf(api.KindNotFound, "st gate list shows the gates", "there is no gate %q", req.ID)
 	}
-	switch g.State {
-	case api.GateAnswered:
-		return api.Gate{}, errorf(api.KindConflict, "", "refused: gate %s was already answered %q (by %s)", g.ID, g.Answer, g.AnsweredBy)
-	case api.GateTimedOut:
-		return api.Gate{}, errorf(api.KindConflict, "", "refused: gate %s timed out before an answer came", g.ID)
+	if err := closedGate(g); err != nil {
+		return api.Gate{}, err
 	}
 	var pick string
 	for _, o := range g.Options {

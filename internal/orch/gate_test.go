@@ -303,3 +303,76 @@ func TestGateRelinkRetiresTheAsker(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestGateWithdrawn: a gate its asker withdraws (Ctrl-C on st gate ask)
+// leaves the open gates, wakes its waiters, puts the asker back to work,
+// and takes no answer: not from st gate answer, nor from its push's
+// links. Only the pane that asked it is its asker to authz.
+func TestGateWithdrawn(t *testing.T) {
+	h := newHarness(t, api.Working, nil)
+	ctx := context.Background()
+	g, toks := h.askWithTokens()
+	if !h.m.AskedGate(workerID, g.ID) || h.m.AskedGate("%99", g.ID) || h.m.AskedGate("", g.ID) || h.m.AskedGate(workerID, "gate-nosuch") {
+		t.Errorf("AskedGate does not name the asker's pane alone")
+	}
+	got := make(chan *api.Gate, 1)
+	go func() {
+		w, err := h.m.WaitGate(ctx, api.GateRequest{ID: g.ID, Timeout: time.Minute})
+		if err != nil {
+			t.Error(err)
+		}
+		got <- w
+	}()
+	w, err := h.m.WithdrawGate(ctx, api.GateRequest{Pane: workerID, ID: g.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.State != api.GateWithdrawn || w.Answer != "" || w.AnswerKeys != nil {
+		t.Errorf("WithdrawGate = %+v", w)
+	}
+	if gs := h.m.Gates(ctx, false); len(gs) != 0 {
+		t.Errorf("a withdrawn gate is still open: %+v", gs)
+	}
+	if gs := h.m.Gates(ctx, true); len(gs) != 1 || gs[0].State != api.GateWithdrawn {
+		t.Errorf("st gate list --all: %+v", gs)
+	}
+	if d := gateOnDisk(t, h.home, g.ID); d.State != api.GateWithdrawn || len(d.AnswerKeys) != 0 {
+		t.Errorf("gates.json: %+v", d)
+	}
+	if w := h.worker(); w.State != api.Working {
+		t.Errorf("the asker is %s after its gate was withdrawn, want working", w.State)
+	}
+	select {
+	case w := <-got:
+		if w == nil || w.State != api.GateWithdrawn {
+			t.Errorf("WaitGate = %+v", w)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the wait was not woken by the withdrawal")
+	}
+	_, err = h.m.AnswerGate(ctx, api.GateRequest{ID: g.ID, Option: "yes"})
+	wantKind(t, err, api.KindConflict)
+	if !strings.Contains(err.Error(), "was withdrawn by its asker") {
+		t.Errorf("an answer after the withdrawal: %v", err)
+	}
+	for _, opt := range []string{"yes", "no"} {
+		if _, err := h.m.AnswerGateByToken(ctx, toks[opt]); !errors.Is(err, ErrBadAnswerToken) {
+			t.Errorf("%s's push link after the withdrawal: %v, want ErrBadAnswerToken", opt, err)
+		}
+	}
+	_, err = h.m.WithdrawGate(ctx, api.GateRequest{Pane: workerID, ID: g.ID})
+	wantKind(t, err, api.KindConflict)
+	_, err = h.m.WithdrawGate(ctx, api.GateRequest{ID: "gate-nosuch"})
+	wantKind(t, err, api.KindNotFound)
+
+	// An answered gate is not withdrawn: its answer stands.
+	a := h.ask(workerID, 0)
+	if _, err := h.m.AnswerGate(ctx, api.GateRequest{ID: a.ID, Option: "no"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = h.m.WithdrawGate(ctx, api.GateRequest{Pane: workerID, ID: a.ID})
+	wantKind(t, err, api.KindConflict)
+	if d := gateOnDisk(t, h.home, a.ID); d.State != api.GateAnswered || d.Answer != "no" {
+		t.Errorf("gates.json after a refused withdrawal: %+v", d)
+	}
+}

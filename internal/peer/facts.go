@@ -30,6 +30,9 @@ func (h *Hub) ParentOf(id string) string { return h.local.ParentOf(id) }
 // restart moved it) the coordinator of machine's workers here.
 func (h *Hub) CoordinatesFor(machine, pane string) bool { return h.local.CoordinatesFor(machine, pane) }
 
+// AskedGate reports whether the gate id was asked from pane here.
+func (h *Hub) AskedGate(pane, id string) bool { return h.local.AskedGate(pane, id) }
+
 // HandedTo says what the pane or worker id here is to machine: a worker
 // of one of its coordinators, an agent a person here offered to it (the
 // offer's pane still the same process), or nothing.

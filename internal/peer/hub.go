@@ -84,6 +84,7 @@ type Local interface {
 	Owns(caller, id string) bool
 	ParentOf(id string) string
 	CoordinatesFor(machine, pane string) bool
+	AskedGate(pane, id string) bool
 	WorksFor(machine, id string) bool
 	SimForAgents() bool
 	// Its changes, its disk, its background work.

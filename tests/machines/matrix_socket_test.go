@@ -24,7 +24,8 @@ type sockRow struct {
 	body func(m *matrix, a *actor, target string, act authz.Action) string
 	// on is what the route acts on: "worker" (the actor's own, and a
 	// person's for the cells on another's), "agent" (an agent to adopt
-	// or offer), or "" for nothing.
+	// or offer), "gate" (one the actor asked itself, and a person's for
+	// the cells on another's), or "" for nothing.
 	on string
 	// fresh: an allowed cell uses its target up (stop, release, adopt).
 	fresh bool
@@ -122,6 +123,7 @@ var socketRows = map[string]sockRow{
 	api.RouteGateAnswer: {body: func(m *matrix, a *actor, _ string, _ authz.Action) string {
 		return js(map[string]any{"pane": a.pane, "id": m.openGate, "option": "yes"})
 	}},
+	api.RouteGateWithdraw: {body: onID, on: "gate"},
 }
 
 // startBody starts a sim worker (fan: tries of a fan, each in a worktree
@@ -165,6 +167,8 @@ func socketExpect(a *actor, act authz.Action, own, simOn bool) bool {
 		return own
 	case authz.Adopt, authz.StopST:
 		return a.kind != authz.SandboxedCodex
+	case authz.WithdrawGate:
+		return own // the gate it asked from its own pane
 	}
 	return false // a person's: answer a gate, offer, accept-remote on, the web token
 }
@@ -212,7 +216,7 @@ func (m *matrix) socketCells() []sockCell {
 					continue // names no pane: the coordinator's own cell
 				}
 				cells = append(cells, sockCell{r.Path, row, a, act, false, ""})
-				if row.on == "worker" && a.own != "" {
+				if (row.on == "worker" && a.own != "") || (row.on == "gate" && a.kind != authz.OtherUser) {
 					cells = append(cells, sockCell{r.Path, row, a, act, true, ""})
 				}
 				if realKindRows[r.Path] && !socketExpect(a, act, false, true) {
@@ -270,6 +274,12 @@ func (m *matrix) target(c sockCell, allowed bool) string {
 		return m.workerOf(c.a.pane, fmt.Sprintf("fresh%d", m.seq.Add(1)))
 	case c.row.on == "worker":
 		return c.a.own
+	case c.row.on == "gate" && c.own:
+		return m.gateOf(c.a) // the forged pane's names the pane it forged
+	case c.row.on == "gate" && allowed:
+		return m.gate() // a person's: another's, used up
+	case c.row.on == "gate":
+		return m.openGate
 	case c.row.on == "agent" && allowed && c.row.fresh:
 		return m.b.HandAgent(fmt.Sprintf("lone%d", m.seq.Add(1)))
 	case c.row.on == "agent":
@@ -378,6 +388,10 @@ func (m *matrix) effect(c sockCell, target, body, answer string) string {
 		if out, _ := m.b.ST("gate", "list"); strings.Contains(out, gjson.Get(body, "id").String()) {
 			return "the gate is still open:\n" + out
 		}
+	case api.RouteGateWithdraw:
+		if out, _ := m.b.ST("gate", "list", "--all"); !regexp.MustCompile(regexp.QuoteMeta(target) + ` +withdrawn `).MatchString(out) {
+			return "gate " + target + " is not withdrawn:\n" + out
+		}
 	}
 	return ""
 }
@@ -415,6 +429,20 @@ func (m *matrix) gate() string {
 		}
 		return id != "", out
 	})
+	m.gates[id] = true
+	return id
+}
+
+// gateOf is a gate actor a asked on beta, from the pane its requests
+// name, open until withdrawn.
+func (m *matrix) gateOf(a *actor) string {
+	m.t.Helper()
+	res := m.ask(a, api.RouteGateAsk, js(map[string]any{"pane": a.pane, "question": "Withdraw me, " + a.name + "?",
+		"options": []string{"a", "b"}, "timeout": 30 * time.Minute}))
+	id := gjson.Get(res.body, "id").String()
+	if res.code != 200 || id == "" {
+		m.t.Fatalf("%s could not ask a gate: %s", a.name, res)
+	}
 	m.gates[id] = true
 	return id
 }
