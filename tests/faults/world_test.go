@@ -330,7 +330,10 @@ func (w *world) onDisk(prefix string) int {
 	n := 0
 	for _, r := range w.runs() {
 		for _, wk := range r.Workers {
-			if wk.State == api.Done && strings.HasPrefix(wk.Summary, prefix) {
+			// A later report of the same turn is kept after the first
+			// ("Reported again: ...", issue 37): the attempt's is there
+			// when it starts the summary or follows that mark.
+			if wk.State == api.Done && (strings.HasPrefix(wk.Summary, prefix) || strings.Contains(wk.Summary, "Reported again: "+prefix)) {
 				n++
 			}
 		}
