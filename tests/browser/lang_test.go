@@ -42,8 +42,9 @@ var sampleData = []string{"Drop the old v1 endpoints from the tests?", "Fixed 12
 	"refused: lint is already a worker of %1"} // st's refusal: its words are st's
 
 // Words of Korean texts that are names, not English: st and its commands,
-// the Esc key, the spec's "Main › …" path and its word pane.
-var koreanKeeps = []string{"st", "orch", "accept", "remote", "on", "Esc", "Main", "pane", "tmux", "web", "URL"}
+// the Esc key, the spec's "Main › …" path and its word pane, and the
+// agents' names (Claude Code, Codex, Gemini CLI), written as they are.
+var koreanKeeps = []string{"st", "orch", "accept", "remote", "on", "Esc", "Main", "pane", "tmux", "web", "URL", "Claude", "Code", "Codex", "Gemini", "CLI"}
 
 var latinWord = regexp.MustCompile(`[A-Za-z]{2,}`)
 

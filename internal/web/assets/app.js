@@ -294,12 +294,18 @@ function dot(state) {
 }
 
 // An agent's kind is the name of its program (claude, codex, sim).
-// Kinds come from st's descriptions of them (the snapshot's kinds): a
-// kind st learns needs nothing here.
+// Kinds come from st's descriptions of them (the snapshot's kinds: each
+// one's name and icon); what a person reads of one (its title) comes from
+// the catalogue, in the page's language, else its name.
 function kindOf(kind) { return ((S.snap && S.snap.kinds) || []).find((k) => k.name === kind); }
+function kindTitle(kind) {
+  if (!kind) return t('role.agent');
+  const title = t(`kind.${kind}`);
+  return title === `kind.${kind}` ? kind : title;
+}
 function kindIcon(kind) {
   const k = kindOf(kind);
-  return el('span.kind', { class: `kind k-${kind || 'other'}`, title: (k && k.title) || kind || t('role.agent'), text: (k && k.icon) || '●' });
+  return el('span.kind', { class: `kind k-${kind || 'other'}`, title: kindTitle(kind), text: (k && k.icon) || '●' });
 }
 
 function stateText(a, short) {

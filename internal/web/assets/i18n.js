@@ -63,6 +63,10 @@ export const CATALOGUE = {
     'role.worker': 'worker',
     'role.lead': 'team lead',
     'role.agent': 'agent',
+    'kind.claude': 'Claude Code',
+    'kind.codex': 'Codex',
+    'kind.gemini': 'Gemini CLI',
+    'kind.sim': 'simulated agent',
     'role.teammate': 'teammate',
     'role.subagent': 'subagent',
 
@@ -196,6 +200,10 @@ export const CATALOGUE = {
     'role.worker': '워커',
     'role.lead': '팀장',
     'role.agent': '에이전트',
+    'kind.claude': 'Claude Code',
+    'kind.codex': 'Codex',
+    'kind.gemini': 'Gemini CLI',
+    'kind.sim': '시뮬레이션 에이전트',
     'role.teammate': '팀원',
     'role.subagent': '서브에이전트',
 
