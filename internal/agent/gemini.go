@@ -90,12 +90,16 @@ var Gemini = &Kind{
 
 func init() { Register(Gemini) }
 
+// geminiCommand starts Gemini without CI in its environment: Gemini CLI
+// takes CI=true (as a CI runner sets it, and a window of a tmux server
+// started there inherits it) to mean no terminal, and exits at once
+// instead of drawing its box (seen in st's own CI).
 func geminiCommand(o LaunchOptions) []string {
 	prog := o.Program
 	if prog == "" {
 		prog = "gemini"
 	}
-	argv := []string{prog}
+	argv := []string{"env", "-u", "CI", prog}
 	if o.PermissionMode != "" {
 		argv = append(argv, "--approval-mode", o.PermissionMode)
 	}

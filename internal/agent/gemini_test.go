@@ -83,3 +83,22 @@ func TestRecognizeGeminiModes(t *testing.T) {
 		}
 	}
 }
+
+// TestGeminiCommand: Gemini's command line: its approval mode, a resumed
+// conversation only of its own form, and no CI in its environment (it
+// would run without its box).
+func TestGeminiCommand(t *testing.T) {
+	const id = "0e38e465-0f80-409d-99d9-a7f0156b616d"
+	for _, c := range []struct {
+		o    LaunchOptions
+		want string
+	}{
+		{LaunchOptions{}, "env -u CI gemini"},
+		{LaunchOptions{Program: "/w/gemini", PermissionMode: "yolo", ResumeSession: id}, "env -u CI /w/gemini --approval-mode yolo --resume " + id},
+		{LaunchOptions{ResumeSession: "--yolo"}, "env -u CI gemini"},
+	} {
+		if got := strings.Join(Gemini.Command(c.o), " "); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.o, got, c.want)
+		}
+	}
+}

@@ -63,7 +63,9 @@ func newRig(t testing.TB) *rig {
 	var base []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if k == "TMUX" || k == "TMUX_PANE" || k == "HOME" || k == "CODEX_HOME" || strings.HasPrefix(k, "ANTHROPIC_") || strings.HasPrefix(k, "GEMINI_") || strings.HasPrefix(k, "GOOGLE_") ||
+		// CI (set by a CI runner) is not a person's terminal's: Gemini
+		// CLI takes CI=true to mean no terminal and exits.
+		if k == "TMUX" || k == "TMUX_PANE" || k == "HOME" || k == "CODEX_HOME" || k == "CI" || strings.HasPrefix(k, "ANTHROPIC_") || strings.HasPrefix(k, "GEMINI_") || strings.HasPrefix(k, "GOOGLE_") ||
 			strings.HasPrefix(k, "ST_") || k == "PATH" || k == "TMUX_TMPDIR" {
 			continue
 		}
