@@ -39,7 +39,23 @@ func layoutLine(session, window, active, pane, id, layout, name, path string, op
 		}
 		f = append(f, v)
 	}
-	return strings.Join(append(f, name, path), sep)
+	return strings.Join(append(append([]string{layoutTag}, f...), "123:1700000000", name, "456", path), sep)
+}
+
+// TestLayoutRefusesAnotherFormat: a line of another command's answer with
+// as many fields (list-panes' pane format, which a control client cut off
+// as its server died once handed back for the layout's) is refused, not
+// read as sessions named after panes; a line of the layout's own is read.
+func TestLayoutRefusesAnotherFormat(t *testing.T) {
+	pane := strings.Join([]string{"%8", "@1", "0", "$0", "4242", "0", "", "", "", "", "", "", "main", "w", "sh", "/tmp", "x"}, sep)
+	if l, err := parseLayout(pane); err == nil {
+		t.Errorf("a pane-format line was read as a layout: %+v", l)
+	}
+	l, err := parseLayout(layoutLine("main", "0", "1", "0", "%8", "tiled", "w", "/tmp"))
+	if err != nil || len(l.Sessions) != 1 || l.Sessions[0].Name != "main" || l.Sessions[0].Windows[0].Panes[0].ID != "%8" ||
+		l.Sessions[0].Windows[0].Panes[0].PID != 456 || l.Server != "123:1700000000" {
+		t.Errorf("the layout's own line: %+v %v", l, err)
+	}
 }
 
 func FuzzParseLayout(f *testing.F) {
@@ -62,7 +78,7 @@ func FuzzParseLayout(f *testing.F) {
 		// Every line that is not a web terminal's view is one pane, once.
 		want := 0
 		for _, line := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
-			if line != "" && !IsWebSession(strings.SplitN(line, sep, 2)[0]) {
+			if f := strings.SplitN(line, sep, 3); line != "" && !IsWebSession(f[1]) { // f[0] is the tag
 				want++
 			}
 		}
