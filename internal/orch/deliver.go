@@ -187,11 +187,12 @@ func (m *Manager) waitBox(ctx context.Context, d *delivery) (already bool, err e
 			return false, err
 		}
 		ok := v.Screen == agent.ScreenReady || (d.whileWorking && v.Screen == agent.ScreenWorking && v.Box == "")
+		noSession := false
 		if ok && d.adapter.Screen.SessionFirst {
 			// Its box is up before the agent has settled: no line goes
 			// in before its SessionStart hook (a dialog may still come).
 			if _, sess := m.facts.agentOf(d.pane); sess == "" {
-				ok = false
+				ok, noSession = false, true
 			}
 		}
 		if ok && (v.Screen != agent.ScreenReady || d.adapter.Screen.BoxUnderDialog) && m.facts.waiting(d.pane) {
@@ -219,6 +220,11 @@ func (m *Manager) waitBox(ctx context.Context, d *delivery) (already bool, err e
 			continue
 		}
 		if time.Now().After(d.readyBy) {
+			if noSession {
+				// The box stood there, and no hook ever came.
+				return false, errorf(api.KindNoHooks, "run st hooks install, then start the worker again (st worker stop "+d.id()+" --yes closes this one)",
+					"the agent's input box is up in %s, but no hook came from the agent within %s, so st cannot see it start: its hooks are missing", d.id(), d.blockedTimeout)
+			}
 			return false, m.notReady(d, v.Screen)
 		}
 		if err := sleepOrChange(ctx, poll, changed); err != nil {

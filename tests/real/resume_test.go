@@ -17,15 +17,28 @@ import (
 // conversation, takes the worker there: st lists it in the new pane and
 // types into it. A hook speaks only for its own pane, and a
 // worker moves only on that proof; this is the real agents giving it.
+//
+// Claude Code and Codex, as the issue names them: Gemini CLI outlives a
+// window closed by hand (tmux's kill-window; st's own stop ends its
+// process group), so its resume by hand is not this test's.
 func TestRealResumeByHandTakesItsWorker(t *testing.T) {
 	r := newRig(t)
 	r.installHooks()
-	for _, kind := range kinds(t) {
+	var handKinds []string
+	for _, k := range kinds(t) {
+		if k != "gemini" {
+			handKinds = append(handKinds, k)
+		}
+	}
+	if len(handKinds) == 0 {
+		t.Fatal("ST_COMPAT_KIND names no agent this test resumes by hand (claude, codex)")
+	}
+	for _, kind := range handKinds {
 		task := r.writeTask("h-"+kind+".md", "SAY: by-hand-"+kind+"\n")
 		r.stMust("worker", "start", "--agent", kind, "--task", task, "--name", "h-"+kind)
 	}
 	r.st1("worker", "wait", "--timeout", "120s")
-	for _, kind := range kinds(t) {
+	for _, kind := range handKinds {
 		name := "h-" + kind
 		var ses string
 		deadline := time.Now().Add(30 * time.Second)
