@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -368,4 +369,122 @@ func TestDocsCommandsFail(t *testing.T) {
 			t.Errorf("problem %d:\n got %q\nwant it to begin %q", i, problems[i], w)
 		}
 	}
+}
+
+// readmeRunners: the test that runs each README line that is not st's own
+// (st's own lines run word for word in a testscript script): its first
+// word, the file that holds the test, and the test.
+var readmeRunners = map[string]struct{ file, holds string }{
+	"scripts/demo":         {"cmd/st/demo_test.go", "func TestDemo("},
+	"scripts/test":         {".ci/run", "exec scripts/test"},
+	"scripts/install":      {"cmd/st/install_test.go", "func TestInstallScript("},
+	"tmux":                 {"tests/real/real_test.go", "func TestReadmeAsk("},
+	"claude":               {"tests/real/real_test.go", "func TestReadmeAsk("},
+	"/sophonz:orchestrate": {"tests/real/real_test.go", "func TestReadmeAsk("},
+}
+
+// TestReadmeCommandsRun: every line of the README's shell blocks is run
+// by a test. An st line is an exec line, word for word, of a testscript
+// script under testdata/script (firstuse.txtar holds the six of first
+// use; setup.txtar st setup and st doctor); any other line's first word
+// names its test in readmeRunners, which must be there. The README's
+// first block is the demo and the tests, and those scripts are there to
+// run.
+func TestReadmeCommandsRun(t *testing.T) {
+	root, _ := docFiles(t)
+	scripts, err := filepath.Glob(filepath.Join(root, "testdata", "script", "*.txtar"))
+	if err != nil || len(scripts) == 0 {
+		t.Fatalf("no testscript scripts: %v", err)
+	}
+	execs := map[string]string{} // "worker read api-tests" -> the script
+	for _, s := range scripts {
+		data, err := os.ReadFile(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if rest, ok := strings.CutPrefix(line, "exec st "); ok {
+				execs[strings.Join(splitWords(rest), " ")] = filepath.Base(s)
+			}
+		}
+	}
+	blocks := readmeShellBlocks(t, filepath.Join(root, "README.md"))
+	if len(blocks) == 0 || !slices.Equal(blocks[0].lines, []string{"scripts/demo", "scripts/test"}) {
+		t.Errorf("the README's first shell block is not the demo and the tests (scripts/demo, scripts/test): %+v", blocks)
+	}
+	for _, f := range []string{"scripts/demo", "scripts/test"} {
+		if fi, err := os.Stat(filepath.Join(root, f)); err != nil || fi.Mode()&0o111 == 0 {
+			t.Errorf("%s, which the README runs first, is not an executable file: %v", f, err)
+		}
+	}
+	ran := 0
+	for _, b := range blocks {
+		for i, words := range b.words {
+			where := fmt.Sprintf("README.md:%d", b.line[i])
+			switch r, ok := readmeRunners[words[0]]; {
+			case words[0] == "st":
+				if execs[strings.Join(words[1:], " ")] == "" {
+					t.Errorf("%s: %q is run by no testscript script (exec st ... under testdata/script)", where, b.lines[i])
+				}
+			case !ok:
+				t.Errorf("%s: %q: no test runs it (readmeRunners names none for %q)", where, b.lines[i], words[0])
+			default:
+				data, err := os.ReadFile(filepath.Join(root, r.file))
+				if err != nil || !strings.Contains(string(data), r.holds) {
+					t.Errorf("%s: %q is run by %s in %s, which is not there: %v", where, b.lines[i], r.holds, r.file, err)
+				}
+			}
+			ran++
+		}
+	}
+	if ran < 14 {
+		t.Errorf("found %d lines in the README's shell blocks, want the 2 + 6 + 6 it shows", ran)
+	}
+}
+
+// readmeBlock is one shell block of the README: each command line (its
+// text without a comment, its words, its line number).
+type readmeBlock struct {
+	lines []string
+	words [][]string
+	line  []int
+}
+
+func readmeShellBlocks(t *testing.T, path string) []readmeBlock {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks []readmeBlock
+	var cur *readmeBlock
+	inBlock := false
+	for n, line := range strings.Split(string(data), "\n") {
+		if m := fence.FindStringSubmatch(line); m != nil {
+			inBlock = !inBlock
+			switch {
+			case cur != nil:
+				blocks = append(blocks, *cur)
+				cur = nil
+			case inBlock && shellFence[m[1]]:
+				cur = &readmeBlock{}
+			}
+			continue
+		}
+		if cur == nil {
+			continue
+		}
+		text := line
+		if i := strings.Index(text, " #"); i >= 0 {
+			text = text[:i]
+		}
+		text = strings.TrimSpace(text)
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		cur.lines = append(cur.lines, text)
+		cur.words = append(cur.words, splitWords(text))
+		cur.line = append(cur.line, n+1)
+	}
+	return blocks
 }
