@@ -488,3 +488,32 @@ func readmeShellBlocks(t *testing.T, path string) []readmeBlock {
 	}
 	return blocks
 }
+
+// TestDocsLinks: every link of the README and docs/*.md to a file of the
+// repository leads to one that is there (a page another change has not
+// written yet is not linked).
+func TestDocsLinks(t *testing.T) {
+	root, files := docFiles(t)
+	link := regexp.MustCompile(`\]\(([^)#\s]+)(#[^)]*)?\)`)
+	links := 0
+	for _, f := range files {
+		data, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n, line := range strings.Split(string(data), "\n") {
+			for _, m := range link.FindAllStringSubmatch(line, -1) {
+				if strings.Contains(m[1], "://") || strings.HasPrefix(m[1], "mailto:") {
+					continue
+				}
+				links++
+				if _, err := os.Stat(filepath.Join(root, filepath.Dir(f), m[1])); err != nil {
+					t.Errorf("%s:%d: a link to %s, which is not there", f, n+1, m[1])
+				}
+			}
+		}
+	}
+	if links < 10 {
+		t.Errorf("found %d links in %d files; the README alone links ten pages", links, len(files))
+	}
+}
