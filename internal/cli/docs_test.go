@@ -389,7 +389,7 @@ var readmeRunners = map[string]struct{ file, holds string }{
 // use; setup.txtar st setup and st doctor); any other line's first word
 // names its test in readmeRunners, which must be there. The README's
 // first block is the demo and the tests, and those scripts are there to
-// run.
+// run; the task file it shows is the one firstuse.txtar runs.
 func TestReadmeCommandsRun(t *testing.T) {
 	root, _ := docFiles(t)
 	scripts, err := filepath.Glob(filepath.Join(root, "testdata", "script", "*.txtar"))
@@ -416,6 +416,20 @@ func TestReadmeCommandsRun(t *testing.T) {
 		if fi, err := os.Stat(filepath.Join(root, f)); err != nil || fi.Mode()&0o111 == 0 {
 			t.Errorf("%s, which the README runs first, is not an executable file: %v", f, err)
 		}
+	}
+	// The task file the README shows is the one firstuse.txtar runs.
+	firstuse, err := os.ReadFile(filepath.Join(root, "testdata", "script", "firstuse.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, task, _ := strings.Cut(string(firstuse), "-- api-tests.md --\n")
+	task, _, _ = strings.Cut(task, "-- ")
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task == "" || !strings.Contains(string(readme), "```text\n"+task+"```\n") {
+		t.Errorf("the README does not show firstuse.txtar's api-tests.md as it is:\n%s", task)
 	}
 	ran := 0
 	for _, b := range blocks {
