@@ -1,4 +1,4 @@
-package remote
+package controlplane
 
 import (
 	"bytes"
@@ -16,7 +16,9 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/sophonz/st/internal/remote/cpserver"
+	"github.com/sophonz/st/internal/controlplane/cpserver"
+	"github.com/sophonz/st/internal/cpconfig"
+	"github.com/sophonz/st/internal/remote"
 )
 
 // TestMetricsRefused: metrics on an address that is not loopback are
@@ -25,11 +27,11 @@ import (
 func TestMetricsRefused(t *testing.T) {
 	t.Parallel()
 	for _, addr := range []string{"0.0.0.0:0", "192.0.2.1:9464", "[::]:0", "example.net:9464"} {
-		if _, err := StartControlPlane(ServerOptions{Data: t.TempDir(), MetricsAddr: addr, Meter: cpserver.NewMeter()}, "127.0.0.1:0"); err == nil || !strings.Contains(err.Error(), "only on a loopback address") {
+		if _, err := StartControlPlane(cpconfig.ServerOptions{Data: t.TempDir(), MetricsAddr: addr, Meter: cpserver.NewMeter()}, "127.0.0.1:0"); err == nil || !strings.Contains(err.Error(), "only on a loopback address") {
 			t.Errorf("metrics on %s: %v", addr, err)
 		}
 	}
-	if _, err := StartControlPlane(ServerOptions{Data: t.TempDir(), MetricsAddr: "127.0.0.1:0"}, "127.0.0.1:0"); err == nil ||
+	if _, err := StartControlPlane(cpconfig.ServerOptions{Data: t.TempDir(), MetricsAddr: "127.0.0.1:0"}, "127.0.0.1:0"); err == nil ||
 		!strings.Contains(err.Error(), "does not serve the control plane's metrics") {
 		t.Errorf("metrics with no meter: %v", err)
 	}
@@ -44,14 +46,14 @@ func TestMetricsRefused(t *testing.T) {
 func TestMetrics(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
-	cp := startCP(t, ServerOptions{Data: data, MetricsAddr: "127.0.0.1:0"}, "")
+	cp := startCP(t, cpconfig.ServerOptions{Data: data, MetricsAddr: "127.0.0.1:0"}, "")
 	if cp.MetricsURL() == "" || !strings.HasPrefix(cp.MetricsURL(), "http://127.0.0.1:") {
 		t.Fatalf("metrics URL %q", cp.MetricsURL())
 	}
 	key := addAccount(t, data, "acme")
 	other := addAccount(t, data, "other")
-	alpha := startRelayMachine(t, cp, "acme", key, "alpha-box", ListenOff)
-	startRelayMachine(t, cp, "acme", key, "beta-box", ListenOff)
+	alpha := startRelayMachine(t, cp, "acme", key, "alpha-box", remote.ListenOff)
+	startRelayMachine(t, cp, "acme", key, "beta-box", remote.ListenOff)
 	lone := login(t, cp, "other", other, "lone-box", "lone-box")
 	ctx := context.Background()
 	for i := 0; i < 3; i++ {
@@ -64,10 +66,10 @@ func TestMetrics(t *testing.T) {
 	}
 	// A stranger's sign-in under a made-up account is counted, but not
 	// under its name.
-	Login(ctx, t.TempDir(), LoginOptions{URL: cp.URL(), CAFile: cp.CAFile(), Account: "made-up-by-a-stranger", Key: "stk_x", Name: "x", Host: "x"})
+	remote.Login(ctx, t.TempDir(), remote.LoginOptions{URL: cp.URL(), CAFile: cp.CAFile(), Account: "made-up-by-a-stranger", Key: "stk_x", Name: "x", Host: "x"})
 
 	// The control plane's own port has no /metrics.
-	c := cpClient(nil, nil)
+	c := remote.CPClient(nil, nil)
 	c.Transport.(*http.Transport).TLSClientConfig.InsecureSkipVerify = true
 	res, err := c.Get(cp.URL() + "/metrics")
 	if err != nil {
@@ -173,14 +175,14 @@ func value(fams map[string]*dtoFamily, name, label, v string) float64 {
 func TestNoncesPerKey(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
-	cp := startCP(t, ServerOptions{Data: data, PlainHTTP: true}, "")
+	cp := startCP(t, cpconfig.ServerOptions{Data: data, PlainHTTP: true}, "")
 	key := addAccount(t, data, "acme")
-	tlsCP := startCP(t, ServerOptions{Data: data}, "")
+	tlsCP := startCP(t, cpconfig.ServerOptions{Data: data}, "")
 	noisy := login(t, tlsCP, "acme", key, "noisy", "noisy")
 	quiet := login(t, tlsCP, "acme", key, "quiet", "quiet")
 	tlsCP.Close()
-	send := func(id *Identity) (int, string) {
-		cert, _ := id.current()
+	send := func(id *remote.Identity) (int, string) {
+		cert, _ := id.Current()
 		nonce := make([]byte, 16)
 		rand.Read(nonce)
 		return postProved(t, cp, cert.PrivateKey.(crypto.Signer), cert.Leaf.Raw, hex.EncodeToString(nonce))
@@ -213,7 +215,7 @@ func TestNonceCacheForgets(t *testing.T) {
 		t.Error("a nonce taken twice")
 	}
 	// Past their freshness, the first 100 go at the next request.
-	later := t0.Add(skew + 2*time.Second)
+	later := t0.Add(remote.Skew + 2*time.Second)
 	if err := c.take("k1", "fresh", later, later); err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +224,7 @@ func TestNonceCacheForgets(t *testing.T) {
 	}
 	// A key that sends nothing more is dropped within a minute of its
 	// last nonce's end.
-	end := later.Add(skew + 2*time.Second + time.Minute)
+	end := later.Add(remote.Skew + 2*time.Second + time.Minute)
 	if err := c.take("k2", "x", end, end); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package remote
+package controlplane
 
 import (
 	"bytes"
@@ -24,7 +24,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/internal/cpconfig"
 	"github.com/sophonz/st/internal/plain"
+	"github.com/sophonz/st/internal/remote"
 	"github.com/sophonz/st/internal/testutil"
 )
 
@@ -40,7 +42,7 @@ import (
 func TestNameTakeoverNeedsTheOldKey(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
-	cp := startCP(t, ServerOptions{Data: data}, "")
+	cp := startCP(t, cpconfig.ServerOptions{Data: data}, "")
 	key := addAccount(t, data, "acme")
 	ctx := context.Background()
 	beta := login(t, cp, "acme", key, "beta", "host-b")
@@ -50,7 +52,7 @@ func TestNameTakeoverNeedsTheOldKey(t *testing.T) {
 	}
 
 	// The impostor: another home (another key), beta's own name and host.
-	_, err := Login(ctx, t.TempDir(), LoginOptions{URL: cp.URL(), CAFile: cp.CAFile(), Account: "acme", Key: key, Name: "beta", Host: "host-b"})
+	_, err := remote.Login(ctx, t.TempDir(), remote.LoginOptions{URL: cp.URL(), CAFile: cp.CAFile(), Account: "acme", Key: key, Name: "beta", Host: "host-b"})
 	if err == nil {
 		t.Fatal("a sign-in with another key took over beta's name and host")
 	}
@@ -67,9 +69,9 @@ func TestNameTakeoverNeedsTheOldKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cur, _ := beta.current()
-	got, err := decodeCert([]byte(m.CertPEM))
-	if err != nil || !samePublicKey(got.PublicKey, cur.Leaf.PublicKey) || m.Addr != "127.0.0.1:4444" {
+	cur, _ := beta.Current()
+	got, err := remote.DecodeCert([]byte(m.CertPEM))
+	if err != nil || !remote.SamePublicKey(got.PublicKey, cur.Leaf.PublicKey) || m.Addr != "127.0.0.1:4444" {
 		t.Errorf("alpha's access to beta after the attempt is no longer the real beta: %+v %v", m, err)
 	}
 	if ms, _ := alpha.Machines(ctx); slugs(ms) != "alpha,beta" {
@@ -87,24 +89,24 @@ func TestNameTakeoverNeedsTheOldKey(t *testing.T) {
 func TestStrangersCannotFillTheNonceCache(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
-	cp := startCP(t, ServerOptions{Data: data, PlainHTTP: true}, "")
+	cp := startCP(t, cpconfig.ServerOptions{Data: data, PlainHTTP: true}, "")
 	key := addAccount(t, data, "acme")
 	// Sign in over TLS (a sign-in needs https) at a second instance of
 	// the same folder, then speak to the plain HTTP one with proofs.
-	tlsCP := startCP(t, ServerOptions{Data: data}, "")
+	tlsCP := startCP(t, cpconfig.ServerOptions{Data: data}, "")
 	beta := login(t, tlsCP, "acme", key, "beta", "host-b")
 	tlsCP.Close()
-	betaCert, err := beta.current()
+	betaCert, err := beta.Current()
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	// A stranger's key and a self-signed certificate that names acme/beta.
-	sk, _ := newKey()
+	sk, _ := remote.NewKey()
 	tmpl := &x509.Certificate{SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: "beta"},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-		URIs: []*neturl.URL{machineURI("acme", "beta")}}
+		URIs: []*neturl.URL{remote.MachineURI("acme", "beta")}}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, sk.Public(), sk)
 	if err != nil {
 		t.Fatal(err)
@@ -170,16 +172,16 @@ func postProved(t *testing.T, cp *ControlPlane, signer crypto.Signer, der []byte
 	t.Helper()
 	body := []byte(`{"addr":"","accept_remote":true,"online":true}`)
 	ts := strconv.FormatInt(time.Now().Unix(), 10)
-	sum := sha256.Sum256(proofInput(http.MethodPost, "/v1/heartbeat", ts, nonce, body))
+	sum := sha256.Sum256(remote.ProofInput(http.MethodPost, "/v1/heartbeat", ts, nonce, body))
 	sig, err := signer.Sign(rand.Reader, sum[:], crypto.SHA256)
 	if err != nil {
 		t.Fatal(err)
 	}
 	req := httptest.NewRequest(http.MethodPost, "/v1/heartbeat", bytes.NewReader(body))
-	req.Header.Set(hdrCert, base64.StdEncoding.EncodeToString(der))
-	req.Header.Set(hdrTime, ts)
-	req.Header.Set(hdrNonce, nonce)
-	req.Header.Set(hdrSig, base64.StdEncoding.EncodeToString(sig))
+	req.Header.Set(remote.HdrCert, base64.StdEncoding.EncodeToString(der))
+	req.Header.Set(remote.HdrTime, ts)
+	req.Header.Set(remote.HdrNonce, nonce)
+	req.Header.Set(remote.HdrSig, base64.StdEncoding.EncodeToString(sig))
 	rec := httptest.NewRecorder()
 	cp.srv.Handler.ServeHTTP(rec, req)
 	return rec.Code, rec.Body.String()
@@ -192,15 +194,15 @@ func postProved(t *testing.T, cp *ControlPlane, signer crypto.Signer, der []byte
 func TestRelayOneMachineCannotLockAnotherOut(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
-	cp := startCP(t, ServerOptions{Data: data}, "")
+	cp := startCP(t, cpconfig.ServerOptions{Data: data}, "")
 	key := addAccount(t, data, "acme")
-	alpha := startRelayMachine(t, cp, "acme", key, "alpha", ListenOff)
-	beta := startRelayMachine(t, cp, "acme", key, "beta", ListenOff)
-	gamma := startRelayMachine(t, cp, "acme", key, "gamma", ListenOff)
+	alpha := startRelayMachine(t, cp, "acme", key, "alpha", remote.ListenOff)
+	beta := startRelayMachine(t, cp, "acme", key, "beta", remote.ListenOff)
+	gamma := startRelayMachine(t, cp, "acme", key, "gamma", remote.ListenOff)
 	ctx := context.Background()
 	// alpha holds as many streams to beta as the relay lets it.
 	held, lastErr := 0, error(nil)
-	for held < DefaultRelayStreams {
+	for held < cpconfig.DefaultRelayStreams {
 		c, err := alpha.relay.Dial(ctx, "beta")
 		if err != nil {
 			lastErr = err
@@ -229,14 +231,12 @@ func TestRelayOneMachineCannotLockAnotherOut(t *testing.T) {
 func TestRelayStreamsBeforeTheirFirstLine(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
-	cp := startCP(t, ServerOptions{Data: data}, "")
+	cp := startCP(t, cpconfig.ServerOptions{Data: data}, "")
 	key := addAccount(t, data, "acme")
-	alpha := startRelayMachine(t, cp, "acme", key, "alpha", ListenOff)
-	startRelayMachine(t, cp, "acme", key, "beta", ListenOff)
-	gamma := startRelayMachine(t, cp, "acme", key, "gamma", ListenOff)
-	alpha.relay.mu.Lock()
-	sess := alpha.relay.sess
-	alpha.relay.mu.Unlock()
+	alpha := startRelayMachine(t, cp, "acme", key, "alpha", remote.ListenOff)
+	startRelayMachine(t, cp, "acme", key, "beta", remote.ListenOff)
+	gamma := startRelayMachine(t, cp, "acme", key, "gamma", remote.ListenOff)
+	sess := alpha.relay.Session()
 	// alpha opens 1,000 streams and writes a line that never ends on
 	// each; it stops when yamux makes it wait (the other end takes no
 	// more), after 3 s at most.
@@ -276,7 +276,7 @@ collect:
 	// one per stream before the fix.
 	waiting := 0
 	testutil.WaitFor(t, 5*time.Second, func() (bool, string) {
-		waiting = goroutinesIn("remote.(*relayHub).stream(")
+		waiting = goroutinesIn("controlplane.(*relayHub).stream(")
 		return waiting >= 1 && len(open) > relayPendingMax, fmt.Sprintf("%d streams opened, %d waiting for their line", len(open), waiting)
 	})
 	t.Logf("alpha opened %d silent streams; the control plane waits on %d of them", len(open), waiting)
@@ -318,15 +318,15 @@ func TestControlPlaneLogIsPlain(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
 	cpLog := &testutil.SyncBuffer{}
-	cp := startCP(t, ServerOptions{Data: data, Log: cpLog}, "")
+	cp := startCP(t, cpconfig.ServerOptions{Data: data, Log: cpLog}, "")
 	key := addAccount(t, data, "acme")
 	ctx := context.Background()
 	evil := "box\x1b]0;owned\x07\x1b[2J\u009b31m"
-	_, err := Login(ctx, t.TempDir(), LoginOptions{URL: cp.URL(), CAFile: cp.CAFile(), Account: "acme", Key: key, Name: evil, Host: "h"})
+	_, err := remote.Login(ctx, t.TempDir(), remote.LoginOptions{URL: cp.URL(), CAFile: cp.CAFile(), Account: "acme", Key: key, Name: evil, Host: "h"})
 	if err == nil || !strings.Contains(err.Error(), "control character") {
 		t.Errorf("a sign-in with escapes in its name: %v", err)
 	}
-	_, err = Login(ctx, t.TempDir(), LoginOptions{URL: cp.URL(), CAFile: cp.CAFile(), Account: "acme", Key: key, Name: "ok", Host: evil})
+	_, err = remote.Login(ctx, t.TempDir(), remote.LoginOptions{URL: cp.URL(), CAFile: cp.CAFile(), Account: "acme", Key: key, Name: "ok", Host: evil})
 	if err == nil || !strings.Contains(err.Error(), "control character") {
 		t.Errorf("a sign-in with escapes in its host name: %v", err)
 	}
@@ -347,7 +347,7 @@ func TestControlPlaneLogIsPlain(t *testing.T) {
 func TestNameFollowsItsKey(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
-	cp := startCP(t, ServerOptions{Data: data}, "")
+	cp := startCP(t, cpconfig.ServerOptions{Data: data}, "")
 	key := addAccount(t, data, "acme")
 	ctx := context.Background()
 	home := t.TempDir()

@@ -1,4 +1,4 @@
-package remote
+package controlplane
 
 import (
 	"bytes"
@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/internal/cpconfig"
+	"github.com/sophonz/st/internal/remote"
 	"github.com/sophonz/st/internal/store"
 )
 
@@ -22,7 +24,7 @@ import (
 func TestStateInSQLite(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
-	cp := startCP(t, ServerOptions{Data: data}, "")
+	cp := startCP(t, cpconfig.ServerOptions{Data: data}, "")
 	key := addAccount(t, data, "acme")
 	login(t, cp, "acme", key, "mac", "mac")
 	cp.Close()
@@ -77,7 +79,7 @@ func TestImportStateJSON(t *testing.T) {
 	data := t.TempDir()
 	accountKey, deskKey := writeOldState(t, data)
 	var log strings.Builder
-	cp, err := StartControlPlane(ServerOptions{Data: data, Log: &log}, "127.0.0.1:0")
+	cp, err := StartControlPlane(cpconfig.ServerOptions{Data: data, Log: &log}, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,8 +110,8 @@ func TestImportStateJSON(t *testing.T) {
 	if _, err := RemoveMachine(data, "acme", "desk"); err != nil {
 		t.Fatal(err)
 	}
-	hb := heartbeatResponse{}
-	if err := callJSON(context.Background(), id.cpClient(), id.ControlPlane, "POST", "/v1/heartbeat", heartbeatRequest{}, &hb); err != nil {
+	hb := remote.HeartbeatResponse{}
+	if err := remote.CallJSON(context.Background(), id.CPClient(), id.ControlPlane, "POST", "/v1/heartbeat", remote.HeartbeatRequest{}, &hb); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
@@ -122,7 +124,7 @@ func TestImportStateJSON(t *testing.T) {
 	// A second start imports nothing more.
 	cp.Close()
 	log.Reset()
-	cp2 := startCP(t, ServerOptions{Data: data, Log: &log}, "")
+	cp2 := startCP(t, cpconfig.ServerOptions{Data: data, Log: &log}, "")
 	cp2.Close()
 	if strings.Contains(log.String(), "imported") {
 		t.Errorf("imported again: %s", log.String())
@@ -138,19 +140,19 @@ func writeOldState(t *testing.T, data string) (accountKey, deskKey string) {
 	if _, _, err := loadOrMakeCA(&cpDB{dir: data}); err != nil {
 		t.Fatal(err)
 	}
-	caPEM, caKeyPEM, err := newCA("st account acme", accountURI("acme"), time.Now())
+	caPEM, caKeyPEM, err := newCA("st account acme", remote.AccountURI("acme"), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	ca, _ := decodeCert(caPEM)
-	caKey, _ := decodeKey(caKeyPEM)
+	ca, _ := remote.DecodeCert(caPEM)
+	caKey, _ := remote.DecodeKey(caKeyPEM)
 	machineCert := func(slug string) (string, string) {
-		k, _ := newKey()
-		c, err := signMachine(ca, caKey, k.Public(), "acme", slug, time.Now(), CertLifetime)
+		k, _ := remote.NewKey()
+		c, err := signMachine(ca, caKey, k.Public(), "acme", slug, time.Now(), remote.CertLifetime)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return string(c), keyID(k.Public())
+		return string(c), remote.KeyID(k.Public())
 	}
 	laptopCert, _ := machineCert("laptop")
 	deskCert, deskKey := machineCert("desk")
@@ -179,7 +181,7 @@ func TestImportRefusesACorruptStateJSON(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(data, "state.json"), []byte(`{"accounts": {`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := StartControlPlane(ServerOptions{Data: data}, "127.0.0.1:0")
+	_, err := StartControlPlane(cpconfig.ServerOptions{Data: data}, "127.0.0.1:0")
 	if err == nil || !strings.Contains(err.Error(), "cannot import its old state") || !strings.Contains(err.Error(), "Try: restore") {
 		t.Errorf("a corrupt state.json: %v", err)
 	}
@@ -194,7 +196,7 @@ func TestImportRefusesACorruptStateJSON(t *testing.T) {
 func TestHeartbeatTouchesOnlyMemory(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
-	cp := startCP(t, ServerOptions{Data: data}, "")
+	cp := startCP(t, cpconfig.ServerOptions{Data: data}, "")
 	key := addAccount(t, data, "acme")
 	mac := login(t, cp, "acme", key, "mac", "mac")
 	ctx := context.Background()
@@ -254,9 +256,9 @@ func TestHeartbeatTouchesOnlyMemory(t *testing.T) {
 func TestAccountAddWhileServing(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
-	cp := startCP(t, ServerOptions{Data: data}, "")
+	cp := startCP(t, cpconfig.ServerOptions{Data: data}, "")
 	key := addAccount(t, data, "acme")
-	var ids []*Identity
+	var ids []*remote.Identity
 	for i := 0; i < 4; i++ {
 		ids = append(ids, login(t, cp, "acme", key, fmt.Sprintf("m%d", i), "h"))
 	}
@@ -304,11 +306,11 @@ func TestAccountAddWhileServing(t *testing.T) {
 func TestMachinesJSONHasNoSecrets(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
-	cp := startCP(t, ServerOptions{Data: data}, "")
+	cp := startCP(t, cpconfig.ServerOptions{Data: data}, "")
 	key := addAccount(t, data, "acme")
 	mac := login(t, cp, "acme", key, "mac", "mac")
 	var raw json.RawMessage
-	if err := callJSON(context.Background(), mac.cpClient(), mac.ControlPlane, "GET", "/v1/machines", nil, &raw); err != nil {
+	if err := remote.CallJSON(context.Background(), mac.CPClient(), mac.ControlPlane, "GET", "/v1/machines", nil, &raw); err != nil {
 		t.Fatal(err)
 	}
 	for _, secret := range []string{key, hashKey(key), "PRIVATE KEY"} {

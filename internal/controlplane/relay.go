@@ -1,4 +1,4 @@
-package remote
+package controlplane
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -17,6 +16,8 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/hashicorp/yamux"
+	"github.com/sophonz/st/internal/cpconfig"
+	"github.com/sophonz/st/internal/remote"
 )
 
 // The relay: every signed-in machine keeps one connection to its control
@@ -34,22 +35,6 @@ import (
 // (for its log only: the TLS inside proves who it is). After those lines,
 // the bytes are the machines' own.
 
-// Relay defaults: streams a machine may have opened at once (an HTTP
-// connection, a long poll or a web terminal is one), how many of them may
-// go to one machine, and bytes a second a machine may send through the
-// relay (a burst of twice that is let through at once).
-//
-// The streams a machine opened count against it alone, and those to one
-// machine against the pair too: a machine cannot use up another's (issue
-// 23, item 9: one machine that held 128 streams to beta, counted at both
-// ends, locked beta out of the relay). A machine takes streams from every
-// other, each within its pair's limit.
-const (
-	DefaultRelayStreams     = 128
-	DefaultRelayPairStreams = 32
-	DefaultRelayRate        = 16 << 20
-)
-
 // A stream must say where it goes within relayFirstLineWait, and a
 // machine may have relayPendingMax streams at once that have not yet (or
 // were refused and not yet closed by it). Past that the relay takes no
@@ -61,65 +46,6 @@ const (
 	relayFirstLineWait = 5 * time.Second
 	relayPendingMax    = 16
 )
-
-// relayLineMax bounds the first line of a stream.
-const relayLineMax = 1024
-
-type relayOpen struct {
-	To string `json:"to"`
-}
-
-type relayReply struct {
-	OK    bool   `json:"ok,omitempty"`
-	Error string `json:"error,omitempty"`
-	Hint  string `json:"hint,omitempty"`
-	// Offline means the machine is not connected to the relay: it cannot
-	// be reached now, as opposed to a refusal.
-	Offline bool `json:"offline,omitempty"`
-}
-
-type relayIncoming struct {
-	From string `json:"from"`
-}
-
-// yamuxConfig is the multiplexing of a relay connection, the same at
-// both ends.
-func yamuxConfig() *yamux.Config {
-	c := yamux.DefaultConfig()
-	c.LogOutput = io.Discard
-	// Below the idle timeouts of the proxies a control plane may sit
-	// behind (nginx cuts a quiet websocket at 60 s).
-	c.KeepAliveInterval = 20 * time.Second
-	c.StreamOpenTimeout = 30 * time.Second
-	c.StreamCloseTimeout = time.Minute
-	return c
-}
-
-// readLine reads one line of at most relayLineMax bytes, a byte at a
-// time, so that nothing after it is taken from the stream.
-func readLine(r io.Reader) ([]byte, error) {
-	var line []byte
-	b := make([]byte, 1)
-	for len(line) < relayLineMax {
-		if _, err := io.ReadFull(r, b); err != nil {
-			return nil, err
-		}
-		if b[0] == '\n' {
-			return line, nil
-		}
-		line = append(line, b[0])
-	}
-	return nil, errors.New("the relay's first line is too long")
-}
-
-func writeLine(w io.Writer, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
-}
 
 // relayHub is the control plane's side of the relay.
 type relayHub struct {
@@ -149,7 +75,7 @@ type relayEnd struct {
 	opened        int           // open streams it opened (under hub.mu)
 	slots         chan struct{} // one per stream of its not yet spliced or closed
 	bucket        *bucket
-	bytes         Counter // its account's relayed bytes
+	bytes         cpconfig.Counter // its account's relayed bytes
 }
 
 func (e *relayEnd) name() string { return e.account + "/" + e.slug }
@@ -190,12 +116,12 @@ func (h *relayHub) serve(w http.ResponseWriter, r *http.Request, a *cpAccount, m
 	defer h.wg.Done()
 	ctx, cancel := context.WithCancel(h.ctx)
 	defer cancel()
-	mux, err := yamux.Server(websocket.NetConn(ctx, c, websocket.MessageBinary), yamuxConfig())
+	mux, err := yamux.Server(websocket.NetConn(ctx, c, websocket.MessageBinary), remote.YamuxConfig())
 	if err != nil {
 		c.Close(websocket.StatusInternalError, "relay")
 		return
 	}
-	e := &relayEnd{account: a.Name, slug: m.Slug, key: keyID(leaf.PublicKey), notAfter: leaf.NotAfter, mux: mux,
+	e := &relayEnd{account: a.Name, slug: m.Slug, key: remote.KeyID(leaf.PublicKey), notAfter: leaf.NotAfter, mux: mux,
 		conn: h.seq.Add(1), bucket: newBucket(h.rate), bytes: h.cp.metrics.RelayBytes(a.Name),
 		slots: make(chan struct{}, relayPendingMax)}
 	h.mu.Lock()
@@ -259,12 +185,12 @@ func (h *relayHub) stream(from *relayEnd, st *yamux.Stream) {
 	}
 	defer release()
 	st.SetReadDeadline(time.Now().Add(relayFirstLineWait))
-	line, err := readLine(st)
+	line, err := remote.ReadLine(st)
 	st.SetReadDeadline(time.Time{})
 	if err != nil {
 		h.cp.metrics.RelayStream(from.account, "silent")
 	}
-	var req relayOpen
+	var req remote.RelayOpen
 	if err != nil || json.Unmarshal(line, &req) != nil {
 		return
 	}
@@ -276,13 +202,13 @@ func (h *relayHub) stream(from *relayEnd, st *yamux.Stream) {
 		}
 		h.cp.metrics.RelayStream(from.account, result)
 		h.logf("%s -> %s/%s refused: %s", from.name(), from.account, safeName(req.To), rep.Error)
-		writeLine(st, rep)
+		remote.WriteLine(st, rep)
 		// The slot is held until the machine closes its end (st's relay
 		// client does at once), so that refused streams left open do not
 		// pile up.
 		st.Close()
 		st.SetReadDeadline(time.Now().Add(relayFirstLineWait))
-		io.Copy(io.Discard, io.LimitReader(st, relayLineMax))
+		io.Copy(io.Discard, io.LimitReader(st, remote.RelayLineMax))
 		return
 	}
 	release()
@@ -292,7 +218,7 @@ func (h *relayHub) stream(from *relayEnd, st *yamux.Stream) {
 	defer open.Dec()
 	defer h.release(from, to)
 	defer out.Close()
-	if err := writeLine(st, relayReply{OK: true}); err != nil {
+	if err := remote.WriteLine(st, remote.RelayReply{OK: true}); err != nil {
 		return
 	}
 	n := h.seq.Add(1)
@@ -310,7 +236,7 @@ func (h *relayHub) stream(from *relayEnd, st *yamux.Stream) {
 // safeName is a slug for the log, or a placeholder for anything else a
 // machine sent.
 func safeName(s string) string {
-	if validName(s) {
+	if remote.ValidName(s) {
 		return s
 	}
 	return "(a bad name)"
@@ -318,12 +244,12 @@ func safeName(s string) string {
 
 // open checks that from may reach machine slug now and opens a stream to
 // it. It answers a refusal instead when not.
-func (h *relayHub) open(from *relayEnd, slug string) (*relayEnd, *yamux.Stream, *relayReply) {
-	if !validName(slug) {
-		return nil, nil, &relayReply{Error: "that is not a machine's slug"}
+func (h *relayHub) open(from *relayEnd, slug string) (*relayEnd, *yamux.Stream, *remote.RelayReply) {
+	if !remote.ValidName(slug) {
+		return nil, nil, &remote.RelayReply{Error: "that is not a machine's slug"}
 	}
 	if slug == from.slug {
-		return nil, nil, &relayReply{Error: "a machine does not reach itself through the relay"}
+		return nil, nil, &remote.RelayReply{Error: "a machine does not reach itself through the relay"}
 	}
 	// Both ends must still be signed in with the keys they connected with:
 	// a machine removed or signed out since is cut off here, not only at
@@ -331,26 +257,26 @@ func (h *relayHub) open(from *relayEnd, slug string) (*relayEnd, *yamux.Stream, 
 	now := time.Now()
 	if ok, err := h.current(from, now); err != nil || !ok {
 		if err != nil {
-			return nil, nil, &relayReply{Error: "the control plane cannot read its state", Offline: true}
+			return nil, nil, &remote.RelayReply{Error: "the control plane cannot read its state", Offline: true}
 		}
 		from.mux.Close()
-		return nil, nil, &relayReply{Error: fmt.Sprintf("machine %s is no longer signed in to account %s", from.slug, from.account), Hint: loginHint}
+		return nil, nil, &remote.RelayReply{Error: fmt.Sprintf("machine %s is no longer signed in to account %s", from.slug, from.account), Hint: remote.LoginHint}
 	}
 	h.mu.Lock()
 	to := h.sessions[from.account+"/"+slug]
 	h.mu.Unlock()
 	if to == nil {
 		if m, err := h.cp.db.machine(h.cp.db.db, from.account, slug); err == nil && (m == nil || m.RenamedTo != "") {
-			return nil, nil, &relayReply{Error: fmt.Sprintf("account %s has no machine %s", from.account, slug), Hint: "st machines lists the account's machines"}
+			return nil, nil, &remote.RelayReply{Error: fmt.Sprintf("account %s has no machine %s", from.account, slug), Hint: "st machines lists the account's machines"}
 		}
-		return nil, nil, &relayReply{Error: fmt.Sprintf("machine %s is not connected to the control plane", slug), Offline: true,
+		return nil, nil, &remote.RelayReply{Error: fmt.Sprintf("machine %s is not connected to the control plane", slug), Offline: true,
 			Hint: "check that st runs there (st up)"}
 	}
 	if ok, err := h.current(to, now); err != nil || !ok {
 		if err == nil {
 			to.mux.Close()
 		}
-		return nil, nil, &relayReply{Error: fmt.Sprintf("machine %s is no longer signed in to account %s", slug, from.account)}
+		return nil, nil, &remote.RelayReply{Error: fmt.Sprintf("machine %s is no longer signed in to account %s", slug, from.account)}
 	}
 	if rep := h.take(from, to); rep != nil {
 		return nil, nil, rep
@@ -358,7 +284,7 @@ func (h *relayHub) open(from *relayEnd, slug string) (*relayEnd, *yamux.Stream, 
 	out, err := to.mux.OpenStream()
 	if err == nil {
 		out.SetWriteDeadline(time.Now().Add(10 * time.Second))
-		err = writeLine(out, relayIncoming{From: from.slug})
+		err = remote.WriteLine(out, remote.RelayIncoming{From: from.slug})
 		out.SetWriteDeadline(time.Time{})
 	}
 	if err != nil {
@@ -366,23 +292,23 @@ func (h *relayHub) open(from *relayEnd, slug string) (*relayEnd, *yamux.Stream, 
 			out.Close()
 		}
 		h.release(from, to)
-		return nil, nil, &relayReply{Error: fmt.Sprintf("machine %s's connection to the control plane failed: %v", slug, err), Offline: true}
+		return nil, nil, &remote.RelayReply{Error: fmt.Sprintf("machine %s's connection to the control plane failed: %v", slug, err), Offline: true}
 	}
 	return to, out, nil
 }
 
 // take counts a stream from one end to the other, or refuses it when
 // it would pass from's limit or the pair's.
-func (h *relayHub) take(from, to *relayEnd) *relayReply {
+func (h *relayHub) take(from, to *relayEnd) *remote.RelayReply {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	pair := [2]*relayEnd{from, to}
 	switch {
 	case from.opened >= h.maxStreams:
-		return &relayReply{Error: fmt.Sprintf("machine %s has %d streams open through the relay, its limit", from.slug, h.maxStreams),
+		return &remote.RelayReply{Error: fmt.Sprintf("machine %s has %d streams open through the relay, its limit", from.slug, h.maxStreams),
 			Hint: "close some web terminals, or raise st control-plane serve --relay-streams"}
 	case h.pairs[pair] >= h.maxPairStreams:
-		return &relayReply{Error: fmt.Sprintf("machine %s has %d streams open to %s through the relay, the limit for one machine", from.slug, h.maxPairStreams, to.slug),
+		return &remote.RelayReply{Error: fmt.Sprintf("machine %s has %d streams open to %s through the relay, the limit for one machine", from.slug, h.maxPairStreams, to.slug),
 			Hint: "close some web terminals of " + to.slug + ", or raise st control-plane serve --relay-pair-streams"}
 	}
 	from.opened++
@@ -561,12 +487,3 @@ func (b *bucket) wait(ctx context.Context, n int) bool {
 		return false
 	}
 }
-
-// relayListener hands the streams other machines open to this one to a
-// server; relayAddr is its address.
-type relayAddr struct{}
-
-func (relayAddr) Network() string { return "st-relay" }
-func (relayAddr) String() string  { return "relay" }
-
-var _ net.Addr = relayAddr{}

@@ -1,4 +1,4 @@
-package remote
+package controlplane
 
 import (
 	"crypto/x509"
@@ -11,7 +11,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sophonz/st/internal/cpconfig"
 	"github.com/sophonz/st/internal/plain"
+	"github.com/sophonz/st/internal/remote"
 )
 
 // This file is the control plane's API for signed-in machines: who the
@@ -20,9 +22,6 @@ import (
 // seenFlush is how often the last-seen times kept in memory reach the
 // database (see cpdb.go).
 const seenFlush = 10 * time.Second
-
-// maxVersion bounds the st version a heartbeat names.
-const maxVersion = 64
 
 // machineHandler is a route that runs once the caller is known.
 type machineHandler func(http.ResponseWriter, *http.Request, *cpAccount, *cpMachine, *x509.Certificate)
@@ -46,7 +45,7 @@ func (cp *ControlPlane) withMachineEnded(h machineHandler) http.HandlerFunc {
 
 func (cp *ControlPlane) machineCheck(h machineHandler, ended bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		const hint = "sign this machine in again: " + loginHint
+		const hint = "sign this machine in again: " + remote.LoginHint
 		var chain []*x509.Certificate
 		var p *proof
 		if r.TLS != nil && len(r.TLS.PeerCertificates) > 0 {
@@ -82,12 +81,12 @@ func (cp *ControlPlane) machineCheck(h machineHandler, ended bool) http.HandlerF
 // verifyCaller finds the account and machine of a caller's certificate
 // chain, or says why it is refused.
 func (cp *ControlPlane) verifyCaller(chain []*x509.Certificate, now time.Time) (*cpAccount, *cpMachine, error) {
-	const hint = "sign this machine in again: " + loginHint
+	const hint = "sign this machine in again: " + remote.LoginHint
 	refuse := func(format string, args ...any) error {
 		return &httpError{http.StatusUnauthorized, fmt.Sprintf(format, args...), hint}
 	}
 	leaf := chain[0]
-	account, slug, ok := machineOf(leaf)
+	account, slug, ok := remote.MachineOf(leaf)
 	if !ok || slug == "" {
 		return nil, nil, refuse("the certificate names no st machine")
 	}
@@ -102,10 +101,10 @@ func (cp *ControlPlane) verifyCaller(chain []*x509.Certificate, now time.Time) (
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := verifyMachine(chain, roots, x509.ExtKeyUsageClientAuth, account, slug, now); err != nil {
+	if _, err := remote.VerifyMachine(chain, roots, x509.ExtKeyUsageClientAuth, account, slug, now); err != nil {
 		return nil, nil, refuse("the machine's certificate is refused: %v", err)
 	}
-	kid := keyID(leaf.PublicKey)
+	kid := remote.KeyID(leaf.PublicKey)
 	m, err := cp.db.machine(cp.db.db, account, slug)
 	if err != nil {
 		return nil, nil, err
@@ -167,7 +166,7 @@ func (c *caPools) get(a *cpAccount) (*x509.CertPool, error) {
 }
 
 func (cp *ControlPlane) heartbeat(w http.ResponseWriter, r *http.Request, a *cpAccount, m *cpMachine, _ *x509.Certificate) {
-	var req heartbeatRequest
+	var req remote.HeartbeatRequest
 	if !decodeBody(w, r, &req) {
 		return
 	}
@@ -177,7 +176,7 @@ func (cp *ControlPlane) heartbeat(w http.ResponseWriter, r *http.Request, a *cpA
 			return
 		}
 	}
-	if len(req.Version) > maxVersion || plain.Line(req.Version) != nil {
+	if len(req.Version) > remote.MaxVersion || plain.Line(req.Version) != nil {
 		fail(w, http.StatusBadRequest, fmt.Sprintf("version %q is not an st version", req.Version), "")
 		return
 	}
@@ -200,7 +199,7 @@ func (cp *ControlPlane) heartbeat(w http.ResponseWriter, r *http.Request, a *cpA
 				return err
 			}
 			if n, _ := res.RowsAffected(); n == 0 {
-				return &httpError{http.StatusUnauthorized, "machine " + m.Slug + " signed out meanwhile", loginHint}
+				return &httpError{http.StatusUnauthorized, "machine " + m.Slug + " signed out meanwhile", remote.LoginHint}
 			}
 			return nil
 		})
@@ -219,7 +218,7 @@ func (cp *ControlPlane) heartbeat(w http.ResponseWriter, r *http.Request, a *cpA
 		failErr(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, heartbeatResponse{Revoked: revoked})
+	writeJSON(w, http.StatusOK, remote.HeartbeatResponse{Revoked: revoked})
 }
 
 func (cp *ControlPlane) machines(w http.ResponseWriter, _ *http.Request, a *cpAccount, _ *cpMachine, _ *x509.Certificate) {
@@ -231,12 +230,12 @@ func (cp *ControlPlane) machines(w http.ResponseWriter, _ *http.Request, a *cpAc
 	for i := range ms {
 		ms[i].AddrKind = "" // st machines says how it reaches each itself
 	}
-	writeJSON(w, http.StatusOK, machinesResponse{Machines: ms})
+	writeJSON(w, http.StatusOK, remote.MachinesResponse{Machines: ms})
 }
 
 // list is the machines of account, as a machine or st control-plane
 // machines sees them.
-func (cp *ControlPlane) list(account string, now time.Time) ([]Machine, error) {
+func (cp *ControlPlane) list(account string, now time.Time) ([]remote.Machine, error) {
 	rows, err := cp.db.machines(cp.db.db, account, true)
 	if err != nil {
 		return nil, err
@@ -247,14 +246,14 @@ func (cp *ControlPlane) list(account string, now time.Time) ([]Machine, error) {
 // listMachinesOf turns rows into the list machines see: renamed rows are
 // the old names of the others (Formerly); seen gives a later last-seen
 // time than the row's when memory has one.
-func listMachinesOf(rows []*cpMachine, seen func(account, slug string) time.Time, offlineAfter time.Duration, now time.Time) []Machine {
+func listMachinesOf(rows []*cpMachine, seen func(account, slug string) time.Time, offlineAfter time.Duration, now time.Time) []remote.Machine {
 	formerly := map[string][]string{}
 	for _, m := range rows {
 		if m.RenamedTo != "" {
 			formerly[m.RenamedTo] = append(formerly[m.RenamedTo], m.Slug)
 		}
 	}
-	out := []Machine{}
+	out := []remote.Machine{}
 	for _, m := range rows {
 		if m.RenamedTo != "" {
 			continue
@@ -263,18 +262,18 @@ func listMachinesOf(rows []*cpMachine, seen func(account, slug string) time.Time
 		if t := seen(m.Account, m.Slug); t.After(last) {
 			last = t
 		}
-		mm := Machine{Slug: m.Slug, Name: m.Name, Host: m.Host, Addr: m.Addr,
+		mm := remote.Machine{Slug: m.Slug, Name: m.Name, Host: m.Host, Addr: m.Addr,
 			Online:       m.Online && !last.IsZero() && now.Sub(last) <= offlineAfter,
 			AcceptRemote: m.AcceptRemote, LastSeen: last, CertPEM: m.Cert, Version: m.Version,
 			Formerly: formerly[m.Slug]}
-		if !m.Replaced.IsZero() && now.Sub(m.Replaced) < CertLifetime {
+		if !m.Replaced.IsZero() && now.Sub(m.Replaced) < remote.CertLifetime {
 			mm.Replaced = m.Replaced
 		}
 		switch {
 		case m.Addr != "":
-			mm.AddrKind = AddrDirect
+			mm.AddrKind = remote.AddrDirect
 		case !last.IsZero():
-			mm.AddrKind = AddrRelayOnly
+			mm.AddrKind = remote.AddrRelayOnly
 		}
 		out = append(out, mm)
 	}
@@ -411,7 +410,7 @@ func (l plainLog) Write(p []byte) (int, error) {
 // from the database. A last-seen time kept in serve's memory reaches the
 // database within seenFlush, so a machine counts as online here when its
 // last heartbeat said so within serve's offline-after plus that.
-func ListMachines(data, account string) ([]Machine, error) {
+func ListMachines(data, account string) ([]remote.Machine, error) {
 	d, err := openCPDB(data, io.Discard)
 	if err != nil {
 		return nil, err
@@ -422,10 +421,10 @@ func ListMachines(data, account string) ([]Machine, error) {
 		return nil, err
 	}
 	if a == nil {
-		return nil, &Error{Message: fmt.Sprintf("there is no account %s in %s", account, data),
+		return nil, &remote.Error{Message: fmt.Sprintf("there is no account %s in %s", account, data),
 			Hint: "st control-plane account add " + account + " --data " + data + " adds it"}
 	}
-	offlineAfter := DefaultOfflineAfter
+	offlineAfter := cpconfig.DefaultOfflineAfter
 	if v, err := d.meta("offline_after"); err == nil && v != "" {
 		if dur, err := time.ParseDuration(v); err == nil {
 			offlineAfter = dur

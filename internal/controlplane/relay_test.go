@@ -1,4 +1,4 @@
-package remote
+package controlplane
 
 import (
 	"bytes"
@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/internal/cpconfig"
+	"github.com/sophonz/st/internal/remote"
 	"github.com/sophonz/st/internal/testutil"
 )
 
@@ -26,9 +28,9 @@ import (
 // transport; serve answers "hello <caller>" (or the body it was sent,
 // for /echo) on its peer listener, direct on listen or relay-only.
 type relayMachine struct {
-	id    *Identity
-	relay *Relay
-	net   *Net
+	id    *remote.Identity
+	relay *remote.Relay
+	net   *remote.Net
 	addr  string // its direct listener, "" when none
 }
 
@@ -39,11 +41,11 @@ func startRelayMachine(t *testing.T, cp *ControlPlane, account, key, name, liste
 
 // runRelayMachine starts the relay, transport and peer server of the
 // signed-in machine id.
-func runRelayMachine(t *testing.T, id *Identity, listen string) *relayMachine {
+func runRelayMachine(t *testing.T, id *remote.Identity, listen string) *relayMachine {
 	t.Helper()
 	m := &relayMachine{id: id, relay: id.StartRelay(t.Logf)}
 	t.Cleanup(m.relay.Close)
-	m.net = NewNet(id, m.relay, t.Logf)
+	m.net = remote.NewNet(id, m.relay, t.Logf)
 	t.Cleanup(m.net.CloseIdleConnections)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -114,10 +116,10 @@ func TestRelay(t *testing.T) {
 	t.Parallel()
 	data, record := t.TempDir(), t.TempDir()
 	cpLog := &testutil.SyncBuffer{}
-	cp := startCP(t, ServerOptions{Data: data, RelayRecord: record, Log: cpLog}, "")
+	cp := startCP(t, cpconfig.ServerOptions{Data: data, RelayRecord: record, Log: cpLog}, "")
 	key := addAccount(t, data, "acme")
-	alpha := startRelayMachine(t, cp, "acme", key, "alpha", ListenOff)
-	beta := startRelayMachine(t, cp, "acme", key, "beta", ListenOff)
+	alpha := startRelayMachine(t, cp, "acme", key, "alpha", remote.ListenOff)
+	beta := startRelayMachine(t, cp, "acme", key, "beta", remote.ListenOff)
 
 	if got, err := alpha.get("beta", "/"); err != nil || got != "hello alpha" {
 		t.Fatalf("alpha -> beta through the relay: %q %v", got, err)
@@ -125,7 +127,7 @@ func TestRelay(t *testing.T) {
 	if got, err := beta.get("alpha", "/"); err != nil || got != "hello beta" {
 		t.Fatalf("beta -> alpha through the relay: %q %v", got, err)
 	}
-	if via, _, err := alpha.net.Route("beta"); via != RouteRelayed || err != nil {
+	if via, _, err := alpha.net.Route("beta"); via != remote.RouteRelayed || err != nil {
 		t.Errorf("alpha reached beta %q (%v), want relayed", via, err)
 	}
 	secret := "the task text that only beta may read " + strings.Repeat("x", 3000)
@@ -196,11 +198,11 @@ func TestRelay(t *testing.T) {
 func TestRelayRefusals(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
-	cp := startCP(t, ServerOptions{Data: data}, "")
+	cp := startCP(t, cpconfig.ServerOptions{Data: data}, "")
 	key, otherKey := addAccount(t, data, "acme"), addAccount(t, data, "other")
-	alpha := startRelayMachine(t, cp, "acme", key, "alpha", ListenOff)
-	beta := startRelayMachine(t, cp, "acme", key, "beta", ListenOff)
-	foreign := startRelayMachine(t, cp, "other", otherKey, "beta", ListenOff) // same name, other account
+	alpha := startRelayMachine(t, cp, "acme", key, "alpha", remote.ListenOff)
+	beta := startRelayMachine(t, cp, "acme", key, "beta", remote.ListenOff)
+	foreign := startRelayMachine(t, cp, "other", otherKey, "beta", remote.ListenOff) // same name, other account
 	ctx := context.Background()
 
 	dial := func(m *relayMachine, slug string) error {
@@ -228,7 +230,7 @@ func TestRelayRefusals(t *testing.T) {
 	}
 	// Signed in but not connected: out of reach, not refused.
 	login(t, cp, "acme", key, "gamma", "gamma")
-	var re *RelayError
+	var re *remote.RelayError
 	if err := dial(alpha, "gamma"); !errors.As(err, &re) || !re.Offline || !strings.Contains(err.Error(), "gamma is not connected") {
 		t.Errorf("a machine not connected: %v", err)
 	}
@@ -247,7 +249,7 @@ func TestRelayRefusals(t *testing.T) {
 	})
 	testutil.WaitFor(t, 10*time.Second, func() (bool, string) {
 		err := dial(beta, "alpha")
-		return err != nil && IsRefusal(err) && strings.Contains(err.Error(), "no longer signed in"), fmt.Sprint(err)
+		return err != nil && remote.IsRefusal(err) && strings.Contains(err.Error(), "no longer signed in"), fmt.Sprint(err)
 	})
 }
 
@@ -257,10 +259,10 @@ func TestRelayLimits(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
 	const rate = 1 << 20
-	cp := startCP(t, ServerOptions{Data: data, RelayStreams: 2, RelayRate: rate}, "")
+	cp := startCP(t, cpconfig.ServerOptions{Data: data, RelayStreams: 2, RelayRate: rate}, "")
 	key := addAccount(t, data, "acme")
-	alpha := startRelayMachine(t, cp, "acme", key, "alpha", ListenOff)
-	startRelayMachine(t, cp, "acme", key, "beta", ListenOff)
+	alpha := startRelayMachine(t, cp, "acme", key, "alpha", remote.ListenOff)
+	startRelayMachine(t, cp, "acme", key, "beta", remote.ListenOff)
 	ctx := context.Background()
 	var open []net.Conn
 	for i := 0; i < 2; i++ {
@@ -271,7 +273,7 @@ func TestRelayLimits(t *testing.T) {
 		open = append(open, c)
 	}
 	if _, err := alpha.relay.Dial(ctx, "beta"); err == nil || !strings.Contains(err.Error(), "has 2 streams open through the relay, its limit") ||
-		!IsRefusal(err) {
+		!remote.IsRefusal(err) {
 		t.Errorf("a third stream: %v", err)
 	}
 	open[0].Close()
@@ -316,15 +318,15 @@ func TestRelayLimits(t *testing.T) {
 func TestDirectFirst(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
-	cp := startCP(t, ServerOptions{Data: data}, "")
+	cp := startCP(t, cpconfig.ServerOptions{Data: data}, "")
 	key := addAccount(t, data, "acme")
-	alpha := startRelayMachine(t, cp, "acme", key, "alpha", ListenOff)
+	alpha := startRelayMachine(t, cp, "acme", key, "alpha", remote.ListenOff)
 	beta := startRelayMachine(t, cp, "acme", key, "beta", "127.0.0.1:0")
 	gamma := startRelayMachine(t, cp, "acme", key, "gamma", "127.0.0.1:0")
 	if got, err := alpha.get("beta", "/"); err != nil || got != "hello alpha" {
 		t.Fatalf("alpha -> beta: %q %v", got, err)
 	}
-	if via, _, _ := alpha.net.Route("beta"); via != RouteDirect {
+	if via, _, _ := alpha.net.Route("beta"); via != remote.RouteDirect {
 		t.Errorf("alpha reached beta %q, want direct", via)
 	}
 	// beta now tells gamma's address (as a machine that got another's old
@@ -339,7 +341,7 @@ func TestDirectFirst(t *testing.T) {
 	if got, err := alpha.get("beta", "/"); err != nil || got != "hello alpha" {
 		t.Fatalf("alpha -> beta at a wrong address: %q %v", got, err)
 	}
-	if via, _, _ := alpha.net.Route("beta"); via != RouteRelayed {
+	if via, _, _ := alpha.net.Route("beta"); via != remote.RouteRelayed {
 		t.Errorf("alpha reached beta %q, want relayed", via)
 	}
 }
@@ -353,7 +355,7 @@ func TestDirectFirst(t *testing.T) {
 func TestBehindTLSTerminator(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
-	cp := startCP(t, ServerOptions{Data: data, PlainHTTP: true}, "")
+	cp := startCP(t, cpconfig.ServerOptions{Data: data, PlainHTTP: true}, "")
 	if !strings.HasPrefix(cp.URL(), "http://") {
 		t.Fatalf("plain HTTP serves at %s", cp.URL())
 	}
@@ -369,12 +371,12 @@ func TestBehindTLSTerminator(t *testing.T) {
 	key := addAccount(t, data, "acme")
 	ctx := context.Background()
 	signIn := func(name string) *relayMachine {
-		id, err := Login(ctx, t.TempDir(), LoginOptions{URL: proxy.URL, CAFile: caFile, Account: "acme", Key: key, Name: name, Host: name})
+		id, err := remote.Login(ctx, t.TempDir(), remote.LoginOptions{URL: proxy.URL, CAFile: caFile, Account: "acme", Key: key, Name: name, Host: name})
 		if err != nil {
 			t.Fatalf("login through the terminator: %v", err)
 		}
 		t.Cleanup(id.CloseIdleConnections)
-		return runRelayMachine(t, id, ListenOff)
+		return runRelayMachine(t, id, remote.ListenOff)
 	}
 	alpha, _ := signIn("alpha"), signIn("beta")
 	if ms, err := alpha.id.Machines(ctx); err != nil || slugs(ms) != "alpha,beta" || !ms[1].Online {
@@ -393,7 +395,7 @@ func TestBehindTLSTerminator(t *testing.T) {
 		r.Body = io.NopCloser(bytes.NewReader(keptBody))
 		return http.DefaultTransport.RoundTrip(r)
 	})
-	hc := &http.Client{Transport: signingTransport{id: alpha.id, base: capture}}
+	hc := &http.Client{Transport: alpha.id.SigningTransport(capture)}
 	body := []byte(`{"addr":"","accept_remote":true,"online":true}`)
 	res, err := hc.Post(cp.URL()+"/v1/heartbeat", "application/json", bytes.NewReader(body))
 	if err != nil || res.StatusCode != 200 {
@@ -415,7 +417,7 @@ func TestBehindTLSTerminator(t *testing.T) {
 		t.Errorf("a replayed proof: %d %s", code, msg)
 	}
 	h := kept.Header.Clone()
-	h.Set(hdrNonce, strings.Repeat("ab", 16))
+	h.Set(remote.HdrNonce, strings.Repeat("ab", 16))
 	if code, msg := send(h, keptBody); code != http.StatusUnauthorized || !strings.Contains(msg, "signature does not hold") {
 		t.Errorf("a proof with another nonce: %d %s", code, msg)
 	}
@@ -423,12 +425,12 @@ func TestBehindTLSTerminator(t *testing.T) {
 		t.Errorf("a proof for another body: %d %s", code, msg)
 	}
 	h = kept.Header.Clone()
-	h.Del(hdrSig)
+	h.Del(remote.HdrSig)
 	if code, msg := send(h, keptBody); code != http.StatusUnauthorized || !strings.Contains(msg, "needs a machine's certificate") {
 		t.Errorf("no proof: %d %s", code, msg)
 	}
 	h = kept.Header.Clone()
-	h.Set(hdrTime, fmt.Sprint(time.Now().Add(-time.Hour).Unix()))
+	h.Set(remote.HdrTime, fmt.Sprint(time.Now().Add(-time.Hour).Unix()))
 	if code, msg := send(h, keptBody); code != http.StatusUnauthorized || !strings.Contains(msg, "clock") {
 		t.Errorf("an old proof: %d %s", code, msg)
 	}
@@ -451,11 +453,11 @@ func TestRelayCutsSplicedStreamsOnRevocation(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
 	cpLog := &testutil.SyncBuffer{}
-	cp := startCP(t, ServerOptions{Data: data, Log: cpLog}, "")
+	cp := startCP(t, cpconfig.ServerOptions{Data: data, Log: cpLog}, "")
 	key := addAccount(t, data, "acme")
-	alpha := startRelayMachine(t, cp, "acme", key, "alpha", ListenOff)
-	beta := startRelayMachine(t, cp, "acme", key, "beta", ListenOff)
-	gamma := startRelayMachine(t, cp, "acme", key, "gamma", ListenOff)
+	alpha := startRelayMachine(t, cp, "acme", key, "alpha", remote.ListenOff)
+	beta := startRelayMachine(t, cp, "acme", key, "beta", remote.ListenOff)
+	gamma := startRelayMachine(t, cp, "acme", key, "gamma", remote.ListenOff)
 	ctx := context.Background()
 	// ended waits until c (a raw spliced stream) reads an end, and says
 	// how long that took from since.
@@ -496,7 +498,7 @@ func TestRelayCutsSplicedStreamsOnRevocation(t *testing.T) {
 	}
 	defer toAlpha.Close()
 	out := time.Now()
-	if err := Logout(ctx, gamma.id.home); err != nil {
+	if err := remote.Logout(ctx, gamma.id.Home()); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("gamma signed out: its stream to alpha cut after %s", ended(toAlpha, out).Round(time.Millisecond))

@@ -1,4 +1,4 @@
-package remote
+package controlplane
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/privdir"
+	"github.com/sophonz/st/internal/remote"
 	"github.com/sophonz/st/internal/store"
 )
 
@@ -113,10 +114,10 @@ var cpFolder = privdir.Folder{Name: "the control plane's folder (--data)", Elsew
 // schema up to date, and imports a state.json an older st left there.
 // log gets a line for an import.
 func openCPDB(dir string, log io.Writer) (*cpDB, error) {
-	// The driver is linked by internal/remote/cpserver, which the st
+	// The driver is linked by internal/controlplane/cpserver, which the st
 	// binary leaves out (its doc says why).
 	if !slices.Contains(sql.Drivers(), "sqlite") {
-		return nil, &Error{Message: "this program does not carry the control plane's database (SQLite)",
+		return nil, &remote.Error{Message: "this program does not carry the control plane's database (SQLite)",
 			Hint: "run st-control-plane (st control-plane runs it when it is beside st or on PATH)"}
 	}
 	// It holds the account CAs' keys: whoever could swap them could
@@ -133,7 +134,7 @@ func openCPDB(dir string, log io.Writer) (*cpDB, error) {
 	}
 	path := filepath.Join(dir, dbFileName)
 	if strings.ContainsAny(path, "?#") {
-		return nil, &Error{Message: fmt.Sprintf("the control plane's folder %q has ? or # in its path, which SQLite reads as options", dir),
+		return nil, &remote.Error{Message: fmt.Sprintf("the control plane's folder %q has ? or # in its path, which SQLite reads as options", dir),
 			Hint: "give --data a folder without them"}
 	}
 	// The file is made 0600 (SQLite makes it with the process's umask).
@@ -180,7 +181,7 @@ func (d *cpDB) migrate() error {
 			}
 			if v >= len(migrations)-1 {
 				if v > len(migrations)-1 {
-					return &Error{Message: fmt.Sprintf("%s is of a newer st (schema %d; this st knows %d)", d.path(dbFileName), v, len(migrations)-1),
+					return &remote.Error{Message: fmt.Sprintf("%s is of a newer st (schema %d; this st knows %d)", d.path(dbFileName), v, len(migrations)-1),
 						Hint: "run the control plane with the st that made it, or a newer one"}
 				}
 				done = true
@@ -282,16 +283,16 @@ func (d *cpDB) account(q querier, name string) (*cpAccount, error) {
 
 // accountCA is account's CA and its key, read from its own file.
 func (d *cpDB) accountCA(a *cpAccount) (*x509.Certificate, *ecdsa.PrivateKey, error) {
-	ca, err := decodeCert([]byte(a.CACert))
+	ca, err := remote.DecodeCert([]byte(a.CACert))
 	if err != nil {
 		return nil, nil, fmt.Errorf("the CA of account %s: %w", a.Name, err)
 	}
 	keyPEM, err := os.ReadFile(d.caKeyPath(a.Name))
 	if err != nil {
-		return nil, nil, &Error{Message: "read the CA key of account " + a.Name, Err: err,
+		return nil, nil, &remote.Error{Message: "read the CA key of account " + a.Name, Err: err,
 			Hint: "restore " + d.caKeyPath(a.Name) + " from a backup of the control plane's folder"}
 	}
-	key, err := decodeKey(keyPEM)
+	key, err := remote.DecodeKey(keyPEM)
 	if err != nil {
 		return nil, nil, fmt.Errorf("the CA key of account %s in %s: %w", a.Name, d.caKeyPath(a.Name), err)
 	}
@@ -368,15 +369,15 @@ func putMachine(tx *sql.Tx, m *cpMachine) error {
 
 // revokedOf is account's revoked keys whose certificates have not all
 // ended at now.
-func (d *cpDB) revokedOf(q querier, account string, now time.Time) ([]Revoked, error) {
+func (d *cpDB) revokedOf(q querier, account string, now time.Time) ([]remote.Revoked, error) {
 	rows, err := q.Query(`SELECT slug, key_id, until FROM revoked WHERE account = ? AND until > ? ORDER BY until, key_id`, account, ns(now))
 	if err != nil {
 		return nil, fmt.Errorf("read the revoked keys of %s: %w", account, err)
 	}
 	defer rows.Close()
-	list := []Revoked{}
+	list := []remote.Revoked{}
 	for rows.Next() {
-		var r Revoked
+		var r remote.Revoked
 		var until int64
 		if err := rows.Scan(&r.Slug, &r.Key, &until); err != nil {
 			return nil, err

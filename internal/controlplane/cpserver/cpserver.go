@@ -20,8 +20,8 @@ import (
 
 // Meter counts the control plane's requests, heartbeats and relay
 // traffic per account, and serves them in Prometheus's text format. It
-// is a remote.Meter (the interface is there, so that this package need
-// not import internal/remote, whose tests import this one).
+// is a cpconfig.Meter (the interface is there, so that this package need
+// not import internal/controlplane, whose tests import this one).
 type Meter struct {
 	reg          *prometheus.Registry
 	requests     *prometheus.CounterVec

@@ -1,4 +1,4 @@
-package remote
+package controlplane
 
 import (
 	"bufio"
@@ -8,17 +8,20 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/sophonz/st/internal/cpconfig"
+	"github.com/sophonz/st/internal/remote"
 )
 
 // holdingMachine is machine mac of account acme whose peer server's
 // /hold answers a line and holds the request open until it ends; it
 // returns mac, its Net and its direct address ("" relayed).
-func holdingMachine(t *testing.T, cp *ControlPlane, key, listen string) (*Identity, *Net, string) {
+func holdingMachine(t *testing.T, cp *ControlPlane, key, listen string) (*remote.Identity, *remote.Net, string) {
 	t.Helper()
 	mac := login(t, cp, "acme", key, "mac", "mac")
 	relay := mac.StartRelay(t.Logf)
 	t.Cleanup(relay.Close)
-	n := NewNet(mac, relay, t.Logf)
+	n := remote.NewNet(mac, relay, t.Logf)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := relay.WaitConnected(ctx); err != nil {
@@ -40,7 +43,7 @@ func holdingMachine(t *testing.T, cp *ControlPlane, key, listen string) (*Identi
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	addr := ""
-	if listen != ListenOff {
+	if listen != remote.ListenOff {
 		addr = ln.Addr().String()
 	}
 	if err := mac.Heartbeat(ctx, addr, true, true); err != nil {
@@ -63,11 +66,11 @@ func TestRevokedConnectionsClose(t *testing.T) {
 
 func revokedConnectionsClose(t *testing.T, way string) {
 	data := t.TempDir()
-	cp := startCP(t, ServerOptions{Data: data}, "")
+	cp := startCP(t, cpconfig.ServerOptions{Data: data}, "")
 	key := addAccount(t, data, "acme")
 	listen := "127.0.0.1:0"
 	if way == "relayed" {
-		listen = ListenOff
+		listen = remote.ListenOff
 	}
 	mac, n, addr := holdingMachine(t, cp, key, listen)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -96,7 +99,7 @@ func revokedConnectionsClose(t *testing.T, way string) {
 	if _, err := RemoveMachine(data, "acme", "laptop"); err != nil {
 		t.Fatal(err)
 	}
-	if err := Logout(ctx, tablet.id.home); err != nil {
+	if err := remote.Logout(ctx, tablet.id.Home()); err != nil {
 		t.Fatal(err)
 	}
 	if err := mac.Heartbeat(ctx, addr, true, true); err != nil {

@@ -1,4 +1,4 @@
-package remote
+package controlplane
 
 import (
 	"database/sql"
@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/sophonz/st/internal/remote"
 	"github.com/sophonz/st/internal/store"
 )
 
@@ -27,7 +28,7 @@ type jsonAccount struct {
 	CAKey    string                  `json:"ca_key"`
 	Created  time.Time               `json:"created"`
 	Machines map[string]*jsonMachine `json:"machines"`
-	Revoked  []Revoked               `json:"revoked,omitempty"`
+	Revoked  []remote.Revoked        `json:"revoked,omitempty"`
 }
 
 type jsonMachine struct {
@@ -53,7 +54,7 @@ func (d *cpDB) importJSON(log io.Writer) error {
 		return nil
 	}
 	if err != nil {
-		return &Error{Message: "the control plane cannot import its old state", Err: err,
+		return &remote.Error{Message: "the control plane cannot import its old state", Err: err,
 			Hint: "restore " + path + " from a backup, or move it aside to start with no accounts"}
 	}
 	var accounts, machines int
@@ -65,7 +66,7 @@ func (d *cpDB) importJSON(log io.Writer) error {
 		sort.Strings(names)
 		for _, name := range names {
 			a := s.Accounts[name]
-			if a == nil || !validName(name) {
+			if a == nil || !remote.ValidName(name) {
 				continue
 			}
 			na, nm, err := d.importAccount(tx, name, a)
@@ -113,13 +114,13 @@ func (d *cpDB) importAccount(tx *sql.Tx, name string, a *jsonAccount) (accounts,
 	// last is the machine; the others become its old names.
 	var ms []*cpMachine
 	for slug, jm := range a.Machines {
-		if jm == nil || !validName(slug) {
+		if jm == nil || !remote.ValidName(slug) {
 			continue
 		}
 		m := &cpMachine{Account: name, Slug: slug, Name: jm.Name, Host: jm.Host, Cert: jm.Cert, Addr: jm.Addr,
 			AcceptRemote: jm.AcceptRemote, Online: jm.Online, LastSeen: jm.LastSeen}
-		if c, err := decodeCert([]byte(jm.Cert)); err == nil {
-			m.KeyID, m.NotAfter = keyID(c.PublicKey), c.NotAfter
+		if c, err := remote.DecodeCert([]byte(jm.Cert)); err == nil {
+			m.KeyID, m.NotAfter = remote.KeyID(c.PublicKey), c.NotAfter
 		}
 		ms = append(ms, m)
 	}

@@ -1,4 +1,4 @@
-package remote
+package controlplane
 
 import (
 	"context"
@@ -16,12 +16,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sophonz/st/internal/remote/cpserver" // the SQLite driver and the meter, as st-control-plane links them
+	"github.com/sophonz/st/internal/controlplane/cpserver" // the SQLite driver and the meter, as st-control-plane links them
+	"github.com/sophonz/st/internal/cpconfig"
+	"github.com/sophonz/st/internal/remote"
 	"github.com/sophonz/st/internal/store"
 	"github.com/sophonz/st/internal/testutil"
 )
 
-func startCP(t *testing.T, o ServerOptions, addr string) *ControlPlane {
+func startCP(t *testing.T, o cpconfig.ServerOptions, addr string) *ControlPlane {
 	t.Helper()
 	if addr == "" {
 		addr = "127.0.0.1:0"
@@ -46,14 +48,14 @@ func addAccount(t *testing.T, data, name string) string {
 	return key
 }
 
-func login(t *testing.T, cp *ControlPlane, account, key, name, host string) *Identity {
+func login(t *testing.T, cp *ControlPlane, account, key, name, host string) *remote.Identity {
 	t.Helper()
 	return loginAt(t, t.TempDir(), cp, account, key, name, host)
 }
 
-func loginAt(t *testing.T, home string, cp *ControlPlane, account, key, name, host string) *Identity {
+func loginAt(t *testing.T, home string, cp *ControlPlane, account, key, name, host string) *remote.Identity {
 	t.Helper()
-	id, err := Login(context.Background(), home, LoginOptions{URL: cp.URL(), CAFile: cp.CAFile(), Account: account, Key: key, Name: name, Host: host})
+	id, err := remote.Login(context.Background(), home, remote.LoginOptions{URL: cp.URL(), CAFile: cp.CAFile(), Account: account, Key: key, Name: name, Host: host})
 	if err != nil {
 		t.Fatalf("login %s as %s: %v", account, name, err)
 	}
@@ -81,7 +83,7 @@ func accountCA(t *testing.T, data, account string) (*x509.Certificate, *ecdsa.Pr
 	return ca, key
 }
 
-func slugs(ms []Machine) string {
+func slugs(ms []remote.Machine) string {
 	var s []string
 	for _, m := range ms {
 		s = append(s, m.Slug)
@@ -91,14 +93,14 @@ func slugs(ms []Machine) string {
 
 // peerServer serves https under id.ServerTLS() and answers with the
 // client's slug as PeerOf sees it.
-func peerServer(t *testing.T, id *Identity) string {
+func peerServer(t *testing.T, id *remote.Identity) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		slug, ok := PeerOf(r)
+		slug, ok := remote.PeerOf(r)
 		if !ok {
 			http.Error(w, "no peer", http.StatusForbidden)
 			return
@@ -126,7 +128,7 @@ func get(c *http.Client, addr string) (string, error) {
 func TestAccountsLoginFind(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
-	cp := startCP(t, ServerOptions{Data: data}, "")
+	cp := startCP(t, cpconfig.ServerOptions{Data: data}, "")
 	keyA, keyB := addAccount(t, data, "acme"), addAccount(t, data, "other")
 	if _, err := AddAccount(data, "acme"); err == nil || !strings.Contains(err.Error(), "account acme exists already") {
 		t.Errorf("adding acme twice: %v", err)
@@ -136,14 +138,14 @@ func TestAccountsLoginFind(t *testing.T) {
 	}
 
 	// A wrong key is refused with a 401 that says what to do.
-	_, err := Login(context.Background(), t.TempDir(), LoginOptions{URL: cp.URL(), CAFile: cp.CAFile(), Account: "acme", Key: "stk_wrong", Name: "x", Host: "x"})
-	var re *Error
+	_, err := remote.Login(context.Background(), t.TempDir(), remote.LoginOptions{URL: cp.URL(), CAFile: cp.CAFile(), Account: "acme", Key: "stk_wrong", Name: "x", Host: "x"})
+	var re *remote.Error
 	if !errors.As(err, &re) || re.Status != http.StatusUnauthorized ||
 		!strings.Contains(err.Error(), "account acme does not take this key") || !strings.Contains(err.Error(), "Try: use the key that st control-plane account add acme printed") {
 		t.Errorf("wrong key: %v", err)
 	}
 	// Without the control plane's CA, it says which flag gives it.
-	_, err = Login(context.Background(), t.TempDir(), LoginOptions{URL: cp.URL(), Account: "acme", Key: keyA, Name: "x", Host: "x"})
+	_, err = remote.Login(context.Background(), t.TempDir(), remote.LoginOptions{URL: cp.URL(), Account: "acme", Key: keyA, Name: "x", Host: "x"})
 	if err == nil || !strings.Contains(err.Error(), "is not trusted") || !strings.Contains(err.Error(), "--ca") {
 		t.Errorf("login without --ca: %v", err)
 	}
@@ -155,7 +157,7 @@ func TestAccountsLoginFind(t *testing.T) {
 	if mac.Slug != "ci-mac" || laptop.Slug != "laptop" || otherMac.Slug != "ci-mac" || mac.Account != "acme" {
 		t.Fatalf("slugs %s %s %s", mac.Slug, laptop.Slug, otherMac.Slug)
 	}
-	if d := time.Until(mac.Expires); d < CertLifetime-time.Minute || d > CertLifetime {
+	if d := time.Until(mac.Expires); d < remote.CertLifetime-time.Minute || d > remote.CertLifetime {
 		t.Errorf("certificate valid for %s, want 11h", d)
 	}
 	for _, f := range []string{"login.json", "machine.key", "machine.crt"} {
@@ -186,17 +188,17 @@ func TestAccountsLoginFind(t *testing.T) {
 	}
 
 	for _, name := range []string{"LAPTOP", "Home-Laptop", "laptop"} {
-		if m, err := Find(ms, name); err != nil || m.Slug != "laptop" {
+		if m, err := remote.Find(ms, name); err != nil || m.Slug != "laptop" {
 			t.Errorf("Find(%q) = %s, %v", name, m.Slug, err)
 		}
 	}
-	if m, err := Find(ms, "ANOTHER-MAC"); err != nil || m.Slug != "ci-mac-2" {
+	if m, err := remote.Find(ms, "ANOTHER-MAC"); err != nil || m.Slug != "ci-mac-2" {
 		t.Errorf("Find by host = %s, %v", m.Slug, err)
 	}
-	if _, err := Find(ms, "ci mac"); err == nil || !strings.Contains(err.Error(), `"ci mac" fits 2 machines of the account (ci-mac, ci-mac-2)`) {
+	if _, err := remote.Find(ms, "ci mac"); err == nil || !strings.Contains(err.Error(), `"ci mac" fits 2 machines of the account (ci-mac, ci-mac-2)`) {
 		t.Errorf("an ambiguous name: %v", err)
 	}
-	_, err = Find(ms, "gpu-box")
+	_, err = remote.Find(ms, "gpu-box")
 	if err == nil || !strings.Contains(err.Error(), `no machine "gpu-box" in the account; its machines are ci-mac (CI Mac), ci-mac-2 (CI Mac), laptop`) ||
 		!strings.Contains(err.Error(), "Try: st machines lists them") {
 		t.Errorf("unknown machine: %v", err)
@@ -206,7 +208,7 @@ func TestAccountsLoginFind(t *testing.T) {
 	pool := x509.NewCertPool()
 	pem, _ := os.ReadFile(cp.CAFile())
 	pool.AppendCertsFromPEM(pem)
-	err = callJSON(context.Background(), cpClient(pool, nil), cp.URL(), http.MethodGet, "/v1/machines", nil, &machinesResponse{})
+	err = remote.CallJSON(context.Background(), remote.CPClient(pool, nil), cp.URL(), http.MethodGet, "/v1/machines", nil, &remote.MachinesResponse{})
 	if !errors.As(err, &re) || re.Status != http.StatusUnauthorized || !strings.Contains(err.Error(), "needs a machine's certificate") {
 		t.Errorf("machines without a certificate: %v", err)
 	}
@@ -215,7 +217,7 @@ func TestAccountsLoginFind(t *testing.T) {
 func TestMutualTLS(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
-	cp := startCP(t, ServerOptions{Data: data}, "")
+	cp := startCP(t, cpconfig.ServerOptions{Data: data}, "")
 	keyA, keyB := addAccount(t, data, "acme"), addAccount(t, data, "other")
 	mac := login(t, cp, "acme", keyA, "ci-mac", "ci-mac")
 	laptop := login(t, cp, "acme", keyA, "laptop", "laptop")
@@ -243,14 +245,14 @@ func TestMutualTLS(t *testing.T) {
 		}
 		return &http.Client{Transport: &http.Transport{TLSClientConfig: conf}}
 	}
-	foreignCert, _ := foreign.current()
+	foreignCert, _ := foreign.Current()
 	ca, caKey := accountCA(t, data, "acme")
-	key, _ := newKey()
-	expiredPEM, err := signMachine(ca, caKey, key.Public(), "acme", "old", time.Now().Add(-12*time.Hour), CertLifetime)
+	key, _ := remote.NewKey()
+	expiredPEM, err := signMachine(ca, caKey, key.Public(), "acme", "old", time.Now().Add(-12*time.Hour), remote.CertLifetime)
 	if err != nil {
 		t.Fatal(err)
 	}
-	keyPEM, _ := encodeKey(key)
+	keyPEM, _ := remote.EncodeKey(key)
 	expired, err := tls.X509KeyPair(expiredPEM, keyPEM)
 	if err != nil {
 		t.Fatal(err)
@@ -262,7 +264,7 @@ func TestMutualTLS(t *testing.T) {
 	}
 	// A fresh certificate of the account, shown the same raw way, passes:
 	// the refusals above are for the certificates, not the client.
-	macCert, _ := laptop.current()
+	macCert, _ := laptop.Current()
 	if got, err := get(raw(macCert), addr); err != nil || got != "hello laptop" {
 		t.Errorf("raw client with laptop's certificate: %q, %v", got, err)
 	}
@@ -271,7 +273,7 @@ func TestMutualTLS(t *testing.T) {
 func TestAccessAndRestart(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
-	cp := startCP(t, ServerOptions{Data: data}, "")
+	cp := startCP(t, cpconfig.ServerOptions{Data: data}, "")
 	url := cp.URL()
 	keyA := addAccount(t, data, "acme")
 	mac := login(t, cp, "acme", keyA, "CI Mac", "ci-mac.local")
@@ -312,7 +314,7 @@ func TestAccessAndRestart(t *testing.T) {
 
 	// A restart on the same address keeps accounts and machines, and an
 	// account added while it runs is usable at once.
-	cp2 := startCP(t, ServerOptions{Data: data}, strings.TrimPrefix(url, "https://"))
+	cp2 := startCP(t, cpconfig.ServerOptions{Data: data}, strings.TrimPrefix(url, "https://"))
 	ms, err := laptop.Machines(ctx)
 	if err != nil || slugs(ms) != "ci-mac,laptop" || ms[0].Addr != "127.0.0.1:1111" {
 		t.Fatalf("after a restart: %+v, %v", ms, err)
@@ -355,11 +357,11 @@ func TestHeartbeatOnlineOffline(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
 	const offlineAfter = 2 * time.Second
-	cp := startCP(t, ServerOptions{Data: data, OfflineAfter: offlineAfter}, "")
+	cp := startCP(t, cpconfig.ServerOptions{Data: data, OfflineAfter: offlineAfter}, "")
 	key := addAccount(t, data, "acme")
 	mac := login(t, cp, "acme", key, "mac", "mac")
 	ctx := context.Background()
-	status := func() Machine {
+	status := func() remote.Machine {
 		ms, err := mac.Machines(ctx)
 		if err != nil || len(ms) != 1 {
 			t.Fatalf("machines: %v %v", ms, err)
@@ -371,7 +373,7 @@ func TestHeartbeatOnlineOffline(t *testing.T) {
 	// may rightly say offline (a loaded machine can take that long): then
 	// it tries again, so that what is checked is always the status within
 	// the window.
-	beat := func(addr string, accept, online bool) Machine {
+	beat := func(addr string, accept, online bool) remote.Machine {
 		t.Helper()
 		for try := 0; ; try++ {
 			sent := time.Now()
@@ -410,7 +412,7 @@ func TestRenewAndLogout(t *testing.T) {
 	data := t.TempDir()
 	// Certificates of 2 hours signed 90 minutes ago have less than a
 	// third of their life left: due at once.
-	cp := startCP(t, ServerOptions{Data: data, CertLifetime: 2 * time.Hour, SignTime: func() time.Time { return time.Now().Add(-90 * time.Minute) }}, "")
+	cp := startCP(t, cpconfig.ServerOptions{Data: data, CertLifetime: 2 * time.Hour, SignTime: func() time.Time { return time.Now().Add(-90 * time.Minute) }}, "")
 	key := addAccount(t, data, "acme")
 	homeMac := t.TempDir()
 	mac := loginAt(t, homeMac, cp, "acme", key, "mac", "mac")
@@ -444,10 +446,10 @@ func TestRenewAndLogout(t *testing.T) {
 		t.Errorf("renewal changed the key")
 	}
 	// A fresh 11-hour certificate is not due.
-	full := startCP(t, ServerOptions{Data: t.TempDir()}, "")
+	full := startCP(t, cpconfig.ServerOptions{Data: t.TempDir()}, "")
 	k2 := addAccount(t, filepath.Dir(full.CAFile()), "b")
 	fresh := login(t, full, "b", k2, "m", "m")
-	crt := filepath.Join(fresh.home, "machine.crt")
+	crt := filepath.Join(fresh.Home(), "machine.crt")
 	was, _ := os.ReadFile(crt)
 	if err := fresh.RenewIfDue(ctx); err != nil {
 		t.Fatal(err)
@@ -457,7 +459,7 @@ func TestRenewAndLogout(t *testing.T) {
 	}
 
 	// Logout tells the control plane and removes the files.
-	if err := Logout(ctx, homeMac); err != nil {
+	if err := remote.Logout(ctx, homeMac); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{"login.json", "machine.key", "machine.crt", "remote"} {
@@ -465,7 +467,7 @@ func TestRenewAndLogout(t *testing.T) {
 			t.Errorf("%s is left: %v", f, err)
 		}
 	}
-	if _, err := LoadIdentity(homeMac); !errors.Is(err, ErrNotSignedIn) || !strings.Contains(err.Error(), "this machine is not signed in\nTry: st login --control-plane URL --account NAME --key KEY") {
+	if _, err := remote.LoadIdentity(homeMac); !errors.Is(err, remote.ErrNotSignedIn) || !strings.Contains(err.Error(), "this machine is not signed in\nTry: st login --control-plane URL --account NAME --key KEY") {
 		t.Errorf("after logout: %v", err)
 	}
 	if ms, err := laptop.Machines(ctx); err != nil || slugs(ms) != "laptop" {
@@ -475,18 +477,18 @@ func TestRenewAndLogout(t *testing.T) {
 	if _, err := mac.Machines(ctx); err == nil || !strings.Contains(err.Error(), "machine mac is no longer signed in to account acme") {
 		t.Errorf("a signed-out machine listed machines: %v", err)
 	}
-	if err := Logout(ctx, homeMac); !errors.Is(err, ErrNotSignedIn) {
+	if err := remote.Logout(ctx, homeMac); !errors.Is(err, remote.ErrNotSignedIn) {
 		t.Errorf("logout twice: %v", err)
 	}
 
 	// With the control plane down, it signs out here and says so.
-	homeLaptop := laptop.home
+	homeLaptop := laptop.Home()
 	cp.Close()
-	err := Logout(ctx, homeLaptop)
-	if !errors.Is(err, ErrControlPlaneNotTold) || !strings.Contains(err.Error(), "signed out on this machine, but could not tell the control plane at "+cp.URL()) {
+	err := remote.Logout(ctx, homeLaptop)
+	if !errors.Is(err, remote.ErrControlPlaneNotTold) || !strings.Contains(err.Error(), "signed out on this machine, but could not tell the control plane at "+cp.URL()) {
 		t.Errorf("logout with the control plane down: %v", err)
 	}
-	if _, err := LoadIdentity(homeLaptop); !errors.Is(err, ErrNotSignedIn) {
+	if _, err := remote.LoadIdentity(homeLaptop); !errors.Is(err, remote.ErrNotSignedIn) {
 		t.Errorf("still signed in: %v", err)
 	}
 }
@@ -496,10 +498,10 @@ func TestRenewAndLogout(t *testing.T) {
 func TestExpiredCertificates(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
-	past := startCP(t, ServerOptions{Data: data, SignTime: func() time.Time { return time.Now().Add(-12 * time.Hour) }}, "")
+	past := startCP(t, cpconfig.ServerOptions{Data: data, SignTime: func() time.Time { return time.Now().Add(-12 * time.Hour) }}, "")
 	key := addAccount(t, data, "acme")
 	home := t.TempDir()
-	_, err := Login(context.Background(), home, LoginOptions{URL: past.URL(), CAFile: past.CAFile(), Account: "acme", Key: key, Name: "m", Host: "m"})
+	_, err := remote.Login(context.Background(), home, remote.LoginOptions{URL: past.URL(), CAFile: past.CAFile(), Account: "acme", Key: key, Name: "m", Host: "m"})
 	if err == nil || !strings.Contains(err.Error(), "the control plane sent a certificate this machine cannot use") ||
 		!strings.Contains(err.Error(), "expired") || !strings.Contains(err.Error(), "Try: check that this machine's clock is right") {
 		t.Errorf("login with a past certificate: %v", err)
@@ -507,17 +509,17 @@ func TestExpiredCertificates(t *testing.T) {
 
 	// Signed in again from the same home (the same key), once the clock
 	// is right, it is the machine the control plane has as m.
-	cp := startCP(t, ServerOptions{Data: data}, "")
+	cp := startCP(t, cpconfig.ServerOptions{Data: data}, "")
 	id := loginAt(t, home, cp, "acme", key, "m", "m")
 	// Put an expired certificate of the same key in place, as after a
 	// machine was off for longer than 11 hours.
 	ca, caKey := accountCA(t, data, "acme")
-	cur, _ := id.current()
-	old, err := signMachine(ca, caKey, cur.Leaf.PublicKey, "acme", "m", time.Now().Add(-12*time.Hour), CertLifetime)
+	cur, _ := id.Current()
+	old, err := signMachine(ca, caKey, cur.Leaf.PublicKey, "acme", "m", time.Now().Add(-12*time.Hour), remote.CertLifetime)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := store.WriteFile(filepath.Join(id.home, "machine.crt"), old, 0o600); err != nil {
+	if err := store.WriteFile(filepath.Join(id.Home(), "machine.crt"), old, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	// The control plane refuses it for everything but its renewal.
@@ -532,25 +534,25 @@ func TestExpiredCertificates(t *testing.T) {
 // that key; an ended certificate of a key that is no longer the
 // machine's (it signed in again with another), or of a removed machine,
 // is refused.
-func checkEndedRenewal(t *testing.T, cp *ControlPlane, data, key string, id *Identity) {
+func checkEndedRenewal(t *testing.T, cp *ControlPlane, data, key string, id *remote.Identity) {
 	t.Helper()
 	ca, caKey := accountCA(t, data, "acme")
-	cur, _ := id.current()
+	cur, _ := id.Current()
 	// One that ended a minute ago: the account's CA here is minutes old.
 	old, err := signMachine(ca, caKey, cur.Leaf.PublicKey, "acme", "m", time.Now().Add(-3*time.Minute), 2*time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := store.WriteFile(filepath.Join(id.home, "machine.crt"), old, 0o600); err != nil {
+	if err := store.WriteFile(filepath.Join(id.Home(), "machine.crt"), old, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if id, err = LoadIdentity(id.home); err != nil {
+	if id, err = remote.LoadIdentity(id.Home()); err != nil {
 		t.Fatal(err)
 	}
 	if err := id.RenewIfDue(context.Background()); err != nil {
 		t.Fatalf("renewing an expired certificate of a machine still signed in: %v", err)
 	}
-	if id.NotAfter().Before(time.Now().Add(CertLifetime - time.Hour)) {
+	if id.NotAfter().Before(time.Now().Add(remote.CertLifetime - time.Hour)) {
 		t.Errorf("renewed certificate ends %s", id.NotAfter())
 	}
 	if _, err := id.Machines(context.Background()); err != nil {
@@ -558,30 +560,30 @@ func checkEndedRenewal(t *testing.T, cp *ControlPlane, data, key string, id *Ide
 	}
 	// An ended certificate of a key that is no longer the machine's (it
 	// signed in again with another), or of a removed machine, is refused.
-	if err := store.WriteFile(filepath.Join(id.home, "machine.crt"), old, 0o600); err != nil {
+	if err := store.WriteFile(filepath.Join(id.Home(), "machine.crt"), old, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	// The same name, a new key: on purpose (--replace), which revokes the
 	// old key too.
-	if _, err := Login(context.Background(), t.TempDir(), LoginOptions{URL: cp.URL(), CAFile: cp.CAFile(), Account: "acme", Key: key, Name: "m", Host: "m", Replace: true}); err != nil {
+	if _, err := remote.Login(context.Background(), t.TempDir(), remote.LoginOptions{URL: cp.URL(), CAFile: cp.CAFile(), Account: "acme", Key: key, Name: "m", Host: "m", Replace: true}); err != nil {
 		t.Fatalf("login --replace: %v", err)
 	}
-	if id, err = LoadIdentity(id.home); err != nil {
+	if id, err = remote.LoadIdentity(id.Home()); err != nil {
 		t.Fatal(err)
 	}
 	if err := id.RenewIfDue(context.Background()); err == nil || !strings.Contains(err.Error(), "taken over by a sign-in with --replace") {
 		t.Errorf("renewing an ended certificate of a replaced key: %v", err)
 	}
 	gone := login(t, cp, "acme", key, "g", "g")
-	gcur, _ := gone.current()
+	gcur, _ := gone.Current()
 	gold, _ := signMachine(ca, caKey, gcur.Leaf.PublicKey, "acme", "g", time.Now().Add(-3*time.Minute), 2*time.Minute)
-	if err := store.WriteFile(filepath.Join(gone.home, "machine.crt"), gold, 0o600); err != nil {
+	if err := store.WriteFile(filepath.Join(gone.Home(), "machine.crt"), gold, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := RemoveMachine(data, "acme", "g"); err != nil {
 		t.Fatal(err)
 	}
-	if gone, err = LoadIdentity(gone.home); err != nil {
+	if gone, err = remote.LoadIdentity(gone.Home()); err != nil {
 		t.Fatal(err)
 	}
 	if err := gone.RenewIfDue(context.Background()); err == nil || !strings.Contains(err.Error(), "no longer signed in") {
@@ -597,7 +599,7 @@ func checkEndedRenewal(t *testing.T, cp *ControlPlane, data, key string, id *Ide
 func TestRevocation(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
-	cp := startCP(t, ServerOptions{Data: data}, "")
+	cp := startCP(t, cpconfig.ServerOptions{Data: data}, "")
 	key := addAccount(t, data, "acme")
 	ctx := context.Background()
 	mac := login(t, cp, "acme", key, "mac", "mac")
@@ -628,7 +630,7 @@ func TestRevocation(t *testing.T) {
 	}
 	beat()
 	// Both reach mac; the lost laptop keeps its connection open.
-	for _, id := range []*Identity{lost, quitter} {
+	for _, id := range []*remote.Identity{lost, quitter} {
 		if got, err := get(id.Client("mac"), addr); err != nil || got != "hello "+id.Slug {
 			t.Fatalf("%s before: %q %v", id.Slug, got, err)
 		}
@@ -642,10 +644,8 @@ func TestRevocation(t *testing.T) {
 		t.Error("removing a machine that is not there")
 	}
 	// desk's certificate and key, as a thief would keep them.
-	stolen := &Identity{Account: quitter.Account, Slug: quitter.Slug, home: quitter.home, accountPool: quitter.accountPool}
-	stolen.cert, _ = quitter.current()
-	stolen.stamp = "kept"
-	if err := Logout(ctx, quitter.home); err != nil {
+	stolen := keptIdentity(t, quitter.Home())
+	if err := remote.Logout(ctx, quitter.Home()); err != nil {
 		t.Fatal(err)
 	}
 	// Until mac's next heartbeat, mac does not know: the kept connection
@@ -654,7 +654,7 @@ func TestRevocation(t *testing.T) {
 		t.Errorf("laptop before mac's heartbeat: %q %v, want mac still answering", got, err)
 	}
 	beat()
-	for _, id := range []*Identity{lost, stolen} {
+	for _, id := range []*remote.Identity{lost, stolen} {
 		// On the kept connection (the per-request check) ...
 		if got, err := get(id.Client("mac"), addr); err == nil {
 			t.Errorf("%s after the heartbeat, kept connection: answered %q", id.Slug, got)
@@ -670,24 +670,39 @@ func TestRevocation(t *testing.T) {
 		t.Errorf("mac dialling the removed laptop: %v", err)
 	}
 	// The list is kept across a restart of st (a new Identity of the home).
-	again, err := LoadIdentity(mac.home)
+	again, err := remote.LoadIdentity(mac.Home())
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, _ := lost.current()
+	c, _ := lost.Current()
 	if !again.Revoked(c.Leaf) {
 		t.Error("a restarted st forgot the revoked key until its first heartbeat")
 	}
 	// The lost laptop cannot sign in again with its revoked key.
-	_, err = Login(ctx, lost.home, LoginOptions{URL: cp.URL(), CAFile: cp.CAFile(), Account: "acme", Key: key, Name: "laptop", Host: "laptop"})
+	_, err = remote.Login(ctx, lost.Home(), remote.LoginOptions{URL: cp.URL(), CAFile: cp.CAFile(), Account: "acme", Key: key, Name: "laptop", Host: "laptop"})
 	if err == nil || !strings.Contains(err.Error(), "key was revoked") || !strings.Contains(err.Error(), "st logout") {
 		t.Errorf("login with a revoked key: %v", err)
 	}
 	// desk signed out, so its next sign-in has a new key and works.
-	if _, err := Login(ctx, quitter.home, LoginOptions{URL: cp.URL(), CAFile: cp.CAFile(), Account: "acme", Key: key, Name: "desk", Host: "desk"}); err != nil {
+	if _, err := remote.Login(ctx, quitter.Home(), remote.LoginOptions{URL: cp.URL(), CAFile: cp.CAFile(), Account: "acme", Key: key, Name: "desk", Host: "desk"}); err != nil {
 		t.Errorf("desk signs in again after its logout: %v", err)
 	}
 	if ms, _ := mac.Machines(ctx); slugs(ms) != "desk,mac" {
 		t.Errorf("machines now: %s", slugs(ms))
 	}
+}
+
+// keptIdentity is the identity signed in at home, its certificate and key
+// loaded now and kept in memory once sign-out removes their files, as a
+// thief who copied them would keep them.
+func keptIdentity(t *testing.T, home string) *remote.Identity {
+	t.Helper()
+	id, err := remote.LoadIdentity(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := id.Current(); err != nil {
+		t.Fatal(err)
+	}
+	return id
 }

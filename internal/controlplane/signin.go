@@ -1,4 +1,4 @@
-package remote
+package controlplane
 
 import (
 	"crypto/ecdsa"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/plain"
+	"github.com/sophonz/st/internal/remote"
 )
 
 // A machine signs in with the account's key and a certificate request
@@ -36,7 +37,7 @@ import (
 const maxLabel = 128
 
 func (cp *ControlPlane) login(w http.ResponseWriter, r *http.Request) {
-	var req loginRequest
+	var req remote.LoginRequest
 	if !decodeBody(w, r, &req) {
 		return
 	}
@@ -58,7 +59,7 @@ func (cp *ControlPlane) login(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, "the certificate request does not hold: "+err.Error(), "")
 		return
 	}
-	var res loginResponse
+	var res remote.LoginResponse
 	var line string
 	err = cp.db.write(func(tx *sql.Tx) error {
 		a, err := cp.db.account(tx, req.Account)
@@ -97,41 +98,41 @@ func checkLabel(s string) string {
 
 // signIn signs csr's key in as the machine req names, in transaction
 // tx, and returns the answer and the log's line.
-func (cp *ControlPlane) signIn(tx *sql.Tx, a *cpAccount, req loginRequest, csr *x509.CertificateRequest) (loginResponse, string, error) {
+func (cp *ControlPlane) signIn(tx *sql.Tx, a *cpAccount, req remote.LoginRequest, csr *x509.CertificateRequest) (remote.LoginResponse, string, error) {
 	now := time.Now()
-	kid := keyID(csr.PublicKey)
+	kid := remote.KeyID(csr.PublicKey)
 	if revoked, err := cp.db.isRevoked(tx, a.Name, kid, now); err != nil || revoked {
 		if err != nil {
-			return loginResponse{}, "", err
+			return remote.LoginResponse{}, "", err
 		}
-		return loginResponse{}, "", &httpError{http.StatusUnauthorized, "this machine's key was revoked (the machine signed out or was removed from account " + a.Name + ")",
+		return remote.LoginResponse{}, "", &httpError{http.StatusUnauthorized, "this machine's key was revoked (the machine signed out or was removed from account " + a.Name + ")",
 			"st logout on this machine (it makes a new key at the next sign-in), then st login again"}
 	}
 	p, err := cp.planSignIn(tx, a.Name, kid, req.Name, req.Host, req.Replace)
 	if err != nil {
-		return loginResponse{}, "", err
+		return remote.LoginResponse{}, "", err
 	}
 	ca, caKey, err := cp.db.accountCA(a)
 	if err != nil {
-		return loginResponse{}, "", err
+		return remote.LoginResponse{}, "", err
 	}
 	certPEM, err := signMachine(ca, caKey, csr.PublicKey, a.Name, p.m.Slug, cp.opt.SignTime(), cp.opt.CertLifetime)
 	if err != nil {
-		return loginResponse{}, "", err
+		return remote.LoginResponse{}, "", err
 	}
-	cert, err := decodeCert(certPEM)
+	cert, err := remote.DecodeCert(certPEM)
 	if err != nil {
-		return loginResponse{}, "", err
+		return remote.LoginResponse{}, "", err
 	}
 	m := p.m
 	m.Name, m.Host, m.KeyID, m.Cert, m.NotAfter, m.SignedIn = req.Name, req.Host, kid, string(certPEM), cert.NotAfter, now
 	// Signed in, but not online until its st says where it listens.
 	m.Online = false
-	res := loginResponse{Slug: m.Slug, Cert: m.Cert, AccountCA: a.CACert}
-	line := fmt.Sprintf("%s/%s (%s on %s) signed in, key %s", a.Name, m.Slug, m.Name, m.Host, fingerprint(csr.PublicKey))
+	res := remote.LoginResponse{Slug: m.Slug, Cert: m.Cert, AccountCA: a.CACert}
+	line := fmt.Sprintf("%s/%s (%s on %s) signed in, key %s", a.Name, m.Slug, m.Name, m.Host, remote.Fingerprint(csr.PublicKey))
 	if p.replaced != nil {
 		if err := cp.replace(tx, p.replaced, now); err != nil {
-			return loginResponse{}, "", err
+			return remote.LoginResponse{}, "", err
 		}
 		m.Replaced, m.Addr, m.AcceptRemote, m.Version, m.LastSeen = now, "", false, "", time.Time{}
 		res.Replaced = fingerprintOfCert(p.replaced.Cert)
@@ -139,7 +140,7 @@ func (cp *ControlPlane) signIn(tx *sql.Tx, a *cpAccount, req loginRequest, csr *
 	}
 	if p.formerly != nil && p.formerly.Slug != m.Slug {
 		if err := rename(tx, p.formerly, m.Slug); err != nil {
-			return loginResponse{}, "", err
+			return remote.LoginResponse{}, "", err
 		}
 		res.Formerly = p.formerly.Slug
 		line += fmt.Sprintf("; it was %s/%s (%s on %s), the same key", a.Name, p.formerly.Slug, p.formerly.Name, p.formerly.Host)
@@ -231,7 +232,7 @@ func rename(tx *sql.Tx, m *cpMachine, to string) error {
 // the kept one, or a renewal of it up to a lifetime from now.
 func revokedUntil(m *cpMachine, now time.Time) time.Time {
 	until := m.NotAfter
-	if min := now.Add(CertLifetime); until.Before(min) {
+	if min := now.Add(remote.CertLifetime); until.Before(min) {
 		until = min
 	}
 	return until
@@ -239,15 +240,15 @@ func revokedUntil(m *cpMachine, now time.Time) time.Time {
 
 // fingerprintOfCert is the fingerprint of a PEM certificate's key.
 func fingerprintOfCert(p string) string {
-	c, err := decodeCert([]byte(p))
+	c, err := remote.DecodeCert([]byte(p))
 	if err != nil {
 		return "?"
 	}
-	return fingerprint(c.PublicKey)
+	return remote.Fingerprint(c.PublicKey)
 }
 
 func parseCSR(p string) (*x509.CertificateRequest, error) {
-	der, err := pemBlock([]byte(p), "CERTIFICATE REQUEST")
+	der, err := remote.PEMBlock([]byte(p), "CERTIFICATE REQUEST")
 	if err != nil {
 		return nil, err
 	}
@@ -285,14 +286,14 @@ func Slugify(name string) string {
 }
 
 func (cp *ControlPlane) renew(w http.ResponseWriter, r *http.Request, a *cpAccount, caller *cpMachine, leaf *x509.Certificate) {
-	var res certResponse
+	var res remote.CertResponse
 	err := cp.db.write(func(tx *sql.Tx) error {
 		m, err := cp.db.machine(tx, a.Name, caller.Slug)
 		if err != nil {
 			return err
 		}
-		if m == nil || m.RenamedTo != "" || m.KeyID != keyID(leaf.PublicKey) {
-			return &httpError{http.StatusUnauthorized, "machine " + caller.Slug + " signed out meanwhile", loginHint}
+		if m == nil || m.RenamedTo != "" || m.KeyID != remote.KeyID(leaf.PublicKey) {
+			return &httpError{http.StatusUnauthorized, "machine " + caller.Slug + " signed out meanwhile", remote.LoginHint}
 		}
 		ca, caKey, err := cp.db.accountCA(a)
 		if err != nil {
@@ -305,7 +306,7 @@ func (cp *ControlPlane) renew(w http.ResponseWriter, r *http.Request, a *cpAccou
 		if err != nil {
 			return err
 		}
-		cert, err := decodeCert(certPEM)
+		cert, err := remote.DecodeCert(certPEM)
 		if err != nil {
 			return err
 		}
@@ -324,7 +325,7 @@ func (cp *ControlPlane) renew(w http.ResponseWriter, r *http.Request, a *cpAccou
 func (cp *ControlPlane) logout(w http.ResponseWriter, _ *http.Request, a *cpAccount, caller *cpMachine, leaf *x509.Certificate) {
 	err := cp.db.write(func(tx *sql.Tx) error {
 		m, err := cp.db.machine(tx, a.Name, caller.Slug)
-		if err != nil || m == nil || m.KeyID != keyID(leaf.PublicKey) {
+		if err != nil || m == nil || m.KeyID != remote.KeyID(leaf.PublicKey) {
 			return err
 		}
 		// Its certificate stays valid for hours: revoked, so its peers

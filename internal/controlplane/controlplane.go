@@ -1,4 +1,4 @@
-package remote
+package controlplane
 
 import (
 	"context"
@@ -23,37 +23,18 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/authz"
+	"github.com/sophonz/st/internal/cpconfig"
+	"github.com/sophonz/st/internal/remote"
 	"github.com/sophonz/st/internal/store"
 )
-
-// DefaultOfflineAfter is how long after its last heartbeat a machine
-// counts as offline.
-const DefaultOfflineAfter = 30 * time.Second
-
-// validName reports whether s names an account or a machine slug: lower-
-// case letters, digits and '-', at most 63, not starting with '-'. (A loop,
-// not a regular expression: its counted repeat would compile at every
-// start of st.)
-func validName(s string) bool {
-	if len(s) == 0 || len(s) > 63 || s[0] == '-' {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
 
 // AddAccount adds the account name to the control plane's folder data,
 // with its own CA, and returns its key. Only a hash of the key is kept,
 // so this is the one time it is shown. It works whether or not the
 // control plane runs.
 func AddAccount(data, name string) (key string, err error) {
-	if !validName(name) {
-		return "", &Error{Message: fmt.Sprintf("%q cannot name an account", name),
+	if !remote.ValidName(name) {
+		return "", &remote.Error{Message: fmt.Sprintf("%q cannot name an account", name),
 			Hint: "use lower-case letters, digits and '-', at most 63, starting with a letter or digit"}
 	}
 	raw := make([]byte, 32)
@@ -62,7 +43,7 @@ func AddAccount(data, name string) (key string, err error) {
 	}
 	key = "stk_" + base64.RawURLEncoding.EncodeToString(raw)
 	now := time.Now()
-	caPEM, caKey, err := newCA("st account "+name, accountURI(name), now)
+	caPEM, caKey, err := newCA("st account "+name, remote.AccountURI(name), now)
 	if err != nil {
 		return "", err
 	}
@@ -77,7 +58,7 @@ func AddAccount(data, name string) (key string, err error) {
 			return err
 		}
 		if have != nil {
-			return &Error{Message: fmt.Sprintf("account %s exists already in %s", name, data),
+			return &remote.Error{Message: fmt.Sprintf("account %s exists already in %s", name, data),
 				Hint: "its machines sign in with the key shown when it was added; pick another name for a new account"}
 		}
 		// The key's file first: a row is never without its key (a crash
@@ -100,59 +81,9 @@ func hashKey(key string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// ServerOptions configure a control plane.
-type ServerOptions struct {
-	// Data is the control plane's folder.
-	Data string
-	// OfflineAfter is how long after its last heartbeat a machine is
-	// offline; DefaultOfflineAfter when zero.
-	OfflineAfter time.Duration
-	// Log gets a line for each sign-in, renewal and sign-out; nil for none.
-	// What a machine sent is made plain before it is written (plainLog).
-	Log io.Writer
-
-	// CertFile and KeyFile are the control plane's own certificate (a
-	// public CA's, say), used instead of the one it makes from its CA.
-	CertFile, KeyFile string
-	// Names are host names its own certificate is made for, besides
-	// 127.0.0.1, localhost and the host of the listen address.
-	Names []string
-	// PlainHTTP serves HTTP without TLS, for a TLS terminator in front
-	// (Caddy, nginx, a load balancer). Machines then prove themselves with
-	// signed headers instead of their certificate in the handshake.
-	PlainHTTP bool
-
-	// RelayStreams is how many streams a machine may have opened through
-	// the relay at once (DefaultRelayStreams when zero), RelayPairStreams
-	// how many of them may go to one machine (DefaultRelayPairStreams
-	// when zero), and RelayRate how many bytes a second it may send
-	// through it (DefaultRelayRate when zero; below zero, no limit).
-	RelayStreams     int
-	RelayPairStreams int
-	RelayRate        int64
-	// RelayRecord, when set, is a folder where each relayed stream's
-	// bytes are kept as the relay read them: for tests and audits, which
-	// find nothing in them but TLS records.
-	RelayRecord string
-
-	// MetricsAddr, when set, is a loopback host:port where /metrics is
-	// served (Prometheus text format), on a listener of its own: never on
-	// the control plane's own port (metrics.go).
-	MetricsAddr string
-	// Meter counts requests, heartbeats and relay traffic for /metrics
-	// (cpserver.NewMeter); nil counts nothing, and refuses MetricsAddr.
-	Meter Meter
-
-	// CertLifetime and SignTime are for tests: how long the certificates
-	// it signs last (CertLifetime when zero) and the time they start
-	// (now when nil), so that a test can make an expired certificate.
-	CertLifetime time.Duration
-	SignTime     func() time.Time
-}
-
 // ControlPlane is a running control plane.
 type ControlPlane struct {
-	opt     ServerOptions
+	opt     cpconfig.ServerOptions
 	db      *cpDB
 	ln      net.Listener
 	srv     *http.Server
@@ -175,8 +106,8 @@ type ControlPlane struct {
 // the data folder; its server certificate is made anew at each start for
 // 127.0.0.1, localhost and the host of addr. It writes its URL to
 // Data/url.
-func StartControlPlane(opt ServerOptions, addr string) (*ControlPlane, error) {
-	opt, err := opt.withDefaults()
+func StartControlPlane(opt cpconfig.ServerOptions, addr string) (*ControlPlane, error) {
+	opt, err := withDefaults(opt)
 	if err != nil {
 		return nil, err
 	}
@@ -192,15 +123,15 @@ func StartControlPlane(opt ServerOptions, addr string) (*ControlPlane, error) {
 	return cp, nil
 }
 
-func (opt ServerOptions) withDefaults() (ServerOptions, error) {
+func withDefaults(opt cpconfig.ServerOptions) (cpconfig.ServerOptions, error) {
 	if opt.Data == "" {
 		return opt, errors.New("the control plane needs a data folder")
 	}
 	if opt.OfflineAfter <= 0 {
-		opt.OfflineAfter = DefaultOfflineAfter
+		opt.OfflineAfter = cpconfig.DefaultOfflineAfter
 	}
 	if opt.CertLifetime <= 0 {
-		opt.CertLifetime = CertLifetime
+		opt.CertLifetime = remote.CertLifetime
 	}
 	if opt.SignTime == nil {
 		opt.SignTime = time.Now
@@ -210,13 +141,13 @@ func (opt ServerOptions) withDefaults() (ServerOptions, error) {
 	}
 	opt.Log = plainLog{opt.Log}
 	if opt.RelayStreams <= 0 {
-		opt.RelayStreams = DefaultRelayStreams
+		opt.RelayStreams = cpconfig.DefaultRelayStreams
 	}
 	if opt.RelayPairStreams <= 0 {
-		opt.RelayPairStreams = min(DefaultRelayPairStreams, opt.RelayStreams)
+		opt.RelayPairStreams = min(cpconfig.DefaultRelayPairStreams, opt.RelayStreams)
 	}
 	if opt.RelayRate == 0 {
-		opt.RelayRate = DefaultRelayRate
+		opt.RelayRate = cpconfig.DefaultRelayRate
 	}
 	if opt.RelayRecord != "" {
 		if err := os.MkdirAll(opt.RelayRecord, 0o700); err != nil {
@@ -227,14 +158,14 @@ func (opt ServerOptions) withDefaults() (ServerOptions, error) {
 }
 
 // startOn serves the control plane of database d on addr.
-func startOn(opt ServerOptions, d *cpDB, addr string) (*ControlPlane, error) {
+func startOn(opt cpconfig.ServerOptions, d *cpDB, addr string) (*ControlPlane, error) {
 	ca, caKey, err := loadOrMakeCA(d)
 	if err != nil {
 		return nil, err
 	}
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return nil, &Error{Message: fmt.Sprintf("listen address %q", addr), Err: err, Hint: "give host:port, such as 127.0.0.1:0"}
+		return nil, &remote.Error{Message: fmt.Sprintf("listen address %q", addr), Err: err, Hint: "give host:port, such as 127.0.0.1:0"}
 	}
 	tlsConf, err := serverTLS(opt, ca, caKey, host)
 	if err != nil {
@@ -246,7 +177,7 @@ func startOn(opt ServerOptions, d *cpDB, addr string) (*ControlPlane, error) {
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, &Error{Message: "the control plane cannot listen on " + addr, Err: err,
+		return nil, &remote.Error{Message: "the control plane cannot listen on " + addr, Err: err,
 			Hint: "pick another --listen port, or 0 for any free one"}
 	}
 	cp := &ControlPlane{opt: opt, db: d, ln: ln, done: make(chan struct{}), seen: newCPSeen(),
@@ -339,10 +270,10 @@ func (cp *ControlPlane) routes() http.Handler {
 // serverTLS is the control plane's TLS: its own certificate when given,
 // else one made from its CA for 127.0.0.1, localhost, the host it listens
 // on and opt.Names; nil for plain HTTP.
-func serverTLS(opt ServerOptions, ca *x509.Certificate, caKey *ecdsa.PrivateKey, host string) (*tls.Config, error) {
+func serverTLS(opt cpconfig.ServerOptions, ca *x509.Certificate, caKey *ecdsa.PrivateKey, host string) (*tls.Config, error) {
 	if opt.PlainHTTP {
 		if opt.CertFile != "" {
-			return nil, &Error{Message: "a certificate and plain HTTP were both asked for", Hint: "leave out --http, or --cert and --key"}
+			return nil, &remote.Error{Message: "a certificate and plain HTTP were both asked for", Hint: "leave out --http, or --cert and --key"}
 		}
 		return nil, nil
 	}
@@ -351,11 +282,11 @@ func serverTLS(opt ServerOptions, ca *x509.Certificate, caKey *ecdsa.PrivateKey,
 	switch {
 	case opt.CertFile != "" || opt.KeyFile != "":
 		if opt.CertFile == "" || opt.KeyFile == "" {
-			return nil, &Error{Message: "its own certificate needs both --cert and --key"}
+			return nil, &remote.Error{Message: "its own certificate needs both --cert and --key"}
 		}
 		cert, err = tls.LoadX509KeyPair(opt.CertFile, opt.KeyFile)
 		if err != nil {
-			return nil, &Error{Message: "load the control plane's certificate", Err: err, Hint: "give --cert a PEM certificate (with its chain) and --key its PEM key"}
+			return nil, &remote.Error{Message: "load the control plane's certificate", Err: err, Hint: "give --cert a PEM certificate (with its chain) and --key its PEM key"}
 		}
 	default:
 		hosts := append([]string{"127.0.0.1", "localhost", host}, opt.Names...)
@@ -443,24 +374,18 @@ func loadOrMakeCA(d *cpDB) (*x509.Certificate, *ecdsa.PrivateKey, error) {
 			return nil, nil, err
 		}
 	} else if err1 != nil || err2 != nil {
-		return nil, nil, &Error{Message: "the control plane's CA in " + d.dir + " is incomplete", Err: errors.Join(err1, err2),
+		return nil, nil, &remote.Error{Message: "the control plane's CA in " + d.dir + " is incomplete", Err: errors.Join(err1, err2),
 			Hint: "restore ca.pem and ca.key from a backup; removing both makes a new CA, and every machine must then sign in again with the new ca.pem"}
 	}
-	ca, err := decodeCert(certPEM)
+	ca, err := remote.DecodeCert(certPEM)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read %s: %w", certFile, err)
 	}
-	key, err := decodeKey(keyPEM)
+	key, err := remote.DecodeKey(keyPEM)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read %s: %w", keyFile, err)
 	}
 	return ca, key, nil
-}
-
-// apiError is what the control plane answers on failure.
-type apiError struct {
-	Error string `json:"error"`
-	Hint  string `json:"hint,omitempty"`
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
@@ -470,7 +395,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 }
 
 func fail(w http.ResponseWriter, code int, msg, hint string) {
-	writeJSON(w, code, apiError{Error: msg, Hint: hint})
+	writeJSON(w, code, remote.APIError{Error: msg, Hint: hint})
 }
 
 func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
@@ -480,48 +405,6 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 	}
 	return true
 }
-
-// Wire types of the control plane's API.
-type (
-	loginRequest struct {
-		Account string `json:"account"`
-		Key     string `json:"key"`
-		Name    string `json:"name"`
-		Host    string `json:"host"`
-		CSR     string `json:"csr"`
-		// Replace takes over a name and host signed in with another key,
-		// revoking that key (st login --replace).
-		Replace bool `json:"replace,omitempty"`
-	}
-	loginResponse struct {
-		Slug      string `json:"slug"`
-		Cert      string `json:"cert"`
-		AccountCA string `json:"account_ca"`
-		// Formerly is this machine's slug before it signed in under a
-		// new name; Replaced the fingerprint of the key it took its name
-		// over from (--replace).
-		Formerly string `json:"formerly,omitempty"`
-		Replaced string `json:"replaced,omitempty"`
-	}
-	certResponse struct {
-		Cert string `json:"cert"`
-	}
-	heartbeatRequest struct {
-		Addr         string `json:"addr"`
-		AcceptRemote bool   `json:"accept_remote"`
-		Online       bool   `json:"online"`
-		// Version is the machine's st (an st before 0.4 sends none).
-		Version string `json:"version,omitempty"`
-	}
-	heartbeatResponse struct {
-		// Revoked are the account's revoked machine keys, which peers
-		// refuse from then on.
-		Revoked []Revoked `json:"revoked"`
-	}
-	machinesResponse struct {
-		Machines []Machine `json:"machines"`
-	}
-)
 
 type httpError struct {
 	code      int

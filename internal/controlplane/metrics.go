@@ -1,4 +1,4 @@
-package remote
+package controlplane
 
 import (
 	"context"
@@ -9,6 +9,9 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/sophonz/st/internal/cpconfig"
+	"github.com/sophonz/st/internal/remote"
 )
 
 // The control plane's /metrics, in Prometheus's text format: requests,
@@ -30,36 +33,9 @@ import (
 // requests count under account "", so that a name a stranger makes up
 // never becomes a label.
 
-// Meter is what the control plane counts, and serves at /metrics. The
-// Prometheus one is cpserver.NewMeter's, in a package of its own: the st
-// binary, which every agent hook starts, must not link client_golang
-// (cpserver's doc says why). Without one (nil) nothing is counted and
-// --metrics is refused.
-type Meter interface {
-	Request(account, route, code string)
-	Heartbeat(account string)
-	RelayStream(account, result string)
-	RelayConns(account string) Gauge
-	RelayOpen(account string) Gauge
-	RelayBytes(account string) Counter
-	// Handler serves the text format; machines counts each account's
-	// signed-in machines at a scrape.
-	Handler(machines func() (map[string]int, error)) http.Handler
-}
-
-// Gauge and Counter are aliases, so that a meter of another package
-// matches Meter with plain interface types.
-type (
-	Gauge = interface {
-		Inc()
-		Dec()
-	}
-	Counter = interface{ Add(float64) }
-)
-
 // cpMetrics are the control plane's meter and its listener.
 type cpMetrics struct {
-	Meter
+	cpconfig.Meter
 	machines func() (map[string]int, error)
 
 	srv  *http.Server
@@ -67,7 +43,7 @@ type cpMetrics struct {
 	done chan struct{}
 }
 
-func newCPMetrics(d *cpDB, m Meter) *cpMetrics {
+func newCPMetrics(d *cpDB, m cpconfig.Meter) *cpMetrics {
 	if m == nil {
 		m = noMeter{}
 	}
@@ -80,9 +56,9 @@ type noMeter struct{}
 func (noMeter) Request(string, string, string)                      {}
 func (noMeter) Heartbeat(string)                                    {}
 func (noMeter) RelayStream(string, string)                          {}
-func (noMeter) RelayConns(string) Gauge                             { return noCount{} }
-func (noMeter) RelayOpen(string) Gauge                              { return noCount{} }
-func (noMeter) RelayBytes(string) Counter                           { return noCount{} }
+func (noMeter) RelayConns(string) cpconfig.Gauge                    { return noCount{} }
+func (noMeter) RelayOpen(string) cpconfig.Gauge                     { return noCount{} }
+func (noMeter) RelayBytes(string) cpconfig.Counter                  { return noCount{} }
 func (noMeter) Handler(func() (map[string]int, error)) http.Handler { return nil }
 
 type noCount struct{}
@@ -99,20 +75,20 @@ func (m *cpMetrics) listen(addr string, log io.Writer) error {
 	}
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return &Error{Message: fmt.Sprintf("metrics address %q", addr), Err: err, Hint: "give host:port, such as 127.0.0.1:9464"}
+		return &remote.Error{Message: fmt.Sprintf("metrics address %q", addr), Err: err, Hint: "give host:port, such as 127.0.0.1:9464"}
 	}
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return &Error{Message: fmt.Sprintf("the metrics are served only on a loopback address, not %s", host),
+		return &remote.Error{Message: fmt.Sprintf("the metrics are served only on a loopback address, not %s", host),
 			Hint: "--metrics 127.0.0.1:9464, and a scraper on another host reaches it through an SSH tunnel or an authenticating proxy"}
 	}
 	h := m.Handler(m.machines)
 	if h == nil {
-		return &Error{Message: "this program does not serve the control plane's metrics",
+		return &remote.Error{Message: "this program does not serve the control plane's metrics",
 			Hint: "run st-control-plane serve (or st control-plane serve, which runs it)"}
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return &Error{Message: "the control plane cannot serve its metrics on " + addr, Err: err, Hint: "pick another --metrics port"}
+		return &remote.Error{Message: "the control plane cannot serve its metrics on " + addr, Err: err, Hint: "pick another --metrics port"}
 	}
 	mux := http.NewServeMux()
 	mux.Handle(metricsRoute.Method+" "+metricsRoute.Path, h)
