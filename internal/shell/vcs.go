@@ -134,3 +134,222 @@ func gitConfigText(kv Arg) []runText {
 	}
 	return nil
 }
+
+// What git writes: the work-tree files its commands change (the ownership
+// scopes judge them; writes.go asks gitWrites for a git command).
+
+// gitWrites: the git commands that write work-tree files. Those that
+// change files beyond the paths they name are Tree writes, judged
+// against the whole repository whatever the folder they run in.
+func (c *Cmd) gitWrites(args []Arg) []Write {
+	g := &gitWriter{c: c, dir: c.Dir}
+	args, ok := g.globals(args)
+	if !ok || len(args) == 0 {
+		return g.out
+	}
+	sub, ok := args[0].Text()
+	if !ok {
+		g.tree("(a subcommand st cannot read)")
+		return g.out
+	}
+	args = args[1:]
+	sep := slices.IndexFunc(args, func(a Arg) bool { return a.String() == "--" })
+	switch sub {
+	case "checkout":
+		g.checkout(args, sep)
+	case "restore":
+		ops, _ := parseArgs(args, "s", []string{"--source", "--pathspec-from-file"})
+		if len(ops) == 0 {
+			g.tree("restore")
+		}
+		g.paths("restore", ops)
+	case "rm", "mv":
+		ops, _ := parseArgs(args, "", nil)
+		g.paths(sub, ops)
+	case "reset":
+		g.reset(args, sep)
+	case "clean":
+		ops, opts := parseArgs(args, "e", []string{"--exclude"})
+		if _, dry := hasOpt(opts, "-n", "--dry-run"); !dry {
+			if len(ops) == 0 {
+				g.tree("clean")
+			}
+			g.paths("clean", ops)
+		}
+	case "stash":
+		g.stash(args, sep)
+	case "switch":
+		ops, opts := parseArgs(args, "cC", []string{"--create", "--force-create", "--orphan"})
+		if _, ok := hasOpt(opts, "-c", "-C", "--create", "--force-create", "--orphan"); !ok || len(ops) > 1 {
+			g.tree("switch")
+		}
+	case "apply":
+		g.apply(args)
+	default:
+		if gitChangesTree(sub, args) {
+			g.tree(sub)
+		}
+	}
+	return g.out
+}
+
+// gitWriter gathers the writes of one git command.
+type gitWriter struct {
+	c   *Cmd
+	dir Arg
+	out []Write
+}
+
+func (g *gitWriter) tree(what string) {
+	g.out = append(g.out, Write{Cmd: g.c, Path: Lit("."), Dir: g.dir, Tree: true, What: "git " + what})
+}
+
+// paths adds the pathspecs a git command writes.
+func (g *gitWriter) paths(what string, ps []Arg) {
+	for _, p := range ps {
+		if s, ok := p.Text(); ok && strings.HasPrefix(s, ":") {
+			// A pathspec with magic (":/", ":(top)x", ":!x"): it may
+			// reach the whole tree.
+			if rest, ok := strings.CutPrefix(s, ":/"); ok && rest != "" && !strings.ContainsAny(rest[:1], "(!^") {
+				g.out = append(g.out, Write{Cmd: g.c, Path: Lit(rest), Dir: g.dir, Root: true, What: "git " + what})
+				continue
+			}
+			g.tree(what + " " + s)
+			continue
+		}
+		if len(p.pieces) == 0 {
+			continue
+		}
+		g.out = append(g.out, Write{Cmd: g.c, Path: p, Dir: g.dir, What: "git " + what})
+	}
+}
+
+// globals reads the options before the subcommand: -C moves the folder;
+// another work tree, or options st cannot read, may write anywhere. ok
+// is false when nothing more is to be read.
+func (g *gitWriter) globals(args []Arg) ([]Arg, bool) {
+	for len(args) > 0 {
+		s, ok := args[0].Text()
+		if !ok {
+			g.tree("(options st cannot read)")
+			return nil, false
+		}
+		if !strings.HasPrefix(s, "-") {
+			break
+		}
+		args = args[1:]
+		switch {
+		case s == "-C" && len(args) > 0:
+			g.dir = JoinDir(g.dir, args[0])
+			args = args[1:]
+		case s == "--work-tree" || s == "--git-dir" || strings.HasPrefix(s, "--work-tree=") || strings.HasPrefix(s, "--git-dir="):
+			// Another work tree: where it writes is its own matter.
+			g.tree("--work-tree")
+			return nil, false
+		case s == "-c" || s == "--namespace" || s == "--config-env" || s == "--super-prefix":
+			if len(args) > 0 {
+				args = args[1:]
+			}
+		}
+	}
+	return args, true
+}
+
+func (g *gitWriter) checkout(args []Arg, sep int) {
+	ops, opts := parseArgs(args, "bBU", []string{"--orphan", "--conflict", "--pathspec-from-file"})
+	switch _, branch := hasOpt(opts, "-b", "-B", "--orphan"); {
+	case branch && sep < 0:
+		if len(ops) > 1 {
+			g.tree("checkout -b") // a new branch from another commit
+		}
+	case sep >= 0:
+		if len(args[sep+1:]) == 0 {
+			g.tree("checkout --")
+		}
+		g.paths("checkout", args[sep+1:])
+	case len(ops) > 0:
+		// Without "--" a word may be a branch: switching branches
+		// rewrites files across the tree.
+		g.tree("checkout " + ops[0].String())
+		g.paths("checkout", ops)
+	}
+}
+
+func (g *gitWriter) reset(args []Arg, sep int) {
+	if sep >= 0 {
+		g.paths("reset", args[sep+1:])
+		return
+	}
+	ops, opts := parseArgs(args, "", []string{"--pathspec-from-file"})
+	if _, ok := hasOpt(opts, "--hard", "--merge", "--keep"); ok || len(ops) <= 1 {
+		g.tree("reset")
+		return
+	}
+	g.paths("reset", ops[1:])
+}
+
+func (g *gitWriter) stash(args []Arg, sep int) {
+	if len(args) == 0 {
+		g.tree("stash")
+		return
+	}
+	verb, _ := args[0].Text()
+	switch verb {
+	case "list", "show", "drop", "clear", "create", "store":
+		return
+	case "push", "save", "-u", "-a", "-k", "-p", "--include-untracked", "--keep-index", "-m", "--message":
+		if sep >= 0 {
+			g.paths("stash", args[sep+1:])
+			return
+		}
+		if verb == "push" {
+			if ops, _ := parseArgs(args[1:], "m", []string{"--message", "--pathspec-from-file"}); len(ops) > 0 {
+				g.paths("stash", ops)
+				return
+			}
+		}
+	}
+	g.tree("stash " + verb)
+}
+
+// apply: git apply writes the files its patch names, when st can read the
+// patch (standard input); a patch file st does not read may name any.
+func (g *gitWriter) apply(args []Arg) {
+	ops, opts := parseArgs(args, "pC", []string{"--directory", "--include", "--exclude"})
+	if _, ok := hasOpt(opts, "--check", "--stat", "--numstat", "--summary"); ok {
+		if _, apply := hasOpt(opts, "--apply"); !apply {
+			return
+		}
+	}
+	text, ok := g.c.Stdin.Text()
+	if len(ops) > 0 || !ok {
+		g.tree("apply")
+		return
+	}
+	for _, p := range DiffPaths(text) {
+		g.out = append(g.out, Write{Cmd: g.c, Path: Lit(p), Dir: g.dir, Root: true, What: "git apply"})
+	}
+}
+
+// gitChangesTree: the other git commands that rewrite the work tree
+// (rebase, merge, am, pull...), unless only asked about their state.
+func gitChangesTree(sub string, args []Arg) bool {
+	has := func(words ...string) bool {
+		return slices.ContainsFunc(args, func(a Arg) bool { return slices.Contains(words, a.String()) })
+	}
+	switch sub {
+	case "bisect":
+		if len(args) > 0 {
+			v := args[0].String()
+			return v != "log" && v != "visualize" && v != "view" && v != "terms"
+		}
+		return true
+	case "merge", "rebase", "cherry-pick", "revert", "am":
+		return !has("--quit", "--show-current-patch")
+	case "read-tree":
+		return has("-u")
+	case "pull", "sparse-checkout", "checkout-index", "filter-branch":
+		return true
+	}
+	return false
+}

@@ -30,6 +30,8 @@ type reader struct {
 	// runners are the tables of the programs that run others
 	// (runnerFamilies; runners.go says why a field).
 	runners []map[string]runner
+	// builtins are the builtins st follows (builtins.go says why a field).
+	builtins map[string]builtin
 }
 
 type fileFact struct {
@@ -39,7 +41,7 @@ type fileFact struct {
 
 func newReader(src string, env Env) *reader {
 	return &reader{
-		src: src, cur: src, env: env, runners: runnerFamilies,
+		src: src, cur: src, env: env, runners: runnerFamilies, builtins: builtins,
 		holeIndex: map[*Hole]int{},
 		varHoles:  map[string]*Hole{},
 		called:    map[*funcDef]bool{},
@@ -880,7 +882,7 @@ func (r *reader) command(args []Arg, env *envView, redirs []Redir, st *state, c 
 		r.output(c, "", false)
 		return st
 	}
-	if b, ok := builtins[name]; ok && !strings.Contains(name, "/") {
+	if b, ok := r.builtins[name]; ok && !strings.Contains(name, "/") {
 		cmd := r.record(args, env, redirs, st, c, f.src)
 		return b(r, cmd, st, c)
 	}
