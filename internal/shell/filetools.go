@@ -22,13 +22,15 @@ var fileRunners = map[string]runner{
 func runXargs(w *wrapCall) wrapped {
 	var replace *string
 	nul, delim := false, ""
-	rest := getopt(w.args, "adEILnPsi", []string{"arg-file", "delimiter", "eof", "replace", "max-lines", "max-args",
+	// -i and --replace take their value only attached (-i[R],
+	// --replace[=R]; {} without one): the next word is the command.
+	rest := getopt(xargsOptionalI(w.args), "adEILnPs", []string{"arg-file", "delimiter", "eof", "max-lines", "max-args",
 		"max-procs", "max-chars", "process-slot-var"}, func(o string, v Arg) {
 		s, _ := v.Text()
 		switch o {
-		case "-I", "--replace":
+		case "-I":
 			replace = &s
-		case "-i":
+		case "--replace":
 			r := "{}"
 			if s != "" {
 				r = s
@@ -90,6 +92,27 @@ func runXargs(w *wrapCall) wrapped {
 		} else {
 			out.more = append(out.more, argv)
 		}
+	}
+	return out
+}
+
+// xargsOptionalI spells xargs -i[R] as -I R ({} without R), since
+// getopt knows no option whose value is only attached.
+func xargsOptionalI(args []Arg) []Arg {
+	out := make([]Arg, 0, len(args)+1)
+	for i, a := range args {
+		s, ok := a.Text()
+		if !ok || s == "--" || !strings.HasPrefix(s, "-") || s == "-" {
+			return append(out, args[i:]...)
+		}
+		if r, isI := strings.CutPrefix(s, "-i"); isI {
+			if r == "" {
+				r = "{}"
+			}
+			out = append(out, Lit("-I"), Lit(r))
+			continue
+		}
+		out = append(out, a)
 	}
 	return out
 }

@@ -35,5 +35,10 @@ func TestFileRunners(t *testing.T) {
 		{`watchexec -e go 'tmux ls'`, `watchexec -e go tmux ls; tmux ls [watchexec]`},
 		{`watchexec --shell=bash -- tmux ls`, `watchexec --shell=bash -- tmux ls; tmux ls [watchexec]`},
 		{`watchexec -w src -- make`, `watchexec -w src -- make; make [watchexec]`},
+		// -i and --replace take their value attached only: the next word is the command (it was taken for the value, and xargs -i tmux {} ran "{}").
+		{`echo kill-server | xargs -i tmux {}`, `echo kill-server; xargs -i tmux {}; tmux kill-server [xargs]`},
+		{`echo a | xargs -i% echo %`, `echo a; xargs -i% echo %; echo a [xargs]`},
+		{`echo kill-server | xargs --replace tmux {}`, `echo kill-server; xargs --replace tmux {}; tmux kill-server [xargs]`},
+		{`echo a | xargs --replace=@ echo @`, `echo a; xargs --replace=@ echo @; echo a [xargs]`},
 	})
 }

@@ -123,9 +123,14 @@ func runScreen(w *wrapCall) wrapped {
 				return wrapped{texts: []runText{{text: args[i+2]}}}
 			}
 			return wrapped{}
-		case s == "-S" || s == "-c" || s == "-e" || s == "-h" || s == "-p" || s == "-s" || s == "-T" || s == "-t" || s == "-Logfile":
+		case s == "-Logfile":
 			i++
 		case strings.HasPrefix(s, "-"):
+			// A cluster (-dmS NAME): a letter that takes a value takes
+			// the rest of the word, or the next word when it ends it.
+			if j := strings.IndexAny(s[1:], "SceEhpsTt"); j >= 0 && j+2 == len(s) {
+				i++
+			}
 		default:
 			return wrapped{argv: args[i:]}
 		}

@@ -32,5 +32,8 @@ func TestShellRunners(t *testing.T) {
 		{`screen -X quit`, `screen -X quit`},
 		{`dtach -n /tmp/s tmux ls`, `dtach -n /tmp/s tmux ls; tmux ls [dtach]`},
 		{`dtach -a /tmp/s`, `dtach -a /tmp/s`},
+		// A cluster's last letter takes the next word (-dmS NAME): the command was read as NAME tmux ... before, and the guard let screen -dmS s tmux kill-server by.
+		{`screen -dmS s tmux ls`, `screen -dmS s tmux ls; tmux ls [screen]`},
+		{`screen -dmSs tmux ls`, `screen -dmSs tmux ls; tmux ls [screen]`},
 	})
 }

@@ -88,9 +88,20 @@ func gitSubTexts(sub string, rest []Arg, out *wrapped) []runText {
 			}
 		}
 	case "filter-branch", "difftool", "mergetool":
-		for j := 0; j+1 < len(rest); j++ {
+		for j := 0; j < len(rest); j++ {
 			s, _ := rest[j].Text()
-			if sub == "filter-branch" && strings.HasSuffix(s, "-filter") || sub != "filter-branch" && (s == "-x" || s == "--extcmd") {
+			if sub != "filter-branch" {
+				// difftool's command attached: --extcmd=CMD, -xCMD.
+				if v, ok := rest[j].CutPrefix("--extcmd="); ok {
+					texts = append(texts, runText{text: v})
+					continue
+				}
+				if v, ok := rest[j].CutPrefix("-x"); ok && s != "-x" {
+					texts = append(texts, runText{text: v})
+					continue
+				}
+			}
+			if j+1 < len(rest) && (sub == "filter-branch" && strings.HasSuffix(s, "-filter") || sub != "filter-branch" && (s == "-x" || s == "--extcmd")) {
 				texts = append(texts, runText{text: rest[j+1]})
 				j++
 			}

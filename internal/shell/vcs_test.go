@@ -23,5 +23,9 @@ func TestGitRunners(t *testing.T) {
 		{`git -c alias.k='!tmux ls' k`, `git -c alias.k=!tmux ls k; tmux ls [git]`},
 		{`git config core.hooksPath /tmp/h`, `git config core.hooksPath /tmp/h; /tmp/h [git]`},
 		{`git config --get core.editor`, `git config --get core.editor`},
+		// difftool's command attached (--extcmd=CMD, -xCMD) was not read before.
+		{`git difftool --extcmd='tmux ls'`, `git difftool --extcmd=tmux ls; tmux ls [git]`},
+		{`git difftool -x'tmux ls'`, `git difftool -xtmux ls; tmux ls [git]`},
+		{`git mergetool --extcmd=x`, `git mergetool --extcmd=x; x [git]`},
 	})
 }
