@@ -93,7 +93,7 @@ const (
 	FindCoordinator Action = "asking where a coordinator is"
 )
 
-// The control plane's actions (remote.ControlPlaneRoutes). The control
+// The control plane's actions (controlplane.ControlPlaneRoutes). The control
 // plane is a service of its own, not a daemon: Decide does not answer for
 // them (it refuses them to every actor but a person at this machine);
 // the control plane's certificate check is their decision, and the

@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/sophonz/st/internal/authz"
+	"github.com/sophonz/st/internal/controlplane"
 	"github.com/sophonz/st/internal/daemon"
 	"github.com/sophonz/st/internal/peer"
-	"github.com/sophonz/st/internal/remote"
 	"github.com/sophonz/st/internal/web"
 )
 
@@ -30,7 +30,7 @@ const routesGolden = "testdata/routes.golden"
 // the file is changed in the same commit, where a reviewer sees it.
 // go test ./internal/authz -run TestRoutesGolden -update rewrites it.
 func TestRoutesGolden(t *testing.T) {
-	got := goldenOf(slices.Concat(daemon.SocketRoutes(), peer.Routes(), web.Routes(), remote.ControlPlaneRoutes()))
+	got := goldenOf(slices.Concat(daemon.SocketRoutes(), peer.Routes(), web.Routes(), controlplane.ControlPlaneRoutes()))
 	if *update {
 		if err := os.WriteFile(routesGolden, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
