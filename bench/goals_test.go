@@ -43,6 +43,10 @@ import (
 //     between the first report's start and the last wait's return. Goal:
 //     <= 10. goal_burst_list_json_n100 is one `st worker list --json`
 //     started with the reports, against goal_list_json_n100's median.
+//     goal_burst_wait_max_vs_100_floors_n100 is the burst's last wait
+//     against 100 floor processes started at once (the least 100
+//     processes cost on this machine, which one report's time leaves
+//     out).
 func BenchmarkGoals(b *testing.B) {
 	const n, singles = 100, 11
 	r := newRig(b)
@@ -149,6 +153,21 @@ func BenchmarkGoals(b *testing.B) {
 	benchfig.RatioMs(b, "goal_burst_wait_median_n100", e.Median(), one)
 	benchfig.Figure(b, "goal_burst_writes_n100", float64(w1-w0), "writes")
 	benchfig.RatioMs(b, "goal_burst_list_json_n100", listTook, listMedian)
+
+	// What 100 processes at once cost by themselves on this machine: 100
+	// floor processes (floorWrite, each to a file of its own) started at
+	// once, to the end of the last; the burst's last wait against it.
+	var fw sync.WaitGroup
+	f0 := time.Now()
+	for i := range burst {
+		fw.Add(1)
+		go func(i int) {
+			defer fw.Done()
+			floorWrite(b, src, filepath.Join(r.dir, "floor", fmt.Sprintf("run-%d.json", i)))
+		}(i)
+	}
+	fw.Wait()
+	benchfig.RatioMs(b, "goal_burst_wait_max_vs_100_floors_n100", e[len(e)-1], time.Since(f0))
 }
 
 // startWorking starts k sim workers named prefix0.. on task (10 starts
