@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/sophonz/st/bench/benchfig"
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/client"
 	"github.com/sophonz/st/internal/orch"
 	"github.com/sophonz/st/internal/store"
 )
@@ -27,13 +29,15 @@ import (
 //
 //   - goal_report_to_wait: a worker's `st worker done` process started
 //     to the return of the coordinator's `st worker wait` that waited for
-//     it (one report at a time, 11 workers of their own, medians),
+//     it (one report at a time, 31 workers of their own, the first a warm-up; medians),
 //     against floorWrite: a process that starts, writes the same run.json
 //     durably (write, fsync, rename: store.WriteFile, what st uses) and
 //     exits. Goal: ratio <= 1.2.
 //   - goal_list_json_n100: `st worker list --json` with the 100 workers,
 //     against `st status` (a process and one round trip to the daemon),
 //     20 of each interleaved, medians. Goal: ratio <= 1.3.
+//     goal_list_json_round_trip_n100 is the same two as calls from the
+//     benchmark's own process (no process start): the daemon's share.
 //   - goal_burst_wait_max_n100: the 100 workers' `st worker done`
 //     processes started at once, each with its own `st worker wait`
 //     already waiting; from the start of the first to the return of each
@@ -48,7 +52,7 @@ import (
 //     processes cost on this machine, which one report's time leaves
 //     out).
 func BenchmarkGoals(b *testing.B) {
-	const n, singles = 100, 11
+	const n, singles = 100, 31
 	r := newRig(b)
 	r.up()
 	sleep := r.writeFile("goal-sleep.md", "sleep: 600s\n", 0o644)
@@ -72,6 +76,25 @@ func BenchmarkGoals(b *testing.B) {
 	}
 	listMedian := benchfig.NewStats(list).Median()
 	benchfig.RatioMs(b, "goal_list_json_n100", listMedian, benchfig.NewStats(status).Median())
+	// The same two as round trips from this process (no process start):
+	// what of the list's time is the daemon's and the answer's.
+	c := client.New(r.home, r.tmuxVar)
+	list, status = nil, nil
+	for i := 0; i < 51; i++ {
+		t0 := time.Now()
+		if _, err := c.ListJSON(context.Background(), api.IDRequest{Pane: r.coord}); err != nil {
+			b.Fatal(err)
+		}
+		l := time.Since(t0)
+		t0 = time.Now()
+		if _, err := c.Status(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		if i > 0 {
+			list, status = append(list, l), append(status, time.Since(t0))
+		}
+	}
+	benchfig.RatioMs(b, "goal_list_json_round_trip_n100", benchfig.NewStats(list).Median(), benchfig.NewStats(status).Median())
 
 	// 1. One report at a time, against the floor process.
 	ones := startWorking(b, r, sleep, "s", singles)
