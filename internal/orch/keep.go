@@ -41,6 +41,10 @@ type flight struct {
 	werr    error
 	// resolved is closed once it is kept, or undone.
 	resolved chan struct{}
+	// The change, staged, and how to undo it (finish).
+	c    *change
+	cm   *commit
+	undo func()
 }
 
 // holdLocked marks w's report as part of the change: unsure until the
@@ -147,10 +151,7 @@ func (reg *registry) landLocked(fl *flight) {
 // changes staged after it), or an error for a change it refused (then
 // nothing was changed, and keep returns that error). keep stages the
 // change, lets the lock go while the disk works, and takes it again only
-// to end the flight: on a failed write (its own, or that of a change it
-// carries) it undoes the change, stages the runs again as they are then,
-// and returns the error; once the change is on disk it sets its effects
-// going.
+// to end the flight (finish).
 func (m *Manager) keep(f func(c *change) (undo func(), err error)) error {
 	m.mu.Lock()
 	c := m.newChange()
@@ -159,13 +160,31 @@ func (m *Manager) keep(f func(c *change) (undo func(), err error)) error {
 		m.mu.Unlock()
 		return err
 	}
-	cm := m.stageLocked(c)
-	fl := m.takeOffLocked(c)
+	fl := m.flyLocked(c, undo)
 	m.mu.Unlock()
+	return m.finish(fl)
+}
 
-	fl.werr = cm.wait()
+// flyLocked stages c, undone by undo when it cannot be kept, and puts it
+// in flight; the caller lets the lock go and calls finish. (keep is the
+// two in one; a caller that holds the lock for more than the change, as
+// a start's placement, calls them itself.)
+func (m *Manager) flyLocked(c *change, undo func()) *flight {
+	syncs.AssertLocked(&m.mu)
+	fl := m.takeOffLocked(c)
+	fl.c, fl.cm, fl.undo = c, m.stageLocked(c), undo
+	return fl
+}
+
+// finish waits, with no lock held, until the flight's change is on disk,
+// then ends it: once kept, it sets its effects going; on a failed write
+// (its own, or that of a change it carries) it undoes the change under
+// the registry's lock, stages the runs again as they are then, and
+// returns the error.
+func (m *Manager) finish(fl *flight) error {
+	fl.werr = fl.cm.wait()
 	close(fl.written)
-	err = fl.werr
+	err := fl.werr
 	for _, d := range fl.deps {
 		<-d.written
 		if err == nil && d.werr != nil {
@@ -177,7 +196,7 @@ func (m *Manager) keep(f func(c *change) (undo func(), err error)) error {
 		m.landLocked(fl)
 		m.mu.Unlock()
 		close(fl.resolved)
-		cm.effects()
+		fl.cm.effects()
 		return nil
 	}
 	// The changes staged after this one carry it: they fail too, and
@@ -189,12 +208,12 @@ func (m *Manager) keep(f func(c *change) (undo func(), err error)) error {
 		<-l.resolved
 	}
 	m.mu.Lock()
-	if undo != nil {
-		undo()
+	if fl.undo != nil {
+		fl.undo()
 	}
 	// The saver must not go on trying to write the undone snapshot.
 	redo := m.newChange()
-	for r := range c.runs {
+	for r := range fl.c.runs {
 		redo.touchLocked(r)
 	}
 	m.stageLocked(redo)
