@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -199,4 +200,42 @@ func TestFailedWriteUndoesEveryReportInIt(t *testing.T) {
 	}
 	h.wantTask("a", api.TaskDone, "")
 	h.waitTask("b", api.TaskFailed) // its start ran, once a's report was kept
+}
+
+// A gate's question is written to gates.json under the gates' own lock,
+// not the manager's: while that write is held, st status is answered,
+// and once it lands the asker waits for its answer.
+func TestGateIsWrittenWithTheManagerFree(t *testing.T) {
+	h := newHarness(t, api.Working, nil)
+	h.m.gates.mu.Lock() // the gate book busy (its write under way)
+	held := true
+	defer func() {
+		if held {
+			h.m.gates.mu.Unlock()
+		}
+	}()
+	asked := make(chan error, 1)
+	go func() {
+		_, err := h.m.AskGate(context.Background(), api.GateRequest{Pane: workerID, Question: "ship it?", Options: []string{"yes", "no"}})
+		asked <- err
+	}()
+	// AskGate is at the gate's write (blocked on the gates' lock).
+	testutil.WaitFor(t, 10*time.Second, func() (bool, string) {
+		buf := make([]byte, 1<<20)
+		return strings.Contains(string(buf[:runtime.Stack(buf, true)]), "(*gateBook).open("), "AskGate never reached the gate's write"
+	})
+	runGuarded(t, "st status while a gate is being written", func() { h.m.Status() })
+	select {
+	case err := <-asked:
+		t.Fatalf("st gate ask answered (%v) before its gate was written", err)
+	default:
+	}
+	held = false
+	h.m.gates.mu.Unlock()
+	if err := <-asked; err != nil {
+		t.Fatal(err)
+	}
+	if w := h.worker(); w.State != api.Waiting {
+		t.Errorf("the asker is %s once its gate is written, want waiting", w.State)
+	}
 }
