@@ -60,8 +60,14 @@ func BenchmarkGoals(b *testing.B) {
 	burst := startWorking(b, r, sleep, "g", n)
 	fmt.Printf("%d of %d workers working\n", len(burst), n)
 	benchfig.Figure(b, "goal_workers_working", float64(len(burst)), fmt.Sprintf("of_%d", n))
+	listMedian := goalList(b, r)
+	one, src := goalReport(b, r, startWorking(b, r, sleep, "s", singles))
+	goalBurst(b, r, burst, one, listMedian, src)
+}
 
-	// 2. The list against st status, at the 100 workers.
+// goalList times st worker list --json against st status (as processes,
+// then as round trips from this process), and returns the list's median.
+func goalList(b *testing.B, r *rig) time.Duration {
 	var list, status []time.Duration
 	for i := 0; i < 21; i++ {
 		t0 := time.Now()
@@ -95,9 +101,13 @@ func BenchmarkGoals(b *testing.B) {
 		}
 	}
 	benchfig.RatioMs(b, "goal_list_json_round_trip_n100", benchfig.NewStats(list).Median(), benchfig.NewStats(status).Median())
+	return listMedian
+}
 
-	// 1. One report at a time, against the floor process.
-	ones := startWorking(b, r, sleep, "s", singles)
+// goalReport times one report at a time (each of ones, the first a
+// warm-up) to its waiting st worker wait, against the floor process; it
+// returns the median and the copy of run.json the floor writes.
+func goalReport(b *testing.B, r *rig, ones []string) (time.Duration, string) {
 	runPath := runJSONPath(b, r)
 	data, err := os.ReadFile(runPath)
 	if err != nil {
@@ -122,13 +132,18 @@ func BenchmarkGoals(b *testing.B) {
 	one := benchfig.NewStats(report).Median()
 	benchfig.RatioMs(b, "goal_report_to_wait", one, benchfig.NewStats(floor).Median())
 	benchfig.Figure(b, "goal_report_to_wait_p99", benchfig.Ms(benchfig.NewStats(report).Pct(99)), "ms")
+	return one, src
+}
 
-	// 3. The 100 report at once, each with a wait of its own.
+// goalBurst has the workers of burst report at once, each with a wait of
+// its own, and counts run.json's writes meanwhile; one is one report's
+// time, listMedian the list's, src the floor's run.json.
+func goalBurst(b *testing.B, r *rig, burst []string, one, listMedian time.Duration, src string) {
 	waits := make([]*waiting, len(burst))
 	for i, id := range burst {
 		waits[i] = r.startWaitTo(fmt.Sprintf("wait-burst-%d.out", i), id)
 	}
-	writes := watchRenames(b, filepath.Dir(runPath), "run.json")
+	writes := watchRenames(b, filepath.Dir(runJSONPath(b, r)), "run.json")
 	var wg sync.WaitGroup
 	errs := make([]string, len(burst))
 	var listTook time.Duration
@@ -176,21 +191,31 @@ func BenchmarkGoals(b *testing.B) {
 	benchfig.RatioMs(b, "goal_burst_wait_median_n100", e.Median(), one)
 	benchfig.Figure(b, "goal_burst_writes_n100", float64(w1-w0), "writes")
 	benchfig.RatioMs(b, "goal_burst_list_json_n100", listTook, listMedian)
+	benchfig.RatioMs(b, "goal_burst_wait_max_vs_100_floors_n100", e[len(e)-1], manyFloors(b, r, src, len(burst)))
+}
 
-	// What 100 processes at once cost by themselves on this machine: 100
-	// floor processes (floorWrite, each to a file of its own) started at
-	// once, to the end of the last; the burst's last wait against it.
+// manyFloors is the time k floor processes (floorWrite, each to a file
+// of its own) started at once take until the last ends: what k processes
+// at once cost by themselves on this machine.
+func manyFloors(b *testing.B, r *rig, src string, k int) time.Duration {
 	var fw sync.WaitGroup
+	errs := make([]error, k)
 	f0 := time.Now()
-	for i := range burst {
+	for i := 0; i < k; i++ {
 		fw.Add(1)
 		go func(i int) {
 			defer fw.Done()
-			floorWrite(b, src, filepath.Join(r.dir, "floor", fmt.Sprintf("run-%d.json", i)))
+			_, errs[i] = floorRun(src, filepath.Join(r.dir, "floor", fmt.Sprintf("run-%d.json", i)))
 		}(i)
 	}
 	fw.Wait()
-	benchfig.RatioMs(b, "goal_burst_wait_max_vs_100_floors_n100", e[len(e)-1], time.Since(f0))
+	d := time.Since(f0)
+	for _, err := range errs {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	return d
 }
 
 // startWorking starts k sim workers named prefix0.. on task (10 starts
@@ -293,9 +318,18 @@ const floorEnv = "ST_BENCH_FLOOR_WRITE"
 // durably (store.WriteFile: a temp file, fsync, rename) and exits.
 func floorWrite(b *testing.B, src, dst string) time.Duration {
 	b.Helper()
-	exe, err := os.Executable()
+	d, err := floorRun(src, dst)
 	if err != nil {
 		b.Fatal(err)
+	}
+	return d
+}
+
+// floorRun is floorWrite for any goroutine: the error is the caller's.
+func floorRun(src, dst string) (time.Duration, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return 0, err
 	}
 	cmd := exec.Command(exe)
 	cmd.Env = append(os.Environ(), floorEnv+"="+src+"\x1f"+dst)
@@ -305,9 +339,9 @@ func floorWrite(b *testing.B, src, dst string) time.Duration {
 	err = cmd.Run()
 	d := time.Since(t0)
 	if err != nil {
-		b.Fatalf("the floor process: %v: %s", err, out.String())
+		return 0, fmt.Errorf("the floor process: %v: %s", err, out.String())
 	}
-	return d
+	return d, nil
 }
 
 // floorMain is the floor process's whole work (see floorWrite); it
