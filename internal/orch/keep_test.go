@@ -239,3 +239,40 @@ func TestGateIsWrittenWithTheManagerFree(t *testing.T) {
 		t.Errorf("the asker is %s once its gate is written, want waiting", w.State)
 	}
 }
+
+// A task created waiting, whose dependency's report comes while the
+// task's own write is under way, is started once: by that report (the
+// write the two share), not again by st task create, which saw it
+// waiting when it made it (tasks.txtar's diamond hit this).
+func TestTaskMadeReadyDuringItsWriteStartsOnce(t *testing.T) {
+	h := newHarness(t, api.Working, nil)
+	h.addTasks(&Task{Name: "a", State: api.TaskRunning, Worker: workerID})
+	log := h.captureLog()
+	release := h.holdWrites()
+	defer release()
+	created := make(chan error, 1)
+	go func() {
+		_, err := h.m.CreateTask(context.Background(), api.TaskRequest{Pane: coord, Name: "b", File: h.taskFile("b"), Agent: "sim",
+			Deps: []string{"a"}, Cwd: filepath.Join(h.home, "no-such-folder")}) // b's start fails at its first check
+		created <- err
+	}()
+	testutil.WaitFor(t, 10*time.Second, func() (bool, string) {
+		h.m.mu.Lock()
+		defer h.m.mu.Unlock()
+		return runTask(h.m.runs[testRun], "b") != nil, "task b was never staged"
+	})
+	reported := h.reportAll([]string{workerID}, "did a")
+	h.awaitInFlight(1)
+	release()
+	if err := <-created; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-reported; err != nil {
+		t.Fatal(err)
+	}
+	h.waitTask("b", api.TaskFailed)
+	h.wantTask("b", api.TaskFailed, "its worker did not start: the worker's folder "+filepath.Join(h.home, "no-such-folder")+" does not exist")
+	if n := log.count("task b of run " + testRun + ": starting its worker"); n != 1 {
+		t.Errorf("task b's worker was started %d times, want once", n)
+	}
+}

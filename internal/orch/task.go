@@ -27,7 +27,7 @@ func (m *Manager) CreateTask(ctx context.Context, req api.TaskRequest) (*api.Tas
 	}
 	var r *Run
 	var t *Task
-	var created bool
+	var created, startNow bool
 	err = m.keep(func(c *change) (func(), error) {
 		var err error
 		if r, _, created, err = m.placementLocked(p, nil); err != nil {
@@ -39,6 +39,10 @@ func (m *Manager) CreateTask(ctx context.Context, req api.TaskRequest) (*api.Tas
 			}
 			return nil, err
 		}
+		// Started here only when it waits on nothing now: one that
+		// waits is started by the report it waits for, which may come
+		// while this write is under way.
+		startNow = t.State == api.TaskRunning
 		// The run (when made for it) and the task: one write.
 		c.touchLocked(r)
 		return func() {
@@ -59,7 +63,7 @@ func (m *Manager) CreateTask(ctx context.Context, req api.TaskRequest) (*api.Tas
 	if created {
 		m.markCoordinator(ctx, p.ID, r.ID)
 	}
-	if t.State == api.TaskRunning {
+	if startNow {
 		if err := m.startTask(ctx, r, t); err != nil {
 			return nil, err
 		}
