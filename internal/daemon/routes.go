@@ -223,6 +223,13 @@ func (s *server) mount(mux *http.ServeMux, rt route) {
 			if d := authz.Decide(s.actor(r, act, e.Pane), act, e.target(), s.facts()); !d.Allowed {
 				return nil, forbidden{refusalErr(d)}
 			}
+			may := s.mayRead(r, e.Pane)
+			if rt.path == api.RouteWorkerWait {
+				// Who asked is read from /proc while the wait waits, not
+				// once it returns: the answer goes out that much sooner
+				// after the report it waited for (issue 36 item 8).
+				may("")
+			}
 			v, err := rt.h(s, r.Context(), r, body)
 			if rt.path != api.RouteHook {
 				// What st answers is on disk (a hook's own change already is).
@@ -231,7 +238,7 @@ func (s *server) mount(mux *http.ServeMux, rt route) {
 			if err != nil {
 				return v, err
 			}
-			return s.mgr.ShowTo(v, s.mayRead(r, e.Pane)), nil
+			return s.mgr.ShowTo(v, may), nil
 		})
 	})
 }

@@ -24,8 +24,9 @@ import (
 // happened): settleChange takes the lock, lets a function fill the change,
 // lets the lock go and settles it, all in one function, so that no lock
 // is let go in a function other than the one that took it. A change that
-// is undone when it cannot be kept (a report, a rename) holds the lock
-// until the disk has it, and lands it (save, land).
+// is undone when it cannot be kept (a report, a new task) goes through
+// keep (keep.go): staged under the lock, written with the lock let go,
+// undone under it when the write failed.
 
 // change gathers one change. Made and filled with m.mu held: its methods
 // are …Locked.
@@ -37,6 +38,7 @@ type change struct {
 	done   []doneNotice // "worker X is done", for coordinators here
 	kicks  []string     // panes whose notice loops look again
 	starts []taskStart  // tasks whose workers start now
+	held   []*Worker    // reports in flight until it is kept (keep.go)
 }
 
 type doneNotice struct {
@@ -91,7 +93,7 @@ func (c *change) setStateLocked(w *Worker, s api.State) bool {
 // since what a crash loses of it is a report shown twice.
 func (c *change) markToldLocked(w *Worker, caller string) {
 	syncs.AssertLocked(&c.m.mu)
-	if w.State == api.Done && w.Parent == caller && !w.Told {
+	if w.State == api.Done && w.Parent == caller && !w.Told && !c.m.unsureLocked(w) {
 		w.Told = true
 		if r := c.m.runOf[w.ID]; r != nil && !c.runs[r] {
 			c.runs[r] = false
@@ -204,7 +206,13 @@ func (m *Manager) settle(f func(c *change), quiet bool) {
 		return
 	}
 	cm := m.stageLocked(c)
+	// Its snapshot carries the changes in flight of its runs (keep.go):
+	// its effects wait until those are kept or undone.
+	ahead := m.flyingLocked(c)
 	m.mu.Unlock()
+	for _, d := range ahead {
+		<-d.resolved
+	}
 	cm.settle()
 }
 

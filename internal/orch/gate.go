@@ -165,7 +165,6 @@ func (m *Manager) AskGate(ctx context.Context, req api.GateRequest) (*api.Gate, 
 		return nil, errorf(api.KindUsage, `st gate ask "QUESTION" --option A --option B`, "a gate needs at least two different options")
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	now := m.cfg.Now()
 	g := &api.Gate{ID: newID("gate-"), Question: q, Options: opts, Pane: req.Pane, State: api.GateOpen, Asked: now}
 	if r := m.runOf[req.Pane]; r != nil {
@@ -173,20 +172,28 @@ func (m *Manager) AskGate(ctx context.Context, req api.GateRequest) (*api.Gate, 
 	} else if r := m.currentRunLocked(req.Pane); r != nil {
 		g.Run = r.ID
 	}
+	m.mu.Unlock()
 	if req.Timeout > 0 {
 		d := now.Add(req.Timeout)
 		g.Deadline = &d
 	}
+	// gates.json is written under the gates' own lock, not the
+	// manager's (no disk under m.mu).
 	if err := m.gates.open(g); err != nil {
 		return nil, err
 	}
 	c := publicGate(g)
 	m.logf("gate %s opened by %s: %s", g.ID, orNone(req.Pane), q)
-	ch := m.newChange()
-	if w := m.workers[req.Pane]; w != nil && w.State.Live() && w.State != api.Waiting {
-		ch.setStateLocked(w, api.Waiting)
-	}
-	m.stageLocked(ch).settle()
+	m.settleChange(func(ch *change) {
+		// An answer that came in between found the asker not waiting
+		// yet: it is not made to wait for an answered gate.
+		if cur, ok := m.gates.get(g.ID); !ok || cur.State != api.GateOpen {
+			return
+		}
+		if w := m.workers[req.Pane]; w != nil && w.State.Live() && w.State != api.Waiting {
+			ch.setStateLocked(w, api.Waiting)
+		}
+	})
 	if m.cfg.OnGate != nil {
 		m.bg.Go(func(context.Context) { m.cfg.OnGate(c) })
 	}
@@ -228,18 +235,16 @@ func (m *Manager) WaitGate(ctx context.Context, req api.GateRequest) (*api.Gate,
 // AnswerGate answers an open gate; the first answer wins.
 func (m *Manager) AnswerGate(ctx context.Context, req api.GateRequest) (*api.Gate, error) {
 	m.expireNow()
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	c, err := m.gates.answer(req)
 	if err != nil {
 		return nil, err
 	}
 	m.logf("gate %s answered %q by %s", c.ID, c.Answer, c.AnsweredBy)
-	ch := m.newChange()
-	if w := m.workers[c.Pane]; w != nil && w.State == api.Waiting {
-		ch.setStateLocked(w, api.Working)
-	}
-	m.stageLocked(ch).settle()
+	m.settleChange(func(ch *change) {
+		if w := m.workers[c.Pane]; w != nil && w.State == api.Waiting {
+			ch.setStateLocked(w, api.Working)
+		}
+	})
 	return &c, nil
 }
 
@@ -249,18 +254,16 @@ func (m *Manager) AnswerGate(ctx context.Context, req api.GateRequest) (*api.Gat
 // only the pane that asked it, or a person, ask for it.
 func (m *Manager) WithdrawGate(ctx context.Context, req api.GateRequest) (*api.Gate, error) {
 	m.expireNow()
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	c, err := m.gates.withdraw(req.ID)
 	if err != nil {
 		return nil, err
 	}
 	m.logf("gate %s withdrawn by its asker (%s)", c.ID, orNone(req.Pane))
-	ch := m.newChange()
-	if w := m.workers[c.Pane]; w != nil && w.State == api.Waiting {
-		ch.setStateLocked(w, api.Working)
-	}
-	m.stageLocked(ch).settle()
+	m.settleChange(func(ch *change) {
+		if w := m.workers[c.Pane]; w != nil && w.State == api.Waiting {
+			ch.setStateLocked(w, api.Working)
+		}
+	})
 	return &c, nil
 }
 

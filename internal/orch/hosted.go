@@ -70,23 +70,35 @@ func (reg *registry) runFreeLocked(from, run string) error {
 	return nil
 }
 
-// hostedRunLocked finds or makes the run here that stands for the run of f.
-func (m *Manager) hostedRunLocked(f ForMachine) (*Run, error) {
+// hostedRunLocked finds or makes the run here that stands for the run of
+// f; created says it made it, not written yet: the caller writes it with
+// what it adds (hostedRunFlyLocked, or the adoption's own write) and
+// drops it when that write fails.
+func (m *Manager) hostedRunLocked(f ForMachine) (r *Run, created bool, err error) {
 	syncs.AssertLocked(&m.mu)
 	if err := m.runFreeLocked(f.From, f.Run); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if r := m.runs[f.Run]; r != nil {
 		r.BaseDepth = f.BaseDepth
-		return r, nil
+		return r, false, nil
 	}
-	r := &Run{ID: f.Run, Coordinator: f.From + "/" + f.Coordinator, CoordinatorMachine: f.From, BaseDepth: f.BaseDepth, Created: m.cfg.Now()}
+	r = &Run{ID: f.Run, Coordinator: f.From + "/" + f.Coordinator, CoordinatorMachine: f.From, BaseDepth: f.BaseDepth, Created: m.cfg.Now()}
 	m.runs[f.Run] = r
-	if err := m.saveLocked(r); err != nil {
-		m.dropRunLocked(r)
-		return nil, err
+	return r, true, nil
+}
+
+// hostedRunFlyLocked is hostedRunLocked with the run it made in flight
+// (fl): the caller lets the lock go and finishes it (keep.go).
+func (m *Manager) hostedRunFlyLocked(f ForMachine) (r *Run, fl *flight, err error) {
+	syncs.AssertLocked(&m.mu)
+	r, created, err := m.hostedRunLocked(f)
+	if err != nil || !created {
+		return r, nil, err
 	}
-	return r, nil
+	c := m.newChange()
+	c.touchLocked(r)
+	return r, m.flyLocked(c, func() { m.dropRunLocked(r) }), nil
 }
 
 // remoteSession returns the st-remote session's pane, making the
@@ -122,10 +134,15 @@ func (h *Hosted) Start(ctx context.Context, f ForMachine, req api.StartRequest, 
 		return nil, err
 	}
 	m.mu.Lock()
-	r, err := m.hostedRunLocked(f)
+	r, fl, err := m.hostedRunFlyLocked(f)
 	m.mu.Unlock()
 	if err != nil {
 		return nil, err
+	}
+	if fl != nil {
+		if err := m.finish(fl); err != nil {
+			return nil, err
+		}
 	}
 	m.logf("start for %s (run %s, parent %s/%s)", f.From, f.Run, f.From, f.Parent)
 	return m.startWorker(ctx, startPlan{StartRequest: req,
@@ -158,11 +175,17 @@ func (h *Hosted) Adopt(ctx context.Context, f ForMachine, pane string, take func
 	if err := CheckDepthFor(f.Level, f.BaseDepth, sub, f.From); err != nil {
 		return nil, err
 	}
-	r, err := m.hostedRunLocked(f)
+	r, created, err := m.hostedRunLocked(f)
 	if err != nil {
 		return nil, err
 	}
+	drop := func() {
+		if created {
+			m.dropRunLocked(r)
+		}
+	}
 	if !take(tp) {
+		drop()
 		return nil, errorf(api.KindRemote, "a person on that machine offers it again: st worker offer "+tp.ID+" --machine "+f.From,
 			"refused: the offer of %s to %s was withdrawn or used", tp.ID, f.From)
 	}
@@ -170,6 +193,7 @@ func (h *Hosted) Adopt(ctx context.Context, f ForMachine, pane string, take func
 	w.Ref = f.Ref
 	w.ParentName, w.ParentMachineName = f.ParentName, f.FromName
 	if err := m.enrolLocked(ctx, r, w, nil); err != nil {
+		drop()
 		return nil, err
 	}
 	v := m.viewLocked(w)

@@ -62,6 +62,11 @@ type registry struct {
 	// through done with it (issue 32, item 9). In memory only: a restart
 	// of st types no notice of an old report.
 	noticed map[*Worker]string
+	// flying are the changes in flight (keep.go) by run id, in the order
+	// they were staged; unsure counts, per worker, the flights that hold
+	// its report. Both made at the first flight.
+	flying map[string][]*flight
+	unsure map[*Worker]int
 	// sig wakes waiters at every change (it has its own lock, so that a
 	// change wakes them after it is on disk, with mu let go).
 	sig signal

@@ -54,17 +54,19 @@ func (m *Manager) StartRun(ctx context.Context, req api.StartRunRequest) (*api.R
 // newRun makes and writes the run of coordinator p, unless p is a live
 // worker (its workers join its run).
 func (m *Manager) newRun(p tmux.Pane, objective string) (*api.Run, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if w := m.workers[p.ID]; w != nil && w.State.Live() {
-		return nil, errorf(api.KindConflict, "start workers from this pane with st worker start; they join run "+m.runOf[p.ID].ID,
-			"this pane is worker %s of run %s, so it cannot start a run of its own", w.Name, m.runOf[p.ID].ID)
-	}
-	r := m.newRunLocked(p, objective)
-	if err := m.saveLocked(r); err != nil {
-		m.dropRunLocked(r)
+	var cp api.Run
+	err := m.keep(func(c *change) (func(), error) {
+		if w := m.workers[p.ID]; w != nil && w.State.Live() {
+			return nil, errorf(api.KindConflict, "start workers from this pane with st worker start; they join run "+m.runOf[p.ID].ID,
+				"this pane is worker %s of run %s, so it cannot start a run of its own", w.Name, m.runOf[p.ID].ID)
+		}
+		r := m.newRunLocked(p, objective)
+		cp = r.wire()
+		c.touchLocked(r)
+		return func() { m.dropRunLocked(r) }, nil
+	})
+	if err != nil {
 		return nil, err
 	}
-	cp := r.wire()
 	return &cp, nil
 }
