@@ -1,8 +1,8 @@
 package agent
 
 import (
-	"strings"
 	"reflect"
+	"strings"
 	"testing"
 )
 

@@ -38,6 +38,11 @@ const (
 	RouteGateList      = "/v1/gate/list"     // IDRequest -> []Gate
 	RouteGateWithdraw  = "/v1/gate/withdraw" // GateRequest -> Gate
 	RouteHook          = "/v1/hook"          // HookRequest -> HookResponse
+	// The attention items (issue 34): AttentionRequest -> AttentionList,
+	// and for a dismissal -> Attention.
+	RouteAttention        = "/v1/attention"
+	RouteAttentionWait    = "/v1/attention/wait"
+	RouteAttentionDismiss = "/v1/attention/dismiss"
 	RouteGuardServer   = "/v1/guard/server"  // GuardServerRequest -> GuardServer
 )
 

@@ -103,6 +103,7 @@ func TestCommandOptions(t *testing.T) {
 	orchOptionsCases(t)
 	taskOptionsCases(t)
 	gateOptionsCases(t)
+	attentionOptionsCases(t)
 	setupOptionsCases(t)
 	setupDoctorOptionsCases(t)
 	remoteOptionsCases(t)

@@ -381,6 +381,7 @@ func (s *server) ls(ctx context.Context, r *http.Request, b []byte) (any, error)
 		return nil, err
 	}
 	agents := s.mgr.AgentPanes()
+	needs := s.mgr.AttentionByPane()
 	out := []api.LsSession{}
 	for _, ses := range tmux.Sessions(panes) {
 		ls := api.LsSession{ID: ses.ID, Name: ses.Name}
@@ -397,8 +398,14 @@ func (s *server) ls(ctx context.Context, r *http.Request, b []byte) (any, error)
 					if p.StRole != "" {
 						desc += " " + p.StRole
 					}
+					if a, ok := needs[p.ID]; ok {
+						desc += " (needs you: " + string(a.Kind) + ")"
+					}
 					lw.Agents = append(lw.Agents, desc)
 					ls.Agents++
+				}
+				if _, ok := needs[p.ID]; ok {
+					ls.Attention++
 				}
 			}
 			ls.Windows = append(ls.Windows, lw)

@@ -126,6 +126,9 @@ var socketRoutes = []route{
 	{path: api.RouteGateList, action: authz.ReadState, h: (*server).gateList},
 	{path: api.RouteGateAnswer, action: authz.AnswerGate, h: (*server).gateAnswer},
 	{path: api.RouteGateWithdraw, action: authz.WithdrawGate, h: mgrCall((*orch.Manager).WithdrawGate)},
+	{path: api.RouteAttention, action: authz.ReadState, h: mgrCall((*orch.Manager).Attention)},
+	{path: api.RouteAttentionWait, action: authz.ReadState, h: mgrCall((*orch.Manager).WaitAttention)},
+	{path: api.RouteAttentionDismiss, action: authz.Dismiss, h: mgrCall((*orch.Manager).DismissAttention)},
 }
 
 // acceptAction: turning accept-remote on is a person's; off, or asking,
