@@ -43,7 +43,7 @@ const (
 	RouteAttention        = "/v1/attention"
 	RouteAttentionWait    = "/v1/attention/wait"
 	RouteAttentionDismiss = "/v1/attention/dismiss"
-	RouteGuardServer   = "/v1/guard/server"  // GuardServerRequest -> GuardServer
+	RouteGuardServer      = "/v1/guard/server" // GuardServerRequest -> GuardServer
 )
 
 // WebURL is what RouteWeb answers: the web UI's address with its token.
