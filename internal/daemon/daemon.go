@@ -79,15 +79,23 @@ func Run(ctx context.Context, o Options) error {
 	pn.hub = hub
 	pn.reload()
 	var mgr *orch.Manager
+	pusher := &attnPusher{target: cfg.PushURL, rules: cfg.Attention, ready: make(chan struct{}), front: tm.PanesInFront, now: time.Now, log: o.Log,
+		post: func(ctx context.Context, title, body string, hdr map[string]string) error {
+			return postPush(ctx, cfg.PushURL, title, body, hdr)
+		}}
+	defer pusher.stop()
 	hist := openHistory(o.Home, func(f string, a ...any) { fmt.Fprintf(o.Log, f+"\n", a...) })
 	mgr, err = orch.NewManager(ctx, orch.Config{Home: o.Home, STBin: o.STBin, Tmux: tm, Log: o.Log, History: hist,
-		OnGate: func(g api.Gate) { pushGate(ctx, cfg.PushURL, cfg.PushAnswerURL, mgr, g, o.Log) },
+		OnGate:      func(g api.Gate) { pushGate(ctx, cfg.PushURL, cfg.PushAnswerURL, mgr, g, o.Log) },
+		OnAttention: func(a api.Attention) { pusher.item(ctx, a) },
 		Remote: hub, Events: events, SimForAgents: cfg.AgentsStartSim})
 	if err != nil {
 		ln.Close()
 		return err
 	}
 	defer mgr.Close()
+	pusher.book = mgr.AttentionBook()
+	close(pusher.ready)
 	hub.Attach(mgr)
 	pn.start() // its listeners serve from now
 	var loops sync.WaitGroup
