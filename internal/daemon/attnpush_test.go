@@ -41,7 +41,10 @@ func pusherFor(t *testing.T, toml string) (*attnPusher, *attention.Book, func() 
 
 type testWriter struct{ t *testing.T }
 
-func (w testWriter) Write(b []byte) (int, error) { w.t.Log(strings.TrimSpace(string(b))); return len(b), nil }
+func (w testWriter) Write(b []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(b)))
+	return len(b), nil
+}
 
 func open(b *attention.Book, pane string, kind api.AttentionKind, text string) api.Attention {
 	a, _ := b.Open(attention.PaneKey(pane, attention.Prompt), api.Attention{Kind: kind, Pane: pane, Name: "w" + pane[1:], Agent: "claude", Text: text, Command: text})

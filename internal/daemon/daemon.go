@@ -88,7 +88,7 @@ func Run(ctx context.Context, o Options) error {
 	mgr, err = orch.NewManager(ctx, orch.Config{Home: o.Home, STBin: o.STBin, Tmux: tm, Log: o.Log, History: hist,
 		OnGate:      func(g api.Gate) { pushGate(ctx, cfg.PushURL, cfg.PushAnswerURL, mgr, g, o.Log) },
 		OnAttention: func(a api.Attention) { pusher.item(ctx, a) },
-		Remote: hub, Events: events, SimForAgents: cfg.AgentsStartSim})
+		Remote:      hub, Events: events, SimForAgents: cfg.AgentsStartSim})
 	if err != nil {
 		ln.Close()
 		return err
