@@ -245,6 +245,7 @@ func (m *Manager) DismissAttention(ctx context.Context, req api.AttentionRequest
 		return nil, errorf(api.KindNotFound, "st attention lists the open items", "%v", err)
 	}
 	m.logf("attention %s dismissed", a.ID)
+	m.notify() // (the web UI's pages)
 	return &a, nil
 }
 

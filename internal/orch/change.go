@@ -173,8 +173,8 @@ func (cm *commit) wait() error {
 
 func (cm *commit) effects() {
 	c, m := cm.c, cm.c.m
+	m.runAttn(c.attn) // before the wake-up: the web UI's snapshot shows them
 	m.notify()
-	m.runAttn(c.attn)
 	for _, d := range c.done {
 		m.notices.queueDone(d.parent, d.worker)
 	}
