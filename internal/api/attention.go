@@ -96,3 +96,17 @@ type AttentionList struct {
 	Items []Attention `json:"items"`
 	Open  int         `json:"open"`
 }
+
+// TmuxStatusRequest puts st's attention segment on the tmux status line
+// (On) or takes it off (st setup --tmux-status, st setup --undo).
+type TmuxStatusRequest struct {
+	On bool `json:"on"`
+}
+
+// TmuxStatus is the status line after the change.
+type TmuxStatus struct {
+	On          bool   `json:"on"`
+	Changed     bool   `json:"changed"`
+	StatusRight string `json:"status_right"`
+	Socket      string `json:"socket"`
+}

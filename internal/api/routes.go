@@ -43,7 +43,10 @@ const (
 	RouteAttention        = "/v1/attention"
 	RouteAttentionWait    = "/v1/attention/wait"
 	RouteAttentionDismiss = "/v1/attention/dismiss"
-	RouteGuardServer      = "/v1/guard/server" // GuardServerRequest -> GuardServer
+	// RouteTmuxStatus puts st's segment on the tmux status line, or takes
+	// it off: TmuxStatusRequest -> TmuxStatus.
+	RouteTmuxStatus  = "/v1/setup/tmux-status"
+	RouteGuardServer = "/v1/guard/server" // GuardServerRequest -> GuardServer
 )
 
 // WebURL is what RouteWeb answers: the web UI's address with its token.

@@ -3,6 +3,7 @@ package attention
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -135,5 +136,16 @@ func TestRetireFollowsPanes(t *testing.T) {
 	}
 	if _, isNew := b.Open(PaneKey("%9", Prompt), api.Attention{Kind: api.AttnPermission, Pane: "%9", Text: "x"}); !isNew {
 		t.Fatal("a new prompt after the closed one was not new")
+	}
+}
+
+func TestStatusSegment(t *testing.T) {
+	const mine = "#[fg=green] %H:%M"
+	with := WithSegment(mine)
+	if !HasSegment(with) || !strings.HasSuffix(with, mine) || WithSegment(with) != with {
+		t.Fatalf("with = %q", with)
+	}
+	if got := WithoutSegment(with + " more"); got != mine+" more" {
+		t.Fatalf("without = %q", got)
 	}
 }

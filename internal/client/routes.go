@@ -247,3 +247,9 @@ func (c *Client) DismissAttention(ctx context.Context, req api.AttentionRequest)
 	var r api.Attention
 	return &r, c.Call(ctx, api.RouteAttentionDismiss, req, &r)
 }
+
+// TmuxStatus puts st's segment on the tmux status line, or takes it off.
+func (c *Client) TmuxStatus(ctx context.Context, on bool) (*api.TmuxStatus, error) {
+	var r api.TmuxStatus
+	return &r, c.Call(ctx, api.RouteTmuxStatus, api.TmuxStatusRequest{On: on}, &r)
+}

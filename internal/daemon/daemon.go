@@ -84,11 +84,18 @@ func Run(ctx context.Context, o Options) error {
 			return postPush(ctx, cfg.PushURL, title, body, hdr)
 		}}
 	defer pusher.stop()
+	statusKick := make(chan struct{}, 1)
 	hist := openHistory(o.Home, func(f string, a ...any) { fmt.Fprintf(o.Log, f+"\n", a...) })
 	mgr, err = orch.NewManager(ctx, orch.Config{Home: o.Home, STBin: o.STBin, Tmux: tm, Log: o.Log, History: hist,
 		OnGate:      func(g api.Gate) { pushGate(ctx, cfg.PushURL, cfg.PushAnswerURL, mgr, g, o.Log) },
 		OnAttention: func(a api.Attention) { pusher.item(ctx, a) },
-		Remote:      hub, Events: events, SimForAgents: cfg.AgentsStartSim})
+		OnAttentionCount: func() {
+			select {
+			case statusKick <- struct{}{}:
+			default:
+			}
+		},
+		Remote: hub, Events: events, SimForAgents: cfg.AgentsStartSim})
 	if err != nil {
 		ln.Close()
 		return err
@@ -100,7 +107,8 @@ func Run(ctx context.Context, o Options) error {
 	pn.start() // its listeners serve from now
 	var loops sync.WaitGroup
 	defer func() { cancel(); loops.Wait() }() // the loops end with ctx
-	loops.Add(2)
+	loops.Add(3)
+	go func() { defer loops.Done(); keepStatus(ctx, o.Home, tm, mgr.AttentionCount, statusKick, o.Log) }()
 	go func() { defer loops.Done(); pn.run(ctx) }()
 	go func() { defer loops.Done(); mgr.Watch(ctx) }()
 	wl, webBase, stopWeb := serveWeb(ctx, o.Home, cfg, secret, tm, mgr, pn, o.Log)

@@ -98,6 +98,7 @@ var socketRoutes = []route{
 	{path: api.RouteRemoteRoutes, action: authz.ReadState, h: (*server).remoteRoutes},
 	{path: api.RouteHook, action: authz.Hook, h: (*server).hook},
 	{path: api.RouteGuardServer, action: authz.ReadState, h: (*server).guardServer},
+	{path: api.RouteTmuxStatus, action: authz.ChangeSetup, h: (*server).tmuxStatus},
 	{path: api.RouteAcceptRemote, action: authz.AcceptRemoteOff, vary: acceptAction, h: (*server).acceptRemote},
 	// The orchestration's: runs, workers, tasks, gates.
 	{path: api.RouteOrchStart, action: authz.StartRun, pane: true, h: mgrCall((*orch.Manager).StartRun)},

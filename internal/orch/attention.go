@@ -54,6 +54,9 @@ func (c *change) attnLocked(op attnOp) {
 // runAttn carries out a change's attention ops; a new item goes to the
 // daemon's OnAttention (the push), in the background.
 func (m *Manager) runAttn(ops []attnOp) {
+	if len(ops) > 0 {
+		defer m.attnCounted()
+	}
 	for _, op := range ops {
 		if op.open == nil {
 			if a, ok := m.attn.CloseKey(op.key, op.by); ok {
@@ -69,6 +72,13 @@ func (m *Manager) runAttn(ops []attnOp) {
 		if m.cfg.OnAttention != nil {
 			m.bg.Go(func(context.Context) { m.cfg.OnAttention(a) })
 		}
+	}
+}
+
+// attnCounted tells the daemon that the open count may have changed.
+func (m *Manager) attnCounted() {
+	if m.cfg.OnAttentionCount != nil {
+		m.cfg.OnAttentionCount()
 	}
 }
 
@@ -246,6 +256,7 @@ func (m *Manager) DismissAttention(ctx context.Context, req api.AttentionRequest
 	}
 	m.logf("attention %s dismissed", a.ID)
 	m.notify() // (the web UI's pages)
+	m.attnCounted()
 	return &a, nil
 }
 

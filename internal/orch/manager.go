@@ -31,6 +31,9 @@ type Config struct {
 	// OnAttention is called (in the background) when an attention item
 	// opens (attention.go): the daemon pushes it, by its quiet rules.
 	OnAttention func(api.Attention)
+	// OnAttentionCount is called when items opened or closed: the daemon
+	// shows the count on tmux's status line. It must not block.
+	OnAttentionCount func()
 	// Remote is the account's other machines (internal/peer's Hub; nil:
 	// none, and every id of another machine is refused).
 	Remote Remote

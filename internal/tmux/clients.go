@@ -29,3 +29,37 @@ func parseFront(out string) map[string]bool {
 	}
 	return front
 }
+
+// GlobalOption is the server-wide (global) option name, "" when unset.
+func (c *Client) GlobalOption(ctx context.Context, name string) (string, error) {
+	out, err := c.Run(ctx, "show-options", "-gqv", name)
+	return strings.TrimSuffix(out, "\n"), err
+}
+
+// SetGlobalOption sets the global option name to value.
+func (c *Client) SetGlobalOption(ctx context.Context, name, value string) error {
+	_, err := c.Run(ctx, "set-option", "-g", name, value)
+	return err
+}
+
+// UnsetGlobalOption unsets the global option name.
+func (c *Client) UnsetGlobalOption(ctx context.Context, name string) error {
+	_, err := c.Run(ctx, "set-option", "-gu", name)
+	return err
+}
+
+// RefreshStatus redraws every person's client's status line now (an
+// option it shows changed; tmux would wait for status-interval).
+func (c *Client) RefreshStatus(ctx context.Context) error {
+	out, err := c.Run(ctx, "list-clients", "-F", "#{client_control_mode} #{client_name}")
+	if err != nil {
+		return err
+	}
+	for _, l := range strings.Split(out, "\n") {
+		mode, name, ok := strings.Cut(strings.TrimSpace(l), " ")
+		if ok && mode != "1" && name != "" {
+			c.Run(ctx, "refresh-client", "-S", "-t", name)
+		}
+	}
+	return nil
+}
