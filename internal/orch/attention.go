@@ -138,14 +138,19 @@ func (m *Manager) hookAttnLocked(c *change, pane string, ev agent.Event, hf hook
 	}
 }
 
-// workerStateAttnLocked is what worker w's move to s does to its items.
-func (c *change) workerStateAttnLocked(w *Worker, s api.State) {
+// workerStateAttnLocked is what worker w's move from prev to s does to
+// its items. Idle opens "no report" only at the end of a turn (from
+// working or waiting): a worker that comes back idle after a restore of
+// tmux, or from a machine that was unreachable, ended no turn.
+func (c *change) workerStateAttnLocked(w *Worker, prev, s api.State) {
 	syncs.AssertLocked(&c.m.mu)
 	m := c.m
 	turn := attention.PaneKey(w.ID, attention.Turn)
 	switch s {
 	case api.Idle:
-		c.attnLocked(attnOp{key: turn, open: m.itemOfLocked(w.ID, api.AttnNoReport, firstLine(w.LastAnswer))})
+		if prev == api.Working || prev == api.Waiting {
+			c.attnLocked(attnOp{key: turn, open: m.itemOfLocked(w.ID, api.AttnNoReport, firstLine(w.LastAnswer))})
+		}
 	case api.Failed:
 		c.attnLocked(attnOp{key: turn, open: m.itemOfLocked(w.ID, api.AttnFailed, firstLine(orDefaultStr(w.Error, w.LastAnswer)))})
 	case pausedState:

@@ -175,3 +175,16 @@ func TestAttentionKeptAcrossRestartAndWait(t *testing.T) {
 		t.Fatalf("wait answered %+v", w)
 	}
 }
+
+// A worker that comes back idle after a restore of tmux ended no turn:
+// no "no report" for it.
+func TestAttentionNotForAWorkerBackFromARestore(t *testing.T) {
+	h := newHarness(t, api.Starting, nil)
+	h.m.agentBack(workerID, "")
+	if h.worker().State != api.Idle {
+		t.Fatalf("worker is %s, want idle", h.worker().State)
+	}
+	if got := h.openItems(); len(got) != 0 {
+		t.Fatalf("items after a restore: %+v", got)
+	}
+}

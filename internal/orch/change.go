@@ -70,10 +70,11 @@ func (c *change) setStateLocked(w *Worker, s api.State) bool {
 		return false
 	}
 	m.logf("worker %s (%s): %s -> %s", w.ID, w.Name, w.State, s)
+	prev := w.State
 	w.State = s
 	w.Since = m.cfg.Now()
 	c.touchLocked(m.runOf[w.ID])
-	c.workerStateAttnLocked(w, s)
+	c.workerStateAttnLocked(w, prev, s)
 	if s == api.Done && m.noticed[w] == reportKey(w) {
 		// Back to done with the report its coordinator's notice named (a
 		// turn of a notice typed into it in between): seen already.
