@@ -255,13 +255,10 @@ func (m *Manager) WaitAttention(ctx context.Context, req api.AttentionRequest) (
 
 // DismissAttention closes an open item at a person's word.
 func (m *Manager) DismissAttention(ctx context.Context, req api.AttentionRequest) (*api.Attention, error) {
-	a, err := m.attn.Close(req.ID, "dismissed")
+	a, err := m.CloseAttention(req.ID, "dismissed")
 	if err != nil {
-		return nil, errorf(api.KindNotFound, "st attention lists the open items", "%v", err)
+		return nil, err
 	}
-	m.logf("attention %s dismissed", a.ID)
-	m.notify() // (the web UI's pages)
-	m.attnCounted()
 	return &a, nil
 }
 
@@ -277,3 +274,28 @@ func (m *Manager) AttentionItem(id string) (api.Attention, bool) { return m.attn
 
 // AttentionBook is the book itself, for the daemon's push (MarkPushed).
 func (m *Manager) AttentionBook() *attention.Book { return m.attn }
+
+// OpenPrompt is the open permission or question item of pane's agent, if
+// any: what a PermissionRequest hook that waits for a person's answer
+// (issue 34, item 3) waits on.
+func (m *Manager) OpenPrompt(pane string) (api.Attention, bool) {
+	for _, a := range m.attn.OpenedAfter("") {
+		if a.Pane == pane && a.Machine == "" && (a.Kind == api.AttnPermission || a.Kind == api.AttnQuestion) {
+			return a, true
+		}
+	}
+	return api.Attention{}, false
+}
+
+// CloseAttention closes open item id with why ("answered", ...), waking
+// the web UI's pages and the status line, as a dismissal does.
+func (m *Manager) CloseAttention(id, why string) (api.Attention, error) {
+	a, err := m.attn.Close(id, why)
+	if err != nil {
+		return api.Attention{}, errorf(api.KindNotFound, "st attention lists the open items", "%v", err)
+	}
+	m.logf("attention %s closed: %s", a.ID, why)
+	m.notify()
+	m.attnCounted()
+	return a, nil
+}

@@ -188,3 +188,21 @@ func TestAttentionNotForAWorkerBackFromARestore(t *testing.T) {
 		t.Fatalf("items after a restore: %+v", got)
 	}
 }
+
+func TestAttentionOpenPrompt(t *testing.T) {
+	h := newHarness(t, api.Working, nil)
+	if _, ok := h.m.OpenPrompt(workerID); ok {
+		t.Fatal("a prompt before any was asked")
+	}
+	h.hook("PermissionRequest", "tool_name", "Bash", "tool_input", map[string]any{"command": "ls"})
+	a, ok := h.m.OpenPrompt(workerID)
+	if !ok || a.Command != "ls" {
+		t.Fatalf("OpenPrompt = %+v %v", a, ok)
+	}
+	if c, err := h.m.CloseAttention(a.ID, "answered"); err != nil || c.ClosedBy != "answered" {
+		t.Fatalf("close: %+v %v", c, err)
+	}
+	if _, ok := h.m.OpenPrompt(workerID); ok {
+		t.Fatal("the answered prompt is still open")
+	}
+}
