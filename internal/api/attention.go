@@ -100,7 +100,8 @@ type AttentionList struct {
 // TmuxStatusRequest puts st's attention segment on the tmux status line
 // (On) or takes it off (st setup --tmux-status, st setup --undo).
 type TmuxStatusRequest struct {
-	On bool `json:"on"`
+	Pane string `json:"pane,omitempty"` // the caller's (authz)
+	On   bool   `json:"on"`
 }
 
 // TmuxStatus is the status line after the change.
