@@ -1,10 +1,13 @@
 package browser
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/chromedp"
 
 	"github.com/sophonz/st/internal/web"
@@ -107,5 +110,44 @@ func TestNeedsYouKorean(t *testing.T) {
 	}
 	if title := run(t, ctx, chromedp.Title()); title != "(2) st · 확인 필요" {
 		t.Errorf("title = %q", title)
+	}
+}
+
+// TestNeedsYouNotifiesWhenHidden: with notifications allowed, an item
+// that opens while the page is in the background shows a notification
+// naming the agent and what it asks; one that opens while it is in front
+// does not (the list is on screen). The page's calls of the browser's
+// Notification are noted by a wrapper around it; the browser's own
+// background state is set as a hidden tab reports it.
+func TestNeedsYouNotifiesWhenHidden(t *testing.T) {
+	fake := webtest.New(webtest.Sample(time.Now()))
+	base := serveUI(t, web.Config{Backend: fake})
+	ctx := newBrowser(t, 1280, 800)
+	do(t, ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, browser.SetPermission, browser.SetPermissionParams{
+			Permission: &browser.PermissionDescriptor{Name: "notifications"}, Setting: browser.PermissionSettingGranted, Origin: base})
+		return err
+	}))
+	do(t, ctx, chromedp.Navigate(link(t, base)))
+	waitJS(t, ctx, `Notification.permission === "granted" && document.querySelector("#sidebar .agent-row") !== null`, 20*time.Second)
+	run(t, ctx, chromedp.Evaluate[bool](`(() => {
+		window.__notes = [];
+		const N = window.Notification;
+		window.Notification = class extends N { constructor(title, o) { super(title, o); window.__notes.push(title + " | " + (o && o.body)); } };
+		return true; })()`))
+	fake.Update(func(s *web.Snapshot) {
+		s.Attention = []web.Attention{{ID: "att-1", Kind: "permission", Pane: "%3", Name: "readme", Text: "make deploy", Command: "make deploy", Opened: time.Now()}}
+	})
+	waitJS(t, ctx, `document.querySelectorAll("#needs .need").length === 1`, 20*time.Second)
+	run(t, ctx, chromedp.Evaluate[bool](`(() => {
+		Object.defineProperty(document, "hidden", { configurable: true, get: () => true });
+		return true; })()`))
+	fake.Update(func(s *web.Snapshot) {
+		s.Attention = append([]web.Attention{{ID: "att-2", Kind: "failed", Pane: "%2", Name: "api-tests", Text: "API Error: 500", Opened: time.Now()}}, s.Attention...)
+	})
+	waitJS(t, ctx, `window.__notes.length > 0`, 20*time.Second)
+	notes := run(t, ctx, chromedp.Evaluate[[]string](`window.__notes`))
+	if len(notes) != 1 || notes[0] != "api-tests failed | API Error: 500" {
+		t.Errorf("notifications = %q, want one for att-2 alone (att-1 opened with the page in front)", notes)
 	}
 }
