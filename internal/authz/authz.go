@@ -79,6 +79,7 @@ const (
 	AskGate         Action = "asking a decision gate"
 	AnswerGate      Action = "answering a decision gate"
 	WithdrawGate    Action = "withdrawing a decision gate"
+	Dismiss         Action = "dismissing an attention item (issue 34)"
 	Report          Action = "reporting (st worker done)"
 	Hook            Action = "sending an agent's hook event"
 	AcceptRemoteOn  Action = "letting other machines start agents here (accept-remote on)"
@@ -116,7 +117,7 @@ func ControlPlaneActions() []Action {
 // Actions lists every action.
 func Actions() []Action {
 	return []Action{ReadPage, ReadState, StartRun, Start, Send, Adopt, Offer, Withdraw, Stop, Release, Rename, ReadScreen, Merge,
-		CancelTask, OpenTerminal, TypeTerminal, AskGate, AnswerGate, WithdrawGate, Report, Hook, AcceptRemoteOn, AcceptRemoteOff,
+		CancelTask, OpenTerminal, TypeTerminal, AskGate, AnswerGate, WithdrawGate, Dismiss, Report, Hook, AcceptRemoteOn, AcceptRemoteOff,
 		SeeWebToken, ChangeSetup, StopST, SeeAgents, Watch, Reparent, FindCoordinator, PruneRuns}
 }
 
@@ -278,7 +279,7 @@ func OpenToLocal(act Action) bool {
 // terminal too, which costs a look at every process).
 func PersonOnly(act Action) bool {
 	switch act {
-	case AnswerGate, Offer, AcceptRemoteOn, SeeWebToken, ChangeSetup, PruneRuns:
+	case AnswerGate, Dismiss, Offer, AcceptRemoteOn, SeeWebToken, ChangeSetup, PruneRuns:
 		return true
 	}
 	return false
@@ -346,7 +347,7 @@ func decideAgent(a Actor, act Action, t Target, f Facts) Decision {
 // person at this machine's browser, for what the page does.
 func decideWeb(act Action) Decision {
 	switch act {
-	case ReadPage, ReadState, ReadScreen, SeeAgents, OpenTerminal, TypeTerminal, Adopt, Release, AnswerGate:
+	case ReadPage, ReadState, ReadScreen, SeeAgents, OpenTerminal, TypeTerminal, Adopt, Release, AnswerGate, Dismiss:
 		return allow()
 	}
 	return refuse(Boundary, "", "the web UI does not do %s", act)

@@ -57,6 +57,9 @@ type Config struct {
 	// runs any command its task names), which st otherwise starts only
 	// for a person (ST_AGENTS_START_SIM=1; internal/authz).
 	AgentsStartSim bool `toml:"agents_start_sim"`
+	// Attention is [attention]: which attention items push, and how
+	// quietly (attnpush.go).
+	Attention AttentionConfig `toml:"attention"`
 }
 
 // agentsStartSim takes ST_AGENTS_START_SIM ("" leaves config.toml's).
@@ -119,6 +122,9 @@ func LoadConfig(home string, getenv func(string) string) (Config, error) {
 		if err := step(getenv); err != nil {
 			return c, err
 		}
+	}
+	if err := c.Attention.check(); err != nil {
+		return c, err
 	}
 	return c, nil
 }

@@ -29,6 +29,7 @@ var settings = map[string]string{
 	"heartbeat":        `a duration above zero in quotes, such as "10s"`,
 	"peer_retry":       `a duration above zero in quotes, such as "1m"`,
 	"agents_start_sim": "true or false",
+	"attention":        `a table, [attention], of push = ["permission", "question"] (the kinds that push), quiet_front = true, summary = 3, summary_window = "30s"`,
 }
 
 // settingNames are the settings, in order, for a Try line.

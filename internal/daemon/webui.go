@@ -301,6 +301,16 @@ func (b *webBackend) Snapshot(ctx context.Context) (web.Snapshot, error) {
 	for _, g := range b.mgr.Gates(ctx, false) {
 		snap.Gates = append(snap.Gates, web.Gate{ID: g.ID, Question: g.Question, Options: g.Options, Pane: g.Pane, Asked: g.Asked})
 	}
+	if l, err := b.mgr.Attention(ctx, api.AttentionRequest{}); err == nil {
+		for _, a := range l.Items {
+			wa := web.Attention{ID: a.ID, Kind: string(a.Kind), Pane: a.Pane, Machine: a.Machine, Name: a.Name, Agent: a.Agent,
+				Text: a.Text, Command: a.Command, Options: a.Options, Gate: a.Gate, Opened: a.Opened}
+			if mach, pane, ok := strings.Cut(a.Pane, "/"); ok { // a worker on another machine
+				wa.Machine, wa.Pane = mach, pane
+			}
+			snap.Attention = append(snap.Attention, wa)
+		}
+	}
 	return snap, nil
 }
 
@@ -347,6 +357,11 @@ func (b *webBackend) Release(ctx context.Context, workerPane string) error {
 
 func (b *webBackend) AnswerGate(ctx context.Context, gateID, option string) error {
 	_, err := b.mgr.AnswerGate(ctx, api.GateRequest{ID: gateID, Option: option, By: "web"})
+	return err
+}
+
+func (b *webBackend) DismissAttention(ctx context.Context, id string) error {
+	_, err := b.mgr.DismissAttention(ctx, api.AttentionRequest{ID: id})
 	return err
 }
 

@@ -39,6 +39,7 @@ type change struct {
 	kicks  []string     // panes whose notice loops look again
 	starts []taskStart  // tasks whose workers start now
 	held   []*Worker    // reports in flight until it is kept (keep.go)
+	attn   []attnOp     // attention items to open and close (attention.go)
 }
 
 type doneNotice struct {
@@ -71,9 +72,11 @@ func (c *change) setStateLocked(w *Worker, s api.State) bool {
 		return false
 	}
 	m.logf("worker %s (%s): %s -> %s", w.ID, w.Name, w.State, s)
+	prev := w.State
 	w.State = s
 	w.Since = m.cfg.Now()
 	c.touchLocked(m.runOf[w.ID])
+	c.workerStateAttnLocked(w, prev, s)
 	if s == api.Done && m.noticed[w] == reportKey(w) {
 		// Back to done with the report its coordinator's notice named (a
 		// turn of a notice typed into it in between): seen already.
@@ -173,6 +176,7 @@ func (cm *commit) wait() error {
 
 func (cm *commit) effects() {
 	c, m := cm.c, cm.c.m
+	m.runAttn(c.attn) // before the wake-up: the web UI's snapshot shows them
 	m.notify()
 	for _, d := range c.done {
 		m.notices.queueDone(d.parent, d.worker)
@@ -201,7 +205,7 @@ func (m *Manager) settle(f func(c *change), quiet bool) {
 	m.mu.Lock()
 	c := m.newChange()
 	f(c)
-	if quiet && len(c.runs) == 0 && len(c.done) == 0 && len(c.kicks) == 0 && len(c.starts) == 0 {
+	if quiet && len(c.runs) == 0 && len(c.done) == 0 && len(c.kicks) == 0 && len(c.starts) == 0 && len(c.attn) == 0 {
 		m.mu.Unlock()
 		return
 	}

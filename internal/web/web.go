@@ -165,6 +165,7 @@ var webTable = func() []webRoute {
 			webRoute{"POST", pre + "/api/adopt", authz.Adopt, authz.WebSession, (*Server).serveAdopt},
 			webRoute{"POST", pre + "/api/release", authz.Release, authz.WebSession, (*Server).serveRelease},
 			webRoute{"POST", pre + "/api/gates/answer", authz.AnswerGate, authz.WebSession, (*Server).serveAnswer},
+			webRoute{"POST", pre + "/api/attention/dismiss", authz.Dismiss, authz.WebSession, (*Server).serveDismiss},
 		)
 	}
 	return append(t,
@@ -444,6 +445,9 @@ func normalize(snap Snapshot) Snapshot {
 	if snap.Gates == nil {
 		snap.Gates = []Gate{}
 	}
+	if snap.Attention == nil {
+		snap.Attention = []Attention{}
+	}
 	for i := range snap.Gates {
 		if snap.Gates[i].Options == nil {
 			snap.Gates[i].Options = []string{}
@@ -588,6 +592,18 @@ func (s *Server) serveAnswer(w http.ResponseWriter, r *http.Request) {
 			return err
 		}
 		return s.cfg.Backend.AnswerGate(ctx, b.ID, b.Option)
+	})
+}
+
+func (s *Server) serveDismiss(w http.ResponseWriter, r *http.Request) {
+	var b struct {
+		ID string `json:"id"`
+	}
+	s.action(w, r, &b, func(ctx context.Context) error {
+		if err := required("id", b.ID); err != nil {
+			return err
+		}
+		return s.cfg.Backend.DismissAttention(ctx, b.ID)
 	})
 }
 
