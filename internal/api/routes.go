@@ -39,6 +39,11 @@ const (
 	RouteGateWithdraw  = "/v1/gate/withdraw" // GateRequest -> Gate
 	RouteHook          = "/v1/hook"          // HookRequest -> HookResponse
 	RouteGuardServer   = "/v1/guard/server"  // GuardServerRequest -> GuardServer
+	// RoutePromptWait is a hook's: it opens a permission prompt for its
+	// pane and waits for a person's answer, up to st's deadline.
+	RoutePromptWait   = "/v1/prompt/wait"   // HookRequest -> PromptDecision
+	RoutePromptAnswer = "/v1/prompt/answer" // PromptAnswerRequest -> Prompt
+	RoutePromptList   = "/v1/prompt/list"   // {} -> []Prompt
 )
 
 // WebURL is what RouteWeb answers: the web UI's address with its token.

@@ -26,6 +26,9 @@ type Config struct {
 	// OnGate is called (in the background) when a gate opens: the
 	// daemon sends it to the user's push target.
 	OnGate func(api.Gate)
+	// OnPrompt is called (in the background) when a permission prompt
+	// opens (prompt.go), for the views of it: the push, the attention list.
+	OnPrompt func(api.Prompt)
 	// Remote is the account's other machines (internal/peer's Hub; nil:
 	// none, and every id of another machine is refused).
 	Remote Remote
@@ -47,7 +50,8 @@ type Config struct {
 //   - the registry (registry.go, chain.go): runs, workers, names, the
 //     moves to tell other machines; its lock is m.mu;
 //   - paneFacts (facts.go, agentteam.go): what hooks told of each pane;
-//   - gateBook (gate.go): the gates;
+//   - gateBook (gate.go): the gates; promptBook (prompt.go): the
+//     permission prompts whose hooks wait for a person (its lock alone);
 //   - restorer (restorer.go): the tmux server's picture and its restore;
 //   - the noticer (notice.go): the lines waiting to be typed;
 //   - the saver (saver.go): run.json on disk; the signal (registry.go):
@@ -69,6 +73,7 @@ type Manager struct {
 	registry
 	facts   *paneFacts
 	gates   *gateBook
+	prompts *promptBook
 	rest    *restorer
 	notices *noticer
 	// watchKick wakes the watcher early (an agent's SessionEnd).
@@ -100,6 +105,7 @@ func NewManager(ctx context.Context, cfg Config) (*Manager, error) {
 	m.saver = newSaver(m.runPath, m.logf)
 	m.facts = newPaneFacts(cfg.Now, m.logf)
 	m.gates = newGateBook(cfg.Home, cfg.Now, m.logf)
+	m.prompts = newPromptBook(cfg.Now)
 	m.rest = newRestorer(cfg.Home)
 	m.notices = newNoticer(m)
 	if err := m.load(); err != nil {

@@ -49,6 +49,7 @@ type patch struct {
 	Sessions json.RawMessage         `json:"sessions,omitempty"`
 	Gates    json.RawMessage         `json:"gates,omitempty"`
 	Machines json.RawMessage         `json:"machines,omitempty"`
+	Prompts  json.RawMessage         `json:"prompts,omitempty"`
 }
 
 // shown is a Snapshot as a page has it: each part encoded, and each
@@ -56,8 +57,8 @@ type patch struct {
 type shown struct {
 	keys   []string
 	agents []json.RawMessage
-	// machine, sessions, gates and machines, in patch's order.
-	parts [4]json.RawMessage
+	// machine, sessions, gates, machines and prompts, in patch's order.
+	parts [5]json.RawMessage
 }
 
 func encodeShown(s Snapshot) (shown, error) {
@@ -69,7 +70,7 @@ func encodeShown(s Snapshot) (shown, error) {
 			return shown{}, err
 		}
 	}
-	for i, v := range []any{s.Machine, s.Sessions, s.Gates, s.Machines} {
+	for i, v := range []any{s.Machine, s.Sessions, s.Gates, s.Machines, s.Prompts} {
 		if sh.parts[i], err = json.Marshal(v); err != nil {
 			return shown{}, err
 		}
@@ -99,7 +100,7 @@ func diff(old *shown, now shown) (p *patch, whole bool) {
 			changed = true
 		}
 	}
-	fields := []*json.RawMessage{&p.Machine, &p.Sessions, &p.Gates, &p.Machines}
+	fields := []*json.RawMessage{&p.Machine, &p.Sessions, &p.Gates, &p.Machines, &p.Prompts}
 	for i, f := range fields {
 		if !bytes.Equal(old.parts[i], now.parts[i]) {
 			*f = now.parts[i]

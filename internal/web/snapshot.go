@@ -24,6 +24,10 @@ type Backend interface {
 	Release(ctx context.Context, workerPane string) error
 	// AnswerGate answers an open decision gate with one of its options.
 	AnswerGate(ctx context.Context, gateID, option string) error
+	// AnswerPrompt answers an agent's open permission prompt with one of
+	// its choices (allow, deny, or a question's option): its waiting
+	// hook takes it.
+	AnswerPrompt(ctx context.Context, promptID, option string) error
 }
 
 // Snapshot is everything a page shows. /api/state sends it whole;
@@ -43,6 +47,9 @@ type Snapshot struct {
 	Agents []Agent `json:"agents"`
 	// Gates are the open decision gates.
 	Gates []Gate `json:"gates"`
+	// Prompts are the agents' permission prompts that st may answer
+	// through their hooks (Allow once / Deny, a question's options).
+	Prompts []Prompt `json:"prompts"`
 	// Machines are the account's machines, this one included, when it is
 	// signed in: agents on an offline machine are shown dimmed.
 	Machines []Machine `json:"machines,omitempty"`
@@ -185,4 +192,18 @@ type Gate struct {
 	Options  []string  `json:"options"`
 	Pane     string    `json:"pane"` // the asking agent
 	Asked    time.Time `json:"asked"`
+}
+
+// Prompt is an agent's open permission prompt that its hook waits to have
+// answered: a tool call (Command) or a question (Question, Options).
+type Prompt struct {
+	ID       string    `json:"id"`
+	Pane     string    `json:"pane"`
+	Agent    string    `json:"agent"`
+	Tool     string    `json:"tool"`
+	Command  string    `json:"command,omitempty"`
+	Question string    `json:"question,omitempty"`
+	Options  []string  `json:"options"`
+	Opened   time.Time `json:"opened"`
+	Deadline time.Time `json:"deadline"`
 }

@@ -532,6 +532,7 @@ type patchMsg struct {
 	Sessions json.RawMessage            `json:"sessions"`
 	Gates    json.RawMessage            `json:"gates"`
 	Machines json.RawMessage            `json:"machines"`
+	Prompts  json.RawMessage            `json:"prompts"`
 }
 
 // apply is what the page does with a message: the snapshot it has after it.
@@ -559,7 +560,7 @@ func (m eventMsg) apply(t *testing.T, have web.Snapshot) web.Snapshot {
 	for _, f := range []struct {
 		raw json.RawMessage
 		to  any
-	}{{m.Patch.Machine, &s.Machine}, {m.Patch.Sessions, &s.Sessions}, {m.Patch.Gates, &s.Gates}, {m.Patch.Machines, &s.Machines}} {
+	}{{m.Patch.Machine, &s.Machine}, {m.Patch.Sessions, &s.Sessions}, {m.Patch.Gates, &s.Gates}, {m.Patch.Machines, &s.Machines}, {m.Patch.Prompts, &s.Prompts}} {
 		if f.raw != nil {
 			if err := json.Unmarshal(f.raw, f.to); err != nil {
 				t.Fatal(err)

@@ -1423,7 +1423,7 @@ function setConn(state, text) {
 function applyPatch(snap, p) {
   const s = { ...snap, agents: [...snap.agents] };
   for (const [i, a] of Object.entries(p.agents || {})) s.agents[Number(i)] = a;
-  for (const k of ['machine', 'sessions', 'gates', 'machines']) if (k in p) s[k] = p[k];
+  for (const k of ['machine', 'sessions', 'gates', 'machines', 'prompts']) if (k in p) s[k] = p[k];
   return s;
 }
 
