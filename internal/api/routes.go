@@ -43,7 +43,7 @@ const (
 	// pane and waits for a person's answer, up to st's deadline.
 	RoutePromptWait   = "/v1/prompt/wait"   // HookRequest -> PromptDecision
 	RoutePromptAnswer = "/v1/prompt/answer" // PromptAnswerRequest -> Prompt
-	RoutePromptList   = "/v1/prompt/list"   // {} -> []Prompt
+	RoutePromptList   = "/v1/prompt/list"   // IDRequest -> []Prompt
 )
 
 // WebURL is what RouteWeb answers: the web UI's address with its token.

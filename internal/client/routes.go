@@ -231,7 +231,7 @@ func (c *Client) AnswerPrompt(ctx context.Context, req api.PromptAnswerRequest) 
 // Prompts lists the open permission prompts.
 func (c *Client) Prompts(ctx context.Context) ([]api.Prompt, error) {
 	var r []api.Prompt
-	return r, c.Call(ctx, api.RoutePromptList, struct{}{}, &r)
+	return r, c.Call(ctx, api.RoutePromptList, api.IDRequest{}, &r)
 }
 
 // GuardServer is what the guard reads of the tmux server on socket, when

@@ -308,6 +308,9 @@ func (s *server) promptWait(ctx context.Context, r *http.Request, b []byte) (any
 }
 
 func (s *server) promptList(ctx context.Context, r *http.Request, b []byte) (any, error) {
+	if _, err := decode[api.IDRequest](b); err != nil {
+		return nil, err
+	}
 	return s.mgr.Prompts(), nil
 }
 

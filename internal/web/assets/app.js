@@ -514,10 +514,45 @@ function gateBox(g, withAsker) {
       el('button.opt', { type: 'button', text: o, on: { click: (e) => { e.stopPropagation(); answerGate(g, o, e.target); } } }))));
 }
 
+// ---- Permission prompts ------------------------------------------------
+// An agent's own permission dialog that st answers through its waiting
+// hook (docs/permission-prompts.md): Allow once / Deny for a tool call, a
+// question's options (and Deny) for Claude's AskUserQuestion. The dialog
+// stays in the agent's window meanwhile: Open goes there.
+
+function answerPrompt(p, option, label) {
+  const sel = `[data-prompt="${CSS.escape(p.id)}"] button.opt`;
+  for (const b of document.querySelectorAll(sel)) b.disabled = true;
+  post('api/prompts/answer', { id: p.id, option }).then((ok) => {
+    if (ok) toast(t('toast.answered', { option: label }));
+    else for (const b of document.querySelectorAll(sel)) b.disabled = false;
+  });
+}
+
+function promptBox(p) {
+  const a = S.m.byKey.get(p.pane);
+  const name = a ? a.name : p.pane;
+  const opt = (option, label) => el('button.opt', { type: 'button', text: label, dataset: { option },
+    on: { click: (e) => { e.stopPropagation(); answerPrompt(p, option, label); } } });
+  const opts = p.question
+    ? [...p.options.map((o) => opt(o, o)), opt('deny', t('prompt.deny'))]
+    : [opt('allow', t('prompt.allow')), opt('deny', t('prompt.deny'))];
+  return el('div.gate.prompt', { dataset: { prompt: p.id } },
+    el('div.gate-q', null,
+      el('span.gate-icon', { text: '!' }),
+      el('b', { text: p.question ? t('prompt.asks', { name }) : t('prompt.wants', { name, tool: p.tool }) }),
+      el('code.prompt-what', { text: p.question || p.command || p.tool }),
+      el('span.muted', null, ' · ', since(p.opened))),
+    el('div.gate-opts', null, opts,
+      a ? el('button.opt.ghost', { type: 'button', text: t('prompt.open'), title: t('prompt.openTitle'),
+        on: { click: (e) => { e.stopPropagation(); openAgent(a); } } }) : null));
+}
+
 function renderGates() {
   const box = $('#gates');
-  patch(box, el('div', null, S.snap.gates.map((g) => gateBox(g, true))));
-  box.hidden = S.snap.gates.length === 0;
+  const prompts = S.snap.prompts || [];
+  patch(box, el('div', null, prompts.map(promptBox), S.snap.gates.map((g) => gateBox(g, true))));
+  box.hidden = S.snap.gates.length === 0 && prompts.length === 0;
 }
 
 function notifyGates() {
