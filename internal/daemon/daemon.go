@@ -81,8 +81,9 @@ func Run(ctx context.Context, o Options) error {
 	var mgr *orch.Manager
 	hist := openHistory(o.Home, func(f string, a ...any) { fmt.Fprintf(o.Log, f+"\n", a...) })
 	mgr, err = orch.NewManager(ctx, orch.Config{Home: o.Home, STBin: o.STBin, Tmux: tm, Log: o.Log, History: hist,
-		OnGate: func(g api.Gate) { pushGate(ctx, cfg.PushURL, cfg.PushAnswerURL, mgr, g, o.Log) },
-		Remote: hub, Events: events, SimForAgents: cfg.AgentsStartSim})
+		OnGate:   func(g api.Gate) { pushGate(ctx, cfg.PushURL, cfg.PushAnswerURL, mgr, g, o.Log) },
+		OnPrompt: func(p api.Prompt) { pushPrompt(ctx, cfg.PushURL, cfg.PushAnswerURL, mgr, p, o.Log) },
+		Remote:   hub, Events: events, SimForAgents: cfg.AgentsStartSim})
 	if err != nil {
 		ln.Close()
 		return err
