@@ -14,6 +14,10 @@ func TestAnswerPrompt(t *testing.T) {
 	bash := []byte(`{"tool_name":"Bash","tool_input":{"command":"echo hi"}}`)
 	q := []byte(`{"tool_name":"AskUserQuestion","tool_input":{"questions":[{"question":"Pick one please","header":"Question",` +
 		`"options":[{"label":"Yes","description":"Go on."},{"label":"No  way","description":"Stop here."}],"multiSelect":false}]}}`)
+	// Codex 0.171.0 takes Claude's form (measured).
+	if out := string(Codex.AnswerPrompt("allow", "", "web", bash)); out != string(Claude.AnswerPrompt("allow", "", "web", bash)) {
+		t.Errorf("codex allow: %s", out)
+	}
 	out := string(Claude.AnswerPrompt("allow", "", "web", bash))
 	if out != `{"hookSpecificOutput":{"decision":{"behavior":"allow"},"hookEventName":"PermissionRequest"}}` {
 		t.Errorf("allow: %s", out)
@@ -38,7 +42,7 @@ func TestAnswerPrompt(t *testing.T) {
 		{Claude, "allow", "Maybe", q},  // not an option it offered
 		{Claude, "allow", "Yes", bash}, // an option for no question
 		{Claude, "ask", "", bash},      // no such behavior
-		{Codex, "allow", "", bash},     // its hook cannot answer
+		{Sim, "allow", "", bash},       // its hook cannot answer
 		{Gemini, "deny", "", bash},
 	} {
 		if out := c.k.AnswerPrompt(c.behavior, c.option, "web", c.payload); out != nil {

@@ -103,9 +103,9 @@ type Hear struct {
 	// and --owns scopes answer (PreToolUse, BeforeTool).
 	BeforeTool string
 	// Answers is its event whose hook may answer a permission prompt or
-	// a question for a person (st's hook then asks st and waits, bounded,
-	// while the agent's own dialog stays on its screen): Claude's
-	// PermissionRequest, measured on 2.1.332. "" when no hook of it can
+	// a question for a person (st's hook then asks st and waits, bounded):
+	// Claude's and Codex's PermissionRequest, measured on 2.1.332 and
+	// 0.171.0 (Claude shows its dialog meanwhile, Codex after the hook). "" when no hook of it can
 	// answer (docs/permission-prompts.md says which were measured): a
 	// person answers in its window.
 	Answers string

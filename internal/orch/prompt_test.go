@@ -119,7 +119,7 @@ func TestPromptNoneToAnswer(t *testing.T) {
 	h := newHarness(t, api.Working, nil)
 	ctx := context.Background()
 	for _, c := range []struct{ kind, event, payload string }{
-		{"codex", "PermissionRequest", bashAsk}, // measured: its hook cannot answer
+		{"gemini", "Notification", bashAsk}, // measured: its hook cannot answer
 		{"claude", "Notification", bashAsk},
 		{"claude", "PermissionRequest", twoQs},
 		{"claude", "PermissionRequest", `not json`},
