@@ -104,6 +104,9 @@ type Event struct {
 	MessageTo string `json:"message_to,omitempty"`
 	// LiveTeammates is how many teammates a Stop lists as alive.
 	LiveTeammates int `json:"live_teammates,omitempty"`
+	// Ask is what an EvWaiting asks a person, as far as its payload says
+	// (ask.go); nil when it says nothing st can show.
+	Ask *Ask `json:"ask,omitempty"`
 }
 
 // Aside reports whether the event is about another agent than the pane's

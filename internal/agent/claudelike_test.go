@@ -176,8 +176,9 @@ func TestMapClaudeLikeEvent(t *testing.T) {
 			if strings.Contains(c.payload, base) {
 				want.SessionID, want.Cwd = "cddc5193", "/w/work1"
 			}
-			// The tool input is kept as sent; the table checks the rest.
-			got.ToolInput, got.Before, want.Before = nil, false, false
+			// The tool input is kept as sent; what a prompt asks is
+			// TestAskFromHooks's; the table checks the rest.
+			got.ToolInput, got.Before, want.Before, got.Ask = nil, false, false, nil
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("got  %+v\nwant %+v", got, want)
 			}

@@ -294,6 +294,18 @@ func mapGeminiEvent(name string, payload []byte) (Event, error) {
 	case "Notification":
 		if str(p, "notification_type") == "ToolPermission" {
 			ev.Kind = EvWaiting
+			var d struct {
+				Type string `json:"type"`
+			}
+			json.Unmarshal(p["details"], &d)
+			tool := ""
+			if d.Type == "exec" {
+				tool = "run_shell_command" // (§11: details type exec is the shell tool)
+			}
+			ev.Ask = askOf(tool, p["details"])
+			if ev.Ask.Text == "" {
+				ev.Ask.Text = oneLine(str(p, "message"), maxAskText)
+			}
 		}
 	case "AfterAgent":
 		ev.Kind, ev.LastAnswer = EvTurnEnd, str(p, "prompt_response")

@@ -27,6 +27,7 @@ var Sim = &Kind{
 			{Name: "PostToolUse", Means: EvTool},
 			{Name: "PostToolUseFailure", Means: EvTool},
 			{Name: "PermissionRequest", Means: EvWaiting},
+			{Name: "Notification", Means: EvWaiting}, // permission_prompt, after PermissionRequest (permit:)
 			{Name: "Stop", Means: EvTurnEnd},
 			{Name: "SessionEnd", Means: EvSessionEnd},
 		},

@@ -82,6 +82,7 @@ const (
 	// AnswerPrompt answers an agent's permission prompt or question
 	// (Allow once, Deny, an option) through its waiting hook.
 	AnswerPrompt    Action = "answering an agent's permission prompt"
+	Dismiss         Action = "dismissing an attention item (issue 34)"
 	Report          Action = "reporting (st worker done)"
 	Hook            Action = "sending an agent's hook event"
 	AcceptRemoteOn  Action = "letting other machines start agents here (accept-remote on)"
@@ -119,7 +120,7 @@ func ControlPlaneActions() []Action {
 // Actions lists every action.
 func Actions() []Action {
 	return []Action{ReadPage, ReadState, StartRun, Start, Send, Adopt, Offer, Withdraw, Stop, Release, Rename, ReadScreen, Merge,
-		CancelTask, OpenTerminal, TypeTerminal, AskGate, AnswerGate, AnswerPrompt, WithdrawGate, Report, Hook, AcceptRemoteOn, AcceptRemoteOff,
+		CancelTask, OpenTerminal, TypeTerminal, AskGate, AnswerGate, AnswerPrompt, WithdrawGate, Dismiss, Report, Hook, AcceptRemoteOn, AcceptRemoteOff,
 		SeeWebToken, ChangeSetup, StopST, SeeAgents, Watch, Reparent, FindCoordinator, PruneRuns}
 }
 
@@ -281,7 +282,7 @@ func OpenToLocal(act Action) bool {
 // terminal too, which costs a look at every process).
 func PersonOnly(act Action) bool {
 	switch act {
-	case AnswerGate, AnswerPrompt, Offer, AcceptRemoteOn, SeeWebToken, ChangeSetup, PruneRuns:
+	case AnswerGate, AnswerPrompt, Dismiss, Offer, AcceptRemoteOn, SeeWebToken, ChangeSetup, PruneRuns:
 		return true
 	}
 	return false
@@ -349,7 +350,7 @@ func decideAgent(a Actor, act Action, t Target, f Facts) Decision {
 // person at this machine's browser, for what the page does.
 func decideWeb(act Action) Decision {
 	switch act {
-	case ReadPage, ReadState, ReadScreen, SeeAgents, OpenTerminal, TypeTerminal, Adopt, Release, AnswerGate, AnswerPrompt:
+	case ReadPage, ReadState, ReadScreen, SeeAgents, OpenTerminal, TypeTerminal, Adopt, Release, AnswerGate, AnswerPrompt, Dismiss:
 		return allow()
 	}
 	return refuse(Boundary, "", "the web UI does not do %s", act)

@@ -50,7 +50,7 @@ func TestDecisionTable(t *testing.T) {
 		CancelTask, AskGate, WithdrawGate, Report, Hook, AcceptRemoteOff}
 	agentNone := []Action{ReadState, StartRun, Adopt, Withdraw, CancelTask, AskGate, Report, Hook, AcceptRemoteOff, StopST}
 	codexNone := []Action{ReadState, StartRun, Withdraw, CancelTask, AskGate, Report, Hook, AcceptRemoteOff}
-	web := []Action{ReadPage, ReadState, ReadScreen, SeeAgents, OpenTerminal, TypeTerminal, Adopt, Release, AnswerGate, AnswerPrompt}
+	web := []Action{ReadPage, ReadState, ReadScreen, SeeAgents, OpenTerminal, TypeTerminal, Adopt, Release, AnswerGate, AnswerPrompt, Dismiss}
 	local := []Action{ReadState, Hook, AskGate, AcceptRemoteOff, Withdraw}
 	want := map[Kind][2][]Action{ // with all facts, with none
 		Person:         {Actions(), Actions()},

@@ -318,6 +318,7 @@ func commands(env *Env) map[string]func() *cobra.Command {
 		"login": func() *cobra.Command { return newLoginCmd(env, nil) }, "logout": func() *cobra.Command { return newLogoutCmd(env, nil) },
 		"machines": func() *cobra.Command { return newMachinesCmd(env, nil) }, "completion": func() *cobra.Command { return newCompletionCmd(env, nil) },
 		"setup": func() *cobra.Command { return newSetupCmd(env, nil) }, "doctor": func() *cobra.Command { return newDoctorCmd(env, nil) },
+		"attention": func() *cobra.Command { return newAttentionCmd(env, nil) },
 	}
 }
 

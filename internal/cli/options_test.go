@@ -103,6 +103,7 @@ func TestCommandOptions(t *testing.T) {
 	orchOptionsCases(t)
 	taskOptionsCases(t)
 	gateOptionsCases(t)
+	attentionOptionsCases(t)
 	setupOptionsCases(t)
 	setupDoctorOptionsCases(t)
 	remoteOptionsCases(t)
@@ -335,7 +336,8 @@ func setupOptionsCases(t *testing.T) {
 
 func setupDoctorOptionsCases(t *testing.T) {
 	checkParse(t, "setup", newSetupCmd, []parseCase[setupOptions]{
-		{args: nil}, {args: []string{"--undo"}, want: setupOptions{Undo: true}}, {args: []string{"claude"}, err: `unknown command "claude"`}})
+		{args: nil}, {args: []string{"--undo"}, want: setupOptions{Undo: true}},
+		{args: []string{"--tmux-status"}, want: setupOptions{TmuxStatus: true}}, {args: []string{"claude"}, err: `unknown command "claude"`}})
 	checkParse(t, "doctor", newDoctorCmd, []parseCase[doctorOptions]{
 		{args: nil}, {args: []string{"--json"}, want: doctorOptions{JSON: true}}, {args: []string{"--fix"}, err: "unknown flag: --fix"}})
 }

@@ -246,3 +246,29 @@ func (c *Client) MachineRoutes(ctx context.Context) ([]api.MachineRoute, error) 
 	var r []api.MachineRoute
 	return r, c.Call(ctx, api.RouteRemoteRoutes, struct{}{}, &r)
 }
+
+// Attention lists the open attention items (req.All: the closed ones kept
+// too), the newest first.
+func (c *Client) Attention(ctx context.Context, req api.AttentionRequest) (*api.AttentionList, error) {
+	var r api.AttentionList
+	return &r, c.Call(ctx, api.RouteAttention, req, &r)
+}
+
+// WaitAttention waits, up to req.Timeout, for an item opened after
+// req.After.
+func (c *Client) WaitAttention(ctx context.Context, req api.AttentionRequest) (*api.AttentionList, error) {
+	var r api.AttentionList
+	return &r, c.Call(ctx, api.RouteAttentionWait, req, &r)
+}
+
+// DismissAttention closes an open item at a person's word.
+func (c *Client) DismissAttention(ctx context.Context, req api.AttentionRequest) (*api.Attention, error) {
+	var r api.Attention
+	return &r, c.Call(ctx, api.RouteAttentionDismiss, req, &r)
+}
+
+// TmuxStatus puts st's segment on the tmux status line, or takes it off.
+func (c *Client) TmuxStatus(ctx context.Context, on bool) (*api.TmuxStatus, error) {
+	var r api.TmuxStatus
+	return &r, c.Call(ctx, api.RouteTmuxStatus, api.TmuxStatusRequest{On: on}, &r)
+}

@@ -62,6 +62,9 @@ type Config struct {
 	// answer to the agent's own dialog (5m unless set, at most 1h;
 	// ST_PERMISSION_WAIT; docs/permission-prompts.md).
 	PermissionWait Duration `toml:"permission_wait"`
+	// Attention is [attention]: which attention items push, and how
+	// quietly (attnpush.go).
+	Attention AttentionConfig `toml:"attention"`
 }
 
 // agentsStartSim takes ST_AGENTS_START_SIM ("" leaves config.toml's).
@@ -124,6 +127,9 @@ func LoadConfig(home string, getenv func(string) string) (Config, error) {
 		if err := step(getenv); err != nil {
 			return c, err
 		}
+	}
+	if err := c.Attention.check(); err != nil {
+		return c, err
 	}
 	return c, nil
 }

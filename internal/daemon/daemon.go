@@ -79,21 +79,37 @@ func Run(ctx context.Context, o Options) error {
 	pn.hub = hub
 	pn.reload()
 	var mgr *orch.Manager
+	pusher := &attnPusher{target: cfg.PushURL, rules: cfg.Attention, ready: make(chan struct{}), front: tm.PanesInFront, now: time.Now, log: o.Log,
+		post: func(ctx context.Context, title, body string, hdr map[string]string) error {
+			return postPush(ctx, cfg.PushURL, title, body, hdr)
+		}}
+	defer pusher.stop()
+	statusKick := make(chan struct{}, 1)
 	hist := openHistory(o.Home, func(f string, a ...any) { fmt.Fprintf(o.Log, f+"\n", a...) })
 	mgr, err = orch.NewManager(ctx, orch.Config{Home: o.Home, STBin: o.STBin, Tmux: tm, Log: o.Log, History: hist,
-		OnGate:   func(g api.Gate) { pushGate(ctx, cfg.PushURL, cfg.PushAnswerURL, mgr, g, o.Log) },
-		OnPrompt: func(p api.Prompt) { pushPrompt(ctx, cfg.PushURL, cfg.PushAnswerURL, mgr, p, o.Log) },
-		Remote:   hub, Events: events, SimForAgents: cfg.AgentsStartSim})
+		OnGate:      func(g api.Gate) { pushGate(ctx, cfg.PushURL, cfg.PushAnswerURL, mgr, g, o.Log) },
+		OnPrompt:    func(p api.Prompt) { pushPrompt(ctx, cfg.PushURL, cfg.PushAnswerURL, mgr, p, o.Log) },
+		OnAttention: func(a api.Attention) { pusher.item(ctx, a) },
+		OnAttentionCount: func() {
+			select {
+			case statusKick <- struct{}{}:
+			default:
+			}
+		},
+		Remote: hub, Events: events, SimForAgents: cfg.AgentsStartSim})
 	if err != nil {
 		ln.Close()
 		return err
 	}
 	defer mgr.Close()
+	pusher.book = mgr.AttentionBook()
+	close(pusher.ready)
 	hub.Attach(mgr)
 	pn.start() // its listeners serve from now
 	var loops sync.WaitGroup
 	defer func() { cancel(); loops.Wait() }() // the loops end with ctx
-	loops.Add(2)
+	loops.Add(3)
+	go func() { defer loops.Done(); keepStatus(ctx, o.Home, tm, mgr.AttentionCount, statusKick, o.Log) }()
 	go func() { defer loops.Done(); pn.run(ctx) }()
 	go func() { defer loops.Done(); mgr.Watch(ctx) }()
 	wl, webBase, stopWeb := serveWeb(ctx, o.Home, cfg, secret, tm, mgr, pn, o.Log)
@@ -418,6 +434,7 @@ func (s *server) ls(ctx context.Context, r *http.Request, b []byte) (any, error)
 		return nil, err
 	}
 	agents := s.mgr.AgentPanes()
+	needs := s.mgr.AttentionByPane()
 	out := []api.LsSession{}
 	for _, ses := range tmux.Sessions(panes) {
 		ls := api.LsSession{ID: ses.ID, Name: ses.Name}
@@ -434,8 +451,14 @@ func (s *server) ls(ctx context.Context, r *http.Request, b []byte) (any, error)
 					if p.StRole != "" {
 						desc += " " + p.StRole
 					}
+					if a, ok := needs[p.ID]; ok {
+						desc += " (needs you: " + string(a.Kind) + ")"
+					}
 					lw.Agents = append(lw.Agents, desc)
 					ls.Agents++
+				}
+				if _, ok := needs[p.ID]; ok {
+					ls.Attention++
 				}
 			}
 			ls.Windows = append(ls.Windows, lw)

@@ -98,6 +98,7 @@ var socketRoutes = []route{
 	{path: api.RouteRemoteRoutes, action: authz.ReadState, h: (*server).remoteRoutes},
 	{path: api.RouteHook, action: authz.Hook, h: (*server).hook},
 	{path: api.RouteGuardServer, action: authz.ReadState, h: (*server).guardServer},
+	{path: api.RouteTmuxStatus, action: authz.ChangeSetup, h: (*server).tmuxStatus},
 	{path: api.RouteAcceptRemote, action: authz.AcceptRemoteOff, vary: acceptAction, h: (*server).acceptRemote},
 	// The orchestration's: runs, workers, tasks, gates.
 	{path: api.RouteOrchStart, action: authz.StartRun, pane: true, h: mgrCall((*orch.Manager).StartRun)},
@@ -131,6 +132,9 @@ var socketRoutes = []route{
 	{path: api.RoutePromptWait, action: authz.Hook, h: (*server).promptWait},
 	{path: api.RoutePromptList, action: authz.ReadState, h: (*server).promptList},
 	{path: api.RoutePromptAnswer, action: authz.AnswerPrompt, h: (*server).promptAnswer},
+	{path: api.RouteAttention, action: authz.ReadState, h: mgrCall((*orch.Manager).Attention)},
+	{path: api.RouteAttentionWait, action: authz.ReadState, h: mgrCall((*orch.Manager).WaitAttention)},
+	{path: api.RouteAttentionDismiss, action: authz.Dismiss, h: mgrCall((*orch.Manager).DismissAttention)},
 }
 
 // acceptAction: turning accept-remote on is a person's; off, or asking,

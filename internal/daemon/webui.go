@@ -309,6 +309,16 @@ func (b *webBackend) Snapshot(ctx context.Context) (web.Snapshot, error) {
 		snap.Prompts = append(snap.Prompts, web.Prompt{ID: p.ID, Pane: p.Pane, Agent: p.Agent, Tool: p.Tool, Command: p.Command,
 			Question: p.Question, Options: p.Options, Opened: p.Opened, Deadline: p.Deadline})
 	}
+	if l, err := b.mgr.Attention(ctx, api.AttentionRequest{}); err == nil {
+		for _, a := range l.Items {
+			wa := web.Attention{ID: a.ID, Kind: string(a.Kind), Pane: a.Pane, Machine: a.Machine, Name: a.Name, Agent: a.Agent,
+				Text: a.Text, Command: a.Command, Options: a.Options, Gate: a.Gate, Opened: a.Opened}
+			if mach, pane, ok := strings.Cut(a.Pane, "/"); ok { // a worker on another machine
+				wa.Machine, wa.Pane = mach, pane
+			}
+			snap.Attention = append(snap.Attention, wa)
+		}
+	}
 	return snap, nil
 }
 
@@ -360,6 +370,11 @@ func (b *webBackend) AnswerPrompt(ctx context.Context, promptID, option string) 
 
 func (b *webBackend) AnswerGate(ctx context.Context, gateID, option string) error {
 	_, err := b.mgr.AnswerGate(ctx, api.GateRequest{ID: gateID, Option: option, By: "web"})
+	return err
+}
+
+func (b *webBackend) DismissAttention(ctx context.Context, id string) error {
+	_, err := b.mgr.DismissAttention(ctx, api.AttentionRequest{ID: id})
 	return err
 }
 

@@ -37,6 +37,7 @@ type change struct {
 	done   []doneNotice // "worker X is done", for coordinators here
 	kicks  []string     // panes whose notice loops look again
 	starts []taskStart  // tasks whose workers start now
+	attn   []attnOp     // attention items to open and close (attention.go)
 }
 
 type doneNotice struct {
@@ -72,6 +73,7 @@ func (c *change) setStateLocked(w *Worker, s api.State) bool {
 	w.State = s
 	w.Since = m.cfg.Now()
 	c.touchLocked(m.runOf[w.ID])
+	c.workerStateAttnLocked(w, s)
 	if s == api.Done && m.noticed[w] == reportKey(w) {
 		// Back to done with the report its coordinator's notice named (a
 		// turn of a notice typed into it in between): seen already.
@@ -171,6 +173,7 @@ func (cm *commit) wait() error {
 
 func (cm *commit) effects() {
 	c, m := cm.c, cm.c.m
+	m.runAttn(c.attn) // before the wake-up: the web UI's snapshot shows them
 	m.notify()
 	for _, d := range c.done {
 		m.notices.queueDone(d.parent, d.worker)
@@ -199,7 +202,7 @@ func (m *Manager) settle(f func(c *change), quiet bool) {
 	m.mu.Lock()
 	c := m.newChange()
 	f(c)
-	if quiet && len(c.runs) == 0 && len(c.done) == 0 && len(c.kicks) == 0 && len(c.starts) == 0 {
+	if quiet && len(c.runs) == 0 && len(c.done) == 0 && len(c.kicks) == 0 && len(c.starts) == 0 && len(c.attn) == 0 {
 		m.mu.Unlock()
 		return
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/attention"
 	"github.com/sophonz/st/internal/store"
 	"github.com/sophonz/st/internal/syncs"
 )
@@ -67,22 +68,21 @@ func (b *gateBook) saveLocked() error {
 	return nil
 }
 
-// expireLocked closes gates whose deadline passed, and reports whether
-// any closed.
-func (b *gateBook) expireLocked() bool {
+// expireLocked closes gates whose deadline passed, and says which.
+func (b *gateBook) expireLocked() []string {
 	syncs.AssertLocked(&b.mu)
 	now := b.now()
-	changed := false
+	var closed []string
 	for _, g := range b.gates {
 		if g.State == api.GateOpen && g.Deadline != nil && now.After(*g.Deadline) {
 			g.State = api.GateTimedOut
-			changed = true
+			closed = append(closed, g.ID)
 		}
 	}
-	if changed {
+	if len(closed) > 0 {
 		b.saveLocked()
 	}
-	return changed
+	return closed
 }
 
 // retire renames the askers' panes after a restart of the tmux server.
@@ -97,9 +97,8 @@ func (b *gateBook) retire(follow func(string) (string, bool)) {
 	b.saveLocked()
 }
 
-// expire closes the gates whose deadline passed, and reports whether
-// any closed.
-func (b *gateBook) expire() bool {
+// expire closes the gates whose deadline passed, and says which.
+func (b *gateBook) expire() []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.expireLocked()
@@ -137,7 +136,10 @@ func (b *gateBook) answer(req api.GateRequest) (api.Gate, error) {
 
 // expireNow closes the gates whose deadline passed, waking waiters.
 func (m *Manager) expireNow() {
-	if m.gates.expire() {
+	if closed := m.gates.expire(); len(closed) > 0 {
+		for _, id := range closed {
+			m.attn.CloseKey(attention.GateKey(id), "timed out")
+		}
 		m.notify()
 	}
 }
@@ -186,6 +188,8 @@ func (m *Manager) AskGate(ctx context.Context, req api.GateRequest) (*api.Gate, 
 	if w := m.workers[req.Pane]; w != nil && w.State.Live() && w.State != api.Waiting {
 		ch.setStateLocked(w, api.Waiting)
 	}
+	a := m.itemOfLocked(req.Pane, api.AttnGate, "")
+	ch.attnLocked(attnOp{key: attention.GateKey(g.ID), open: gateAttn(c, a.Name, a.Agent)})
 	m.stageLocked(ch).settle()
 	if m.cfg.OnGate != nil {
 		m.bg.Go(func(context.Context) { m.cfg.OnGate(c) })
@@ -236,6 +240,7 @@ func (m *Manager) AnswerGate(ctx context.Context, req api.GateRequest) (*api.Gat
 	}
 	m.logf("gate %s answered %q by %s", c.ID, c.Answer, c.AnsweredBy)
 	ch := m.newChange()
+	ch.attnLocked(attnOp{key: attention.GateKey(c.ID), by: "answered"})
 	if w := m.workers[c.Pane]; w != nil && w.State == api.Waiting {
 		ch.setStateLocked(w, api.Working)
 	}
@@ -257,6 +262,7 @@ func (m *Manager) WithdrawGate(ctx context.Context, req api.GateRequest) (*api.G
 	}
 	m.logf("gate %s withdrawn by its asker (%s)", c.ID, orNone(req.Pane))
 	ch := m.newChange()
+	ch.attnLocked(attnOp{key: attention.GateKey(c.ID), by: "withdrawn"})
 	if w := m.workers[c.Pane]; w != nil && w.State == api.Waiting {
 		ch.setStateLocked(w, api.Working)
 	}

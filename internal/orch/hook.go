@@ -73,6 +73,7 @@ func (m *Manager) HookFrom(ctx context.Context, req api.HookRequest, from HookOr
 			}
 		}
 		c.kicks = append(c.kicks, req.Pane)
+		m.hookAttnLocked(c, req.Pane, ev, hf)
 		if w != nil && w.State.Live() && !hf.aside {
 			m.workerEventLocked(c, w, ev, hf)
 		}
@@ -146,6 +147,9 @@ func (m *Manager) workerEventLocked(c *change, w *Worker, ev agent.Event, hf hoo
 			c.setStateLocked(w, api.Done)
 		} else {
 			c.setStateLocked(w, api.Idle)
+			if ev.Failed && w.State == api.Idle {
+				c.failedTurnAttnLocked(w, ev.LastAnswer)
+			}
 		}
 	case agent.EvInterrupt:
 		c.setStateLocked(w, api.Idle)

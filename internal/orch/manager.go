@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sync/atomic"
 	"time"
 
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/attention"
 	"github.com/sophonz/st/internal/history"
 	"github.com/sophonz/st/internal/tmux"
 )
@@ -29,6 +31,12 @@ type Config struct {
 	// OnPrompt is called (in the background) when a permission prompt
 	// opens (prompt.go), for the views of it: the push, the attention list.
 	OnPrompt func(api.Prompt)
+	// OnAttention is called (in the background) when an attention item
+	// opens (attention.go): the daemon pushes it, by its quiet rules.
+	OnAttention func(api.Attention)
+	// OnAttentionCount is called when items opened or closed: the daemon
+	// shows the count on tmux's status line. It must not block.
+	OnAttentionCount func()
 	// Remote is the account's other machines (internal/peer's Hub; nil:
 	// none, and every id of another machine is refused).
 	Remote Remote
@@ -54,6 +62,8 @@ type Config struct {
 //     permission prompts whose hooks wait for a person (its lock alone);
 //   - restorer (restorer.go): the tmux server's picture and its restore;
 //   - the noticer (notice.go): the lines waiting to be typed;
+//   - the attention items (attention.go): a book of their own, changed
+//     by a change's effects, with no lock of the registry held;
 //   - the saver (saver.go): run.json on disk; the signal (registry.go):
 //     the waiters' wake-up.
 //
@@ -76,6 +86,8 @@ type Manager struct {
 	prompts *promptBook
 	rest    *restorer
 	notices *noticer
+	// attn is the attention items (attention.go, internal/attention).
+	attn *attention.Book
 	// watchKick wakes the watcher early (an agent's SessionEnd).
 	watchKick chan struct{}
 	// waits counts the st worker wait calls waiting now (st status).
@@ -108,6 +120,8 @@ func NewManager(ctx context.Context, cfg Config) (*Manager, error) {
 	m.prompts = newPromptBook(cfg.Now)
 	m.rest = newRestorer(cfg.Home)
 	m.notices = newNoticer(m)
+	m.attn = attention.New(filepath.Join(cfg.Home, "attention.json"), cfg.Now, m.logf)
+	m.attn.Load()
 	if err := m.load(); err != nil {
 		return nil, err
 	}

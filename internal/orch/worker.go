@@ -239,7 +239,7 @@ func (m *Manager) Release(ctx context.Context, req api.IDRequest) (*api.WorkerVi
 func (m *Manager) Status() api.Status {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	s := api.Status{Runs: len(m.runs), Workers: len(m.workers), Problems: append([]string(nil), m.problems...), Waits: int(m.waits.Load())}
+	s := api.Status{Runs: len(m.runs), Workers: len(m.workers), Problems: append([]string(nil), m.problems...), Waits: int(m.waits.Load()), Attention: m.attn.OpenCount()}
 	if p := m.rest.problem(); p != "" {
 		s.Problems = append(s.Problems, p)
 	}

@@ -47,6 +47,9 @@ func differs(t *testing.T, fake *webtest.Backend, page web.Snapshot) string {
 	if s.Prompts == nil {
 		s.Prompts = []web.Prompt{}
 	}
+	if s.Attention == nil {
+		s.Attention = []web.Attention{}
+	}
 	// The server adds the agent kinds from their descriptions, whatever
 	// the Backend says: the page draws each agent's kind by them.
 	s.Kinds = []web.KindInfo{}
@@ -82,6 +85,9 @@ func TestEventsSendWhatChanged(t *testing.T) {
 	}{
 		{"one agent's state", func(s *web.Snapshot) { webtest.Step(s, 42, time.Now()) }, "patch", []string{"agents:42"}},
 		{"a gate answered", func(s *web.Snapshot) { s.Gates = s.Gates[1:] }, "patch", []string{"gates"}},
+		{"an agent needs a person", func(s *web.Snapshot) {
+			s.Attention = []web.Attention{{ID: "att-1", Kind: "permission", Pane: "%3", Text: "make deploy", Opened: time.Now()}}
+		}, "patch", []string{"attention"}},
 		{"two agents and a window's name", func(s *web.Snapshot) {
 			s.Agents[3].Name, s.Agents[97].Summary = "renamed", "done: all of it"
 			s.Sessions[0].Windows[3].Name = "renamed"
@@ -102,7 +108,7 @@ func TestEventsSendWhatChanged(t *testing.T) {
 			for k := range m.Patch.Agents {
 				got = append(got, "agents:"+k)
 			}
-			for f, raw := range map[string]json.RawMessage{"machine": m.Patch.Machine, "sessions": m.Patch.Sessions, "gates": m.Patch.Gates, "machines": m.Patch.Machines, "prompts": m.Patch.Prompts} {
+			for f, raw := range map[string]json.RawMessage{"machine": m.Patch.Machine, "sessions": m.Patch.Sessions, "gates": m.Patch.Gates, "machines": m.Patch.Machines, "attention": m.Patch.Attention, "prompts": m.Patch.Prompts} {
 				if raw != nil {
 					got = append(got, f)
 				}

@@ -28,6 +28,9 @@ type Backend interface {
 	// its choices (allow, deny, or a question's option): its waiting
 	// hook takes it.
 	AnswerPrompt(ctx context.Context, promptID, option string) error
+	// DismissAttention closes an open attention item (issue 34) a
+	// person has seen to.
+	DismissAttention(ctx context.Context, id string) error
 }
 
 // Snapshot is everything a page shows. /api/state sends it whole;
@@ -50,6 +53,9 @@ type Snapshot struct {
 	// Prompts are the agents' permission prompts that st may answer
 	// through their hooks (Allow once / Deny, a question's options).
 	Prompts []Prompt `json:"prompts"`
+	// Attention is the open attention items, the newest first: the
+	// agents that need a person (the page's Needs you list).
+	Attention []Attention `json:"attention"`
 	// Machines are the account's machines, this one included, when it is
 	// signed in: agents on an offline machine are shown dimmed.
 	Machines []Machine `json:"machines,omitempty"`
@@ -183,6 +189,24 @@ type Teammate struct {
 	State     string    `json:"state"`           // working, waiting or idle
 	Since     time.Time `json:"since"`
 	Started   time.Time `json:"started"`
+}
+
+// Attention is an open attention item: an agent needs a person, for
+// Text, since Opened. Kind is api.AttentionKind's (permission, question,
+// gate, no-report, failed, paused, run-done); the page names it from its
+// catalogue. Text, Command and Options are the agent's words.
+type Attention struct {
+	ID      string    `json:"id"`
+	Kind    string    `json:"kind"`
+	Pane    string    `json:"pane"`              // %7, on Machine
+	Machine string    `json:"machine,omitempty"` // "" on this machine
+	Name    string    `json:"name,omitempty"`
+	Agent   string    `json:"agent,omitempty"`
+	Text    string    `json:"text"`
+	Command string    `json:"command,omitempty"`
+	Options []string  `json:"options,omitempty"`
+	Gate    string    `json:"gate,omitempty"`
+	Opened  time.Time `json:"opened"`
 }
 
 // Gate is an open decision gate: a question an agent asked a person.

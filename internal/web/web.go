@@ -169,6 +169,7 @@ var webTable = func() []webRoute {
 			webRoute{"POST", pre + "/api/release", authz.Release, authz.WebSession, (*Server).serveRelease},
 			webRoute{"POST", pre + "/api/gates/answer", authz.AnswerGate, authz.WebSession, (*Server).serveAnswer},
 			webRoute{"POST", pre + "/api/prompts/answer", authz.AnswerPrompt, authz.WebSession, (*Server).servePromptAnswer},
+			webRoute{"POST", pre + "/api/attention/dismiss", authz.Dismiss, authz.WebSession, (*Server).serveDismiss},
 		)
 	}
 	return append(t,
@@ -461,6 +462,9 @@ func normalize(snap Snapshot) Snapshot {
 			snap.Prompts[i].Options = []string{}
 		}
 	}
+	if snap.Attention == nil {
+		snap.Attention = []Attention{}
+	}
 	for i := range snap.Gates {
 		if snap.Gates[i].Options == nil {
 			snap.Gates[i].Options = []string{}
@@ -618,6 +622,18 @@ func (s *Server) servePromptAnswer(w http.ResponseWriter, r *http.Request) {
 			return err
 		}
 		return s.cfg.Backend.AnswerPrompt(ctx, b.ID, b.Option)
+	})
+}
+
+func (s *Server) serveDismiss(w http.ResponseWriter, r *http.Request) {
+	var b struct {
+		ID string `json:"id"`
+	}
+	s.action(w, r, &b, func(ctx context.Context) error {
+		if err := required("id", b.ID); err != nil {
+			return err
+		}
+		return s.cfg.Backend.DismissAttention(ctx, b.ID)
 	})
 }
 

@@ -16,6 +16,7 @@ const (
 	dirRun    directiveKind = iota // run: CMD, as a Bash tool call
 	dirSleep                       // sleep: DURATION
 	dirAsk                         // ask: QUESTION, answered by the next submitted line
+	dirPermit                      // permit: CMD, a Bash call that asks a person's leave first
 	dirAnswer                      // answer: TEXT, the turn's last answer
 	dirBad                         // a known key with a value that cannot be used
 )
@@ -59,6 +60,8 @@ func parseTask(text string) task {
 				continue
 			}
 			t.directives = append(t.directives, directive{kind: dirSleep, value: value, dur: d})
+		case "permit":
+			t.directives = append(t.directives, directive{kind: dirPermit, value: value})
 		case "ask":
 			t.directives = append(t.directives, directive{kind: dirAsk, value: value})
 		case "answer":

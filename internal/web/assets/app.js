@@ -101,6 +101,8 @@ const S = {
   completedOpen: {},    // Completed (N) groups the person opened
   menu: null,           // the key of the sidebar row whose menu is open
   seenGates: null,      // gate ids already notified
+  seenNeeds: null,      // attention item ids already notified
+  askNotify: false,     // the Needs you list asks, once, to notify
   drag: null,           // the drag under way; snapshots wait for its end
   pressed: 0,           // when a pointer went down; snapshots wait for its click
   pending: false,
@@ -166,6 +168,9 @@ function buildModel(snap) {
     if (!gatesOf.has(g.pane)) gatesOf.set(g.pane, []);
     gatesOf.get(g.pane).push(g);
   }
+  // The open attention items by their agent's key (the newest of each).
+  const needsOf = new Map();
+  for (const n of [...(snap.attention || [])].reverse()) needsOf.set(isLocal(n.machine) ? n.pane : `${n.machine}/${n.pane}`, n);
   const sessionName = new Map(snap.sessions.map((s) => [s.id, s.name]));
   const windowOf = new Map();
   for (const s of snap.sessions) for (const w of s.windows) windowOf.set(w.id, { session: s, window: w });
@@ -191,7 +196,7 @@ function buildModel(snap) {
     if (!shellKids.has(pk)) shellKids.set(pk, []);
     shellKids.get(pk).push(a);
   }
-  const model = { byKey, children, orphan, roots, rootOf, parentOf, gatesOf, sessionName, windowOf, agentsIn, others, paneAt, shellKids };
+  const model = { byKey, children, orphan, roots, rootOf, parentOf, gatesOf, needsOf, sessionName, windowOf, agentsIn, others, paneAt, shellKids };
   model.homeOf = homeOf.bind(null, model, new Map());
   return model;
 }
@@ -572,6 +577,81 @@ function notifyGates() {
   }
 }
 
+// ---- Needs you ------------------------------------------------------------
+// The attention items (issue 34): the agents that need a person, the
+// newest first, each with its age; the page's title counts them; a new
+// one notifies while the page is hidden (asked once, with the reason).
+
+// The page's own title (index.html's), shown when no one needs you.
+const pageTitle = document.title;
+
+function needsMark(a) {
+  return S.m.needsOf.has(keyOf(a)) ? el('span.needs-mark', { title: t('attn.mark'), text: '!' }) : null;
+}
+
+function dismissItem(n) {
+  post('api/attention/dismiss', { id: n.id }).then((ok) => ok && toast(t('toast.dismissed')));
+}
+
+function needRow(n) {
+  const a = S.m.byKey.get(isLocal(n.machine) ? n.pane : `${n.machine}/${n.pane}`);
+  const name = n.name || (a && a.name) || n.pane;
+  return el('div.need', { dataset: { attention: n.id, kind: n.kind } },
+    el('span.needs-mark', { text: '!' }),
+    el('b', { text: t(`attn.${n.kind}`, { name }) }),
+    n.command || n.text ? el('span.need-text', { text: n.command || n.text }) : null,
+    n.options && n.options.length ? el('span.muted', { text: n.options.join(' · ') }) : null,
+    el('span.muted', null, since(n.opened)),
+    a && !cannotOpen(a) ? el('button.small-btn.open', { type: 'button', text: t('attn.open'), title: t('attn.openTitle'),
+      on: { click: (e) => { e.stopPropagation(); openAgent(agentNow(a)); } } }) : null,
+    // A gate's item closes with its answer (the banner's buttons).
+    n.kind === 'gate' ? null : el('button.small-btn.dismiss', { type: 'button', text: t('attn.dismiss'), title: t('attn.dismissTitle'),
+      on: { click: (e) => { e.stopPropagation(); dismissItem(n); } } }));
+}
+
+function renderNeeds() {
+  const items = S.snap.attention || [];
+  const box = $('#needs');
+  patch(box, el('div', null,
+    items.length ? el('div.needs-head', { text: t('attn.title', { n: items.length }) }) : null,
+    S.askNotify ? el('div.need-ask', null, el('span', { text: t('attn.askWhy') }),
+      el('button.small-btn.allow', { type: 'button', text: t('attn.askAllow'), on: { click: () => askedNotify(true) } }),
+      el('button.small-btn', { type: 'button', text: t('attn.askLater'), on: { click: () => askedNotify(false) } })) : null,
+    items.map(needRow)));
+  box.hidden = items.length === 0 && !S.askNotify;
+  document.title = items.length ? t('attn.pageTitle', { n: items.length }) : pageTitle;
+}
+
+// askedNotify is the person's answer to the Needs you list's one ask.
+function askedNotify(allow) {
+  S.askNotify = false;
+  try { localStorage.setItem('st.notifyAsked', '1'); } catch { /* private mode */ }
+  if (allow) Promise.resolve(Notification.requestPermission()).then(() => { setupNotify(); render(); }, render);
+  else render();
+}
+
+function notifyNeeds() {
+  const items = S.snap.attention || [];
+  if (S.seenNeeds === null) { S.seenNeeds = new Set(items.map((n) => n.id)); return; } // on screen at load
+  const fresh = items.filter((n) => !S.seenNeeds.has(n.id));
+  for (const n of fresh) S.seenNeeds.add(n.id);
+  if (!fresh.length || !('Notification' in window)) return;
+  let asked = false;
+  try { asked = localStorage.getItem('st.notifyAsked') === '1'; } catch { /* private mode */ }
+  if (Notification.permission === 'default' && !asked) S.askNotify = true;
+  if (Notification.permission !== 'granted' || !document.hidden) return;
+  for (const n of fresh) {
+    if (n.kind === 'gate') continue; // notifyGates has it, with its options
+    const a = S.m.byKey.get(isLocal(n.machine) ? n.pane : `${n.machine}/${n.pane}`);
+    try {
+      const note = new Notification(t(`attn.${n.kind}`, { name: n.name || (a && a.name) || n.pane }), {
+        body: n.command || n.text || '', tag: `st-attn-${n.id}`,
+      });
+      note.onclick = () => { window.focus(); if (a) openAgent(agentNow(a)); note.close(); };
+    } catch { /* some browsers allow notifications only from a service worker */ }
+  }
+}
+
 function setupNotify() {
   const b = $('#notify-btn');
   b.replaceChildren(icon('bell'));
@@ -599,6 +679,7 @@ function agentRow(a, opts = {}) {
   kindIcon(a.kind),
   el('span.name', { text: a.name }),
   S.m.gatesOf.has(a.pane) && isLocal(a.machine) ? el('span.gate-mark', { title: t('row.asks'), text: '?' }) : null,
+  needsMark(a),
   el('span.spacer'),
   a.state ? stateText(a, true) : null,
   mayRelease(a) ? rowMenuButton(a) : null,
@@ -881,8 +962,8 @@ function graphCard(a) {
   const team = teamSize(a);
   const gates = isLocal(a.machine) ? (m.gatesOf.get(a.pane) || []) : [];
   const worker = mayRelease(a);
-  const c = el('div.gcard.agent-card', { class: `gcard agent-card${offline(a) ? ' offline' : ''}${working ? ' working' : ''}${isOpen(a) ? ' lit' : ''}${m.orphan(a) ? ' orphan' : ''}` },
-    el('div.gc-head', null, kindIcon(a.kind), el('span.gc-name', { text: a.name }), dot(a.state)),
+  const c = el('div.gcard.agent-card', { class: `gcard agent-card${offline(a) ? ' offline' : ''}${working ? ' working' : ''}${isOpen(a) ? ' lit' : ''}${m.orphan(a) ? ' orphan' : ''}${m.needsOf.has(keyOf(a)) ? ' needs' : ''}` },
+    el('div.gc-head', null, kindIcon(a.kind), el('span.gc-name', { text: a.name }), needsMark(a), dot(a.state)),
     el('div.gc-role', null, el('span.badge', { text: roleLabel(a) }),
       team ? el('span.team-of', { text: t('team.of', { n: team }) }) : null,
       matesText(a),
@@ -995,7 +1076,7 @@ function graphTree(a) {
   return {
     a, key: `a:${keyOf(a)}`, w: G.w, kind: 'agent', make: () => graphCard(a),
     // Everything graphCard reads (its clicks too: they hold a).
-    sig: JSON.stringify([a, gates, roleLabel(a), isOpen(a), m.orphan(a), offline(a), cannotOpen(a), machineName(a.machine)]),
+    sig: JSON.stringify([a, gates, m.needsOf.get(keyOf(a)), roleLabel(a), isOpen(a), m.orphan(a), offline(a), cannotOpen(a), machineName(a.machine)]),
     kids: [
       ...m.children(a).map(graphTree),
       ...mates(a).map((tm) => ({ key: `m:${mateKey(a, tm)}`, sig: JSON.stringify([tm, lead, asidePath(a, tm, 'teammate')]),
@@ -1167,8 +1248,8 @@ function setGraph(open, home) {
 function chartCard(a, depth, line) {
   const gates = isLocal(a.machine) ? (S.m.gatesOf.get(a.pane) || []) : [];
   const team = teamSize(a);
-  const c = el('div.ccard.agent-card', { class: `ccard agent-card${offline(a) ? ' offline' : ''}${a.state === 'working' ? ' working' : ''}`, dataset: { agent: keyOf(a) } },
-    el('div.gc-head', null, kindIcon(a.kind), el('span.gc-name', { text: a.name }),
+  const c = el('div.ccard.agent-card', { class: `ccard agent-card${offline(a) ? ' offline' : ''}${a.state === 'working' ? ' working' : ''}${S.m.needsOf.has(keyOf(a)) ? ' needs' : ''}`, dataset: { agent: keyOf(a) } },
+    el('div.gc-head', null, kindIcon(a.kind), el('span.gc-name', { text: a.name }), needsMark(a),
       team ? el('span.team-of', { text: t('team.of', { n: team }) }) : null, matesText(a),
       el('span.spacer'), dot(a.state)),
     el('div.gc-role', null, el('span.badge', { text: roleLabel(a) }), ' ', stateText(a),
@@ -1400,6 +1481,7 @@ function render() {
 function drawAll() {
   $('#machine').textContent = S.snap.machine || '';
   $('#term-title').textContent = termTitle();
+  renderNeeds();
   renderGates();
   renderSidebar();
   renderTermCard();
@@ -1414,6 +1496,7 @@ function onSnapshot(snap) {
   S.snap = snap;
   S.m = buildModel(snap);
   notifyGates();
+  notifyNeeds();
   if (!S.open && !S.triedHash) {
     S.triedHash = true;
     const h = new URLSearchParams(location.hash.slice(1));
@@ -1458,7 +1541,7 @@ function setConn(state, text) {
 function applyPatch(snap, p) {
   const s = { ...snap, agents: [...snap.agents] };
   for (const [i, a] of Object.entries(p.agents || {})) s.agents[Number(i)] = a;
-  for (const k of ['machine', 'sessions', 'gates', 'machines', 'prompts']) if (k in p) s[k] = p[k];
+  for (const k of ['machine', 'sessions', 'gates', 'machines', 'attention', 'prompts']) if (k in p) s[k] = p[k];
   return s;
 }
 

@@ -172,6 +172,17 @@ func (b *Backend) AnswerPrompt(ctx context.Context, id, option string) error {
 	return nil
 }
 
+// DismissAttention closes the item.
+func (b *Backend) DismissAttention(ctx context.Context, id string) error {
+	if err := b.record("DismissAttention", id); err != nil {
+		return err
+	}
+	b.Update(func(s *web.Snapshot) {
+		s.Attention = slices.DeleteFunc(s.Attention, func(a web.Attention) bool { return a.ID == id })
+	})
+	return nil
+}
+
 func clone(s web.Snapshot) web.Snapshot {
 	c := s
 	c.Sessions = slices.Clone(s.Sessions)
@@ -186,6 +197,7 @@ func clone(s web.Snapshot) web.Snapshot {
 		c.Agents[i].Subagents = slices.Clone(c.Agents[i].Subagents)
 		c.Agents[i].Teammates = slices.Clone(c.Agents[i].Teammates)
 	}
+	c.Attention = slices.Clone(s.Attention)
 	c.Gates = slices.Clone(s.Gates)
 	for i := range c.Gates {
 		c.Gates[i].Options = slices.Clone(c.Gates[i].Options)
