@@ -60,7 +60,8 @@ func TestRealPermissionPromptInBrowser(t *testing.T) {
 	// Claude's own dialog is on its screen meanwhile, and clicks button.
 	answer := func(what, button, dialog string) {
 		t.Helper()
-		sel := `[...document.querySelectorAll("#gates [data-prompt]")].find(e => e.innerText.includes(` + jsString(what) + `))`
+		// Its attention item in the Needs you list, with the answers.
+		sel := `[...document.querySelectorAll("#needs [data-prompt]")].find(e => e.innerText.includes(` + jsString(what) + `))`
 		waitJS(t, ctx, sel+` !== undefined`, 90*time.Second)
 		r.waitScreen(pane, regexp.QuoteMeta(dialog), 30*time.Second)
 		do(t, ctx, chromedp.Evaluate[chromedp.Void](`[...(`+sel+`).querySelectorAll("button.opt")].find(b => b.innerText === `+jsString(button)+`).click()`))

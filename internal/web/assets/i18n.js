@@ -135,6 +135,7 @@ export const CATALOGUE = {
     'prompt.deny': 'Deny',
     'prompt.open': 'Open window',
     'prompt.openTitle': 'The same question waits in the agent\'s window: answer it there instead',
+    'prompt.inWindow': 'Answer it in its window',
 
     'attn.title': 'Needs you ({n})',
     'attn.pageTitle': '({n}) st · needs you',
@@ -297,6 +298,7 @@ export const CATALOGUE = {
     'prompt.deny': '거부',
     'prompt.open': '창 열기',
     'prompt.openTitle': '같은 질문이 에이전트의 창에서도 기다립니다: 거기서 답해도 됩니다',
+    'prompt.inWindow': '에이전트의 창에서 답하세요',
 
     'attn.title': '확인 필요 ({n})',
     'attn.pageTitle': '({n}) st · 확인 필요',
