@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -27,34 +28,11 @@ import (
 // that answer. With st down the hook answers nothing at once, and Claude's
 // own dialog decides, answered in the window as before st.
 func TestRealPermissionPromptInBrowser(t *testing.T) {
-	r := newRealEnv(t)
-	claude, _ := realagent.Binaries(t)
-	fake := fakemodel.Start(t)
-	work, chome := r.work, filepath.Join(r.dir, "c")
-	cenv := realagent.ClaudeHome(t, chome, fake.URL(), work)
-	r.extra = append([]string{"ST_CLAUDE_BIN=" + claude}, cenv...)
-	r.start(cenv...)
-	r.st("hooks", "install")
-	out, err := r.tm.Run("new-window", "-d", "-P", "-F", "#{pane_id}", "-t", "main:", "-c", work, "-n", "asker",
-		claude, "--permission-mode", "default")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pane := strings.TrimSpace(out)
-	r.waitScreen(pane, "(?m)^❯\u00a0", 60*time.Second)
-
-	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/\S*token=\S+`).FindString(r.webURL())
-	if url == "" {
-		t.Fatal("st web printed no URL with its token")
-	}
-	ctx := newBrowser(t, 1440, 900)
-	do(t, ctx, chromedp.Navigate(url))
-	waitJS(t, ctx, `document.querySelector("#sidebar .sess") !== null`, 30*time.Second)
+	r, fake, pane, ctx := claudeAsker(t)
+	work := r.work
 
 	// One turn: three tool calls, each stopped at Claude's dialog.
-	r.tm.Run("send-keys", "-t", pane, "-l", "RUN: echo allowed > allowed.txt RUN: echo denied > denied.txt ASK: Pick one please SAY: all three answered")
-	time.Sleep(300 * time.Millisecond) // Claude drops an Enter that follows typed text at once (reference §3.5)
-	r.tm.Run("send-keys", "-t", pane, "Enter")
+	r.typeLine(pane, "RUN: echo allowed > allowed.txt RUN: echo denied > denied.txt ASK: Pick one please SAY: all three answered")
 
 	// answer waits for the page's prompt that shows what, checks that
 	// Claude's own dialog is on its screen meanwhile, and clicks button.
@@ -99,21 +77,77 @@ func TestRealPermissionPromptInBrowser(t *testing.T) {
 		t.Errorf("the pane does not say the hook answered:\n%s", s)
 	}
 
-	// st down: the hook answers nothing, and Claude's own dialog is
-	// answered in the window.
-	r.st("down")
-	r.tm.Run("send-keys", "-t", pane, "-l", "RUN: echo by-hand > by-hand.txt SAY: done by hand")
-	time.Sleep(300 * time.Millisecond)
-	r.tm.Run("send-keys", "-t", pane, "Enter")
-	r.waitScreen(pane, "Do you want to proceed", 90*time.Second)
-	r.tm.Run("send-keys", "-t", pane, "1")
-	testutil.WaitFor(t, 60*time.Second, func() (bool, string) {
-		_, err := os.Stat(filepath.Join(work, "by-hand.txt"))
-		return err == nil, "the command answered in the window never ran:\n" + r.capture(pane)
-	})
+	r.answeredInWindow(pane)
 }
 
 // jsString is s as a JavaScript string literal.
 func jsString(s string) string {
 	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`, "\n", `\n`).Replace(s) + "'"
+}
+
+// claudeAsker is the real daemon with st's hooks installed, a real Claude
+// in its default permission mode in a window of its own (its pane), the
+// fake model it asks, and a browser on st's web UI.
+func claudeAsker(t *testing.T) (*realEnv, *fakemodel.Server, string, context.Context) {
+	r := newRealEnv(t)
+	claude, _ := realagent.Binaries(t)
+	fake := fakemodel.Start(t)
+	work, chome := r.work, filepath.Join(r.dir, "c")
+	cenv := realagent.ClaudeHome(t, chome, fake.URL(), work)
+	r.extra = append([]string{"ST_CLAUDE_BIN=" + claude}, cenv...)
+	r.start(cenv...)
+	r.st("hooks", "install")
+	out, err := r.tm.Run("new-window", "-d", "-P", "-F", "#{pane_id}", "-t", "main:", "-c", work, "-n", "asker",
+		claude, "--permission-mode", "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pane := strings.TrimSpace(out)
+	r.waitScreen(pane, "(?m)^❯\u00a0", 60*time.Second)
+
+	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/\S*token=\S+`).FindString(r.webURL())
+	if url == "" {
+		t.Fatal("st web printed no URL with its token")
+	}
+	ctx := newBrowser(t, 1440, 900)
+	do(t, ctx, chromedp.Navigate(url))
+	waitJS(t, ctx, `document.querySelector("#sidebar .sess") !== null`, 30*time.Second)
+
+	return r, fake, pane, ctx
+}
+
+// answeredInWindow stops st and has Claude in pane ask again: the hook
+// answers nothing at once, and a person answers Claude's own dialog in
+// the window.
+func (r *realEnv) answeredInWindow(pane string) {
+	t := r.t
+	t.Helper()
+	// st down: the hook answers nothing, and Claude's own dialog is
+	// answered in the window.
+	r.st("down")
+	r.typeLine(pane, "RUN: echo by-hand > by-hand.txt SAY: done by hand")
+	r.waitScreen(pane, "Do you want to proceed", 90*time.Second)
+	// The person presses 1 while the dialog is up: Claude drops a key
+	// pressed the instant its dialog is drawn, so again if it stays.
+	var pressed time.Time
+	testutil.WaitFor(t, 60*time.Second, func() (bool, string) {
+		if _, err := os.Stat(filepath.Join(r.work, "by-hand.txt")); err == nil {
+			return true, ""
+		}
+		if time.Since(pressed) > 700*time.Millisecond && strings.Contains(r.capture(pane), "Do you want to proceed") {
+			r.tm.Run("send-keys", "-t", pane, "1")
+			pressed = time.Now()
+		}
+		return false, "the command answered in the window never ran:\n" + r.capture(pane)
+	})
+}
+
+// typeLine types line into Claude's box in pane and submits it once the
+// box shows it (an Enter right behind the text may be dropped: reference
+// §3.5).
+func (r *realEnv) typeLine(pane, line string) {
+	r.t.Helper()
+	r.tm.Run("send-keys", "-t", pane, "-l", line)
+	r.waitScreen(pane, regexp.QuoteMeta("❯\u00a0"+line[:20]), 30*time.Second)
+	r.tm.Run("send-keys", "-t", pane, "Enter")
 }
