@@ -56,6 +56,7 @@ var Claude = &Kind{
 		FileTools:  map[string]string{"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"},
 		QuietEnds:  true,
 		BeforeTool: "PreToolUse",
+		Answers:    "PermissionRequest",
 		Refusal:    "claude-json",
 		SessionID:  uuidRE,
 		Resumed:    func(argv []string) string { return resumeFlag(uuidRE, argv, true) },

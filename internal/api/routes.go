@@ -38,6 +38,11 @@ const (
 	RouteGateList      = "/v1/gate/list"     // IDRequest -> []Gate
 	RouteGateWithdraw  = "/v1/gate/withdraw" // GateRequest -> Gate
 	RouteHook          = "/v1/hook"          // HookRequest -> HookResponse
+	// RoutePromptWait is a hook's: it opens a permission prompt for its
+	// pane and waits for a person's answer, up to st's deadline.
+	RoutePromptWait   = "/v1/prompt/wait"   // HookRequest -> PromptDecision
+	RoutePromptAnswer = "/v1/prompt/answer" // PromptAnswerRequest -> Prompt
+	RoutePromptList   = "/v1/prompt/list"   // IDRequest -> []Prompt
 	// The attention items (issue 34): AttentionRequest -> AttentionList,
 	// and for a dismissal -> Attention.
 	RouteAttention        = "/v1/attention"

@@ -103,7 +103,7 @@ func actionNames() map[authz.Action]string {
 		authz.Send: "Send", authz.Adopt: "Adopt", authz.Offer: "Offer", authz.Withdraw: "Withdraw", authz.Stop: "Stop",
 		authz.Release: "Release", authz.Rename: "Rename", authz.ReadScreen: "ReadScreen", authz.Merge: "Merge",
 		authz.CancelTask: "CancelTask", authz.OpenTerminal: "OpenTerminal", authz.TypeTerminal: "TypeTerminal",
-		authz.AskGate: "AskGate", authz.AnswerGate: "AnswerGate", authz.WithdrawGate: "WithdrawGate", authz.Dismiss: "Dismiss", authz.Report: "Report", authz.Hook: "Hook",
+		authz.AskGate: "AskGate", authz.AnswerGate: "AnswerGate", authz.AnswerPrompt: "AnswerPrompt", authz.WithdrawGate: "WithdrawGate", authz.Dismiss: "Dismiss", authz.Report: "Report", authz.Hook: "Hook",
 		authz.AcceptRemoteOn: "AcceptRemoteOn", authz.AcceptRemoteOff: "AcceptRemoteOff", authz.SeeWebToken: "SeeWebToken",
 		authz.PruneRuns: "PruneRuns", authz.ChangeSetup: "ChangeSetup", authz.StopST: "StopST", authz.SeeAgents: "SeeAgents",
 		authz.Watch: "Watch", authz.Reparent: "Reparent", authz.FindCoordinator: "FindCoordinator",

@@ -215,6 +215,25 @@ func (c *Client) Hook(ctx context.Context, req api.HookRequest) (*api.HookRespon
 	return &r, c.Call(ctx, api.RouteHook, req, &r)
 }
 
+// WaitPrompt opens a permission prompt for a hook event and waits for a
+// person's answer, up to st's deadline (a permission hook's).
+func (c *Client) WaitPrompt(ctx context.Context, req api.HookRequest) (*api.PromptDecision, error) {
+	var r api.PromptDecision
+	return &r, c.Call(ctx, api.RoutePromptWait, req, &r)
+}
+
+// AnswerPrompt answers an open permission prompt (a person's).
+func (c *Client) AnswerPrompt(ctx context.Context, req api.PromptAnswerRequest) (*api.Prompt, error) {
+	var r api.Prompt
+	return &r, c.Call(ctx, api.RoutePromptAnswer, req, &r)
+}
+
+// Prompts lists the open permission prompts.
+func (c *Client) Prompts(ctx context.Context) ([]api.Prompt, error) {
+	var r []api.Prompt
+	return r, c.Call(ctx, api.RoutePromptList, api.IDRequest{}, &r)
+}
+
 // GuardServer is what the guard reads of the tmux server on socket, when
 // that is st's own.
 func (c *Client) GuardServer(ctx context.Context, pane, socket string) (*api.GuardServer, error) {

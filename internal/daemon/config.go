@@ -57,6 +57,11 @@ type Config struct {
 	// runs any command its task names), which st otherwise starts only
 	// for a person (ST_AGENTS_START_SIM=1; internal/authz).
 	AgentsStartSim bool `toml:"agents_start_sim"`
+	// PermissionWait is how long an agent's permission hook waits for a
+	// person's answer from the web UI or a push before it leaves the
+	// answer to the agent's own dialog (5m unless set, at most 1h;
+	// ST_PERMISSION_WAIT; docs/permission-prompts.md).
+	PermissionWait Duration `toml:"permission_wait"`
 	// Attention is [attention]: which attention items push, and how
 	// quietly (attnpush.go).
 	Attention AttentionConfig `toml:"attention"`
@@ -197,7 +202,7 @@ func (c *Config) durations(getenv func(string) string) error {
 	for _, d := range []struct {
 		env string
 		to  *Duration
-	}{{"ST_HEARTBEAT", &c.Heartbeat}, {"ST_PEER_RETRY", &c.PeerRetry}} {
+	}{{"ST_HEARTBEAT", &c.Heartbeat}, {"ST_PEER_RETRY", &c.PeerRetry}, {"ST_PERMISSION_WAIT", &c.PermissionWait}} {
 		if v := getenv(d.env); v != "" {
 			x, err := time.ParseDuration(v)
 			if err != nil || x <= 0 {

@@ -30,6 +30,7 @@ var settings = map[string]string{
 	"peer_retry":       `a duration above zero in quotes, such as "1m"`,
 	"agents_start_sim": "true or false",
 	"attention":        `a table, [attention], of push = ["permission", "question"] (the kinds that push), quiet_front = true, summary = 3, summary_window = "30s"`,
+	"permission_wait":  `a duration above zero in quotes, such as "5m" (at most an hour)`,
 }
 
 // settingNames are the settings, in order, for a Try line.

@@ -127,6 +127,11 @@ var socketRoutes = []route{
 	{path: api.RouteGateList, action: authz.ReadState, h: (*server).gateList},
 	{path: api.RouteGateAnswer, action: authz.AnswerGate, h: (*server).gateAnswer},
 	{path: api.RouteGateWithdraw, action: authz.WithdrawGate, h: mgrCall((*orch.Manager).WithdrawGate)},
+	// The permission prompts (docs/permission-prompts.md): a hook waits
+	// for a person's answer, which only a person gives.
+	{path: api.RoutePromptWait, action: authz.Hook, h: (*server).promptWait},
+	{path: api.RoutePromptList, action: authz.ReadState, h: (*server).promptList},
+	{path: api.RoutePromptAnswer, action: authz.AnswerPrompt, h: (*server).promptAnswer},
 	{path: api.RouteAttention, action: authz.ReadState, h: mgrCall((*orch.Manager).Attention)},
 	{path: api.RouteAttentionWait, action: authz.ReadState, h: mgrCall((*orch.Manager).WaitAttention)},
 	{path: api.RouteAttentionDismiss, action: authz.Dismiss, h: mgrCall((*orch.Manager).DismissAttention)},
@@ -235,7 +240,7 @@ func (s *server) mount(mux *http.ServeMux, rt route) {
 				may("")
 			}
 			v, err := rt.h(s, r.Context(), r, body)
-			if rt.path != api.RouteHook {
+			if rt.path != api.RouteHook && rt.path != api.RoutePromptWait {
 				// What st answers is on disk (a hook's own change already is).
 				s.mgr.Sync()
 			}

@@ -197,6 +197,10 @@ func serveWeb(ctx context.Context, home string, cfg Config, ws webSecret, tm *tm
 		AnswerPush: func(ctx context.Context, tok string) error {
 			_, err := mgr.AnswerGateByToken(ctx, tok)
 			return err
+		},
+		AnswerPushPrompt: func(ctx context.Context, tok string) error {
+			_, err := mgr.AnswerPromptByToken(ctx, tok)
+			return err
 		}})
 	hs := &http.Server{Handler: h}
 	go hs.Serve(ln)
@@ -301,6 +305,10 @@ func (b *webBackend) Snapshot(ctx context.Context) (web.Snapshot, error) {
 	for _, g := range b.mgr.Gates(ctx, false) {
 		snap.Gates = append(snap.Gates, web.Gate{ID: g.ID, Question: g.Question, Options: g.Options, Pane: g.Pane, Asked: g.Asked})
 	}
+	for _, p := range b.mgr.Prompts() {
+		snap.Prompts = append(snap.Prompts, web.Prompt{ID: p.ID, Pane: p.Pane, Agent: p.Agent, Tool: p.Tool, Command: p.Command,
+			Question: p.Question, Options: p.Options, Opened: p.Opened, Deadline: p.Deadline})
+	}
 	if l, err := b.mgr.Attention(ctx, api.AttentionRequest{}); err == nil {
 		for _, a := range l.Items {
 			wa := web.Attention{ID: a.ID, Kind: string(a.Kind), Pane: a.Pane, Machine: a.Machine, Name: a.Name, Agent: a.Agent,
@@ -352,6 +360,11 @@ func webAside(a api.GraphAgent, where map[string]tmux.Pane) ([]web.Subagent, []w
 
 func (b *webBackend) Release(ctx context.Context, workerPane string) error {
 	_, err := b.mgr.Release(ctx, api.IDRequest{ID: workerPane})
+	return err
+}
+
+func (b *webBackend) AnswerPrompt(ctx context.Context, promptID, option string) error {
+	_, err := b.mgr.AnswerPrompt(ctx, api.PromptAnswerRequest{ID: promptID, Option: option, By: "web"})
 	return err
 }
 

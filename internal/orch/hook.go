@@ -53,6 +53,9 @@ func (m *Manager) HookFrom(ctx context.Context, req api.HookRequest, from HookOr
 		// conversation, takes a worker's relations to its pane.
 		m.followMovedAgent(ctx, req.Pane, ev.SessionID)
 	}
+	if m.prompts.movedOn(req.Pane, ev) {
+		m.notify()
+	}
 	var deny string
 	m.settleIfChanged(func(c *change) {
 		hf := m.facts.event(req.Pane, ad.Name, ev, (*agent.Teammate)(req.Teammate), m.workerAtLocked)

@@ -28,6 +28,9 @@ type Config struct {
 	// OnGate is called (in the background) when a gate opens: the
 	// daemon sends it to the user's push target.
 	OnGate func(api.Gate)
+	// OnPrompt is called (in the background) when a permission prompt
+	// opens (prompt.go), for the views of it: the push, the attention list.
+	OnPrompt func(api.Prompt)
 	// OnAttention is called (in the background) when an attention item
 	// opens (attention.go): the daemon pushes it, by its quiet rules.
 	OnAttention func(api.Attention)
@@ -55,7 +58,8 @@ type Config struct {
 //   - the registry (registry.go, chain.go): runs, workers, names, the
 //     moves to tell other machines; its lock is m.mu;
 //   - paneFacts (facts.go, agentteam.go): what hooks told of each pane;
-//   - gateBook (gate.go): the gates;
+//   - gateBook (gate.go): the gates; promptBook (prompt.go): the
+//     permission prompts whose hooks wait for a person (its lock alone);
 //   - restorer (restorer.go): the tmux server's picture and its restore;
 //   - the noticer (notice.go): the lines waiting to be typed;
 //   - the attention items (attention.go): a book of their own, changed
@@ -84,6 +88,7 @@ type Manager struct {
 	registry
 	facts   *paneFacts
 	gates   *gateBook
+	prompts *promptBook
 	rest    *restorer
 	notices *noticer
 	// attn is the attention items (attention.go, internal/attention).
@@ -117,6 +122,7 @@ func NewManager(ctx context.Context, cfg Config) (*Manager, error) {
 	m.saver = newSaver(m.runPath, m.logf)
 	m.facts = newPaneFacts(cfg.Now, m.logf)
 	m.gates = newGateBook(cfg.Home, cfg.Now, m.logf)
+	m.prompts = newPromptBook(cfg.Now)
 	m.rest = newRestorer(cfg.Home)
 	m.notices = newNoticer(m)
 	m.attn = attention.New(filepath.Join(cfg.Home, "attention.json"), cfg.Now, m.logf)

@@ -49,6 +49,7 @@ type patch struct {
 	Sessions json.RawMessage         `json:"sessions,omitempty"`
 	Gates    json.RawMessage         `json:"gates,omitempty"`
 	Machines json.RawMessage         `json:"machines,omitempty"`
+	Prompts  json.RawMessage         `json:"prompts,omitempty"`
 	// Attention is the open attention items.
 	Attention json.RawMessage `json:"attention,omitempty"`
 }
@@ -58,8 +59,9 @@ type patch struct {
 type shown struct {
 	keys   []string
 	agents []json.RawMessage
-	// machine, sessions, gates, machines and attention, in patch's order.
-	parts [5]json.RawMessage
+	// machine, sessions, gates, machines, attention and prompts, in
+	// patch's order.
+	parts [6]json.RawMessage
 }
 
 func encodeShown(s Snapshot) (shown, error) {
@@ -71,7 +73,7 @@ func encodeShown(s Snapshot) (shown, error) {
 			return shown{}, err
 		}
 	}
-	for i, v := range []any{s.Machine, s.Sessions, s.Gates, s.Machines, s.Attention} {
+	for i, v := range []any{s.Machine, s.Sessions, s.Gates, s.Machines, s.Attention, s.Prompts} {
 		if sh.parts[i], err = json.Marshal(v); err != nil {
 			return shown{}, err
 		}
@@ -101,7 +103,7 @@ func diff(old *shown, now shown) (p *patch, whole bool) {
 			changed = true
 		}
 	}
-	fields := []*json.RawMessage{&p.Machine, &p.Sessions, &p.Gates, &p.Machines, &p.Attention}
+	fields := []*json.RawMessage{&p.Machine, &p.Sessions, &p.Gates, &p.Machines, &p.Attention, &p.Prompts}
 	for i, f := range fields {
 		if !bytes.Equal(old.parts[i], now.parts[i]) {
 			*f = now.parts[i]

@@ -44,6 +44,9 @@ func differs(t *testing.T, fake *webtest.Backend, page web.Snapshot) string {
 	if s.Gates == nil {
 		s.Gates = []web.Gate{} // as the server sends it (normalize)
 	}
+	if s.Prompts == nil {
+		s.Prompts = []web.Prompt{}
+	}
 	if s.Attention == nil {
 		s.Attention = []web.Attention{}
 	}
@@ -91,6 +94,9 @@ func TestEventsSendWhatChanged(t *testing.T) {
 		}, "patch", []string{"agents:3", "agents:97", "sessions"}},
 		{"an agent gone", func(s *web.Snapshot) { s.Agents = slices.Delete(s.Agents, 10, 11) }, "snapshot", nil},
 		{"the last gate answered", func(s *web.Snapshot) { s.Gates = nil }, "patch", []string{"gates"}},
+		{"a permission prompt opened", func(s *web.Snapshot) {
+			s.Prompts = []web.Prompt{{ID: "prompt-1", Pane: "%3", Agent: "claude", Tool: "Bash", Command: "rm -rf build", Options: []string{}}}
+		}, "patch", []string{"prompts"}},
 	} {
 		fake.Update(c.change)
 		m := readEvent(ctx, t, conn)
@@ -102,7 +108,7 @@ func TestEventsSendWhatChanged(t *testing.T) {
 			for k := range m.Patch.Agents {
 				got = append(got, "agents:"+k)
 			}
-			for f, raw := range map[string]json.RawMessage{"machine": m.Patch.Machine, "sessions": m.Patch.Sessions, "gates": m.Patch.Gates, "machines": m.Patch.Machines, "attention": m.Patch.Attention} {
+			for f, raw := range map[string]json.RawMessage{"machine": m.Patch.Machine, "sessions": m.Patch.Sessions, "gates": m.Patch.Gates, "machines": m.Patch.Machines, "attention": m.Patch.Attention, "prompts": m.Patch.Prompts} {
 				if raw != nil {
 					got = append(got, f)
 				}

@@ -24,6 +24,10 @@ type Backend interface {
 	Release(ctx context.Context, workerPane string) error
 	// AnswerGate answers an open decision gate with one of its options.
 	AnswerGate(ctx context.Context, gateID, option string) error
+	// AnswerPrompt answers an agent's open permission prompt with one of
+	// its choices (allow, deny, or a question's option): its waiting
+	// hook takes it.
+	AnswerPrompt(ctx context.Context, promptID, option string) error
 	// DismissAttention closes an open attention item (issue 34) a
 	// person has seen to.
 	DismissAttention(ctx context.Context, id string) error
@@ -46,6 +50,9 @@ type Snapshot struct {
 	Agents []Agent `json:"agents"`
 	// Gates are the open decision gates.
 	Gates []Gate `json:"gates"`
+	// Prompts are the agents' permission prompts that st may answer
+	// through their hooks (Allow once / Deny, a question's options).
+	Prompts []Prompt `json:"prompts"`
 	// Attention is the open attention items, the newest first: the
 	// agents that need a person (the page's Needs you list).
 	Attention []Attention `json:"attention"`
@@ -209,4 +216,18 @@ type Gate struct {
 	Options  []string  `json:"options"`
 	Pane     string    `json:"pane"` // the asking agent
 	Asked    time.Time `json:"asked"`
+}
+
+// Prompt is an agent's open permission prompt that its hook waits to have
+// answered: a tool call (Command) or a question (Question, Options).
+type Prompt struct {
+	ID       string    `json:"id"`
+	Pane     string    `json:"pane"`
+	Agent    string    `json:"agent"`
+	Tool     string    `json:"tool"`
+	Command  string    `json:"command,omitempty"`
+	Question string    `json:"question,omitempty"`
+	Options  []string  `json:"options"`
+	Opened   time.Time `json:"opened"`
+	Deadline time.Time `json:"deadline"`
 }

@@ -533,6 +533,7 @@ type patchMsg struct {
 	Gates     json.RawMessage            `json:"gates"`
 	Machines  json.RawMessage            `json:"machines"`
 	Attention json.RawMessage            `json:"attention"`
+	Prompts   json.RawMessage            `json:"prompts"`
 }
 
 // apply is what the page does with a message: the snapshot it has after it.
@@ -560,7 +561,7 @@ func (m eventMsg) apply(t *testing.T, have web.Snapshot) web.Snapshot {
 	for _, f := range []struct {
 		raw json.RawMessage
 		to  any
-	}{{m.Patch.Machine, &s.Machine}, {m.Patch.Sessions, &s.Sessions}, {m.Patch.Gates, &s.Gates}, {m.Patch.Machines, &s.Machines}, {m.Patch.Attention, &s.Attention}} {
+	}{{m.Patch.Machine, &s.Machine}, {m.Patch.Sessions, &s.Sessions}, {m.Patch.Gates, &s.Gates}, {m.Patch.Machines, &s.Machines}, {m.Patch.Attention, &s.Attention}, {m.Patch.Prompts, &s.Prompts}} {
 		if f.raw != nil {
 			if err := json.Unmarshal(f.raw, f.to); err != nil {
 				t.Fatal(err)

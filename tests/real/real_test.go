@@ -82,6 +82,11 @@ func newRig(t testing.TB) *rig {
 		// its settings allow; a person who lets workers run chooses yolo
 		// (TestPermissionPromptWaits takes its default back).
 		"ST_GEMINI_PERMISSION_MODE=yolo",
+		// The rig's person answers in the agents' windows: st's permission
+		// hooks wait 2 s for an answer from the web UI (Codex draws its
+		// dialog only after the hook; TestRealCodexPromptAnsweredByAPerson
+		// waits longer).
+		"ST_PERMISSION_WAIT=2s",
 	)
 	t.Cleanup(func() {
 		// The daemon first: one that outlives its server restores it.

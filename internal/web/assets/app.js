@@ -519,10 +519,53 @@ function gateBox(g, withAsker) {
       el('button.opt', { type: 'button', text: o, on: { click: (e) => { e.stopPropagation(); answerGate(g, o, e.target); } } }))));
 }
 
+// ---- Permission prompts ------------------------------------------------
+// An agent's own permission dialog that st answers through its waiting
+// hook (docs/permission-prompts.md): Allow once / Deny for a tool call, a
+// question's options (and Deny) for Claude's AskUserQuestion. The dialog
+// stays in the agent's window meanwhile: Open goes there.
+
+function answerPrompt(p, option, label) {
+  const sel = `[data-prompt="${CSS.escape(p.id)}"] button.opt`;
+  for (const b of document.querySelectorAll(sel)) b.disabled = true;
+  post('api/prompts/answer', { id: p.id, option }).then((ok) => {
+    if (ok) toast(t('toast.answered', { option: label }));
+    else for (const b of document.querySelectorAll(sel)) b.disabled = false;
+  });
+}
+
+// promptAnswers are a prompt's buttons: Allow once / Deny, or a
+// question's options and Deny.
+function promptAnswers(p) {
+  const opt = (option, label) => el('button.opt', { type: 'button', text: label, dataset: { option },
+    on: { click: (e) => { e.stopPropagation(); answerPrompt(p, option, label); } } });
+  return el('span.gate-opts', null, p.question
+    ? [...p.options.map((o) => opt(o, o)), opt('deny', t('prompt.deny'))]
+    : [opt('allow', t('prompt.allow')), opt('deny', t('prompt.deny'))]);
+}
+
+// promptBox is a prompt with no attention item (the Needs you list
+// shows the others, with their answers).
+function promptBox(p) {
+  const a = S.m.byKey.get(p.pane);
+  const name = a ? a.name : p.pane;
+  return el('div.gate.prompt', { dataset: { prompt: p.id } },
+    el('div.gate-q', null,
+      el('span.gate-icon', { text: '!' }),
+      el('b', { text: p.question ? t('prompt.asks', { name }) : t('prompt.wants', { name, tool: p.tool }) }),
+      el('code.prompt-what', { text: p.question || p.command || p.tool }),
+      el('span.muted', null, ' · ', since(p.opened))),
+    el('div.gate-opts', null, promptAnswers(p),
+      a ? el('button.opt.ghost', { type: 'button', text: t('prompt.open'), title: t('prompt.openTitle'),
+        on: { click: (e) => { e.stopPropagation(); openAgent(a); } } }) : null));
+}
+
 function renderGates() {
   const box = $('#gates');
-  patch(box, el('div', null, S.snap.gates.map((g) => gateBox(g, true))));
-  box.hidden = S.snap.gates.length === 0;
+  const listed = new Set((S.snap.attention || []).filter((n) => isLocal(n.machine)).map((n) => n.pane));
+  const prompts = (S.snap.prompts || []).filter((p) => !listed.has(p.pane));
+  patch(box, el('div', null, prompts.map(promptBox), S.snap.gates.map((g) => gateBox(g, true))));
+  box.hidden = S.snap.gates.length === 0 && prompts.length === 0;
 }
 
 function notifyGates() {
@@ -558,15 +601,29 @@ function dismissItem(n) {
   post('api/attention/dismiss', { id: n.id }).then((ok) => ok && toast(t('toast.dismissed')));
 }
 
+// promptOf is the open permission prompt st can answer for item n (its
+// agent's hook waits: docs/permission-prompts.md), if any.
+function promptOf(n) {
+  if (!isLocal(n.machine) || (n.kind !== 'permission' && n.kind !== 'question')) return undefined;
+  return (S.snap.prompts || []).find((p) => p.pane === n.pane);
+}
+
 function needRow(n) {
   const a = S.m.byKey.get(isLocal(n.machine) ? n.pane : `${n.machine}/${n.pane}`);
   const name = n.name || (a && a.name) || n.pane;
-  return el('div.need', { dataset: { attention: n.id, kind: n.kind } },
+  const p = promptOf(n);
+  // A prompt st can answer gets its answers here; one it cannot (an
+  // agent whose hook cannot answer, or past st's wait) is answered in
+  // the agent's window, which Open opens: st types nothing into it.
+  const answers = p ? promptAnswers(p)
+    : (n.kind === 'permission' || n.kind === 'question') ? el('span.muted.in-window', { text: t('prompt.inWindow') }) : null;
+  return el('div.need', { dataset: { attention: n.id, kind: n.kind, prompt: p ? p.id : undefined } },
     el('span.needs-mark', { text: '!' }),
     el('b', { text: t(`attn.${n.kind}`, { name }) }),
     n.command || n.text ? el('span.need-text', { text: n.command || n.text }) : null,
     n.options && n.options.length ? el('span.muted', { text: n.options.join(' · ') }) : null,
     el('span.muted', null, since(n.opened)),
+    answers,
     a && !cannotOpen(a) ? el('button.small-btn.open', { type: 'button', text: t('attn.open'), title: t('attn.openTitle'),
       on: { click: (e) => { e.stopPropagation(); openAgent(agentNow(a)); } } }) : null,
     // A gate's item closes with its answer (the banner's buttons).
@@ -1506,7 +1563,7 @@ function setConn(state, text) {
 function applyPatch(snap, p) {
   const s = { ...snap, agents: [...snap.agents] };
   for (const [i, a] of Object.entries(p.agents || {})) s.agents[Number(i)] = a;
-  for (const k of ['machine', 'sessions', 'gates', 'machines', 'attention']) if (k in p) s[k] = p[k];
+  for (const k of ['machine', 'sessions', 'gates', 'machines', 'attention', 'prompts']) if (k in p) s[k] = p[k];
   return s;
 }
 
