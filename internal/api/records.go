@@ -96,6 +96,9 @@ type Worker struct {
 	// levels that team goes below it, so that the whole chain counts them.
 	TeamSize  int `json:"team_size,omitempty"`
 	TeamDepth int `json:"team_depth,omitempty"`
+	// Tokens is what its agent spent, from the agent's own records (for a
+	// worker on another machine, as that machine reports it).
+	Tokens *Tokens `json:"tokens,omitempty"`
 }
 
 // RunFormat is the form of run.json (orch.Run) this st writes, and the

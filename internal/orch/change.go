@@ -37,7 +37,11 @@ type change struct {
 	done   []doneNotice // "worker X is done", for coordinators here
 	kicks  []string     // panes whose notice loops look again
 	starts []taskStart  // tasks whose workers start now
+	lines  []noticeLine // plain notices to queue once on disk (budget.go)
 }
+
+// noticeLine is a plain notice for an agent's pane (noticer.queue).
+type noticeLine struct{ pane, key, text string }
 
 type doneNotice struct {
 	parent string
@@ -178,6 +182,11 @@ func (cm *commit) effects() {
 	for _, p := range c.kicks {
 		m.notices.kick(p)
 	}
+	for _, l := range c.lines {
+		if l.pane != "" && !api.IsRemote(l.pane) {
+			m.notices.queue(l.pane, l.key, l.text)
+		}
+	}
 	for _, s := range c.starts {
 		s := s
 		m.bg.Go(func(ctx context.Context) { m.startTask(ctx, s.run, s.task) })
@@ -199,7 +208,7 @@ func (m *Manager) settle(f func(c *change), quiet bool) {
 	m.mu.Lock()
 	c := m.newChange()
 	f(c)
-	if quiet && len(c.runs) == 0 && len(c.done) == 0 && len(c.kicks) == 0 && len(c.starts) == 0 {
+	if quiet && len(c.runs) == 0 && len(c.done) == 0 && len(c.kicks) == 0 && len(c.starts) == 0 && len(c.lines) == 0 {
 		m.mu.Unlock()
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/history"
 	"github.com/sophonz/st/internal/tmux"
+	"github.com/sophonz/st/internal/tokens"
 )
 
 // Config is what a Manager needs from the daemon.
@@ -39,6 +40,10 @@ type Config struct {
 	// the manager puts them there at its start (shelve.go) and never loads
 	// them again. Nil: every run stays in memory.
 	History *history.Book
+	// Prices is config.toml's price table, for the estimated cost of
+	// tokens; Budget the default budget of a new run (none when zero).
+	Prices tokens.Prices
+	Budget tokens.Budget
 }
 
 // Manager holds every run and worker of this machine. Its state has
@@ -71,6 +76,7 @@ type Manager struct {
 	gates   *gateBook
 	rest    *restorer
 	notices *noticer
+	tokens  *tokenBook
 	// watchKick wakes the watcher early (an agent's SessionEnd).
 	watchKick chan struct{}
 	// waits counts the st worker wait calls waiting now (st status).
@@ -102,6 +108,11 @@ func NewManager(ctx context.Context, cfg Config) (*Manager, error) {
 	m.gates = newGateBook(cfg.Home, cfg.Now, m.logf)
 	m.rest = newRestorer(cfg.Home)
 	m.notices = newNoticer(m)
+	m.tokens = newTokenBook(m)
+	if !cfg.Budget.IsZero() {
+		b := cfg.Budget
+		m.registry.defaultBudget = &b
+	}
 	if err := m.load(); err != nil {
 		return nil, err
 	}

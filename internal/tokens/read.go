@@ -42,7 +42,7 @@ const (
 	// recentIDs is how many message ids a file remembers: one response's
 	// records come one after another (tool results may come between its
 	// blocks), so the last few are enough to count each once.
-	recentIDs = 32
+	recentIDs = 8
 )
 
 // File is one record file being read, and what was read of it. It is
