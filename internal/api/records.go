@@ -128,4 +128,10 @@ type Run struct {
 	// its whole chain, so that depth counts on across machines.
 	CoordinatorMachine string `json:"coordinator_machine,omitempty"`
 	BaseDepth          int    `json:"base_depth,omitempty"`
+	// Budget is the run's budget; BudgetWarned: its coordinator was told
+	// of 80 %; BudgetGate: the gate opened at 100 % (RunView.BudgetUse
+	// says how much is spent).
+	Budget       *Budget `json:"budget,omitempty"`
+	BudgetWarned bool    `json:"budget_warned,omitempty"`
+	BudgetGate   string  `json:"budget_gate,omitempty"`
 }

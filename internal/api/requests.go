@@ -138,8 +138,8 @@ type RunView struct {
 	Subagents []Subagent `json:"subagents,omitempty"`
 	// Tokens is what the run's workers spent together (those on other
 	// machines as their machines report them); Budget its budget.
-	Tokens *Tokens     `json:"tokens,omitempty"`
-	Budget *BudgetView `json:"budget,omitempty"`
+	Tokens    *Tokens     `json:"tokens,omitempty"`
+	BudgetUse *BudgetView `json:"budget_use,omitempty"`
 }
 
 // TaskState is a task's state.

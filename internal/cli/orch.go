@@ -132,7 +132,7 @@ func printRun(w io.Writer, v *api.RunView) error {
 	if v.Tokens != nil {
 		fmt.Fprintf(w, "tokens:      %s\n", tokensLine(v.Tokens))
 	}
-	if b := v.Budget; b != nil {
+	if b := v.BudgetUse; b != nil {
 		fmt.Fprintf(w, "budget:      %s\n", budgetLine(b))
 	}
 	if len(v.Views) == 0 {

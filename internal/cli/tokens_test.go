@@ -32,7 +32,7 @@ func TestRunTokens(t *testing.T) {
 	}, {
 		name: "show", args: []string{"orch", "show", "r-1"},
 		answers: map[string]any{api.RouteOrchShow: api.RunView{Run: api.Run{ID: "r-1", Coordinator: "%1", Created: created}, Views: []api.WorkerView{w, bare},
-			Tokens: total, Budget: &api.BudgetView{Budget: api.Budget{Tokens: 10000}, Text: "10k", Used: 1.2045, UsedKnown: true, Gate: "gate-x", Held: true}}},
+			Tokens: total, BudgetUse: &api.BudgetView{Budget: api.Budget{Tokens: 10000}, Text: "10k", Used: 1.2045, UsedKnown: true, Gate: "gate-x", Held: true}}},
 		asked: []asked{{route: api.RouteOrchShow, req: api.IDRequest{ID: "r-1"}}},
 		stdout: "run:         r-1\nobjective:   (none given)\ncoordinator: %1\nstarted:     2026-12-01 09:30:00\n" +
 			"tokens:      12k (input 1.2k, output 345, cache read 10.5k, cache write 0), ~$0.50 estimated (prices of 2026-12-01)\n" +

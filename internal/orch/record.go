@@ -159,7 +159,11 @@ type Task struct {
 // wire is the run as the API shows it.
 func (r *Run) wire() api.Run {
 	v := api.Run{Format: r.Format, ID: r.ID, Objective: r.Objective, Coordinator: r.Coordinator, Session: r.Session,
-		Created: r.Created, CoordinatorMachine: r.CoordinatorMachine, BaseDepth: r.BaseDepth}
+		Created: r.Created, CoordinatorMachine: r.CoordinatorMachine, BaseDepth: r.BaseDepth,
+		BudgetWarned: r.BudgetWarned, BudgetGate: r.BudgetGate}
+	if b := r.Budget; b != nil {
+		v.Budget = &api.Budget{Tokens: b.Tokens, USD: b.USD}
+	}
 	if r.Workers != nil {
 		v.Workers = make([]*api.Worker, 0, len(r.Workers))
 	}
@@ -207,8 +211,8 @@ func workerRecord(v api.Worker) *Worker {
 		AgentSession: v.AgentSession, StartedAt: v.StartedAt, Told: v.Told, Reported: v.Reported, Adopted: v.Adopted,
 		TeamRun: v.TeamRun, Fan: v.Fan, Machine: v.Machine, MachineName: v.MachineName,
 		ParentName: v.ParentName, ParentMachineName: v.ParentMachineName, Ref: v.Ref, TeamSize: v.TeamSize, TeamDepth: v.TeamDepth}
-	if v.Tokens != nil && v.Tokens.Valid() {
-		// (A count that does not add up is left out, not shown.)
+	if v.Tokens != nil {
+		// (internal/peer checked the counts: checkView.)
 		t := *v.Tokens
 		w.Tokens = &t
 	}

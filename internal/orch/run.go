@@ -32,7 +32,7 @@ func (m *Manager) Show(ctx context.Context, pane, id string) (*api.RunView, erro
 		v.Views = append(v.Views, m.viewLocked(w))
 	}
 	v.Workers = nil
-	v.Tokens, v.Budget = m.runTokensLocked(r), m.budgetViewLocked(r)
+	v.Tokens, v.BudgetUse = m.runTokensLocked(r), m.budgetViewLocked(r)
 	return v, nil
 }
 

@@ -152,6 +152,9 @@ func checkView(v *api.WorkerView) error {
 		return bad("a state st does not know")
 	case v.TeamOf < 0 || v.TeamDepth < 0 || v.TeamDepth > orch.MaxChain:
 		return bad("a team size or depth out of range")
+	case !v.Tokens.Valid() || (v.Tokens != nil && plain.Line(v.Tokens.PriceDate) != nil):
+		// (They count against its coordinator's budget here.)
+		return bad("token counts below zero or that do not add up")
 	}
 	if v.Agent != "" {
 		if _, err := agent.Lookup(v.Agent); err != nil {
