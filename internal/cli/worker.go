@@ -323,6 +323,14 @@ func printSettled(w io.Writer, ws []api.WorkerView) error {
 		case v.State == api.Failed, v.State == api.Blocked:
 			note = oneLine(v.Error, 70)
 		}
+		if v.Tokens != nil && !v.TextsHidden {
+			// What it spent comes with its report (issue 35).
+			note += "  [" + strings.Replace(tokensCell(v.Tokens), " ", " tokens ", 1)
+			if v.Tokens.CostUSD == nil {
+				note += " tokens"
+			}
+			note += "]"
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.ID, v.Name, v.State, note)
 	}
 	return tw.Flush()

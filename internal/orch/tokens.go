@@ -191,3 +191,24 @@ func (m *Manager) runTokensLocked(r *Run) *api.Tokens {
 	}
 	return sum
 }
+
+// spentNote is what a done notice says of a worker's tokens: "12k
+// tokens (~$0.42)", or "" when none were read.
+func spentNote(t *api.Tokens) string {
+	if t == nil {
+		return ""
+	}
+	s := tokens.Human(t.Total) + " tokens"
+	if t.CostUSD != nil {
+		s += " (~" + tokens.USD(*t.CostUSD) + ")"
+	}
+	return s
+}
+
+// withSpent is spent after sep, or "" for none.
+func withSpent(sep, spent string) string {
+	if spent == "" {
+		return ""
+	}
+	return sep + spent
+}
