@@ -112,7 +112,8 @@ func orDash(s, def string) string {
 
 // budgetHeldLocked is the gate that holds back r's new workers ("" for
 // none).
-func budgetHeldLocked(r *Run) string {
+func (m *Manager) budgetHeldLocked(r *Run) string {
+	syncs.AssertLocked(&m.mu)
 	if r == nil {
 		return ""
 	}
@@ -128,7 +129,7 @@ func (m *Manager) checkBudgetHold(pane string) error {
 	if w := m.workers[pane]; w == nil || !w.State.Live() {
 		r = m.currentRunLocked(pane)
 	}
-	if g := budgetHeldLocked(r); g != "" {
+	if g := m.budgetHeldLocked(r); g != "" {
 		return errorf(api.KindConflict, "a person answers it: st gate answer "+g+" OPTION (st gate list shows it)",
 			"refused: run %s has spent its budget (%s), and st starts no new worker of it until gate %s is answered", r.ID, r.Budget.String(), g)
 	}

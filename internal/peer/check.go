@@ -221,7 +221,7 @@ func CheckGraph(g []api.GraphAgent) []api.GraphAgent {
 		okKind := a.Kind == "" || kerr == nil
 		okRole := a.Role == "" || a.Role == "coordinator" || a.Role == "worker"
 		okState := a.State == "" || knownState(api.State(a.State))
-		if !okPane || !okParent || !okName || !okRun || !okKind || !okRole || !okState || plain.Text(a.Summary) != nil || a.TeamOf < 0 {
+		if !okPane || !okParent || !okName || !okRun || !okKind || !okRole || !okState || plain.Text(a.Summary) != nil || a.TeamOf < 0 || !a.Tokens.Valid() {
 			continue
 		}
 		a.Subagents = nil // another machine's subagents are its own business

@@ -87,6 +87,10 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 	a.id, a.model = s.newID("msg"), req.Model
 	a.inTokens = estimateTokens(string(mustJSON(req.Messages)))
 	a.outTokens = estimateTokens(a.text + p.run)
+	// Cache numbers of their own, so that a reader that mixes the kinds
+	// up counts wrong.
+	a.cacheRead, a.cacheWrite = 3*a.inTokens, 11
+	l.Usage = Usage{Input: a.inTokens, Output: a.outTokens, CacheRead: a.cacheRead, CacheWrite: a.cacheWrite}
 	sleep := p.pause(l.Side)
 	s.record(l)
 	if !req.Stream {
@@ -96,7 +100,8 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{
 			"id": a.id, "type": "message", "role": "assistant", "model": a.model,
 			"content": []any{a.block}, "stop_reason": a.stop, "stop_sequence": nil,
-			"usage": map[string]any{"input_tokens": a.inTokens, "output_tokens": a.outTokens},
+			"usage": map[string]any{"input_tokens": a.inTokens, "output_tokens": a.outTokens,
+				"cache_creation_input_tokens": a.cacheWrite, "cache_read_input_tokens": a.cacheRead},
 		})
 		return
 	}
@@ -112,6 +117,9 @@ type anthropicReply struct {
 	id, model string
 	inTokens  int
 	outTokens int
+	// cacheRead and cacheWrite are its cache_read_input_tokens and
+	// cache_creation_input_tokens.
+	cacheRead, cacheWrite int
 }
 
 // anthropicAnswer is the answer of plan p: one text block, or one
@@ -149,7 +157,7 @@ func (s *Server) streamMessage(e *sse, r *http.Request, a anthropicReply, sleep 
 			"content": []any{}, "stop_reason": nil, "stop_sequence": nil,
 			"usage": map[string]any{
 				"input_tokens": a.inTokens, "output_tokens": 1,
-				"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
+				"cache_creation_input_tokens": a.cacheWrite, "cache_read_input_tokens": a.cacheRead,
 			},
 		},
 	})

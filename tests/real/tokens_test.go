@@ -1,0 +1,100 @@
+package real
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sophonz/st/internal/testutil"
+	"github.com/sophonz/st/internal/testutil/fakemodel"
+)
+
+// TestRealTokensMatchTheServer: a real Claude and a real Codex worker
+// each take a turn of several responses (a command, the report, an
+// answer) from the fake model server, which gives every kind of token a
+// number of its own (cache reads, cache writes for Claude; cached input
+// and reasoning for Codex). What st worker read --json and st worker
+// list show are the server's counts, read from the agents' own records:
+// Claude's transcript (each response with a tool call is two records
+// sharing one message.id: counted once) and Codex's rollout.
+func TestRealTokensMatchTheServer(t *testing.T) {
+	r := newRig(t)
+	r.installHooks()
+	for _, kind := range []string{"claude", "codex"} {
+		t.Run(kind, func(t *testing.T) {
+			r := r.with(t)
+			from := len(r.fake.Requests())
+			name := "tok-" + kind
+			task := r.writeTask(name+".md", fmt.Sprintf(
+				"Count the files.\nRUN: ls > /dev/null\nRUN: %s worker done --summary \"counted the files\"\nSAY: I counted them.\n", r.st))
+			if o, e, code := r.st1("worker", "start", "--agent", kind, "--task", task, "--name", name); code != 0 {
+				t.Fatalf("st worker start: exit %d %s%s\n%s", code, o, e, r.daemonLog())
+			}
+			if o, e, code := r.st1("worker", "wait", name, "--timeout", "150s"); code != 0 || !strings.Contains(o, "done") {
+				t.Fatalf("st worker wait: exit %d %s%s\n%s\n%s", code, o, e, r.capture("main:"+name), r.daemonLog())
+			}
+			endpoint := map[string]string{"claude": "/v1/messages", "codex": "/v1/responses"}[kind]
+			want := fakemodel.Usage{}
+			n := 0
+			var seen strings.Builder
+			for _, l := range r.fake.Requests()[from:] {
+				fmt.Fprintf(&seen, "  %s side=%v status=%d tools=%d prompt=%.40q answer=%.40q calls=%d usage=%+v\n", l.Endpoint, l.Side, l.Status, len(l.Tools), l.Prompt, l.Answer, len(l.Calls), l.Usage)
+				// (A request with no tools, such as a title, is no part of
+				// the conversation: no record of it is kept.)
+				if l.Endpoint == endpoint && !l.Side && l.Status == 200 {
+					want.Input += l.Usage.Input
+					want.Output += l.Usage.Output
+					want.CacheRead += l.Usage.CacheRead
+					want.CacheWrite += l.Usage.CacheWrite
+					want.Reasoning += l.Usage.Reasoning
+					n++
+				}
+			}
+			if n < 3 {
+				t.Fatalf("the server answered %d requests of the turn; want at least 3 (a command, the report, the answer)", n)
+			}
+			var got fakemodel.Usage
+			var total int
+			testutil.WaitFor(t, 15*time.Second, func() (bool, string) {
+				var v struct {
+					Tokens *struct {
+						Input      int `json:"input"`
+						Output     int `json:"output"`
+						CacheRead  int `json:"cache_read"`
+						CacheWrite int `json:"cache_write"`
+						Reasoning  int `json:"reasoning"`
+						Total      int `json:"total"`
+					} `json:"tokens"`
+				}
+				out := r.stMust("worker", "read", name, "--json")
+				if err := json.Unmarshal([]byte(out), &v); err != nil || v.Tokens == nil {
+					return false, "no tokens in st worker read --json: " + out
+				}
+				got = fakemodel.Usage{Input: v.Tokens.Input, Output: v.Tokens.Output, CacheRead: v.Tokens.CacheRead,
+					CacheWrite: v.Tokens.CacheWrite, Reasoning: v.Tokens.Reasoning}
+				total = v.Tokens.Total
+				return got == want, fmt.Sprintf("st shows %+v, the server gave %+v over %d responses:\n%s", got, want, n, seen.String())
+			})
+			if total != want.Total() {
+				t.Errorf("total %d, want %d", total, want.Total())
+			}
+			list := r.stMust("worker", "list")
+			if !regexp.MustCompile(`(?m)^%\d+ +` + name + ` +` + kind + ` +done +\S+ +` + regexp.QuoteMeta(human(want.Total())) + ` `).MatchString(list) {
+				t.Errorf("st worker list does not show %s tokens for %s:\n%s", human(want.Total()), name, list)
+			}
+			t.Logf("%s: %d responses, %+v (total %d)", kind, n, got, total)
+		})
+	}
+}
+
+// human is tokens.Human for the counts of a short turn (below a million).
+func human(n int) string {
+	if n < 1000 {
+		return fmt.Sprint(n)
+	}
+	s := fmt.Sprintf("%.1f", float64(n/100)/10)
+	return strings.TrimSuffix(s, ".0") + "k"
+}
