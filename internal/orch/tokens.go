@@ -112,7 +112,7 @@ func (b *tokenBook) read(id string, ad *agent.Kind, transcript string) *tokenRea
 	if !changed && len(e.ledger.Files) == n {
 		return nil
 	}
-	return &tokenRead{ledger: cloneLedger(e.ledger), spent: b.m.spent(e.ledger)}
+	return &tokenRead{ledger: e.ledger.Clone(), spent: b.m.spent(e.ledger)}
 }
 
 // forget drops a live ledger (its counts stay in the worker's record).
@@ -122,24 +122,6 @@ func (b *tokenBook) forget(id string, e *tokenEntry) {
 	if b.live[id] == e {
 		delete(b.live, id)
 	}
-}
-
-func cloneLedger(l *tokens.Ledger) *tokens.Ledger {
-	c := &tokens.Ledger{Files: make([]*tokens.File, len(l.Files))}
-	for i, f := range l.Files {
-		cf := *f
-		cf.ByModel = make(map[string]tokens.Counts, len(f.ByModel))
-		for k, v := range f.ByModel {
-			cf.ByModel[k] = v
-		}
-		cf.Recent = append([]tokens.Seen(nil), f.Recent...)
-		if f.Last != nil {
-			last := *f.Last
-			cf.Last = &last
-		}
-		c.Files[i] = &cf
-	}
-	return c
 }
 
 // keptLedger is a copy of the ledger run.json kept for worker id (an
@@ -153,7 +135,7 @@ func (m *Manager) keptLedger(id string) (l *tokens.Ledger, ok bool) {
 		return nil, false
 	}
 	if w.Ledger != nil {
-		return cloneLedger(w.Ledger), true
+		return w.Ledger.Clone(), true
 	}
 	return &tokens.Ledger{}, true
 }

@@ -118,7 +118,7 @@ func (f *File) Read() (changed bool, err error) {
 	if _, err := fh.Seek(f.Offset, io.SeekStart); err != nil {
 		return changed, fmt.Errorf("read tokens from %s: %w", f.Path, err)
 	}
-	br := bufio.NewReaderSize(io.LimitReader(fh, maxRead), 64<<10)
+	br := bufio.NewReaderSize(io.LimitReader(fh, maxRead), 16<<10)
 	var line []byte
 	for {
 		chunk, err := br.ReadSlice('\n')
@@ -369,6 +369,28 @@ func (l *Ledger) Counts() Counts {
 	var c Counts
 	for _, f := range l.Files {
 		c = c.Add(f.Counts())
+	}
+	return c
+}
+
+// Clone is a deep copy of the ledger: the daemon's registry keeps one
+// (what run.json writes) while the live one goes on being read.
+func (l *Ledger) Clone() *Ledger {
+	c := &Ledger{Files: make([]*File, len(l.Files))}
+	for i, f := range l.Files {
+		cf := *f
+		if f.ByModel != nil {
+			cf.ByModel = make(map[string]Counts, len(f.ByModel))
+			for k, v := range f.ByModel {
+				cf.ByModel[k] = v
+			}
+		}
+		cf.Recent = append([]Seen(nil), f.Recent...)
+		if f.Last != nil {
+			last := *f.Last
+			cf.Last = &last
+		}
+		c.Files[i] = &cf
 	}
 	return c
 }

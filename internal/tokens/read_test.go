@@ -215,3 +215,23 @@ func FuzzFileTake(f *testing.F) {
 		}
 	})
 }
+
+// A clone shares nothing with its ledger: the registry's copy stays as
+// it was while the live one is read on.
+func TestCloneIsDeep(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	appendFile(t, path, claudeTwoBlocks)
+	var l Ledger
+	l.Watch(path, FormatClaude)
+	if _, err := l.Read(); err != nil {
+		t.Fatal(err)
+	}
+	c := l.Clone()
+	appendFile(t, path, `{"type":"assistant","message":{"id":"later","model":"claude-sonnet-4-5","usage":{"input_tokens":1000,"output_tokens":1}}}`+"\n")
+	if _, err := l.Read(); err != nil {
+		t.Fatal(err)
+	}
+	if c.Counts() == l.Counts() || c.Files[0].Offset == l.Files[0].Offset || len(c.Files[0].Recent) == len(l.Files[0].Recent) {
+		t.Fatalf("the clone moved with its ledger: %+v", c.Files[0])
+	}
+}
