@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/tidwall/gjson"
 )
@@ -89,8 +90,14 @@ func (f *File) Counts() Counts {
 // Read reads what was added to the file since the last read, and reports
 // whether the counts changed. A file not there (yet) is no error: an
 // agent writes its transcript after its first hooks fire.
+//
+// The path came from a hook: only a regular file of this user is read,
+// never through a symlink at its end, and never a FIFO or a device that
+// would hold the reader (O_NONBLOCK for the open, the mode checked
+// before any read). A RAIL against a mistaken or stray path: an agent of
+// the same user could write any numbers into its own transcript anyway.
 func (f *File) Read() (changed bool, err error) {
-	fh, err := os.Open(f.Path)
+	fh, err := os.OpenFile(f.Path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
@@ -104,6 +111,9 @@ func (f *File) Read() (changed bool, err error) {
 	}
 	if !fi.Mode().IsRegular() {
 		return false, fmt.Errorf("read tokens from %s: not a regular file", f.Path)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != os.Getuid() {
+		return false, fmt.Errorf("read tokens from %s: not this user's file", f.Path)
 	}
 	size := fi.Size()
 	if size < f.Size || size < f.Offset {

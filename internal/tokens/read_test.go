@@ -4,7 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func appendFile(t *testing.T, path, text string) {
@@ -233,5 +235,37 @@ func TestCloneIsDeep(t *testing.T) {
 	}
 	if c.Counts() == l.Counts() || c.Files[0].Offset == l.Files[0].Offset || len(c.Files[0].Recent) == len(l.Files[0].Recent) {
 		t.Fatalf("the clone moved with its ledger: %+v", c.Files[0])
+	}
+}
+
+// A path a hook named is read only as a regular file of this user: not
+// through a symlink (to another user's file, say), not a FIFO that would
+// hold the daemon. Without the checks, the symlink's target counted and
+// the FIFO's open blocked.
+func TestReadRefusesWhatIsNoTranscript(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real.jsonl")
+	appendFile(t, real, claudeTwoBlocks)
+	link := filepath.Join(dir, "link.jsonl")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	f := &File{Path: link, Format: FormatClaude}
+	if changed, err := f.Read(); err == nil || changed || f.Counts().Total() != 0 {
+		t.Fatalf("a symlink was read: %v %v %+v", changed, err, f.Counts())
+	}
+	fifo := filepath.Join(dir, "fifo.jsonl")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := (&File{Path: fifo, Format: FormatClaude}).Read(); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Fatalf("a FIFO: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("reading a FIFO held the reader")
 	}
 }
