@@ -20,7 +20,7 @@ func TestEstimate(t *testing.T) {
 		"gpt-5":             {Input: 1.25, Output: 10, CacheRead: 0.125},
 	}}
 	usd, ok := p.Estimate(map[string]Counts{
-		"claude-sonnet-4-5-20250929": {Input: 1_000_000, Output: 1_000_000},    // the longer prefix: 4 + 16
+		"claude-sonnet-4-5-20250929": {Input: 1_000_000, Output: 1_000_000},      // the longer prefix: 4 + 16
 		"gpt-5-codex":                {CacheRead: 1_000_000, Reasoning: 100_000}, // 0.125 + 1.0 (reasoning at output's price)
 	})
 	if !ok || math.Abs(usd-21.125) > 1e-9 {

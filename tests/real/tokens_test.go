@@ -31,7 +31,7 @@ func TestRealTokensMatchTheServer(t *testing.T) {
 			task := r.writeTask(name+".md", fmt.Sprintf(
 				"Count the files.\nRUN: ls > /dev/null\nRUN: %s worker done --summary \"counted the files\"\nSAY: I counted them.\n", r.st))
 			if o, e, code := r.st1("worker", "start", "--agent", kind, "--task", task, "--name", name); code != 0 {
-				t.Fatalf("st worker start: exit %d %s%s\n%s", code, o, e, r.daemonLog())
+				t.Fatalf("st worker start: exit %d %s%s\n%s\n%s", code, o, e, r.capture("main:"+name), r.daemonLog())
 			}
 			if o, e, code := r.st1("worker", "wait", name, "--timeout", "150s"); code != 0 || !strings.Contains(o, "done") {
 				t.Fatalf("st worker wait: exit %d %s%s\n%s\n%s", code, o, e, r.capture("main:"+name), r.daemonLog())
