@@ -16,10 +16,12 @@ import (
 // each take a turn of several responses (a command, the report, an
 // answer) from the fake model server, which gives every kind of token a
 // number of its own (cache reads, cache writes for Claude; cached input
-// and reasoning for Codex). What st worker read --json and st worker
-// list show are the server's counts, read from the agents' own records:
-// Claude's transcript (each response with a tool call is two records
-// sharing one message.id: counted once) and Codex's rollout.
+// and reasoning for Codex), and answers each tool call with a text block
+// before it in the same response (PREFACE:). What st worker read --json
+// and st worker list show are the server's counts, read from the agents'
+// own records: Claude's transcript (such a response is two records
+// sharing one message.id, each with the whole usage: counted once) and
+// Codex's rollout.
 func TestRealTokensMatchTheServer(t *testing.T) {
 	r := newRig(t)
 	r.installHooks()
@@ -29,7 +31,7 @@ func TestRealTokensMatchTheServer(t *testing.T) {
 			from := len(r.fake.Requests())
 			name := "tok-" + kind
 			task := r.writeTask(name+".md", fmt.Sprintf(
-				"Count the files.\nRUN: ls > /dev/null\nRUN: %s worker done --summary \"counted the files\"\nSAY: I counted them.\n", r.st))
+				"Count the files.\nPREFACE: I will run it now.\nRUN: ls > /dev/null\nRUN: %s worker done --summary \"counted the files\"\nSAY: I counted them.\n", r.st))
 			if o, e, code := r.st1("worker", "start", "--agent", kind, "--task", task, "--name", name); code != 0 {
 				t.Fatalf("st worker start: exit %d %s%s\n%s\n%s", code, o, e, r.capture("main:"+name), r.daemonLog())
 			}

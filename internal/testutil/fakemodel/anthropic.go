@@ -97,9 +97,13 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 		if !s.sleep(r, sleep, nil) {
 			return
 		}
+		content := []any{a.block}
+		if a.preface != "" {
+			content = []any{map[string]any{"type": "text", "text": a.preface}, a.block}
+		}
 		writeJSON(w, http.StatusOK, map[string]any{
 			"id": a.id, "type": "message", "role": "assistant", "model": a.model,
-			"content": []any{a.block}, "stop_reason": a.stop, "stop_sequence": nil,
+			"content": content, "stop_reason": a.stop, "stop_sequence": nil,
 			"usage": map[string]any{"input_tokens": a.inTokens, "output_tokens": a.outTokens,
 				"cache_creation_input_tokens": a.cacheWrite, "cache_read_input_tokens": a.cacheRead},
 		})
@@ -120,6 +124,8 @@ type anthropicReply struct {
 	// cacheRead and cacheWrite are its cache_read_input_tokens and
 	// cache_creation_input_tokens.
 	cacheRead, cacheWrite int
+	// preface is a text block before a tool call's block (PREFACE:).
+	preface string
 }
 
 // anthropicAnswer is the answer of plan p: one text block, or one
@@ -130,7 +136,7 @@ func (s *Server) anthropicAnswer(l *Logged, p plan) anthropicReply {
 	call := func(tool string, input map[string]any, c Call) anthropicReply {
 		c.ID, c.Tool = s.newID("toolu"), tool
 		l.Calls = []Call{c}
-		return anthropicReply{input: input, stop: "tool_use",
+		return anthropicReply{input: input, stop: "tool_use", preface: p.script.preface,
 			block: map[string]any{"type": "tool_use", "id": c.ID, "name": tool, "input": input}}
 	}
 	switch tool, in := agentCall(p.agent); {
@@ -168,15 +174,23 @@ func (s *Server) streamMessage(e *sse, r *http.Request, a anthropicReply, sleep 
 	if ping() != nil || !s.sleep(r, sleep, ping) {
 		return
 	}
+	idx := 0
+	if a.input != nil && a.preface != "" {
+		// A text block first, then the call: one response, two blocks.
+		_ = e.event("content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{"type": "text", "text": ""}})
+		_ = e.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "text_delta", "text": a.preface}})
+		_ = e.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
+		idx = 1
+	}
 	if a.input != nil {
 		start := map[string]any{}
 		for k, v := range a.block {
 			start[k] = v
 		}
 		start["input"] = map[string]any{}
-		_ = e.event("content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": start})
+		_ = e.event("content_block_start", map[string]any{"type": "content_block_start", "index": idx, "content_block": start})
 		_ = e.event("content_block_delta", map[string]any{
-			"type": "content_block_delta", "index": 0,
+			"type": "content_block_delta", "index": idx,
 			"delta": map[string]any{"type": "input_json_delta", "partial_json": string(mustJSON(a.input))},
 		})
 	} else {
@@ -191,7 +205,7 @@ func (s *Server) streamMessage(e *sse, r *http.Request, a anthropicReply, sleep 
 			})
 		}
 	}
-	_ = e.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
+	_ = e.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": idx})
 	_ = e.event("message_delta", map[string]any{
 		"type":  "message_delta",
 		"delta": map[string]any{"stop_reason": a.stop, "stop_sequence": nil},
