@@ -194,3 +194,16 @@ func withSpent(sep, spent string) string {
 	}
 	return sep + spent
 }
+
+// sameTokens reports whether a and b are the same counts and cost.
+func sameTokens(a, b *api.Tokens) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	ca, cb := *a, *b
+	ca.CostUSD, cb.CostUSD = nil, nil
+	if ca != cb || (a.CostUSD == nil) != (b.CostUSD == nil) {
+		return false
+	}
+	return a.CostUSD == nil || *a.CostUSD == *b.CostUSD
+}

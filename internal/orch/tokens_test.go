@@ -162,3 +162,26 @@ func TestBudgetGateGoOn(t *testing.T) {
 		t.Fatal("go on stopped the worker")
 	}
 }
+
+// A worker on another machine counts against its run's budget here, as
+// its machine reports its tokens with its state.
+func TestRemoteWorkersTokensCountToTheBudget(t *testing.T) {
+	h := remoteHarness(t)
+	h.addWorker(remoteWorker("beta", "%4", "far", refA, api.Working))
+	h.m.mu.Lock()
+	h.m.runs[testRun].Budget = &tokens.Budget{Tokens: 1000}
+	h.m.mu.Unlock()
+	h.m.ApplyWatch("beta", []api.WorkerView{{Worker: api.Worker{ID: "%4", Name: "far", Agent: "sim", State: api.Working, Ref: refA,
+		Tokens: &api.Tokens{Input: 900, Output: 200, Total: 1100}}}}, nil)
+	if w := h.remote("beta/%4"); w.Tokens == nil || w.Tokens.Total != 1100 {
+		t.Fatalf("far's tokens: %+v", w.Tokens)
+	}
+	gs := h.m.Gates(context.Background(), false)
+	if len(gs) != 1 || !strings.Contains(gs[0].Question, "1.1k of 1k") {
+		t.Fatalf("gates: %+v", gs)
+	}
+	v, err := h.m.Show(context.Background(), coord, "")
+	if err != nil || v.Tokens == nil || v.Tokens.Total != 1100 || !v.BudgetUse.Held {
+		t.Fatalf("the run: %+v %v", v, err)
+	}
+}
