@@ -3,6 +3,8 @@ package real
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -87,6 +89,15 @@ func TestRealTokensMatchTheServer(t *testing.T) {
 				total = v.Tokens.Total
 				return got == want && n >= 3, fmt.Sprintf("st shows %+v, the server gave %+v over %d responses (want at least 3: a command, the report, the answer):\n%s", got, want, n, seen)
 			})
+			if kind == "claude" {
+				// The case the count once is for: a response written as
+				// records that share its message.id, each with its usage.
+				if n := sharedIDs(t, filepath.Join(r.home, ".claude", "projects")); n == 0 {
+					t.Errorf("Claude's transcript has no response written as two records: the test shows nothing of counting once")
+				} else {
+					t.Logf("claude: %d responses written as several records, each counted once", n)
+				}
+			}
 			if total != want.Total() {
 				t.Errorf("total %d, want %d", total, want.Total())
 			}
@@ -106,4 +117,40 @@ func human(n int) string {
 	}
 	s := fmt.Sprintf("%.1f", float64(n/100)/10)
 	return strings.TrimSuffix(s, ".0") + "k"
+}
+
+// sharedIDs counts the message ids that two or more assistant records
+// with usage share, in the transcripts under dir.
+func sharedIDs(t *testing.T, dir string) int {
+	t.Helper()
+	seen := map[string]int{}
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".jsonl") {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			var rec struct {
+				Type    string `json:"type"`
+				Message struct {
+					ID    string          `json:"id"`
+					Usage json.RawMessage `json:"usage"`
+				} `json:"message"`
+			}
+			if json.Unmarshal([]byte(line), &rec) == nil && rec.Type == "assistant" && rec.Message.ID != "" && len(rec.Message.Usage) > 0 {
+				seen[rec.Message.ID]++
+			}
+		}
+		return nil
+	})
+	n := 0
+	for _, c := range seen {
+		if c > 1 {
+			n++
+		}
+	}
+	return n
 }
