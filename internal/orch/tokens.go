@@ -159,7 +159,13 @@ func (m *Manager) noteTokensLocked(c *change, w *Worker, tr *tokenRead) {
 	if tr == nil || w == nil || w.Remote() {
 		return
 	}
-	w.Ledger, w.Tokens = tr.ledger, tr.spent
+	w.Ledger = tr.ledger
+	if tr.spent.Total == 0 && w.Tokens == nil {
+		// A record with nothing counted yet (an agent that has written
+		// no response, a sim with no usage: lines) shows no tokens, not 0.
+		return
+	}
+	w.Tokens = tr.spent
 	m.checkBudgetLocked(c, m.runOf[w.ID])
 }
 
@@ -177,7 +183,7 @@ func (m *Manager) runTokensLocked(r *Run) *api.Tokens {
 // spentNote is what a done notice says of a worker's tokens: "12k
 // tokens (~$0.42)", or "" when none were read.
 func spentNote(t *api.Tokens) string {
-	if t == nil {
+	if t == nil || t.Total == 0 {
 		return ""
 	}
 	s := tokens.Human(t.Total) + " tokens"

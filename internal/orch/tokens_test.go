@@ -185,3 +185,20 @@ func TestRemoteWorkersTokensCountToTheBudget(t *testing.T) {
 		t.Fatalf("the run: %+v %v", v, err)
 	}
 }
+
+// An agent whose record holds no response yet shows no tokens (not 0),
+// and its done notice says nothing of them.
+func TestNoTokensBeforeAResponse(t *testing.T) {
+	h := newHarness(t, api.Working, nil)
+	tr := newTranscript(t)
+	if err := os.WriteFile(tr.path, []byte(`{"type":"user","message":{"role":"user","content":"hi"}}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.hook("Stop", "transcript_path", tr.path, "last_assistant_message", "done")
+	if got := h.worker().Tokens; got != nil {
+		t.Fatalf("tokens before any response: %+v", got)
+	}
+	if s := spentNote(nil) + spentNote(&api.Tokens{}); s != "" {
+		t.Fatalf("a notice of no tokens says %q", s)
+	}
+}
