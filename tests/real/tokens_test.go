@@ -27,7 +27,7 @@ import (
 func TestRealTokensMatchTheServer(t *testing.T) {
 	r := newRig(t)
 	r.installHooks()
-	for _, kind := range []string{"claude", "codex"} {
+	for _, kind := range []string{"claude", "codex", "gemini"} {
 		t.Run(kind, func(t *testing.T) {
 			r := r.with(t)
 			from := len(r.fake.Requests())
@@ -40,7 +40,7 @@ func TestRealTokensMatchTheServer(t *testing.T) {
 			if o, e, code := r.st1("worker", "wait", name, "--timeout", "150s"); code != 0 || !strings.Contains(o, "done") {
 				t.Fatalf("st worker wait: exit %d %s%s\n%s\n%s", code, o, e, r.capture("main:"+name), r.daemonLog())
 			}
-			endpoint := map[string]string{"claude": "/v1/messages", "codex": "/v1/responses"}[kind]
+			endpoint := map[string]string{"claude": "/v1/messages", "codex": "/v1/responses", "gemini": ":streamGenerateContent"}[kind]
 			// What the server gave over the turn: summed again at each
 			// look, since the agent's last answer may come after the
 			// report that ended st worker wait.
@@ -54,7 +54,7 @@ func TestRealTokensMatchTheServer(t *testing.T) {
 					// session) is in neither agent's record: Codex's
 					// running total leaves it out (measured), so st cannot
 					// count it (docs/tokens.md says so).
-					if l.Endpoint == endpoint && !l.Side && l.Status == 200 {
+					if strings.HasSuffix(l.Endpoint, endpoint) && !l.Side && l.Status == 200 {
 						u.Input += l.Usage.Input
 						u.Output += l.Usage.Output
 						u.CacheRead += l.Usage.CacheRead
