@@ -152,7 +152,7 @@ func (s *Server) handleGemini(w http.ResponseWriter, r *http.Request) {
 			"content": map[string]any{"role": "model", "parts": parts}, "finishReason": finish, "index": 0}},
 		"usageMetadata": map[string]any{"promptTokenCount": in, "candidatesTokenCount": out, "cachedContentTokenCount": cached,
 			"thoughtsTokenCount": thoughts, "totalTokenCount": in + out + thoughts},
-		"modelVersion":  model,
+		"modelVersion": model,
 	}
 	if !req.stream {
 		if s.sleep(r, sleep, nil) {
