@@ -96,6 +96,10 @@ type Event struct {
 	SubagentType string `json:"subagent_type,omitempty"`
 	SubagentDone bool   `json:"subagent_done,omitempty"`
 	Cwd          string `json:"cwd,omitempty"`
+	// Transcript is the file where the agent keeps its conversation and
+	// its tokens (the payload's transcript_path), as the agent says: what
+	// st reads it from checks it first (orch's token book).
+	Transcript string `json:"transcript,omitempty"`
 	// Teammate is the teammate of EvTeammateIdle, or the one a lead's
 	// Agent call spawned (on its PostToolUse, an EvTool).
 	Teammate *Teammate `json:"teammate,omitempty"`

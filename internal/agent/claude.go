@@ -74,6 +74,7 @@ var Claude = &Kind{
 	Records: Records{
 		Conversation: "the hooks' transcript_path: ~/.claude/projects/<folder>/<session>.jsonl",
 		Tokens:       "assistant records' message.usage in the transcript, once per message.id; subagents in <session>/subagents/",
+		TokenFormat:  "claude",
 	},
 }
 

@@ -234,7 +234,7 @@ func mapClaudeLikeEvent(name string, payload []byte) (Event, error) {
 	if name == "" {
 		name = str(p, "hook_event_name")
 	}
-	ev := Event{Kind: EvIgnore, Name: name, SessionID: str(p, "session_id"), Cwd: str(p, "cwd")}
+	ev := Event{Kind: EvIgnore, Name: name, SessionID: str(p, "session_id"), Cwd: str(p, "cwd"), Transcript: str(p, "transcript_path")}
 	switch name {
 	case "SessionStart":
 		ev.Kind = EvSessionStart

@@ -174,7 +174,7 @@ func TestMapClaudeLikeEvent(t *testing.T) {
 			want := c.want
 			want.Name = c.name
 			if strings.Contains(c.payload, base) {
-				want.SessionID, want.Cwd = "cddc5193", "/w/work1"
+				want.SessionID, want.Cwd, want.Transcript = "cddc5193", "/w/work1", "/h/.claude/projects/-w/cddc5193.jsonl"
 			}
 			// The tool input is kept as sent; what a prompt asks is
 			// TestAskFromHooks's; the table checks the rest.

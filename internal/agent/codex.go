@@ -91,6 +91,7 @@ var Codex = &Kind{
 	Records: Records{
 		Conversation: "the hooks' transcript_path: $CODEX_HOME/sessions/YYYY/MM/DD/rollout-…-<session>.jsonl",
 		Tokens:       "token_count events (total_token_usage) in the rollout",
+		TokenFormat:  "codex",
 	},
 }
 

@@ -171,6 +171,10 @@ type ScreenSpec struct {
 type Records struct {
 	Conversation string
 	Tokens       string
+	// TokenFormat is the form of the file its hooks name in
+	// transcript_path, as st's token ledger reads it (internal/tokens:
+	// "claude", "codex", "gemini"); "" when st reads no tokens of it.
+	TokenFormat string
 }
 
 // HasHooks reports whether st hears the agent through hooks (else its

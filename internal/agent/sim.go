@@ -53,6 +53,8 @@ var Sim = &Kind{
 	},
 	Records: Records{
 		Conversation: "$HOME/.st-sim/<session>.json (simagent.ConversationFile)",
+		Tokens:       "its transcript (the hooks' transcript_path, $TMPDIR/st-sim/<session>.jsonl), in Claude's form: message.usage once per message.id",
+		TokenFormat:  "claude",
 	},
 }
 

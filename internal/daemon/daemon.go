@@ -96,7 +96,8 @@ func Run(ctx context.Context, o Options) error {
 			default:
 			}
 		},
-		Remote: hub, Events: events, SimForAgents: cfg.AgentsStartSim})
+		Remote: hub, Events: events, SimForAgents: cfg.AgentsStartSim,
+		Prices: cfg.Tokens.Prices, Budget: cfg.Tokens.DefaultBudget()})
 	if err != nil {
 		ln.Close()
 		return err

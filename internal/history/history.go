@@ -325,6 +325,8 @@ func View(r *api.Run, now time.Time) *api.RunView {
 	v.Workers = nil
 	for _, w := range r.Workers {
 		v.Views = append(v.Views, WorkerView(w, r, now))
+		// What the run spent stays with it (issue 35): its workers' sum.
+		v.Tokens = v.Tokens.Add(w.Tokens)
 	}
 	return v
 }

@@ -40,7 +40,11 @@ type change struct {
 	starts []taskStart  // tasks whose workers start now
 	held   []*Worker    // reports in flight until it is kept (keep.go)
 	attn   []attnOp     // attention items to open and close (attention.go)
+	lines  []noticeLine // plain notices to queue once on disk (budget.go)
 }
+
+// noticeLine is a plain notice for an agent's pane (noticer.queue).
+type noticeLine struct{ pane, key, text string }
 
 type doneNotice struct {
 	parent string
@@ -184,6 +188,11 @@ func (cm *commit) effects() {
 	for _, p := range c.kicks {
 		m.notices.kick(p)
 	}
+	for _, l := range c.lines {
+		if l.pane != "" && !api.IsRemote(l.pane) {
+			m.notices.queue(l.pane, l.key, l.text)
+		}
+	}
 	for _, s := range c.starts {
 		s := s
 		m.bg.Go(func(ctx context.Context) { m.startTask(ctx, s.run, s.task) })
@@ -205,7 +214,7 @@ func (m *Manager) settle(f func(c *change), quiet bool) {
 	m.mu.Lock()
 	c := m.newChange()
 	f(c)
-	if quiet && len(c.runs) == 0 && len(c.done) == 0 && len(c.kicks) == 0 && len(c.starts) == 0 && len(c.attn) == 0 {
+	if quiet && len(c.runs) == 0 && len(c.done) == 0 && len(c.kicks) == 0 && len(c.starts) == 0 && len(c.attn) == 0 && len(c.lines) == 0 {
 		m.mu.Unlock()
 		return
 	}

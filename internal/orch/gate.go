@@ -249,6 +249,7 @@ func (m *Manager) AnswerGate(ctx context.Context, req api.GateRequest) (*api.Gat
 		if w := m.workers[c.Pane]; w != nil && w.State == api.Waiting {
 			ch.setStateLocked(w, api.Working)
 		}
+		m.budgetAnsweredLocked(ch, c)
 	})
 	return &c, nil
 }

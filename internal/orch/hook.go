@@ -56,6 +56,9 @@ func (m *Manager) HookFrom(ctx context.Context, req api.HookRequest, from HookOr
 	if m.prompts.movedOn(req.Pane, ev) {
 		m.notify()
 	}
+	// The worker's records, read before its change (tokens.go): what the
+	// agent spent so far rides in the change this event makes.
+	tr := m.tokens.read(req.Pane, ad, ev.Transcript)
 	var deny string
 	m.settleIfChanged(func(c *change) {
 		hf := m.facts.event(req.Pane, ad.Name, ev, (*agent.Teammate)(req.Teammate), m.workerAtLocked)
@@ -67,6 +70,7 @@ func (m *Manager) HookFrom(ctx context.Context, req api.HookRequest, from HookOr
 		}
 		w := m.workers[req.Pane]
 		if w != nil && w.State.Live() {
+			m.noteTokensLocked(c, w, tr)
 			if deny = checkScope(w, ev); deny != "" {
 				m.logf("worker %s: refused a %s call outside its scope", w.ID, ev.Tool)
 				return // (nothing to write, no one to wake)

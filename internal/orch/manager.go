@@ -12,6 +12,7 @@ import (
 	"github.com/sophonz/st/internal/attention"
 	"github.com/sophonz/st/internal/history"
 	"github.com/sophonz/st/internal/tmux"
+	"github.com/sophonz/st/internal/tokens"
 )
 
 // Config is what a Manager needs from the daemon.
@@ -50,6 +51,10 @@ type Config struct {
 	// the manager puts them there at its start (shelve.go) and never loads
 	// them again. Nil: every run stays in memory.
 	History *history.Book
+	// Prices is config.toml's price table, for the estimated cost of
+	// tokens; Budget the default budget of a new run (none when zero).
+	Prices tokens.Prices
+	Budget tokens.Budget
 }
 
 // Manager holds every run and worker of this machine. Its state has
@@ -92,7 +97,8 @@ type Manager struct {
 	rest    *restorer
 	notices *noticer
 	// attn is the attention items (attention.go, internal/attention).
-	attn *attention.Book
+	attn   *attention.Book
+	tokens *tokenBook
 	// watchKick wakes the watcher early (an agent's SessionEnd).
 	watchKick chan struct{}
 	// waits counts the st worker wait calls waiting now (st status).
@@ -127,6 +133,11 @@ func NewManager(ctx context.Context, cfg Config) (*Manager, error) {
 	m.notices = newNoticer(m)
 	m.attn = attention.New(filepath.Join(cfg.Home, "attention.json"), cfg.Now, m.logf)
 	m.attn.Load()
+	m.tokens = newTokenBook(m)
+	if !cfg.Budget.IsZero() {
+		b := cfg.Budget
+		m.registry.defaultBudget = &b
+	}
 	if err := m.load(); err != nil {
 		return nil, err
 	}

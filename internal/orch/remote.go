@@ -230,6 +230,14 @@ func (m *Manager) applyRemoteLocked(c *change, w *Worker, v *api.WorkerView) {
 	w.ReportAnswer = v.ReportAnswer
 	w.AgentSession, w.Reported = v.AgentSession, v.Reported
 	w.TeamSize, w.TeamDepth = v.TeamOf, v.TeamDepth
+	if v.Tokens != nil && !sameTokens(v.Tokens, w.Tokens) {
+		// What it spent, as its machine reads it (internal/peer checked
+		// the counts): it counts against its run's budget here.
+		t := *v.Tokens
+		w.Tokens = &t
+		c.touchLocked(m.runOf[w.ID])
+		m.checkBudgetLocked(c, m.runOf[w.ID])
+	}
 	if nid := w.Machine + "/" + v.ID; v.ID != "" && nid != w.ID {
 		// Its pane there changed (that machine's tmux server restarted).
 		r := m.runOf[w.ID]

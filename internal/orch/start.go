@@ -95,6 +95,12 @@ func (m *Manager) startWorker(ctx context.Context, req startPlan) (*api.WorkerVi
 	if err != nil {
 		return nil, err
 	}
+	if req.hosted == nil && req.run == nil {
+		// (A task's start is held in scheduleLocked.)
+		if err := m.checkBudgetHold(req.Pane); err != nil {
+			return nil, err
+		}
+	}
 	if req.Machine != "" {
 		return m.startElsewhere(ctx, req, spec.name)
 	}

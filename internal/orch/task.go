@@ -372,6 +372,8 @@ func (c *change) scheduleLocked(r *Run) {
 				t.State, t.Reason, t.Since = api.TaskFailed, "did not start: "+blocked, now
 				changed = true
 				c.touchLocked(r)
+			case len(waitOn) == 0 && c.m.budgetHeldLocked(r) != "":
+				t.Reason = "held: the run's budget is spent (gate " + r.BudgetGate + ")"
 			case len(waitOn) == 0:
 				t.State, t.Reason, t.Since = api.TaskRunning, "", now
 				c.touchLocked(r)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/api"
 )
 
 // Backend is what the web UI needs from the rest of st: the state to show,
@@ -162,6 +163,10 @@ type Agent struct {
 	Subagents []Subagent `json:"subagents,omitempty"`
 	// Teammates are those of the Claude agent team it leads.
 	Teammates []Teammate `json:"teammates,omitempty"`
+	// Tokens is what a worker's agent spent, by kind, with its estimated
+	// cost where known (the API's form: input, output, cache_read,
+	// cache_write, reasoning, total, cost_usd, price_date).
+	Tokens *api.Tokens `json:"tokens,omitempty"`
 }
 
 // Subagent is one of Claude's subagents (its Task tool), seen through the

@@ -105,6 +105,13 @@ type (
 		after time.Duration
 	}
 	exitProgram struct{ code int }
+	// appendRecords appends lines (JSON records) to the transcript at
+	// path, before any hook emitted after it fires: st reads the
+	// transcript when a hook comes.
+	appendRecords struct {
+		path  string
+		lines []map[string]any
+	}
 )
 
 // waitKind is what a turn waits for before its next directive.
@@ -160,6 +167,7 @@ type model struct {
 	queue      []string // lines submitted during a turn, run after it
 	tags       int
 	tools      int
+	responses  int
 	out        []effect
 }
 
@@ -420,10 +428,31 @@ func (m *model) advance() {
 			return
 		case dirAnswer:
 			t.answer = d.value
+		case dirUsage:
+			m.respond(d.usage)
 		case dirBad:
 			m.say("", " ● "+d.value)
 		}
 	}
+}
+
+// respond writes one response to the transcript as Claude does: a record
+// per content block (here a text and a second text), each with the whole
+// response's message.usage under one message.id.
+func (m *model) respond(u usage) {
+	m.responses++
+	id := fmt.Sprintf("msg_sim_%d", m.responses)
+	use := map[string]any{"input_tokens": u.input, "output_tokens": u.output,
+		"cache_read_input_tokens": u.cacheRead, "cache_creation_input_tokens": u.cacheWrite}
+	var lines []map[string]any
+	for i, text := range []string{"Working on it.", "Here is what I found."} {
+		lines = append(lines, map[string]any{
+			"type": "assistant", "sessionId": m.cfg.sessionID, "uuid": fmt.Sprintf("%s-%d", id, i),
+			"message": map[string]any{"id": id, "type": "message", "role": "assistant", "model": u.model,
+				"content": []any{map[string]any{"type": "text", "text": text}}, "usage": use},
+		})
+	}
+	m.emit(appendRecords{path: m.cfg.transcriptPath, lines: lines})
 }
 
 func (m *model) nextTool(name string, input map[string]any) toolCall {

@@ -11,7 +11,7 @@
 // snapshots that come faster than frames are drawn once a frame.
 import { Terminal } from './vendor/xterm.mjs';
 import { FitAddon } from './vendor/addon-fit.mjs';
-import { t, fmtDur, fmtShort, fmtTime, translatePage } from './i18n.js';
+import { t, fmtDur, fmtShort, fmtTime, fmtCount, fmtUSD, translatePage } from './i18n.js';
 
 const $ = (sel) => document.querySelector(sel);
 
@@ -317,6 +317,19 @@ function stateText(a, short) {
   return el('span.state', { title: a.state ? t('state.since', { state: stateName(a.state), time: fmtTime(a.since) }) : undefined },
     el('span.st-word', { text: stateName(a.state) }),
     a.state ? el('span.st-time', null, el('span.sep', { text: ' · ' }), since(a.since, short)) : null);
+}
+
+// tokensMark is what a worker's agent spent (st's token ledger, issue
+// 35): its total in short units, with the estimated cost when one is
+// known; every kind in its title.
+function tokensMark(a) {
+  const k = a.tokens;
+  if (!k) return null;
+  const n = fmtCount(k.total);
+  let title = t('tokens.title', { total: k.total, input: k.input, output: k.output, cacheRead: k.cache_read, cacheWrite: k.cache_write, reasoning: k.reasoning });
+  if (k.cost_usd != null) title += ' · ' + t('tokens.estimate', { date: k.price_date });
+  return el('span.tokens.muted.small', { title,
+    text: k.cost_usd != null ? t('tokens.cost', { n, cost: fmtUSD(k.cost_usd) }) : t('tokens.count', { n }) });
 }
 
 function isOpen(a) {
@@ -725,6 +738,7 @@ function rowMarks(a, opts, team) {
   const marks = [
     team ? el('span.team-of', { text: t('team.of', { n: team }) }) : null,
     matesText(a),
+    tokensMark(a),
     opts.badge ? el('span.badge', { text: opts.badge }) : null,
     !isLocal(a.machine) ? machineTag(a) : null,
     crossMark(a),
@@ -991,7 +1005,7 @@ function graphCard(a) {
       matesText(a),
       el('span.muted.small', { text: a.pane }),
       !isLocal(a.machine) ? machineTag(a) : null),
-    el('div.gc-state', null, stateText(a)),
+    el('div.gc-state', null, stateText(a), tokensMark(a) ? ' ' : null, tokensMark(a)),
     a.summary && (a.state === 'done' || a.state === 'idle') ? el('div.gc-summary', { text: a.summary, title: a.summary }) : null,
     m.orphan(a) ? el('div.warn.small', { text: t('orphan.gone', { pane: a.parent }) }) : null,
     cannotOpen(a) ? el('div.gc-note.small', { text: cannotOpen(a) }) : null,
@@ -1275,6 +1289,7 @@ function chartCard(a, depth, line) {
       team ? el('span.team-of', { text: t('team.of', { n: team }) }) : null, matesText(a),
       el('span.spacer'), dot(a.state)),
     el('div.gc-role', null, el('span.badge', { text: roleLabel(a) }), ' ', stateText(a),
+      tokensMark(a) ? ' ' : null, tokensMark(a),
       !isLocal(a.machine) ? machineTag(a) : null),
     a.summary && a.state === 'done' ? el('div.gc-summary', { text: a.summary }) : null,
     S.m.orphan(a) ? el('div.warn.small', { text: t('orphan.gone', { pane: a.parent }) }) : null,

@@ -93,6 +93,10 @@ export const CATALOGUE = {
     'short.d': '{n}d',
 
     'team.of': 'team of {n}',
+    'tokens.count': '{n} tokens',
+    'tokens.cost': '{n} tokens · ~{cost}',
+    'tokens.title': 'What its agent spent, read from its own records: {total} tokens (input {input}, output {output}, cache read {cacheRead}, cache write {cacheWrite}, reasoning {reasoning})',
+    'tokens.estimate': 'The cost is an estimate from the price table of {date}',
     'mates.count': { one: '{n} teammate', other: '{n} teammates' },
     'workers.head': 'Workers · {counts}',
     'workers.completed': 'Completed ({n})',
@@ -256,6 +260,10 @@ export const CATALOGUE = {
     'short.d': '{n}일',
 
     'team.of': '팀 {n}명',
+    'tokens.count': '토큰 {n}',
+    'tokens.cost': '토큰 {n} · 약 {cost}',
+    'tokens.title': '에이전트가 쓴 토큰 (에이전트 자신의 기록에서 읽음): 모두 {total} (입력 {input}, 출력 {output}, 캐시 읽기 {cacheRead}, 캐시 쓰기 {cacheWrite}, 추론 {reasoning})',
+    'tokens.estimate': '비용은 {date} 가격표로 어림한 값입니다',
     'mates.count': { other: '팀원 {n}명' },
     'workers.head': '워커 · {counts}',
     'workers.completed': '끝난 워커 {n}명',
@@ -415,6 +423,15 @@ export function fmtShort(ms) {
   if (s < 3600) return t('short.m', { n: Math.floor(s / 60) });
   if (s < 86400) return t('short.h', { n: Math.floor(s / 3600) });
   return t('short.d', { n: Math.floor(s / 86400) });
+}
+
+// fmtCount is a count in short units in the page's language (12.3K,
+// 1.2만); fmtUSD a sum of dollars (a cost).
+export function fmtCount(n) {
+  return new Intl.NumberFormat(LANG, { notation: 'compact', maximumFractionDigits: 1 }).format(n);
+}
+export function fmtUSD(v) {
+  return new Intl.NumberFormat(LANG, { style: 'currency', currency: 'USD', minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(v);
 }
 
 // fmtTime is a time of day in the page's language.
