@@ -32,6 +32,9 @@ type Kind struct {
 	// StopTree: stopping it ends its pane's whole process group, not
 	// only what tmux ends with the window (Gemini outlives kill-window).
 	StopTree bool
+	// Described marks a kind a user described in config.toml
+	// ([agents.NAME], described.go), not one of st's own.
+	Described bool
 }
 
 // Launch is how st starts the agent and resumes a conversation.
@@ -170,6 +173,10 @@ type Records struct {
 // states come from the screen).
 func (k *Kind) HasHooks() bool { return k.Hear.Install != "" }
 
+// ScreenStates reports whether st reads the agent's states from its
+// screen alone (it has no hooks): listings mark its states so.
+func (k *Kind) ScreenStates() bool { return k.Hear.Install == "" }
+
 // EventNames lists the events st subscribes to.
 func (k *Kind) EventNames() []string {
 	out := make([]string, len(k.Hear.Events))
@@ -227,6 +234,9 @@ func Register(k *Kind) {
 	if k.Name == "" || k.Launch.Command == nil || k.Screen.Recognize == nil || k.Hear.Map == nil {
 		panic(fmt.Sprintf("agent kind %q lacks a name, a launch, a screen or an event map", k.Name))
 	}
+	if !k.Described {
+		builtins[k.Name] = k
+	}
 	kinds[k.Name] = k
 }
 
@@ -234,6 +244,9 @@ func Register(k *Kind) {
 func Lookup(name string) (*Kind, error) {
 	if k, ok := kinds[name]; ok {
 		return k, nil
+	}
+	if err := brokenDescription(name); err != nil {
+		return nil, err
 	}
 	return nil, fmt.Errorf("unknown agent %q: use one of %s", name, strings.Join(Kinds(), ", "))
 }
@@ -262,7 +275,7 @@ func All() []*Kind {
 func WithHooks() []*Kind {
 	var out []*Kind
 	for _, k := range All() {
-		if k.Hear.Install != "" && k.Hear.Install != "builtin" {
+		if k.Hear.Install != "" && k.Hear.Install != "builtin" && k.Hear.Install != installByHand {
 			out = append(out, k)
 		}
 	}

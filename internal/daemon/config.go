@@ -15,6 +15,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/api"
 )
 
@@ -57,6 +58,9 @@ type Config struct {
 	// runs any command its task names), which st otherwise starts only
 	// for a person (ST_AGENTS_START_SIM=1; internal/authz).
 	AgentsStartSim bool `toml:"agents_start_sim"`
+	// Agents are the agents the user describes ([agents.NAME]): read by
+	// agent.LoadDescribed; here so that the strict read takes them.
+	Agents map[string]agent.Description `toml:"agents"`
 }
 
 // agentsStartSim takes ST_AGENTS_START_SIM ("" leaves config.toml's).

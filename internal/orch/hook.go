@@ -53,31 +53,37 @@ func (m *Manager) HookFrom(ctx context.Context, req api.HookRequest, from HookOr
 		// conversation, takes a worker's relations to its pane.
 		m.followMovedAgent(ctx, req.Pane, ev.SessionID)
 	}
-	var deny string
+	if deny := m.applyEvent(req.Pane, ad, ev, (*agent.Teammate)(req.Teammate)); deny != "" {
+		return &api.HookResponse{Deny: true, Reason: deny}, nil
+	}
+	return &api.HookResponse{}, nil
+}
+
+// applyEvent applies one event of pane's agent (from its hook, or read on
+// the screen of an agent without hooks), and returns why a tool call about
+// to run is refused ("" for none).
+func (m *Manager) applyEvent(pane string, ad *agent.Kind, ev agent.Event, teammate *agent.Teammate) (deny string) {
 	m.settleIfChanged(func(c *change) {
-		hf := m.facts.event(req.Pane, ad.Name, ev, (*agent.Teammate)(req.Teammate), m.workerAtLocked)
+		hf := m.facts.event(pane, ad.Name, ev, teammate, m.workerAtLocked)
 		if hf.newAgent && !hf.teammate {
 			// Kept on the pane, so st still knows an agent runs there after a
 			// restart of st, and so that a tmux restart can resume it (not a
 			// teammate: it is its lead's to start, and alone it is no teammate).
-			m.keepAgentOnPane(req.Pane, ad.Name, hf.session)
+			m.keepAgentOnPane(pane, ad.Name, hf.session)
 		}
-		w := m.workers[req.Pane]
+		w := m.workers[pane]
 		if w != nil && w.State.Live() {
 			if deny = checkScope(w, ev); deny != "" {
 				m.logf("worker %s: refused a %s call outside its scope", w.ID, ev.Tool)
 				return // (nothing to write, no one to wake)
 			}
 		}
-		c.kicks = append(c.kicks, req.Pane)
+		c.kicks = append(c.kicks, pane)
 		if w != nil && w.State.Live() && !hf.aside {
 			m.workerEventLocked(c, w, ev, hf)
 		}
 	})
-	if deny != "" {
-		return &api.HookResponse{Deny: true, Reason: deny}, nil
-	}
-	return &api.HookResponse{}, nil
+	return deny
 }
 
 // followMovedAgent moves the relations of an agent that came back in

@@ -57,13 +57,16 @@ type KindInfo struct {
 	Name  string `json:"name"`
 	Title string `json:"title"`
 	Icon  string `json:"icon"`
+	// Screen: st reads this kind's states from its screen (it has no
+	// hooks), and the page marks them so.
+	Screen bool `json:"screen,omitempty"`
 }
 
 // kindInfos lists the known agent kinds for the page.
 func kindInfos() []KindInfo {
 	var out []KindInfo
 	for _, k := range agent.All() {
-		out = append(out, KindInfo{Name: k.Name, Title: k.Title, Icon: k.Icon})
+		out = append(out, KindInfo{Name: k.Name, Title: k.Title, Icon: k.Icon, Screen: k.ScreenStates()})
 	}
 	return out
 }
