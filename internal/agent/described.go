@@ -99,11 +99,19 @@ func Describe(name string, d Description) (*Kind, error) {
 	if !kindNameRE.MatchString(name) {
 		return nil, bad("the name is not a kind's name", "name it with lower-case letters, digits and '-', a letter first, as [agents.my-agent]")
 	}
-	if b, ok := builtins[name]; ok {
+	kindsMu.RLock()
+	b, ok := builtins[name]
+	kindsMu.RUnlock()
+	if ok {
 		return nil, bad("st knows "+name+" already ("+b.Title+")", "name yours otherwise, or remove [agents.%s] to use st's own", name)
 	}
-	if d.Program == "" || strings.ContainsAny(d.Program, "\x00\n") || strings.HasPrefix(d.Program, "-") {
+	if d.Program == "" {
 		return nil, bad("program is missing", `write program = "my-agent" (a name on PATH) or an absolute path`)
+	}
+	// (env, which sets its variables, would read a word with "=" as one
+	// more, and one starting with "-" as its own option.)
+	if strings.ContainsAny(d.Program, "=\x00\n") || strings.HasPrefix(d.Program, "-") {
+		return nil, bad(fmt.Sprintf("program %q is not a program's name or path", d.Program), "give its absolute path, or a name on PATH, with no '=' in it")
 	}
 	if strings.Contains(d.Program, "/") && !filepath.IsAbs(d.Program) {
 		return nil, bad(fmt.Sprintf("program %q is a relative path, which would depend on each worker's folder", d.Program), "give its absolute path, or a name on PATH")
@@ -184,7 +192,6 @@ func Describe(name string, d Description) (*Kind, error) {
 			for _, key := range keys {
 				argv = append(argv, key+"="+d.Env[key])
 			}
-			argv = append(argv, "--")
 		}
 		argv = append(argv, d.Program)
 		argv = append(argv, d.Args...)
@@ -260,9 +267,10 @@ const markerWindow = 12
 
 // recognizeByMarkers reads a screen by a description's markers: the
 // lowest line (of the bottom markerWindow non-blank lines) that holds a
-// marker says the screen — its input box (the text after the ready marker
-// is what is typed in it), a turn at work, or a question. A line that
-// holds a ready marker and a busy one reads as at work.
+// marker says the screen — its input box (the text after the ready marker,
+// and on the lines under it where a long line wrapped, is what is typed in
+// it), a turn at work, or a question. A line that holds a ready marker and
+// a busy one reads as at work.
 func recognizeByMarkers(ready, busy, prompt []string) func(string) View {
 	trim := func(ms []string) []string {
 		out := make([]string, len(ms))
@@ -286,6 +294,7 @@ func recognizeByMarkers(ready, busy, prompt []string) func(string) View {
 	return func(capture string) View {
 		lines := strings.Split(strings.ReplaceAll(capture, "\r\n", "\n"), "\n")
 		seen := 0
+		var below []string // the lines under the one looked at, bottom first
 		for i := len(lines) - 1; i >= 0 && seen < markerWindow; i-- {
 			l := strings.TrimRight(lines[i], " \t\r")
 			if strings.TrimSpace(l) == "" {
@@ -299,11 +308,18 @@ func recognizeByMarkers(ready, busy, prompt []string) func(string) View {
 				return View{Screen: ScreenWorking}
 			}
 			if at := has(l, ready); at >= 0 {
-				if box := strings.TrimSpace(l[at:]); box != "" {
+				// The box's text runs from the marker to the bottom: a
+				// long line wraps onto the lines under it.
+				text := l[at:]
+				for j := len(below) - 1; j >= 0; j-- {
+					text += below[j]
+				}
+				if box := strings.TrimSpace(text); box != "" {
 					return View{Screen: ScreenTyped, Box: box}
 				}
 				return View{Screen: ScreenReady}
 			}
+			below = append(below, l)
 		}
 		return View{Screen: ScreenUnknown}
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -226,7 +227,12 @@ func (k *Kind) ValidSession(id string) bool {
 	return id != "" && !strings.HasPrefix(id, "-") && k.Hear.SessionID != nil && k.Hear.SessionID().MatchString(id)
 }
 
-var kinds = map[string]*Kind{}
+var (
+	// kindsMu guards kinds: the daemon reads config.toml's descriptions
+	// again at each start (LoadDescribed) while others look kinds up.
+	kindsMu sync.RWMutex
+	kinds   = map[string]*Kind{}
+)
 
 // Register makes a kind known by its name. The built-in kinds register
 // themselves from init functions in this package.
@@ -234,6 +240,8 @@ func Register(k *Kind) {
 	if k.Name == "" || k.Launch.Command == nil || k.Screen.Recognize == nil || k.Hear.Map == nil {
 		panic(fmt.Sprintf("agent kind %q lacks a name, a launch, a screen or an event map", k.Name))
 	}
+	kindsMu.Lock()
+	defer kindsMu.Unlock()
 	if !k.Described {
 		builtins[k.Name] = k
 	}
@@ -242,7 +250,10 @@ func Register(k *Kind) {
 
 // Lookup finds a kind by name, or says which kinds exist.
 func Lookup(name string) (*Kind, error) {
-	if k, ok := kinds[name]; ok {
+	kindsMu.RLock()
+	k, ok := kinds[name]
+	kindsMu.RUnlock()
+	if ok {
 		return k, nil
 	}
 	if err := brokenDescription(name); err != nil {
@@ -253,6 +264,8 @@ func Lookup(name string) (*Kind, error) {
 
 // Kinds lists the known kinds' names, sorted.
 func Kinds() []string {
+	kindsMu.RLock()
+	defer kindsMu.RUnlock()
 	var ks []string
 	for k := range kinds {
 		ks = append(ks, k)
@@ -265,7 +278,9 @@ func Kinds() []string {
 func All() []*Kind {
 	var out []*Kind
 	for _, n := range Kinds() {
-		out = append(out, kinds[n])
+		if k, err := Lookup(n); err == nil {
+			out = append(out, k)
+		}
 	}
 	return out
 }
@@ -319,7 +334,7 @@ func ByProcess(argv []string, extra map[string]string) string {
 		}
 	}
 	if len(argv) >= 3 && argv[1] == "agent" {
-		if k, ok := kinds[argv[2]]; ok && k.Launch.Program == "" {
+		if k, err := Lookup(argv[2]); err == nil && k.Launch.Program == "" {
 			return k.Name
 		}
 	}
