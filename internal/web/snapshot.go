@@ -66,9 +66,14 @@ type KindInfo struct {
 func kindInfos() []KindInfo {
 	var out []KindInfo
 	for _, k := range agent.All() {
-		out = append(out, KindInfo{Name: k.Name, Title: k.Title, Icon: k.Icon, Screen: k.ScreenStates()})
+		out = append(out, kindInfo(k))
 	}
 	return out
+}
+
+// kindInfo is what the page gets of one kind.
+func kindInfo(k *agent.Kind) KindInfo {
+	return KindInfo{Name: k.Name, Title: k.Title, Icon: k.Icon, Screen: k.ScreenStates()}
 }
 
 // Machine is one machine of the account. Slug is what Agent.Machine holds.
