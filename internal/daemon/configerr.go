@@ -29,6 +29,7 @@ var settings = map[string]string{
 	"heartbeat":        `a duration above zero in quotes, such as "10s"`,
 	"peer_retry":       `a duration above zero in quotes, such as "1m"`,
 	"agents_start_sim": "true or false",
+	"agents":           `tables [agents.NAME], each describing an agent st does not know (docs/agents.md: "An agent st does not know")`,
 }
 
 // settingNames are the settings, in order, for a Try line.
