@@ -116,6 +116,17 @@ func Describe(name string, d Description) (*Kind, error) {
 	if strings.Contains(d.Program, "/") && !filepath.IsAbs(d.Program) {
 		return nil, bad(fmt.Sprintf("program %q is a relative path, which would depend on each worker's folder", d.Program), "give its absolute path, or a name on PATH")
 	}
+	// st tells an agent's process by its program's name (ByProcess): one
+	// that is st's own kind's would be taken for it, or take it over.
+	kindsMu.RLock()
+	for _, b := range builtins {
+		if slices.Contains(b.Launch.Processes, filepath.Base(d.Program)) {
+			kindsMu.RUnlock()
+			return nil, bad(fmt.Sprintf("program %s has the name of %s's program, and st would take one for the other", d.Program, b.Title),
+				"start it through a link or script of another name, or use --agent %s", b.Name)
+		}
+	}
+	kindsMu.RUnlock()
 	for _, a := range append(slices.Clone(d.Args), d.Resume...) {
 		if strings.ContainsRune(a, 0) {
 			return nil, bad("an argument holds a NUL byte", "remove it from args or resume")

@@ -28,6 +28,7 @@ func TestDescribeRefusesWithWhatToFix(t *testing.T) {
 		{"relative program", "toy", func(d *Description) { d.Program = "bin/toy" }, "is a relative path"},
 		{"program read as env's", "toy", func(d *Description) { d.Program = "A=b" }, "no '=' in it"},
 		{"option for a program", "toy", func(d *Description) { d.Program = "-i" }, "not a program's name"},
+		{"st's own program", "toy", func(d *Description) { d.Program = "/opt/fork/bin/claude" }, "has the name of Claude Code's program"},
 		{"no ready", "toy", func(d *Description) { d.Ready = nil }, "ready names no marker"},
 		{"empty ready", "toy", func(d *Description) { d.Ready = []string{""} }, "ready names no marker"},
 		{"empty busy", "toy", func(d *Description) { d.Busy = []string{"x", ""} }, "every line would match"},
