@@ -280,8 +280,9 @@ const markerWindow = 12
 // lowest line (of the bottom markerWindow non-blank lines) that holds a
 // marker says the screen — its input box (the text after the ready marker,
 // and on the lines under it where a long line wrapped, is what is typed in
-// it), a turn at work, or a question. A line that holds a ready marker and
-// a busy one reads as at work.
+// it, down to a rule of ─ under the box, if any), a turn at work, or a
+// question (isRule is Claude's: a label may sit inside it). A line that
+// holds a ready marker and a busy one reads as at work.
 func recognizeByMarkers(ready, busy, prompt []string) func(string) View {
 	trim := func(ms []string) []string {
 		out := make([]string, len(ms))
@@ -329,6 +330,10 @@ func recognizeByMarkers(ready, busy, prompt []string) func(string) View {
 					return View{Screen: ScreenTyped, Box: box}
 				}
 				return View{Screen: ScreenReady}
+			}
+			if isRule(strings.TrimSpace(l)) {
+				below = below[:0] // under a rule: a footer, not the box's text
+				continue
 			}
 			below = append(below, l)
 		}
@@ -421,3 +426,4 @@ func brokenDescription(name string) error {
 	defer described.Unlock()
 	return described.broken[name]
 }
+

@@ -99,6 +99,8 @@ func TestRecognizeByMarkers(t *testing.T) {
 		{"typed", "toy> count to three\n", View{Screen: ScreenTyped, Box: "count to three"}},
 		{"wrapped", "toy> Your task is in the f\nile /tmp/t.md - read it\n", View{Screen: ScreenTyped, Box: "Your task is in the file /tmp/t.md - read it"}},
 		{"working", "toy> count\nworking on it\n", View{Screen: ScreenWorking}},
+		{"a box between rules", "──────\ntoy> count to\n  three\n──────\n  ? for shortcuts\n", View{Screen: ScreenTyped, Box: "count to  three"}},
+		{"an empty box between rules", "──────\ntoy>\n──────\n  ? for shortcuts\n", View{Screen: ScreenReady}},
 		{"asking", "toy> ask\nworking on it\nAllow this? [y/n]\n", View{Screen: ScreenPrompt}},
 		{"an old question above the box", "Allow this? [y/n] y\nyou said y\ndone: ask\ntoy> \n", View{Screen: ScreenReady}},
 		{"a question scrolled away", "Allow this? [y/n]\n" + strings.Repeat("output\n", markerWindow), View{Screen: ScreenUnknown}},
