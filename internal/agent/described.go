@@ -426,4 +426,3 @@ func brokenDescription(name string) error {
 	defer described.Unlock()
 	return described.broken[name]
 }
-
