@@ -48,7 +48,8 @@ type Snapshot struct {
 	Machines []Machine `json:"machines,omitempty"`
 	// Kinds are the agent kinds st knows, from their descriptions
 	// (agent.Kind): the page draws each agent's kind by them. The server
-	// fills them in; they do not change while it runs.
+	// fills them in at each snapshot (an agent described in config.toml
+	// joins them at the first start that names it).
 	Kinds []KindInfo `json:"kinds"`
 }
 
