@@ -83,8 +83,10 @@ type Hear struct {
 	// Install is how st's hooks are put in place: "claude-settings"
 	// (command hooks in Claude's settings.json), "codex-hooks" (command
 	// hooks in $CODEX_HOME/hooks.json, trusted), "builtin" (the agent
-	// fires st hook itself: the sim), or "" (no hooks: states come from
-	// the screen, and listings say so).
+	// fires st hook itself: the sim), "by-hand" (an agent described in
+	// config.toml whose hooks the user wired to st hook: st installs
+	// nothing), or "" (no hooks: states come from the screen, and listings
+	// say so).
 	Install string
 	// Events are the agent's own events st subscribes to, in the order
 	// they are installed, each with its meaning.
