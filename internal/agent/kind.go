@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -32,6 +33,9 @@ type Kind struct {
 	// StopTree: stopping it ends its pane's whole process group, not
 	// only what tmux ends with the window (Gemini outlives kill-window).
 	StopTree bool
+	// Described marks a kind a user described in config.toml
+	// ([agents.NAME], described.go), not one of st's own.
+	Described bool
 }
 
 // Launch is how st starts the agent and resumes a conversation.
@@ -79,8 +83,10 @@ type Hear struct {
 	// Install is how st's hooks are put in place: "claude-settings"
 	// (command hooks in Claude's settings.json), "codex-hooks" (command
 	// hooks in $CODEX_HOME/hooks.json, trusted), "builtin" (the agent
-	// fires st hook itself: the sim), or "" (no hooks: states come from
-	// the screen, and listings say so).
+	// fires st hook itself: the sim), "by-hand" (an agent described in
+	// config.toml whose hooks the user wired to st hook: st installs
+	// nothing), or "" (no hooks: states come from the screen, and listings
+	// say so).
 	Install string
 	// Events are the agent's own events st subscribes to, in the order
 	// they are installed, each with its meaning.
@@ -180,6 +186,10 @@ type Records struct {
 // HasHooks reports whether st hears the agent through hooks (else its
 // states come from the screen).
 func (k *Kind) HasHooks() bool { return k.Hear.Install != "" }
+
+// ScreenStates reports whether st reads the agent's states from its
+// screen alone (it has no hooks): listings mark its states so.
+func (k *Kind) ScreenStates() bool { return k.Hear.Install == "" }
 
 // EventNames lists the events st subscribes to.
 func (k *Kind) EventNames() []string {
@@ -282,7 +292,12 @@ func (k *Kind) ValidSession(id string) bool {
 	return id != "" && !strings.HasPrefix(id, "-") && k.Hear.SessionID != nil && k.Hear.SessionID().MatchString(id)
 }
 
-var kinds = map[string]*Kind{}
+var (
+	// kindsMu guards kinds: the daemon reads config.toml's descriptions
+	// again at each start (LoadDescribed) while others look kinds up.
+	kindsMu sync.RWMutex
+	kinds   = map[string]*Kind{}
+)
 
 // Register makes a kind known by its name. The built-in kinds register
 // themselves from init functions in this package.
@@ -290,19 +305,32 @@ func Register(k *Kind) {
 	if k.Name == "" || k.Launch.Command == nil || k.Screen.Recognize == nil || k.Hear.Map == nil {
 		panic(fmt.Sprintf("agent kind %q lacks a name, a launch, a screen or an event map", k.Name))
 	}
+	kindsMu.Lock()
+	defer kindsMu.Unlock()
+	if !k.Described {
+		builtins[k.Name] = k
+	}
 	kinds[k.Name] = k
 }
 
 // Lookup finds a kind by name, or says which kinds exist.
 func Lookup(name string) (*Kind, error) {
-	if k, ok := kinds[name]; ok {
+	kindsMu.RLock()
+	k, ok := kinds[name]
+	kindsMu.RUnlock()
+	if ok {
 		return k, nil
+	}
+	if err := brokenDescription(name); err != nil {
+		return nil, err
 	}
 	return nil, fmt.Errorf("unknown agent %q: use one of %s", name, strings.Join(Kinds(), ", "))
 }
 
 // Kinds lists the known kinds' names, sorted.
 func Kinds() []string {
+	kindsMu.RLock()
+	defer kindsMu.RUnlock()
 	var ks []string
 	for k := range kinds {
 		ks = append(ks, k)
@@ -315,7 +343,9 @@ func Kinds() []string {
 func All() []*Kind {
 	var out []*Kind
 	for _, n := range Kinds() {
-		out = append(out, kinds[n])
+		if k, err := Lookup(n); err == nil {
+			out = append(out, k)
+		}
 	}
 	return out
 }
@@ -325,7 +355,7 @@ func All() []*Kind {
 func WithHooks() []*Kind {
 	var out []*Kind
 	for _, k := range All() {
-		if k.Hear.Install != "" && k.Hear.Install != "builtin" {
+		if k.Hear.Install != "" && k.Hear.Install != "builtin" && k.Hear.Install != installByHand {
 			out = append(out, k)
 		}
 	}
@@ -369,7 +399,7 @@ func ByProcess(argv []string, extra map[string]string) string {
 		}
 	}
 	if len(argv) >= 3 && argv[1] == "agent" {
-		if k, ok := kinds[argv[2]]; ok && k.Launch.Program == "" {
+		if k, err := Lookup(argv[2]); err == nil && k.Launch.Program == "" {
 			return k.Name
 		}
 	}

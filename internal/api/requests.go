@@ -75,6 +75,10 @@ type WorkerView struct {
 	// TextsHidden says its texts were left out: the asker may not read
 	// this worker (st worker read would refuse it).
 	TextsHidden bool `json:"texts_hidden,omitempty"`
+	// ScreenStates: its agent has no hooks, so its state was read from
+	// its screen (an agent described in config.toml), which can be wrong
+	// where a hook's word cannot.
+	ScreenStates bool `json:"screen_states,omitempty"`
 }
 
 // HideTexts leaves of v what anyone who may see st's state may see of a

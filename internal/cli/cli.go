@@ -24,6 +24,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/client"
 	"github.com/sophonz/st/internal/cpconfig"
@@ -290,7 +291,14 @@ func newRootFor(env *Env, only string) *cobra.Command {
 		if p := cmd.Parent(); p != nil && p.Name() == "completion" {
 			return nil
 		}
-		return store.CheckHome(env.Home())
+		if err := store.CheckHome(env.Home()); err != nil {
+			return err
+		}
+		// The agents the user described in config.toml are kinds like
+		// st's own for every command (a refused one is told by st doctor,
+		// and by a command that names it).
+		agent.LoadDescribed(env.Home())
+		return nil
 	}
 	cmds := commands(env)
 	if mk, ok := cmds[only]; ok {

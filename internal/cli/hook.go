@@ -45,6 +45,13 @@ func runHook(ctx context.Context, env *Env, o hookOptions) error {
 	// and how a refusal is spelled, are the agent kind's. An unknown kind
 	// is handed on as it is (the daemon refuses it) and refuses nothing.
 	kind, _ := agent.Lookup(o.Agent)
+	if kind == nil && store.CheckHome(env.Home()) == nil {
+		// An agent described in config.toml (Main comes here before the
+		// command tree, which reads them for every other command): its
+		// guard must stand as st's own kinds' does.
+		agent.LoadDescribed(env.Home())
+		kind, _ = agent.Lookup(o.Agent)
+	}
 	before := kind != nil && o.Event == kind.Hear.BeforeTool
 	payload, err := readLimited(env.Stdin, maxPayload, time.Second)
 	if err != nil {

@@ -349,7 +349,11 @@ func printWorkerTable(w io.Writer, ws []api.WorkerView) error {
 		if v.TeamOf > 0 {
 			name += fmt.Sprintf(" (team %d)", v.TeamOf)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s%s\n", v.ID, name, v.Agent, v.State, v.For, tokensCell(v.Tokens), v.Run, workerWhere(v))
+		state := string(v.State)
+		if v.ScreenStates {
+			state += " (screen)" // no hooks: read off its screen
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s%s\n", v.ID, name, v.Agent, state, v.For, tokensCell(v.Tokens), v.Run, workerWhere(v))
 		for _, r := range asideRows(v.Teammates, v.Subagents) {
 			fmt.Fprintf(tw, "%s\t  %s\t%s\t%s\t%s\t\t\n", r[0], r[1], r[2], r[3], r[4])
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/tokens"
 )
@@ -69,6 +70,9 @@ type Config struct {
 	// Tokens is the [tokens] table: a default budget for new runs, and the
 	// price table st estimates costs from (docs/tokens.md).
 	Tokens TokensConfig `toml:"tokens"`
+	// Agents are the agents the user describes ([agents.NAME]): read by
+	// agent.LoadDescribed; here so that the strict read takes them.
+	Agents map[string]agent.Description `toml:"agents"`
 }
 
 // TokensConfig is config.toml's [tokens].

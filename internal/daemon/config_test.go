@@ -30,7 +30,8 @@ func loadConfigText(t testing.TB, text string) (Config, string, error) {
 func TestConfigErrorsSayTheLineAndWhatToDo(t *testing.T) {
 	tests := []struct{ text, want, hint string }{
 		{"web_port = \"x\"\n", "line 1 of PATH: web_port takes a port number", "fix line 1 of PATH"},
-		{"\n\nweb_prot = 7000\n", `line 3 of PATH: st has no setting "web_prot" (did you mean web_port?)`, "fix line 3 of PATH; the settings are agents_start_sim,"},
+		{"[agents.toy]\nprogram = \"toy\"\nready_marker = [\"> \"]\n", `line 3 of PATH: st has no setting "agents.toy.ready_marker"`, "fix line 3 of PATH"},
+		{"\n\nweb_prot = 7000\n", `line 3 of PATH: st has no setting "web_prot" (did you mean web_port?)`, "fix line 3 of PATH; the settings are agents, agents_start_sim,"},
 		{"heartbeat = \"10s\"\nhaertbeat = \"5s\"\n[extra]\nx = 1\n", `line 2 of PATH: st has no setting "haertbeat" (did you mean heartbeat?)` + "\n" + `line 3 of PATH: st has no setting "extra"`, "fix line 2 of PATH"},
 		{"heartbeat = \"zz\"\n", `line 1 of PATH: heartbeat takes a duration above zero in quotes, such as "10s"`, "fix line 1"},
 		{"peer_retry = \"-1m\"\n", "line 1 of PATH: peer_retry takes a duration above zero", "fix line 1"},

@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/history"
 	"github.com/sophonz/st/internal/orch"
@@ -141,6 +142,11 @@ func claimHome(o Options) (Config, func(), error) {
 	cfg, err := LoadConfig(o.Home, o.Getenv)
 	if err != nil {
 		return Config{}, nil, err
+	}
+	// The agents described there: a refused one leaves the others (st
+	// doctor tells what to fix, and a start that names it says so).
+	for _, err := range agent.LoadDescribed(o.Home) {
+		fmt.Fprintf(os.Stderr, "st: warning: %v\n", err)
 	}
 	lock, ok, err := store.TryLock(api.LockPath(o.Home))
 	if err != nil {
@@ -454,6 +460,9 @@ func (s *server) ls(ctx context.Context, r *http.Request, b []byte) (any, error)
 					}
 					if a, ok := needs[p.ID]; ok {
 						desc += " (needs you: " + string(a.Kind) + ")"
+					}
+					if ad, err := agent.Lookup(kind); err == nil && ad.ScreenStates() {
+						desc += " (states from its screen)"
 					}
 					lw.Agents = append(lw.Agents, desc)
 					ls.Agents++

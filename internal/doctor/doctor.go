@@ -76,6 +76,7 @@ func Run(ctx context.Context, c Config) []Check {
 	out = append(out, daemon)
 	verdicts := agent.CheckAgents(ctx, c.Getenv)
 	out = append(out, Agents(verdicts)...)
+	out = append(out, Described(c.Home, c.Getenv)...)
 	present := Present(verdicts)
 	out = append(out, Hooks(ctx, c.Hooks, present)...)
 	out = append(out, Plugin(ctx, c.Plugin, present)...)

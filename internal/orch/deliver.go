@@ -296,7 +296,7 @@ func (m *Manager) submit(ctx context.Context, d *delivery, seq0 int) error {
 	if err := syncs.Sleep(ctx, d.adapter.EnterDelay()); err != nil {
 		return err
 	}
-	if err := m.keys(ctx, d, func() error { return m.cfg.Tmux.SendKeys(ctx, d.pane, "Enter") }); err != nil {
+	if err := m.keys(ctx, d, func() error { return m.cfg.Tmux.SendKeys(ctx, d.pane, d.submitKey()) }); err != nil {
 		return err
 	}
 	enters := 1
@@ -307,6 +307,10 @@ func (m *Manager) submit(ctx context.Context, d *delivery, seq0 int) error {
 			return nil
 		}
 		now := time.Now()
+		if now.After(hookBy) && d.adapter.ScreenStates() {
+			return errorf(api.KindTimeout, "look at the window of "+d.id()+": check its description's submit key and ready marker (st doctor)",
+				"the line was typed into %s, but it did not leave the input box within %s (the agent has no hooks: st reads its screen)", d.id(), d.hookTimeout)
+		}
 		if now.After(hookBy) {
 			return errorf(api.KindNoHooks, "run st hooks install, then start the worker again (st worker stop "+d.id()+" --yes closes this one)",
 				"the line was typed into %s, but no hook came from the agent within %s, so st cannot see it start: its hooks are missing", d.id(), d.hookTimeout)
@@ -316,9 +320,16 @@ func (m *Manager) submit(ctx context.Context, d *delivery, seq0 int) error {
 			if err != nil {
 				return err
 			}
+			if d.adapter.ScreenStates() && squash(v.Box) != d.want &&
+				(v.Screen == agent.ScreenWorking || v.Screen == agent.ScreenReady || v.Screen == agent.ScreenPrompt) {
+				// No hook will come: the line left the box, and its screen
+				// shows the agent took it.
+				m.applyEvent(d.pane, d.adapter, agent.Event{Kind: agent.EvTurnStart, Name: "screen", Prompt: d.text}, nil)
+				return nil
+			}
 			if squash(v.Box) == d.want && !v.Screen.Blocking() && enters < maxEnters {
 				m.logf("deliver %s: the line is still in the box; pressing Enter again", d.pane)
-				if err := m.keys(ctx, d, func() error { return m.cfg.Tmux.SendKeys(ctx, d.pane, "Enter") }); err != nil {
+				if err := m.keys(ctx, d, func() error { return m.cfg.Tmux.SendKeys(ctx, d.pane, d.submitKey()) }); err != nil {
 					return err
 				}
 				enters++
@@ -375,4 +386,12 @@ func (m *Manager) notReady(d *delivery, s agent.Screen) error {
 	}
 	return errorf(api.KindTimeout, "look at the window: the agent may have failed to start",
 		"the agent's input box did not appear in %s within %s", d.id(), d.blockedTimeout)
+}
+
+// submitKey is the key that submits a typed line to the agent.
+func (d *delivery) submitKey() string {
+	if k := d.adapter.Screen.Submit; k != "" {
+		return k
+	}
+	return "Enter"
 }

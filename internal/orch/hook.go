@@ -56,19 +56,28 @@ func (m *Manager) HookFrom(ctx context.Context, req api.HookRequest, from HookOr
 	if m.prompts.movedOn(req.Pane, ev) {
 		m.notify()
 	}
+	if deny := m.applyEvent(req.Pane, ad, ev, (*agent.Teammate)(req.Teammate)); deny != "" {
+		return &api.HookResponse{Deny: true, Reason: deny}, nil
+	}
+	return &api.HookResponse{}, nil
+}
+
+// applyEvent applies one event of pane's agent (from its hook, or read on
+// the screen of an agent without hooks), and returns why a tool call about
+// to run is refused ("" for none).
+func (m *Manager) applyEvent(pane string, ad *agent.Kind, ev agent.Event, teammate *agent.Teammate) (deny string) {
 	// The worker's records, read before its change (tokens.go): what the
 	// agent spent so far rides in the change this event makes.
-	tr := m.tokens.read(req.Pane, ad, ev.Transcript)
-	var deny string
+	tr := m.tokens.read(pane, ad, ev.Transcript)
 	m.settleIfChanged(func(c *change) {
-		hf := m.facts.event(req.Pane, ad.Name, ev, (*agent.Teammate)(req.Teammate), m.workerAtLocked)
+		hf := m.facts.event(pane, ad.Name, ev, teammate, m.workerAtLocked)
 		if hf.newAgent && !hf.teammate {
 			// Kept on the pane, so st still knows an agent runs there after a
 			// restart of st, and so that a tmux restart can resume it (not a
 			// teammate: it is its lead's to start, and alone it is no teammate).
-			m.keepAgentOnPane(req.Pane, ad.Name, hf.session)
+			m.keepAgentOnPane(pane, ad.Name, hf.session)
 		}
-		w := m.workers[req.Pane]
+		w := m.workers[pane]
 		if w != nil && w.State.Live() {
 			m.noteTokensLocked(c, w, tr)
 			if deny = checkScope(w, ev); deny != "" {
@@ -76,16 +85,13 @@ func (m *Manager) HookFrom(ctx context.Context, req api.HookRequest, from HookOr
 				return // (nothing to write, no one to wake)
 			}
 		}
-		c.kicks = append(c.kicks, req.Pane)
-		m.hookAttnLocked(c, req.Pane, ev, hf)
+		c.kicks = append(c.kicks, pane)
+		m.hookAttnLocked(c, pane, ev, hf)
 		if w != nil && w.State.Live() && !hf.aside {
 			m.workerEventLocked(c, w, ev, hf)
 		}
 	})
-	if deny != "" {
-		return &api.HookResponse{Deny: true, Reason: deny}, nil
-	}
-	return &api.HookResponse{}, nil
+	return deny
 }
 
 // followMovedAgent moves the relations of an agent that came back in

@@ -175,6 +175,11 @@ func (m *Manager) startElsewhere(ctx context.Context, req startPlan, name string
 // checkStart checks what a start asks for, before anything is placed or
 // opened.
 func (m *Manager) checkStart(req startPlan) (startSpec, error) {
+	if m.cfg.Home != "" {
+		// The agents described in config.toml as it is now: one added or
+		// mended since st started starts without a restart of st.
+		agent.LoadDescribed(m.cfg.Home)
+	}
 	ad, err := agent.Lookup(req.Agent)
 	if err != nil {
 		return startSpec{}, errorf(api.KindUsage, "--agent "+strings.Join(agent.Kinds(), "|"), "%v", err)

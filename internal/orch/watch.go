@@ -64,6 +64,7 @@ func (m *Manager) Watch(ctx context.Context) {
 			}
 		case <-quiet.C:
 			m.checkQuietTurns(ctx)
+			m.watchScreens(ctx)
 		}
 	}
 }

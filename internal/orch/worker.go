@@ -289,6 +289,9 @@ func (m *Manager) viewLocked(w *Worker) api.WorkerView {
 	if api.Retired(w.Parent) || (w.Parent != "" && !api.IsRemote(w.Parent) && m.rest.gone(w.Parent)) {
 		v.ParentGone = true
 	}
+	if ad, err := agent.Lookup(w.Agent); err == nil && ad.ScreenStates() {
+		v.ScreenStates = true
+	}
 	if w.Remote() {
 		v.TeamOf, v.TeamDepth = w.TeamSize, w.TeamDepth
 	} else {

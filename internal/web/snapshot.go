@@ -62,7 +62,8 @@ type Snapshot struct {
 	Machines []Machine `json:"machines,omitempty"`
 	// Kinds are the agent kinds st knows, from their descriptions
 	// (agent.Kind): the page draws each agent's kind by them. The server
-	// fills them in; they do not change while it runs.
+	// fills them in at each snapshot (an agent described in config.toml
+	// joins them at the first start that names it).
 	Kinds []KindInfo `json:"kinds"`
 }
 
@@ -71,15 +72,23 @@ type KindInfo struct {
 	Name  string `json:"name"`
 	Title string `json:"title"`
 	Icon  string `json:"icon"`
+	// Screen: st reads this kind's states from its screen (it has no
+	// hooks), and the page marks them so.
+	Screen bool `json:"screen,omitempty"`
 }
 
 // kindInfos lists the known agent kinds for the page.
 func kindInfos() []KindInfo {
 	var out []KindInfo
 	for _, k := range agent.All() {
-		out = append(out, KindInfo{Name: k.Name, Title: k.Title, Icon: k.Icon})
+		out = append(out, kindInfo(k))
 	}
 	return out
+}
+
+// kindInfo is what the page gets of one kind.
+func kindInfo(k *agent.Kind) KindInfo {
+	return KindInfo{Name: k.Name, Title: k.Title, Icon: k.Icon, Screen: k.ScreenStates()}
 }
 
 // Machine is one machine of the account. Slug is what Agent.Machine holds.

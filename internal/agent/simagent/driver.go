@@ -213,6 +213,9 @@ func (q *hookQueue) closeAndWait() {
 // hookTimeout bounds one hook: a stuck st must not stop the agent.
 const hookTimeout = 5 * time.Second
 
+// hookAgent is the kind the sim's hooks speak as (ST_SIM_HOOK_AGENT).
+var hookAgent = "sim"
+
 // commandHooks fires events by running `<stBin> hook sim <event>` with
 // the payload on stdin and the agent's environment (TMUX_PANE tells st
 // which worker this is). Its exit status is ignored, except that a
@@ -226,7 +229,7 @@ func commandHooks(stBin string, env []string) HookFunc {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), hookTimeout)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, stBin, "hook", "sim", event)
+		cmd := exec.CommandContext(ctx, stBin, "hook", hookAgent, event)
 		cmd.Stdin = bytes.NewReader(data)
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr

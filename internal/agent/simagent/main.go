@@ -11,7 +11,8 @@
 // (ST_SIM_SLOW_START), keys lost for a while after the box appears
 // (ST_SIM_DEAF), an Enter dropped when it follows text too fast
 // (ST_SIM_SWALLOW_ENTER), no hooks at all (ST_SIM_NO_HOOKS), and a pause
-// at the start of each turn (ST_SIM_TURN_DELAY). Like Claude it keeps
+// at the start of each turn (ST_SIM_TURN_DELAY); ST_SIM_HOOK_AGENT makes
+// its hooks speak as another kind (one described in config.toml). Like Claude it keeps
 // a record of each conversation (~/.st-sim/ID), and refuses to resume one
 // whose record is not there.
 //
@@ -159,6 +160,11 @@ func configure(args []string, env func(string) string) (cfg config, noHooks bool
 	cfg.trust = env("ST_SIM_TRUST") == "1"
 	cfg.swallowEnter = env("ST_SIM_SWALLOW_ENTER") == "1"
 	noHooks = env("ST_SIM_NO_HOOKS") == "1"
+	// The kind its hooks speak as (st hook KIND EVENT): sim, or a kind a
+	// test describes in config.toml with Claude-like hooks.
+	if k := env("ST_SIM_HOOK_AGENT"); k != "" {
+		hookAgent = k
+	}
 	for _, k := range []struct {
 		name string
 		dst  *time.Duration

@@ -306,7 +306,10 @@ function kindOf(kind) { return ((S.snap && S.snap.kinds) || []).find((k) => k.na
 function kindTitle(kind) {
   if (!kind) return t('role.agent');
   const title = t(`kind.${kind}`);
-  return title === `kind.${kind}` ? kind : title;
+  if (title !== `kind.${kind}`) return title;
+  // A kind the user described in config.toml: its own title.
+  const k = kindOf(kind);
+  return (k && k.title) || kind;
 }
 function kindIcon(kind) {
   const k = kindOf(kind);
@@ -316,6 +319,8 @@ function kindIcon(kind) {
 function stateText(a, short) {
   return el('span.state', { title: a.state ? t('state.since', { state: stateName(a.state), time: fmtTime(a.since) }) : undefined },
     el('span.st-word', { text: stateName(a.state) }),
+    a.state && (kindOf(a.kind) || {}).screen
+      ? el('span.st-screen', { text: ' ' + t('state.fromScreen'), title: t('state.fromScreenTitle') }) : null,
     a.state ? el('span.st-time', null, el('span.sep', { text: ' · ' }), since(a.since, short)) : null);
 }
 

@@ -80,6 +80,8 @@ export const CATALOGUE = {
     'state.gone': 'gone',
     'state.unreachable': 'unreachable',
     'state.since': '{state} since {time}',
+    'state.fromScreen': '(from its screen)',
+    'state.fromScreenTitle': 'this agent has no hooks: st reads its state from its screen',
     'state.count': '{n} {state}',
     'list.sep': ', ',
 
@@ -247,6 +249,8 @@ export const CATALOGUE = {
     'state.gone': '사라짐',
     'state.unreachable': '연결 안 됨',
     'state.since': '{time}부터 {state}',
+    'state.fromScreen': '(화면으로 판단)',
+    'state.fromScreenTitle': '이 에이전트에는 훅이 없어 st가 화면을 읽어 상태를 판단합니다',
     'state.count': '{state} {n}',
     'list.sep': ', ',
 
