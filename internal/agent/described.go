@@ -73,10 +73,12 @@ var claudeLikeEvents = []EventSpec{
 	{Name: "SessionEnd", Means: EvSessionEnd},
 }
 
+// The forms of a described kind's name, its environment's variables and
+// the keys it names, compiled at their first use.
 var (
-	kindNameRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
-	envNameRE  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	tmuxKeyRE  = regexp.MustCompile(`^(?:[CM]-)*[A-Za-z0-9]{1,10}$`)
+	kindNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`) })
+	envNameRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
+	tmuxKeyRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:[CM]-)*[A-Za-z0-9]{1,10}$`) })
 )
 
 // DescriptionError is what is wrong with one [agents.NAME], with what to
@@ -96,82 +98,19 @@ func Describe(name string, d Description) (*Kind, error) {
 	bad := func(problem, fix string, a ...any) error {
 		return &DescriptionError{Name: name, Problem: problem, Fix: fmt.Sprintf(fix, a...)}
 	}
-	if !kindNameRE.MatchString(name) {
-		return nil, bad("the name is not a kind's name", "name it with lower-case letters, digits and '-', a letter first, as [agents.my-agent]")
+	if err := checkDescribedName(name, bad); err != nil {
+		return nil, err
 	}
-	kindsMu.RLock()
-	b, ok := builtins[name]
-	kindsMu.RUnlock()
-	if ok {
-		return nil, bad("st knows "+name+" already ("+b.Title+")", "name yours otherwise, or remove [agents.%s] to use st's own", name)
+	if err := checkDescribedProgram(d, bad); err != nil {
+		return nil, err
 	}
-	if d.Program == "" {
-		return nil, bad("program is missing", `write program = "my-agent" (a name on PATH) or an absolute path`)
+	keys, err := checkDescribedEnv(name, d, bad)
+	if err != nil {
+		return nil, err
 	}
-	// (env, which sets its variables, would read a word with "=" as one
-	// more, and one starting with "-" as its own option.)
-	if strings.ContainsAny(d.Program, "=\x00\n") || strings.HasPrefix(d.Program, "-") {
-		return nil, bad(fmt.Sprintf("program %q is not a program's name or path", d.Program), "give its absolute path, or a name on PATH, with no '=' in it")
-	}
-	if strings.Contains(d.Program, "/") && !filepath.IsAbs(d.Program) {
-		return nil, bad(fmt.Sprintf("program %q is a relative path, which would depend on each worker's folder", d.Program), "give its absolute path, or a name on PATH")
-	}
-	// st tells an agent's process by its program's name (ByProcess): one
-	// that is st's own kind's would be taken for it, or take it over.
-	kindsMu.RLock()
-	for _, b := range builtins {
-		if slices.Contains(b.Launch.Processes, filepath.Base(d.Program)) {
-			kindsMu.RUnlock()
-			return nil, bad(fmt.Sprintf("program %s has the name of %s's program, and st would take one for the other", d.Program, b.Title),
-				"start it through a link or script of another name, or use --agent %s", b.Name)
-		}
-	}
-	kindsMu.RUnlock()
-	for _, a := range append(slices.Clone(d.Args), d.Resume...) {
-		if strings.ContainsRune(a, 0) {
-			return nil, bad("an argument holds a NUL byte", "remove it from args or resume")
-		}
-	}
-	keys := make([]string, 0, len(d.Env))
-	for k, v := range d.Env {
-		if !envNameRE.MatchString(k) || strings.ContainsRune(v, 0) {
-			return nil, bad(fmt.Sprintf("env has %q, which is not a variable's name", k), "name variables with letters, digits and '_', as [agents.%s.env] MY_VAR = \"1\"", name)
-		}
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	if len(d.Resume) > 0 && !slices.ContainsFunc(d.Resume, func(a string) bool { return strings.Contains(a, "{id}") }) {
-		return nil, bad("resume has no {id}", `write where the conversation's id goes, as resume = ["--resume", "{id}"]`)
-	}
-	sessionRE := uuidRE
-	if d.SessionID != "" {
-		re, err := regexp.Compile(`^(?:` + d.SessionID + `)$`)
-		if err != nil {
-			return nil, bad(fmt.Sprintf("session_id %q is not a regular expression (%v)", d.SessionID, err), `write one such as session_id = "[a-z0-9-]{8,64}"`)
-		}
-		sessionRE = func() *regexp.Regexp { return re }
-	}
-	if len(d.Ready) == 0 || slices.Contains(d.Ready, "") {
-		return nil, bad("ready names no marker of its input box", `write the text on the line where a line is typed, as ready = ["> "]: st types only when it is up`)
-	}
-	for _, ms := range [][]string{d.Busy, d.Prompt} {
-		if slices.Contains(ms, "") {
-			return nil, bad("busy or prompt holds an empty marker, which every line would match", "remove the empty string")
-		}
-	}
-	submit, interrupt := cmpOr(d.Submit, "Enter"), cmpOr(d.Interrupt, "Escape")
-	for _, k := range []string{submit, interrupt} {
-		if !tmuxKeyRE.MatchString(k) {
-			return nil, bad(fmt.Sprintf("%q is not a tmux key name", k), `write a key as tmux names it: Enter, Escape, C-c, C-m`)
-		}
-	}
-	delay := 150 * time.Millisecond
-	if d.EnterDelay != "" {
-		v, err := time.ParseDuration(d.EnterDelay)
-		if err != nil || v <= 0 || v > 5*time.Second {
-			return nil, bad(fmt.Sprintf("enter_delay %q is not a pause from 1ms to 5s", d.EnterDelay), `write enter_delay = "150ms"`)
-		}
-		delay = v
+	scr, err := describedScreen(d, bad)
+	if err != nil {
+		return nil, err
 	}
 	k := &Kind{
 		Name:      name,
@@ -184,19 +123,136 @@ func Describe(name string, d Description) (*Kind, error) {
 			Processes: []string{filepath.Base(d.Program)},
 		},
 		Hear: Hear{
-			SessionID: sessionRE,
+			SessionID: scr.session,
 			Map:       noHooks(name),
 			Resumed:   func([]string) string { return "" },
 		},
 		Screen: ScreenSpec{
 			Recognize:  recognizeByMarkers(d.Ready, d.Busy, d.Prompt),
-			EnterDelay: delay,
-			Submit:     submit, Interrupt: interrupt,
+			EnterDelay: scr.delay,
+			Submit:     scr.submit, Interrupt: scr.interrupt,
 			Ready: d.Ready, Busy: d.Busy, Prompt: d.Prompt,
 		},
 		Records: Records{Conversation: "not known to st (described in config.toml)"},
 	}
-	k.Launch.Command = func(o LaunchOptions) []string {
+	k.Launch.Command = describedCommand(k, d, keys)
+	if err := describedHooks(k, name, d, scr.session, bad); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// badFunc makes a DescriptionError of one description.
+type badFunc func(problem, fix string, a ...any) error
+
+// checkDescribedName refuses a name that is not a kind's, or st's own.
+func checkDescribedName(name string, bad badFunc) error {
+	if !kindNameRE().MatchString(name) {
+		return bad("the name is not a kind's name", "name it with lower-case letters, digits and '-', a letter first, as [agents.my-agent]")
+	}
+	kindsMu.RLock()
+	b, ok := builtins[name]
+	kindsMu.RUnlock()
+	if ok {
+		return bad("st knows "+name+" already ("+b.Title+")", "name yours otherwise, or remove [agents.%s] to use st's own", name)
+	}
+	return nil
+}
+
+// checkDescribedProgram refuses a program st could not start, or would
+// take for one of its own kinds'.
+func checkDescribedProgram(d Description, bad badFunc) error {
+	if d.Program == "" {
+		return bad("program is missing", `write program = "my-agent" (a name on PATH) or an absolute path`)
+	}
+	// (env, which sets its variables, would read a word with "=" as one
+	// more, and one starting with "-" as its own option.)
+	if strings.ContainsAny(d.Program, "=\x00\n") || strings.HasPrefix(d.Program, "-") {
+		return bad(fmt.Sprintf("program %q is not a program's name or path", d.Program), "give its absolute path, or a name on PATH, with no '=' in it")
+	}
+	if strings.Contains(d.Program, "/") && !filepath.IsAbs(d.Program) {
+		return bad(fmt.Sprintf("program %q is a relative path, which would depend on each worker's folder", d.Program), "give its absolute path, or a name on PATH")
+	}
+	// st tells an agent's process by its program's name (ByProcess): one
+	// that is st's own kind's would be taken for it, or take it over.
+	kindsMu.RLock()
+	defer kindsMu.RUnlock()
+	for _, b := range builtins {
+		if slices.Contains(b.Launch.Processes, filepath.Base(d.Program)) {
+			return bad(fmt.Sprintf("program %s has the name of %s's program, and st would take one for the other", d.Program, b.Title),
+				"start it through a link or script of another name, or use --agent %s", b.Name)
+		}
+	}
+	return nil
+}
+
+// checkDescribedEnv checks the arguments and the environment, and
+// returns the environment's names in order.
+func checkDescribedEnv(name string, d Description, bad badFunc) ([]string, error) {
+	for _, a := range append(slices.Clone(d.Args), d.Resume...) {
+		if strings.ContainsRune(a, 0) {
+			return nil, bad("an argument holds a NUL byte", "remove it from args or resume")
+		}
+	}
+	keys := make([]string, 0, len(d.Env))
+	for k, v := range d.Env {
+		if !envNameRE().MatchString(k) || strings.ContainsRune(v, 0) {
+			return nil, bad(fmt.Sprintf("env has %q, which is not a variable's name", k), "name variables with letters, digits and '_', as [agents.%s.env] MY_VAR = \"1\"", name)
+		}
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	if len(d.Resume) > 0 && !slices.ContainsFunc(d.Resume, func(a string) bool { return strings.Contains(a, "{id}") }) {
+		return nil, bad("resume has no {id}", `write where the conversation's id goes, as resume = ["--resume", "{id}"]`)
+	}
+	return keys, nil
+}
+
+// describedScreenSpec is what a description says of its screen and ids.
+type describedScreenSpec struct {
+	session           func() *regexp.Regexp
+	submit, interrupt string
+	delay             time.Duration
+}
+
+// describedScreen checks the markers, keys, pause and id form.
+func describedScreen(d Description, bad badFunc) (describedScreenSpec, error) {
+	out := describedScreenSpec{session: uuidRE, delay: 150 * time.Millisecond}
+	if d.SessionID != "" {
+		re, err := regexp.Compile(`^(?:` + d.SessionID + `)$`)
+		if err != nil {
+			return out, bad(fmt.Sprintf("session_id %q is not a regular expression (%v)", d.SessionID, err), `write one such as session_id = "[a-z0-9-]{8,64}"`)
+		}
+		out.session = func() *regexp.Regexp { return re }
+	}
+	if len(d.Ready) == 0 || slices.Contains(d.Ready, "") {
+		return out, bad("ready names no marker of its input box", `write the text on the line where a line is typed, as ready = ["> "]: st types only when it is up`)
+	}
+	for _, ms := range [][]string{d.Busy, d.Prompt} {
+		if slices.Contains(ms, "") {
+			return out, bad("busy or prompt holds an empty marker, which every line would match", "remove the empty string")
+		}
+	}
+	out.submit, out.interrupt = cmpOr(d.Submit, "Enter"), cmpOr(d.Interrupt, "Escape")
+	for _, k := range []string{out.submit, out.interrupt} {
+		if !tmuxKeyRE().MatchString(k) {
+			return out, bad(fmt.Sprintf("%q is not a tmux key name", k), `write a key as tmux names it: Enter, Escape, C-c, C-m`)
+		}
+	}
+	if d.EnterDelay != "" {
+		v, err := time.ParseDuration(d.EnterDelay)
+		if err != nil || v <= 0 || v > 5*time.Second {
+			return out, bad(fmt.Sprintf("enter_delay %q is not a pause from 1ms to 5s", d.EnterDelay), `write enter_delay = "150ms"`)
+		}
+		out.delay = v
+	}
+	return out, nil
+}
+
+// describedCommand is the argv of a described kind: env with its
+// variables, its program and arguments, and its resume words.
+func describedCommand(k *Kind, d Description, keys []string) func(o LaunchOptions) []string {
+	return func(o LaunchOptions) []string {
 		var argv []string
 		if len(keys) > 0 {
 			argv = append(argv, "env")
@@ -213,6 +269,10 @@ func Describe(name string, d Description) (*Kind, error) {
 		}
 		return argv
 	}
+}
+
+// describedHooks wires the hooks a description says it has.
+func describedHooks(k *Kind, name string, d Description, sessionRE func() *regexp.Regexp, bad badFunc) error {
 	switch d.Hooks {
 	case "":
 	case "claude":
@@ -228,9 +288,9 @@ func Describe(name string, d Description) (*Kind, error) {
 			k.Hear.Resumed = func(argv []string) string { return resumedBy(d.Resume, sessionRE, argv) }
 		}
 	default:
-		return nil, bad(fmt.Sprintf("hooks = %q is not a kind of hooks st reads", d.Hooks), `leave hooks out (states from its screen), or write hooks = "claude" when its command hooks run st hook %s EVENT with Claude Code's payloads`, name)
+		return bad(fmt.Sprintf("hooks = %q is not a kind of hooks st reads", d.Hooks), `leave hooks out (states from its screen), or write hooks = "claude" when its command hooks run st hook %s EVENT with Claude Code's payloads`, name)
 	}
-	return k, nil
+	return nil
 }
 
 func cmpOr(a, b string) string {

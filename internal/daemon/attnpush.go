@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sophonz/st/internal/syncs"
+
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/attention"
 )
@@ -145,6 +147,7 @@ func (p *attnPusher) item(ctx context.Context, a api.Attention) {
 
 // pruneLocked forgets the pushes older than the window.
 func (p *attnPusher) pruneLocked(now time.Time) {
+	syncs.AssertLocked(&p.mu)
 	keep := p.recent[:0]
 	for _, t := range p.recent {
 		if now.Sub(t) < p.rules.SummaryWindow.Duration {

@@ -41,52 +41,16 @@ func TestRealTokensMatchTheServer(t *testing.T) {
 				t.Fatalf("st worker wait: exit %d %s%s\n%s\n%s", code, o, e, r.capture("main:"+name), r.daemonLog())
 			}
 			endpoint := map[string]string{"claude": "/v1/messages", "codex": "/v1/responses", "gemini": ":streamGenerateContent"}[kind]
-			// What the server gave over the turn: summed again at each
-			// look, since the agent's last answer may come after the
-			// report that ended st worker wait.
-			served := func() (fakemodel.Usage, int, string) {
-				var u fakemodel.Usage
-				var seen strings.Builder
-				n := 0
-				for _, l := range r.fake.Requests()[from:] {
-					fmt.Fprintf(&seen, "  %s side=%v status=%d tools=%d answer=%.40q calls=%d usage=%+v\n", l.Endpoint, l.Side, l.Status, len(l.Tools), l.Answer, len(l.Calls), l.Usage)
-					// A request with no tools (Codex's title for the
-					// session) is in neither agent's record: Codex's
-					// running total leaves it out (measured), so st cannot
-					// count it (docs/tokens.md says so).
-					if strings.HasSuffix(l.Endpoint, endpoint) && !l.Side && l.Status == 200 {
-						u.Input += l.Usage.Input
-						u.Output += l.Usage.Output
-						u.CacheRead += l.Usage.CacheRead
-						u.CacheWrite += l.Usage.CacheWrite
-						u.Reasoning += l.Usage.Reasoning
-						n++
-					}
-				}
-				return u, n, seen.String()
-			}
+			served := func() (fakemodel.Usage, int, string) { return servedUsage(r, from, endpoint) }
 			var got, want fakemodel.Usage
 			var total, n int
 			testutil.WaitFor(t, 30*time.Second, func() (bool, string) {
 				var seen string
 				want, n, seen = served()
-				var v struct {
-					Tokens *struct {
-						Input      int `json:"input"`
-						Output     int `json:"output"`
-						CacheRead  int `json:"cache_read"`
-						CacheWrite int `json:"cache_write"`
-						Reasoning  int `json:"reasoning"`
-						Total      int `json:"total"`
-					} `json:"tokens"`
+				var err error
+				if got, total, err = shownTokens(r, name); err != nil {
+					return false, err.Error()
 				}
-				out := r.stMust("worker", "read", name, "--json")
-				if err := json.Unmarshal([]byte(out), &v); err != nil || v.Tokens == nil {
-					return false, "no tokens in st worker read --json: " + out
-				}
-				got = fakemodel.Usage{Input: v.Tokens.Input, Output: v.Tokens.Output, CacheRead: v.Tokens.CacheRead,
-					CacheWrite: v.Tokens.CacheWrite, Reasoning: v.Tokens.Reasoning}
-				total = v.Tokens.Total
 				return got == want && n >= 3, fmt.Sprintf("st shows %+v, the server gave %+v over %d responses (want at least 3: a command, the report, the answer):\n%s", got, want, n, seen)
 			})
 			if kind == "claude" {
@@ -108,6 +72,51 @@ func TestRealTokensMatchTheServer(t *testing.T) {
 			t.Logf("%s: %d responses, %+v (total %d)", kind, n, got, total)
 		})
 	}
+}
+
+// servedUsage sums what the fake model server gave since request from,
+// over the agent's own endpoint: summed again at each look, since the
+// agent's last answer may come after the report that ended st worker
+// wait.
+func servedUsage(r *rig, from int, endpoint string) (fakemodel.Usage, int, string) {
+	var u fakemodel.Usage
+	var seen strings.Builder
+	n := 0
+	for _, l := range r.fake.Requests()[from:] {
+		fmt.Fprintf(&seen, "  %s side=%v status=%d tools=%d answer=%.40q calls=%d usage=%+v\n", l.Endpoint, l.Side, l.Status, len(l.Tools), l.Answer, len(l.Calls), l.Usage)
+		// A request with no tools (Codex's title for the session) is in
+		// neither agent's record: Codex's running total leaves it out
+		// (measured), so st cannot count it (docs/tokens.md says so).
+		if strings.HasSuffix(l.Endpoint, endpoint) && !l.Side && l.Status == 200 {
+			u.Input += l.Usage.Input
+			u.Output += l.Usage.Output
+			u.CacheRead += l.Usage.CacheRead
+			u.CacheWrite += l.Usage.CacheWrite
+			u.Reasoning += l.Usage.Reasoning
+			n++
+		}
+	}
+	return u, n, seen.String()
+}
+
+// shownTokens is what st worker read --json shows of a worker's tokens.
+func shownTokens(r *rig, name string) (fakemodel.Usage, int, error) {
+	var v struct {
+		Tokens *struct {
+			Input      int `json:"input"`
+			Output     int `json:"output"`
+			CacheRead  int `json:"cache_read"`
+			CacheWrite int `json:"cache_write"`
+			Reasoning  int `json:"reasoning"`
+			Total      int `json:"total"`
+		} `json:"tokens"`
+	}
+	out := r.stMust("worker", "read", name, "--json")
+	if err := json.Unmarshal([]byte(out), &v); err != nil || v.Tokens == nil {
+		return fakemodel.Usage{}, 0, fmt.Errorf("no tokens in st worker read --json: %s", out)
+	}
+	return fakemodel.Usage{Input: v.Tokens.Input, Output: v.Tokens.Output, CacheRead: v.Tokens.CacheRead,
+		CacheWrite: v.Tokens.CacheWrite, Reasoning: v.Tokens.Reasoning}, v.Tokens.Total, nil
 }
 
 // human is tokens.Human for the counts of a short turn (below a million).
