@@ -80,8 +80,14 @@ type Event struct {
 	Prompt string `json:"prompt,omitempty"`
 	// LastAnswer is the agent's last message, for EvTurnEnd.
 	LastAnswer string `json:"last_answer,omitempty"`
-	// Failed marks a turn that ended in an error (Claude's StopFailure).
-	Failed bool `json:"failed,omitempty"`
+	// Failed marks a turn that ended in an error (Claude's StopFailure);
+	// FailReason is the agent's word for the error ("rate_limit").
+	Failed     bool   `json:"failed,omitempty"`
+	FailReason string `json:"fail_reason,omitempty"`
+	// Transcript is the agent's conversation file, as its hook names it
+	// (transcript_path): where st reads what no hook carries (a usage
+	// limit's exact reset).
+	Transcript string `json:"transcript,omitempty"`
 	// Tool is the tool's name, for EvTool and EvWaiting.
 	Tool string `json:"tool,omitempty"`
 	// Before marks a tool call that has not run yet (PreToolUse), which a

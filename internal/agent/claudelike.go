@@ -234,7 +234,7 @@ func mapClaudeLikeEvent(name string, payload []byte) (Event, error) {
 	if name == "" {
 		name = str(p, "hook_event_name")
 	}
-	ev := Event{Kind: EvIgnore, Name: name, SessionID: str(p, "session_id"), Cwd: str(p, "cwd")}
+	ev := Event{Kind: EvIgnore, Name: name, SessionID: str(p, "session_id"), Cwd: str(p, "cwd"), Transcript: str(p, "transcript_path")}
 	switch name {
 	case "SessionStart":
 		ev.Kind = EvSessionStart
@@ -272,6 +272,7 @@ func stopEvent(ev *Event, p map[string]json.RawMessage) {
 	if ev.Name == "StopFailure" {
 		ev.Kind = EvTurnEnd
 		ev.Failed = true
+		ev.FailReason = str(p, "error")
 		ev.LastAnswer = str(p, "last_assistant_message")
 		if ev.LastAnswer == "" {
 			ev.LastAnswer = str(p, "error")

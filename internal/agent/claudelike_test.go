@@ -154,8 +154,8 @@ func TestMapClaudeLikeEvent(t *testing.T) {
 		{"Stop", `{` + base + `,"last_assistant_message":"odd","background_tasks":{"n":1}}`,
 			Event{Kind: EvTurnEnd, LastAnswer: "odd"}},
 		{"StopFailure", `{` + base + `,"hook_event_name":"StopFailure","error":"unknown","last_assistant_message":"API Error: 400 fake server: forced 400"}`,
-			Event{Kind: EvTurnEnd, Failed: true, LastAnswer: "API Error: 400 fake server: forced 400"}},
-		{"StopFailure", `{` + base + `,"error":"rate_limit"}`, Event{Kind: EvTurnEnd, Failed: true, LastAnswer: "rate_limit"}},
+			Event{Kind: EvTurnEnd, Failed: true, FailReason: "unknown", LastAnswer: "API Error: 400 fake server: forced 400"}},
+		{"StopFailure", `{` + base + `,"error":"rate_limit"}`, Event{Kind: EvTurnEnd, Failed: true, FailReason: "rate_limit", LastAnswer: "rate_limit"}},
 		{"SubagentStart", `{` + base + `,"agent_id":"aafc","agent_type":"claude"}`,
 			Event{Kind: EvSubagent, SubagentID: "aafc", SubagentType: "claude"}},
 		{"SubagentStop", `{` + base + `,"agent_id":"aafc","agent_type":"claude","stop_hook_active":false,"background_tasks":[{}]}`,
@@ -175,6 +175,7 @@ func TestMapClaudeLikeEvent(t *testing.T) {
 			want.Name = c.name
 			if strings.Contains(c.payload, base) {
 				want.SessionID, want.Cwd = "cddc5193", "/w/work1"
+				want.Transcript = "/h/.claude/projects/-w/cddc5193.jsonl"
 			}
 			// The tool input is kept as sent; the table checks the rest.
 			got.ToolInput, got.Before, want.Before = nil, false, false

@@ -82,6 +82,16 @@ var Codex = &Kind{
 		Busy:   []string{"esc to interrupt"},
 		Prompt: codexPrompt,
 	},
+	// Codex fires no hook at its usage limit and does not go on by itself
+	// (reference §13): st hears the limit in its rollout when its turn
+	// went quiet, and types once its composer is up (never into its
+	// model-switch modal, which a typed line would answer).
+	Limits: &Limits{
+		FromRecords:     codexLimitRecord,
+		Silent:          true,
+		ContinuesItself: func() bool { return false },
+		ContinueLine:    "continue",
+	},
 	Records: Records{
 		Conversation: "the hooks' transcript_path: $CODEX_HOME/sessions/YYYY/MM/DD/rollout-…-<session>.jsonl",
 		Tokens:       "token_count events (total_token_usage) in the rollout",
