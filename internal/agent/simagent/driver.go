@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -135,6 +137,8 @@ func (d *driver) apply(effects []effect) {
 			d.clock.AfterFunc(e.after, func() { d.send(timerMsg{tag: e.tag}) })
 		case exitProgram:
 			d.exited, d.exitCode = true, e.code
+		case appendRecord:
+			appendLine(e.path, e.line)
 		}
 	}
 }
@@ -309,4 +313,21 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return string(b.buf)
+}
+
+// appendLine adds a line to a conversation file, making its folder; a
+// failure leaves the file as it was (st then reads the screen's minute).
+func appendLine(path string, line []byte) {
+	if path == "" {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_, _ = f.Write(append(line, '\n'))
 }

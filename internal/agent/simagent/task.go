@@ -17,6 +17,7 @@ const (
 	dirSleep                       // sleep: DURATION
 	dirAsk                         // ask: QUESTION, answered by the next submitted line
 	dirAnswer                      // answer: TEXT, the turn's last answer
+	dirLimit                       // limit: DURATION, the plan's usage limit, reset DURATION ahead
 	dirBad                         // a known key with a value that cannot be used
 )
 
@@ -59,6 +60,13 @@ func parseTask(text string) task {
 				continue
 			}
 			t.directives = append(t.directives, directive{kind: dirSleep, value: value, dur: d})
+		case "limit":
+			d, err := time.ParseDuration(value)
+			if err != nil || d <= 0 {
+				t.directives = append(t.directives, directive{kind: dirBad, value: fmt.Sprintf("limit: bad duration %q", value)})
+				continue
+			}
+			t.directives = append(t.directives, directive{kind: dirLimit, value: value, dur: d})
 		case "ask":
 			t.directives = append(t.directives, directive{kind: dirAsk, value: value})
 		case "answer":
