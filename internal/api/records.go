@@ -18,7 +18,28 @@ const (
 	Failed      State = "failed"      // its start failed
 	Gone        State = "gone"        // its pane closed
 	Unreachable State = "unreachable" // its machine cannot be reached
+	Paused      State = "paused"      // stopped at its plan's usage limit until the limit resets
 )
+
+// Pause is why and until when a worker is paused (State Paused).
+type Pause struct {
+	// Reason is what stopped it: "usage limit".
+	Reason string `json:"reason"`
+	// Resets is when the limit resets; Exact says it came from the
+	// agent's records (else from its screen's minute).
+	Resets time.Time `json:"resets"`
+	Exact  bool      `json:"exact,omitempty"`
+	// Text is what the agent said of it.
+	Text string `json:"text,omitempty"`
+	// By is who goes on after the reset: "agent" (it goes on by itself,
+	// Claude's auto-continue) or "st" (st types its continue line once
+	// its box is up). GoesOnBy is when st looks: the reset, or the end
+	// of the agent's own grace.
+	By       string    `json:"by"`
+	GoesOnBy time.Time `json:"goes_on_by"`
+	// Typed is set once st typed the line: never twice.
+	Typed bool `json:"typed,omitempty"`
+}
 
 // Settled reports whether st worker wait stops waiting for a worker in s.
 func (s State) Settled() bool {
@@ -59,6 +80,14 @@ type Worker struct {
 	ReportAnswer string `json:"report_answer,omitempty"`
 	LastAnswer   string `json:"last_answer,omitempty"`
 	Error        string `json:"error,omitempty"`
+	// Pause says why and until when it is paused (State Paused).
+	Pause *Pause `json:"pause,omitempty"`
+	// OnLimit is what st does when its agent reaches its usage limit:
+	// wait (paused, then on), move (the task to another agent kind), or
+	// fail (its turn ends, as any failed turn).
+	OnLimit string `json:"on_limit,omitempty"`
+	// Transcript is its agent's conversation file, as its hooks name it.
+	Transcript string `json:"transcript,omitempty"`
 
 	AgentSession string    `json:"agent_session,omitempty"`
 	StartedAt    time.Time `json:"started_at"`
@@ -125,4 +154,21 @@ type Run struct {
 	// its whole chain, so that depth counts on across machines.
 	CoordinatorMachine string `json:"coordinator_machine,omitempty"`
 	BaseDepth          int    `json:"base_depth,omitempty"`
+}
+
+// Choices of --on-limit: what st does when a worker's agent reaches its
+// plan's usage limit.
+const (
+	OnLimitWait = "wait" // paused until the reset, then on (the default)
+	OnLimitMove = "move" // its task to another agent kind
+	OnLimitFail = "fail" // its turn ends as a failed one
+)
+
+// ValidOnLimit reports whether s is a choice of --on-limit ("" = wait).
+func ValidOnLimit(s string) bool {
+	switch s {
+	case "", OnLimitWait, OnLimitMove, OnLimitFail:
+		return true
+	}
+	return false
 }

@@ -34,6 +34,9 @@ type StartRequest struct {
 	// Machine starts the worker on another machine of the account (its
 	// name, host name or slug).
 	Machine string `json:"machine,omitempty"`
+	// OnLimit is what st does when the agent reaches its plan's usage
+	// limit: wait (the default: paused, then on), move, fail.
+	OnLimit string `json:"on_limit,omitempty"`
 }
 
 // WaitRequest waits for workers.

@@ -143,7 +143,7 @@ func printRun(w io.Writer, v *api.RunView) error {
 		if wv.TextsHidden {
 			summary = hiddenNote
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", wv.ID, name, wv.Agent, wv.State, wv.For, wv.Parent, summary)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", wv.ID, name, wv.Agent, stateCell(wv.Worker), wv.For, wv.Parent, summary)
 		for _, r := range asideRows(wv.Teammates, wv.Subagents) {
 			fmt.Fprintf(tw, "  %s\t  %s\t%s\t%s\t%s\t%s\t\n", r[0], r[1], r[2], r[3], r[4], wv.ID)
 		}

@@ -37,6 +37,7 @@ type change struct {
 	done   []doneNotice // "worker X is done", for coordinators here
 	kicks  []string     // panes whose notice loops look again
 	starts []taskStart  // tasks whose workers start now
+	pauses []string     // panes paused at a usage limit: st looks again at its reset
 }
 
 type doneNotice struct {
@@ -70,6 +71,9 @@ func (c *change) setStateLocked(w *Worker, s api.State) bool {
 	}
 	m.logf("worker %s (%s): %s -> %s", w.ID, w.Name, w.State, s)
 	w.State = s
+	if s != api.Paused {
+		w.Pause = nil // it went on, or ended otherwise
+	}
 	w.Since = m.cfg.Now()
 	c.touchLocked(m.runOf[w.ID])
 	if s == api.Done && m.noticed[w] == reportKey(w) {
@@ -182,6 +186,10 @@ func (cm *commit) effects() {
 		s := s
 		m.bg.Go(func(ctx context.Context) { m.startTask(ctx, s.run, s.task) })
 	}
+	for _, p := range c.pauses {
+		p := p
+		m.bg.Go(func(ctx context.Context) { m.goOnAfterLimit(ctx, p) })
+	}
 }
 
 // settleChange takes the registry's lock, lets f change the registry and
@@ -199,7 +207,7 @@ func (m *Manager) settle(f func(c *change), quiet bool) {
 	m.mu.Lock()
 	c := m.newChange()
 	f(c)
-	if quiet && len(c.runs) == 0 && len(c.done) == 0 && len(c.kicks) == 0 && len(c.starts) == 0 {
+	if quiet && len(c.runs) == 0 && len(c.done) == 0 && len(c.kicks) == 0 && len(c.starts) == 0 && len(c.pauses) == 0 {
 		m.mu.Unlock()
 		return
 	}

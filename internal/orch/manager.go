@@ -117,6 +117,12 @@ func NewManager(ctx context.Context, cfg Config) (*Manager, error) {
 					c.touchLocked(r)
 				}
 			}
+			for _, w := range r.Workers {
+				// Paused before st stopped: look again at its reset.
+				if w.State == api.Paused && w.Pause != nil && !w.Pause.Typed {
+					c.pauses = append(c.pauses, w.ID)
+				}
+			}
 			c.scheduleLocked(r)
 		}
 	})

@@ -63,6 +63,12 @@ type Worker struct {
 	ReportAnswer string `json:"report_answer,omitempty"`
 	LastAnswer   string `json:"last_answer,omitempty"`
 	Error        string `json:"error,omitempty"`
+	// Pause says why and until when it is paused (State Paused); OnLimit
+	// is what st does at its agent's usage limit (limit.go).
+	Pause   *api.Pause `json:"pause,omitempty"`
+	OnLimit string     `json:"on_limit,omitempty"`
+	// Transcript is its agent's conversation file, as its hooks name it.
+	Transcript string `json:"transcript,omitempty"`
 
 	AgentSession string    `json:"agent_session,omitempty"`
 	StartedAt    time.Time `json:"started_at"`
@@ -172,7 +178,12 @@ func (w *Worker) wire() api.Worker {
 		Summary: w.Summary, ReportedAt: w.ReportedAt, ReportAnswer: w.ReportAnswer, LastAnswer: w.LastAnswer, Error: w.Error,
 		AgentSession: w.AgentSession, StartedAt: w.StartedAt, Told: w.Told, Reported: w.Reported, Adopted: w.Adopted,
 		TeamRun: w.TeamRun, Fan: w.Fan, Machine: w.Machine, MachineName: w.MachineName,
-		ParentName: w.ParentName, ParentMachineName: w.ParentMachineName, Ref: w.Ref, TeamSize: w.TeamSize, TeamDepth: w.TeamDepth}
+		ParentName: w.ParentName, ParentMachineName: w.ParentMachineName, Ref: w.Ref, TeamSize: w.TeamSize, TeamDepth: w.TeamDepth,
+		OnLimit: w.OnLimit, Transcript: w.Transcript}
+	if p := w.Pause; p != nil {
+		pp := *p
+		v.Pause = &pp
+	}
 	if s := w.Scope; s != nil {
 		v.Scope = &api.Scope{Globs: s.Globs, Root: s.Root}
 	}
@@ -190,7 +201,12 @@ func workerRecord(v api.Worker) *Worker {
 		Summary: v.Summary, ReportedAt: v.ReportedAt, ReportAnswer: v.ReportAnswer, LastAnswer: v.LastAnswer, Error: v.Error,
 		AgentSession: v.AgentSession, StartedAt: v.StartedAt, Told: v.Told, Reported: v.Reported, Adopted: v.Adopted,
 		TeamRun: v.TeamRun, Fan: v.Fan, Machine: v.Machine, MachineName: v.MachineName,
-		ParentName: v.ParentName, ParentMachineName: v.ParentMachineName, Ref: v.Ref, TeamSize: v.TeamSize, TeamDepth: v.TeamDepth}
+		ParentName: v.ParentName, ParentMachineName: v.ParentMachineName, Ref: v.Ref, TeamSize: v.TeamSize, TeamDepth: v.TeamDepth,
+		OnLimit: v.OnLimit, Transcript: v.Transcript}
+	if p := v.Pause; p != nil {
+		pp := *p
+		w.Pause = &pp
+	}
 	if s := v.Scope; s != nil {
 		w.Scope = &Scope{Globs: s.Globs, Root: s.Root}
 	}
