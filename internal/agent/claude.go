@@ -76,6 +76,8 @@ var Claude = &Kind{
 		// Claude goes on 30-90 s after the reset (reference §13).
 		Grace:        120 * time.Second,
 		ContinueLine: "continue",
+		Menu:         claudeLimitMenu,
+		MenuKey:      "Escape",
 	},
 	Records: Records{
 		Conversation: "the hooks' transcript_path: ~/.claude/projects/<folder>/<session>.jsonl",

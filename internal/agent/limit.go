@@ -47,6 +47,28 @@ type Limits struct {
 	Grace           time.Duration
 	// ContinueLine is what st types to go on once the limit reset.
 	ContinueLine string
+	// Menu recognizes a menu the agent puts up at its limit over its box
+	// (Claude with autoContinueAtUsageLimit off: "What do you want to
+	// do? 1. Stop and wait for limit to reset ..."), and MenuKey is the
+	// key that closes it without choosing to spend or to wait (Escape,
+	// measured: the box comes back empty and nothing reaches the model).
+	// st presses it only on a screen Menu recognizes, before it types
+	// ContinueLine.
+	Menu    func(screen string) bool
+	MenuKey string
+}
+
+// claudeLimitMenu recognizes Claude 2.1.332's menu at a usage limit
+// (measured with autoContinueAtUsageLimit off):
+//
+//	What do you want to do?
+//	❯ 1. Stop and wait for limit to reset
+//	  2. Wait here, then continue automatically at 1pm
+//	  3. Upgrade your plan
+//	Enter to confirm · Esc to cancel
+func claudeLimitMenu(screen string) bool {
+	return strings.Contains(screen, "Stop and wait for limit to reset") &&
+		strings.Contains(screen, "Esc to cancel")
 }
 
 // maxRecordTail bounds what st reads of an agent's conversation file to
@@ -194,9 +216,10 @@ func codexLimitRecord(transcript string) (UsageLimit, bool) {
 }
 
 // resetsTextRE finds the reset time in an agent's words: "resets 3:54am",
-// "try again at 3:53 AM", "resets at 03:53".
+// "try again at 3:53 AM", "resets at 03:53", and "resets 1pm" (Claude
+// 2.1.332 leaves the minutes out on the hour: measured).
 var resetsTextRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)(?:resets(?: at)?|try again at|continu(?:e|ing) automatically at)\s+(\d{1,2}):(\d{2})\s*([ap]m)?`)
+	return regexp.MustCompile(`(?i)(?:resets(?: at)?|try again at|continu(?:e|ing) automatically at)\s+(\d{1,2})(?::(\d{2})\s*([ap]m)?|\s*([ap]m))`)
 })
 
 // ResetsFromText reads a reset time from an agent's text, as the next
@@ -208,7 +231,7 @@ func ResetsFromText(text string, now time.Time) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	h, min := atoi(m[1]), atoi(m[2])
-	switch strings.ToLower(m[3]) {
+	switch strings.ToLower(m[3] + m[4]) {
 	case "am":
 		if h == 12 {
 			h = 0

@@ -18,6 +18,9 @@ func TestResetsFromText(t *testing.T) {
 		{"⚠ 5h limit: only <1% left · resets at 03:53", "2026-12-07T03:53:00Z"},
 		{"resets 12:05am", "2026-12-08T00:05:00Z"}, // past today: tomorrow's
 		{"resets 1:00pm", "2026-12-07T13:00:00Z"},
+		{"You've hit your 5-hour limit · resets 1pm (UTC)", "2026-12-07T13:00:00Z"}, // Claude 2.1.332 on the hour
+		{"resets 12 pm", "2026-12-07T12:00:00Z"},
+		{"resets 5 minutes later", ""},
 		{"Continuing automatically at 2:09am", "2026-12-07T02:09:00Z"}, // a minute back: the screen rounds
 		{"API Error: Request rejected (429)", ""},
 		{"resets 25:00", ""},
@@ -116,5 +119,33 @@ func TestLimitOfCodex(t *testing.T) {
 	// A path that is no regular file is not read.
 	if l, ok := Codex.LimitOf(Event{Kind: EvTurnEnd, Transcript: filepath.Dir(hit)}, now); ok {
 		t.Fatalf("a folder: %+v", l)
+	}
+}
+
+// TestClaudeLimitMenu: the menu Claude 2.1.332 put up at its limit with
+// autoContinueAtUsageLimit off (captured), and its box, which is not it.
+func TestClaudeLimitMenu(t *testing.T) {
+	menu := `❯ LIMIT: 40 SAY: done after limit
+  ⎿  You've hit your 5-hour limit · resets 1pm (UTC)
+▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔
+  What do you want to do?
+  ❯ 1. Stop and wait for limit to reset
+    2. Wait here, then continue automatically at 1pm
+    3. Upgrade your plan
+  Enter to confirm · Esc to cancel`
+	box := `❯ LIMIT: 40 SAY: done after limit
+  ⎿  You've hit your 5-hour limit · resets 1pm (UTC)
+────────────────────────────────────────────────────────
+❯ 
+────────────────────────────────────────────────────────
+  ⏵⏵ auto mode on (shift+tab to cycle)`
+	if !Claude.Limits.Menu(menu) {
+		t.Error("the limit menu was not recognized")
+	}
+	if Claude.Limits.Menu(box) {
+		t.Error("the box after the menu was taken for it")
+	}
+	if v := Claude.Recognize(menu); v.Screen == ScreenReady {
+		t.Errorf("the menu was taken for an empty box: %+v", v)
 	}
 }

@@ -94,6 +94,7 @@ func (m *Manager) goOnAfterLimit(ctx context.Context, pane string) {
 		return
 	}
 	m.logf("worker %s: its usage limit reset at %s and %s did not go on: typing %q", pane, p.Resets.Format(time.RFC3339), ad.Name, ad.Limits.ContinueLine)
+	m.closeLimitMenu(ctx, pane, ad)
 	d := delivery{pane: pane, adapter: ad, text: ad.Limits.ContinueLine, blockedTimeout: sendTimeout, hookTimeout: DefaultHookTimeout}
 	if err := m.deliver(ctx, &d); err != nil {
 		m.logf("worker %s: st could not type %q after its usage limit: %v", pane, ad.Limits.ContinueLine, err)
@@ -103,5 +104,24 @@ func (m *Manager) goOnAfterLimit(ctx context.Context, pane string) {
 				c.touchLocked(m.runOf[w.ID])
 			}
 		})
+	}
+}
+
+// closeLimitMenu closes the menu an agent put up over its box at its
+// limit (Claude with its own going on turned off), with the key that
+// chooses nothing, so that the one delivery finds the box. It presses
+// the key only on a screen the kind recognizes as that menu: any other
+// screen is left alone, and the delivery waits for the box as always.
+func (m *Manager) closeLimitMenu(ctx context.Context, pane string, ad *agent.Kind) {
+	if ad.Limits.Menu == nil || ad.Limits.MenuKey == "" {
+		return
+	}
+	out, err := m.cfg.Tmux.Capture(ctx, pane)
+	if err != nil || !ad.Limits.Menu(out) {
+		return
+	}
+	m.logf("worker %s: closing %s's usage-limit menu with %s before typing", pane, ad.Name, ad.Limits.MenuKey)
+	if err := m.cfg.Tmux.SendKeys(ctx, pane, ad.Limits.MenuKey); err != nil {
+		m.logf("worker %s: st could not close the usage-limit menu: %v", pane, err)
 	}
 }

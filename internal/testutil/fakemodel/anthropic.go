@@ -78,7 +78,7 @@ func (r *anthropicRequest) tools() (names []string, side bool) {
 
 func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 	var req anthropicRequest
-	l, p, ok := s.begin(w, r, &req, anthropicError)
+	l, p, ok := s.begin(w, r, &req, anthropicError, anthropicLimit)
 	if !ok {
 		return
 	}

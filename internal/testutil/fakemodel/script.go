@@ -15,7 +15,7 @@ import (
 // would submit early) can still carry several markers:
 // "RUN: echo hi > out.txt SAY: all done".
 var markerRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?:^|[ \t])(RUN:|ASK:|AGENT:|TEAMMATE:|CALL:|SAY:|SLEEP:|APIERROR:|ESCALATE\b)`)
+	return regexp.MustCompile(`(?:^|[ \t])(RUN:|ASK:|AGENT:|TEAMMATE:|CALL:|SAY:|SLEEP:|APIERROR:|LIMIT:|ESCALATE\b)`)
 })
 
 // step is one tool call of a script: a shell command (RUN:), the agent's
@@ -37,6 +37,10 @@ type script struct {
 	sleep    time.Duration
 	apiError int
 	escalate bool
+	// limit is the LIMIT: marker's time to the reset: the plan's usage
+	// limit is reached for that long from the first request that carries
+	// the marker.
+	limit time.Duration
 }
 
 // parseScript reads the markers in text. The argument of a marker runs to
@@ -92,6 +96,10 @@ func parseScript(text string) (script, bool) {
 				if n, err := strconv.Atoi(arg); err == nil && n >= 400 && n <= 599 {
 					s.apiError = n
 				}
+			case "LIMIT:":
+				if f, err := strconv.ParseFloat(arg, 64); err == nil && f > 0 {
+					s.limit = time.Duration(f * float64(time.Second))
+				}
 			case "ESCALATE":
 				s.escalate = true
 			}
@@ -114,6 +122,7 @@ type event struct {
 type plan struct {
 	prompt     string // the last prompt the user typed
 	scriptFrom string // "prompt" or "tool_result": where the markers came from
+	source     string // the text the script came from (a LIMIT:'s key)
 	script     script
 	run        string // the command to call now, or ""
 	ask        string // the question to ask now, or ""
@@ -140,7 +149,7 @@ func decide(events []event) plan {
 			p.prompt = e.text
 			var ok bool
 			p.script, ok = parseScript(e.text)
-			p.scriptFrom = "prompt"
+			p.scriptFrom, p.source = "prompt", e.text
 			if !ok {
 				// Like a real model handed "your task is in the file X",
 				// read the file first; its markers then lead.
@@ -157,7 +166,7 @@ func decide(events []event) plan {
 			summaries = append(summaries, strings.TrimSpace(m[1]))
 		}
 		if s, ok := parseScript(e.text); ok {
-			p.script, p.scriptFrom = s, "tool_result"
+			p.script, p.scriptFrom, p.source = s, "tool_result", e.text
 			done = 0
 			continue
 		}
