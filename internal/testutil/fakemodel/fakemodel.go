@@ -18,7 +18,8 @@
 //	LIMIT: <n>      the plan's usage limit is reached, for n seconds from the first
 //	                request that carries the marker: each request until then gets the
 //	                limit's answer (a Claude subscriber's 429 with the unified headers,
-//	                Codex's usage_limit_reached), and the script goes on after it
+//	                Codex's usage_limit_reached), and the script goes on after it; a
+//	                prompt "continue" goes on with the script where it stopped
 //	ESCALATE        Codex only: ask for the command to run outside the sandbox
 //
 // The server keeps one piece of state, a LIMIT:'s first request (by the

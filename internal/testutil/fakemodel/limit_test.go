@@ -118,3 +118,32 @@ func TestCodexUsageLimit(t *testing.T) {
 		t.Errorf("after the reset: status %d, events %v", ok.StatusCode, names(events))
 	}
 }
+
+// TestContinueGoesOn: "continue" after a limit goes on with the script
+// where it stopped, whether it comes as a prompt of its own (Codex) or
+// merged with the failed turn's (Claude); any other prompt starts anew.
+func TestContinueGoesOn(t *testing.T) {
+	script := "LIMIT: 1 RUN: echo a SAY: all done"
+	if p := decide([]event{{text: script}, {text: "continue"}}); p.run != "echo a" {
+		t.Errorf("continue as its own prompt: %+v", p)
+	}
+	if p := decide([]event{{text: "cat task.md"}, {toolResult: true, text: script}, {text: " Continue\n"}}); p.run != "echo a" {
+		t.Errorf("continue after a task file: %+v", p)
+	}
+	if p := decide([]event{{text: script}, {toolResult: true, text: "a"}, {text: "continue"}}); p.say != "all done" {
+		t.Errorf("continue after the step: %+v", p)
+	}
+	if p := decide([]event{{text: script}, {text: "something else"}}); p.run != "" || p.say != defaultAnswer {
+		t.Errorf("a new prompt: %+v", p)
+	}
+	if p := decide([]event{{text: "continue"}}); p.say != defaultAnswer {
+		t.Errorf("continue with nothing before: %+v", p)
+	}
+	req := &anthropicRequest{}
+	if err := json.Unmarshal(mustJSON(map[string]any{"messages": []any{userText(script, "<system-reminder>x</system-reminder>", "continue")}}), req); err != nil {
+		t.Fatal(err)
+	}
+	if p := decide(anthropicEvents(req)); p.run != "echo a" {
+		t.Errorf("continue merged with the failed turn: %+v", p)
+	}
+}

@@ -145,6 +145,12 @@ func decide(events []event) plan {
 	afterTool := false
 	var summaries []string
 	for _, e := range events {
+		if !e.toolResult && isContinue(e.text) && p.source != "" {
+			// "continue" after a usage limit goes on with the script where
+			// it stopped, as a model goes on with its task.
+			p.prompt = e.text
+			continue
+		}
 		if !e.toolResult {
 			p.prompt = e.text
 			var ok bool
@@ -194,6 +200,13 @@ func decide(events []event) plan {
 		p.say = defaultAnswer
 	}
 	return p
+}
+
+// isContinue reports a prompt that only asks to go on: the line st types
+// after a usage limit, or Claude's own when it goes on by itself.
+func isContinue(text string) bool {
+	t := strings.ToLower(strings.TrimSpace(text))
+	return t == "continue" || strings.HasPrefix(t, "your claude.ai usage limit has reset")
 }
 
 // summaryRE finds the summary lines that st worker read prints.
