@@ -28,6 +28,7 @@ var Codex = &Kind{
 			`$CODEX_HOME/config.toml: a model provider (or a sign-in), check_for_update_on_startup = false, disable_paste_burst = true`,
 			`$CODEX_HOME/config.toml: [projects."<folder>"] trust_level = "trusted" for a git repository, or its trust screen stops a start`,
 			`st's hooks trusted in config.toml's [hooks.state] (st hooks install does it)`,
+			`$CODEX_HOME/config.toml: [notice] hide_rate_limit_model_nudge = true, or at a usage limit a model-switch modal may take the line st types after the reset`,
 		},
 		TrustFolder: codexTrustFolder,
 		Processes:   []string{"codex", "@openai/codex"},
