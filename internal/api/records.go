@@ -32,13 +32,19 @@ type Pause struct {
 	// Text is what the agent said of it.
 	Text string `json:"text,omitempty"`
 	// By is who goes on after the reset: "agent" (it goes on by itself,
-	// Claude's auto-continue) or "st" (st types its continue line once
-	// its box is up). GoesOnBy is when st looks: the reset, or the end
+	// Claude's auto-continue), "st" (st types its continue line once
+	// its box is up), or "move" (st starts its task on another agent
+	// kind at once, and types nothing more into this one). GoesOnBy is when st looks: the reset, or the end
 	// of the agent's own grace.
 	By       string    `json:"by"`
 	GoesOnBy time.Time `json:"goes_on_by"`
-	// Typed is set once st typed the line: never twice.
+	// Typed is set once st typed the line: never twice. With By "move"
+	// it is set once st started the move, so that no restart moves twice.
 	Typed bool `json:"typed,omitempty"`
+	// MoveTo is the agent kind its task moves to (--on-limit move, By
+	// "move"); MovedTo names the worker that took it ("%7 fix-codex").
+	MoveTo  string `json:"move_to,omitempty"`
+	MovedTo string `json:"moved_to,omitempty"`
 }
 
 // Settled reports whether st worker wait stops waiting for a worker in s.

@@ -20,6 +20,10 @@ func stateCell(w api.Worker) string {
 		at = "~" + at // the agent's screen, to the minute
 	}
 	switch {
+	case p.By == "move" && p.MovedTo != "":
+		return fmt.Sprintf("paused (%s, resets %s; its task moved to %s)", p.Reason, at, p.MovedTo)
+	case p.By == "move":
+		return fmt.Sprintf("paused (%s, resets %s; moving its task to %s)", p.Reason, at, p.MoveTo)
 	case p.Typed:
 		return fmt.Sprintf("paused (%s, resets %s; st typed continue)", p.Reason, at)
 	case p.By == "agent":

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/api"
 )
 
@@ -57,6 +58,10 @@ type Config struct {
 	// runs any command its task names), which st otherwise starts only
 	// for a person (ST_AGENTS_START_SIM=1; internal/authz).
 	AgentsStartSim bool `toml:"agents_start_sim"`
+	// OnLimitMove is the agent kind that takes over the task of a worker
+	// started with --on-limit move when its agent reaches its usage limit
+	// ("codex", say; ST_ON_LIMIT_MOVE). Empty: such a worker waits.
+	OnLimitMove string `toml:"on_limit_move"`
 }
 
 // agentsStartSim takes ST_AGENTS_START_SIM ("" leaves config.toml's).
@@ -167,10 +172,19 @@ func (c *Config) push(getenv func(string) string) error {
 	return nil
 }
 
-// agentsAndPeers takes ST_AGENTS_START_SIM and ST_PEER_LISTEN.
+// agentsAndPeers takes ST_AGENTS_START_SIM, ST_ON_LIMIT_MOVE and
+// ST_PEER_LISTEN.
 func (c *Config) agentsAndPeers(getenv func(string) string) error {
 	if err := c.agentsStartSim(getenv("ST_AGENTS_START_SIM")); err != nil {
 		return err
+	}
+	if v := getenv("ST_ON_LIMIT_MOVE"); v != "" {
+		c.OnLimitMove = v
+	}
+	if c.OnLimitMove != "" {
+		if _, err := agent.Lookup(c.OnLimitMove); err != nil {
+			return refuseSetting(fmt.Sprintf("on_limit_move %q is not an agent kind st knows", c.OnLimitMove), "set on_limit_move (config.toml) or ST_ON_LIMIT_MOVE to one of: "+strings.Join(agent.Kinds(), ", "))
+		}
 	}
 	if v := getenv("ST_PEER_LISTEN"); v != "" {
 		c.PeerListen = v

@@ -90,8 +90,9 @@ peer_listen = "off"
 heartbeat = "10s"
 peer_retry = "1m"
 agents_start_sim = true
+on_limit_move = "codex"
 `)
-	if err != nil || c.WebPort != 7001 || c.Heartbeat.Seconds() != 10 || !c.AgentsStartSim {
+	if err != nil || c.WebPort != 7001 || c.Heartbeat.Seconds() != 10 || !c.AgentsStartSim || c.OnLimitMove != "codex" {
 		t.Fatalf("LoadConfig = %+v, %v", c, err)
 	}
 }

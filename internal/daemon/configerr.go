@@ -29,6 +29,7 @@ var settings = map[string]string{
 	"heartbeat":        `a duration above zero in quotes, such as "10s"`,
 	"peer_retry":       `a duration above zero in quotes, such as "1m"`,
 	"agents_start_sim": "true or false",
+	"on_limit_move":    `an agent kind in quotes, such as "codex"`,
 }
 
 // settingNames are the settings, in order, for a Try line.

@@ -82,7 +82,7 @@ func Run(ctx context.Context, o Options) error {
 	hist := openHistory(o.Home, func(f string, a ...any) { fmt.Fprintf(o.Log, f+"\n", a...) })
 	mgr, err = orch.NewManager(ctx, orch.Config{Home: o.Home, STBin: o.STBin, Tmux: tm, Log: o.Log, History: hist,
 		OnGate: func(g api.Gate) { pushGate(ctx, cfg.PushURL, cfg.PushAnswerURL, mgr, g, o.Log) },
-		Remote: hub, Events: events, SimForAgents: cfg.AgentsStartSim})
+		Remote: hub, Events: events, SimForAgents: cfg.AgentsStartSim, OnLimitMove: cfg.OnLimitMove})
 	if err != nil {
 		ln.Close()
 		return err

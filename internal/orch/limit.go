@@ -2,6 +2,10 @@ package orch
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/sophonz/st/internal/agent"
@@ -48,7 +52,15 @@ func (m *Manager) pauseLocked(c *change, w *Worker, l agent.UsageLimit) {
 	if ad, err := agent.Lookup(w.Agent); err == nil && ad.Limits.ContinuesItself != nil && ad.Limits.ContinuesItself() {
 		p.By, p.GoesOnBy = "agent", l.Resets.Add(ad.Limits.Grace)
 	}
-	if l.Text != "" {
+	if w.OnLimit == api.OnLimitMove {
+		if to := m.cfg.OnLimitMove; to != "" {
+			p.By, p.MoveTo, p.GoesOnBy = "move", to, m.cfg.Now()
+		} else {
+			w.Error = "--on-limit move: no agent kind to move to (set on_limit_move in st's config.toml); it waits for the reset instead"
+		}
+	}
+	if l.Text != "" && p.By != "move" {
+		// (A moved task names the answer before the limit: kept.)
 		w.LastAnswer = l.Text
 	}
 	m.logf("worker %s (%s): at its usage limit, resets %s (%s goes on)", w.ID, w.Name, l.Resets.Format(time.RFC3339), p.By)
@@ -69,6 +81,10 @@ func (m *Manager) goOnAfterLimit(ctx context.Context, pane string) {
 	}
 	m.mu.Unlock()
 	if p.Resets.IsZero() || p.Typed {
+		return
+	}
+	if p.By == "move" {
+		m.moveAfterLimit(ctx, pane, p)
 		return
 	}
 	if err := syncs.Sleep(ctx, p.GoesOnBy.Sub(m.cfg.Now())); err != nil {
@@ -124,4 +140,102 @@ func (m *Manager) closeLimitMenu(ctx context.Context, pane string, ad *agent.Kin
 	if err := m.cfg.Tmux.SendKeys(ctx, pane, ad.Limits.MenuKey); err != nil {
 		m.logf("worker %s: st could not close the usage-limit menu: %v", pane, err)
 	}
+}
+
+// moveAfterLimit starts the task of pane's worker, paused at its usage
+// limit, on the agent kind p.MoveTo (--on-limit move): in the same
+// folder (its worktree, when it has one), so that its work so far is
+// where the new worker starts, with a task file that names that folder
+// and its last answer and quotes the task as it was. The coordinator is
+// told. The first worker is left paused, not stopped: its window and
+// records are the work so far, for the new worker and for a person to
+// read, and st types nothing more into it (a person stops it with st
+// worker stop once they no longer need it).
+func (m *Manager) moveAfterLimit(ctx context.Context, pane string, p api.Pause) {
+	var w Worker
+	still := false
+	m.settleIfChanged(func(c *change) {
+		cur := m.workers[pane]
+		if cur == nil || cur.State != api.Paused || cur.Pause == nil || cur.Pause.By != "move" || cur.Pause.Typed {
+			return
+		}
+		// On disk before the start: no restart of st moves it twice.
+		cur.Pause.Typed = true
+		c.touchLocked(m.runOf[cur.ID])
+		w, still = *cur, true
+	})
+	if !still {
+		return
+	}
+	fail := func(err error) {
+		m.logf("worker %s: st could not move its task to %s: %v", pane, p.MoveTo, err)
+		m.settleIfChanged(func(c *change) {
+			if cur := m.workers[pane]; cur != nil {
+				cur.Error = "st could not move its task to " + p.MoveTo + ": " + err.Error() + " (start it again with st worker start --agent " + p.MoveTo + ")"
+				c.touchLocked(m.runOf[cur.ID])
+			}
+		})
+	}
+	task, err := writeMovedTask(w, p)
+	if err != nil {
+		fail(err)
+		return
+	}
+	name := w.Name + "-" + p.MoveTo
+	v, err := m.startWorker(ctx, startPlan{StartRequest: api.StartRequest{
+		Pane: w.Parent, Agent: p.MoveTo, Task: task, Name: name, Cwd: w.Cwd,
+		// The new worker waits at a limit of its own: a move does not
+		// chain.
+		OnLimit: api.OnLimitWait,
+	}})
+	if err != nil {
+		fail(err)
+		return
+	}
+	moved := v.ID + " " + v.Name
+	m.logf("worker %s (%s): at its usage limit; its task moved to %s (%s)", pane, w.Name, moved, p.MoveTo)
+	m.settleIfChanged(func(c *change) {
+		if cur := m.workers[pane]; cur != nil && cur.Pause != nil {
+			cur.Pause.MovedTo = moved
+			c.touchLocked(m.runOf[cur.ID])
+		}
+	})
+	m.notices.queue(w.Parent, "moved "+pane+" "+moved, fmt.Sprintf(
+		"st: worker %s (%s) reached its usage limit (resets %s), so its task moved to worker %s (%s), in %s where its work so far is.",
+		w.Name, w.Agent, p.Resets.Local().Format("15:04"), v.Name, p.MoveTo, w.Cwd))
+}
+
+// writeMovedTask writes the task file of a moved task beside the first
+// one (the folder its agents could read it in): what happened, where the
+// work so far is, the first worker's last answer, and its task quoted.
+// The quote's lines start with "| ", so that a line of the old task is
+// read as part of it and not as the new task's own words.
+func writeMovedTask(w Worker, p api.Pause) (string, error) {
+	if w.Task == "" || !filepath.IsAbs(w.Task) {
+		return "", fmt.Errorf("the worker has no task file to move (it was adopted)")
+	}
+	old, err := os.ReadFile(w.Task)
+	if err != nil {
+		return "", fmt.Errorf("read its task: %w", err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "This task was started by worker %s (%s), which reached its usage limit (resets %s); it is yours now.\n",
+		w.Name, w.Agent, p.Resets.Local().Format("15:04"))
+	fmt.Fprintf(&b, "Its work so far is in %s, where you are: look at what it changed (git status, git diff) and go on from there.\n", w.Cwd)
+	if a := strings.TrimSpace(w.LastAnswer); a != "" && a != strings.TrimSpace(p.Text) {
+		b.WriteString("Its last answer was:\n")
+		for _, l := range strings.Split(a, "\n") {
+			b.WriteString("| " + l + "\n")
+		}
+	}
+	b.WriteString("\nThe task, as it was given:\n")
+	for _, l := range strings.Split(strings.TrimRight(string(old), "\n"), "\n") {
+		b.WriteString("| " + l + "\n")
+	}
+	ext := filepath.Ext(w.Task)
+	path := strings.TrimSuffix(w.Task, ext) + ".moved-" + p.MoveTo + ext
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		return "", fmt.Errorf("write the moved task: %w", err)
+	}
+	return path, nil
 }
