@@ -35,7 +35,12 @@ func (m *Manager) limitOfLocked(w *Worker, ev agent.Event) (agent.UsageLimit, bo
 	if ev.Transcript == "" {
 		ev.Transcript = w.Transcript
 	}
-	return ad.LimitOf(ev, m.cfg.Now())
+	l, ok := ad.LimitOf(ev, m.cfg.Now())
+	if ok && !w.LimitSeen.IsZero() && !l.Resets.After(w.LimitSeen) {
+		m.logf("worker %s: its records still end at the usage limit it was paused for (resets %s): not paused again", w.ID, l.Resets.Format(time.RFC3339))
+		return agent.UsageLimit{}, false
+	}
+	return l, ok
 }
 
 // pauseLocked pauses w at its agent's usage limit l, or, with --on-limit
@@ -64,7 +69,7 @@ func (m *Manager) pauseLocked(c *change, w *Worker, l agent.UsageLimit) {
 		w.LastAnswer = l.Text
 	}
 	m.logf("worker %s (%s): at its usage limit, resets %s (%s goes on)", w.ID, w.Name, l.Resets.Format(time.RFC3339), p.By)
-	w.Pause = p
+	w.Pause, w.LimitSeen = p, l.Resets
 	c.touchLocked(m.runOf[w.ID])
 	c.setStateLocked(w, api.Paused)
 	c.pauses = append(c.pauses, w.ID)

@@ -67,6 +67,11 @@ type Worker struct {
 	// is what st does at its agent's usage limit (limit.go).
 	Pause   *api.Pause `json:"pause,omitempty"`
 	OnLimit string     `json:"on_limit,omitempty"`
+	// LimitSeen is the reset of the last usage limit it was paused for:
+	// the same limit read again from its records is behind it (measured:
+	// Codex's Stop of the turn after continue can come before its rollout
+	// has that turn, whose tail still ends at the limit).
+	LimitSeen time.Time `json:"limit_seen,omitempty"`
 	// Transcript is its agent's conversation file, as its hooks name it.
 	Transcript string `json:"transcript,omitempty"`
 
