@@ -45,7 +45,7 @@ type Launch struct {
 	// program of this kind (ST_CLAUDE_BIN).
 	ProgramEnv string
 	// Tested is the versions on which every scenario of scripts/compat
-	// passed (the README's compatibility table), with its npm package;
+	// passed (docs/compatibility.md's table), with its npm package;
 	// zero for the sim.
 	Tested Range
 	// Command is the argv that starts it in a new window, resuming

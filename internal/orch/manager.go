@@ -56,9 +56,14 @@ type Config struct {
 //   - the saver (saver.go): run.json on disk; the signal (registry.go):
 //     the waiters' wake-up.
 //
+// What internal/peer asks of work across machines is in two owner types
+// over the registry, apart from the Manager's own methods: Remotes
+// (remote.go: this machine's workers on other machines) and Hosted
+// (hosted.go: the runs here of coordinators on other machines).
+//
 // The lock order: m.mu first; while it is held, any one of paneFacts',
 // gateBook's and restorer's locks (never two of them at once), and
-// internal/peer's offer book (AdoptFor's take); the saver's and the
+// internal/peer's offer book (Hosted.Adopt's take); the saver's and the
 // signal's last, under any of these. The noticer's lock is taken alone:
 // it asks the registry with it let go. Nothing takes m.mu while it holds
 // another of these. A function that must be called with a lock held is

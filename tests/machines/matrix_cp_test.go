@@ -267,7 +267,7 @@ func (m *matrix) cpSignIn(what string, a *cpActor) {
 
 // cpMetrics asks /metrics as a. Its listener is, by design, plain HTTP on
 // a loopback address of the control plane's host that asks no one who
-// they are (internal/remote/metrics.go; README, Security, the control
+// they are (internal/remote/metrics.go; docs/security.md, the control
 // plane): every process on that host reads it, whatever certificate it
 // shows (a signed-in machine's, a removed one's, another account's, none),
 // and nothing off the host reaches it. So the machines here, which run on

@@ -789,7 +789,7 @@ func TestEscEndsTurn(t *testing.T) {
 	}
 }
 
-// TestReadmeAsk: the README's "Use it with your own agents" after st
+// TestReadmeAsk: the README's Install (its last three lines) after st
 // setup, with the real Claude Code: tmux new -s work, claude in it, and
 // the /sophonz:orchestrate ask typed in. The plugin st setup installed
 // turns the ask into the coordinator's instructions; the coordinator
