@@ -10,6 +10,8 @@ import (
 type StartRunRequest struct {
 	Pane      string `json:"pane"`
 	Objective string `json:"objective"`
+	// OnLimit is the run's default of StartRequest.OnLimit.
+	OnLimit string `json:"on_limit,omitempty"`
 }
 
 // StartRequest starts a worker.

@@ -68,6 +68,7 @@ func runAcceptRemote(ctx context.Context, env *Env, o acceptRemoteOptions) error
 
 type orchStartOptions struct {
 	Objective string
+	OnLimit   string
 	JSON      bool
 }
 
@@ -75,8 +76,14 @@ func newOrchStartCmd(env *Env, runF runFunc[orchStartOptions]) *cobra.Command {
 	var o orchStartOptions
 	cmd := &cobra.Command{Use: "start --objective TEXT", Short: "Make a run whose coordinator is this pane; prints its id", Args: cobra.NoArgs}
 	cmd.Flags().StringVar(&o.Objective, "objective", "", "what the run is for")
+	cmd.Flags().StringVar(&o.OnLimit, "on-limit", "", "the run's default of st worker start --on-limit: wait, move or fail")
 	jsonFlag(cmd, &o.JSON)
-	return bind(cmd, env, &o, nil, runF, runOrchStart)
+	return bind(cmd, env, &o, func([]string) error {
+		if !api.ValidOnLimit(o.OnLimit) {
+			return usageError(fmt.Sprintf("--on-limit takes wait, move or fail, not %q", o.OnLimit), "st orch start --on-limit wait|move|fail ...")
+		}
+		return nil
+	}, runF, runOrchStart)
 }
 
 func runOrchStart(ctx context.Context, env *Env, o orchStartOptions) error {
@@ -84,7 +91,7 @@ func runOrchStart(ctx context.Context, env *Env, o orchStartOptions) error {
 	if err != nil {
 		return err
 	}
-	r, err := env.Client().StartRun(ctx, api.StartRunRequest{Pane: pane, Objective: o.Objective})
+	r, err := env.Client().StartRun(ctx, api.StartRunRequest{Pane: pane, Objective: o.Objective, OnLimit: o.OnLimit})
 	return printResult(env, o.JSON, r, err, func(w io.Writer, r *api.Run) error {
 		_, err := fmt.Fprintln(w, r.ID)
 		return err

@@ -23,6 +23,8 @@ type Run struct {
 	Format      int       `json:"format"`
 	ID          string    `json:"id"`
 	Objective   string    `json:"objective"`
+	// OnLimit is the run's default --on-limit for its workers ("" = wait).
+	OnLimit string `json:"on_limit,omitempty"`
 	Coordinator string    `json:"coordinator"` // its pane
 	Session     string    `json:"session"`     // the coordinator's session id
 	Created     time.Time `json:"created"`

@@ -39,11 +39,14 @@ func (m *Manager) StartRun(ctx context.Context, req api.StartRunRequest) (*api.R
 	if err := checkText("objective", req.Objective); err != nil {
 		return nil, err
 	}
+	if !api.ValidOnLimit(req.OnLimit) {
+		return nil, errorf(api.KindUsage, "st orch start --on-limit wait|move|fail", "--on-limit takes wait, move or fail, not %q", req.OnLimit)
+	}
 	p, err := m.callerPane(ctx, req.Pane)
 	if err != nil {
 		return nil, err
 	}
-	cp, err := m.newRun(p, req.Objective)
+	cp, err := m.newRun(p, req.Objective, req.OnLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +56,7 @@ func (m *Manager) StartRun(ctx context.Context, req api.StartRunRequest) (*api.R
 
 // newRun makes and writes the run of coordinator p, unless p is a live
 // worker (its workers join its run).
-func (m *Manager) newRun(p tmux.Pane, objective string) (*api.Run, error) {
+func (m *Manager) newRun(p tmux.Pane, objective, onLimit string) (*api.Run, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if w := m.workers[p.ID]; w != nil && w.State.Live() {
@@ -61,6 +64,7 @@ func (m *Manager) newRun(p tmux.Pane, objective string) (*api.Run, error) {
 			"this pane is worker %s of run %s, so it cannot start a run of its own", w.Name, m.runOf[p.ID].ID)
 	}
 	r := m.newRunLocked(p, objective)
+	r.OnLimit = onLimit
 	if err := m.saveLocked(r); err != nil {
 		m.dropRunLocked(r)
 		return nil, err

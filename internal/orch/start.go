@@ -1,6 +1,7 @@
 package orch
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -309,7 +310,7 @@ func (m *Manager) openWorker(ctx context.Context, req startPlan, spec startSpec,
 	w := &Worker{
 		ID: wp.ID, Name: spec.name, Agent: spec.ad.Name, Parent: p.ID, Level: pl.level, State: api.Starting, Since: now, Typing: true,
 		Task: req.Task, Cwd: cwd, Window: wp.WindowID, Session: wp.SessionID, StartedAt: now,
-		Scope: scope, Worktree: wt, Fan: req.fanGroup, OnLimit: req.OnLimit,
+		Scope: scope, Worktree: wt, Fan: req.fanGroup, OnLimit: cmp.Or(req.OnLimit, r.OnLimit),
 	}
 	if h := req.hosted; h != nil {
 		w.Ref = h.f.Ref
