@@ -23,7 +23,7 @@
 //	ESCALATE        Codex only: ask for the command to run outside the sandbox
 //
 // The server keeps one piece of state, a LIMIT:'s first request (by the
-// text that carried it), so that its reset is fixed.
+// line that carried it), so that its reset is fixed.
 //
 // Markers may share a line ("RUN: echo hi > out.txt SAY: all done"), because
 // a prompt typed into a TUI is one line. The server holds no conversation
@@ -370,7 +370,7 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request, req apiRequest, f
 		return l, p, false
 	}
 	if !l.Side && p.script.limit > 0 {
-		if resets := s.limitResets(p.source, p.script.limit); l.Time.Before(resets) {
+		if resets := s.limitResets(p.script.limitLine, p.script.limit); l.Time.Before(resets) {
 			l.Status, l.Limited = http.StatusTooManyRequests, resets
 			s.record(l)
 			if limit == nil {

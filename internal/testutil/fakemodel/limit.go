@@ -11,8 +11,10 @@ import (
 // minute and writes it exactly in its records.
 
 // limitResets is when the usage limit of a LIMIT: script resets: d after
-// the first request that carried it (keyed by the text the script came
-// from, so that a conversation's later requests share its reset).
+// the first request that carried it (keyed by the marker's line, so that
+// a conversation's later requests share its reset: measured, Claude
+// 2.1.332 sends a tool result again in another form, and a reset keyed by
+// the whole text moved at its continue).
 func (s *Server) limitResets(key string, d time.Duration) time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -41,6 +41,10 @@ type script struct {
 	// limit is reached for that long from the first request that carries
 	// the marker.
 	limit time.Duration
+	// limitLine is the line that carried LIMIT:, the key of its reset:
+	// the same in every request of a conversation, where the text around
+	// it (a tool result as the client sends it again) may not be.
+	limitLine string
 }
 
 // parseScript reads the markers in text. The argument of a marker runs to
@@ -99,6 +103,7 @@ func parseScript(text string) (script, bool) {
 			case "LIMIT:":
 				if f, err := strconv.ParseFloat(arg, 64); err == nil && f > 0 {
 					s.limit = time.Duration(f * float64(time.Second))
+					s.limitLine = strings.TrimSpace(line)
 				}
 			case "ESCALATE":
 				s.escalate = true
@@ -122,7 +127,7 @@ type event struct {
 type plan struct {
 	prompt     string // the last prompt the user typed
 	scriptFrom string // "prompt" or "tool_result": where the markers came from
-	source     string // the text the script came from (a LIMIT:'s key)
+	source     string // the text the script came from ("" before any)
 	script     script
 	run        string // the command to call now, or ""
 	ask        string // the question to ask now, or ""
