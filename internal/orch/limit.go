@@ -54,6 +54,12 @@ func (m *Manager) pauseLocked(c *change, w *Worker, l agent.UsageLimit) {
 		return
 	}
 	p := &api.Pause{Reason: "usage limit", Resets: l.Resets, Exact: l.Exact, Text: l.Text, By: "st", GoesOnBy: l.Resets}
+	if !l.Exact {
+		// The screen's minute is the reset's, rounded down (measured:
+		// Claude 2.1.332 said "resets 1:33pm" of 13:33:13): the minute's
+		// end, unless the records say better by then (goOnAfterLimit).
+		p.GoesOnBy = l.Resets.Add(time.Minute)
+	}
 	if ad, err := agent.Lookup(w.Agent); err == nil && ad.Limits.ContinuesItself != nil && ad.Limits.ContinuesItself() {
 		p.By, p.GoesOnBy = "agent", l.Resets.Add(ad.Limits.Grace)
 	}
@@ -92,11 +98,25 @@ func (m *Manager) goOnAfterLimit(ctx context.Context, pane string) {
 		m.moveAfterLimit(ctx, pane, p)
 		return
 	}
-	if err := syncs.Sleep(ctx, p.GoesOnBy.Sub(m.cfg.Now())); err != nil {
-		return
-	}
 	ad, err := agent.Lookup(w.Agent)
 	if err != nil || ad.Limits == nil {
+		return
+	}
+	if !p.Exact && p.By == "st" && ad.Limits.FromRecords != nil {
+		// Its hook came before its records had the limit (measured:
+		// Claude's StopFailure can come before its transcript's record):
+		// read them again a moment later for the exact reset.
+		if err := syncs.Sleep(ctx, 2*time.Second); err != nil {
+			return
+		}
+		m.mu.Lock()
+		tr := w.Transcript
+		m.mu.Unlock()
+		if l, ok := ad.Limits.FromRecords(tr); ok && l.Resets.After(p.Resets.Add(-time.Minute)) {
+			p.GoesOnBy = l.Resets
+		}
+	}
+	if err := syncs.Sleep(ctx, p.GoesOnBy.Sub(m.cfg.Now())); err != nil {
 		return
 	}
 	// Still paused by the same limit, and not typed for: mark it typed

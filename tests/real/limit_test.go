@@ -52,10 +52,7 @@ func TestUsageLimitPausesAndGoesOn(t *testing.T) {
 			"Go on after the limit.\nLIMIT: %d RUN: echo went-on > %s RUN: %s worker done --summary \"went on after the limit\" SAY: I went on.\n",
 			limitFor, out, r.st))
 		if o, e, code := r.st1("worker", "start", "--agent", kind, "--task", task, "--name", "l-"+kind); code != 0 {
-			for _, l := range r.fake.Requests() {
-				t.Logf("fake: %s %s %d %q", l.Method, l.Endpoint, l.Status, l.Prompt)
-			}
-			t.Fatalf("st worker start %s: exit %d %s%s\n%s\n%s", kind, code, o, e, r.capture("main:l-"+kind), r.daemonLog())
+			t.Fatalf("st worker start %s: exit %d %s%s\n%s\n%s\n%s", kind, code, o, e, r.capture("main:l-"+kind), r.daemonLog(), r.fakeLog())
 		}
 	}
 	// Paused, with its reset, in the listing.
@@ -96,7 +93,7 @@ func TestUsageLimitPausesAndGoesOn(t *testing.T) {
 		}
 		screen, _ := r.tmux("capture-pane", "-p", "-S", "-", "-t", "main:l-"+kind)
 		if n := len(regexp.MustCompile(`(?m)^\s*[❯›] continue\s*$`).FindAllString(screen, -1)); n != 1 {
-			t.Errorf("%s: %d continues on its screen, want 1:\n%s", kind, n, screen)
+			t.Errorf("%s: %d continues on its screen, want 1:\n%s\n%s\n%s", kind, n, screen, r.daemonLog(), r.fakeLog())
 		}
 	}
 	var limited int
@@ -111,4 +108,14 @@ func TestUsageLimitPausesAndGoesOn(t *testing.T) {
 	if limited < len(ks) {
 		t.Errorf("the fake model refused %d requests at the limit, want %d or more", limited, len(ks))
 	}
+}
+
+// fakeLog lists the fake model's requests, for a failure's message.
+func (r *rig) fakeLog() string {
+	var b strings.Builder
+	b.WriteString("fake model's requests:\n")
+	for _, l := range r.fake.Requests() {
+		fmt.Fprintf(&b, "  %s %s %s %d limited=%v prompt=%.60q\n", l.Time.Format("15:04:05.000"), l.Method, l.Endpoint, l.Status, !l.Limited.IsZero(), l.Prompt)
+	}
+	return b.String()
 }
