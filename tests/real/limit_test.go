@@ -13,8 +13,9 @@ import (
 )
 
 // limitFor is how long the fake model keeps a worker at its usage limit:
-// long enough for st to show it paused, short enough to wait out.
-const limitFor = 25
+// long enough for st to show it paused after a slow start (a busy machine
+// can take half a minute to get a task into Claude), short enough to wait out.
+const limitFor = 45
 
 // TestUsageLimitPausesAndGoesOn (issue 35): the fake model answers as
 // the services do at a plan's usage limit (reference §13): Claude as a
