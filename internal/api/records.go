@@ -92,6 +92,8 @@ type Worker struct {
 	// wait (paused, then on), move (the task to another agent kind), or
 	// fail (its turn ends, as any failed turn).
 	OnLimit string `json:"on_limit,omitempty"`
+	// LimitSeen is the reset of the last usage limit it was paused for.
+	LimitSeen time.Time `json:"limit_seen,omitempty"`
 	// Transcript is its agent's conversation file, as its hooks name it.
 	Transcript string `json:"transcript,omitempty"`
 
@@ -149,6 +151,8 @@ type Run struct {
 	Format      int       `json:"format"`
 	ID          string    `json:"id"`
 	Objective   string    `json:"objective"`
+	// OnLimit is the run's default --on-limit for its workers ("" = wait).
+	OnLimit string `json:"on_limit,omitempty"`
 	Coordinator string    `json:"coordinator"` // its pane
 	Session     string    `json:"session"`     // the coordinator's session id
 	Created     time.Time `json:"created"`

@@ -159,7 +159,7 @@ type Task struct {
 
 // wire is the run as the API shows it.
 func (r *Run) wire() api.Run {
-	v := api.Run{Format: r.Format, ID: r.ID, Objective: r.Objective, Coordinator: r.Coordinator, Session: r.Session,
+	v := api.Run{Format: r.Format, ID: r.ID, Objective: r.Objective, OnLimit: r.OnLimit, Coordinator: r.Coordinator, Session: r.Session,
 		Created: r.Created, CoordinatorMachine: r.CoordinatorMachine, BaseDepth: r.BaseDepth}
 	if r.Workers != nil {
 		v.Workers = make([]*api.Worker, 0, len(r.Workers))
@@ -186,7 +186,7 @@ func (w *Worker) wire() api.Worker {
 		AgentSession: w.AgentSession, StartedAt: w.StartedAt, Told: w.Told, Reported: w.Reported, Adopted: w.Adopted,
 		TeamRun: w.TeamRun, Fan: w.Fan, Machine: w.Machine, MachineName: w.MachineName,
 		ParentName: w.ParentName, ParentMachineName: w.ParentMachineName, Ref: w.Ref, TeamSize: w.TeamSize, TeamDepth: w.TeamDepth,
-		OnLimit: w.OnLimit, Transcript: w.Transcript}
+		OnLimit: w.OnLimit, LimitSeen: w.LimitSeen, Transcript: w.Transcript}
 	if p := w.Pause; p != nil {
 		pp := *p
 		v.Pause = &pp
@@ -209,7 +209,7 @@ func workerRecord(v api.Worker) *Worker {
 		AgentSession: v.AgentSession, StartedAt: v.StartedAt, Told: v.Told, Reported: v.Reported, Adopted: v.Adopted,
 		TeamRun: v.TeamRun, Fan: v.Fan, Machine: v.Machine, MachineName: v.MachineName,
 		ParentName: v.ParentName, ParentMachineName: v.ParentMachineName, Ref: v.Ref, TeamSize: v.TeamSize, TeamDepth: v.TeamDepth,
-		OnLimit: v.OnLimit, Transcript: v.Transcript}
+		OnLimit: v.OnLimit, LimitSeen: v.LimitSeen, Transcript: v.Transcript}
 	if p := v.Pause; p != nil {
 		pp := *p
 		w.Pause = &pp
