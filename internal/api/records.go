@@ -148,11 +148,11 @@ type Run struct {
 	// Format is the version of run.json's form (RunFormat when written;
 	// 0 in files of st before formats were numbered). An st that finds a
 	// newer one leaves it out and never writes it.
-	Format      int       `json:"format"`
-	ID          string    `json:"id"`
-	Objective   string    `json:"objective"`
+	Format    int    `json:"format"`
+	ID        string `json:"id"`
+	Objective string `json:"objective"`
 	// OnLimit is the run's default --on-limit for its workers ("" = wait).
-	OnLimit string `json:"on_limit,omitempty"`
+	OnLimit     string    `json:"on_limit,omitempty"`
 	Coordinator string    `json:"coordinator"` // its pane
 	Session     string    `json:"session"`     // the coordinator's session id
 	Created     time.Time `json:"created"`
