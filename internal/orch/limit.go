@@ -114,6 +114,14 @@ func (m *Manager) goOnAfterLimit(ctx context.Context, pane string) {
 		m.mu.Unlock()
 		if l, ok := ad.Limits.FromRecords(tr); ok && l.Resets.After(p.Resets.Add(-time.Minute)) {
 			p.GoesOnBy = l.Resets
+			m.settleIfChanged(func(c *change) {
+				if cur := m.workers[pane]; cur != nil && cur.State == api.Paused && cur.Pause != nil && cur.Pause.Resets.Equal(p.Resets) {
+					cur.Pause.Resets, cur.Pause.Exact, cur.Pause.GoesOnBy = l.Resets, true, l.Resets
+					cur.LimitSeen = l.Resets
+					c.touchLocked(m.runOf[cur.ID])
+				}
+			})
+			p.Resets = l.Resets
 		}
 	}
 	if err := syncs.Sleep(ctx, p.GoesOnBy.Sub(m.cfg.Now())); err != nil {

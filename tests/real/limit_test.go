@@ -62,7 +62,7 @@ func TestUsageLimitPausesAndGoesOn(t *testing.T) {
 	for len(paused) < len(ks) {
 		list := r.stMust("worker", "list")
 		for _, kind := range ks {
-			if regexp.MustCompile(`l-` + kind + `\s+` + kind + `\s+paused \(usage limit, resets \d\d:\d\d`).MatchString(list) {
+			if regexp.MustCompile(`l-` + kind + `\s+` + kind + `\s+paused \(usage limit, resets ~?\d\d:\d\d`).MatchString(list) {
 				paused[kind] = true
 			}
 			// (Not st worker read: it waits for a worker at work.)
