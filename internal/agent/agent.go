@@ -80,8 +80,10 @@ type Event struct {
 	Prompt string `json:"prompt,omitempty"`
 	// LastAnswer is the agent's last message, for EvTurnEnd.
 	LastAnswer string `json:"last_answer,omitempty"`
-	// Failed marks a turn that ended in an error (Claude's StopFailure).
-	Failed bool `json:"failed,omitempty"`
+	// Failed marks a turn that ended in an error (Claude's StopFailure);
+	// FailReason is the agent's word for the error ("rate_limit").
+	Failed     bool   `json:"failed,omitempty"`
+	FailReason string `json:"fail_reason,omitempty"`
 	// Tool is the tool's name, for EvTool and EvWaiting.
 	Tool string `json:"tool,omitempty"`
 	// Before marks a tool call that has not run yet (PreToolUse), which a
@@ -98,7 +100,8 @@ type Event struct {
 	Cwd          string `json:"cwd,omitempty"`
 	// Transcript is the file where the agent keeps its conversation and
 	// its tokens (the payload's transcript_path), as the agent says: what
-	// st reads it from checks it first (orch's token book).
+	// st reads it from checks it first (orch's token book, and a usage
+	// limit's exact reset: agent.Limits).
 	Transcript string `json:"transcript,omitempty"`
 	// Teammate is the teammate of EvTeammateIdle, or the one a lead's
 	// Agent call spawned (on its PostToolUse, an EvTool).

@@ -71,6 +71,15 @@ var Claude = &Kind{
 		Busy:   []string{"esc to interrupt"},
 		Prompt: promptMarkers,
 	},
+	Limits: &Limits{
+		FromRecords:     claudeLimitRecord,
+		ContinuesItself: claudeContinuesItself,
+		// Claude goes on 30-90 s after the reset (reference §13).
+		Grace:        120 * time.Second,
+		ContinueLine: "continue",
+		Menu:         claudeLimitMenu,
+		MenuKey:      "Escape",
+	},
 	Records: Records{
 		Conversation: "the hooks' transcript_path: ~/.claude/projects/<folder>/<session>.jsonl",
 		Tokens:       "assistant records' message.usage in the transcript, once per message.id; subagents in <session>/subagents/",

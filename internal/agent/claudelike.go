@@ -272,6 +272,7 @@ func stopEvent(ev *Event, p map[string]json.RawMessage) {
 	if ev.Name == "StopFailure" {
 		ev.Kind = EvTurnEnd
 		ev.Failed = true
+		ev.FailReason = str(p, "error")
 		ev.LastAnswer = str(p, "last_assistant_message")
 		if ev.LastAnswer == "" {
 			ev.LastAnswer = str(p, "error")

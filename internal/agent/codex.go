@@ -28,6 +28,7 @@ var Codex = &Kind{
 			`$CODEX_HOME/config.toml: a model provider (or a sign-in), check_for_update_on_startup = false, disable_paste_burst = true`,
 			`$CODEX_HOME/config.toml: [projects."<folder>"] trust_level = "trusted" for a git repository, or its trust screen stops a start`,
 			`st's hooks trusted in config.toml's [hooks.state] (st hooks install does it)`,
+			`$CODEX_HOME/config.toml: [notice] hide_rate_limit_model_nudge = true, or at a usage limit a model-switch modal may take the line st types after the reset`,
 		},
 		TrustFolder: codexTrustFolder,
 		Processes:   []string{"codex", "@openai/codex"},
@@ -87,6 +88,16 @@ var Codex = &Kind{
 		Ready:  []string{"› (the composer) above its model line `<model> · <folder>`"},
 		Busy:   []string{"esc to interrupt"},
 		Prompt: codexPrompt,
+	},
+	// Codex fires no hook at its usage limit and does not go on by itself
+	// (reference §13): st hears the limit in its rollout when its turn
+	// went quiet, and types once its composer is up (never into its
+	// model-switch modal, which a typed line would answer).
+	Limits: &Limits{
+		FromRecords:     codexLimitRecord,
+		Silent:          true,
+		ContinuesItself: func() bool { return false },
+		ContinueLine:    "continue",
 	},
 	Records: Records{
 		Conversation: "the hooks' transcript_path: $CODEX_HOME/sessions/YYYY/MM/DD/rollout-…-<session>.jsonl",

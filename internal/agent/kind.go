@@ -30,6 +30,9 @@ type Kind struct {
 	Hear    Hear
 	Screen  ScreenSpec
 	Records Records
+	// Limits is how it meets its plan's usage limit (limit.go); nil for
+	// a kind st does not pause at one.
+	Limits *Limits
 	// StopTree: stopping it ends its pane's whole process group, not
 	// only what tmux ends with the window (Gemini outlives kill-window).
 	StopTree bool

@@ -1,6 +1,9 @@
 package agent
 
-import "time"
+import (
+	"os"
+	"time"
+)
 
 // Sim is st's own simulated agent (`st agent sim`, package agent/simagent).
 // It draws Claude's screens and sends Claude's hook payloads, so it shares
@@ -29,6 +32,7 @@ var Sim = &Kind{
 			{Name: "PermissionRequest", Means: EvWaiting},
 			{Name: "Notification", Means: EvWaiting}, // permission_prompt, after PermissionRequest (permit:)
 			{Name: "Stop", Means: EvTurnEnd},
+			{Name: "StopFailure", Means: EvTurnEnd},
 			{Name: "SessionEnd", Means: EvSessionEnd},
 		},
 		Map:        mapClaudeLikeEvent,
@@ -50,6 +54,15 @@ var Sim = &Kind{
 		Ready:  []string{boxPrompt + " (between two ──── rules)"},
 		Busy:   []string{"esc to interrupt"},
 		Prompt: promptMarkers,
+	},
+	// Like Claude, it stops at a usage limit (a task's limit: line) and
+	// goes on by itself a moment after the reset unless
+	// ST_SIM_AUTO_CONTINUE=0.
+	Limits: &Limits{
+		FromRecords:     claudeLimitRecord,
+		ContinuesItself: func() bool { return os.Getenv("ST_SIM_AUTO_CONTINUE") != "0" },
+		Grace:           10 * time.Second,
+		ContinueLine:    "continue",
 	},
 	Records: Records{
 		Conversation: "$HOME/.st-sim/<session>.json (simagent.ConversationFile)",

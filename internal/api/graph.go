@@ -27,6 +27,9 @@ type GraphAgent struct {
 	Subagents         []Subagent `json:"subagents,omitempty"`
 	// Teammates are those of the Claude agent team it leads.
 	Teammates []Teammate `json:"teammates,omitempty"`
+	// Pause says why and until when a paused worker waits (its usage
+	// limit's reset).
+	Pause *Pause `json:"pause,omitempty"`
 	// TextsHidden says its summary was left out (WorkerView.HideTexts).
 	TextsHidden bool `json:"texts_hidden,omitempty"`
 	// Tokens is what a worker's agent spent (st's token ledger).

@@ -18,7 +18,34 @@ const (
 	Failed      State = "failed"      // its start failed
 	Gone        State = "gone"        // its pane closed
 	Unreachable State = "unreachable" // its machine cannot be reached
+	Paused      State = "paused"      // stopped at its plan's usage limit until the limit resets
 )
+
+// Pause is why and until when a worker is paused (State Paused).
+type Pause struct {
+	// Reason is what stopped it: "usage limit".
+	Reason string `json:"reason"`
+	// Resets is when the limit resets; Exact says it came from the
+	// agent's records (else from its screen's minute).
+	Resets time.Time `json:"resets"`
+	Exact  bool      `json:"exact,omitempty"`
+	// Text is what the agent said of it.
+	Text string `json:"text,omitempty"`
+	// By is who goes on after the reset: "agent" (it goes on by itself,
+	// Claude's auto-continue), "st" (st types its continue line once
+	// its box is up), or "move" (st starts its task on another agent
+	// kind at once, and types nothing more into this one). GoesOnBy is when st looks: the reset, or the end
+	// of the agent's own grace.
+	By       string    `json:"by"`
+	GoesOnBy time.Time `json:"goes_on_by"`
+	// Typed is set once st typed the line: never twice. With By "move"
+	// it is set once st started the move, so that no restart moves twice.
+	Typed bool `json:"typed,omitempty"`
+	// MoveTo is the agent kind its task moves to (--on-limit move, By
+	// "move"); MovedTo names the worker that took it ("%7 fix-codex").
+	MoveTo  string `json:"move_to,omitempty"`
+	MovedTo string `json:"moved_to,omitempty"`
+}
 
 // Settled reports whether st worker wait stops waiting for a worker in s.
 func (s State) Settled() bool {
@@ -59,6 +86,16 @@ type Worker struct {
 	ReportAnswer string `json:"report_answer,omitempty"`
 	LastAnswer   string `json:"last_answer,omitempty"`
 	Error        string `json:"error,omitempty"`
+	// Pause says why and until when it is paused (State Paused).
+	Pause *Pause `json:"pause,omitempty"`
+	// OnLimit is what st does when its agent reaches its usage limit:
+	// wait (paused, then on), move (the task to another agent kind), or
+	// fail (its turn ends, as any failed turn).
+	OnLimit string `json:"on_limit,omitempty"`
+	// LimitSeen is the reset of the last usage limit it was paused for.
+	LimitSeen time.Time `json:"limit_seen,omitempty"`
+	// Transcript is its agent's conversation file, as its hooks name it.
+	Transcript string `json:"transcript,omitempty"`
 
 	AgentSession string    `json:"agent_session,omitempty"`
 	StartedAt    time.Time `json:"started_at"`
@@ -114,9 +151,11 @@ type Run struct {
 	// Format is the version of run.json's form (RunFormat when written;
 	// 0 in files of st before formats were numbered). An st that finds a
 	// newer one leaves it out and never writes it.
-	Format      int       `json:"format"`
-	ID          string    `json:"id"`
-	Objective   string    `json:"objective"`
+	Format    int    `json:"format"`
+	ID        string `json:"id"`
+	Objective string `json:"objective"`
+	// OnLimit is the run's default --on-limit for its workers ("" = wait).
+	OnLimit     string    `json:"on_limit,omitempty"`
 	Coordinator string    `json:"coordinator"` // its pane
 	Session     string    `json:"session"`     // the coordinator's session id
 	Created     time.Time `json:"created"`
@@ -134,4 +173,21 @@ type Run struct {
 	Budget       *Budget `json:"budget,omitempty"`
 	BudgetWarned bool    `json:"budget_warned,omitempty"`
 	BudgetGate   string  `json:"budget_gate,omitempty"`
+}
+
+// Choices of --on-limit: what st does when a worker's agent reaches its
+// plan's usage limit.
+const (
+	OnLimitWait = "wait" // paused until the reset, then on (the default)
+	OnLimitMove = "move" // its task to another agent kind
+	OnLimitFail = "fail" // its turn ends as a failed one
+)
+
+// ValidOnLimit reports whether s is a choice of --on-limit ("" = wait).
+func ValidOnLimit(s string) bool {
+	switch s {
+	case "", OnLimitWait, OnLimitMove, OnLimitFail:
+		return true
+	}
+	return false
 }

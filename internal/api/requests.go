@@ -13,6 +13,8 @@ type StartRunRequest struct {
 	// Budget is the run's budget as written (500k, $5); "" takes
 	// config.toml's default, "none" sets none.
 	Budget string `json:"budget,omitempty"`
+	// OnLimit is the run's default of StartRequest.OnLimit.
+	OnLimit string `json:"on_limit,omitempty"`
 }
 
 // StartRequest starts a worker.
@@ -37,6 +39,9 @@ type StartRequest struct {
 	// Machine starts the worker on another machine of the account (its
 	// name, host name or slug).
 	Machine string `json:"machine,omitempty"`
+	// OnLimit is what st does when the agent reaches its plan's usage
+	// limit: wait (the default: paused, then on), move, fail.
+	OnLimit string `json:"on_limit,omitempty"`
 }
 
 // WaitRequest waits for workers.

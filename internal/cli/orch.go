@@ -69,6 +69,7 @@ func runAcceptRemote(ctx context.Context, env *Env, o acceptRemoteOptions) error
 type orchStartOptions struct {
 	Objective string
 	Budget    string
+	OnLimit   string
 	JSON      bool
 }
 
@@ -77,8 +78,14 @@ func newOrchStartCmd(env *Env, runF runFunc[orchStartOptions]) *cobra.Command {
 	cmd := &cobra.Command{Use: "start --objective TEXT", Short: "Make a run whose coordinator is this pane; prints its id", Args: cobra.NoArgs}
 	cmd.Flags().StringVar(&o.Objective, "objective", "", "what the run is for")
 	cmd.Flags().StringVar(&o.Budget, "budget", "", "the run's budget: tokens (500k, 2M) or dollars of estimated cost ('$5'); none for no budget (default: config.toml's [tokens] budget)")
+	cmd.Flags().StringVar(&o.OnLimit, "on-limit", "", "the run's default of st worker start --on-limit: wait, move or fail")
 	jsonFlag(cmd, &o.JSON)
-	return bind(cmd, env, &o, nil, runF, runOrchStart)
+	return bind(cmd, env, &o, func([]string) error {
+		if !api.ValidOnLimit(o.OnLimit) {
+			return usageError(fmt.Sprintf("--on-limit takes wait, move or fail, not %q", o.OnLimit), "st orch start --on-limit wait|move|fail ...")
+		}
+		return nil
+	}, runF, runOrchStart)
 }
 
 func runOrchStart(ctx context.Context, env *Env, o orchStartOptions) error {
@@ -86,7 +93,7 @@ func runOrchStart(ctx context.Context, env *Env, o orchStartOptions) error {
 	if err != nil {
 		return err
 	}
-	r, err := env.Client().StartRun(ctx, api.StartRunRequest{Pane: pane, Objective: o.Objective, Budget: o.Budget})
+	r, err := env.Client().StartRun(ctx, api.StartRunRequest{Pane: pane, Objective: o.Objective, Budget: o.Budget, OnLimit: o.OnLimit})
 	return printResult(env, o.JSON, r, err, func(w io.Writer, r *api.Run) error {
 		_, err := fmt.Fprintln(w, r.ID)
 		return err
@@ -151,7 +158,7 @@ func printRun(w io.Writer, v *api.RunView) error {
 		if wv.TextsHidden {
 			summary = hiddenNote
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", wv.ID, name, wv.Agent, wv.State, wv.For, wv.Parent, tokensCell(wv.Tokens), summary)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", wv.ID, name, wv.Agent, stateCell(wv.Worker), wv.For, wv.Parent, tokensCell(wv.Tokens), summary)
 		for _, r := range asideRows(wv.Teammates, wv.Subagents) {
 			fmt.Fprintf(tw, "  %s\t  %s\t%s\t%s\t%s\t%s\t\t\n", r[0], r[1], r[2], r[3], r[4], wv.ID)
 		}

@@ -42,7 +42,7 @@ func callerPane(env *Env) string { return env.Getenv("TMUX_PANE") }
 
 type workerStartOptions struct {
 	Agent, Task, Name, Cwd string
-	Machine                string
+	Machine, OnLimit       string
 	Owns                   []string
 	Fan                    int
 	Worktree, Split, JSON  bool
@@ -68,8 +68,12 @@ the agent's hook shows its turn started. Prints the worker's id and name.`,
 	f.BoolVar(&o.Worktree, "worktree", false, "a git worktree and branch of the worker's own")
 	f.IntVar(&o.Fan, "fan", 0, "start N tries of the task, NAME-1 to NAME-N, each in its own worktree")
 	f.StringVar(&o.Machine, "machine", "", "start it on another machine of the account (name, host name or slug; st machines lists them)")
+	f.StringVar(&o.OnLimit, "on-limit", "", "at the agent's usage limit: wait (paused, then on by itself or st types continue), move (the task to another agent), or fail (default wait)")
 	jsonFlag(cmd, &o.JSON)
 	return bind(cmd, env, &o, func([]string) error {
+		if !api.ValidOnLimit(o.OnLimit) {
+			return usageError(fmt.Sprintf("--on-limit takes wait, move or fail, not %q", o.OnLimit), "st worker start --on-limit wait|move|fail ...")
+		}
 		if o.Agent == "" {
 			return usageError("st worker start needs --agent", "st worker start --agent claude|codex|sim --task FILE")
 		}
@@ -132,7 +136,7 @@ func startRequest(env *Env, o workerStartOptions) (api.StartRequest, error) {
 		return api.StartRequest{}, err
 	}
 	req := api.StartRequest{Pane: pane, Agent: o.Agent, Task: task, Name: o.Name, Cwd: cwd, Split: o.Split, Env: passEnv(env),
-		Owns: o.Owns, Worktree: o.Worktree, Fan: o.Fan, Machine: o.Machine}
+		Owns: o.Owns, Worktree: o.Worktree, Fan: o.Fan, Machine: o.Machine, OnLimit: o.OnLimit}
 	if req.BlockedTimeout, err = envDuration(env, "ST_BLOCKED_TIMEOUT"); err != nil {
 		return api.StartRequest{}, err
 	}
@@ -331,7 +335,7 @@ func printSettled(w io.Writer, ws []api.WorkerView) error {
 			}
 			note += "]"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.ID, v.Name, v.State, note)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.ID, v.Name, stateCell(v.Worker), note)
 	}
 	return tw.Flush()
 }
@@ -349,7 +353,7 @@ func printWorkerTable(w io.Writer, ws []api.WorkerView) error {
 		if v.TeamOf > 0 {
 			name += fmt.Sprintf(" (team %d)", v.TeamOf)
 		}
-		state := string(v.State)
+		state := stateCell(v.Worker)
 		if v.ScreenStates {
 			state += " (screen)" // no hooks: read off its screen
 		}
@@ -413,7 +417,7 @@ func runWorkerRead(ctx context.Context, env *Env, o workerReadOptions) error {
 
 func printWorkerRead(w io.Writer, v *api.WorkerView) error {
 	fmt.Fprintf(w, "worker:  %s %s (%s, run %s)\n", v.ID, v.Name, v.Agent, v.Run)
-	fmt.Fprintf(w, "state:   %s for %s\n", v.State, v.For)
+	fmt.Fprintf(w, "state:   %s for %s\n", stateCell(v.Worker), v.For)
 	if v.Task != "" {
 		fmt.Fprintf(w, "task:    %s\n", v.Task)
 	}

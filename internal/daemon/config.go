@@ -73,6 +73,10 @@ type Config struct {
 	// Agents are the agents the user describes ([agents.NAME]): read by
 	// agent.LoadDescribed; here so that the strict read takes them.
 	Agents map[string]agent.Description `toml:"agents"`
+	// OnLimitMove is the agent kind that takes over the task of a worker
+	// started with --on-limit move when its agent reaches its usage limit
+	// ("codex", say; ST_ON_LIMIT_MOVE). Empty: such a worker waits.
+	OnLimitMove string `toml:"on_limit_move"`
 }
 
 // TokensConfig is config.toml's [tokens].
@@ -222,10 +226,19 @@ func (c *Config) push(getenv func(string) string) error {
 	return nil
 }
 
-// agentsAndPeers takes ST_AGENTS_START_SIM and ST_PEER_LISTEN.
+// agentsAndPeers takes ST_AGENTS_START_SIM, ST_ON_LIMIT_MOVE and
+// ST_PEER_LISTEN.
 func (c *Config) agentsAndPeers(getenv func(string) string) error {
 	if err := c.agentsStartSim(getenv("ST_AGENTS_START_SIM")); err != nil {
 		return err
+	}
+	if v := getenv("ST_ON_LIMIT_MOVE"); v != "" {
+		c.OnLimitMove = v
+	}
+	if c.OnLimitMove != "" {
+		if _, err := agent.Lookup(c.OnLimitMove); err != nil {
+			return refuseSetting(fmt.Sprintf("on_limit_move %q is not an agent kind st knows", c.OnLimitMove), "set on_limit_move (config.toml) or ST_ON_LIMIT_MOVE to one of: "+strings.Join(agent.Kinds(), ", "))
+		}
 	}
 	if v := getenv("ST_PEER_LISTEN"); v != "" {
 		c.PeerListen = v

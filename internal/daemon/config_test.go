@@ -91,6 +91,7 @@ peer_listen = "off"
 heartbeat = "10s"
 peer_retry = "1m"
 agents_start_sim = true
+on_limit_move = "codex"
 [tokens]
 budget = "$5"
 [tokens.prices]
@@ -101,7 +102,7 @@ output = 15.0
 cache_read = 0.3
 cache_write = 3.75
 `)
-	if err != nil || c.WebPort != 7001 || c.Heartbeat.Seconds() != 10 || !c.AgentsStartSim {
+	if err != nil || c.WebPort != 7001 || c.Heartbeat.Seconds() != 10 || !c.AgentsStartSim || c.OnLimitMove != "codex" {
 		t.Fatalf("LoadConfig = %+v, %v", c, err)
 	}
 	if b := c.Tokens.DefaultBudget(); b.USD != 5 || c.Tokens.Prices.Models["claude-sonnet-4"].CacheWrite != 3.75 || c.Tokens.Prices.Date != "2026-12-01" {

@@ -33,6 +33,7 @@ var settings = map[string]string{
 	"permission_wait":  `a duration above zero in quotes, such as "5m" (at most an hour)`,
 	"tokens":           `a table: [tokens] budget = "500k" or "$5", and [tokens.prices] with date = "YYYY-MM-DD" and [tokens.prices.models.NAME] input, output, cache_read, cache_write in dollars per million tokens (docs/tokens.md)`,
 	"agents":           `tables [agents.NAME], each describing an agent st does not know (docs/agents.md: "An agent st does not know")`,
+	"on_limit_move":    `an agent kind in quotes, such as "codex"`,
 }
 
 // settingNames are the settings, in order, for a Try line.

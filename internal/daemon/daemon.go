@@ -98,7 +98,7 @@ func Run(ctx context.Context, o Options) error {
 			}
 		},
 		Remote: hub, Events: events, SimForAgents: cfg.AgentsStartSim,
-		Prices: cfg.Tokens.Prices, Budget: cfg.Tokens.DefaultBudget()})
+		Prices: cfg.Tokens.Prices, Budget: cfg.Tokens.DefaultBudget(), OnLimitMove: cfg.OnLimitMove})
 	if err != nil {
 		ln.Close()
 		return err

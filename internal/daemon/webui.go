@@ -279,6 +279,9 @@ func (b *webBackend) Snapshot(ctx context.Context) (web.Snapshot, error) {
 			Summary: a.Summary, Parent: a.Parent, ParentGone: a.ParentGone, ParentShell: a.ParentShell, Run: a.Run, TeamOf: a.TeamOf,
 			ParentName: a.ParentName, ParentMachine: a.ParentMachineName,
 			Session: p.SessionID, Window: p.WindowID, Tokens: a.Tokens}
+		if a.Pause != nil {
+			wa.Resets, wa.GoesOn = a.Pause.Resets, a.Pause.By
+		}
 		if mach, pane, ok := strings.Cut(a.Pane, "/"); ok { // a worker on another machine
 			wa.Machine, wa.Pane = mach, pane
 		}

@@ -41,6 +41,7 @@ type change struct {
 	held   []*Worker    // reports in flight until it is kept (keep.go)
 	attn   []attnOp     // attention items to open and close (attention.go)
 	lines  []noticeLine // plain notices to queue once on disk (budget.go)
+	pauses []string     // panes paused at a usage limit: st looks again at its reset
 }
 
 // noticeLine is a plain notice for an agent's pane (noticer.queue).
@@ -78,6 +79,9 @@ func (c *change) setStateLocked(w *Worker, s api.State) bool {
 	m.logf("worker %s (%s): %s -> %s", w.ID, w.Name, w.State, s)
 	prev := w.State
 	w.State = s
+	if s != api.Paused {
+		w.Pause = nil // it went on, or ended otherwise
+	}
 	w.Since = m.cfg.Now()
 	c.touchLocked(m.runOf[w.ID])
 	c.workerStateAttnLocked(w, prev, s)
@@ -197,6 +201,10 @@ func (cm *commit) effects() {
 		s := s
 		m.bg.Go(func(ctx context.Context) { m.startTask(ctx, s.run, s.task) })
 	}
+	for _, p := range c.pauses {
+		p := p
+		m.bg.Go(func(ctx context.Context) { m.goOnAfterLimit(ctx, p) })
+	}
 }
 
 // settleChange takes the registry's lock, lets f change the registry and
@@ -214,7 +222,7 @@ func (m *Manager) settle(f func(c *change), quiet bool) {
 	m.mu.Lock()
 	c := m.newChange()
 	f(c)
-	if quiet && len(c.runs) == 0 && len(c.done) == 0 && len(c.kicks) == 0 && len(c.starts) == 0 && len(c.attn) == 0 && len(c.lines) == 0 {
+	if quiet && len(c.runs) == 0 && len(c.done) == 0 && len(c.kicks) == 0 && len(c.starts) == 0 && len(c.attn) == 0 && len(c.lines) == 0 && len(c.pauses) == 0 {
 		m.mu.Unlock()
 		return
 	}

@@ -132,6 +132,10 @@ func (m *Manager) workerEventLocked(c *change, w *Worker, ev agent.Event, hf hoo
 		w.AgentSession = ev.SessionID
 		c.touchLocked(m.runOf[w.ID])
 	}
+	if ev.Transcript != "" && w.Transcript != ev.Transcript && !ev.Aside() {
+		w.Transcript = ev.Transcript
+		c.touchLocked(m.runOf[w.ID])
+	}
 	switch ev.Kind {
 	case agent.EvTurnStart:
 		// New work makes a new report due; a notice st typed in (its
@@ -148,6 +152,10 @@ func (m *Manager) workerEventLocked(c *change, w *Worker, ev agent.Event, hf hoo
 	case agent.EvWaiting:
 		c.setStateLocked(w, api.Waiting)
 	case agent.EvTurnEnd:
+		if l, ok := m.limitOfLocked(w, ev); ok {
+			m.pauseLocked(c, w, l)
+			return
+		}
 		w.LastAnswer = ev.LastAnswer
 		if w.Reported && w.ReportAnswer == "" {
 			w.ReportAnswer = ev.LastAnswer // the answer that came with the report

@@ -47,6 +47,9 @@ type Config struct {
 	// SimForAgents: a person allowed agents to start the sim agent
 	// (agents_start_sim in config.toml; internal/authz).
 	SimForAgents bool
+	// OnLimitMove is the agent kind that takes the task of a worker with
+	// --on-limit move at its usage limit (on_limit_move in config.toml).
+	OnLimitMove string
 	// History holds the runs that are over, on disk (internal/history):
 	// the manager puts them there at its start (shelve.go) and never loads
 	// them again. Nil: every run stays in memory.
@@ -151,6 +154,12 @@ func NewManager(ctx context.Context, cfg Config) (*Manager, error) {
 				if t.State == api.TaskRunning && t.Worker == "" {
 					t.State = api.TaskWaiting
 					c.touchLocked(r)
+				}
+			}
+			for _, w := range r.Workers {
+				// Paused before st stopped: look again at its reset.
+				if w.State == api.Paused && w.Pause != nil && !w.Pause.Typed {
+					c.pauses = append(c.pauses, w.ID)
 				}
 			}
 			c.scheduleLocked(r)

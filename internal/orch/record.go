@@ -21,9 +21,11 @@ type Run struct {
 	// Format is the version of run.json's form (api.RunFormat when
 	// written; 0 in files of st before formats were numbered). An st that
 	// finds a newer one leaves it out and never writes it.
-	Format      int       `json:"format"`
-	ID          string    `json:"id"`
-	Objective   string    `json:"objective"`
+	Format    int    `json:"format"`
+	ID        string `json:"id"`
+	Objective string `json:"objective"`
+	// OnLimit is the run's default --on-limit for its workers ("" = wait).
+	OnLimit     string    `json:"on_limit,omitempty"`
 	Coordinator string    `json:"coordinator"` // its pane
 	Session     string    `json:"session"`     // the coordinator's session id
 	Created     time.Time `json:"created"`
@@ -70,6 +72,17 @@ type Worker struct {
 	ReportAnswer string `json:"report_answer,omitempty"`
 	LastAnswer   string `json:"last_answer,omitempty"`
 	Error        string `json:"error,omitempty"`
+	// Pause says why and until when it is paused (State Paused); OnLimit
+	// is what st does at its agent's usage limit (limit.go).
+	Pause   *api.Pause `json:"pause,omitempty"`
+	OnLimit string     `json:"on_limit,omitempty"`
+	// LimitSeen is the reset of the last usage limit it was paused for:
+	// the same limit read again from its records is behind it (measured:
+	// Codex's Stop of the turn after continue can come before its rollout
+	// has that turn, whose tail still ends at the limit).
+	LimitSeen time.Time `json:"limit_seen,omitempty"`
+	// Transcript is its agent's conversation file, as its hooks name it.
+	Transcript string `json:"transcript,omitempty"`
 
 	AgentSession string    `json:"agent_session,omitempty"`
 	StartedAt    time.Time `json:"started_at"`
@@ -158,7 +171,7 @@ type Task struct {
 
 // wire is the run as the API shows it.
 func (r *Run) wire() api.Run {
-	v := api.Run{Format: r.Format, ID: r.ID, Objective: r.Objective, Coordinator: r.Coordinator, Session: r.Session,
+	v := api.Run{Format: r.Format, ID: r.ID, Objective: r.Objective, OnLimit: r.OnLimit, Coordinator: r.Coordinator, Session: r.Session,
 		Created: r.Created, CoordinatorMachine: r.CoordinatorMachine, BaseDepth: r.BaseDepth,
 		BudgetWarned: r.BudgetWarned, BudgetGate: r.BudgetGate}
 	if b := r.Budget; b != nil {
@@ -188,10 +201,15 @@ func (w *Worker) wire() api.Worker {
 		Summary: w.Summary, ReportedAt: w.ReportedAt, ReportAnswer: w.ReportAnswer, LastAnswer: w.LastAnswer, Error: w.Error,
 		AgentSession: w.AgentSession, StartedAt: w.StartedAt, Told: w.Told, Reported: w.Reported, Adopted: w.Adopted,
 		TeamRun: w.TeamRun, Fan: w.Fan, Machine: w.Machine, MachineName: w.MachineName,
-		ParentName: w.ParentName, ParentMachineName: w.ParentMachineName, Ref: w.Ref, TeamSize: w.TeamSize, TeamDepth: w.TeamDepth}
+		ParentName: w.ParentName, ParentMachineName: w.ParentMachineName, Ref: w.Ref, TeamSize: w.TeamSize, TeamDepth: w.TeamDepth,
+		OnLimit: w.OnLimit, LimitSeen: w.LimitSeen, Transcript: w.Transcript}
 	if w.Tokens != nil {
 		t := *w.Tokens
 		v.Tokens = &t
+	}
+	if p := w.Pause; p != nil {
+		pp := *p
+		v.Pause = &pp
 	}
 	if s := w.Scope; s != nil {
 		v.Scope = &api.Scope{Globs: s.Globs, Root: s.Root}
@@ -210,11 +228,16 @@ func workerRecord(v api.Worker) *Worker {
 		Summary: v.Summary, ReportedAt: v.ReportedAt, ReportAnswer: v.ReportAnswer, LastAnswer: v.LastAnswer, Error: v.Error,
 		AgentSession: v.AgentSession, StartedAt: v.StartedAt, Told: v.Told, Reported: v.Reported, Adopted: v.Adopted,
 		TeamRun: v.TeamRun, Fan: v.Fan, Machine: v.Machine, MachineName: v.MachineName,
-		ParentName: v.ParentName, ParentMachineName: v.ParentMachineName, Ref: v.Ref, TeamSize: v.TeamSize, TeamDepth: v.TeamDepth}
+		ParentName: v.ParentName, ParentMachineName: v.ParentMachineName, Ref: v.Ref, TeamSize: v.TeamSize, TeamDepth: v.TeamDepth,
+		OnLimit: v.OnLimit, LimitSeen: v.LimitSeen, Transcript: v.Transcript}
 	if v.Tokens != nil {
 		// (internal/peer checked the counts: checkView.)
 		t := *v.Tokens
 		w.Tokens = &t
+	}
+	if p := v.Pause; p != nil {
+		pp := *p
+		w.Pause = &pp
 	}
 	if s := v.Scope; s != nil {
 		w.Scope = &Scope{Globs: s.Globs, Root: s.Root}

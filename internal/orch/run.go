@@ -41,6 +41,9 @@ func (m *Manager) StartRun(ctx context.Context, req api.StartRunRequest) (*api.R
 	if err := checkText("objective", req.Objective); err != nil {
 		return nil, err
 	}
+	if !api.ValidOnLimit(req.OnLimit) {
+		return nil, errorf(api.KindUsage, "st orch start --on-limit wait|move|fail", "--on-limit takes wait, move or fail, not %q", req.OnLimit)
+	}
 	var budget *tokens.Budget // nil: the default
 	switch req.Budget {
 	case "":
@@ -61,7 +64,7 @@ func (m *Manager) StartRun(ctx context.Context, req api.StartRunRequest) (*api.R
 	if err != nil {
 		return nil, err
 	}
-	cp, err := m.newRun(p, req.Objective, budget)
+	cp, err := m.newRun(p, req.Objective, budget, req.OnLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +74,7 @@ func (m *Manager) StartRun(ctx context.Context, req api.StartRunRequest) (*api.R
 
 // newRun makes and writes the run of coordinator p, unless p is a live
 // worker (its workers join its run).
-func (m *Manager) newRun(p tmux.Pane, objective string, budget *tokens.Budget) (*api.Run, error) {
+func (m *Manager) newRun(p tmux.Pane, objective string, budget *tokens.Budget, onLimit string) (*api.Run, error) {
 	var cp api.Run
 	err := m.keep(func(c *change) (func(), error) {
 		if w := m.workers[p.ID]; w != nil && w.State.Live() {
@@ -79,6 +82,7 @@ func (m *Manager) newRun(p tmux.Pane, objective string, budget *tokens.Budget) (
 				"this pane is worker %s of run %s, so it cannot start a run of its own", w.Name, m.runOf[p.ID].ID)
 		}
 		r := m.newRunLocked(p, objective)
+		r.OnLimit = onLimit
 		if budget != nil { // given: it, or none (zero), over the default
 			r.Budget = budget
 			if budget.IsZero() {

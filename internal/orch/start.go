@@ -1,6 +1,7 @@
 package orch
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -184,6 +185,9 @@ func (m *Manager) checkStart(req startPlan) (startSpec, error) {
 	if err != nil {
 		return startSpec{}, errorf(api.KindUsage, "--agent "+strings.Join(agent.Kinds(), "|"), "%v", err)
 	}
+	if !api.ValidOnLimit(req.OnLimit) {
+		return startSpec{}, errorf(api.KindUsage, "--on-limit wait|move|fail", "--on-limit takes wait, move or fail, not %q", req.OnLimit)
+	}
 	if !filepath.IsAbs(req.Task) {
 		return startSpec{}, errorf(api.KindUsage, "give the task file's path", "the task file must be an absolute path, not %q", req.Task)
 	}
@@ -317,7 +321,7 @@ func (m *Manager) openWorker(ctx context.Context, req startPlan, spec startSpec,
 	w := &Worker{
 		ID: wp.ID, Name: spec.name, Agent: spec.ad.Name, Parent: p.ID, Level: pl.level, State: api.Starting, Since: now, Typing: true,
 		Task: req.Task, Cwd: cwd, Window: wp.WindowID, Session: wp.SessionID, StartedAt: now,
-		Scope: scope, Worktree: wt, Fan: req.fanGroup,
+		Scope: scope, Worktree: wt, Fan: req.fanGroup, OnLimit: cmp.Or(req.OnLimit, r.OnLimit),
 	}
 	if h := req.hosted; h != nil {
 		w.Ref = h.f.Ref

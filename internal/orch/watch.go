@@ -299,7 +299,13 @@ func (m *Manager) checkQuietTurns(ctx context.Context) {
 		m.logf("%s: no hook for %s and no turn on its screen: its turn was interrupted", pane, silent.Round(time.Millisecond))
 		m.settleChange(func(c *change) {
 			if w := m.workers[pane]; w != nil && w.State == api.Working {
-				c.setStateLocked(w, api.Idle)
+				// An agent that fires no hook at its usage limit (Codex)
+				// went quiet there: its records say so.
+				if l, ok := m.limitOfLocked(w, agent.Event{Kind: agent.EvTurnEnd}); ok {
+					m.pauseLocked(c, w, l)
+				} else {
+					c.setStateLocked(w, api.Idle)
+				}
 			}
 			c.kicks = append(c.kicks, pane)
 		})

@@ -174,7 +174,7 @@ func checkView(v *api.WorkerView) error {
 			return bad("a note with control characters")
 		}
 	}
-	for _, s := range []string{v.Parent, v.Run, v.Task, v.Cwd, v.Window, v.Session, v.Fan, v.AgentSession, v.For, v.ParentNow, v.TeamRun, v.ParentName, v.ParentMachineName} {
+	for _, s := range []string{v.Parent, v.Run, v.Task, v.Cwd, v.Window, v.Session, v.Fan, v.AgentSession, v.For, v.ParentNow, v.TeamRun, v.ParentName, v.ParentMachineName, v.Transcript} {
 		if plain.Line(s) != nil {
 			return bad("a field with control characters")
 		}
@@ -193,6 +193,20 @@ func checkView(v *api.WorkerView) error {
 			}
 		}
 	}
+	if p := v.Pause; p != nil {
+		// (A boundary: another machine's words reach this machine's
+		// listings and web UI.)
+		for _, s := range []string{p.Reason, p.Text, p.By} {
+			if plain.Line(s) != nil {
+				return bad("a pause with control characters")
+			}
+		}
+	}
+	switch v.OnLimit {
+	case "", "wait", "move", "fail":
+	default:
+		return bad("an on-limit choice st does not know")
+	}
 	v.LastAnswer = plain.Clean(v.LastAnswer)
 	v.ReportAnswer = plain.Clean(v.ReportAnswer)
 	return nil
@@ -201,7 +215,7 @@ func checkView(v *api.WorkerView) error {
 // knownState reports whether s is a worker state of this st.
 func knownState(s api.State) bool {
 	switch s {
-	case api.Starting, api.Blocked, api.Working, api.Waiting, api.Idle, api.Done, api.Failed, api.Gone, api.Unreachable:
+	case api.Starting, api.Blocked, api.Working, api.Waiting, api.Idle, api.Done, api.Failed, api.Gone, api.Unreachable, api.Paused:
 		return true
 	}
 	return false

@@ -144,6 +144,11 @@ type Agent struct {
 	Since time.Time `json:"since"` // when State began
 	// Summary is a finished worker's report.
 	Summary string `json:"summary,omitempty"`
+	// Resets is when a paused worker's usage limit resets (State
+	// paused); GoesOn says who goes on then: "agent" (by itself), "st"
+	// (st types continue) or "move" (its task moved to another kind).
+	Resets time.Time `json:"resets,omitempty"`
+	GoesOn string    `json:"goesOn,omitempty"`
 	// Parent is the coordinator's pane ("" for none); ParentGone says its
 	// pane closed, or st has not found it again since tmux restarted.
 	Parent     string `json:"parent,omitempty"`

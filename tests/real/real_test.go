@@ -36,7 +36,11 @@ type rig struct {
 	coord                          string
 }
 
-func newRig(t testing.TB) *rig {
+func newRig(t testing.TB) *rig { t.Helper(); return newRigWith(t, nil) }
+
+// newRigWith is newRig with the agents' environment changed by edit
+// before the tmux server and st start (a Claude subscriber's token, say).
+func newRigWith(t testing.TB, edit func(env []string) []string) *rig {
 	t.Helper()
 	r := &rig{t: t, st: testutil.BuildST(t), fake: fakemodel.Start(t)}
 	r.claude, r.codex = realagent.Binaries(t)
@@ -74,6 +78,9 @@ func newRig(t testing.TB) *rig {
 	r.env = append(base, cenv...)
 	r.env = append(r.env, xenv...)
 	r.env = append(r.env, genv...)
+	if edit != nil {
+		r.env = edit(r.env)
+	}
 	r.env = append(r.env,
 		"ST_HOME="+r.stHome, "TMUX_TMPDIR="+r.tmuxDir,
 		"PATH="+filepath.Dir(r.st)+":"+filepath.Dir(r.claude)+":"+os.Getenv("PATH"),

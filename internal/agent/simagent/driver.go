@@ -139,6 +139,8 @@ func (d *driver) apply(effects []effect) {
 			d.exited, d.exitCode = true, e.code
 		case appendRecords:
 			appendTranscript(e)
+		case appendRecord:
+			appendLine(e.path, e.line)
 		}
 	}
 }
@@ -343,4 +345,21 @@ func appendTranscript(e appendRecords) {
 	}
 	_, _ = f.Write(buf.Bytes())
 	_ = f.Close()
+}
+
+// appendLine adds a line to a conversation file, making its folder; a
+// failure leaves the file as it was (st then reads the screen's minute).
+func appendLine(path string, line []byte) {
+	if path == "" {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_, _ = f.Write(append(line, '\n'))
 }

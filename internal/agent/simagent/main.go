@@ -165,10 +165,12 @@ func configure(args []string, env func(string) string) (cfg config, noHooks bool
 	if k := env("ST_SIM_HOOK_AGENT"); k != "" {
 		hookAgent = k
 	}
+	cfg.autoContinue = env("ST_SIM_AUTO_CONTINUE") != "0"
+	cfg.continueAfter = time.Second
 	for _, k := range []struct {
 		name string
 		dst  *time.Duration
-	}{{"ST_SIM_SLOW_START", &cfg.slowStart}, {"ST_SIM_DEAF", &cfg.deaf}, {"ST_SIM_TURN_DELAY", &cfg.turnDelay}} {
+	}{{"ST_SIM_SLOW_START", &cfg.slowStart}, {"ST_SIM_DEAF", &cfg.deaf}, {"ST_SIM_TURN_DELAY", &cfg.turnDelay}, {"ST_SIM_CONTINUE_AFTER", &cfg.continueAfter}} {
 		v := env(k.name)
 		if v == "" {
 			continue

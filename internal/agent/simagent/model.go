@@ -1,6 +1,7 @@
 package simagent
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -57,7 +58,12 @@ type config struct {
 	slowStart      time.Duration
 	deaf           time.Duration
 	turnDelay      time.Duration
-	fs             fileSystem
+	// autoContinue: after a usage limit's reset it goes on by itself,
+	// continueAfter later, as Claude does with autoContinueAtUsageLimit
+	// (reference §13: 30-90 s; ST_SIM_AUTO_CONTINUE=0 turns it off).
+	autoContinue  bool
+	continueAfter time.Duration
+	fs            fileSystem
 }
 
 // Messages into the model.
@@ -112,6 +118,12 @@ type (
 		path  string
 		lines []map[string]any
 	}
+	// appendRecord adds a line to the conversation file, as Claude
+	// writes its transcript.
+	appendRecord struct {
+		path string
+		line []byte
+	}
 )
 
 // waitKind is what a turn waits for before its next directive.
@@ -165,10 +177,13 @@ type model struct {
 	startTag   int
 	turn       *turn
 	queue      []string // lines submitted during a turn, run after it
-	tags       int
-	tools      int
-	responses  int
-	out        []effect
+	// limited is the turn stopped at the usage limit, until it goes on.
+	limited   *limitedTurn
+	now       time.Time // the time of the message being taken
+	tags      int
+	tools     int
+	responses int
+	out       []effect
 }
 
 func newModel(cfg config) *model {
@@ -190,6 +205,7 @@ func (m *model) update(now time.Time, in msg) []effect {
 	if m.phase == phaseExited {
 		return nil
 	}
+	m.now = now
 	switch v := in.(type) {
 	case inputMsg:
 		m.input(v.data, v.at)
@@ -249,6 +265,8 @@ func (m *model) timer(now time.Time, tag int) {
 	case m.turn != nil && tag == m.turn.tag && (m.turn.wait == waitDelay || m.turn.wait == waitSleep):
 		m.turn.wait = waitNone
 		m.advance()
+	case m.limited != nil && tag == m.limited.tag && m.turn == nil:
+		m.goOn("Your usage limit has reset. Continue the task.", true)
 	}
 }
 
@@ -364,6 +382,11 @@ func (m *model) enter(at time.Time) {
 		m.say("", " ❯ "+text, "   ⎿  Queued · runs after this turn")
 		m.queue = append(m.queue, text)
 		m.fire("UserPromptSubmit", map[string]any{"prompt": text}, 0)
+	case m.limited != nil:
+		// A line after the limit goes on with the stopped turn: at the
+		// limit again before its reset.
+		m.say("", " ❯ "+text)
+		m.goOn(text, false)
 	default:
 		m.say("", " ❯ "+text)
 		m.fire("UserPromptSubmit", map[string]any{"prompt": text}, 0)
@@ -425,6 +448,9 @@ func (m *model) advance() {
 			return
 		case dirAsk:
 			m.ask(d.value)
+			return
+		case dirLimit:
+			m.hitLimit(d.dur)
 			return
 		case dirAnswer:
 			t.answer = d.value
@@ -614,6 +640,61 @@ func (m *model) endTurn() {
 		m.queue = m.queue[1:]
 		m.startTurn(next)
 	}
+}
+
+// limitedTurn is a turn stopped at the plan's usage limit.
+type limitedTurn struct {
+	turn   *turn
+	resets time.Time
+	text   string
+	tag    int // the timer of its own going on
+}
+
+// hitLimit stops the turn at the plan's usage limit, reset in after, as
+// Claude does for a subscriber (reference §13): its words on screen, the
+// exact reset in its transcript, StopFailure rate_limit.
+func (m *model) hitLimit(after time.Duration) {
+	t := m.turn
+	resets := m.now.Add(after)
+	m.stopAtLimit(t, resets)
+}
+
+func (m *model) stopAtLimit(t *turn, resets time.Time) {
+	local := resets.UTC()
+	text := "You've hit your 5-hour limit · resets " + strings.ToLower(local.Format("3:04pm")) + " (UTC)"
+	l := &limitedTurn{turn: t, resets: resets, text: text}
+	m.say("", " ● "+text)
+	if m.cfg.autoContinue {
+		m.say("   ⎿  Usage limit reached · set to continue automatically at " + strings.ToLower(local.Format("3:04pm")))
+		l.tag = m.newTag()
+		m.emit(startTimer{tag: l.tag, after: resets.Sub(m.now) + m.cfg.continueAfter})
+	}
+	rec, _ := json.Marshal(map[string]any{
+		"type": "assistant", "isApiErrorMessage": true, "sessionId": m.cfg.sessionID,
+		"apiErrorParams": map[string]any{"rate_limit_info": map[string]any{"resetsAt": float64(resets.UnixMilli()) / 1000}},
+		"message":        map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "text", "text": text}}},
+	})
+	m.emit(appendRecord{path: m.cfg.transcriptPath, line: rec})
+	m.fire("StopFailure", map[string]any{"error": "rate_limit", "last_assistant_message": text}, 0)
+	m.turn, m.limited = nil, l
+}
+
+// goOn takes the stopped turn up again: by itself after the reset (own),
+// or with a line typed. Before the reset the limit stops it again.
+func (m *model) goOn(line string, own bool) {
+	l := m.limited
+	m.limited = nil
+	if own {
+		m.say("", " ● "+line)
+	}
+	m.fire("UserPromptSubmit", map[string]any{"prompt": line}, 0)
+	if m.now.Before(l.resets) {
+		m.stopAtLimit(l.turn, l.resets)
+		return
+	}
+	m.turn = l.turn
+	m.turn.wait = waitNone
+	m.advance()
 }
 
 // interrupt is Esc during a turn. Claude fires no hook for it (reference

@@ -20,6 +20,7 @@ const (
 	dirPermit                      // permit: CMD, a Bash call that asks a person's leave first
 	dirAnswer                      // answer: TEXT, the turn's last answer
 	dirUsage                       // usage: input=N output=N ...: a response's tokens in the transcript
+	dirLimit                       // limit: DURATION, the plan's usage limit, reset DURATION ahead
 	dirBad                         // a known key with a value that cannot be used
 )
 
@@ -106,6 +107,13 @@ func parseTask(text string) task {
 			t.directives = append(t.directives, directive{kind: dirSleep, value: value, dur: d})
 		case "permit":
 			t.directives = append(t.directives, directive{kind: dirPermit, value: value})
+		case "limit":
+			d, err := time.ParseDuration(value)
+			if err != nil || d <= 0 {
+				t.directives = append(t.directives, directive{kind: dirBad, value: fmt.Sprintf("limit: bad duration %q", value)})
+				continue
+			}
+			t.directives = append(t.directives, directive{kind: dirLimit, value: value, dur: d})
 		case "ask":
 			t.directives = append(t.directives, directive{kind: dirAsk, value: value})
 		case "answer":

@@ -60,6 +60,16 @@ func anthropicEvents(req *anthropicRequest) []event {
 			}
 		}
 		if p, ok := lastPromptText(texts); ok {
+			// After a failed turn (an API error, a usage limit) Claude
+			// merges it with the next into one message: a "continue" there
+			// goes on with the script of the failed one.
+			if isContinue(p) {
+				for _, t := range texts[:len(texts)-1] {
+					if !isContextText(t) && !isContinue(t) {
+						events = append(events, event{text: t})
+					}
+				}
+			}
 			events = append(events, event{text: p})
 		}
 	}
@@ -78,7 +88,7 @@ func (r *anthropicRequest) tools() (names []string, side bool) {
 
 func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 	var req anthropicRequest
-	l, p, ok := s.begin(w, r, &req, anthropicError)
+	l, p, ok := s.begin(w, r, &req, anthropicError, anthropicLimit)
 	if !ok {
 		return
 	}

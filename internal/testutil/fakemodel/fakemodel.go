@@ -15,7 +15,15 @@
 //	SAY: <text>     the final answer (default "Tool finished." after a tool, else "Hello from the fake model.")
 //	SLEEP: <n>      wait n seconds before each answer, sending keep-alives meanwhile
 //	APIERROR: <code> answer with that HTTP error instead
+//	LIMIT: <n>      the plan's usage limit is reached, for n seconds from the first
+//	                request that carries the marker: each request until then gets the
+//	                limit's answer (a Claude subscriber's 429 with the unified headers,
+//	                Codex's usage_limit_reached), and the script goes on after it; a
+//	                prompt "continue" goes on with the script where it stopped
 //	ESCALATE        Codex only: ask for the command to run outside the sandbox
+//
+// The server keeps one piece of state, a LIMIT:'s first request (by the
+// line that carried it), so that its reset is fixed.
 //
 // Markers may share a line ("RUN: echo hi > out.txt SAY: all done"), because
 // a prompt typed into a TUI is one line. The server holds no conversation
@@ -47,6 +55,7 @@ type Server struct {
 	seq  atomic.Int64  // makes ids unique within this process
 
 	mu       sync.Mutex
+	limits   map[string]time.Time // a LIMIT: marker's reset, by the text that carried it
 	addr     string
 	log      []Logged
 	closeErr error
@@ -74,6 +83,9 @@ type Logged struct {
 	Calls      []Call // tool calls the answer made
 	Answer     string // text the answer carried
 	UserAgent  string
+	// Limited is the reset of the usage limit this request was refused
+	// at (LIMIT:), zero when it was not.
+	Limited time.Time
 	// Body is the raw request body, for assertions the fields above miss.
 	Body []byte
 	// Usage is the tokens the answer said it used (Gemini's: none kept).
@@ -350,7 +362,10 @@ type apiRequest interface {
 // begin reads a request of either API into req, logs it and decides the
 // script's next step. A body that does not decode and an error the script
 // forces are answered here, by fail in that API's shape; ok is false then.
-func (s *Server) begin(w http.ResponseWriter, r *http.Request, req apiRequest, fail func(http.ResponseWriter, int, string)) (l Logged, p plan, ok bool) {
+//
+// A script at its usage limit (LIMIT:) is answered by limit, in that API's
+// shape, or by fail's 429 when the API has no limit answer of its own.
+func (s *Server) begin(w http.ResponseWriter, r *http.Request, req apiRequest, fail func(http.ResponseWriter, int, string), limit func(http.ResponseWriter, time.Time)) (l Logged, p plan, ok bool) {
 	body, _ := io.ReadAll(r.Body)
 	if err := json.Unmarshal(body, req); err != nil {
 		s.record(Logged{Time: time.Now(), Method: r.Method, Endpoint: r.URL.Path, Status: http.StatusBadRequest, UserAgent: r.UserAgent()})
@@ -369,6 +384,18 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request, req apiRequest, f
 		s.record(l)
 		fail(w, p.script.apiError, fmt.Sprintf("fake server: forced %d", p.script.apiError))
 		return l, p, false
+	}
+	if !l.Side && p.script.limit > 0 {
+		if resets := s.limitResets(p.script.limitLine, p.script.limit); l.Time.Before(resets) {
+			l.Status, l.Limited = http.StatusTooManyRequests, resets
+			s.record(l)
+			if limit == nil {
+				fail(w, http.StatusTooManyRequests, "fake server: usage limit reached")
+			} else {
+				limit(w, resets)
+			}
+			return l, p, false
+		}
 	}
 	return l, p, true
 }

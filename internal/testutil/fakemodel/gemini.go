@@ -117,7 +117,7 @@ func (s *Server) handleGemini(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := geminiRequest{modelName: model, stream: method == "streamGenerateContent"}
-	l, p, ok := s.begin(w, r, &req, geminiError)
+	l, p, ok := s.begin(w, r, &req, geminiError, nil)
 	if !ok {
 		return
 	}

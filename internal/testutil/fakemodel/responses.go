@@ -161,7 +161,7 @@ func (r *responsesRequest) tools() (names []string, side bool) {
 
 func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	var req responsesRequest
-	l, p, ok := s.begin(w, r, &req, openAIError)
+	l, p, ok := s.begin(w, r, &req, openAIError, openAILimit)
 	if !ok {
 		return
 	}

@@ -15,7 +15,7 @@ import (
 // would submit early) can still carry several markers:
 // "RUN: echo hi > out.txt SAY: all done".
 var markerRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?:^|[ \t])(RUN:|ASK:|AGENT:|TEAMMATE:|CALL:|SAY:|SLEEP:|APIERROR:|PREFACE:|ESCALATE\b)`)
+	return regexp.MustCompile(`(?:^|[ \t])(RUN:|ASK:|AGENT:|TEAMMATE:|CALL:|SAY:|SLEEP:|APIERROR:|PREFACE:|LIMIT:|ESCALATE\b)`)
 })
 
 // step is one tool call of a script: a shell command (RUN:), the agent's
@@ -41,6 +41,14 @@ type script struct {
 	// call, in the same response (PREFACE:): Claude writes such a
 	// response as two transcript records under one message.id.
 	preface string
+	// limit is the LIMIT: marker's time to the reset: the plan's usage
+	// limit is reached for that long from the first request that carries
+	// the marker.
+	limit time.Duration
+	// limitLine is the line that carried LIMIT:, the key of its reset:
+	// the same in every request of a conversation, where the text around
+	// it (a tool result as the client sends it again) may not be.
+	limitLine string
 }
 
 // parseScript reads the markers in text. The argument of a marker runs to
@@ -98,6 +106,11 @@ func parseScript(text string) (script, bool) {
 				}
 			case "PREFACE:":
 				s.preface = arg
+			case "LIMIT:":
+				if f, err := strconv.ParseFloat(arg, 64); err == nil && f > 0 {
+					s.limit = time.Duration(f * float64(time.Second))
+					s.limitLine = strings.TrimSpace(line)
+				}
 			case "ESCALATE":
 				s.escalate = true
 			}
@@ -120,6 +133,7 @@ type event struct {
 type plan struct {
 	prompt     string // the last prompt the user typed
 	scriptFrom string // "prompt" or "tool_result": where the markers came from
+	source     string // the text the script came from ("" before any)
 	script     script
 	run        string // the command to call now, or ""
 	ask        string // the question to ask now, or ""
@@ -142,11 +156,17 @@ func decide(events []event) plan {
 	afterTool := false
 	var summaries []string
 	for _, e := range events {
+		if !e.toolResult && isContinue(e.text) && p.source != "" {
+			// "continue" after a usage limit goes on with the script where
+			// it stopped, as a model goes on with its task.
+			p.prompt = e.text
+			continue
+		}
 		if !e.toolResult {
 			p.prompt = e.text
 			var ok bool
 			p.script, ok = parseScript(e.text)
-			p.scriptFrom = "prompt"
+			p.scriptFrom, p.source = "prompt", e.text
 			if !ok {
 				// Like a real model handed "your task is in the file X",
 				// read the file first; its markers then lead.
@@ -163,7 +183,7 @@ func decide(events []event) plan {
 			summaries = append(summaries, strings.TrimSpace(m[1]))
 		}
 		if s, ok := parseScript(e.text); ok {
-			p.script, p.scriptFrom = s, "tool_result"
+			p.script, p.scriptFrom, p.source = s, "tool_result", e.text
 			done = 0
 			continue
 		}
@@ -191,6 +211,13 @@ func decide(events []event) plan {
 		p.say = defaultAnswer
 	}
 	return p
+}
+
+// isContinue reports a prompt that only asks to go on: the line st types
+// after a usage limit, or Claude's own when it goes on by itself.
+func isContinue(text string) bool {
+	t := strings.ToLower(strings.TrimSpace(text))
+	return t == "continue" || strings.HasPrefix(t, "your claude.ai usage limit has reset")
 }
 
 // summaryRE finds the summary lines that st worker read prints.

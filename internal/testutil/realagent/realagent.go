@@ -88,6 +88,11 @@ check_for_update_on_startup = false
 # and does not submit.
 disable_paste_burst = true
 
+# At a usage limit Codex may offer a cheaper model in a modal, which a
+# typed line would answer (reference §13): st seeds this as a person would.
+[notice]
+hide_rate_limit_model_nudge = true
+
 # A provider with no env_key needs no login, so no sign-in screen.
 [model_providers.fake]
 name = "fake"

@@ -113,7 +113,7 @@ const serverNow = () => Date.now() + S.offset;
 
 // ---- Model --------------------------------------------------------------
 
-const STATE_ORDER = ['working', 'waiting', 'blocked', 'starting', 'idle', 'done', 'failed', 'gone', 'unreachable'];
+const STATE_ORDER = ['working', 'waiting', 'blocked', 'paused', 'starting', 'idle', 'done', 'failed', 'gone', 'unreachable'];
 
 function isLocal(machine) { return !machine || (S.snap && machine === S.snap.machine); }
 
@@ -317,8 +317,10 @@ function kindIcon(kind) {
 }
 
 function stateText(a, short) {
+  // A worker paused at its usage limit says until when (issue 35).
+  const resets = a.state === 'paused' && a.resets && !a.resets.startsWith('0001-') ? Date.parse(a.resets) : null;
   return el('span.state', { title: a.state ? t('state.since', { state: stateName(a.state), time: fmtTime(a.since) }) : undefined },
-    el('span.st-word', { text: stateName(a.state) }),
+    el('span.st-word', { text: resets ? t(a.goesOn === 'move' ? 'state.pausedMoved' : 'state.pausedUntil', { time: fmtTime(resets) }) : stateName(a.state) }),
     a.state && (kindOf(a.kind) || {}).screen
       ? el('span.st-screen', { text: ' ' + t('state.fromScreen'), title: t('state.fromScreenTitle') }) : null,
     a.state ? el('span.st-time', null, el('span.sep', { text: ' · ' }), since(a.since, short)) : null);

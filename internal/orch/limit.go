@@ -1,0 +1,274 @@
+package orch
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/syncs"
+)
+
+// A worker whose agent reaches its plan's usage limit is paused, not
+// failed (issue 35, reference §13): it shows as paused until the reset,
+// and its turn goes on after it. Claude goes on by itself 30-90 s after
+// the reset unless its user turned that off: st then only watches, and
+// types the agent's continue line itself when nothing came by the end of
+// the kind's grace. Codex never goes on by itself: st types once its
+// composer is up. The line goes through the one delivery (deliver.go): it
+// waits for a box st recognizes, so nothing is typed into a modal or over
+// the agent's own going on, and it is typed once (Pause.Typed, on disk
+// before the keys).
+
+// limitOfLocked reads whether w's turn ended at its agent's usage limit.
+func (m *Manager) limitOfLocked(w *Worker, ev agent.Event) (agent.UsageLimit, bool) {
+	syncs.AssertLocked(&m.mu)
+	ad, err := agent.Lookup(w.Agent)
+	if err != nil || w.Remote() {
+		// (A worker on another machine is its machine's to pause.)
+		return agent.UsageLimit{}, false
+	}
+	if ev.Transcript == "" {
+		ev.Transcript = w.Transcript
+	}
+	l, ok := ad.LimitOf(ev, m.cfg.Now())
+	if ok && !w.LimitSeen.IsZero() && !l.Resets.After(w.LimitSeen) {
+		m.logf("worker %s: its records still end at the usage limit it was paused for (resets %s): not paused again", w.ID, l.Resets.Format(time.RFC3339))
+		return agent.UsageLimit{}, false
+	}
+	return l, ok
+}
+
+// pauseLocked pauses w at its agent's usage limit l, or, with --on-limit
+// fail, ends its turn as a failed one.
+func (m *Manager) pauseLocked(c *change, w *Worker, l agent.UsageLimit) {
+	syncs.AssertLocked(&m.mu)
+	if w.OnLimit == api.OnLimitFail {
+		w.LastAnswer = l.Text
+		c.touchLocked(m.runOf[w.ID])
+		c.setStateLocked(w, api.Idle)
+		return
+	}
+	p := &api.Pause{Reason: "usage limit", Resets: l.Resets, Exact: l.Exact, Text: l.Text, By: "st", GoesOnBy: l.Resets}
+	if !l.Exact {
+		// The screen's minute is the reset's, rounded down (measured:
+		// Claude 2.1.332 said "resets 1:33pm" of 13:33:13): the minute's
+		// end, unless the records say better by then (goOnAfterLimit).
+		p.GoesOnBy = l.Resets.Add(time.Minute)
+	}
+	if ad, err := agent.Lookup(w.Agent); err == nil && ad.Limits.ContinuesItself != nil && ad.Limits.ContinuesItself() {
+		p.By, p.GoesOnBy = "agent", l.Resets.Add(ad.Limits.Grace)
+	}
+	if w.OnLimit == api.OnLimitMove {
+		if to := m.cfg.OnLimitMove; to != "" {
+			p.By, p.MoveTo, p.GoesOnBy = "move", to, m.cfg.Now()
+		} else {
+			w.Error = "--on-limit move: no agent kind to move to (set on_limit_move in st's config.toml); it waits for the reset instead"
+		}
+	}
+	if l.Text != "" && p.By != "move" {
+		// (A moved task names the answer before the limit: kept.)
+		w.LastAnswer = l.Text
+	}
+	m.logf("worker %s (%s): at its usage limit, resets %s (%s goes on)", w.ID, w.Name, l.Resets.Format(time.RFC3339), p.By)
+	w.Pause, w.LimitSeen = p, l.Resets
+	c.touchLocked(m.runOf[w.ID])
+	c.setStateLocked(w, api.Paused)
+	c.pauses = append(c.pauses, w.ID)
+}
+
+// goOnAfterLimit waits for pane's usage limit to reset and, when its
+// agent has not gone on by itself by then, types its continue line once.
+func (m *Manager) goOnAfterLimit(ctx context.Context, pane string) {
+	m.mu.Lock()
+	w := m.workers[pane]
+	var p api.Pause
+	if w != nil && w.State == api.Paused && w.Pause != nil {
+		p = *w.Pause
+	}
+	m.mu.Unlock()
+	if p.Resets.IsZero() || p.Typed {
+		return
+	}
+	if p.By == "move" {
+		m.moveAfterLimit(ctx, pane, p)
+		return
+	}
+	ad, err := agent.Lookup(w.Agent)
+	if err != nil || ad.Limits == nil {
+		return
+	}
+	if !p.Exact && p.By == "st" && ad.Limits.FromRecords != nil {
+		// Its hook came before its records had the limit (measured:
+		// Claude's StopFailure can come before its transcript's record):
+		// read them again a moment later for the exact reset.
+		if err := syncs.Sleep(ctx, 2*time.Second); err != nil {
+			return
+		}
+		m.mu.Lock()
+		tr := w.Transcript
+		m.mu.Unlock()
+		if l, ok := ad.Limits.FromRecords(tr); ok && l.Resets.After(p.Resets.Add(-time.Minute)) {
+			p.GoesOnBy = l.Resets
+			m.settleIfChanged(func(c *change) {
+				if cur := m.workers[pane]; cur != nil && cur.State == api.Paused && cur.Pause != nil && cur.Pause.Resets.Equal(p.Resets) {
+					cur.Pause.Resets, cur.Pause.Exact, cur.Pause.GoesOnBy = l.Resets, true, l.Resets
+					cur.LimitSeen = l.Resets
+					c.touchLocked(m.runOf[cur.ID])
+				}
+			})
+			p.Resets = l.Resets
+		}
+	}
+	if err := syncs.Sleep(ctx, p.GoesOnBy.Sub(m.cfg.Now())); err != nil {
+		return
+	}
+	// Still paused by the same limit, and not typed for: mark it typed
+	// on disk first, so that no restart of st types it again.
+	still := false
+	m.settleIfChanged(func(c *change) {
+		w := m.workers[pane]
+		if w == nil || w.State != api.Paused || w.Pause == nil || !w.Pause.Resets.Equal(p.Resets) || w.Pause.Typed {
+			return
+		}
+		w.Pause.Typed = true
+		c.touchLocked(m.runOf[w.ID])
+		still = true
+	})
+	if !still {
+		return
+	}
+	m.logf("worker %s: its usage limit reset at %s and %s did not go on: typing %q", pane, p.Resets.Format(time.RFC3339), ad.Name, ad.Limits.ContinueLine)
+	m.closeLimitMenu(ctx, pane, ad)
+	d := delivery{pane: pane, adapter: ad, text: ad.Limits.ContinueLine, blockedTimeout: sendTimeout, hookTimeout: DefaultHookTimeout}
+	if err := m.deliver(ctx, &d); err != nil {
+		m.logf("worker %s: st could not type %q after its usage limit: %v", pane, ad.Limits.ContinueLine, err)
+		m.settleIfChanged(func(c *change) {
+			if w := m.workers[pane]; w != nil && w.State == api.Paused {
+				w.Error = "st could not type " + ad.Limits.ContinueLine + " after its usage limit: " + err.Error() + " (type it in its window)"
+				c.touchLocked(m.runOf[w.ID])
+			}
+		})
+	}
+}
+
+// closeLimitMenu closes the menu an agent put up over its box at its
+// limit (Claude with its own going on turned off), with the key that
+// chooses nothing, so that the one delivery finds the box. It presses
+// the key only on a screen the kind recognizes as that menu: any other
+// screen is left alone, and the delivery waits for the box as always.
+func (m *Manager) closeLimitMenu(ctx context.Context, pane string, ad *agent.Kind) {
+	if ad.Limits.Menu == nil || ad.Limits.MenuKey == "" {
+		return
+	}
+	out, err := m.cfg.Tmux.Capture(ctx, pane)
+	if err != nil || !ad.Limits.Menu(out) {
+		return
+	}
+	m.logf("worker %s: closing %s's usage-limit menu with %s before typing", pane, ad.Name, ad.Limits.MenuKey)
+	if err := m.cfg.Tmux.SendKeys(ctx, pane, ad.Limits.MenuKey); err != nil {
+		m.logf("worker %s: st could not close the usage-limit menu: %v", pane, err)
+	}
+}
+
+// moveAfterLimit starts the task of pane's worker, paused at its usage
+// limit, on the agent kind p.MoveTo (--on-limit move): in the same
+// folder (its worktree, when it has one), so that its work so far is
+// where the new worker starts, with a task file that names that folder
+// and its last answer and quotes the task as it was. The coordinator is
+// told. The first worker is left paused, not stopped: its window and
+// records are the work so far, for the new worker and for a person to
+// read, and st types nothing more into it (a person stops it with st
+// worker stop once they no longer need it).
+func (m *Manager) moveAfterLimit(ctx context.Context, pane string, p api.Pause) {
+	var w Worker
+	still := false
+	m.settleIfChanged(func(c *change) {
+		cur := m.workers[pane]
+		if cur == nil || cur.State != api.Paused || cur.Pause == nil || cur.Pause.By != "move" || cur.Pause.Typed {
+			return
+		}
+		// On disk before the start: no restart of st moves it twice.
+		cur.Pause.Typed = true
+		c.touchLocked(m.runOf[cur.ID])
+		w, still = *cur, true
+	})
+	if !still {
+		return
+	}
+	fail := func(err error) {
+		m.logf("worker %s: st could not move its task to %s: %v", pane, p.MoveTo, err)
+		m.settleIfChanged(func(c *change) {
+			if cur := m.workers[pane]; cur != nil {
+				cur.Error = "st could not move its task to " + p.MoveTo + ": " + err.Error() + " (start it again with st worker start --agent " + p.MoveTo + ")"
+				c.touchLocked(m.runOf[cur.ID])
+			}
+		})
+	}
+	task, err := writeMovedTask(w, p)
+	if err != nil {
+		fail(err)
+		return
+	}
+	name := w.Name + "-" + p.MoveTo
+	v, err := m.startWorker(ctx, startPlan{StartRequest: api.StartRequest{
+		Pane: w.Parent, Agent: p.MoveTo, Task: task, Name: name, Cwd: w.Cwd,
+		// The new worker waits at a limit of its own: a move does not
+		// chain.
+		OnLimit: api.OnLimitWait,
+	}})
+	if err != nil {
+		fail(err)
+		return
+	}
+	moved := v.ID + " " + v.Name
+	m.logf("worker %s (%s): at its usage limit; its task moved to %s (%s)", pane, w.Name, moved, p.MoveTo)
+	m.settleIfChanged(func(c *change) {
+		if cur := m.workers[pane]; cur != nil && cur.Pause != nil {
+			cur.Pause.MovedTo = moved
+			c.touchLocked(m.runOf[cur.ID])
+		}
+	})
+	m.notices.queue(w.Parent, "moved "+pane+" "+moved, fmt.Sprintf(
+		"st: worker %s (%s) reached its usage limit (resets %s), so its task moved to worker %s (%s), in %s where its work so far is.",
+		w.Name, w.Agent, p.Resets.Local().Format("15:04"), v.Name, p.MoveTo, w.Cwd))
+}
+
+// writeMovedTask writes the task file of a moved task beside the first
+// one (the folder its agents could read it in): what happened, where the
+// work so far is, the first worker's last answer, and its task quoted.
+// The quote's lines start with "| ", so that a line of the old task is
+// read as part of it and not as the new task's own words.
+func writeMovedTask(w Worker, p api.Pause) (string, error) {
+	if w.Task == "" || !filepath.IsAbs(w.Task) {
+		return "", fmt.Errorf("the worker has no task file to move (it was adopted)")
+	}
+	old, err := os.ReadFile(w.Task)
+	if err != nil {
+		return "", fmt.Errorf("read its task: %w", err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "This task was started by worker %s (%s), which reached its usage limit (resets %s); it is yours now.\n",
+		w.Name, w.Agent, p.Resets.Local().Format("15:04"))
+	fmt.Fprintf(&b, "Its work so far is in %s, where you are: look at what it changed (git status, git diff) and go on from there.\n", w.Cwd)
+	if a := strings.TrimSpace(w.LastAnswer); a != "" && a != strings.TrimSpace(p.Text) {
+		b.WriteString("Its last answer was:\n")
+		for _, l := range strings.Split(a, "\n") {
+			b.WriteString("| " + l + "\n")
+		}
+	}
+	b.WriteString("\nThe task, as it was given:\n")
+	for _, l := range strings.Split(strings.TrimRight(string(old), "\n"), "\n") {
+		b.WriteString("| " + l + "\n")
+	}
+	ext := filepath.Ext(w.Task)
+	path := strings.TrimSuffix(w.Task, ext) + ".moved-" + p.MoveTo + ext
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		return "", fmt.Errorf("write the moved task: %w", err)
+	}
+	return path, nil
+}
