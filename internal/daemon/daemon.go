@@ -458,11 +458,11 @@ func (s *server) ls(ctx context.Context, r *http.Request, b []byte) (any, error)
 					if p.StRole != "" {
 						desc += " " + p.StRole
 					}
-					if a, ok := needs[p.ID]; ok {
-						desc += " (needs you: " + string(a.Kind) + ")"
-					}
 					if ad, err := agent.Lookup(kind); err == nil && ad.ScreenStates() {
 						desc += " (states from its screen)"
+					}
+					if a, ok := needs[p.ID]; ok {
+						desc += " (needs you: " + string(a.Kind) + ")"
 					}
 					lw.Agents = append(lw.Agents, desc)
 					ls.Agents++

@@ -17,6 +17,18 @@ import (
 // can take half a minute to get a task into Claude), short enough to wait out.
 const limitFor = 45
 
+// subscriberEnv makes Claude a claude.ai subscriber: its token, not the
+// API's.
+func subscriberEnv(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "ANTHROPIC_AUTH_TOKEN=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, "CLAUDE_CODE_OAUTH_TOKEN=dummy")
+}
+
 // TestUsageLimitPausesAndGoesOn (issue 35): the fake model answers as
 // the services do at a plan's usage limit (reference §13): Claude as a
 // subscriber, with its own going on turned off (autoContinueAtUsageLimit
@@ -26,16 +38,7 @@ const limitFor = 45
 // the agents' screens show one continue each, with Codex's model never
 // switched by a line typed into a modal.
 func TestUsageLimitPausesAndGoesOn(t *testing.T) {
-	r := newRigWith(t, func(env []string) []string {
-		// A claude.ai subscriber: its token, not the API's.
-		var out []string
-		for _, kv := range env {
-			if !strings.HasPrefix(kv, "ANTHROPIC_AUTH_TOKEN=") {
-				out = append(out, kv)
-			}
-		}
-		return append(out, "CLAUDE_CODE_OAUTH_TOKEN=dummy")
-	})
+	r := newRigWith(t, subscriberEnv)
 	r.installHooks()
 	realagent.MergeClaudeSettings(t, r.home, map[string]any{"autoContinueAtUsageLimit": false})
 	var ks []string
