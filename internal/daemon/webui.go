@@ -325,7 +325,7 @@ func (b *webBackend) Snapshot(ctx context.Context) (web.Snapshot, error) {
 	return snap, nil
 }
 
-func (b *webBackend) Changed() <-chan struct{} { return b.mgr.Changed() }
+func (b *webBackend) Changed() <-chan struct{} { ch, _ := b.mgr.Changes(); return ch }
 
 // Adopt is a person's drop of a card on a coordinator's, which may adopt
 // even a teammate of a Claude agent team.

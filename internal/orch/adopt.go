@@ -61,7 +61,7 @@ func (reg *registry) adoptedNameLocked(r *Run, tp tmux.Pane, mate string) string
 // adoptedWorkerLocked is the record of the agent in pane tp as the worker of
 // parent at level, as it is now: working if its turn runs.
 func (m *Manager) adoptedWorkerLocked(tp tmux.Pane, name, kind, parent string, level int, team *Run) *Worker {
-	syncs.AssertLocked(&m.mu)
+	syncs.AssertLocked(&m.reg.mu)
 	now := m.cfg.Now()
 	st := api.Idle
 	if _, inTurn := m.facts.agentIn(tp.ID); inTurn {
@@ -81,10 +81,10 @@ func (m *Manager) adoptedWorkerLocked(tp tmux.Pane, name, kind, parent string, l
 // watcher checks the panes' options, and must not see the old ones on
 // an adopted pane.
 func (m *Manager) enrolLocked(ctx context.Context, r *Run, w *Worker, also map[string]map[string]string, unset ...string) error {
-	syncs.AssertLocked(&m.mu)
-	m.addWorkerLocked(r, w)
+	syncs.AssertLocked(&m.reg.mu)
+	m.reg.addWorkerLocked(r, w)
 	if err := m.saveLocked(r); err != nil {
-		m.removeWorkerLocked(w)
+		m.reg.removeWorkerLocked(w)
 		m.restageLocked(r)
 		return err
 	}
@@ -150,12 +150,12 @@ func (m *Manager) adoptHere(ctx context.Context, req api.IDRequest, byPerson boo
 	if tp.ID == p.ID {
 		return nil, errorf(api.KindUsage, "", "a pane cannot adopt itself")
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
 	if err := m.checkAdoptLocked(p, tp, byPerson); err != nil {
 		return nil, err
 	}
-	r, level, created, err := m.placementLocked(p, nil)
+	r, level, created, err := m.reg.placementLocked(p, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +169,7 @@ func (m *Manager) adoptHere(ctx context.Context, req api.IDRequest, byPerson boo
 	}
 	if err != nil {
 		if created {
-			m.dropRunLocked(r)
+			m.reg.dropRunLocked(r)
 		}
 		return nil, err
 	}
@@ -182,12 +182,12 @@ func (m *Manager) adoptHere(ctx context.Context, req api.IDRequest, byPerson boo
 // teammate (unless a person dropped it), no agent, or an agent above the
 // adopter in its chain.
 func (m *Manager) checkAdoptLocked(p, tp tmux.Pane, byPerson bool) error {
-	syncs.AssertLocked(&m.mu)
-	if w := m.workers[tp.ID]; w != nil && w.State.Live() {
+	syncs.AssertLocked(&m.reg.mu)
+	if w := m.reg.workers[tp.ID]; w != nil && w.State.Live() {
 		return errorf(api.KindConflict, fmt.Sprintf("release it first: st worker release %s (run from %s)", tp.ID, w.Parent),
-			"refused: %s is already a worker of %s (run %s)", tp.ID, w.Parent, m.runOf[tp.ID].ID)
+			"refused: %s is already a worker of %s (run %s)", tp.ID, w.Parent, m.reg.runOf[tp.ID].ID)
 	}
-	if err := m.facts.refuseTeammate(tp.ID, byPerson, m.workerAtLocked); err != nil {
+	if err := m.facts.refuseTeammate(tp.ID, byPerson, m.reg.workerAtLocked); err != nil {
 		return err
 	}
 	if m.agentKind(tp) == "" {
@@ -195,7 +195,7 @@ func (m *Manager) checkAdoptLocked(p, tp tmux.Pane, byPerson bool) error {
 			"st has seen no agent in %s (no hook came from it, and it runs %q)", tp.ID, tp.Command)
 	}
 	// Adopting one of your own ancestors would make a loop.
-	_, path := m.chainDepthLocked(p.ID)
+	_, path := m.reg.chainDepthLocked(p.ID)
 	for _, a := range path {
 		if a == tp.ID {
 			return errorf(api.KindUsage, "", "refused: %s is above this pane in its chain (%s), so adopting it would make a loop", tp.ID, strings.Join(path, " → "))
@@ -207,14 +207,14 @@ func (m *Manager) checkAdoptLocked(p, tp tmux.Pane, byPerson bool) error {
 // adoptIntoLocked makes the record of the agent in tp as a worker of p in run
 // r: its team, its depth checked, its scope.
 func (m *Manager) adoptIntoLocked(ctx context.Context, r *Run, level int, p, tp tmux.Pane, owns []string) (*Worker, []string, error) {
-	syncs.AssertLocked(&m.mu)
-	team := m.teamOfLocked(tp.ID)
-	sub := m.subtreeDepthLocked(tp.ID, map[string]bool{})
+	syncs.AssertLocked(&m.reg.mu)
+	team := m.reg.teamOfLocked(tp.ID)
+	sub := m.reg.subtreeDepthLocked(tp.ID, map[string]bool{})
 	what := tp.ID
 	if team != nil {
-		what = fmt.Sprintf("%s (team of %d, %d levels)", tp.ID, m.teamSizeLocked(team, map[string]bool{}), sub)
+		what = fmt.Sprintf("%s (team of %d, %d levels)", tp.ID, m.reg.teamSizeLocked(team, map[string]bool{}), sub)
 	}
-	if err := m.checkChainLocked(p.ID, sub, what); err != nil {
+	if err := m.reg.checkChainLocked(p.ID, sub, what); err != nil {
 		return nil, nil, err
 	}
 	var scope *Scope
@@ -229,7 +229,7 @@ func (m *Manager) adoptIntoLocked(ctx context.Context, r *Run, level int, p, tp 
 			return nil, nil, err
 		}
 	}
-	w := m.adoptedWorkerLocked(tp, m.adoptedNameLocked(r, tp, m.facts.mateName(tp.ID)), m.agentKind(tp), p.ID, level, team)
+	w := m.adoptedWorkerLocked(tp, m.reg.adoptedNameLocked(r, tp, m.facts.mateName(tp.ID)), m.agentKind(tp), p.ID, level, team)
 	w.Scope = scope
 	return w, notes, nil
 }

@@ -297,9 +297,9 @@ func TestClosedTeammatePaneIsDropped(t *testing.T) {
 	// A list made before a teammate was heard of does not judge it.
 	h.claudeHook(workerID, nil, "PostToolUse", spawned("beta", mateB)...)
 	h.m.reconcilePanes(panes, listed.Add(-time.Second), 0)
-	h.m.mu.Lock()
-	got := h.m.facts.teammatesOf(workerID, h.m.workerAtLocked)
-	h.m.mu.Unlock()
+	h.m.reg.mu.Lock()
+	got := h.m.facts.teammatesOf(workerID, h.m.reg.workerAtLocked)
+	h.m.reg.mu.Unlock()
 	if len(got) != 2 {
 		t.Errorf("a stale list dropped a teammate: %+v", got)
 	}

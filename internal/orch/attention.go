@@ -41,7 +41,7 @@ type attnOp struct {
 // earlier one of this change: a turn that ends in an error is one item,
 // not a "no report" closed at once by a "failed".
 func (c *change) attnLocked(op attnOp) {
-	syncs.AssertLocked(&c.m.mu)
+	syncs.AssertLocked(&c.m.reg.mu)
 	for i, o := range c.attn {
 		if o.key == op.key {
 			c.attn[i] = op
@@ -85,16 +85,16 @@ func (m *Manager) attnCounted() {
 // itemOfLocked is an item about pane's agent, with what the registry
 // knows of it (its worker's name, run and machine).
 func (m *Manager) itemOfLocked(pane string, kind api.AttentionKind, text string) *api.Attention {
-	syncs.AssertLocked(&m.mu)
+	syncs.AssertLocked(&m.reg.mu)
 	a := &api.Attention{Kind: kind, Pane: pane, Text: text}
-	if w := m.workers[pane]; w != nil {
+	if w := m.reg.workers[pane]; w != nil {
 		a.Name, a.Agent, a.Machine = w.Name, w.Agent, w.Machine
 	} else {
 		a.Agent, _ = m.facts.agentOf(pane)
 	}
-	if r := m.runOf[pane]; r != nil {
+	if r := m.reg.runOf[pane]; r != nil {
 		a.Run = r.ID
-	} else if r := m.currentRunLocked(pane); r != nil {
+	} else if r := m.reg.currentRunLocked(pane); r != nil {
 		a.Run = r.ID
 	}
 	return a
@@ -105,7 +105,7 @@ func (m *Manager) itemOfLocked(pane string, kind api.AttentionKind, text string)
 // its own closes it (the agent moved on); new work closes how its last
 // turn ended.
 func (m *Manager) hookAttnLocked(c *change, pane string, ev agent.Event, hf hookFacts) {
-	syncs.AssertLocked(&m.mu)
+	syncs.AssertLocked(&m.reg.mu)
 	if hf.aside || ev.Kind == agent.EvIgnore || ev.Kind == agent.EvSubagent || ev.Kind == agent.EvTeammateIdle {
 		return
 	}
@@ -133,7 +133,7 @@ func (m *Manager) hookAttnLocked(c *change, pane string, ev agent.Event, hf hook
 		return
 	}
 	c.attnLocked(attnOp{key: prompt, by: "agent"})
-	if ev.Kind == agent.EvTurnStart || (ev.Kind == agent.EvTool && m.workers[pane] == nil) {
+	if ev.Kind == agent.EvTurnStart || (ev.Kind == agent.EvTool && m.reg.workers[pane] == nil) {
 		c.attnLocked(attnOp{key: attention.PaneKey(pane, attention.Turn), by: "agent"})
 	}
 }
@@ -143,7 +143,7 @@ func (m *Manager) hookAttnLocked(c *change, pane string, ev agent.Event, hf hook
 // working or waiting): a worker that comes back idle after a restore of
 // tmux, or from a machine that was unreachable, ended no turn.
 func (c *change) workerStateAttnLocked(w *Worker, prev, s api.State) {
-	syncs.AssertLocked(&c.m.mu)
+	syncs.AssertLocked(&c.m.reg.mu)
 	m := c.m
 	turn := attention.PaneKey(w.ID, attention.Turn)
 	switch s {
@@ -160,10 +160,10 @@ func (c *change) workerStateAttnLocked(w *Worker, prev, s api.State) {
 		c.attnLocked(attnOp{key: attention.PaneKey(w.ID, attention.Prompt), by: "gone"})
 	case api.Done:
 		c.attnLocked(attnOp{key: turn, by: "reported"})
-		c.runDoneAttnLocked(m.runOf[w.ID])
+		c.runDoneAttnLocked(m.reg.runOf[w.ID])
 	case api.Working, api.Starting:
 		c.attnLocked(attnOp{key: turn, by: "agent"})
-		if r := m.runOf[w.ID]; r != nil {
+		if r := m.reg.runOf[w.ID]; r != nil {
 			c.attnLocked(attnOp{key: attention.RunKey(r.ID), by: "agent"})
 		}
 	}
@@ -172,14 +172,14 @@ func (c *change) workerStateAttnLocked(w *Worker, prev, s api.State) {
 // failedTurnAttnLocked makes the item of worker w's turn that ended in
 // an error (Claude's StopFailure) a "failed" one.
 func (c *change) failedTurnAttnLocked(w *Worker, answer string) {
-	syncs.AssertLocked(&c.m.mu)
+	syncs.AssertLocked(&c.m.reg.mu)
 	c.attnLocked(attnOp{key: attention.PaneKey(w.ID, attention.Turn), open: c.m.itemOfLocked(w.ID, api.AttnFailed, firstLine(answer))})
 }
 
 // runDoneAttnLocked opens run r's "finished" item once every worker of
 // it is done and no task waits.
 func (c *change) runDoneAttnLocked(r *Run) {
-	syncs.AssertLocked(&c.m.mu)
+	syncs.AssertLocked(&c.m.reg.mu)
 	if r == nil || len(r.Workers) == 0 {
 		return
 	}
@@ -295,7 +295,7 @@ func (m *Manager) CloseAttention(id, why string) (api.Attention, error) {
 		return api.Attention{}, errorf(api.KindNotFound, "st attention lists the open items", "%v", err)
 	}
 	m.logf("attention %s closed: %s", a.ID, why)
-	m.notify()
+	m.reg.notify()
 	m.attnCounted()
 	return a, nil
 }

@@ -25,14 +25,14 @@ func (m *Manager) Owns(caller, id string) bool {
 	if caller == "" || id == "" {
 		return false
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	w := m.ownedLookupLocked(caller, id)
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
+	w := m.reg.ownedLookupLocked(caller, id)
 	for i := 0; w != nil && i < MaxChain+2; i++ {
 		if w.Parent == caller {
 			return true
 		}
-		w = m.workers[w.Parent]
+		w = m.reg.workers[w.Parent]
 	}
 	return false
 }
@@ -69,9 +69,9 @@ func (reg *registry) ownedLookupLocked(caller, id string) *Worker {
 // ParentOf is the parent of the live worker id here: a pane here, or
 // machine/%N for another machine's coordinator ("" for no live worker).
 func (m *Manager) ParentOf(id string) string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	w, err := m.resolveLocked("", id)
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
+	w, err := m.reg.resolveLocked("", id)
 	if err != nil || !w.State.Live() || w.Remote() {
 		return ""
 	}
@@ -83,9 +83,9 @@ func (m *Manager) ParentOf(id string) string {
 // only panes here a machine may ask about (PeerPane), whether or not this
 // machine takes workers itself.
 func (m *Manager) CoordinatesFor(machine, pane string) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	handed, _ := m.paneForLocked(machine, pane)
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
+	handed, _ := m.reg.paneForLocked(machine, pane)
 	return handed
 }
 
@@ -99,17 +99,17 @@ func (m *Manager) AskedGate(pane, id string) bool {
 // PaneRole is what the agent in pane is to st: a worker, a coordinator,
 // a teammate of a Claude agent team, or one st does not know ("").
 func (m *Manager) PaneRole(pane string) authz.Role {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if w := m.workers[pane]; w != nil && w.State.Live() {
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
+	if w := m.reg.workers[pane]; w != nil && w.State.Live() {
 		return authz.Worker
 	}
-	for _, r := range m.runs {
+	for _, r := range m.reg.runs {
 		if r.Coordinator == pane {
 			return authz.Coordinator
 		}
 	}
-	if m.facts.teammate(pane, m.workerAtLocked) {
+	if m.facts.teammate(pane, m.reg.workerAtLocked) {
 		return authz.Teammate
 	}
 	return authz.Unknown

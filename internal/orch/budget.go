@@ -29,7 +29,7 @@ const (
 // checkBudgetLocked tells r's coordinator, or opens r's gate, as its
 // workers' tokens reach 80 % or 100 % of its budget.
 func (m *Manager) checkBudgetLocked(c *change, r *Run) {
-	syncs.AssertLocked(&m.mu)
+	syncs.AssertLocked(&m.reg.mu)
 	if r == nil || r.Budget == nil || r.Budget.IsZero() {
 		return
 	}
@@ -52,7 +52,7 @@ func (m *Manager) checkBudgetLocked(c *change, r *Run) {
 
 // budgetUsedLocked is how much of r's budget its workers spent.
 func (m *Manager) budgetUsedLocked(r *Run) (float64, bool) {
-	syncs.AssertLocked(&m.mu)
+	syncs.AssertLocked(&m.reg.mu)
 	t := m.runTokensLocked(r)
 	if t == nil {
 		return 0, r.Budget.Tokens > 0
@@ -81,7 +81,7 @@ func spentText(t *api.Tokens, b tokens.Budget) string {
 
 // openBudgetGateLocked opens the gate of a run whose budget is spent.
 func (m *Manager) openBudgetGateLocked(c *change, r *Run, spent *api.Tokens) {
-	syncs.AssertLocked(&m.mu)
+	syncs.AssertLocked(&m.reg.mu)
 	more := tokens.Budget{Tokens: r.Budget.Tokens * 2, USD: r.Budget.USD * 2}
 	g := &api.Gate{ID: newID("gate-"), Run: r.ID, State: api.GateOpen, Asked: m.cfg.Now(),
 		Question: fmt.Sprintf("Run %s (%s) has spent its budget: %s of %s. st starts no new worker of it until you answer; its workers at work finish their turn.",
@@ -113,7 +113,7 @@ func orDash(s, def string) string {
 // budgetHeldLocked is the gate that holds back r's new workers ("" for
 // none).
 func (m *Manager) budgetHeldLocked(r *Run) string {
-	syncs.AssertLocked(&m.mu)
+	syncs.AssertLocked(&m.reg.mu)
 	if r == nil {
 		return ""
 	}
@@ -123,11 +123,11 @@ func (m *Manager) budgetHeldLocked(r *Run) string {
 // checkBudgetHold refuses a new worker of a run whose budget is spent,
 // while its gate is open.
 func (m *Manager) checkBudgetHold(pane string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	r := m.runOf[pane]
-	if w := m.workers[pane]; w == nil || !w.State.Live() {
-		r = m.currentRunLocked(pane)
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
+	r := m.reg.runOf[pane]
+	if w := m.reg.workers[pane]; w == nil || !w.State.Live() {
+		r = m.reg.currentRunLocked(pane)
 	}
 	if g := m.budgetHeldLocked(r); g != "" {
 		return errorf(api.KindConflict, "a person answers it: st gate answer "+g+" OPTION (st gate list shows it)",
@@ -139,11 +139,11 @@ func (m *Manager) checkBudgetHold(pane string) error {
 // budgetAnsweredLocked acts on the answer of a run's budget gate: a new
 // budget and the run's held tasks started, or its workers stopped.
 func (m *Manager) budgetAnsweredLocked(c *change, g api.Gate) {
-	syncs.AssertLocked(&m.mu)
+	syncs.AssertLocked(&m.reg.mu)
 	if g.State != api.GateAnswered {
 		return
 	}
-	r := m.runs[g.Run]
+	r := m.reg.runs[g.Run]
 	if r == nil || r.BudgetGate != g.ID {
 		return
 	}
@@ -176,7 +176,7 @@ func (m *Manager) budgetAnsweredLocked(c *change, g api.Gate) {
 
 // budgetView is r's budget as the API shows it (nil for none).
 func (m *Manager) budgetViewLocked(r *Run) *api.BudgetView {
-	syncs.AssertLocked(&m.mu)
+	syncs.AssertLocked(&m.reg.mu)
 	if r.Budget == nil || r.Budget.IsZero() {
 		return nil
 	}

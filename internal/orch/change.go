@@ -28,7 +28,7 @@ import (
 // keep (keep.go): staged under the lock, written with the lock let go,
 // undone under it when the write failed.
 
-// change gathers one change. Made and filled with m.mu held: its methods
+// change gathers one change. Made and filled with m.reg.mu held: its methods
 // are …Locked.
 type change struct {
 	m *Manager
@@ -61,7 +61,7 @@ func (m *Manager) newChange() *change { return &change{m: m, runs: map[*Run]bool
 
 // touchLocked marks run r as changed.
 func (c *change) touchLocked(r *Run) {
-	syncs.AssertLocked(&c.m.mu)
+	syncs.AssertLocked(&c.m.reg.mu)
 	if r != nil {
 		c.runs[r] = true
 	}
@@ -71,7 +71,7 @@ func (c *change) touchLocked(r *Run) {
 // task, the tasks that waited on that task, its coordinator's notice once
 // the change is on disk.
 func (c *change) setStateLocked(w *Worker, s api.State) bool {
-	syncs.AssertLocked(&c.m.mu)
+	syncs.AssertLocked(&c.m.reg.mu)
 	m := c.m
 	if w.State == s {
 		return false
@@ -83,9 +83,9 @@ func (c *change) setStateLocked(w *Worker, s api.State) bool {
 		w.Pause = nil // it went on, or ended otherwise
 	}
 	w.Since = m.cfg.Now()
-	c.touchLocked(m.runOf[w.ID])
+	c.touchLocked(m.reg.runOf[w.ID])
 	c.workerStateAttnLocked(w, prev, s)
-	if s == api.Done && m.noticed[w] == reportKey(w) {
+	if s == api.Done && m.reg.noticed[w] == reportKey(w) {
 		// Back to done with the report its coordinator's notice named (a
 		// turn of a notice typed into it in between): seen already.
 		c.markToldLocked(w, w.Parent)
@@ -103,10 +103,10 @@ func (c *change) setStateLocked(w *Worker, s api.State) bool {
 // Told. The mark is soft: it rides with the run's next write (saver.go),
 // since what a crash loses of it is a report shown twice.
 func (c *change) markToldLocked(w *Worker, caller string) {
-	syncs.AssertLocked(&c.m.mu)
-	if w.State == api.Done && w.Parent == caller && !w.Told && !c.m.unsureLocked(w) {
+	syncs.AssertLocked(&c.m.reg.mu)
+	if w.State == api.Done && w.Parent == caller && !w.Told && !c.m.reg.unsureLocked(w) {
 		w.Told = true
-		if r := c.m.runOf[w.ID]; r != nil && !c.runs[r] {
+		if r := c.m.reg.runOf[w.ID]; r != nil && !c.runs[r] {
 			c.runs[r] = false
 		}
 	}
@@ -175,7 +175,7 @@ func (cm *commit) settle() {
 
 func (cm *commit) wait() error {
 	for id, v := range cm.versions {
-		if err := cm.c.m.saver.wait(id, v); err != nil {
+		if err := cm.c.m.reg.saver.wait(id, v); err != nil {
 			return errorf(api.KindInternal, "free some disk space and try again", "st could not keep run %s: %v", id, err)
 		}
 	}
@@ -185,7 +185,7 @@ func (cm *commit) wait() error {
 func (cm *commit) effects() {
 	c, m := cm.c, cm.c.m
 	m.runAttn(c.attn) // before the wake-up: the web UI's snapshot shows them
-	m.notify()
+	m.reg.notify()
 	for _, d := range c.done {
 		m.notices.queueDone(d.parent, d.worker)
 	}
@@ -219,18 +219,18 @@ func (m *Manager) settleChange(f func(c *change)) { m.settle(f, false) }
 func (m *Manager) settleIfChanged(f func(c *change)) { m.settle(f, true) }
 
 func (m *Manager) settle(f func(c *change), quiet bool) {
-	m.mu.Lock()
+	m.reg.mu.Lock()
 	c := m.newChange()
 	f(c)
 	if quiet && len(c.runs) == 0 && len(c.done) == 0 && len(c.kicks) == 0 && len(c.starts) == 0 && len(c.attn) == 0 && len(c.lines) == 0 && len(c.pauses) == 0 {
-		m.mu.Unlock()
+		m.reg.mu.Unlock()
 		return
 	}
-	cm := m.stageLocked(c)
+	cm := m.reg.stageLocked(c)
 	// Its snapshot carries the changes in flight of its runs (keep.go):
 	// its effects wait until those are kept or undone.
-	ahead := m.flyingLocked(c)
-	m.mu.Unlock()
+	ahead := m.reg.flyingLocked(c)
+	m.reg.mu.Unlock()
 	for _, d := range ahead {
 		<-d.resolved
 	}
@@ -243,7 +243,7 @@ func (m *Manager) settle(f func(c *change), quiet bool) {
 // answers must already be on disk. A write that failed is logged; the
 // saver keeps trying it.
 func (m *Manager) Sync() {
-	if err := m.saver.sync(); err != nil {
+	if err := m.reg.saver.sync(); err != nil {
 		m.logf("%v (st keeps trying)", err)
 	}
 }
@@ -251,20 +251,20 @@ func (m *Manager) Sync() {
 // saveLocked writes run r and waits for the disk: for a change that is
 // undone when it cannot be kept.
 func (m *Manager) saveLocked(r *Run) error {
-	syncs.AssertLocked(&m.mu)
+	syncs.AssertLocked(&m.reg.mu)
 	c := m.newChange()
 	c.touchLocked(r)
-	return m.stageLocked(c).land()
+	return m.reg.stageLocked(c).land()
 }
 
 // restageLocked stages runs again as they are now, after a change of
 // them was undone: the saver must not go on trying to write the undone
 // snapshot.
 func (m *Manager) restageLocked(rs ...*Run) {
-	syncs.AssertLocked(&m.mu)
+	syncs.AssertLocked(&m.reg.mu)
 	c := m.newChange()
 	for _, r := range rs {
 		c.touchLocked(r)
 	}
-	m.stageLocked(c)
+	m.reg.stageLocked(c)
 }

@@ -30,13 +30,13 @@ type cutStart struct {
 // has given the panes their new ids.
 func (m *Manager) settleCutStarts() {
 	var cut []cutStart
-	m.mu.Lock()
-	for id, w := range m.workers {
+	m.reg.mu.Lock()
+	for id, w := range m.reg.workers {
 		if w.Typing && !w.Remote() {
 			cut = append(cut, cutStart{w: w, id: id, kind: w.Agent, task: w.Task, state: w.State})
 		}
 	}
-	m.mu.Unlock()
+	m.reg.mu.Unlock()
 	for _, c := range cut {
 		m.logf("worker %s: its start was cut short when st went down; typing its task now", c.id)
 		m.bg.Go(func(ctx context.Context) { m.finishStart(ctx, c) })

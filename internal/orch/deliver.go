@@ -181,7 +181,7 @@ func (m *Manager) deliver(ctx context.Context, d *delivery) error {
 func (m *Manager) waitBox(ctx context.Context, d *delivery) (already bool, err error) {
 	poll := pollFirst
 	for {
-		changed := m.Changed() // before the look: a hook after it wakes the next
+		changed := m.reg.Changed() // before the look: a hook after it wakes the next
 		v, err := m.capture(ctx, d)
 		if err != nil {
 			return false, err
@@ -336,7 +336,7 @@ func (m *Manager) submit(ctx context.Context, d *delivery, seq0 int) error {
 			}
 			lastEnter = now
 		}
-		ch := m.Changed()
+		ch := m.reg.Changed()
 		t := time.NewTimer(pollSlow)
 		select {
 		case <-ch:

@@ -110,9 +110,9 @@ func copyFile(t *testing.T, from, to string) {
 func TestRecordsWhereThePaneIs(t *testing.T) {
 	h := newHarness(t, api.Working, func(s *faketmux.Server) { s.Find(workerID).Path = "/" })
 	view := func() (*Worker, api.WorkerView) {
-		h.m.mu.Lock()
-		defer h.m.mu.Unlock()
-		w := h.m.workers[workerID]
+		h.m.reg.mu.Lock()
+		defer h.m.reg.mu.Unlock()
+		w := h.m.reg.workers[workerID]
 		return w, h.m.viewLocked(w)
 	}
 	w, v := view()

@@ -25,9 +25,9 @@ type try struct {
 // otherTries finds the worker req names, one of a fan's tries, and the
 // other tries of its fan not merged.
 func (m *Manager) otherTries(req api.IDRequest) ([]try, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	w, err := m.resolveLocked(req.Pane, req.ID)
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
+	w, err := m.reg.resolveLocked(req.Pane, req.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +35,7 @@ func (m *Manager) otherTries(req api.IDRequest) ([]try, error) {
 		return nil, errorf(api.KindUsage, "st worker merge "+w.Name+" merges a single worker", "worker %s (%s) is not one of several tries (--fan)", w.Name, w.ID)
 	}
 	var others []try
-	for _, o := range m.runOf[w.ID].Workers {
+	for _, o := range m.reg.runOf[w.ID].Workers {
 		if o != w && o.Fan == w.Fan && o.Worktree != nil && !o.Worktree.Merged {
 			others = append(others, try{w: o, id: o.ID, name: o.Name, tree: *o.Worktree})
 		}
@@ -109,7 +109,7 @@ func (m *Manager) Pick(ctx context.Context, req api.IDRequest) (*api.MergeResult
 		m.settleChange(func(c *change) {
 			c.setStateLocked(o.w, api.Gone)
 			o.w.Worktree.Path = ""
-			c.touchLocked(m.runOf[o.w.ID])
+			c.touchLocked(m.reg.runOf[o.w.ID])
 		})
 		res.Removed = append(res.Removed, o.name)
 	}

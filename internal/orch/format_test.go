@@ -54,9 +54,9 @@ func TestNewerFilesAreRefused(t *testing.T) {
 	if err := m.rest.record(tmux.Layout{Sessions: []tmux.LayoutSession{{Name: "main"}}, Server: "3:4"}); err != nil {
 		t.Fatal(err)
 	}
-	m.mu.Lock()
-	err = m.saveLocked(m.runs[testRun])
-	m.mu.Unlock()
+	m.reg.mu.Lock()
+	err = m.saveLocked(m.reg.runs[testRun])
+	m.reg.mu.Unlock()
 	if err != nil {
 		t.Fatal(err)
 	}

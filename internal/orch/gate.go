@@ -140,7 +140,7 @@ func (m *Manager) expireNow() {
 		for _, id := range closed {
 			m.attn.CloseKey(attention.GateKey(id), "timed out")
 		}
-		m.notify()
+		m.reg.notify()
 	}
 }
 
@@ -166,21 +166,21 @@ func (m *Manager) AskGate(ctx context.Context, req api.GateRequest) (*api.Gate, 
 	if len(opts) < 2 {
 		return nil, errorf(api.KindUsage, `st gate ask "QUESTION" --option A --option B`, "a gate needs at least two different options")
 	}
-	m.mu.Lock()
+	m.reg.mu.Lock()
 	now := m.cfg.Now()
 	g := &api.Gate{ID: newID("gate-"), Question: q, Options: opts, Pane: req.Pane, State: api.GateOpen, Asked: now}
-	if r := m.runOf[req.Pane]; r != nil {
+	if r := m.reg.runOf[req.Pane]; r != nil {
 		g.Run = r.ID
-	} else if r := m.currentRunLocked(req.Pane); r != nil {
+	} else if r := m.reg.currentRunLocked(req.Pane); r != nil {
 		g.Run = r.ID
 	}
-	m.mu.Unlock()
+	m.reg.mu.Unlock()
 	if req.Timeout > 0 {
 		d := now.Add(req.Timeout)
 		g.Deadline = &d
 	}
 	// gates.json is written under the gates' own lock, not the
-	// manager's (no disk under m.mu).
+	// manager's (no disk under m.reg.mu).
 	if err := m.gates.open(g); err != nil {
 		return nil, err
 	}
@@ -192,7 +192,7 @@ func (m *Manager) AskGate(ctx context.Context, req api.GateRequest) (*api.Gate, 
 		if cur, ok := m.gates.get(g.ID); !ok || cur.State != api.GateOpen {
 			return
 		}
-		if w := m.workers[req.Pane]; w != nil && w.State.Live() && w.State != api.Waiting {
+		if w := m.reg.workers[req.Pane]; w != nil && w.State.Live() && w.State != api.Waiting {
 			ch.setStateLocked(w, api.Waiting)
 		}
 		a := m.itemOfLocked(req.Pane, api.AttnGate, "")
@@ -216,7 +216,7 @@ func (m *Manager) WaitGate(ctx context.Context, req api.GateRequest) (*api.Gate,
 	tick := time.NewTicker(time.Second) // for deadlines
 	defer tick.Stop()
 	for {
-		ch := m.Changed()
+		ch := m.reg.Changed()
 		m.expireNow()
 		c, ok := m.gates.get(req.ID)
 		if !ok {
@@ -246,7 +246,7 @@ func (m *Manager) AnswerGate(ctx context.Context, req api.GateRequest) (*api.Gat
 	m.logf("gate %s answered %q by %s", c.ID, c.Answer, c.AnsweredBy)
 	m.settleChange(func(ch *change) {
 		ch.attnLocked(attnOp{key: attention.GateKey(c.ID), by: "answered"})
-		if w := m.workers[c.Pane]; w != nil && w.State == api.Waiting {
+		if w := m.reg.workers[c.Pane]; w != nil && w.State == api.Waiting {
 			ch.setStateLocked(w, api.Working)
 		}
 		m.budgetAnsweredLocked(ch, c)
@@ -267,7 +267,7 @@ func (m *Manager) WithdrawGate(ctx context.Context, req api.GateRequest) (*api.G
 	m.logf("gate %s withdrawn by its asker (%s)", c.ID, orNone(req.Pane))
 	m.settleChange(func(ch *change) {
 		ch.attnLocked(attnOp{key: attention.GateKey(c.ID), by: "withdrawn"})
-		if w := m.workers[c.Pane]; w != nil && w.State == api.Waiting {
+		if w := m.reg.workers[c.Pane]; w != nil && w.State == api.Waiting {
 			ch.setStateLocked(w, api.Working)
 		}
 	})

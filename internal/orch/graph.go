@@ -9,9 +9,9 @@ import (
 // Graph returns every coordinator and worker st knows on this machine,
 // with the panes' subagents.
 func (m *Manager) Graph() []api.GraphAgent {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	panes := m.facts.views(m.workerAtLocked)
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
+	panes := m.facts.views(m.reg.workerAtLocked)
 	// A shell is not an agent: a coordinator that is a person at a shell
 	// has no card, and no line goes from it to its workers (spec: "the
 	// worker shows in the graph, but a shell is not an agent").
@@ -19,11 +19,11 @@ func (m *Manager) Graph() []api.GraphAgent {
 		if api.IsRemote(pane) || api.Retired(pane) {
 			return false
 		}
-		return panes[pane].agent == "" && m.workers[pane] == nil
+		return panes[pane].agent == "" && m.reg.workers[pane] == nil
 	}
 	var out []api.GraphAgent
 	seen := map[string]bool{}
-	for _, w := range m.workers {
+	for _, w := range m.reg.workers {
 		if w.State == api.Gone {
 			continue
 		}
@@ -34,7 +34,7 @@ func (m *Manager) Graph() []api.GraphAgent {
 			ParentName: w.ParentName, ParentMachineName: w.ParentMachineName, Tokens: v.Tokens, Pause: pauseOf(w)})
 		seen[w.ID] = true
 	}
-	for _, r := range m.runs {
+	for _, r := range m.reg.runs {
 		if seen[r.Coordinator] || m.rest.gone(r.Coordinator) || !hasWork(r) || shell(r.Coordinator) {
 			continue
 		}

@@ -35,11 +35,11 @@ func (h *harness) addWorker(w *Worker) *Worker {
 	if !w.Remote() {
 		h.addPane(w.ID, map[string]string{"@st_run": testRun, "@st_role": "worker", "@st_parent": w.Parent, "@st_name": w.Name})
 	}
-	h.m.mu.Lock()
-	r := h.m.runs[testRun]
-	h.m.addWorkerLocked(r, w)
+	h.m.reg.mu.Lock()
+	r := h.m.reg.runs[testRun]
+	h.m.reg.addWorkerLocked(r, w)
 	err := h.m.saveLocked(r)
-	h.m.mu.Unlock()
+	h.m.reg.mu.Unlock()
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -80,11 +80,11 @@ func (h *harness) addTasks(ts ...*Task) {
 			t.File = filepath.Join(h.home, "no-such-task-"+t.Name+".md")
 		}
 	}
-	h.m.mu.Lock()
-	r := h.m.runs[testRun]
+	h.m.reg.mu.Lock()
+	r := h.m.reg.runs[testRun]
 	r.Tasks = append(r.Tasks, ts...)
 	err := h.m.saveLocked(r)
-	h.m.mu.Unlock()
+	h.m.reg.mu.Unlock()
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -170,16 +170,16 @@ func (h *harness) breakSaves() {
 	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
 		h.t.Fatal(err)
 	}
-	h.m.saver.wmu.Lock()
-	h.m.saver.path = func(id string) string { return filepath.Join(blocker, id, "run.json") }
-	h.m.saver.wmu.Unlock()
+	h.m.reg.saver.wmu.Lock()
+	h.m.reg.saver.path = func(id string) string { return filepath.Join(blocker, id, "run.json") }
+	h.m.reg.saver.wmu.Unlock()
 }
 
 // fixSaves undoes breakSaves.
 func (h *harness) fixSaves() {
-	h.m.saver.wmu.Lock()
-	h.m.saver.path = h.m.runPath
-	h.m.saver.wmu.Unlock()
+	h.m.reg.saver.wmu.Lock()
+	h.m.reg.saver.path = h.m.reg.runPath
+	h.m.reg.saver.wmu.Unlock()
 }
 
 // holdTmux holds every tmux command of the fake (a slow server) until
@@ -217,9 +217,9 @@ func (l *logBuffer) count(s string) int { return strings.Count(l.String(), s) }
 // sets anything going.
 func (h *harness) captureLog() *logBuffer {
 	l := &logBuffer{}
-	h.m.mu.Lock()
+	h.m.reg.mu.Lock()
 	h.m.cfg.Log = l
-	h.m.mu.Unlock()
+	h.m.reg.mu.Unlock()
 	return l
 }
 
@@ -295,13 +295,13 @@ func (h *harness) remoteFake() *fakeRemote { return h.m.cfg.Remote.(*fakeRemote)
 // next write, after softLinger at the latest, and when it stops.
 func (h *harness) seenOnDisk() Worker {
 	h.t.Helper()
-	h.m.saver.writeAll(false, true)
+	h.m.reg.saver.writeAll(false, true)
 	return h.onDisk()
 }
 
 // seenRunOnDisk is runOnDisk once what the saver holds back is written.
 func (h *harness) seenRunOnDisk() Run {
 	h.t.Helper()
-	h.m.saver.writeAll(false, true)
+	h.m.reg.saver.writeAll(false, true)
 	return h.runOnDisk()
 }

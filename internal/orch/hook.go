@@ -54,7 +54,7 @@ func (m *Manager) HookFrom(ctx context.Context, req api.HookRequest, from HookOr
 		m.followMovedAgent(ctx, req.Pane, ev.SessionID)
 	}
 	if m.prompts.movedOn(req.Pane, ev) {
-		m.notify()
+		m.reg.notify()
 	}
 	if deny := m.applyEvent(req.Pane, ad, ev, (*agent.Teammate)(req.Teammate)); deny != "" {
 		return &api.HookResponse{Deny: true, Reason: deny}, nil
@@ -70,14 +70,14 @@ func (m *Manager) applyEvent(pane string, ad *agent.Kind, ev agent.Event, teamma
 	// agent spent so far rides in the change this event makes.
 	tr := m.tokens.read(pane, ad, ev.Transcript)
 	m.settleIfChanged(func(c *change) {
-		hf := m.facts.event(pane, ad.Name, ev, teammate, m.workerAtLocked)
+		hf := m.facts.event(pane, ad.Name, ev, teammate, m.reg.workerAtLocked)
 		if hf.newAgent && !hf.teammate {
 			// Kept on the pane, so st still knows an agent runs there after a
 			// restart of st, and so that a tmux restart can resume it (not a
 			// teammate: it is its lead's to start, and alone it is no teammate).
 			m.keepAgentOnPane(pane, ad.Name, hf.session)
 		}
-		w := m.workers[pane]
+		w := m.reg.workers[pane]
 		if w != nil && w.State.Live() {
 			m.noteTokensLocked(c, w, tr)
 			if deny = checkScope(w, ev); deny != "" {
@@ -98,13 +98,13 @@ func (m *Manager) applyEvent(pane string, ad *agent.Kind, ev agent.Event, teamma
 // another pane (a worker or coordinator resumed by other means than
 // st's own restore: `claude --resume ID` in a window of its own) to pane.
 func (m *Manager) followMovedAgent(ctx context.Context, pane, session string) {
-	m.mu.Lock()
+	m.reg.mu.Lock()
 	old := m.movedAgentLocked(pane, session)
 	var opts map[string]string
 	if old != "" {
 		opts = m.paneOptionsLocked(old)
 	}
-	m.mu.Unlock()
+	m.reg.mu.Unlock()
 	if old != "" {
 		m.logf("the agent of %s (conversation %s) is back in %s: moving its relations", old, session, pane)
 		m.relink(ctx, map[string]string{old: pane}, map[string]map[string]string{pane: opts}, false)
@@ -127,14 +127,14 @@ func (m *Manager) keepAgentOnPane(pane, kind, session string) {
 // workerEventLocked moves live worker w along with an event of its own
 // agent.
 func (m *Manager) workerEventLocked(c *change, w *Worker, ev agent.Event, hf hookFacts) {
-	syncs.AssertLocked(&m.mu)
+	syncs.AssertLocked(&m.reg.mu)
 	if ev.SessionID != "" && w.AgentSession != ev.SessionID {
 		w.AgentSession = ev.SessionID
-		c.touchLocked(m.runOf[w.ID])
+		c.touchLocked(m.reg.runOf[w.ID])
 	}
 	if ev.Transcript != "" && w.Transcript != ev.Transcript && !ev.Aside() {
 		w.Transcript = ev.Transcript
-		c.touchLocked(m.runOf[w.ID])
+		c.touchLocked(m.reg.runOf[w.ID])
 	}
 	switch ev.Kind {
 	case agent.EvTurnStart:
@@ -142,7 +142,7 @@ func (m *Manager) workerEventLocked(c *change, w *Worker, ev agent.Event, hf hoo
 		// own workers are done) is not new work: the report stands.
 		if w.Reported && (hf.notice == "" || ev.Prompt != hf.notice) {
 			w.Reported = false
-			c.touchLocked(m.runOf[w.ID])
+			c.touchLocked(m.reg.runOf[w.ID])
 		}
 		c.setStateLocked(w, api.Working)
 	case agent.EvTool:
@@ -160,7 +160,7 @@ func (m *Manager) workerEventLocked(c *change, w *Worker, ev agent.Event, hf hoo
 		if w.Reported && w.ReportAnswer == "" {
 			w.ReportAnswer = ev.LastAnswer // the answer that came with the report
 		}
-		c.touchLocked(m.runOf[w.ID])
+		c.touchLocked(m.reg.runOf[w.ID])
 		if w.Reported {
 			c.setStateLocked(w, api.Done)
 		} else {

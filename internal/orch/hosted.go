@@ -57,9 +57,9 @@ func CheckDepthFor(level, baseDepth, sub int, from string) error {
 // this machine, or of another machine.
 func (h *Hosted) CheckRunID(from, run string) error {
 	m := h.m
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.runFreeLocked(from, run)
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
+	return m.reg.runFreeLocked(from, run)
 }
 
 func (reg *registry) runFreeLocked(from, run string) error {
@@ -75,30 +75,30 @@ func (reg *registry) runFreeLocked(from, run string) error {
 // what it adds (hostedRunFlyLocked, or the adoption's own write) and
 // drops it when that write fails.
 func (m *Manager) hostedRunLocked(f ForMachine) (r *Run, created bool, err error) {
-	syncs.AssertLocked(&m.mu)
-	if err := m.runFreeLocked(f.From, f.Run); err != nil {
+	syncs.AssertLocked(&m.reg.mu)
+	if err := m.reg.runFreeLocked(f.From, f.Run); err != nil {
 		return nil, false, err
 	}
-	if r := m.runs[f.Run]; r != nil {
+	if r := m.reg.runs[f.Run]; r != nil {
 		r.BaseDepth = f.BaseDepth
 		return r, false, nil
 	}
 	r = &Run{ID: f.Run, Coordinator: f.From + "/" + f.Coordinator, CoordinatorMachine: f.From, BaseDepth: f.BaseDepth, Created: m.cfg.Now()}
-	m.runs[f.Run] = r
+	m.reg.runs[f.Run] = r
 	return r, true, nil
 }
 
 // hostedRunFlyLocked is hostedRunLocked with the run it made in flight
 // (fl): the caller lets the lock go and finishes it (keep.go).
 func (m *Manager) hostedRunFlyLocked(f ForMachine) (r *Run, fl *flight, err error) {
-	syncs.AssertLocked(&m.mu)
+	syncs.AssertLocked(&m.reg.mu)
 	r, created, err := m.hostedRunLocked(f)
 	if err != nil || !created {
 		return r, nil, err
 	}
 	c := m.newChange()
 	c.touchLocked(r)
-	return r, m.flyLocked(c, func() { m.dropRunLocked(r) }), nil
+	return r, m.flyLocked(c, func() { m.reg.dropRunLocked(r) }), nil
 }
 
 // remoteSession returns the st-remote session's pane, making the
@@ -133,9 +133,9 @@ func (h *Hosted) Start(ctx context.Context, f ForMachine, req api.StartRequest, 
 	if err != nil {
 		return nil, err
 	}
-	m.mu.Lock()
+	m.reg.mu.Lock()
 	r, fl, err := m.hostedRunFlyLocked(f)
-	m.mu.Unlock()
+	m.reg.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
@@ -159,19 +159,19 @@ func (h *Hosted) Adopt(ctx context.Context, f ForMachine, pane string, take func
 	if err != nil {
 		return nil, errorf(api.KindNotFound, "st ls on that machine shows its panes and agents", "there is no pane %s on this machine", pane)
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if w := m.workers[tp.ID]; w != nil && w.State.Live() {
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
+	if w := m.reg.workers[tp.ID]; w != nil && w.State.Live() {
 		return nil, errorf(api.KindConflict, fmt.Sprintf("release it first: st worker release %s (run from %s)", tp.ID, w.Parent),
-			"refused: %s is already a worker of %s (run %s)", tp.ID, w.Parent, m.runOf[tp.ID].ID)
+			"refused: %s is already a worker of %s (run %s)", tp.ID, w.Parent, m.reg.runOf[tp.ID].ID)
 	}
 	kind := m.agentKind(tp)
 	if kind == "" {
 		return nil, errorf(api.KindNotFound, "start an agent there first, and check st hooks status on that machine",
 			"st has seen no agent in %s (no hook came from it, and it runs %q)", tp.ID, tp.Command)
 	}
-	team := m.teamOfLocked(tp.ID)
-	sub := m.subtreeDepthLocked(tp.ID, map[string]bool{})
+	team := m.reg.teamOfLocked(tp.ID)
+	sub := m.reg.subtreeDepthLocked(tp.ID, map[string]bool{})
 	if err := CheckDepthFor(f.Level, f.BaseDepth, sub, f.From); err != nil {
 		return nil, err
 	}
@@ -181,7 +181,7 @@ func (h *Hosted) Adopt(ctx context.Context, f ForMachine, pane string, take func
 	}
 	drop := func() {
 		if created {
-			m.dropRunLocked(r)
+			m.reg.dropRunLocked(r)
 		}
 	}
 	if !take(tp) {
@@ -189,7 +189,7 @@ func (h *Hosted) Adopt(ctx context.Context, f ForMachine, pane string, take func
 		return nil, errorf(api.KindRemote, "a person on that machine offers it again: st worker offer "+tp.ID+" --machine "+f.From,
 			"refused: the offer of %s to %s was withdrawn or used", tp.ID, f.From)
 	}
-	w := m.adoptedWorkerLocked(tp, m.adoptedNameLocked(r, tp, m.facts.mateName(tp.ID)), kind, f.From+"/"+f.Parent, f.Level, team)
+	w := m.adoptedWorkerLocked(tp, m.reg.adoptedNameLocked(r, tp, m.facts.mateName(tp.ID)), kind, f.From+"/"+f.Parent, f.Level, team)
 	w.Ref = f.Ref
 	w.ParentName, w.ParentMachineName = f.ParentName, f.FromName
 	if err := m.enrolLocked(ctx, r, w, nil); err != nil {
@@ -204,9 +204,9 @@ func (h *Hosted) Adopt(ctx context.Context, f ForMachine, pane string, take func
 // another machine's op: its pane and parent.
 func (h *Hosted) Worker(id string) (pane, parent string, err error) {
 	m := h.m
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	w, err := m.resolveLocked("", id)
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
+	w, err := m.reg.resolveLocked("", id)
 	if err != nil {
 		return "", "", err
 	}
@@ -216,9 +216,9 @@ func (h *Hosted) Worker(id string) (pane, parent string, err error) {
 // Ref is the reference of the worker in pane ("" for none).
 func (h *Hosted) Ref(pane string) string {
 	m := h.m
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if w := m.workers[pane]; w != nil {
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
+	if w := m.reg.workers[pane]; w != nil {
 		return w.Ref
 	}
 	return ""
@@ -227,10 +227,10 @@ func (h *Hosted) Ref(pane string) string {
 // Workers is the views of machine from's workers here.
 func (h *Hosted) Workers(from string) []api.WorkerView {
 	m := h.m
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
 	var out []api.WorkerView
-	for _, w := range m.workers {
+	for _, w := range m.reg.workers {
 		if owner, _, ok := api.SplitRemote(w.Parent); ok && owner == from && w.Ref != "" {
 			out = append(out, m.viewLocked(w))
 		}
@@ -245,7 +245,7 @@ func (h *Hosted) SetDepths(from string, depths map[string]int) {
 	m := h.m
 	m.settleIfChanged(func(c *change) {
 		for id, d := range depths {
-			r := m.runs[id]
+			r := m.reg.runs[id]
 			if d < 0 || d > MaxChain || r == nil || r.CoordinatorMachine != from || r.BaseDepth == d {
 				continue
 			}
@@ -264,16 +264,16 @@ func (h *Hosted) Reparent(ctx context.Context, from, old, nw string) {
 	old, nw = from+"/"+old, from+"/"+nw
 	set := map[string]map[string]string{}
 	m.settleChange(func(c *change) {
-		for _, r := range m.runs {
+		for _, r := range m.reg.runs {
 			if r.Coordinator == old {
 				r.Coordinator = nw
 				c.touchLocked(r)
 			}
 		}
-		for _, w := range m.workers {
+		for _, w := range m.reg.workers {
 			if w.Parent == old {
 				w.Parent = nw
-				c.touchLocked(m.runOf[w.ID])
+				c.touchLocked(m.reg.runOf[w.ID])
 				if w.State.Live() {
 					set[w.ID] = map[string]string{"@st_parent": nw}
 				}
@@ -291,9 +291,9 @@ func (h *Hosted) Reparent(ctx context.Context, from, old, nw string) {
 // coordinator (internal/authz said so: CoordinatesFor).
 func (h *Hosted) Coordinator(ctx context.Context, from, pane string) *api.PeerPaneResult {
 	m := h.m
-	m.mu.Lock()
-	_, mv := m.paneForLocked(from, pane)
-	m.mu.Unlock()
+	m.reg.mu.Lock()
+	_, mv := m.reg.paneForLocked(from, pane)
+	m.reg.mu.Unlock()
 	switch {
 	case mv != nil && (mv.New == "" || api.Retired(mv.New)):
 		// It did not come back after a tmux restart here: named by its
@@ -341,9 +341,9 @@ func (reg *registry) paneForLocked(from, pane string) (handed bool, mv *api.Peer
 // here, of any state, of a coordinator on machine.
 func (h *Hosted) Serves(machine, id string) bool {
 	m := h.m
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	w, err := m.resolveLocked("", id)
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
+	w, err := m.reg.resolveLocked("", id)
 	if err != nil {
 		return false
 	}
@@ -355,9 +355,9 @@ func (h *Hosted) Serves(machine, id string) bool {
 // for none), and the parent of its worker when it is a live worker.
 func (h *Hosted) AgentIn(tp tmux.Pane) (kind, workerOf string) {
 	m := h.m
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if w := m.workers[tp.ID]; w != nil && w.State.Live() {
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
+	if w := m.reg.workers[tp.ID]; w != nil && w.State.Live() {
 		workerOf = w.Parent
 	}
 	return m.agentKind(tp), workerOf

@@ -52,10 +52,10 @@ func TestPeerAnswersNameRetiredPanes(t *testing.T) {
 	// The worker's side: this machine takes the retired id from alpha
 	// (the hub checked it), and names the gone coordinator by it.
 	w := newHarness(t, api.Working, nil)
-	w.m.mu.Lock()
-	w.m.runs[testRun].Coordinator, w.m.runs[testRun].CoordinatorMachine = "alpha/%0", "alpha"
-	w.m.workers[workerID].Parent = "alpha/%0"
-	w.m.mu.Unlock()
+	w.m.reg.mu.Lock()
+	w.m.reg.runs[testRun].Coordinator, w.m.reg.runs[testRun].CoordinatorMachine = "alpha/%0", "alpha"
+	w.m.reg.workers[workerID].Parent = "alpha/%0"
+	w.m.reg.mu.Unlock()
 	w.m.Hosted().Reparent(ctx, "alpha", "%0", "%0~mx4egnk7")
 	vs, err := w.m.List(ctx, api.IDRequest{All: true})
 	if err != nil {
@@ -73,15 +73,15 @@ func TestPeerAnswersNameRetiredPanes(t *testing.T) {
 // way to change another machine's runs or this machine's own.
 func TestPeerDepthsOnlyForItsOwnRuns(t *testing.T) {
 	h := newHarness(t, api.Working, nil)
-	h.m.mu.Lock()
-	h.m.runs[testRun].Coordinator, h.m.runs[testRun].CoordinatorMachine = "alpha/%0", "alpha"
+	h.m.reg.mu.Lock()
+	h.m.reg.runs[testRun].Coordinator, h.m.reg.runs[testRun].CoordinatorMachine = "alpha/%0", "alpha"
 	own := &Run{ID: "run-000001", Coordinator: coord}
-	h.m.runs[own.ID] = own
-	h.m.mu.Unlock()
+	h.m.reg.runs[own.ID] = own
+	h.m.reg.mu.Unlock()
 	depth := func(id string) int {
-		h.m.mu.Lock()
-		defer h.m.mu.Unlock()
-		return h.m.runs[id].BaseDepth
+		h.m.reg.mu.Lock()
+		defer h.m.reg.mu.Unlock()
+		return h.m.reg.runs[id].BaseDepth
 	}
 	h.m.Hosted().SetDepths("gamma", map[string]int{testRun: 3}) // not gamma's run
 	h.m.Hosted().SetDepths("alpha", map[string]int{own.ID: 3})  // this machine's own
@@ -101,9 +101,9 @@ func TestPeerDepthsOnlyForItsOwnRuns(t *testing.T) {
 	// A worker there now counts the two levels above: it is at level 1,
 	// so a worker of its own would be the fourth level, and one below
 	// that the fifth.
-	h.m.mu.Lock()
-	fourth, fifth := h.m.checkChainLocked(workerID, 0, "a new worker"), h.m.checkChainLocked(workerID, 1, "a team")
-	h.m.mu.Unlock()
+	h.m.reg.mu.Lock()
+	fourth, fifth := h.m.reg.checkChainLocked(workerID, 0, "a new worker"), h.m.reg.checkChainLocked(workerID, 1, "a team")
+	h.m.reg.mu.Unlock()
 	if fourth != nil {
 		t.Errorf("a fourth level refused: %v", fourth)
 	}

@@ -28,7 +28,7 @@ import (
 //     before it.
 
 // flight is a change of keep between its staging and its end (kept or
-// undone). Its fields are set under m.mu, but written, werr and resolved,
+// undone). Its fields are set under m.reg.mu, but written, werr and resolved,
 // which go from the flight's own goroutine to those that wait on it.
 type flight struct {
 	runs    []string  // the ids of the runs it touched
@@ -50,7 +50,7 @@ type flight struct {
 // holdLocked marks w's report as part of the change: unsure until the
 // change is kept (keep).
 func (c *change) holdLocked(w *Worker) {
-	syncs.AssertLocked(&c.m.mu)
+	syncs.AssertLocked(&c.m.reg.mu)
 	c.held = append(c.held, w)
 }
 
@@ -153,15 +153,15 @@ func (reg *registry) landLocked(fl *flight) {
 // change, lets the lock go while the disk works, and takes it again only
 // to end the flight (finish).
 func (m *Manager) keep(f func(c *change) (undo func(), err error)) error {
-	m.mu.Lock()
+	m.reg.mu.Lock()
 	c := m.newChange()
 	undo, err := f(c)
 	if err != nil {
-		m.mu.Unlock()
+		m.reg.mu.Unlock()
 		return err
 	}
 	fl := m.flyLocked(c, undo)
-	m.mu.Unlock()
+	m.reg.mu.Unlock()
 	return m.finish(fl)
 }
 
@@ -170,9 +170,9 @@ func (m *Manager) keep(f func(c *change) (undo func(), err error)) error {
 // two in one; a caller that holds the lock for more than the change, as
 // a start's placement, calls them itself.)
 func (m *Manager) flyLocked(c *change, undo func()) *flight {
-	syncs.AssertLocked(&m.mu)
-	fl := m.takeOffLocked(c)
-	fl.c, fl.cm, fl.undo = c, m.stageLocked(c), undo
+	syncs.AssertLocked(&m.reg.mu)
+	fl := m.reg.takeOffLocked(c)
+	fl.c, fl.cm, fl.undo = c, m.reg.stageLocked(c), undo
 	return fl
 }
 
@@ -192,22 +192,22 @@ func (m *Manager) finish(fl *flight) error {
 		}
 	}
 	if err == nil {
-		m.mu.Lock()
-		m.landLocked(fl)
-		m.mu.Unlock()
+		m.reg.mu.Lock()
+		m.reg.landLocked(fl)
+		m.reg.mu.Unlock()
 		close(fl.resolved)
 		fl.cm.effects()
 		return nil
 	}
 	// The changes staged after this one carry it: they fail too, and
 	// undo first.
-	m.mu.Lock()
-	later := m.laterLocked(fl)
-	m.mu.Unlock()
+	m.reg.mu.Lock()
+	later := m.reg.laterLocked(fl)
+	m.reg.mu.Unlock()
 	for _, l := range later {
 		<-l.resolved
 	}
-	m.mu.Lock()
+	m.reg.mu.Lock()
 	if fl.undo != nil {
 		fl.undo()
 	}
@@ -216,10 +216,10 @@ func (m *Manager) finish(fl *flight) error {
 	for r := range fl.c.runs {
 		redo.touchLocked(r)
 	}
-	m.stageLocked(redo)
-	m.landLocked(fl)
-	m.mu.Unlock()
+	m.reg.stageLocked(redo)
+	m.reg.landLocked(fl)
+	m.reg.mu.Unlock()
 	close(fl.resolved)
-	m.notify() // a wait that saw the report in flight looks again
+	m.reg.notify() // a wait that saw the report in flight looks again
 	return err
 }

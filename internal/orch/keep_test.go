@@ -39,12 +39,12 @@ func burstHarness(t *testing.T, k int) (*harness, []string) {
 // holdWrites holds the saver's writer (its write lock, which every write
 // takes) until release: a disk that is slow to answer.
 func (h *harness) holdWrites() (release func()) {
-	h.m.saver.wmu.Lock()
+	h.m.reg.saver.wmu.Lock()
 	held := true
 	return func() {
 		if held {
 			held = false
-			h.m.saver.wmu.Unlock()
+			h.m.reg.saver.wmu.Unlock()
 		}
 	}
 }
@@ -66,9 +66,9 @@ func (h *harness) reportAll(ids []string, summary string) <-chan error {
 func (h *harness) awaitInFlight(k int) {
 	h.t.Helper()
 	testutil.WaitFor(h.t, 10*time.Second, func() (bool, string) {
-		h.m.mu.Lock()
-		n := len(h.m.unsure)
-		h.m.mu.Unlock()
+		h.m.reg.mu.Lock()
+		n := len(h.m.reg.unsure)
+		h.m.reg.mu.Unlock()
 		return n == k, fmt.Sprintf("%d reports in flight, want %d", n, k)
 	})
 }
@@ -78,7 +78,7 @@ func TestReportsWhileAWriteIsUnderWayShareTheNext(t *testing.T) {
 	h, ids := burstHarness(t, k)
 	release := h.holdWrites()
 	defer release()
-	w0 := h.m.saver.writes.Load()
+	w0 := h.m.reg.saver.writes.Load()
 	errs := h.reportAll(ids, "did it")
 	h.awaitInFlight(k)
 
@@ -116,7 +116,7 @@ func TestReportsWhileAWriteIsUnderWayShareTheNext(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := h.m.saver.writes.Load() - w0; n != 1 {
+	if n := h.m.reg.saver.writes.Load() - w0; n != 1 {
 		t.Errorf("%d writes of run.json for %d reports staged together, want 1", n, k)
 	}
 	disk := h.runOnDisk()
@@ -148,7 +148,7 @@ func TestFailedWriteUndoesEveryReportInIt(t *testing.T) {
 	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	h.m.saver.path = func(id string) string { return filepath.Join(blocker, id, "run.json") }
+	h.m.reg.saver.path = func(id string) string { return filepath.Join(blocker, id, "run.json") }
 	errs := h.reportAll(ids, "lost")
 	h.awaitInFlight(k)
 	release()
@@ -257,9 +257,9 @@ func TestTaskMadeReadyDuringItsWriteStartsOnce(t *testing.T) {
 		created <- err
 	}()
 	testutil.WaitFor(t, 10*time.Second, func() (bool, string) {
-		h.m.mu.Lock()
-		defer h.m.mu.Unlock()
-		return runTask(h.m.runs[testRun], "b") != nil, "task b was never staged"
+		h.m.reg.mu.Lock()
+		defer h.m.reg.mu.Unlock()
+		return runTask(h.m.reg.runs[testRun], "b") != nil, "task b was never staged"
 	})
 	reported := h.reportAll([]string{workerID}, "did a")
 	h.awaitInFlight(1)

@@ -26,7 +26,7 @@ import (
 
 // limitOfLocked reads whether w's turn ended at its agent's usage limit.
 func (m *Manager) limitOfLocked(w *Worker, ev agent.Event) (agent.UsageLimit, bool) {
-	syncs.AssertLocked(&m.mu)
+	syncs.AssertLocked(&m.reg.mu)
 	ad, err := agent.Lookup(w.Agent)
 	if err != nil || w.Remote() {
 		// (A worker on another machine is its machine's to pause.)
@@ -46,10 +46,10 @@ func (m *Manager) limitOfLocked(w *Worker, ev agent.Event) (agent.UsageLimit, bo
 // pauseLocked pauses w at its agent's usage limit l, or, with --on-limit
 // fail, ends its turn as a failed one.
 func (m *Manager) pauseLocked(c *change, w *Worker, l agent.UsageLimit) {
-	syncs.AssertLocked(&m.mu)
+	syncs.AssertLocked(&m.reg.mu)
 	if w.OnLimit == api.OnLimitFail {
 		w.LastAnswer = l.Text
-		c.touchLocked(m.runOf[w.ID])
+		c.touchLocked(m.reg.runOf[w.ID])
 		c.setStateLocked(w, api.Idle)
 		return
 	}
@@ -76,7 +76,7 @@ func (m *Manager) pauseLocked(c *change, w *Worker, l agent.UsageLimit) {
 	}
 	m.logf("worker %s (%s): at its usage limit, resets %s (%s goes on)", w.ID, w.Name, l.Resets.Format(time.RFC3339), p.By)
 	w.Pause, w.LimitSeen = p, l.Resets
-	c.touchLocked(m.runOf[w.ID])
+	c.touchLocked(m.reg.runOf[w.ID])
 	c.setStateLocked(w, api.Paused)
 	c.pauses = append(c.pauses, w.ID)
 }
@@ -84,13 +84,13 @@ func (m *Manager) pauseLocked(c *change, w *Worker, l agent.UsageLimit) {
 // goOnAfterLimit waits for pane's usage limit to reset and, when its
 // agent has not gone on by itself by then, types its continue line once.
 func (m *Manager) goOnAfterLimit(ctx context.Context, pane string) {
-	m.mu.Lock()
-	w := m.workers[pane]
+	m.reg.mu.Lock()
+	w := m.reg.workers[pane]
 	var p api.Pause
 	if w != nil && w.State == api.Paused && w.Pause != nil {
 		p = *w.Pause
 	}
-	m.mu.Unlock()
+	m.reg.mu.Unlock()
 	if p.Resets.IsZero() || p.Typed {
 		return
 	}
@@ -109,16 +109,16 @@ func (m *Manager) goOnAfterLimit(ctx context.Context, pane string) {
 		if err := syncs.Sleep(ctx, 2*time.Second); err != nil {
 			return
 		}
-		m.mu.Lock()
+		m.reg.mu.Lock()
 		tr := w.Transcript
-		m.mu.Unlock()
+		m.reg.mu.Unlock()
 		if l, ok := ad.Limits.FromRecords(tr); ok && l.Resets.After(p.Resets.Add(-time.Minute)) {
 			p.GoesOnBy = l.Resets
 			m.settleIfChanged(func(c *change) {
-				if cur := m.workers[pane]; cur != nil && cur.State == api.Paused && cur.Pause != nil && cur.Pause.Resets.Equal(p.Resets) {
+				if cur := m.reg.workers[pane]; cur != nil && cur.State == api.Paused && cur.Pause != nil && cur.Pause.Resets.Equal(p.Resets) {
 					cur.Pause.Resets, cur.Pause.Exact, cur.Pause.GoesOnBy = l.Resets, true, l.Resets
 					cur.LimitSeen = l.Resets
-					c.touchLocked(m.runOf[cur.ID])
+					c.touchLocked(m.reg.runOf[cur.ID])
 				}
 			})
 			p.Resets = l.Resets
@@ -131,12 +131,12 @@ func (m *Manager) goOnAfterLimit(ctx context.Context, pane string) {
 	// on disk first, so that no restart of st types it again.
 	still := false
 	m.settleIfChanged(func(c *change) {
-		w := m.workers[pane]
+		w := m.reg.workers[pane]
 		if w == nil || w.State != api.Paused || w.Pause == nil || !w.Pause.Resets.Equal(p.Resets) || w.Pause.Typed {
 			return
 		}
 		w.Pause.Typed = true
-		c.touchLocked(m.runOf[w.ID])
+		c.touchLocked(m.reg.runOf[w.ID])
 		still = true
 	})
 	if !still {
@@ -148,9 +148,9 @@ func (m *Manager) goOnAfterLimit(ctx context.Context, pane string) {
 	if err := m.deliver(ctx, &d); err != nil {
 		m.logf("worker %s: st could not type %q after its usage limit: %v", pane, ad.Limits.ContinueLine, err)
 		m.settleIfChanged(func(c *change) {
-			if w := m.workers[pane]; w != nil && w.State == api.Paused {
+			if w := m.reg.workers[pane]; w != nil && w.State == api.Paused {
 				w.Error = "st could not type " + ad.Limits.ContinueLine + " after its usage limit: " + err.Error() + " (type it in its window)"
-				c.touchLocked(m.runOf[w.ID])
+				c.touchLocked(m.reg.runOf[w.ID])
 			}
 		})
 	}
@@ -188,13 +188,13 @@ func (m *Manager) moveAfterLimit(ctx context.Context, pane string, p api.Pause) 
 	var w Worker
 	still := false
 	m.settleIfChanged(func(c *change) {
-		cur := m.workers[pane]
+		cur := m.reg.workers[pane]
 		if cur == nil || cur.State != api.Paused || cur.Pause == nil || cur.Pause.By != "move" || cur.Pause.Typed {
 			return
 		}
 		// On disk before the start: no restart of st moves it twice.
 		cur.Pause.Typed = true
-		c.touchLocked(m.runOf[cur.ID])
+		c.touchLocked(m.reg.runOf[cur.ID])
 		w, still = *cur, true
 	})
 	if !still {
@@ -203,9 +203,9 @@ func (m *Manager) moveAfterLimit(ctx context.Context, pane string, p api.Pause) 
 	fail := func(err error) {
 		m.logf("worker %s: st could not move its task to %s: %v", pane, p.MoveTo, err)
 		m.settleIfChanged(func(c *change) {
-			if cur := m.workers[pane]; cur != nil {
+			if cur := m.reg.workers[pane]; cur != nil {
 				cur.Error = "st could not move its task to " + p.MoveTo + ": " + err.Error() + " (start it again with st worker start --agent " + p.MoveTo + ")"
-				c.touchLocked(m.runOf[cur.ID])
+				c.touchLocked(m.reg.runOf[cur.ID])
 			}
 		})
 	}
@@ -228,9 +228,9 @@ func (m *Manager) moveAfterLimit(ctx context.Context, pane string, p api.Pause) 
 	moved := v.ID + " " + v.Name
 	m.logf("worker %s (%s): at its usage limit; its task moved to %s (%s)", pane, w.Name, moved, p.MoveTo)
 	m.settleIfChanged(func(c *change) {
-		if cur := m.workers[pane]; cur != nil && cur.Pause != nil {
+		if cur := m.reg.workers[pane]; cur != nil && cur.Pause != nil {
 			cur.Pause.MovedTo = moved
-			c.touchLocked(m.runOf[cur.ID])
+			c.touchLocked(m.reg.runOf[cur.ID])
 		}
 	})
 	m.notices.queue(w.Parent, "moved "+pane+" "+moved, fmt.Sprintf(

@@ -64,7 +64,7 @@ type Config struct {
 // owners, each with its own lock and its own methods:
 //
 //   - the registry (registry.go, chain.go): runs, workers, names, the
-//     moves to tell other machines; its lock is m.mu;
+//     moves to tell other machines; its lock is m.reg.mu;
 //   - paneFacts (facts.go, agentteam.go): what hooks told of each pane;
 //   - gateBook (gate.go): the gates; promptBook (prompt.go): the
 //     permission prompts whose hooks wait for a person (its lock alone);
@@ -80,11 +80,11 @@ type Config struct {
 // (remote.go: this machine's workers on other machines) and Hosted
 // (hosted.go: the runs here of coordinators on other machines).
 //
-// The lock order: m.mu first; while it is held, any one of paneFacts',
+// The lock order: m.reg.mu first; while it is held, any one of paneFacts',
 // gateBook's and restorer's locks (never two of them at once), and
 // internal/peer's offer book (Hosted.Adopt's take); the saver's and the
 // signal's last, under any of these. The noticer's lock is taken alone:
-// it asks the registry with it let go. Nothing takes m.mu while it holds
+// it asks the registry with it let go. Nothing takes m.reg.mu while it holds
 // another of these. A function that must be called with a lock held is
 // named …Locked and checks it first (internal/syncs, under -race).
 //
@@ -93,7 +93,10 @@ type Config struct {
 // the manager's group (group.go), which Close ends.
 type Manager struct {
 	cfg Config
-	registry
+	// reg is the registry: a named field, not an embedded one, so that
+	// what is the registry's reads as such (m.reg.workers, m.reg.mu) and
+	// the Manager's own methods are its whole method set.
+	reg     registry
 	facts   *paneFacts
 	gates   *gateBook
 	prompts *promptBook
@@ -126,9 +129,9 @@ func NewManager(ctx context.Context, cfg Config) (*Manager, error) {
 		cfg.ReadWait = DefaultReadWait
 	}
 	m := &Manager{cfg: cfg, watchKick: make(chan struct{}, 1), bg: newGroup()}
-	m.registry = newRegistry(cfg.Home, cfg.Now, m.logf)
-	m.registry.history = cfg.History
-	m.saver = newSaver(m.runPath, m.logf)
+	m.reg = newRegistry(cfg.Home, cfg.Now, m.logf)
+	m.reg.history = cfg.History
+	m.reg.saver = newSaver(m.reg.runPath, m.logf)
 	m.facts = newPaneFacts(cfg.Now, m.logf)
 	m.gates = newGateBook(cfg.Home, cfg.Now, m.logf)
 	m.prompts = newPromptBook(cfg.Now)
@@ -139,16 +142,16 @@ func NewManager(ctx context.Context, cfg Config) (*Manager, error) {
 	m.tokens = newTokenBook(m)
 	if !cfg.Budget.IsZero() {
 		b := cfg.Budget
-		m.registry.defaultBudget = &b
+		m.reg.defaultBudget = &b
 	}
-	if err := m.load(); err != nil {
+	if err := m.reg.load(); err != nil {
 		return nil, err
 	}
 	m.gates.load()
-	m.bg.Go(m.saver.run)
+	m.bg.Go(m.reg.saver.run)
 	m.reconcile(ctx)
 	m.settleChange(func(c *change) {
-		for _, r := range m.runs {
+		for _, r := range m.reg.runs {
 			for _, t := range r.Tasks {
 				// A start cut short by a crash of st: try it again.
 				if t.State == api.TaskRunning && t.Worker == "" {

@@ -173,11 +173,11 @@ func reportKey(w *Worker) string {
 // done, still a worker here, and whose report its coordinator has
 // neither seen nor been told of by a notice.
 func (m *Manager) doneDue(ws []*Worker) map[*Worker]*dueWorker {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
 	out := map[*Worker]*dueWorker{}
 	for _, w := range ws {
-		if !w.Told && m.workers[w.ID] == w && w.State == api.Done && m.noticed[w] != reportKey(w) {
+		if !w.Told && m.reg.workers[w.ID] == w && w.State == api.Done && m.reg.noticed[w] != reportKey(w) {
 			out[w] = &dueWorker{name: w.Name, id: w.ID, report: reportKey(w), spent: spentNote(w.Tokens)}
 		}
 	}
@@ -193,7 +193,7 @@ func (m *Manager) toldByNotice(sent []notice) {
 			if nt.worker == nil {
 				continue
 			}
-			m.noticed[nt.worker] = nt.key
+			m.reg.noticed[nt.worker] = nt.key
 			if reportKey(nt.worker) == nt.key {
 				c.markToldLocked(nt.worker, nt.worker.Parent)
 			}

@@ -18,9 +18,9 @@ import (
 // all there is to see.
 
 func worker(h *harness, id string) *Worker {
-	h.m.mu.Lock()
-	defer h.m.mu.Unlock()
-	return h.m.workers[id]
+	h.m.reg.mu.Lock()
+	defer h.m.reg.mu.Unlock()
+	return h.m.reg.workers[id]
 }
 
 func TestNoticeNamesEveryDoneWorkerInOneLine(t *testing.T) {
@@ -70,9 +70,9 @@ func TestNoticeDropsWhatNoLongerHolds(t *testing.T) {
 	n := newNoticer(h.m)
 	n.pending[coord] = []notice{{worker: worker(h, workerID)}, {worker: worker(h, "%3")}}
 	h.hook("UserPromptSubmit", "prompt", "one more thing") // w1 works again
-	h.m.mu.Lock()
-	h.m.removeWorkerLocked(h.m.workers["%3"]) // w2 released
-	h.m.mu.Unlock()
+	h.m.reg.mu.Lock()
+	h.m.reg.removeWorkerLocked(h.m.reg.workers["%3"]) // w2 released
+	h.m.reg.mu.Unlock()
 	if line, covers := n.take(coord); line != "" || covers != nil {
 		t.Errorf("take = %q %v, want nothing", line, covers)
 	}
@@ -203,9 +203,9 @@ func TestDoneNoticeTypedOnceWhileTheWorkerIsToldOfItsOwn(t *testing.T) {
 		if got := typed.Load(); got != 1 {
 			t.Fatalf("trial %d: the report of w1 was typed into the coordinator %d times, want once", i, got)
 		}
-		h.m.mu.Lock()
-		st, told := h.m.workers[workerID].State, h.m.workers[workerID].Told
-		h.m.mu.Unlock()
+		h.m.reg.mu.Lock()
+		st, told := h.m.reg.workers[workerID].State, h.m.reg.workers[workerID].Told
+		h.m.reg.mu.Unlock()
 		if st != api.Done || !told {
 			t.Fatalf("trial %d: w1 is %s, told=%v; want done, and its report seen (the notice named it)", i, st, told)
 		}

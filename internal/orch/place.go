@@ -24,9 +24,9 @@ func (pl *placed) release() {
 	if pl.key == "" {
 		return
 	}
-	pl.m.mu.Lock()
-	delete(pl.m.reserved, pl.key)
-	pl.m.mu.Unlock()
+	pl.m.reg.mu.Lock()
+	delete(pl.m.reg.reserved, pl.key)
+	pl.m.reg.mu.Unlock()
 }
 
 // drop forgets a run made for something that failed, while it is empty.
@@ -34,22 +34,22 @@ func (pl *placed) drop() {
 	if !pl.created {
 		return
 	}
-	pl.m.mu.Lock()
-	pl.m.dropRunLocked(pl.run)
-	pl.m.mu.Unlock()
+	pl.m.reg.mu.Lock()
+	pl.m.reg.dropRunLocked(pl.run)
+	pl.m.reg.mu.Unlock()
 }
 
 // place finds the run and level of a new worker of pane p (in run fixed
 // when given), making and writing a run when the pane has none; the
 // pane is then marked as its coordinator.
 func (m *Manager) place(ctx context.Context, p tmux.Pane, fixed *Run) (*placed, error) {
-	m.mu.Lock()
+	m.reg.mu.Lock()
 	pl, err := m.placeLocked(p, fixed)
 	var fl *flight
 	if err == nil && pl.created {
 		fl = m.flyNewRunLocked(pl, "")
 	}
-	m.mu.Unlock()
+	m.reg.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
@@ -65,8 +65,8 @@ func (m *Manager) place(ctx context.Context, p tmux.Pane, fixed *Run) (*placed, 
 // placeLocked is place without the write of a run it made (see
 // flyNewRunLocked) and the pane's marks.
 func (m *Manager) placeLocked(p tmux.Pane, fixed *Run) (*placed, error) {
-	syncs.AssertLocked(&m.mu)
-	r, level, created, err := m.placementLocked(p, fixed)
+	syncs.AssertLocked(&m.reg.mu)
+	r, level, created, err := m.reg.placementLocked(p, fixed)
 	if err != nil {
 		return nil, err
 	}
@@ -77,14 +77,14 @@ func (m *Manager) placeLocked(p tmux.Pane, fixed *Run) (*placed, error) {
 // the name held under key, if any) when it cannot be written; the caller
 // lets the lock go and finishes it (keep.go).
 func (m *Manager) flyNewRunLocked(pl *placed, key string) *flight {
-	syncs.AssertLocked(&m.mu)
+	syncs.AssertLocked(&m.reg.mu)
 	c := m.newChange()
 	c.touchLocked(pl.run)
 	return m.flyLocked(c, func() {
 		if key != "" {
-			delete(m.reserved, key)
+			delete(m.reg.reserved, key)
 		}
-		m.dropRunLocked(pl.run)
+		m.reg.dropRunLocked(pl.run)
 	})
 }
 
@@ -132,30 +132,30 @@ func (reg *registry) placementLocked(p tmux.Pane, fixed *Run) (r *Run, level int
 // given, or where a start for another machine puts it) and holds its name until
 // release, so that two starts cannot take one name.
 func (m *Manager) reserve(ctx context.Context, p tmux.Pane, fixed *Run, hosted *hostedPlace, name string) (*placed, error) {
-	m.mu.Lock()
+	m.reg.mu.Lock()
 	var pl *placed
 	var err error
 	if hosted != nil {
 		pl = &placed{m: m, run: hosted.run, level: hosted.f.Level}
 	} else if pl, err = m.placeLocked(p, fixed); err != nil {
-		m.mu.Unlock()
+		m.reg.mu.Unlock()
 		return nil, err
 	}
 	key := pl.run.ID + "/" + name
-	if err := m.nameFreeLocked(pl.run, nil, name); err != nil || m.reserved[key] {
+	if err := m.reg.nameFreeLocked(pl.run, nil, name); err != nil || m.reg.reserved[key] {
 		if pl.created {
-			m.dropRunLocked(pl.run)
+			m.reg.dropRunLocked(pl.run)
 		}
-		m.mu.Unlock()
+		m.reg.mu.Unlock()
 		return nil, errorf(api.KindConflict, "pick another --name", "run %s already has a worker named %q", pl.run.ID, name)
 	}
-	m.reserved[key] = true
+	m.reg.reserved[key] = true
 	pl.key = key
 	var fl *flight
 	if pl.created {
 		fl = m.flyNewRunLocked(pl, key)
 	}
-	m.mu.Unlock()
+	m.reg.mu.Unlock()
 	if fl != nil {
 		if err := m.finish(fl); err != nil {
 			return nil, err

@@ -129,7 +129,7 @@ func (m *Manager) WaitPrompt(ctx context.Context, req api.HookRequest, wait time
 	pw := &promptWait{p: p, input: input, answer: make(chan api.PromptDecision, 1)}
 	m.prompts.open(pw)
 	m.logf("prompt %s opened by %s (%s %s): waits up to %s for a person", p.ID, p.Pane, p.Tool, orNone(p.Command+p.Question), wait)
-	m.notify()
+	m.reg.notify()
 	if m.cfg.OnPrompt != nil {
 		c := p
 		m.bg.Go(func(context.Context) { m.cfg.OnPrompt(c) })
@@ -145,7 +145,7 @@ func (m *Manager) WaitPrompt(ctx context.Context, req api.HookRequest, wait time
 		m.logf("prompt %s: its hook went away (answered in the window, or ended by its agent)", p.ID)
 	}
 	if m.prompts.close(p.ID) {
-		m.notify()
+		m.reg.notify()
 	}
 	return &d, nil
 }
@@ -193,7 +193,7 @@ func (m *Manager) AnswerPrompt(ctx context.Context, req api.PromptAnswerRequest)
 		return nil, err
 	}
 	m.logf("prompt %s answered %q by %s", p.ID, req.Option, orDefaultStr(req.By, "cli"))
-	m.notify()
+	m.reg.notify()
 	return &p, nil
 }
 

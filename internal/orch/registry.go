@@ -26,7 +26,7 @@ import (
 // workers each has, the names that starts in flight hold, the moves of
 // coordinators other machines are still to hear of, and the writing of
 // each run's record (run.json) through the saver. Its lock (mu, the
-// manager's m.mu) comes first in the manager's lock order (manager.go):
+// manager's m.reg.mu) comes first in the manager's lock order (manager.go):
 // paneFacts', gateBook's and restorer's locks may be taken while it is
 // held, then the saver's and the signal's, never the other way. Its
 // methods that read or change what mu guards are …Locked.

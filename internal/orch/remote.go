@@ -78,7 +78,7 @@ func (m *Manager) Go(f func(ctx context.Context)) { m.bg.Go(f) }
 
 // Changes returns a channel that the next change closes, and how many
 // changes there were before it (other machines' watches count them).
-func (m *Manager) Changes() (<-chan struct{}, uint64) { return m.sig.now() }
+func (m *Manager) Changes() (<-chan struct{}, uint64) { return m.reg.sig.now() }
 
 // Placement is where a worker on another machine goes in this machine's
 // runs: its run and level, held (its name too) until Release.
@@ -112,9 +112,9 @@ func (r *Remotes) Place(ctx context.Context, pane, name string) (*Placement, err
 	if err != nil {
 		return nil, err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	base, _ := m.chainDepthLocked(pl.run.Coordinator)
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
+	base, _ := m.reg.chainDepthLocked(pl.run.Coordinator)
 	return &Placement{m: m, pl: pl, Run: pl.run.ID, Coordinator: pl.run.Coordinator, Parent: p.ID, Level: pl.level,
 		BaseDepth: base, ParentName: m.nameOfLocked(p)}, nil
 }
@@ -140,7 +140,7 @@ func (p *Placement) Keep(v *api.WorkerView, mr api.MachineRef, ref string, adopt
 	var out api.WorkerView
 	m.settleChange(func(c *change) {
 		r := p.pl.run
-		m.addWorkerLocked(r, w)
+		m.reg.addWorkerLocked(r, w)
 		c.touchLocked(r)
 		out = m.viewLocked(w)
 	})
@@ -157,11 +157,11 @@ type RemoteRecord struct {
 // id there, or its name) names on machine slug; a live one first.
 func (r *Remotes) Record(slug, rest string) (RemoteRecord, bool) {
 	m := r.m
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	w := m.workers[slug+"/"+rest]
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
+	w := m.reg.workers[slug+"/"+rest]
 	if w == nil {
-		for _, o := range m.workers {
+		for _, o := range m.reg.workers {
 			if o.Machine == slug && o.Name == rest && (w == nil || o.State.Live()) {
 				w = o
 			}
@@ -177,13 +177,13 @@ func (r *Remotes) Record(slug, rest string) (RemoteRecord, bool) {
 // its run has it (two live workers of one name would break the run).
 func (r *Remotes) CheckRename(id, name string) error {
 	m := r.m
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	w := m.workers[id]
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
+	w := m.reg.workers[id]
 	if w == nil {
 		return nil
 	}
-	return m.nameFreeLocked(m.runOf[w.ID], w, name)
+	return m.reg.nameFreeLocked(m.reg.runOf[w.ID], w, name)
 }
 
 // ApplyOp brings the record id in step with what its machine answered to
@@ -194,12 +194,12 @@ func (r *Remotes) ApplyOp(id, op, caller string, v *api.WorkerView) *api.WorkerV
 	m := r.m
 	out := v
 	m.settleIfChanged(func(c *change) {
-		w := m.workers[id]
+		w := m.reg.workers[id]
 		if w == nil {
 			return // gone from the records meanwhile: the answer as it came
 		}
 		m.applyRemoteLocked(c, w, v)
-		c.touchLocked(m.runOf[w.ID])
+		c.touchLocked(m.reg.runOf[w.ID])
 		switch op {
 		case api.PeerRouteRead:
 			c.markToldLocked(w, caller)
@@ -208,7 +208,7 @@ func (r *Remotes) ApplyOp(id, op, caller string, v *api.WorkerView) *api.WorkerV
 		}
 		view := m.viewLocked(w)
 		if op == api.PeerRouteRelease {
-			m.removeWorkerLocked(w)
+			m.reg.removeWorkerLocked(w)
 		} else {
 			view.Notes = v.Notes
 		}
@@ -220,7 +220,7 @@ func (r *Remotes) ApplyOp(id, op, caller string, v *api.WorkerView) *api.WorkerV
 // applyRemoteLocked copies what the machine there says of a worker into this
 // machine's record.
 func (m *Manager) applyRemoteLocked(c *change, w *Worker, v *api.WorkerView) {
-	syncs.AssertLocked(&m.mu)
+	syncs.AssertLocked(&m.reg.mu)
 	if v.State != w.State {
 		c.setStateLocked(w, v.State)
 		w.Since = v.Since
@@ -235,17 +235,17 @@ func (m *Manager) applyRemoteLocked(c *change, w *Worker, v *api.WorkerView) {
 		// the counts): it counts against its run's budget here.
 		t := *v.Tokens
 		w.Tokens = &t
-		c.touchLocked(m.runOf[w.ID])
-		m.checkBudgetLocked(c, m.runOf[w.ID])
+		c.touchLocked(m.reg.runOf[w.ID])
+		m.checkBudgetLocked(c, m.reg.runOf[w.ID])
 	}
 	if nid := w.Machine + "/" + v.ID; v.ID != "" && nid != w.ID {
 		// Its pane there changed (that machine's tmux server restarted).
-		r := m.runOf[w.ID]
-		delete(m.workers, w.ID)
-		delete(m.runOf, w.ID)
+		r := m.reg.runOf[w.ID]
+		delete(m.reg.workers, w.ID)
+		delete(m.reg.runOf, w.ID)
 		w.ID = nid
-		m.workers[nid] = w
-		m.runOf[nid] = r
+		m.reg.workers[nid] = w
+		m.reg.runOf[nid] = r
 		c.touchLocked(r)
 	}
 }
@@ -261,9 +261,9 @@ func (r *Remotes) ApplyWatch(slug string, vs []api.WorkerView, refused []string)
 }
 
 func (m *Manager) applyWatchLocked(c *change, slug string, vs []api.WorkerView, refused []string) {
-	syncs.AssertLocked(&m.mu)
+	syncs.AssertLocked(&m.reg.mu)
 	byRef := map[string]*Worker{}
-	for _, w := range m.workers {
+	for _, w := range m.reg.workers {
 		if w.Machine == slug && w.Ref != "" {
 			byRef[w.Ref] = w
 		}
@@ -281,7 +281,7 @@ func (m *Manager) applyWatchLocked(c *change, slug string, vs []api.WorkerView, 
 		m.applyRemoteLocked(c, w, v)
 		if before.State != w.State || before.Summary != w.Summary || before.Name != w.Name || before.ID != w.ID || before.LastAnswer != w.LastAnswer ||
 			before.TeamSize != w.TeamSize || before.TeamDepth != w.TeamDepth {
-			c.touchLocked(m.runOf[w.ID])
+			c.touchLocked(m.reg.runOf[w.ID])
 		}
 		delete(byRef, v.Ref)
 	}
@@ -298,7 +298,7 @@ func (m *Manager) applyWatchLocked(c *change, slug string, vs []api.WorkerView, 
 func (r *Remotes) MarkUnreachable(slug string, err error) {
 	m := r.m
 	m.settleIfChanged(func(c *change) {
-		for _, w := range m.workers {
+		for _, w := range m.reg.workers {
 			// A worker that reported keeps its report: a wait has what it
 			// waited for, whatever its machine does now.
 			if w.Machine == slug && w.State.Live() && w.State != api.Unreachable && w.State != api.Done {
@@ -313,11 +313,11 @@ func (r *Remotes) MarkUnreachable(slug string, err error) {
 // Machines lists the machines this machine has live workers on.
 func (r *Remotes) Machines() []string {
 	m := r.m
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
 	seen := map[string]bool{}
 	var out []string
-	for _, w := range m.workers {
+	for _, w := range m.reg.workers {
 		if w.Remote() && w.State.Live() && !seen[w.Machine] {
 			seen[w.Machine] = true
 			out = append(out, w.Machine)
@@ -331,14 +331,14 @@ func (r *Remotes) Machines() []string {
 // machine's runs, or moves of coordinators to be told.
 func (r *Remotes) HasWorkOn(slug string) bool {
 	m := r.m
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, mv := range m.untold[slug] {
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
+	for _, mv := range m.reg.untold[slug] {
 		if mv.New != "" {
 			return true
 		}
 	}
-	for _, w := range m.workers {
+	for _, w := range m.reg.workers {
 		if w.Machine == slug && w.State.Live() {
 			return true
 		}
@@ -350,9 +350,9 @@ func (r *Remotes) HasWorkOn(slug string) bool {
 // live workers on machine slug is now, by run.
 func (r *Remotes) DepthsOn(slug string) map[string]int {
 	m := r.m
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.depthsForLocked(slug)
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
+	return m.reg.depthsForLocked(slug)
 }
 
 // depthsForLocked is Depths.
@@ -373,14 +373,14 @@ func (reg *registry) depthsForLocked(slug string) map[string]int {
 // machine's runs, where it is not told (what told holds of it).
 func (r *Remotes) UntoldDepths(told map[string]map[string]int) map[string]map[string]int {
 	m := r.m
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
 	due := map[string]map[string]int{}
-	for _, w := range m.workers {
+	for _, w := range m.reg.workers {
 		if _, seen := due[w.Machine]; !w.Remote() || !w.State.Live() || seen {
 			continue
 		}
-		if d := m.depthsForLocked(w.Machine); !maps.Equal(d, told[w.Machine]) {
+		if d := m.reg.depthsForLocked(w.Machine); !maps.Equal(d, told[w.Machine]) {
 			due[w.Machine] = d
 		}
 	}
@@ -391,10 +391,10 @@ func (r *Remotes) UntoldDepths(told map[string]map[string]int) map[string]map[st
 // be told (each Old as that machine knows it once PaneOf'd).
 func (r *Remotes) Moves(slug string) []api.PeerReparent {
 	m := r.m
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
 	var out []api.PeerReparent
-	for _, mv := range m.untold[slug] {
+	for _, mv := range m.reg.untold[slug] {
 		if mv.New != "" {
 			out = append(out, mv)
 		}
@@ -405,12 +405,12 @@ func (r *Remotes) Moves(slug string) []api.PeerReparent {
 // MoveTold records that machine slug was told mv.
 func (r *Remotes) MoveTold(slug string, mv api.PeerReparent) {
 	m := r.m
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	mvs := m.untold[slug]
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
+	mvs := m.reg.untold[slug]
 	for i, o := range mvs {
 		if o == mv {
-			m.untold[slug] = append(mvs[:i:i], mvs[i+1:]...)
+			m.reg.untold[slug] = append(mvs[:i:i], mvs[i+1:]...)
 			break
 		}
 	}
@@ -485,8 +485,8 @@ func without(mvs []api.PeerReparent, old string) []api.PeerReparent {
 // nameOfLocked is how people call the agent in pane p: its worker name, or its
 // window's name.
 func (m *Manager) nameOfLocked(p tmux.Pane) string {
-	syncs.AssertLocked(&m.mu)
-	if w := m.workers[p.ID]; w != nil && w.Name != "" {
+	syncs.AssertLocked(&m.reg.mu)
+	if w := m.reg.workers[p.ID]; w != nil && w.Name != "" {
 		return w.Name
 	}
 	if p.WindowName != "" {

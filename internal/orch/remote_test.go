@@ -31,9 +31,9 @@ func remoteWorker(slug, pane, name, ref string, state api.State) *Worker {
 // remote reads this machine's record of a remote worker.
 func (h *harness) remote(id string) Worker {
 	h.t.Helper()
-	h.m.mu.Lock()
-	defer h.m.mu.Unlock()
-	w := h.m.workers[id]
+	h.m.reg.mu.Lock()
+	defer h.m.reg.mu.Unlock()
+	w := h.m.reg.workers[id]
 	if w == nil {
 		h.t.Fatalf("no worker %s", id)
 	}
@@ -111,10 +111,10 @@ func TestApplyWatch(t *testing.T) {
 	if w := h.remote("beta/%6"); w.State != api.Idle || w.Error != "" {
 		t.Errorf("released: %s %q, want idle with no error (back from unreachable)", w.State, w.Error)
 	}
-	h.m.mu.Lock()
-	_, stranger := h.m.workers["beta/%9"]
-	_, old := h.m.workers["beta/%4"]
-	h.m.mu.Unlock()
+	h.m.reg.mu.Lock()
+	_, stranger := h.m.reg.workers["beta/%9"]
+	_, old := h.m.reg.workers["beta/%4"]
+	h.m.reg.mu.Unlock()
 	if stranger || old {
 		t.Errorf("records: stranger %v, old id of far %v; want neither", stranger, old)
 	}
@@ -133,9 +133,9 @@ func TestApplyWatch(t *testing.T) {
 	}
 
 	// The same view again changes nothing, and writes nothing.
-	writes := h.m.saver.writes.Load()
+	writes := h.m.reg.saver.writes.Load()
 	h.m.Remotes().ApplyWatch("beta", view, refused)
-	if n := h.m.saver.writes.Load() - writes; n != 0 {
+	if n := h.m.reg.saver.writes.Load() - writes; n != 0 {
 		t.Errorf("%d writes for a view that changed nothing", n)
 	}
 	// Once kept is no longer listed, it is back from unreachable too.

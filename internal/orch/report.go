@@ -28,12 +28,12 @@ func (m *Manager) Done(ctx context.Context, req api.DoneRequest) (*api.WorkerVie
 	}
 	var w *Worker
 	err := m.keep(func(c *change) (func(), error) {
-		w = m.workers[req.Pane]
+		w = m.reg.workers[req.Pane]
 		if w == nil || (!w.State.Live() && w.State != api.Failed) {
 			return nil, errorf(api.KindNotFound, "run st worker done in the pane of a worker that st started or adopted",
 				"pane %s is not a worker of any run", orNone(req.Pane))
 		}
-		r := m.runOf[w.ID]
+		r := m.reg.runOf[w.ID]
 		old, oldTasks := *w, keepTasks(r.Tasks)
 		now := m.cfg.Now()
 		summary := req.Summary
@@ -79,8 +79,8 @@ func (m *Manager) Done(ctx context.Context, req api.DoneRequest) (*api.WorkerVie
 	if err != nil {
 		return nil, err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
 	v := m.viewLocked(w)
 	return &v, nil
 }
@@ -132,16 +132,16 @@ func (m *Manager) Wait(ctx context.Context, req api.WaitRequest) (*api.WaitResul
 		deadline = t.C
 	}
 	for {
-		ch := m.Changed()
-		m.mu.Lock()
+		ch := m.reg.Changed()
+		m.reg.mu.Lock()
 		all := true
 		for _, w := range ws {
 			// A report in flight could still be undone (keep.go).
-			if !w.State.Settled() || m.unsureLocked(w) {
+			if !w.State.Settled() || m.reg.unsureLocked(w) {
 				all = false
 			}
 		}
-		m.mu.Unlock()
+		m.reg.mu.Unlock()
 		if all {
 			return m.waitResult(req.Pane, ws, false), nil
 		}
@@ -178,14 +178,14 @@ func (m *Manager) waitFor(ctx context.Context, req api.WaitRequest) ([]*Worker, 
 		}
 		remote[id] = record
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
 	var ws []*Worker
 	if len(req.IDs) == 0 {
 		if req.Pane == "" {
 			return nil, errorf(api.KindUsage, "name the workers, or run it in the coordinator's pane", "st worker wait with no ids waits for this pane's workers, and there is no pane ($TMUX_PANE is empty)")
 		}
-		for _, w := range m.workers {
+		for _, w := range m.reg.workers {
 			if w.Parent == req.Pane && (w.State.Live() || !w.Told) {
 				ws = append(ws, w)
 			}
@@ -196,7 +196,7 @@ func (m *Manager) waitFor(ctx context.Context, req api.WaitRequest) ([]*Worker, 
 	} else {
 		for _, id := range ids {
 			if record, ok := remote[id]; ok {
-				w := m.workers[record]
+				w := m.reg.workers[record]
 				if w == nil {
 					return nil, errorf(api.KindNotFound, "st worker list --all shows the workers this machine's runs have elsewhere",
 						"%s is not a worker of any run on this machine (it may work for another machine)", id)
@@ -204,7 +204,7 @@ func (m *Manager) waitFor(ctx context.Context, req api.WaitRequest) ([]*Worker, 
 				ws = append(ws, w)
 				continue
 			}
-			w, err := m.resolveLocked(req.Pane, id)
+			w, err := m.reg.resolveLocked(req.Pane, id)
 			if err != nil {
 				return nil, err
 			}
@@ -236,18 +236,18 @@ func (m *Manager) Read(ctx context.Context, req api.IDRequest) (*api.WorkerView,
 	}
 	deadline := time.NewTimer(m.cfg.ReadWait)
 	defer deadline.Stop()
-	m.mu.Lock()
-	w, err := m.resolveLocked(req.Pane, req.ID)
-	m.mu.Unlock()
+	m.reg.mu.Lock()
+	w, err := m.reg.resolveLocked(req.Pane, req.ID)
+	m.reg.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
 	for waiting := true; waiting; {
-		ch := m.Changed()
-		m.mu.Lock()
+		ch := m.reg.Changed()
+		m.reg.mu.Lock()
 		done := w.State == api.Done
 		id := w.ID
-		m.mu.Unlock()
+		m.reg.mu.Unlock()
 		if _, inTurn := m.facts.agentIn(id); !done || !inTurn {
 			break
 		}

@@ -34,7 +34,7 @@ func reportHarness(t *testing.T) *harness {
 
 func TestReportIsOneWriteThenItsEffects(t *testing.T) {
 	h := reportHarness(t)
-	writes := h.m.saver.writes.Load()
+	writes := h.m.reg.saver.writes.Load()
 	release := h.holdTmux()
 	defer release()
 
@@ -47,7 +47,7 @@ func TestReportIsOneWriteThenItsEffects(t *testing.T) {
 		t.Fatal(err)
 	}
 	// When Done returns: one write, holding the report and all it moved.
-	if n := h.m.saver.writes.Load() - writes; n != 1 {
+	if n := h.m.reg.saver.writes.Load() - writes; n != 1 {
 		t.Errorf("%d writes of run.json for one report, want 1", n)
 	}
 	disk := h.runOnDisk()
@@ -78,10 +78,10 @@ func TestReportIsOneWriteThenItsEffects(t *testing.T) {
 	h.wantTask("b", api.TaskFailed, "its worker did not start: the worker's folder "+filepath.Join(h.home, "no-such-folder")+" does not exist")
 	h.wantTask("c", api.TaskFailed, "did not start: its dependency b failed")
 	testutil.WaitFor(t, 10*time.Second, func() (bool, string) {
-		n := h.m.saver.writes.Load() - writes
+		n := h.m.reg.saver.writes.Load() - writes
 		return n >= 2, fmt.Sprintf("%d writes so far, want 2", n)
 	})
-	if n := h.m.saver.writes.Load() - writes; n != 2 {
+	if n := h.m.reg.saver.writes.Load() - writes; n != 2 {
 		t.Errorf("%d writes for the report and the failed start of b, want 2", n)
 	}
 }
@@ -116,10 +116,10 @@ func TestReportThatCannotBeKeptIsUndone(t *testing.T) {
 	check("after the failed report")
 	// Once the disk mends, the saver writes the run as it is, never the
 	// undone report.
-	writes := h.m.saver.writes.Load()
+	writes := h.m.reg.saver.writes.Load()
 	h.fixSaves()
 	testutil.WaitFor(t, 10*time.Second, func() (bool, string) {
-		return h.m.saver.writes.Load() > writes, "the saver did not write run-t1 once the disk mended"
+		return h.m.reg.saver.writes.Load() > writes, "the saver did not write run-t1 once the disk mended"
 	})
 	check("once the disk mended")
 	if after := h.runOnDisk(); len(after.Workers) != len(before.Workers) || len(after.Tasks) != len(before.Tasks) {
@@ -145,10 +145,10 @@ func TestReportThatCannotBeKeptIsUndone(t *testing.T) {
 // written alone once softLinger passed: what a crash loses of it is a
 // report shown twice, never a report.
 func TestReportWritesCountAWholeReport(t *testing.T) {
-	writes := func(h *harness, since uint64) uint64 { return h.m.saver.writes.Load() - since }
+	writes := func(h *harness, since uint64) uint64 { return h.m.reg.saver.writes.Load() - since }
 	t.Run("the coordinator waits for it", func(t *testing.T) {
 		h := newHarness(t, api.Working, nil)
-		w0 := h.m.saver.writes.Load()
+		w0 := h.m.reg.saver.writes.Load()
 		if _, err := h.m.Done(context.Background(), api.DoneRequest{Pane: workerID, Summary: "did it"}); err != nil {
 			t.Fatal(err)
 		}
@@ -175,7 +175,7 @@ func TestReportWritesCountAWholeReport(t *testing.T) {
 		if err := h.hookFrom(coord, "UserPromptSubmit", "prompt", "go on"); err != nil {
 			t.Fatal(err)
 		}
-		w0 := h.m.saver.writes.Load()
+		w0 := h.m.reg.saver.writes.Load()
 		if _, err := h.m.Done(context.Background(), api.DoneRequest{Pane: workerID, Summary: "did it"}); err != nil {
 			t.Fatal(err)
 		}
@@ -206,10 +206,10 @@ func TestReportWritesCountAWholeReport(t *testing.T) {
 	})
 	t.Run("alone, after the linger", func(t *testing.T) {
 		h := newHarness(t, api.Done, nil)
-		h.m.saver.mu.Lock()
-		h.m.saver.linger = 50 * time.Millisecond
-		h.m.saver.mu.Unlock()
-		w0 := h.m.saver.writes.Load()
+		h.m.reg.saver.mu.Lock()
+		h.m.reg.saver.linger = 50 * time.Millisecond
+		h.m.reg.saver.mu.Unlock()
+		w0 := h.m.reg.saver.writes.Load()
 		if _, err := h.m.Wait(context.Background(), api.WaitRequest{Pane: coord, IDs: []string{"w1"}}); err != nil {
 			t.Fatal(err)
 		}

@@ -109,7 +109,7 @@ func (m *Manager) restore(ctx context.Context) bool {
 	m.rest.to(phaseRelinking)
 	// The options st knows of each pane go back with it, whatever the
 	// picture holds (it may have been taken before they were set).
-	m.mu.Lock()
+	m.reg.mu.Lock()
 	var panes []string
 	for o, n := range moved {
 		if newOpts[n] == nil {
@@ -122,7 +122,7 @@ func (m *Manager) restore(ctx context.Context) bool {
 		}
 		panes = append(panes, n)
 	}
-	m.mu.Unlock()
+	m.reg.mu.Unlock()
 	m.rest.broughtBack(panes)
 	// The agents to start are known before the relations move, so that
 	// their workers go from their old state to "starting" in one step (a
@@ -412,8 +412,8 @@ func (m *Manager) windowEnv() map[string]string {
 // command line (issue 31, item 1): such a pane comes back with a shell.
 func (m *Manager) relaunch(p tmux.LayoutPane) launch {
 	kind, sess := p.Options["@st_agent"], p.Options["@st_agent_session"]
-	m.mu.Lock()
-	w := m.workers[p.ID]
+	m.reg.mu.Lock()
+	w := m.reg.workers[p.ID]
 	if w != nil {
 		if kind == "" {
 			kind = w.Agent
@@ -422,8 +422,8 @@ func (m *Manager) relaunch(p tmux.LayoutPane) launch {
 			sess = w.AgentSession
 		}
 	}
-	ours := w != nil || m.currentRunLocked(p.ID) != nil
-	m.mu.Unlock()
+	ours := w != nil || m.reg.currentRunLocked(p.ID) != nil
+	m.reg.mu.Unlock()
 	if kind == "" || !ours {
 		return launch{}
 	}
@@ -482,7 +482,7 @@ func (m *Manager) relink(ctx context.Context, moved map[string]string, opts map[
 		m.relinkWorkersLocked(c, moved, follow, restarted, now)
 		m.facts.move(moved, restarted)
 		m.rest.forget()
-		tell = m.queueMovesLocked(moved, retire, restarted)
+		tell = m.reg.queueMovesLocked(moved, retire, restarted)
 	})
 	m.kick(tell)
 	m.attn.Retire(func(id string) (string, bool) {
@@ -514,8 +514,8 @@ func (m *Manager) relink(ctx context.Context, moved map[string]string, opts map[
 
 // relinkRunsLocked moves the runs' coordinators and the tasks' panes.
 func (m *Manager) relinkRunsLocked(c *change, follow func(string) (string, bool)) {
-	syncs.AssertLocked(&m.mu)
-	for _, r := range m.runs {
+	syncs.AssertLocked(&m.reg.mu)
+	for _, r := range m.reg.runs {
 		if n, ok := follow(r.Coordinator); ok && r.CoordinatorMachine == "" {
 			r.Coordinator = n
 			c.touchLocked(r)
@@ -543,11 +543,11 @@ func (m *Manager) relinkRunsLocked(c *change, follow func(string) (string, bool)
 // those that did not come back), and makes idle the agents that came
 // back: their turns died with the server.
 func (m *Manager) relinkWorkersLocked(c *change, moved map[string]string, follow func(string) (string, bool), restarted bool, now time.Time) {
-	syncs.AssertLocked(&m.mu)
+	syncs.AssertLocked(&m.reg.mu)
 	workers := map[string]*Worker{}
 	runOf := map[string]*Run{}
-	for id, w := range m.workers {
-		r := m.runOf[id]
+	for id, w := range m.reg.workers {
+		r := m.reg.runOf[id]
 		if _, ok := moved[id]; !ok && restarted && !w.Remote() {
 			// Its pane did not come back: its id is retired with it.
 			n, _ := follow(id) // (serverGone says why it is gone, after the restore)
@@ -574,7 +574,7 @@ func (m *Manager) relinkWorkersLocked(c *change, moved map[string]string, follow
 		workers[id] = w
 		runOf[id] = r
 	}
-	m.workers, m.runOf = workers, runOf
+	m.reg.workers, m.reg.runOf = workers, runOf
 }
 
 // movedAgentLocked finds the pane where an agent with this conversation id
@@ -582,20 +582,20 @@ func (m *Manager) relinkWorkersLocked(c *change, moved map[string]string, follow
 // worker or a coordinator that came back by other means than st's own
 // restore.; returns the old pane id, or "".
 func (m *Manager) movedAgentLocked(pane, session string) string {
-	syncs.AssertLocked(&m.mu)
-	if session == "" || m.workers[pane] != nil {
+	syncs.AssertLocked(&m.reg.mu)
+	if session == "" || m.reg.workers[pane] != nil {
 		return ""
 	}
 	if _, known := m.rest.live(pane); !known {
 		return ""
 	}
-	for id, w := range m.workers {
+	for id, w := range m.reg.workers {
 		if w.AgentSession == session && id != pane && m.rest.gone(id) {
 			return id
 		}
 	}
 	for _, id := range m.facts.panesOf(session) {
-		if id != pane && m.rest.gone(id) && m.currentRunLocked(id) != nil {
+		if id != pane && m.rest.gone(id) && m.reg.currentRunLocked(id) != nil {
 			return id
 		}
 	}
@@ -604,14 +604,14 @@ func (m *Manager) movedAgentLocked(pane, session string) string {
 
 // paneOptionsLocked are st's options for a worker's or coordinator's pane.
 func (m *Manager) paneOptionsLocked(pane string) map[string]string {
-	syncs.AssertLocked(&m.mu)
+	syncs.AssertLocked(&m.reg.mu)
 	o := map[string]string{}
-	if w := m.workers[pane]; w != nil {
-		o["@st_run"], o["@st_role"], o["@st_parent"], o["@st_name"] = m.runOf[pane].ID, "worker", w.Parent, w.Name
+	if w := m.reg.workers[pane]; w != nil {
+		o["@st_run"], o["@st_role"], o["@st_parent"], o["@st_name"] = m.reg.runOf[pane].ID, "worker", w.Parent, w.Name
 		if w.TeamRun != "" {
 			o["@st_team"] = w.TeamRun
 		}
-	} else if r := m.currentRunLocked(pane); r != nil {
+	} else if r := m.reg.currentRunLocked(pane); r != nil {
 		o["@st_run"], o["@st_role"] = r.ID, "coordinator"
 	}
 	if kind, session := m.facts.agentOf(pane); kind != "" {

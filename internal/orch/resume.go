@@ -237,7 +237,7 @@ func (m *Manager) lookResume(ctx context.Context, pane string, ad *agent.Kind) r
 // died with the server, and its agent is at its box.
 func (m *Manager) agentBack(pane, note string) {
 	m.settleChange(func(c *change) {
-		if w := m.workers[pane]; w != nil && w.State == api.Starting {
+		if w := m.reg.workers[pane]; w != nil && w.State == api.Starting {
 			c.setStateLocked(w, api.Idle)
 		}
 	})
@@ -252,7 +252,7 @@ func (m *Manager) agentBack(pane, note string) {
 func (m *Manager) agentLost(ctx context.Context, l launch, why string) {
 	m.logf("%s: %s could not come back: %s", l.pane, l.kind, why)
 	m.settleChange(func(c *change) {
-		if w := m.workers[l.pane]; w != nil && w.State.Live() {
+		if w := m.reg.workers[l.pane]; w != nil && w.State.Live() {
 			w.Error = fmt.Sprintf("%s could not come back after the tmux server went down: %s", l.kind, why)
 			c.setStateLocked(w, api.Gone)
 		}

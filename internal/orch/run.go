@@ -14,20 +14,20 @@ import (
 
 // Show returns a run: by id, or the one the calling pane coordinates or works in.
 func (m *Manager) Show(ctx context.Context, pane, id string) (*api.RunView, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
 	var r *Run
 	if id != "" {
-		r = m.runs[id]
+		r = m.reg.runs[id]
 		if r == nil {
 			return nil, errorf(api.KindNotFound, "st orch show with no id shows this pane's run; st status lists the runs", "there is no run %q", id)
 		}
 	} else {
-		if r = m.paneRunLocked(pane, ""); r == nil {
+		if r = m.reg.paneRunLocked(pane, ""); r == nil {
 			return nil, errorf(api.KindNotFound, "st orch start --objective TEXT makes one", "this pane has no run")
 		}
 	}
-	v := &api.RunView{Run: r.wire(), Teammates: m.facts.teammatesOf(r.Coordinator, m.workerAtLocked), Subagents: m.facts.subagentsOf(r.Coordinator)}
+	v := &api.RunView{Run: r.wire(), Teammates: m.facts.teammatesOf(r.Coordinator, m.reg.workerAtLocked), Subagents: m.facts.subagentsOf(r.Coordinator)}
 	for _, w := range r.Workers {
 		v.Views = append(v.Views, m.viewLocked(w))
 	}
@@ -77,11 +77,11 @@ func (m *Manager) StartRun(ctx context.Context, req api.StartRunRequest) (*api.R
 func (m *Manager) newRun(p tmux.Pane, objective string, budget *tokens.Budget, onLimit string) (*api.Run, error) {
 	var cp api.Run
 	err := m.keep(func(c *change) (func(), error) {
-		if w := m.workers[p.ID]; w != nil && w.State.Live() {
-			return nil, errorf(api.KindConflict, "start workers from this pane with st worker start; they join run "+m.runOf[p.ID].ID,
-				"this pane is worker %s of run %s, so it cannot start a run of its own", w.Name, m.runOf[p.ID].ID)
+		if w := m.reg.workers[p.ID]; w != nil && w.State.Live() {
+			return nil, errorf(api.KindConflict, "start workers from this pane with st worker start; they join run "+m.reg.runOf[p.ID].ID,
+				"this pane is worker %s of run %s, so it cannot start a run of its own", w.Name, m.reg.runOf[p.ID].ID)
 		}
-		r := m.newRunLocked(p, objective)
+		r := m.reg.newRunLocked(p, objective)
 		r.OnLimit = onLimit
 		if budget != nil { // given: it, or none (zero), over the default
 			r.Budget = budget
@@ -91,7 +91,7 @@ func (m *Manager) newRun(p tmux.Pane, objective string, budget *tokens.Budget, o
 		}
 		cp = r.wire()
 		c.touchLocked(r)
-		return func() { m.dropRunLocked(r) }, nil
+		return func() { m.reg.dropRunLocked(r) }, nil
 	})
 	if err != nil {
 		return nil, err

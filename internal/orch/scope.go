@@ -22,7 +22,7 @@ import (
 // scopeLocked checks the globs of --owns and that they overlap no other
 // scoped worker of run.
 func (m *Manager) scopeLocked(owns []string, repo *worktree.Repo, run *Run) (*Scope, []string, error) {
-	syncs.AssertLocked(&m.mu)
+	syncs.AssertLocked(&m.reg.mu)
 	for _, g := range owns {
 		if err := worktree.ValidGlob(g); err != nil {
 			return nil, nil, errorf(api.KindUsage, "write globs relative to the repository root, e.g. --owns 'src/**'", "--owns %q: %v", g, err)

@@ -21,8 +21,8 @@ func (m *Manager) watchScreens(ctx context.Context) {
 		ad   *agent.Kind
 	}
 	var looks []look
-	m.mu.Lock()
-	for id, w := range m.workers {
+	m.reg.mu.Lock()
+	for id, w := range m.reg.workers {
 		if !w.State.Live() || w.Remote() || m.rest.isResuming(id) {
 			continue
 		}
@@ -30,7 +30,7 @@ func (m *Manager) watchScreens(ctx context.Context) {
 			looks = append(looks, look{id, ad})
 		}
 	}
-	m.mu.Unlock()
+	m.reg.mu.Unlock()
 	for _, l := range looks {
 		v, err := m.screen(ctx, l.pane, l.ad)
 		if err != nil {

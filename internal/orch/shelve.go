@@ -17,13 +17,13 @@ func (m *Manager) shelve() {
 	if m.cfg.History == nil {
 		return
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
 	var over []*Run
 	var wires []*api.Run // as the history keeps them: the wire's form
-	for _, r := range m.runs {
+	for _, r := range m.reg.runs {
 		w := r.wire()
-		if !m.frozen[r.ID] && history.Finished(&w) && (api.Retired(r.Coordinator) || m.rest.gone(r.Coordinator)) {
+		if !m.reg.frozen[r.ID] && history.Finished(&w) && (api.Retired(r.Coordinator) || m.rest.gone(r.Coordinator)) {
 			over, wires = append(over, r), append(wires, &w)
 		}
 	}
@@ -31,7 +31,7 @@ func (m *Manager) shelve() {
 		return
 	}
 	// From now on only the disk has them: their records as they are.
-	if err := m.saver.sync(); err != nil {
+	if err := m.reg.saver.sync(); err != nil {
 		m.logf("finished runs stay in memory: %v", err)
 		return
 	}
@@ -40,14 +40,14 @@ func (m *Manager) shelve() {
 		return
 	}
 	for _, r := range over {
-		delete(m.runs, r.ID)
+		delete(m.reg.runs, r.ID)
 		for _, w := range r.Workers {
-			if m.runOf[w.ID] == r {
-				delete(m.workers, w.ID)
-				delete(m.runOf, w.ID)
+			if m.reg.runOf[w.ID] == r {
+				delete(m.reg.workers, w.ID)
+				delete(m.reg.runOf, w.ID)
 			}
 		}
-		m.saver.forget(r.ID)
+		m.reg.saver.forget(r.ID)
 	}
 	m.logf("%d finished runs went to st's history (%d in all): read from disk when asked for", len(over), m.cfg.History.Len())
 }

@@ -43,13 +43,13 @@ func TestShelve(t *testing.T) {
 	m := start()
 	m.Close()
 	for _, m := range []*Manager{m, start()} {
-		m.mu.Lock()
-		_, over := m.runs["run-over"]
-		_, retired := m.runs["run-retired"]
-		_, lives := m.runs["run-lead-lives"]
-		_, live := m.runs[testRun]
-		_, w := m.workers["%51"]
-		m.mu.Unlock()
+		m.reg.mu.Lock()
+		_, over := m.reg.runs["run-over"]
+		_, retired := m.reg.runs["run-retired"]
+		_, lives := m.reg.runs["run-lead-lives"]
+		_, live := m.reg.runs[testRun]
+		_, w := m.reg.workers["%51"]
+		m.reg.mu.Unlock()
 		if over || retired || w || !lives || !live {
 			t.Errorf("in memory: run-over %v (its worker %v), run-retired %v, run-lead-lives %v, %s %v; want only the last two",
 				over, w, retired, lives, testRun, live)

@@ -249,7 +249,7 @@ func (m *Manager) notePanePath(ctx context.Context, w *Worker, v *api.WorkerView
 	asked := v.Cwd
 	m.settleChange(func(c *change) {
 		w.Cwd = p.Path
-		c.touchLocked(m.runOf[w.ID])
+		c.touchLocked(m.reg.runOf[w.ID])
 	})
 	v.Cwd = p.Path
 	return fmt.Sprintf("tmux opened the window in %s, not in %s as asked, and the agent works there (st worker stop %s --yes closes it; start it again with a folder you can enter)", p.Path, asked, v.ID)
@@ -341,9 +341,9 @@ func (m *Manager) openWorker(ctx context.Context, req startPlan, spec startSpec,
 // starts side by side share their writes).
 func (m *Manager) register(r *Run, w *Worker) error {
 	return m.keep(func(c *change) (func(), error) {
-		m.addWorkerLocked(r, w)
+		m.reg.addWorkerLocked(r, w)
 		c.touchLocked(r)
-		return func() { m.removeWorkerLocked(w) }, nil
+		return func() { m.reg.removeWorkerLocked(w) }, nil
 	})
 }
 
@@ -391,7 +391,7 @@ func (m *Manager) settleDelivery(w *Worker, err error) (api.WorkerView, error) {
 	var v api.WorkerView
 	m.settleChange(func(c *change) {
 		w.Typing = false // on disk too: the next st must not type it again
-		c.touchLocked(m.runOf[w.ID])
+		c.touchLocked(m.reg.runOf[w.ID])
 		switch {
 		case err == nil:
 			if w.State == api.Starting || w.State == api.Blocked {
@@ -400,11 +400,11 @@ func (m *Manager) settleDelivery(w *Worker, err error) (api.WorkerView, error) {
 			v = m.viewLocked(w)
 		case errors.As(err, &oe) && oe.Kind == api.KindBlocked:
 			w.Error = oe.Message
-			c.touchLocked(m.runOf[w.ID])
+			c.touchLocked(m.reg.runOf[w.ID])
 		default:
 			w.Error = err.Error()
 			c.setStateLocked(w, api.Failed)
-			c.touchLocked(m.runOf[w.ID])
+			c.touchLocked(m.reg.runOf[w.ID])
 		}
 	})
 	return v, err

@@ -30,12 +30,12 @@ func (m *Manager) CreateTask(ctx context.Context, req api.TaskRequest) (*api.Tas
 	var created, startNow bool
 	err = m.keep(func(c *change) (func(), error) {
 		var err error
-		if r, _, created, err = m.placementLocked(p, nil); err != nil {
+		if r, _, created, err = m.reg.placementLocked(p, nil); err != nil {
 			return nil, err
 		}
-		if t, err = m.addTaskLocked(r, req, p.ID); err != nil {
+		if t, err = m.reg.addTaskLocked(r, req, p.ID); err != nil {
 			if created {
-				m.dropRunLocked(r)
+				m.reg.dropRunLocked(r)
 			}
 			return nil, err
 		}
@@ -53,7 +53,7 @@ func (m *Manager) CreateTask(ctx context.Context, req api.TaskRequest) (*api.Tas
 				}
 			}
 			if created {
-				m.dropRunLocked(r)
+				m.reg.dropRunLocked(r)
 			}
 		}, nil
 	})
@@ -68,8 +68,8 @@ func (m *Manager) CreateTask(ctx context.Context, req api.TaskRequest) (*api.Tas
 			return nil, err
 		}
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
 	v := m.taskViewLocked(r, t)
 	return &v, nil
 }
@@ -241,7 +241,7 @@ func (m *Manager) startTask(ctx context.Context, r *Run, t *Task) error {
 		}
 		t.Worker = v.ID
 		// The worker may have reported already (a very quick one).
-		if w := m.workers[v.ID]; w != nil {
+		if w := m.reg.workers[v.ID]; w != nil {
 			c.followTaskLocked(w)
 		}
 	})
@@ -249,10 +249,10 @@ func (m *Manager) startTask(ctx context.Context, r *Run, t *Task) error {
 }
 
 func (m *Manager) taskViewLocked(r *Run, t *Task) api.TaskView {
-	syncs.AssertLocked(&m.mu)
+	syncs.AssertLocked(&m.reg.mu)
 	v := api.TaskView{Task: t.wire(), Run: r.ID, For: roundDur(m.cfg.Now().Sub(t.Since))}
 	v.Env = nil
-	if w := m.workers[t.Worker]; w != nil {
+	if w := m.reg.workers[t.Worker]; w != nil {
 		v.WorkerName = w.Name
 	}
 	return v
@@ -260,9 +260,9 @@ func (m *Manager) taskViewLocked(r *Run, t *Task) api.TaskView {
 
 // ListTasks returns the tasks of the calling pane's run.
 func (m *Manager) ListTasks(ctx context.Context, req api.IDRequest) ([]api.TaskView, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	r := m.paneRunLocked(req.Pane, req.ID)
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
+	r := m.reg.paneRunLocked(req.Pane, req.ID)
 	if r == nil {
 		return nil, errorf(api.KindNotFound, "st task create NAME --task FILE --agent A makes one", "this pane has no run, so no tasks")
 	}
@@ -280,7 +280,7 @@ func (m *Manager) CancelTask(ctx context.Context, req api.IDRequest) (*api.TaskV
 	var r *Run
 	var t *Task
 	err := m.keep(func(c *change) (func(), error) {
-		r = m.paneRunLocked(req.Pane, "")
+		r = m.reg.paneRunLocked(req.Pane, "")
 		t = nil
 		if r != nil {
 			t = runTask(r, req.ID)
@@ -307,8 +307,8 @@ func (m *Manager) CancelTask(ctx context.Context, req api.IDRequest) (*api.TaskV
 	if err != nil {
 		return nil, err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
 	v := m.taskViewLocked(r, t)
 	return &v, nil
 }
@@ -316,9 +316,9 @@ func (m *Manager) CancelTask(ctx context.Context, req api.IDRequest) (*api.TaskV
 // followTaskLocked moves the task of worker w along with w's state, and
 // starts what that makes ready.
 func (c *change) followTaskLocked(w *Worker) {
-	syncs.AssertLocked(&c.m.mu)
+	syncs.AssertLocked(&c.m.reg.mu)
 	m := c.m
-	r := m.runOf[w.ID]
+	r := m.reg.runOf[w.ID]
 	if r == nil {
 		return
 	}
@@ -346,7 +346,7 @@ func (c *change) followTaskLocked(w *Worker) {
 // all done (once the change is on disk), and fails those whose
 // dependency failed or was cancelled.
 func (c *change) scheduleLocked(r *Run) {
-	syncs.AssertLocked(&c.m.mu)
+	syncs.AssertLocked(&c.m.reg.mu)
 	now := c.m.cfg.Now()
 	for changed := true; changed; {
 		changed = false

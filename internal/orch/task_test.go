@@ -88,7 +88,7 @@ func TestTaskFollowsItsWorker(t *testing.T) {
 		{"failed", func(h *harness) {
 			// What a start that did not take does (deliverTask).
 			h.m.settleChange(func(c *change) {
-				w := h.m.workers[workerID]
+				w := h.m.reg.workers[workerID]
 				w.Error = "its agent exited"
 				c.setStateLocked(w, api.Failed)
 			})
@@ -208,7 +208,7 @@ func TestCreateTaskRefusals(t *testing.T) {
 			if s := h.m.Status(); s.Runs != 1 {
 				t.Errorf("%d runs after a refusal, want 1", s.Runs)
 			}
-			h.m.saver.writeAll(true, true) // anything still staged would be written now
+			h.m.reg.saver.writeAll(true, true) // anything still staged would be written now
 			dirs, _ := os.ReadDir(filepath.Join(h.home, "orch"))
 			if len(dirs) != 1 || dirs[0].Name() != testRun {
 				t.Errorf("run folders after a refusal: %v", dirs)
@@ -232,7 +232,7 @@ func TestCreateTaskUnwrittenLeavesNoRun(t *testing.T) {
 		t.Errorf("%d runs after a task that could not be kept, want 1", s.Runs)
 	}
 	h.fixSaves()
-	h.m.saver.writeAll(true, true) // the retry, now
+	h.m.reg.saver.writeAll(true, true) // the retry, now
 	dirs, _ := os.ReadDir(filepath.Join(h.home, "orch"))
 	if len(dirs) != 1 || dirs[0].Name() != testRun {
 		t.Errorf("run folders once the disk mended: %v", dirs)
@@ -301,7 +301,7 @@ func TestCancelTaskUnwrittenIsUndone(t *testing.T) {
 	h.addTasks(&Task{Name: "a", State: api.TaskRunning, Worker: workerID})
 	h.createWaitingTask("x", "a")
 	h.createWaitingTask("y", "x")
-	writes := h.m.saver.writes.Load()
+	writes := h.m.reg.saver.writes.Load()
 	h.breakSaves()
 	_, err := h.m.CancelTask(context.Background(), api.IDRequest{Pane: coord, ID: "x"})
 	wantKind(t, err, api.KindInternal)
@@ -309,7 +309,7 @@ func TestCancelTaskUnwrittenIsUndone(t *testing.T) {
 	h.wantTask("y", api.TaskWaiting, "waiting on x")
 	h.fixSaves()
 	testutil.WaitFor(t, 10*time.Second, func() (bool, string) {
-		return h.m.saver.writes.Load() > writes, "the saver did not write run-t1 again once the disk mended"
+		return h.m.reg.saver.writes.Load() > writes, "the saver did not write run-t1 again once the disk mended"
 	})
 	h.wantTask("x", api.TaskWaiting, "waiting on a")
 	h.wantTask("y", api.TaskWaiting, "waiting on x")

@@ -35,7 +35,7 @@ import (
 // with them).
 //
 // The tokenBook owns the live ledgers, one per worker, with its own lock
-// (taken alone, never with m.mu); one hook at a time reads a worker's
+// (taken alone, never with m.reg.mu); one hook at a time reads a worker's
 // ledger (its entry's lock), and the registry gets a copy.
 type tokenBook struct {
 	m  *Manager
@@ -128,9 +128,9 @@ func (b *tokenBook) forget(id string, e *tokenEntry) {
 // empty one for none); ok is false when id is no live worker of this
 // machine.
 func (m *Manager) keptLedger(id string) (l *tokens.Ledger, ok bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	w := m.workers[id]
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
+	w := m.reg.workers[id]
 	if w == nil || w.Remote() || !w.State.Live() {
 		return nil, false
 	}
@@ -155,7 +155,7 @@ func (m *Manager) spent(l *tokens.Ledger) *api.Tokens {
 // be written with the change it rides in, or the next), and checks its
 // run's budget.
 func (m *Manager) noteTokensLocked(c *change, w *Worker, tr *tokenRead) {
-	syncs.AssertLocked(&m.mu)
+	syncs.AssertLocked(&m.reg.mu)
 	if tr == nil || w == nil || w.Remote() {
 		return
 	}
@@ -166,13 +166,13 @@ func (m *Manager) noteTokensLocked(c *change, w *Worker, tr *tokenRead) {
 		return
 	}
 	w.Tokens = tr.spent
-	m.checkBudgetLocked(c, m.runOf[w.ID])
+	m.checkBudgetLocked(c, m.reg.runOf[w.ID])
 }
 
 // runTokensLocked sums the tokens of r's workers, those on other machines
 // as their machines last reported them.
 func (m *Manager) runTokensLocked(r *Run) *api.Tokens {
-	syncs.AssertLocked(&m.mu)
+	syncs.AssertLocked(&m.reg.mu)
 	var sum *api.Tokens
 	for _, w := range r.Workers {
 		sum = sum.Add(w.Tokens)

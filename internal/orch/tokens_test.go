@@ -98,9 +98,9 @@ func TestTokensRefuseAStrangePath(t *testing.T) {
 // "stop the run's workers" stops them.
 func TestBudgetGateStopsTheRunsWorkers(t *testing.T) {
 	h := newHarness(t, api.Working, nil)
-	h.m.mu.Lock()
-	h.m.runs[testRun].Budget = &tokens.Budget{Tokens: 1000}
-	h.m.mu.Unlock()
+	h.m.reg.mu.Lock()
+	h.m.reg.runs[testRun].Budget = &tokens.Budget{Tokens: 1000}
+	h.m.reg.mu.Unlock()
 	tr := newTranscript(t)
 	tr.say(800, 50)
 	h.hook("PreToolUse", "transcript_path", tr.path, "tool_name", "Bash", "tool_input", map[string]any{"command": "ls"})
@@ -138,9 +138,9 @@ func TestBudgetGateStopsTheRunsWorkers(t *testing.T) {
 // Answered "go on", the budget doubles and the run's held tasks start.
 func TestBudgetGateGoOn(t *testing.T) {
 	h := newHarness(t, api.Working, nil)
-	h.m.mu.Lock()
-	h.m.runs[testRun].Budget = &tokens.Budget{Tokens: 100}
-	h.m.mu.Unlock()
+	h.m.reg.mu.Lock()
+	h.m.reg.runs[testRun].Budget = &tokens.Budget{Tokens: 100}
+	h.m.reg.mu.Unlock()
 	tr := newTranscript(t)
 	tr.say(150, 0)
 	h.hook("Stop", "transcript_path", tr.path, "last_assistant_message", "done")
@@ -168,9 +168,9 @@ func TestBudgetGateGoOn(t *testing.T) {
 func TestRemoteWorkersTokensCountToTheBudget(t *testing.T) {
 	h := remoteHarness(t)
 	h.addWorker(remoteWorker("beta", "%4", "far", refA, api.Working))
-	h.m.mu.Lock()
-	h.m.runs[testRun].Budget = &tokens.Budget{Tokens: 1000}
-	h.m.mu.Unlock()
+	h.m.reg.mu.Lock()
+	h.m.reg.runs[testRun].Budget = &tokens.Budget{Tokens: 1000}
+	h.m.reg.mu.Unlock()
 	h.m.Remotes().ApplyWatch("beta", []api.WorkerView{{Worker: api.Worker{ID: "%4", Name: "far", Agent: "sim", State: api.Working, Ref: refA,
 		Tokens: &api.Tokens{Input: 900, Output: 200, Total: 1100}}}}, nil)
 	if w := h.remote("beta/%4"); w.Tokens == nil || w.Tokens.Total != 1100 {

@@ -71,9 +71,9 @@ func (m *Manager) ShowTo(answer any, may func(id string) bool) any {
 // isRecord reports whether v is a view of the worker st has now under
 // its id (not of a past run's worker whose pane id it reuses).
 func (m *Manager) isRecord(v *api.WorkerView) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	w := m.workers[v.ID]
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
+	w := m.reg.workers[v.ID]
 	return w != nil && w.StartedAt.Equal(v.StartedAt)
 }
 

@@ -16,9 +16,9 @@ import (
 // asker that may read every worker (a person) is shown every text.
 func TestShowToDecidesPerWorker(t *testing.T) {
 	h := newHarness(t, api.Done, nil)
-	h.m.mu.Lock()
-	h.m.workers[workerID].Summary, h.m.workers[workerID].LastAnswer = "mine: done", "mine: answer"
-	h.m.mu.Unlock()
+	h.m.reg.mu.Lock()
+	h.m.reg.workers[workerID].Summary, h.m.reg.workers[workerID].LastAnswer = "mine: done", "mine: answer"
+	h.m.reg.mu.Unlock()
 	h.addWorker(&Worker{ID: "%5", Name: "other", Agent: "sim", Parent: shell, Level: 1, State: api.Done, Since: time.Now(),
 		StartedAt: time.Now(), Task: "/tmp/secret-task.md", Summary: "other: secret", LastAnswer: "other: answer", ReportAnswer: "other: report"})
 	agent := func(id string) bool { return id != "" && h.m.Owns(coord, id) } // the coordinator's own, as authz decides

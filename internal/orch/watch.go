@@ -111,7 +111,7 @@ func (m *Manager) serverGone(ctx context.Context, at time.Time) {
 		return // (st began to stop as it looked)
 	}
 	m.rest.down(at)
-	m.notify()
+	m.reg.notify()
 	if !m.hasLive() {
 		return
 	}
@@ -123,7 +123,7 @@ func (m *Manager) serverGone(ctx context.Context, at time.Time) {
 	// Whatever did not come back is gone.
 	m.settleChange(func(c *change) {
 		gone := 0
-		for id, w := range m.workers {
+		for id, w := range m.reg.workers {
 			if !w.State.Live() || w.Remote() || m.rest.wasRestored(id) {
 				continue
 			}
@@ -230,13 +230,13 @@ func (m *Manager) reconcilePanes(panes []tmux.Pane, listed time.Time, seq int) b
 // (or carry another run, or are dead), and learns the agents the panes'
 // options name.
 func (m *Manager) judgePanesLocked(c *change, panes []tmux.Pane, have map[string]tmux.Pane, live map[string]bool, listed time.Time) {
-	syncs.AssertLocked(&m.mu)
-	for id, w := range m.workers {
+	syncs.AssertLocked(&m.reg.mu)
+	for id, w := range m.reg.workers {
 		if !w.State.Live() || w.StartedAt.After(listed) || w.Remote() || m.rest.isResuming(id) {
 			// (A starting agent's pane is judged by its resume.)
 			continue
 		}
-		r := m.runOf[id]
+		r := m.reg.runOf[id]
 		p, ok := have[id]
 		if !ok || p.StRun != r.ID || p.Dead {
 			c.setStateLocked(w, api.Gone)
@@ -252,9 +252,9 @@ func (m *Manager) judgePanesLocked(c *change, panes []tmux.Pane, have map[string
 
 // hasLive reports whether any worker's pane is expected to exist.
 func (m *Manager) hasLive() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, w := range m.workers {
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
+	for _, w := range m.reg.workers {
 		if w.State.Live() {
 			return true
 		}
@@ -277,12 +277,12 @@ func (m *Manager) kickWatch() {
 // box; a prompt or question on the screen is not an end. It looks only at
 // agents in a turn whose hooks have been quiet for a while.
 func (m *Manager) checkQuietTurns(ctx context.Context) {
-	m.mu.Lock()
+	m.reg.mu.Lock()
 	cs := m.facts.quietTurns(quietAfter, func(pane string) bool {
-		w := m.workers[pane]
+		w := m.reg.workers[pane]
 		return w == nil || w.State == api.Working
 	})
-	m.mu.Unlock()
+	m.reg.mu.Unlock()
 	for pane, kind := range cs {
 		ad, err := agent.Lookup(kind)
 		if err != nil || !ad.Hear.QuietEnds {
@@ -298,7 +298,7 @@ func (m *Manager) checkQuietTurns(ctx context.Context) {
 		}
 		m.logf("%s: no hook for %s and no turn on its screen: its turn was interrupted", pane, silent.Round(time.Millisecond))
 		m.settleChange(func(c *change) {
-			if w := m.workers[pane]; w != nil && w.State == api.Working {
+			if w := m.reg.workers[pane]; w != nil && w.State == api.Working {
 				// An agent that fires no hook at its usage limit (Codex)
 				// went quiet there: its records say so.
 				if l, ok := m.limitOfLocked(w, agent.Event{Kind: agent.EvTurnEnd}); ok {

@@ -27,10 +27,10 @@ func (m *Manager) List(ctx context.Context, req api.IDRequest) ([]api.WorkerView
 }
 
 func (m *Manager) listViews(req api.IDRequest) []api.WorkerView {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
 	var ws []*Worker
-	for _, w := range m.workers {
+	for _, w := range m.reg.workers {
 		if req.All || w.Parent == req.Pane {
 			if !req.All && !w.State.Live() && w.Told {
 				// A pane's list keeps what it still has to look at.
@@ -63,25 +63,25 @@ func (m *Manager) Send(ctx context.Context, req api.IDRequest) (*api.WorkerView,
 	if err := CheckLine(req.Text); err != nil {
 		return nil, err
 	}
-	m.mu.Lock()
-	w, err := m.resolveLocked(req.Pane, req.ID)
+	m.reg.mu.Lock()
+	w, err := m.reg.resolveLocked(req.Pane, req.ID)
 	if err != nil {
-		m.mu.Unlock()
+		m.reg.mu.Unlock()
 		return nil, err
 	}
 	if !w.State.Live() {
-		m.mu.Unlock()
+		m.reg.mu.Unlock()
 		return nil, errorf(api.KindConflict, "st worker list shows which workers are alive", "worker %s (%s) is %s", w.ID, w.Name, w.State)
 	}
 	ad, _ := agent.Lookup(w.Agent)
 	id := w.ID
-	m.mu.Unlock()
+	m.reg.mu.Unlock()
 	d := delivery{pane: id, adapter: ad, text: req.Text, whileWorking: true, blockedTimeout: sendTimeout, hookTimeout: DefaultHookTimeout}
 	if err := m.deliver(ctx, &d); err != nil {
 		return nil, err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
 	v := m.viewLocked(w)
 	return &v, nil
 }
@@ -124,21 +124,21 @@ func (m *Manager) Stop(ctx context.Context, req api.IDRequest) (*api.WorkerView,
 	if api.IsRemote(req.ID) {
 		return m.remoteOp(ctx, "stop", req)
 	}
-	m.mu.Lock()
-	w, err := m.resolveLocked(req.Pane, req.ID)
+	m.reg.mu.Lock()
+	w, err := m.reg.resolveLocked(req.Pane, req.ID)
 	if err != nil {
-		m.mu.Unlock()
+		m.reg.mu.Unlock()
 		return nil, err
 	}
 	id, kind := w.ID, w.Agent
-	m.mu.Unlock()
+	m.reg.mu.Unlock()
 	if err := m.killPane(ctx, id, kind); err != nil {
 		return nil, errorf(api.KindInternal, "", "%v", err)
 	}
 	var v api.WorkerView
 	m.settleChange(func(c *change) {
 		c.setStateLocked(w, api.Gone)
-		c.touchLocked(m.runOf[w.ID])
+		c.touchLocked(m.reg.runOf[w.ID])
 		notes := removeMerged(w.Worktree)
 		v = m.viewLocked(w)
 		v.Notes = notes
@@ -179,11 +179,11 @@ func (m *Manager) Rename(ctx context.Context, req api.IDRequest) (*api.WorkerVie
 	var w *Worker
 	err := m.keep(func(c *change) (func(), error) {
 		var err error
-		if w, err = m.resolveLocked(req.Pane, req.ID); err != nil {
+		if w, err = m.reg.resolveLocked(req.Pane, req.ID); err != nil {
 			return nil, err
 		}
-		r := m.runOf[w.ID]
-		if err := m.nameFreeLocked(r, w, req.Text); err != nil {
+		r := m.reg.runOf[w.ID]
+		if err := m.reg.nameFreeLocked(r, w, req.Text); err != nil {
 			return nil, err
 		}
 		old := w.Name
@@ -198,8 +198,8 @@ func (m *Manager) Rename(ctx context.Context, req api.IDRequest) (*api.WorkerVie
 	if err != nil {
 		return nil, err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
 	if w.State.Live() {
 		m.cfg.Tmux.RenameWindow(ctx, w.ID, req.Text)
 		m.cfg.Tmux.SetOption(ctx, w.ID, "@st_name", req.Text)
@@ -218,20 +218,20 @@ func (m *Manager) Release(ctx context.Context, req api.IDRequest) (*api.WorkerVi
 	var v api.WorkerView
 	err := m.keep(func(c *change) (func(), error) {
 		var err error
-		if w, err = m.resolveLocked(req.Pane, req.ID); err != nil {
+		if w, err = m.reg.resolveLocked(req.Pane, req.ID); err != nil {
 			return nil, err
 		}
-		r = m.runOf[w.ID]
+		r = m.reg.runOf[w.ID]
 		v = m.viewLocked(w)
-		m.removeWorkerLocked(w)
+		m.reg.removeWorkerLocked(w)
 		c.touchLocked(r)
-		return func() { m.addWorkerLocked(r, w) }, nil
+		return func() { m.reg.addWorkerLocked(r, w) }, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
 	// The chain above the released agent's own workers elsewhere is
 	// shorter now: their machines are told (in the background: until then
 	// they count it as it was, which only refuses more).
@@ -247,13 +247,13 @@ func (m *Manager) Release(ctx context.Context, req api.IDRequest) (*api.WorkerVi
 
 // Status counts runs and workers.
 func (m *Manager) Status() api.Status {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s := api.Status{Runs: len(m.runs), Workers: len(m.workers), Problems: append([]string(nil), m.problems...), Waits: int(m.waits.Load()), Attention: m.attn.OpenCount()}
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
+	s := api.Status{Runs: len(m.reg.runs), Workers: len(m.reg.workers), Problems: append([]string(nil), m.reg.problems...), Waits: int(m.waits.Load()), Attention: m.attn.OpenCount()}
 	if p := m.rest.problem(); p != "" {
 		s.Problems = append(s.Problems, p)
 	}
-	for _, w := range m.workers {
+	for _, w := range m.reg.workers {
 		if w.State.Live() {
 			s.Live++
 		}
@@ -264,27 +264,27 @@ func (m *Manager) Status() api.Status {
 // AgentPanes returns the panes where an agent runs, as st knows it: its
 // kind, with " teammate" after it for a teammate of a Claude agent team.
 func (m *Manager) AgentPanes() map[string]string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	out := m.facts.kinds(m.workerAtLocked)
-	for id, w := range m.workers {
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
+	out := m.facts.kinds(m.reg.workerAtLocked)
+	for id, w := range m.reg.workers {
 		if w.State.Live() {
 			out[id] = w.Agent
 		}
 	}
-	m.facts.addTeammatePanes(out, m.workerAtLocked)
+	m.facts.addTeammatePanes(out, m.reg.workerAtLocked)
 	return out
 }
 
 func (m *Manager) viewLocked(w *Worker) api.WorkerView {
-	syncs.AssertLocked(&m.mu)
+	syncs.AssertLocked(&m.reg.mu)
 	v := api.WorkerView{Worker: w.wire(), For: roundDur(m.cfg.Now().Sub(w.Since))}
-	if r := m.runOf[w.ID]; r != nil {
+	if r := m.reg.runOf[w.ID]; r != nil {
 		v.Run = r.ID
 	}
 	if w.TeamRun != "" {
-		v.TeamOf = m.teamSizeLocked(m.runs[w.TeamRun], map[string]bool{})
-		v.TeamDepth = m.subtreeDepthLocked(w.ID, map[string]bool{})
+		v.TeamOf = m.reg.teamSizeLocked(m.reg.runs[w.TeamRun], map[string]bool{})
+		v.TeamDepth = m.reg.subtreeDepthLocked(w.ID, map[string]bool{})
 	}
 	if api.Retired(w.Parent) || (w.Parent != "" && !api.IsRemote(w.Parent) && m.rest.gone(w.Parent)) {
 		v.ParentGone = true
@@ -295,7 +295,7 @@ func (m *Manager) viewLocked(w *Worker) api.WorkerView {
 	if w.Remote() {
 		v.TeamOf, v.TeamDepth = w.TeamSize, w.TeamDepth
 	} else {
-		v.Teammates, v.Subagents = m.facts.teammatesOf(w.ID, m.workerAtLocked), m.facts.subagentsOf(w.ID)
+		v.Teammates, v.Subagents = m.facts.teammatesOf(w.ID, m.reg.workerAtLocked), m.facts.subagentsOf(w.ID)
 	}
 	return v
 }

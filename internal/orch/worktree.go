@@ -38,9 +38,9 @@ func (m *Manager) prepareTree(req api.StartRequest, run *Run, name, cwd string) 
 	var notes []string
 	var scope *Scope
 	if len(req.Owns) > 0 {
-		m.mu.Lock()
+		m.reg.mu.Lock()
 		scope, notes, err = m.scopeLocked(req.Owns, repo, run)
-		m.mu.Unlock()
+		m.reg.mu.Unlock()
 		if err != nil {
 			return "", nil, nil, nil, undo, err
 		}
@@ -79,8 +79,8 @@ func short(commit string) string {
 }
 
 func (m *Manager) treeWorkerLocked(req api.IDRequest, what string) (*Worker, error) {
-	syncs.AssertLocked(&m.mu)
-	w, err := m.resolveLocked(req.Pane, req.ID)
+	syncs.AssertLocked(&m.reg.mu)
+	w, err := m.reg.resolveLocked(req.Pane, req.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -95,15 +95,15 @@ func (m *Manager) Diff(ctx context.Context, req api.IDRequest) (*api.DiffResult,
 	if api.IsRemote(req.ID) {
 		return nil, notAcrossMachines("st worker diff")
 	}
-	m.mu.Lock()
+	m.reg.mu.Lock()
 	w, err := m.treeWorkerLocked(req, "diff")
 	if err != nil {
-		m.mu.Unlock()
+		m.reg.mu.Unlock()
 		return nil, err
 	}
 	wt := treeOf(w.Worktree)
 	v := m.viewLocked(w)
-	m.mu.Unlock()
+	m.reg.mu.Unlock()
 	changes, err := wt.Changes()
 	if err != nil {
 		return nil, errorf(api.KindInternal, "", "%v", err)
@@ -124,25 +124,25 @@ func (m *Manager) Merge(ctx context.Context, req api.IDRequest) (*api.MergeResul
 	if api.IsRemote(req.ID) {
 		return nil, notAcrossMachines("st worker merge")
 	}
-	m.mu.Lock()
+	m.reg.mu.Lock()
 	w, err := m.treeWorkerLocked(req, "merge")
 	if err != nil {
-		m.mu.Unlock()
+		m.reg.mu.Unlock()
 		return nil, err
 	}
 	if w.State != api.Done {
-		m.mu.Unlock()
+		m.reg.mu.Unlock()
 		return nil, errorf(api.KindConflict, "st worker wait "+w.Name+", then merge it once it is done",
 			"refused: worker %s (%s) is %s; merge a worker once it has reported done", w.Name, w.ID, w.State)
 	}
 	if w.Worktree.Merged {
-		m.mu.Unlock()
+		m.reg.mu.Unlock()
 		return nil, errorf(api.KindConflict, "", "worker %s (%s) is merged already", w.Name, w.ID)
 	}
 	info := *w.Worktree
 	scope := w.Scope
 	name, id := w.Name, w.ID
-	m.mu.Unlock()
+	m.reg.mu.Unlock()
 
 	wt := treeOf(&info)
 	if _, err := wt.CommitAll(fmt.Sprintf("st: work of worker %s (%s)", name, id)); err != nil {
@@ -175,7 +175,7 @@ func (m *Manager) Merge(ctx context.Context, req api.IDRequest) (*api.MergeResul
 	var res *api.MergeResult
 	m.settleChange(func(c *change) {
 		w.Worktree.Merged = true
-		c.touchLocked(m.runOf[w.ID])
+		c.touchLocked(m.reg.runOf[w.ID])
 		res = &api.MergeResult{Worker: m.viewLocked(w), Commit: mr.Commit, Files: mr.Files}
 	})
 	return res, nil
