@@ -43,66 +43,6 @@ func waitFor(pane string, ids []string, timeout time.Duration) func(*testing.T, 
 	}
 }
 
-func TestRunWorkerStart(t *testing.T) {
-	task := taskFile(t)
-	api3, api4 := view("%3", "api-1", api.Working), view("%4", "api-2", api.Working)
-	noted := view("%3", "api", api.Working)
-	noted.Notes = []string{"docs/** matches no file yet"}
-	checkRuns(t, []runCase{{
-		name: "start", pane: "%1", args: []string{"worker", "start", "--agent", "sim", "--task", task, "--name", "api", "--owns", "docs/**"},
-		answers: map[string]any{api.RouteWorkerStart: noted},
-		asked: []asked{{route: api.RouteWorkerStart, req: api.StartRequest{Pane: "%1", Agent: "sim", Task: task, Name: "api",
-			Env: map[string]string{"PATH": "/usr/bin:/bin"}, Owns: []string{"docs/**"}}}},
-		stdout: "%3 api\n", stderr: "st: note: docs/** matches no file yet\n",
-	}, {
-		name: "start a fan", pane: "%1", args: []string{"worker", "start", "--agent", "sim", "--task", task, "--name", "api", "--fan", "2"},
-		answers: map[string]any{api.RouteWorkerFan: []api.WorkerView{api3, api4}},
-		asked: []asked{{route: api.RouteWorkerFan, req: api.StartRequest{Pane: "%1", Agent: "sim", Task: task, Name: "api",
-			Env: map[string]string{"PATH": "/usr/bin:/bin"}, Fan: 2}}},
-		stdout: "%3 api-1\n%4 api-2\n",
-	}, {
-		name: "start refused", pane: "%1", args: []string{"worker", "start", "--agent", "claude", "--task", task},
-		answers: map[string]any{api.RouteWorkerStart: refusal(api.KindNoHooks, "claude's hooks are not installed, so st cannot see its turns", "st hooks install")},
-		asked: []asked{{route: api.RouteWorkerStart, req: api.StartRequest{Pane: "%1", Agent: "claude", Task: task,
-			Env: map[string]string{"PATH": "/usr/bin:/bin"}}}},
-		code: 1, stderr: "st: claude's hooks are not installed, so st cannot see its turns\nTry: st hooks install\n",
-	}, {
-		name: "start with no task file", pane: "%1", args: []string{"worker", "start", "--agent", "sim", "--task", task + ".gone"},
-		code: 1, stderr: "st: cannot read the task file " + task + ".gone: no such file or directory\n" +
-			"Try: write the task into a file the worker can read, and pass its path with --task\n",
-	}, {
-		name: "start outside tmux", args: []string{"worker", "start", "--agent", "sim", "--task", task},
-		code: 1, stderr: notInTmux("st worker start"),
-	}})
-}
-
-func TestRunWorkerWait(t *testing.T) {
-	done := view("%3", "api", api.Done)
-	done.Summary = "wrote the API tests\nand more"
-	waiting := view("%4", "docs", api.Waiting)
-	checkRuns(t, []runCase{{
-		name: "all done", pane: "%1", args: []string{"worker", "wait", "--timeout", "5m"},
-		answers: map[string]any{api.RouteWorkerWait: api.WaitResult{Workers: []api.WorkerView{done}}},
-		asked:   []asked{{route: api.RouteWorkerWait, check: waitFor("%1", nil, 5*time.Minute)}},
-		stdout:  "%3  api  done  wrote the API tests …\n",
-	}, {
-		name: "one needs a person", pane: "%1", args: []string{"worker", "wait", "%3", "%4"},
-		answers: map[string]any{api.RouteWorkerWait: api.WaitResult{Workers: []api.WorkerView{done, waiting}}},
-		asked:   []asked{{route: api.RouteWorkerWait, check: waitFor("%1", []string{"%3", "%4"}, 15*time.Minute)}},
-		code:    2, stdout: "%3  api   done     wrote the API tests …\n%4  docs  waiting  \n",
-	}, {
-		name: "timed out", pane: "%1", args: []string{"worker", "wait", "--timeout", "2s"},
-		answers: map[string]any{api.RouteWorkerWait: api.WaitResult{Workers: []api.WorkerView{view("%3", "api", api.Working)}, TimedOut: true}},
-		asked:   []asked{{route: api.RouteWorkerWait, check: waitFor("%1", nil, 2*time.Second)}},
-		code:    3, stdout: "%3  api  working  \n", stderr: "st: the timeout (2s) passed before every worker settled\n",
-	}, {
-		name: "no such worker", pane: "%1", args: []string{"worker", "wait", "nosuch"},
-		answers: map[string]any{api.RouteWorkerWait: refusal(api.KindNotFound, "no worker nosuch in this pane's run", "st worker list")},
-		asked:   []asked{{route: api.RouteWorkerWait, check: waitFor("%1", []string{"nosuch"}, 15*time.Minute)}},
-		code:    1, stderr: "st: no worker nosuch in this pane's run\nTry: st worker list\n",
-	}})
-}
-
 func TestRunWorker(t *testing.T) {
 	read := view("%3", "api", api.Done)
 	read.Task, read.Summary, read.LastAnswer = "/w/api-tests.md", "wrote the tests", "All 12 tests pass."
