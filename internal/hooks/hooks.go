@@ -1,5 +1,7 @@
 // Package hooks installs, removes and reports the command hooks through
-// which st learns what Claude Code and Codex do: `st hooks install`.
+// which st learns what Claude Code, Codex and Gemini CLI do, and the
+// plugin file through which it learns what opencode does: `st hooks
+// install` (opencode.go says how the plugin differs).
 //
 // Each hook runs "<absolute path of st> hook claude|codex EVENT". Claude
 // Code reads them from $HOME/.claude/settings.json ($CLAUDE_CONFIG_DIR
@@ -29,6 +31,8 @@ import (
 	"unicode"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/sophonz/st/internal/agent"
 )
 
 // Options say whose files to edit and with which st. The zero value is the
@@ -44,6 +48,10 @@ type Options struct {
 	// GeminiDir is Gemini CLI's folder (default $GEMINI_CLI_HOME/.gemini,
 	// else Home/.gemini, as Gemini CLI and the plugin's side read it).
 	GeminiDir string
+	// OpencodeDir is opencode's config folder, where st's plugin goes in
+	// plugin/ (default $XDG_CONFIG_HOME/opencode, else
+	// Home/.config/opencode, as opencode reads it).
+	OpencodeDir string
 	// St is the st program the hooks run (default: Executable()).
 	St string
 	// CodexBin is the codex program asked for the hooks' hashes (default
@@ -194,7 +202,16 @@ func (o Options) resolve() (Options, error) {
 	if o.GeminiDir == "" {
 		o.GeminiDir = filepath.Join(o.Home, ".gemini")
 	}
-	for _, p := range []*string{&o.Home, &o.ClaudeDir, &o.CodexHome, &o.GeminiDir} {
+	if o.OpencodeDir == "" {
+		home := o.Home
+		o.OpencodeDir = agent.OpencodeConfigDir(func(k string) string {
+			if k == "HOME" {
+				return home
+			}
+			return o.Getenv(k)
+		})
+	}
+	for _, p := range []*string{&o.Home, &o.ClaudeDir, &o.CodexHome, &o.GeminiDir, &o.OpencodeDir} {
 		a, err := filepath.Abs(*p)
 		if err != nil {
 			return o, err
@@ -213,11 +230,15 @@ func (o Options) resolve() (Options, error) {
 	}
 	if len(o.Agents) == 0 {
 		// Claude's and Codex's files are made when missing, as always;
-		// Gemini's only where Gemini CLI has run (its folder is there),
+		// Gemini's and opencode's only where they have run (their
+		// folders are there),
 		// so that st writes no file for an agent the user does not have.
 		o.Agents = []string{Claude, Codex}
 		if fi, err := os.Stat(o.GeminiDir); err == nil && fi.IsDir() {
 			o.Agents = append(o.Agents, Gemini)
+		}
+		if fi, err := os.Stat(o.OpencodeDir); err == nil && fi.IsDir() {
+			o.Agents = append(o.Agents, Opencode)
 		}
 	}
 	for _, a := range o.Agents {
@@ -241,6 +262,8 @@ func (o Options) file(agent string) string {
 		return filepath.Join(o.ClaudeDir, "settings.json")
 	case Gemini:
 		return filepath.Join(o.GeminiDir, "settings.json")
+	case Opencode:
+		return o.opencodeFile()
 	}
 	return filepath.Join(o.CodexHome, "hooks.json")
 }
@@ -282,6 +305,10 @@ func run(ctx context.Context, o Options, m mode) (*Report, error) {
 	}
 	r := &Report{St: o.St}
 	for _, a := range o.Agents {
+		if a == Opencode {
+			r.Agents = append(r.Agents, o.editOpencode(m))
+			continue
+		}
 		ar, plans, doc := o.editAgent(specs[a], m)
 		if a == Codex && ar.Error == "" {
 			o.codexTrust(ctx, &ar, plans, doc, m)
