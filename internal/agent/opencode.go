@@ -37,7 +37,9 @@ var Opencode = &Kind{
 		// package's bin/opencode.
 		Processes: []string{"opencode", "opencode.exe", "opencode-ai"},
 		Marks:     []string{"OPENCODE", "OPENCODE_PID"},
-		ConfigEnv: []string{"XDG_CONFIG_HOME", "OPENCODE_CONFIG", "OPENCODE_CONFIG_DIR"},
+		// Where it keeps its settings, and the permissions a person gives
+		// its tools in the environment (OPENCODE_PERMISSION='{"bash":"ask"}').
+		ConfigEnv: []string{"XDG_CONFIG_HOME", "OPENCODE_CONFIG", "OPENCODE_CONFIG_DIR", "OPENCODE_PERMISSION"},
 	},
 	Hear: Hear{
 		// A plugin file in its config folder's plugin/ (opencode loads
@@ -176,14 +178,11 @@ func recognizeOpencode(capture string) View {
 	for i, l := range lines {
 		lines[i] = strings.TrimRight(l, " \t\r")
 	}
-	end := len(lines) - 1
-	for end > 0 && strings.TrimSpace(lines[end]) == "" {
-		end--
-	}
-	// The rule is at most its hints' line and its footer's above the
-	// screen's last line.
+	// The box's rule is the lowest on the screen: under it are only its
+	// hints and footer (on the home screen far below it, at the window's
+	// last line).
 	rule := -1
-	for i := end; i >= 0 && i >= end-4; i-- {
+	for i := len(lines) - 1; i >= 0; i-- {
 		if strings.HasPrefix(strings.TrimSpace(lines[i]), opencodeRule) {
 			rule = i
 			break

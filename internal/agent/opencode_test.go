@@ -56,7 +56,7 @@ func TestMapOpencodeEvent(t *testing.T) {
 func TestRecognizeOpencode(t *testing.T) {
 	pad := strings.Repeat(" ", 60)
 	home := pad + "   ┃\n" + pad + "   ┃  Ask anything… \"Fix broken tests\"\n" + pad + "   ┃\n" + pad + "   ┃  Build · Claude Fake Anthropic\n" +
-		pad + "   ╹▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀\n" + pad + "                                   tab agents  ctrl+p commands\n  /w/work" + pad + "1.18.33\n\n\n"
+		pad + "   ╹▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀\n" + pad + "                                   tab agents  ctrl+p commands\n" + strings.Repeat("\n", 14) + "  /w/work" + pad + "1.18.33\n"
 	session := func(box []string, footer string) string {
 		s := "  ┃  RUN: echo hi > out.txt SAY: all done" + pad + "   all done\n\n     ▣  Build · Claude Fake · 21.4s\n  ┃\n"
 		for _, b := range box {
