@@ -70,8 +70,10 @@ var Opencode = &Kind{
 		Recognize: recognizeOpencode,
 		// send-keys -l then Enter submitted on the first Enter (§12).
 		EnterDelay: 150 * time.Millisecond,
-		// Its box redraws slowly on a loaded machine, as Gemini's.
-		TypeWait: 5 * time.Second,
+		// Its box echoed a typed line only after 5 to 10 s at a load of
+		// 40 on 2 cores (st typed it again, four times), its server still
+		// booting behind the box.
+		TypeWait: 10 * time.Second,
 		Submit:   "Enter",
 		// The first Esc only arms it ("esc again to interrupt").
 		Interrupt: "Escape Escape",

@@ -16,12 +16,14 @@ import (
 // time measured on the same agent by polling its screen).
 //
 //	go test -run '^$' -bench RealStarts -benchtime 1x ./tests/real/
+//
+// (every kind of kinds(); ST_COMPAT_KIND=opencode for one).
 func BenchmarkRealStarts(b *testing.B) {
 	n := 50
 	if v := os.Getenv("ST_BENCH_STARTS"); v != "" {
 		fmt.Sscan(v, &n)
 	}
-	for _, kind := range []string{"claude", "codex"} {
+	for _, kind := range kinds(b) {
 		b.Run(kind, func(b *testing.B) {
 			r := newRig(b)
 			r.installHooks()

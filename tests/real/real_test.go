@@ -90,7 +90,9 @@ func newRig(t testing.TB) *rig {
 		// opencode took 45 to 60 s to draw its box at a load of 25 to
 		// 35 on 2 cores (measured: its 185 MB binary, its database, its
 		// plugins), past st's default 90 s with the rest of the rig.
-		"ST_BLOCKED_TIMEOUT=240s",
+		// And its first prompt took 15 to 20 s to reach its plugin (its
+		// server was still booting behind the box it drew).
+		"ST_BLOCKED_TIMEOUT=240s", "ST_HOOK_TIMEOUT=120s",
 	)
 	t.Cleanup(func() {
 		// The daemon first: one that outlives its server restores it.
