@@ -86,7 +86,7 @@ func TestMixedTeam(t *testing.T) {
 	// st worker list says each one's kind.
 	list := r.stMust("worker", "list")
 	for name, kind := range parts {
-		if !regexp.MustCompile(`(?m)^\S*\s*` + name + `\S* +` + kind + ` +done\b`).MatchString(list) &&
+		if !regexp.MustCompile(`(?m)^\S*\s*`+name+`\S* +`+kind+` +done\b`).MatchString(list) &&
 			!regexp.MustCompile(`\b`+name+`\S* +`+kind+` +done\b`).MatchString(list) {
 			t.Errorf("st worker list does not show %s as a done %s worker:\n%s", name, kind, list)
 		}
