@@ -217,13 +217,14 @@ func (c *capturer) save(state, screen string) {
 // firstDrawn is the first capture with anything on it.
 func (c *capturer) firstDrawn(window string) string {
 	c.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	// opencode drew nothing for over 30 s at a load of 25 on 2 cores.
+	deadline := time.Now().Add(120 * time.Second)
 	for {
 		if s := c.capture(window); strings.TrimSpace(ansiPlain(s)) != "" {
 			return s
 		}
 		if time.Now().After(deadline) {
-			c.t.Fatalf("%s drew nothing in 30 s", window)
+			c.t.Fatalf("%s drew nothing in 120 s", window)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
