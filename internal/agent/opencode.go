@@ -31,6 +31,7 @@ var Opencode = &Kind{
 		Seed: []string{
 			`~/.config/opencode/opencode.json: a model and its provider (a model entry of its own, so no models list is fetched), "autoupdate": false`,
 			`~/.config/opencode/node_modules with @opencode-ai/plugin (opencode installs it at its first start online), or every start offline waits for npm`,
+			`~/.config/opencode/opencode.json: "permission": {"external_directory": "allow"} for workers in worktrees (their task file is outside the worktree, and opencode asks before reading it)`,
 		},
 		// Its npm launcher (.bin/opencode) is a native binary,
 		// opencode.exe in its package's bin folder, or the platform

@@ -322,6 +322,11 @@ func OpencodeHome(t testing.TB, dir, baseURL string) []string {
 		"small_model": "anthropic/claude-fake",
 		"autoupdate":  false,
 		"share":       "disabled",
+		// A worker in a worktree of its own reads its task file in the
+		// repository's checkout, outside its project: opencode asks
+		// first (measured in TestMixedTeam), as a person who lets st's
+		// workers run would not have it do.
+		"permission": map[string]any{"external_directory": "allow"},
 		"provider": map[string]any{"anthropic": map[string]any{
 			"options": map[string]any{"baseURL": strings.TrimSuffix(baseURL, "/") + "/v1", "apiKey": "dummy"},
 			"models": map[string]any{"claude-fake": map[string]any{
