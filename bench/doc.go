@@ -20,5 +20,8 @@
 // BenchmarkTmuxGone how soon st says so when its tmux server goes with
 // nothing to bring back; BenchmarkScale the figures that grow with the
 // number of workers (1, 20, 100); BenchmarkRemote and BenchmarkWebTerminal
-// workers on another machine and the web terminal.
+// workers on another machine and the web terminal; BenchmarkGoals the
+// scale goals of issue 36 item 8 (a report to its wait against a durable
+// write of run.json, the list against st status at 100 workers, 100
+// reports at once and the writes they make).
 package bench

@@ -14,7 +14,7 @@ import (
 
 // A hook event speaks only for the pane its process runs in: st takes an
 // event about pane P only from a process whose parents include P's first
-// process (internal/daemon hookcheck.go, README Security "a hook event").
+// process (internal/daemon hookcheck.go; docs/security.md, "a hook event").
 // So a benchmark that ends or starts a worker's turn with a hook sends it
 // from inside the worker's pane, as an agent's hook is sent: through a
 // hook relay, a small shell loop that the worker's sim runs as a tool call

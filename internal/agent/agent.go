@@ -96,6 +96,10 @@ type Event struct {
 	SubagentType string `json:"subagent_type,omitempty"`
 	SubagentDone bool   `json:"subagent_done,omitempty"`
 	Cwd          string `json:"cwd,omitempty"`
+	// Transcript is the file where the agent keeps its conversation and
+	// its tokens (the payload's transcript_path), as the agent says: what
+	// st reads it from checks it first (orch's token book).
+	Transcript string `json:"transcript,omitempty"`
 	// Teammate is the teammate of EvTeammateIdle, or the one a lead's
 	// Agent call spawned (on its PostToolUse, an EvTool).
 	Teammate *Teammate `json:"teammate,omitempty"`
@@ -104,6 +108,9 @@ type Event struct {
 	MessageTo string `json:"message_to,omitempty"`
 	// LiveTeammates is how many teammates a Stop lists as alive.
 	LiveTeammates int `json:"live_teammates,omitempty"`
+	// Ask is what an EvWaiting asks a person, as far as its payload says
+	// (ask.go); nil when it says nothing st can show.
+	Ask *Ask `json:"ask,omitempty"`
 }
 
 // Aside reports whether the event is about another agent than the pane's

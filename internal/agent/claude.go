@@ -56,6 +56,7 @@ var Claude = &Kind{
 		FileTools:  map[string]string{"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"},
 		QuietEnds:  true,
 		BeforeTool: "PreToolUse",
+		Answers:    "PermissionRequest",
 		Refusal:    "claude-json",
 		SessionID:  uuidRE,
 		Resumed:    func(argv []string) string { return resumeFlag(uuidRE, argv, true) },
@@ -73,6 +74,7 @@ var Claude = &Kind{
 	Records: Records{
 		Conversation: "the hooks' transcript_path: ~/.claude/projects/<folder>/<session>.jsonl",
 		Tokens:       "assistant records' message.usage in the transcript, once per message.id; subagents in <session>/subagents/",
+		TokenFormat:  "claude",
 	},
 }
 

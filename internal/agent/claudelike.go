@@ -234,7 +234,7 @@ func mapClaudeLikeEvent(name string, payload []byte) (Event, error) {
 	if name == "" {
 		name = str(p, "hook_event_name")
 	}
-	ev := Event{Kind: EvIgnore, Name: name, SessionID: str(p, "session_id"), Cwd: str(p, "cwd")}
+	ev := Event{Kind: EvIgnore, Name: name, SessionID: str(p, "session_id"), Cwd: str(p, "cwd"), Transcript: str(p, "transcript_path")}
 	switch name {
 	case "SessionStart":
 		ev.Kind = EvSessionStart
@@ -311,10 +311,12 @@ func otherEvent(ev *Event, p map[string]json.RawMessage) {
 		// about 6 s later, so this is the one to act on.
 		ev.Kind = EvWaiting
 		ev.Tool = str(p, "tool_name")
+		ev.Ask = askOf(ev.Tool, p["tool_input"])
 	case "Notification":
 		switch str(p, "notification_type") {
 		case "permission_prompt", "agent_needs_input", "elicitation_dialog":
 			ev.Kind = EvWaiting
+			ev.Ask = &Ask{Text: oneLine(str(p, "message"), maxAskText)}
 		}
 	case "SubagentStart", "SubagentStop":
 		ev.Kind = EvSubagent

@@ -174,10 +174,11 @@ func TestMapClaudeLikeEvent(t *testing.T) {
 			want := c.want
 			want.Name = c.name
 			if strings.Contains(c.payload, base) {
-				want.SessionID, want.Cwd = "cddc5193", "/w/work1"
+				want.SessionID, want.Cwd, want.Transcript = "cddc5193", "/w/work1", "/h/.claude/projects/-w/cddc5193.jsonl"
 			}
-			// The tool input is kept as sent; the table checks the rest.
-			got.ToolInput, got.Before, want.Before = nil, false, false
+			// The tool input is kept as sent; what a prompt asks is
+			// TestAskFromHooks's; the table checks the rest.
+			got.ToolInput, got.Before, want.Before, got.Ask = nil, false, false, nil
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("got  %+v\nwant %+v", got, want)
 			}

@@ -56,8 +56,14 @@ var Codex = &Kind{
 		ShellTools: []string{"Bash", "exec_command", "shell"},
 		QuietEnds:  true,
 		BeforeTool: "PreToolUse",
-		Refusal:    "claude-json",
-		SessionID:  uuidRE,
+		// Its PermissionRequest hook answers in Claude's form (measured on
+		// 0.171.0: allow runs the command with no dialog, deny refuses it,
+		// nothing shows its dialog), but Codex draws its dialog only once
+		// the hook is back: while st's hook waits, its screen says
+		// "Running hook" (docs/permission-prompts.md).
+		Answers:   "PermissionRequest",
+		Refusal:   "claude-json",
+		SessionID: uuidRE,
 		Resumed: func(argv []string) string {
 			for i, a := range argv {
 				if a == "resume" {
@@ -85,6 +91,7 @@ var Codex = &Kind{
 	Records: Records{
 		Conversation: "the hooks' transcript_path: $CODEX_HOME/sessions/YYYY/MM/DD/rollout-…-<session>.jsonl",
 		Tokens:       "token_count events (total_token_usage) in the rollout",
+		TokenFormat:  "codex",
 	},
 }
 

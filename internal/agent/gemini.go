@@ -82,6 +82,7 @@ var Gemini = &Kind{
 	Records: Records{
 		Conversation: "the hooks' transcript_path: ~/.gemini/tmp/<project>/chats/session-<time>-<id8>.jsonl",
 		Tokens:       `each reply's "tokens" {input, output, cached, thoughts, tool, total} in the transcript`,
+		TokenFormat:  "gemini",
 	},
 	// tmux kill-window leaves Gemini and its relaunched child running on
 	// a deleted terminal (measured): st ends the pane's process group.
@@ -279,7 +280,7 @@ func mapGeminiEvent(name string, payload []byte) (Event, error) {
 	if name == "" {
 		name = str(p, "hook_event_name")
 	}
-	ev := Event{Kind: EvIgnore, Name: name, SessionID: str(p, "session_id"), Cwd: str(p, "cwd")}
+	ev := Event{Kind: EvIgnore, Name: name, SessionID: str(p, "session_id"), Cwd: str(p, "cwd"), Transcript: str(p, "transcript_path")}
 	switch name {
 	case "SessionStart":
 		ev.Kind = EvSessionStart
@@ -294,6 +295,18 @@ func mapGeminiEvent(name string, payload []byte) (Event, error) {
 	case "Notification":
 		if str(p, "notification_type") == "ToolPermission" {
 			ev.Kind = EvWaiting
+			var d struct {
+				Type string `json:"type"`
+			}
+			json.Unmarshal(p["details"], &d)
+			tool := ""
+			if d.Type == "exec" {
+				tool = "run_shell_command" // (§11: details type exec is the shell tool)
+			}
+			ev.Ask = askOf(tool, p["details"])
+			if ev.Ask.Text == "" {
+				ev.Ask.Text = oneLine(str(p, "message"), maxAskText)
+			}
 		}
 	case "AfterAgent":
 		ev.Kind, ev.LastAnswer = EvTurnEnd, str(p, "prompt_response")

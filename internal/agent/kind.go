@@ -42,7 +42,7 @@ type Launch struct {
 	// program of this kind (ST_CLAUDE_BIN).
 	ProgramEnv string
 	// Tested is the versions on which every scenario of scripts/compat
-	// passed (the README's compatibility table), with its npm package;
+	// passed (docs/compatibility.md's table), with its npm package;
 	// zero for the sim.
 	Tested Range
 	// Command is the argv that starts it in a new window, resuming
@@ -104,6 +104,13 @@ type Hear struct {
 	// BeforeTool is its event for a tool about to run, where the guard
 	// and --owns scopes answer (PreToolUse, BeforeTool).
 	BeforeTool string
+	// Answers is its event whose hook may answer a permission prompt or
+	// a question for a person (st's hook then asks st and waits, bounded):
+	// Claude's and Codex's PermissionRequest, measured on 2.1.332 and
+	// 0.171.0 (Claude shows its dialog meanwhile, Codex after the hook). "" when no hook of it can
+	// answer (docs/permission-prompts.md says which were measured): a
+	// person answers in its window.
+	Answers string
 	// Refusal is how st's answer to a tool about to run refuses it, on
 	// the hook's stdout (Refuse writes it): "claude-json" (hookSpecificOutput
 	// permissionDecision deny), "gemini-json" ({"decision":"deny"}),
@@ -168,6 +175,10 @@ type ScreenSpec struct {
 type Records struct {
 	Conversation string
 	Tokens       string
+	// TokenFormat is the form of the file its hooks name in
+	// transcript_path, as st's token ledger reads it (internal/tokens:
+	// "claude", "codex", "gemini"); "" when st reads no tokens of it.
+	TokenFormat string
 }
 
 // HasHooks reports whether st hears the agent through hooks (else its
@@ -215,6 +226,58 @@ func (k *Kind) Refuse(reason string) []byte {
 		}}
 	}
 	out, _ := json.Marshal(v)
+	return out
+}
+
+// AnswerPrompt is what st's hook prints (its Answers event's output) to
+// answer a permission prompt for a person: behavior "allow" or "deny";
+// for an AskUserQuestion, option is the chosen option's label, sent back
+// as the tool's input with its "answers" (question -> label) filled in,
+// as Claude 2.1.332 takes it (measured: the model is told
+// "Your questions have been answered: "Q"="label""). by says who
+// answered, for the model's refusal message. nil when nothing is to be
+// printed (no decision, or a kind whose hook cannot answer).
+func (k *Kind) AnswerPrompt(behavior, option, by string, payload []byte) []byte {
+	if k.Hear.Answers == "" || (behavior != "allow" && behavior != "deny") {
+		return nil
+	}
+	decision := map[string]any{"behavior": behavior}
+	if behavior == "deny" {
+		decision["message"] = "A person denied this through st (" + by + "). Do not try it another way; ask the person if it is needed."
+	}
+	if behavior == "allow" && option != "" {
+		var p struct {
+			Input map[string]any `json:"tool_input"`
+		}
+		if json.Unmarshal(payload, &p) != nil || p.Input == nil {
+			return nil
+		}
+		qs, _ := p.Input["questions"].([]any)
+		if len(qs) != 1 {
+			return nil
+		}
+		q, _ := qs[0].(map[string]any)
+		text, _ := q["question"].(string)
+		if text == "" {
+			return nil
+		}
+		// The label as the agent wrote it; an option it did not offer
+		// answers nothing.
+		label := ""
+		opts, _ := q["options"].([]any)
+		for _, o := range opts {
+			l, _ := o.(map[string]any)["label"].(string)
+			if strings.Join(strings.Fields(l), " ") == option {
+				label = l
+			}
+		}
+		if label == "" {
+			return nil
+		}
+		p.Input["answers"] = map[string]any{text: label}
+		decision["updatedInput"] = p.Input
+	}
+	out, _ := json.Marshal(map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": k.Hear.Answers, "decision": decision}})
 	return out
 }
 

@@ -40,6 +40,7 @@ func TestKindEventsMeanWhatMapSays(t *testing.T) {
 	// The fields without which an event means nothing to st.
 	needs := map[string]string{
 		"claude Notification": `,"notification_type":"permission_prompt"`,
+		"sim Notification":    `,"notification_type":"permission_prompt"`,
 		"claude TeammateIdle": `,"teammate_name":"alpha","team_name":"session-0b1c2d3e"`,
 		"gemini Notification": `,"notification_type":"ToolPermission"`,
 	}

@@ -286,7 +286,10 @@ func mapOpencodeEvent(name string, payload []byte) (Event, error) {
 			ev.ToolInput = raw
 		}
 	case "permission.asked":
+		// What it asks leave for: its permission's name and the
+		// request's metadata ({command} for bash), untrusted.
 		ev.Kind, ev.Tool = EvWaiting, str(p, "tool_name")
+		ev.Ask = askOf(ev.Tool, p["tool_input"])
 	case "permission.replied":
 		// Once allowed, the tool runs; refused, the turn ends (its
 		// session.idle follows).

@@ -41,6 +41,9 @@ func TestMapOpencodeEvent(t *testing.T) {
 			t.Errorf("%s %s: %+v, want %+v", c.name, c.payload, got, c.want)
 		}
 	}
+	if ev, _ := Opencode.MapEvent("permission.asked", []byte(`{`+sid+`,"tool_name":"bash","tool_input":{"command":"echo two > two.txt"}}`)); ev.Ask == nil || ev.Ask.Command != "echo two > two.txt" {
+		t.Errorf("permission.asked: the attention item's command: %+v", ev.Ask)
+	}
 	if _, err := Opencode.MapEvent("chat.message", []byte("[]")); err == nil {
 		t.Error("a payload that is not an object mapped")
 	}

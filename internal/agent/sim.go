@@ -27,6 +27,7 @@ var Sim = &Kind{
 			{Name: "PostToolUse", Means: EvTool},
 			{Name: "PostToolUseFailure", Means: EvTool},
 			{Name: "PermissionRequest", Means: EvWaiting},
+			{Name: "Notification", Means: EvWaiting}, // permission_prompt, after PermissionRequest (permit:)
 			{Name: "Stop", Means: EvTurnEnd},
 			{Name: "SessionEnd", Means: EvSessionEnd},
 		},
@@ -52,6 +53,8 @@ var Sim = &Kind{
 	},
 	Records: Records{
 		Conversation: "$HOME/.st-sim/<session>.json (simagent.ConversationFile)",
+		Tokens:       "its transcript (the hooks' transcript_path, $TMPDIR/st-sim/<session>.jsonl), in Claude's form: message.usage once per message.id",
+		TokenFormat:  "claude",
 	},
 }
 

@@ -76,7 +76,7 @@ func TestMapTeamEvents(t *testing.T) {
 			want := c.want
 			want.Name = c.event
 			if strings.Contains(c.payload, teamBase) {
-				want.SessionID, want.Cwd = "0702c391-a443-4834-b5f7-d2e1fad9f3cd", "/w"
+				want.SessionID, want.Cwd, want.Transcript = "0702c391-a443-4834-b5f7-d2e1fad9f3cd", "/w", "/h/.claude/projects/-w/0702c391.jsonl"
 			}
 			got.ToolInput = nil
 			if !reflect.DeepEqual(got, want) {

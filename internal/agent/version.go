@@ -4,8 +4,8 @@ package agent
 // versions every few days, and st reads their screens and hooks, so st
 // says plainly when it meets a version it was not tested on. The ranges
 // come from the compatibility tier (scripts/compat), which runs the real
-// clients of each version through st's scenarios; the README has its
-// table.
+// clients of each version through st's scenarios; docs/compatibility.md
+// has its table.
 
 import (
 	"context"
@@ -31,7 +31,7 @@ type Range struct {
 }
 
 // TestedRange is, per agent kind, the versions on which every scenario of
-// scripts/compat passed (the README's compatibility table), from each
+// scripts/compat passed (docs/compatibility.md's table), from each
 // kind's description (Launch.Tested). sim is st's own and has no range.
 func TestedRange() map[string]Range {
 	out := map[string]Range{}
@@ -46,7 +46,7 @@ func TestedRange() map[string]Range {
 // codexHooksSince is the oldest Codex known to work with st: st learns
 // what a worker does from its hooks, which Codex 0.120.0 has only "under
 // development" and off (codex_hooks), and 0.130.0 has on (hooks, stable).
-// scripts/compat ran every scenario on 0.130.0 (README, Compatibility).
+// scripts/compat ran every scenario on 0.130.0 (docs/compatibility.md).
 const codexHooksSince = "0.130.0"
 
 // Support is how far st knows an agent's version.

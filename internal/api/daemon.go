@@ -49,6 +49,9 @@ type LsSession struct {
 	Name    string     `json:"name"`
 	Agents  int        `json:"agents"`
 	Windows []LsWindow `json:"windows"`
+	// Attention is how many open attention items are about the agents of
+	// this session's panes.
+	Attention int `json:"attention,omitempty"`
 }
 
 // LsWindow is a window as st ls shows it.

@@ -29,6 +29,8 @@ type GraphAgent struct {
 	Teammates []Teammate `json:"teammates,omitempty"`
 	// TextsHidden says its summary was left out (WorkerView.HideTexts).
 	TextsHidden bool `json:"texts_hidden,omitempty"`
+	// Tokens is what a worker's agent spent (st's token ledger).
+	Tokens *Tokens `json:"tokens,omitempty"`
 }
 
 // HideTexts leaves out the worker's report (WorkerView.HideTexts).

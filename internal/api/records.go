@@ -96,6 +96,9 @@ type Worker struct {
 	// levels that team goes below it, so that the whole chain counts them.
 	TeamSize  int `json:"team_size,omitempty"`
 	TeamDepth int `json:"team_depth,omitempty"`
+	// Tokens is what its agent spent, from the agent's own records (for a
+	// worker on another machine, as that machine reports it).
+	Tokens *Tokens `json:"tokens,omitempty"`
 }
 
 // RunFormat is the form of run.json (orch.Run) this st writes, and the
@@ -125,4 +128,10 @@ type Run struct {
 	// its whole chain, so that depth counts on across machines.
 	CoordinatorMachine string `json:"coordinator_machine,omitempty"`
 	BaseDepth          int    `json:"base_depth,omitempty"`
+	// Budget is the run's budget; BudgetWarned: its coordinator was told
+	// of 80 %; BudgetGate: the gate opened at 100 % (RunView.BudgetUse
+	// says how much is spent).
+	Budget       *Budget `json:"budget,omitempty"`
+	BudgetWarned bool    `json:"budget_warned,omitempty"`
+	BudgetGate   string  `json:"budget_gate,omitempty"`
 }

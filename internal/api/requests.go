@@ -10,6 +10,9 @@ import (
 type StartRunRequest struct {
 	Pane      string `json:"pane"`
 	Objective string `json:"objective"`
+	// Budget is the run's budget as written (500k, $5); "" takes
+	// config.toml's default, "none" sets none.
+	Budget string `json:"budget,omitempty"`
 }
 
 // StartRequest starts a worker.
@@ -133,6 +136,10 @@ type RunView struct {
 	// worker's are in its view.
 	Teammates []Teammate `json:"teammates,omitempty"`
 	Subagents []Subagent `json:"subagents,omitempty"`
+	// Tokens is what the run's workers spent together (those on other
+	// machines as their machines report them); Budget its budget.
+	Tokens    *Tokens     `json:"tokens,omitempty"`
+	BudgetUse *BudgetView `json:"budget_use,omitempty"`
 }
 
 // TaskState is a task's state.

@@ -38,7 +38,20 @@ const (
 	RouteGateList      = "/v1/gate/list"     // IDRequest -> []Gate
 	RouteGateWithdraw  = "/v1/gate/withdraw" // GateRequest -> Gate
 	RouteHook          = "/v1/hook"          // HookRequest -> HookResponse
-	RouteGuardServer   = "/v1/guard/server"  // GuardServerRequest -> GuardServer
+	// RoutePromptWait is a hook's: it opens a permission prompt for its
+	// pane and waits for a person's answer, up to st's deadline.
+	RoutePromptWait   = "/v1/prompt/wait"   // HookRequest -> PromptDecision
+	RoutePromptAnswer = "/v1/prompt/answer" // PromptAnswerRequest -> Prompt
+	RoutePromptList   = "/v1/prompt/list"   // IDRequest -> []Prompt
+	// The attention items (issue 34): AttentionRequest -> AttentionList,
+	// and for a dismissal -> Attention.
+	RouteAttention        = "/v1/attention"
+	RouteAttentionWait    = "/v1/attention/wait"
+	RouteAttentionDismiss = "/v1/attention/dismiss"
+	// RouteTmuxStatus puts st's segment on the tmux status line, or takes
+	// it off: TmuxStatusRequest -> TmuxStatus.
+	RouteTmuxStatus  = "/v1/setup/tmux-status"
+	RouteGuardServer = "/v1/guard/server" // GuardServerRequest -> GuardServer
 )
 
 // WebURL is what RouteWeb answers: the web UI's address with its token.

@@ -34,6 +34,9 @@ type Status struct {
 	// Waits is how many st worker wait calls are waiting now (their
 	// workers found, not yet settled).
 	Waits int `json:"waits,omitempty"`
+	// Attention is how many attention items are open: agents that need a
+	// person (st attention lists them).
+	Attention int `json:"attention"`
 	// Problems are what the user should know about and fix (a run.json
 	// st could not read).
 	Problems []string `json:"problems,omitempty"`

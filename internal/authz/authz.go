@@ -60,25 +60,29 @@ type Action string
 
 // The actions.
 const (
-	ReadPage        Action = "loading the web UI's page and its files"
-	ReadState       Action = "reading st's state"
-	StartRun        Action = "starting a run"
-	Start           Action = "starting a worker"
-	Send            Action = "typing a line into a worker"
-	Adopt           Action = "adopting an agent"
-	Offer           Action = "offering an agent to another machine"
-	Withdraw        Action = "withdrawing an offer"
-	Stop            Action = "stopping a worker"
-	Release         Action = "releasing a worker"
-	Rename          Action = "renaming a worker"
-	ReadScreen      Action = "reading a worker's report and answer"
-	Merge           Action = "merging a worker's changes"
-	CancelTask      Action = "cancelling a task"
-	OpenTerminal    Action = "opening a terminal"
-	TypeTerminal    Action = "typing in a terminal"
-	AskGate         Action = "asking a decision gate"
-	AnswerGate      Action = "answering a decision gate"
-	WithdrawGate    Action = "withdrawing a decision gate"
+	ReadPage     Action = "loading the web UI's page and its files"
+	ReadState    Action = "reading st's state"
+	StartRun     Action = "starting a run"
+	Start        Action = "starting a worker"
+	Send         Action = "typing a line into a worker"
+	Adopt        Action = "adopting an agent"
+	Offer        Action = "offering an agent to another machine"
+	Withdraw     Action = "withdrawing an offer"
+	Stop         Action = "stopping a worker"
+	Release      Action = "releasing a worker"
+	Rename       Action = "renaming a worker"
+	ReadScreen   Action = "reading a worker's report and answer"
+	Merge        Action = "merging a worker's changes"
+	CancelTask   Action = "cancelling a task"
+	OpenTerminal Action = "opening a terminal"
+	TypeTerminal Action = "typing in a terminal"
+	AskGate      Action = "asking a decision gate"
+	AnswerGate   Action = "answering a decision gate"
+	WithdrawGate Action = "withdrawing a decision gate"
+	// AnswerPrompt answers an agent's permission prompt or question
+	// (Allow once, Deny, an option) through its waiting hook.
+	AnswerPrompt    Action = "answering an agent's permission prompt"
+	Dismiss         Action = "dismissing an attention item (issue 34)"
 	Report          Action = "reporting (st worker done)"
 	Hook            Action = "sending an agent's hook event"
 	AcceptRemoteOn  Action = "letting other machines start agents here (accept-remote on)"
@@ -93,7 +97,7 @@ const (
 	FindCoordinator Action = "asking where a coordinator is"
 )
 
-// The control plane's actions (remote.ControlPlaneRoutes). The control
+// The control plane's actions (controlplane.ControlPlaneRoutes). The control
 // plane is a service of its own, not a daemon: Decide does not answer for
 // them (it refuses them to every actor but a person at this machine);
 // the control plane's certificate check is their decision, and the
@@ -116,7 +120,7 @@ func ControlPlaneActions() []Action {
 // Actions lists every action.
 func Actions() []Action {
 	return []Action{ReadPage, ReadState, StartRun, Start, Send, Adopt, Offer, Withdraw, Stop, Release, Rename, ReadScreen, Merge,
-		CancelTask, OpenTerminal, TypeTerminal, AskGate, AnswerGate, WithdrawGate, Report, Hook, AcceptRemoteOn, AcceptRemoteOff,
+		CancelTask, OpenTerminal, TypeTerminal, AskGate, AnswerGate, AnswerPrompt, WithdrawGate, Dismiss, Report, Hook, AcceptRemoteOn, AcceptRemoteOff,
 		SeeWebToken, ChangeSetup, StopST, SeeAgents, Watch, Reparent, FindCoordinator, PruneRuns}
 }
 
@@ -235,10 +239,10 @@ func Decide(a Actor, act Action, t Target, f Facts) Decision {
 	case WebSession:
 		return decideWeb(act)
 	case AnswerToken:
-		if act == AnswerGate {
-			return allow() // its own gate and option: the token names them
+		if act == AnswerGate || act == AnswerPrompt {
+			return allow() // its own gate or prompt, and option: the token names them
 		}
-		return refuse(Boundary, "", "an answer link answers its own gate, and does nothing else")
+		return refuse(Boundary, "", "an answer link answers its own gate or prompt, and does nothing else")
 	case Machine:
 		return decideMachine(a, act, t, f)
 	case OtherUser:
@@ -278,7 +282,7 @@ func OpenToLocal(act Action) bool {
 // terminal too, which costs a look at every process).
 func PersonOnly(act Action) bool {
 	switch act {
-	case AnswerGate, Offer, AcceptRemoteOn, SeeWebToken, ChangeSetup, PruneRuns:
+	case AnswerGate, AnswerPrompt, Dismiss, Offer, AcceptRemoteOn, SeeWebToken, ChangeSetup, PruneRuns:
 		return true
 	}
 	return false
@@ -346,7 +350,7 @@ func decideAgent(a Actor, act Action, t Target, f Facts) Decision {
 // person at this machine's browser, for what the page does.
 func decideWeb(act Action) Decision {
 	switch act {
-	case ReadPage, ReadState, ReadScreen, SeeAgents, OpenTerminal, TypeTerminal, Adopt, Release, AnswerGate:
+	case ReadPage, ReadState, ReadScreen, SeeAgents, OpenTerminal, TypeTerminal, Adopt, Release, AnswerGate, AnswerPrompt, Dismiss:
 		return allow()
 	}
 	return refuse(Boundary, "", "the web UI does not do %s", act)

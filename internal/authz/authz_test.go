@@ -50,7 +50,7 @@ func TestDecisionTable(t *testing.T) {
 		CancelTask, AskGate, WithdrawGate, Report, Hook, AcceptRemoteOff}
 	agentNone := []Action{ReadState, StartRun, Adopt, Withdraw, CancelTask, AskGate, Report, Hook, AcceptRemoteOff, StopST}
 	codexNone := []Action{ReadState, StartRun, Withdraw, CancelTask, AskGate, Report, Hook, AcceptRemoteOff}
-	web := []Action{ReadPage, ReadState, ReadScreen, SeeAgents, OpenTerminal, TypeTerminal, Adopt, Release, AnswerGate}
+	web := []Action{ReadPage, ReadState, ReadScreen, SeeAgents, OpenTerminal, TypeTerminal, Adopt, Release, AnswerGate, AnswerPrompt, Dismiss}
 	local := []Action{ReadState, Hook, AskGate, AcceptRemoteOff, Withdraw}
 	want := map[Kind][2][]Action{ // with all facts, with none
 		Person:         {Actions(), Actions()},
@@ -58,7 +58,7 @@ func TestDecisionTable(t *testing.T) {
 		SandboxedCodex: {codexAll, codexNone},
 		Local:          {local, local},
 		WebSession:     {web, web},
-		AnswerToken:    {{AnswerGate}, {AnswerGate}},
+		AnswerToken:    {{AnswerGate, AnswerPrompt}, {AnswerGate, AnswerPrompt}},
 		Machine: {{Start, Send, Adopt, Stop, Release, Rename, ReadScreen, OpenTerminal, TypeTerminal, SeeAgents, Watch, Reparent, FindCoordinator},
 			{Watch}},
 		OtherUser:   {nil, nil},
@@ -110,6 +110,13 @@ func TestAgentRails(t *testing.T) {
 	}{
 		{"answer a gate", actorOf(Agent), AnswerGate, Target{}, all, Rail,
 			[]string{"answering a decision gate is a person's to do, and this request came from an agent: it was run by an agent (sim, pid 7)", "a person does it"}},
+		// The pane's own agent (its Actor.Pane is the prompt's pane) may
+		// not allow its own tool call: a rail against a same-user agent...
+		{"allow its own prompt", actorOf(Agent), AnswerPrompt, Target{ID: "%3"}, all, Rail,
+			[]string{"answering an agent's permission prompt is a person's to do, and this request came from an agent", "a person does it"}},
+		// ...and a boundary against a Codex in its sandbox.
+		{"codex allows a prompt", actorOf(SandboxedCodex), AnswerPrompt, Target{ID: "%9"}, all, Boundary,
+			[]string{"answering an agent's permission prompt is a person's to do"}},
 		{"codex sees the web token", actorOf(SandboxedCodex), SeeWebToken, Target{}, all, Boundary, []string{"seeing the web UI's token is a person's to do"}},
 		{"prune the history", actorOf(Agent), PruneRuns, Target{}, all, Rail, []string{"removing old runs from st's history (st orch prune --yes) is a person's to do", "a person does it"}},
 		{"sim", actorOf(Agent), Start, Target{Agent: "sim"}, none, Rail, []string{"sim agent, a test program that runs any command", "agents_start_sim = true"}},

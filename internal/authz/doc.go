@@ -41,8 +41,9 @@
 //     its sandbox refuses: a boundary.
 //   - WebSession: a page of st's web UI that passed the web UI's
 //     credential check (the token that `st web` prints to a person).
-//   - AnswerToken: the holder of a gate's one-time answer link (the push
-//     service, the phone): it answers that gate with that option, once.
+//   - AnswerToken: the holder of a gate's or a permission prompt's
+//     one-time answer link (the push service, the phone): it answers that
+//     gate or prompt with that option, once.
 //   - Machine: another machine of the account, proven by its certificate
 //     (mutual TLS, checked against the revoked keys on every request).
 //   - OtherUser, RelayClient, Network: another local user (st's socket is
@@ -54,7 +55,9 @@
 //
 // Actions (Action) are named as the issue names them: start, send (type),
 // adopt, offer, stop, release, rename, read a worker's answer, open a
-// terminal (read-only) and type in it, answer a gate, accept-remote on and
+// terminal (read-only) and type in it, answer a gate, answer an agent's
+// permission prompt (Allow once, Deny, a question's option: the agent's
+// waiting PermissionRequest hook takes it), accept-remote on and
 // off, see the web token, change st's setup, remove old runs from st's
 // history (st orch prune --yes); and the quieter ones every route needs a
 // name for (read st's state, ask a gate, withdraw a gate, report, a
@@ -80,7 +83,9 @@
 //     record names the pane, and another agent's gate is a person's to
 //     answer), report from its own pane, turn accept-remote off. Never
 //     what is a person's:
-//     answer a gate, offer an agent to another machine, turn accept-remote
+//     answer a gate or a permission prompt (its own pane's too: an agent
+//     that allowed its own tool calls would need no person), offer an
+//     agent to another machine, turn accept-remote
 //     on, see the web token, remove old runs from st's history. It acts
 //     as the pane it runs in: a $TMUX_PANE that names another pane is
 //     refused. How it goes around each: tmux
@@ -100,9 +105,11 @@
 //     every command without asking lets a sandboxed Codex coordinator's
 //     Claude workers do so too.
 //   - A web session: what the page does (its state and the workers'
-//     reports, terminals, adopt by a drop, release, answer a gate): the
+//     reports, terminals, adopt by a drop, release, answer a gate or a
+//     permission prompt): the
 //     person at this machine's browser.
-//   - An answer token: answer its own gate with its own option, once.
+//   - An answer token: answer its own gate or permission prompt with its
+//     own option, once.
 //   - Another machine (boundaries), only while this machine takes workers
 //     (accept-remote on; "on" means every machine of the account may run
 //     commands here, as a worker's task is shell work): start workers;

@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/sophonz/st/internal/authz"
+	"github.com/sophonz/st/internal/controlplane"
 	"github.com/sophonz/st/internal/daemon"
 	"github.com/sophonz/st/internal/peer"
-	"github.com/sophonz/st/internal/remote"
 	"github.com/sophonz/st/internal/web"
 )
 
@@ -30,7 +30,7 @@ const routesGolden = "testdata/routes.golden"
 // the file is changed in the same commit, where a reviewer sees it.
 // go test ./internal/authz -run TestRoutesGolden -update rewrites it.
 func TestRoutesGolden(t *testing.T) {
-	got := goldenOf(slices.Concat(daemon.SocketRoutes(), peer.Routes(), web.Routes(), remote.ControlPlaneRoutes()))
+	got := goldenOf(slices.Concat(daemon.SocketRoutes(), peer.Routes(), web.Routes(), controlplane.ControlPlaneRoutes()))
 	if *update {
 		if err := os.WriteFile(routesGolden, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
@@ -103,7 +103,7 @@ func actionNames() map[authz.Action]string {
 		authz.Send: "Send", authz.Adopt: "Adopt", authz.Offer: "Offer", authz.Withdraw: "Withdraw", authz.Stop: "Stop",
 		authz.Release: "Release", authz.Rename: "Rename", authz.ReadScreen: "ReadScreen", authz.Merge: "Merge",
 		authz.CancelTask: "CancelTask", authz.OpenTerminal: "OpenTerminal", authz.TypeTerminal: "TypeTerminal",
-		authz.AskGate: "AskGate", authz.AnswerGate: "AnswerGate", authz.WithdrawGate: "WithdrawGate", authz.Report: "Report", authz.Hook: "Hook",
+		authz.AskGate: "AskGate", authz.AnswerGate: "AnswerGate", authz.AnswerPrompt: "AnswerPrompt", authz.WithdrawGate: "WithdrawGate", authz.Dismiss: "Dismiss", authz.Report: "Report", authz.Hook: "Hook",
 		authz.AcceptRemoteOn: "AcceptRemoteOn", authz.AcceptRemoteOff: "AcceptRemoteOff", authz.SeeWebToken: "SeeWebToken",
 		authz.PruneRuns: "PruneRuns", authz.ChangeSetup: "ChangeSetup", authz.StopST: "StopST", authz.SeeAgents: "SeeAgents",
 		authz.Watch: "Watch", authz.Reparent: "Reparent", authz.FindCoordinator: "FindCoordinator",

@@ -26,8 +26,8 @@ import (
 
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/client"
+	"github.com/sophonz/st/internal/cpconfig"
 	"github.com/sophonz/st/internal/plain"
-	"github.com/sophonz/st/internal/remote"
 	"github.com/sophonz/st/internal/store"
 )
 
@@ -53,11 +53,11 @@ type Env struct {
 	// a sandbox refuses.
 	HTTPClient func(socket string) *http.Client
 	// ControlPlane is set in st-control-plane alone, the program that
-	// links the control plane's database and meter
-	// (internal/remote/cpserver): it makes the meter. In st it is nil,
-	// and st control-plane runs st-control-plane in its place
+	// links the control plane's server (internal/controlplane, with its
+	// database and meter): the commands of st control-plane run it. In st
+	// it is nil, and st control-plane runs st-control-plane in its place
 	// (execControlPlane).
-	ControlPlane func() remote.Meter
+	ControlPlane cpconfig.Service
 	// started: this process started the daemon (and said so).
 	started bool
 }
@@ -318,6 +318,7 @@ func commands(env *Env) map[string]func() *cobra.Command {
 		"login": func() *cobra.Command { return newLoginCmd(env, nil) }, "logout": func() *cobra.Command { return newLogoutCmd(env, nil) },
 		"machines": func() *cobra.Command { return newMachinesCmd(env, nil) }, "completion": func() *cobra.Command { return newCompletionCmd(env, nil) },
 		"setup": func() *cobra.Command { return newSetupCmd(env, nil) }, "doctor": func() *cobra.Command { return newDoctorCmd(env, nil) },
+		"attention": func() *cobra.Command { return newAttentionCmd(env, nil) },
 	}
 }
 

@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sophonz/st/internal/remote"
-	"github.com/sophonz/st/internal/remote/cpserver"
+	"github.com/sophonz/st/internal/controlplane"
+	"github.com/sophonz/st/internal/controlplane/cpserver"
+	"github.com/sophonz/st/internal/cpconfig"
 	"github.com/sophonz/st/internal/testutil"
 )
 
@@ -58,7 +59,7 @@ func TestControlPlaneRefusesADataFolderNotItsOwn(t *testing.T) {
 			var out bytes.Buffer
 			env := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out,
 				Getenv:       func(k string) string { return map[string]string{"ST_HOME": home}[k] },
-				ControlPlane: func() remote.Meter { return cpserver.NewMeter() }}
+				ControlPlane: controlplane.Service{NewMeter: func() cpconfig.Meter { return cpserver.NewMeter() }}}
 			root := newRoot(&env)
 			root.SetArgs(args)
 			root.SetOut(&out)

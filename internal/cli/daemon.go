@@ -421,6 +421,9 @@ func runStatus(ctx context.Context, env *Env, o statusOptions) error {
 			fmt.Fprintf(w, "  web:    off: %s\n  Try: %s\n", s.WebError.Message, s.WebError.Hint)
 		}
 		fmt.Fprintf(w, "  runs: %d, workers: %d (%d alive)\n", s.Orch.Runs, s.Orch.Workers, s.Orch.Live)
+		if s.Orch.Attention > 0 {
+			fmt.Fprintf(w, "  needs you: %d (st attention lists them)\n", s.Orch.Attention)
+		}
 		printProblems(env, s)
 		return nil
 	})
@@ -454,12 +457,18 @@ func runLs(ctx context.Context, env *Env, o lsOptions) error {
 }
 
 func printSessions(w io.Writer, ses []api.LsSession) error {
-	return printTable(w, ses, "no sessions (st's tmux server is not running)", "SESSION\tWINDOWS\tAGENTS", func(tw io.Writer, s api.LsSession) {
+	needs := 0
+	err := printTable(w, ses, "no sessions (st's tmux server is not running)", "SESSION\tWINDOWS\tAGENTS", func(tw io.Writer, s api.LsSession) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\n", s.Name, len(s.Windows), s.Agents)
 		for _, w := range s.Windows {
 			fmt.Fprintf(tw, "  %s: %s\t%s\t%s\n", w.Index, w.Name, strings.Join(w.Panes, " "), strings.Join(w.Agents, ", "))
 		}
+		needs += s.Attention
 	})
+	if err == nil && needs > 0 {
+		_, err = fmt.Fprintf(w, "%d agents need you (st attention lists them)\n", needs)
+	}
+	return err
 }
 
 type webOptions struct{}

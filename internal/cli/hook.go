@@ -93,7 +93,30 @@ func runHook(ctx context.Context, env *Env, o hookOptions) error {
 	if err == nil && res.Deny && before {
 		deny(env, kind, res.Reason)
 	}
+	if err == nil && kind != nil && kind.Hear.Answers == o.Event {
+		waitAnswer(env, c, kind, req)
+	}
 	return nil
+}
+
+// waitAnswer waits for a person's answer to the permission prompt of req
+// (st's deadline, permission_wait, bounds it) and prints it in the
+// agent's form. The agent's own dialog is on its screen all along
+// (Claude 2.1.332 shows it while this hook runs), so every failure here
+// prints nothing and leaves the answer to that dialog: it fails closed.
+func waitAnswer(env *Env, c *client.Client, kind *agent.Kind, req api.HookRequest) {
+	ctx, cancel := context.WithTimeout(context.Background(), api.MaxPromptWait+10*time.Second)
+	defer cancel()
+	d, err := c.WaitPrompt(ctx, req)
+	if err != nil {
+		if env.Getenv("ST_HOOK_DEBUG") != "" {
+			fmt.Fprintf(env.Stderr, "st hook: %v\n", err)
+		}
+		return
+	}
+	if out := kind.AnswerPrompt(d.Behavior, d.Option, d.By, req.Payload); out != nil {
+		fmt.Fprintln(env.Stdout, string(out))
+	}
 }
 
 // teammateOf is who a Claude agent is in an agent team, read from the

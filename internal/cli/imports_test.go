@@ -17,7 +17,7 @@ import (
 // server needs: SQLite, Prometheus's client and, through it, protobuf.
 // Their package initialisation runs in every st process, each agent hook
 // among them, and took about 1 ms of a 2.7 ms `st version`; they are
-// st-control-plane's (internal/remote/cpserver).
+// st-control-plane's (internal/controlplane/cpserver).
 func TestImports(t *testing.T) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
@@ -25,7 +25,7 @@ func TestImports(t *testing.T) {
 	}
 	const mod = "github.com/sophonz/st/"
 	runsNoTmux := []string{mod + "internal/tmux", "github.com/creack/pty", mod + "internal/daemon"}
-	serverOnly := []string{mod + "internal/remote/cpserver", "modernc.org/sqlite", "modernc.org/libc",
+	serverOnly := []string{mod + "internal/controlplane", mod + "internal/controlplane/cpserver", "modernc.org/sqlite", "modernc.org/libc",
 		"github.com/prometheus/client_golang/prometheus", "google.golang.org/protobuf/proto"}
 	for pkg, forbidden := range map[string][]string{
 		"internal/cli": runsNoTmux, "internal/client": runsNoTmux, "internal/guard": runsNoTmux,

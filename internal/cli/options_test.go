@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sophonz/st/internal/cpconfig"
 	"github.com/sophonz/st/internal/remote"
 )
 
@@ -103,6 +104,7 @@ func TestCommandOptions(t *testing.T) {
 	orchOptionsCases(t)
 	taskOptionsCases(t)
 	gateOptionsCases(t)
+	attentionOptionsCases(t)
 	setupOptionsCases(t)
 	setupDoctorOptionsCases(t)
 	remoteOptionsCases(t)
@@ -335,20 +337,21 @@ func setupOptionsCases(t *testing.T) {
 
 func setupDoctorOptionsCases(t *testing.T) {
 	checkParse(t, "setup", newSetupCmd, []parseCase[setupOptions]{
-		{args: nil}, {args: []string{"--undo"}, want: setupOptions{Undo: true}}, {args: []string{"claude"}, err: `unknown command "claude"`}})
+		{args: nil}, {args: []string{"--undo"}, want: setupOptions{Undo: true}},
+		{args: []string{"--tmux-status"}, want: setupOptions{TmuxStatus: true}}, {args: []string{"claude"}, err: `unknown command "claude"`}})
 	checkParse(t, "doctor", newDoctorCmd, []parseCase[doctorOptions]{
 		{args: nil}, {args: []string{"--json"}, want: doctorOptions{JSON: true}}, {args: []string{"--fix"}, err: "unknown flag: --fix"}})
 }
 
 func remoteOptionsCases(t *testing.T) {
 	checkParse(t, "control-plane serve", newControlPlaneServeCmd, []parseCase[cpServeOptions]{
-		{args: nil, env: outside, want: cpServeOptions{Data: "/h/control-plane", Listen: "127.0.0.1:0", OfflineAfter: remote.DefaultOfflineAfter,
-			RelayStreams: remote.DefaultRelayStreams, RelayPairStreams: remote.DefaultRelayPairStreams, RelayRateMiB: 16}},
+		{args: nil, env: outside, want: cpServeOptions{Data: "/h/control-plane", Listen: "127.0.0.1:0", OfflineAfter: cpconfig.DefaultOfflineAfter,
+			RelayStreams: cpconfig.DefaultRelayStreams, RelayPairStreams: cpconfig.DefaultRelayPairStreams, RelayRateMiB: 16}},
 		{args: []string{"--data", "/cp", "--listen", "127.0.0.1:8443", "--offline-after", "1m"}, want: cpServeOptions{Data: "/cp", Listen: "127.0.0.1:8443", OfflineAfter: time.Minute,
-			RelayStreams: remote.DefaultRelayStreams, RelayPairStreams: remote.DefaultRelayPairStreams, RelayRateMiB: 16}},
+			RelayStreams: cpconfig.DefaultRelayStreams, RelayPairStreams: cpconfig.DefaultRelayPairStreams, RelayRateMiB: 16}},
 		{args: []string{"--http", "--cert", "/c.pem", "--key", "/k.pem", "--name", "cp.example.net,cp", "--relay-streams", "4", "--relay-pair-streams", "2", "--relay-rate", "0",
 			"--metrics", "127.0.0.1:9464"},
-			want: cpServeOptions{Data: "/h/control-plane", Listen: "127.0.0.1:0", OfflineAfter: remote.DefaultOfflineAfter, HTTP: true, Cert: "/c.pem", Key: "/k.pem",
+			want: cpServeOptions{Data: "/h/control-plane", Listen: "127.0.0.1:0", OfflineAfter: cpconfig.DefaultOfflineAfter, HTTP: true, Cert: "/c.pem", Key: "/k.pem",
 				Names: []string{"cp.example.net", "cp"}, RelayStreams: 4, RelayPairStreams: 2, Metrics: "127.0.0.1:9464"}, env: outside},
 		{args: []string{"--offline-after", "never"}, err: `invalid argument "never" for "--offline-after"`},
 	})

@@ -68,6 +68,7 @@ func runAcceptRemote(ctx context.Context, env *Env, o acceptRemoteOptions) error
 
 type orchStartOptions struct {
 	Objective string
+	Budget    string
 	JSON      bool
 }
 
@@ -75,6 +76,7 @@ func newOrchStartCmd(env *Env, runF runFunc[orchStartOptions]) *cobra.Command {
 	var o orchStartOptions
 	cmd := &cobra.Command{Use: "start --objective TEXT", Short: "Make a run whose coordinator is this pane; prints its id", Args: cobra.NoArgs}
 	cmd.Flags().StringVar(&o.Objective, "objective", "", "what the run is for")
+	cmd.Flags().StringVar(&o.Budget, "budget", "", "the run's budget: tokens (500k, 2M) or dollars of estimated cost ('$5'); none for no budget (default: config.toml's [tokens] budget)")
 	jsonFlag(cmd, &o.JSON)
 	return bind(cmd, env, &o, nil, runF, runOrchStart)
 }
@@ -84,7 +86,7 @@ func runOrchStart(ctx context.Context, env *Env, o orchStartOptions) error {
 	if err != nil {
 		return err
 	}
-	r, err := env.Client().StartRun(ctx, api.StartRunRequest{Pane: pane, Objective: o.Objective})
+	r, err := env.Client().StartRun(ctx, api.StartRunRequest{Pane: pane, Objective: o.Objective, Budget: o.Budget})
 	return printResult(env, o.JSON, r, err, func(w io.Writer, r *api.Run) error {
 		_, err := fmt.Fprintln(w, r.ID)
 		return err
@@ -127,13 +129,19 @@ func printRun(w io.Writer, v *api.RunView) error {
 		fmt.Fprintf(w, "  %s %s, %s for %s\n", r[1], r[0], r[3], r[4])
 	}
 	fmt.Fprintf(w, "started:     %s\n", v.Created.Local().Format("2006-01-02 15:04:05"))
+	if v.Tokens != nil {
+		fmt.Fprintf(w, "tokens:      %s\n", tokensLine(v.Tokens))
+	}
+	if b := v.BudgetUse; b != nil {
+		fmt.Fprintf(w, "budget:      %s\n", budgetLine(b))
+	}
 	if len(v.Views) == 0 {
 		fmt.Fprintln(w, "workers:     none yet")
 		return nil
 	}
 	fmt.Fprintln(w, "workers:")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  ID\tNAME\tAGENT\tSTATE\tFOR\tPARENT\tSUMMARY")
+	fmt.Fprintln(tw, "  ID\tNAME\tAGENT\tSTATE\tFOR\tPARENT\tTOKENS\tSUMMARY")
 	for _, wv := range v.Views {
 		name := wv.Name
 		if wv.TeamOf > 0 {
@@ -143,9 +151,9 @@ func printRun(w io.Writer, v *api.RunView) error {
 		if wv.TextsHidden {
 			summary = hiddenNote
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", wv.ID, name, wv.Agent, wv.State, wv.For, wv.Parent, summary)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", wv.ID, name, wv.Agent, wv.State, wv.For, wv.Parent, tokensCell(wv.Tokens), summary)
 		for _, r := range asideRows(wv.Teammates, wv.Subagents) {
-			fmt.Fprintf(tw, "  %s\t  %s\t%s\t%s\t%s\t%s\t\n", r[0], r[1], r[2], r[3], r[4], wv.ID)
+			fmt.Fprintf(tw, "  %s\t  %s\t%s\t%s\t%s\t%s\t\t\n", r[0], r[1], r[2], r[3], r[4], wv.ID)
 		}
 	}
 	return tw.Flush()

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sophonz/st/internal/controlplane"
 	"github.com/sophonz/st/internal/plugin"
 )
 
@@ -16,7 +17,12 @@ import (
 func runST(t *testing.T, vars map[string]string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code = Main(args, Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return vars[k] }})
+	env := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return vars[k] }}
+	if len(args) > 0 && args[0] == "control-plane" {
+		// st runs st-control-plane for these, which is this (no meter).
+		env.ControlPlane = controlplane.Service{}
+	}
+	code = Main(args, env)
 	return code, out.String(), errb.String()
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/cpconfig"
 	"github.com/sophonz/st/internal/remote"
 	"github.com/sophonz/st/internal/version"
 )
@@ -71,7 +72,7 @@ func warnOtherBuild(env *Env) {
 // program of its own because it links SQLite and Prometheus's client,
 // whose package initialisation would add about 1 ms to the start of every
 // st process (each agent hook, report and list is one): see
-// internal/remote/cpserver.
+// internal/controlplane/cpserver.
 func controlPlaneProgram() string {
 	const name = "st-control-plane"
 	if self, err := os.Executable(); err == nil {
@@ -144,7 +145,11 @@ type cpMachinesJSON struct {
 }
 
 func runCPMachines(_ context.Context, env *Env, o cpMachinesOptions) error {
-	ms, err := remote.ListMachines(o.Data, o.Account)
+	svc, err := env.controlPlane()
+	if err != nil {
+		return err
+	}
+	ms, err := svc.ListMachines(o.Data, o.Account)
 	if err != nil {
 		return err
 	}
@@ -233,7 +238,11 @@ It works whether or not the control plane runs.`,
 }
 
 func runMachineRemove(_ context.Context, env *Env, o machineRemoveOptions) error {
-	m, err := remote.RemoveMachine(o.Data, o.Account, o.Name)
+	svc, err := env.controlPlane()
+	if err != nil {
+		return err
+	}
+	m, err := svc.RemoveMachine(o.Data, o.Account, o.Name)
 	if err != nil {
 		return err
 	}
@@ -282,15 +291,15 @@ func newControlPlaneServeCmd(env *Env, runF runFunc[cpServeOptions]) *cobra.Comm
 	cpDataFlag(cmd, &o.Data)
 	f := cmd.Flags()
 	f.StringVar(&o.Listen, "listen", "127.0.0.1:0", "host:port to listen on; port 0 picks a free one")
-	durationFlag(f, &o.OfflineAfter, "offline-after", remote.DefaultOfflineAfter, "a machine with no heartbeat for this long is offline")
+	durationFlag(f, &o.OfflineAfter, "offline-after", cpconfig.DefaultOfflineAfter, "a machine with no heartbeat for this long is offline")
 	f.StringVar(&o.Cert, "cert", "", "its own TLS certificate (PEM, with its chain), such as a public CA's; machines then sign in without --ca")
 	f.StringVar(&o.Key, "key", "", "the key of --cert (PEM)")
 	f.StringSliceVar(&o.Names, "name", nil, "a host name machines reach it by, for the certificate it makes itself (repeat or separate with commas)")
 	f.BoolVar(&o.HTTP, "http", false, "serve plain HTTP, for a TLS terminator in front (Caddy, nginx, a load balancer) that passes websockets; machines sign in at the terminator's https URL")
-	f.IntVar(&o.RelayStreams, "relay-streams", remote.DefaultRelayStreams, "streams a machine may have opened through the relay at once")
-	f.IntVar(&o.RelayPairStreams, "relay-pair-streams", remote.DefaultRelayPairStreams, "of those, streams to one machine (so that no machine uses up another's)")
+	f.IntVar(&o.RelayStreams, "relay-streams", cpconfig.DefaultRelayStreams, "streams a machine may have opened through the relay at once")
+	f.IntVar(&o.RelayPairStreams, "relay-pair-streams", cpconfig.DefaultRelayPairStreams, "of those, streams to one machine (so that no machine uses up another's)")
 	f.StringVar(&o.Metrics, "metrics", "", "serve /metrics (Prometheus) on this loopback host:port, such as 127.0.0.1:9464; off when empty")
-	f.Float64Var(&o.RelayRateMiB, "relay-rate", float64(remote.DefaultRelayRate)/(1<<20), "MiB a second a machine may send through the relay (0: no limit)")
+	f.Float64Var(&o.RelayRateMiB, "relay-rate", float64(cpconfig.DefaultRelayRate)/(1<<20), "MiB a second a machine may send through the relay (0: no limit)")
 	f.StringVar(&o.RelayRecord, "relay-record", "", "keep the bytes of every relayed stream in this folder, as the relay read them (for audits and tests: TLS records only)")
 	f.MarkHidden("relay-record")
 	durationFlag(f, &o.CertLifetime, "cert-lifetime", 0, "how long the machines' certificates it signs last (0: 11 hours; shorter for tests: a laptop's certificate that ends while it sleeps)")
@@ -303,12 +312,16 @@ func newControlPlaneServeCmd(env *Env, runF runFunc[cpServeOptions]) *cobra.Comm
 	}, runF, runControlPlaneServe)
 }
 
-// meter is the control plane's meter in st-control-plane; nil elsewhere.
-func (e *Env) meter() remote.Meter {
+// controlPlane is the control plane's service, or why there is none: a
+// command of st control-plane runs in st only when st found no
+// st-control-plane to run in its place (PersistentPreRunE refuses it
+// then), or in a test that gives no Env.ControlPlane.
+func (e *Env) controlPlane() (cpconfig.Service, error) {
 	if e.ControlPlane == nil {
-		return nil
+		return nil, &api.Error{Kind: api.KindNotFound, Message: "this program does not run the control plane (st-control-plane does)",
+			Hint: "run st-control-plane, or install it beside st: scripts/install from st's checkout"}
 	}
-	return e.ControlPlane()
+	return e.ControlPlane, nil
 }
 
 func runControlPlaneServe(ctx context.Context, env *Env, o cpServeOptions) error {
@@ -316,10 +329,14 @@ func runControlPlaneServe(ctx context.Context, env *Env, o cpServeOptions) error
 	if o.RelayRateMiB <= 0 {
 		rate = -1
 	}
-	cp, err := remote.StartControlPlane(remote.ServerOptions{Data: o.Data, OfflineAfter: o.OfflineAfter, Log: env.Stderr,
+	svc, err := env.controlPlane()
+	if err != nil {
+		return err
+	}
+	cp, err := svc.Start(cpconfig.ServerOptions{Data: o.Data, OfflineAfter: o.OfflineAfter, Log: env.Stderr,
 		CertFile: o.Cert, KeyFile: o.Key, Names: o.Names, PlainHTTP: o.HTTP,
 		RelayStreams: o.RelayStreams, RelayPairStreams: o.RelayPairStreams, RelayRate: rate, RelayRecord: o.RelayRecord,
-		MetricsAddr: o.Metrics, Meter: env.meter(), CertLifetime: o.CertLifetime}, o.Listen)
+		MetricsAddr: o.Metrics, CertLifetime: o.CertLifetime}, o.Listen)
 	if err != nil {
 		return err
 	}
@@ -364,7 +381,11 @@ func newAccountAddCmd(env *Env, runF runFunc[accountAddOptions]) *cobra.Command 
 }
 
 func runAccountAdd(_ context.Context, env *Env, o accountAddOptions) error {
-	key, err := remote.AddAccount(o.Data, o.Name)
+	svc, err := env.controlPlane()
+	if err != nil {
+		return err
+	}
+	key, err := svc.AddAccount(o.Data, o.Name)
 	if err != nil {
 		return err
 	}

@@ -12,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/internal/controlplane"
+	"github.com/sophonz/st/internal/controlplane/cpserver"
+	"github.com/sophonz/st/internal/cpconfig"
 	"github.com/sophonz/st/internal/remote"
-	"github.com/sophonz/st/internal/remote/cpserver"
 	"github.com/sophonz/st/internal/testutil"
 	"github.com/sophonz/st/internal/version"
 )
@@ -25,7 +27,7 @@ func serveControlPlane(t *testing.T, vars map[string]string, data string) (url s
 	ctx, cancel := context.WithCancel(context.Background())
 	out, errb := &testutil.SyncBuffer{}, &testutil.SyncBuffer{}
 	env := Env{Stdin: strings.NewReader(""), Stdout: out, Stderr: errb, Getenv: func(k string) string { return vars[k] },
-		ControlPlane: func() remote.Meter { return cpserver.NewMeter() }} // as st-control-plane is
+		ControlPlane: controlplane.Service{NewMeter: func() cpconfig.Meter { return cpserver.NewMeter() }}} // as st-control-plane is
 	done := make(chan error, 1)
 	go func() {
 		root := newRoot(&env)
@@ -281,7 +283,7 @@ func TestControlPlaneOfAnotherBuild(t *testing.T) {
 			code := Main([]string{"control-plane", "account", "add", "acme", "--data", data}, Env{
 				Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb,
 				Getenv:       func(k string) string { return map[string]string{callerBuildVar: tc.caller}[k] },
-				ControlPlane: func() remote.Meter { return nil },
+				ControlPlane: controlplane.Service{},
 			})
 			if code != 0 || !strings.Contains(out.String(), "st login --control-plane") {
 				t.Fatalf("account add: exit %d\n%s%s", code, &out, &errb)

@@ -36,7 +36,7 @@ func TestRunOrch(t *testing.T) {
 		answers: map[string]any{api.RouteOrchShow: api.RunView{Run: api.Run{ID: "r-1", Coordinator: "%1", Created: created}, Views: []api.WorkerView{w}}},
 		asked:   []asked{{route: api.RouteOrchShow, req: api.IDRequest{ID: "r-1"}}},
 		stdout: "run:         r-1\nobjective:   (none given)\ncoordinator: %1\nstarted:     2026-12-01 09:30:00\nworkers:\n" +
-			"  ID  NAME  AGENT  STATE  FOR  PARENT  SUMMARY\n  %3  api   sim    done   12s  %1      wrote the tests\n",
+			"  ID  NAME  AGENT  STATE  FOR  PARENT  TOKENS  SUMMARY\n  %3  api   sim    done   12s  %1      -       wrote the tests\n",
 	}, {
 		name: "accept-remote on", pane: "%1", args: []string{"orch", "accept-remote", "on"},
 		answers: map[string]any{api.RouteAcceptRemote: api.AcceptRemoteStatus{On: true, SignedIn: true, Machine: "ci-mac", Account: "acme", Addr: "127.0.0.2:7767"}},

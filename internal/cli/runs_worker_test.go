@@ -140,7 +140,7 @@ func TestRunWorker(t *testing.T) {
 	}, {
 		name: "list", pane: "%1", args: []string{"worker", "list"},
 		answers: map[string]any{api.RouteWorkerList: []api.WorkerView{read, lead}}, asked: []asked{{route: api.RouteWorkerList, req: id("%1", "")}},
-		stdout: "ID  NAME           AGENT   STATE    FOR  RUN\n%3  api            sim     done     12s  r-1\n%7  lead (team 2)  claude  working  12s  r-1\n",
+		stdout: "ID  NAME           AGENT   STATE    FOR  TOKENS  RUN\n%3  api            sim     done     12s  -       r-1\n%7  lead (team 2)  claude  working  12s  -       r-1\n",
 	}, {
 		name: "list all outside tmux", args: []string{"worker", "list", "--all"},
 		answers: map[string]any{api.RouteWorkerList: []api.WorkerView{}}, asked: []asked{{route: api.RouteWorkerList, req: api.IDRequest{All: true}}},

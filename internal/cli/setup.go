@@ -6,6 +6,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -90,12 +92,12 @@ func printChecks(w io.Writer, cs ...doctor.Check) {
 	}
 }
 
-type setupOptions struct{ Undo bool }
+type setupOptions struct{ Undo, TmuxStatus bool }
 
 func newSetupCmd(env *Env, runF runFunc[setupOptions]) *cobra.Command {
 	var o setupOptions
 	cmd := &cobra.Command{
-		Use:   "setup [--undo]",
+		Use:   "setup [--tmux-status] [--undo]",
 		Short: "Start st and install its hooks, plugin, skills and commands for the agents on PATH (again: changes nothing); --undo takes it all out",
 		Long: `st setup starts st's daemon (as st up), then for each of Claude Code, Codex and
 Gemini CLI that is installed writes st's hooks (st hooks install) and its plugin,
@@ -104,12 +106,18 @@ commands leave Codex's sandbox), checks each step as st doctor does, and says
 what to type next. An agent that is not installed is skipped. Running it again
 changes nothing.
 
-st setup --undo takes st's hooks, plugin, skills, commands and rule out again,
+st setup --tmux-status also puts a segment on tmux's status line that shows how
+many agents need you (st attention lists them), from then on, after restarts of
+tmux too.
+
+st setup --undo takes st's hooks, plugin, skills, commands, rule and status-line
+segment out again,
 putting each file of yours back as it was, and stops the daemon. $ST_HOME (st's
 runs and its log) stays.`,
 		Args: cobra.NoArgs,
 	}
 	cmd.Flags().BoolVar(&o.Undo, "undo", false, "take out everything st setup put in, and stop the daemon")
+	cmd.Flags().BoolVar(&o.TmuxStatus, "tmux-status", false, "also show on tmux's status line how many agents need you")
 	return bind(cmd, env, &o, nil, runF, runSetup)
 }
 
@@ -180,6 +188,9 @@ func runSetup(ctx context.Context, env *Env, o setupOptions) error {
 	}
 	status, _ := c.Daemon.Status(ctx)
 	step(doctor.Web(ctx, c.Daemon, status, nil))
+	if o.TmuxStatus {
+		step(tmuxStatusCheck(ctx, env, true))
+	}
 
 	if n := doctor.Failed(cs); n > 0 {
 		return &exitError{code: 1, err: fmt.Errorf("%s; type the Try: line of each, then st setup again", pluginPlural(n, "step went wrong", "steps went wrong"))}
@@ -276,6 +287,10 @@ func runUndo(ctx context.Context, env *Env) error {
 		}
 	}
 
+	if _, err := os.Stat(filepath.Join(env.Home(), daemonTmuxStatusMark)); err == nil {
+		cs = append(cs, tmuxStatusCheck(ctx, env, false))
+	}
+
 	var out bytes.Buffer
 	down := doctor.Check{Name: "daemon", OK: true}
 	if err := runDown(ctx, &Env{Stdin: env.Stdin, Stdout: &out, Stderr: &out, Getenv: env.Getenv}, downOptions{}); err != nil {
@@ -317,6 +332,34 @@ func undoHooksCheck(a hooks.AgentReport) doctor.Check {
 				c.Detail += ", which is as it was before st first changed it"
 			}
 		}
+	}
+	return c
+}
+
+// daemonTmuxStatusMark is the daemon's mark of the status-line segment
+// (daemon.TmuxStatusMark; the command line links no daemon).
+const daemonTmuxStatusMark = "tmux-status"
+
+// tmuxStatusCheck puts st's attention segment on tmux's status line (on)
+// or takes it off, through the daemon, and says what it did.
+func tmuxStatusCheck(ctx context.Context, env *Env, on bool) doctor.Check {
+	c := doctor.Check{Name: "tmux status", OK: true}
+	s, err := env.Client().TmuxStatus(ctx, on)
+	switch {
+	case err != nil:
+		c.OK, c.Detail = false, doctor.FirstLine(err.Error())
+		c.Try = "st setup --tmux-status"
+		if !on {
+			c.Try = "st setup --undo"
+		}
+	case on && s.Changed:
+		c.Detail = "status-right of " + s.Socket + " shows how many agents need you (st attention lists them)"
+	case on:
+		c.Detail = "status-right of " + s.Socket + " shows how many agents need you already"
+	case s.Changed:
+		c.Detail = "took st's segment off status-right of " + s.Socket
+	default:
+		c.Detail = "no st segment on status-right of " + s.Socket
 	}
 	return c
 }

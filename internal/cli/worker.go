@@ -323,6 +323,14 @@ func printSettled(w io.Writer, ws []api.WorkerView) error {
 		case v.State == api.Failed, v.State == api.Blocked:
 			note = oneLine(v.Error, 70)
 		}
+		if v.Tokens != nil && !v.TextsHidden {
+			// What it spent comes with its report (issue 35).
+			note += "  [" + strings.Replace(tokensCell(v.Tokens), " ", " tokens ", 1)
+			if v.Tokens.CostUSD == nil {
+				note += " tokens"
+			}
+			note += "]"
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.ID, v.Name, v.State, note)
 	}
 	return tw.Flush()
@@ -336,14 +344,14 @@ const hiddenNote = "(not this pane's worker: its report is its coordinator's to 
 // printWorkerTable is st worker list's table, with each worker's
 // teammates and subagents under it.
 func printWorkerTable(w io.Writer, ws []api.WorkerView) error {
-	return printTable(w, ws, "no workers", "ID\tNAME\tAGENT\tSTATE\tFOR\tRUN", func(tw io.Writer, v api.WorkerView) {
+	return printTable(w, ws, "no workers", "ID\tNAME\tAGENT\tSTATE\tFOR\tTOKENS\tRUN", func(tw io.Writer, v api.WorkerView) {
 		name := v.Name
 		if v.TeamOf > 0 {
 			name += fmt.Sprintf(" (team %d)", v.TeamOf)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s\n", v.ID, name, v.Agent, v.State, v.For, v.Run, workerWhere(v))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s%s\n", v.ID, name, v.Agent, v.State, v.For, tokensCell(v.Tokens), v.Run, workerWhere(v))
 		for _, r := range asideRows(v.Teammates, v.Subagents) {
-			fmt.Fprintf(tw, "%s\t  %s\t%s\t%s\t%s\t\n", r[0], r[1], r[2], r[3], r[4])
+			fmt.Fprintf(tw, "%s\t  %s\t%s\t%s\t%s\t\t\n", r[0], r[1], r[2], r[3], r[4])
 		}
 	})
 }
@@ -407,6 +415,9 @@ func printWorkerRead(w io.Writer, v *api.WorkerView) error {
 	}
 	if v.Error != "" {
 		fmt.Fprintf(w, "error:   %s\n", v.Error)
+	}
+	if v.Tokens != nil {
+		fmt.Fprintf(w, "tokens:  %s\n", tokensLine(v.Tokens))
 	}
 	fmt.Fprintf(w, "summary: %s\n", plain.Clean(orDash(v.Summary, "(no report yet)")))
 	// The report's answer stays as it came; later turns (a notice typed

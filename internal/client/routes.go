@@ -215,6 +215,25 @@ func (c *Client) Hook(ctx context.Context, req api.HookRequest) (*api.HookRespon
 	return &r, c.Call(ctx, api.RouteHook, req, &r)
 }
 
+// WaitPrompt opens a permission prompt for a hook event and waits for a
+// person's answer, up to st's deadline (a permission hook's).
+func (c *Client) WaitPrompt(ctx context.Context, req api.HookRequest) (*api.PromptDecision, error) {
+	var r api.PromptDecision
+	return &r, c.Call(ctx, api.RoutePromptWait, req, &r)
+}
+
+// AnswerPrompt answers an open permission prompt (a person's).
+func (c *Client) AnswerPrompt(ctx context.Context, req api.PromptAnswerRequest) (*api.Prompt, error) {
+	var r api.Prompt
+	return &r, c.Call(ctx, api.RoutePromptAnswer, req, &r)
+}
+
+// Prompts lists the open permission prompts.
+func (c *Client) Prompts(ctx context.Context) ([]api.Prompt, error) {
+	var r []api.Prompt
+	return r, c.Call(ctx, api.RoutePromptList, api.IDRequest{}, &r)
+}
+
 // GuardServer is what the guard reads of the tmux server on socket, when
 // that is st's own.
 func (c *Client) GuardServer(ctx context.Context, pane, socket string) (*api.GuardServer, error) {
@@ -226,4 +245,30 @@ func (c *Client) GuardServer(ctx context.Context, pane, socket string) (*api.Gua
 func (c *Client) MachineRoutes(ctx context.Context) ([]api.MachineRoute, error) {
 	var r []api.MachineRoute
 	return r, c.Call(ctx, api.RouteRemoteRoutes, struct{}{}, &r)
+}
+
+// Attention lists the open attention items (req.All: the closed ones kept
+// too), the newest first.
+func (c *Client) Attention(ctx context.Context, req api.AttentionRequest) (*api.AttentionList, error) {
+	var r api.AttentionList
+	return &r, c.Call(ctx, api.RouteAttention, req, &r)
+}
+
+// WaitAttention waits, up to req.Timeout, for an item opened after
+// req.After.
+func (c *Client) WaitAttention(ctx context.Context, req api.AttentionRequest) (*api.AttentionList, error) {
+	var r api.AttentionList
+	return &r, c.Call(ctx, api.RouteAttentionWait, req, &r)
+}
+
+// DismissAttention closes an open item at a person's word.
+func (c *Client) DismissAttention(ctx context.Context, req api.AttentionRequest) (*api.Attention, error) {
+	var r api.Attention
+	return &r, c.Call(ctx, api.RouteAttentionDismiss, req, &r)
+}
+
+// TmuxStatus puts st's segment on the tmux status line, or takes it off.
+func (c *Client) TmuxStatus(ctx context.Context, on bool) (*api.TmuxStatus, error) {
+	var r api.TmuxStatus
+	return &r, c.Call(ctx, api.RouteTmuxStatus, api.TmuxStatusRequest{On: on}, &r)
 }

@@ -1,8 +1,16 @@
-// Package codecheck holds the checks of st's own code that no compiler
-// or linter makes, as tests that fail the build's tests when they stop
-// holding (shape_test.go, start_test.go): no function over 80 lines, no
-// pattern compiled as a process starts, and in the packages
-// whose state has owners with locks, every function that must be called
-// with a lock held named …Locked and checking it, and no lock let go in a
-// function other than the one that took it. It has no code of its own.
+// Package codecheck holds the checks of st's own code that no compiler or
+// linter makes, as go/analysis passes (Analyzers) that cmd/stcheck runs
+// over the whole module from scripts/check:
+//
+//   - funclen: no function over 80 lines, function literals measured too
+//     (a few long test functions listed may only shrink);
+//   - locked: in every package, a function that must be called with a
+//     lock held is named …Locked and begins with syncs.AssertLocked, and
+//     no comment says it instead;
+//   - lockpair: no lock taken in one function and let go in another (an
+//     unlock that the same function takes again before it returns, as a
+//     group commit's wait does, is fine);
+//   - startpattern: no regular expression compiled as a process starts.
+//
+// Each has an analysistest test whose testdata breaks its rule.
 package codecheck

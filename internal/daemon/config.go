@@ -16,6 +16,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/tokens"
 )
 
 // Config is the user's settings, from $ST_HOME/config.toml, with the
@@ -57,6 +58,53 @@ type Config struct {
 	// runs any command its task names), which st otherwise starts only
 	// for a person (ST_AGENTS_START_SIM=1; internal/authz).
 	AgentsStartSim bool `toml:"agents_start_sim"`
+	// PermissionWait is how long an agent's permission hook waits for a
+	// person's answer from the web UI or a push before it leaves the
+	// answer to the agent's own dialog (5m unless set, at most 1h;
+	// ST_PERMISSION_WAIT; docs/permission-prompts.md).
+	PermissionWait Duration `toml:"permission_wait"`
+	// Attention is [attention]: which attention items push, and how
+	// quietly (attnpush.go).
+	Attention AttentionConfig `toml:"attention"`
+	// Tokens is the [tokens] table: a default budget for new runs, and the
+	// price table st estimates costs from (docs/tokens.md).
+	Tokens TokensConfig `toml:"tokens"`
+}
+
+// TokensConfig is config.toml's [tokens].
+type TokensConfig struct {
+	// Budget is a new run's budget unless st orch start --budget gives
+	// one: tokens (500k) or dollars ("$5"); "" for none.
+	Budget string `toml:"budget"`
+	// Prices is [tokens.prices]: date = "YYYY-MM-DD", and
+	// [tokens.prices.models."claude-sonnet-4"] input = 3.0 ... per
+	// million tokens.
+	Prices tokens.Prices `toml:"prices"`
+	// budget is Budget read.
+	budget tokens.Budget
+}
+
+// DefaultBudget is the budget config.toml gives new runs (zero: none).
+func (t TokensConfig) DefaultBudget() tokens.Budget { return t.budget }
+
+// tokensTable checks [tokens]: a price table with its date, a budget st
+// can read (a dollar budget only with prices to tell a cost by).
+func (c *Config) tokensTable(func(string) string) error {
+	if err := c.Tokens.Prices.Check(); err != nil {
+		return refuseSetting("config.toml: "+err.Error(), "docs/tokens.md shows a price table")
+	}
+	if c.Tokens.Budget == "" {
+		return nil
+	}
+	b, err := tokens.ParseBudget(c.Tokens.Budget)
+	if err != nil {
+		return refuseSetting("config.toml [tokens]: "+err.Error(), `budget = "500k" or budget = "$5"`)
+	}
+	if b.USD > 0 && len(c.Tokens.Prices.Models) == 0 {
+		return refuseSetting("config.toml [tokens]: a dollar budget needs a price table ([tokens.prices]): st knows no prices", `budget = "500k" (tokens), or add [tokens.prices] (docs/tokens.md)`)
+	}
+	c.Tokens.budget = b
+	return nil
 }
 
 // agentsStartSim takes ST_AGENTS_START_SIM ("" leaves config.toml's).
@@ -115,10 +163,13 @@ func LoadConfig(home string, getenv func(string) string) (Config, error) {
 			return c, settingError(path, data, "web_port")
 		}
 	}
-	for _, step := range []func(func(string) string) error{c.tmuxAndWeb, c.push, c.agentsAndPeers, c.durations, c.webPort} {
+	for _, step := range []func(func(string) string) error{c.tmuxAndWeb, c.push, c.agentsAndPeers, c.durations, c.webPort, c.tokensTable} {
 		if err := step(getenv); err != nil {
 			return c, err
 		}
+	}
+	if err := c.Attention.check(); err != nil {
+		return c, err
 	}
 	return c, nil
 }
@@ -191,7 +242,7 @@ func (c *Config) durations(getenv func(string) string) error {
 	for _, d := range []struct {
 		env string
 		to  *Duration
-	}{{"ST_HEARTBEAT", &c.Heartbeat}, {"ST_PEER_RETRY", &c.PeerRetry}} {
+	}{{"ST_HEARTBEAT", &c.Heartbeat}, {"ST_PEER_RETRY", &c.PeerRetry}, {"ST_PERMISSION_WAIT", &c.PermissionWait}} {
 		if v := getenv(d.env); v != "" {
 			x, err := time.ParseDuration(v)
 			if err != nil || x <= 0 {

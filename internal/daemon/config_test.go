@@ -90,9 +90,38 @@ peer_listen = "off"
 heartbeat = "10s"
 peer_retry = "1m"
 agents_start_sim = true
+[tokens]
+budget = "$5"
+[tokens.prices]
+date = "2026-12-01"
+[tokens.prices.models.claude-sonnet-4]
+input = 3.0
+output = 15.0
+cache_read = 0.3
+cache_write = 3.75
 `)
 	if err != nil || c.WebPort != 7001 || c.Heartbeat.Seconds() != 10 || !c.AgentsStartSim {
 		t.Fatalf("LoadConfig = %+v, %v", c, err)
+	}
+	if b := c.Tokens.DefaultBudget(); b.USD != 5 || c.Tokens.Prices.Models["claude-sonnet-4"].CacheWrite != 3.75 || c.Tokens.Prices.Date != "2026-12-01" {
+		t.Fatalf("[tokens] read as %+v (budget %+v)", c.Tokens, b)
+	}
+}
+
+// TestConfigRefusesTokensItCannotUse: a price table with no date (a
+// cost whose prices' age no one can tell), a dollar budget with no
+// prices, a budget st cannot read.
+func TestConfigRefusesTokensItCannotUse(t *testing.T) {
+	for text, want := range map[string]string{
+		"[tokens.prices.models.x]\ninput = 1.0\n":                                          "needs date",
+		"[tokens]\nbudget = \"$5\"\n":                                                      "a dollar budget needs a price table",
+		"[tokens]\nbudget = \"lots\"\n":                                                    "write tokens (500k",
+		"[tokens.prices]\ndate = \"2026-12-01\"\n[tokens.prices.models.x]\ninput = -1.0\n": "below zero",
+	} {
+		_, _, err := loadConfigText(t, text)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("config %q: %v, want a refusal saying %q", text, err, want)
+		}
 	}
 }
 

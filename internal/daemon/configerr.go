@@ -29,6 +29,9 @@ var settings = map[string]string{
 	"heartbeat":        `a duration above zero in quotes, such as "10s"`,
 	"peer_retry":       `a duration above zero in quotes, such as "1m"`,
 	"agents_start_sim": "true or false",
+	"attention":        `a table, [attention], of push = ["permission", "question"] (the kinds that push), quiet_front = true, summary = 3, summary_window = "30s"`,
+	"permission_wait":  `a duration above zero in quotes, such as "5m" (at most an hour)`,
+	"tokens":           `a table: [tokens] budget = "500k" or "$5", and [tokens.prices] with date = "YYYY-MM-DD" and [tokens.prices.models.NAME] input, output, cache_read, cache_write in dollars per million tokens (docs/tokens.md)`,
 }
 
 // settingNames are the settings, in order, for a Try line.

@@ -79,20 +79,38 @@ func Run(ctx context.Context, o Options) error {
 	pn.hub = hub
 	pn.reload()
 	var mgr *orch.Manager
+	pusher := &attnPusher{target: cfg.PushURL, rules: cfg.Attention, ready: make(chan struct{}), front: tm.PanesInFront, now: time.Now, log: o.Log,
+		post: func(ctx context.Context, title, body string, hdr map[string]string) error {
+			return postPush(ctx, cfg.PushURL, title, body, hdr)
+		}}
+	defer pusher.stop()
+	statusKick := make(chan struct{}, 1)
 	hist := openHistory(o.Home, func(f string, a ...any) { fmt.Fprintf(o.Log, f+"\n", a...) })
 	mgr, err = orch.NewManager(ctx, orch.Config{Home: o.Home, STBin: o.STBin, Tmux: tm, Log: o.Log, History: hist,
-		OnGate: func(g api.Gate) { pushGate(ctx, cfg.PushURL, cfg.PushAnswerURL, mgr, g, o.Log) },
-		Remote: hub, Events: events, SimForAgents: cfg.AgentsStartSim})
+		OnGate:      func(g api.Gate) { pushGate(ctx, cfg.PushURL, cfg.PushAnswerURL, mgr, g, o.Log) },
+		OnPrompt:    func(p api.Prompt) { pushPrompt(ctx, cfg.PushURL, cfg.PushAnswerURL, mgr, p, o.Log) },
+		OnAttention: func(a api.Attention) { pusher.item(ctx, a) },
+		OnAttentionCount: func() {
+			select {
+			case statusKick <- struct{}{}:
+			default:
+			}
+		},
+		Remote: hub, Events: events, SimForAgents: cfg.AgentsStartSim,
+		Prices: cfg.Tokens.Prices, Budget: cfg.Tokens.DefaultBudget()})
 	if err != nil {
 		ln.Close()
 		return err
 	}
 	defer mgr.Close()
+	pusher.book = mgr.AttentionBook()
+	close(pusher.ready)
 	hub.Attach(mgr)
 	pn.start() // its listeners serve from now
 	var loops sync.WaitGroup
 	defer func() { cancel(); loops.Wait() }() // the loops end with ctx
-	loops.Add(2)
+	loops.Add(3)
+	go func() { defer loops.Done(); keepStatus(ctx, o.Home, tm, mgr.AttentionCount, statusKick, o.Log) }()
 	go func() { defer loops.Done(); pn.run(ctx) }()
 	go func() { defer loops.Done(); mgr.Watch(ctx) }()
 	wl, webBase, stopWeb := serveWeb(ctx, o.Home, cfg, secret, tm, mgr, pn, o.Log)
@@ -101,7 +119,7 @@ func Run(ctx context.Context, o Options) error {
 		PID: os.Getpid(), Version: version.Version, Commit: version.Current().Commit, Binary: o.STBin, Home: o.Home, Socket: sock,
 		TmuxSocket: tm.Socket(), Started: time.Now(), Web: webBase, WebNote: wl.note, WebMoved: wl.moved, WebError: wl.err,
 		Push: cfg.PushURL != "", PushButtons: cfg.PushAnswerURL != "",
-	}, token: wl.link, proc: realProc, hist: hist, log: o.Log}
+	}, token: wl.link, proc: realProc, hist: hist, log: o.Log, permissionWait: cfg.PermissionWait.Duration}
 	fmt.Fprintf(o.Log, "st %s daemon listening on %s (tmux server %s)\n", version.Version, sock, tm.Socket())
 	return s.serve(ctx, ln)
 }
@@ -222,6 +240,9 @@ type server struct {
 	proc   procFS        // where callers' processes are read (/proc)
 	hist   *history.Book // the runs that are over, on disk (history.go)
 	log    io.Writer     // the daemon's log (nil: none)
+	// permissionWait is how long a permission hook waits for a person
+	// (permission_wait; 0: orch's default).
+	permissionWait time.Duration
 }
 
 func decode[T any](body []byte) (T, error) {
@@ -285,6 +306,39 @@ func (s *server) hook(ctx context.Context, r *http.Request, b []byte) (any, erro
 		return nil, err
 	}
 	return s.mgr.HookFrom(ctx, req, from)
+}
+
+// promptWait is a permission hook's wait for a person's answer: from a
+// process in the pane it names only (hookOrigin), as any hook event; the
+// wait ends with the hook's connection.
+func (s *server) promptWait(ctx context.Context, r *http.Request, b []byte) (any, error) {
+	req, err := decode[api.HookRequest](b)
+	if err != nil {
+		return nil, err
+	}
+	if !s.sameServer(r) || !tmux.ValidPaneID(req.Pane) {
+		return api.PromptDecision{}, nil // no pane of st's: nothing st may answer
+	}
+	if _, err := s.hookOrigin(ctx, r, req); err != nil {
+		return nil, err
+	}
+	return s.mgr.WaitPrompt(ctx, req, s.permissionWait)
+}
+
+func (s *server) promptList(ctx context.Context, r *http.Request, b []byte) (any, error) {
+	if _, err := decode[api.IDRequest](b); err != nil {
+		return nil, err
+	}
+	return s.mgr.Prompts(), nil
+}
+
+func (s *server) promptAnswer(ctx context.Context, r *http.Request, b []byte) (any, error) {
+	req, err := decode[api.PromptAnswerRequest](b)
+	if err != nil {
+		return nil, err
+	}
+	req.By = "cli" // a person's: the socket asked authz
+	return s.mgr.AnswerPrompt(ctx, req)
 }
 
 func (s *server) gateList(ctx context.Context, r *http.Request, b []byte) (any, error) {
@@ -381,6 +435,7 @@ func (s *server) ls(ctx context.Context, r *http.Request, b []byte) (any, error)
 		return nil, err
 	}
 	agents := s.mgr.AgentPanes()
+	needs := s.mgr.AttentionByPane()
 	out := []api.LsSession{}
 	for _, ses := range tmux.Sessions(panes) {
 		ls := api.LsSession{ID: ses.ID, Name: ses.Name}
@@ -397,8 +452,14 @@ func (s *server) ls(ctx context.Context, r *http.Request, b []byte) (any, error)
 					if p.StRole != "" {
 						desc += " " + p.StRole
 					}
+					if a, ok := needs[p.ID]; ok {
+						desc += " (needs you: " + string(a.Kind) + ")"
+					}
 					lw.Agents = append(lw.Agents, desc)
 					ls.Agents++
+				}
+				if _, ok := needs[p.ID]; ok {
+					ls.Attention++
 				}
 			}
 			ls.Windows = append(ls.Windows, lw)

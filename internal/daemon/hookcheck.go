@@ -29,7 +29,7 @@ import (
 // Against a process of another pane this is a boundary as far as /proc
 // and tmux tell the truth; a same-user process that drives tmux itself,
 // ptraces another, or names itself after an agent goes around it, so
-// against a same-user agent with a shell it is a rail (README Security).
+// against a same-user agent with a shell it is a rail (docs/security.md).
 
 // hookSender is what /proc tells of the process that sent a hook event
 // about a pane whose first process is panePID.

@@ -49,29 +49,70 @@ func pushGate(ctx context.Context, target, answerBase string, mgr *orch.Manager,
 			actions = append(actions, fmt.Sprintf("http, %s, %s, method=POST, clear=true", label, web.PushAnswerURL(answerBase, toks[o])))
 		}
 	}
+	sendPush(ctx, target, pushBody(g, len(actions) > 0), map[string]string{
+		"Title": "st: a decision for you (" + g.ID + ")", "Tags": "question", "X-St-Gate": g.ID}, actions, "gate "+g.ID, log)
+}
+
+// sendPush posts one push: body, headers, and the ntfy actions.
+func sendPush(ctx context.Context, target, body string, headers map[string]string, actions []string, what string, log io.Writer) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, strings.NewReader(pushBody(g, len(actions) > 0)))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, strings.NewReader(body))
 	if err != nil {
-		fmt.Fprintf(log, "push gate %s: %v\n", g.ID, err)
+		fmt.Fprintf(log, "push %s: %v\n", what, err)
 		return
 	}
-	req.Header.Set("Title", "st: a decision for you ("+g.ID+")")
-	req.Header.Set("Tags", "question")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
 	if len(actions) > 0 {
 		req.Header.Set("Actions", strings.Join(actions, "; "))
 	}
-	req.Header.Set("X-St-Gate", g.ID)
 	res, err := pushClient.Do(req)
 	if err != nil {
-		fmt.Fprintf(log, "push gate %s to %s: %v\n", g.ID, target, err)
+		fmt.Fprintf(log, "push %s to %s: %v\n", what, target, err)
 		return
 	}
 	io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
 	res.Body.Close()
 	if res.StatusCode >= 300 {
-		fmt.Fprintf(log, "push gate %s to %s: %s\n", g.ID, target, res.Status)
+		fmt.Fprintf(log, "push %s to %s: %s\n", what, target, res.Status)
 	}
+}
+
+// pushPrompt sends an agent's permission prompt to the push target, as
+// pushGate a gate: what it asks, and with answerBase set one action per
+// choice (Allow once, Deny; a question's options), each a one-time answer
+// link of its own (web.PushPromptURL). The agent's name stays out: the
+// push service sees the command, as it sees a gate's question.
+func pushPrompt(ctx context.Context, target, answerBase string, mgr *orch.Manager, p api.Prompt, log io.Writer) {
+	if target == "" {
+		return
+	}
+	var actions []string
+	if answerBase != "" {
+		toks, err := mgr.MintPromptTokens(p.ID)
+		if err != nil {
+			fmt.Fprintf(log, "push prompt %s: %v\n", p.ID, err)
+			return
+		}
+		for _, c := range p.Choices() {
+			label := map[string]string{api.PromptAllow: "Allow once", api.PromptDeny: "Deny"}[c]
+			if label == "" {
+				label = strings.NewReplacer(",", " ", ";", " ", "\"", " ").Replace(c)
+			}
+			actions = append(actions, fmt.Sprintf("http, %s, %s, method=POST, clear=true", label, web.PushPromptURL(answerBase, toks[c])))
+		}
+	}
+	body := p.Tool + ": " + p.Command
+	if p.Question != "" {
+		body = p.Question + "\n" + strings.Join(p.Options, " | ")
+	}
+	if len(actions) == 0 {
+		body += "\n\nNo buttons here: push_answer_url is not set in st's config.toml. Answer in st's web UI, or in the agent's window."
+	}
+	sendPush(ctx, target, body, map[string]string{"Title": "st: an agent asks permission (" + p.Pane + ")", "Tags": "warning",
+		"X-St-Prompt": p.ID}, actions, "prompt "+p.ID, log)
 }
 
 // pushBody is the text of a gate's push: its question, and when the push

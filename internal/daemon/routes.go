@@ -98,6 +98,7 @@ var socketRoutes = []route{
 	{path: api.RouteRemoteRoutes, action: authz.ReadState, h: (*server).remoteRoutes},
 	{path: api.RouteHook, action: authz.Hook, h: (*server).hook},
 	{path: api.RouteGuardServer, action: authz.ReadState, h: (*server).guardServer},
+	{path: api.RouteTmuxStatus, action: authz.ChangeSetup, h: (*server).tmuxStatus},
 	{path: api.RouteAcceptRemote, action: authz.AcceptRemoteOff, vary: acceptAction, h: (*server).acceptRemote},
 	// The orchestration's: runs, workers, tasks, gates.
 	{path: api.RouteOrchStart, action: authz.StartRun, pane: true, h: mgrCall((*orch.Manager).StartRun)},
@@ -126,6 +127,14 @@ var socketRoutes = []route{
 	{path: api.RouteGateList, action: authz.ReadState, h: (*server).gateList},
 	{path: api.RouteGateAnswer, action: authz.AnswerGate, h: (*server).gateAnswer},
 	{path: api.RouteGateWithdraw, action: authz.WithdrawGate, h: mgrCall((*orch.Manager).WithdrawGate)},
+	// The permission prompts (docs/permission-prompts.md): a hook waits
+	// for a person's answer, which only a person gives.
+	{path: api.RoutePromptWait, action: authz.Hook, h: (*server).promptWait},
+	{path: api.RoutePromptList, action: authz.ReadState, h: (*server).promptList},
+	{path: api.RoutePromptAnswer, action: authz.AnswerPrompt, h: (*server).promptAnswer},
+	{path: api.RouteAttention, action: authz.ReadState, h: mgrCall((*orch.Manager).Attention)},
+	{path: api.RouteAttentionWait, action: authz.ReadState, h: mgrCall((*orch.Manager).WaitAttention)},
+	{path: api.RouteAttentionDismiss, action: authz.Dismiss, h: mgrCall((*orch.Manager).DismissAttention)},
 }
 
 // acceptAction: turning accept-remote on is a person's; off, or asking,
@@ -223,15 +232,22 @@ func (s *server) mount(mux *http.ServeMux, rt route) {
 			if d := authz.Decide(s.actor(r, act, e.Pane), act, e.target(), s.facts()); !d.Allowed {
 				return nil, forbidden{refusalErr(d)}
 			}
+			may := s.mayRead(r, e.Pane)
+			if rt.path == api.RouteWorkerWait {
+				// Who asked is read from /proc while the wait waits, not
+				// once it returns: the answer goes out that much sooner
+				// after the report it waited for (issue 36 item 8).
+				may("")
+			}
 			v, err := rt.h(s, r.Context(), r, body)
-			if rt.path != api.RouteHook {
+			if rt.path != api.RouteHook && rt.path != api.RoutePromptWait {
 				// What st answers is on disk (a hook's own change already is).
 				s.mgr.Sync()
 			}
 			if err != nil {
 				return v, err
 			}
-			return s.mgr.ShowTo(v, s.mayRead(r, e.Pane)), nil
+			return s.mgr.ShowTo(v, may), nil
 		})
 	})
 }

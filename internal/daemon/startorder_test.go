@@ -16,8 +16,10 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/controlplane"
+	_ "github.com/sophonz/st/internal/controlplane/cpserver" // the SQLite driver, as st-control-plane links it
+	"github.com/sophonz/st/internal/cpconfig"
 	"github.com/sophonz/st/internal/remote"
-	_ "github.com/sophonz/st/internal/remote/cpserver" // the SQLite driver, as st-control-plane links it
 	"github.com/sophonz/st/internal/testutil"
 )
 
@@ -114,12 +116,12 @@ func TestPeerRequestDuringStartUp(t *testing.T) {
 // and signs in a machine of it at each home (name -> home).
 func signedIn(t *testing.T, ctx context.Context, data string, homes map[string]string) map[string]*remote.Identity {
 	t.Helper()
-	cp, err := remote.StartControlPlane(remote.ServerOptions{Data: data}, "127.0.0.1:0")
+	cp, err := controlplane.StartControlPlane(cpconfig.ServerOptions{Data: data}, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cp.Close() })
-	key, err := remote.AddAccount(data, "acme")
+	key, err := controlplane.AddAccount(data, "acme")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -197,6 +197,10 @@ func serveWeb(ctx context.Context, home string, cfg Config, ws webSecret, tm *tm
 		AnswerPush: func(ctx context.Context, tok string) error {
 			_, err := mgr.AnswerGateByToken(ctx, tok)
 			return err
+		},
+		AnswerPushPrompt: func(ctx context.Context, tok string) error {
+			_, err := mgr.AnswerPromptByToken(ctx, tok)
+			return err
 		}})
 	hs := &http.Server{Handler: h}
 	go hs.Serve(ln)
@@ -274,7 +278,7 @@ func (b *webBackend) Snapshot(ctx context.Context) (web.Snapshot, error) {
 		wa := web.Agent{Pane: a.Pane, Name: a.Name, Kind: a.Kind, Role: a.Role, State: a.State, Since: a.Since,
 			Summary: a.Summary, Parent: a.Parent, ParentGone: a.ParentGone, ParentShell: a.ParentShell, Run: a.Run, TeamOf: a.TeamOf,
 			ParentName: a.ParentName, ParentMachine: a.ParentMachineName,
-			Session: p.SessionID, Window: p.WindowID}
+			Session: p.SessionID, Window: p.WindowID, Tokens: a.Tokens}
 		if mach, pane, ok := strings.Cut(a.Pane, "/"); ok { // a worker on another machine
 			wa.Machine, wa.Pane = mach, pane
 		}
@@ -300,6 +304,20 @@ func (b *webBackend) Snapshot(ctx context.Context) (web.Snapshot, error) {
 	}
 	for _, g := range b.mgr.Gates(ctx, false) {
 		snap.Gates = append(snap.Gates, web.Gate{ID: g.ID, Question: g.Question, Options: g.Options, Pane: g.Pane, Asked: g.Asked})
+	}
+	for _, p := range b.mgr.Prompts() {
+		snap.Prompts = append(snap.Prompts, web.Prompt{ID: p.ID, Pane: p.Pane, Agent: p.Agent, Tool: p.Tool, Command: p.Command,
+			Question: p.Question, Options: p.Options, Opened: p.Opened, Deadline: p.Deadline})
+	}
+	if l, err := b.mgr.Attention(ctx, api.AttentionRequest{}); err == nil {
+		for _, a := range l.Items {
+			wa := web.Attention{ID: a.ID, Kind: string(a.Kind), Pane: a.Pane, Machine: a.Machine, Name: a.Name, Agent: a.Agent,
+				Text: a.Text, Command: a.Command, Options: a.Options, Gate: a.Gate, Opened: a.Opened}
+			if mach, pane, ok := strings.Cut(a.Pane, "/"); ok { // a worker on another machine
+				wa.Machine, wa.Pane = mach, pane
+			}
+			snap.Attention = append(snap.Attention, wa)
+		}
 	}
 	return snap, nil
 }
@@ -345,8 +363,18 @@ func (b *webBackend) Release(ctx context.Context, workerPane string) error {
 	return err
 }
 
+func (b *webBackend) AnswerPrompt(ctx context.Context, promptID, option string) error {
+	_, err := b.mgr.AnswerPrompt(ctx, api.PromptAnswerRequest{ID: promptID, Option: option, By: "web"})
+	return err
+}
+
 func (b *webBackend) AnswerGate(ctx context.Context, gateID, option string) error {
 	_, err := b.mgr.AnswerGate(ctx, api.GateRequest{ID: gateID, Option: option, By: "web"})
+	return err
+}
+
+func (b *webBackend) DismissAttention(ctx context.Context, id string) error {
+	_, err := b.mgr.DismissAttention(ctx, api.AttentionRequest{ID: id})
 	return err
 }
 
@@ -427,7 +455,7 @@ func (b *webBackend) lookAt(ctx context.Context, slug, self string) ([]web.Agent
 	var out []web.Agent
 	for _, a := range g {
 		wa := web.Agent{Pane: a.Pane, Name: a.Name, Kind: a.Kind, Role: a.Role, State: a.State, Since: a.Since,
-			Summary: a.Summary, ParentGone: a.ParentGone, ParentShell: a.ParentShell, Run: a.Run, TeamOf: a.TeamOf, Machine: slug}
+			Summary: a.Summary, ParentGone: a.ParentGone, ParentShell: a.ParentShell, Run: a.Run, TeamOf: a.TeamOf, Machine: slug, Tokens: a.Tokens}
 		wa.Subagents, wa.Teammates = webAside(a, nil)
 		if strings.Contains(a.Pane, "/") {
 			continue // that machine's record of a worker elsewhere

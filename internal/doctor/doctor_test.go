@@ -15,10 +15,12 @@ import (
 	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/client"
+	"github.com/sophonz/st/internal/controlplane"
+	_ "github.com/sophonz/st/internal/controlplane/cpserver" // the SQLite driver, as st-control-plane links it
+	"github.com/sophonz/st/internal/cpconfig"
 	"github.com/sophonz/st/internal/hooks"
 	"github.com/sophonz/st/internal/plugin"
 	"github.com/sophonz/st/internal/remote"
-	_ "github.com/sophonz/st/internal/remote/cpserver" // the SQLite driver, as st-control-plane links it
 )
 
 // fakeDaemon answers as st's daemon would.
@@ -301,12 +303,12 @@ func TestSignIn(t *testing.T) {
 	want(t, SignIn(home, time.Now()), true, "not signed in: workers run on this machine only", "")
 
 	data := t.TempDir()
-	cp, err := remote.StartControlPlane(remote.ServerOptions{Data: data}, "127.0.0.1:0")
+	cp, err := controlplane.StartControlPlane(cpconfig.ServerOptions{Data: data}, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cp.Shutdown(context.Background())
-	key, err := remote.AddAccount(data, "acme")
+	key, err := controlplane.AddAccount(data, "acme")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +320,7 @@ func TestSignIn(t *testing.T) {
 
 	// A certificate from another account's CA, with this machine's key.
 	other := t.TempDir()
-	key2, _ := remote.AddAccount(data, "other")
+	key2, _ := controlplane.AddAccount(data, "other")
 	if _, err := remote.Login(t.Context(), other, remote.LoginOptions{URL: cp.URL(), CAFile: cp.CAFile(), Account: "other", Key: key2, Name: "x", Host: "x"}); err != nil {
 		t.Fatal(err)
 	}

@@ -35,6 +35,7 @@ import (
 
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/store"
+	"github.com/sophonz/st/internal/syncs"
 )
 
 // FileName is the history's list, in $ST_HOME/orch.
@@ -205,7 +206,9 @@ func (b *Book) Entries() ([]Entry, error) {
 	return b.entriesLocked()
 }
 
+// entriesLocked reads the history's runs; b.mu is held.
 func (b *Book) entriesLocked() ([]Entry, error) {
+	syncs.AssertLocked(&b.mu)
 	f, err := os.Open(b.path())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -322,6 +325,8 @@ func View(r *api.Run, now time.Time) *api.RunView {
 	v.Workers = nil
 	for _, w := range r.Workers {
 		v.Views = append(v.Views, WorkerView(w, r, now))
+		// What the run spent stays with it (issue 35): its workers' sum.
+		v.Tokens = v.Tokens.Add(w.Tokens)
 	}
 	return v
 }

@@ -173,3 +173,21 @@ func TestValidID(t *testing.T) {
 		}
 	}
 }
+
+// A finished run keeps what its workers spent: each worker's tokens, and
+// their sum for the run, as st orch show gives them from the history.
+func TestViewKeepsTokens(t *testing.T) {
+	cost := 0.25
+	r := &api.Run{ID: "run-a1", Workers: []*api.Worker{
+		{ID: "%3", Name: "a", Tokens: &api.Tokens{Input: 100, Output: 20, Total: 120, CostUSD: &cost, CostEstimated: true, PriceDate: "2026-12-01"}},
+		{ID: "%4", Name: "b", Tokens: &api.Tokens{Input: 5, CacheRead: 300, Total: 305, CostUSD: &cost, CostEstimated: true, PriceDate: "2026-12-01"}},
+		{ID: "%5", Name: "c"},
+	}}
+	v := View(r, time.Now())
+	if v.Tokens == nil || v.Tokens.Total != 425 || v.Tokens.Input != 105 || v.Tokens.CacheRead != 300 || v.Tokens.CostUSD == nil || *v.Tokens.CostUSD != 0.5 {
+		t.Fatalf("the run's tokens: %+v", v.Tokens)
+	}
+	if v.Views[0].Tokens == nil || v.Views[0].Tokens.Total != 120 || v.Views[2].Tokens != nil {
+		t.Fatalf("the workers' tokens: %+v %+v", v.Views[0].Tokens, v.Views[2].Tokens)
+	}
+}

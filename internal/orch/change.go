@@ -24,8 +24,9 @@ import (
 // happened): settleChange takes the lock, lets a function fill the change,
 // lets the lock go and settles it, all in one function, so that no lock
 // is let go in a function other than the one that took it. A change that
-// is undone when it cannot be kept (a report, a rename) holds the lock
-// until the disk has it, and lands it (save, land).
+// is undone when it cannot be kept (a report, a new task) goes through
+// keep (keep.go): staged under the lock, written with the lock let go,
+// undone under it when the write failed.
 
 // change gathers one change. Made and filled with m.mu held: its methods
 // are …Locked.
@@ -37,7 +38,13 @@ type change struct {
 	done   []doneNotice // "worker X is done", for coordinators here
 	kicks  []string     // panes whose notice loops look again
 	starts []taskStart  // tasks whose workers start now
+	held   []*Worker    // reports in flight until it is kept (keep.go)
+	attn   []attnOp     // attention items to open and close (attention.go)
+	lines  []noticeLine // plain notices to queue once on disk (budget.go)
 }
+
+// noticeLine is a plain notice for an agent's pane (noticer.queue).
+type noticeLine struct{ pane, key, text string }
 
 type doneNotice struct {
 	parent string
@@ -69,9 +76,11 @@ func (c *change) setStateLocked(w *Worker, s api.State) bool {
 		return false
 	}
 	m.logf("worker %s (%s): %s -> %s", w.ID, w.Name, w.State, s)
+	prev := w.State
 	w.State = s
 	w.Since = m.cfg.Now()
 	c.touchLocked(m.runOf[w.ID])
+	c.workerStateAttnLocked(w, prev, s)
 	if s == api.Done && m.noticed[w] == reportKey(w) {
 		// Back to done with the report its coordinator's notice named (a
 		// turn of a notice typed into it in between): seen already.
@@ -91,7 +100,7 @@ func (c *change) setStateLocked(w *Worker, s api.State) bool {
 // since what a crash loses of it is a report shown twice.
 func (c *change) markToldLocked(w *Worker, caller string) {
 	syncs.AssertLocked(&c.m.mu)
-	if w.State == api.Done && w.Parent == caller && !w.Told {
+	if w.State == api.Done && w.Parent == caller && !w.Told && !c.m.unsureLocked(w) {
 		w.Told = true
 		if r := c.m.runOf[w.ID]; r != nil && !c.runs[r] {
 			c.runs[r] = false
@@ -171,12 +180,18 @@ func (cm *commit) wait() error {
 
 func (cm *commit) effects() {
 	c, m := cm.c, cm.c.m
+	m.runAttn(c.attn) // before the wake-up: the web UI's snapshot shows them
 	m.notify()
 	for _, d := range c.done {
 		m.notices.queueDone(d.parent, d.worker)
 	}
 	for _, p := range c.kicks {
 		m.notices.kick(p)
+	}
+	for _, l := range c.lines {
+		if l.pane != "" && !api.IsRemote(l.pane) {
+			m.notices.queue(l.pane, l.key, l.text)
+		}
 	}
 	for _, s := range c.starts {
 		s := s
@@ -199,12 +214,18 @@ func (m *Manager) settle(f func(c *change), quiet bool) {
 	m.mu.Lock()
 	c := m.newChange()
 	f(c)
-	if quiet && len(c.runs) == 0 && len(c.done) == 0 && len(c.kicks) == 0 && len(c.starts) == 0 {
+	if quiet && len(c.runs) == 0 && len(c.done) == 0 && len(c.kicks) == 0 && len(c.starts) == 0 && len(c.attn) == 0 && len(c.lines) == 0 {
 		m.mu.Unlock()
 		return
 	}
 	cm := m.stageLocked(c)
+	// Its snapshot carries the changes in flight of its runs (keep.go):
+	// its effects wait until those are kept or undone.
+	ahead := m.flyingLocked(c)
 	m.mu.Unlock()
+	for _, d := range ahead {
+		<-d.resolved
+	}
 	cm.settle()
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/attention"
 	"github.com/sophonz/st/internal/store"
 	"github.com/sophonz/st/internal/syncs"
 )
@@ -67,22 +68,21 @@ func (b *gateBook) saveLocked() error {
 	return nil
 }
 
-// expireLocked closes gates whose deadline passed, and reports whether
-// any closed.
-func (b *gateBook) expireLocked() bool {
+// expireLocked closes gates whose deadline passed, and says which.
+func (b *gateBook) expireLocked() []string {
 	syncs.AssertLocked(&b.mu)
 	now := b.now()
-	changed := false
+	var closed []string
 	for _, g := range b.gates {
 		if g.State == api.GateOpen && g.Deadline != nil && now.After(*g.Deadline) {
 			g.State = api.GateTimedOut
-			changed = true
+			closed = append(closed, g.ID)
 		}
 	}
-	if changed {
+	if len(closed) > 0 {
 		b.saveLocked()
 	}
-	return changed
+	return closed
 }
 
 // retire renames the askers' panes after a restart of the tmux server.
@@ -97,9 +97,8 @@ func (b *gateBook) retire(follow func(string) (string, bool)) {
 	b.saveLocked()
 }
 
-// expire closes the gates whose deadline passed, and reports whether
-// any closed.
-func (b *gateBook) expire() bool {
+// expire closes the gates whose deadline passed, and says which.
+func (b *gateBook) expire() []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.expireLocked()
@@ -137,7 +136,10 @@ func (b *gateBook) answer(req api.GateRequest) (api.Gate, error) {
 
 // expireNow closes the gates whose deadline passed, waking waiters.
 func (m *Manager) expireNow() {
-	if m.gates.expire() {
+	if closed := m.gates.expire(); len(closed) > 0 {
+		for _, id := range closed {
+			m.attn.CloseKey(attention.GateKey(id), "timed out")
+		}
 		m.notify()
 	}
 }
@@ -165,7 +167,6 @@ func (m *Manager) AskGate(ctx context.Context, req api.GateRequest) (*api.Gate, 
 		return nil, errorf(api.KindUsage, `st gate ask "QUESTION" --option A --option B`, "a gate needs at least two different options")
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	now := m.cfg.Now()
 	g := &api.Gate{ID: newID("gate-"), Question: q, Options: opts, Pane: req.Pane, State: api.GateOpen, Asked: now}
 	if r := m.runOf[req.Pane]; r != nil {
@@ -173,20 +174,30 @@ func (m *Manager) AskGate(ctx context.Context, req api.GateRequest) (*api.Gate, 
 	} else if r := m.currentRunLocked(req.Pane); r != nil {
 		g.Run = r.ID
 	}
+	m.mu.Unlock()
 	if req.Timeout > 0 {
 		d := now.Add(req.Timeout)
 		g.Deadline = &d
 	}
+	// gates.json is written under the gates' own lock, not the
+	// manager's (no disk under m.mu).
 	if err := m.gates.open(g); err != nil {
 		return nil, err
 	}
 	c := publicGate(g)
 	m.logf("gate %s opened by %s: %s", g.ID, orNone(req.Pane), q)
-	ch := m.newChange()
-	if w := m.workers[req.Pane]; w != nil && w.State.Live() && w.State != api.Waiting {
-		ch.setStateLocked(w, api.Waiting)
-	}
-	m.stageLocked(ch).settle()
+	m.settleChange(func(ch *change) {
+		// An answer that came in between found the asker not waiting
+		// yet: it is not made to wait for an answered gate.
+		if cur, ok := m.gates.get(g.ID); !ok || cur.State != api.GateOpen {
+			return
+		}
+		if w := m.workers[req.Pane]; w != nil && w.State.Live() && w.State != api.Waiting {
+			ch.setStateLocked(w, api.Waiting)
+		}
+		a := m.itemOfLocked(req.Pane, api.AttnGate, "")
+		ch.attnLocked(attnOp{key: attention.GateKey(g.ID), open: gateAttn(c, a.Name, a.Agent)})
+	})
 	if m.cfg.OnGate != nil {
 		m.bg.Go(func(context.Context) { m.cfg.OnGate(c) })
 	}
@@ -228,18 +239,18 @@ func (m *Manager) WaitGate(ctx context.Context, req api.GateRequest) (*api.Gate,
 // AnswerGate answers an open gate; the first answer wins.
 func (m *Manager) AnswerGate(ctx context.Context, req api.GateRequest) (*api.Gate, error) {
 	m.expireNow()
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	c, err := m.gates.answer(req)
 	if err != nil {
 		return nil, err
 	}
 	m.logf("gate %s answered %q by %s", c.ID, c.Answer, c.AnsweredBy)
-	ch := m.newChange()
-	if w := m.workers[c.Pane]; w != nil && w.State == api.Waiting {
-		ch.setStateLocked(w, api.Working)
-	}
-	m.stageLocked(ch).settle()
+	m.settleChange(func(ch *change) {
+		ch.attnLocked(attnOp{key: attention.GateKey(c.ID), by: "answered"})
+		if w := m.workers[c.Pane]; w != nil && w.State == api.Waiting {
+			ch.setStateLocked(w, api.Working)
+		}
+		m.budgetAnsweredLocked(ch, c)
+	})
 	return &c, nil
 }
 
@@ -249,18 +260,17 @@ func (m *Manager) AnswerGate(ctx context.Context, req api.GateRequest) (*api.Gat
 // only the pane that asked it, or a person, ask for it.
 func (m *Manager) WithdrawGate(ctx context.Context, req api.GateRequest) (*api.Gate, error) {
 	m.expireNow()
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	c, err := m.gates.withdraw(req.ID)
 	if err != nil {
 		return nil, err
 	}
 	m.logf("gate %s withdrawn by its asker (%s)", c.ID, orNone(req.Pane))
-	ch := m.newChange()
-	if w := m.workers[c.Pane]; w != nil && w.State == api.Waiting {
-		ch.setStateLocked(w, api.Working)
-	}
-	m.stageLocked(ch).settle()
+	m.settleChange(func(ch *change) {
+		ch.attnLocked(attnOp{key: attention.GateKey(c.ID), by: "withdrawn"})
+		if w := m.workers[c.Pane]; w != nil && w.State == api.Waiting {
+			ch.setStateLocked(w, api.Working)
+		}
+	})
 	return &c, nil
 }
 

@@ -53,6 +53,12 @@ func (m *Manager) HookFrom(ctx context.Context, req api.HookRequest, from HookOr
 		// conversation, takes a worker's relations to its pane.
 		m.followMovedAgent(ctx, req.Pane, ev.SessionID)
 	}
+	if m.prompts.movedOn(req.Pane, ev) {
+		m.notify()
+	}
+	// The worker's records, read before its change (tokens.go): what the
+	// agent spent so far rides in the change this event makes.
+	tr := m.tokens.read(req.Pane, ad, ev.Transcript)
 	var deny string
 	m.settleIfChanged(func(c *change) {
 		hf := m.facts.event(req.Pane, ad.Name, ev, (*agent.Teammate)(req.Teammate), m.workerAtLocked)
@@ -64,12 +70,14 @@ func (m *Manager) HookFrom(ctx context.Context, req api.HookRequest, from HookOr
 		}
 		w := m.workers[req.Pane]
 		if w != nil && w.State.Live() {
+			m.noteTokensLocked(c, w, tr)
 			if deny = checkScope(w, ev); deny != "" {
 				m.logf("worker %s: refused a %s call outside its scope", w.ID, ev.Tool)
 				return // (nothing to write, no one to wake)
 			}
 		}
 		c.kicks = append(c.kicks, req.Pane)
+		m.hookAttnLocked(c, req.Pane, ev, hf)
 		if w != nil && w.State.Live() && !hf.aside {
 			m.workerEventLocked(c, w, ev, hf)
 		}
@@ -143,6 +151,9 @@ func (m *Manager) workerEventLocked(c *change, w *Worker, ev agent.Event, hf hoo
 			c.setStateLocked(w, api.Done)
 		} else {
 			c.setStateLocked(w, api.Idle)
+			if ev.Failed && w.State == api.Idle {
+				c.failedTurnAttnLocked(w, ev.LastAnswer)
+			}
 		}
 	case agent.EvInterrupt:
 		c.setStateLocked(w, api.Idle)

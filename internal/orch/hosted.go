@@ -53,9 +53,10 @@ func CheckDepthFor(level, baseDepth, sub int, from string) error {
 	return nil
 }
 
-// RunFreeFor refuses a run id here that is not machine from's: a run of
+// CheckRunID refuses a run id here that is not machine from's: a run of
 // this machine, or of another machine.
-func (m *Manager) RunFreeFor(from, run string) error {
+func (h *Hosted) CheckRunID(from, run string) error {
+	m := h.m
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.runFreeLocked(from, run)
@@ -69,23 +70,35 @@ func (reg *registry) runFreeLocked(from, run string) error {
 	return nil
 }
 
-// hostedRunLocked finds or makes the run here that stands for the run of f.
-func (m *Manager) hostedRunLocked(f ForMachine) (*Run, error) {
+// hostedRunLocked finds or makes the run here that stands for the run of
+// f; created says it made it, not written yet: the caller writes it with
+// what it adds (hostedRunFlyLocked, or the adoption's own write) and
+// drops it when that write fails.
+func (m *Manager) hostedRunLocked(f ForMachine) (r *Run, created bool, err error) {
 	syncs.AssertLocked(&m.mu)
 	if err := m.runFreeLocked(f.From, f.Run); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if r := m.runs[f.Run]; r != nil {
 		r.BaseDepth = f.BaseDepth
-		return r, nil
+		return r, false, nil
 	}
-	r := &Run{ID: f.Run, Coordinator: f.From + "/" + f.Coordinator, CoordinatorMachine: f.From, BaseDepth: f.BaseDepth, Created: m.cfg.Now()}
+	r = &Run{ID: f.Run, Coordinator: f.From + "/" + f.Coordinator, CoordinatorMachine: f.From, BaseDepth: f.BaseDepth, Created: m.cfg.Now()}
 	m.runs[f.Run] = r
-	if err := m.saveLocked(r); err != nil {
-		m.dropRunLocked(r)
-		return nil, err
+	return r, true, nil
+}
+
+// hostedRunFlyLocked is hostedRunLocked with the run it made in flight
+// (fl): the caller lets the lock go and finishes it (keep.go).
+func (m *Manager) hostedRunFlyLocked(f ForMachine) (r *Run, fl *flight, err error) {
+	syncs.AssertLocked(&m.mu)
+	r, created, err := m.hostedRunLocked(f)
+	if err != nil || !created {
+		return r, nil, err
 	}
-	return r, nil
+	c := m.newChange()
+	c.touchLocked(r)
+	return r, m.flyLocked(c, func() { m.dropRunLocked(r) }), nil
 }
 
 // remoteSession returns the st-remote session's pane, making the
@@ -111,30 +124,37 @@ type hostedPlace struct {
 	pane tmux.Pane // stands for the caller: ID is machine/%N, the session is st-remote
 }
 
-// StartFor starts a worker for f: a new window of the st-remote session,
+// Start starts a worker for f: a new window of the st-remote session,
 // in home (or req.Cwd), with this machine's own agent settings. The task
 // is req.Task, a file here.
-func (m *Manager) StartFor(ctx context.Context, f ForMachine, req api.StartRequest, home string) (*api.WorkerView, error) {
+func (h *Hosted) Start(ctx context.Context, f ForMachine, req api.StartRequest, home string) (*api.WorkerView, error) {
+	m := h.m
 	sp, err := m.remoteSession(ctx, home)
 	if err != nil {
 		return nil, err
 	}
 	m.mu.Lock()
-	r, err := m.hostedRunLocked(f)
+	r, fl, err := m.hostedRunFlyLocked(f)
 	m.mu.Unlock()
 	if err != nil {
 		return nil, err
+	}
+	if fl != nil {
+		if err := m.finish(fl); err != nil {
+			return nil, err
+		}
 	}
 	m.logf("start for %s (run %s, parent %s/%s)", f.From, f.Run, f.From, f.Parent)
 	return m.startWorker(ctx, startPlan{StartRequest: req,
 		hosted: &hostedPlace{f: f, run: r, pane: tmux.Pane{ID: f.From + "/" + f.Parent, SessionID: sp.SessionID, Path: home}}})
 }
 
-// AdoptFor makes the agent in pane here the worker of f, nothing typed
+// Adopt makes the agent in pane here the worker of f, nothing typed
 // into it; take uses up what let f have it (a person's offer), under
 // the registry's lock, so that one offer makes one adoption. A lead of
 // workers of its own keeps its run here and is one worker there.
-func (m *Manager) AdoptFor(ctx context.Context, f ForMachine, pane string, take func(tmux.Pane) bool) (*api.WorkerView, error) {
+func (h *Hosted) Adopt(ctx context.Context, f ForMachine, pane string, take func(tmux.Pane) bool) (*api.WorkerView, error) {
+	m := h.m
 	tp, err := m.cfg.Tmux.Pane(ctx, pane)
 	if err != nil {
 		return nil, errorf(api.KindNotFound, "st ls on that machine shows its panes and agents", "there is no pane %s on this machine", pane)
@@ -155,11 +175,17 @@ func (m *Manager) AdoptFor(ctx context.Context, f ForMachine, pane string, take 
 	if err := CheckDepthFor(f.Level, f.BaseDepth, sub, f.From); err != nil {
 		return nil, err
 	}
-	r, err := m.hostedRunLocked(f)
+	r, created, err := m.hostedRunLocked(f)
 	if err != nil {
 		return nil, err
 	}
+	drop := func() {
+		if created {
+			m.dropRunLocked(r)
+		}
+	}
 	if !take(tp) {
+		drop()
 		return nil, errorf(api.KindRemote, "a person on that machine offers it again: st worker offer "+tp.ID+" --machine "+f.From,
 			"refused: the offer of %s to %s was withdrawn or used", tp.ID, f.From)
 	}
@@ -167,15 +193,17 @@ func (m *Manager) AdoptFor(ctx context.Context, f ForMachine, pane string, take 
 	w.Ref = f.Ref
 	w.ParentName, w.ParentMachineName = f.ParentName, f.FromName
 	if err := m.enrolLocked(ctx, r, w, nil); err != nil {
+		drop()
 		return nil, err
 	}
 	v := m.viewLocked(w)
 	return &v, nil
 }
 
-// WorkerFor finds the worker id here names (a pane id or a name) for
+// Worker finds the worker id here names (a pane id or a name) for
 // another machine's op: its pane and parent.
-func (m *Manager) WorkerFor(id string) (pane, parent string, err error) {
+func (h *Hosted) Worker(id string) (pane, parent string, err error) {
+	m := h.m
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	w, err := m.resolveLocked("", id)
@@ -185,8 +213,9 @@ func (m *Manager) WorkerFor(id string) (pane, parent string, err error) {
 	return w.ID, w.Parent, nil
 }
 
-// RefOf is the reference of the worker in pane ("" for none).
-func (m *Manager) RefOf(pane string) string {
+// Ref is the reference of the worker in pane ("" for none).
+func (h *Hosted) Ref(pane string) string {
+	m := h.m
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if w := m.workers[pane]; w != nil {
@@ -195,8 +224,9 @@ func (m *Manager) RefOf(pane string) string {
 	return ""
 }
 
-// WorkersFor is the views of machine from's workers here.
-func (m *Manager) WorkersFor(from string) []api.WorkerView {
+// Workers is the views of machine from's workers here.
+func (h *Hosted) Workers(from string) []api.WorkerView {
+	m := h.m
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []api.WorkerView
@@ -208,10 +238,11 @@ func (m *Manager) WorkersFor(from string) []api.WorkerView {
 	return out
 }
 
-// TakeDepths takes what machine from says of how deep the coordinators
+// SetDepths takes what machine from says of how deep the coordinators
 // of its runs here are now. Only its own runs, and only depths within
 // the limit (a chain deeper than four has nothing more to start anyway).
-func (m *Manager) TakeDepths(from string, depths map[string]int) {
+func (h *Hosted) SetDepths(from string, depths map[string]int) {
+	m := h.m
 	m.settleIfChanged(func(c *change) {
 		for id, d := range depths {
 			r := m.runs[id]
@@ -225,10 +256,11 @@ func (m *Manager) TakeDepths(from string, depths map[string]int) {
 	})
 }
 
-// ReparentFor moves the workers of machine from's coordinator pane old
+// Reparent moves the workers of machine from's coordinator pane old
 // to its new pane nw (a retired id when it did not come back after a
 // tmux restart there). Nothing is typed to their agents.
-func (m *Manager) ReparentFor(ctx context.Context, from, old, nw string) {
+func (h *Hosted) Reparent(ctx context.Context, from, old, nw string) {
+	m := h.m
 	old, nw = from+"/"+old, from+"/"+nw
 	set := map[string]map[string]string{}
 	m.settleChange(func(c *change) {
@@ -254,10 +286,11 @@ func (m *Manager) ReparentFor(ctx context.Context, from, old, nw string) {
 	}
 }
 
-// CoordinatorFor says whether pane here lives, or where its agent went
+// Coordinator says whether pane here lives, or where its agent went
 // after a tmux restart, for machine from, whose workers have it as
 // coordinator (internal/authz said so: CoordinatesFor).
-func (m *Manager) CoordinatorFor(ctx context.Context, from, pane string) *api.PeerPaneResult {
+func (h *Hosted) Coordinator(ctx context.Context, from, pane string) *api.PeerPaneResult {
+	m := h.m
 	m.mu.Lock()
 	_, mv := m.paneForLocked(from, pane)
 	m.mu.Unlock()
@@ -304,9 +337,10 @@ func (reg *registry) paneForLocked(from, pane string) (handed bool, mv *api.Peer
 	return false, nil
 }
 
-// WorksFor reports whether id (a pane or worker name here) is a worker
+// Serves reports whether id (a pane or worker name here) is a worker
 // here, of any state, of a coordinator on machine.
-func (m *Manager) WorksFor(machine, id string) bool {
+func (h *Hosted) Serves(machine, id string) bool {
+	m := h.m
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	w, err := m.resolveLocked("", id)
@@ -319,7 +353,8 @@ func (m *Manager) WorksFor(machine, id string) bool {
 
 // AgentIn says which agent runs in pane tp as far as st can tell (""
 // for none), and the parent of its worker when it is a live worker.
-func (m *Manager) AgentIn(tp tmux.Pane) (kind, workerOf string) {
+func (h *Hosted) AgentIn(tp tmux.Pane) (kind, workerOf string) {
+	m := h.m
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if w := m.workers[tp.ID]; w != nil && w.State.Live() {
@@ -328,13 +363,14 @@ func (m *Manager) AgentIn(tp tmux.Pane) (kind, workerOf string) {
 	return m.agentKind(tp), workerOf
 }
 
-// GraphFor is what machine from sees of this machine's agents, for its
+// Graph is what machine from sees of this machine's agents, for its
 // web UI's All machines view (internal/authz lets it see them only while
 // this machine takes workers): each agent's pane, name, kind, role, state
 // and since, its parent and run (to draw the lines), and its team size.
 // No subagents; summaries only of from's own workers here, as the peer
 // API leaves them of every answer (ShowTo, with authz's MayRead).
-func (m *Manager) GraphFor(from string) []api.GraphAgent {
+func (h *Hosted) Graph(from string) []api.GraphAgent {
+	m := h.m
 	g := m.Graph()
 	out := make([]api.GraphAgent, 0, len(g))
 	for _, a := range g {
@@ -345,3 +381,13 @@ func (m *Manager) GraphFor(from string) []api.GraphAgent {
 	}
 	return out
 }
+
+// Hosted is the runs here of coordinators on other machines, and their
+// workers: what internal/peer's hub asks of them when another machine
+// starts, adopts, reads or moves a worker here (peer.HostedRuns). It is
+// an owner apart from the Manager, working on its registry under its
+// lock.
+type Hosted struct{ m *Manager }
+
+// Hosted is the owner of the runs here of coordinators on other machines.
+func (m *Manager) Hosted() *Hosted { return &Hosted{m} }

@@ -26,7 +26,7 @@ func TestPeerAnswersNameRetiredPanes(t *testing.T) {
 	// (its answer, with the retired id, passed the hub's checks).
 	h := remoteHarness(t)
 	h.addWorker(remoteWorker("beta", "%4", "far", refA, api.Working))
-	h.m.ApplyWatch("beta", []api.WorkerView{{Worker: api.Worker{ID: "%4~mx4abc", Name: "far", Agent: "sim", State: api.Gone, Ref: refA}}}, nil)
+	h.m.Remotes().ApplyWatch("beta", []api.WorkerView{{Worker: api.Worker{ID: "%4~mx4abc", Name: "far", Agent: "sim", State: api.Gone, Ref: refA}}}, nil)
 	if w := h.remote("beta/%4~mx4abc"); w.State != api.Gone {
 		t.Errorf("beta's answer with a retired id: %s %s, want beta/%%4~mx4abc gone", w.ID, w.State)
 	}
@@ -38,14 +38,14 @@ func TestPeerAnswersNameRetiredPanes(t *testing.T) {
 	if !strings.HasPrefix(near.Parent, coord+api.RetiredMark) {
 		t.Fatalf("near's coordinator after the restart: %q, want %s retired", near.Parent, coord)
 	}
-	if got, want := h.m.MovesFor("gamma"), []api.PeerReparent{{Old: near.Parent, New: near.Parent}}; len(got) != 1 || got[0] != want[0] {
+	if got, want := h.m.Remotes().Moves("gamma"), []api.PeerReparent{{Old: near.Parent, New: near.Parent}}; len(got) != 1 || got[0] != want[0] {
 		t.Errorf("to tell gamma: %v, want %v (told as %s -> %s: the bare id it knows, and the retired one)", got, want, coord, near.Parent)
 	}
 	if k := h.remoteFake().kicks(); !slices.Contains(k, "gamma") {
 		t.Errorf("the watch of gamma was not woken to tell it: kicked %v", k)
 	}
 	// And gamma, asking about the old id, hears the retired one.
-	if res := h.m.CoordinatorFor(ctx, "gamma", coord); res.Live || res.Retired != near.Parent {
+	if res := h.m.Hosted().Coordinator(ctx, "gamma", coord); res.Live || res.Retired != near.Parent {
 		t.Errorf("gamma asks about %s: %+v, want it retired as %s", coord, res, near.Parent)
 	}
 
@@ -56,7 +56,7 @@ func TestPeerAnswersNameRetiredPanes(t *testing.T) {
 	w.m.runs[testRun].Coordinator, w.m.runs[testRun].CoordinatorMachine = "alpha/%0", "alpha"
 	w.m.workers[workerID].Parent = "alpha/%0"
 	w.m.mu.Unlock()
-	w.m.ReparentFor(ctx, "alpha", "%0", "%0~mx4egnk7")
+	w.m.Hosted().Reparent(ctx, "alpha", "%0", "%0~mx4egnk7")
 	vs, err := w.m.List(ctx, api.IDRequest{All: true})
 	if err != nil {
 		t.Fatal(err)
@@ -83,14 +83,14 @@ func TestPeerDepthsOnlyForItsOwnRuns(t *testing.T) {
 		defer h.m.mu.Unlock()
 		return h.m.runs[id].BaseDepth
 	}
-	h.m.TakeDepths("gamma", map[string]int{testRun: 3}) // not gamma's run
-	h.m.TakeDepths("alpha", map[string]int{own.ID: 3})  // this machine's own
-	h.m.TakeDepths("alpha", map[string]int{testRun: 9}) // past the limit
-	h.m.TakeDepths("alpha", map[string]int{"../x": 1})  // not a run id
+	h.m.Hosted().SetDepths("gamma", map[string]int{testRun: 3}) // not gamma's run
+	h.m.Hosted().SetDepths("alpha", map[string]int{own.ID: 3})  // this machine's own
+	h.m.Hosted().SetDepths("alpha", map[string]int{testRun: 9}) // past the limit
+	h.m.Hosted().SetDepths("alpha", map[string]int{"../x": 1})  // not a run id
 	if d, o := depth(testRun), depth(own.ID); d != 0 || o != 0 {
 		t.Errorf("depths after refused words: %d and %d, want 0 and 0", d, o)
 	}
-	h.m.TakeDepths("alpha", map[string]int{testRun: 2})
+	h.m.Hosted().SetDepths("alpha", map[string]int{testRun: 2})
 	if d := depth(testRun); d != 2 {
 		t.Errorf("alpha's run is %d deep, want 2", d)
 	}

@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sync/atomic"
 	"time"
 
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/attention"
 	"github.com/sophonz/st/internal/history"
 	"github.com/sophonz/st/internal/tmux"
+	"github.com/sophonz/st/internal/tokens"
 )
 
 // Config is what a Manager needs from the daemon.
@@ -26,6 +29,15 @@ type Config struct {
 	// OnGate is called (in the background) when a gate opens: the
 	// daemon sends it to the user's push target.
 	OnGate func(api.Gate)
+	// OnPrompt is called (in the background) when a permission prompt
+	// opens (prompt.go), for the views of it: the push, the attention list.
+	OnPrompt func(api.Prompt)
+	// OnAttention is called (in the background) when an attention item
+	// opens (attention.go): the daemon pushes it, by its quiet rules.
+	OnAttention func(api.Attention)
+	// OnAttentionCount is called when items opened or closed: the daemon
+	// shows the count on tmux's status line. It must not block.
+	OnAttentionCount func()
 	// Remote is the account's other machines (internal/peer's Hub; nil:
 	// none, and every id of another machine is refused).
 	Remote Remote
@@ -39,6 +51,10 @@ type Config struct {
 	// the manager puts them there at its start (shelve.go) and never loads
 	// them again. Nil: every run stays in memory.
 	History *history.Book
+	// Prices is config.toml's price table, for the estimated cost of
+	// tokens; Budget the default budget of a new run (none when zero).
+	Prices tokens.Prices
+	Budget tokens.Budget
 }
 
 // Manager holds every run and worker of this machine. Its state has
@@ -47,15 +63,23 @@ type Config struct {
 //   - the registry (registry.go, chain.go): runs, workers, names, the
 //     moves to tell other machines; its lock is m.mu;
 //   - paneFacts (facts.go, agentteam.go): what hooks told of each pane;
-//   - gateBook (gate.go): the gates;
+//   - gateBook (gate.go): the gates; promptBook (prompt.go): the
+//     permission prompts whose hooks wait for a person (its lock alone);
 //   - restorer (restorer.go): the tmux server's picture and its restore;
 //   - the noticer (notice.go): the lines waiting to be typed;
+//   - the attention items (attention.go): a book of their own, changed
+//     by a change's effects, with no lock of the registry held;
 //   - the saver (saver.go): run.json on disk; the signal (registry.go):
 //     the waiters' wake-up.
 //
+// What internal/peer asks of work across machines is in two owner types
+// over the registry, apart from the Manager's own methods: Remotes
+// (remote.go: this machine's workers on other machines) and Hosted
+// (hosted.go: the runs here of coordinators on other machines).
+//
 // The lock order: m.mu first; while it is held, any one of paneFacts',
 // gateBook's and restorer's locks (never two of them at once), and
-// internal/peer's offer book (AdoptFor's take); the saver's and the
+// internal/peer's offer book (Hosted.Adopt's take); the saver's and the
 // signal's last, under any of these. The noticer's lock is taken alone:
 // it asks the registry with it let go. Nothing takes m.mu while it holds
 // another of these. A function that must be called with a lock held is
@@ -69,8 +93,12 @@ type Manager struct {
 	registry
 	facts   *paneFacts
 	gates   *gateBook
+	prompts *promptBook
 	rest    *restorer
 	notices *noticer
+	// attn is the attention items (attention.go, internal/attention).
+	attn   *attention.Book
+	tokens *tokenBook
 	// watchKick wakes the watcher early (an agent's SessionEnd).
 	watchKick chan struct{}
 	// waits counts the st worker wait calls waiting now (st status).
@@ -100,8 +128,16 @@ func NewManager(ctx context.Context, cfg Config) (*Manager, error) {
 	m.saver = newSaver(m.runPath, m.logf)
 	m.facts = newPaneFacts(cfg.Now, m.logf)
 	m.gates = newGateBook(cfg.Home, cfg.Now, m.logf)
+	m.prompts = newPromptBook(cfg.Now)
 	m.rest = newRestorer(cfg.Home)
 	m.notices = newNoticer(m)
+	m.attn = attention.New(filepath.Join(cfg.Home, "attention.json"), cfg.Now, m.logf)
+	m.attn.Load()
+	m.tokens = newTokenBook(m)
+	if !cfg.Budget.IsZero() {
+		b := cfg.Budget
+		m.registry.defaultBudget = &b
+	}
 	if err := m.load(); err != nil {
 		return nil, err
 	}

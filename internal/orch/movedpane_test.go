@@ -26,7 +26,7 @@ func TestMovedPaneAnswersByRetiredID(t *testing.T) {
 	}
 	h.m.relink(ctx, map[string]string{coord: "%3", "%3": "%5", workerID: "%6"}, nil, true)
 	ask := func(pane string) (*api.PeerPaneResult, error) {
-		return h.m.CoordinatorFor(ctx, "beta", pane), nil
+		return h.m.Hosted().Coordinator(ctx, "beta", pane), nil
 	}
 	if res, err := ask(coord); err != nil || res.Live || res.Now != "%3" {
 		t.Errorf("beta asks about %s: %+v %v, want moved to %%3", coord, res, err)

@@ -145,18 +145,20 @@ func (n *noticer) take(pane string) (string, []notice) {
 		if nt.worker == nil {
 			return nt.text, []notice{nt} // a plain line goes alone, first
 		}
-		done = append(done, fmt.Sprintf("%s (%s)", due[nt.worker].name, due[nt.worker].id))
+		done = append(done, fmt.Sprintf("%s (%s%s)", due[nt.worker].name, due[nt.worker].id, withSpent(", ", due[nt.worker].spent)))
 	}
 	st := n.m.cfg.STBin
 	if len(done) == 1 {
-		return fmt.Sprintf("st: worker %s is done. Read its report with: %s worker read %s", done[0], st, due[keep[0].worker].id), keep
+		// What it spent comes with its report (issue 35).
+		d := due[keep[0].worker]
+		return fmt.Sprintf("st: worker %s (%s) is done%s. Read its report with: %s worker read %s", d.name, d.id, withSpent(" having spent ", d.spent), st, d.id), keep
 	}
 	return fmt.Sprintf("st: %d workers are done: %s. Read each report with: %s worker read ID", len(done), strings.Join(done, ", "), st), keep
 }
 
 // dueWorker is a done worker a notice still names: its name and id as
 // the registry has them now, and the key of its report.
-type dueWorker struct{ name, id, report string }
+type dueWorker struct{ name, id, report, spent string }
 
 // reportKey names w's report: the key of the done notice that announces
 // it. A new report (st worker done again) has a new key.
@@ -176,7 +178,7 @@ func (m *Manager) doneDue(ws []*Worker) map[*Worker]*dueWorker {
 	out := map[*Worker]*dueWorker{}
 	for _, w := range ws {
 		if !w.Told && m.workers[w.ID] == w && w.State == api.Done && m.noticed[w] != reportKey(w) {
-			out[w] = &dueWorker{name: w.Name, id: w.ID, report: reportKey(w)}
+			out[w] = &dueWorker{name: w.Name, id: w.ID, report: reportKey(w), spent: spentNote(w.Tokens)}
 		}
 	}
 	return out

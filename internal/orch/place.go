@@ -45,31 +45,47 @@ func (pl *placed) drop() {
 func (m *Manager) place(ctx context.Context, p tmux.Pane, fixed *Run) (*placed, error) {
 	m.mu.Lock()
 	pl, err := m.placeLocked(p, fixed)
+	var fl *flight
+	if err == nil && pl.created {
+		fl = m.flyNewRunLocked(pl, "")
+	}
 	m.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
-	if pl.created {
+	if fl != nil {
+		if err := m.finish(fl); err != nil {
+			return nil, err
+		}
 		m.markCoordinator(ctx, p.ID, pl.run.ID)
 	}
 	return pl, nil
 }
 
-// placeLocked is place without the pane's marks.
+// placeLocked is place without the write of a run it made (see
+// flyNewRunLocked) and the pane's marks.
 func (m *Manager) placeLocked(p tmux.Pane, fixed *Run) (*placed, error) {
 	syncs.AssertLocked(&m.mu)
 	r, level, created, err := m.placementLocked(p, fixed)
 	if err != nil {
 		return nil, err
 	}
-	pl := &placed{m: m, run: r, level: level, created: created}
-	if created {
-		if err := m.saveLocked(r); err != nil {
-			m.dropRunLocked(r)
-			return nil, err
+	return &placed{m: m, run: r, level: level, created: created}, nil
+}
+
+// flyNewRunLocked stages the run placeLocked made for pl, undone (with
+// the name held under key, if any) when it cannot be written; the caller
+// lets the lock go and finishes it (keep.go).
+func (m *Manager) flyNewRunLocked(pl *placed, key string) *flight {
+	syncs.AssertLocked(&m.mu)
+	c := m.newChange()
+	c.touchLocked(pl.run)
+	return m.flyLocked(c, func() {
+		if key != "" {
+			delete(m.reserved, key)
 		}
-	}
-	return pl, nil
+		m.dropRunLocked(pl.run)
+	})
 }
 
 // markCoordinator puts the coordinator's relations on its pane, so that
@@ -135,8 +151,15 @@ func (m *Manager) reserve(ctx context.Context, p tmux.Pane, fixed *Run, hosted *
 	}
 	m.reserved[key] = true
 	pl.key = key
-	m.mu.Unlock()
+	var fl *flight
 	if pl.created {
+		fl = m.flyNewRunLocked(pl, key)
+	}
+	m.mu.Unlock()
+	if fl != nil {
+		if err := m.finish(fl); err != nil {
+			return nil, err
+		}
 		m.markCoordinator(ctx, p.ID, pl.run.ID)
 	}
 	return pl, nil

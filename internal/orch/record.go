@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/tokens"
 )
 
 // The records of run.json: what st keeps of each run, its workers and
@@ -34,6 +35,12 @@ type Run struct {
 	// its whole chain, so that depth counts on across machines.
 	CoordinatorMachine string `json:"coordinator_machine,omitempty"`
 	BaseDepth          int    `json:"base_depth,omitempty"`
+	// Budget is the run's budget (tokens.go); BudgetWarned: its
+	// coordinator was told of 80 %; BudgetGate: the gate opened at 100 %,
+	// while it is open st starts no new worker of the run.
+	Budget       *tokens.Budget `json:"budget,omitempty"`
+	BudgetWarned bool           `json:"budget_warned,omitempty"`
+	BudgetGate   string         `json:"budget_gate,omitempty"`
 }
 
 // Worker is one worker of a run, as run.json keeps it.
@@ -100,6 +107,11 @@ type Worker struct {
 	// levels that team goes below it, so that the whole chain counts them.
 	TeamSize  int `json:"team_size,omitempty"`
 	TeamDepth int `json:"team_depth,omitempty"`
+	// Tokens is what its agent spent (tokens.go); Ledger, for a worker of
+	// this machine, the record files it was read from and how far, so
+	// that a restart of st reads on from there.
+	Tokens *api.Tokens    `json:"tokens,omitempty"`
+	Ledger *tokens.Ledger `json:"ledger,omitempty"`
 }
 
 // Remote reports whether w runs on another machine.
@@ -147,7 +159,11 @@ type Task struct {
 // wire is the run as the API shows it.
 func (r *Run) wire() api.Run {
 	v := api.Run{Format: r.Format, ID: r.ID, Objective: r.Objective, Coordinator: r.Coordinator, Session: r.Session,
-		Created: r.Created, CoordinatorMachine: r.CoordinatorMachine, BaseDepth: r.BaseDepth}
+		Created: r.Created, CoordinatorMachine: r.CoordinatorMachine, BaseDepth: r.BaseDepth,
+		BudgetWarned: r.BudgetWarned, BudgetGate: r.BudgetGate}
+	if b := r.Budget; b != nil {
+		v.Budget = &api.Budget{Tokens: b.Tokens, USD: b.USD}
+	}
 	if r.Workers != nil {
 		v.Workers = make([]*api.Worker, 0, len(r.Workers))
 	}
@@ -173,6 +189,10 @@ func (w *Worker) wire() api.Worker {
 		AgentSession: w.AgentSession, StartedAt: w.StartedAt, Told: w.Told, Reported: w.Reported, Adopted: w.Adopted,
 		TeamRun: w.TeamRun, Fan: w.Fan, Machine: w.Machine, MachineName: w.MachineName,
 		ParentName: w.ParentName, ParentMachineName: w.ParentMachineName, Ref: w.Ref, TeamSize: w.TeamSize, TeamDepth: w.TeamDepth}
+	if w.Tokens != nil {
+		t := *w.Tokens
+		v.Tokens = &t
+	}
 	if s := w.Scope; s != nil {
 		v.Scope = &api.Scope{Globs: s.Globs, Root: s.Root}
 	}
@@ -191,6 +211,11 @@ func workerRecord(v api.Worker) *Worker {
 		AgentSession: v.AgentSession, StartedAt: v.StartedAt, Told: v.Told, Reported: v.Reported, Adopted: v.Adopted,
 		TeamRun: v.TeamRun, Fan: v.Fan, Machine: v.Machine, MachineName: v.MachineName,
 		ParentName: v.ParentName, ParentMachineName: v.ParentMachineName, Ref: v.Ref, TeamSize: v.TeamSize, TeamDepth: v.TeamDepth}
+	if v.Tokens != nil {
+		// (internal/peer checked the counts: checkView.)
+		t := *v.Tokens
+		w.Tokens = &t
+	}
 	if s := v.Scope; s != nil {
 		w.Scope = &Scope{Globs: s.Globs, Root: s.Root}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/sophonz/st/internal/store"
 	"github.com/sophonz/st/internal/syncs"
 	"github.com/sophonz/st/internal/tmux"
+	"github.com/sophonz/st/internal/tokens"
 	"github.com/sophonz/st/internal/version"
 )
 
@@ -33,6 +34,8 @@ type registry struct {
 	home string
 	now  func() time.Time
 	logf func(format string, args ...any)
+	// defaultBudget is config.toml's budget for a new run (nil: none).
+	defaultBudget *tokens.Budget
 
 	mu      sync.Mutex
 	runs    map[string]*Run
@@ -62,6 +65,11 @@ type registry struct {
 	// through done with it (issue 32, item 9). In memory only: a restart
 	// of st types no notice of an old report.
 	noticed map[*Worker]string
+	// flying are the changes in flight (keep.go) by run id, in the order
+	// they were staged; unsure counts, per worker, the flights that hold
+	// its report. Both made at the first flight.
+	flying map[string][]*flight
+	unsure map[*Worker]int
 	// sig wakes waiters at every change (it has its own lock, so that a
 	// change wakes them after it is on disk, with mu let go).
 	sig signal
@@ -180,6 +188,10 @@ func (reg *registry) currentRunLocked(pane string) *Run {
 func (reg *registry) newRunLocked(p tmux.Pane, objective string) *Run {
 	syncs.AssertLocked(&reg.mu)
 	r := &Run{ID: newID("run-"), Objective: objective, Coordinator: p.ID, Session: p.SessionID, Created: reg.now()}
+	if reg.defaultBudget != nil {
+		b := *reg.defaultBudget
+		r.Budget = &b
+	}
 	for reg.runs[r.ID] != nil || reg.history.Has(r.ID) {
 		r.ID = newID("run-")
 	}

@@ -94,10 +94,11 @@ type Placement struct {
 	ParentName string
 }
 
-// PlaceForMachine places a worker of the calling pane that is to run on
+// Place places a worker of the calling pane that is to run on
 // another machine: a start (name held in the run) or, with name "", an
 // adoption.
-func (m *Manager) PlaceForMachine(ctx context.Context, pane, name string) (*Placement, error) {
+func (r *Remotes) Place(ctx context.Context, pane, name string) (*Placement, error) {
+	m := r.m
 	p, err := m.callerPane(ctx, pane)
 	if err != nil {
 		return nil, err
@@ -152,9 +153,10 @@ type RemoteRecord struct {
 	Live       bool
 }
 
-// RecordOf finds this machine's record of the worker that rest (its pane
+// Record finds this machine's record of the worker that rest (its pane
 // id there, or its name) names on machine slug; a live one first.
-func (m *Manager) RecordOf(slug, rest string) (RemoteRecord, bool) {
+func (r *Remotes) Record(slug, rest string) (RemoteRecord, bool) {
+	m := r.m
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	w := m.workers[slug+"/"+rest]
@@ -173,7 +175,8 @@ func (m *Manager) RecordOf(slug, rest string) (RemoteRecord, bool) {
 
 // CheckRename refuses name for the record id when another live worker of
 // its run has it (two live workers of one name would break the run).
-func (m *Manager) CheckRename(id, name string) error {
+func (r *Remotes) CheckRename(id, name string) error {
+	m := r.m
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	w := m.workers[id]
@@ -187,7 +190,8 @@ func (m *Manager) CheckRename(id, name string) error {
 // op (v, checked) for caller: a read marks its report seen, a stop makes
 // it gone, a release takes it out of its run. It returns the record's
 // view, with the notes of v.
-func (m *Manager) ApplyOp(id, op, caller string, v *api.WorkerView) *api.WorkerView {
+func (r *Remotes) ApplyOp(id, op, caller string, v *api.WorkerView) *api.WorkerView {
+	m := r.m
 	out := v
 	m.settleIfChanged(func(c *change) {
 		w := m.workers[id]
@@ -226,6 +230,14 @@ func (m *Manager) applyRemoteLocked(c *change, w *Worker, v *api.WorkerView) {
 	w.ReportAnswer = v.ReportAnswer
 	w.AgentSession, w.Reported = v.AgentSession, v.Reported
 	w.TeamSize, w.TeamDepth = v.TeamOf, v.TeamDepth
+	if v.Tokens != nil && !sameTokens(v.Tokens, w.Tokens) {
+		// What it spent, as its machine reads it (internal/peer checked
+		// the counts): it counts against its run's budget here.
+		t := *v.Tokens
+		w.Tokens = &t
+		c.touchLocked(m.runOf[w.ID])
+		m.checkBudgetLocked(c, m.runOf[w.ID])
+	}
 	if nid := w.Machine + "/" + v.ID; v.ID != "" && nid != w.ID {
 		// Its pane there changed (that machine's tmux server restarted).
 		r := m.runOf[w.ID]
@@ -243,7 +255,8 @@ func (m *Manager) applyRemoteLocked(c *change, w *Worker, v *api.WorkerView) {
 // (released there, or its record lost) stays as it was last seen, unless
 // it was unreachable: then it is back to what it was; the workers whose
 // views were refused (by their refs) stay as they were.
-func (m *Manager) ApplyWatch(slug string, vs []api.WorkerView, refused []string) {
+func (r *Remotes) ApplyWatch(slug string, vs []api.WorkerView, refused []string) {
+	m := r.m
 	m.settleIfChanged(func(c *change) { m.applyWatchLocked(c, slug, vs, refused) })
 }
 
@@ -282,7 +295,8 @@ func (m *Manager) applyWatchLocked(c *change, slug string, vs []api.WorkerView, 
 
 // MarkUnreachable marks the live workers on slug unreachable: wait
 // counts them as still working.
-func (m *Manager) MarkUnreachable(slug string, err error) {
+func (r *Remotes) MarkUnreachable(slug string, err error) {
+	m := r.m
 	m.settleIfChanged(func(c *change) {
 		for _, w := range m.workers {
 			// A worker that reported keeps its report: a wait has what it
@@ -296,8 +310,9 @@ func (m *Manager) MarkUnreachable(slug string, err error) {
 	})
 }
 
-// RemoteMachines lists the machines this machine has live workers on.
-func (m *Manager) RemoteMachines() []string {
+// Machines lists the machines this machine has live workers on.
+func (r *Remotes) Machines() []string {
+	m := r.m
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	seen := map[string]bool{}
@@ -312,9 +327,10 @@ func (m *Manager) RemoteMachines() []string {
 	return out
 }
 
-// WorkFor reports whether machine slug has live workers of this
+// HasWorkOn reports whether machine slug has live workers of this
 // machine's runs, or moves of coordinators to be told.
-func (m *Manager) WorkFor(slug string) bool {
+func (r *Remotes) HasWorkOn(slug string) bool {
+	m := r.m
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, mv := range m.untold[slug] {
@@ -330,9 +346,10 @@ func (m *Manager) WorkFor(slug string) bool {
 	return false
 }
 
-// Depths is how deep in its whole chain the coordinator of each run with
+// DepthsOn is how deep in its whole chain the coordinator of each run with
 // live workers on machine slug is now, by run.
-func (m *Manager) Depths(slug string) map[string]int {
+func (r *Remotes) DepthsOn(slug string) map[string]int {
+	m := r.m
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.depthsForLocked(slug)
@@ -352,9 +369,10 @@ func (reg *registry) depthsForLocked(slug string) map[string]int {
 	return out
 }
 
-// DepthsNot is Depths of every machine with live workers of this
+// UntoldDepths is Depths of every machine with live workers of this
 // machine's runs, where it is not told (what told holds of it).
-func (m *Manager) DepthsNot(told map[string]map[string]int) map[string]map[string]int {
+func (r *Remotes) UntoldDepths(told map[string]map[string]int) map[string]map[string]int {
+	m := r.m
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	due := map[string]map[string]int{}
@@ -369,9 +387,10 @@ func (m *Manager) DepthsNot(told map[string]map[string]int) map[string]map[strin
 	return due
 }
 
-// MovesFor are the moves of coordinators that machine slug is still to
+// Moves are the moves of coordinators that machine slug is still to
 // be told (each Old as that machine knows it once PaneOf'd).
-func (m *Manager) MovesFor(slug string) []api.PeerReparent {
+func (r *Remotes) Moves(slug string) []api.PeerReparent {
+	m := r.m
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []api.PeerReparent
@@ -384,7 +403,8 @@ func (m *Manager) MovesFor(slug string) []api.PeerReparent {
 }
 
 // MoveTold records that machine slug was told mv.
-func (m *Manager) MoveTold(slug string, mv api.PeerReparent) {
+func (r *Remotes) MoveTold(slug string, mv api.PeerReparent) {
+	m := r.m
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	mvs := m.untold[slug]
@@ -537,3 +557,14 @@ func (m *Manager) kick(slugs []string) {
 		m.cfg.Remote.Kick(s)
 	}
 }
+
+// Remotes is the manager's records of its own workers on other machines
+// (ID machine/%N) and of the moves those machines are still to be told:
+// what internal/peer's hub asks of them (peer.RemoteWork). It is an owner
+// apart from the Manager, so that the Manager's methods are what its own
+// commands need; it works on the manager's registry under its lock.
+type Remotes struct{ m *Manager }
+
+// Remotes is the owner of the manager's records of its workers on other
+// machines.
+func (m *Manager) Remotes() *Remotes { return &Remotes{m} }

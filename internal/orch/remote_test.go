@@ -46,7 +46,7 @@ func TestMarkUnreachable(t *testing.T) {
 	h.addWorker(remoteWorker("beta", "%5", "over", refB, api.Gone))
 	h.addWorker(remoteWorker("gamma", "%4", "elsewhere", refC, api.Working))
 	h.addWorker(remoteWorker("beta", "%7", "reported", "dddddddddddddddd", api.Done))
-	h.m.MarkUnreachable("beta", errors.New("dial tcp 127.0.0.1:1: connection refused"))
+	h.m.Remotes().MarkUnreachable("beta", errors.New("dial tcp 127.0.0.1:1: connection refused"))
 	// A worker that reported keeps its report: a wait for it returns.
 	if w := h.remote("beta/%7"); w.State != api.Done || w.Error != "" {
 		t.Errorf("beta's reported worker: %s %q, want done", w.State, w.Error)
@@ -87,7 +87,7 @@ func TestApplyWatch(t *testing.T) {
 	h.addWorker(remoteWorker("beta", "%4", "far", refA, api.Working))
 	h.addWorker(remoteWorker("beta", "%5", "kept", refB, api.Working))
 	h.addWorker(remoteWorker("beta", "%6", "released", refC, api.Working))
-	h.m.MarkUnreachable("beta", errors.New("timeout"))
+	h.m.Remotes().MarkUnreachable("beta", errors.New("timeout"))
 
 	view := []api.WorkerView{
 		// far reported, and its pane there changed (that machine's tmux restarted).
@@ -99,7 +99,7 @@ func TestApplyWatch(t *testing.T) {
 	// kept's answer had a name no tmux window may have: the hub did not
 	// take it (internal/peer TestPeerAnswersAreChecked), and says so.
 	refused := []string{refB}
-	h.m.ApplyWatch("beta", view, refused)
+	h.m.Remotes().ApplyWatch("beta", view, refused)
 
 	far := h.remote("beta/%14")
 	if far.State != api.Done || far.Summary != "did it there" || far.Error != "" || far.Name != "far" {
@@ -134,12 +134,12 @@ func TestApplyWatch(t *testing.T) {
 
 	// The same view again changes nothing, and writes nothing.
 	writes := h.m.saver.writes.Load()
-	h.m.ApplyWatch("beta", view, refused)
+	h.m.Remotes().ApplyWatch("beta", view, refused)
 	if n := h.m.saver.writes.Load() - writes; n != 0 {
 		t.Errorf("%d writes for a view that changed nothing", n)
 	}
 	// Once kept is no longer listed, it is back from unreachable too.
-	h.m.ApplyWatch("beta", view[:1], nil)
+	h.m.Remotes().ApplyWatch("beta", view[:1], nil)
 	if w := h.remote("beta/%5"); w.State != api.Idle {
 		t.Errorf("kept once no longer listed: %s, want idle", w.State)
 	}

@@ -2,6 +2,7 @@ package orch
 
 import (
 	"context"
+	"reflect"
 	"sort"
 	"strings"
 	"time"
@@ -25,64 +26,88 @@ func (m *Manager) Done(ctx context.Context, req api.DoneRequest) (*api.WorkerVie
 	if err := checkText("summary", req.Summary); err != nil {
 		return nil, err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	w := m.workers[req.Pane]
-	if w == nil || (!w.State.Live() && w.State != api.Failed) {
-		return nil, errorf(api.KindNotFound, "run st worker done in the pane of a worker that st started or adopted",
-			"pane %s is not a worker of any run", orNone(req.Pane))
-	}
-	r := m.runOf[w.ID]
-	old, oldTasks := *w, copyTasks(r.Tasks)
-	now := m.cfg.Now()
-	summary := req.Summary
-	switch {
-	case !w.Reported || w.State != api.Done || w.Summary == "":
-	case strings.HasSuffix(w.Summary, req.Summary):
-		summary = w.Summary // the same report again (a retry) adds nothing
-	default:
-		// A second report in one turn adds to the first: the
-		// coordinator may have read that one already, and neither is
-		// lost.
-		summary = w.Summary + "\n\n" + reportedAgain + req.Summary
-	}
-	w.Summary, w.ReportedAt, w.Reported, w.Told, w.Error = summary, &now, true, false, ""
-	w.ReportAnswer = ""
-	if _, inTurn := m.facts.agentIn(w.ID); !inTurn {
-		// Reported between turns (by hand): the answer it stands on is
-		// the one already given.
-		w.ReportAnswer = w.LastAnswer
-	}
-	c := m.newChange()
-	c.touchLocked(r)
-	if !c.setStateLocked(w, api.Done) {
-		w.Since = now
-	}
-	// The lock is held while the disk works: nothing may act on a report
-	// that could still be undone.
-	if err := m.stageLocked(c).land(); err != nil {
-		*w = old
-		for i, t := range r.Tasks {
-			*t = oldTasks[i]
+	var w *Worker
+	err := m.keep(func(c *change) (func(), error) {
+		w = m.workers[req.Pane]
+		if w == nil || (!w.State.Live() && w.State != api.Failed) {
+			return nil, errorf(api.KindNotFound, "run st worker done in the pane of a worker that st started or adopted",
+				"pane %s is not a worker of any run", orNone(req.Pane))
 		}
-		m.restageLocked(r)
+		r := m.runOf[w.ID]
+		old, oldTasks := *w, keepTasks(r.Tasks)
+		now := m.cfg.Now()
+		summary := req.Summary
+		switch {
+		case !w.Reported || w.State != api.Done || w.Summary == "":
+		case strings.HasSuffix(w.Summary, req.Summary):
+			summary = w.Summary // the same report again (a retry) adds nothing
+		default:
+			// A second report in one turn adds to the first: the
+			// coordinator may have read that one already, and neither is
+			// lost.
+			summary = w.Summary + "\n\n" + reportedAgain + req.Summary
+		}
+		w.Summary, w.ReportedAt, w.Reported, w.Told, w.Error = summary, &now, true, false, ""
+		w.ReportAnswer = ""
+		if _, inTurn := m.facts.agentIn(w.ID); !inTurn {
+			// Reported between turns (by hand): the answer it stands on is
+			// the one already given.
+			w.ReportAnswer = w.LastAnswer
+		}
+		c.touchLocked(r)
+		// Until the report is on disk no one acts on it (keep.go).
+		c.holdLocked(w)
+		if !c.setStateLocked(w, api.Done) {
+			w.Since = now
+		}
+		after, afterTasks := *w, keepTasks(r.Tasks)
+		return func() {
+			if reflect.DeepEqual(*w, after) {
+				*w = old
+			} else {
+				// Changed since by what stands whatever the disk says (its
+				// turn's end): only the report goes.
+				w.Summary, w.ReportedAt, w.Reported, w.Told, w.Error = old.Summary, old.ReportedAt, old.Reported, old.Told, old.Error
+				w.ReportAnswer = old.ReportAnswer
+				if w.State == api.Done {
+					w.State, w.Since = old.State, old.Since
+				}
+			}
+			undoTasks(oldTasks, afterTasks)
+		}, nil
+	})
+	if err != nil {
 		return nil, err
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	v := m.viewLocked(w)
 	return &v, nil
 }
 
-// reportedAgain begins a second report of one turn, after the first.
-const reportedAgain = "Reported again: "
-
-// copyTasks copies the tasks of a run, to undo a change of them.
-func copyTasks(ts []*Task) []Task {
-	out := make([]Task, len(ts))
-	for i, t := range ts {
-		out[i] = *t
+// keepTasks copies the tasks of a run, by task, to undo a change of them
+// (undoTasks).
+func keepTasks(ts []*Task) map[*Task]Task {
+	out := make(map[*Task]Task, len(ts))
+	for _, t := range ts {
+		out[t] = *t
 	}
 	return out
 }
+
+// undoTasks puts back the tasks a change moved from old to after, those
+// that no change moved since (keep.go undoes the changes staged later
+// first).
+func undoTasks(old, after map[*Task]Task) {
+	for t, o := range old {
+		if a, ok := after[t]; ok && reflect.DeepEqual(*t, a) {
+			*t = o
+		}
+	}
+}
+
+// reportedAgain begins a second report of one turn, after the first.
+const reportedAgain = "Reported again: "
 
 func orNone(s string) string {
 	if s == "" {
@@ -111,7 +136,8 @@ func (m *Manager) Wait(ctx context.Context, req api.WaitRequest) (*api.WaitResul
 		m.mu.Lock()
 		all := true
 		for _, w := range ws {
-			if !w.State.Settled() {
+			// A report in flight could still be undone (keep.go).
+			if !w.State.Settled() || m.unsureLocked(w) {
 				all = false
 			}
 		}

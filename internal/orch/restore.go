@@ -485,6 +485,12 @@ func (m *Manager) relink(ctx context.Context, moved map[string]string, opts map[
 		tell = m.queueMovesLocked(moved, retire, restarted)
 	})
 	m.kick(tell)
+	m.attn.Retire(func(id string) (string, bool) {
+		if n, ok := moved[id]; ok {
+			return n, true
+		}
+		return id, !restarted
+	})
 	// Options for the new panes, with the relations renamed.
 	set := map[string]map[string]string{}
 	for id, o := range opts {

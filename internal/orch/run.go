@@ -5,6 +5,7 @@ import (
 
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/tmux"
+	"github.com/sophonz/st/internal/tokens"
 )
 
 // Runs: a coordinator's piece of work (st orch start, st orch show). The
@@ -31,6 +32,7 @@ func (m *Manager) Show(ctx context.Context, pane, id string) (*api.RunView, erro
 		v.Views = append(v.Views, m.viewLocked(w))
 	}
 	v.Workers = nil
+	v.Tokens, v.BudgetUse = m.runTokensLocked(r), m.budgetViewLocked(r)
 	return v, nil
 }
 
@@ -39,11 +41,27 @@ func (m *Manager) StartRun(ctx context.Context, req api.StartRunRequest) (*api.R
 	if err := checkText("objective", req.Objective); err != nil {
 		return nil, err
 	}
+	var budget *tokens.Budget // nil: the default
+	switch req.Budget {
+	case "":
+	case "none":
+		budget = &tokens.Budget{}
+	default:
+		b, err := tokens.ParseBudget(req.Budget)
+		if err != nil {
+			return nil, errorf(api.KindUsage, "st orch start --budget 500k (tokens) or --budget '$5' (dollars of estimated cost)", "%v", err)
+		}
+		if b.USD > 0 && len(m.cfg.Prices.Models) == 0 {
+			return nil, errorf(api.KindUsage, "give a budget in tokens (--budget 500k), or prices in config.toml's [tokens.prices] (docs/tokens.md)",
+				"a dollar budget needs a price table: st knows no prices, so it can tell no cost")
+		}
+		budget = &b
+	}
 	p, err := m.callerPane(ctx, req.Pane)
 	if err != nil {
 		return nil, err
 	}
-	cp, err := m.newRun(p, req.Objective)
+	cp, err := m.newRun(p, req.Objective, budget)
 	if err != nil {
 		return nil, err
 	}
@@ -53,18 +71,26 @@ func (m *Manager) StartRun(ctx context.Context, req api.StartRunRequest) (*api.R
 
 // newRun makes and writes the run of coordinator p, unless p is a live
 // worker (its workers join its run).
-func (m *Manager) newRun(p tmux.Pane, objective string) (*api.Run, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if w := m.workers[p.ID]; w != nil && w.State.Live() {
-		return nil, errorf(api.KindConflict, "start workers from this pane with st worker start; they join run "+m.runOf[p.ID].ID,
-			"this pane is worker %s of run %s, so it cannot start a run of its own", w.Name, m.runOf[p.ID].ID)
-	}
-	r := m.newRunLocked(p, objective)
-	if err := m.saveLocked(r); err != nil {
-		m.dropRunLocked(r)
+func (m *Manager) newRun(p tmux.Pane, objective string, budget *tokens.Budget) (*api.Run, error) {
+	var cp api.Run
+	err := m.keep(func(c *change) (func(), error) {
+		if w := m.workers[p.ID]; w != nil && w.State.Live() {
+			return nil, errorf(api.KindConflict, "start workers from this pane with st worker start; they join run "+m.runOf[p.ID].ID,
+				"this pane is worker %s of run %s, so it cannot start a run of its own", w.Name, m.runOf[p.ID].ID)
+		}
+		r := m.newRunLocked(p, objective)
+		if budget != nil { // given: it, or none (zero), over the default
+			r.Budget = budget
+			if budget.IsZero() {
+				r.Budget = nil
+			}
+		}
+		cp = r.wire()
+		c.touchLocked(r)
+		return func() { m.dropRunLocked(r) }, nil
+	})
+	if err != nil {
 		return nil, err
 	}
-	cp := r.wire()
 	return &cp, nil
 }

@@ -22,7 +22,9 @@ import (
 // snapshot older than one on disk. Whoever must know that a change is on
 // disk (a report, a request's answer) waits for its version, without the
 // registry's lock; a write that fails is tried again until it holds, and
-// its waiters are told of the failure at once.
+// its waiters are told of the failure at once. In a burst (two or more
+// changes came while a write was under way) the writer waits
+// burstLinger before its next write, so that it carries more of them.
 //
 // A soft snapshot (a change no one waits for, that costs nothing when a
 // crash loses it: that a coordinator has seen a report) is not written by
@@ -35,6 +37,9 @@ type saver struct {
 	logf func(format string, args ...any)
 	// linger is how long a soft snapshot waits for a write to ride with.
 	linger time.Duration
+	// after is time.After (a test's clock instead), for the burst's
+	// linger (burstLinger).
+	after func(time.Duration) <-chan time.Time
 
 	wmu    sync.Mutex // one writeAll at a time: a file is never written twice at once
 	mu     sync.Mutex
@@ -43,6 +48,9 @@ type saver struct {
 	files  map[string]*runFile
 	kick   chan struct{}
 	closed bool // the writer stopped: waiters write for themselves
+	// hardSeq counts the hard snapshots staged; during is how many of
+	// them came while the last writeAll was writing (burstLinger).
+	hardSeq, during uint64
 	// writes counts the files written, for tests and figures.
 	writes atomic.Uint64
 }
@@ -68,8 +76,15 @@ const saveRetry = 500 * time.Millisecond
 // before it is written alone.
 const softLinger = 30 * time.Second
 
+// burstLinger is how long the writer waits for more changes before its
+// next write when two or more came while its last write was under way
+// (a burst: a hundred workers reporting at once): the next write then
+// carries more of them, and the burst makes fewer writes. A change that
+// comes alone, or one while a write is under way, is written at once.
+const burstLinger = 25 * time.Millisecond
+
 func newSaver(path func(string) string, logf func(string, ...any)) *saver {
-	s := &saver{path: path, logf: logf, linger: softLinger, files: map[string]*runFile{}, kick: make(chan struct{}, 1)}
+	s := &saver{path: path, logf: logf, linger: softLinger, after: time.After, files: map[string]*runFile{}, kick: make(chan struct{}, 1)}
 	s.cond = sync.NewCond(&s.mu)
 	return s
 }
@@ -88,6 +103,7 @@ func (s *saver) stage(id string, data []byte, soft bool) uint64 {
 	f.data, f.staged = data, s.seq
 	if !soft {
 		f.hard = s.seq
+		s.hardSeq++
 	} else if f.softSince.IsZero() {
 		f.softSince = time.Now()
 	}
@@ -185,6 +201,16 @@ func (s *saver) run(ctx context.Context) {
 		}
 		again = false
 		s.mu.Lock()
+		burst := s.during >= 2
+		s.mu.Unlock()
+		if burst && ctx.Err() == nil {
+			select {
+			case <-s.after(burstLinger):
+			case <-ctx.Done():
+			}
+			continue
+		}
+		s.mu.Lock()
 		next := s.nextSoftLocked()
 		s.mu.Unlock()
 		soft.Stop()
@@ -216,6 +242,7 @@ func (s *saver) writeAll(again, every bool) (failed bool) {
 	defer s.wmu.Unlock()
 	tried := map[string]bool{}
 	now := time.Now()
+	var h0 uint64
 	for {
 		s.mu.Lock()
 		var id string
@@ -226,7 +253,11 @@ func (s *saver) writeAll(again, every bool) (failed bool) {
 				break
 			}
 		}
+		if len(tried) == 0 {
+			h0 = s.hardSeq
+		}
 		if f == nil {
+			s.during = s.hardSeq - h0
 			s.mu.Unlock()
 			return failed
 		}

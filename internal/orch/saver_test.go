@@ -291,3 +291,54 @@ func TestSoftSnapshotRidesWithTheNextWrite(t *testing.T) {
 		t.Errorf("run-a once the writer stopped: %q, want the soft snapshot written", got)
 	}
 }
+
+// In a burst (two or more changes staged while a write is under way) the
+// writer waits burstLinger before its next write, and what comes in that
+// time rides with it: the burst's changes after the first write share
+// one write. A change that comes alone is written at once (the other
+// tests of this file).
+func TestBurstLingersForMore(t *testing.T) {
+	s, dir, _ := testSaver(t)
+	path := s.path
+	inWrite, release := make(chan struct{}), make(chan struct{})
+	var once atomic.Bool
+	s.path = func(id string) string {
+		if once.CompareAndSwap(false, true) {
+			close(inWrite) // the first write is under way
+			<-release
+		}
+		return path(id)
+	}
+	lingering, wake := make(chan struct{}, 1), make(chan time.Time)
+	s.after = func(time.Duration) <-chan time.Time {
+		lingering <- struct{}{}
+		return wake
+	}
+	runSaver(t, s)
+	s.stage("r", []byte("a\n"), false)
+	<-inWrite
+	vb := s.stage("r", []byte("b\n"), false)
+	vc := s.stage("r", []byte("c\n"), false)
+	close(release)
+	select {
+	case <-lingering:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the writer did not linger after a write that two changes came during")
+	}
+	if n := s.writes.Load(); n != 1 {
+		t.Fatalf("%d writes before the linger ended, want 1 (the first change's)", n)
+	}
+	vd := s.stage("r", []byte("d\n"), false) // comes while the writer lingers
+	wake <- time.Now()
+	for _, v := range []uint64{vb, vc, vd} {
+		if err := s.wait("r", v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := s.writes.Load(); n != 2 {
+		t.Errorf("%d writes for a burst of four changes, want 2 (the first, then the three that came meanwhile)", n)
+	}
+	if got := readRun(t, dir, "r"); got != "d\n" {
+		t.Errorf("run.json holds %q, want the newest", got)
+	}
+}

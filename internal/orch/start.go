@@ -95,6 +95,12 @@ func (m *Manager) startWorker(ctx context.Context, req startPlan) (*api.WorkerVi
 	if err != nil {
 		return nil, err
 	}
+	if req.hosted == nil && req.run == nil {
+		// (A task's start is held in scheduleLocked.)
+		if err := m.checkBudgetHold(req.Pane); err != nil {
+			return nil, err
+		}
+	}
 	if req.Machine != "" {
 		return m.startElsewhere(ctx, req, spec.name)
 	}
@@ -321,24 +327,15 @@ func (m *Manager) openWorker(ctx context.Context, req startPlan, spec startSpec,
 	return w, notes, nil
 }
 
-// register records a new worker in run r, on disk before it returns. The
-// write is waited for without the registry's lock, so that starts side
-// by side share their writes.
+// register records a new worker in run r, on disk before it returns
+// (keep: the write is waited for without the registry's lock, so that
+// starts side by side share their writes).
 func (m *Manager) register(r *Run, w *Worker) error {
-	m.mu.Lock()
-	m.addWorkerLocked(r, w)
-	c := m.newChange()
-	c.touchLocked(r)
-	cm := m.stageLocked(c)
-	m.mu.Unlock()
-	if err := cm.land(); err != nil {
-		m.mu.Lock()
-		m.removeWorkerLocked(w)
-		m.restageLocked(r)
-		m.mu.Unlock()
-		return err
-	}
-	return nil
+	return m.keep(func(c *change) (func(), error) {
+		m.addWorkerLocked(r, w)
+		c.touchLocked(r)
+		return func() { m.removeWorkerLocked(w) }, nil
+	})
 }
 
 // askedID is how the one who asked for a start names its pane, when not

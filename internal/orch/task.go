@@ -25,32 +25,45 @@ func (m *Manager) CreateTask(ctx context.Context, req api.TaskRequest) (*api.Tas
 	if err != nil {
 		return nil, err
 	}
-	m.mu.Lock()
-	r, _, created, err := m.placementLocked(p, nil)
-	if err != nil {
-		m.mu.Unlock()
-		return nil, err
-	}
-	t, err := m.addTaskLocked(r, req, p.ID)
-	if err == nil {
+	var r *Run
+	var t *Task
+	var created, startNow bool
+	err = m.keep(func(c *change) (func(), error) {
+		var err error
+		if r, _, created, err = m.placementLocked(p, nil); err != nil {
+			return nil, err
+		}
+		if t, err = m.addTaskLocked(r, req, p.ID); err != nil {
+			if created {
+				m.dropRunLocked(r)
+			}
+			return nil, err
+		}
+		// Started here only when it waits on nothing now: one that
+		// waits is started by the report it waits for, which may come
+		// while this write is under way.
+		startNow = t.State == api.TaskRunning
 		// The run (when made for it) and the task: one write.
-		if err = m.saveLocked(r); err != nil {
-			r.Tasks = r.Tasks[:len(r.Tasks)-1]
-			m.restageLocked(r)
-		}
-	}
+		c.touchLocked(r)
+		return func() {
+			for i, x := range r.Tasks {
+				if x == t {
+					r.Tasks = append(r.Tasks[:i:i], r.Tasks[i+1:]...)
+					break
+				}
+			}
+			if created {
+				m.dropRunLocked(r)
+			}
+		}, nil
+	})
 	if err != nil {
-		if created {
-			m.dropRunLocked(r)
-		}
-		m.mu.Unlock()
 		return nil, err
 	}
-	m.mu.Unlock()
 	if created {
 		m.markCoordinator(ctx, p.ID, r.ID)
 	}
-	if t.State == api.TaskRunning {
+	if startNow {
 		if err := m.startTask(ctx, r, t); err != nil {
 			return nil, err
 		}
@@ -264,37 +277,38 @@ func (m *Manager) ListTasks(ctx context.Context, req api.IDRequest) ([]api.TaskV
 // CancelTask cancels a task that has not finished. A running task's
 // worker goes on; st worker stop closes it.
 func (m *Manager) CancelTask(ctx context.Context, req api.IDRequest) (*api.TaskView, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	r := m.paneRunLocked(req.Pane, "")
+	var r *Run
 	var t *Task
-	if r != nil {
-		t = runTask(r, req.ID)
-	}
-	if t == nil {
-		return nil, errorf(api.KindNotFound, "st task list shows this run's tasks", "there is no task %q in this pane's run", req.ID)
-	}
-	switch t.State {
-	case api.TaskDone, api.TaskFailed, api.TaskCancelled:
-		return nil, errorf(api.KindConflict, "", "task %q is already %s", t.Name, t.State)
-	}
-	old := copyTasks(r.Tasks)
-	t.State, t.Since = api.TaskCancelled, m.cfg.Now()
-	if t.Worker != "" {
-		t.Reason = "cancelled; its worker " + t.Worker + " goes on (st worker stop " + t.Worker + " --yes closes it)"
-	} else {
-		t.Reason = "cancelled before it started"
-	}
-	c := m.newChange()
-	c.touchLocked(r)
-	c.scheduleLocked(r)
-	if err := m.stageLocked(c).land(); err != nil {
-		for i, t := range r.Tasks {
-			*t = old[i]
+	err := m.keep(func(c *change) (func(), error) {
+		r = m.paneRunLocked(req.Pane, "")
+		t = nil
+		if r != nil {
+			t = runTask(r, req.ID)
 		}
-		m.restageLocked(r)
+		if t == nil {
+			return nil, errorf(api.KindNotFound, "st task list shows this run's tasks", "there is no task %q in this pane's run", req.ID)
+		}
+		switch t.State {
+		case api.TaskDone, api.TaskFailed, api.TaskCancelled:
+			return nil, errorf(api.KindConflict, "", "task %q is already %s", t.Name, t.State)
+		}
+		old := keepTasks(r.Tasks)
+		t.State, t.Since = api.TaskCancelled, m.cfg.Now()
+		if t.Worker != "" {
+			t.Reason = "cancelled; its worker " + t.Worker + " goes on (st worker stop " + t.Worker + " --yes closes it)"
+		} else {
+			t.Reason = "cancelled before it started"
+		}
+		c.touchLocked(r)
+		c.scheduleLocked(r)
+		after := keepTasks(r.Tasks)
+		return func() { undoTasks(old, after) }, nil
+	})
+	if err != nil {
 		return nil, err
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	v := m.taskViewLocked(r, t)
 	return &v, nil
 }
@@ -358,6 +372,8 @@ func (c *change) scheduleLocked(r *Run) {
 				t.State, t.Reason, t.Since = api.TaskFailed, "did not start: "+blocked, now
 				changed = true
 				c.touchLocked(r)
+			case len(waitOn) == 0 && c.m.budgetHeldLocked(r) != "":
+				t.Reason = "held: the run's budget is spent (gate " + r.BudgetGate + ")"
 			case len(waitOn) == 0:
 				t.State, t.Reason, t.Since = api.TaskRunning, "", now
 				c.touchLocked(r)

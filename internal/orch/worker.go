@@ -176,23 +176,30 @@ func (m *Manager) Rename(ctx context.Context, req api.IDRequest) (*api.WorkerVie
 	if err := CheckName("the name", req.Text, "st worker rename w api-tests"); err != nil {
 		return nil, err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	w, err := m.resolveLocked(req.Pane, req.ID)
+	var w *Worker
+	err := m.keep(func(c *change) (func(), error) {
+		var err error
+		if w, err = m.resolveLocked(req.Pane, req.ID); err != nil {
+			return nil, err
+		}
+		r := m.runOf[w.ID]
+		if err := m.nameFreeLocked(r, w, req.Text); err != nil {
+			return nil, err
+		}
+		old := w.Name
+		w.Name = req.Text
+		c.touchLocked(r)
+		return func() {
+			if w.Name == req.Text {
+				w.Name = old
+			}
+		}, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	r := m.runOf[w.ID]
-	if err := m.nameFreeLocked(r, w, req.Text); err != nil {
-		return nil, err
-	}
-	old := w.Name
-	w.Name = req.Text
-	if err := m.saveLocked(r); err != nil {
-		w.Name = old
-		m.restageLocked(r)
-		return nil, err
-	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if w.State.Live() {
 		m.cfg.Tmux.RenameWindow(ctx, w.ID, req.Text)
 		m.cfg.Tmux.SetOption(ctx, w.ID, "@st_name", req.Text)
@@ -206,22 +213,25 @@ func (m *Manager) Release(ctx context.Context, req api.IDRequest) (*api.WorkerVi
 	if api.IsRemote(req.ID) {
 		return m.remoteOp(ctx, "release", req)
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	w, err := m.resolveLocked(req.Pane, req.ID)
+	var w *Worker
+	var r *Run
+	var v api.WorkerView
+	err := m.keep(func(c *change) (func(), error) {
+		var err error
+		if w, err = m.resolveLocked(req.Pane, req.ID); err != nil {
+			return nil, err
+		}
+		r = m.runOf[w.ID]
+		v = m.viewLocked(w)
+		m.removeWorkerLocked(w)
+		c.touchLocked(r)
+		return func() { m.addWorkerLocked(r, w) }, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	r := m.runOf[w.ID]
-	v := m.viewLocked(w)
-	m.removeWorkerLocked(w)
-	c := m.newChange()
-	c.touchLocked(r)
-	if err := m.stageLocked(c).land(); err != nil {
-		m.addWorkerLocked(r, w)
-		m.restageLocked(r)
-		return nil, err
-	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	// The chain above the released agent's own workers elsewhere is
 	// shorter now: their machines are told (in the background: until then
 	// they count it as it was, which only refuses more).
@@ -239,7 +249,7 @@ func (m *Manager) Release(ctx context.Context, req api.IDRequest) (*api.WorkerVi
 func (m *Manager) Status() api.Status {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	s := api.Status{Runs: len(m.runs), Workers: len(m.workers), Problems: append([]string(nil), m.problems...), Waits: int(m.waits.Load())}
+	s := api.Status{Runs: len(m.runs), Workers: len(m.workers), Problems: append([]string(nil), m.problems...), Waits: int(m.waits.Load()), Attention: m.attn.OpenCount()}
 	if p := m.rest.problem(); p != "" {
 		s.Problems = append(s.Problems, p)
 	}

@@ -152,6 +152,9 @@ func checkView(v *api.WorkerView) error {
 		return bad("a state st does not know")
 	case v.TeamOf < 0 || v.TeamDepth < 0 || v.TeamDepth > orch.MaxChain:
 		return bad("a team size or depth out of range")
+	case !v.Tokens.Valid() || (v.Tokens != nil && plain.Line(v.Tokens.PriceDate) != nil):
+		// (They count against its coordinator's budget here.)
+		return bad("token counts below zero or that do not add up")
 	}
 	if v.Agent != "" {
 		if _, err := agent.Lookup(v.Agent); err != nil {
@@ -218,7 +221,7 @@ func CheckGraph(g []api.GraphAgent) []api.GraphAgent {
 		okKind := a.Kind == "" || kerr == nil
 		okRole := a.Role == "" || a.Role == "coordinator" || a.Role == "worker"
 		okState := a.State == "" || knownState(api.State(a.State))
-		if !okPane || !okParent || !okName || !okRun || !okKind || !okRole || !okState || plain.Text(a.Summary) != nil || a.TeamOf < 0 {
+		if !okPane || !okParent || !okName || !okRun || !okKind || !okRole || !okState || plain.Text(a.Summary) != nil || a.TeamOf < 0 || !a.Tokens.Valid() {
 			continue
 		}
 		a.Subagents = nil // another machine's subagents are its own business

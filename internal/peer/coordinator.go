@@ -45,7 +45,7 @@ func (h *Hub) target(ctx context.Context, id string) (target, error) {
 		return target{machine: mr, local: rest}, nil
 	}
 	t := target{account: acc, machine: mr, there: rest}
-	if rec, ok := h.local.RecordOf(mr.Slug, rest); ok {
+	if rec, ok := h.remotes.Record(mr.Slug, rest); ok {
 		t.record = rec
 		_, t.there, _ = api.SplitRemote(rec.ID)
 	}
@@ -69,7 +69,7 @@ func (h *Hub) Start(ctx context.Context, s orch.RemoteStart) (*api.WorkerView, e
 	if err != nil {
 		return nil, err
 	}
-	pl, err := h.local.PlaceForMachine(ctx, s.Pane, s.Name)
+	pl, err := h.remotes.Place(ctx, s.Pane, s.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +138,7 @@ func (h *Hub) Op(ctx context.Context, op string, req api.IDRequest) (*api.Worker
 	var v api.WorkerView
 	if err := t.account.Call(ctx, t.machine.Slug, op, api.PeerOp{ID: t.there, Text: req.Text}, &v); err != nil {
 		if t.record.ID != "" && isUnreachable(err) {
-			h.local.MarkUnreachable(t.machine.Slug, err)
+			h.remotes.MarkUnreachable(t.machine.Slug, err)
 		}
 		return nil, err
 	}
@@ -152,7 +152,7 @@ func (h *Hub) Op(ctx context.Context, op string, req api.IDRequest) (*api.Worker
 		v.Machine, v.MachineName = t.machine.Slug, t.machine.Name
 		return &v, nil
 	}
-	return h.local.ApplyOp(t.record.ID, op, req.Pane, &v), nil
+	return h.remotes.ApplyOp(t.record.ID, op, req.Pane, &v), nil
 }
 
 // checkOp refuses here what the machine there would refuse, or what
@@ -166,7 +166,7 @@ func (h *Hub) checkOp(op string, req api.IDRequest, rec orch.RemoteRecord) error
 		if rec.ID == "" {
 			return nil
 		}
-		return h.local.CheckRename(rec.ID, req.Text)
+		return h.remotes.CheckRename(rec.ID, req.Text)
 	case api.PeerRouteSend:
 		return orch.CheckLine(req.Text)
 	}
@@ -194,7 +194,7 @@ func (h *Hub) Adopt(ctx context.Context, req api.IDRequest) (*api.WorkerView, er
 		return nil, errorf(api.KindConflict, fmt.Sprintf("release it first: st worker release %s (run from %s)", rec.ID, rec.Parent),
 			"refused: %s is already a worker of %s", rec.ID, rec.Parent)
 	}
-	pl, err := h.local.PlaceForMachine(ctx, req.Pane, "")
+	pl, err := h.remotes.Place(ctx, req.Pane, "")
 	if err != nil {
 		return nil, err
 	}

@@ -40,7 +40,7 @@ func (h *Hub) HandedTo(machine, id string) authz.Handed {
 	if machine == "" || id == "" {
 		return authz.NotHanded
 	}
-	if h.local.WorksFor(machine, id) {
+	if h.hosted.Serves(machine, id) {
 		return authz.ItsWorker
 	}
 	if !tmux.ValidPaneID(id) {

@@ -47,45 +47,19 @@ type Account interface {
 	Call(ctx context.Context, slug, op string, req, resp any) error
 }
 
-// Local is what the Hub asks of this machine's manager (*orch.Manager):
-// its records of work across machines (orch's remote.go and hosted.go),
-// its operations on a worker here, its graph, and the facts
-// internal/authz decides by.
+// Local is what the Hub asks of this machine's manager (*orch.Manager)
+// itself: its operations on a worker here, the facts internal/authz
+// decides by, its changes and background work. Its records of work
+// across machines are two owners of their own (RemoteWork, HostedRuns).
 type Local interface {
-	// The records of this machine's workers on other machines.
-	PlaceForMachine(ctx context.Context, pane, name string) (*orch.Placement, error)
-	RecordOf(slug, rest string) (orch.RemoteRecord, bool)
-	CheckRename(id, name string) error
-	ApplyOp(id, op, caller string, v *api.WorkerView) *api.WorkerView
-	ApplyWatch(slug string, vs []api.WorkerView, refused []string)
-	MarkUnreachable(slug string, err error)
-	RemoteMachines() []string
-	WorkFor(slug string) bool
-	Depths(slug string) map[string]int
-	DepthsNot(told map[string]map[string]int) map[string]map[string]int
-	MovesFor(slug string) []api.PeerReparent
-	MoveTold(slug string, mv api.PeerReparent)
 	LocalOp(ctx context.Context, op string, req api.IDRequest) (*api.WorkerView, error)
-	// The runs here of coordinators on other machines.
-	RunFreeFor(from, run string) error
-	StartFor(ctx context.Context, f orch.ForMachine, req api.StartRequest, home string) (*api.WorkerView, error)
-	AdoptFor(ctx context.Context, f orch.ForMachine, pane string, take func(tmux.Pane) bool) (*api.WorkerView, error)
-	WorkerFor(id string) (pane, parent string, err error)
-	RefOf(pane string) string
-	WorkersFor(from string) []api.WorkerView
-	TakeDepths(from string, depths map[string]int)
-	ReparentFor(ctx context.Context, from, old, nw string)
-	CoordinatorFor(ctx context.Context, from, pane string) *api.PeerPaneResult
-	GraphFor(from string) []api.GraphAgent
 	// ShowTo leaves of an answer's workers what the asker may read.
 	ShowTo(answer any, may func(id string) bool) any
-	AgentIn(tp tmux.Pane) (kind, workerOf string)
 	// The facts of internal/authz that are the manager's.
 	Owns(caller, id string) bool
 	ParentOf(id string) string
 	CoordinatesFor(machine, pane string) bool
 	AskedGate(pane, id string) bool
-	WorksFor(machine, id string) bool
 	SimForAgents() bool
 	// Its changes, its disk, its background work.
 	Changes() (<-chan struct{}, uint64)
@@ -93,7 +67,45 @@ type Local interface {
 	Go(f func(ctx context.Context))
 }
 
-var _ Local = (*orch.Manager)(nil)
+// RemoteWork is what the hub asks of this machine's records of its own
+// workers on other machines (orch.Remotes).
+type RemoteWork interface {
+	Place(ctx context.Context, pane, name string) (*orch.Placement, error)
+	Record(slug, rest string) (orch.RemoteRecord, bool)
+	CheckRename(id, name string) error
+	ApplyOp(id, op, caller string, v *api.WorkerView) *api.WorkerView
+	ApplyWatch(slug string, vs []api.WorkerView, refused []string)
+	MarkUnreachable(slug string, err error)
+	Machines() []string
+	HasWorkOn(slug string) bool
+	DepthsOn(slug string) map[string]int
+	UntoldDepths(told map[string]map[string]int) map[string]map[string]int
+	Moves(slug string) []api.PeerReparent
+	MoveTold(slug string, mv api.PeerReparent)
+}
+
+// HostedRuns is what the hub asks of the runs here of coordinators on
+// other machines (orch.Hosted).
+type HostedRuns interface {
+	CheckRunID(from, run string) error
+	Start(ctx context.Context, f orch.ForMachine, req api.StartRequest, home string) (*api.WorkerView, error)
+	Adopt(ctx context.Context, f orch.ForMachine, pane string, take func(tmux.Pane) bool) (*api.WorkerView, error)
+	Worker(id string) (pane, parent string, err error)
+	Ref(pane string) string
+	Workers(from string) []api.WorkerView
+	SetDepths(from string, depths map[string]int)
+	Reparent(ctx context.Context, from, old, nw string)
+	Coordinator(ctx context.Context, from, pane string) *api.PeerPaneResult
+	Graph(from string) []api.GraphAgent
+	AgentIn(tp tmux.Pane) (kind, workerOf string)
+	Serves(machine, id string) bool
+}
+
+var (
+	_ Local      = (*orch.Manager)(nil)
+	_ RemoteWork = (*orch.Remotes)(nil)
+	_ HostedRuns = (*orch.Hosted)(nil)
+)
 
 // Config is what a Hub needs from the daemon.
 type Config struct {
@@ -128,9 +140,13 @@ const (
 
 // Hub is this machine's side of the account's other machines.
 type Hub struct {
-	cfg    Config
-	local  Local // set by Attach, before the hub serves anything
-	offers *offerBook
+	cfg   Config
+	local Local // set by Attach, before the hub serves anything
+	// remotes and hosted are the manager's two owners of work across
+	// machines (set by Attach too).
+	remotes RemoteWork
+	hosted  HostedRuns
+	offers  *offerBook
 	// boot names this life of st, since the manager's change count
 	// starts again with it.
 	boot string
@@ -167,12 +183,12 @@ func NewHub(cfg Config) *Hub {
 
 // Attach gives the hub this machine's manager, and starts the watch of
 // every machine it has live workers on (after a restart of st).
-func (h *Hub) Attach(l Local) {
-	h.local = l
+func (h *Hub) Attach(m *orch.Manager) {
+	h.local, h.remotes, h.hosted = m, m.Remotes(), m.Hosted()
 	if h.cfg.Account == nil {
 		return
 	}
-	for _, slug := range l.RemoteMachines() {
+	for _, slug := range h.remotes.Machines() {
 		h.watch(slug)
 	}
 }

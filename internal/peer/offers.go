@@ -167,7 +167,7 @@ func (h *Hub) Offer(ctx context.Context, req api.OfferRequest) (*api.OfferView, 
 	if err != nil {
 		return nil, err
 	}
-	kind, workerOf := h.local.AgentIn(tp)
+	kind, workerOf := h.hosted.AgentIn(tp)
 	if kind == "" {
 		return nil, errorf(api.KindNotFound, "start an agent there first, and check st hooks status",
 			"st has seen no agent in %s (no hook came from it, and it runs %q)", tp.ID, tp.Command)

@@ -45,7 +45,7 @@ func (h *Hub) startFor(ctx context.Context, from string, req api.PeerStart) (*ap
 	if err := orch.CheckDepthFor(req.Level, req.BaseDepth, 0, from); err != nil {
 		return nil, err
 	}
-	if err := h.local.RunFreeFor(from, req.Run); err != nil {
+	if err := h.hosted.CheckRunID(from, req.Run); err != nil {
 		return nil, err
 	}
 	home, _ := os.UserHomeDir()
@@ -69,7 +69,7 @@ func (h *Hub) startFor(ctx context.Context, from string, req api.PeerStart) (*ap
 		}
 	}
 	f := h.forMachine(ctx, from, req.Run, req.Coordinator, req.Parent, req.Ref, req.ParentName, req.Level, req.BaseDepth)
-	v, err := h.local.StartFor(ctx, f, api.StartRequest{
+	v, err := h.hosted.Start(ctx, f, api.StartRequest{
 		Agent: req.Agent, Task: task, Name: name, Cwd: cwd, Env: env, Owns: req.Owns, Worktree: req.Worktree,
 		BlockedTimeout: req.BlockedTimeout, HookTimeout: req.HookTimeout,
 	}, home)
@@ -87,7 +87,7 @@ func (h *Hub) opFor(ctx context.Context, from, op string, req api.PeerOp) (*api.
 	if err := checkID(from, req.ID); err != nil {
 		return nil, err
 	}
-	id, parent, err := h.local.WorkerFor(req.ID)
+	id, parent, err := h.hosted.Worker(req.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +100,7 @@ func (h *Hub) opFor(ctx context.Context, from, op string, req api.PeerOp) (*api.
 	if err != nil {
 		return nil, err
 	}
-	if ref := h.local.RefOf(v.ID); ref != "" {
+	if ref := h.hosted.Ref(v.ID); ref != "" {
 		v.Ref = ref
 	}
 	return v, nil
@@ -122,14 +122,14 @@ func (h *Hub) adoptFor(ctx context.Context, from string, req api.PeerOp) (*api.W
 	}
 	f := h.forMachine(ctx, from, req.Run, req.Coordinator, req.Parent, req.Ref, req.ParentName, req.Level, req.BaseDepth)
 	// The offer is used up under the manager's lock: one adoption per offer.
-	return h.local.AdoptFor(ctx, f, req.ID, func(tp tmux.Pane) bool { return h.offers.take(tp.ID, tp.PID, from) })
+	return h.hosted.Adopt(ctx, f, req.ID, func(tp tmux.Pane) bool { return h.offers.take(tp.ID, tp.PID, from) })
 }
 
 // watchFor answers machine from with its workers here once anything
 // changed after req.Since, or when req.Wait passes.
 func (h *Hub) watchFor(ctx context.Context, from string, req api.PeerWatchRequest) (*api.PeerWatchResult, error) {
 	if len(req.Depths) > 0 {
-		h.local.TakeDepths(from, req.Depths)
+		h.hosted.SetDepths(from, req.Depths)
 	}
 	wait := req.Wait
 	if wait <= 0 || wait > time.Minute {
@@ -149,7 +149,7 @@ func (h *Hub) watchFor(ctx context.Context, from string, req api.PeerWatchReques
 			waiting = false
 		}
 	}
-	return &api.PeerWatchResult{Seq: seq, Boot: h.boot, Workers: h.local.WorkersFor(from)}, nil
+	return &api.PeerWatchResult{Seq: seq, Boot: h.boot, Workers: h.hosted.Workers(from)}, nil
 }
 
 // reparentFor moves the workers of machine from's coordinator pane old
@@ -160,7 +160,7 @@ func (h *Hub) reparentFor(ctx context.Context, from string, req api.PeerReparent
 	if !tmux.ValidPaneID(req.Old) || !validPaneRef(req.New) {
 		return nil, peerRefused(from, "a move that does not name two pane ids")
 	}
-	h.local.ReparentFor(ctx, from, req.Old, req.New)
+	h.hosted.Reparent(ctx, from, req.Old, req.New)
 	return &struct{}{}, nil
 }
 
@@ -171,14 +171,14 @@ func (h *Hub) paneFor(ctx context.Context, from string, req api.IDRequest) (*api
 	if !tmux.ValidPaneID(req.ID) {
 		return nil, peerRefused(from, "a pane id that is not one")
 	}
-	return h.local.CoordinatorFor(ctx, from, req.ID), nil
+	return h.hosted.Coordinator(ctx, from, req.ID), nil
 }
 
 // graphFor is what machine from sees of this machine's agents (the
-// manager's GraphFor), named as this machine's web UI names them: a
+// manager's Hosted.Graph), named as this machine's web UI names them: a
 // coordinator by its window.
 func (h *Hub) graphFor(ctx context.Context, from string, _ struct{}) ([]api.GraphAgent, error) {
-	g := h.local.GraphFor(from)
+	g := h.hosted.Graph(from)
 	if panes, err := h.cfg.Tmux.ListPanes(ctx); err == nil {
 		win := map[string]string{}
 		for _, tp := range panes {

@@ -65,9 +65,9 @@ func (h *Hub) Kick(slug string) {
 func (h *Hub) next(ctx context.Context, slug string, l *loop) (moves []api.PeerReparent, due bool, depths map[string]int, ok bool) {
 	for {
 		// The manager first, with the hub's lock let go.
-		work := ctx.Err() == nil && h.local.WorkFor(slug)
+		work := ctx.Err() == nil && h.remotes.HasWorkOn(slug)
 		if work {
-			moves, depths = h.local.MovesFor(slug), h.local.Depths(slug)
+			moves, depths = h.remotes.Moves(slug), h.remotes.DepthsOn(slug)
 		}
 		h.mu.Lock()
 		if !work && ctx.Err() == nil {
@@ -127,7 +127,7 @@ func (h *Hub) run(ctx context.Context, slug string, l *loop) {
 		switch {
 		case kicked:
 		case err != nil:
-			h.local.MarkUnreachable(slug, err)
+			h.remotes.MarkUnreachable(slug, err)
 			wait := pollAgain
 			if len(moves) > 0 && h.retry() < wait {
 				wait = h.retry()
@@ -159,7 +159,7 @@ func (h *Hub) applyWatch(slug string, vs []api.WorkerView) {
 		}
 		taken = append(taken, v)
 	}
-	h.local.ApplyWatch(slug, taken, refused)
+	h.remotes.ApplyWatch(slug, taken, refused)
 }
 
 func (h *Hub) toldDepth(slug string, depths map[string]int) {
@@ -181,7 +181,7 @@ func (h *Hub) TellDepths(ctx context.Context) {
 	h.mu.Lock()
 	told := maps.Clone(h.toldDepths)
 	h.mu.Unlock()
-	for slug, d := range h.local.DepthsNot(told) {
+	for slug, d := range h.remotes.UntoldDepths(told) {
 		cctx, cancel := context.WithTimeout(ctx, depthTellWait)
 		var res api.PeerWatchResult
 		err := h.cfg.Account.Call(cctx, slug, api.PeerRouteWatch, api.PeerWatchRequest{Depths: d}, &res)
@@ -208,6 +208,6 @@ func (h *Hub) tellMoves(ctx context.Context, slug string, moves []api.PeerRepare
 			return
 		}
 		h.logf("told %s that coordinator %s is %s now", slug, mv.Old, mv.New)
-		h.local.MoveTold(slug, mv)
+		h.remotes.MoveTold(slug, mv)
 	}
 }

@@ -66,7 +66,7 @@ func TestMovesAreToldToTheWorkersMachines(t *testing.T) {
 		t.Errorf("the record of beta's worker: parent %s, want %%5", w.Parent)
 	}
 	testutil.WaitFor(t, 10*time.Second, func() (bool, string) {
-		mvs := h.m.MovesFor("beta")
+		mvs := h.m.Remotes().Moves("beta")
 		return len(mvs) == 0, fmt.Sprintf("the told move is still to tell: %v", mvs)
 	})
 }

@@ -130,7 +130,7 @@ func (id *Identity) keptAccess(name string) (Machine, bool) {
 			}
 			continue
 		}
-		if a.Account != id.Account || (a.Addr == "" && !a.Online) || now.Before(a.Opened.Add(-skew)) || now.After(a.Opened.Add(CertLifetime)) {
+		if a.Account != id.Account || (a.Addr == "" && !a.Online) || now.Before(a.Opened.Add(-Skew)) || now.After(a.Opened.Add(CertLifetime)) {
 			continue
 		}
 		if strings.EqualFold(a.Slug, want) {

@@ -133,12 +133,12 @@ func Login(ctx context.Context, home string, o LoginOptions) (*Identity, error) 
 	if err != nil {
 		return nil, fmt.Errorf("make the certificate request: %w", err)
 	}
-	req := loginRequest{Account: o.Account, Key: o.Key, Name: o.Name, Host: o.Host, Replace: o.Replace,
+	req := LoginRequest{Account: o.Account, Key: o.Key, Name: o.Name, Host: o.Host, Replace: o.Replace,
 		CSR: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: csrDER}))}
-	var res loginResponse
-	hc := cpClient(cpPool, nil)
+	var res LoginResponse
+	hc := CPClient(cpPool, nil)
 	defer hc.CloseIdleConnections()
-	if err := callJSON(ctx, hc, base, http.MethodPost, "/v1/login", req, &res); err != nil {
+	if err := CallJSON(ctx, hc, base, http.MethodPost, "/v1/login", req, &res); err != nil {
 		return nil, err
 	}
 	if err := checkLoginAnswer(res, o.Account, key); err != nil {
@@ -153,7 +153,7 @@ func Login(ctx context.Context, home string, o LoginOptions) (*Identity, error) 
 	if err != nil {
 		return nil, err
 	}
-	if validName(res.Formerly) {
+	if ValidName(res.Formerly) {
 		id.Formerly = res.Formerly
 	}
 	if plain.Line(res.Replaced) == nil {
@@ -186,20 +186,20 @@ func (o LoginOptions) complete() (LoginOptions, error) {
 // checkLoginAnswer checks what the control plane sent before it is kept:
 // a certificate of key, of account and the slug it names, from the
 // account CA that came with it.
-func checkLoginAnswer(res loginResponse, account string, key *ecdsa.PrivateKey) error {
+func checkLoginAnswer(res LoginResponse, account string, key *ecdsa.PrivateKey) error {
 	accountPool := x509.NewCertPool()
 	if !accountPool.AppendCertsFromPEM([]byte(res.AccountCA)) {
 		return errors.New("the control plane sent no account CA")
 	}
-	leaf, err := decodeCert([]byte(res.Cert))
+	leaf, err := DecodeCert([]byte(res.Cert))
 	if err != nil {
 		return fmt.Errorf("the control plane's certificate for this machine: %w", err)
 	}
-	if _, err := verifyMachine([]*x509.Certificate{leaf}, accountPool, x509.ExtKeyUsageClientAuth, account, res.Slug, time.Now()); err != nil {
+	if _, err := VerifyMachine([]*x509.Certificate{leaf}, accountPool, x509.ExtKeyUsageClientAuth, account, res.Slug, time.Now()); err != nil {
 		return &Error{Message: "the control plane sent a certificate this machine cannot use", Err: err,
 			Hint: "check that this machine's clock is right"}
 	}
-	if !samePublicKey(leaf.PublicKey, key.Public()) {
+	if !SamePublicKey(leaf.PublicKey, key.Public()) {
 		return errors.New("the control plane signed another key than this machine's")
 	}
 	return nil
@@ -241,17 +241,17 @@ func checkURL(raw string) (string, error) {
 func machineKey(home string) (*ecdsa.PrivateKey, []byte, error) {
 	data, err := os.ReadFile(filepath.Join(home, keyFileName))
 	if err == nil {
-		if k, err := decodeKey(data); err == nil {
+		if k, err := DecodeKey(data); err == nil {
 			return k, data, nil
 		}
 		// A key that does not decode is replaced; the sign-in that
 		// follows makes a certificate for the new one.
 	}
-	k, err := newKey()
+	k, err := NewKey()
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := encodeKey(k)
+	p, err := EncodeKey(k)
 	return k, p, err
 }
 
@@ -264,20 +264,20 @@ func LoadIdentity(home string) (*Identity, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, ErrNotSignedIn
 		}
-		return nil, &Error{Message: "read this machine's sign-in", Err: err, Hint: "sign in again: " + loginHint}
+		return nil, &Error{Message: "read this machine's sign-in", Err: err, Hint: "sign in again: " + LoginHint}
 	}
 	id := &Identity{Account: lf.Account, Slug: lf.Slug, Name: lf.Name, Host: lf.Host, ControlPlane: lf.ControlPlane, home: home}
 	id.accountPool = x509.NewCertPool()
 	if !id.accountPool.AppendCertsFromPEM([]byte(lf.AccountCA)) {
-		return nil, &Error{Message: path + " holds no account CA", Hint: "sign in again: " + loginHint}
+		return nil, &Error{Message: path + " holds no account CA", Hint: "sign in again: " + LoginHint}
 	}
 	if lf.ControlPlaneCA != "" {
 		id.cpPool = x509.NewCertPool()
 		if !id.cpPool.AppendCertsFromPEM([]byte(lf.ControlPlaneCA)) {
-			return nil, &Error{Message: path + " holds a control plane CA that does not decode", Hint: "sign in again: " + loginHint}
+			return nil, &Error{Message: path + " holds a control plane CA that does not decode", Hint: "sign in again: " + LoginHint}
 		}
 	}
-	cert, err := id.current()
+	cert, err := id.Current()
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, ErrNotSignedIn
 	}
@@ -288,10 +288,10 @@ func LoadIdentity(home string) (*Identity, error) {
 	return id, nil
 }
 
-// current returns the machine's key and certificate, read again when
+// Current returns the machine's key and certificate, read again when
 // machine.crt or machine.key changed on disk, so a renewal or a new
 // sign-in by another st process takes effect without a restart.
-func (id *Identity) current() (*tls.Certificate, error) {
+func (id *Identity) Current() (*tls.Certificate, error) {
 	certPath, keyPath := filepath.Join(id.home, certFileName), filepath.Join(id.home, keyFileName)
 	ci, err1 := os.Stat(certPath)
 	ki, err2 := os.Stat(keyPath)
@@ -312,7 +312,7 @@ func (id *Identity) current() (*tls.Certificate, error) {
 		if id.cert != nil {
 			return id.cert, nil // mid-write by another process: the old pair still holds
 		}
-		return nil, &Error{Message: "load this machine's certificate", Err: err, Hint: "sign in again: " + loginHint}
+		return nil, &Error{Message: "load this machine's certificate", Err: err, Hint: "sign in again: " + LoginHint}
 	}
 	id.cert, id.stamp = &c, stamp
 	return id.cert, nil
@@ -320,7 +320,7 @@ func (id *Identity) current() (*tls.Certificate, error) {
 
 // NotAfter is when the machine's current certificate ends.
 func (id *Identity) NotAfter() time.Time {
-	c, err := id.current()
+	c, err := id.Current()
 	if err != nil {
 		return time.Time{}
 	}
@@ -333,11 +333,11 @@ func (id *Identity) NotAfter() time.Time {
 // doctor). The error says what is wrong; the certificate's end comes
 // back either way when it could be read.
 func (id *Identity) CheckCertificate(now time.Time) (notAfter time.Time, err error) {
-	c, err := id.current()
+	c, err := id.Current()
 	if err != nil {
 		return time.Time{}, err
 	}
-	_, err = verifyMachine([]*x509.Certificate{c.Leaf}, id.accountPool, x509.ExtKeyUsageClientAuth, id.Account, id.Slug, now)
+	_, err = VerifyMachine([]*x509.Certificate{c.Leaf}, id.accountPool, x509.ExtKeyUsageClientAuth, id.Account, id.Slug, now)
 	return c.Leaf.NotAfter, err
 }
 
@@ -351,13 +351,13 @@ func (id *Identity) ServerTLS() *tls.Config {
 		// certificate or none at all fail the handshake.
 		ClientCAs: id.accountPool,
 		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
-			return id.current()
+			return id.Current()
 		},
 		VerifyConnection: func(cs tls.ConnectionState) error {
 			if len(cs.PeerCertificates) == 0 {
 				return errors.New("st: no client certificate")
 			}
-			if a, s, ok := machineOf(cs.PeerCertificates[0]); !ok || s == "" || a != id.Account {
+			if a, s, ok := MachineOf(cs.PeerCertificates[0]); !ok || s == "" || a != id.Account {
 				return fmt.Errorf("st: the client is not a machine of account %s", id.Account)
 			}
 			if id.Revoked(cs.PeerCertificates[0]) {
@@ -405,7 +405,7 @@ func (id *Identity) peerClientTLS(slug string) *tls.Config {
 		// the certificate's key.
 		InsecureSkipVerify: true,
 		VerifyConnection: func(cs tls.ConnectionState) error {
-			if _, err := verifyMachine(cs.PeerCertificates, id.accountPool, x509.ExtKeyUsageServerAuth, id.Account, slug, time.Now()); err != nil {
+			if _, err := VerifyMachine(cs.PeerCertificates, id.accountPool, x509.ExtKeyUsageServerAuth, id.Account, slug, time.Now()); err != nil {
 				return &WrongMachineError{fmt.Errorf("machine %s of account %s is not who answered: %w", slug, id.Account, err)}
 			}
 			if id.Revoked(cs.PeerCertificates[0]) {
@@ -414,7 +414,7 @@ func (id *Identity) peerClientTLS(slug string) *tls.Config {
 			return nil
 		},
 		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
-			return id.current()
+			return id.Current()
 		},
 	}
 }
@@ -447,11 +447,11 @@ func PeerOf(r *http.Request) (slug string, ok bool) {
 		return "", false
 	}
 	chain := r.TLS.VerifiedChains[0]
-	account, slug, ok := machineOf(chain[0])
+	account, slug, ok := MachineOf(chain[0])
 	if !ok || slug == "" {
 		return "", false
 	}
-	caAccount, caSlug, ok := machineOf(chain[len(chain)-1])
+	caAccount, caSlug, ok := MachineOf(chain[len(chain)-1])
 	if !ok || caSlug != "" || caAccount != account {
 		return "", false
 	}
@@ -462,7 +462,7 @@ func PeerOf(r *http.Request) (slug string, ok bool) {
 // system's roots). With id, it shows the machine's certificate in the
 // handshake and signs each request (auth.go), so that it is known
 // whether or not a TLS terminator stands in front of the control plane.
-func cpClient(pool *x509.CertPool, id *Identity) *http.Client {
+func CPClient(pool *x509.CertPool, id *Identity) *http.Client {
 	return &http.Client{Timeout: 15 * time.Second, Transport: cpTransport(pool, id, true)}
 }
 
@@ -470,7 +470,7 @@ func cpTransport(pool *x509.CertPool, id *Identity, h2 bool) http.RoundTripper {
 	conf := &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool}
 	if id != nil {
 		conf.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
-			return id.current()
+			return id.Current()
 		}
 	}
 	tr := &http.Transport{
@@ -495,18 +495,18 @@ func (id *Identity) ControlPlaneClient(h1 bool) *http.Client {
 	return &http.Client{Timeout: 15 * time.Second, Transport: cpTransport(id.cpPool, id, !h1)}
 }
 
-func (id *Identity) cpClient() *http.Client {
+func (id *Identity) CPClient() *http.Client {
 	id.mu.Lock()
 	defer id.mu.Unlock()
 	if id.cp == nil {
-		id.cp = cpClient(id.cpPool, id)
+		id.cp = CPClient(id.cpPool, id)
 	}
 	return id.cp
 }
 
 // callJSON sends req to the control plane and decodes its answer into
 // resp, turning each way it can fail into what the user can do about it.
-func callJSON(ctx context.Context, hc *http.Client, base, method, path string, req, resp any) error {
+func CallJSON(ctx context.Context, hc *http.Client, base, method, path string, req, resp any) error {
 	var body io.Reader
 	if req != nil {
 		data, err := json.Marshal(req)
@@ -540,7 +540,7 @@ func callJSON(ctx context.Context, hc *http.Client, base, method, path string, r
 		return &Error{Message: "read the control plane's answer", Err: err, Hint: "try again"}
 	}
 	if res.StatusCode != http.StatusOK {
-		var ae apiError
+		var ae APIError
 		if json.Unmarshal(data, &ae) == nil && ae.Error != "" {
 			return &Error{Message: "the control plane refused: " + ae.Error, Hint: ae.Hint, Status: res.StatusCode}
 		}
@@ -568,19 +568,19 @@ func unwrapURLError(err error) error {
 
 // Machines lists the machines of this machine's account.
 func (id *Identity) Machines(ctx context.Context) ([]Machine, error) {
-	var res machinesResponse
-	if err := callJSON(ctx, id.cpClient(), id.ControlPlane, http.MethodGet, "/v1/machines", nil, &res); err != nil {
+	var res MachinesResponse
+	if err := CallJSON(ctx, id.CPClient(), id.ControlPlane, http.MethodGet, "/v1/machines", nil, &res); err != nil {
 		return nil, err
 	}
 	// The control plane is another machine: a slug names a file here and
 	// names and hosts are printed, so only what passes is taken.
 	ms := res.Machines[:0]
 	for _, m := range res.Machines {
-		if validName(m.Slug) && plain.Line(m.Name) == nil && plain.Line(m.Host) == nil && plain.Line(m.Addr) == nil &&
-			plain.Line(m.Version) == nil && len(m.Version) <= maxVersion {
+		if ValidName(m.Slug) && plain.Line(m.Name) == nil && plain.Line(m.Host) == nil && plain.Line(m.Addr) == nil &&
+			plain.Line(m.Version) == nil && len(m.Version) <= MaxVersion {
 			old := m.Formerly[:0:0]
 			for _, f := range m.Formerly {
-				if validName(f) {
+				if ValidName(f) {
 					old = append(old, f)
 				}
 			}
@@ -595,9 +595,9 @@ func (id *Identity) Machines(ctx context.Context) ([]Machine, error) {
 // is and whether it takes workers. online=false, on a clean shutdown,
 // marks it offline at once instead of after the offline-after time.
 func (id *Identity) Heartbeat(ctx context.Context, addr string, acceptRemote, online bool) error {
-	var res heartbeatResponse
-	if err := callJSON(ctx, id.cpClient(), id.ControlPlane, http.MethodPost, "/v1/heartbeat",
-		heartbeatRequest{Addr: addr, AcceptRemote: acceptRemote, Online: online, Version: version.Version}, &res); err != nil {
+	var res HeartbeatResponse
+	if err := CallJSON(ctx, id.CPClient(), id.ControlPlane, http.MethodPost, "/v1/heartbeat",
+		HeartbeatRequest{Addr: addr, AcceptRemote: acceptRemote, Online: online, Version: version.Version}, &res); err != nil {
 		return err
 	}
 	return id.SetRevoked(res.Revoked)
@@ -609,7 +609,7 @@ func (id *Identity) Heartbeat(ctx context.Context, addr string, acceptRemote, on
 // past it) is renewed too: the control plane takes the machine's proof
 // of its key for a machine still signed in with it.
 func (id *Identity) RenewIfDue(ctx context.Context) error {
-	cur, err := id.current()
+	cur, err := id.Current()
 	if err != nil {
 		return err
 	}
@@ -617,18 +617,18 @@ func (id *Identity) RenewIfDue(ctx context.Context) error {
 	if left > cur.Leaf.NotAfter.Sub(cur.Leaf.NotBefore)/3 {
 		return nil
 	}
-	var res certResponse
-	if err := callJSON(ctx, id.cpClient(), id.ControlPlane, http.MethodPost, "/v1/renew", struct{}{}, &res); err != nil {
+	var res CertResponse
+	if err := CallJSON(ctx, id.CPClient(), id.ControlPlane, http.MethodPost, "/v1/renew", struct{}{}, &res); err != nil {
 		return err
 	}
-	leaf, err := decodeCert([]byte(res.Cert))
+	leaf, err := DecodeCert([]byte(res.Cert))
 	if err != nil {
 		return fmt.Errorf("the renewed certificate: %w", err)
 	}
-	if _, err := verifyMachine([]*x509.Certificate{leaf}, id.accountPool, x509.ExtKeyUsageClientAuth, id.Account, id.Slug, time.Now()); err != nil {
+	if _, err := VerifyMachine([]*x509.Certificate{leaf}, id.accountPool, x509.ExtKeyUsageClientAuth, id.Account, id.Slug, time.Now()); err != nil {
 		return fmt.Errorf("the renewed certificate: %w", err)
 	}
-	if !samePublicKey(leaf.PublicKey, cur.Leaf.PublicKey) {
+	if !SamePublicKey(leaf.PublicKey, cur.Leaf.PublicKey) {
 		return errors.New("the control plane renewed another key than this machine's")
 	}
 	if err := store.WriteFile(filepath.Join(id.home, certFileName), []byte(res.Cert), 0o600); err != nil {
@@ -672,7 +672,7 @@ func Logout(ctx context.Context, home string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	told := callJSON(ctx, id.cpClient(), id.ControlPlane, http.MethodPost, "/v1/logout", struct{}{}, nil)
+	told := CallJSON(ctx, id.CPClient(), id.ControlPlane, http.MethodPost, "/v1/logout", struct{}{}, nil)
 	id.CloseIdleConnections()
 	// login.json first: once it is gone the machine is signed out, even
 	// if removing the rest fails.
@@ -690,3 +690,6 @@ func Logout(ctx context.Context, home string) error {
 	}
 	return nil
 }
+
+// Home is the st home this identity was loaded from ($ST_HOME).
+func (id *Identity) Home() string { return id.home }

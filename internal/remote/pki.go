@@ -7,12 +7,10 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
 	"fmt"
 	"math/big"
-	"net"
 	"net/url"
 	"strings"
 	"time"
@@ -28,9 +26,9 @@ const uriScheme = "st"
 
 // skew is how far back NotBefore goes, so that a machine whose clock is a
 // little behind the control plane's still accepts a fresh certificate.
-const skew = 5 * time.Minute
+const Skew = 5 * time.Minute
 
-func newKey() (*ecdsa.PrivateKey, error) {
+func NewKey() (*ecdsa.PrivateKey, error) {
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("make a P-256 key: %w", err)
@@ -38,7 +36,7 @@ func newKey() (*ecdsa.PrivateKey, error) {
 	return k, nil
 }
 
-func serial() (*big.Int, error) {
+func Serial() (*big.Int, error) {
 	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
 	if err != nil {
 		return nil, fmt.Errorf("make a certificate serial: %w", err)
@@ -46,7 +44,7 @@ func serial() (*big.Int, error) {
 	return n, nil
 }
 
-func encodeKey(k *ecdsa.PrivateKey) ([]byte, error) {
+func EncodeKey(k *ecdsa.PrivateKey) ([]byte, error) {
 	der, err := x509.MarshalPKCS8PrivateKey(k)
 	if err != nil {
 		return nil, fmt.Errorf("encode key: %w", err)
@@ -54,7 +52,7 @@ func encodeKey(k *ecdsa.PrivateKey) ([]byte, error) {
 	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
 }
 
-func decodeKey(data []byte) (*ecdsa.PrivateKey, error) {
+func DecodeKey(data []byte) (*ecdsa.PrivateKey, error) {
 	b, _ := pem.Decode(data)
 	if b == nil || b.Type != "PRIVATE KEY" {
 		return nil, errors.New("no PEM private key in it")
@@ -71,7 +69,7 @@ func decodeKey(data []byte) (*ecdsa.PrivateKey, error) {
 }
 
 // pemBlock returns the DER of the first PEM block of type typ in data.
-func pemBlock(data []byte, typ string) ([]byte, error) {
+func PEMBlock(data []byte, typ string) ([]byte, error) {
 	b, _ := pem.Decode(data)
 	if b == nil || b.Type != typ {
 		return nil, fmt.Errorf("no PEM %s in it", strings.ToLower(typ))
@@ -79,11 +77,11 @@ func pemBlock(data []byte, typ string) ([]byte, error) {
 	return b.Bytes, nil
 }
 
-func encodeCert(der []byte) []byte {
+func EncodeCert(der []byte) []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 }
 
-func decodeCert(data []byte) (*x509.Certificate, error) {
+func DecodeCert(data []byte) (*x509.Certificate, error) {
 	b, _ := pem.Decode(data)
 	if b == nil || b.Type != "CERTIFICATE" {
 		return nil, errors.New("no PEM certificate in it")
@@ -91,58 +89,22 @@ func decodeCert(data []byte) (*x509.Certificate, error) {
 	return x509.ParseCertificate(b.Bytes)
 }
 
-// newCA makes a self-signed CA. uri, when set, names what it signs for
-// (an account); the control plane's own CA has none.
-func newCA(cn string, uri *url.URL, now time.Time) (certPEM, keyPEM []byte, err error) {
-	key, err := newKey()
-	if err != nil {
-		return nil, nil, err
-	}
-	sn, err := serial()
-	if err != nil {
-		return nil, nil, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          sn,
-		Subject:               pkix.Name{CommonName: cn},
-		NotBefore:             now.Add(-skew),
-		NotAfter:              now.AddDate(20, 0, 0),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-		// Machine certificates hang directly off it: no intermediates.
-		MaxPathLenZero: true,
-	}
-	if uri != nil {
-		tmpl.URIs = []*url.URL{uri}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
-	if err != nil {
-		return nil, nil, fmt.Errorf("sign CA %q: %w", cn, err)
-	}
-	keyPEM, err = encodeKey(key)
-	if err != nil {
-		return nil, nil, err
-	}
-	return encodeCert(der), keyPEM, nil
-}
+func AccountURI(account string) *url.URL { return &url.URL{Scheme: uriScheme, Host: account} }
 
-func accountURI(account string) *url.URL { return &url.URL{Scheme: uriScheme, Host: account} }
-
-func machineURI(account, slug string) *url.URL {
+func MachineURI(account, slug string) *url.URL {
 	return &url.URL{Scheme: uriScheme, Host: account, Path: "/" + slug}
 }
 
 // machineOf reads st://<account>/<slug> from a certificate; slug is ""
 // for an account CA.
-func machineOf(c *x509.Certificate) (account, slug string, ok bool) {
+func MachineOf(c *x509.Certificate) (account, slug string, ok bool) {
 	for _, u := range c.URIs {
 		if u.Scheme != uriScheme || u.Host == "" {
 			continue
 		}
 		account, slug = u.Host, strings.TrimPrefix(u.Path, "/")
 		// Both name files and show in lists: only what st makes them.
-		if !validName(account) || (slug != "" && !validName(slug)) {
+		if !ValidName(account) || (slug != "" && !ValidName(slug)) {
 			return "", "", false
 		}
 		return account, slug, true
@@ -150,71 +112,10 @@ func machineOf(c *x509.Certificate) (account, slug string, ok bool) {
 	return "", "", false
 }
 
-// signMachine signs pub as the machine slug of account, valid for life
-// from notBefore, for both ends of a TLS connection: a machine is a server
-// to its peers and a client of them and of the control plane.
-func signMachine(ca *x509.Certificate, caKey crypto.Signer, pub crypto.PublicKey, account, slug string, notBefore time.Time, life time.Duration) ([]byte, error) {
-	sn, err := serial()
-	if err != nil {
-		return nil, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: sn,
-		Subject:      pkix.Name{CommonName: slug, Organization: []string{account}},
-		NotBefore:    notBefore.Add(-skew),
-		NotAfter:     notBefore.Add(life),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-		URIs:         []*url.URL{machineURI(account, slug)},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, pub, caKey)
-	if err != nil {
-		return nil, fmt.Errorf("sign the certificate of %s/%s: %w", account, slug, err)
-	}
-	return encodeCert(der), nil
-}
-
-// signServer makes the control plane's own server certificate for the
-// given host names and addresses.
-func signServer(ca *x509.Certificate, caKey crypto.Signer, hosts []string, now time.Time) (certPEM, keyPEM []byte, err error) {
-	key, err := newKey()
-	if err != nil {
-		return nil, nil, err
-	}
-	sn, err := serial()
-	if err != nil {
-		return nil, nil, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: sn,
-		Subject:      pkix.Name{CommonName: "st control plane"},
-		NotBefore:    now.Add(-skew),
-		NotAfter:     now.AddDate(1, 0, 0),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	for _, h := range hosts {
-		if ip := net.ParseIP(h); ip != nil {
-			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
-		} else if h != "" {
-			tmpl.DNSNames = append(tmpl.DNSNames, h)
-		}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, key.Public(), caKey)
-	if err != nil {
-		return nil, nil, fmt.Errorf("sign the control plane's server certificate: %w", err)
-	}
-	keyPEM, err = encodeKey(key)
-	if err != nil {
-		return nil, nil, err
-	}
-	return encodeCert(der), keyPEM, nil
-}
-
 // verifyMachine checks that leaf chains to the account CA in roots, is
 // valid now for usage, and names a machine of account (and the machine
 // slug, unless slug is ""). It returns the slug it names.
-func verifyMachine(certs []*x509.Certificate, roots *x509.CertPool, usage x509.ExtKeyUsage, account, slug string, now time.Time) (string, error) {
+func VerifyMachine(certs []*x509.Certificate, roots *x509.CertPool, usage x509.ExtKeyUsage, account, slug string, now time.Time) (string, error) {
 	if len(certs) == 0 {
 		return "", errors.New("no certificate")
 	}
@@ -226,7 +127,7 @@ func verifyMachine(certs []*x509.Certificate, roots *x509.CertPool, usage x509.E
 	if _, err := leaf.Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter, CurrentTime: now, KeyUsages: []x509.ExtKeyUsage{usage}}); err != nil {
 		return "", err
 	}
-	a, s, ok := machineOf(leaf)
+	a, s, ok := MachineOf(leaf)
 	if !ok || s == "" {
 		return "", errors.New("the certificate names no st machine")
 	}
@@ -239,14 +140,14 @@ func verifyMachine(certs []*x509.Certificate, roots *x509.CertPool, usage x509.E
 	return s, nil
 }
 
-func samePublicKey(a, b crypto.PublicKey) bool {
+func SamePublicKey(a, b crypto.PublicKey) bool {
 	ea, ok1 := a.(*ecdsa.PublicKey)
 	eb, ok2 := b.(*ecdsa.PublicKey)
 	return ok1 && ok2 && ea.Equal(eb)
 }
 
 // fingerprint is a short hex digest of a public key, for logs.
-func fingerprint(pub crypto.PublicKey) string {
+func Fingerprint(pub crypto.PublicKey) string {
 	der, err := x509.MarshalPKIXPublicKey(pub)
 	if err != nil {
 		return "?"

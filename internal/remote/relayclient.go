@@ -56,6 +56,15 @@ func (id *Identity) StartRelay(logf func(format string, args ...any)) *Relay {
 	return r
 }
 
+// Session is the relay connection's yamux session now, nil while not
+// connected: for tests of the control plane's side that speak the relay's
+// wire themselves.
+func (r *Relay) Session() *yamux.Session {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.sess
+}
+
 // Close ends the connection and every stream through it.
 func (r *Relay) Close() {
 	r.cancel()
@@ -135,7 +144,7 @@ func (r *Relay) connect() (*yamux.Session, error) {
 	c, res, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPClient: hc, CompressionMode: websocket.CompressionDisabled})
 	if err != nil {
 		if res != nil && res.Body != nil {
-			var ae apiError
+			var ae APIError
 			data, _ := io.ReadAll(io.LimitReader(res.Body, 4096))
 			if json.Unmarshal(data, &ae) == nil && ae.Error != "" {
 				return nil, &Error{Message: "the control plane refused: " + ae.Error, Hint: ae.Hint, Status: res.StatusCode}
@@ -144,7 +153,7 @@ func (r *Relay) connect() (*yamux.Session, error) {
 		return nil, unwrapURLError(err)
 	}
 	// The connection lives on after connect returns: its own context.
-	sess, err := yamux.Client(websocket.NetConn(r.ctx, c, websocket.MessageBinary), yamuxConfig())
+	sess, err := yamux.Client(websocket.NetConn(r.ctx, c, websocket.MessageBinary), YamuxConfig())
 	if err != nil {
 		c.Close(websocket.StatusInternalError, "relay")
 		return nil, err
@@ -167,9 +176,9 @@ func (r *Relay) serve(sess *yamux.Session) {
 		go func() {
 			defer wg.Done()
 			st.SetReadDeadline(time.Now().Add(10 * time.Second))
-			line, err := readLine(st)
+			line, err := ReadLine(st)
 			st.SetReadDeadline(time.Time{})
-			var in relayIncoming
+			var in RelayIncoming
 			if err != nil || json.Unmarshal(line, &in) != nil {
 				st.Close()
 				return
@@ -232,17 +241,17 @@ func (r *Relay) Dial(ctx context.Context, slug string) (net.Conn, error) {
 		deadline = d
 	}
 	st.SetDeadline(deadline)
-	if err := writeLine(st, relayOpen{To: slug}); err != nil {
+	if err := WriteLine(st, RelayOpen{To: slug}); err != nil {
 		st.Close()
 		return nil, &RelayError{Message: "the control plane's relay did not take the stream: " + err.Error(), Offline: true}
 	}
-	line, err := readLine(st)
+	line, err := ReadLine(st)
 	if err != nil {
 		st.Close()
 		return nil, &RelayError{Message: "the control plane's relay did not answer: " + err.Error(), Offline: true}
 	}
 	st.SetDeadline(time.Time{})
-	var rep relayReply
+	var rep RelayReply
 	if err := json.Unmarshal(line, &rep); err != nil || !rep.OK {
 		st.Close()
 		if err != nil || rep.Error == "" {
@@ -313,3 +322,12 @@ func (l *relayListener) Addr() net.Addr { return relayAddr{} }
 
 // String names the relay for logs.
 func (r *Relay) String() string { return fmt.Sprintf("the relay of %s", r.id.ControlPlane) }
+
+// relayListener hands the streams other machines open to this one to a
+// server; relayAddr is its address.
+type relayAddr struct{}
+
+func (relayAddr) Network() string { return "st-relay" }
+func (relayAddr) String() string  { return "relay" }
+
+var _ net.Addr = relayAddr{}

@@ -1,8 +1,13 @@
-// Package remote is what lets the machines of one account reach each
-// other's st: the control plane (an account service that signs each
-// machine's certificate and lists the machines and their addresses, and
-// never sees a task or an answer), a machine's sign-in (its identity: key,
-// certificate, account CA), and the mutual TLS that the peer API runs on.
+// Package remote is what a machine needs to reach the other machines of
+// its account: its sign-in (its identity: key, certificate, account CA,
+// login, renewal, heartbeat, sign-out), the mutual TLS that the peer API
+// runs on (transport), and its end of the control plane's relay. The
+// control plane itself (the account service that signs each machine's
+// certificate and lists the machines and their addresses, and never sees
+// a task or an answer) is internal/controlplane; what both ends speak (the
+// API's JSON, the relay's first lines, the certificates' names, the proof
+// a machine signs) is here, so that the st binary links no server
+// (internal/cli TestImports).
 //
 // Each account has its own CA, made when the account is added. A machine
 // makes its P-256 key itself and sends only a certificate request, so its
@@ -85,11 +90,11 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 // loginHint is the command that signs a machine in.
-const loginHint = "st login --control-plane URL --account NAME --key KEY"
+const LoginHint = "st login --control-plane URL --account NAME --key KEY"
 
 // ErrNotSignedIn means this machine has no sign-in (no st login, or st
 // logout since).
-var ErrNotSignedIn error = &Error{Message: "this machine is not signed in", Hint: loginHint}
+var ErrNotSignedIn error = &Error{Message: "this machine is not signed in", Hint: LoginHint}
 
 // ErrControlPlaneNotTold is wrapped by Logout's error when the machine
 // signed out here but could not tell the control plane.

@@ -12,27 +12,30 @@ import (
 // is recorded already.
 type builtin func(r *reader, cmd *Cmd, st *state, c *ctx) *state
 
-var builtins map[string]builtin
+// builtins are the builtins whose changes st follows. The reader looks
+// them up through its own field (reader.builtins), set from this table:
+// they read text with the reader (eval, source), so a lookup of this
+// variable from the reader's walk would make its initialisation a cycle
+// (the init() of before).
+var builtins = map[string]builtin{
+	"cd": bCd, "pushd": bCd, "popd": bPopd,
+	"set": bSet, "shift": bShift,
+	"read": bRead, "mapfile": bMapfile, "readarray": bMapfile,
+	"printf": bPrintf, "echo": bEcho,
+	"export": bDeclare, "declare": bDeclare, "typeset": bDeclare, "local": bDeclare, "readonly": bDeclare,
+	"unset": bUnset,
+	"eval":  bEval, "source": bSource, ".": bSource,
+	"trap": bTrap, "alias": bAlias, "unalias": bUnalias, "hash": bHash, "enable": bEnable,
+	"let": bLet, "getopts": bGetopts,
+	":": bSilent, "true": bSilent, "false": bSilent, "test": bSilent, "[": bSilent, "shopt": bSilent,
+	"umask": bSilent, "ulimit": bSilent, "wait": bSilent, "exit": bSilent, "return": bSilent,
+	"break": bSilent, "continue": bSilent, "disown": bSilent,
+}
 
-func init() {
-	silent := func(r *reader, cmd *Cmd, st *state, c *ctx) *state {
-		r.output(c, "", true)
-		return st
-	}
-	builtins = map[string]builtin{
-		"cd": bCd, "pushd": bCd, "popd": bPopd,
-		"set": bSet, "shift": bShift,
-		"read": bRead, "mapfile": bMapfile, "readarray": bMapfile,
-		"printf": bPrintf, "echo": bEcho,
-		"export": bDeclare, "declare": bDeclare, "typeset": bDeclare, "local": bDeclare, "readonly": bDeclare,
-		"unset": bUnset,
-		"eval":  bEval, "source": bSource, ".": bSource,
-		"trap": bTrap, "alias": bAlias, "unalias": bUnalias, "hash": bHash, "enable": bEnable,
-		"let": bLet, "getopts": bGetopts,
-		":": silent, "true": silent, "false": silent, "test": silent, "[": silent, "shopt": silent,
-		"umask": silent, "ulimit": silent, "wait": silent, "exit": silent, "return": silent,
-		"break": silent, "continue": silent, "disown": silent,
-	}
+// bSilent is a builtin that changes nothing st follows and prints nothing.
+func bSilent(r *reader, cmd *Cmd, st *state, c *ctx) *state {
+	r.output(c, "", true)
+	return st
 }
 
 func bCd(r *reader, cmd *Cmd, st *state, c *ctx) *state {

@@ -27,6 +27,11 @@ type reader struct {
 	// files are the files the text writes, by absolute path: what they
 	// hold when st can tell (echo ... > f), for a later bash f or ./f.
 	files map[string]fileFact
+	// runners are the tables of the programs that run others
+	// (runnerFamilies; runners.go says why a field).
+	runners []map[string]runner
+	// builtins are the builtins st follows (builtins.go says why a field).
+	builtins map[string]builtin
 }
 
 type fileFact struct {
@@ -36,7 +41,7 @@ type fileFact struct {
 
 func newReader(src string, env Env) *reader {
 	return &reader{
-		src: src, cur: src, env: env,
+		src: src, cur: src, env: env, runners: runnerFamilies, builtins: builtins,
 		holeIndex: map[*Hole]int{},
 		varHoles:  map[string]*Hole{},
 		called:    map[*funcDef]bool{},
@@ -877,7 +882,7 @@ func (r *reader) command(args []Arg, env *envView, redirs []Redir, st *state, c 
 		r.output(c, "", false)
 		return st
 	}
-	if b, ok := builtins[name]; ok && !strings.Contains(name, "/") {
+	if b, ok := r.builtins[name]; ok && !strings.Contains(name, "/") {
 		cmd := r.record(args, env, redirs, st, c, f.src)
 		return b(r, cmd, st, c)
 	}
@@ -886,7 +891,7 @@ func (r *reader) command(args []Arg, env *envView, redirs []Redir, st *state, c 
 			return st
 		}
 	}
-	if run, ok := runners[path.Base(name)]; ok {
+	if run, ok := lookupRunner(r.runners, path.Base(name)); ok {
 		return r.runWrapped(run, args, env, redirs, st, c, f)
 	}
 	cmd := r.record(args, env, redirs, st, c, f.src)

@@ -49,6 +49,9 @@ type patch struct {
 	Sessions json.RawMessage         `json:"sessions,omitempty"`
 	Gates    json.RawMessage         `json:"gates,omitempty"`
 	Machines json.RawMessage         `json:"machines,omitempty"`
+	Prompts  json.RawMessage         `json:"prompts,omitempty"`
+	// Attention is the open attention items.
+	Attention json.RawMessage `json:"attention,omitempty"`
 }
 
 // shown is a Snapshot as a page has it: each part encoded, and each
@@ -56,8 +59,9 @@ type patch struct {
 type shown struct {
 	keys   []string
 	agents []json.RawMessage
-	// machine, sessions, gates and machines, in patch's order.
-	parts [4]json.RawMessage
+	// machine, sessions, gates, machines, attention and prompts, in
+	// patch's order.
+	parts [6]json.RawMessage
 }
 
 func encodeShown(s Snapshot) (shown, error) {
@@ -69,7 +73,7 @@ func encodeShown(s Snapshot) (shown, error) {
 			return shown{}, err
 		}
 	}
-	for i, v := range []any{s.Machine, s.Sessions, s.Gates, s.Machines} {
+	for i, v := range []any{s.Machine, s.Sessions, s.Gates, s.Machines, s.Attention, s.Prompts} {
 		if sh.parts[i], err = json.Marshal(v); err != nil {
 			return shown{}, err
 		}
@@ -99,7 +103,7 @@ func diff(old *shown, now shown) (p *patch, whole bool) {
 			changed = true
 		}
 	}
-	fields := []*json.RawMessage{&p.Machine, &p.Sessions, &p.Gates, &p.Machines}
+	fields := []*json.RawMessage{&p.Machine, &p.Sessions, &p.Gates, &p.Machines, &p.Attention, &p.Prompts}
 	for i, f := range fields {
 		if !bytes.Equal(old.parts[i], now.parts[i]) {
 			*f = now.parts[i]

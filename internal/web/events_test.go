@@ -44,6 +44,12 @@ func differs(t *testing.T, fake *webtest.Backend, page web.Snapshot) string {
 	if s.Gates == nil {
 		s.Gates = []web.Gate{} // as the server sends it (normalize)
 	}
+	if s.Prompts == nil {
+		s.Prompts = []web.Prompt{}
+	}
+	if s.Attention == nil {
+		s.Attention = []web.Attention{}
+	}
 	// The server adds the agent kinds from their descriptions, whatever
 	// the Backend says: the page draws each agent's kind by them.
 	s.Kinds = []web.KindInfo{}
@@ -79,12 +85,18 @@ func TestEventsSendWhatChanged(t *testing.T) {
 	}{
 		{"one agent's state", func(s *web.Snapshot) { webtest.Step(s, 42, time.Now()) }, "patch", []string{"agents:42"}},
 		{"a gate answered", func(s *web.Snapshot) { s.Gates = s.Gates[1:] }, "patch", []string{"gates"}},
+		{"an agent needs a person", func(s *web.Snapshot) {
+			s.Attention = []web.Attention{{ID: "att-1", Kind: "permission", Pane: "%3", Text: "make deploy", Opened: time.Now()}}
+		}, "patch", []string{"attention"}},
 		{"two agents and a window's name", func(s *web.Snapshot) {
 			s.Agents[3].Name, s.Agents[97].Summary = "renamed", "done: all of it"
 			s.Sessions[0].Windows[3].Name = "renamed"
 		}, "patch", []string{"agents:3", "agents:97", "sessions"}},
 		{"an agent gone", func(s *web.Snapshot) { s.Agents = slices.Delete(s.Agents, 10, 11) }, "snapshot", nil},
 		{"the last gate answered", func(s *web.Snapshot) { s.Gates = nil }, "patch", []string{"gates"}},
+		{"a permission prompt opened", func(s *web.Snapshot) {
+			s.Prompts = []web.Prompt{{ID: "prompt-1", Pane: "%3", Agent: "claude", Tool: "Bash", Command: "rm -rf build", Options: []string{}}}
+		}, "patch", []string{"prompts"}},
 	} {
 		fake.Update(c.change)
 		m := readEvent(ctx, t, conn)
@@ -96,7 +108,7 @@ func TestEventsSendWhatChanged(t *testing.T) {
 			for k := range m.Patch.Agents {
 				got = append(got, "agents:"+k)
 			}
-			for f, raw := range map[string]json.RawMessage{"machine": m.Patch.Machine, "sessions": m.Patch.Sessions, "gates": m.Patch.Gates, "machines": m.Patch.Machines} {
+			for f, raw := range map[string]json.RawMessage{"machine": m.Patch.Machine, "sessions": m.Patch.Sessions, "gates": m.Patch.Gates, "machines": m.Patch.Machines, "attention": m.Patch.Attention, "prompts": m.Patch.Prompts} {
 				if raw != nil {
 					got = append(got, f)
 				}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/api"
 )
 
 // Backend is what the web UI needs from the rest of st: the state to show,
@@ -24,6 +25,13 @@ type Backend interface {
 	Release(ctx context.Context, workerPane string) error
 	// AnswerGate answers an open decision gate with one of its options.
 	AnswerGate(ctx context.Context, gateID, option string) error
+	// AnswerPrompt answers an agent's open permission prompt with one of
+	// its choices (allow, deny, or a question's option): its waiting
+	// hook takes it.
+	AnswerPrompt(ctx context.Context, promptID, option string) error
+	// DismissAttention closes an open attention item (issue 34) a
+	// person has seen to.
+	DismissAttention(ctx context.Context, id string) error
 }
 
 // Snapshot is everything a page shows. /api/state sends it whole;
@@ -43,6 +51,12 @@ type Snapshot struct {
 	Agents []Agent `json:"agents"`
 	// Gates are the open decision gates.
 	Gates []Gate `json:"gates"`
+	// Prompts are the agents' permission prompts that st may answer
+	// through their hooks (Allow once / Deny, a question's options).
+	Prompts []Prompt `json:"prompts"`
+	// Attention is the open attention items, the newest first: the
+	// agents that need a person (the page's Needs you list).
+	Attention []Attention `json:"attention"`
 	// Machines are the account's machines, this one included, when it is
 	// signed in: agents on an offline machine are shown dimmed.
 	Machines []Machine `json:"machines,omitempty"`
@@ -149,6 +163,10 @@ type Agent struct {
 	Subagents []Subagent `json:"subagents,omitempty"`
 	// Teammates are those of the Claude agent team it leads.
 	Teammates []Teammate `json:"teammates,omitempty"`
+	// Tokens is what a worker's agent spent, by kind, with its estimated
+	// cost where known (the API's form: input, output, cache_read,
+	// cache_write, reasoning, total, cost_usd, price_date).
+	Tokens *api.Tokens `json:"tokens,omitempty"`
 }
 
 // Subagent is one of Claude's subagents (its Task tool), seen through the
@@ -178,6 +196,24 @@ type Teammate struct {
 	Started   time.Time `json:"started"`
 }
 
+// Attention is an open attention item: an agent needs a person, for
+// Text, since Opened. Kind is api.AttentionKind's (permission, question,
+// gate, no-report, failed, paused, run-done); the page names it from its
+// catalogue. Text, Command and Options are the agent's words.
+type Attention struct {
+	ID      string    `json:"id"`
+	Kind    string    `json:"kind"`
+	Pane    string    `json:"pane"`              // %7, on Machine
+	Machine string    `json:"machine,omitempty"` // "" on this machine
+	Name    string    `json:"name,omitempty"`
+	Agent   string    `json:"agent,omitempty"`
+	Text    string    `json:"text"`
+	Command string    `json:"command,omitempty"`
+	Options []string  `json:"options,omitempty"`
+	Gate    string    `json:"gate,omitempty"`
+	Opened  time.Time `json:"opened"`
+}
+
 // Gate is an open decision gate: a question an agent asked a person.
 type Gate struct {
 	ID       string    `json:"id"`
@@ -185,4 +221,18 @@ type Gate struct {
 	Options  []string  `json:"options"`
 	Pane     string    `json:"pane"` // the asking agent
 	Asked    time.Time `json:"asked"`
+}
+
+// Prompt is an agent's open permission prompt that its hook waits to have
+// answered: a tool call (Command) or a question (Question, Options).
+type Prompt struct {
+	ID       string    `json:"id"`
+	Pane     string    `json:"pane"`
+	Agent    string    `json:"agent"`
+	Tool     string    `json:"tool"`
+	Command  string    `json:"command,omitempty"`
+	Question string    `json:"question,omitempty"`
+	Options  []string  `json:"options"`
+	Opened   time.Time `json:"opened"`
+	Deadline time.Time `json:"deadline"`
 }

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/coder/websocket"
+	"github.com/sophonz/st/internal/syncs"
 	"github.com/sophonz/st/internal/tmux"
 )
 
@@ -160,7 +161,10 @@ func killWebSession(t *tmux.Client, name string, logf func(string, ...any)) {
 // killed at the same moment (see openWindowSession).
 var webSessions sync.Mutex
 
+// killWebSessionLocked kills the session called name; webSessions is
+// held.
 func killWebSessionLocked(t *tmux.Client, name string, logf func(string, ...any)) {
+	syncs.AssertLocked(&webSessions)
 	kctx, kcancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer kcancel()
 	if err := t.KillSession(kctx, name); err != nil && !errors.Is(err, tmux.ErrNoPane) {

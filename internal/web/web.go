@@ -83,6 +83,9 @@ type Config struct {
 	// AnswerPush answers a gate with an answer token of a push's action
 	// (the token alone authorizes it); nil: no push answers.
 	AnswerPush func(ctx context.Context, answerToken string) error
+	// AnswerPushPrompt answers a permission prompt with an answer token of
+	// a push's action (the token alone authorizes it); nil: none.
+	AnswerPushPrompt func(ctx context.Context, answerToken string) error
 }
 
 // Path is where the UI lives.
@@ -165,12 +168,15 @@ var webTable = func() []webRoute {
 			webRoute{"POST", pre + "/api/adopt", authz.Adopt, authz.WebSession, (*Server).serveAdopt},
 			webRoute{"POST", pre + "/api/release", authz.Release, authz.WebSession, (*Server).serveRelease},
 			webRoute{"POST", pre + "/api/gates/answer", authz.AnswerGate, authz.WebSession, (*Server).serveAnswer},
+			webRoute{"POST", pre + "/api/prompts/answer", authz.AnswerPrompt, authz.WebSession, (*Server).servePromptAnswer},
+			webRoute{"POST", pre + "/api/attention/dismiss", authz.Dismiss, authz.WebSession, (*Server).serveDismiss},
 		)
 	}
 	return append(t,
 		webRoute{"GET", Path + "{$}", authz.ReadPage, authz.Network, (*Server).serveIndex},
 		webRoute{"GET", "/{$}", authz.ReadPage, authz.Network, (*Server).toPage},
 		webRoute{"GET", strings.TrimSuffix(Path, "/"), authz.ReadPage, authz.Network, (*Server).toPage},
+		webRoute{"POST", pushPromptPath + "{token}", authz.AnswerPrompt, authz.AnswerToken, (*Server).servePushPrompt},
 		webRoute{"POST", pushAnswerPath + "{token}", authz.AnswerGate, authz.AnswerToken, (*Server).servePushAnswer},
 	)
 }()
@@ -276,6 +282,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.cfg.AnswerPush != nil && r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, pushAnswerPath) {
 		s.guard(pushRoute)(w, r) // authorized by its own one-time token
+		return
+	}
+	if s.cfg.AnswerPushPrompt != nil && r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, pushPromptPath) {
+		s.guard(pushPromptRoute)(w, r) // authorized by its own one-time token
 		return
 	}
 	if !s.authorized(r) && !s.public(r) {
@@ -444,6 +454,17 @@ func normalize(snap Snapshot) Snapshot {
 	if snap.Gates == nil {
 		snap.Gates = []Gate{}
 	}
+	if snap.Prompts == nil {
+		snap.Prompts = []Prompt{}
+	}
+	for i := range snap.Prompts {
+		if snap.Prompts[i].Options == nil {
+			snap.Prompts[i].Options = []string{}
+		}
+	}
+	if snap.Attention == nil {
+		snap.Attention = []Attention{}
+	}
 	for i := range snap.Gates {
 		if snap.Gates[i].Options == nil {
 			snap.Gates[i].Options = []string{}
@@ -591,14 +612,55 @@ func (s *Server) serveAnswer(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+func (s *Server) servePromptAnswer(w http.ResponseWriter, r *http.Request) {
+	var b struct {
+		ID     string `json:"id"`
+		Option string `json:"option"`
+	}
+	s.action(w, r, &b, func(ctx context.Context) error {
+		if err := required("id", b.ID, "option", b.Option); err != nil {
+			return err
+		}
+		return s.cfg.Backend.AnswerPrompt(ctx, b.ID, b.Option)
+	})
+}
+
+func (s *Server) serveDismiss(w http.ResponseWriter, r *http.Request) {
+	var b struct {
+		ID string `json:"id"`
+	}
+	s.action(w, r, &b, func(ctx context.Context) error {
+		if err := required("id", b.ID); err != nil {
+			return err
+		}
+		return s.cfg.Backend.DismissAttention(ctx, b.ID)
+	})
+}
+
 // pushAnswerPath is where a push notification's action answers a gate:
 // POST pushAnswerPath + <answer token>, with no body, no cookie and no
 // web token; the answer token (one per option of one gate, good once)
 // is the whole authorization.
 const pushAnswerPath = "/push/answer/"
 
-// pushRoute is the push answer's row of webTable.
-var pushRoute = webTable[len(webTable)-1]
+// pushRoute and pushPromptRoute are the push answers' rows of webTable.
+var (
+	pushRoute       = webTable[len(webTable)-1]
+	pushPromptRoute = webTable[len(webTable)-2]
+)
+
+// pushPromptPath is where a push's action answers a permission prompt,
+// as pushAnswerPath a gate: its one-time token is the whole authorization.
+const pushPromptPath = "/push/prompt/"
+
+// PushPromptURL is the URL of a prompt's answer token under base.
+func PushPromptURL(base, answerToken string) string {
+	return strings.TrimSuffix(base, "/") + pushPromptPath + answerToken
+}
+
+func (s *Server) servePushPrompt(w http.ResponseWriter, r *http.Request) {
+	s.pushToken(w, r, pushPromptPath, s.cfg.AnswerPushPrompt)
+}
 
 // PushAnswerURL is the URL of an answer token under base (the address the
 // phone reaches st's web UI at).
@@ -607,14 +669,19 @@ func PushAnswerURL(base, answerToken string) string {
 }
 
 func (s *Server) servePushAnswer(w http.ResponseWriter, r *http.Request) {
-	tok := strings.TrimPrefix(r.URL.Path, pushAnswerPath)
-	if tok == "" || strings.Contains(tok, "/") {
+	s.pushToken(w, r, pushAnswerPath, s.cfg.AnswerPush)
+}
+
+// pushToken answers with the token in the path under prefix.
+func (s *Server) pushToken(w http.ResponseWriter, r *http.Request, prefix string, answer func(context.Context, string) error) {
+	tok := strings.TrimPrefix(r.URL.Path, prefix)
+	if tok == "" || strings.Contains(tok, "/") || answer == nil {
 		http.NotFound(w, r)
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 	defer cancel()
-	if err := s.cfg.AnswerPush(ctx, tok); err != nil {
+	if err := answer(ctx, tok); err != nil {
 		s.logf("push answer refused: %v", err)
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.WriteHeader(http.StatusGone)

@@ -527,11 +527,13 @@ type eventMsg struct {
 // patchMsg is a patch of /api/events: the agents that changed by their
 // index, and the other fields that changed, whole.
 type patchMsg struct {
-	Agents   map[string]json.RawMessage `json:"agents"`
-	Machine  json.RawMessage            `json:"machine"`
-	Sessions json.RawMessage            `json:"sessions"`
-	Gates    json.RawMessage            `json:"gates"`
-	Machines json.RawMessage            `json:"machines"`
+	Agents    map[string]json.RawMessage `json:"agents"`
+	Machine   json.RawMessage            `json:"machine"`
+	Sessions  json.RawMessage            `json:"sessions"`
+	Gates     json.RawMessage            `json:"gates"`
+	Machines  json.RawMessage            `json:"machines"`
+	Attention json.RawMessage            `json:"attention"`
+	Prompts   json.RawMessage            `json:"prompts"`
 }
 
 // apply is what the page does with a message: the snapshot it has after it.
@@ -559,7 +561,7 @@ func (m eventMsg) apply(t *testing.T, have web.Snapshot) web.Snapshot {
 	for _, f := range []struct {
 		raw json.RawMessage
 		to  any
-	}{{m.Patch.Machine, &s.Machine}, {m.Patch.Sessions, &s.Sessions}, {m.Patch.Gates, &s.Gates}, {m.Patch.Machines, &s.Machines}} {
+	}{{m.Patch.Machine, &s.Machine}, {m.Patch.Sessions, &s.Sessions}, {m.Patch.Gates, &s.Gates}, {m.Patch.Machines, &s.Machines}, {m.Patch.Attention, &s.Attention}, {m.Patch.Prompts, &s.Prompts}} {
 		if f.raw != nil {
 			if err := json.Unmarshal(f.raw, f.to); err != nil {
 				t.Fatal(err)

@@ -103,11 +103,13 @@ func exitCode(err error) int {
 // after a failure is its own.
 var repoLocks sync.Map // cleaned root -> *sync.Mutex
 
-func (r *Repo) lock() func() {
+// mutex is the lock of r's repository, which its callers take and let
+// go themselves (mu := r.mutex(); mu.Lock(); defer mu.Unlock()): a lock
+// taken in one function and let go in another is what st's lockpair check
+// refuses.
+func (r *Repo) mutex() *sync.Mutex {
 	m, _ := repoLocks.LoadOrStore(filepath.Clean(r.Root), new(sync.Mutex))
-	mu := m.(*sync.Mutex)
-	mu.Lock()
-	return mu.Unlock
+	return m.(*sync.Mutex)
 }
 
 // Repo is a checkout: the top level of the main working tree or of a linked

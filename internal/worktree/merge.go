@@ -72,8 +72,9 @@ func (r *Repo) Merge(w *Worktree, msg string) (*MergeResult, error) {
 	if w == nil || w.Branch == "" {
 		return nil, errors.New("merge: no branch given")
 	}
-	unlock := r.lock()
-	defer unlock()
+	mu := r.mutex()
+	mu.Lock()
+	defer mu.Unlock()
 
 	if op := r.inProgress(); op != "" {
 		return nil, fmt.Errorf("the checkout %s is in the middle of %s. Try: finish or abort it first (git status says how), then merge %s again", r.Root, op, w.Branch)

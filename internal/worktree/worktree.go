@@ -96,8 +96,9 @@ func (r *Repo) Add(path, branch, base string) (*Worktree, error) {
 	}
 	path = filepath.Clean(path)
 
-	unlock := r.lock()
-	defer unlock()
+	mu := r.mutex()
+	mu.Lock()
+	defer mu.Unlock()
 
 	if _, err := git(r.Root, nil, "check-ref-format", "--branch", branch); err != nil || branch == "" || strings.HasPrefix(branch, "-") {
 		return nil, fmt.Errorf("%q is not a valid git branch name. Try: a name such as %s", branch, BranchName("run", "worker"))
@@ -222,8 +223,9 @@ func (r *Repo) Remove(w *Worktree, deleteBranch bool) error {
 	if w == nil {
 		return nil
 	}
-	unlock := r.lock()
-	defer unlock()
+	mu := r.mutex()
+	mu.Lock()
+	defer mu.Unlock()
 
 	if w.Path != "" {
 		if samePath(w.Path, r.Root) {

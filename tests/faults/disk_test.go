@@ -28,7 +28,7 @@ import (
 // The disk is a 1 MiB tmpfs mounted on ST_HOME for the test (unmounted
 // at its end), filled with a file and then given back one page, so that
 // run.json (over a page) is cut off mid-write with ENOSPC: the fault the
-// README's table names. Mounting needs root (CI runs as root); where it
+// table of docs/reliability.md names. Mounting needs root (CI runs as root); where it
 // is not allowed the test fails, saying so, rather than test another
 // fault under the same name. ST_FAULTS_DISK=rlimit asks for the other
 // fault on purpose: the daemon gets an RLIMIT_FSIZE of half of run.json's

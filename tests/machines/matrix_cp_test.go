@@ -21,12 +21,13 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/sophonz/st/internal/authz"
+	"github.com/sophonz/st/internal/controlplane"
 	"github.com/sophonz/st/internal/remote"
 	"github.com/sophonz/st/internal/testutil"
 )
 
 // The control plane's cells (issue 31, item 6): each route of its table
-// (remote.ControlPlaneRoutes) asked by a machine signed in to the account
+// (controlplane.ControlPlaneRoutes) asked by a machine signed in to the account
 // (delta, signed in for these cells alone, so that its sign-out takes
 // nothing from beta), a machine removed from it (alpha, once the peer
 // cells removed it), a machine of another account (gamma), and anyone on
@@ -92,7 +93,7 @@ func (m *matrix) controlPlane() {
 		{name: "anyone on the network", client: anon, h1: anon, network: true},
 	}
 	var outs []func() // sign-outs last: they end what the other cells use
-	for _, r := range remote.ControlPlaneRoutes() {
+	for _, r := range controlplane.ControlPlaneRoutes() {
 		m.routes++
 		for _, a := range actors {
 			a, r := a, r
@@ -267,7 +268,7 @@ func (m *matrix) cpSignIn(what string, a *cpActor) {
 
 // cpMetrics asks /metrics as a. Its listener is, by design, plain HTTP on
 // a loopback address of the control plane's host that asks no one who
-// they are (internal/remote/metrics.go; README, Security, the control
+// they are (internal/controlplane/metrics.go; docs/security.md, the control
 // plane): every process on that host reads it, whatever certificate it
 // shows (a signed-in machine's, a removed one's, another account's, none),
 // and nothing off the host reaches it. So the machines here, which run on

@@ -3,7 +3,9 @@ package machines
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -124,6 +126,19 @@ var socketRows = map[string]sockRow{
 		return js(map[string]any{"pane": a.pane, "id": m.openGate, "option": "yes"})
 	}},
 	api.RouteGateWithdraw: {body: onID, on: "gate"},
+	// A hook's wait for a person's answer: from a process in the pane it
+	// names only. The sim's hook answers no prompt, so it is told at once.
+	api.RoutePromptWait: {body: func(m *matrix, a *actor, _ string, _ authz.Action) string {
+		return js(map[string]any{"agent": "sim", "event": "PermissionRequest", "pane": a.pane,
+			"payload": []byte(`{"tool_name":"Bash","tool_input":{"command":"true"}}`)})
+	}},
+	api.RoutePromptList: {body: empty},
+	// Answering a Claude hook's permission prompt: a person's only; the
+	// pane's own agent, a sandboxed Codex and an agent naming another
+	// pane are refused (issue 34).
+	api.RoutePromptAnswer: {body: func(m *matrix, a *actor, t string, _ authz.Action) string {
+		return js(map[string]any{"pane": a.pane, "id": t, "option": "deny"})
+	}, on: "prompt", fresh: true},
 }
 
 // startBody starts a sim worker (fan: tries of a fan, each in a worktree
@@ -280,6 +295,10 @@ func (m *matrix) target(c sockCell, allowed bool) string {
 		return m.gate() // a person's: another's, used up
 	case c.row.on == "gate":
 		return m.openGate
+	case c.row.on == "prompt" && allowed:
+		return m.prompt()
+	case c.row.on == "prompt":
+		return m.openPrompt
 	case c.row.on == "agent" && allowed && c.row.fresh:
 		return m.b.HandAgent(fmt.Sprintf("lone%d", m.seq.Add(1)))
 	case c.row.on == "agent":
@@ -388,6 +407,13 @@ func (m *matrix) effect(c sockCell, target, body, answer string) string {
 		if out, _ := m.b.ST("gate", "list"); strings.Contains(out, gjson.Get(body, "id").String()) {
 			return "the gate is still open:\n" + out
 		}
+	case api.RoutePromptAnswer:
+		if m.promptOpen(target) {
+			return "prompt " + target + " is still open"
+		}
+		if out, _ := os.ReadFile(m.promptOut[target]); !strings.Contains(string(out), `"behavior":"deny"`) {
+			return "its hook printed no deny: " + string(out)
+		}
 	case api.RouteGateWithdraw:
 		if out, _ := m.b.ST("gate", "list", "--all"); !regexp.MustCompile(regexp.QuoteMeta(target) + ` +withdrawn `).MatchString(out) {
 			return "gate " + target + " is not withdrawn:\n" + out
@@ -474,4 +500,47 @@ func (m *matrix) shutdowns() {
 		})
 		m.b.Up()
 	}
+}
+
+// prompt opens a permission prompt on beta the way Claude's hook does: st
+// hook claude PermissionRequest, run in a window of its own, waits for a
+// person's answer (and prints it to a file, promptOut). It returns the
+// prompt's id.
+func (m *matrix) prompt() string {
+	m.t.Helper()
+	n := m.seq.Add(1)
+	cmd := fmt.Sprintf("echo matrix-%d", n)
+	in, out := filepath.Join(m.dir, fmt.Sprintf("prompt-%d.json", n)), filepath.Join(m.dir, fmt.Sprintf("prompt-%d.out", n))
+	must(m.t)("", os.WriteFile(in, []byte(js(map[string]any{"session_id": "00000000-0000-4000-8000-000000000000",
+		"hook_event_name": "PermissionRequest", "tool_name": "Bash", "tool_input": map[string]string{"command": cmd}})), 0o644))
+	must(m.t)(m.b.Tmux.Run("new-window", "-d", "-t", "main", "-n", fmt.Sprintf("asks%d", n), "-e", m.b.PathEnv(), "-e", "ST_HOME="+m.b.Home,
+		"sh", "-c", m.c.Bin+" hook claude PermissionRequest < "+in+" > "+out))
+	var id string
+	testutil.WaitFor(m.t, 30*time.Second, func() (bool, string) {
+		l := m.ask(m.person(), api.RoutePromptList, "{}")
+		id = gjson.Get(l.body, `#(command=="`+cmd+`").id`).String()
+		return id != "", "no prompt of " + cmd + " opened: " + l.String()
+	})
+	if m.promptOut == nil {
+		m.promptOut = map[string]string{}
+	}
+	m.promptOut[id] = out
+	return id
+}
+
+// promptOpen reports whether beta still lists prompt id.
+func (m *matrix) promptOpen(id string) bool {
+	l := m.ask(m.person(), api.RoutePromptList, "{}")
+	return gjson.Get(l.body, `#(id=="`+id+`")`).Exists()
+}
+
+// person is the actor of a person's shell on beta.
+func (m *matrix) person() *actor {
+	for _, a := range m.actors {
+		if a.kind == authz.Person && !a.forged {
+			return a
+		}
+	}
+	m.t.Fatal("the matrix has no person")
+	return nil
 }

@@ -80,7 +80,9 @@ type matrix struct {
 	idle, slow              string // task files
 	repo                    string // a git repository of beta's (for tries of a fan)
 	gates                   map[string]bool
-	openGate                string // a person's gate, open for the refused cells
+	openGate                string            // a person's gate, open for the refused cells
+	openPrompt              string            // a permission prompt, open for the refused cells
+	promptOut               map[string]string // prompt id -> what its hook printed
 	routes                  int
 	cells, allowed, refused atomic.Int64
 	// stSaid counts the cells authz let through whose answer was st's own
@@ -141,7 +143,8 @@ func newMatrix(t *testing.T) *matrix {
 	m := &matrix{t: t, c: c, dir: filepath.Join(c.Dir, "matrix"), gates: map[string]bool{}}
 	must(t)("", os.MkdirAll(m.dir, 0o755))
 	m.a, m.b = c.Machine("alpha", "127.0.0.2"), c.Machine("beta", "127.0.0.3")
-	m.b.Extra = m.pushTarget()
+	// A permission prompt waits for the whole matrix.
+	m.b.Extra = append(m.pushTarget(), "ST_PERMISSION_WAIT=1h")
 	for _, x := range []*testutil.Machine{m.a, m.b} {
 		x.Login("acme")
 	}
@@ -161,6 +164,7 @@ func newMatrix(t *testing.T) *matrix {
 	m.cs, m.csRun = m.secretWorker(m.coord, "cs")
 	m.openGate = m.gate()
 	m.startActors()
+	m.openPrompt = m.prompt()
 	return m
 }
 

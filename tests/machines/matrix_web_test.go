@@ -242,6 +242,10 @@ func (m *matrix) webServed(base, token string, a webActor, r authz.Route, act au
 		body = js(map[string]string{"pane": m.workerOf(m.coord, fmt.Sprintf("let-go%d", m.seq.Add(1)))})
 	case strings.HasSuffix(path, "/api/gates/answer"):
 		body = js(map[string]string{"id": m.gate(), "option": "yes"})
+	case strings.HasSuffix(path, "/api/prompts/answer"):
+		body = js(map[string]string{"id": m.prompt(), "option": "allow"})
+	case r.Actor == authz.AnswerToken && strings.HasPrefix(r.Path, "/push/prompt/"):
+		path = m.pushPromptAnswer()
 	case r.Actor == authz.AnswerToken:
 		path = m.pushAnswer()
 	}
@@ -314,6 +318,31 @@ func (m *matrix) pushAnswer() string {
 			}
 		}
 		return path != "", "no push with an answer link for gate " + id
+	})
+	return path
+}
+
+// pushPromptAnswer opens a permission prompt, and returns the path of the
+// answer link its push carried for Allow once: what the phone POSTs.
+func (m *matrix) pushPromptAnswer() string {
+	m.t.Helper()
+	id := m.prompt()
+	var path string
+	testutil.WaitFor(m.t, 30*time.Second, func() (bool, string) {
+		for _, h := range m.pushed() {
+			if h.Get("X-St-Prompt") != id {
+				continue
+			}
+			for _, action := range strings.Split(h.Get("Actions"), ";") {
+				f := strings.Split(action, ",")
+				if len(f) >= 3 && strings.TrimSpace(f[1]) == "Allow once" {
+					if u, err := url.Parse(strings.TrimSpace(f[2])); err == nil {
+						path = u.Path
+					}
+				}
+			}
+		}
+		return path != "", "no push with an Allow once link for prompt " + id
 	})
 	return path
 }

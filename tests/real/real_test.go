@@ -93,6 +93,11 @@ func newRig(t testing.TB) *rig {
 		// And its first prompt took 15 to 20 s to reach its plugin (its
 		// server was still booting behind the box it drew).
 		"ST_BLOCKED_TIMEOUT=240s", "ST_HOOK_TIMEOUT=120s",
+		// The rig's person answers in the agents' windows: st's permission
+		// hooks wait 2 s for an answer from the web UI (Codex draws its
+		// dialog only after the hook; TestRealCodexPromptAnsweredByAPerson
+		// waits longer).
+		"ST_PERMISSION_WAIT=2s",
 	)
 	t.Cleanup(func() {
 		// The daemon first: one that outlives its server restores it.
@@ -488,8 +493,10 @@ func (r *rig) expandClaude(target, want string) string {
 }
 
 // TestPermissionPromptWaits: a worker at a permission prompt shows as
-// waiting; st types nothing over the prompt; once a person answers it in
-// the window, the worker goes on to done.
+// waiting, and st attention lists it as a permission item with the
+// command it asks for (issue 34); st types nothing over the prompt; once
+// a person answers it in the window, the worker goes on to done and the
+// item is closed.
 func TestPermissionPromptWaits(t *testing.T) {
 	r := newRig(t)
 	r.installHooks()
@@ -520,6 +527,12 @@ func TestPermissionPromptWaits(t *testing.T) {
 		if code != 2 || !strings.Contains(o, "waiting") {
 			t.Fatalf("%s: wait: exit %d\n%s%s\n%s", kind, code, o, e, r.capture("main:"+id))
 		}
+		// The agent's own hook opened an attention item, with the command.
+		items := r.stMust("attention", "--json")
+		if !strings.Contains(items, `"kind": "permission"`) || !strings.Contains(items, `"name": "`+id+`"`) ||
+			!strings.Contains(items, "perm-"+kind+".txt") {
+			t.Errorf("%s: st attention --json at the prompt:\n%s", kind, items)
+		}
 		// st never types over the prompt.
 		_, e, code = r.st1("worker", "send", id, "typed over the prompt")
 		if code == 0 || !strings.Contains(e, "prompt") {
@@ -542,6 +555,9 @@ func TestPermissionPromptWaits(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(r.work(), "perm-"+kind+".txt")); err != nil {
 			t.Errorf("%s: the approved command did not run: %v", kind, err)
+		}
+		if items := r.stMust("attention", "--json"); strings.Contains(items, `"name": "`+id+`"`) {
+			t.Errorf("%s: an item of the worker is still open once it is done:\n%s", kind, items)
 		}
 	}
 }
@@ -809,7 +825,7 @@ func TestEscEndsTurn(t *testing.T) {
 	}
 }
 
-// TestReadmeAsk: the README's "Use it with your own agents" after st
+// TestReadmeAsk: the README's Install (its last three lines) after st
 // setup, with the real Claude Code: tmux new -s work, claude in it, and
 // the /sophonz:orchestrate ask typed in. The plugin st setup installed
 // turns the ask into the coordinator's instructions; the coordinator

@@ -230,8 +230,8 @@ func TestClaudeAgentTeamInProcess(t *testing.T) {
 	}
 }
 
-// TestClaudeLeadTurnEndsWithTeammatesAlive (issue 25, item 7; README,
-// Claude agent teams): a Claude worker leads two teammates in panes and
+// TestClaudeLeadTurnEndsWithTeammatesAlive (issue 25, item 7;
+// docs/agent-teams.md, what st does with them): a Claude worker leads two teammates in panes and
 // ends its turn without reporting while both still work. Its turn ends at
 // its Stop, as for any worker: st says idle, and st worker wait exits 2
 // (it needs attention: idle with no report), while st still shows both

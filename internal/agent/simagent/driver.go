@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -135,6 +137,8 @@ func (d *driver) apply(effects []effect) {
 			d.clock.AfterFunc(e.after, func() { d.send(timerMsg{tag: e.tag}) })
 		case exitProgram:
 			d.exited, d.exitCode = true, e.code
+		case appendRecords:
+			appendTranscript(e)
 		}
 	}
 }
@@ -309,4 +313,31 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return string(b.buf)
+}
+
+// appendTranscript appends records to the transcript; a failure to write
+// it is the sim's to shrug off (its tokens then do not show), as a turn
+// goes on when Claude cannot write its own.
+func appendTranscript(e appendRecords) {
+	if e.path == "" {
+		return
+	}
+	var buf bytes.Buffer
+	for _, l := range e.lines {
+		b, err := json.Marshal(l)
+		if err != nil {
+			continue
+		}
+		buf.Write(b)
+		buf.WriteByte('\n')
+	}
+	if err := os.MkdirAll(filepath.Dir(e.path), 0o700); err != nil {
+		return
+	}
+	f, err := os.OpenFile(e.path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return
+	}
+	_, _ = f.Write(buf.Bytes())
+	_ = f.Close()
 }

@@ -105,6 +105,13 @@ type (
 		after time.Duration
 	}
 	exitProgram struct{ code int }
+	// appendRecords appends lines (JSON records) to the transcript at
+	// path, before any hook emitted after it fires: st reads the
+	// transcript when a hook comes.
+	appendRecords struct {
+		path  string
+		lines []map[string]any
+	}
 )
 
 // waitKind is what a turn waits for before its next directive.
@@ -117,6 +124,7 @@ const (
 	waitPreTool          // the PreToolUse hook's decision
 	waitCommand          // the command to finish
 	waitAnswer           // the person's answer to ask:
+	waitPermit           // the person's leave for a permit: command
 )
 
 type toolCall struct {
@@ -138,6 +146,9 @@ type turn struct {
 	tag      int
 	tool     toolCall
 	question string
+	// permit: the tool call asks a person's leave once its PreToolUse
+	// lets it through (permit:), as Claude's default mode does for Bash.
+	permit bool
 }
 
 type model struct {
@@ -156,6 +167,7 @@ type model struct {
 	queue      []string // lines submitted during a turn, run after it
 	tags       int
 	tools      int
+	responses  int
 	out        []effect
 }
 
@@ -280,6 +292,9 @@ func (m *model) trustKey(b byte, at time.Time) {
 }
 
 func (m *model) key(b byte, at time.Time) {
+	if m.turn != nil && m.turn.wait == waitPermit && m.permitKey(b) {
+		return
+	}
 	switch {
 	case b == 0x03:
 		m.ctrlC(at)
@@ -400,6 +415,10 @@ func (m *model) advance() {
 		case dirRun:
 			m.startBash(d.value)
 			return
+		case dirPermit:
+			m.startBash(d.value)
+			t.permit = true
+			return
 		case dirSleep:
 			t.wait, t.tag = waitSleep, m.newTag()
 			m.emit(startTimer{tag: t.tag, after: d.dur})
@@ -409,10 +428,31 @@ func (m *model) advance() {
 			return
 		case dirAnswer:
 			t.answer = d.value
+		case dirUsage:
+			m.respond(d.usage)
 		case dirBad:
 			m.say("", " ● "+d.value)
 		}
 	}
+}
+
+// respond writes one response to the transcript as Claude does: a record
+// per content block (here a text and a second text), each with the whole
+// response's message.usage under one message.id.
+func (m *model) respond(u usage) {
+	m.responses++
+	id := fmt.Sprintf("msg_sim_%d", m.responses)
+	use := map[string]any{"input_tokens": u.input, "output_tokens": u.output,
+		"cache_read_input_tokens": u.cacheRead, "cache_creation_input_tokens": u.cacheWrite}
+	var lines []map[string]any
+	for i, text := range []string{"Working on it.", "Here is what I found."} {
+		lines = append(lines, map[string]any{
+			"type": "assistant", "sessionId": m.cfg.sessionID, "uuid": fmt.Sprintf("%s-%d", id, i),
+			"message": map[string]any{"id": id, "type": "message", "role": "assistant", "model": u.model,
+				"content": []any{map[string]any{"type": "text", "text": text}}, "usage": use},
+		})
+	}
+	m.emit(appendRecords{path: m.cfg.transcriptPath, lines: lines})
 }
 
 func (m *model) nextTool(name string, input map[string]any) toolCall {
@@ -434,7 +474,14 @@ func (m *model) startBash(command string) {
 
 func (m *model) hookDone(v hookMsg) {
 	t := m.turn
-	if t == nil || v.tag != t.tag || t.wait != waitPreTool {
+	if t == nil || v.tag != t.tag || (t.wait != waitPreTool && t.wait != waitPermit) {
+		return
+	}
+	if t.wait == waitPermit && !v.deny {
+		return // the hook left it to the person: the dialog stays
+	}
+	if !v.deny && t.permit {
+		m.askPermission()
 		return
 	}
 	if v.deny {
@@ -495,6 +542,40 @@ func (m *model) commandDone(v commandMsg) {
 	}
 	t.wait = waitNone
 	m.advance()
+}
+
+// askPermission shows Claude's permission dialog for the Bash call and
+// fires what Claude fires (reference §13): PermissionRequest at once, then
+// Notification permission_prompt (Claude waits about 6 s for it; the sim
+// does not). A PermissionRequest hook that denies refuses the call; "1",
+// "y" or Enter allows it, "2" or "n" refuses it, Esc interrupts the turn
+// with no hook, as in Claude.
+func (m *model) askPermission() {
+	t := m.turn
+	t.permit = false
+	t.wait, t.tag = waitPermit, m.newTag()
+	m.fire("PermissionRequest", map[string]any{"tool_name": t.tool.name, "tool_input": t.tool.input,
+		"permission_suggestions": []any{}}, t.tag)
+	m.fire("Notification", map[string]any{"message": "Claude needs your permission", "notification_type": "permission_prompt"}, 0)
+}
+
+// permitKey is a key pressed at the permission dialog; it reports whether
+// the key was the dialog's.
+func (m *model) permitKey(b byte) bool {
+	t := m.turn
+	switch b {
+	case '1', 'y', '\r', '\n':
+		m.say("   ⎿  Allowed")
+		t.wait, t.tag = waitCommand, m.newTag()
+		m.emit(runCommand{tag: t.tag, command: t.tool.input["command"].(string)})
+	case '2', 'n':
+		m.say("   ⎿  Not run · the person said no")
+		t.wait = waitNone
+		m.advance()
+	case 0x1b, 0x03:
+		return false
+	}
+	return true
 }
 
 // ask shows a question above the box and waits for the next submitted
@@ -625,6 +706,9 @@ func (m *model) render(w, h int) []string {
 	switch {
 	case t != nil && t.wait == waitAnswer:
 		bottom = append(bottom, "", " ? "+sanitize(t.question), "   Type your answer and press Enter.")
+	case t != nil && t.wait == waitPermit:
+		cmd, _ := t.tool.input["command"].(string)
+		bottom = append(bottom, "", " Bash command", "   "+sanitize(cmd), " Do you want to proceed?", " ❯ 1. Yes", "   2. No")
 	case t != nil:
 		bottom = append(bottom, "", "✽ Working…")
 	}
@@ -651,6 +735,8 @@ func (m *model) footer() string {
 		return "  Press Ctrl-C again to exit"
 	case m.turn != nil && m.turn.wait == waitAnswer:
 		return "  waiting for your answer"
+	case m.turn != nil && m.turn.wait == waitPermit:
+		return "  Esc to cancel"
 	case m.turn != nil:
 		return "  esc to interrupt"
 	case len(m.box) > 0:

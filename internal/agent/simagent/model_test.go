@@ -3,6 +3,8 @@ package simagent
 import (
 	"encoding/json"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/orch"
+	"github.com/sophonz/st/internal/tokens"
 )
 
 // mapFS serves task files from memory, by absolute path.
@@ -695,5 +698,53 @@ func TestConfigure(t *testing.T) {
 	}
 	if _, _, err := configure([]string{"extra"}, func(string) string { return "" }); err == nil {
 		t.Error("an extra argument was accepted")
+	}
+}
+
+// A usage: directive writes one response to the transcript in Claude's
+// form, two records under one message.id, before the turn's Stop: st's
+// ledger, reading it as it reads Claude's, counts it once.
+func TestUsageWritesClaudeRecords(t *testing.T) {
+	cfg := testConfig()
+	cfg.transcriptPath = filepath.Join(t.TempDir(), "sess-1.jsonl")
+	cfg.fs = mapFS{fstest.MapFS{"t/u.md": {Data: []byte("usage: input=120 output=30 cache_read=400 cache_write=9 model=claude-x\nusage: input=5 output=6\n")}}}
+	h := newHarness(t, cfg)
+	h.typ("do /t/u.md\r")
+	var wrote, stopAt int
+	for i, e := range h.eff {
+		switch e := e.(type) {
+		case appendRecords:
+			appendTranscript(e)
+			wrote = i
+		case fireHook:
+			if e.event == "Stop" {
+				stopAt = i
+			}
+		}
+	}
+	if wrote == 0 || stopAt < wrote {
+		t.Fatalf("records at %d, Stop at %d: the records must come before the Stop hook", wrote, stopAt)
+	}
+	f := &tokens.File{Path: cfg.transcriptPath, Format: tokens.FormatClaude}
+	if _, err := f.Read(); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Counts(); got != (tokens.Counts{Input: 125, Output: 36, CacheRead: 400, CacheWrite: 9}) {
+		t.Fatalf("counts = %+v, want each response once", got)
+	}
+	if got := f.ByModel["claude-x"]; got.Total() != 559 {
+		t.Fatalf("by model = %+v", f.ByModel)
+	}
+	if data, _ := os.ReadFile(cfg.transcriptPath); strings.Count(string(data), "\n") != 4 {
+		t.Fatalf("transcript has %d records, want 4 (two blocks per response):\n%s", strings.Count(string(data), "\n"), data)
+	}
+}
+
+func TestUsageRefusesBadCounts(t *testing.T) {
+	tk := parseTask("usage: input=x\nusage: foo=1\nusage: input=-1\n")
+	for _, d := range tk.directives {
+		if d.kind != dirBad {
+			t.Fatalf("%+v taken", d)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -16,7 +17,9 @@ const (
 	dirRun    directiveKind = iota // run: CMD, as a Bash tool call
 	dirSleep                       // sleep: DURATION
 	dirAsk                         // ask: QUESTION, answered by the next submitted line
+	dirPermit                      // permit: CMD, a Bash call that asks a person's leave first
 	dirAnswer                      // answer: TEXT, the turn's last answer
+	dirUsage                       // usage: input=N output=N ...: a response's tokens in the transcript
 	dirBad                         // a known key with a value that cannot be used
 )
 
@@ -24,6 +27,48 @@ type directive struct {
 	kind  directiveKind
 	value string        // the command, question, answer, or what was wrong
 	dur   time.Duration // for dirSleep
+	usage usage         // for dirUsage
+}
+
+// usage is one response's tokens, as the usage: directive gives them, for
+// the transcript the sim writes in Claude's form (so that st's token
+// ledger reads the sim as it reads Claude).
+type usage struct {
+	input, output, cacheRead, cacheWrite int64
+	model                                string
+}
+
+// parseUsage reads "input=100 output=20 cache_read=300 cache_write=5
+// model=NAME" (any of them, in any order).
+func parseUsage(value string) (usage, error) {
+	u := usage{model: "claude-sim"}
+	for _, f := range strings.Fields(value) {
+		k, v, ok := strings.Cut(f, "=")
+		if !ok {
+			return u, fmt.Errorf("usage: %q is not key=value", f)
+		}
+		if k == "model" {
+			u.model = v
+			continue
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return u, fmt.Errorf("usage: %s=%q is not a count", k, v)
+		}
+		switch k {
+		case "input":
+			u.input = n
+		case "output":
+			u.output = n
+		case "cache_read":
+			u.cacheRead = n
+		case "cache_write":
+			u.cacheWrite = n
+		default:
+			return u, fmt.Errorf("usage: unknown key %q (input, output, cache_read, cache_write, model)", k)
+		}
+	}
+	return u, nil
 }
 
 // task is a parsed task file. Summary is kept apart because it runs after
@@ -59,10 +104,19 @@ func parseTask(text string) task {
 				continue
 			}
 			t.directives = append(t.directives, directive{kind: dirSleep, value: value, dur: d})
+		case "permit":
+			t.directives = append(t.directives, directive{kind: dirPermit, value: value})
 		case "ask":
 			t.directives = append(t.directives, directive{kind: dirAsk, value: value})
 		case "answer":
 			t.directives = append(t.directives, directive{kind: dirAnswer, value: value})
+		case "usage":
+			u, err := parseUsage(value)
+			if err != nil {
+				t.directives = append(t.directives, directive{kind: dirBad, value: err.Error()})
+				continue
+			}
+			t.directives = append(t.directives, directive{kind: dirUsage, value: value, usage: u})
 		case "summary":
 			t.summary, t.hasSummary = value, true
 		}

@@ -87,16 +87,25 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 	a.id, a.model = s.newID("msg"), req.Model
 	a.inTokens = estimateTokens(string(mustJSON(req.Messages)))
 	a.outTokens = estimateTokens(a.text + p.run)
+	// Cache numbers of their own, so that a reader that mixes the kinds
+	// up counts wrong.
+	a.cacheRead, a.cacheWrite = 3*a.inTokens, 11
+	l.Usage = Usage{Input: a.inTokens, Output: a.outTokens, CacheRead: a.cacheRead, CacheWrite: a.cacheWrite}
 	sleep := p.pause(l.Side)
 	s.record(l)
 	if !req.Stream {
 		if !s.sleep(r, sleep, nil) {
 			return
 		}
+		content := []any{a.block}
+		if a.preface != "" {
+			content = []any{map[string]any{"type": "text", "text": a.preface}, a.block}
+		}
 		writeJSON(w, http.StatusOK, map[string]any{
 			"id": a.id, "type": "message", "role": "assistant", "model": a.model,
-			"content": []any{a.block}, "stop_reason": a.stop, "stop_sequence": nil,
-			"usage": map[string]any{"input_tokens": a.inTokens, "output_tokens": a.outTokens},
+			"content": content, "stop_reason": a.stop, "stop_sequence": nil,
+			"usage": map[string]any{"input_tokens": a.inTokens, "output_tokens": a.outTokens,
+				"cache_creation_input_tokens": a.cacheWrite, "cache_read_input_tokens": a.cacheRead},
 		})
 		return
 	}
@@ -112,6 +121,11 @@ type anthropicReply struct {
 	id, model string
 	inTokens  int
 	outTokens int
+	// cacheRead and cacheWrite are its cache_read_input_tokens and
+	// cache_creation_input_tokens.
+	cacheRead, cacheWrite int
+	// preface is a text block before a tool call's block (PREFACE:).
+	preface string
 }
 
 // anthropicAnswer is the answer of plan p: one text block, or one
@@ -122,7 +136,7 @@ func (s *Server) anthropicAnswer(l *Logged, p plan) anthropicReply {
 	call := func(tool string, input map[string]any, c Call) anthropicReply {
 		c.ID, c.Tool = s.newID("toolu"), tool
 		l.Calls = []Call{c}
-		return anthropicReply{input: input, stop: "tool_use",
+		return anthropicReply{input: input, stop: "tool_use", preface: p.script.preface,
 			block: map[string]any{"type": "tool_use", "id": c.ID, "name": tool, "input": input}}
 	}
 	// Claude Code's shell tool is Bash; opencode's, on the same API, is
@@ -155,7 +169,7 @@ func (s *Server) streamMessage(e *sse, r *http.Request, a anthropicReply, sleep 
 			"content": []any{}, "stop_reason": nil, "stop_sequence": nil,
 			"usage": map[string]any{
 				"input_tokens": a.inTokens, "output_tokens": 1,
-				"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
+				"cache_creation_input_tokens": a.cacheWrite, "cache_read_input_tokens": a.cacheRead,
 			},
 		},
 	})
@@ -166,15 +180,23 @@ func (s *Server) streamMessage(e *sse, r *http.Request, a anthropicReply, sleep 
 	if ping() != nil || !s.sleep(r, sleep, ping) {
 		return
 	}
+	idx := 0
+	if a.input != nil && a.preface != "" {
+		// A text block first, then the call: one response, two blocks.
+		_ = e.event("content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{"type": "text", "text": ""}})
+		_ = e.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "text_delta", "text": a.preface}})
+		_ = e.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
+		idx = 1
+	}
 	if a.input != nil {
 		start := map[string]any{}
 		for k, v := range a.block {
 			start[k] = v
 		}
 		start["input"] = map[string]any{}
-		_ = e.event("content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": start})
+		_ = e.event("content_block_start", map[string]any{"type": "content_block_start", "index": idx, "content_block": start})
 		_ = e.event("content_block_delta", map[string]any{
-			"type": "content_block_delta", "index": 0,
+			"type": "content_block_delta", "index": idx,
 			"delta": map[string]any{"type": "input_json_delta", "partial_json": string(mustJSON(a.input))},
 		})
 	} else {
@@ -189,7 +211,7 @@ func (s *Server) streamMessage(e *sse, r *http.Request, a anthropicReply, sleep 
 			})
 		}
 	}
-	_ = e.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
+	_ = e.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": idx})
 	_ = e.event("message_delta", map[string]any{
 		"type":  "message_delta",
 		"delta": map[string]any{"stop_reason": a.stop, "stop_sequence": nil},

@@ -76,7 +76,23 @@ type Logged struct {
 	UserAgent  string
 	// Body is the raw request body, for assertions the fields above miss.
 	Body []byte
+	// Usage is the tokens the answer said it used (Gemini's: none kept).
+	Usage Usage
 }
+
+// Usage is the tokens an answer reported, split as st's ledger splits
+// them: Input the prompt tokens not read from a cache, CacheRead those
+// that were, CacheWrite those written to it, Output the answer's tokens
+// other than reasoning, Reasoning the hidden ones (OpenAI's
+// input_tokens hold its cached ones, its output_tokens its reasoning
+// ones). Each kind gets a number of its own, so that a count put in the
+// wrong kind shows.
+type Usage struct {
+	Input, Output, CacheRead, CacheWrite, Reasoning int
+}
+
+// Total is every kind summed.
+func (u Usage) Total() int { return u.Input + u.Output + u.CacheRead + u.CacheWrite + u.Reasoning }
 
 // Call is a tool call the fake model made.
 type Call struct {

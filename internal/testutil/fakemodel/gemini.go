@@ -140,14 +140,19 @@ func (s *Server) handleGemini(w http.ResponseWriter, r *http.Request) {
 		parts = []any{map[string]any{"text": l.Answer}}
 	}
 	sleep := p.pause(l.Side)
-	s.record(l)
 	in := estimateTokens(string(mustJSON(req.Contents)))
 	out := estimateTokens(l.Answer + p.run)
+	// A cached part of the prompt and a few thoughts, numbers of their
+	// own (Gemini counts the cached ones inside promptTokenCount).
+	cached, thoughts := in/4, 3
+	l.Usage = Usage{Input: in - cached, CacheRead: cached, Output: out, Reasoning: thoughts}
+	s.record(l)
 	body := map[string]any{
 		"candidates": []any{map[string]any{
 			"content": map[string]any{"role": "model", "parts": parts}, "finishReason": finish, "index": 0}},
-		"usageMetadata": map[string]any{"promptTokenCount": in, "candidatesTokenCount": out, "totalTokenCount": in + out},
-		"modelVersion":  model,
+		"usageMetadata": map[string]any{"promptTokenCount": in, "candidatesTokenCount": out, "cachedContentTokenCount": cached,
+			"thoughtsTokenCount": thoughts, "totalTokenCount": in + out + thoughts},
+		"modelVersion": model,
 	}
 	if !req.stream {
 		if s.sleep(r, sleep, nil) {

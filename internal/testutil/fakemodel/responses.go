@@ -167,12 +167,16 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	}
 	item, text := s.responsesItem(&l, p, &req)
 	l.Answer = text
-	s.record(l)
 
 	respID := s.newID("resp")
 	created := time.Now().Unix()
 	inTokens := estimateTokens(string(req.Input))
 	outTokens := estimateTokens(text + p.run)
+	// A cached part of the input and a few reasoning tokens, numbers of
+	// their own: OpenAI counts them inside input_tokens and output_tokens.
+	cached, reasoning := inTokens/4, 5
+	l.Usage = Usage{Input: inTokens - cached, CacheRead: cached, Output: outTokens, Reasoning: reasoning}
+	s.record(l)
 	response := func(status string, output []any) map[string]any {
 		m := map[string]any{
 			"id": respID, "object": "response", "created_at": created,
@@ -180,9 +184,9 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 		}
 		if status == "completed" {
 			m["usage"] = map[string]any{
-				"input_tokens": inTokens, "input_tokens_details": map[string]any{"cached_tokens": 0},
-				"output_tokens": outTokens, "output_tokens_details": map[string]any{"reasoning_tokens": 0},
-				"total_tokens": inTokens + outTokens,
+				"input_tokens": inTokens, "input_tokens_details": map[string]any{"cached_tokens": cached},
+				"output_tokens": outTokens + reasoning, "output_tokens_details": map[string]any{"reasoning_tokens": reasoning},
+				"total_tokens": inTokens + outTokens + reasoning,
 			}
 		}
 		return m

@@ -15,7 +15,7 @@ import (
 // would submit early) can still carry several markers:
 // "RUN: echo hi > out.txt SAY: all done".
 var markerRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?:^|[ \t])(RUN:|ASK:|AGENT:|TEAMMATE:|CALL:|SAY:|SLEEP:|APIERROR:|ESCALATE\b)`)
+	return regexp.MustCompile(`(?:^|[ \t])(RUN:|ASK:|AGENT:|TEAMMATE:|CALL:|SAY:|SLEEP:|APIERROR:|PREFACE:|ESCALATE\b)`)
 })
 
 // step is one tool call of a script: a shell command (RUN:), the agent's
@@ -37,6 +37,10 @@ type script struct {
 	sleep    time.Duration
 	apiError int
 	escalate bool
+	// preface is a text that each tool call's answer carries before the
+	// call, in the same response (PREFACE:): Claude writes such a
+	// response as two transcript records under one message.id.
+	preface string
 }
 
 // parseScript reads the markers in text. The argument of a marker runs to
@@ -92,6 +96,8 @@ func parseScript(text string) (script, bool) {
 				if n, err := strconv.Atoi(arg); err == nil && n >= 400 && n <= 599 {
 					s.apiError = n
 				}
+			case "PREFACE:":
+				s.preface = arg
 			case "ESCALATE":
 				s.escalate = true
 			}

@@ -152,6 +152,14 @@ func (s *Server) Run(ctx context.Context, args ...string) (string, error) {
 		return true
 	}
 	switch {
+	case is("kill-pane", "-t", "*"):
+		for i, p := range s.Panes {
+			if p.ID == args[2] {
+				s.Panes = append(s.Panes[:i], s.Panes[i+1:]...)
+				return "", nil
+			}
+		}
+		return "", errors.New("can't find pane: " + args[2])
 	case is("list-panes", "-a", "-F", "*"):
 		var b strings.Builder
 		for _, p := range s.Panes {

@@ -11,7 +11,7 @@
 // snapshots that come faster than frames are drawn once a frame.
 import { Terminal } from './vendor/xterm.mjs';
 import { FitAddon } from './vendor/addon-fit.mjs';
-import { t, fmtDur, fmtShort, fmtTime, translatePage } from './i18n.js';
+import { t, fmtDur, fmtShort, fmtTime, fmtCount, fmtUSD, translatePage } from './i18n.js';
 
 const $ = (sel) => document.querySelector(sel);
 
@@ -101,6 +101,8 @@ const S = {
   completedOpen: {},    // Completed (N) groups the person opened
   menu: null,           // the key of the sidebar row whose menu is open
   seenGates: null,      // gate ids already notified
+  seenNeeds: null,      // attention item ids already notified
+  askNotify: false,     // the Needs you list asks, once, to notify
   drag: null,           // the drag under way; snapshots wait for its end
   pressed: 0,           // when a pointer went down; snapshots wait for its click
   pending: false,
@@ -166,6 +168,9 @@ function buildModel(snap) {
     if (!gatesOf.has(g.pane)) gatesOf.set(g.pane, []);
     gatesOf.get(g.pane).push(g);
   }
+  // The open attention items by their agent's key (the newest of each).
+  const needsOf = new Map();
+  for (const n of [...(snap.attention || [])].reverse()) needsOf.set(isLocal(n.machine) ? n.pane : `${n.machine}/${n.pane}`, n);
   const sessionName = new Map(snap.sessions.map((s) => [s.id, s.name]));
   const windowOf = new Map();
   for (const s of snap.sessions) for (const w of s.windows) windowOf.set(w.id, { session: s, window: w });
@@ -191,7 +196,7 @@ function buildModel(snap) {
     if (!shellKids.has(pk)) shellKids.set(pk, []);
     shellKids.get(pk).push(a);
   }
-  const model = { byKey, children, orphan, roots, rootOf, parentOf, gatesOf, sessionName, windowOf, agentsIn, others, paneAt, shellKids };
+  const model = { byKey, children, orphan, roots, rootOf, parentOf, gatesOf, needsOf, sessionName, windowOf, agentsIn, others, paneAt, shellKids };
   model.homeOf = homeOf.bind(null, model, new Map());
   return model;
 }
@@ -312,6 +317,19 @@ function stateText(a, short) {
   return el('span.state', { title: a.state ? t('state.since', { state: stateName(a.state), time: fmtTime(a.since) }) : undefined },
     el('span.st-word', { text: stateName(a.state) }),
     a.state ? el('span.st-time', null, el('span.sep', { text: ' · ' }), since(a.since, short)) : null);
+}
+
+// tokensMark is what a worker's agent spent (st's token ledger, issue
+// 35): its total in short units, with the estimated cost when one is
+// known; every kind in its title.
+function tokensMark(a) {
+  const k = a.tokens;
+  if (!k) return null;
+  const n = fmtCount(k.total);
+  let title = t('tokens.title', { total: k.total, input: k.input, output: k.output, cacheRead: k.cache_read, cacheWrite: k.cache_write, reasoning: k.reasoning });
+  if (k.cost_usd != null) title += ' · ' + t('tokens.estimate', { date: k.price_date });
+  return el('span.tokens.muted.small', { title,
+    text: k.cost_usd != null ? t('tokens.cost', { n, cost: fmtUSD(k.cost_usd) }) : t('tokens.count', { n }) });
 }
 
 function isOpen(a) {
@@ -514,10 +532,53 @@ function gateBox(g, withAsker) {
       el('button.opt', { type: 'button', text: o, on: { click: (e) => { e.stopPropagation(); answerGate(g, o, e.target); } } }))));
 }
 
+// ---- Permission prompts ------------------------------------------------
+// An agent's own permission dialog that st answers through its waiting
+// hook (docs/permission-prompts.md): Allow once / Deny for a tool call, a
+// question's options (and Deny) for Claude's AskUserQuestion. The dialog
+// stays in the agent's window meanwhile: Open goes there.
+
+function answerPrompt(p, option, label) {
+  const sel = `[data-prompt="${CSS.escape(p.id)}"] button.opt`;
+  for (const b of document.querySelectorAll(sel)) b.disabled = true;
+  post('api/prompts/answer', { id: p.id, option }).then((ok) => {
+    if (ok) toast(t('toast.answered', { option: label }));
+    else for (const b of document.querySelectorAll(sel)) b.disabled = false;
+  });
+}
+
+// promptAnswers are a prompt's buttons: Allow once / Deny, or a
+// question's options and Deny.
+function promptAnswers(p) {
+  const opt = (option, label) => el('button.opt', { type: 'button', text: label, dataset: { option },
+    on: { click: (e) => { e.stopPropagation(); answerPrompt(p, option, label); } } });
+  return el('span.gate-opts', null, p.question
+    ? [...p.options.map((o) => opt(o, o)), opt('deny', t('prompt.deny'))]
+    : [opt('allow', t('prompt.allow')), opt('deny', t('prompt.deny'))]);
+}
+
+// promptBox is a prompt with no attention item (the Needs you list
+// shows the others, with their answers).
+function promptBox(p) {
+  const a = S.m.byKey.get(p.pane);
+  const name = a ? a.name : p.pane;
+  return el('div.gate.prompt', { dataset: { prompt: p.id } },
+    el('div.gate-q', null,
+      el('span.gate-icon', { text: '!' }),
+      el('b', { text: p.question ? t('prompt.asks', { name }) : t('prompt.wants', { name, tool: p.tool }) }),
+      el('code.prompt-what', { text: p.question || p.command || p.tool }),
+      el('span.muted', null, ' · ', since(p.opened))),
+    el('div.gate-opts', null, promptAnswers(p),
+      a ? el('button.opt.ghost', { type: 'button', text: t('prompt.open'), title: t('prompt.openTitle'),
+        on: { click: (e) => { e.stopPropagation(); openAgent(a); } } }) : null));
+}
+
 function renderGates() {
   const box = $('#gates');
-  patch(box, el('div', null, S.snap.gates.map((g) => gateBox(g, true))));
-  box.hidden = S.snap.gates.length === 0;
+  const listed = new Set((S.snap.attention || []).filter((n) => isLocal(n.machine)).map((n) => n.pane));
+  const prompts = (S.snap.prompts || []).filter((p) => !listed.has(p.pane));
+  patch(box, el('div', null, prompts.map(promptBox), S.snap.gates.map((g) => gateBox(g, true))));
+  box.hidden = S.snap.gates.length === 0 && prompts.length === 0;
 }
 
 function notifyGates() {
@@ -533,6 +594,95 @@ function notifyGates() {
         body: `${g.question}\n${g.options.join(' · ')}`, tag: `st-gate-${g.id}`,
       });
       n.onclick = () => { window.focus(); n.close(); };
+    } catch { /* some browsers allow notifications only from a service worker */ }
+  }
+}
+
+// ---- Needs you ------------------------------------------------------------
+// The attention items (issue 34): the agents that need a person, the
+// newest first, each with its age; the page's title counts them; a new
+// one notifies while the page is hidden (asked once, with the reason).
+
+// The page's own title (index.html's), shown when no one needs you.
+const pageTitle = document.title;
+
+function needsMark(a) {
+  return S.m.needsOf.has(keyOf(a)) ? el('span.needs-mark', { title: t('attn.mark'), text: '!' }) : null;
+}
+
+function dismissItem(n) {
+  post('api/attention/dismiss', { id: n.id }).then((ok) => ok && toast(t('toast.dismissed')));
+}
+
+// promptOf is the open permission prompt st can answer for item n (its
+// agent's hook waits: docs/permission-prompts.md), if any.
+function promptOf(n) {
+  if (!isLocal(n.machine) || (n.kind !== 'permission' && n.kind !== 'question')) return undefined;
+  return (S.snap.prompts || []).find((p) => p.pane === n.pane);
+}
+
+function needRow(n) {
+  const a = S.m.byKey.get(isLocal(n.machine) ? n.pane : `${n.machine}/${n.pane}`);
+  const name = n.name || (a && a.name) || n.pane;
+  const p = promptOf(n);
+  // A prompt st can answer gets its answers here; one it cannot (an
+  // agent whose hook cannot answer, or past st's wait) is answered in
+  // the agent's window, which Open opens: st types nothing into it.
+  const answers = p ? promptAnswers(p)
+    : (n.kind === 'permission' || n.kind === 'question') ? el('span.muted.in-window', { text: t('prompt.inWindow') }) : null;
+  return el('div.need', { dataset: { attention: n.id, kind: n.kind, prompt: p ? p.id : undefined } },
+    el('span.needs-mark', { text: '!' }),
+    el('b', { text: t(`attn.${n.kind}`, { name }) }),
+    n.command || n.text ? el('span.need-text', { text: n.command || n.text }) : null,
+    n.options && n.options.length ? el('span.muted', { text: n.options.join(' · ') }) : null,
+    el('span.muted', null, since(n.opened)),
+    answers,
+    a && !cannotOpen(a) ? el('button.small-btn.open', { type: 'button', text: t('attn.open'), title: t('attn.openTitle'),
+      on: { click: (e) => { e.stopPropagation(); openAgent(agentNow(a)); } } }) : null,
+    // A gate's item closes with its answer (the banner's buttons).
+    n.kind === 'gate' ? null : el('button.small-btn.dismiss', { type: 'button', text: t('attn.dismiss'), title: t('attn.dismissTitle'),
+      on: { click: (e) => { e.stopPropagation(); dismissItem(n); } } }));
+}
+
+function renderNeeds() {
+  const items = S.snap.attention || [];
+  const box = $('#needs');
+  patch(box, el('div', null,
+    items.length ? el('div.needs-head', { text: t('attn.title', { n: items.length }) }) : null,
+    S.askNotify ? el('div.need-ask', null, el('span', { text: t('attn.askWhy') }),
+      el('button.small-btn.allow', { type: 'button', text: t('attn.askAllow'), on: { click: () => askedNotify(true) } }),
+      el('button.small-btn', { type: 'button', text: t('attn.askLater'), on: { click: () => askedNotify(false) } })) : null,
+    items.map(needRow)));
+  box.hidden = items.length === 0 && !S.askNotify;
+  document.title = items.length ? t('attn.pageTitle', { n: items.length }) : pageTitle;
+}
+
+// askedNotify is the person's answer to the Needs you list's one ask.
+function askedNotify(allow) {
+  S.askNotify = false;
+  try { localStorage.setItem('st.notifyAsked', '1'); } catch { /* private mode */ }
+  if (allow) Promise.resolve(Notification.requestPermission()).then(() => { setupNotify(); render(); }, render);
+  else render();
+}
+
+function notifyNeeds() {
+  const items = S.snap.attention || [];
+  if (S.seenNeeds === null) { S.seenNeeds = new Set(items.map((n) => n.id)); return; } // on screen at load
+  const fresh = items.filter((n) => !S.seenNeeds.has(n.id));
+  for (const n of fresh) S.seenNeeds.add(n.id);
+  if (!fresh.length || !('Notification' in window)) return;
+  let asked = false;
+  try { asked = localStorage.getItem('st.notifyAsked') === '1'; } catch { /* private mode */ }
+  if (Notification.permission === 'default' && !asked) S.askNotify = true;
+  if (Notification.permission !== 'granted' || !document.hidden) return;
+  for (const n of fresh) {
+    if (n.kind === 'gate') continue; // notifyGates has it, with its options
+    const a = S.m.byKey.get(isLocal(n.machine) ? n.pane : `${n.machine}/${n.pane}`);
+    try {
+      const note = new Notification(t(`attn.${n.kind}`, { name: n.name || (a && a.name) || n.pane }), {
+        body: n.command || n.text || '', tag: `st-attn-${n.id}`,
+      });
+      note.onclick = () => { window.focus(); if (a) openAgent(agentNow(a)); note.close(); };
     } catch { /* some browsers allow notifications only from a service worker */ }
   }
 }
@@ -564,6 +714,7 @@ function agentRow(a, opts = {}) {
   kindIcon(a.kind),
   el('span.name', { text: a.name }),
   S.m.gatesOf.has(a.pane) && isLocal(a.machine) ? el('span.gate-mark', { title: t('row.asks'), text: '?' }) : null,
+  needsMark(a),
   el('span.spacer'),
   a.state ? stateText(a, true) : null,
   mayRelease(a) ? rowMenuButton(a) : null,
@@ -587,6 +738,7 @@ function rowMarks(a, opts, team) {
   const marks = [
     team ? el('span.team-of', { text: t('team.of', { n: team }) }) : null,
     matesText(a),
+    tokensMark(a),
     opts.badge ? el('span.badge', { text: opts.badge }) : null,
     !isLocal(a.machine) ? machineTag(a) : null,
     crossMark(a),
@@ -846,14 +998,14 @@ function graphCard(a) {
   const team = teamSize(a);
   const gates = isLocal(a.machine) ? (m.gatesOf.get(a.pane) || []) : [];
   const worker = mayRelease(a);
-  const c = el('div.gcard.agent-card', { class: `gcard agent-card${offline(a) ? ' offline' : ''}${working ? ' working' : ''}${isOpen(a) ? ' lit' : ''}${m.orphan(a) ? ' orphan' : ''}` },
-    el('div.gc-head', null, kindIcon(a.kind), el('span.gc-name', { text: a.name }), dot(a.state)),
+  const c = el('div.gcard.agent-card', { class: `gcard agent-card${offline(a) ? ' offline' : ''}${working ? ' working' : ''}${isOpen(a) ? ' lit' : ''}${m.orphan(a) ? ' orphan' : ''}${m.needsOf.has(keyOf(a)) ? ' needs' : ''}` },
+    el('div.gc-head', null, kindIcon(a.kind), el('span.gc-name', { text: a.name }), needsMark(a), dot(a.state)),
     el('div.gc-role', null, el('span.badge', { text: roleLabel(a) }),
       team ? el('span.team-of', { text: t('team.of', { n: team }) }) : null,
       matesText(a),
       el('span.muted.small', { text: a.pane }),
       !isLocal(a.machine) ? machineTag(a) : null),
-    el('div.gc-state', null, stateText(a)),
+    el('div.gc-state', null, stateText(a), tokensMark(a) ? ' ' : null, tokensMark(a)),
     a.summary && (a.state === 'done' || a.state === 'idle') ? el('div.gc-summary', { text: a.summary, title: a.summary }) : null,
     m.orphan(a) ? el('div.warn.small', { text: t('orphan.gone', { pane: a.parent }) }) : null,
     cannotOpen(a) ? el('div.gc-note.small', { text: cannotOpen(a) }) : null,
@@ -960,7 +1112,7 @@ function graphTree(a) {
   return {
     a, key: `a:${keyOf(a)}`, w: G.w, kind: 'agent', make: () => graphCard(a),
     // Everything graphCard reads (its clicks too: they hold a).
-    sig: JSON.stringify([a, gates, roleLabel(a), isOpen(a), m.orphan(a), offline(a), cannotOpen(a), machineName(a.machine)]),
+    sig: JSON.stringify([a, gates, m.needsOf.get(keyOf(a)), roleLabel(a), isOpen(a), m.orphan(a), offline(a), cannotOpen(a), machineName(a.machine)]),
     kids: [
       ...m.children(a).map(graphTree),
       ...mates(a).map((tm) => ({ key: `m:${mateKey(a, tm)}`, sig: JSON.stringify([tm, lead, asidePath(a, tm, 'teammate')]),
@@ -1132,11 +1284,12 @@ function setGraph(open, home) {
 function chartCard(a, depth, line) {
   const gates = isLocal(a.machine) ? (S.m.gatesOf.get(a.pane) || []) : [];
   const team = teamSize(a);
-  const c = el('div.ccard.agent-card', { class: `ccard agent-card${offline(a) ? ' offline' : ''}${a.state === 'working' ? ' working' : ''}`, dataset: { agent: keyOf(a) } },
-    el('div.gc-head', null, kindIcon(a.kind), el('span.gc-name', { text: a.name }),
+  const c = el('div.ccard.agent-card', { class: `ccard agent-card${offline(a) ? ' offline' : ''}${a.state === 'working' ? ' working' : ''}${S.m.needsOf.has(keyOf(a)) ? ' needs' : ''}`, dataset: { agent: keyOf(a) } },
+    el('div.gc-head', null, kindIcon(a.kind), el('span.gc-name', { text: a.name }), needsMark(a),
       team ? el('span.team-of', { text: t('team.of', { n: team }) }) : null, matesText(a),
       el('span.spacer'), dot(a.state)),
     el('div.gc-role', null, el('span.badge', { text: roleLabel(a) }), ' ', stateText(a),
+      tokensMark(a) ? ' ' : null, tokensMark(a),
       !isLocal(a.machine) ? machineTag(a) : null),
     a.summary && a.state === 'done' ? el('div.gc-summary', { text: a.summary }) : null,
     S.m.orphan(a) ? el('div.warn.small', { text: t('orphan.gone', { pane: a.parent }) }) : null,
@@ -1365,6 +1518,7 @@ function render() {
 function drawAll() {
   $('#machine').textContent = S.snap.machine || '';
   $('#term-title').textContent = termTitle();
+  renderNeeds();
   renderGates();
   renderSidebar();
   renderTermCard();
@@ -1379,6 +1533,7 @@ function onSnapshot(snap) {
   S.snap = snap;
   S.m = buildModel(snap);
   notifyGates();
+  notifyNeeds();
   if (!S.open && !S.triedHash) {
     S.triedHash = true;
     const h = new URLSearchParams(location.hash.slice(1));
@@ -1423,7 +1578,7 @@ function setConn(state, text) {
 function applyPatch(snap, p) {
   const s = { ...snap, agents: [...snap.agents] };
   for (const [i, a] of Object.entries(p.agents || {})) s.agents[Number(i)] = a;
-  for (const k of ['machine', 'sessions', 'gates', 'machines']) if (k in p) s[k] = p[k];
+  for (const k of ['machine', 'sessions', 'gates', 'machines', 'attention', 'prompts']) if (k in p) s[k] = p[k];
   return s;
 }
 

@@ -94,6 +94,10 @@ export const CATALOGUE = {
     'short.d': '{n}d',
 
     'team.of': 'team of {n}',
+    'tokens.count': '{n} tokens',
+    'tokens.cost': '{n} tokens · ~{cost}',
+    'tokens.title': 'What its agent spent, read from its own records: {total} tokens (input {input}, output {output}, cache read {cacheRead}, cache write {cacheWrite}, reasoning {reasoning})',
+    'tokens.estimate': 'The cost is an estimate from the price table of {date}',
     'mates.count': { one: '{n} teammate', other: '{n} teammates' },
     'workers.head': 'Workers · {counts}',
     'workers.completed': 'Completed ({n})',
@@ -130,6 +134,32 @@ export const CATALOGUE = {
     'action.release': 'Release',
     'action.releaseTitle': 'Let this worker go: it keeps running, with no coordinator',
     'gate.asks': '{name} asks: ',
+    'prompt.wants': '{name} asks to use {tool}:',
+    'prompt.asks': '{name} asks you:',
+    'prompt.allow': 'Allow once',
+    'prompt.deny': 'Deny',
+    'prompt.open': 'Open window',
+    'prompt.openTitle': 'The same question waits in the agent\'s window: answer it there instead',
+    'prompt.inWindow': 'Answer it in its window',
+
+    'attn.title': 'Needs you ({n})',
+    'attn.pageTitle': '({n}) st · needs you',
+    'attn.permission': '{name} asks leave to run',
+    'attn.question': '{name} asks',
+    'attn.gate': '{name} waits for a decision',
+    'attn.no-report': '{name} ended its turn without a report',
+    'attn.failed': '{name} failed',
+    'attn.paused': '{name} is paused at a usage limit',
+    'attn.run-done': 'Every worker of {name} is done',
+    'attn.open': 'Open',
+    'attn.openTitle': 'Open its window',
+    'attn.dismiss': 'Dismiss',
+    'attn.dismissTitle': 'I have seen to it: take it off the list',
+    'attn.mark': 'needs you',
+    'attn.askWhy': 'st can tell you when an agent needs you while this page is in the background.',
+    'attn.askAllow': 'Allow notifications',
+    'attn.askLater': 'Not now',
+    'toast.dismissed': 'Dismissed',
 
     'toast.answered': 'Answered “{option}”',
     'toast.released': 'Released {name}',
@@ -232,6 +262,10 @@ export const CATALOGUE = {
     'short.d': '{n}일',
 
     'team.of': '팀 {n}명',
+    'tokens.count': '토큰 {n}',
+    'tokens.cost': '토큰 {n} · 약 {cost}',
+    'tokens.title': '에이전트가 쓴 토큰 (에이전트 자신의 기록에서 읽음): 모두 {total} (입력 {input}, 출력 {output}, 캐시 읽기 {cacheRead}, 캐시 쓰기 {cacheWrite}, 추론 {reasoning})',
+    'tokens.estimate': '비용은 {date} 가격표로 어림한 값입니다',
     'mates.count': { other: '팀원 {n}명' },
     'workers.head': '워커 · {counts}',
     'workers.completed': '끝난 워커 {n}명',
@@ -268,6 +302,32 @@ export const CATALOGUE = {
     'action.release': '놓아 주기',
     'action.releaseTitle': '이 워커를 놓아 줍니다. 코디네이터 없이 계속 실행됩니다',
     'gate.asks': '{name}의 질문: ',
+    'prompt.wants': '{name}이(가) {tool} 사용 허락을 구합니다:',
+    'prompt.asks': '{name}의 질문:',
+    'prompt.allow': '이번만 허용',
+    'prompt.deny': '거부',
+    'prompt.open': '창 열기',
+    'prompt.openTitle': '같은 질문이 에이전트의 창에서도 기다립니다: 거기서 답해도 됩니다',
+    'prompt.inWindow': '에이전트의 창에서 답하세요',
+
+    'attn.title': '확인 필요 ({n})',
+    'attn.pageTitle': '({n}) st · 확인 필요',
+    'attn.permission': '{name|이} 실행 허락을 구합니다',
+    'attn.question': '{name}의 질문',
+    'attn.gate': '{name|이} 결정을 기다립니다',
+    'attn.no-report': '{name|이} 보고 없이 차례를 마쳤습니다',
+    'attn.failed': '{name|이} 실패했습니다',
+    'attn.paused': '{name|이} 사용 한도에서 멈췄습니다',
+    'attn.run-done': '{name}의 워커가 모두 끝났습니다',
+    'attn.open': '열기',
+    'attn.openTitle': '창 열기',
+    'attn.dismiss': '닫기',
+    'attn.dismissTitle': '처리했습니다: 목록에서 뺍니다',
+    'attn.mark': '확인 필요',
+    'attn.askWhy': '이 페이지가 뒤에 있어도 에이전트가 확인을 기다리면 st가 알려 드릴 수 있습니다.',
+    'attn.askAllow': '알림 허용',
+    'attn.askLater': '나중에',
+    'toast.dismissed': '닫았습니다',
 
     'toast.answered': '“{option}”(으)로 답했습니다',
     'toast.released': '{name|을} 놓아 주었습니다',
@@ -365,6 +425,15 @@ export function fmtShort(ms) {
   if (s < 3600) return t('short.m', { n: Math.floor(s / 60) });
   if (s < 86400) return t('short.h', { n: Math.floor(s / 3600) });
   return t('short.d', { n: Math.floor(s / 86400) });
+}
+
+// fmtCount is a count in short units in the page's language (12.3K,
+// 1.2만); fmtUSD a sum of dollars (a cost).
+export function fmtCount(n) {
+  return new Intl.NumberFormat(LANG, { notation: 'compact', maximumFractionDigits: 1 }).format(n);
+}
+export function fmtUSD(v) {
+  return new Intl.NumberFormat(LANG, { style: 'currency', currency: 'USD', minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(v);
 }
 
 // fmtTime is a time of day in the page's language.

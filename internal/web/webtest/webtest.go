@@ -155,6 +155,34 @@ func (b *Backend) AnswerGate(ctx context.Context, id, option string) error {
 	return nil
 }
 
+// AnswerPrompt closes the prompt.
+func (b *Backend) AnswerPrompt(ctx context.Context, id, option string) error {
+	if err := b.record("AnswerPrompt", id, option); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	open := slices.ContainsFunc(b.snap.Prompts, func(p web.Prompt) bool { return p.ID == id })
+	b.mu.Unlock()
+	if !open {
+		return ErrNoGate
+	}
+	b.Update(func(s *web.Snapshot) {
+		s.Prompts = slices.DeleteFunc(s.Prompts, func(p web.Prompt) bool { return p.ID == id })
+	})
+	return nil
+}
+
+// DismissAttention closes the item.
+func (b *Backend) DismissAttention(ctx context.Context, id string) error {
+	if err := b.record("DismissAttention", id); err != nil {
+		return err
+	}
+	b.Update(func(s *web.Snapshot) {
+		s.Attention = slices.DeleteFunc(s.Attention, func(a web.Attention) bool { return a.ID == id })
+	})
+	return nil
+}
+
 func clone(s web.Snapshot) web.Snapshot {
 	c := s
 	c.Sessions = slices.Clone(s.Sessions)
@@ -169,9 +197,14 @@ func clone(s web.Snapshot) web.Snapshot {
 		c.Agents[i].Subagents = slices.Clone(c.Agents[i].Subagents)
 		c.Agents[i].Teammates = slices.Clone(c.Agents[i].Teammates)
 	}
+	c.Attention = slices.Clone(s.Attention)
 	c.Gates = slices.Clone(s.Gates)
 	for i := range c.Gates {
 		c.Gates[i].Options = slices.Clone(c.Gates[i].Options)
+	}
+	c.Prompts = slices.Clone(s.Prompts)
+	for i := range c.Prompts {
+		c.Prompts[i].Options = slices.Clone(c.Prompts[i].Options)
 	}
 	return c
 }

@@ -1,0 +1,6 @@
+package startpattern
+
+import "regexp"
+
+// A test's patterns compile in the test binary only.
+var testPattern = regexp.MustCompile(`t`)

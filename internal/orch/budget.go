@@ -1,0 +1,186 @@
+package orch
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/syncs"
+	"github.com/sophonz/st/internal/tokens"
+)
+
+// A run's budget (issue 35, item 2): tokens or dollars, set by st orch
+// start --budget or config.toml's default. Its workers' tokens (tokens.go;
+// those on other machines as their machines report them) are checked
+// against it at each count: at 80 % the coordinator is told, between its
+// turns (a notice); at 100 % st opens a gate for a person and starts no
+// new worker of the run (st worker start is refused, its tasks wait)
+// until it is answered. Workers at work are left to finish their turn:
+// st never cuts a turn short, and what one more turn spends is what the
+// 20 % between the warning and the gate is for.
+
+// budgetGoOn and budgetStop begin the gate's two options.
+const (
+	budgetGoOn = "go on with a budget of "
+	budgetStop = "stop the run's workers"
+)
+
+// checkBudgetLocked tells r's coordinator, or opens r's gate, as its
+// workers' tokens reach 80 % or 100 % of its budget.
+func (m *Manager) checkBudgetLocked(c *change, r *Run) {
+	syncs.AssertLocked(&m.mu)
+	if r == nil || r.Budget == nil || r.Budget.IsZero() {
+		return
+	}
+	used, known := m.budgetUsedLocked(r)
+	if !known {
+		return
+	}
+	spent := m.runTokensLocked(r)
+	if used >= 0.8 && !r.BudgetWarned {
+		r.BudgetWarned = true
+		c.touchLocked(r)
+		c.lines = append(c.lines, noticeLine{pane: r.Coordinator, key: "budget80 " + r.ID + " " + r.Budget.String(),
+			text: fmt.Sprintf("st: run %s has used %.0f%% of its budget (%s of %s). At 100%% st starts no new worker of it until a person answers; wrap up or ask for more.",
+				r.ID, used*100, spentText(spent, *r.Budget), r.Budget.String())})
+	}
+	if used >= 1 && r.BudgetGate == "" {
+		m.openBudgetGateLocked(c, r, spent)
+	}
+}
+
+// budgetUsedLocked is how much of r's budget its workers spent.
+func (m *Manager) budgetUsedLocked(r *Run) (float64, bool) {
+	syncs.AssertLocked(&m.mu)
+	t := m.runTokensLocked(r)
+	if t == nil {
+		return 0, r.Budget.Tokens > 0
+	}
+	c := tokens.Counts{Input: t.Input, Output: t.Output, CacheRead: t.CacheRead, CacheWrite: t.CacheWrite, Reasoning: t.Reasoning}
+	usd := 0.0
+	if t.CostUSD != nil {
+		usd = *t.CostUSD
+	}
+	return r.Budget.Used(c, usd, t.CostUSD != nil)
+}
+
+// spentText is what a run spent, in the budget's unit.
+func spentText(t *api.Tokens, b tokens.Budget) string {
+	if b.USD > 0 {
+		if t == nil || t.CostUSD == nil {
+			return "an unknown cost"
+		}
+		return "~" + tokens.USD(*t.CostUSD)
+	}
+	if t == nil {
+		return "0"
+	}
+	return tokens.Human(t.Total)
+}
+
+// openBudgetGateLocked opens the gate of a run whose budget is spent.
+func (m *Manager) openBudgetGateLocked(c *change, r *Run, spent *api.Tokens) {
+	syncs.AssertLocked(&m.mu)
+	more := tokens.Budget{Tokens: r.Budget.Tokens * 2, USD: r.Budget.USD * 2}
+	g := &api.Gate{ID: newID("gate-"), Run: r.ID, State: api.GateOpen, Asked: m.cfg.Now(),
+		Question: fmt.Sprintf("Run %s (%s) has spent its budget: %s of %s. st starts no new worker of it until you answer; its workers at work finish their turn.",
+			r.ID, orDash(r.Objective, "no objective"), spentText(spent, *r.Budget), r.Budget.String()),
+		Options: []string{budgetGoOn + more.String(), budgetStop}}
+	if err := m.gates.open(g); err != nil {
+		m.logf("run %s: its budget is spent, and st could not open its gate: %v (tried again at the next count)", r.ID, err)
+		return
+	}
+	r.BudgetGate = g.ID
+	c.touchLocked(r)
+	m.logf("run %s: budget %s spent; gate %s opened", r.ID, r.Budget.String(), g.ID)
+	c.lines = append(c.lines, noticeLine{pane: r.Coordinator, key: "budget100 " + g.ID,
+		text: fmt.Sprintf("st: run %s has spent its budget (%s). st starts no new worker of it until a person answers gate %s; your workers at work finish their turn.",
+			r.ID, r.Budget.String(), g.ID)})
+	if m.cfg.OnGate != nil {
+		pub := publicGate(g)
+		m.bg.Go(func(context.Context) { m.cfg.OnGate(pub) })
+	}
+}
+
+func orDash(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// budgetHeldLocked is the gate that holds back r's new workers ("" for
+// none).
+func (m *Manager) budgetHeldLocked(r *Run) string {
+	syncs.AssertLocked(&m.mu)
+	if r == nil {
+		return ""
+	}
+	return r.BudgetGate
+}
+
+// checkBudgetHold refuses a new worker of a run whose budget is spent,
+// while its gate is open.
+func (m *Manager) checkBudgetHold(pane string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := m.runOf[pane]
+	if w := m.workers[pane]; w == nil || !w.State.Live() {
+		r = m.currentRunLocked(pane)
+	}
+	if g := m.budgetHeldLocked(r); g != "" {
+		return errorf(api.KindConflict, "a person answers it: st gate answer "+g+" OPTION (st gate list shows it)",
+			"refused: run %s has spent its budget (%s), and st starts no new worker of it until gate %s is answered", r.ID, r.Budget.String(), g)
+	}
+	return nil
+}
+
+// budgetAnsweredLocked acts on the answer of a run's budget gate: a new
+// budget and the run's held tasks started, or its workers stopped.
+func (m *Manager) budgetAnsweredLocked(c *change, g api.Gate) {
+	syncs.AssertLocked(&m.mu)
+	if g.State != api.GateAnswered {
+		return
+	}
+	r := m.runs[g.Run]
+	if r == nil || r.BudgetGate != g.ID {
+		return
+	}
+	r.BudgetGate = ""
+	c.touchLocked(r)
+	if b, ok := strings.CutPrefix(g.Answer, budgetGoOn); ok {
+		if nb, err := tokens.ParseBudget(b); err == nil {
+			r.Budget, r.BudgetWarned = &nb, false
+			m.logf("run %s: budget raised to %s by %s", r.ID, nb.String(), g.AnsweredBy)
+		}
+		c.scheduleLocked(r)
+		m.checkBudgetLocked(c, r)
+		return
+	}
+	var ids []string
+	for _, w := range r.Workers {
+		if w.State.Live() && !w.Remote() {
+			ids = append(ids, w.ID)
+		}
+	}
+	m.logf("run %s: its budget's gate answered %q: stopping %d workers", r.ID, g.Answer, len(ids))
+	m.bg.Go(func(ctx context.Context) {
+		for _, id := range ids {
+			if _, err := m.Stop(ctx, api.IDRequest{ID: id}); err != nil {
+				m.logf("run %s: stop worker %s: %v", r.ID, id, err)
+			}
+		}
+	})
+}
+
+// budgetView is r's budget as the API shows it (nil for none).
+func (m *Manager) budgetViewLocked(r *Run) *api.BudgetView {
+	syncs.AssertLocked(&m.mu)
+	if r.Budget == nil || r.Budget.IsZero() {
+		return nil
+	}
+	used, known := m.budgetUsedLocked(r)
+	return &api.BudgetView{Budget: api.Budget{Tokens: r.Budget.Tokens, USD: r.Budget.USD}, Text: r.Budget.String(),
+		Used: used, UsedKnown: known, Warned: r.BudgetWarned, Gate: r.BudgetGate, Held: r.BudgetGate != ""}
+}

@@ -1,0 +1,204 @@
+package orch
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/testutil"
+	"github.com/sophonz/st/internal/tokens"
+)
+
+// transcript is a Claude-form transcript in the test's folder; say
+// appends one response of in input and out output tokens (two records
+// under one message.id).
+type transcript struct {
+	t    *testing.T
+	path string
+	n    int
+}
+
+func newTranscript(t *testing.T) *transcript {
+	return &transcript{t: t, path: filepath.Join(t.TempDir(), agentSes+".jsonl")}
+}
+
+func (tr *transcript) say(in, out int) {
+	tr.t.Helper()
+	tr.n++
+	rec := fmt.Sprintf(`{"type":"assistant","message":{"id":"msg_%d","model":"claude-x","usage":{"input_tokens":%d,"output_tokens":%d}}}`+"\n", tr.n, in, out)
+	f, err := os.OpenFile(tr.path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		tr.t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(rec + rec); err != nil {
+		tr.t.Fatal(err)
+	}
+}
+
+// A worker's tokens come from the transcript its hooks name, read at each
+// hook from where the last read stopped; a restart of st reads on from
+// the offsets run.json kept, and counts nothing twice.
+func TestTokensReadAtHooksAndAfterARestart(t *testing.T) {
+	h := newHarness(t, api.Working, nil)
+	tr := newTranscript(t)
+	tr.say(100, 20)
+	h.hook("PreToolUse", "transcript_path", tr.path, "tool_name", "Bash", "tool_input", map[string]any{"command": "ls"})
+	if got := h.worker().Tokens; got == nil || got.Total != 120 || got.Input != 100 || got.Output != 20 {
+		t.Fatalf("after the first hook: %+v, want 100 in, 20 out", got)
+	}
+	tr.say(1000, 5)
+	h.hook("Stop", "transcript_path", tr.path, "last_assistant_message", "done")
+	if got := h.worker().Tokens; got == nil || got.Total != 1125 {
+		t.Fatalf("after Stop: %+v, want a total of 1125", got)
+	}
+	// The turn's end wrote run.json, with the counts and the offsets.
+	d := h.onDisk()
+	if d.Tokens == nil || d.Tokens.Total != 1125 || d.Ledger == nil || d.Ledger.Files[0].Offset == 0 {
+		t.Fatalf("run.json keeps %+v / %+v", d.Tokens, d.Ledger)
+	}
+
+	// A new st on the same home: one more response, read from the kept
+	// offset (the first two would count again from the start).
+	h.m.Close()
+	m, err := NewManager(context.Background(), Config{Home: h.home, STBin: "/bin/st", Tmux: h.tm.Client(), ReadWait: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	h.m = m
+	tr.say(7, 3)
+	h.hook("UserPromptSubmit", "transcript_path", tr.path, "prompt", "more")
+	if got := h.worker().Tokens; got == nil || got.Total != 1135 {
+		t.Fatalf("after a restart: %+v, want 1135 (nothing counted twice)", got)
+	}
+}
+
+// A transcript path that is not an absolute, clean .jsonl path is never
+// read.
+func TestTokensRefuseAStrangePath(t *testing.T) {
+	h := newHarness(t, api.Working, nil)
+	tr := newTranscript(t)
+	tr.say(100, 20)
+	for _, p := range []string{"relative.jsonl", tr.path + "/../" + filepath.Base(tr.path), strings.TrimSuffix(tr.path, ".jsonl") + ".txt"} {
+		h.hook("PreToolUse", "transcript_path", p, "tool_name", "Bash", "tool_input", map[string]any{"command": "ls"})
+	}
+	if got := h.worker().Tokens; got != nil {
+		t.Fatalf("a strange path was read: %+v", got)
+	}
+}
+
+// A run's budget: at 80 % its coordinator's notice is queued, at 100 % a
+// gate opens and st refuses the run's new workers until it is answered;
+// "stop the run's workers" stops them.
+func TestBudgetGateStopsTheRunsWorkers(t *testing.T) {
+	h := newHarness(t, api.Working, nil)
+	h.m.mu.Lock()
+	h.m.runs[testRun].Budget = &tokens.Budget{Tokens: 1000}
+	h.m.mu.Unlock()
+	tr := newTranscript(t)
+	tr.say(800, 50)
+	h.hook("PreToolUse", "transcript_path", tr.path, "tool_name", "Bash", "tool_input", map[string]any{"command": "ls"})
+	h.m.notices.mu.Lock()
+	p := append([]notice(nil), h.m.notices.pending[coord]...)
+	h.m.notices.mu.Unlock()
+	if len(p) != 1 || !strings.Contains(p[0].text, "has used 85% of its budget (850 of 1k)") {
+		t.Fatalf("the coordinator's notices: %+v", p)
+	}
+	if err := h.m.checkBudgetHold(coord); err != nil {
+		t.Fatalf("under its budget, a start was refused: %v", err)
+	}
+	tr.say(200, 10)
+	h.hook("Stop", "transcript_path", tr.path, "last_assistant_message", "done")
+	gs := h.m.Gates(context.Background(), false)
+	if len(gs) != 1 || gs[0].Run != testRun || !strings.Contains(gs[0].Question, "has spent its budget: 1k of 1k") {
+		t.Fatalf("gates: %+v", gs)
+	}
+	err := h.m.checkBudgetHold(coord)
+	if err == nil || !strings.Contains(err.Error(), "until gate "+gs[0].ID+" is answered") {
+		t.Fatalf("a start past the budget: %v", err)
+	}
+	if _, err := h.m.AnswerGate(context.Background(), api.GateRequest{ID: gs[0].ID, Option: budgetStop, By: "cli"}); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, 10*time.Second, func() (bool, string) {
+		s := h.worker().State
+		return s == api.Gone, "worker " + string(s)
+	})
+	if err := h.m.checkBudgetHold(coord); err != nil {
+		t.Fatalf("the gate is answered, and starts are still refused: %v", err)
+	}
+}
+
+// Answered "go on", the budget doubles and the run's held tasks start.
+func TestBudgetGateGoOn(t *testing.T) {
+	h := newHarness(t, api.Working, nil)
+	h.m.mu.Lock()
+	h.m.runs[testRun].Budget = &tokens.Budget{Tokens: 100}
+	h.m.mu.Unlock()
+	tr := newTranscript(t)
+	tr.say(150, 0)
+	h.hook("Stop", "transcript_path", tr.path, "last_assistant_message", "done")
+	gs := h.m.Gates(context.Background(), false)
+	if len(gs) != 1 || gs[0].Options[0] != budgetGoOn+"200" {
+		t.Fatalf("gates: %+v", gs)
+	}
+	if _, err := h.m.AnswerGate(context.Background(), api.GateRequest{ID: gs[0].ID, Option: gs[0].Options[0], By: "cli"}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := h.m.Show(context.Background(), coord, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := v.BudgetUse; b == nil || b.Tokens != 200 || b.Held || b.Used != 0.75 || v.Tokens.Total != 150 {
+		t.Fatalf("after go on: %+v (tokens %+v)", b, v.Tokens)
+	}
+	if h.worker().State == api.Gone {
+		t.Fatal("go on stopped the worker")
+	}
+}
+
+// A worker on another machine counts against its run's budget here, as
+// its machine reports its tokens with its state.
+func TestRemoteWorkersTokensCountToTheBudget(t *testing.T) {
+	h := remoteHarness(t)
+	h.addWorker(remoteWorker("beta", "%4", "far", refA, api.Working))
+	h.m.mu.Lock()
+	h.m.runs[testRun].Budget = &tokens.Budget{Tokens: 1000}
+	h.m.mu.Unlock()
+	h.m.Remotes().ApplyWatch("beta", []api.WorkerView{{Worker: api.Worker{ID: "%4", Name: "far", Agent: "sim", State: api.Working, Ref: refA,
+		Tokens: &api.Tokens{Input: 900, Output: 200, Total: 1100}}}}, nil)
+	if w := h.remote("beta/%4"); w.Tokens == nil || w.Tokens.Total != 1100 {
+		t.Fatalf("far's tokens: %+v", w.Tokens)
+	}
+	gs := h.m.Gates(context.Background(), false)
+	if len(gs) != 1 || !strings.Contains(gs[0].Question, "1.1k of 1k") {
+		t.Fatalf("gates: %+v", gs)
+	}
+	v, err := h.m.Show(context.Background(), coord, "")
+	if err != nil || v.Tokens == nil || v.Tokens.Total != 1100 || !v.BudgetUse.Held {
+		t.Fatalf("the run: %+v %v", v, err)
+	}
+}
+
+// An agent whose record holds no response yet shows no tokens (not 0),
+// and its done notice says nothing of them.
+func TestNoTokensBeforeAResponse(t *testing.T) {
+	h := newHarness(t, api.Working, nil)
+	tr := newTranscript(t)
+	if err := os.WriteFile(tr.path, []byte(`{"type":"user","message":{"role":"user","content":"hi"}}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.hook("Stop", "transcript_path", tr.path, "last_assistant_message", "done")
+	if got := h.worker().Tokens; got != nil {
+		t.Fatalf("tokens before any response: %+v", got)
+	}
+	if s := spentNote(nil) + spentNote(&api.Tokens{}); s != "" {
+		t.Fatalf("a notice of no tokens says %q", s)
+	}
+}

@@ -1,0 +1,67 @@
+package browser
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/web"
+	"github.com/sophonz/st/internal/web/webtest"
+)
+
+// TestTokensOnCards (issue 35): what a worker's agent spent shows on its
+// row, its card in the agent graph and its card in the phone's chart, in
+// short units of the page's language with its estimated cost, and every
+// kind in the title, in English and in Korean.
+func TestTokensOnCards(t *testing.T) {
+	for _, c := range []struct{ lang, want, title string }{
+		{"", "12.3K tokens · ~$0.42", "input 1200, output 345, cache read 10500, cache write 300"},
+		{"ko-KR", "토큰 1.2만 · 약 US$0.42", "입력 1200, 출력 345, 캐시 읽기 10500, 캐시 쓰기 300"},
+	} {
+		t.Run(orEn(c.lang), func(t *testing.T) {
+			snap := webtest.ViewsSample(time.Now())
+			cost := 0.42
+			for i := range snap.Agents {
+				if snap.Agents[i].Name == "w1" {
+					snap.Agents[i].Tokens = &api.Tokens{Input: 1200, Output: 345, CacheRead: 10500, CacheWrite: 300, Total: 12345,
+						CostUSD: &cost, CostEstimated: true, PriceDate: "2026-12-01"}
+				}
+			}
+			for _, size := range [][2]int{{1440, 900}, {390, 844}} {
+				base := serveUI(t, web.Config{Backend: webtest.New(snap)})
+				ctx := newBrowserIn(t, size[0], size[1], c.lang)
+				if size[0] < 700 {
+					do(t, ctx, chromedp.EmulateViewport(int64(size[0]), int64(size[1]), chromedp.EmulateScale(2), chromedp.EmulateMobile))
+				}
+				do(t, ctx, chromedp.Navigate(link(t, base)))
+				where := map[bool]string{true: "#graph .agent-card", false: "#chart-tree .agent-card"}[size[0] >= 700]
+				card := fmt.Sprintf(`[...document.querySelectorAll(%q)].find(c => c.querySelector(".gc-name").innerText === "w1")`, where)
+				waitJS(t, ctx, card+` !== undefined && `+card+`.querySelector(".tokens") !== null`, 20*time.Second)
+				got := run(t, ctx, chromedp.Evaluate[[]string](`[`+card+`.querySelector(".tokens").innerText, `+card+`.querySelector(".tokens").title]`))
+				if got[0] != c.want || !strings.Contains(got[1], c.title) {
+					t.Errorf("%s at %d px: w1's card shows %q (title %q), want %q with %q", where, size[0], got[0], got[1], c.want, c.title)
+				}
+				row := sideRow("w1")
+				waitJS(t, ctx, row+` !== undefined`, 20*time.Second)
+				if txt := run(t, ctx, chromedp.Evaluate[string](row+`.querySelector(".tokens")?.innerText ?? ""`)); txt != c.want {
+					t.Errorf("at %d px: w1's row shows %q, want %q", size[0], txt, c.want)
+				}
+				// A worker with no tokens read shows none.
+				if n := run(t, ctx, chromedp.Evaluate[int](sideRow("orphan-worker")+`.querySelectorAll(".tokens").length`)); n != 0 {
+					t.Errorf("a worker with no tokens has %d token marks", n)
+				}
+			}
+		})
+	}
+}
+
+func orEn(lang string) string {
+	if lang == "" {
+		return "en"
+	}
+	return lang
+}
