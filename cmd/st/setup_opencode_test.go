@@ -12,7 +12,7 @@ import (
 // opencodeUserFiles are an opencode user's own files: its config, and a
 // plugin of its own in the folder st's plugin goes to.
 var opencodeUserFiles = map[string]string{
-	".config/opencode/opencode.json":   "{\n  \"$schema\": \"https://opencode.ai/config.json\",\n  \"theme\": \"tokyonight\"\n}\n",
+	".config/opencode/opencode.json":  "{\n  \"$schema\": \"https://opencode.ai/config.json\",\n  \"theme\": \"tokyonight\"\n}\n",
 	".config/opencode/plugin/mine.js": "export const Mine = async () => ({})\n",
 }
 
