@@ -27,24 +27,14 @@ func TestMixedTeam(t *testing.T) {
 	r := newRig(t)
 	r.installHooks()
 	repo := r.work()
-	git := func(args ...string) string {
-		t.Helper()
-		out, err := exec.Command("git", append([]string{"-C", repo}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v %s", args, err, out)
-		}
-		return string(out)
-	}
-	git("init", "-q", "-b", "main")
-	git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "init")
-
+	gitIn(t, repo, "init", "-q", "-b", "main")
+	gitIn(t, repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "init")
 	parts := map[string]string{"api": "codex", "ui": "gemini", "docs": "opencode"}
 	for name, kind := range parts {
 		// Outside the repository, so that no worktree starts with them.
-		p := filepath.Join(r.dir, name+".md")
 		text := fmt.Sprintf("RUN: echo made-by-%s > part-%s.txt\nRUN: %s worker done --summary \"%s wrote part-%s.txt\"\nSAY: %s part done.\n",
 			kind, name, r.st, kind, name, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(r.dir, name+".md"), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -53,10 +43,37 @@ func TestMixedTeam(t *testing.T) {
 	r.stMust("task", "create", "api", "--agent", "codex", "--task", filepath.Join(r.dir, "api.md"), "--worktree")
 	r.stMust("task", "create", "ui", "--agent", "gemini", "--task", filepath.Join(r.dir, "ui.md"), "--worktree")
 	r.stMust("task", "create", "docs", "--agent", "opencode", "--task", filepath.Join(r.dir, "docs.md"), "--worktree", "--deps", "api")
-
-	type taskView struct {
-		Name, Agent, State, Worker string
+	if early := r.waitTasksDone(t, "docs", "api"); early != "" {
+		t.Error(early)
 	}
+	t.Logf("three parts done in %s", time.Since(start).Round(time.Second))
+
+	// st worker list says each one's kind.
+	list := r.stMust("worker", "list")
+	for name, kind := range parts {
+		if !regexp.MustCompile(`\b` + name + `\S* +` + kind + ` +done\b`).MatchString(list) {
+			t.Errorf("st worker list does not show %s as a done %s worker:\n%s", name, kind, list)
+		}
+	}
+	checkPartsInWorktrees(t, repo, parts)
+	r.gateAnswered(t, "Merge the three parts?", "merge", "hold")
+}
+
+func gitIn(t *testing.T, repo string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"-C", repo}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v %s", args, err, out)
+	}
+	return string(out)
+}
+
+// waitTasksDone polls st task list --json until every task of the run is
+// done; it returns what went wrong with the order (task after started
+// while dep was not done), or "".
+func (r *rig) waitTasksDone(t *testing.T, after, dep string) string {
+	t.Helper()
+	type taskView struct{ Name, Agent, State, Worker string }
 	var early string
 	testutil.WaitFor(t, 10*time.Minute, func() (bool, string) {
 		var ts []taskView
@@ -65,35 +82,26 @@ func TestMixedTeam(t *testing.T) {
 			t.Fatalf("st task list --json: %v\n%s", err, out)
 		}
 		by := map[string]taskView{}
+		done := true
 		for _, tv := range ts {
 			by[tv.Name] = tv
-		}
-		if by["docs"].Worker != "" && by["api"].State != "done" && early == "" {
-			early = fmt.Sprintf("the docs worker started while the api task was %s", by["api"].State)
-		}
-		done := len(by) == 3
-		for _, tv := range by {
 			done = done && tv.State == "done"
 		}
-		l, _, _ := r.st1("worker", "list")
-		return done, fmt.Sprintf("the tasks never all got done:\n%s\nst worker list:\n%s\n%s\n%s", out, l, r.screens(""), r.daemonLog())
-	})
-	t.Logf("three parts done in %s", time.Since(start).Round(time.Second))
-	if early != "" {
-		t.Error(early)
-	}
-
-	// st worker list says each one's kind.
-	list := r.stMust("worker", "list")
-	for name, kind := range parts {
-		if !regexp.MustCompile(`(?m)^\S*\s*`+name+`\S* +`+kind+` +done\b`).MatchString(list) &&
-			!regexp.MustCompile(`\b`+name+`\S* +`+kind+` +done\b`).MatchString(list) {
-			t.Errorf("st worker list does not show %s as a done %s worker:\n%s", name, kind, list)
+		if by[after].Worker != "" && by[dep].State != "done" && early == "" {
+			early = fmt.Sprintf("the %s worker started while the %s task was %s", after, dep, by[dep].State)
 		}
-	}
-	// Each part was made in a worktree of its own, none in the repository.
+		l, _, _ := r.st1("worker", "list")
+		return done && len(ts) > 0, fmt.Sprintf("the tasks never all got done:\n%s\nst worker list:\n%s\n%s\n%s", out, l, r.screens(""), r.daemonLog())
+	})
+	return early
+}
+
+// checkPartsInWorktrees: each part's file is in a worktree of its own,
+// none in the repository's checkout.
+func checkPartsInWorktrees(t *testing.T, repo string, parts map[string]string) {
+	t.Helper()
 	trees := map[string]string{}
-	for _, l := range strings.Split(git("worktree", "list", "--porcelain"), "\n") {
+	for _, l := range strings.Split(gitIn(t, repo, "worktree", "list", "--porcelain"), "\n") {
 		if p, ok := strings.CutPrefix(l, "worktree "); ok && p != repo {
 			for name, kind := range parts {
 				if data, err := os.ReadFile(filepath.Join(p, "part-"+name+".txt")); err == nil && strings.TrimSpace(string(data)) == "made-by-"+kind {
@@ -102,23 +110,27 @@ func TestMixedTeam(t *testing.T) {
 			}
 		}
 	}
+	seen := map[string]bool{}
 	for name := range parts {
 		if _, err := os.Stat(filepath.Join(repo, "part-"+name+".txt")); err == nil {
 			t.Errorf("part %s was written in the repository, not in a worktree", name)
 		}
 		if trees[name] == "" {
-			t.Errorf("no worktree holds part %s:\n%s", name, git("worktree", "list"))
+			t.Errorf("no worktree holds part %s:\n%s", name, gitIn(t, repo, "worktree", "list"))
+		} else if seen[trees[name]] {
+			t.Errorf("two parts shared a worktree: %v", trees)
 		}
+		seen[trees[name]] = true
 	}
-	if len(trees) == 3 && (trees["api"] == trees["ui"] || trees["ui"] == trees["docs"] || trees["api"] == trees["docs"]) {
-		t.Errorf("two parts shared a worktree: %v", trees)
-	}
+}
 
-	// The gate: the coordinator asks, the person answers, the
-	// coordinator's command prints the answer.
+// gateAnswered: the coordinator asks a gate, the person answers it with
+// st gate answer, and the coordinator's st gate ask prints the answer.
+func (r *rig) gateAnswered(t *testing.T, question, answer, other string) {
+	t.Helper()
 	asked := make(chan string, 1)
 	go func() {
-		out, errs, code := r.stIn(r.coord, "gate", "ask", "Merge the three parts?", "--option", "merge", "--option", "hold", "--timeout", "3m")
+		out, errs, code := r.stIn(r.coord, "gate", "ask", question, "--option", answer, "--option", other, "--timeout", "3m")
 		asked <- fmt.Sprintf("%d %s%s", code, out, errs)
 	}()
 	var id string
@@ -127,17 +139,17 @@ func TestMixedTeam(t *testing.T) {
 		out, _, _ := r.st1("gate", "list", "--json")
 		if json.Unmarshal([]byte(out), &gs) == nil {
 			for _, g := range gs {
-				if g.Question == "Merge the three parts?" {
+				if g.Question == question {
 					id = g.ID
 				}
 			}
 		}
 		return id != "", "the gate never opened:\n" + out
 	})
-	r.stMust("gate", "answer", id, "merge")
+	r.stMust("gate", "answer", id, answer)
 	select {
 	case got := <-asked:
-		if !strings.HasPrefix(got, "0 ") || !strings.Contains(got, "merge") {
+		if !strings.HasPrefix(got, "0 ") || !strings.Contains(got, answer) {
 			t.Errorf("st gate ask: %q", got)
 		}
 	case <-time.After(60 * time.Second):
