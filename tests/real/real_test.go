@@ -513,11 +513,12 @@ func TestPermissionPromptWaits(t *testing.T) {
 		"codex": "ESCALATE RUN: echo yes > perm-codex.txt\nRUN: %s worker done --summary \"wrote perm-codex.txt after approval\"\nSAY: done.\n",
 		// Gemini asks before a shell command not allowed in its settings.
 		"gemini": "RUN: echo yes > perm-gemini.txt\nRUN: %s worker done --summary \"wrote perm-gemini.txt after approval\"\nSAY: done.\n",
-		// opencode asks before its shell tool when its permissions say so.
+		// opencode asks before its shell tool when its permissions say so
+		// (not before the cat that reads its task, as a person allows it).
 		"opencode": "RUN: echo yes > perm-opencode.txt\nRUN: %s worker done --summary \"wrote perm-opencode.txt after approval\"\nSAY: done.\n",
 	}
 	// The rig runs Gemini in yolo mode: here in its default, which asks.
-	r.env = append(r.env, "ST_GEMINI_PERMISSION_MODE=default", `OPENCODE_PERMISSION={"bash":"ask"}`)
+	r.env = append(r.env, "ST_GEMINI_PERMISSION_MODE=default", `OPENCODE_PERMISSION={"bash":{"*":"ask","cat *":"allow"}}`)
 	approve := map[string]string{"claude": "1", "codex": "y", "gemini": "Enter", "opencode": "Enter"}
 	for _, kind := range kinds(t) {
 		task := r.writeTask("p-"+kind+".md", fmt.Sprintf(tasks[kind], r.st))
