@@ -128,7 +128,7 @@ func realAgentsHome(t *testing.T, programs ...string) (run func(wantCode int, ar
 		}
 	})
 	env := testutil.Env(os.Environ(), "HOME="+home, "ST_HOME="+sthome, "TMUX_TMPDIR="+tdir, "TMUX=", "TMUX_PANE=",
-		"PATH="+bin+":/usr/local/bin:/usr/bin:/bin", "ST_WEB_PORT=auto", "ST_CLAUDE_BIN=", "ST_CODEX_BIN=", "ST_GEMINI_BIN=", "CODEX_HOME=", "CLAUDE_CONFIG_DIR=", "GEMINI_CLI_HOME=",
+		"PATH="+bin+":/usr/local/bin:/usr/bin:/bin", "ST_WEB_PORT=auto", "ST_CLAUDE_BIN=", "ST_CODEX_BIN=", "ST_GEMINI_BIN=", "ST_OPENCODE_BIN=", "CODEX_HOME=", "CLAUDE_CONFIG_DIR=", "GEMINI_CLI_HOME=", "XDG_CONFIG_HOME=",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1",
 		// Claude's temporary files in the test's folder (realagent.ClaudeHome says which).
 		"TMPDIR="+filepath.Join(dir, "tmp"), "CLAUDE_CODE_TMPDIR="+filepath.Join(dir, "tmp"))

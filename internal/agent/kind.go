@@ -85,7 +85,9 @@ type Launch struct {
 type Hear struct {
 	// Install is how st's hooks are put in place: "claude-settings"
 	// (command hooks in Claude's settings.json), "codex-hooks" (command
-	// hooks in $CODEX_HOME/hooks.json, trusted), "builtin" (the agent
+	// hooks in $CODEX_HOME/hooks.json, trusted), "gemini-settings",
+	// "opencode-plugin" (a plugin file st writes into opencode's config
+	// folder, which runs st hook for its events), "builtin" (the agent
 	// fires st hook itself: the sim), "by-hand" (an agent described in
 	// config.toml whose hooks the user wired to st hook: st installs
 	// nothing), or "" (no hooks: states come from the screen, and listings
@@ -120,7 +122,8 @@ type Hear struct {
 	Answers string
 	// Refusal is how st's answer to a tool about to run refuses it, on
 	// the hook's stdout (Refuse writes it): "claude-json" (hookSpecificOutput
-	// permissionDecision deny), "gemini-json" ({"decision":"deny"}).
+	// permissionDecision deny), "gemini-json" ({"decision":"deny"}),
+	// "opencode-plugin" (the same, which st's plugin turns into a throw).
 	Refusal string
 	// SessionID is the form of its conversation ids: st stores and
 	// resumes only an id of this form (compiled at its first use; the
@@ -168,7 +171,8 @@ type ScreenSpec struct {
 	// on its screen, and types nothing.
 	BoxUnderDialog bool
 	// Submit and Interrupt are the tmux keys that submit a typed line and
-	// stop a turn.
+	// stop a turn (keys separated by spaces: opencode's Esc only arms its
+	// interrupt, a second one stops the turn).
 	Submit, Interrupt string
 	// Ready, Busy, Prompt are the markers of its input box ready, a turn
 	// at work, and a permission prompt or a question, as measured
@@ -225,7 +229,9 @@ func (k *Kind) MapEvent(name string, payload []byte) (Event, error) {
 func (k *Kind) Refuse(reason string) []byte {
 	var v any
 	switch k.Hear.Refusal {
-	case "gemini-json":
+	case "gemini-json", "opencode-plugin":
+		// st's opencode plugin reads the same form and throws the
+		// reason, which is how an opencode plugin refuses a call.
 		v = map[string]any{"decision": "deny", "reason": reason}
 	default:
 		v = map[string]any{"hookSpecificOutput": map[string]any{

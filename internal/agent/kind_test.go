@@ -10,8 +10,8 @@ import (
 // and an icon for listings, a launch, a screen, and how st hears it; a kind
 // with hooks lists its events, each once.
 func TestKindsAreWhole(t *testing.T) {
-	if got := strings.Join(Kinds(), ","); got != "claude,codex,gemini,sim" {
-		t.Fatalf("kinds = %s, want claude,codex,gemini,sim", got)
+	if got := strings.Join(Kinds(), ","); got != "claude,codex,gemini,opencode,sim" {
+		t.Fatalf("kinds = %s, want claude,codex,gemini,opencode,sim", got)
 	}
 	for _, k := range All() {
 		if k.Title == "" || k.Icon == "" || k.Screen.Submit == "" || k.Screen.Interrupt == "" || k.Screen.EnterDelay <= 0 {

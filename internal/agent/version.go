@@ -127,8 +127,10 @@ type Program struct {
 }
 
 // probeTimeout bounds one run of `<agent> --version` (and Codex's others):
-// a launcher that hangs must not hold up a start for long.
-const probeTimeout = 10 * time.Second
+// a launcher that hangs must not hold up a start for long. opencode's
+// --version (a 185 MB native binary to page in) took 7 s at a load of 18
+// on 2 cores, and over 10 s beside a running opencode worker.
+const probeTimeout = 30 * time.Second
 
 // probes caches each program's answers by path, size and modification
 // time, so an upgrade in place is noticed and nothing is run twice.

@@ -197,8 +197,8 @@ func TestCheckAgents(t *testing.T) {
 	fakeProgram(t, dir, "claude", "2.1.300 (Claude Code)", "")
 	env := map[string]string{"PATH": dir}
 	vs := CheckAgents(context.Background(), func(k string) string { return env[k] })
-	if len(vs) != 3 || vs[0].Kind != "claude" || vs[0].Support != Tested || vs[0].Version != "2.1.300" ||
-		vs[1].Kind != "codex" || vs[1].Support != Missing || vs[2].Kind != "gemini" || vs[2].Support != Missing {
+	if len(vs) != 4 || vs[0].Kind != "claude" || vs[0].Support != Tested || vs[0].Version != "2.1.300" ||
+		vs[1].Kind != "codex" || vs[1].Support != Missing || vs[2].Kind != "gemini" || vs[2].Support != Missing || vs[3].Kind != "opencode" || vs[3].Support != Missing {
 		t.Fatalf("%+v", vs)
 	}
 	env["ST_CODEX_BIN"] = fakeProgram(t, dir, "my-codex", "codex-cli 0.172.0", "--no-daemon")

@@ -144,7 +144,7 @@ func daemonOptionsCases(t *testing.T) {
 		{args: nil}, {args: []string{"--json"}, want: lsOptions{JSON: true}}, {args: []string{"--json=maybe"}, err: `invalid argument "maybe"`}})
 	checkParse(t, "hook", newHookCmd, []parseCase[hookOptions]{
 		{args: []string{"claude", "Stop"}, want: hookOptions{Agent: "claude", Event: "Stop"}},
-		{args: []string{"claude"}, err: "takes 2 argument(s), got 1\nTry: st hook claude|codex|gemini|sim EVENT < payload.json"}})
+		{args: []string{"claude"}, err: "takes 2 argument(s), got 1\nTry: st hook claude|codex|gemini|opencode|sim EVENT < payload.json"}})
 	// The sim agent's flags are its own: st passes them on unparsed.
 	checkParse(t, "agent sim", newAgentSimCmd, []parseCase[agentSimOptions]{
 		{args: nil, want: agentSimOptions{Args: []string{}}},
@@ -322,7 +322,7 @@ func setupOptionsCases(t *testing.T) {
 			{args: nil, want: hooksOptions{Action: action}},
 			{args: []string{"--agent", "claude,codex", "--json"}, want: hooksOptions{Action: action, Agents: []string{"claude", "codex"}, JSON: true}},
 			{args: []string{"--agent", "codex", "--agent", "claude"}, want: hooksOptions{Action: action, Agents: []string{"codex", "claude"}}},
-			{args: []string{"--agent", "aider"}, err: "unknown agent \"aider\": st has hooks for claude and codex and gemini\nTry: st hooks " + action + " --agent claude (or codex, gemini)"},
+			{args: []string{"--agent", "aider"}, err: "unknown agent \"aider\": st has hooks for claude and codex and gemini and opencode\nTry: st hooks " + action + " --agent claude (or codex, gemini, opencode)"},
 		})
 		newPlugin := func(env *Env, runF runFunc[pluginOptions]) *cobra.Command {
 			return newPluginSubCmd(env, action, "", runF)

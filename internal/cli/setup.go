@@ -237,6 +237,9 @@ func printNext(w io.Writer, present map[string]bool) {
 		fmt.Fprintln(w, "  tmux new -s work")
 		fmt.Fprintln(w, "  gemini")
 		fmt.Fprintln(w, "  /"+plugin.GeminiNamespace+":orchestrate <the job, and which parts go to which agent>")
+	case present["opencode"]:
+		// opencode works for a coordinator; it is not one yet.
+		fmt.Fprintln(w, "Next: opencode runs as a worker of a coordinator (st worker start --agent opencode --task FILE); for the coordinator, install Claude Code, Codex or Gemini CLI, then st setup again")
 	default:
 		fmt.Fprintln(w, "Next: install Claude Code, Codex or Gemini CLI, then st setup again; until then st runs its simulated agent (scripts/demo)")
 	}

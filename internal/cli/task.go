@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/api"
 )
 
@@ -33,7 +34,7 @@ func newTaskCreateCmd(env *Env, runF runFunc[taskCreateOptions]) *cobra.Command 
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.File, "task", "", "the task file")
-	f.StringVar(&o.Agent, "agent", "", "the agent to run: claude, codex or sim")
+	f.StringVar(&o.Agent, "agent", "", "the agent to run: "+strings.Join(agent.Kinds(), ", "))
 	f.StringSliceVar(&o.Deps, "deps", nil, "tasks that must be done first (comma-separated)")
 	f.StringArrayVar(&o.Owns, "owns", nil, "a glob, relative to the repository root, of what the worker may change (repeatable)")
 	f.BoolVar(&o.Worktree, "worktree", false, "a git worktree and branch of the worker's own")

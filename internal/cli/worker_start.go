@@ -36,7 +36,7 @@ the agent's hook shows its turn started. Prints the worker's id and name.`,
 		Args: cobra.NoArgs,
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.Agent, "agent", "", "the agent to run: claude, codex or sim")
+	f.StringVar(&o.Agent, "agent", "", "the agent to run: "+strings.Join(agent.Kinds(), ", "))
 	f.StringVar(&o.Task, "task", "", "the task file (Markdown or text)")
 	f.StringVar(&o.Name, "name", "", "the worker's name (default: from the task file's name)")
 	f.StringVar(&o.Cwd, "cwd", "", "the folder to work in (default: this pane's folder)")

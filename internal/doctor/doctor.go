@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -208,8 +209,30 @@ func Hooks(ctx context.Context, o hooks.Options, present map[string]bool) []Chec
 			continue
 		}
 		out = append(out, hooksCheck(name, r.Agents[0], r.St, "st hooks install --agent "+a))
+		if a == hooks.Opencode && r.Agents[0].Installed > 0 {
+			if c, ok := opencodeDeps(r.Agents[0].File); ok {
+				out = append(out, c)
+			}
+		}
 	}
 	return out
+}
+
+// opencodeDeps notes an opencode config folder that lacks the
+// node_modules opencode's start-up install makes there: until it has
+// them, every opencode start installs @opencode-ai/plugin first and loads
+// no plugin (st's included) before npm is done, which offline is over a
+// minute of retries (reference §12). st starts its workers with npm
+// offline meanwhile; an opencode started by hand gets no such help.
+func opencodeDeps(pluginFile string) (Check, bool) {
+	dir := filepath.Dir(filepath.Dir(pluginFile))
+	if fi, err := os.Stat(filepath.Join(dir, "node_modules")); err == nil && fi.IsDir() {
+		return Check{}, false
+	}
+	c := ok("opencode plugins", fmt.Sprintf("%s has no node_modules: each opencode start installs @opencode-ai/plugin there before it loads st's plugin; "+
+		"offline that waits over a minute for npm (st starts its opencode workers with npm offline, so theirs fails at once)", dir))
+	c.Try = "npm install --prefix " + dir + " @opencode-ai/plugin@" + agent.Opencode.Launch.Tested.Newest
+	return c, true
 }
 
 // hooksCheck judges one agent's hooks; fix is the command that mends

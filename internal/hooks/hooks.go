@@ -1,5 +1,7 @@
 // Package hooks installs, removes and reports the command hooks through
-// which st learns what Claude Code and Codex do: `st hooks install`.
+// which st learns what Claude Code, Codex and Gemini CLI do, and the
+// plugin file through which it learns what opencode does: `st hooks
+// install` (opencode.go says how the plugin differs).
 //
 // Each hook runs "<absolute path of st> hook claude|codex EVENT". Claude
 // Code reads them from $HOME/.claude/settings.json ($CLAUDE_CONFIG_DIR
@@ -29,6 +31,8 @@ import (
 	"unicode"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/sophonz/st/internal/agent"
 )
 
 // Options say whose files to edit and with which st. The zero value is the
@@ -44,6 +48,10 @@ type Options struct {
 	// GeminiDir is Gemini CLI's folder (default $GEMINI_CLI_HOME/.gemini,
 	// else Home/.gemini, as Gemini CLI and the plugin's side read it).
 	GeminiDir string
+	// OpencodeDir is opencode's config folder, where st's plugin goes in
+	// plugin/ (default $XDG_CONFIG_HOME/opencode, else
+	// Home/.config/opencode, as opencode reads it).
+	OpencodeDir string
 	// St is the st program the hooks run (default: Executable()).
 	St string
 	// CodexBin is the codex program asked for the hooks' hashes (default
@@ -175,6 +183,44 @@ func (o Options) resolve() (Options, error) {
 		}
 		o.Home = h
 	}
+	o = o.agentDirs()
+	for _, p := range []*string{&o.Home, &o.ClaudeDir, &o.CodexHome, &o.GeminiDir, &o.OpencodeDir} {
+		a, err := filepath.Abs(*p)
+		if err != nil {
+			return o, err
+		}
+		*p = a
+	}
+	if o.St == "" {
+		st, err := Executable()
+		if err != nil {
+			return o, fmt.Errorf("cannot find st's own path for the hooks: %w", err)
+		}
+		o.St = st
+	}
+	if !filepath.IsAbs(o.St) {
+		return o, fmt.Errorf("the st path for the hooks must be absolute, not %q", o.St)
+	}
+	if len(o.Agents) == 0 {
+		o.Agents = o.presentAgents()
+	}
+	for _, a := range o.Agents {
+		if _, ok := specs[a]; !ok {
+			return o, fmt.Errorf("unknown agent %q: st installs hooks for %s", a, strings.Join(Kinds(), ", "))
+		}
+	}
+	if o.Environ == nil {
+		o.Environ = os.Environ()
+	}
+	if o.CodexTimeout <= 0 {
+		o.CodexTimeout = DefaultCodexTimeout
+	}
+	return o, nil
+}
+
+// agentDirs fills in where each agent keeps its settings, from the
+// environment as each agent reads it.
+func (o Options) agentDirs() Options {
 	if o.ClaudeDir == "" {
 		o.ClaudeDir = o.Getenv("CLAUDE_CONFIG_DIR")
 	}
@@ -194,44 +240,33 @@ func (o Options) resolve() (Options, error) {
 	if o.GeminiDir == "" {
 		o.GeminiDir = filepath.Join(o.Home, ".gemini")
 	}
-	for _, p := range []*string{&o.Home, &o.ClaudeDir, &o.CodexHome, &o.GeminiDir} {
-		a, err := filepath.Abs(*p)
-		if err != nil {
-			return o, err
-		}
-		*p = a
+	if o.OpencodeDir == "" {
+		home := o.Home
+		o.OpencodeDir = agent.OpencodeConfigDir(func(k string) string {
+			if k == "HOME" {
+				return home
+			}
+			return o.Getenv(k)
+		})
 	}
-	if o.St == "" {
-		st, err := Executable()
-		if err != nil {
-			return o, fmt.Errorf("cannot find st's own path for the hooks: %w", err)
-		}
-		o.St = st
+	return o
+}
+
+// presentAgents are the agents whose files st's hooks go into when none
+// are named.
+func (o Options) presentAgents() []string {
+	// Claude's and Codex's files are made when missing, as always;
+	// Gemini's and opencode's only where they have run (their
+	// folders are there),
+	// so that st writes no file for an agent the user does not have.
+	out := []string{Claude, Codex}
+	if fi, err := os.Stat(o.GeminiDir); err == nil && fi.IsDir() {
+		out = append(out, Gemini)
 	}
-	if !filepath.IsAbs(o.St) {
-		return o, fmt.Errorf("the st path for the hooks must be absolute, not %q", o.St)
+	if fi, err := os.Stat(o.OpencodeDir); err == nil && fi.IsDir() {
+		out = append(out, Opencode)
 	}
-	if len(o.Agents) == 0 {
-		// Claude's and Codex's files are made when missing, as always;
-		// Gemini's only where Gemini CLI has run (its folder is there),
-		// so that st writes no file for an agent the user does not have.
-		o.Agents = []string{Claude, Codex}
-		if fi, err := os.Stat(o.GeminiDir); err == nil && fi.IsDir() {
-			o.Agents = append(o.Agents, Gemini)
-		}
-	}
-	for _, a := range o.Agents {
-		if _, ok := specs[a]; !ok {
-			return o, fmt.Errorf("unknown agent %q: st installs hooks for %s", a, strings.Join(Kinds(), ", "))
-		}
-	}
-	if o.Environ == nil {
-		o.Environ = os.Environ()
-	}
-	if o.CodexTimeout <= 0 {
-		o.CodexTimeout = DefaultCodexTimeout
-	}
-	return o, nil
+	return out
 }
 
 // file is the file st's hooks go into, by the kind's form of them.
@@ -241,6 +276,8 @@ func (o Options) file(agent string) string {
 		return filepath.Join(o.ClaudeDir, "settings.json")
 	case Gemini:
 		return filepath.Join(o.GeminiDir, "settings.json")
+	case Opencode:
+		return o.opencodeFile()
 	}
 	return filepath.Join(o.CodexHome, "hooks.json")
 }
@@ -282,6 +319,10 @@ func run(ctx context.Context, o Options, m mode) (*Report, error) {
 	}
 	r := &Report{St: o.St}
 	for _, a := range o.Agents {
+		if a == Opencode {
+			r.Agents = append(r.Agents, o.editOpencode(m))
+			continue
+		}
 		ar, plans, doc := o.editAgent(specs[a], m)
 		if a == Codex && ar.Error == "" {
 			o.codexTrust(ctx, &ar, plans, doc, m)

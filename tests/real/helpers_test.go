@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/agent"
+	"github.com/sophonz/st/internal/testutil/fakemodel"
 )
 
 func mustAdapter(t testing.TB, kind string) *agent.Kind {
@@ -59,7 +60,7 @@ func launchFor(r *rig, kind string) agent.LaunchOptions {
 
 // program is the rig's program of an agent kind.
 func (r *rig) program(kind string) string {
-	return map[string]string{"claude": r.claude, "codex": r.codex, "gemini": r.gemini}[kind]
+	return map[string]string{"claude": r.claude, "codex": r.codex, "gemini": r.gemini, "opencode": r.opencode}[kind]
 }
 
 // kinds are the agents a real-client test runs: every one, or the one that
@@ -70,11 +71,11 @@ func kinds(t testing.TB) []string {
 	t.Helper()
 	switch k := os.Getenv("ST_COMPAT_KIND"); k {
 	case "":
-		return []string{"claude", "codex", "gemini"}
-	case "claude", "codex", "gemini":
+		return []string{"claude", "codex", "gemini", "opencode"}
+	case "claude", "codex", "gemini", "opencode":
 		return []string{k}
 	default:
-		t.Fatalf("ST_COMPAT_KIND=%q: want claude, codex or gemini", k)
+		t.Fatalf("ST_COMPAT_KIND=%q: want claude, codex, gemini or opencode", k)
 		return nil
 	}
 }
@@ -97,4 +98,19 @@ func (r *rig) screens(prefix string) string {
 		}
 	}
 	return b.String()
+}
+
+// requestKind is the agent that made a request of the fake model: its
+// API, and on the Messages API, which Claude Code and opencode both
+// speak, its User-Agent.
+func requestKind(q fakemodel.Logged) string {
+	switch {
+	case strings.HasPrefix(q.Endpoint, "/v1/responses"):
+		return "codex"
+	case strings.HasPrefix(q.Endpoint, "/v1beta/"):
+		return "gemini"
+	case strings.Contains(strings.ToLower(q.UserAgent), "opencode"):
+		return "opencode"
+	}
+	return "claude"
 }

@@ -140,7 +140,7 @@ type anthropicReply struct {
 
 // anthropicAnswer is the answer of plan p: one text block, or one
 // tool_use when the script still has a call to make and the request
-// offers its tool (Bash for a command, AskUserQuestion for a question,
+// offers its tool (Bash, or opencode's bash, for a command, AskUserQuestion for a question,
 // Agent or a CALL:'s tool); the call is logged in l.
 func (s *Server) anthropicAnswer(l *Logged, p plan) anthropicReply {
 	call := func(tool string, input map[string]any, c Call) anthropicReply {
@@ -149,9 +149,15 @@ func (s *Server) anthropicAnswer(l *Logged, p plan) anthropicReply {
 		return anthropicReply{input: input, stop: "tool_use", preface: p.script.preface,
 			block: map[string]any{"type": "tool_use", "id": c.ID, "name": tool, "input": input}}
 	}
+	// Claude Code's shell tool is Bash; opencode's, on the same API, is
+	// bash (reference §12).
+	shell := "Bash"
+	if !hasTool(l.Tools, shell) && hasTool(l.Tools, "bash") {
+		shell = "bash"
+	}
 	switch tool, in := agentCall(p.agent); {
-	case p.run != "" && hasTool(l.Tools, "Bash"):
-		return call("Bash", map[string]any{"command": p.run, "description": "run"}, Call{Command: p.run})
+	case p.run != "" && hasTool(l.Tools, shell):
+		return call(shell, map[string]any{"command": p.run, "description": "run"}, Call{Command: p.run})
 	case p.ask != "" && hasTool(l.Tools, "AskUserQuestion"):
 		return call("AskUserQuestion", map[string]any{"questions": []any{map[string]any{
 			"question": p.ask, "header": "Question", "options": yesNo, "multiSelect": false,

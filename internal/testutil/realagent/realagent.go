@@ -1,4 +1,4 @@
-// Package realagent prepares the real Claude Code, Codex and Gemini CLI programs for
+// Package realagent prepares the real Claude Code, Codex, Gemini CLI and opencode programs for
 // tests: it finds the pinned binaries under tests/realclients and writes
 // an isolated HOME whose config skips every first-run dialog and points
 // the client at a fake model server on 127.0.0.1, so nothing reaches the
@@ -304,4 +304,59 @@ func MergeClaudeSettings(t testing.TB, dir string, keys map[string]any) {
 // process ("in-process"), for MergeClaudeSettings.
 func AgentTeams(mode string) map[string]any {
 	return map[string]any{"env": map[string]any{"CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS": "1"}, "teammateMode": mode}
+}
+
+// OpencodeDir is opencode's config folder for a given HOME (XDG_CONFIG_HOME
+// unset): its opencode.json, and plugin/ where st's plugin goes.
+func OpencodeDir(home string) string { return filepath.Join(home, ".config", "opencode") }
+
+// OpencodeHome writes OpencodeDir(dir)/opencode.json for an opencode user
+// whose model is the fake server's, on its Anthropic endpoint, with a
+// model entry of its own (so no models list is fetched), updates and
+// sharing off; it returns the environment to launch opencode with
+// (shared/reference/real-agents.md §12). Its shell tool runs unasked, as
+// opencode's default has it; OPENCODE_PERMISSION='{"bash":"ask"}' makes
+// it ask. The file carries the "$schema" opencode adds at its first
+// start, so opencode leaves it as it is.
+func OpencodeHome(t testing.TB, dir, baseURL string) []string {
+	t.Helper()
+	dir = mustAbs(t, dir)
+	cfg := map[string]any{
+		"$schema":     "https://opencode.ai/config.json",
+		"model":       "anthropic/claude-fake",
+		"small_model": "anthropic/claude-fake",
+		"autoupdate":  false,
+		"share":       "disabled",
+		// A worker in a worktree of its own reads its task file in the
+		// repository's checkout, outside its project: opencode asks
+		// first (measured in TestMixedTeam), as a person who lets st's
+		// workers run would not have it do.
+		"permission": map[string]any{"external_directory": "allow"},
+		"provider": map[string]any{"anthropic": map[string]any{
+			"options": map[string]any{"baseURL": strings.TrimSuffix(baseURL, "/") + "/v1", "apiKey": "dummy"},
+			"models": map[string]any{"claude-fake": map[string]any{
+				"name": "Claude Fake", "limit": map[string]any{"context": 200000, "output": 8192}, "tool_call": true,
+			}},
+		}},
+	}
+	writeFile(t, filepath.Join(OpencodeDir(dir), "opencode.json"), mustJSON(t, cfg))
+	return []string{"HOME=" + dir, "OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_MODELS_FETCH=1"}
+}
+
+// Opencode returns the pinned opencode installed under tests/realclients,
+// or the program ST_REAL_OPENCODE_BIN names, failing the test when it is
+// missing (as Binaries does).
+func Opencode(t testing.TB) string {
+	t.Helper()
+	p := filepath.Join(ModuleRoot(t), "tests", "realclients", "node_modules", ".bin", "opencode")
+	if e := os.Getenv("ST_REAL_OPENCODE_BIN"); e != "" {
+		p = e
+	}
+	if !filepath.IsAbs(p) {
+		t.Fatalf("real client %q: give an absolute path", p)
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("real client missing: %v; run scripts/test, which installs them (npm install in tests/realclients)", err)
+	}
+	return p
 }
