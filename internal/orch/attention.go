@@ -35,6 +35,10 @@ type attnOp struct {
 	key  string
 	open *api.Attention // nil: close key
 	by   string         // why it closes
+	// prompt: the item is of a prompt st may answer through the agent's
+	// hook; its push waits for that prompt (promptpush.go), to carry its
+	// answer links.
+	prompt bool
 }
 
 // attnLocked records op in c. A later op of the same key replaces an
@@ -52,7 +56,8 @@ func (c *change) attnLocked(op attnOp) {
 }
 
 // runAttn carries out a change's attention ops; a new item goes to the
-// daemon's OnAttention (the push), in the background.
+// daemon's OnAttention (the push), in the background: at once, or, for a
+// prompt st may answer, with that prompt (holdForPrompt).
 func (m *Manager) runAttn(ops []attnOp) {
 	if len(ops) > 0 {
 		defer m.attnCounted()
@@ -69,9 +74,20 @@ func (m *Manager) runAttn(ops []attnOp) {
 			continue
 		}
 		m.logf("attention %s opened: %s of %s: %.80q", a.ID, a.Kind, orNone(a.Pane), a.Text)
-		if m.cfg.OnAttention != nil {
-			m.bg.Go(func(context.Context) { m.cfg.OnAttention(a) })
+		if op.prompt {
+			m.holdForPrompt(a)
+			continue
 		}
+		m.pushAttn(a)
+	}
+}
+
+// pushAttn hands new item a to the daemon's OnAttention, in the
+// background: the one push of every item (a gate's excepted, which its
+// own push carries).
+func (m *Manager) pushAttn(a api.Attention) {
+	if m.cfg.OnAttention != nil {
+		m.bg.Go(func(context.Context) { m.cfg.OnAttention(a) })
 	}
 }
 
@@ -103,8 +119,9 @@ func (m *Manager) itemOfLocked(pane string, kind api.AttentionKind, text string)
 // hookAttnLocked is what a hook event of pane's own agent does to its
 // items: a question or a permission prompt opens one; any other event of
 // its own closes it (the agent moved on); new work closes how its last
-// turn ended.
-func (m *Manager) hookAttnLocked(c *change, pane string, ev agent.Event, hf hookFacts) {
+// turn ended. answers: ev is the event whose hook may answer the prompt
+// (the kind's Hear.Answers), so a prompt st can answer follows it.
+func (m *Manager) hookAttnLocked(c *change, pane string, ev agent.Event, hf hookFacts, answers bool) {
 	syncs.AssertLocked(&m.reg.mu)
 	if hf.aside || ev.Kind == agent.EvIgnore || ev.Kind == agent.EvSubagent || ev.Kind == agent.EvTeammateIdle {
 		return
@@ -129,7 +146,7 @@ func (m *Manager) hookAttnLocked(c *change, pane string, ev agent.Event, hf hook
 		if a.Text == "" {
 			a.Text = ask.Tool
 		}
-		c.attnLocked(attnOp{key: prompt, open: a})
+		c.attnLocked(attnOp{key: prompt, open: a, prompt: answers})
 		return
 	}
 	c.attnLocked(attnOp{key: prompt, by: "agent"})
