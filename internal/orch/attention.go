@@ -26,10 +26,6 @@ import (
 // report, its pane going, a gate answered, withdrawn or timed out, a
 // person's dismissal (st attention dismiss, the web UI).
 
-// pausedState is the state of a worker stopped at a usage limit (issue
-// "tokens" adds it to api; this file needs only its name).
-const pausedState api.State = "paused"
-
 // attnOp is one thing to do to the attention book.
 type attnOp struct {
 	key  string
@@ -170,7 +166,7 @@ func (c *change) workerStateAttnLocked(w *Worker, prev, s api.State) {
 		}
 	case api.Failed:
 		c.attnLocked(attnOp{key: turn, open: m.itemOfLocked(w.ID, api.AttnFailed, firstLine(orDefaultStr(w.Error, w.LastAnswer)))})
-	case pausedState:
+	case api.Paused:
 		c.attnLocked(attnOp{key: turn, open: m.itemOfLocked(w.ID, api.AttnPaused, firstLine(orDefaultStr(w.Error, w.LastAnswer)))})
 	case api.Gone:
 		c.attnLocked(attnOp{key: turn, by: "gone"})
