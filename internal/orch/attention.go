@@ -133,22 +133,28 @@ func (m *Manager) hookAttnLocked(c *change, pane string, ev agent.Event, hf hook
 			// is about, says less than the item already open.
 			return
 		}
-		kind := api.AttnPermission
-		if ask.Question {
-			kind = api.AttnQuestion
-		}
-		a := m.itemOfLocked(pane, kind, ask.Text)
-		a.Tool, a.Command, a.Options = ask.Tool, ask.Command, ask.Options
-		if a.Text == "" {
-			a.Text = ask.Tool
-		}
-		c.attnLocked(attnOp{key: prompt, open: a, prompt: answers})
+		c.attnLocked(attnOp{key: prompt, open: m.askItemLocked(pane, ask), prompt: answers})
 		return
 	}
 	c.attnLocked(attnOp{key: prompt, by: "agent"})
 	if ev.Kind == agent.EvTurnStart || (ev.Kind == agent.EvTool && m.reg.workers[pane] == nil) {
 		c.attnLocked(attnOp{key: attention.PaneKey(pane, attention.Turn), by: "agent"})
 	}
+}
+
+// askItemLocked is the item of pane's agent asking ask.
+func (m *Manager) askItemLocked(pane string, ask *agent.Ask) *api.Attention {
+	syncs.AssertLocked(&m.reg.mu)
+	kind := api.AttnPermission
+	if ask.Question {
+		kind = api.AttnQuestion
+	}
+	a := m.itemOfLocked(pane, kind, ask.Text)
+	a.Tool, a.Command, a.Options = ask.Tool, ask.Command, ask.Options
+	if a.Text == "" {
+		a.Text = ask.Tool
+	}
+	return a
 }
 
 // workerStateAttnLocked is what worker w's move from prev to s does to

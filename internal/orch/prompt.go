@@ -135,7 +135,11 @@ func (m *Manager) WaitPrompt(ctx context.Context, req api.HookRequest, wait time
 	m.prompts.open(pw)
 	m.logf("prompt %s opened by %s (%s %s): waits up to %s for a person", p.ID, p.Pane, p.Tool, orNone(p.Command+p.Question), wait)
 	m.reg.notify()
-	m.releaseHeld(p.Pane, p.ID) // its item's one push, with the answer links
+	if !m.releaseHeld(p.Pane, p.ID) { // its item's one push, with the answer links
+		if ev, err := kind.MapEvent(req.Event, req.Payload); err == nil {
+			m.promptItem(p.Pane, ev)
+		}
+	}
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	var d api.PromptDecision

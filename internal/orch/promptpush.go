@@ -3,7 +3,9 @@ package orch
 import (
 	"time"
 
+	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/attention"
 )
 
 // One push per thing that needs a person (issue 34): an agent at a
@@ -16,7 +18,9 @@ import (
 // id; a prompt st cannot offer (readPrompt refused it) lets it go at once
 // without; a prompt that never comes (the hook died between its two
 // requests) lets it go after promptHold. Either order meets under the
-// promptBook's lock: whichever comes second sends.
+// promptBook's lock: whichever comes second sends. A prompt whose event
+// opened no item (the event did not reach st within the hook's second)
+// opens its own, so that it too is pushed, once, with its links.
 //
 // A gate's item is the other way round: its own push (pushGate) carries
 // it, and the attention push leaves gates out.
@@ -55,24 +59,24 @@ func (m *Manager) holdForPrompt(a api.Attention) {
 }
 
 // releaseHeld sends pane's held item, if any, with prompt's id ("": none,
-// st cannot answer it).
-func (m *Manager) releaseHeld(pane, prompt string) { m.releaseHeldItem(pane, "", prompt) }
+// st cannot answer it), and reports whether one was held.
+func (m *Manager) releaseHeld(pane, prompt string) bool { return m.releaseHeldItem(pane, "", prompt) }
 
 // releaseHeldItem sends pane's held item (item id, when id is not "")
 // with prompt's id. An item closed meanwhile pushes nothing.
-func (m *Manager) releaseHeldItem(pane, id, prompt string) {
+func (m *Manager) releaseHeldItem(pane, id, prompt string) bool {
 	b := m.prompts
 	b.mu.Lock()
 	h := b.held[pane]
 	if h == nil || (id != "" && h.a.ID != id) {
 		b.mu.Unlock()
-		return
+		return false
 	}
 	delete(b.held, pane)
 	h.timer.Stop()
 	b.mu.Unlock()
 	if cur, ok := m.attn.Get(h.a.ID); !ok || !cur.Open() {
-		return
+		return true
 	}
 	a := h.a
 	a.Prompt = prompt
@@ -80,4 +84,23 @@ func (m *Manager) releaseHeldItem(pane, id, prompt string) {
 		m.logf("attention %s: no prompt of %s st can answer; pushed without answer links", a.ID, pane)
 	}
 	m.pushAttn(a)
+	return true
+}
+
+// promptItem opens the item of the prompt that pane's hook event ev
+// asks (what the event would have opened), when that event held none: it
+// did not reach st, or was about another agent than the pane's own. An
+// open item of the pane's prompt stands (it was pushed, once).
+func (m *Manager) promptItem(pane string, ev agent.Event) {
+	key := attention.PaneKey(pane, attention.Prompt)
+	if ev.Kind != agent.EvWaiting || m.attn.IsOpen(key) {
+		return
+	}
+	ask := ev.Ask
+	if ask == nil {
+		ask = &agent.Ask{Tool: ev.Tool}
+	}
+	m.settleIfChanged(func(c *change) {
+		c.attnLocked(attnOp{key: key, open: m.askItemLocked(pane, ask), prompt: true})
+	})
 }

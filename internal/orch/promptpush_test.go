@@ -120,3 +120,25 @@ func TestPromptItemWithoutAPrompt(t *testing.T) {
 }
 
 const otherAsk = `{"session_id":"s","hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"ls"}}`
+
+// A prompt whose hook event never reached st opens its own item, pushed
+// once with the prompt; the event coming late adds nothing.
+func TestPromptWithoutItsEventOpensAnItem(t *testing.T) {
+	h := newHarness(t, api.Working, nil)
+	pushed := h.pushes()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p, got := h.waitPrompt(ctx, "claude", "PermissionRequest", bashAsk, time.Minute)
+	testutil.WaitFor(t, 10*time.Second, func() (bool, string) { return len(pushed()) > 0, "the prompt's item was never pushed" })
+	items := h.openItems()
+	if len(items) != 1 || items[0].Kind != api.AttnPermission || items[0].Command != "echo hi > probe.txt" || items[0].Name != "w1" {
+		t.Fatalf("items = %+v", items)
+	}
+	h.claudeRaw("PermissionRequest", bashAsk)
+	cancel()
+	decision(t, got)
+	h.m.Close()
+	if ps := pushed(); len(ps) != 1 || ps[0].ID != items[0].ID || ps[0].Prompt != p.ID {
+		t.Fatalf("pushes %+v, want %s once with prompt %s", ps, items[0].ID, p.ID)
+	}
+}
