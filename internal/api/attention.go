@@ -61,7 +61,12 @@ type Attention struct {
 	// Options are a question's or a gate's options.
 	Options []string `json:"options,omitempty"`
 	// Gate is the gate of a gate item.
-	Gate   string    `json:"gate,omitempty"`
+	Gate string `json:"gate,omitempty"`
+	// Prompt is the open prompt (api.Prompt) of a permission or question
+	// item that st can answer through the agent's hook: set on the item
+	// handed to the push, whose answer links are that prompt's. Not kept:
+	// a prompt lives as long as its hook waits.
+	Prompt string    `json:"prompt,omitempty"`
 	Opened time.Time `json:"opened"`
 	// Closed is when it closed; nil while it is open. ClosedBy says why:
 	// "agent" (it moved on), "answered", "dismissed", "gone", ...

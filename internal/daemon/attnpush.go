@@ -99,6 +99,9 @@ type attnPusher struct {
 	post  func(ctx context.Context, title, body string, hdr map[string]string) error
 	now   func() time.Time
 	log   io.Writer
+	// links are the ntfy actions that answer prompt id (push_answer_url
+	// set), one per choice, each good once; none without push_answer_url.
+	links func(id string) ([]string, error)
 
 	mu      sync.Mutex
 	recent  []time.Time     // pushes sent in the window
@@ -190,6 +193,9 @@ func (p *attnPusher) stop() {
 }
 
 // send pushes one item, or a summary of several, and marks them pushed.
+// One item of a prompt st can answer carries the prompt's answer links
+// (Allow once / Deny, a question's options); a summary carries none (the
+// web UI answers each).
 func (p *attnPusher) send(ctx context.Context, as []api.Attention) {
 	title, body := pushText(as)
 	ids := make([]string, len(as))
@@ -197,6 +203,23 @@ func (p *attnPusher) send(ctx context.Context, as []api.Attention) {
 		ids[i] = a.ID
 	}
 	hdr := map[string]string{"Tags": "bell", "X-St-Attention": strings.Join(ids, ",")}
+	if len(as) == 1 && as[0].Prompt != "" {
+		var actions []string
+		var err error
+		if p.links != nil {
+			actions, err = p.links(as[0].Prompt)
+		}
+		switch {
+		case err != nil:
+			// (Its prompt closed meanwhile: answered, or its agent moved on.)
+			fmt.Fprintf(p.log, "push attention %s: no answer links: %v\n", as[0].ID, err)
+		case len(actions) > 0:
+			hdr["Actions"] = strings.Join(actions, "; ")
+			hdr["X-St-Prompt"] = as[0].Prompt
+		default:
+			body += "\nNo answer buttons here: push_answer_url (where your phone reaches st's web UI) is not set in st's config.toml; st doctor says how."
+		}
+	}
 	if err := p.post(ctx, title, body, hdr); err != nil {
 		fmt.Fprintf(p.log, "push attention %s: %v\n", strings.Join(ids, ","), err)
 		return

@@ -12,7 +12,7 @@ import (
 	"github.com/sophonz/st/internal/attention"
 )
 
-type sentPush struct{ title, body, ids string }
+type sentPush struct{ title, body, ids, actions, prompt string }
 
 // pusherFor is a pusher whose posts are kept, with a clock of the test's
 // and pane %9 in front of a person.
@@ -31,7 +31,7 @@ func pusherFor(t *testing.T, toml string) (*attnPusher, *attention.Book, func() 
 		post: func(_ context.Context, title, body string, hdr map[string]string) error {
 			mu.Lock()
 			defer mu.Unlock()
-			sent = append(sent, sentPush{title, body, hdr["X-St-Attention"]})
+			sent = append(sent, sentPush{title, body, hdr["X-St-Attention"], hdr["Actions"], hdr["X-St-Prompt"]})
 			return nil
 		}}
 	close(p.ready)
@@ -118,5 +118,48 @@ func TestAttentionConfigRefusesUnknownKinds(t *testing.T) {
 	c, _, err := loadConfigText(t, "")
 	if err != nil || *c.Attention.Summary != defaultSummary || !*c.Attention.QuietFront || c.Attention.SummaryWindow.Duration != defaultSummaryWindow {
 		t.Fatalf("defaults %+v %v", c.Attention, err)
+	}
+}
+
+// An item of a prompt st can answer is one push, by the same quiet rules,
+// with the prompt's answer links: Allow once and Deny. None for its pane
+// in front of a person, none when its kind does not push; without
+// push_answer_url it says why it has no buttons.
+func TestAttentionPushCarriesPromptLinks(t *testing.T) {
+	links := func(id string) ([]string, error) {
+		return []string{"http, Allow once, https://st.example/push/prompt/a-" + id + ", method=POST, clear=true",
+			"http, Deny, https://st.example/push/prompt/d-" + id + ", method=POST, clear=true"}, nil
+	}
+	p, b, sent, _ := pusherFor(t, "push_url = \"http://127.0.0.1:1/push\"\n")
+	p.links = links
+	ctx := context.Background()
+	a := open(b, "%3", api.AttnPermission, "make deploy")
+	a.Prompt = "prompt-1"
+	p.item(ctx, a)
+	front := open(b, "%9", api.AttnPermission, "in front")
+	front.Prompt = "prompt-2"
+	p.item(ctx, front)
+	got := sent()
+	if len(got) != 1 || got[0].ids != a.ID || got[0].prompt != "prompt-1" || got[0].title != "st: w3 needs you (permission)" ||
+		got[0].actions != "http, Allow once, https://st.example/push/prompt/a-prompt-1, method=POST, clear=true; http, Deny, https://st.example/push/prompt/d-prompt-1, method=POST, clear=true" {
+		t.Fatalf("pushes %+v, want %s alone with its links", got, a.ID)
+	}
+
+	p, b, sent, _ = pusherFor(t, "push_url = \"http://127.0.0.1:1/push\"\n[attention]\npush = [\"failed\"]\n")
+	p.links = links
+	a = open(b, "%3", api.AttnPermission, "make deploy")
+	a.Prompt = "prompt-1"
+	p.item(ctx, a)
+	if got := sent(); len(got) != 0 {
+		t.Fatalf("pushes %+v of a kind that does not push", got)
+	}
+
+	p, b, sent, _ = pusherFor(t, "push_url = \"http://127.0.0.1:1/push\"\n")
+	p.links = func(string) ([]string, error) { return nil, nil } // push_answer_url unset
+	a = open(b, "%3", api.AttnPermission, "make deploy")
+	a.Prompt = "prompt-1"
+	p.item(ctx, a)
+	if got := sent(); len(got) != 1 || got[0].actions != "" || !strings.Contains(got[0].body, "No answer buttons here: push_answer_url") {
+		t.Fatalf("pushes %+v, want one saying why it has no buttons", got)
 	}
 }

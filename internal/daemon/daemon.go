@@ -83,13 +83,13 @@ func Run(ctx context.Context, o Options) error {
 	pusher := &attnPusher{target: cfg.PushURL, rules: cfg.Attention, ready: make(chan struct{}), front: tm.PanesInFront, now: time.Now, log: o.Log,
 		post: func(ctx context.Context, title, body string, hdr map[string]string) error {
 			return postPush(ctx, cfg.PushURL, title, body, hdr)
-		}}
+		},
+		links: func(id string) ([]string, error) { return promptLinks(cfg.PushAnswerURL, mgr, id) }}
 	defer pusher.stop()
 	statusKick := make(chan struct{}, 1)
 	hist := openHistory(o.Home, func(f string, a ...any) { fmt.Fprintf(o.Log, f+"\n", a...) })
 	mgr, err = orch.NewManager(ctx, orch.Config{Home: o.Home, STBin: o.STBin, Tmux: tm, Log: o.Log, History: hist,
 		OnGate:      func(g api.Gate) { pushGate(ctx, cfg.PushURL, cfg.PushAnswerURL, mgr, g, o.Log) },
-		OnPrompt:    func(p api.Prompt) { pushPrompt(ctx, cfg.PushURL, cfg.PushAnswerURL, mgr, p, o.Log) },
 		OnAttention: func(a api.Attention) { pusher.item(ctx, a) },
 		OnAttentionCount: func() {
 			select {

@@ -80,39 +80,38 @@ func sendPush(ctx context.Context, target, body string, headers map[string]strin
 	}
 }
 
-// pushPrompt sends an agent's permission prompt to the push target, as
-// pushGate a gate: what it asks, and with answerBase set one action per
-// choice (Allow once, Deny; a question's options), each a one-time answer
-// link of its own (web.PushPromptURL). The agent's name stays out: the
-// push service sees the command, as it sees a gate's question.
-func pushPrompt(ctx context.Context, target, answerBase string, mgr *orch.Manager, p api.Prompt, log io.Writer) {
-	if target == "" {
-		return
+// promptLinks are the ntfy actions of open prompt id for its attention
+// item's push (attnPusher): with answerBase (push_answer_url) set, one
+// per choice (Allow once, Deny; a question's options), each a one-time
+// answer link of its own (web.PushPromptURL); none without it. The
+// agent's name stays out of the links: the push service sees the command,
+// as it sees a gate's question.
+func promptLinks(answerBase string, mgr *orch.Manager, id string) ([]string, error) {
+	if answerBase == "" {
+		return nil, nil
+	}
+	var p *api.Prompt
+	for _, o := range mgr.Prompts() {
+		if o.ID == id {
+			p = &o
+		}
+	}
+	if p == nil {
+		return nil, fmt.Errorf("prompt %s is not open", id)
+	}
+	toks, err := mgr.MintPromptTokens(id)
+	if err != nil {
+		return nil, err
 	}
 	var actions []string
-	if answerBase != "" {
-		toks, err := mgr.MintPromptTokens(p.ID)
-		if err != nil {
-			fmt.Fprintf(log, "push prompt %s: %v\n", p.ID, err)
-			return
+	for _, c := range p.Choices() {
+		label := map[string]string{api.PromptAllow: "Allow once", api.PromptDeny: "Deny"}[c]
+		if label == "" {
+			label = strings.NewReplacer(",", " ", ";", " ", "\"", " ").Replace(c)
 		}
-		for _, c := range p.Choices() {
-			label := map[string]string{api.PromptAllow: "Allow once", api.PromptDeny: "Deny"}[c]
-			if label == "" {
-				label = strings.NewReplacer(",", " ", ";", " ", "\"", " ").Replace(c)
-			}
-			actions = append(actions, fmt.Sprintf("http, %s, %s, method=POST, clear=true", label, web.PushPromptURL(answerBase, toks[c])))
-		}
+		actions = append(actions, fmt.Sprintf("http, %s, %s, method=POST, clear=true", label, web.PushPromptURL(answerBase, toks[c])))
 	}
-	body := p.Tool + ": " + p.Command
-	if p.Question != "" {
-		body = p.Question + "\n" + strings.Join(p.Options, " | ")
-	}
-	if len(actions) == 0 {
-		body += "\n\nNo buttons here: push_answer_url is not set in st's config.toml. Answer in st's web UI, or in the agent's window."
-	}
-	sendPush(ctx, target, body, map[string]string{"Title": "st: an agent asks permission (" + p.Pane + ")", "Tags": "warning",
-		"X-St-Prompt": p.ID}, actions, "prompt "+p.ID, log)
+	return actions, nil
 }
 
 // pushBody is the text of a gate's push: its question, and when the push

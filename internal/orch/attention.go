@@ -26,15 +26,15 @@ import (
 // report, its pane going, a gate answered, withdrawn or timed out, a
 // person's dismissal (st attention dismiss, the web UI).
 
-// pausedState is the state of a worker stopped at a usage limit (issue
-// "tokens" adds it to api; this file needs only its name).
-const pausedState api.State = "paused"
-
 // attnOp is one thing to do to the attention book.
 type attnOp struct {
 	key  string
 	open *api.Attention // nil: close key
 	by   string         // why it closes
+	// prompt: the item is of a prompt st may answer through the agent's
+	// hook; its push waits for that prompt (promptpush.go), to carry its
+	// answer links.
+	prompt bool
 }
 
 // attnLocked records op in c. A later op of the same key replaces an
@@ -52,7 +52,8 @@ func (c *change) attnLocked(op attnOp) {
 }
 
 // runAttn carries out a change's attention ops; a new item goes to the
-// daemon's OnAttention (the push), in the background.
+// daemon's OnAttention (the push), in the background: at once, or, for a
+// prompt st may answer, with that prompt (holdForPrompt).
 func (m *Manager) runAttn(ops []attnOp) {
 	if len(ops) > 0 {
 		defer m.attnCounted()
@@ -69,9 +70,20 @@ func (m *Manager) runAttn(ops []attnOp) {
 			continue
 		}
 		m.logf("attention %s opened: %s of %s: %.80q", a.ID, a.Kind, orNone(a.Pane), a.Text)
-		if m.cfg.OnAttention != nil {
-			m.bg.Go(func(context.Context) { m.cfg.OnAttention(a) })
+		if op.prompt {
+			m.holdForPrompt(a)
+			continue
 		}
+		m.pushAttn(a)
+	}
+}
+
+// pushAttn hands new item a to the daemon's OnAttention, in the
+// background: the one push of every item (a gate's excepted, which its
+// own push carries).
+func (m *Manager) pushAttn(a api.Attention) {
+	if m.cfg.OnAttention != nil {
+		m.bg.Go(func(context.Context) { m.cfg.OnAttention(a) })
 	}
 }
 
@@ -103,8 +115,9 @@ func (m *Manager) itemOfLocked(pane string, kind api.AttentionKind, text string)
 // hookAttnLocked is what a hook event of pane's own agent does to its
 // items: a question or a permission prompt opens one; any other event of
 // its own closes it (the agent moved on); new work closes how its last
-// turn ended.
-func (m *Manager) hookAttnLocked(c *change, pane string, ev agent.Event, hf hookFacts) {
+// turn ended. answers: ev is the event whose hook may answer the prompt
+// (the kind's Hear.Answers), so a prompt st can answer follows it.
+func (m *Manager) hookAttnLocked(c *change, pane string, ev agent.Event, hf hookFacts, answers bool) {
 	syncs.AssertLocked(&m.reg.mu)
 	if hf.aside || ev.Kind == agent.EvIgnore || ev.Kind == agent.EvSubagent || ev.Kind == agent.EvTeammateIdle {
 		return
@@ -120,22 +133,28 @@ func (m *Manager) hookAttnLocked(c *change, pane string, ev agent.Event, hf hook
 			// is about, says less than the item already open.
 			return
 		}
-		kind := api.AttnPermission
-		if ask.Question {
-			kind = api.AttnQuestion
-		}
-		a := m.itemOfLocked(pane, kind, ask.Text)
-		a.Tool, a.Command, a.Options = ask.Tool, ask.Command, ask.Options
-		if a.Text == "" {
-			a.Text = ask.Tool
-		}
-		c.attnLocked(attnOp{key: prompt, open: a})
+		c.attnLocked(attnOp{key: prompt, open: m.askItemLocked(pane, ask), prompt: answers})
 		return
 	}
 	c.attnLocked(attnOp{key: prompt, by: "agent"})
 	if ev.Kind == agent.EvTurnStart || (ev.Kind == agent.EvTool && m.reg.workers[pane] == nil) {
 		c.attnLocked(attnOp{key: attention.PaneKey(pane, attention.Turn), by: "agent"})
 	}
+}
+
+// askItemLocked is the item of pane's agent asking ask.
+func (m *Manager) askItemLocked(pane string, ask *agent.Ask) *api.Attention {
+	syncs.AssertLocked(&m.reg.mu)
+	kind := api.AttnPermission
+	if ask.Question {
+		kind = api.AttnQuestion
+	}
+	a := m.itemOfLocked(pane, kind, ask.Text)
+	a.Tool, a.Command, a.Options = ask.Tool, ask.Command, ask.Options
+	if a.Text == "" {
+		a.Text = ask.Tool
+	}
+	return a
 }
 
 // workerStateAttnLocked is what worker w's move from prev to s does to
@@ -153,7 +172,7 @@ func (c *change) workerStateAttnLocked(w *Worker, prev, s api.State) {
 		}
 	case api.Failed:
 		c.attnLocked(attnOp{key: turn, open: m.itemOfLocked(w.ID, api.AttnFailed, firstLine(orDefaultStr(w.Error, w.LastAnswer)))})
-	case pausedState:
+	case api.Paused:
 		c.attnLocked(attnOp{key: turn, open: m.itemOfLocked(w.ID, api.AttnPaused, firstLine(orDefaultStr(w.Error, w.LastAnswer)))})
 	case api.Gone:
 		c.attnLocked(attnOp{key: turn, by: "gone"})

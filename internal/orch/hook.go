@@ -86,7 +86,7 @@ func (m *Manager) applyEvent(pane string, ad *agent.Kind, ev agent.Event, teamma
 			}
 		}
 		c.kicks = append(c.kicks, pane)
-		m.hookAttnLocked(c, pane, ev, hf)
+		m.hookAttnLocked(c, pane, ev, hf, ad.Hear.Answers != "" && ev.Name == ad.Hear.Answers)
 		if w != nil && w.State.Live() && !hf.aside {
 			m.workerEventLocked(c, w, ev, hf)
 		}

@@ -29,11 +29,10 @@ type Config struct {
 	// OnGate is called (in the background) when a gate opens: the
 	// daemon sends it to the user's push target.
 	OnGate func(api.Gate)
-	// OnPrompt is called (in the background) when a permission prompt
-	// opens (prompt.go), for the views of it: the push, the attention list.
-	OnPrompt func(api.Prompt)
 	// OnAttention is called (in the background) when an attention item
-	// opens (attention.go): the daemon pushes it, by its quiet rules.
+	// opens (attention.go): the daemon pushes it, by its quiet rules. An
+	// item of a prompt st can answer comes with the prompt's id
+	// (Attention.Prompt), so that its one push carries the answer links.
 	OnAttention func(api.Attention)
 	// OnAttentionCount is called when items opened or closed: the daemon
 	// shows the count on tmux's status line. It must not block.

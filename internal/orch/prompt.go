@@ -27,6 +27,10 @@ type promptBook struct {
 
 	mu      sync.Mutex
 	prompts map[string]*promptWait
+	// held is the new attention item of each pane whose prompt is
+	// awaited (promptpush.go); hold is how long at most.
+	held map[string]*heldItem
+	hold time.Duration
 }
 
 // promptWait is an open prompt and its waiting hook's channel.
@@ -41,7 +45,7 @@ type promptWait struct {
 }
 
 func newPromptBook(now func() time.Time) *promptBook {
-	return &promptBook{now: now, prompts: map[string]*promptWait{}}
+	return &promptBook{now: now, prompts: map[string]*promptWait{}, held: map[string]*heldItem{}, hold: promptHold}
 }
 
 // maxPromptText bounds the command or question a prompt shows.
@@ -118,6 +122,7 @@ func (m *Manager) WaitPrompt(ctx context.Context, req api.HookRequest, wait time
 	}
 	p, input, ok := readPrompt(req.Payload)
 	if !ok {
+		m.releaseHeld(req.Pane, "") // its item's push goes without answer links
 		return &api.PromptDecision{}, nil
 	}
 	if wait <= 0 {
@@ -130,9 +135,10 @@ func (m *Manager) WaitPrompt(ctx context.Context, req api.HookRequest, wait time
 	m.prompts.open(pw)
 	m.logf("prompt %s opened by %s (%s %s): waits up to %s for a person", p.ID, p.Pane, p.Tool, orNone(p.Command+p.Question), wait)
 	m.reg.notify()
-	if m.cfg.OnPrompt != nil {
-		c := p
-		m.bg.Go(func(context.Context) { m.cfg.OnPrompt(c) })
+	if !m.releaseHeld(p.Pane, p.ID) { // its item's one push, with the answer links
+		if ev, err := kind.MapEvent(req.Event, req.Payload); err == nil {
+			m.promptItem(p.Pane, ev)
+		}
 	}
 	t := time.NewTimer(wait)
 	defer t.Stop()
