@@ -93,7 +93,7 @@ type Worker struct {
 	// fail (its turn ends, as any failed turn).
 	OnLimit string `json:"on_limit,omitempty"`
 	// LimitSeen is the reset of the last usage limit it was paused for.
-	LimitSeen time.Time `json:"limit_seen,omitempty"`
+	LimitSeen time.Time `json:"limit_seen,omitzero"`
 	// Transcript is its agent's conversation file, as its hooks name it.
 	Transcript string `json:"transcript,omitempty"`
 

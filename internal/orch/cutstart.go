@@ -32,7 +32,10 @@ func (m *Manager) settleCutStarts() {
 	var cut []cutStart
 	m.reg.mu.Lock()
 	for id, w := range m.reg.workers {
-		if w.Typing && !w.Remote() {
+		// Only a start of an earlier st: one this st began (a request
+		// served before the watcher's first look, on a loaded machine)
+		// is typed by its own delivery, and a second would type over it.
+		if w.Typing && !w.Remote() && m.cutAtLoad[w] {
 			cut = append(cut, cutStart{w: w, id: id, kind: w.Agent, task: w.Task, state: w.State})
 		}
 	}

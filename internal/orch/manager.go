@@ -95,12 +95,16 @@ type Manager struct {
 	// reg is the registry: a named field, not an embedded one, so that
 	// what is the registry's reads as such (m.reg.workers, m.reg.mu) and
 	// the Manager's own methods are its whole method set.
-	reg     registry
-	facts   *paneFacts
-	gates   *gateBook
-	prompts *promptBook
-	rest    *restorer
-	notices *noticer
+	reg registry
+	// cutAtLoad are the workers whose start an earlier st's end cut short
+	// (Worker.Typing as run.json had it): set once in NewManager, read by
+	// settleCutStarts.
+	cutAtLoad map[*Worker]bool
+	facts     *paneFacts
+	gates     *gateBook
+	prompts   *promptBook
+	rest      *restorer
+	notices   *noticer
 	// attn is the attention items (attention.go, internal/attention).
 	attn   *attention.Book
 	tokens *tokenBook
@@ -145,6 +149,14 @@ func NewManager(ctx context.Context, cfg Config) (*Manager, error) {
 	}
 	if err := m.reg.load(); err != nil {
 		return nil, err
+	}
+	// The starts an earlier st left cut short, known now, before this
+	// st starts any: settleCutStarts types theirs alone.
+	m.cutAtLoad = map[*Worker]bool{}
+	for _, w := range m.reg.workers {
+		if w.Typing && !w.Remote() {
+			m.cutAtLoad[w] = true
+		}
 	}
 	m.gates.load()
 	m.bg.Go(m.reg.saver.run)

@@ -80,7 +80,7 @@ type Worker struct {
 	// the same limit read again from its records is behind it (measured:
 	// Codex's Stop of the turn after continue can come before its rollout
 	// has that turn, whose tail still ends at the limit).
-	LimitSeen time.Time `json:"limit_seen,omitempty"`
+	LimitSeen time.Time `json:"limit_seen,omitzero"`
 	// Transcript is its agent's conversation file, as its hooks name it.
 	Transcript string `json:"transcript,omitempty"`
 
