@@ -75,10 +75,32 @@ type Attention struct {
 	// Pushed is when its push was sent (or folded into a summary); nil:
 	// none yet. One push per item, across restarts too.
 	Pushed *time.Time `json:"pushed,omitempty"`
+	// TextHidden says Text was left out: it is a worker's (its last
+	// answer, its error), which the asker may not read (st worker read
+	// refuses it).
+	TextHidden bool `json:"text_hidden,omitempty"`
 }
 
 // Open reports whether the item still waits for a person.
 func (a *Attention) Open() bool { return a.Closed == nil }
+
+// OfWorkerText reports whether Text is a text of the worker in Pane (its
+// last answer, or its error): the texts only who may read that worker
+// reads (orch's ShowTo). A permission's command, a question, a gate's
+// question and a run's objective are every local process's, as st's
+// lists of prompts, gates and runs show them.
+func (a *Attention) OfWorkerText() bool {
+	switch a.Kind {
+	case AttnNoReport, AttnFailed, AttnPaused:
+		return true
+	}
+	return false
+}
+
+// HideText leaves out Text, and says so.
+func (a *Attention) HideText() {
+	a.Text, a.TextHidden = "", true
+}
 
 // AttentionRequest lists, waits for or dismisses items.
 type AttentionRequest struct {

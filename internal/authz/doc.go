@@ -65,10 +65,10 @@
 //
 // What an actor may read of a worker is one decision too (MayRead, which
 // is st worker read's): every route that shows workers (the socket's
-// lists, st orch show, st worker wait; the web UI's state; the peer API's
-// graph and answers) shows the texts (task, report, answers) of only the
-// workers the asker may read, and of the others their name, state and
-// times. The daemon and the peer API ask it where their answers leave,
+// lists, st orch show, st worker wait, st attention's items of a
+// worker's turn; the web UI's state; the peer API's graph and answers)
+// shows the texts (task, report, answers, error) of only the workers the
+// asker may read, and of the others their name, state and times. The daemon and the peer API ask it where their answers leave,
 // through orch's ShowTo, so that a route added later is held by it too.
 //
 // What each actor may do:

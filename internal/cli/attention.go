@@ -130,6 +130,9 @@ func attentionWho(a api.Attention) string {
 // attentionWhat is what an item asks, in a line.
 func attentionWhat(a api.Attention) string {
 	what := a.Text
+	if a.TextHidden {
+		what = "(the worker's answer left out: st worker read refuses it to this pane)"
+	}
 	if len(a.Options) > 0 {
 		what += " [" + strings.Join(a.Options, " | ") + "]"
 	}

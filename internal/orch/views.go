@@ -6,7 +6,9 @@ import (
 
 // ShowTo is answer as an asker sees it: the texts (task, report, answers)
 // of only the workers it may read, and of the others their name, state
-// and times (api.WorkerView.HideTexts). may is authz's decision for that
+// and times (api.WorkerView.HideTexts); an attention item about a worker
+// it may not read, without the worker's answer or error in its text
+// (api.Attention.HideText). may is authz's decision for that
 // asker (authz.MayRead: st worker read's), asked once per worker; may("")
 // says the asker may read every worker (a person). The socket and the
 // peer API pass every answer through it as it leaves, so that what st
@@ -57,6 +59,20 @@ func (m *Manager) ShowTo(answer any, may func(id string) bool) any {
 	case *api.MergeResult:
 		if a != nil {
 			keep(&a.Worker)
+		}
+	case *api.AttentionList:
+		// An item of a worker's turn holds its last answer or its error
+		// (issue 34's items, read by st attention from any pane).
+		if a != nil {
+			for i := range a.Items {
+				if it := &a.Items[i]; it.OfWorkerText() && !all() && !may(it.Pane) {
+					it.HideText()
+				}
+			}
+		}
+	case *api.Attention:
+		if a != nil && a.OfWorkerText() && !all() && !may(a.Pane) {
+			a.HideText()
 		}
 	case []api.GraphAgent:
 		for i := range a {

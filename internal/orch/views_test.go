@@ -62,3 +62,40 @@ func TestShowToDecidesPerWorker(t *testing.T) {
 		}
 	}
 }
+
+// TestShowToHidesAttentionTexts (issue 34's items, found by the authz
+// matrix): st attention, from any pane, lists every item; an item of a
+// worker's turn (no report, failed, paused) holds that worker's last
+// answer or error, which only who may read the worker is shown. A
+// permission's command and a gate's question stay (st's prompt and gate
+// lists show them to every local process); a person reads every text.
+func TestShowToHidesAttentionTexts(t *testing.T) {
+	h := newHarness(t, api.Done, nil)
+	h.addWorker(&Worker{ID: "%5", Name: "other", Agent: "sim", Parent: shell, Level: 1, State: api.Idle, Since: time.Now(), StartedAt: time.Now()})
+	agent := func(id string) bool { return id != "" && h.m.Owns(coord, id) }
+	person := func(string) bool { return true }
+	items := func() *api.AttentionList {
+		return &api.AttentionList{Items: []api.Attention{
+			{ID: "att-1", Kind: api.AttnNoReport, Pane: "%5", Text: "other: its answer"},
+			{ID: "att-2", Kind: api.AttnFailed, Pane: "%5", Text: "other: its error"},
+			{ID: "att-3", Kind: api.AttnPaused, Pane: "%5", Text: "other: its limit"},
+			{ID: "att-4", Kind: api.AttnNoReport, Pane: workerID, Text: "mine: answer"},
+			{ID: "att-5", Kind: api.AttnPermission, Pane: "%5", Text: "rm -rf build", Command: "rm -rf build"},
+			{ID: "att-6", Kind: api.AttnGate, Pane: "%5", Text: "Ship it?", Gate: "gate-1"},
+		}}
+	}
+	want := map[string]string{"att-1": "", "att-2": "", "att-3": "", "att-4": "mine: answer", "att-5": "rm -rf build", "att-6": "Ship it?"}
+	for _, a := range h.m.ShowTo(items(), agent).(*api.AttentionList).Items {
+		if a.Text != want[a.ID] || a.TextHidden != (want[a.ID] == "") {
+			t.Errorf("the coordinator is shown item %s (%s of %s) as %q (hidden %v), want %q", a.ID, a.Kind, a.Pane, a.Text, a.TextHidden, want[a.ID])
+		}
+	}
+	if a := h.m.ShowTo(&api.Attention{ID: "att-1", Kind: api.AttnNoReport, Pane: "%5", Text: "other: its answer"}, agent).(*api.Attention); a.Text != "" || !a.TextHidden {
+		t.Errorf("one item of another's worker: want its text left out, got %+v", a)
+	}
+	for _, a := range h.m.ShowTo(items(), person).(*api.AttentionList).Items {
+		if a.Text == "" || a.TextHidden {
+			t.Errorf("a person: want every item's text, got %+v", a)
+		}
+	}
+}

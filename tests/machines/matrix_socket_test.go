@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/attention"
 	"github.com/sophonz/st/internal/authz"
 	"github.com/sophonz/st/internal/daemon"
 	"github.com/sophonz/st/internal/testutil"
@@ -139,6 +140,22 @@ var socketRows = map[string]sockRow{
 	api.RoutePromptAnswer: {body: func(m *matrix, a *actor, t string, _ authz.Action) string {
 		return js(map[string]any{"pane": a.pane, "id": t, "option": "deny"})
 	}, on: "prompt", fresh: true},
+	// The attention items (issue 34): reading them is every process's
+	// (st attention, st attention --wait), each item's text of a worker
+	// (its last answer, its error) only to who may read that worker;
+	// dismissing one is a person's act only.
+	api.RouteAttention: {body: func(m *matrix, a *actor, _ string, _ authz.Action) string {
+		return js(map[string]any{"pane": a.pane, "all": true})
+	}},
+	// A wait after no item returns the open ones at once.
+	api.RouteAttentionWait: {body: func(m *matrix, a *actor, _ string, _ authz.Action) string {
+		return js(map[string]any{"pane": a.pane, "timeout": time.Minute})
+	}},
+	api.RouteAttentionDismiss: {body: onID, on: "attention", fresh: true},
+	// st setup --tmux-status: changing st's setup, a person's only.
+	api.RouteTmuxStatus: {body: func(m *matrix, a *actor, _ string, _ authz.Action) string {
+		return js(map[string]any{"pane": a.pane, "on": true})
+	}},
 }
 
 // startBody starts a sim worker (fan: tries of a fan, each in a worktree
@@ -299,6 +316,10 @@ func (m *matrix) target(c sockCell, allowed bool) string {
 		return m.prompt()
 	case c.row.on == "prompt":
 		return m.openPrompt
+	case c.row.on == "attention" && allowed:
+		return m.attentionOf(m.gate()) // an item of its own, used up
+	case c.row.on == "attention":
+		return m.attentionOf(m.openGate)
 	case c.row.on == "agent" && allowed && c.row.fresh:
 		return m.b.HandAgent(fmt.Sprintf("lone%d", m.seq.Add(1)))
 	case c.row.on == "agent":
@@ -414,9 +435,48 @@ func (m *matrix) effect(c sockCell, target, body, answer string) string {
 		if out, _ := os.ReadFile(m.promptOut[target]); !strings.Contains(string(out), `"behavior":"deny"`) {
 			return "its hook printed no deny: " + string(out)
 		}
+	case api.RouteAttention, api.RouteAttentionWait, api.RouteAttentionDismiss, api.RouteTmuxStatus:
+		return m.attentionEffect(c, target, answer)
 	case api.RouteGateWithdraw:
 		if out, _ := m.b.ST("gate", "list", "--all"); !regexp.MustCompile(regexp.QuoteMeta(target) + ` +withdrawn `).MatchString(out) {
 			return "gate " + target + " is not withdrawn:\n" + out
+		}
+	}
+	return ""
+}
+
+// attentionEffect is effect's for the attention items' routes and st
+// setup --tmux-status (issue 34).
+func (m *matrix) attentionEffect(c sockCell, target, answer string) string {
+	m.t.Helper()
+	switch c.path {
+	case api.RouteAttention, api.RouteAttentionWait:
+		// Every open item is listed, those of the workers that ended a
+		// turn with no report among them: with the worker's answer to
+		// who may read that worker, else saying it was left out
+		// (secretsIn holds that no answer shows it).
+		for _, w := range []struct{ id, text string }{{m.swNR, "sw-secret-noreport"}, {m.csNR, "cs-secret-noreport"}} {
+			it := gjson.Get(answer, `items.#(pane=="`+w.id+`")`)
+			switch {
+			case !it.Exists():
+				return "it does not list " + w.id + "'s item (no report)"
+			case m.reads(c.a, w.id) && it.Get("text").String() != w.text:
+				return "it does not show " + w.id + "'s answer, " + w.text + ", to who may read that worker: " + it.Raw
+			case !m.reads(c.a, w.id) && !it.Get("text_hidden").Bool():
+				return "it does not say " + w.id + "'s answer was left out: " + it.Raw
+			}
+		}
+	case api.RouteAttentionDismiss:
+		st := m.attentionState(target)
+		if st.Get("closed_by").String() != "dismissed" {
+			return "item " + target + " is not dismissed: " + st.Raw
+		}
+	case api.RouteTmuxStatus:
+		if out, _ := m.b.Tmux.Run("show-options", "-gv", "status-right"); !attention.HasSegment(out) {
+			return "tmux's status-right has no segment of st's: " + out
+		}
+		if _, err := os.Stat(filepath.Join(m.b.Home, daemon.TmuxStatusMark)); err != nil {
+			return "st keeps no mark of the setting: " + err.Error()
 		}
 	}
 	return ""
@@ -526,6 +586,26 @@ func (m *matrix) prompt() string {
 	}
 	m.promptOut[id] = out
 	return id
+}
+
+// attentionOf is the id of the attention item of gate id, once beta
+// lists it.
+func (m *matrix) attentionOf(gate string) string {
+	m.t.Helper()
+	var id string
+	testutil.WaitFor(m.t, 30*time.Second, func() (bool, string) {
+		out, _ := m.b.ST("attention", "--json")
+		id = gjson.Get(out, `items.#(gate=="`+gate+`").id`).String()
+		return id != "", "gate " + gate + " has no attention item: " + out
+	})
+	return id
+}
+
+// attentionState is item id as beta lists it to a person (closed ones
+// too).
+func (m *matrix) attentionState(id string) gjson.Result {
+	out, _ := m.b.ST("attention", "--all", "--json")
+	return gjson.Get(out, `items.#(id=="`+id+`")`)
 }
 
 // promptOpen reports whether beta still lists prompt id.

@@ -75,7 +75,11 @@ type matrix struct {
 	// sw and cs are workers of p0 and of coord that reported, whose texts
 	// only their owners read (matrix_views_test.go); swRun, csRun their
 	// runs.
-	sw, cs, swRun, csRun    string
+	sw, cs, swRun, csRun string
+	// swNR and csNR are workers of p0 and of coord whose turn ended with
+	// an answer of their own and no report: their attention items hold
+	// it (matrix_views_test.go).
+	swNR, csNR              string
 	actors                  []*actor
 	idle, slow              string // task files
 	repo                    string // a git repository of beta's (for tries of a fan)
@@ -162,6 +166,8 @@ func newMatrix(t *testing.T) *matrix {
 	m.lone = m.b.HandAgent("lone")
 	m.sw, m.swRun = m.secretWorker(m.p0, "sw")
 	m.cs, m.csRun = m.secretWorker(m.coord, "cs")
+	m.swNR = m.noReportWorker(m.p0, "sw")
+	m.csNR = m.noReportWorker(m.coord, "cs")
 	m.openGate = m.gate()
 	m.startActors()
 	m.openPrompt = m.prompt()
@@ -311,7 +317,8 @@ func (m *matrix) askAsNobody(route, bodyFile string) answer {
 }
 
 // quiet is what must not change when a refused request is answered: each
-// file under beta's ST_HOME (its log aside) and each pane's screen.
+// file under beta's ST_HOME (its log aside), each pane's screen, and
+// tmux's status line (screens["status-right"]: st setup --tmux-status).
 type quiet struct {
 	files   map[string]string
 	screens map[string]string
@@ -332,6 +339,7 @@ func (m *matrix) quiet() quiet {
 	for _, p := range strings.Fields(out) {
 		q.screens[p] = m.b.Capture(p)
 	}
+	q.screens["status-right"], _ = m.b.Tmux.Run("show-options", "-gv", "status-right")
 	return q
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/authz"
 	"github.com/sophonz/st/internal/testutil"
+	"github.com/tidwall/gjson"
 )
 
 // What an actor may read of a worker (issue 31, item 2) is st worker
@@ -44,6 +45,23 @@ func (m *matrix) secretWorker(pane, name string) (id, run string) {
 	return id, run
 }
 
+// noReportWorker starts, as a person in pane, a sim worker whose turn
+// ends with an answer of its own (NAME-secret-noreport) and no report,
+// and returns its pane once its attention item (no-report) holds that
+// answer.
+func (m *matrix) noReportWorker(pane, name string) string {
+	m.t.Helper()
+	task := m.c.TaskFile(name+"-noreport.md", "answer: "+name+"-secret-noreport\n")
+	out := m.b.MustST(pane, "worker", "start", "--agent", "sim", "--task", task, "--name", name+"nr", "--cwd", m.b.UserDir)
+	id := has(m.t, out, `(?m)^(%\d+) `+name+`nr$`)[1]
+	testutil.WaitFor(m.t, 60*time.Second, func() (bool, string) {
+		out, _ := m.b.ST("attention", "--json")
+		return gjson.Get(out, `items.#(pane=="`+id+`")#.text`).String() == `["`+name+`-secret-noreport"]`,
+			name + "nr's turn never ended in an item with its answer:\n" + out
+	})
+	return id
+}
+
 // reads is the model's answer (internal/authz's package doc, restated):
 // whether actor a may read the texts of secret worker w (sw or cs). A
 // person reads every worker; an agent its own; a pane it does not run in,
@@ -55,7 +73,7 @@ func (m *matrix) reads(a *actor, w string) bool {
 	case a.forged || a.kind == authz.OtherUser:
 		return false
 	}
-	return w == m.cs && a.pane == m.coord
+	return (w == m.cs || w == m.csNR) && a.pane == m.coord
 }
 
 // secretsIn fails the test when body, an answer to who, holds the words

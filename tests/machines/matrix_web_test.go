@@ -234,7 +234,7 @@ func (m *matrix) webServed(base, token string, a webActor, r authz.Route, act au
 	m.t.Helper()
 	m.cells.Add(1)
 	m.allowed.Add(1)
-	path, body := webURL(r.Path), "{}"
+	path, body, item := webURL(r.Path), "{}", ""
 	switch {
 	case strings.HasSuffix(path, "/api/adopt"):
 		body = js(map[string]string{"coordinator": m.coord, "agent": m.b.HandAgent(fmt.Sprintf("dropped%d", m.seq.Add(1)))})
@@ -244,6 +244,9 @@ func (m *matrix) webServed(base, token string, a webActor, r authz.Route, act au
 		body = js(map[string]string{"id": m.gate(), "option": "yes"})
 	case strings.HasSuffix(path, "/api/prompts/answer"):
 		body = js(map[string]string{"id": m.prompt(), "option": "allow"})
+	case strings.HasSuffix(path, "/api/attention/dismiss"):
+		item = m.attentionOf(m.gate())
+		body = js(map[string]string{"id": item})
 	case r.Actor == authz.AnswerToken && strings.HasPrefix(r.Path, "/push/prompt/"):
 		path = m.pushPromptAnswer()
 	case r.Actor == authz.AnswerToken:
@@ -257,6 +260,11 @@ func (m *matrix) webServed(base, token string, a webActor, r authz.Route, act au
 	if strings.HasSuffix(path, "/api/state") && code == 200 && (!strings.Contains(got, "sw-secret-summary") || !strings.Contains(got, "cs-secret-summary")) {
 		// The web UI's session is the person at this machine's browser.
 		m.t.Errorf("%s %s as %s: want every worker's report (a person's page), got %.600s", r.Method, r.Path, a.name, got)
+	}
+	if item != "" && code == 200 {
+		if st := m.attentionState(item); st.Get("closed_by").String() != "dismissed" {
+			m.t.Errorf("%s %s as %s: answered 200, but item %s is not dismissed: %s", r.Method, r.Path, a.name, item, st.Raw)
+		}
 	}
 	switch {
 	case webExpect(a, r, false) == "unreadable" && code < 400:
