@@ -134,7 +134,10 @@ func (p *attnPusher) item(ctx context.Context, a api.Attention) {
 	}
 	now := p.now()
 	p.pruneLocked(now)
-	if *p.rules.Summary == 0 || len(p.recent) < *p.rules.Summary {
+	// A prompt st can answer goes on its own, past the summary: its push
+	// carries the buttons that answer it from the phone, which a summary
+	// cannot (the gate's rule, whose push is its own too).
+	if *p.rules.Summary == 0 || len(p.recent) < *p.rules.Summary || a.Prompt != "" {
 		p.recent = append(p.recent, now)
 		p.mu.Unlock()
 		p.send(ctx, []api.Attention{a})

@@ -163,3 +163,27 @@ func TestAttentionPushCarriesPromptLinks(t *testing.T) {
 		t.Fatalf("pushes %+v, want one saying why it has no buttons", got)
 	}
 }
+
+// A prompt st can answer is never folded into a summary: its push is how
+// a person answers it from the phone (CI: the authz matrix's prompt, the
+// many items before it past the summary's count, had no push to answer).
+func TestAttentionPromptPushedPastTheSummary(t *testing.T) {
+	p, b, sent, _ := pusherFor(t, "push_url = \"http://127.0.0.1:1/push\"\n[attention]\nsummary = 1\nsummary_window = \"1h\"\n")
+	p.links = func(id string) ([]string, error) {
+		return []string{"http, Allow once, https://st.example/push/prompt/a-" + id + ", method=POST, clear=true"}, nil
+	}
+	ctx := context.Background()
+	p.item(ctx, open(b, "%1", api.AttnNoReport, "idle"))
+	held := open(b, "%2", api.AttnNoReport, "idle too")
+	p.item(ctx, held)
+	a := open(b, "%3", api.AttnPermission, "make deploy")
+	a.Prompt = "prompt-1"
+	p.item(ctx, a)
+	got := sent()
+	if len(got) != 2 || got[1].prompt != "prompt-1" || !strings.Contains(got[1].actions, "Allow once") {
+		t.Fatalf("pushes %+v: want the first item's, then the prompt's with its link (the second item held for the summary)", got)
+	}
+	if cur, _ := b.Get(held.ID); cur.Pushed != nil {
+		t.Fatalf("the item past the count was pushed on its own")
+	}
+}
