@@ -57,10 +57,7 @@ var (
 // answer or a command's output that quotes a marker from blocking the
 // agent.
 func recognizeClaudeLike(capture string) View {
-	lines := strings.Split(strings.ReplaceAll(capture, "\r\n", "\n"), "\n")
-	for i, l := range lines {
-		lines[i] = strings.TrimRight(l, " \t\r")
-	}
+	lines := screenLines(capture)
 	if b, ok := findBox(lines); ok {
 		status := statusBlock(lines, b.top)
 		for _, l := range status {
@@ -363,4 +360,15 @@ func arrayLen(p map[string]json.RawMessage, key string) int {
 		return len(a)
 	}
 	return 0
+}
+
+// screenLines is a capture-pane's lines, each without the blanks at its
+// end (tmux pads some; a line's end is where its text ends): what every
+// recognizer reads.
+func screenLines(capture string) []string {
+	lines := strings.Split(strings.ReplaceAll(capture, "\r\n", "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " \t\r")
+	}
+	return lines
 }

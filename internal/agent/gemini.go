@@ -151,10 +151,7 @@ var (
 // a turn at work is told by the spinner line above the rule ("esc to
 // cancel"). A dialog (trust, permission) replaces the box.
 func recognizeGemini(capture string) View {
-	lines := strings.Split(strings.ReplaceAll(capture, "\r\n", "\n"), "\n")
-	for i, l := range lines {
-		lines[i] = strings.TrimRight(l, " \t\r")
-	}
+	lines := screenLines(capture)
 	foot := -1
 	for i := len(lines) - 1; i >= 0; i-- {
 		if strings.HasPrefix(strings.TrimSpace(lines[i]), geminiFooter) {

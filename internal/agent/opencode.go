@@ -177,10 +177,7 @@ var opencodePrompt = []string{"Permission required", "Allow once", "Reject"}
 // permission request replaces the box with one of its own ("△ Permission
 // required" ... "Allow once   Allow always   Reject").
 func recognizeOpencode(capture string) View {
-	lines := strings.Split(strings.ReplaceAll(capture, "\r\n", "\n"), "\n")
-	for i, l := range lines {
-		lines[i] = strings.TrimRight(l, " \t\r")
-	}
+	lines := screenLines(capture)
 	// The box's rule is the lowest on the screen: under it are only its
 	// hints and footer (on the home screen far below it, at the window's
 	// last line).
