@@ -629,7 +629,10 @@ function promptOf(n) {
 }
 
 function needRow(n) {
-  const a = S.m.byKey.get(isLocal(n.machine) ? n.pane : `${n.machine}/${n.pane}`);
+  // Another machine's worker opens through the peer link by its machine
+  // and pane, whether or not that machine's graph reached this page.
+  const a = S.m.byKey.get(isLocal(n.machine) ? n.pane : `${n.machine}/${n.pane}`)
+    || (isLocal(n.machine) ? undefined : { machine: n.machine, pane: n.pane });
   const name = n.name || (a && a.name) || n.pane;
   const p = promptOf(n);
   // A prompt st can answer gets its answers here; one it cannot (an
@@ -640,6 +643,9 @@ function needRow(n) {
   return el('div.need', { dataset: { attention: n.id, kind: n.kind, prompt: p ? p.id : undefined } },
     el('span.needs-mark', { text: '!' }),
     el('b', { text: t(`attn.${n.kind}`, { name }) }),
+    // Another machine's worker: its machine pushed it; here it is one
+    // click from its window there (Open).
+    isLocal(n.machine) ? null : machineTag(n),
     n.command || n.text ? el('span.need-text', { text: n.command || n.text }) : null,
     n.options && n.options.length ? el('span.muted', { text: n.options.join(' · ') }) : null,
     el('span.muted', null, since(n.opened)),
