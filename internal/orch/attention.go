@@ -219,7 +219,9 @@ func (c *change) failedTurnAttnLocked(w *Worker, answer string) {
 // it is done and no task waits.
 func (c *change) runDoneAttnLocked(r *Run) {
 	syncs.AssertLocked(&c.m.reg.mu)
-	if r == nil || len(r.Workers) == 0 {
+	if r == nil || len(r.Workers) == 0 || r.CoordinatorMachine != "" {
+		// (A run hosted here for a coordinator on another machine ends
+		// there: that machine's run opens the item, and pushes it.)
 		return
 	}
 	done := 0
