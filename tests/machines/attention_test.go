@@ -52,18 +52,7 @@ func TestMachinesAttentionOfRemoteWorkers(t *testing.T) { eachWay(t, remoteAtten
 // has no prompt of it to answer; when the prompt is answered in the
 // window on beta, the item closes on beta and is gone on alpha.
 func remoteAttention(t *testing.T, way string) {
-	c := testutil.NewClusterWay(t, way)
-	c.Extra = []string{"ST_HEARTBEAT=1s", "ST_PEER_RETRY=20s"}
-	a, b := c.Machine("alpha", "127.0.0.2"), c.Machine("beta", "127.0.0.3")
-	alphaPushes, alphaURL := newPushLog(t)
-	betaPushes, betaURL := newPushLog(t)
-	a.Extra, b.Extra = []string{alphaURL}, []string{betaURL}
-	a.Login("acme")
-	b.Login("acme")
-	pa := a.Up()
-	b.Up()
-	b.MustST("", "orch", "accept-remote", "on")
-
+	c, a, b, pa, alphaPushes, betaPushes := twoWithPushes(t, way)
 	task := c.TaskFile("permit.md", "Write a file, asking first.\npermit: echo hi > permitted.txt\nanswer: Wrote it.\nsummary: wrote permitted.txt\n")
 	out := must(t)(a.In(pa, "worker", "start", "--machine", "beta", "--agent", "sim", "--task", task, "--name", "asker"))
 	id := has(t, out, `(?m)^(beta/%\d+) asker$`)[1]
@@ -127,8 +116,30 @@ func remoteAttention(t *testing.T, way string) {
 	if l := attentionOf(t, b, false); l.Open != 0 {
 		t.Errorf("beta still has open items after the answer and the report: %+v", l.Items)
 	}
-	// One push of the prompt, beta's; alpha pushed none of beta's worker
-	// (its one push is its own run's end: the run is alpha's).
+	onePushEach(t, alphaPushes, betaPushes, item.ID)
+}
+
+// twoWithPushes makes alpha (the coordinator's) and beta (taking
+// workers) of account acme, each with a push service of its own.
+func twoWithPushes(t *testing.T, way string) (c *testutil.Cluster, a, b *testutil.Machine, pa string, alphaPushes, betaPushes *pushLog) {
+	c = testutil.NewClusterWay(t, way)
+	c.Extra = []string{"ST_HEARTBEAT=1s", "ST_PEER_RETRY=20s"}
+	a, b = c.Machine("alpha", "127.0.0.2"), c.Machine("beta", "127.0.0.3")
+	alphaPushes, alphaURL := newPushLog(t)
+	betaPushes, betaURL := newPushLog(t)
+	a.Extra, b.Extra = []string{alphaURL}, []string{betaURL}
+	a.Login("acme")
+	b.Login("acme")
+	pa = a.Up()
+	b.Up()
+	b.MustST("", "orch", "accept-remote", "on")
+	return c, a, b, pa, alphaPushes, betaPushes
+}
+
+// onePushEach: beta pushed its worker's prompt once; alpha pushed none of
+// it (item, alpha's id of it): alpha's one push is its own run's end.
+func onePushEach(t *testing.T, alphaPushes, betaPushes *pushLog, item string) {
+	t.Helper()
 	if got := betaPushes.got(); len(got) != 1 {
 		t.Errorf("beta's pushes: %q, want its item's one", got)
 	}
@@ -137,7 +148,7 @@ func remoteAttention(t *testing.T, way string) {
 		return len(got) == 1 && strings.Contains(got[0], "(run-done)"), fmt.Sprintf("alpha's pushes: %q, want its run's end only", got)
 	})
 	for _, p := range alphaPushes.got() {
-		if strings.Contains(p, "asker") || strings.Contains(p, item.ID) || strings.Contains(p, "permitted") {
+		if strings.Contains(p, "asker") || strings.Contains(p, item) || strings.Contains(p, "permitted") {
 			t.Errorf("alpha pushed for a worker on beta (beta pushes its own): %q", p)
 		}
 	}
