@@ -58,7 +58,7 @@ func machinePrefix(slug string) string { return "remote:" + slug + "/" }
 
 // MirrorAttention brings the items here of machine slug's workers in
 // step with what it sent (items, checked by internal/peer: kinds, sizes,
-// texts): each item of a live worker of this machine's runs there is
+// texts): each item of a worker of this machine's runs there, not gone, is
 // kept, marked with the machine and named by this machine's record
 // (machine/%N), and pushed by no one here; an item not sent any more is
 // closed ("closed there"). Items of panes that are not such workers are
@@ -69,7 +69,9 @@ func (r *Remotes) MirrorAttention(slug string, items []api.Attention) {
 	keep := map[string]api.Attention{}
 	for _, a := range items {
 		w := m.reg.workers[slug+"/"+a.Pane]
-		if w == nil || w.Machine != slug || !w.State.Live() || !carried[a.Kind] {
+		// (A failed worker is no live one, and its item is what it
+		// failed of.)
+		if w == nil || w.Machine != slug || w.State == api.Gone || !carried[a.Kind] {
 			continue
 		}
 		a.Pane, a.Machine, a.Name, a.Agent = w.ID, slug, w.Name, w.Agent

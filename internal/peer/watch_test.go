@@ -207,4 +207,11 @@ func TestPeerMirrorsAttention(t *testing.T) {
 		t.Errorf("this machine pushed an item of beta's worker: %+v", a)
 	default:
 	}
+	// A worker that failed there: its failed item shows here too.
+	view.State = api.Failed
+	failed := api.Attention{ID: "att-12", Kind: api.AttnFailed, Pane: "%4", Text: "its start failed", Opened: opened}
+	h.hub.applyWatch("beta", api.PeerWatchResult{Workers: []api.WorkerView{view}, Attention: []api.Attention{failed}})
+	if l, _ := h.m.Attention(ctx, api.AttentionRequest{}); len(l.Items) != 1 || l.Items[0].Kind != api.AttnFailed || l.Items[0].Pane != "beta/%4" {
+		t.Fatalf("beta's failed worker's item here: %+v", l.Items)
+	}
 }
