@@ -45,6 +45,10 @@ type Limits struct {
 	// st leaves it to do so before it types ContinueLine itself.
 	ContinuesItself func() bool
 	Grace           time.Duration
+	// Itself is when after the reset the agent goes on by itself, as
+	// measured (Claude: 30-90 s), so that st can say when to expect it;
+	// zero when nobody measured it.
+	Itself [2]time.Duration
 	// ContinueLine is what st types to go on once the limit reset.
 	ContinueLine string
 	// Menu recognizes a menu the agent puts up at its limit over its box

@@ -1,6 +1,7 @@
 package real
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/internal/testutil/fakemodel"
 	"github.com/sophonz/st/internal/testutil/realagent"
 )
 
@@ -118,4 +120,124 @@ func (r *rig) fakeLog() string {
 		fmt.Fprintf(&b, "  %s %s %s %d limited=%v prompt=%.60q\n", l.Time.Format("15:04:05.000"), l.Method, l.Endpoint, l.Status, !l.Limited.IsZero(), l.Prompt)
 	}
 	return b.String()
+}
+
+// TestClaudeGoesOnByItselfAfterLimit (issue 35): a Claude subscriber
+// with its own going on left on (autoContinueAtUsageLimit, the default)
+// reaches its limit, which resets a few seconds later. st shows it
+// paused with its reset and when Claude will go on, and does not race
+// it: Claude goes on by itself 30-90 s after the reset (reference §13),
+// st sees it go on, and types nothing. The turn finishes its task, and
+// the model was asked to go on exactly once.
+func TestClaudeGoesOnByItselfAfterLimit(t *testing.T) {
+	if !hasKind(t, "claude") {
+		t.Skip("Claude is not in this run")
+	}
+	r := newRigWith(t, subscriberEnv)
+	r.installHooks()
+	task := r.writeTask("limit-itself.md", fmt.Sprintf(
+		"Go on after the limit.\nLIMIT: 5 RUN: echo went-on > after-itself.txt RUN: %s worker done --summary \"claude went on by itself\" SAY: I went on.\n", r.st))
+	if o, e, code := r.st1("worker", "start", "--agent", "claude", "--task", task, "--name", "itself"); code != 0 {
+		t.Fatalf("st worker start: exit %d %s%s\n%s\n%s", code, o, e, r.capture("main:itself"), r.daemonLog())
+	}
+	// Paused, with its reset and when Claude goes on by itself.
+	shown := regexp.MustCompile(`itself\s+claude\s+paused \(usage limit, resets ~?\d\d:\d\d; claude goes on by itself \d\d:\d\d:\d\d-\d\d:\d\d:\d\d, st types continue at \d\d:\d\d:\d\d if not\)`)
+	deadline := time.Now().Add(120 * time.Second)
+	for {
+		list := r.stMust("worker", "list")
+		if shown.MatchString(list) {
+			break
+		}
+		if strings.Contains(list, "done") || time.Now().After(deadline) {
+			t.Fatalf("never shown paused with Claude's own going on:\n%s\n%s\n%s\n%s", list, r.capture("main:itself"), r.daemonLog(), r.fakeLog())
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	if o, e, code := r.st1("worker", "wait", "--timeout", "240s"); code != 0 {
+		t.Fatalf("st worker wait: exit %d\n%s%s\n%s\n%s\n%s", code, o, e, r.capture("main:itself"), r.daemonLog(), r.fakeLog())
+	}
+	v := r.read("itself")
+	if v.State != "done" || v.Summary != "claude went on by itself" {
+		t.Errorf("after the reset: %+v\n%s", v, r.capture("main:itself"))
+	}
+	if data, err := os.ReadFile(filepath.Join(r.work(), "after-itself.txt")); err != nil || strings.TrimSpace(string(data)) != "went-on" {
+		t.Errorf("Claude did not go on with its task: %q %v", data, err)
+	}
+	log := r.daemonLog()
+	if strings.Contains(log, `typing "continue"`) {
+		t.Errorf("st typed continue while Claude went on by itself:\n%s", log)
+	}
+	if !strings.Contains(log, "claude went on by itself after its usage limit") {
+		t.Errorf("st did not confirm that Claude went on by itself:\n%s", log)
+	}
+	screen, _ := r.tmux("capture-pane", "-p", "-S", "-", "-t", "main:itself")
+	if n := len(regexp.MustCompile(`(?m)^\s*❯ continue\s*$`).FindAllString(screen, -1)); n != 0 {
+		t.Errorf("%d lines typed into Claude's box after its limit, want none:\n%s", n, screen)
+	}
+	if n := continuesAsked(t, r.fake.Requests(), "after-itself.txt"); n != 1 {
+		t.Errorf("the model was asked to go on %d times, want 1:\n%s", n, r.fakeLog())
+	}
+}
+
+// hasKind reports whether kind is among this run's agents.
+func hasKind(t *testing.T, kind string) bool {
+	for _, k := range kinds(t) {
+		if k == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// continuesAsked counts the user messages that ask to go on ("continue",
+// or Claude's own "Your claude.ai usage limit has reset...") in the last
+// request of the conversation whose task names mark: each request carries
+// the whole conversation, so its last one holds every message the model
+// was sent.
+func continuesAsked(t *testing.T, reqs []fakemodel.Logged, mark string) int {
+	t.Helper()
+	var last []byte
+	for _, q := range reqs {
+		if q.Endpoint == "/v1/messages" && !q.Side && strings.Contains(string(q.Body), mark) {
+			last = q.Body
+		}
+	}
+	if last == nil {
+		t.Fatalf("no request of the conversation that names %s", mark)
+	}
+	var body struct {
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(last, &body); err != nil {
+		t.Fatalf("the last request's body: %v", err)
+	}
+	n := 0
+	for _, m := range body.Messages {
+		if m.Role != "user" {
+			continue
+		}
+		var texts []string
+		var s string
+		if json.Unmarshal(m.Content, &s) == nil {
+			texts = append(texts, s)
+		} else {
+			var blocks []struct{ Type, Text string }
+			json.Unmarshal(m.Content, &blocks)
+			for _, b := range blocks {
+				if b.Type == "text" {
+					texts = append(texts, b.Text)
+				}
+			}
+		}
+		for _, x := range texts {
+			x = strings.ToLower(strings.TrimSpace(x))
+			if x == "continue" || strings.HasPrefix(x, "your claude.ai usage limit has reset") {
+				n++
+			}
+		}
+	}
+	return n
 }
