@@ -80,6 +80,8 @@ var Claude = &Kind{
 		ContinueLine: "continue",
 		Menu:         claudeLimitMenu,
 		MenuKey:      "Escape",
+		Waiting:      claudeWaiting,
+		CancelKey:    "Escape",
 	},
 	Records: Records{
 		Conversation: "the hooks' transcript_path: ~/.claude/projects/<folder>/<session>.jsonl",

@@ -288,6 +288,7 @@ func (m *Manager) moveAfterLimit(ctx context.Context, pane string, p api.Pause) 
 			}
 		})
 	}
+	m.cancelGoingOn(ctx, pane, w.Agent)
 	task, err := writeMovedTask(w, p)
 	if err != nil {
 		fail(err)
@@ -315,6 +316,36 @@ func (m *Manager) moveAfterLimit(ctx context.Context, pane string, p api.Pause) 
 	m.notices.queue(w.Parent, "moved "+pane+" "+moved, fmt.Sprintf(
 		"st: worker %s (%s) reached its usage limit (resets %s), so its task moved to worker %s (%s), in %s where its work so far is.",
 		w.Name, w.Agent, p.Resets.Local().Format("15:04"), v.Name, p.MoveTo, w.Cwd))
+}
+
+// cancelGoingOn calls off the going on by itself of pane's agent, whose
+// task moved to another: a Claude with its own going on turned on would
+// take its turn up again after the reset, in the folder the new worker
+// works in (measured: "Continuing automatically at 5:13pm · Esc to
+// cancel"). The key goes only to a screen the kind recognizes as that
+// wait; any other screen is left alone.
+func (m *Manager) cancelGoingOn(ctx context.Context, pane, kind string) {
+	ad, err := agent.Lookup(kind)
+	if err != nil || ad.Limits == nil || ad.Limits.Waiting == nil || ad.Limits.CancelKey == "" ||
+		ad.Limits.ContinuesItself == nil || !ad.Limits.ContinuesItself() {
+		return
+	}
+	// Its hook can come before its screen says so: look for a few
+	// seconds.
+	for i := 0; ; i++ {
+		out, err := m.cfg.Tmux.Capture(ctx, pane)
+		if err == nil && ad.Limits.Waiting(out) {
+			break
+		}
+		if i == 15 || syncs.Sleep(ctx, 300*time.Millisecond) != nil {
+			m.logf("worker %s: its task moves, and %s's screen never showed it waiting to go on by itself: nothing called off", pane, ad.Name)
+			return
+		}
+	}
+	m.logf("worker %s: its task moves, so st calls off %s's own going on after the reset with %s", pane, ad.Name, ad.Limits.CancelKey)
+	if err := m.cfg.Tmux.SendKeys(ctx, pane, ad.Limits.CancelKey); err != nil {
+		m.logf("worker %s: st could not call off its going on: %v (it may take its turn up again after the reset)", pane, err)
+	}
 }
 
 // writeMovedTask writes the task file of a moved task beside the first
