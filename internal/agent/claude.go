@@ -77,9 +77,12 @@ var Claude = &Kind{
 		ContinuesItself: claudeContinuesItself,
 		// Claude goes on 30-90 s after the reset (reference §13).
 		Grace:        120 * time.Second,
+		Itself:       [2]time.Duration{30 * time.Second, 90 * time.Second},
 		ContinueLine: "continue",
 		Menu:         claudeLimitMenu,
 		MenuKey:      "Escape",
+		Waiting:      claudeWaiting,
+		CancelKey:    "Escape",
 	},
 	Records: Records{
 		Conversation: "the hooks' transcript_path: ~/.claude/projects/<folder>/<session>.jsonl",

@@ -128,10 +128,10 @@ func (b *gateBook) get(id string) (api.Gate, bool) {
 }
 
 // answer records the first answer of an open gate (answerLocked).
-func (b *gateBook) answer(req api.GateRequest) (api.Gate, error) {
+func (b *gateBook) answer(req api.GateRequest, valued string) (api.Gate, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.answerLocked(req)
+	return b.answerLocked(req, valued)
 }
 
 // expireNow closes the gates whose deadline passed, waking waiters.
@@ -239,7 +239,11 @@ func (m *Manager) WaitGate(ctx context.Context, req api.GateRequest) (*api.Gate,
 // AnswerGate answers an open gate; the first answer wins.
 func (m *Manager) AnswerGate(ctx context.Context, req api.GateRequest) (*api.Gate, error) {
 	m.expireNow()
-	c, err := m.gates.answer(req)
+	valued, err := m.valueAnswer(req)
+	if err != nil {
+		return nil, err
+	}
+	c, err := m.gates.answer(req, valued)
 	if err != nil {
 		return nil, err
 	}
@@ -309,8 +313,10 @@ func closedGate(g *api.Gate) error {
 	return nil
 }
 
-// answerLocked records the first answer of an open gate.
-func (b *gateBook) answerLocked(req api.GateRequest) (api.Gate, error) {
+// answerLocked records the first answer of an open gate: one of its
+// options, or valued, its value option with an amount st checked
+// (valueAnswer), when it has one.
+func (b *gateBook) answerLocked(req api.GateRequest, valued string) (api.Gate, error) {
 	syncs.AssertLocked(&b.mu)
 	g := b.gates[req.ID]
 	if g == nil {
@@ -325,8 +331,15 @@ func (b *gateBook) answerLocked(req api.GateRequest) (api.Gate, error) {
 			pick = o
 		}
 	}
+	if pick == "" && valued != "" && g.Value != nil && strings.HasPrefix(valued, g.Value.Prefix) {
+		pick = valued
+	}
 	if pick == "" {
-		return api.Gate{}, errorf(api.KindUsage, "answer with one of: "+strings.Join(g.Options, ", "), "%q is not an option of gate %s", req.Option, g.ID)
+		hint := "answer with one of: " + strings.Join(g.Options, ", ")
+		if g.Value != nil {
+			hint += "; or set the amount: st gate answer " + g.ID + " --value AMOUNT (" + g.Value.Hint + ")"
+		}
+		return api.Gate{}, errorf(api.KindUsage, hint, "%q is not an option of gate %s", req.Option, g.ID)
 	}
 	now := b.now()
 	keys := g.AnswerKeys

@@ -536,7 +536,22 @@ function gateBox(g, withAsker) {
       el('span', { text: g.question }),
       el('span.muted', null, ' · ', since(g.asked))),
     el('div.gate-opts', null, g.options.map((o) =>
-      el('button.opt', { type: 'button', text: o, on: { click: (e) => { e.stopPropagation(); answerGate(g, o, e.target); } } }))));
+      el('button.opt', { type: 'button', text: o, on: { click: (e) => { e.stopPropagation(); answerGate(g, o, e.target); } } })),
+      g.value ? gateAmount(g) : null));
+}
+
+// gateAmount is the field of a gate's option that takes an amount (a
+// run's budget gate: go on with a budget the person types). st checks
+// the amount; a refusal comes back as the toast of any failed answer.
+function gateAmount(g) {
+  return el('span.gate-amount', null,
+    el('input.amount', { type: 'text', size: 8, placeholder: t('gate.amount'), 'aria-label': t('gate.amount'),
+      on: { click: (e) => e.stopPropagation() } }),
+    el('button.opt.set-amount', { type: 'button', text: t('gate.setAmount'), on: { click: (e) => {
+      e.stopPropagation();
+      const v = e.target.closest('.gate-amount').querySelector('input.amount').value.trim();
+      if (v) answerGate(g, g.value.prefix + v, e.target);
+    } } }));
 }
 
 // ---- Permission prompts ------------------------------------------------
