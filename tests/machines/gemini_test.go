@@ -95,9 +95,35 @@ func geminiWorker(t *testing.T, way string) {
 	}
 	// Stopping it from alpha ends Gemini's process tree on beta (it
 	// outlives tmux kill-window otherwise).
+	if len(geminiProcesses(b.Home)) == 0 {
+		t.Fatal("no Gemini process of beta's window found before the stop")
+	}
 	must(t)(a.In(pa, "worker", "stop", id, "--yes"))
 	testutil.WaitFor(t, 60*time.Second, func() (bool, string) {
 		ps, _ := b.Tmux.Run("list-panes", "-a", "-F", "#{pane_id}")
 		return !regexp.MustCompile(`(?m)^` + bpane + `$`).MatchString(ps), "beta's worker pane is still there:\n" + ps
 	})
+	testutil.WaitFor(t, 30*time.Second, func() (bool, string) {
+		left := geminiProcesses(b.Home)
+		return len(left) == 0, "Gemini's processes outlived the stop on beta: " + strings.Join(left, "; ")
+	})
+}
+
+// geminiProcesses are the running processes of Gemini CLI (a node whose
+// command line names gemini) that beta's windows started, known by the
+// ST_HOME they inherited: a stopped worker leaves none.
+func geminiProcesses(stHome string) []string {
+	var left []string
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		env, err := os.ReadFile(filepath.Join(p, "environ"))
+		if err != nil || !strings.Contains("\x00"+string(env)+"\x00", "\x00ST_HOME="+stHome+"\x00") {
+			continue
+		}
+		cmd, _ := os.ReadFile(filepath.Join(p, "cmdline"))
+		if line := strings.ReplaceAll(string(cmd), "\x00", " "); strings.Contains(line, "gemini") {
+			left = append(left, filepath.Base(p)+": "+line)
+		}
+	}
+	return left
 }
