@@ -33,22 +33,7 @@ func geminiWorker(t *testing.T, way string) {
 	c := testutil.NewClusterWay(t, way)
 	c.Extra = []string{"ST_HEARTBEAT=1s", "ST_PEER_RETRY=20s"}
 	a, b := c.Machine("alpha", "127.0.0.2"), c.Machine("beta", "127.0.0.3")
-	// Beta's person set Gemini up (reference §11): signed in with a key,
-	// updates off, beta's work folder trusted; st's settings for it are
-	// beta's, not alpha's (a start from another machine runs with the
-	// hosting machine's agent settings).
-	work := filepath.Join(b.UserDir, "work")
-	if err := os.MkdirAll(work, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	tmp := filepath.Join(c.Dir, "beta", "tmp")
-	if err := os.MkdirAll(tmp, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	genv := realagent.GeminiHome(t, b.UserDir, fake.URL(), work)
-	b.Extra = append(genv, "ST_GEMINI_BIN="+gemini, "ST_GEMINI_PERMISSION_MODE=yolo", "TMPDIR="+tmp,
-		// Gemini's first turn was slow at a load of 25 on 2 cores.
-		"ST_BLOCKED_TIMEOUT=240s", "ST_HOOK_TIMEOUT=120s")
+	work := geminiSetUp(t, c, b, fake.URL(), gemini)
 	for _, m := range []*testutil.Machine{a, b} {
 		m.Login("acme")
 	}
@@ -107,6 +92,27 @@ func geminiWorker(t *testing.T, way string) {
 		left := geminiProcesses(b.Home)
 		return len(left) == 0, "Gemini's processes outlived the stop on beta: " + strings.Join(left, "; ")
 	})
+}
+
+// geminiSetUp is what beta's person did to use Gemini CLI there
+// (reference §11): signed in with a key, updates off, a work folder
+// trusted. st's settings for it are beta's, not alpha's (a start from
+// another machine runs with the hosting machine's agent settings). It
+// returns the work folder.
+func geminiSetUp(t *testing.T, c *testutil.Cluster, b *testutil.Machine, fakeURL, gemini string) string {
+	t.Helper()
+	work := filepath.Join(b.UserDir, "work")
+	tmp := filepath.Join(c.Dir, "beta", "tmp")
+	for _, d := range []string{work, tmp} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	genv := realagent.GeminiHome(t, b.UserDir, fakeURL, work)
+	b.Extra = append(genv, "ST_GEMINI_BIN="+gemini, "ST_GEMINI_PERMISSION_MODE=yolo", "TMPDIR="+tmp,
+		// Gemini's first turn was slow at a load of 25 on 2 cores.
+		"ST_BLOCKED_TIMEOUT=240s", "ST_HOOK_TIMEOUT=120s")
+	return work
 }
 
 // geminiProcesses are the running processes of Gemini CLI (a node whose
