@@ -3,6 +3,7 @@ package real
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -27,14 +28,18 @@ const mixedGate = "Merge the three parts?"
 // after the Codex part), waits for them, asks a gate that the person
 // answers with st gate answer from a shell, reads the three reports and
 // answers with them. The test checks what the person would: each part in
-// a worktree of its own, docs started only once api was done, st worker
+// a worktree of its own, docs waiting with no worker while api works (api
+// holds until the test has seen that), then started only once api was
+// done, st worker
 // list in the coordinator's pane naming each worker's kind, and the
 // coordinator's answer holding the three workers' summaries after it got
 // the gate's answer.
 func TestMixedTeamClaudeCoordinator(t *testing.T) {
 	r := newRig(t)
 	r.installHooks()
-	repo, parts := r.mixedParts()
+	// The api part holds until the test has seen docs wait for it.
+	hold := filepath.Join(r.dir, "go-api")
+	repo, parts := r.mixedParts(hold)
 	r.tmuxMust("new-window", "-d", "-t", "main:", "-n", "coord", "-c", repo, r.claude+" --permission-mode default")
 	ad := mustAdapter(t, "claude")
 	waitScreen(t, r, "coord", ad, 60*time.Second)
@@ -47,9 +52,14 @@ func TestMixedTeamClaudeCoordinator(t *testing.T) {
 	// Once it waits, the run and its three tasks are made.
 	r.awaitPrompt(t, "coord", ad, r.st+" worker wait api ui")
 
-	// What the coordinator sees of its run: st in its pane.
+	// What the coordinator sees of its run: st in its pane. docs waits on
+	// api, which holds; once let go, docs starts only after api is done.
 	seen := *r
 	seen.coord = coord
+	seen.docsWaits(t)
+	if err := os.WriteFile(hold, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if early := seen.waitTasksDone(t, "docs", "api"); early != "" {
 		t.Error(early)
 	}
@@ -74,6 +84,24 @@ func TestMixedTeamClaudeCoordinator(t *testing.T) {
 		}
 	}
 	checkPartsInWorktrees(t, repo, parts)
+}
+
+// docsWaits checks, in st task list --json of the rig's coordinator pane,
+// that the docs task waits on api with no worker while api's runs.
+func (r *rig) docsWaits(t *testing.T) {
+	t.Helper()
+	out := r.stMust("task", "list", "--json")
+	var ts []struct{ Name, State, Worker string }
+	if err := json.Unmarshal([]byte(out), &ts); err != nil {
+		t.Fatalf("st task list --json: %v\n%s", err, out)
+	}
+	got := map[string]string{}
+	for _, tv := range ts {
+		got[tv.Name] = tv.State + " " + tv.Worker
+	}
+	if !strings.HasPrefix(got["api"], "running %") || got["docs"] != "waiting " {
+		t.Errorf("while api holds, st task list --json says %v, want api running and docs waiting with no worker:\n%s", got, out)
+	}
 }
 
 // mixedPrompt is the Claude coordinator's one line: the run, its three

@@ -25,7 +25,7 @@ import (
 func TestMixedTeam(t *testing.T) {
 	r := newRig(t)
 	r.installHooks()
-	repo, parts := r.mixedParts()
+	repo, parts := r.mixedParts("")
 	start := time.Now()
 	r.stMust("orch", "start", "--objective", "API by Codex, UI by Gemini, docs by opencode after the API")
 	r.stMust("task", "create", "api", "--agent", "codex", "--task", filepath.Join(r.dir, "api.md"), "--worktree")
@@ -50,9 +50,10 @@ func TestMixedTeam(t *testing.T) {
 // mixedParts makes the work folder a git repository and writes the task
 // files of the mixed team's three parts (outside the repository, so that
 // no worktree starts with them): each writes part-NAME.txt and reports
-// "KIND wrote part-NAME.txt". It returns the repository and the parts'
+// "KIND wrote part-NAME.txt"; the api part first waits for the file
+// hold, when one is named. It returns the repository and the parts'
 // kinds by name.
-func (r *rig) mixedParts() (string, map[string]string) {
+func (r *rig) mixedParts(hold string) (string, map[string]string) {
 	t := r.t
 	t.Helper()
 	repo := r.work()
@@ -60,7 +61,11 @@ func (r *rig) mixedParts() (string, map[string]string) {
 	gitIn(t, repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "init")
 	parts := map[string]string{"api": "codex", "ui": "gemini", "docs": "opencode"}
 	for name, kind := range parts {
-		text := fmt.Sprintf("RUN: echo made-by-%s > part-%s.txt\nRUN: %s worker done --summary \"%s wrote part-%s.txt\"\nSAY: %s part done.\n",
+		text := ""
+		if name == "api" && hold != "" {
+			text = "RUN: while [ ! -e " + hold + " ]; do sleep 0.2; done\n"
+		}
+		text += fmt.Sprintf("RUN: echo made-by-%s > part-%s.txt\nRUN: %s worker done --summary \"%s wrote part-%s.txt\"\nSAY: %s part done.\n",
 			kind, name, r.st, kind, name, name)
 		if err := os.WriteFile(filepath.Join(r.dir, name+".md"), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
