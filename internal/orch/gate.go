@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -27,13 +28,15 @@ type gateBook struct {
 	path string
 	now  func() time.Time
 	logf func(format string, args ...any)
+	// write is store.WriteJSON (a test's slow disk instead).
+	write func(path string, v any, mode os.FileMode) error
 
 	mu    sync.Mutex
 	gates map[string]*api.Gate
 }
 
 func newGateBook(home string, now func() time.Time, logf func(string, ...any)) *gateBook {
-	return &gateBook{path: filepath.Join(home, "gates.json"), now: now, logf: logf, gates: map[string]*api.Gate{}}
+	return &gateBook{path: filepath.Join(home, "gates.json"), now: now, logf: logf, write: store.WriteJSON, gates: map[string]*api.Gate{}}
 }
 
 // load reads gates.json. A file that does not decode is copied aside and
@@ -62,7 +65,7 @@ func (b *gateBook) saveLocked() error {
 		gs = append(gs, g)
 	}
 	sort.Slice(gs, func(i, j int) bool { return gs[i].Asked.Before(gs[j].Asked) })
-	if err := store.WriteJSON(b.path, gs, 0o600); err != nil {
+	if err := b.write(b.path, gs, 0o600); err != nil {
 		return errorf(api.KindInternal, "free some disk space and try again", "st could not keep the gates: %v", err)
 	}
 	return nil
@@ -85,16 +88,26 @@ func (b *gateBook) expireLocked() []string {
 	return closed
 }
 
-// retire renames the askers' panes after a restart of the tmux server.
-func (b *gateBook) retire(follow func(string) (string, bool)) {
+// retire renames the askers' panes after a restart of the tmux server,
+// in memory: it is called under the registry's lock (the gates move with
+// the workers, in one step), and the caller writes gates.json after it
+// has let that lock go (save).
+func (b *gateBook) retire(follow func(string) (string, bool)) (renamed bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, g := range b.gates {
-		if n, ok := follow(g.Pane); ok {
-			g.Pane = n
+		if n, ok := follow(g.Pane); ok && n != g.Pane {
+			g.Pane, renamed = n, true
 		}
 	}
-	b.saveLocked()
+	return renamed
+}
+
+// save writes every gate, under the gates' own lock only.
+func (b *gateBook) save() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.saveLocked()
 }
 
 // expire closes the gates whose deadline passed, and says which.

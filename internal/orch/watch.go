@@ -232,8 +232,9 @@ func (m *Manager) reconcilePanes(panes []tmux.Pane, listed time.Time, seq int) b
 func (m *Manager) judgePanesLocked(c *change, panes []tmux.Pane, have map[string]tmux.Pane, live map[string]bool, listed time.Time) {
 	syncs.AssertLocked(&m.reg.mu)
 	for id, w := range m.reg.workers {
-		if !w.State.Live() || w.StartedAt.After(listed) || w.Remote() || m.rest.isResuming(id) {
-			// (A starting agent's pane is judged by its resume.)
+		if m.reg.unmarkedLocked(id, listed) || !w.State.Live() || w.StartedAt.After(listed) || w.Remote() || m.rest.isResuming(id) {
+			// (A starting agent's pane is judged by its resume; an
+			// adopted one's once its options are there.)
 			continue
 		}
 		r := m.reg.runOf[id]
