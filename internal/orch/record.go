@@ -47,8 +47,8 @@ type Run struct {
 	// conversation, read as a worker's is, from its hooks), apart from
 	// its workers' and from the budget, which counts workers; CoordLedger
 	// is what was read of it, so that a restart of st reads on.
-	CoordTokens *api.Tokens    `json:"coord_tokens,omitempty"`
-	CoordLedger *tokens.Ledger `json:"coord_ledger,omitempty"`
+	CoordTokens *api.Tokens    `json:"coordinator_tokens,omitempty"`
+	CoordLedger *tokens.Ledger `json:"coordinator_ledger,omitempty"`
 }
 
 // Worker is one worker of a run, as run.json keeps it.
