@@ -178,6 +178,10 @@ type Run struct {
 	Budget       *Budget `json:"budget,omitempty"`
 	BudgetWarned bool    `json:"budget_warned,omitempty"`
 	BudgetGate   string  `json:"budget_gate,omitempty"`
+	// CoordinatorTokens is what the coordinator's own agent spent, read
+	// from its pane's conversation (not counted to the budget, which
+	// counts the workers).
+	CoordinatorTokens *Tokens `json:"coordinator_tokens,omitempty"`
 }
 
 // Choices of --on-limit: what st does when a worker's agent reaches its

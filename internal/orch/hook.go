@@ -78,6 +78,9 @@ func (m *Manager) applyEvent(pane string, ad *agent.Kind, ev agent.Event, teamma
 			m.keepAgentOnPane(pane, ad.Name, hf.session)
 		}
 		w := m.reg.workers[pane]
+		if w == nil || !w.State.Live() {
+			m.noteCoordTokensLocked(c, pane, tr)
+		}
 		if w != nil && w.State.Live() {
 			m.noteTokensLocked(c, w, tr)
 			if deny = checkScope(w, ev); deny != "" {

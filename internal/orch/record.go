@@ -43,6 +43,12 @@ type Run struct {
 	Budget       *tokens.Budget `json:"budget,omitempty"`
 	BudgetWarned bool           `json:"budget_warned,omitempty"`
 	BudgetGate   string         `json:"budget_gate,omitempty"`
+	// CoordTokens is what the coordinator's own agent spent (its pane's
+	// conversation, read as a worker's is, from its hooks), apart from
+	// its workers' and from the budget, which counts workers; CoordLedger
+	// is what was read of it, so that a restart of st reads on.
+	CoordTokens *api.Tokens    `json:"coordinator_tokens,omitempty"`
+	CoordLedger *tokens.Ledger `json:"coordinator_ledger,omitempty"`
 }
 
 // Worker is one worker of a run, as run.json keeps it.
@@ -174,6 +180,10 @@ func (r *Run) wire() api.Run {
 	v := api.Run{Format: r.Format, ID: r.ID, Objective: r.Objective, OnLimit: r.OnLimit, Coordinator: r.Coordinator, Session: r.Session,
 		Created: r.Created, CoordinatorMachine: r.CoordinatorMachine, BaseDepth: r.BaseDepth,
 		BudgetWarned: r.BudgetWarned, BudgetGate: r.BudgetGate}
+	if t := r.CoordTokens; t != nil {
+		c := *t
+		v.CoordinatorTokens = &c
+	}
 	if b := r.Budget; b != nil {
 		v.Budget = &api.Budget{Tokens: b.Tokens, USD: b.USD}
 	}

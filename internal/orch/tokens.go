@@ -131,6 +131,14 @@ func (m *Manager) keptLedger(id string) (l *tokens.Ledger, ok bool) {
 	m.reg.mu.Lock()
 	defer m.reg.mu.Unlock()
 	w := m.reg.workers[id]
+	if w == nil || !w.State.Live() {
+		if r := m.coordRunLocked(id); r != nil {
+			if r.CoordLedger != nil {
+				return r.CoordLedger.Clone(), true
+			}
+			return &tokens.Ledger{}, true
+		}
+	}
 	if w == nil || w.Remote() || !w.State.Live() {
 		return nil, false
 	}
@@ -149,6 +157,33 @@ func (m *Manager) spent(l *tokens.Ledger) *api.Tokens {
 		t.CostUSD, t.CostEstimated, t.PriceDate = &usd, true, m.cfg.Prices.Date
 	}
 	return t
+}
+
+// coordRunLocked is the run pane coordinates on this machine, if any:
+// the latest it made.
+func (m *Manager) coordRunLocked(pane string) *Run {
+	syncs.AssertLocked(&m.reg.mu)
+	if r := m.reg.currentRunLocked(pane); r != nil && r.CoordinatorMachine == "" {
+		return r
+	}
+	return nil
+}
+
+// noteCoordTokensLocked puts what was read of the records of pane, a
+// coordinator and no worker, into its run: what the coordinator itself
+// spent, shown by st orch show beside its workers' total.
+func (m *Manager) noteCoordTokensLocked(c *change, pane string, tr *tokenRead) {
+	syncs.AssertLocked(&m.reg.mu)
+	r := m.coordRunLocked(pane)
+	if tr == nil || r == nil {
+		return
+	}
+	r.CoordLedger = tr.ledger
+	c.touchLocked(r)
+	if tr.spent.Total == 0 && r.CoordTokens == nil {
+		return
+	}
+	r.CoordTokens = tr.spent
 }
 
 // noteTokensLocked puts what was read of w's records into its record (to

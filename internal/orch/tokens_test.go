@@ -79,6 +79,51 @@ func TestTokensReadAtHooksAndAfterARestart(t *testing.T) {
 	}
 }
 
+// A coordinator's own tokens come from its pane's transcript, read at its
+// hooks as a worker's are: st orch show has them apart from its workers'
+// total, they do not count to the run's budget, and a restart of st reads
+// on from the offset run.json kept.
+func TestCoordinatorsOwnTokens(t *testing.T) {
+	h := newHarness(t, api.Working, nil)
+	h.m.reg.mu.Lock()
+	h.m.reg.runs[testRun].Budget = &tokens.Budget{Tokens: 100}
+	h.m.reg.mu.Unlock()
+	tr := newTranscript(t)
+	tr.say(400, 30)
+	if err := h.hookFrom(coord, "Stop", "transcript_path", tr.path, "last_assistant_message", "started a worker"); err != nil {
+		t.Fatal(err)
+	}
+	show := func() *api.RunView {
+		t.Helper()
+		v, err := h.m.Show(context.Background(), coord, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	v := show()
+	if c := v.CoordinatorTokens; c == nil || c.Total != 430 || c.Input != 400 || c.Output != 30 {
+		t.Fatalf("the coordinator's own tokens: %+v, want 400 in, 30 out", c)
+	}
+	if v.Tokens != nil || v.BudgetUse == nil || v.BudgetUse.Used != 0 || v.BudgetUse.Held {
+		t.Fatalf("the coordinator's tokens counted as its workers' or to the budget: %+v %+v", v.Tokens, v.BudgetUse)
+	}
+	h.m.Close()
+	m, err := NewManager(context.Background(), Config{Home: h.home, STBin: "/bin/st", Tmux: h.tm.Client(), ReadWait: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	h.m = m
+	tr.say(10, 2)
+	if err := h.hookFrom(coord, "UserPromptSubmit", "transcript_path", tr.path, "prompt", "more"); err != nil {
+		t.Fatal(err)
+	}
+	if c := show().CoordinatorTokens; c == nil || c.Total != 442 {
+		t.Fatalf("after a restart: %+v, want 442 (nothing counted twice)", c)
+	}
+}
+
 // A transcript path that is not an absolute, clean .jsonl path is never
 // read.
 func TestTokensRefuseAStrangePath(t *testing.T) {

@@ -23,11 +23,14 @@ const (
 	FormatCodex = "codex"
 	// FormatGemini is Gemini CLI's chat file.
 	FormatGemini = "gemini"
+	// FormatOpencode is the file st's opencode plugin writes: a line per
+	// finished assistant message, with opencode's own tokens of it.
+	FormatOpencode = "opencode"
 )
 
 // KnownFormat reports whether st reads records of this format.
 func KnownFormat(f string) bool {
-	return f == FormatClaude || f == FormatCodex || f == FormatGemini
+	return f == FormatClaude || f == FormatCodex || f == FormatGemini || f == FormatOpencode
 }
 
 // Bounds of one read, so that a huge or hostile file costs a bounded
@@ -173,6 +176,8 @@ func (f *File) take(line []byte) bool {
 		return f.takeCodex(line)
 	case FormatGemini:
 		return f.takeGemini(line)
+	case FormatOpencode:
+		return f.takeOpencode(line)
 	}
 	return false
 }
@@ -221,6 +226,30 @@ func (f *File) takeGemini(line []byte) bool {
 		CacheRead: cached,
 		Output:    nonNeg(t.Get("output").Int()),
 		Reasoning: nonNeg(t.Get("thoughts").Int()),
+	}
+	return f.count(r.Get("id").String(), r.Get("model").String(), c)
+}
+
+// takeOpencode counts an assistant message's tokens as opencode keeps
+// them ({input, output, reasoning, cache: {read, write}}, input without
+// the cached part), once per message id: the plugin writes a message
+// again only when its numbers changed, and a later line adds only what
+// it has more.
+func (f *File) takeOpencode(line []byte) bool {
+	if !bytes.Contains(line, []byte(`"tokens"`)) || !gjson.ValidBytes(line) {
+		return false
+	}
+	r := gjson.ParseBytes(line)
+	t := r.Get("tokens")
+	if !t.IsObject() {
+		return false
+	}
+	c := Counts{
+		Input:      nonNeg(t.Get("input").Int()),
+		Output:     nonNeg(t.Get("output").Int()),
+		Reasoning:  nonNeg(t.Get("reasoning").Int()),
+		CacheRead:  nonNeg(t.Get("cache.read").Int()),
+		CacheWrite: nonNeg(t.Get("cache.write").Int()),
 	}
 	return f.count(r.Get("id").String(), r.Get("model").String(), c)
 }

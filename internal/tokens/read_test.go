@@ -175,6 +175,27 @@ func TestGeminiTokens(t *testing.T) {
 }
 
 // A worker's subagents' files count to it.
+// opencode's tokens, as st's plugin writes them from message.updated: a
+// message written again (its numbers changed) adds only what it has more,
+// and the same line twice counts once.
+func TestOpencodeTokens(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ses_0123456789abcdef.jsonl")
+	appendFile(t, path, `{"id":"msg_1","model":"claude-fake","provider":"anthropic","tokens":{"total":0,"input":900,"output":40,"reasoning":0,"cache":{"read":300,"write":200}}}
+{"id":"msg_1","model":"claude-fake","provider":"anthropic","tokens":{"total":0,"input":900,"output":55,"reasoning":0,"cache":{"read":300,"write":200}}}
+{"id":"msg_2","model":"claude-fake","provider":"anthropic","tokens":{"input":1000,"output":20,"reasoning":5,"cache":{"read":500,"write":0}}}
+{"id":"msg_2","model":"claude-fake","provider":"anthropic","tokens":{"input":1000,"output":20,"reasoning":5,"cache":{"read":500,"write":0}}}
+not json {"tokens"
+`)
+	f := &File{Path: path, Format: FormatOpencode}
+	if _, err := f.Read(); err != nil {
+		t.Fatal(err)
+	}
+	want := Counts{Input: 1900, Output: 75, Reasoning: 5, CacheRead: 800, CacheWrite: 200}
+	if got := f.ByModel["claude-fake"]; got != want || f.Counts() != want {
+		t.Fatalf("counts = %+v (by model %+v), want %+v", f.Counts(), f.ByModel, want)
+	}
+}
+
 func TestLedgerCountsSubagents(t *testing.T) {
 	dir := t.TempDir()
 	main := filepath.Join(dir, "sess.jsonl")
