@@ -173,6 +173,10 @@ type Task struct {
 	Created  time.Time     `json:"created"`
 	// Env is the creator's environment for the worker's window (PATH...).
 	Env map[string]string `json:"env,omitempty"`
+	// BlockedTimeout and HookTimeout are its worker's start's
+	// (api.TaskRequest), kept until its dependencies let it start.
+	BlockedTimeout time.Duration `json:"blocked_timeout,omitempty"`
+	HookTimeout    time.Duration `json:"hook_timeout,omitempty"`
 }
 
 // wire is the run as the API shows it.
@@ -261,7 +265,8 @@ func workerRecord(v api.Worker) *Worker {
 // wire is the task as the API shows it.
 func (t *Task) wire() api.Task {
 	return api.Task{Name: t.Name, File: t.File, Agent: t.Agent, Deps: t.Deps, Owns: t.Owns, Worktree: t.Worktree, Cwd: t.Cwd,
-		Parent: t.Parent, State: t.State, Since: t.Since, Worker: t.Worker, Reason: t.Reason, Created: t.Created, Env: t.Env}
+		Parent: t.Parent, State: t.State, Since: t.Since, Worker: t.Worker, Reason: t.Reason, Created: t.Created, Env: t.Env,
+		BlockedTimeout: t.BlockedTimeout, HookTimeout: t.HookTimeout}
 }
 
 func runTask(r *Run, name string) *Task {

@@ -30,10 +30,9 @@ const mixedGate = "Merge the three parts?"
 // answers with them. The test checks what the person would: each part in
 // a worktree of its own, docs waiting with no worker while api works (api
 // holds until the test has seen that), then started only once api was
-// done, st worker
-// list in the coordinator's pane naming each worker's kind, and the
-// coordinator's answer holding the three workers' summaries after it got
-// the gate's answer.
+// done, st worker list in the coordinator's pane naming each worker's
+// kind, and the coordinator's answer holding the three workers' summaries
+// after it got the gate's answer.
 func TestMixedTeamClaudeCoordinator(t *testing.T) {
 	r := newRig(t)
 	r.installHooks()
@@ -89,7 +88,7 @@ func TestMixedTeamClaudeCoordinator(t *testing.T) {
 }
 
 // docsWaits checks, in st task list --json of the rig's coordinator pane,
-// that the docs task waits on api with no worker while api's runs.
+// that the docs task waits on api, with no worker, while api runs.
 func (r *rig) docsWaits(t *testing.T) {
 	t.Helper()
 	out := r.stMust("task", "list", "--json")

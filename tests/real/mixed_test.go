@@ -84,8 +84,9 @@ func gitIn(t testing.TB, repo string, args ...string) string {
 }
 
 // waitTasksDone polls st task list --json until every task of the run is
-// done; it returns what went wrong with the order (task after started
-// while dep was not done), or "".
+// done, failing at once when one failed or was cancelled; it returns what
+// went wrong with the order (task after started while dep was not done),
+// or "".
 func (r *rig) waitTasksDone(t *testing.T, after, dep string) string {
 	t.Helper()
 	type taskView struct{ Name, Agent, State, Worker string }
@@ -101,6 +102,10 @@ func (r *rig) waitTasksDone(t *testing.T, after, dep string) string {
 		for _, tv := range ts {
 			by[tv.Name] = tv
 			done = done && tv.State == "done"
+			if tv.State == "failed" || tv.State == "cancelled" {
+				// It never gets done: say so now, not at the deadline.
+				t.Fatalf("task %s %s:\n%s\n%s\n%s", tv.Name, tv.State, out, r.screens(""), r.daemonLog())
+			}
 		}
 		if by[after].Worker != "" && by[dep].State != "done" && early == "" {
 			early = fmt.Sprintf("the %s worker started while the %s task was %s", after, dep, by[dep].State)
