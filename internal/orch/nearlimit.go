@@ -32,15 +32,19 @@ type limitBook struct {
 
 func newLimitBook() *limitBook { return &limitBook{by: map[string]api.AgentLimit{}} }
 
-// note keeps l unless the book knows a later word of its window.
-func (b *limitBook) note(l api.AgentLimit) {
+// note keeps l unless the book knows a later word of its window, and
+// reports whether what the book shows of it changed (its share, its
+// reset), not only when it was said.
+func (b *limitBook) note(l api.AgentLimit) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	k := l.Agent + " " + l.Window
-	if old, ok := b.by[k]; ok && old.Seen.After(l.Seen) {
-		return
+	old, ok := b.by[k]
+	if ok && old.Seen.After(l.Seen) {
+		return false
 	}
 	b.by[k] = l
+	return !ok || old.UsedPercent != l.UsedPercent || !old.Resets.Equal(l.Resets) || old.Pane != l.Pane
 }
 
 // list is every limit whose window has not reset by now, with Near set
@@ -97,7 +101,9 @@ func (m *Manager) noteRolloutLimits(pane, kind string, rl *tokens.RateLimits) {
 		}
 		if l, ok := limitOf(kind, windowName(w.WindowMinutes), w.UsedPercent, resets, now); ok {
 			l.Pane = pane
-			m.limits.note(l)
+			if m.limits.note(l) {
+				m.reg.notify() // (the web UI shows it)
+			}
 		}
 	}
 }

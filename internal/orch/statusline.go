@@ -108,9 +108,13 @@ func (m *Manager) StatusLine(req api.HookRequest) error {
 	if !ok {
 		return errorf(api.KindUsage, "", "st statusline: the status line's JSON is not an object st can read (at most %d bytes)", api.MaxStatusLineBytes)
 	}
+	changed := false
 	for _, l := range in.limits {
 		l.Pane = req.Pane
-		m.limits.note(l)
+		changed = m.limits.note(l) || changed
+	}
+	if changed {
+		m.reg.notify() // (the web UI shows it)
 	}
 	if in.cost == nil {
 		return nil
