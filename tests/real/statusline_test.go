@@ -129,3 +129,34 @@ func lastStatusLine(dir string) statusLineSeen {
 }
 
 func jsonString(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// TestRealCodexNearLimit (issue 35): a real Codex worker whose answers
+// carry the x-codex-primary-* and -secondary-* headers of an account with
+// 92 % of its 5-hour limit and 40 % of its 7-day one used: Codex writes
+// them into its rollout's token_count, st reads them with its tokens, and
+// st status says the codex account is near its 5-hour limit alone.
+func TestRealCodexNearLimit(t *testing.T) {
+	if !slices.Contains(kinds(t), "codex") {
+		t.Skip("codex is not in this run's kinds (ST_COMPAT_KIND)")
+	}
+	r := newRig(t)
+	five := time.Now().Add(3 * time.Hour).Truncate(time.Minute)
+	r.fake.SetUsed(fakemodel.Used{FiveHour: 0.92, SevenDay: 0.4, FiveHourResets: five, SevenDayResets: time.Now().Add(72 * time.Hour)})
+	r.installHooks()
+	task := r.writeTask("cx.md", fmt.Sprintf("Count the files.\nRUN: ls > /dev/null\nRUN: %s worker done --summary \"counted\"\nSAY: I counted them.\n", r.st))
+	if o, e, code := r.st1("worker", "start", "--agent", "codex", "--task", task, "--name", "cx"); code != 0 {
+		t.Fatalf("st worker start: exit %d %s%s\n%s\n%s", code, o, e, r.capture("main:cx"), r.daemonLog())
+	}
+	if o, e, code := r.st1("worker", "wait", "cx", "--timeout", "150s"); code != 0 || !strings.Contains(o, "done") {
+		t.Fatalf("st worker wait: exit %d %s%s\n%s\n%s", code, o, e, r.capture("main:cx"), r.daemonLog())
+	}
+	want := regexp.MustCompile(`(?m)^  near a limit: codex: 5-hour limit 92 % used, resets ` + regexp.QuoteMeta(five.Local().Format("15:04")) + `$`)
+	var status string
+	testutil.WaitFor(t, 30*time.Second, func() (bool, string) {
+		status = r.stMust("status")
+		return want.MatchString(status), fmt.Sprintf("st status does not say %s:\n%s\n%s", want, status, r.daemonLog())
+	})
+	if strings.Contains(status, "7-day") {
+		t.Errorf("st status says the 7-day limit (40 %%) is near:\n%s", status)
+	}
+}

@@ -93,7 +93,9 @@ type Used struct {
 // SetUsed makes every answer of the Anthropic API carry the
 // anthropic-ratelimit-unified-* headers of a subscriber with u of their
 // limits used (Claude Code shows them in its status line's rate_limits,
-// and warns from a share on).
+// and warns from a share on), and every answer of the Responses API the
+// x-codex-primary-* (5 hours) and x-codex-secondary-* (7 days) headers
+// Codex writes into its rollout's rate_limits.
 func (s *Server) SetUsed(u Used) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -119,4 +121,22 @@ func (s *Server) usedHeaders(w http.ResponseWriter) {
 	h.Set("anthropic-ratelimit-unified-7d-reset", strconv.FormatInt(epochCeil(u.SevenDayResets), 10))
 	h.Set("anthropic-ratelimit-unified-7d-utilization", strconv.FormatFloat(u.SevenDay, 'f', -1, 64))
 	h.Set("anthropic-ratelimit-unified-fallback", "unavailable")
+}
+
+// usedHeadersOpenAI writes SetUsed's headers as the ChatGPT backend sends
+// them to Codex, when it was called.
+func (s *Server) usedHeadersOpenAI(w http.ResponseWriter) {
+	s.mu.Lock()
+	u := s.near
+	s.mu.Unlock()
+	if u == nil {
+		return
+	}
+	h := w.Header()
+	h.Set("x-codex-primary-used-percent", strconv.FormatFloat(u.FiveHour*100, 'f', -1, 64))
+	h.Set("x-codex-primary-window-minutes", "300")
+	h.Set("x-codex-primary-reset-at", strconv.FormatInt(epochCeil(u.FiveHourResets), 10))
+	h.Set("x-codex-secondary-used-percent", strconv.FormatFloat(u.SevenDay*100, 'f', -1, 64))
+	h.Set("x-codex-secondary-window-minutes", "10080")
+	h.Set("x-codex-secondary-reset-at", strconv.FormatInt(epochCeil(u.SevenDayResets), 10))
 }
