@@ -312,7 +312,9 @@ func gateOptionsCases(t *testing.T) {
 	})
 	checkParse(t, "gate answer", newGateAnswerCmd, []parseCase[gateAnswerOptions]{
 		{args: []string{"g-1", "no, wait"}, want: gateAnswerOptions{ID: "g-1", Option: "no, wait"}},
-		{args: []string{"g-1"}, err: "takes 2 argument(s), got 1\nTry: st gate answer ID OPTION"},
+		{args: []string{"g-1"}, err: "takes 2 argument(s), got 1\nTry: st gate answer ID OPTION (or st gate answer ID --value AMOUNT)"},
+		{args: []string{"g-1", "--value", "5M"}, want: gateAnswerOptions{ID: "g-1", Value: "5M"}},
+		{args: []string{"g-1", "go on with a budget of", "--value", "$20"}, want: gateAnswerOptions{ID: "g-1", Option: "go on with a budget of", Value: "$20"}},
 	})
 }
 

@@ -18,11 +18,12 @@ import (
 func newPluginCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plugin",
-		Short: "Install the Claude Code plugin, the Codex skills and the Gemini CLI commands that teach agents st",
+		Short: "Install the Claude Code plugin, the Codex skills and the Gemini CLI and opencode commands that teach agents st",
 		Long: `The Claude Code plugin "sophonz" gives new sessions /sophonz:orchestrate (make
 this session a coordinator) and the skill /sophonz:worker; the Codex skills
 sophonz-orchestrate and sophonz-worker do the same for Codex, and the Gemini CLI
-commands /sophonz:orchestrate and /sophonz:worker for Gemini CLI. Their texts
+commands /sophonz:orchestrate and /sophonz:worker for Gemini CLI, and the opencode
+commands /sophonz-orchestrate and /sophonz-worker for opencode. Their texts
 name this st by its absolute path, so install again after moving st.`,
 	}
 	install := newPluginSubCmd(env, "install", "Write the plugin and the skills, and register the plugin with Claude Code", nil)
@@ -30,7 +31,9 @@ name this st by its absolute path, so install again after moving st.`,
 "sophonz-local" under $ST_HOME/plugins/claude and register both with claude
 (ST_CLAUDE_BIN, or claude on PATH), and write the Codex skills into
 $CODEX_HOME/skills (default ~/.codex/skills), and, where Gemini CLI has run
-(~/.gemini is there), its commands into ~/.gemini/commands/sophonz. Running it
+(~/.gemini is there), its commands into ~/.gemini/commands/sophonz, and where
+opencode has run (~/.config/opencode is there), its commands into
+~/.config/opencode/command. Running it
 again brings every file up to date with this st.`
 	cmd.AddCommand(install,
 		newPluginSubCmd(env, "uninstall", "Take the plugin out of Claude Code and remove the plugin's, the skills' and the commands' files", nil),
@@ -152,6 +155,8 @@ func printPluginInstalled(w io.Writer, a plugin.AgentReport) {
 		fmt.Fprintf(w, "claude: registered with Claude Code; new sessions get %s (running ones after /reload-plugins)\n", strings.Join(a.Provides, " and "))
 	case plugin.Gemini:
 		fmt.Fprintf(w, "gemini: new sessions get the commands %s (running ones after /commands reload)\n", strings.Join(a.Provides, " and "))
+	case plugin.Opencode:
+		fmt.Fprintf(w, "opencode: new sessions get the commands %s\n", strings.Join(a.Provides, " and "))
 	default:
 		fmt.Fprintf(w, "codex: new sessions get the skills %s\n", strings.Join(a.Provides, " and "))
 		fmt.Fprintf(w, "codex: the rule in %s lets st's commands, run escalated, leave the sandbox without asking\n",
@@ -183,6 +188,8 @@ func pluginWhat(agent string) string {
 		return "the plugin " + plugin.PluginID
 	case plugin.Gemini:
 		return "the commands /" + plugin.GeminiNamespace + ":orchestrate and /" + plugin.GeminiNamespace + ":worker"
+	case plugin.Opencode:
+		return "the commands /" + plugin.OpencodeOrchestrate + " and /" + plugin.OpencodeWorker
 	}
 	return "the skills " + plugin.CodexOrchestrate + " and " + plugin.CodexWorker
 }

@@ -34,7 +34,7 @@ func TestPluginCommands(t *testing.T) {
 		return out
 	}
 
-	expect([]string{"plugin", "status"}, 0, "claude  not installed", "codex   not installed", "Try: st plugin install")
+	expect([]string{"plugin", "status"}, 0, "claude    not installed", "codex     not installed", "Try: st plugin install")
 	expect([]string{"plugin", "install"}, 0,
 		"claude: wrote the plugin sophonz@sophonz-local in "+filepath.Join(vars["ST_HOME"], "plugins", "claude"),
 		"claude: registered with Claude Code; new sessions get /sophonz:orchestrate and /sophonz:worker",
@@ -45,15 +45,15 @@ func TestPluginCommands(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &s); err != nil {
 		t.Fatalf("status --json: %v\n%s", err, out)
 	}
-	// Gemini CLI has not run in this HOME: its commands are left out,
-	// and that is nothing to fix.
-	if len(s.Agents) != 3 || !s.Agents[2].Skipped || s.Agents[2].State != plugin.StateNotInstalled || !s.Agents[0].Current || !s.Agents[1].Current || s.Agents[0].Registered == nil || !*s.Agents[0].Registered {
+	// Gemini CLI and opencode have not run in this HOME: their commands
+	// are left out, and that is nothing to fix.
+	if len(s.Agents) != 4 || !s.Agents[2].Skipped || s.Agents[2].State != plugin.StateNotInstalled || !s.Agents[3].Skipped || s.Agents[3].State != plugin.StateNotInstalled || !s.Agents[0].Current || !s.Agents[1].Current || s.Agents[0].Registered == nil || !*s.Agents[0].Registered {
 		t.Errorf("status after install: %s", out)
 	}
-	if out := expect([]string{"plugin", "status"}, 0, "claude  current", "codex   current"); strings.Contains(out, "Try:") {
+	if out := expect([]string{"plugin", "status"}, 0, "claude    current", "codex     current"); strings.Contains(out, "Try:") {
 		t.Errorf("status of a current install suggests something:\n%s", out)
 	}
 	expect([]string{"plugin", "uninstall"}, 0, "claude: removed the plugin sophonz@sophonz-local", "codex: removed the skills")
 	expect([]string{"plugin", "uninstall"}, 0, "claude: nothing to remove", "codex: nothing to remove")
-	expect([]string{"plugin", "status"}, 0, "claude  not installed", "codex   not installed")
+	expect([]string{"plugin", "status"}, 0, "claude    not installed", "codex     not installed")
 }

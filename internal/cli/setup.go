@@ -253,11 +253,10 @@ func printNext(w io.Writer, present map[string]bool) {
 		fmt.Fprintln(w, "  tmux new -s work")
 		fmt.Fprintln(w, "  gemini")
 		fmt.Fprintln(w, "  /"+plugin.GeminiNamespace+":orchestrate <the job, and which parts go to which agent>")
-	case present["opencode"]:
-		// opencode works for a coordinator; it is not one yet.
-		fmt.Fprintln(w, "Next: opencode runs as a worker of a coordinator (st worker start --agent opencode --task FILE); for the coordinator, install Claude Code, Codex or Gemini CLI, then st setup again")
+	case present[plugin.Opencode]:
+		printNextOpencode(w)
 	default:
-		fmt.Fprintln(w, "Next: install Claude Code, Codex or Gemini CLI, then st setup again; until then st runs its simulated agent (scripts/demo)")
+		fmt.Fprintln(w, "Next: install Claude Code, Codex, Gemini CLI or opencode, then st setup again; until then st runs its simulated agent (scripts/demo)")
 	}
 }
 
@@ -389,4 +388,12 @@ func tmuxStatusCheck(ctx context.Context, env *Env, on bool) doctor.Check {
 		c.Detail = "no st segment on status-right of " + s.Socket
 	}
 	return c
+}
+
+// printNextOpencode says how to start opencode as the coordinator.
+func printNextOpencode(w io.Writer) {
+	fmt.Fprintln(w, "Next: in a tmux session, start opencode and ask it to coordinate:")
+	fmt.Fprintln(w, "  tmux new -s work")
+	fmt.Fprintln(w, "  opencode")
+	fmt.Fprintln(w, "  /"+plugin.OpencodeOrchestrate+" <the job, and which parts go to which agent>")
 }

@@ -314,9 +314,9 @@ func hooksCheck(name string, a hooks.AgentReport, st, fix string) Check {
 
 // Plugin checks the Claude plugin (its files, and that Claude Code lists
 // it enabled), the Codex skills, the Codex rule that lets this st's
-// commands leave Codex's sandbox, and Gemini CLI's commands.
+// commands leave Codex's sandbox, and Gemini CLI's and opencode's commands.
 func Plugin(ctx context.Context, c plugin.Config, present map[string]bool) []Check {
-	names := []string{"plugin claude", "skills codex", "rule codex", "commands gemini"}
+	names := []string{"plugin claude", "skills codex", "rule codex", "commands gemini", "commands opencode"}
 	s, err := plugin.GetStatus(ctx, c)
 	if err != nil {
 		return []Check{bad(names[0], err.Error(), "st plugin status")}
@@ -330,6 +330,8 @@ func Plugin(ctx context.Context, c plugin.Config, present map[string]bool) []Che
 				n = names[1] + ", " + names[2]
 			case plugin.Gemini:
 				n = names[3]
+			case plugin.Opencode:
+				n = names[4]
 			}
 			out = append(out, ok(n, a.Agent+" is not installed: not checked"))
 			continue
@@ -346,6 +348,9 @@ func Plugin(ctx context.Context, c plugin.Config, present map[string]bool) []Che
 				c.Try = "st setup"
 			}
 			out = append(out, c)
+			continue
+		case plugin.Opencode:
+			out = append(out, opencodeCommandsCheck(names[4], a))
 			continue
 		}
 		var skills, rule []plugin.FileStatus
@@ -504,4 +509,18 @@ func SignIn(home string, now time.Time) Check {
 func FirstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s
+}
+
+// opencodeCommandsCheck checks st's opencode commands, which make an
+// opencode session a coordinator (/sophonz-orchestrate) or tell a worker
+// how to report (/sophonz-worker).
+func opencodeCommandsCheck(name string, a plugin.AgentStatus) Check {
+	c := pluginCheck(name, a, a.Files, "the commands "+strings.Join(a.Provides, ", ")+" in "+a.Dir)
+	if a.Skipped && !c.OK {
+		// st plugin install leaves out an opencode that has not run
+		// here (no config folder); st setup installs for every agent
+		// on PATH.
+		c.Try = "st setup"
+	}
+	return c
 }

@@ -161,10 +161,11 @@ func TestPlugin(t *testing.T) {
 	c := pluginConfig(t)
 	codexOnly := map[string]bool{"codex": true}
 	cs := Plugin(t.Context(), c, codexOnly)
-	if len(cs) != 4 {
+	if len(cs) != 5 {
 		t.Fatalf("checks = %+v", cs)
 	}
 	want(t, cs[3], true, "gemini is not installed: not checked", "")
+	want(t, cs[4], true, "opencode is not installed: not checked", "")
 	want(t, cs[0], true, "claude is not installed: not checked", "")
 	want(t, cs[1], false, "missing "+filepath.Join(c.CodexHome, "skills"), "st plugin install")
 	want(t, cs[2], false, "missing "+c.CodexRule(), "st plugin install")
@@ -201,26 +202,62 @@ func TestPlugin(t *testing.T) {
 	cs = Plugin(t.Context(), c, gemini)
 	// On PATH but never run (no ~/.gemini): st plugin install would leave
 	// it out, st setup puts it in.
-	want(t, last(cs), false, "missing "+filepath.Join(c.GeminiCommandsDir(), "orchestrate.toml"), "st setup")
+	want(t, named(t, cs, "commands gemini"), false, "missing "+filepath.Join(c.GeminiCommandsDir(), "orchestrate.toml"), "st setup")
 	c.Agents = []string{plugin.Gemini}
 	if _, err := plugin.Install(t.Context(), c); err != nil {
 		t.Fatal(err)
 	}
 	cs = Plugin(t.Context(), c, gemini)
-	want(t, last(cs), true, "the commands /sophonz:orchestrate, /sophonz:worker in "+c.GeminiCommandsDir()+": current for this st", "")
+	want(t, named(t, cs, "commands gemini"), true, "the commands /sophonz:orchestrate, /sophonz:worker in "+c.GeminiCommandsDir()+": current for this st", "")
 	moved.Agents = []string{plugin.Gemini}
 	if _, err := plugin.Install(t.Context(), moved); err != nil {
 		t.Fatal(err)
 	}
 	cs = Plugin(t.Context(), c, gemini)
-	want(t, last(cs), false, "stale "+filepath.Join(c.GeminiCommandsDir(), "orchestrate.toml"), "st plugin install")
-	if !strings.Contains(last(cs).Detail, "written by st 0.3.1 at /opt/st") {
-		t.Errorf("the stale commands' check does not say which st wrote them: %s", last(cs).Detail)
+	want(t, named(t, cs, "commands gemini"), false, "stale "+filepath.Join(c.GeminiCommandsDir(), "orchestrate.toml"), "st plugin install")
+	if !strings.Contains(named(t, cs, "commands gemini").Detail, "written by st 0.3.1 at /opt/st") {
+		t.Errorf("the stale commands' check does not say which st wrote them: %s", named(t, cs, "commands gemini").Detail)
 	}
 }
 
-// last is the last check: with Codex not present, its two checks are one.
-func last(cs []Check) Check { return cs[len(cs)-1] }
+// opencode, present: on PATH but never run (no config folder), its
+// commands are missing and st setup puts them in; installed, current;
+// written by another st, stale, saying which.
+func TestPluginOpencode(t *testing.T) {
+	c := pluginConfig(t)
+	c.OpencodeDir = filepath.Join(c.Home, ".config", "opencode")
+	oc := map[string]bool{"opencode": true}
+	want(t, named(t, Plugin(t.Context(), c, oc), "commands opencode"), false,
+		"missing "+filepath.Join(c.OpencodeCommandsDir(), "sophonz-orchestrate.md"), "st setup")
+	c.Agents = []string{plugin.Opencode}
+	if _, err := plugin.Install(t.Context(), c); err != nil {
+		t.Fatal(err)
+	}
+	want(t, named(t, Plugin(t.Context(), c, oc), "commands opencode"), true,
+		"the commands /sophonz-orchestrate, /sophonz-worker in "+c.OpencodeCommandsDir()+": current for this st", "")
+	moved := c
+	moved.STBin = "/opt/st"
+	if _, err := plugin.Install(t.Context(), moved); err != nil {
+		t.Fatal(err)
+	}
+	got := named(t, Plugin(t.Context(), c, oc), "commands opencode")
+	want(t, got, false, "stale "+filepath.Join(c.OpencodeCommandsDir(), "sophonz-orchestrate.md"), "st plugin install")
+	if !strings.Contains(got.Detail, "written by st 0.3.1 at /opt/st") {
+		t.Errorf("the stale commands' check does not say which st wrote them: %s", got.Detail)
+	}
+}
+
+// named is the check called name.
+func named(t *testing.T, cs []Check, name string) Check {
+	t.Helper()
+	for _, c := range cs {
+		if c.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("no check %q in %+v", name, cs)
+	return Check{}
+}
 
 // mustRead is the skill name's SKILL.md as c renders it.
 func mustRead(t *testing.T, c plugin.Config, name string) []byte {

@@ -141,6 +141,7 @@ func (m *Manager) workerEventLocked(c *change, w *Worker, ev agent.Event, hf hoo
 	}
 	switch ev.Kind {
 	case agent.EvTurnStart:
+		m.wentOnLocked(w, "its turn started")
 		// New work makes a new report due; a notice st typed in (its
 		// own workers are done) is not new work: the report stands.
 		if w.Reported && (hf.notice == "" || ev.Prompt != hf.notice) {
@@ -149,6 +150,7 @@ func (m *Manager) workerEventLocked(c *change, w *Worker, ev agent.Event, hf hoo
 		}
 		c.setStateLocked(w, api.Working)
 	case agent.EvTool:
+		m.wentOnLocked(w, "it used a tool")
 		if w.State != api.Done {
 			c.setStateLocked(w, api.Working)
 		}

@@ -163,6 +163,63 @@ func TestBudgetGateGoOn(t *testing.T) {
 	}
 }
 
+// Answering the budget's gate can set the new amount: one the run has
+// spent already is refused (it would open the gate again at once), a
+// word that is not an amount is refused with what to write, and a good
+// one, given as --value or as the option with its amount, is the run's
+// budget in st orch show, with its new workers started again.
+func TestBudgetGateGoOnWithANewAmount(t *testing.T) {
+	for _, answer := range []api.GateRequest{{Value: "1k"}, {Option: "Go on with a budget of 1k"}, {Option: budgetGoOn, Value: " 1000 "}} {
+		h := newHarness(t, api.Working, nil)
+		h.m.reg.mu.Lock()
+		h.m.reg.runs[testRun].Budget = &tokens.Budget{Tokens: 100}
+		h.m.reg.mu.Unlock()
+		tr := newTranscript(t)
+		tr.say(150, 0)
+		h.hook("Stop", "transcript_path", tr.path, "last_assistant_message", "done")
+		gs := h.m.Gates(context.Background(), false)
+		if len(gs) != 1 || gs[0].Value == nil || gs[0].Value.Prefix != budgetGoOn {
+			t.Fatalf("gates: %+v", gs)
+		}
+		id := gs[0].ID
+		for _, c := range []struct {
+			bad  api.GateRequest
+			want string
+		}{
+			{api.GateRequest{ID: id, Value: "120"}, "has spent 150 already, so a budget of 120 would be spent at once"},
+			{api.GateRequest{ID: id, Value: "lots"}, "write tokens (500k, 2M, 800000) or dollars"},
+			{api.GateRequest{ID: id, Option: budgetStop, Value: "5k"}, "takes no amount"},
+			{api.GateRequest{ID: id, Option: "go on with a budget of -3"}, "write tokens"},
+			{api.GateRequest{ID: id, Option: "go on with a budget of plenty"}, "write tokens"},
+		} {
+			if _, err := h.m.AnswerGate(context.Background(), c.bad); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("answer %+v: %v, want %q", c.bad, err, c.want)
+			}
+		}
+		answer.ID, answer.By = id, "cli"
+		g, err := h.m.AnswerGate(context.Background(), answer)
+		if err != nil {
+			t.Fatalf("answer %+v: %v", answer, err)
+		}
+		if g.Answer != budgetGoOn+"1k" {
+			t.Errorf("answer %+v taken as %q", answer, g.Answer)
+		}
+		v, err := h.m.Show(context.Background(), coord, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b := v.BudgetUse; b == nil || b.Tokens != 1000 || b.Text != "1k" || b.Held || b.Used != 0.15 {
+			t.Fatalf("after %+v: %+v", answer, b)
+		}
+		if err := h.m.checkBudgetHold(coord); err != nil {
+			t.Errorf("after the new budget, a start is refused: %v", err)
+		}
+		if _, err := h.m.AnswerGate(context.Background(), api.GateRequest{ID: id, Value: "2k"}); err == nil || !strings.Contains(err.Error(), "already answered") {
+			t.Errorf("a second answer: %v", err)
+		}
+	}
+}
+
 // A worker on another machine counts against its run's budget here, as
 // its machine reports its tokens with its state.
 func TestRemoteWorkersTokensCountToTheBudget(t *testing.T) {

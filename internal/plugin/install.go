@@ -66,6 +66,8 @@ func provides(agent string) []string {
 		return []string{"/" + PluginName + ":orchestrate", "/" + PluginName + ":worker"}
 	case Gemini:
 		return []string{"/" + GeminiNamespace + ":orchestrate", "/" + GeminiNamespace + ":worker"}
+	case Opencode:
+		return []string{"/" + OpencodeOrchestrate, "/" + OpencodeWorker}
 	}
 	return []string{"$" + CodexOrchestrate, "$" + CodexWorker}
 }
@@ -76,6 +78,8 @@ func (c *Config) dirOf(agent string) string {
 		return c.ClaudeDir()
 	case Gemini:
 		return c.GeminiCommandsDir()
+	case Opencode:
+		return c.OpencodeCommandsDir()
 	}
 	return c.CodexSkillsDir()
 }
@@ -154,8 +158,9 @@ func Uninstall(ctx context.Context, c Config) (*Report, error) {
 	claude, errs := uninstallClaude(ctx, c)
 	codex, cerrs := uninstallCodex(c)
 	gemini, gerrs := uninstallGemini(c)
-	rep.Agents = append(rep.Agents, claude, codex, gemini)
-	return rep, joinErrors(append(append(errs, cerrs...), gerrs...))
+	opencode, oerrs := uninstallOpencode(c)
+	rep.Agents = append(rep.Agents, claude, codex, gemini, opencode)
+	return rep, joinErrors(append(append(append(errs, cerrs...), gerrs...), oerrs...))
 }
 
 // uninstallClaude unregisters the plugin first, so Claude Code never
@@ -288,7 +293,7 @@ type AgentStatus struct {
 	ClaudeBin  string   `json:"claude_bin,omitempty"`
 	Provides   []string `json:"provides"`
 	Note       string   `json:"note,omitempty"`
-	// Skipped (Gemini only): nothing is installed and the agent has not
+	// Skipped (Gemini and opencode): nothing is installed and the agent has not
 	// run here, so st plugin install leaves it out; nothing to fix.
 	Skipped bool `json:"skipped,omitempty"`
 }
@@ -308,7 +313,7 @@ func GetStatus(ctx context.Context, c Config) (*Status, error) {
 		return nil, err
 	}
 	st := &Status{STBin: c.STBin, Version: c.Version}
-	for _, agent := range []string{Claude, Codex, Gemini} {
+	for _, agent := range []string{Claude, Codex, Gemini, Opencode} {
 		as := AgentStatus{Agent: agent, Dir: c.dirOf(agent), Provides: provides(agent)}
 		mine := byAgent(files, agent)
 		present, good := 0, 0
@@ -371,6 +376,10 @@ func GetStatus(ctx context.Context, c Config) (*Status, error) {
 			as.Skipped = true
 			as.Note = "Gemini CLI has not run here (no " + c.geminiDir() + "), so st plugin install leaves it out"
 		}
+		if agent == Opencode && as.State == StateNotInstalled && !c.opencodeHasRun() {
+			as.Skipped = true
+			as.Note = "opencode has not run here (no " + c.opencodeDir() + "), so st plugin install leaves it out"
+		}
 		as.Current = as.State == StateCurrent
 		st.Agents = append(st.Agents, as)
 	}
@@ -379,7 +388,7 @@ func GetStatus(ctx context.Context, c Config) (*Status, error) {
 
 // agentTitle is what a person calls an agent.
 func agentTitle(agent string) string {
-	return map[string]string{Claude: "Claude Code", Codex: "Codex", Gemini: "Gemini CLI"}[agent]
+	return map[string]string{Claude: "Claude Code", Codex: "Codex", Gemini: "Gemini CLI", Opencode: "opencode"}[agent]
 }
 
 // stampRE finds the line every file st writes bears (a Markdown file's

@@ -17,14 +17,16 @@ import (
 
 // realConfig is a Config with a private HOME, ST_HOME and CODEX_HOME and
 // the pinned real claude; nothing of the tester's own home is read.
-// Gemini CLI has run in it (~/.gemini is there), so every agent's part is
-// installed.
+// Gemini CLI and opencode have run in it (~/.gemini and
+// ~/.config/opencode are there), so every agent's part is installed.
 func realConfig(t *testing.T) Config {
 	t.Helper()
 	claude, _ := realagent.Binaries(t)
 	c := testConfig(t)
-	if err := os.MkdirAll(filepath.Join(c.Home, ".gemini"), 0o700); err != nil {
-		t.Fatal(err)
+	for _, d := range []string{filepath.Join(c.Home, ".gemini"), filepath.Join(c.Home, ".config", "opencode")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
 	}
 	c.ClaudeBin, c.ClaudeMissing = claude, ""
 	c.Env = claudeEnv(c.Home)

@@ -8,7 +8,10 @@
 // lets the st commands Codex runs escalated (its sandbox refuses st's
 // socket) run without a person approving each; Gemini CLI gets the custom
 // commands /sophonz:orchestrate and /sophonz:worker, TOML files in
-// ~/.gemini/commands/sophonz (a subfolder is a command's namespace there).
+// ~/.gemini/commands/sophonz (a subfolder is a command's namespace there);
+// opencode gets the custom commands /sophonz-orchestrate and
+// /sophonz-worker, Markdown files in its config folder's command/
+// (opencode.go).
 //
 // The texts are templates embedded in the binary. They name st by the
 // absolute path of the binary that installs them, because an agent's shell
@@ -35,6 +38,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/version"
 )
 
@@ -97,10 +101,14 @@ type Config struct {
 	// GeminiDir is Gemini CLI's folder: $GEMINI_CLI_HOME/.gemini, else
 	// Home/.gemini (empty: Home/.gemini).
 	GeminiDir string
+	// OpencodeDir is opencode's config folder: $XDG_CONFIG_HOME/opencode,
+	// else Home/.config/opencode (empty: the latter).
+	OpencodeDir string
 	// Env is the environment claude runs with (HOME among it).
 	Env []string
 	// Agents limits Install to some agents (default: Claude and Codex,
-	// and Gemini CLI where it has run, its folder there): st setup
+	// and Gemini CLI and opencode where they have run, their folders
+	// there): st setup
 	// installs only for the agents that are there.
 	Agents []string
 }
@@ -115,6 +123,9 @@ func (c *Config) agents() []string {
 	out := []string{Claude, Codex}
 	if fi, err := os.Stat(c.geminiDir()); err == nil && fi.IsDir() {
 		out = append(out, Gemini)
+	}
+	if c.opencodeHasRun() {
+		out = append(out, Opencode)
 	}
 	return out
 }
@@ -168,7 +179,8 @@ func Executable() (string, error) {
 }
 
 // ConfigFromEnv builds a Config from an environment: ST_HOME, HOME,
-// CODEX_HOME, CLAUDE_CONFIG_DIR, GEMINI_CLI_HOME, ST_CLAUDE_BIN and PATH. environ is the
+// CODEX_HOME, CLAUDE_CONFIG_DIR, GEMINI_CLI_HOME, XDG_CONFIG_HOME,
+// ST_CLAUDE_BIN and PATH. environ is the
 // whole environment claude inherits (its values are overridden by
 // getenv's for the keys above).
 func ConfigFromEnv(getenv func(string) string, environ []string) (Config, error) {
@@ -198,7 +210,13 @@ func ConfigFromEnv(getenv func(string) string, environ []string) (Config, error)
 	}
 	// Gemini CLI takes GEMINI_CLI_HOME for the home it puts .gemini in.
 	c.GeminiDir = filepath.Join(cmp.Or(getenv("GEMINI_CLI_HOME"), c.Home), ".gemini")
-	for _, p := range []*string{&c.STHome, &c.CodexHome, &c.ClaudeConfigDir, &c.GeminiDir, &c.Home} {
+	c.OpencodeDir = agent.OpencodeConfigDir(func(k string) string {
+		if k == "HOME" {
+			return c.Home
+		}
+		return getenv(k)
+	})
+	for _, p := range []*string{&c.STHome, &c.CodexHome, &c.ClaudeConfigDir, &c.GeminiDir, &c.OpencodeDir, &c.Home} {
 		if *p, err = filepath.Abs(*p); err != nil {
 			return c, err
 		}
@@ -259,7 +277,7 @@ func overlay(environ []string, set map[string]string) []string {
 
 // File is one rendered file.
 type File struct {
-	Agent string // Claude, Codex or Gemini
+	Agent string // Claude, Codex, Gemini or Opencode
 	Path  string // absolute
 	Data  []byte
 }
@@ -271,7 +289,7 @@ type data struct {
 	Version                string
 	PluginVersion          string // Version as the semantic version a manifest needs
 	Plugin, Marketplace    string
-	Agent                  string // claude, codex or gemini: the agent that reads the text
+	Agent                  string // claude, codex, gemini or opencode: the agent that reads the text
 	OrchestrateDescription string
 	WorkerDescription      string
 	// The descriptions Gemini's menu shows (at most 100 characters).
@@ -310,6 +328,7 @@ func Render(c Config) ([]File, error) {
 		{Codex, "templates/codex", c.CodexSkillsDir()},
 		{Codex, "templates/codex-rules", c.CodexRulesDir()},
 		{Gemini, "templates/gemini", c.GeminiCommandsDir()},
+		{Opencode, "templates/opencode", c.OpencodeCommandsDir()},
 	} {
 		agent, dir, root := part.agent, part.dir, part.root
 		var names []string

@@ -56,6 +56,8 @@ func TestRenderLayout(t *testing.T) {
 		filepath.Join(c.CodexHome, "rules", "sophonz.rules"),
 		filepath.Join(c.Home, ".gemini", "commands", "sophonz", "orchestrate.toml"),
 		filepath.Join(c.Home, ".gemini", "commands", "sophonz", "worker.toml"),
+		filepath.Join(c.Home, ".config", "opencode", "command", "sophonz-orchestrate.md"),
+		filepath.Join(c.Home, ".config", "opencode", "command", "sophonz-worker.md"),
 	}
 	if len(files) != len(want) {
 		t.Errorf("rendered %d files, want %d: %v", len(files), len(want), keys(files))
@@ -306,18 +308,22 @@ func TestConfigFromEnv(t *testing.T) {
 // the error says what to do.
 func TestInstallWithoutClaude(t *testing.T) {
 	c := testConfig(t)
-	os.MkdirAll(filepath.Join(c.Home, ".gemini"), 0o700) // Gemini CLI has run here
+	os.MkdirAll(filepath.Join(c.Home, ".gemini"), 0o700)             // Gemini CLI has run here
+	os.MkdirAll(filepath.Join(c.Home, ".config", "opencode"), 0o700) // and opencode
 	rep, err := Install(t.Context(), c)
 	var oe *api.Error
 	if !errors.As(err, &oe) || !strings.Contains(oe.Message, "not on PATH") || !strings.Contains(oe.Hint, "ST_CLAUDE_BIN") || !strings.Contains(oe.Hint, "st plugin install") {
 		t.Fatalf("error = %#v, want an *api.Error naming claude and ST_CLAUDE_BIN", err)
 	}
-	if rep == nil || len(rep.Agents) != 3 {
+	if rep == nil || len(rep.Agents) != 4 {
 		t.Fatalf("report = %+v", rep)
 	}
-	cl, cx, gm := rep.Agents[0], rep.Agents[1], rep.Agents[2]
+	cl, cx, gm, oc := rep.Agents[0], rep.Agents[1], rep.Agents[2], rep.Agents[3]
 	if gm.Agent != Gemini || gm.Outcome != Installed || gm.Error != "" || len(gm.Changed) != 2 {
 		t.Errorf("gemini part = %+v", gm)
+	}
+	if oc.Agent != Opencode || oc.Outcome != Installed || oc.Error != "" || len(oc.Changed) != 2 {
+		t.Errorf("opencode part = %+v", oc)
 	}
 	if cl.Outcome != Installed || cl.Registered || cl.Error == "" {
 		t.Errorf("claude part = %+v", cl)

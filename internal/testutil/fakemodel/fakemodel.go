@@ -20,6 +20,8 @@
 //	                limit's answer (a Claude subscriber's 429 with the unified headers,
 //	                Codex's usage_limit_reached), and the script goes on after it; a
 //	                prompt "continue" goes on with the script where it stopped
+//	TIMEOUT: <n>    Claude only: each Bash call carries a timeout of n seconds (the
+//	                tool's own is 2 minutes; st's skill asks for its most, 600 s)
 //	ESCALATE        Codex only: ask for the command to run outside the sandbox
 //
 // The server keeps one piece of state, a LIMIT:'s first request (by the

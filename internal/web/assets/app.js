@@ -539,7 +539,22 @@ function gateBox(g, withAsker) {
       el('span', { text: g.question }),
       el('span.muted', null, ' · ', since(g.asked))),
     el('div.gate-opts', null, g.options.map((o) =>
-      el('button.opt', { type: 'button', text: o, on: { click: (e) => { e.stopPropagation(); answerGate(g, o, e.target); } } }))));
+      el('button.opt', { type: 'button', text: o, on: { click: (e) => { e.stopPropagation(); answerGate(g, o, e.target); } } })),
+      g.value ? gateAmount(g) : null));
+}
+
+// gateAmount is the field of a gate's option that takes an amount (a
+// run's budget gate: go on with a budget the person types). st checks
+// the amount; a refusal comes back as the toast of any failed answer.
+function gateAmount(g) {
+  return el('span.gate-amount', null,
+    el('input.amount', { type: 'text', size: 8, placeholder: t('gate.amount'), 'aria-label': t('gate.amount'),
+      on: { click: (e) => e.stopPropagation() } }),
+    el('button.opt.set-amount', { type: 'button', text: t('gate.setAmount'), on: { click: (e) => {
+      e.stopPropagation();
+      const v = e.target.closest('.gate-amount').querySelector('input.amount').value.trim();
+      if (v) answerGate(g, g.value.prefix + v, e.target);
+    } } }));
 }
 
 // ---- Permission prompts ------------------------------------------------
@@ -632,7 +647,10 @@ function promptOf(n) {
 }
 
 function needRow(n) {
-  const a = S.m.byKey.get(isLocal(n.machine) ? n.pane : `${n.machine}/${n.pane}`);
+  // Another machine's worker opens through the peer link by its machine
+  // and pane, whether or not that machine's graph reached this page.
+  const a = S.m.byKey.get(isLocal(n.machine) ? n.pane : `${n.machine}/${n.pane}`)
+    || (isLocal(n.machine) ? undefined : { machine: n.machine, pane: n.pane });
   const name = n.name || (a && a.name) || n.pane;
   const p = promptOf(n);
   // A prompt st can answer gets its answers here; one it cannot (an
@@ -643,6 +661,9 @@ function needRow(n) {
   return el('div.need', { dataset: { attention: n.id, kind: n.kind, prompt: p ? p.id : undefined } },
     el('span.needs-mark', { text: '!' }),
     el('b', { text: t(`attn.${n.kind}`, { name }) }),
+    // Another machine's worker: its machine pushed it; here it is one
+    // click from its window there (Open).
+    isLocal(n.machine) ? null : machineTag(n),
     n.command || n.text ? el('span.need-text', { text: n.command || n.text }) : null,
     n.options && n.options.length ? el('span.muted', { text: n.options.join(' · ') }) : null,
     el('span.muted', null, since(n.opened)),
