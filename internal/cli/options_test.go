@@ -145,6 +145,10 @@ func daemonOptionsCases(t *testing.T) {
 	checkParse(t, "hook", newHookCmd, []parseCase[hookOptions]{
 		{args: []string{"claude", "Stop"}, want: hookOptions{Agent: "claude", Event: "Stop"}},
 		{args: []string{"claude"}, err: "takes 2 argument(s), got 1\nTry: st hook claude|codex|gemini|opencode|sim EVENT < payload.json"}})
+	checkParse(t, "statusline", newStatusLineCmd, []parseCase[statusLineOptions]{
+		{args: nil, want: statusLineOptions{}},
+		{args: []string{"--then", "echo 'hi'"}, want: statusLineOptions{Then: "echo 'hi'"}},
+		{args: []string{"extra"}, err: "unknown command"}})
 	// The sim agent's flags are its own: st passes them on unparsed.
 	checkParse(t, "agent sim", newAgentSimCmd, []parseCase[agentSimOptions]{
 		{args: nil, want: agentSimOptions{Args: []string{}}},

@@ -254,7 +254,7 @@ type otherMachines struct {
 
 func (b *webBackend) Snapshot(ctx context.Context) (web.Snapshot, error) {
 	host, _ := os.Hostname()
-	snap := web.Snapshot{Machine: host, Agents: []web.Agent{}, Gates: []web.Gate{}}
+	snap := web.Snapshot{Machine: host, Agents: []web.Agent{}, Gates: []web.Gate{}, Limits: b.mgr.Limits()}
 	panes, err := b.tmux.ListPanes(ctx)
 	if err != nil {
 		return snap, err

@@ -69,6 +69,9 @@ func (m *Manager) applyEvent(pane string, ad *agent.Kind, ev agent.Event, teamma
 	// The worker's records, read before its change (tokens.go): what the
 	// agent spent so far rides in the change this event makes.
 	tr := m.tokens.read(pane, ad, ev.Transcript)
+	if tr != nil {
+		m.noteRolloutLimits(pane, ad.Name, tr.limits)
+	}
 	m.settleIfChanged(func(c *change) {
 		hf := m.facts.event(pane, ad.Name, ev, teammate, m.reg.workerAtLocked)
 		if hf.newAgent && !hf.teammate {

@@ -131,6 +131,9 @@ type Worker struct {
 	// that a restart of st reads on from there.
 	Tokens *api.Tokens    `json:"tokens,omitempty"`
 	Ledger *tokens.Ledger `json:"ledger,omitempty"`
+	// AgentCost is the cost its agent gave itself (Claude's status line,
+	// statusline.go), which Tokens shows in place of an estimate.
+	AgentCost *float64 `json:"agent_cost_usd,omitempty"`
 }
 
 // Remote reports whether w runs on another machine.

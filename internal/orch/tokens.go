@@ -72,6 +72,9 @@ func transcriptPath(p string) string {
 type tokenRead struct {
 	ledger *tokens.Ledger
 	spent  *api.Tokens
+	// limits are the rate limits the records said last (Codex's), if
+	// this read found any.
+	limits *tokens.RateLimits
 }
 
 // read reads worker id's records, adding the file a hook named
@@ -109,10 +112,14 @@ func (b *tokenBook) read(id string, ad *agent.Kind, transcript string) *tokenRea
 	if err != nil {
 		b.m.logf("worker %s: tokens: %v", id, err)
 	}
+	limits := e.ledger.TakeLimits()
 	if !changed && len(e.ledger.Files) == n {
+		if limits != nil {
+			return &tokenRead{limits: limits} // (no count changed)
+		}
 		return nil
 	}
-	return &tokenRead{ledger: e.ledger.Clone(), spent: b.m.spent(e.ledger)}
+	return &tokenRead{ledger: e.ledger.Clone(), spent: b.m.spent(e.ledger), limits: limits}
 }
 
 // forget drops a live ledger (its counts stay in the worker's record).
@@ -191,7 +198,7 @@ func (m *Manager) noteCoordTokensLocked(c *change, pane string, tr *tokenRead) {
 // run's budget.
 func (m *Manager) noteTokensLocked(c *change, w *Worker, tr *tokenRead) {
 	syncs.AssertLocked(&m.reg.mu)
-	if tr == nil || w == nil || w.Remote() {
+	if tr == nil || tr.ledger == nil || w == nil || w.Remote() {
 		return
 	}
 	w.Ledger = tr.ledger
@@ -200,7 +207,7 @@ func (m *Manager) noteTokensLocked(c *change, w *Worker, tr *tokenRead) {
 		// no response, a sim with no usage: lines) shows no tokens, not 0.
 		return
 	}
-	w.Tokens = tr.spent
+	w.Tokens = withAgentCost(tr.spent, w.AgentCost)
 	m.checkBudgetLocked(c, m.reg.runOf[w.ID])
 }
 

@@ -73,6 +73,39 @@ type File struct {
 	// Skipping: the read stopped inside a line longer than maxLine,
 	// which the next read skips to its end.
 	Skipping bool `json:"skipping,omitempty"`
+	// Limits are the rate limits a Codex token_count said last, since
+	// the last Ledger.TakeLimits (not kept: the agent says them again).
+	Limits *RateLimits `json:"-"`
+}
+
+// RateLimits are the usage-limit windows an agent's records say of its
+// account (Codex's token_count rate_limits: primary, secondary).
+type RateLimits struct {
+	Primary, Secondary RateWindow
+}
+
+// RateWindow is one window: how much of it is used (percent), its length
+// and its reset (epoch seconds; 0 when not said).
+type RateWindow struct {
+	UsedPercent   float64
+	WindowMinutes int64
+	ResetsAt      int64
+}
+
+// codexLimits reads a token_count's rate_limits, or nil.
+func codexLimits(p gjson.Result) *RateLimits {
+	rl := p.Get("rate_limits")
+	if !rl.IsObject() {
+		return nil
+	}
+	win := func(w gjson.Result) RateWindow {
+		return RateWindow{UsedPercent: w.Get("used_percent").Float(), WindowMinutes: w.Get("window_minutes").Int(), ResetsAt: w.Get("resets_at").Int()}
+	}
+	out := &RateLimits{Primary: win(rl.Get("primary")), Secondary: win(rl.Get("secondary"))}
+	if (out.Primary == RateWindow{}) && (out.Secondary == RateWindow{}) {
+		return nil
+	}
+	return out
 }
 
 // Seen is a message counted already.
@@ -308,6 +341,9 @@ func (f *File) takeCodex(line []byte) bool {
 	if r.Get("type").String() != "event_msg" || p.Get("type").String() != "token_count" {
 		return false
 	}
+	if rl := codexLimits(p); rl != nil {
+		f.Limits = rl
+	}
 	u := p.Get("info.total_token_usage")
 	if !u.IsObject() {
 		return false // (info is null before the first response)
@@ -390,6 +426,18 @@ func (l *Ledger) findSubagents(transcript string) {
 			l.Watch(filepath.Join(dir, e.Name()), FormatClaude)
 		}
 	}
+}
+
+// TakeLimits returns the rate limits the records said last since the
+// last call (nil: none new), and forgets them.
+func (l *Ledger) TakeLimits() *RateLimits {
+	var out *RateLimits
+	for _, f := range l.Files {
+		if f.Limits != nil {
+			out, f.Limits = f.Limits, nil
+		}
+	}
+	return out
 }
 
 // ByModel sums the files' counts by model.

@@ -290,3 +290,34 @@ func TestReadRefusesWhatIsNoTranscript(t *testing.T) {
 		t.Fatal("reading a FIFO held the reader")
 	}
 }
+
+// Codex's token_count says its account's rate limits too (primary,
+// secondary): the last said is taken once, even from a token_count that
+// counted nothing new.
+func TestCodexRateLimits(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rollout.jsonl")
+	appendFile(t, path, `{"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":10,"output_tokens":1}},"rate_limits":{"primary":{"used_percent":50,"window_minutes":300,"resets_at":1800000000}}}}
+{"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":10,"output_tokens":1}},"rate_limits":{"primary":{"used_percent":91.5,"window_minutes":300,"resets_at":1800000100},"secondary":{"used_percent":40,"window_minutes":10080,"resets_at":1800500000}}}}
+`)
+	l := &Ledger{}
+	l.Watch(path, FormatCodex)
+	if _, err := l.Read(); err != nil {
+		t.Fatal(err)
+	}
+	want := RateLimits{Primary: RateWindow{UsedPercent: 91.5, WindowMinutes: 300, ResetsAt: 1800000100},
+		Secondary: RateWindow{UsedPercent: 40, WindowMinutes: 10080, ResetsAt: 1800500000}}
+	if got := l.TakeLimits(); got == nil || *got != want {
+		t.Fatalf("limits = %+v, want the last said, %+v", got, want)
+	}
+	if got := l.TakeLimits(); got != nil {
+		t.Fatalf("taken twice: %+v", got)
+	}
+	appendFile(t, path, `{"type":"event_msg","payload":{"type":"token_count","info":null,"rate_limits":{"primary":{"used_percent":100,"window_minutes":300}}}}
+`)
+	if _, err := l.Read(); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.TakeLimits(); got == nil || got.Primary.UsedPercent != 100 {
+		t.Fatalf("a token_count with no new tokens: limits %+v, want 100 %%", got)
+	}
+}

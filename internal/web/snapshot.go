@@ -65,6 +65,10 @@ type Snapshot struct {
 	// fills them in at each snapshot (an agent described in config.toml
 	// joins them at the first start that names it).
 	Kinds []KindInfo `json:"kinds"`
+	// Limits are the agents' accounts' usage limits as the agents last
+	// said them (Claude's status line, Codex's rollout): the page shows
+	// those near.
+	Limits []api.AgentLimit `json:"limits,omitempty"`
 }
 
 // KindInfo is what the page needs of an agent kind.

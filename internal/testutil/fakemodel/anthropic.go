@@ -92,6 +92,7 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	s.usedHeaders(w)
 	a := s.anthropicAnswer(&l, p)
 	l.Answer = a.text
 	a.id, a.model = s.newID("msg"), req.Model

@@ -56,8 +56,11 @@ type Server struct {
 	done chan struct{} // closed by Close, so that sleeping answers end
 	seq  atomic.Int64  // makes ids unique within this process
 
-	mu       sync.Mutex
-	limits   map[string]time.Time // a LIMIT: marker's reset, by the text that carried it
+	mu     sync.Mutex
+	limits map[string]time.Time // a LIMIT: marker's reset, by the text that carried it
+	// near is the share of a subscriber's limits every answer says is
+	// used (SetUsed), nil for none.
+	near     *Used
 	addr     string
 	log      []Logged
 	closeErr error
