@@ -372,3 +372,15 @@ func screenLines(capture string) []string {
 	}
 	return lines
 }
+
+// lowestLine is the index of the lowest of lines that begins with prefix
+// (blanks before it left out), or -1: where a recognizer finds the
+// bottom of an agent's input box (Gemini's footer, opencode's rule).
+func lowestLine(lines []string, prefix string) int {
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.HasPrefix(strings.TrimSpace(lines[i]), prefix) {
+			return i
+		}
+	}
+	return -1
+}

@@ -264,3 +264,20 @@ func FuzzMapClaudeLikeEvent(f *testing.F) {
 		}
 	})
 }
+
+// lowestLine finds the lowest line with a prefix, indented or not, and
+// none on a screen without one.
+func TestLowestLine(t *testing.T) {
+	lines := screenLines("╭─ box\n  ▀▀▀ rule\ntext\n▀▀▀ lower rule\n  hint  \n")
+	for _, c := range []struct {
+		prefix string
+		want   int
+	}{{"▀▀▀", 3}, {"╭─", 0}, {"hint", 4}, {"absent", -1}, {"rule", -1}} {
+		if got := lowestLine(lines, c.prefix); got != c.want {
+			t.Errorf("lowestLine(%q) = %d, want %d", c.prefix, got, c.want)
+		}
+	}
+	if got := lowestLine(nil, "x"); got != -1 {
+		t.Errorf("lowestLine of no lines = %d", got)
+	}
+}

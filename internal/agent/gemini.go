@@ -152,14 +152,7 @@ var (
 // cancel"). A dialog (trust, permission) replaces the box.
 func recognizeGemini(capture string) View {
 	lines := screenLines(capture)
-	foot := -1
-	for i := len(lines) - 1; i >= 0; i-- {
-		if strings.HasPrefix(strings.TrimSpace(lines[i]), geminiFooter) {
-			foot = i
-			break
-		}
-	}
-	if foot >= 0 {
+	if foot := lowestLine(lines, geminiFooter); foot >= 0 {
 		rule := -1
 		for i := foot - 1; i >= 0 && i >= foot-maxBoxLines; i-- {
 			if isGeminiRule(lines[i]) {

@@ -183,13 +183,7 @@ func recognizeOpencode(capture string) View {
 	// The box's rule is the lowest on the screen: under it are only its
 	// hints and footer (on the home screen far below it, at the window's
 	// last line).
-	rule := -1
-	for i := len(lines) - 1; i >= 0; i-- {
-		if strings.HasPrefix(strings.TrimSpace(lines[i]), opencodeRule) {
-			rule = i
-			break
-		}
-	}
+	rule := lowestLine(lines, opencodeRule)
 	if rule < 1 {
 		if opencodePromptIn(lines) {
 			return View{Screen: ScreenPrompt}

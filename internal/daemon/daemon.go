@@ -23,6 +23,7 @@ import (
 	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/history"
+	"github.com/sophonz/st/internal/jsonfmt"
 	"github.com/sophonz/st/internal/orch"
 	"github.com/sophonz/st/internal/peer"
 	"github.com/sophonz/st/internal/store"
@@ -433,18 +434,21 @@ func answer(w http.ResponseWriter, r *http.Request, fn func(body []byte) (any, e
 	// one write: written as it was encoded, a list of 100 workers went out
 	// chunked, in eleven writes, each parsed again by the command.
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	if r.Header.Get(api.IndentHeader) != "" {
-		enc.SetIndent("", "  ")
-		w.Header().Set(api.IndentHeader, "1")
-	}
-	if err := enc.Encode(res); err != nil {
+	if err := json.NewEncoder(&buf).Encode(res); err != nil {
 		writeErr(w, &api.Error{Kind: api.KindInternal, Message: "encode st's answer: " + err.Error()}, http.StatusInternalServerError)
 		return
 	}
+	out := buf.Bytes()
+	if r.Header.Get(api.IndentHeader) != "" {
+		// Indented here, as json.Indent would, at a tenth of its cost:
+		// with the encoder's own indentation (json.Indent), a list of
+		// 100 workers took twice as long as encoded alone.
+		out = jsonfmt.Indent(make([]byte, 0, 3*len(out)), out)
+		w.Header().Set(api.IndentHeader, "1")
+	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
-	w.Write(buf.Bytes())
+	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+	w.Write(out)
 }
 
 func writeErr(w http.ResponseWriter, e *api.Error, code int) {

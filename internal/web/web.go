@@ -167,8 +167,8 @@ var webTable = func() []webRoute {
 			webRoute{"GET", pre + "/term", authz.TypeTerminal, authz.WebSession, (*Server).serveTerm},
 			webRoute{"POST", pre + "/api/adopt", authz.Adopt, authz.WebSession, (*Server).serveAdopt},
 			webRoute{"POST", pre + "/api/release", authz.Release, authz.WebSession, (*Server).serveRelease},
-			webRoute{"POST", pre + "/api/gates/answer", authz.AnswerGate, authz.WebSession, (*Server).serveAnswer},
-			webRoute{"POST", pre + "/api/prompts/answer", authz.AnswerPrompt, authz.WebSession, (*Server).servePromptAnswer},
+			webRoute{"POST", pre + "/api/gates/answer", authz.AnswerGate, authz.WebSession, serveAnswer(Backend.AnswerGate)},
+			webRoute{"POST", pre + "/api/prompts/answer", authz.AnswerPrompt, authz.WebSession, serveAnswer(Backend.AnswerPrompt)},
 			webRoute{"POST", pre + "/api/attention/dismiss", authz.Dismiss, authz.WebSession, (*Server).serveDismiss},
 		)
 	}
@@ -599,30 +599,22 @@ func (s *Server) serveRelease(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-func (s *Server) serveAnswer(w http.ResponseWriter, r *http.Request) {
-	var b struct {
-		ID     string `json:"id"`
-		Option string `json:"option"`
-	}
-	s.action(w, r, &b, func(ctx context.Context) error {
-		if err := required("id", b.ID, "option", b.Option); err != nil {
-			return err
+// serveAnswer is the handler of an answer the page sends, {id, option}:
+// a gate's (Backend.AnswerGate) or a permission prompt's
+// (Backend.AnswerPrompt), one body and one check for both.
+func serveAnswer(answer func(b Backend, ctx context.Context, id, option string) error) func(*Server, http.ResponseWriter, *http.Request) {
+	return func(s *Server, w http.ResponseWriter, r *http.Request) {
+		var b struct {
+			ID     string `json:"id"`
+			Option string `json:"option"`
 		}
-		return s.cfg.Backend.AnswerGate(ctx, b.ID, b.Option)
-	})
-}
-
-func (s *Server) servePromptAnswer(w http.ResponseWriter, r *http.Request) {
-	var b struct {
-		ID     string `json:"id"`
-		Option string `json:"option"`
+		s.action(w, r, &b, func(ctx context.Context) error {
+			if err := required("id", b.ID, "option", b.Option); err != nil {
+				return err
+			}
+			return answer(s.cfg.Backend, ctx, b.ID, b.Option)
+		})
 	}
-	s.action(w, r, &b, func(ctx context.Context) error {
-		if err := required("id", b.ID, "option", b.Option); err != nil {
-			return err
-		}
-		return s.cfg.Backend.AnswerPrompt(ctx, b.ID, b.Option)
-	})
 }
 
 func (s *Server) serveDismiss(w http.ResponseWriter, r *http.Request) {

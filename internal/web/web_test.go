@@ -434,6 +434,8 @@ func TestActions(t *testing.T) {
 		{"release", "/api/release", `{"pane":"%4"}`, json, 200, `Release["%4"]`},
 		{"answer", "/api/gates/answer", `{"id":"g-1","option":"Yes"}`, json, 200, `AnswerGate["g-1" "Yes"]`},
 		{"second answer", "/api/gates/answer", `{"id":"g-1","option":"No"}`, json, 409, `AnswerGate["g-1" "No"]`},
+		{"prompt answer", "/api/prompts/answer", `{"id":"p-9","option":"Allow once"}`, json, 409, `AnswerPrompt["p-9" "Allow once"]`},
+		{"prompt answer without option", "/api/prompts/answer", `{"id":"p-9"}`, json, 400, ""},
 		{"adopt itself", "/api/adopt", `{"coordinator":"%2","agent":"%2"}`, json, 400, ""},
 		{"missing field", "/api/release", `{}`, json, 400, ""},
 		{"unknown field", "/api/release", `{"pane":"%4","x":1}`, json, 400, ""},
