@@ -25,7 +25,7 @@ var Opencode = &Kind{
 	Launch: Launch{
 		Program:    "opencode",
 		ProgramEnv: "ST_OPENCODE_BIN",
-		Tested:     Range{Oldest: "1.18.33", Newest: "1.18.33", Package: "opencode-ai"},
+		Tested:     Range{Oldest: "1.17.19", Newest: "1.18.33", Package: "opencode-ai"},
 		Command:    opencodeCommand,
 		Resume:     "opencode -s <session id>",
 		Seed: []string{
