@@ -154,7 +154,7 @@ func realAgentsHome(t *testing.T, programs ...string) (run func(wantCode int, ar
 // userFiles are the user's own files, in their own layout, that st setup
 // finds in HOME and its undo must leave as they were.
 var userFiles = map[string]string{
-	".claude/settings.json":       "{\n    \"model\": \"opus\",\n    \"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"notify-send done\"}]}]}\n}\n",
+	".claude/settings.json":       "{\n    \"model\": \"opus\",\n    \"statusLine\": {\"type\": \"command\", \"command\": \"echo \\\"$(pwd)\\\" 'mine'\"},\n    \"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"notify-send done\"}]}]}\n}\n",
 	".codex/config.toml":          "# mine\nmodel = \"gpt-5\"\n\n[projects.\"/src\"]\ntrust_level = \"trusted\"\n",
 	".codex/hooks.json":           "{\"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"echo bye\"}]}]}}\n",
 	".codex/rules/mine.rules":     "prefix_rule(pattern = [\"git\", \"status\"], decision = \"allow\")\n",
@@ -184,6 +184,7 @@ func TestSetupUndoRealAgents(t *testing.T) {
 	for _, want := range []string{
 		"ok    daemon: running", "ok    agent claude: claude ", "ok    agent codex: codex ",
 		"ok    hooks claude: ", "ok    hooks codex: ", "trusted in " + filepath.Join(home, ".codex", "config.toml"),
+		"ok    status line claude: st statusline is Claude's status line in " + filepath.Join(home, ".claude", "settings.json") + ` (it prints your own: echo "$(pwd)" 'mine')`,
 		"ok    plugin claude: the plugin sophonz@sophonz-local", "ok    skills codex: ", "ok    rule codex: " + filepath.Join(home, ".codex", "rules", "sophonz.rules"),
 		"ok    web: serving at http://127.0.0.1:",
 		"Next: in a tmux session, start Claude Code", "  tmux new -s work\n  claude\n  /sophonz:orchestrate ",
@@ -216,7 +217,7 @@ func TestSetupUndoRealAgents(t *testing.T) {
 	}
 
 	out = run(0, "setup", "--undo")
-	for _, want := range []string{"ok    hooks claude: removed st's hooks from", "ok    hooks codex: removed st's hooks from",
+	for _, want := range []string{"ok    status line claude: put your own status line back in", "ok    hooks claude: removed st's hooks from", "ok    hooks codex: removed st's hooks from",
 		"ok    plugin claude: removed the plugin", "ok    plugin codex: removed the skills", "st's rule " + filepath.Join(home, ".codex", "rules", "sophonz.rules"),
 		"ok    daemon: st stopped"} {
 		if !strings.Contains(out, want) {

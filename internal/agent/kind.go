@@ -110,6 +110,13 @@ type Hear struct {
 	// turn ends with a hook (Gemini's Esc fires AfterAgent), whose screen
 	// may show no sign of work between two steps of one turn.
 	QuietEnds bool
+	// QuietPrompts: it may leave a permission prompt or a question with
+	// no hook at all (Claude's Esc there fires none, reference §3.6), so
+	// st looks at the screen of a prompt whose hooks went quiet, and takes
+	// its box back, twice in a row, as the prompt gone (an interrupt).
+	// Off for an agent whose Esc at a prompt fires a hook (Codex's
+	// Interrupt), whose prompt st's screen reading may not know.
+	QuietPrompts bool
 	// BeforeTool is its event for a tool about to run, where the guard
 	// and --owns scopes answer (PreToolUse, BeforeTool).
 	BeforeTool string

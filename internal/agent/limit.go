@@ -45,6 +45,10 @@ type Limits struct {
 	// st leaves it to do so before it types ContinueLine itself.
 	ContinuesItself func() bool
 	Grace           time.Duration
+	// Itself is when after the reset the agent goes on by itself, as
+	// measured (Claude: 30-90 s), so that st can say when to expect it;
+	// zero when nobody measured it.
+	Itself [2]time.Duration
 	// ContinueLine is what st types to go on once the limit reset.
 	ContinueLine string
 	// Menu recognizes a menu the agent puts up at its limit over its box
@@ -56,6 +60,22 @@ type Limits struct {
 	// ContinueLine.
 	Menu    func(screen string) bool
 	MenuKey string
+	// Waiting recognizes the agent's screen while it waits to go on by
+	// itself at the reset (Claude: "Continuing automatically at 5:13pm ·
+	// Esc to cancel"), and CancelKey is the key that calls that off. st
+	// presses it when the agent's task moved to another (--on-limit
+	// move), so that two agents do not work one folder after the reset.
+	Waiting   func(screen string) bool
+	CancelKey string
+}
+
+// claudeWaiting recognizes Claude 2.1.332 waiting to go on by itself
+// after its usage limit (measured, autoContinueAtUsageLimit on):
+//
+//	⚠ Usage limit reached · limit resets 5:13pm
+//	  Continuing automatically at 5:13pm · Esc to cancel
+func claudeWaiting(screen string) bool {
+	return strings.Contains(screen, "Continuing automatically at") && strings.Contains(screen, "Esc to cancel")
 }
 
 // claudeLimitMenu recognizes Claude 2.1.332's menu at a usage limit

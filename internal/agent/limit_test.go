@@ -149,3 +149,29 @@ func TestClaudeLimitMenu(t *testing.T) {
 		t.Errorf("the menu was taken for an empty box: %+v", v)
 	}
 }
+
+// TestClaudeWaiting: Claude 2.1.332 waiting to go on by itself after its
+// limit (captured in TestOnLimitMoveToAnotherKind), which st calls off
+// when the task moves; the menu of its going on turned off is not it.
+func TestClaudeWaiting(t *testing.T) {
+	waiting := `❯ LIMIT: 3600 RUN: echo never >> parts.txt SAY: never
+  ⎿  You've hit your 5-hour limit · resets 5:13pm (UTC)
+● Usage limit reached · set to continue automatically at 5:13pm
+────────────────────────────────────────────────────────
+❯ 
+────────────────────────────────────────────────────────
+  ⚠ Usage limit reached · limit resets 5:13pm
+    Continuing automatically at 5:13pm · Esc to cancel
+  ⏸ manual mode on · ? for shortcuts`
+	if !Claude.Limits.Waiting(waiting) {
+		t.Error("Claude waiting to go on by itself was not recognized")
+	}
+	menu := `  What do you want to do?
+  ❯ 1. Stop and wait for limit to reset
+    2. Wait here, then continue automatically at 1pm
+    3. Upgrade your plan
+  Enter to confirm · Esc to cancel`
+	if Claude.Limits.Waiting(menu) {
+		t.Error("the limit menu was taken for Claude waiting to go on")
+	}
+}

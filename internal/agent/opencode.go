@@ -84,7 +84,9 @@ var Opencode = &Kind{
 	},
 	Records: Records{
 		Conversation: "SQLite ~/.local/share/opencode/opencode.db (session, message, part); opencode export <session id>",
-		Tokens:       `each assistant message's tokens {total, input, output, reasoning, cache}; opencode stats`,
+		Tokens: `each assistant message's tokens {total, input, output, reasoning, cache} (its database, and message.updated), ` +
+			`written by st's plugin to ~/.local/share/opencode/st-tokens/<session>.jsonl`,
+		TokenFormat: "opencode",
 	},
 }
 
@@ -276,7 +278,7 @@ func mapOpencodeEvent(name string, payload []byte) (Event, error) {
 	if name == "" {
 		name = str(p, "hook_event_name")
 	}
-	ev := Event{Kind: EvIgnore, Name: name, SessionID: str(p, "session_id"), Cwd: str(p, "cwd")}
+	ev := Event{Kind: EvIgnore, Name: name, SessionID: str(p, "session_id"), Cwd: str(p, "cwd"), Transcript: str(p, "transcript_path")}
 	switch name {
 	case "chat.message":
 		ev.Kind, ev.Prompt = EvTurnStart, str(p, "prompt")

@@ -40,6 +40,18 @@ type Gate struct {
 	// carried, each good for one option of this gate while it is open.
 	// Only hashes are kept: the tokens went to the push service.
 	AnswerKeys map[string]string `json:"answer_keys,omitempty"`
+	// Value, when set, is an option whose amount the person sets: an
+	// answer is Value.Prefix followed by the amount (a budget gate's "go
+	// on with a budget of 5M"), checked by st before it is taken.
+	Value *GateValue `json:"value,omitempty"`
+}
+
+// GateValue is a gate's option that takes an amount from the person.
+type GateValue struct {
+	// Prefix begins the option ("go on with a budget of "); Hint says
+	// what amount it takes.
+	Prefix string `json:"prefix"`
+	Hint   string `json:"hint"`
 }
 
 // GateRequest asks, waits for, answers or withdraws a gate.
@@ -50,5 +62,8 @@ type GateRequest struct {
 	Options  []string      `json:"options,omitempty"`
 	Timeout  time.Duration `json:"timeout,omitempty"` // ask: how long the gate stays open; wait: how long this call waits
 	Option   string        `json:"option,omitempty"`
-	By       string        `json:"by,omitempty"` // who answers: cli, web, push
+	// Value is the amount of the gate's value option (answer: st gate
+	// answer ID --value 5M); Option may then be empty.
+	Value string `json:"value,omitempty"`
+	By    string `json:"by,omitempty"` // who answers: cli, web, push
 }

@@ -67,6 +67,13 @@ type PeerWatchResult struct {
 	Boot    string       `json:"boot"` // which life of that st counted Seq
 	Seq     uint64       `json:"seq"`
 	Workers []WorkerView `json:"workers"`
+	// Attention is the open attention items of those workers there (a
+	// permission prompt, a question, a turn without a report, a failure,
+	// a pause), with each worker's pane there: the calling machine shows
+	// them, marked with this machine, and pushes none of them (this
+	// machine does, once). An older st sends none and reads none (the
+	// field is left out when empty): each side works on as before.
+	Attention []Attention `json:"attention,omitempty"`
 }
 
 // PeerReparent tells a machine that a coordinator pane here moved.

@@ -38,6 +38,11 @@ type Pause struct {
 	// of the agent's own grace.
 	By       string    `json:"by"`
 	GoesOnBy time.Time `json:"goes_on_by"`
+	// ItselfFrom and ItselfBy are when an agent that goes on by itself
+	// (By "agent") is expected to, as measured of its kind (Claude:
+	// 30-90 s after the reset); zero when its kind has no measure.
+	ItselfFrom time.Time `json:"itself_from,omitzero"`
+	ItselfBy   time.Time `json:"itself_by,omitzero"`
 	// Typed is set once st typed the line: never twice. With By "move"
 	// it is set once st started the move, so that no restart moves twice.
 	Typed bool `json:"typed,omitempty"`
@@ -173,6 +178,10 @@ type Run struct {
 	Budget       *Budget `json:"budget,omitempty"`
 	BudgetWarned bool    `json:"budget_warned,omitempty"`
 	BudgetGate   string  `json:"budget_gate,omitempty"`
+	// CoordinatorTokens is what the coordinator's own agent spent, read
+	// from its pane's conversation (not counted to the budget, which
+	// counts the workers).
+	CoordinatorTokens *Tokens `json:"coordinator_tokens,omitempty"`
 }
 
 // Choices of --on-limit: what st does when a worker's agent reaches its

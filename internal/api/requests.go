@@ -181,6 +181,10 @@ type Task struct {
 	Created  time.Time `json:"created"`
 	// Env is the creator's environment for the worker's window (PATH...).
 	Env map[string]string `json:"env,omitempty"`
+	// BlockedTimeout and HookTimeout are its worker's start's
+	// (TaskRequest's), when its creator set them.
+	BlockedTimeout time.Duration `json:"blocked_timeout,omitempty"`
+	HookTimeout    time.Duration `json:"hook_timeout,omitempty"`
 }
 
 // TaskRequest creates a task.
@@ -196,6 +200,11 @@ type TaskRequest struct {
 	Env      map[string]string `json:"env,omitempty"`
 	// Machine is refused: ordered tasks run on this machine only.
 	Machine string `json:"machine,omitempty"`
+	// BlockedTimeout and HookTimeout are its worker's start's, as
+	// StartRequest's (ST_BLOCKED_TIMEOUT, ST_HOOK_TIMEOUT where st task
+	// create runs): a start that waits on its dependencies takes them too.
+	BlockedTimeout time.Duration `json:"blocked_timeout,omitempty"`
+	HookTimeout    time.Duration `json:"hook_timeout,omitempty"`
 }
 
 // TaskView is a task as st task list shows it.

@@ -38,6 +38,13 @@ const (
 	RouteGateList      = "/v1/gate/list"     // IDRequest -> []Gate
 	RouteGateWithdraw  = "/v1/gate/withdraw" // GateRequest -> Gate
 	RouteHook          = "/v1/hook"          // HookRequest -> HookResponse
+	// RouteStatusLine is st statusline's: what Claude's status line
+	// said of the pane's agent (its cost, its account's usage limits),
+	// as a HookRequest of event "StatusLine" -> {}.
+	RouteStatusLine = "/v1/statusline"
+	// MaxStatusLineBytes is the largest status-line JSON st takes:
+	// Claude's is well under 4 KiB (a few ids, paths and numbers).
+	MaxStatusLineBytes = 64 << 10
 	// RoutePromptWait is a hook's: it opens a permission prompt for its
 	// pane and waits for a person's answer, up to st's deadline.
 	RoutePromptWait   = "/v1/prompt/wait"   // HookRequest -> PromptDecision

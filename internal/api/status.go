@@ -40,4 +40,10 @@ type Status struct {
 	// Problems are what the user should know about and fix (a run.json
 	// st could not read).
 	Problems []string `json:"problems,omitempty"`
+	// Limits are the usage limits of the agents' accounts as the agents
+	// last said them, one per account and window (those whose window
+	// has not reset since); NearLimit is the share (percent) from which
+	// one is near.
+	Limits    []AgentLimit `json:"limits,omitempty"`
+	NearLimit float64      `json:"near_limit,omitempty"`
 }

@@ -202,6 +202,67 @@ func (b *Book) pruneLocked() {
 	b.items = kept
 }
 
+// CloseUnder closes the open items whose keys start with prefix, and
+// says whether any closed.
+func (b *Book) CloseUnder(prefix, by string) bool {
+	_, ok := b.closeWhere(func(r *record) bool { return strings.HasPrefix(r.Key, prefix) }, by)
+	return ok
+}
+
+// Mirror brings the items under prefix in step with keep (by key): the
+// items of another machine's workers as that machine sent them (orch
+// checked and named them). A key not in the book opens as a new item of
+// this book (its own id), with the other machine's age kept; a key the
+// book has, open or closed, stands as it is, so an item a person here
+// dismissed stays closed while it is open there; an open item under
+// prefix that keep lacks closes, as closed there. It says what opened
+// and what closed. Nothing here pushes: the other machine did.
+func (b *Book) Mirror(prefix string, keep map[string]api.Attention) (opened, closed []api.Attention) {
+	b.mu.Lock()
+	seen := map[string]bool{}
+	for _, r := range b.items {
+		if !strings.HasPrefix(r.Key, prefix) {
+			continue
+		}
+		if _, ok := keep[r.Key]; ok {
+			seen[r.Key] = true
+		} else if r.Closed == nil {
+			b.closeLocked(r, "closed there")
+			closed = append(closed, r.Attention)
+		}
+	}
+	keys := make([]string, 0, len(keep))
+	for k := range keep {
+		if strings.HasPrefix(k, prefix) && !seen[k] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool { return keep[keys[i]].Opened.Before(keep[keys[j]].Opened) })
+	now := b.now()
+	for _, k := range keys {
+		a := keep[k]
+		b.seq++
+		// Its age is that machine's; a clock ahead of this one's does
+		// not make it younger than new.
+		since := a.Opened
+		if since.IsZero() || since.After(now) {
+			since = now
+		}
+		a.ID, a.Opened, a.Closed, a.ClosedBy, a.Pushed, a.Prompt = idOf(b.seq), since, nil, "", nil, ""
+		b.items = append(b.items, &record{Attention: a, Key: k, Seq: b.seq})
+		opened = append(opened, a)
+	}
+	if len(opened)+len(closed) > 0 {
+		b.pruneLocked()
+		b.touchLocked()
+	}
+	b.mu.Unlock()
+	if len(opened)+len(closed) > 0 {
+		b.persist()
+	}
+	return opened, closed
+}
+
 // CloseKey closes the open item of key, if any, and says which it closed.
 func (b *Book) CloseKey(key, by string) (api.Attention, bool) {
 	return b.closeWhere(func(r *record) bool { return r.Key == key }, by)

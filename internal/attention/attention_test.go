@@ -149,3 +149,57 @@ func TestStatusSegment(t *testing.T) {
 		t.Fatalf("without = %q", got)
 	}
 }
+
+// TestMirror: another machine's items under a prefix open once each,
+// with that machine's age (not one ahead of this clock); one a person
+// here dismissed stays closed while that machine still sends it; one it
+// no longer sends closes as closed there; items under other prefixes
+// are not touched.
+func TestMirror(t *testing.T) {
+	b, path := newBook(t)
+	local, _ := b.Open(PaneKey("%3", Prompt), api.Attention{Kind: api.AttnPermission, Pane: "%3", Text: "here"})
+	other, _ := b.Open("remote:gamma/%1:att-1", api.Attention{Kind: api.AttnQuestion, Pane: "gamma/%1", Machine: "gamma", Text: "gamma's"})
+	old := time.Date(2026, 12, 7, 11, 0, 0, 0, time.UTC)
+	future := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	keep := map[string]api.Attention{
+		"remote:beta/%4:att-7": {Kind: api.AttnPermission, Pane: "beta/%4", Machine: "beta", Text: "rm x", Opened: old},
+		"remote:beta/%4:att-8": {Kind: api.AttnNoReport, Pane: "beta/%4", Machine: "beta", Text: "done?", Opened: future},
+	}
+	opened, closed := b.Mirror("remote:beta/", keep)
+	if len(opened) != 2 || len(closed) != 0 {
+		t.Fatalf("first mirror: opened %+v closed %+v", opened, closed)
+	}
+	if !opened[0].Opened.Equal(old) || opened[0].Text != "rm x" || opened[1].Opened.After(time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("ages: %v %v (want beta's, and not one ahead of this clock)", opened[0].Opened, opened[1].Opened)
+	}
+	if opened, closed := b.Mirror("remote:beta/", keep); len(opened)+len(closed) != 0 {
+		t.Fatalf("sent again: opened %+v closed %+v", opened, closed)
+	}
+	if _, err := b.Close(opened[0].ID, "dismissed"); err != nil {
+		t.Fatal(err)
+	}
+	if opened, _ := b.Mirror("remote:beta/", keep); len(opened) != 0 {
+		t.Fatalf("a dismissed item came back: %+v", opened)
+	}
+	delete(keep, "remote:beta/%4:att-8")
+	if _, closed := b.Mirror("remote:beta/", keep); len(closed) != 1 || closed[0].Text != "done?" {
+		t.Fatalf("not sent any more: closed %+v", closed)
+	}
+	if it, _ := b.Get(opened[1].ID); it.ClosedBy != "closed there" {
+		t.Errorf("closed by %q", it.ClosedBy)
+	}
+	for _, a := range []api.Attention{local, other} {
+		if it, _ := b.Get(a.ID); !it.Open() {
+			t.Errorf("%s (%s) was closed by beta's mirror", a.ID, a.Text)
+		}
+	}
+	// Kept across a restart, as every item.
+	b2 := New(path, time.Now, t.Logf)
+	b2.Load()
+	if n := b2.OpenCount(); n != 2 {
+		t.Errorf("after a reload: %d open, want 2 (this machine's, gamma's)", n)
+	}
+	if b.CloseUnder("remote:gamma/%1:", "gone"); b.IsOpen("remote:gamma/%1:att-1") {
+		t.Error("CloseUnder left gamma's item open")
+	}
+}

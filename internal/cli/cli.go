@@ -196,6 +196,13 @@ func Main(args []string, env Env) int {
 		runHook(ctx, &env, hookOptions{Agent: args[1], Event: args[2]})
 		return 0
 	}
+	if len(args) > 0 && args[0] == "statusline" {
+		// Claude's status line runs this after each response: straight
+		// to it too, and with the user's command's exit status.
+		if o, ok := statusLineArgs(args[1:]); ok {
+			return runStatusLine(ctx, &env, o)
+		}
+	}
 	if len(args) > 0 && args[0] == "control-plane" && env.ControlPlane == nil && env.SelfIsST {
 		// Returns only when st-control-plane cannot be run; the command
 		// tree then says so (or prints its help).
@@ -326,7 +333,7 @@ func commands(env *Env) map[string]func() *cobra.Command {
 		"login": func() *cobra.Command { return newLoginCmd(env, nil) }, "logout": func() *cobra.Command { return newLogoutCmd(env, nil) },
 		"machines": func() *cobra.Command { return newMachinesCmd(env, nil) }, "completion": func() *cobra.Command { return newCompletionCmd(env, nil) },
 		"setup": func() *cobra.Command { return newSetupCmd(env, nil) }, "doctor": func() *cobra.Command { return newDoctorCmd(env, nil) },
-		"attention": func() *cobra.Command { return newAttentionCmd(env, nil) },
+		"attention": func() *cobra.Command { return newAttentionCmd(env, nil) }, "statusline": func() *cobra.Command { return newStatusLineCmd(env, nil) },
 	}
 }
 

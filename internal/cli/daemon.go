@@ -424,6 +424,7 @@ func runStatus(ctx context.Context, env *Env, o statusOptions) error {
 		if s.Orch.Attention > 0 {
 			fmt.Fprintf(w, "  needs you: %d (st attention lists them)\n", s.Orch.Attention)
 		}
+		printNearLimits(w, s.Orch.Limits)
 		printProblems(env, s)
 		return nil
 	})

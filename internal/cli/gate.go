@@ -135,20 +135,45 @@ func runGateList(ctx context.Context, env *Env, o gateListOptions) error {
 
 func printGates(w io.Writer, gs []api.Gate) error {
 	return printTable(w, gs, "no open gates", "GATE\tSTATE\tFROM\tQUESTION\tOPTIONS\tANSWER", func(tw io.Writer, g api.Gate) {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", g.ID, g.State, g.Pane, oneLine(g.Question, 60), strings.Join(g.Options, " | "), g.Answer)
+		opts := strings.Join(g.Options, " | ")
+		if g.Value != nil && g.State == api.GateOpen {
+			opts += " | " + g.Value.Prefix + "AMOUNT (--value)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", g.ID, g.State, g.Pane, oneLine(g.Question, 60), opts, g.Answer)
 	})
 }
 
-type gateAnswerOptions struct{ ID, Option string }
+type gateAnswerOptions struct{ ID, Option, Value string }
 
 func newGateAnswerCmd(env *Env, runF runFunc[gateAnswerOptions]) *cobra.Command {
 	var o gateAnswerOptions
-	cmd := &cobra.Command{Use: "answer ID OPTION", Short: "Answer an open gate", Args: exactArgs(2, "st gate answer ID OPTION")}
-	return bind(cmd, env, &o, takeArgs(&o.ID, &o.Option), runF, runGateAnswer)
+	cmd := &cobra.Command{
+		Use:   "answer ID OPTION | answer ID --value AMOUNT",
+		Short: "Answer an open gate",
+		Long: `Answer an open gate with one of its options. A gate with an option that
+takes an amount (a run's budget gate: "go on with a budget of 2M") also takes
+that option with another amount, written in full ("go on with a budget of
+5M") or as --value 5M.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if v, _ := cmd.Flags().GetString("value"); v != "" && len(args) == 1 {
+				return nil
+			}
+			return exactArgs(2, "st gate answer ID OPTION (or st gate answer ID --value AMOUNT)")(cmd, args)
+		},
+	}
+	cmd.Flags().StringVar(&o.Value, "value", "", "the amount of the gate's option that takes one (a budget: 5M, '$20')")
+	return bind(cmd, env, &o, func(args []string) error {
+		// (The option may be left out when --value is given.)
+		o.ID = args[0]
+		if len(args) > 1 {
+			o.Option = args[1]
+		}
+		return nil
+	}, runF, runGateAnswer)
 }
 
 func runGateAnswer(ctx context.Context, env *Env, o gateAnswerOptions) error {
-	g, err := env.Client().AnswerGate(ctx, api.GateRequest{Pane: callerPane(env), ID: o.ID, Option: o.Option, By: "cli"})
+	g, err := env.Client().AnswerGate(ctx, api.GateRequest{Pane: callerPane(env), ID: o.ID, Option: o.Option, Value: o.Value, By: "cli"})
 	if err != nil {
 		return err
 	}

@@ -145,6 +145,10 @@ func daemonOptionsCases(t *testing.T) {
 	checkParse(t, "hook", newHookCmd, []parseCase[hookOptions]{
 		{args: []string{"claude", "Stop"}, want: hookOptions{Agent: "claude", Event: "Stop"}},
 		{args: []string{"claude"}, err: "takes 2 argument(s), got 1\nTry: st hook claude|codex|gemini|opencode|sim EVENT < payload.json"}})
+	checkParse(t, "statusline", newStatusLineCmd, []parseCase[statusLineOptions]{
+		{args: nil, want: statusLineOptions{}},
+		{args: []string{"--then", "echo 'hi'"}, want: statusLineOptions{Then: "echo 'hi'"}},
+		{args: []string{"extra"}, err: "unknown command"}})
 	// The sim agent's flags are its own: st passes them on unparsed.
 	checkParse(t, "agent sim", newAgentSimCmd, []parseCase[agentSimOptions]{
 		{args: nil, want: agentSimOptions{Args: []string{}}},
@@ -308,7 +312,9 @@ func gateOptionsCases(t *testing.T) {
 	})
 	checkParse(t, "gate answer", newGateAnswerCmd, []parseCase[gateAnswerOptions]{
 		{args: []string{"g-1", "no, wait"}, want: gateAnswerOptions{ID: "g-1", Option: "no, wait"}},
-		{args: []string{"g-1"}, err: "takes 2 argument(s), got 1\nTry: st gate answer ID OPTION"},
+		{args: []string{"g-1"}, err: "takes 2 argument(s), got 1\nTry: st gate answer ID OPTION (or st gate answer ID --value AMOUNT)"},
+		{args: []string{"g-1", "--value", "5M"}, want: gateAnswerOptions{ID: "g-1", Value: "5M"}},
+		{args: []string{"g-1", "go on with a budget of", "--value", "$20"}, want: gateAnswerOptions{ID: "g-1", Option: "go on with a budget of", Value: "$20"}},
 	})
 }
 

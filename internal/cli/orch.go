@@ -132,6 +132,9 @@ func printRun(w io.Writer, v *api.RunView) error {
 	fmt.Fprintf(w, "run:         %s\n", v.ID)
 	fmt.Fprintf(w, "objective:   %s\n", orDash(v.Objective, "(none given)"))
 	fmt.Fprintf(w, "coordinator: %s\n", v.Coordinator)
+	if v.CoordinatorTokens != nil {
+		fmt.Fprintf(w, "  its own tokens: %s\n", tokensLine(v.CoordinatorTokens))
+	}
 	for _, r := range asideRows(v.Teammates, v.Subagents) {
 		fmt.Fprintf(w, "  %s %s, %s for %s\n", r[1], r[0], r[3], r[4])
 	}

@@ -71,6 +71,19 @@ func TestRunTask(t *testing.T) {
 		asked:   []asked{{route: api.RouteTaskCreate, req: api.TaskRequest{Pane: "%1", Name: "api", File: task, Agent: "sim", Env: env}}},
 		stdout:  "task api: started as worker %3 api\n",
 	}, {
+		// A worker that waits on its dependencies starts with the
+		// timeouts of st task create's environment, as st worker start's.
+		name: "create with the start's timeouts", pane: "%1", args: []string{"task", "create", "api", "--task", task, "--agent", "sim", "--deps", "schema"},
+		vars:    map[string]string{"ST_HOOK_TIMEOUT": "120s", "ST_BLOCKED_TIMEOUT": "4m"},
+		answers: map[string]any{api.RouteTaskCreate: tv(api.TaskWaiting, "waiting on schema")},
+		asked: []asked{{route: api.RouteTaskCreate, req: api.TaskRequest{Pane: "%1", Name: "api", File: task, Agent: "sim",
+			Deps: []string{"schema"}, Env: env, HookTimeout: 120 * time.Second, BlockedTimeout: 4 * time.Minute}}},
+		stdout: "task api: waiting on schema\n",
+	}, {
+		name: "create with a timeout that is no duration", pane: "%1", args: []string{"task", "create", "api", "--task", task, "--agent", "sim"},
+		vars: map[string]string{"ST_HOOK_TIMEOUT": "soon"},
+		code: 1, stderr: "st: ST_HOOK_TIMEOUT=\"soon\" is not a duration (e.g. 90s): time: invalid duration \"soon\"\n",
+	}, {
 		name: "create refused", pane: "%1", args: []string{"task", "create", "api", "--task", task, "--agent", "sim", "--deps", "api"},
 		answers: map[string]any{api.RouteTaskCreate: refusal(api.KindUsage, "task api depends on itself", "drop api from --deps")},
 		asked:   []asked{{route: api.RouteTaskCreate, req: api.TaskRequest{Pane: "%1", Name: "api", File: task, Agent: "sim", Deps: []string{"api"}, Env: env}}},

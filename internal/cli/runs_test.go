@@ -30,7 +30,9 @@ type runCase struct {
 	pane  string
 	stdin string
 	// down leaves the daemon down (st down).
-	down    bool
+	down bool
+	// vars are more of st's environment (KEY: VALUE).
+	vars    map[string]string
 	answers map[string]any
 	// asked are the requests the daemon must get, in order.
 	asked []asked
@@ -61,6 +63,9 @@ func checkRuns(t *testing.T, cases []runCase) {
 			vars := d.inPaneVars(c.pane)
 			if c.pane == "" {
 				delete(vars, "TMUX")
+			}
+			for k, v := range c.vars {
+				vars[k] = v
 			}
 			r := &stRun{d: d, vars: vars, stdin: c.stdin}
 			code := r.run(c.args...)

@@ -110,8 +110,12 @@ st setup --tmux-status also puts a segment on tmux's status line that shows how
 many agents need you (st attention lists them), from then on, after restarts of
 tmux too.
 
-st setup --undo takes st's hooks, plugin, skills, commands, rule and status-line
-segment out again,
+For Claude Code it also makes st statusline Claude's status line: Claude hands
+it its own cost and its account's usage limits, and st statusline prints your
+own status line (the command you had, run as before) unchanged.
+
+st setup --undo takes st's hooks, plugin, skills, commands, rule, Claude status
+line and tmux status-line segment out again,
 putting each file of yours back as it was, and stops the daemon. $ST_HOME (st's
 runs and its log) stays.`,
 		Args: cobra.NoArgs,
@@ -164,22 +168,14 @@ func runSetup(ctx context.Context, env *Env, o setupOptions) error {
 		}
 		step(a)
 	}
-	if len(agents) > 0 {
-		ho := c.Hooks
-		ho.Agents = agents
-		// What went wrong shows in the checks that follow, which read
-		// the files again.
-		_, _ = hooks.Install(ctx, ho)
-		pc := c.Plugin
-		pc.Agents = pluginNeeded(ctx, pc, agents)
-		if len(pc.Agents) > 0 {
-			_, _ = plugin.Install(ctx, pc)
-		}
-	}
+	installFor(ctx, c, agents, present)
 	for _, h := range doctor.Hooks(ctx, c.Hooks, present) {
 		if present[strings.TrimPrefix(h.Name, "hooks ")] {
 			step(h)
 		}
+	}
+	if present[plugin.Claude] {
+		step(doctor.StatusLine(c.Hooks, present))
 	}
 	for _, p := range doctor.Plugin(ctx, c.Plugin, present) {
 		if !strings.Contains(p.Detail, "is not installed: not checked") {
@@ -197,6 +193,26 @@ func runSetup(ctx context.Context, env *Env, o setupOptions) error {
 	}
 	printNext(env.Stdout, present)
 	return nil
+}
+
+// installFor puts st's hooks, Claude's status line and the plugin,
+// skills or commands in for agents. What went wrong shows in the checks
+// that follow, which read the files again.
+func installFor(ctx context.Context, c doctor.Config, agents []string, present map[string]bool) {
+	if len(agents) == 0 {
+		return
+	}
+	ho := c.Hooks
+	ho.Agents = agents
+	_, _ = hooks.Install(ctx, ho)
+	if present[plugin.Claude] {
+		_ = hooks.InstallStatusLine(c.Hooks)
+	}
+	pc := c.Plugin
+	pc.Agents = pluginNeeded(ctx, pc, agents)
+	if len(pc.Agents) > 0 {
+		_, _ = plugin.Install(ctx, pc)
+	}
 }
 
 // pluginNeeded are the agents whose plugin or skills are not current.
@@ -249,6 +265,17 @@ func printNext(w io.Writer, present map[string]bool) {
 // daemon.
 func runUndo(ctx context.Context, env *Env) error {
 	var cs []doctor.Check
+	// The status line first: the hooks' uninstall puts settings.json
+	// back byte for byte only once nothing of st's is left in it.
+	if sl := hooks.UninstallStatusLine(hooks.Options{Getenv: env.Getenv}); sl.Error != "" {
+		cs = append(cs, doctor.Check{Name: "status line claude", Detail: sl.Error, Try: cmp.Or(sl.Hint, "st setup --undo")})
+	} else if sl.Changed {
+		what := "took st's status line out of " + sl.File
+		if sl.User != "" {
+			what = "put your own status line back in " + sl.File
+		}
+		cs = append(cs, doctor.Check{Name: "status line claude", OK: true, Detail: what})
+	}
 	r, err := hooks.Uninstall(ctx, hooks.Options{Getenv: env.Getenv})
 	if err != nil {
 		cs = append(cs, doctor.Check{Name: "hooks", Detail: err.Error(), Try: "st hooks uninstall"})

@@ -26,8 +26,11 @@ func stateCell(w api.Worker) string {
 		return fmt.Sprintf("paused (%s, resets %s; moving its task to %s)", p.Reason, at, p.MoveTo)
 	case p.Typed:
 		return fmt.Sprintf("paused (%s, resets %s; st typed continue)", p.Reason, at)
+	case p.By == "agent" && !p.ItselfFrom.IsZero():
+		return fmt.Sprintf("paused (%s, resets %s; %s goes on by itself %s-%s, st types continue at %s if not)", p.Reason, at, w.Agent,
+			p.ItselfFrom.Local().Format(time.TimeOnly), p.ItselfBy.Local().Format(time.TimeOnly), p.GoesOnBy.Local().Format(time.TimeOnly))
 	case p.By == "agent":
-		return fmt.Sprintf("paused (%s, resets %s; %s goes on by itself, st checks at %s)", p.Reason, at, w.Agent, p.GoesOnBy.Local().Format(time.TimeOnly))
+		return fmt.Sprintf("paused (%s, resets %s; %s goes on by itself, st types continue at %s if not)", p.Reason, at, w.Agent, p.GoesOnBy.Local().Format(time.TimeOnly))
 	}
 	return fmt.Sprintf("paused (%s, resets %s)", p.Reason, at)
 }

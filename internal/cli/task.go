@@ -65,8 +65,17 @@ func runTaskCreate(ctx context.Context, env *Env, o taskCreateOptions) error {
 	if err != nil {
 		return err
 	}
-	v, err := env.Client().CreateTask(ctx, api.TaskRequest{Pane: pane, Name: o.Name, File: file, Agent: o.Agent, Deps: o.Deps,
-		Owns: o.Owns, Worktree: o.Worktree, Cwd: cwd, Env: passEnv(env), Machine: o.Machine})
+	req := api.TaskRequest{Pane: pane, Name: o.Name, File: file, Agent: o.Agent, Deps: o.Deps,
+		Owns: o.Owns, Worktree: o.Worktree, Cwd: cwd, Env: passEnv(env), Machine: o.Machine}
+	// The worker's start honours them as st worker start's does, whenever
+	// its dependencies let it start.
+	if req.BlockedTimeout, err = envDuration(env, "ST_BLOCKED_TIMEOUT"); err != nil {
+		return err
+	}
+	if req.HookTimeout, err = envDuration(env, "ST_HOOK_TIMEOUT"); err != nil {
+		return err
+	}
+	v, err := env.Client().CreateTask(ctx, req)
 	return printResult(env, o.JSON, v, err, func(w io.Writer, v *api.TaskView) error {
 		switch v.State {
 		case api.TaskWaiting:

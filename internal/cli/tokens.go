@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/sophonz/st/internal/api"
@@ -9,16 +10,25 @@ import (
 )
 
 // tokensCell is a worker's TOKENS column: its total in human units, with
-// its estimated cost when one is known ("-" before any record was read).
+// its cost when one is known ("-" before any record was read): "~$0.42"
+// for st's estimate, "$0.42" for the agent's own figure.
 func tokensCell(t *api.Tokens) string {
 	if t == nil {
 		return "-"
 	}
 	s := tokens.Human(t.Total)
 	if t.CostUSD != nil {
-		s += " ~" + tokens.USD(*t.CostUSD)
+		s += " " + costMark(t) + tokens.USD(*t.CostUSD)
 	}
 	return s
+}
+
+// costMark is "~" before a cost st estimated, nothing before the agent's.
+func costMark(t *api.Tokens) string {
+	if t.CostEstimated {
+		return "~"
+	}
+	return ""
 }
 
 // tokensLine is the tokens of a worker or a run by kind, for st worker
@@ -34,8 +44,11 @@ func tokensLine(t *api.Tokens) string {
 		fmt.Fprintf(&b, ", reasoning %s", tokens.Human(t.Reasoning))
 	}
 	b.WriteString(")")
-	if t.CostUSD != nil {
+	switch {
+	case t.CostUSD != nil && t.CostEstimated:
 		fmt.Fprintf(&b, ", ~%s estimated (prices of %s)", tokens.USD(*t.CostUSD), t.PriceDate)
+	case t.CostUSD != nil:
+		fmt.Fprintf(&b, ", %s (the agent's own figure)", tokens.USD(*t.CostUSD))
 	}
 	return b.String()
 }
@@ -50,6 +63,26 @@ func budgetLine(b *api.BudgetView) string {
 	}
 	if b.Held {
 		s += " - spent: no new worker starts until gate " + b.Gate + " is answered"
+	}
+	return s
+}
+
+// printNearLimits says which agent accounts are near a usage limit, as
+// the agents themselves said it: "near a limit: claude: 5-hour limit 92 %
+// used, resets 03:54".
+func printNearLimits(w io.Writer, ls []api.AgentLimit) {
+	for _, l := range ls {
+		if l.Near {
+			fmt.Fprintf(w, "  near a limit: %s\n", limitText(l))
+		}
+	}
+}
+
+// limitText is one limit as a person reads it.
+func limitText(l api.AgentLimit) string {
+	s := fmt.Sprintf("%s: %s limit %.0f %% used", l.Agent, l.Window, l.UsedPercent)
+	if !l.Resets.IsZero() {
+		s += ", resets " + l.Resets.Local().Format("15:04")
 	}
 	return s
 }

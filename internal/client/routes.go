@@ -215,6 +215,13 @@ func (c *Client) Hook(ctx context.Context, req api.HookRequest) (*api.HookRespon
 	return &r, c.Call(ctx, api.RouteHook, req, &r)
 }
 
+// StatusLine hands what Claude's status line said of the pane's agent to
+// st (st statusline's).
+func (c *Client) StatusLine(ctx context.Context, req api.HookRequest) error {
+	var r struct{}
+	return c.Call(ctx, api.RouteStatusLine, req, &r)
+}
+
 // WaitPrompt opens a permission prompt for a hook event and waits for a
 // person's answer, up to st's deadline (a permission hook's).
 func (c *Client) WaitPrompt(ctx context.Context, req api.HookRequest) (*api.PromptDecision, error) {

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/sophonz/st/internal/agent"
 )
@@ -70,7 +70,9 @@ type procFS struct{ root string }
 var realProc = procFS{root: "/proc"}
 
 func (p procFS) info(pid int) (procInfo, error) {
-	stat, err := os.ReadFile(filepath.Join(p.root, strconv.Itoa(pid), "stat"))
+	dir := p.root + "/" + strconv.Itoa(pid) + "/"
+	var buf [4096]byte
+	stat, err := readProc(dir+"stat", buf[:0], true)
 	if err != nil {
 		return procInfo{}, err
 	}
@@ -79,23 +81,69 @@ func (p procFS) info(pid int) (procInfo, error) {
 	if i < 0 {
 		return procInfo{}, fmt.Errorf("/proc/%d/stat: no command", pid)
 	}
-	f := strings.Fields(string(stat[i+1:]))
+	f := bytes.Fields(stat[i+1:])
 	if len(f) < 5 {
 		return procInfo{}, fmt.Errorf("/proc/%d/stat: too short", pid)
 	}
-	ppid, _ := strconv.Atoi(f[1])
-	tty, _ := strconv.Atoi(f[4])
-	cmd, _ := os.ReadFile(filepath.Join(p.root, strconv.Itoa(pid), "cmdline"))
+	ppid, _ := strconv.Atoi(string(f[1]))
+	tty, _ := strconv.Atoi(string(f[4]))
+	cmd, _ := readProc(dir+"cmdline", buf[:0], false)
 	argv := strings.Split(strings.TrimRight(string(cmd), "\x00"), "\x00")
 	return procInfo{pid: pid, ppid: ppid, tty: tty, argv: argv}, nil
 }
 
 func (p procFS) environ(pid int) []string {
-	b, err := os.ReadFile(filepath.Join(p.root, strconv.Itoa(pid), "environ"))
+	b, err := readProc(p.root+"/"+strconv.Itoa(pid)+"/environ", nil, false)
 	if err != nil {
 		return nil
 	}
 	return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+}
+
+// readProc reads a file of /proc whole into buf (grown as needed), with
+// the fewest system calls: open, read until the end, close. (os.ReadFile
+// also asks the file's size twice, which /proc does not know: a third
+// more calls, on every request that tells who asked.) line stops at the
+// first read that ends in a newline: a one-line file such as stat, which
+// the kernel hands over whole.
+func readProc(path string, buf []byte, line bool) ([]byte, error) {
+	fd, err := openProc(path)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer syscall.Close(fd)
+	if cap(buf) == 0 {
+		buf = make([]byte, 0, 4096)
+	}
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := syscall.Read(fd, buf[len(buf):cap(buf)])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+		}
+		if n <= 0 {
+			return buf, nil
+		}
+		buf = buf[:len(buf)+n]
+		if line && buf[len(buf)-1] == '\n' {
+			return buf, nil
+		}
+	}
+}
+
+// openProc opens a file of /proc to read.
+func openProc(path string) (int, error) {
+	for {
+		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err != syscall.EINTR {
+			return fd, err
+		}
+	}
 }
 
 // all lists every process that can be read.

@@ -153,3 +153,31 @@ func TestReadCaller(t *testing.T) {
 		t.Error("a gone pid: no error")
 	}
 }
+
+// readProc reads a /proc file whole however long (a command line of
+// many arguments is longer than its first buffer), stops a one-line file
+// at its newline, and says which file it could not open.
+func TestReadProcWhole(t *testing.T) {
+	dir := t.TempDir()
+	long := strings.Repeat("an-argument\x00", 2000) // 24,000 bytes
+	os.WriteFile(filepath.Join(dir, "cmdline"), []byte(long), 0o600)
+	got, err := readProc(filepath.Join(dir, "cmdline"), nil, false)
+	if err != nil || string(got) != long {
+		t.Fatalf("readProc of a %d-byte file: %d bytes, %v", len(long), len(got), err)
+	}
+	var buf [16]byte
+	os.WriteFile(filepath.Join(dir, "stat"), []byte("7 (sh) S 1 7 7 0\n"), 0o600)
+	if got, err := readProc(filepath.Join(dir, "stat"), buf[:0], true); err != nil || string(got) != "7 (sh) S 1 7 7 0\n" {
+		t.Fatalf("readProc of a line: %q, %v", got, err)
+	}
+	_, err = readProc(filepath.Join(dir, "nosuch"), nil, false)
+	if !os.IsNotExist(err) || !strings.Contains(err.Error(), "nosuch") {
+		t.Errorf("readProc of a missing file: %v", err)
+	}
+	// The real /proc: this process's own stat names it, and its command
+	// line is what os.Args says.
+	me, err := realProc.info(os.Getpid())
+	if err != nil || me.ppid != os.Getppid() || strings.Join(me.argv, " ") != strings.Join(os.Args, " ") {
+		t.Errorf("info of this process: %+v, %v (ppid %d, args %q)", me, err, os.Getppid(), os.Args)
+	}
+}

@@ -88,6 +88,10 @@ type TokensConfig struct {
 	// [tokens.prices.models."claude-sonnet-4"] input = 3.0 ... per
 	// million tokens.
 	Prices tokens.Prices `toml:"prices"`
+	// NearLimit is the share of an agent account's usage limit, in
+	// percent, from which st status and the web UI say it is near (80
+	// unless set).
+	NearLimit float64 `toml:"near_limit"`
 	// budget is Budget read.
 	budget tokens.Budget
 }
@@ -100,6 +104,9 @@ func (t TokensConfig) DefaultBudget() tokens.Budget { return t.budget }
 func (c *Config) tokensTable(func(string) string) error {
 	if err := c.Tokens.Prices.Check(); err != nil {
 		return refuseSetting("config.toml: "+err.Error(), "docs/tokens.md shows a price table")
+	}
+	if n := c.Tokens.NearLimit; n < 0 || n > 100 || n != n {
+		return refuseSetting(fmt.Sprintf("config.toml [tokens]: near_limit = %v is not a share between 1 and 100 (percent)", n), "near_limit = 80")
 	}
 	if c.Tokens.Budget == "" {
 		return nil

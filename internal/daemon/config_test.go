@@ -119,6 +119,8 @@ func TestConfigRefusesTokensItCannotUse(t *testing.T) {
 		"[tokens]\nbudget = \"$5\"\n":                                                      "a dollar budget needs a price table",
 		"[tokens]\nbudget = \"lots\"\n":                                                    "write tokens (500k",
 		"[tokens.prices]\ndate = \"2026-12-01\"\n[tokens.prices.models.x]\ninput = -1.0\n": "below zero",
+		"[tokens]\nnear_limit = 150\n":                                                     "near_limit = 150 is not a share between 1 and 100",
+		"[tokens]\nnear_limit = -5\n":                                                      "near_limit = -5 is not a share",
 	} {
 		_, _, err := loadConfigText(t, text)
 		if err == nil || !strings.Contains(err.Error(), want) {

@@ -97,7 +97,7 @@ func Run(ctx context.Context, o Options) error {
 			default:
 			}
 		},
-		Remote: hub, Events: events, SimForAgents: cfg.AgentsStartSim,
+		Remote: hub, Events: events, SimForAgents: cfg.AgentsStartSim, NearLimit: cfg.Tokens.NearLimit,
 		Prices: cfg.Tokens.Prices, Budget: cfg.Tokens.DefaultBudget(), OnLimitMove: cfg.OnLimitMove})
 	if err != nil {
 		ln.Close()
@@ -312,6 +312,24 @@ func (s *server) hook(ctx context.Context, r *http.Request, b []byte) (any, erro
 		return nil, err
 	}
 	return s.mgr.HookFrom(ctx, req, from)
+}
+
+// statusLine is what Claude's status line said of a pane's agent (st
+// statusline): like a hook event, it speaks only for the pane its
+// process runs in (hookOrigin); one about no pane of st's tells st
+// nothing.
+func (s *server) statusLine(ctx context.Context, r *http.Request, b []byte) (any, error) {
+	req, err := decode[api.HookRequest](b)
+	if err != nil {
+		return nil, err
+	}
+	if !s.sameServer(r) || !tmux.ValidPaneID(req.Pane) {
+		return struct{}{}, nil
+	}
+	if _, err := s.hookOrigin(ctx, r, req); err != nil {
+		return nil, err
+	}
+	return struct{}{}, s.mgr.StatusLine(req)
 }
 
 // promptWait is a permission hook's wait for a person's answer: from a

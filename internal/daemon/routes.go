@@ -97,6 +97,7 @@ var socketRoutes = []route{
 	{path: api.RouteRemoteReload, action: authz.ReadState, h: (*server).remoteReload},
 	{path: api.RouteRemoteRoutes, action: authz.ReadState, h: (*server).remoteRoutes},
 	{path: api.RouteHook, action: authz.Hook, h: (*server).hook},
+	{path: api.RouteStatusLine, action: authz.Hook, h: (*server).statusLine},
 	{path: api.RouteGuardServer, action: authz.ReadState, h: (*server).guardServer},
 	{path: api.RouteTmuxStatus, action: authz.ChangeSetup, h: (*server).tmuxStatus},
 	{path: api.RouteAcceptRemote, action: authz.AcceptRemoteOff, vary: acceptAction, h: (*server).acceptRemote},
@@ -240,7 +241,7 @@ func (s *server) mount(mux *http.ServeMux, rt route) {
 				may("")
 			}
 			v, err := rt.h(s, r.Context(), r, body)
-			if rt.path != api.RouteHook && rt.path != api.RoutePromptWait {
+			if rt.path != api.RouteHook && rt.path != api.RoutePromptWait && rt.path != api.RouteStatusLine {
 				// What st answers is on disk (a hook's own change already is).
 				s.mgr.Sync()
 			}

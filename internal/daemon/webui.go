@@ -254,7 +254,7 @@ type otherMachines struct {
 
 func (b *webBackend) Snapshot(ctx context.Context) (web.Snapshot, error) {
 	host, _ := os.Hostname()
-	snap := web.Snapshot{Machine: host, Agents: []web.Agent{}, Gates: []web.Gate{}}
+	snap := web.Snapshot{Machine: host, Agents: []web.Agent{}, Gates: []web.Gate{}, Limits: b.mgr.Limits()}
 	panes, err := b.tmux.ListPanes(ctx)
 	if err != nil {
 		return snap, err
@@ -306,7 +306,11 @@ func (b *webBackend) Snapshot(ctx context.Context) (web.Snapshot, error) {
 		}
 	}
 	for _, g := range b.mgr.Gates(ctx, false) {
-		snap.Gates = append(snap.Gates, web.Gate{ID: g.ID, Question: g.Question, Options: g.Options, Pane: g.Pane, Asked: g.Asked})
+		wg := web.Gate{ID: g.ID, Question: g.Question, Options: g.Options, Pane: g.Pane, Asked: g.Asked}
+		if g.Value != nil {
+			wg.Value = &web.GateValue{Prefix: g.Value.Prefix}
+		}
+		snap.Gates = append(snap.Gates, wg)
 	}
 	for _, p := range b.mgr.Prompts() {
 		snap.Prompts = append(snap.Prompts, web.Prompt{ID: p.ID, Pane: p.Pane, Agent: p.Agent, Tool: p.Tool, Command: p.Command,

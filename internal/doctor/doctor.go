@@ -80,6 +80,7 @@ func Run(ctx context.Context, c Config) []Check {
 	out = append(out, Described(c.Home, c.Getenv)...)
 	present := Present(verdicts)
 	out = append(out, Hooks(ctx, c.Hooks, present)...)
+	out = append(out, StatusLine(c.Hooks, present))
 	out = append(out, Plugin(ctx, c.Plugin, present)...)
 	out = append(out, Web(ctx, c.Daemon, status, c.HTTP))
 	out = append(out, Push(status, c.Home))
@@ -216,6 +217,36 @@ func Hooks(ctx context.Context, o hooks.Options, present map[string]bool) []Chec
 		}
 	}
 	return out
+}
+
+// StatusLine checks st's status line in Claude's settings.json, through
+// which Claude gives st its own cost and its account's usage limits. Its
+// absence is a note, not a problem: st then estimates Claude's cost from
+// its price table, and learns its limits only when one is reached.
+func StatusLine(o hooks.Options, present map[string]bool) Check {
+	const name = "status line claude"
+	if !present[hooks.Claude] {
+		return ok(name, "claude is not installed: not checked")
+	}
+	sl := hooks.StatusLineStatus(o)
+	if sl.Error != "" {
+		return bad(name, sl.Error, cmp.Or(sl.Hint, "st setup"))
+	}
+	user := "you had none of your own"
+	if sl.User != "" {
+		user = "it prints your own: " + sl.User
+	}
+	switch {
+	case sl.Current:
+		return ok(name, "st statusline is Claude's status line in "+sl.File+" ("+user+")")
+	case sl.Installed:
+		c := ok(name, "Claude's status line in "+sl.File+" runs another st's statusline")
+		c.Try = "st setup"
+		return c
+	}
+	c := ok(name, "st's status line is not in "+sl.File+": st estimates Claude's cost from its price table and does not see how near its usage limits are")
+	c.Try = "st setup"
+	return c
 }
 
 // opencodeDeps notes an opencode config folder that lacks the

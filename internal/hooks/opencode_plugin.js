@@ -4,6 +4,9 @@
 // worker's --owns) by throwing st's reason.
 // st made its folder: __MADE__
 import { spawnSync } from "node:child_process";
+import { appendFileSync, mkdirSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
 
 const ST = __ST__;
 
@@ -14,6 +17,17 @@ if (process.env.__MARK__ === "1") {
   delete process.env.npm_config_offline;
   delete process.env.__MARK__;
 }
+
+// What opencode spent: its database (opencode.db, SQLite) holds each
+// assistant message's tokens, and st does not link SQLite into every st
+// process (each hook is one). opencode hands the same numbers to plugins
+// in message.updated: this plugin writes each finished assistant
+// message's tokens, one JSON line, into a file of the session's own,
+// which st reads from where it stopped, as it reads Claude's transcript.
+const dataDir = process.env.XDG_DATA_HOME ? join(process.env.XDG_DATA_HOME, "opencode") : join(homedir(), ".local", "share", "opencode");
+const tokenDir = join(dataDir, "st-tokens");
+const sessionRE = /^ses_[0-9A-Za-z]{8,64}$/;
+const tokenFile = (sessionID) => (sessionRE.test(sessionID || "") ? join(tokenDir, sessionID + ".jsonl") : "");
 
 export const SophonzSt = async (ctx) => {
   const cwd = ctx.directory;
@@ -26,8 +40,21 @@ export const SophonzSt = async (ctx) => {
     }
     return t;
   };
+  const written = new Map(); // message id -> the tokens line written last
+  const recordTokens = (info) => {
+    const file = tokenFile(info.sessionID);
+    if (!file || info.role !== "assistant" || !info.tokens || !info.time || !info.time.completed) return;
+    const line = JSON.stringify({ id: info.id, model: info.modelID || "", provider: info.providerID || "", tokens: info.tokens });
+    if (written.get(info.id) === line) return;
+    try {
+      mkdirSync(tokenDir, { recursive: true, mode: 0o700 });
+      appendFileSync(file, line + "\n", { mode: 0o600 });
+      written.set(info.id, line);
+    } catch {}
+  };
   const send = (event, sessionID, fields) => {
-    const payload = JSON.stringify({ hook_event_name: event, session_id: sessionID || "", cwd, ...fields });
+    const transcript_path = tokenFile(sessionID);
+    const payload = JSON.stringify({ hook_event_name: event, session_id: sessionID || "", cwd, transcript_path, ...fields });
     try {
       const r = spawnSync(ST, ["hook", "opencode", event], { input: payload, encoding: "utf8", timeout: 10000 });
       return r.stdout || "";
@@ -58,6 +85,9 @@ export const SophonzSt = async (ctx) => {
     event: async ({ event }) => {
       const p = event.properties || {};
       switch (event.type) {
+        case "message.updated":
+          recordTokens(p.info || {});
+          return;
         case "message.part.updated": {
           const part = p.part || {};
           if (part.type === "text" && part.time && part.time.end && !part.synthetic) turn(part.sessionID).last = part.text;

@@ -75,23 +75,43 @@ func (m *Manager) adoptedWorkerLocked(tp tmux.Pane, name, kind, parent string, l
 	return w
 }
 
-// enrolLocked adds an adopted worker to run r, on disk and on its pane (with
-// the options in also on other panes, such as a new run's coordinator).
-// , which the options are set under too: the
-// watcher checks the panes' options, and must not see the old ones on
-// an adopted pane.
-func (m *Manager) enrolLocked(ctx context.Context, r *Run, w *Worker, also map[string]map[string]string, unset ...string) error {
+// enrolLocked adds the adopted worker w to run r and puts the change in
+// flight (keep.go): the caller lets the lock go and calls enrol, which
+// waits for the write with no lock held. When the disk cannot keep it,
+// the worker is taken out again, and the run with it when the adoption
+// made it (created). Until enrol has put st's options on w's pane, the
+// watcher leaves w alone (marking): a listing of the panes taken before
+// then would find a pane of no run and call the worker gone.
+func (m *Manager) enrolLocked(r *Run, w *Worker, created bool) *flight {
 	syncs.AssertLocked(&m.reg.mu)
 	m.reg.addWorkerLocked(r, w)
-	if err := m.saveLocked(r); err != nil {
+	m.reg.markingLocked(w.ID)
+	c := m.newChange()
+	c.touchLocked(r)
+	return m.flyLocked(c, func() {
 		m.reg.removeWorkerLocked(w)
-		m.restageLocked(r)
-		return err
+		if created {
+			m.reg.dropRunLocked(r)
+		}
+	})
+}
+
+// enrol ends the adoption enrolLocked began: it waits for its write (with
+// no lock held, so that other requests go on meanwhile and adoptions side
+// by side share a write), then puts st's relations on w's pane (with the
+// options in also on other panes, such as a new run's coordinator) and
+// returns w's view. A write that failed was undone; its error is
+// returned.
+func (m *Manager) enrol(ctx context.Context, fl *flight, r *Run, w *Worker, also map[string]map[string]string) (api.WorkerView, error) {
+	if err := m.finish(fl); err != nil {
+		return api.WorkerView{}, err
 	}
+	m.reg.mu.Lock() // (w is the registry's now: a rename may change it)
 	opts := map[string]string{"@st_run": r.ID, "@st_role": "worker", "@st_parent": w.Parent, "@st_name": w.Name}
 	if w.TeamRun != "" {
 		opts["@st_team"] = w.TeamRun
 	}
+	m.reg.mu.Unlock()
 	set := map[string]map[string]string{w.ID: opts}
 	for p, o := range also {
 		set[p] = o
@@ -99,13 +119,12 @@ func (m *Manager) enrolLocked(ctx context.Context, r *Run, w *Worker, also map[s
 	if err := m.cfg.Tmux.SetOptions(ctx, set); err != nil {
 		m.logf("adopt: %v", err)
 	}
-	for _, o := range unset {
-		if err := m.cfg.Tmux.UnsetOption(ctx, w.ID, o); err != nil {
-			m.logf("adopt: %v", err)
-		}
-	}
-	m.logf("adopted %s (%s, %s) into run %s under %s", w.ID, w.Name, w.Agent, r.ID, w.Parent)
-	return nil
+	m.reg.mu.Lock()
+	m.reg.markedLocked(w.ID, m.cfg.Now())
+	v := m.viewLocked(w)
+	m.reg.mu.Unlock()
+	m.logf("adopted %s (%s, %s) into run %s under %s", v.ID, v.Name, v.Agent, r.ID, v.Parent)
+	return v, nil
 }
 
 // Adopt makes an agent that is already running in a pane the calling
@@ -151,31 +170,43 @@ func (m *Manager) adoptHere(ctx context.Context, req api.IDRequest, byPerson boo
 		return nil, errorf(api.KindUsage, "", "a pane cannot adopt itself")
 	}
 	m.reg.mu.Lock()
-	defer m.reg.mu.Unlock()
-	if err := m.checkAdoptLocked(p, tp, byPerson); err != nil {
-		return nil, err
-	}
-	r, level, created, err := m.reg.placementLocked(p, nil)
+	r, w, fl, notes, also, err := m.adoptStageLocked(ctx, p, tp, req.Owns, byPerson)
+	m.reg.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
-	w, notes, err := m.adoptIntoLocked(ctx, r, level, p, tp, req.Owns)
-	if err == nil {
-		var also map[string]map[string]string
-		if created {
-			also = map[string]map[string]string{p.ID: {"@st_run": r.ID, "@st_role": "coordinator"}}
-		}
-		err = m.enrolLocked(ctx, r, w, also)
+	v, err := m.enrol(ctx, fl, r, w, also)
+	if err != nil {
+		return nil, err
 	}
+	v.Notes = notes
+	return &v, nil
+}
+
+// adoptStageLocked checks the adoption of the agent in tp by p, places it
+// and puts it in flight (enrolLocked); also are the options of p's pane
+// when the adoption made p a run.
+func (m *Manager) adoptStageLocked(ctx context.Context, p, tp tmux.Pane, owns []string, byPerson bool) (
+	r *Run, w *Worker, fl *flight, notes []string, also map[string]map[string]string, err error) {
+	syncs.AssertLocked(&m.reg.mu)
+	if err := m.checkAdoptLocked(p, tp, byPerson); err != nil {
+		return nil, nil, nil, nil, nil, err
+	}
+	r, level, created, err := m.reg.placementLocked(p, nil)
+	if err != nil {
+		return nil, nil, nil, nil, nil, err
+	}
+	w, notes, err = m.adoptIntoLocked(ctx, r, level, p, tp, owns)
 	if err != nil {
 		if created {
 			m.reg.dropRunLocked(r)
 		}
-		return nil, err
+		return nil, nil, nil, nil, nil, err
 	}
-	v := m.viewLocked(w)
-	v.Notes = notes
-	return &v, nil
+	if created {
+		also = map[string]map[string]string{p.ID: {"@st_run": r.ID, "@st_role": "coordinator"}}
+	}
+	return r, w, m.enrolLocked(r, w, created), notes, also, nil
 }
 
 // checkAdoptLocked refuses what cannot be adopted: a worker already, a

@@ -31,6 +31,9 @@ type attnOp struct {
 	key  string
 	open *api.Attention // nil: close key
 	by   string         // why it closes
+	// under: close every open item whose key starts with key (the items
+	// of a worker on another machine, remoteattn.go).
+	under bool
 	// prompt: the item is of a prompt st may answer through the agent's
 	// hook; its push waits for that prompt (promptpush.go), to carry its
 	// answer links.
@@ -59,6 +62,12 @@ func (m *Manager) runAttn(ops []attnOp) {
 		defer m.attnCounted()
 	}
 	for _, op := range ops {
+		if op.open == nil && op.under {
+			if m.attn.CloseUnder(op.key, op.by) {
+				m.logf("attention of %s closed: %s", op.key, op.by)
+			}
+			continue
+		}
 		if op.open == nil {
 			if a, ok := m.attn.CloseKey(op.key, op.by); ok {
 				m.logf("attention %s (%s, %s) closed: %s", a.ID, a.Kind, orNone(a.Pane), op.by)
@@ -165,6 +174,17 @@ func (c *change) workerStateAttnLocked(w *Worker, prev, s api.State) {
 	syncs.AssertLocked(&c.m.reg.mu)
 	m := c.m
 	turn := attention.PaneKey(w.ID, attention.Turn)
+	if w.Remote() {
+		// Its machine opens its items, and pushes them (remoteattn.go):
+		// here they are what that machine sends, never a second push.
+		switch s {
+		case api.Gone:
+			c.remoteGoneAttnLocked(w)
+		case api.Done:
+			c.runDoneAttnLocked(m.reg.runOf[w.ID])
+		}
+		return
+	}
 	switch s {
 	case api.Idle:
 		if prev == api.Working || prev == api.Waiting {
@@ -199,7 +219,9 @@ func (c *change) failedTurnAttnLocked(w *Worker, answer string) {
 // it is done and no task waits.
 func (c *change) runDoneAttnLocked(r *Run) {
 	syncs.AssertLocked(&c.m.reg.mu)
-	if r == nil || len(r.Workers) == 0 {
+	if r == nil || len(r.Workers) == 0 || r.CoordinatorMachine != "" {
+		// (A run hosted here for a coordinator on another machine ends
+		// there: that machine's run opens the item, and pushes it.)
 		return
 	}
 	done := 0

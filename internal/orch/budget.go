@@ -3,6 +3,7 @@ package orch
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/sophonz/st/internal/api"
@@ -53,16 +54,22 @@ func (m *Manager) checkBudgetLocked(c *change, r *Run) {
 // budgetUsedLocked is how much of r's budget its workers spent.
 func (m *Manager) budgetUsedLocked(r *Run) (float64, bool) {
 	syncs.AssertLocked(&m.reg.mu)
+	return m.usedOfLocked(r, *r.Budget)
+}
+
+// usedOfLocked is how much of budget b r's workers spent.
+func (m *Manager) usedOfLocked(r *Run, b tokens.Budget) (float64, bool) {
+	syncs.AssertLocked(&m.reg.mu)
 	t := m.runTokensLocked(r)
 	if t == nil {
-		return 0, r.Budget.Tokens > 0
+		return 0, b.Tokens > 0
 	}
 	c := tokens.Counts{Input: t.Input, Output: t.Output, CacheRead: t.CacheRead, CacheWrite: t.CacheWrite, Reasoning: t.Reasoning}
 	usd := 0.0
 	if t.CostUSD != nil {
 		usd = *t.CostUSD
 	}
-	return r.Budget.Used(c, usd, t.CostUSD != nil)
+	return b.Used(c, usd, t.CostUSD != nil)
 }
 
 // spentText is what a run spent, in the budget's unit.
@@ -86,7 +93,8 @@ func (m *Manager) openBudgetGateLocked(c *change, r *Run, spent *api.Tokens) {
 	g := &api.Gate{ID: newID("gate-"), Run: r.ID, State: api.GateOpen, Asked: m.cfg.Now(),
 		Question: fmt.Sprintf("Run %s (%s) has spent its budget: %s of %s. st starts no new worker of it until you answer; its workers at work finish their turn.",
 			r.ID, orDash(r.Objective, "no objective"), spentText(spent, *r.Budget), r.Budget.String()),
-		Options: []string{budgetGoOn + more.String(), budgetStop}}
+		Options: []string{budgetGoOn + more.String(), budgetStop},
+		Value:   &api.GateValue{Prefix: budgetGoOn, Hint: "tokens (5M) or dollars ($20), more than the run spent"}}
 	if err := m.gates.open(g); err != nil {
 		m.logf("run %s: its budget is spent, and st could not open its gate: %v (tried again at the next count)", r.ID, err)
 		return
@@ -183,4 +191,55 @@ func (m *Manager) budgetViewLocked(r *Run) *api.BudgetView {
 	used, known := m.budgetUsedLocked(r)
 	return &api.BudgetView{Budget: api.Budget{Tokens: r.Budget.Tokens, USD: r.Budget.USD}, Text: r.Budget.String(),
 		Used: used, UsedKnown: known, Warned: r.BudgetWarned, Gate: r.BudgetGate, Held: r.BudgetGate != ""}
+}
+
+// valueAnswer checks the amount of an answer to a gate's value option
+// (a budget gate's "go on with a budget of 5M", or --value 5M) and
+// returns the option as it is taken; "" when req answers with a plain
+// option. A budget must be one the run has not spent already: a smaller
+// one would open the gate again at once.
+func (m *Manager) valueAnswer(req api.GateRequest) (string, error) {
+	g, ok := m.gates.get(req.ID)
+	if !ok {
+		return "", nil // (the answer says there is no such gate)
+	}
+	amount := strings.TrimSpace(req.Value)
+	if g.Value == nil {
+		if amount != "" {
+			return "", errorf(api.KindUsage, "answer with one of: "+strings.Join(g.Options, ", "), "gate %s takes no amount (--value %s)", g.ID, amount)
+		}
+		return "", nil
+	}
+	opt := strings.TrimSpace(req.Option)
+	if amount == "" {
+		rest, ok := cutPrefixFold(opt, strings.TrimSpace(g.Value.Prefix))
+		if !ok || slices.ContainsFunc(g.Options, func(o string) bool { return strings.EqualFold(o, opt) }) {
+			return "", nil // a plain option, or not this one: answerLocked says which
+		}
+		amount = strings.TrimSpace(rest)
+	} else if opt != "" && !strings.HasPrefix(strings.ToLower(opt), strings.ToLower(strings.TrimSpace(g.Value.Prefix))) {
+		return "", errorf(api.KindUsage, "give --value alone, or with the option it sets ("+strings.TrimSpace(g.Value.Prefix)+")",
+			"option %q of gate %s takes no amount", opt, g.ID)
+	}
+	nb, err := tokens.ParseBudget(amount)
+	if err != nil {
+		return "", errorf(api.KindUsage, "st gate answer "+g.ID+" --value AMOUNT: "+g.Value.Hint, "gate %s: %v", g.ID, err)
+	}
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
+	if r := m.reg.runs[g.Run]; r != nil && r.BudgetGate == g.ID {
+		if used, known := m.usedOfLocked(r, nb); known && used >= 1 {
+			return "", errorf(api.KindUsage, "give more than the run spent ("+spentText(m.runTokensLocked(r), nb)+")",
+				"refused: run %s has spent %s already, so a budget of %s would be spent at once", r.ID, spentText(m.runTokensLocked(r), nb), nb.String())
+		}
+	}
+	return g.Value.Prefix + nb.String(), nil
+}
+
+// cutPrefixFold is strings.CutPrefix, with the prefix's case ignored.
+func cutPrefixFold(s, prefix string) (string, bool) {
+	if len(s) < len(prefix) || !strings.EqualFold(s[:len(prefix)], prefix) {
+		return s, false
+	}
+	return s[len(prefix):], true
 }

@@ -247,24 +247,3 @@ func (m *Manager) Sync() {
 		m.logf("%v (st keeps trying)", err)
 	}
 }
-
-// saveLocked writes run r and waits for the disk: for a change that is
-// undone when it cannot be kept.
-func (m *Manager) saveLocked(r *Run) error {
-	syncs.AssertLocked(&m.reg.mu)
-	c := m.newChange()
-	c.touchLocked(r)
-	return m.reg.stageLocked(c).land()
-}
-
-// restageLocked stages runs again as they are now, after a change of
-// them was undone: the saver must not go on trying to write the undone
-// snapshot.
-func (m *Manager) restageLocked(rs ...*Run) {
-	syncs.AssertLocked(&m.reg.mu)
-	c := m.newChange()
-	for _, r := range rs {
-		c.touchLocked(r)
-	}
-	m.reg.stageLocked(c)
-}

@@ -62,6 +62,9 @@ const (
 	reEnterAfter = 400 * time.Millisecond // before Enter is pressed again
 	maxEnters    = 6
 	maxTypings   = 30
+	// maxTypeWaitDoublings bounds a try's wait for its line to show
+	// at appearWait (or the kind's TypeWait) times 2^3.
+	maxTypeWaitDoublings = 3
 )
 
 // squash drops all white space, so that a line soft-wrapped in the box
@@ -263,6 +266,18 @@ func (m *Manager) typeLine(ctx context.Context, d *delivery, already bool) (bool
 	if already {
 		return true, nil
 	}
+	if d.typings > 0 && d.fresh {
+		// The earlier try's keys may not be lost but late: on a loaded
+		// machine an agent's event loop takes keys seconds after they
+		// came (Claude at a load of 20), and they keep their order. One
+		// line's worth of Backspace first takes a late copy out before
+		// this one lands, so the line is never sent twice; on an empty
+		// box it does nothing. Only in a window st just opened, where no
+		// one else types.
+		if err := m.clearBox(ctx, d, d.text); err != nil {
+			return false, err
+		}
+	}
 	d.typings++
 	if err := m.keys(ctx, d, func() error { return m.cfg.Tmux.SendLiteral(ctx, d.pane, d.text) }); err != nil {
 		return false, err
@@ -271,6 +286,10 @@ func (m *Manager) typeLine(ctx context.Context, d *delivery, already bool) (bool
 	if wait <= 0 {
 		wait = appearWait
 	}
+	// Each try waits twice as long as the one before (up to 8 times the
+	// first): an agent that takes keys late is given the time to show
+	// them, rather than a line typed again on top of one on its way.
+	wait <<= min(d.typings-1, maxTypeWaitDoublings)
 	until := time.Now().Add(wait)
 	for poll := pollFirst; time.Now().Before(until); poll = min(poll+pollFirst, pollFast) {
 		v, err := m.capture(ctx, d)

@@ -181,17 +181,24 @@ func (f *paneFacts) markNotice(pane, line string) {
 	}
 }
 
-// quietTurns lists the panes in a turn whose hooks have been silent for
-// quiet, that are not asking anything, and whose agent keep says to look
-// at (keep is the registry's word, given with its lock held).
-func (f *paneFacts) quietTurns(quiet time.Duration, keep func(pane string) bool) map[string]string {
+// quietTurn is a pane of quietTurns: its agent, and whether it is at a
+// prompt.
+type quietTurn struct {
+	agent   string
+	waiting bool
+}
+
+// quietTurns lists the panes in a turn (at work, or at a prompt) whose
+// hooks have been silent for quiet, and whose agent keep says to look at
+// (keep is the registry's word, given with its lock held).
+func (f *paneFacts) quietTurns(quiet time.Duration, keep func(pane string) bool) map[string]quietTurn {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	now := f.now()
-	out := map[string]string{}
+	out := map[string]quietTurn{}
 	for id, pi := range f.panes {
-		if pi.inTurn && !pi.waiting && now.Sub(pi.lastEvent) >= quiet && keep(id) {
-			out[id] = pi.agent
+		if pi.inTurn && now.Sub(pi.lastEvent) >= quiet && keep(id) {
+			out[id] = quietTurn{agent: pi.agent, waiting: pi.waiting}
 		}
 	}
 	return out

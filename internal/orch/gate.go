@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -27,13 +28,15 @@ type gateBook struct {
 	path string
 	now  func() time.Time
 	logf func(format string, args ...any)
+	// write is store.WriteJSON (a test's slow disk instead).
+	write func(path string, v any, mode os.FileMode) error
 
 	mu    sync.Mutex
 	gates map[string]*api.Gate
 }
 
 func newGateBook(home string, now func() time.Time, logf func(string, ...any)) *gateBook {
-	return &gateBook{path: filepath.Join(home, "gates.json"), now: now, logf: logf, gates: map[string]*api.Gate{}}
+	return &gateBook{path: filepath.Join(home, "gates.json"), now: now, logf: logf, write: store.WriteJSON, gates: map[string]*api.Gate{}}
 }
 
 // load reads gates.json. A file that does not decode is copied aside and
@@ -62,7 +65,7 @@ func (b *gateBook) saveLocked() error {
 		gs = append(gs, g)
 	}
 	sort.Slice(gs, func(i, j int) bool { return gs[i].Asked.Before(gs[j].Asked) })
-	if err := store.WriteJSON(b.path, gs, 0o600); err != nil {
+	if err := b.write(b.path, gs, 0o600); err != nil {
 		return errorf(api.KindInternal, "free some disk space and try again", "st could not keep the gates: %v", err)
 	}
 	return nil
@@ -85,16 +88,26 @@ func (b *gateBook) expireLocked() []string {
 	return closed
 }
 
-// retire renames the askers' panes after a restart of the tmux server.
-func (b *gateBook) retire(follow func(string) (string, bool)) {
+// retire renames the askers' panes after a restart of the tmux server,
+// in memory: it is called under the registry's lock (the gates move with
+// the workers, in one step), and the caller writes gates.json after it
+// has let that lock go (save).
+func (b *gateBook) retire(follow func(string) (string, bool)) (renamed bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, g := range b.gates {
-		if n, ok := follow(g.Pane); ok {
-			g.Pane = n
+		if n, ok := follow(g.Pane); ok && n != g.Pane {
+			g.Pane, renamed = n, true
 		}
 	}
-	b.saveLocked()
+	return renamed
+}
+
+// save writes every gate, under the gates' own lock only.
+func (b *gateBook) save() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.saveLocked()
 }
 
 // expire closes the gates whose deadline passed, and says which.
@@ -128,10 +141,10 @@ func (b *gateBook) get(id string) (api.Gate, bool) {
 }
 
 // answer records the first answer of an open gate (answerLocked).
-func (b *gateBook) answer(req api.GateRequest) (api.Gate, error) {
+func (b *gateBook) answer(req api.GateRequest, valued string) (api.Gate, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.answerLocked(req)
+	return b.answerLocked(req, valued)
 }
 
 // expireNow closes the gates whose deadline passed, waking waiters.
@@ -239,7 +252,11 @@ func (m *Manager) WaitGate(ctx context.Context, req api.GateRequest) (*api.Gate,
 // AnswerGate answers an open gate; the first answer wins.
 func (m *Manager) AnswerGate(ctx context.Context, req api.GateRequest) (*api.Gate, error) {
 	m.expireNow()
-	c, err := m.gates.answer(req)
+	valued, err := m.valueAnswer(req)
+	if err != nil {
+		return nil, err
+	}
+	c, err := m.gates.answer(req, valued)
 	if err != nil {
 		return nil, err
 	}
@@ -309,8 +326,10 @@ func closedGate(g *api.Gate) error {
 	return nil
 }
 
-// answerLocked records the first answer of an open gate.
-func (b *gateBook) answerLocked(req api.GateRequest) (api.Gate, error) {
+// answerLocked records the first answer of an open gate: one of its
+// options, or valued, its value option with an amount st checked
+// (valueAnswer), when it has one.
+func (b *gateBook) answerLocked(req api.GateRequest, valued string) (api.Gate, error) {
 	syncs.AssertLocked(&b.mu)
 	g := b.gates[req.ID]
 	if g == nil {
@@ -325,8 +344,15 @@ func (b *gateBook) answerLocked(req api.GateRequest) (api.Gate, error) {
 			pick = o
 		}
 	}
+	if pick == "" && valued != "" && g.Value != nil && strings.HasPrefix(valued, g.Value.Prefix) {
+		pick = valued
+	}
 	if pick == "" {
-		return api.Gate{}, errorf(api.KindUsage, "answer with one of: "+strings.Join(g.Options, ", "), "%q is not an option of gate %s", req.Option, g.ID)
+		hint := "answer with one of: " + strings.Join(g.Options, ", ")
+		if g.Value != nil {
+			hint += "; or set the amount: st gate answer " + g.ID + " --value AMOUNT (" + g.Value.Hint + ")"
+		}
+		return api.Gate{}, errorf(api.KindUsage, hint, "%q is not an option of gate %s", req.Option, g.ID)
 	}
 	now := b.now()
 	keys := g.AnswerKeys

@@ -7,10 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/store"
 	"github.com/sophonz/st/internal/tmux"
 )
 
@@ -374,5 +376,41 @@ func TestGateWithdrawn(t *testing.T) {
 	wantKind(t, err, api.KindConflict)
 	if d := gateOnDisk(t, h.home, a.ID); d.State != api.GateAnswered || d.Answer != "no" {
 		t.Errorf("gates.json after a refused withdrawal: %+v", d)
+	}
+}
+
+// The gates renamed after a restart of the tmux server are written with
+// the registry's lock let go (issue 36 item 1): while that write is held
+// up, st status is answered; once it lands, gates.json names the asker
+// retired.
+func TestGatesRetiredAreWrittenWithTheManagerFree(t *testing.T) {
+	h := newHarness(t, api.Working, nil)
+	ctx := context.Background()
+	g := h.ask(workerID, 0)
+	writing, release := make(chan struct{}), make(chan struct{})
+	var once, let sync.Once
+	defer let.Do(func() { close(release) })
+	h.m.gates.mu.Lock()
+	h.m.gates.write = func(path string, v any, mode os.FileMode) error {
+		once.Do(func() { close(writing) })
+		<-release
+		return store.WriteJSON(path, v, mode)
+	}
+	h.m.gates.mu.Unlock()
+	relinked := make(chan struct{})
+	go func() {
+		defer close(relinked)
+		h.m.relink(ctx, map[string]string{}, nil, true)
+	}()
+	select {
+	case <-writing:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the relink never wrote the gates")
+	}
+	runGuarded(t, "st status while the retired gates are being written", func() { h.m.Status() })
+	let.Do(func() { close(release) })
+	<-relinked
+	if d := gateOnDisk(t, h.home, g.ID); !strings.HasPrefix(d.Pane, workerID+api.RetiredMark) {
+		t.Errorf("gates.json names %q after the restart, want %s retired", d.Pane, workerID)
 	}
 }

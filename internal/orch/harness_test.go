@@ -12,6 +12,7 @@ import (
 
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/store"
+	"github.com/sophonz/st/internal/syncs"
 	"github.com/sophonz/st/internal/testutil"
 	"github.com/sophonz/st/internal/testutil/faketmux"
 )
@@ -304,4 +305,14 @@ func (h *harness) seenRunOnDisk() Run {
 	h.t.Helper()
 	h.m.reg.saver.writeAll(false, true)
 	return h.runOnDisk()
+}
+
+// saveLocked writes run r and waits for the disk, under the registry's
+// lock: for a test's setup only (st itself writes with the lock let go,
+// keep.go).
+func (m *Manager) saveLocked(r *Run) error {
+	syncs.AssertLocked(&m.reg.mu)
+	c := m.newChange()
+	c.touchLocked(r)
+	return m.reg.stageLocked(c).land()
 }

@@ -69,6 +69,9 @@ func (m *Manager) applyEvent(pane string, ad *agent.Kind, ev agent.Event, teamma
 	// The worker's records, read before its change (tokens.go): what the
 	// agent spent so far rides in the change this event makes.
 	tr := m.tokens.read(pane, ad, ev.Transcript)
+	if tr != nil {
+		m.noteRolloutLimits(pane, ad.Name, tr.limits)
+	}
 	m.settleIfChanged(func(c *change) {
 		hf := m.facts.event(pane, ad.Name, ev, teammate, m.reg.workerAtLocked)
 		if hf.newAgent && !hf.teammate {
@@ -78,6 +81,9 @@ func (m *Manager) applyEvent(pane string, ad *agent.Kind, ev agent.Event, teamma
 			m.keepAgentOnPane(pane, ad.Name, hf.session)
 		}
 		w := m.reg.workers[pane]
+		if w == nil || !w.State.Live() {
+			m.noteCoordTokensLocked(c, pane, tr)
+		}
 		if w != nil && w.State.Live() {
 			m.noteTokensLocked(c, w, tr)
 			if deny = checkScope(w, ev); deny != "" {
@@ -138,6 +144,7 @@ func (m *Manager) workerEventLocked(c *change, w *Worker, ev agent.Event, hf hoo
 	}
 	switch ev.Kind {
 	case agent.EvTurnStart:
+		m.wentOnLocked(w, "its turn started")
 		// New work makes a new report due; a notice st typed in (its
 		// own workers are done) is not new work: the report stands.
 		if w.Reported && (hf.notice == "" || ev.Prompt != hf.notice) {
@@ -146,6 +153,7 @@ func (m *Manager) workerEventLocked(c *change, w *Worker, ev agent.Event, hf hoo
 		}
 		c.setStateLocked(w, api.Working)
 	case agent.EvTool:
+		m.wentOnLocked(w, "it used a tool")
 		if w.State != api.Done {
 			c.setStateLocked(w, api.Working)
 		}

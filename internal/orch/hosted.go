@@ -160,44 +160,52 @@ func (h *Hosted) Adopt(ctx context.Context, f ForMachine, pane string, take func
 		return nil, errorf(api.KindNotFound, "st ls on that machine shows its panes and agents", "there is no pane %s on this machine", pane)
 	}
 	m.reg.mu.Lock()
-	defer m.reg.mu.Unlock()
+	r, w, fl, err := m.hostedAdoptLocked(f, tp, take)
+	m.reg.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	v, err := m.enrol(ctx, fl, r, w, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &v, nil
+}
+
+// hostedAdoptLocked checks the adoption of the agent in tp for f, uses up
+// what let f have it (take), and puts the new worker in flight
+// (enrolLocked); the caller lets the lock go and calls enrol.
+func (m *Manager) hostedAdoptLocked(f ForMachine, tp tmux.Pane, take func(tmux.Pane) bool) (*Run, *Worker, *flight, error) {
+	syncs.AssertLocked(&m.reg.mu)
 	if w := m.reg.workers[tp.ID]; w != nil && w.State.Live() {
-		return nil, errorf(api.KindConflict, fmt.Sprintf("release it first: st worker release %s (run from %s)", tp.ID, w.Parent),
+		return nil, nil, nil, errorf(api.KindConflict, fmt.Sprintf("release it first: st worker release %s (run from %s)", tp.ID, w.Parent),
 			"refused: %s is already a worker of %s (run %s)", tp.ID, w.Parent, m.reg.runOf[tp.ID].ID)
 	}
 	kind := m.agentKind(tp)
 	if kind == "" {
-		return nil, errorf(api.KindNotFound, "start an agent there first, and check st hooks status on that machine",
+		return nil, nil, nil, errorf(api.KindNotFound, "start an agent there first, and check st hooks status on that machine",
 			"st has seen no agent in %s (no hook came from it, and it runs %q)", tp.ID, tp.Command)
 	}
 	team := m.reg.teamOfLocked(tp.ID)
 	sub := m.reg.subtreeDepthLocked(tp.ID, map[string]bool{})
 	if err := CheckDepthFor(f.Level, f.BaseDepth, sub, f.From); err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	r, created, err := m.hostedRunLocked(f)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	drop := func() {
+	if !take(tp) {
 		if created {
 			m.reg.dropRunLocked(r)
 		}
-	}
-	if !take(tp) {
-		drop()
-		return nil, errorf(api.KindRemote, "a person on that machine offers it again: st worker offer "+tp.ID+" --machine "+f.From,
+		return nil, nil, nil, errorf(api.KindRemote, "a person on that machine offers it again: st worker offer "+tp.ID+" --machine "+f.From,
 			"refused: the offer of %s to %s was withdrawn or used", tp.ID, f.From)
 	}
 	w := m.adoptedWorkerLocked(tp, m.reg.adoptedNameLocked(r, tp, m.facts.mateName(tp.ID)), kind, f.From+"/"+f.Parent, f.Level, team)
 	w.Ref = f.Ref
 	w.ParentName, w.ParentMachineName = f.ParentName, f.FromName
-	if err := m.enrolLocked(ctx, r, w, nil); err != nil {
-		drop()
-		return nil, err
-	}
-	v := m.viewLocked(w)
-	return &v, nil
+	return r, w, m.enrolLocked(r, w, created), nil
 }
 
 // Worker finds the worker id here names (a pane id or a name) for

@@ -111,3 +111,35 @@ func TestPeerDepthsOnlyForItsOwnRuns(t *testing.T) {
 		t.Errorf("a fifth level: %v, want refused naming the levels above on alpha", fifth)
 	}
 }
+
+// TestHostedAttentionIsTheAskersOnly (issue 34, item 3): the watch of
+// machine alpha carries the open items of alpha's workers here, of the
+// kinds that travel, with no prompt of this machine's (answered here);
+// never this machine's own agents' items, nor those of another machine's
+// workers. A run hosted for alpha opens no run-done item here: it ends on
+// alpha.
+func TestHostedAttentionIsTheAskersOnly(t *testing.T) {
+	h := newHarness(t, api.Working, nil)
+	h.m.reg.mu.Lock()
+	h.m.reg.runs[testRun].Coordinator, h.m.reg.runs[testRun].CoordinatorMachine = "alpha/%0", "alpha"
+	h.m.reg.workers[workerID].Parent, h.m.reg.workers[workerID].Ref = "alpha/%0", refA
+	h.m.reg.mu.Unlock()
+	book := h.m.AttentionBook()
+	book.Open("pane:"+workerID+":prompt", api.Attention{Kind: api.AttnPermission, Pane: workerID, Text: "rm x", Command: "rm x", Prompt: "prompt-1"})
+	book.Open("gate:g1", api.Attention{Kind: api.AttnGate, Pane: workerID, Text: "Ship?", Gate: "g1"})
+	book.Open("pane:"+coord+":prompt", api.Attention{Kind: api.AttnQuestion, Pane: coord, Text: "this machine's own"})
+	got := h.m.Hosted().Attention("alpha")
+	if len(got) != 1 || got[0].Pane != workerID || got[0].Kind != api.AttnPermission || got[0].Prompt != "" || got[0].Command != "rm x" {
+		t.Fatalf("alpha's watch carries %+v, want its worker's permission item only, with no prompt", got)
+	}
+	if got := h.m.Hosted().Attention("gamma"); len(got) != 0 {
+		t.Errorf("gamma's watch carries alpha's worker's items: %+v", got)
+	}
+	h.m.settleChange(func(c *change) { c.setStateLocked(h.m.reg.workers[workerID], api.Done) })
+	h.m.Sync()
+	for _, a := range book.List(false).Items {
+		if a.Kind == api.AttnRunDone {
+			t.Errorf("a run hosted for alpha opened its run-done item here: %+v", a)
+		}
+	}
+}

@@ -61,7 +61,8 @@ func (m *Manager) pauseLocked(c *change, w *Worker, l agent.UsageLimit) {
 		p.GoesOnBy = l.Resets.Add(time.Minute)
 	}
 	if ad, err := agent.Lookup(w.Agent); err == nil && ad.Limits.ContinuesItself != nil && ad.Limits.ContinuesItself() {
-		p.By, p.GoesOnBy = "agent", l.Resets.Add(ad.Limits.Grace)
+		p.By = "agent"
+		setItself(p, ad.Limits)
 	}
 	if w.OnLimit == api.OnLimitMove {
 		if to := m.cfg.OnLimitMove; to != "" {
@@ -79,6 +80,39 @@ func (m *Manager) pauseLocked(c *change, w *Worker, l agent.UsageLimit) {
 	c.touchLocked(m.reg.runOf[w.ID])
 	c.setStateLocked(w, api.Paused)
 	c.pauses = append(c.pauses, w.ID)
+}
+
+// setItself sets when st looks at a paused agent that goes on by
+// itself: the end of its kind's grace after the reset, counted from the
+// end of the reset's minute when only the screen's minute is known (a
+// grace counted from the minute's start could end inside the agent's own
+// window: two continues), and the window in which its kind was measured
+// to go on.
+func setItself(p *api.Pause, lim *agent.Limits) {
+	last := p.Resets
+	if !p.Exact {
+		last = p.Resets.Add(time.Minute)
+	}
+	p.GoesOnBy = last.Add(lim.Grace)
+	if lim.Itself[1] > 0 {
+		p.ItselfFrom, p.ItselfBy = p.Resets.Add(lim.Itself[0]), last.Add(lim.Itself[1])
+	}
+}
+
+// wentOnLocked notes that w, paused at its usage limit, went on (how: the
+// hook or the screen that showed it) before st typed anything: an agent
+// that goes on by itself did, and st confirms it in its log.
+func (m *Manager) wentOnLocked(w *Worker, how string) {
+	syncs.AssertLocked(&m.reg.mu)
+	if w.State != api.Paused || w.Pause == nil || w.Pause.Typed {
+		return
+	}
+	who := w.Agent + " went on by itself"
+	if w.Pause.By != "agent" {
+		who = "it went on before st typed (a person, say)"
+	}
+	m.logf("worker %s (%s): %s after its usage limit (%s), %s after the reset; st typed nothing",
+		w.ID, w.Name, who, how, m.cfg.Now().Sub(w.Pause.Resets).Round(time.Second))
 }
 
 // goOnAfterLimit waits for pane's usage limit to reset and, when its
@@ -102,29 +136,16 @@ func (m *Manager) goOnAfterLimit(ctx context.Context, pane string) {
 	if err != nil || ad.Limits == nil {
 		return
 	}
-	if !p.Exact && p.By == "st" && ad.Limits.FromRecords != nil {
-		// Its hook came before its records had the limit (measured:
-		// Claude's StopFailure can come before its transcript's record):
-		// read them again a moment later for the exact reset.
-		if err := syncs.Sleep(ctx, 2*time.Second); err != nil {
+	if !p.Exact && ad.Limits.FromRecords != nil {
+		var ok bool
+		if p, ok = m.exactReset(ctx, pane, ad, p); !ok {
 			return
-		}
-		m.reg.mu.Lock()
-		tr := w.Transcript
-		m.reg.mu.Unlock()
-		if l, ok := ad.Limits.FromRecords(tr); ok && l.Resets.After(p.Resets.Add(-time.Minute)) {
-			p.GoesOnBy = l.Resets
-			m.settleIfChanged(func(c *change) {
-				if cur := m.reg.workers[pane]; cur != nil && cur.State == api.Paused && cur.Pause != nil && cur.Pause.Resets.Equal(p.Resets) {
-					cur.Pause.Resets, cur.Pause.Exact, cur.Pause.GoesOnBy = l.Resets, true, l.Resets
-					cur.LimitSeen = l.Resets
-					c.touchLocked(m.reg.runOf[cur.ID])
-				}
-			})
-			p.Resets = l.Resets
 		}
 	}
 	if err := syncs.Sleep(ctx, p.GoesOnBy.Sub(m.cfg.Now())); err != nil {
+		return
+	}
+	if p.By == "agent" && m.wentOnOnScreen(ctx, pane, ad, p) {
 		return
 	}
 	// Still paused by the same limit, and not typed for: mark it typed
@@ -154,6 +175,64 @@ func (m *Manager) goOnAfterLimit(ctx context.Context, pane string) {
 			}
 		})
 	}
+}
+
+// exactReset reads the records of pane's agent again a moment after a
+// pause whose reset came from the screen's minute: its hook came before
+// its records had the limit (measured: Claude's StopFailure can come
+// before its transcript's record). It returns p with the exact reset, and
+// when st looks after it; ok is false when ctx ended.
+func (m *Manager) exactReset(ctx context.Context, pane string, ad *agent.Kind, p api.Pause) (api.Pause, bool) {
+	if err := syncs.Sleep(ctx, 2*time.Second); err != nil {
+		return p, false
+	}
+	m.reg.mu.Lock()
+	var tr string
+	if w := m.reg.workers[pane]; w != nil {
+		tr = w.Transcript
+	}
+	m.reg.mu.Unlock()
+	l, ok := ad.Limits.FromRecords(tr)
+	if !ok || !l.Resets.After(p.Resets.Add(-time.Minute)) {
+		return p, true
+	}
+	old := p.Resets
+	p.Resets, p.Exact, p.GoesOnBy = l.Resets, true, l.Resets
+	if p.By == "agent" {
+		setItself(&p, ad.Limits)
+	}
+	m.settleIfChanged(func(c *change) {
+		if cur := m.reg.workers[pane]; cur != nil && cur.State == api.Paused && cur.Pause != nil && cur.Pause.Resets.Equal(old) {
+			cur.Pause.Resets, cur.Pause.Exact, cur.Pause.GoesOnBy = p.Resets, true, p.GoesOnBy
+			cur.Pause.ItselfFrom, cur.Pause.ItselfBy = p.ItselfFrom, p.ItselfBy
+			cur.LimitSeen = l.Resets
+			c.touchLocked(m.reg.runOf[cur.ID])
+		}
+	})
+	return p, true
+}
+
+// wentOnOnScreen looks, at the end of the grace of an agent that goes on
+// by itself, whether its screen shows it at work: then it went on and no
+// hook of its turn has come yet (a long first answer), and a continue
+// typed now would be a second one, queued behind its own. It reports
+// whether the agent went on, and marks the worker working.
+func (m *Manager) wentOnOnScreen(ctx context.Context, pane string, ad *agent.Kind, p api.Pause) bool {
+	v, err := m.screen(ctx, pane, ad)
+	if err != nil || v.Screen != agent.ScreenWorking {
+		return false
+	}
+	went := false
+	m.settleIfChanged(func(c *change) {
+		w := m.reg.workers[pane]
+		if w == nil || w.State != api.Paused || w.Pause == nil || !w.Pause.Resets.Equal(p.Resets) || w.Pause.Typed {
+			return
+		}
+		m.wentOnLocked(w, "its screen shows it at work")
+		c.setStateLocked(w, api.Working)
+		went = true
+	})
+	return went
 }
 
 // closeLimitMenu closes the menu an agent put up over its box at its
@@ -209,6 +288,7 @@ func (m *Manager) moveAfterLimit(ctx context.Context, pane string, p api.Pause) 
 			}
 		})
 	}
+	m.cancelGoingOn(ctx, pane, w.Agent)
 	task, err := writeMovedTask(w, p)
 	if err != nil {
 		fail(err)
@@ -236,6 +316,36 @@ func (m *Manager) moveAfterLimit(ctx context.Context, pane string, p api.Pause) 
 	m.notices.queue(w.Parent, "moved "+pane+" "+moved, fmt.Sprintf(
 		"st: worker %s (%s) reached its usage limit (resets %s), so its task moved to worker %s (%s), in %s where its work so far is.",
 		w.Name, w.Agent, p.Resets.Local().Format("15:04"), v.Name, p.MoveTo, w.Cwd))
+}
+
+// cancelGoingOn calls off the going on by itself of pane's agent, whose
+// task moved to another: a Claude with its own going on turned on would
+// take its turn up again after the reset, in the folder the new worker
+// works in (measured: "Continuing automatically at 5:13pm · Esc to
+// cancel"). The key goes only to a screen the kind recognizes as that
+// wait; any other screen is left alone.
+func (m *Manager) cancelGoingOn(ctx context.Context, pane, kind string) {
+	ad, err := agent.Lookup(kind)
+	if err != nil || ad.Limits == nil || ad.Limits.Waiting == nil || ad.Limits.CancelKey == "" ||
+		ad.Limits.ContinuesItself == nil || !ad.Limits.ContinuesItself() {
+		return
+	}
+	// Its hook can come before its screen says so: look for a few
+	// seconds.
+	for i := 0; ; i++ {
+		out, err := m.cfg.Tmux.Capture(ctx, pane)
+		if err == nil && ad.Limits.Waiting(out) {
+			break
+		}
+		if i == 15 || syncs.Sleep(ctx, 300*time.Millisecond) != nil {
+			m.logf("worker %s: its task moves, and %s's screen never showed it waiting to go on by itself: nothing called off", pane, ad.Name)
+			return
+		}
+	}
+	m.logf("worker %s: its task moves, so st calls off %s's own going on after the reset with %s", pane, ad.Name, ad.Limits.CancelKey)
+	if err := m.cfg.Tmux.SendKeys(ctx, pane, ad.Limits.CancelKey); err != nil {
+		m.logf("worker %s: st could not call off its going on: %v (it may take its turn up again after the reset)", pane, err)
+	}
 }
 
 // writeMovedTask writes the task file of a moved task beside the first

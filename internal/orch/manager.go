@@ -57,6 +57,10 @@ type Config struct {
 	// tokens; Budget the default budget of a new run (none when zero).
 	Prices tokens.Prices
 	Budget tokens.Budget
+	// NearLimit is the share of an agent account's usage limit (percent)
+	// from which st says it is near (config.toml's [tokens] near_limit;
+	// DefaultNearLimit when zero).
+	NearLimit float64
 }
 
 // Manager holds every run and worker of this machine. Its state has
@@ -108,6 +112,9 @@ type Manager struct {
 	// attn is the attention items (attention.go, internal/attention).
 	attn   *attention.Book
 	tokens *tokenBook
+	// limits are the agents' accounts' usage limits as last said
+	// (nearlimit.go).
+	limits *limitBook
 	// watchKick wakes the watcher early (an agent's SessionEnd).
 	watchKick chan struct{}
 	// waits counts the st worker wait calls waiting now (st status).
@@ -143,6 +150,7 @@ func NewManager(ctx context.Context, cfg Config) (*Manager, error) {
 	m.attn = attention.New(filepath.Join(cfg.Home, "attention.json"), cfg.Now, m.logf)
 	m.attn.Load()
 	m.tokens = newTokenBook(m)
+	m.limits = newLimitBook()
 	if !cfg.Budget.IsZero() {
 		b := cfg.Budget
 		m.reg.defaultBudget = &b

@@ -43,6 +43,12 @@ type Run struct {
 	Budget       *tokens.Budget `json:"budget,omitempty"`
 	BudgetWarned bool           `json:"budget_warned,omitempty"`
 	BudgetGate   string         `json:"budget_gate,omitempty"`
+	// CoordTokens is what the coordinator's own agent spent (its pane's
+	// conversation, read as a worker's is, from its hooks), apart from
+	// its workers' and from the budget, which counts workers; CoordLedger
+	// is what was read of it, so that a restart of st reads on.
+	CoordTokens *api.Tokens    `json:"coordinator_tokens,omitempty"`
+	CoordLedger *tokens.Ledger `json:"coordinator_ledger,omitempty"`
 }
 
 // Worker is one worker of a run, as run.json keeps it.
@@ -125,6 +131,9 @@ type Worker struct {
 	// that a restart of st reads on from there.
 	Tokens *api.Tokens    `json:"tokens,omitempty"`
 	Ledger *tokens.Ledger `json:"ledger,omitempty"`
+	// AgentCost is the cost its agent gave itself (Claude's status line,
+	// statusline.go), which Tokens shows in place of an estimate.
+	AgentCost *float64 `json:"agent_cost_usd,omitempty"`
 }
 
 // Remote reports whether w runs on another machine.
@@ -167,6 +176,10 @@ type Task struct {
 	Created  time.Time     `json:"created"`
 	// Env is the creator's environment for the worker's window (PATH...).
 	Env map[string]string `json:"env,omitempty"`
+	// BlockedTimeout and HookTimeout are its worker's start's
+	// (api.TaskRequest), kept until its dependencies let it start.
+	BlockedTimeout time.Duration `json:"blocked_timeout,omitempty"`
+	HookTimeout    time.Duration `json:"hook_timeout,omitempty"`
 }
 
 // wire is the run as the API shows it.
@@ -174,6 +187,10 @@ func (r *Run) wire() api.Run {
 	v := api.Run{Format: r.Format, ID: r.ID, Objective: r.Objective, OnLimit: r.OnLimit, Coordinator: r.Coordinator, Session: r.Session,
 		Created: r.Created, CoordinatorMachine: r.CoordinatorMachine, BaseDepth: r.BaseDepth,
 		BudgetWarned: r.BudgetWarned, BudgetGate: r.BudgetGate}
+	if t := r.CoordTokens; t != nil {
+		c := *t
+		v.CoordinatorTokens = &c
+	}
 	if b := r.Budget; b != nil {
 		v.Budget = &api.Budget{Tokens: b.Tokens, USD: b.USD}
 	}
@@ -251,7 +268,8 @@ func workerRecord(v api.Worker) *Worker {
 // wire is the task as the API shows it.
 func (t *Task) wire() api.Task {
 	return api.Task{Name: t.Name, File: t.File, Agent: t.Agent, Deps: t.Deps, Owns: t.Owns, Worktree: t.Worktree, Cwd: t.Cwd,
-		Parent: t.Parent, State: t.State, Since: t.Since, Worker: t.Worker, Reason: t.Reason, Created: t.Created, Env: t.Env}
+		Parent: t.Parent, State: t.State, Since: t.Since, Worker: t.Worker, Reason: t.Reason, Created: t.Created, Env: t.Env,
+		BlockedTimeout: t.BlockedTimeout, HookTimeout: t.HookTimeout}
 }
 
 func runTask(r *Run, name string) *Task {

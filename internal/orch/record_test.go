@@ -74,15 +74,18 @@ func TestRecordsAndTheWireAgree(t *testing.T) {
 	json.Unmarshal(rec, &a)
 	json.Unmarshal(wire, &b)
 	// A worker's ledger (the record files read for its tokens, and how
-	// far) is the daemon's own bookkeeping: its tokens show, not it.
+	// far) and its agent's own cost (statusline.go) are the daemon's own
+	// bookkeeping: its tokens show them, not they.
 	for _, w := range a["workers"].([]any) {
 		delete(w.(map[string]any), "ledger")
+		delete(w.(map[string]any), "agent_cost_usd")
 	}
+	delete(a, "coordinator_ledger") // (the coordinator's, likewise)
 	if !reflect.DeepEqual(a, b) {
 		t.Errorf("run.json's record and the API's run differ:\nrecord %s\nwire   %s", rec, wire)
 	}
 	w := r.Workers[0]
-	w.Ledger = nil
+	w.Ledger, w.AgentCost = nil, nil
 	if back := workerRecord(w.wire()); !reflect.DeepEqual(back, w) {
 		t.Errorf("a worker through the wire and back: %+v, was %+v", back, w)
 	}

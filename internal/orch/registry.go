@@ -70,6 +70,12 @@ type registry struct {
 	// its report. Both made at the first flight.
 	flying map[string][]*flight
 	unsure map[*Worker]int
+	// marking holds the adopted workers' panes whose st options are not
+	// known to be there for the watcher's listings (adopt.go: enrol sets
+	// them after the write): zero while they are being set, then when
+	// they were. The watcher judges such a worker only on a listing
+	// taken after that (judgePanesLocked).
+	marking map[string]time.Time
 	// sig wakes waiters at every change (it has its own lock, so that a
 	// change wakes them after it is on disk, with mu let go).
 	sig signal
@@ -221,6 +227,39 @@ func (reg *registry) paneRunLocked(pane, id string) *Run {
 	return reg.runOf[pane]
 }
 
+// markingLocked records that st's options are being put on pane.
+func (reg *registry) markingLocked(pane string) {
+	syncs.AssertLocked(&reg.mu)
+	if reg.marking == nil {
+		reg.marking = map[string]time.Time{}
+	}
+	reg.marking[pane] = time.Time{}
+}
+
+// markedLocked records that st's options were on pane at time at.
+func (reg *registry) markedLocked(pane string, at time.Time) {
+	syncs.AssertLocked(&reg.mu)
+	if _, ok := reg.marking[pane]; ok {
+		reg.marking[pane] = at
+	}
+}
+
+// unmarkedLocked reports whether a listing of the panes taken at listed
+// may have missed st's options on pane; once a listing is newer than
+// them, pane is forgotten.
+func (reg *registry) unmarkedLocked(pane string, listed time.Time) bool {
+	syncs.AssertLocked(&reg.mu)
+	at, ok := reg.marking[pane]
+	if !ok {
+		return false
+	}
+	if at.IsZero() || !listed.After(at) {
+		return true
+	}
+	delete(reg.marking, pane)
+	return false
+}
+
 // addWorkerLocked puts w in run r.
 func (reg *registry) addWorkerLocked(r *Run, w *Worker) {
 	syncs.AssertLocked(&reg.mu)
@@ -243,6 +282,7 @@ func (reg *registry) removeWorkerLocked(w *Worker) {
 	delete(reg.workers, w.ID)
 	delete(reg.runOf, w.ID)
 	delete(reg.noticed, w)
+	delete(reg.marking, w.ID)
 }
 
 // workerAtLocked says whether pane is a worker's, and whether that worker

@@ -208,6 +208,7 @@ func (r *Remotes) ApplyOp(id, op, caller string, v *api.WorkerView) *api.WorkerV
 		}
 		view := m.viewLocked(w)
 		if op == api.PeerRouteRelease {
+			c.remoteGoneAttnLocked(w)
 			m.reg.removeWorkerLocked(w)
 		} else {
 			view.Notes = v.Notes

@@ -474,16 +474,25 @@ func (m *Manager) relink(ctx context.Context, moved map[string]string, opts map[
 		return id
 	}
 	var tell []string
+	gatesMoved := false
 	m.settleChange(func(c *change) {
 		m.relinkRunsLocked(c, follow)
 		if restarted {
-			m.gates.retire(follow)
+			gatesMoved = m.gates.retire(follow)
 		}
 		m.relinkWorkersLocked(c, moved, follow, restarted, now)
 		m.facts.move(moved, restarted)
 		m.rest.forget()
 		tell = m.reg.queueMovesLocked(moved, retire, restarted)
 	})
+	if gatesMoved {
+		// Written with the registry's lock let go (no disk under it); a
+		// failure leaves the new names in memory, and the next write of
+		// the gates carries them.
+		if err := m.gates.save(); err != nil {
+			m.logf("after the restart of the tmux server: %v", err)
+		}
+	}
 	m.kick(tell)
 	m.attn.Retire(func(id string) (string, bool) {
 		if n, ok := moved[id]; ok {

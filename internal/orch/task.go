@@ -114,7 +114,8 @@ func (reg *registry) addTaskLocked(r *Run, req api.TaskRequest, parent string) (
 	}
 	now := reg.now()
 	t := &Task{Name: req.Name, File: req.File, Agent: req.Agent, Deps: dedupe(req.Deps), Owns: req.Owns, Worktree: req.Worktree,
-		Cwd: req.Cwd, Parent: parent, State: api.TaskRunning, Since: now, Created: now, Env: req.Env}
+		Cwd: req.Cwd, Parent: parent, State: api.TaskRunning, Since: now, Created: now, Env: req.Env,
+		BlockedTimeout: req.BlockedTimeout, HookTimeout: req.HookTimeout}
 	if len(waitOn) > 0 {
 		t.State, t.Reason = api.TaskWaiting, "waiting on "+strings.Join(waitOn, ", ")
 	}
@@ -219,10 +220,7 @@ func (reg *registry) cycleLocked(r *Run, name string, deps []string) string {
 // fails fails the task, and the tasks that wait on it.
 func (m *Manager) startTask(ctx context.Context, r *Run, t *Task) error {
 	m.logf("task %s of run %s: starting its worker", t.Name, r.ID)
-	v, err := m.startWorker(ctx, startPlan{StartRequest: api.StartRequest{
-		Pane: t.Parent, Agent: t.Agent, Task: t.File, Name: t.Name, Cwd: t.Cwd, Env: t.Env,
-		Owns: t.Owns, Worktree: t.Worktree,
-	}, run: r})
+	v, err := m.startWorker(ctx, startPlan{StartRequest: t.startRequest(), run: r})
 	m.settleChange(func(c *change) {
 		c.touchLocked(r)
 		t.Since = m.cfg.Now()
@@ -246,6 +244,13 @@ func (m *Manager) startTask(ctx context.Context, r *Run, t *Task) error {
 		}
 	})
 	return err
+}
+
+// startRequest is the start of the task's worker: what st worker start
+// would have asked for, had the task's creator run it.
+func (t *Task) startRequest() api.StartRequest {
+	return api.StartRequest{Pane: t.Parent, Agent: t.Agent, Task: t.File, Name: t.Name, Cwd: t.Cwd, Env: t.Env,
+		Owns: t.Owns, Worktree: t.Worktree, BlockedTimeout: t.BlockedTimeout, HookTimeout: t.HookTimeout}
 }
 
 func (m *Manager) taskViewLocked(r *Run, t *Task) api.TaskView {

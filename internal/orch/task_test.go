@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -336,4 +337,30 @@ func TestTaskStartCutShortIsTriedAgain(t *testing.T) {
 	h.wantTask("b", api.TaskFailed, noFileReason(b))
 	h.wantTask("c", api.TaskWaiting, "waiting on x")
 	h.wantTask("x", api.TaskRunning, "")
+}
+
+// A task's worker starts as st worker start would have started it for the
+// task's creator, with every field of the task: the start's timeouts too,
+// which st task create takes from its environment (ST_HOOK_TIMEOUT,
+// ST_BLOCKED_TIMEOUT) and which a task that waits on others kept.
+func TestTaskStartRequestCarriesTheTask(t *testing.T) {
+	h := newHarness(t, api.Working, nil)
+	h.addTasks(&Task{Name: "a", State: api.TaskRunning, Worker: workerID})
+	req := api.TaskRequest{Pane: coord, Name: "b", File: h.taskFile("b"), Agent: "sim", Deps: []string{"a"},
+		Owns: []string{"docs/**"}, Worktree: true, Cwd: t.TempDir(), Env: map[string]string{"PATH": "/bin"},
+		BlockedTimeout: 4 * time.Minute, HookTimeout: 2 * time.Minute}
+	if _, err := h.m.CreateTask(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	h.m.reg.mu.Lock()
+	task := runTask(h.m.reg.runs[testRun], "b")
+	h.m.reg.mu.Unlock()
+	if task == nil {
+		t.Fatal("no task b")
+	}
+	want := api.StartRequest{Pane: coord, Agent: "sim", Task: req.File, Name: "b", Cwd: req.Cwd, Env: req.Env,
+		Owns: req.Owns, Worktree: true, BlockedTimeout: 4 * time.Minute, HookTimeout: 2 * time.Minute}
+	if got := task.startRequest(); !reflect.DeepEqual(got, want) {
+		t.Errorf("task b's worker would start with\n%+v\nwant\n%+v", got, want)
+	}
 }

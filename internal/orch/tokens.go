@@ -72,6 +72,9 @@ func transcriptPath(p string) string {
 type tokenRead struct {
 	ledger *tokens.Ledger
 	spent  *api.Tokens
+	// limits are the rate limits the records said last (Codex's), if
+	// this read found any.
+	limits *tokens.RateLimits
 }
 
 // read reads worker id's records, adding the file a hook named
@@ -109,10 +112,14 @@ func (b *tokenBook) read(id string, ad *agent.Kind, transcript string) *tokenRea
 	if err != nil {
 		b.m.logf("worker %s: tokens: %v", id, err)
 	}
+	limits := e.ledger.TakeLimits()
 	if !changed && len(e.ledger.Files) == n {
+		if limits != nil {
+			return &tokenRead{limits: limits} // (no count changed)
+		}
 		return nil
 	}
-	return &tokenRead{ledger: e.ledger.Clone(), spent: b.m.spent(e.ledger)}
+	return &tokenRead{ledger: e.ledger.Clone(), spent: b.m.spent(e.ledger), limits: limits}
 }
 
 // forget drops a live ledger (its counts stay in the worker's record).
@@ -131,6 +138,14 @@ func (m *Manager) keptLedger(id string) (l *tokens.Ledger, ok bool) {
 	m.reg.mu.Lock()
 	defer m.reg.mu.Unlock()
 	w := m.reg.workers[id]
+	if w == nil || !w.State.Live() {
+		if r := m.coordRunLocked(id); r != nil {
+			if r.CoordLedger != nil {
+				return r.CoordLedger.Clone(), true
+			}
+			return &tokens.Ledger{}, true
+		}
+	}
 	if w == nil || w.Remote() || !w.State.Live() {
 		return nil, false
 	}
@@ -151,12 +166,39 @@ func (m *Manager) spent(l *tokens.Ledger) *api.Tokens {
 	return t
 }
 
+// coordRunLocked is the run pane coordinates on this machine, if any:
+// the latest it made.
+func (m *Manager) coordRunLocked(pane string) *Run {
+	syncs.AssertLocked(&m.reg.mu)
+	if r := m.reg.currentRunLocked(pane); r != nil && r.CoordinatorMachine == "" {
+		return r
+	}
+	return nil
+}
+
+// noteCoordTokensLocked puts what was read of the records of pane, a
+// coordinator and no worker, into its run: what the coordinator itself
+// spent, shown by st orch show beside its workers' total.
+func (m *Manager) noteCoordTokensLocked(c *change, pane string, tr *tokenRead) {
+	syncs.AssertLocked(&m.reg.mu)
+	r := m.coordRunLocked(pane)
+	if tr == nil || r == nil {
+		return
+	}
+	r.CoordLedger = tr.ledger
+	c.touchLocked(r)
+	if tr.spent.Total == 0 && r.CoordTokens == nil {
+		return
+	}
+	r.CoordTokens = tr.spent
+}
+
 // noteTokensLocked puts what was read of w's records into its record (to
 // be written with the change it rides in, or the next), and checks its
 // run's budget.
 func (m *Manager) noteTokensLocked(c *change, w *Worker, tr *tokenRead) {
 	syncs.AssertLocked(&m.reg.mu)
-	if tr == nil || w == nil || w.Remote() {
+	if tr == nil || tr.ledger == nil || w == nil || w.Remote() {
 		return
 	}
 	w.Ledger = tr.ledger
@@ -165,7 +207,7 @@ func (m *Manager) noteTokensLocked(c *change, w *Worker, tr *tokenRead) {
 		// no response, a sim with no usage: lines) shows no tokens, not 0.
 		return
 	}
-	w.Tokens = tr.spent
+	w.Tokens = withAgentCost(tr.spent, w.AgentCost)
 	m.checkBudgetLocked(c, m.reg.runOf[w.ID])
 }
 

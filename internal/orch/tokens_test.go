@@ -79,6 +79,51 @@ func TestTokensReadAtHooksAndAfterARestart(t *testing.T) {
 	}
 }
 
+// A coordinator's own tokens come from its pane's transcript, read at its
+// hooks as a worker's are: st orch show has them apart from its workers'
+// total, they do not count to the run's budget, and a restart of st reads
+// on from the offset run.json kept.
+func TestCoordinatorsOwnTokens(t *testing.T) {
+	h := newHarness(t, api.Working, nil)
+	h.m.reg.mu.Lock()
+	h.m.reg.runs[testRun].Budget = &tokens.Budget{Tokens: 100}
+	h.m.reg.mu.Unlock()
+	tr := newTranscript(t)
+	tr.say(400, 30)
+	if err := h.hookFrom(coord, "Stop", "transcript_path", tr.path, "last_assistant_message", "started a worker"); err != nil {
+		t.Fatal(err)
+	}
+	show := func() *api.RunView {
+		t.Helper()
+		v, err := h.m.Show(context.Background(), coord, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	v := show()
+	if c := v.CoordinatorTokens; c == nil || c.Total != 430 || c.Input != 400 || c.Output != 30 {
+		t.Fatalf("the coordinator's own tokens: %+v, want 400 in, 30 out", c)
+	}
+	if v.Tokens != nil || v.BudgetUse == nil || v.BudgetUse.Used != 0 || v.BudgetUse.Held {
+		t.Fatalf("the coordinator's tokens counted as its workers' or to the budget: %+v %+v", v.Tokens, v.BudgetUse)
+	}
+	h.m.Close()
+	m, err := NewManager(context.Background(), Config{Home: h.home, STBin: "/bin/st", Tmux: h.tm.Client(), ReadWait: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	h.m = m
+	tr.say(10, 2)
+	if err := h.hookFrom(coord, "UserPromptSubmit", "transcript_path", tr.path, "prompt", "more"); err != nil {
+		t.Fatal(err)
+	}
+	if c := show().CoordinatorTokens; c == nil || c.Total != 442 {
+		t.Fatalf("after a restart: %+v, want 442 (nothing counted twice)", c)
+	}
+}
+
 // A transcript path that is not an absolute, clean .jsonl path is never
 // read.
 func TestTokensRefuseAStrangePath(t *testing.T) {
@@ -160,6 +205,63 @@ func TestBudgetGateGoOn(t *testing.T) {
 	}
 	if h.worker().State == api.Gone {
 		t.Fatal("go on stopped the worker")
+	}
+}
+
+// Answering the budget's gate can set the new amount: one the run has
+// spent already is refused (it would open the gate again at once), a
+// word that is not an amount is refused with what to write, and a good
+// one, given as --value or as the option with its amount, is the run's
+// budget in st orch show, with its new workers started again.
+func TestBudgetGateGoOnWithANewAmount(t *testing.T) {
+	for _, answer := range []api.GateRequest{{Value: "1k"}, {Option: "Go on with a budget of 1k"}, {Option: budgetGoOn, Value: " 1000 "}} {
+		h := newHarness(t, api.Working, nil)
+		h.m.reg.mu.Lock()
+		h.m.reg.runs[testRun].Budget = &tokens.Budget{Tokens: 100}
+		h.m.reg.mu.Unlock()
+		tr := newTranscript(t)
+		tr.say(150, 0)
+		h.hook("Stop", "transcript_path", tr.path, "last_assistant_message", "done")
+		gs := h.m.Gates(context.Background(), false)
+		if len(gs) != 1 || gs[0].Value == nil || gs[0].Value.Prefix != budgetGoOn {
+			t.Fatalf("gates: %+v", gs)
+		}
+		id := gs[0].ID
+		for _, c := range []struct {
+			bad  api.GateRequest
+			want string
+		}{
+			{api.GateRequest{ID: id, Value: "120"}, "has spent 150 already, so a budget of 120 would be spent at once"},
+			{api.GateRequest{ID: id, Value: "lots"}, "write tokens (500k, 2M, 800000) or dollars"},
+			{api.GateRequest{ID: id, Option: budgetStop, Value: "5k"}, "takes no amount"},
+			{api.GateRequest{ID: id, Option: "go on with a budget of -3"}, "write tokens"},
+			{api.GateRequest{ID: id, Option: "go on with a budget of plenty"}, "write tokens"},
+		} {
+			if _, err := h.m.AnswerGate(context.Background(), c.bad); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("answer %+v: %v, want %q", c.bad, err, c.want)
+			}
+		}
+		answer.ID, answer.By = id, "cli"
+		g, err := h.m.AnswerGate(context.Background(), answer)
+		if err != nil {
+			t.Fatalf("answer %+v: %v", answer, err)
+		}
+		if g.Answer != budgetGoOn+"1k" {
+			t.Errorf("answer %+v taken as %q", answer, g.Answer)
+		}
+		v, err := h.m.Show(context.Background(), coord, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b := v.BudgetUse; b == nil || b.Tokens != 1000 || b.Text != "1k" || b.Held || b.Used != 0.15 {
+			t.Fatalf("after %+v: %+v", answer, b)
+		}
+		if err := h.m.checkBudgetHold(coord); err != nil {
+			t.Errorf("after the new budget, a start is refused: %v", err)
+		}
+		if _, err := h.m.AnswerGate(context.Background(), api.GateRequest{ID: id, Value: "2k"}); err == nil || !strings.Contains(err.Error(), "already answered") {
+			t.Errorf("a second answer: %v", err)
+		}
 	}
 }
 

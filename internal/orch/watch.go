@@ -232,8 +232,9 @@ func (m *Manager) reconcilePanes(panes []tmux.Pane, listed time.Time, seq int) b
 func (m *Manager) judgePanesLocked(c *change, panes []tmux.Pane, have map[string]tmux.Pane, live map[string]bool, listed time.Time) {
 	syncs.AssertLocked(&m.reg.mu)
 	for id, w := range m.reg.workers {
-		if !w.State.Live() || w.StartedAt.After(listed) || w.Remote() || m.rest.isResuming(id) {
-			// (A starting agent's pane is judged by its resume.)
+		if m.reg.unmarkedLocked(id, listed) || !w.State.Live() || w.StartedAt.After(listed) || w.Remote() || m.rest.isResuming(id) {
+			// (A starting agent's pane is judged by its resume; an
+			// adopted one's once its options are there.)
 			continue
 		}
 		r := m.reg.runOf[id]
@@ -275,17 +276,19 @@ func (m *Manager) kickWatch() {
 // the box. A turn is over when its screen has lost the signs of work (the
 // spinner, "esc to interrupt") twice in a row, whatever text sits in the
 // box; a prompt or question on the screen is not an end. It looks only at
-// agents in a turn whose hooks have been quiet for a while.
+// agents in a turn whose hooks have been quiet for a while: at work, or,
+// for an agent whose Esc at a prompt fires no hook either (QuietPrompts),
+// at a prompt, whose going is an interrupt (quietPrompt).
 func (m *Manager) checkQuietTurns(ctx context.Context) {
 	m.reg.mu.Lock()
 	cs := m.facts.quietTurns(quietAfter, func(pane string) bool {
 		w := m.reg.workers[pane]
-		return w == nil || w.State == api.Working
+		return w == nil || w.State == api.Working || w.State == api.Waiting
 	})
 	m.reg.mu.Unlock()
-	for pane, kind := range cs {
-		ad, err := agent.Lookup(kind)
-		if err != nil || !ad.Hear.QuietEnds {
+	for pane, q := range cs {
+		ad, err := agent.Lookup(q.agent)
+		if err != nil || !ad.Hear.QuietEnds || (q.waiting && !ad.Hear.QuietPrompts) {
 			continue
 		}
 		v, err := m.screen(ctx, pane, ad)
@@ -294,6 +297,10 @@ func (m *Manager) checkQuietTurns(ctx context.Context) {
 		}
 		ended, silent := m.facts.quietLook(pane, v.Screen == agent.ScreenReady || v.Screen == agent.ScreenTyped)
 		if !ended {
+			continue
+		}
+		if q.waiting {
+			m.quietPrompt(pane, ad, silent)
 			continue
 		}
 		m.logf("%s: no hook for %s and no turn on its screen: its turn was interrupted", pane, silent.Round(time.Millisecond))
@@ -310,4 +317,18 @@ func (m *Manager) checkQuietTurns(ctx context.Context) {
 			c.kicks = append(c.kicks, pane)
 		})
 	}
+}
+
+// quietPrompt is a prompt or question that went from the screen of pane's
+// agent with no hook: the person pressed Esc there (Claude fires nothing,
+// reference §3.6), and its box is back. It is the interrupt the agent's
+// hook would have said: the prompt's item closes, a hook that still waits
+// for a person's answer is told none, and a worker's turn is over.
+func (m *Manager) quietPrompt(pane string, ad *agent.Kind, silent time.Duration) {
+	m.logf("%s: its prompt left the screen with no hook for %s (Esc): taken as an interrupt", pane, silent.Round(time.Millisecond))
+	ev := agent.Event{Kind: agent.EvInterrupt, Name: "screen"}
+	if m.prompts.movedOn(pane, ev) {
+		m.reg.notify()
+	}
+	m.applyEvent(pane, ad, ev, nil)
 }

@@ -243,3 +243,57 @@ func CheckGraph(g []api.GraphAgent) []api.GraphAgent {
 	}
 	return out
 }
+
+// Bounds of the attention items another machine sends: more than a
+// person reads, less than would make one answer swell this machine's
+// book and web UI.
+const (
+	maxAttention     = 100
+	maxAttentionText = 2000
+	maxAttnOptions   = 20
+)
+
+// checkAttention keeps of the attention items another machine sent about
+// its workers those that pass the checks, made printable: the kind is one
+// st carries across machines, the id and pane are as st makes them, and
+// the texts, shown to people here, are bounded and cleaned as its
+// workers' answers are. An item that fails is left out (not shown), and
+// beyond maxAttention none is taken. Who the worker is (its name and
+// agent) comes from this machine's own record, not from the item.
+func checkAttention(items []api.Attention) (kept []api.Attention, dropped int) {
+	if len(items) > maxAttention {
+		return nil, len(items)
+	}
+	for _, a := range items {
+		switch {
+		case !validAttnID(a.ID), !validPaneRef(a.Pane), a.Opened.IsZero(), a.Closed != nil,
+			!api.ValidAttentionKind(a.Kind) || a.Kind == api.AttnGate || a.Kind == api.AttnRunDone,
+			len(a.Text) > maxAttentionText, len(a.Command) > maxAttentionText, len(a.Tool) > 100,
+			len(a.Options) > maxAttnOptions:
+			dropped++
+			continue
+		}
+		opts := make([]string, 0, len(a.Options))
+		for _, o := range a.Options {
+			if len(o) > 200 {
+				opts = nil
+				break
+			}
+			opts = append(opts, plain.Clean(o))
+		}
+		if len(opts) != len(a.Options) {
+			dropped++
+			continue
+		}
+		kept = append(kept, api.Attention{ID: a.ID, Kind: a.Kind, Pane: a.Pane, Opened: a.Opened,
+			Text: plain.Clean(a.Text), Tool: plain.Clean(a.Tool), Command: plain.Clean(a.Command), Options: opts,
+			TextHidden: a.TextHidden})
+	}
+	return kept, dropped
+}
+
+// validAttnID reports whether id is an item id as st makes them (att-N).
+func validAttnID(id string) bool {
+	n, ok := strings.CutPrefix(id, "att-")
+	return ok && n != "" && n[0] != '0' && allOf(n, 1, 20, func(c byte) bool { return c >= '0' && c <= '9' })
+}

@@ -87,6 +87,8 @@ type harness struct {
 type setup struct {
 	runs []*orch.Run
 	tm   *faketmux.Server
+	// onAttention gets each item handed to the push (orch's OnAttention).
+	onAttention func(api.Attention)
 }
 
 // worker is run-t1's worker %2.
@@ -126,7 +128,8 @@ func newHarness(t *testing.T, state api.State, acc *fakeAccount, edit func(*setu
 		cfg.Account = acc
 	}
 	hub := NewHub(cfg)
-	m, err := orch.NewManager(context.Background(), orch.Config{Home: home, STBin: "/bin/st", Tmux: s.tm.Client(), ReadWait: 50 * time.Millisecond, Remote: hub})
+	m, err := orch.NewManager(context.Background(), orch.Config{Home: home, STBin: "/bin/st", Tmux: s.tm.Client(), ReadWait: 50 * time.Millisecond, Remote: hub,
+		OnAttention: s.onAttention})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,6 +75,7 @@ type RemoteWork interface {
 	CheckRename(id, name string) error
 	ApplyOp(id, op, caller string, v *api.WorkerView) *api.WorkerView
 	ApplyWatch(slug string, vs []api.WorkerView, refused []string)
+	MirrorAttention(slug string, items []api.Attention)
 	MarkUnreachable(slug string, err error)
 	Machines() []string
 	HasWorkOn(slug string) bool
@@ -93,6 +94,7 @@ type HostedRuns interface {
 	Worker(id string) (pane, parent string, err error)
 	Ref(pane string) string
 	Workers(from string) []api.WorkerView
+	Attention(from string) []api.Attention
 	SetDepths(from string, depths map[string]int)
 	Reparent(ctx context.Context, from, old, nw string)
 	Coordinator(ctx context.Context, from, pane string) *api.PeerPaneResult

@@ -275,13 +275,13 @@ func TestPeerAnswersAreChecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.hub.applyWatch("beta", []api.WorkerView{{Worker: api.Worker{ID: "%3", Name: "far\n\x1b[2J", Agent: "sim", State: api.Done, Summary: "x", Ref: v.Ref}}})
+	h.hub.applyWatch("beta", api.PeerWatchResult{Workers: []api.WorkerView{{Worker: api.Worker{ID: "%3", Name: "far\n\x1b[2J", Agent: "sim", State: api.Done, Summary: "x", Ref: v.Ref}}}})
 	w := h.record("beta/%3")
 	name, state := w.Name, w.State
 	if name != "far" || state != api.Working {
 		t.Errorf("a bad watch answer changed the record: %q %s", name, state)
 	}
-	h.hub.applyWatch("beta", []api.WorkerView{{Worker: api.Worker{ID: "%3", Name: "far", Agent: "sim", State: api.Done, Summary: "x", LastAnswer: "ok \x1b[31mred", Ref: v.Ref}}})
+	h.hub.applyWatch("beta", api.PeerWatchResult{Workers: []api.WorkerView{{Worker: api.Worker{ID: "%3", Name: "far", Agent: "sim", State: api.Done, Summary: "x", LastAnswer: "ok \x1b[31mred", Ref: v.Ref}}}})
 	w = h.record("beta/%3")
 	state, answer := w.State, w.LastAnswer
 	if state != api.Done || strings.ContainsRune(answer, 0x1b) {

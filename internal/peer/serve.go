@@ -149,7 +149,7 @@ func (h *Hub) watchFor(ctx context.Context, from string, req api.PeerWatchReques
 			waiting = false
 		}
 	}
-	return &api.PeerWatchResult{Seq: seq, Boot: h.boot, Workers: h.hosted.Workers(from)}, nil
+	return &api.PeerWatchResult{Seq: seq, Boot: h.boot, Workers: h.hosted.Workers(from), Attention: h.hosted.Attention(from)}, nil
 }
 
 // reparentFor moves the workers of machine from's coordinator pane old

@@ -139,15 +139,18 @@ func (h *Hub) run(ctx context.Context, slug string, l *loop) {
 			}
 		default:
 			since, boot = res.Seq, res.Boot
-			h.applyWatch(slug, res.Workers)
+			h.applyWatch(slug, res)
 		}
 	}
 }
 
 // applyWatch takes what machine slug answered of its workers: each view
 // that passes the checks, and the refs of those that do not (their
-// records stay as last seen).
-func (h *Hub) applyWatch(slug string, vs []api.WorkerView) {
+// records stay as last seen); then their open attention items that pass
+// theirs (after the states, so that an item of a worker just started
+// finds its record live).
+func (h *Hub) applyWatch(slug string, res api.PeerWatchResult) {
+	vs := res.Workers
 	var taken []api.WorkerView
 	var refused []string
 	for i := range vs {
@@ -160,6 +163,11 @@ func (h *Hub) applyWatch(slug string, vs []api.WorkerView) {
 		taken = append(taken, v)
 	}
 	h.remotes.ApplyWatch(slug, taken, refused)
+	items, dropped := checkAttention(res.Attention)
+	if dropped > 0 {
+		h.logf("%s: %d attention item(s) not taken: a kind, id, pane or size this st does not take", slug, dropped)
+	}
+	h.remotes.MirrorAttention(slug, items)
 }
 
 func (h *Hub) toldDepth(slug string, depths map[string]int) {
@@ -191,7 +199,7 @@ func (h *Hub) TellDepths(ctx context.Context) {
 			continue
 		}
 		h.toldDepth(slug, d)
-		h.applyWatch(slug, res.Workers)
+		h.applyWatch(slug, res)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,7 +93,7 @@ func TestPeerTakesRetiredPanes(t *testing.T) {
 			State: api.Working, Machine: "beta", MachineName: "beta", Ref: refA, StartedAt: time.Now()})
 	})
 	// beta's worker went with beta's tmux server.
-	h.hub.applyWatch("beta", []api.WorkerView{{Worker: api.Worker{ID: "%4~mx4abc", Name: "far", Agent: "sim", State: api.Gone, Ref: refA}}})
+	h.hub.applyWatch("beta", api.PeerWatchResult{Workers: []api.WorkerView{{Worker: api.Worker{ID: "%4~mx4abc", Name: "far", Agent: "sim", State: api.Gone, Ref: refA}}}})
 	if w := h.record("beta/%4~mx4abc"); w.State != api.Gone {
 		t.Errorf("beta's answer with a retired id: %s %s, want beta/%%4~mx4abc gone", w.ID, w.State)
 	}
@@ -128,3 +129,89 @@ func TestPeerTakesRetiredPanes(t *testing.T) {
 }
 
 const refA = "aaaaaaaaaaaaaaaa"
+
+// TestPeerMirrorsAttention (issue 34, item 3): the open attention items
+// another machine sends with its workers' states show here marked with
+// that machine and named by this machine's record (beta/%4), cleaned and
+// bounded; items of kinds st does not carry, of panes that are not this
+// machine's workers there, or malformed, are not taken; an item no longer
+// sent closes here; none of them is handed to the push.
+func TestPeerMirrorsAttention(t *testing.T) {
+	ctx := context.Background()
+	refA := "0123456789abcdef"
+	pushed := make(chan api.Attention, 10)
+	h := peerHarness(t, &fakeAccount{}, func(s *setup) {
+		s.onAttention = func(a api.Attention) { pushed <- a }
+		s.runs[0].Workers = append(s.runs[0].Workers, &orch.Worker{ID: "beta/%4", Name: "far", Agent: "sim", Parent: coord, Level: 1,
+			State: api.Working, Machine: "beta", MachineName: "beta", Ref: refA, StartedAt: time.Now()})
+	})
+	view := api.WorkerView{Worker: api.Worker{ID: "%4", Name: "far", Agent: "sim", State: api.Waiting, Ref: refA}}
+	opened := time.Now().Add(-time.Minute)
+	good := api.Attention{ID: "att-7", Kind: api.AttnPermission, Pane: "%4", Name: "someone-else", Agent: "codex",
+		Text: "run \x1b[2Jrm -rf x", Command: "rm -rf x", Tool: "Bash", Opened: opened, Prompt: "prompt-1"}
+	bad := []api.Attention{
+		{ID: "att-8", Kind: api.AttnGate, Pane: "%4", Text: "a gate", Opened: opened},         // answered there
+		{ID: "att-9", Kind: api.AttnPermission, Pane: "%9", Text: "not ours", Opened: opened}, // no worker of ours
+		{ID: "att-x", Kind: api.AttnPermission, Pane: "%4", Text: "bad id", Opened: opened},   // not st's id
+		{ID: "att-10", Kind: "wave", Pane: "%4", Text: "a kind st does not know", Opened: opened},
+		{ID: "att-11", Kind: api.AttnQuestion, Pane: "%4", Text: strings.Repeat("x", 5000), Opened: opened},
+	}
+	h.hub.applyWatch("beta", api.PeerWatchResult{Workers: []api.WorkerView{view}, Attention: append([]api.Attention{good}, bad...)})
+	l, err := h.m.Attention(ctx, api.AttentionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Items) != 1 || l.Open != 1 {
+		t.Fatalf("want beta's one good item here, got %+v", l.Items)
+	}
+	a := l.Items[0]
+	if a.Machine != "beta" || a.Pane != "beta/%4" || a.Name != "far" || a.Agent != "sim" || a.Kind != api.AttnPermission || a.Command != "rm -rf x" {
+		t.Errorf("beta's item here: %+v", a)
+	}
+	if strings.ContainsRune(a.Text, 0x1b) || a.Prompt != "" || !a.Opened.Equal(opened) {
+		t.Errorf("beta's item: text %q (made printable), prompt %q (none: answered there), opened %v (want beta's %v)", a.Text, a.Prompt, a.Opened, opened)
+	}
+	if _, ok := h.m.OpenPrompt("beta/%4"); ok {
+		t.Error("an item of another machine is a prompt this machine could answer")
+	}
+	// Sent again: the same item, not a second one.
+	h.hub.applyWatch("beta", api.PeerWatchResult{Workers: []api.WorkerView{view}, Attention: []api.Attention{good}})
+	if l, _ := h.m.Attention(ctx, api.AttentionRequest{All: true}); len(l.Items) != 1 {
+		t.Fatalf("sent twice, want one item, got %+v", l.Items)
+	}
+	// More than this machine takes at once: none.
+	many := make([]api.Attention, 101)
+	for i := range many {
+		many[i] = api.Attention{ID: fmt.Sprintf("att-%d", 100+i), Kind: api.AttnNoReport, Pane: "%4", Text: "x", Opened: opened}
+	}
+	if kept, dropped := checkAttention(many); len(kept) != 0 || dropped != 101 {
+		t.Errorf("101 items: kept %d, dropped %d", len(kept), dropped)
+	}
+	// Closed there: gone from the next answer, closed here.
+	view.State = api.Working
+	h.hub.applyWatch("beta", api.PeerWatchResult{Workers: []api.WorkerView{view}})
+	l, _ = h.m.Attention(ctx, api.AttentionRequest{All: true})
+	if l.Open != 0 || len(l.Items) != 1 || l.Items[0].ClosedBy != "closed there" {
+		t.Fatalf("closed on beta, want it closed here: %+v", l.Items)
+	}
+	// The push is beta's: this machine handed none to its own, not even
+	// the "no report" of the worker's idle turn it learnt of.
+	view.State, view.LastAnswer = api.Idle, "Finished without a report."
+	h.hub.applyWatch("beta", api.PeerWatchResult{Workers: []api.WorkerView{view}})
+	h.m.Sync()
+	if n := h.m.AttentionCount(); n != 0 {
+		t.Errorf("beta's worker ended its turn without a report: %d item(s) here; that machine sends its own", n)
+	}
+	select {
+	case a := <-pushed:
+		t.Errorf("this machine pushed an item of beta's worker: %+v", a)
+	default:
+	}
+	// A worker that failed there: its failed item shows here too.
+	view.State = api.Failed
+	failed := api.Attention{ID: "att-12", Kind: api.AttnFailed, Pane: "%4", Text: "its start failed", Opened: opened}
+	h.hub.applyWatch("beta", api.PeerWatchResult{Workers: []api.WorkerView{view}, Attention: []api.Attention{failed}})
+	if l, _ := h.m.Attention(ctx, api.AttentionRequest{}); len(l.Items) != 1 || l.Items[0].Kind != api.AttnFailed || l.Items[0].Pane != "beta/%4" {
+		t.Fatalf("beta's failed worker's item here: %+v", l.Items)
+	}
+}

@@ -23,11 +23,14 @@ const (
 	FormatCodex = "codex"
 	// FormatGemini is Gemini CLI's chat file.
 	FormatGemini = "gemini"
+	// FormatOpencode is the file st's opencode plugin writes: a line per
+	// finished assistant message, with opencode's own tokens of it.
+	FormatOpencode = "opencode"
 )
 
 // KnownFormat reports whether st reads records of this format.
 func KnownFormat(f string) bool {
-	return f == FormatClaude || f == FormatCodex || f == FormatGemini
+	return f == FormatClaude || f == FormatCodex || f == FormatGemini || f == FormatOpencode
 }
 
 // Bounds of one read, so that a huge or hostile file costs a bounded
@@ -70,6 +73,39 @@ type File struct {
 	// Skipping: the read stopped inside a line longer than maxLine,
 	// which the next read skips to its end.
 	Skipping bool `json:"skipping,omitempty"`
+	// Limits are the rate limits a Codex token_count said last, since
+	// the last Ledger.TakeLimits (not kept: the agent says them again).
+	Limits *RateLimits `json:"-"`
+}
+
+// RateLimits are the usage-limit windows an agent's records say of its
+// account (Codex's token_count rate_limits: primary, secondary).
+type RateLimits struct {
+	Primary, Secondary RateWindow
+}
+
+// RateWindow is one window: how much of it is used (percent), its length
+// and its reset (epoch seconds; 0 when not said).
+type RateWindow struct {
+	UsedPercent   float64
+	WindowMinutes int64
+	ResetsAt      int64
+}
+
+// codexLimits reads a token_count's rate_limits, or nil.
+func codexLimits(p gjson.Result) *RateLimits {
+	rl := p.Get("rate_limits")
+	if !rl.IsObject() {
+		return nil
+	}
+	win := func(w gjson.Result) RateWindow {
+		return RateWindow{UsedPercent: w.Get("used_percent").Float(), WindowMinutes: w.Get("window_minutes").Int(), ResetsAt: w.Get("resets_at").Int()}
+	}
+	out := &RateLimits{Primary: win(rl.Get("primary")), Secondary: win(rl.Get("secondary"))}
+	if (out.Primary == RateWindow{}) && (out.Secondary == RateWindow{}) {
+		return nil
+	}
+	return out
 }
 
 // Seen is a message counted already.
@@ -173,6 +209,8 @@ func (f *File) take(line []byte) bool {
 		return f.takeCodex(line)
 	case FormatGemini:
 		return f.takeGemini(line)
+	case FormatOpencode:
+		return f.takeOpencode(line)
 	}
 	return false
 }
@@ -221,6 +259,30 @@ func (f *File) takeGemini(line []byte) bool {
 		CacheRead: cached,
 		Output:    nonNeg(t.Get("output").Int()),
 		Reasoning: nonNeg(t.Get("thoughts").Int()),
+	}
+	return f.count(r.Get("id").String(), r.Get("model").String(), c)
+}
+
+// takeOpencode counts an assistant message's tokens as opencode keeps
+// them ({input, output, reasoning, cache: {read, write}}, input without
+// the cached part), once per message id: the plugin writes a message
+// again only when its numbers changed, and a later line adds only what
+// it has more.
+func (f *File) takeOpencode(line []byte) bool {
+	if !bytes.Contains(line, []byte(`"tokens"`)) || !gjson.ValidBytes(line) {
+		return false
+	}
+	r := gjson.ParseBytes(line)
+	t := r.Get("tokens")
+	if !t.IsObject() {
+		return false
+	}
+	c := Counts{
+		Input:      nonNeg(t.Get("input").Int()),
+		Output:     nonNeg(t.Get("output").Int()),
+		Reasoning:  nonNeg(t.Get("reasoning").Int()),
+		CacheRead:  nonNeg(t.Get("cache.read").Int()),
+		CacheWrite: nonNeg(t.Get("cache.write").Int()),
 	}
 	return f.count(r.Get("id").String(), r.Get("model").String(), c)
 }
@@ -278,6 +340,9 @@ func (f *File) takeCodex(line []byte) bool {
 	p := r.Get("payload")
 	if r.Get("type").String() != "event_msg" || p.Get("type").String() != "token_count" {
 		return false
+	}
+	if rl := codexLimits(p); rl != nil {
+		f.Limits = rl
 	}
 	u := p.Get("info.total_token_usage")
 	if !u.IsObject() {
@@ -361,6 +426,18 @@ func (l *Ledger) findSubagents(transcript string) {
 			l.Watch(filepath.Join(dir, e.Name()), FormatClaude)
 		}
 	}
+}
+
+// TakeLimits returns the rate limits the records said last since the
+// last call (nil: none new), and forgets them.
+func (l *Ledger) TakeLimits() *RateLimits {
+	var out *RateLimits
+	for _, f := range l.Files {
+		if f.Limits != nil {
+			out, f.Limits = f.Limits, nil
+		}
+	}
+	return out
 }
 
 // ByModel sums the files' counts by model.

@@ -175,6 +175,27 @@ func TestGeminiTokens(t *testing.T) {
 }
 
 // A worker's subagents' files count to it.
+// opencode's tokens, as st's plugin writes them from message.updated: a
+// message written again (its numbers changed) adds only what it has more,
+// and the same line twice counts once.
+func TestOpencodeTokens(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ses_0123456789abcdef.jsonl")
+	appendFile(t, path, `{"id":"msg_1","model":"claude-fake","provider":"anthropic","tokens":{"total":0,"input":900,"output":40,"reasoning":0,"cache":{"read":300,"write":200}}}
+{"id":"msg_1","model":"claude-fake","provider":"anthropic","tokens":{"total":0,"input":900,"output":55,"reasoning":0,"cache":{"read":300,"write":200}}}
+{"id":"msg_2","model":"claude-fake","provider":"anthropic","tokens":{"input":1000,"output":20,"reasoning":5,"cache":{"read":500,"write":0}}}
+{"id":"msg_2","model":"claude-fake","provider":"anthropic","tokens":{"input":1000,"output":20,"reasoning":5,"cache":{"read":500,"write":0}}}
+not json {"tokens"
+`)
+	f := &File{Path: path, Format: FormatOpencode}
+	if _, err := f.Read(); err != nil {
+		t.Fatal(err)
+	}
+	want := Counts{Input: 1900, Output: 75, Reasoning: 5, CacheRead: 800, CacheWrite: 200}
+	if got := f.ByModel["claude-fake"]; got != want || f.Counts() != want {
+		t.Fatalf("counts = %+v (by model %+v), want %+v", f.Counts(), f.ByModel, want)
+	}
+}
+
 func TestLedgerCountsSubagents(t *testing.T) {
 	dir := t.TempDir()
 	main := filepath.Join(dir, "sess.jsonl")
@@ -267,5 +288,36 @@ func TestReadRefusesWhatIsNoTranscript(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("reading a FIFO held the reader")
+	}
+}
+
+// Codex's token_count says its account's rate limits too (primary,
+// secondary): the last said is taken once, even from a token_count that
+// counted nothing new.
+func TestCodexRateLimits(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rollout.jsonl")
+	appendFile(t, path, `{"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":10,"output_tokens":1}},"rate_limits":{"primary":{"used_percent":50,"window_minutes":300,"resets_at":1800000000}}}}
+{"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":10,"output_tokens":1}},"rate_limits":{"primary":{"used_percent":91.5,"window_minutes":300,"resets_at":1800000100},"secondary":{"used_percent":40,"window_minutes":10080,"resets_at":1800500000}}}}
+`)
+	l := &Ledger{}
+	l.Watch(path, FormatCodex)
+	if _, err := l.Read(); err != nil {
+		t.Fatal(err)
+	}
+	want := RateLimits{Primary: RateWindow{UsedPercent: 91.5, WindowMinutes: 300, ResetsAt: 1800000100},
+		Secondary: RateWindow{UsedPercent: 40, WindowMinutes: 10080, ResetsAt: 1800500000}}
+	if got := l.TakeLimits(); got == nil || *got != want {
+		t.Fatalf("limits = %+v, want the last said, %+v", got, want)
+	}
+	if got := l.TakeLimits(); got != nil {
+		t.Fatalf("taken twice: %+v", got)
+	}
+	appendFile(t, path, `{"type":"event_msg","payload":{"type":"token_count","info":null,"rate_limits":{"primary":{"used_percent":100,"window_minutes":300}}}}
+`)
+	if _, err := l.Read(); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.TakeLimits(); got == nil || got.Primary.UsedPercent != 100 {
+		t.Fatalf("a token_count with no new tokens: limits %+v, want 100 %%", got)
 	}
 }

@@ -8,7 +8,9 @@
 // blocks, so counted once per message.id; its subagents' files beside it
 // counted to it), Codex's rollout (token_count events, whose
 // total_token_usage is the session's running total), Gemini CLI's chat
-// file (tokens on each reply) and the sim's transcript (Claude's form).
+// file (tokens on each reply), the file st's opencode plugin writes of
+// opencode's own message tokens (opencode keeps them in SQLite, which st
+// does not link) and the sim's transcript (Claude's form).
 // A File is read incrementally: from the offset where the last read
 // stopped, never from its start again; its state (offset, the ids seen
 // lately, the counts) is plain data that run.json keeps, so that a

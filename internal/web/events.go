@@ -52,6 +52,8 @@ type patch struct {
 	Prompts  json.RawMessage         `json:"prompts,omitempty"`
 	// Attention is the open attention items.
 	Attention json.RawMessage `json:"attention,omitempty"`
+	// Limits are the agents' accounts' usage limits.
+	Limits json.RawMessage `json:"limits,omitempty"`
 }
 
 // shown is a Snapshot as a page has it: each part encoded, and each
@@ -59,9 +61,9 @@ type patch struct {
 type shown struct {
 	keys   []string
 	agents []json.RawMessage
-	// machine, sessions, gates, machines, attention and prompts, in
-	// patch's order.
-	parts [6]json.RawMessage
+	// machine, sessions, gates, machines, attention, prompts and limits,
+	// in patch's order.
+	parts [7]json.RawMessage
 }
 
 func encodeShown(s Snapshot) (shown, error) {
@@ -73,7 +75,7 @@ func encodeShown(s Snapshot) (shown, error) {
 			return shown{}, err
 		}
 	}
-	for i, v := range []any{s.Machine, s.Sessions, s.Gates, s.Machines, s.Attention, s.Prompts} {
+	for i, v := range []any{s.Machine, s.Sessions, s.Gates, s.Machines, s.Attention, s.Prompts, s.Limits} {
 		if sh.parts[i], err = json.Marshal(v); err != nil {
 			return shown{}, err
 		}
@@ -103,7 +105,7 @@ func diff(old *shown, now shown) (p *patch, whole bool) {
 			changed = true
 		}
 	}
-	fields := []*json.RawMessage{&p.Machine, &p.Sessions, &p.Gates, &p.Machines, &p.Attention, &p.Prompts}
+	fields := []*json.RawMessage{&p.Machine, &p.Sessions, &p.Gates, &p.Machines, &p.Attention, &p.Prompts, &p.Limits}
 	for i, f := range fields {
 		if !bytes.Equal(old.parts[i], now.parts[i]) {
 			*f = now.parts[i]

@@ -65,6 +65,10 @@ type Snapshot struct {
 	// fills them in at each snapshot (an agent described in config.toml
 	// joins them at the first start that names it).
 	Kinds []KindInfo `json:"kinds"`
+	// Limits are the agents' accounts' usage limits as the agents last
+	// said them (Claude's status line, Codex's rollout): the page shows
+	// those near.
+	Limits []api.AgentLimit `json:"limits,omitempty"`
 }
 
 // KindInfo is what the page needs of an agent kind.
@@ -235,6 +239,15 @@ type Gate struct {
 	Options  []string  `json:"options"`
 	Pane     string    `json:"pane"` // the asking agent
 	Asked    time.Time `json:"asked"`
+	// Value is an option whose amount the person types (a run's budget
+	// gate: "go on with a budget of " and the amount).
+	Value *GateValue `json:"value,omitempty"`
+}
+
+// GateValue is a gate's option that takes an amount: the answer is
+// Prefix followed by it.
+type GateValue struct {
+	Prefix string `json:"prefix"`
 }
 
 // Prompt is an agent's open permission prompt that its hook waits to have

@@ -295,3 +295,51 @@ func windowOfAnotherMachine(t *testing.T, way string) {
 		t.Errorf("beta was asked for far's window:\n%s", log)
 	}
 }
+
+// TestNeedsOfAnotherMachine (issue 34, item 3): alpha's worker on beta
+// stops at a permission prompt. alpha's page lists it in Needs you,
+// marked with beta, with no answer of its own (beta's prompt is answered
+// on beta: "Answer it in its window"); Open opens that window on beta
+// through the peer link, where the person answers it; the item closes on
+// beta and is gone from alpha's list.
+func TestNeedsOfAnotherMachine(t *testing.T) {
+	c := testutil.NewCluster(t)
+	c.Extra = []string{"ST_HEARTBEAT=1s"}
+	a, b := c.Machine("alpha", "127.0.0.2"), c.Machine("beta", "127.0.0.3")
+	for _, m := range []*testutil.Machine{a, b} {
+		m.Login("acme")
+	}
+	pa := a.Up()
+	b.Up()
+	b.MustST("", "orch", "accept-remote", "on")
+	task := c.TaskFile("permit.md", "permit: echo hi > permitted.txt\nanswer: Wrote it.\nsummary: wrote permitted.txt\n")
+	out := a.MustST(pa, "worker", "start", "--machine", "beta", "--agent", "sim", "--task", task, "--name", "asker")
+	w := regexp.MustCompile(`(?m)^beta/(%\d+) asker$`).FindStringSubmatch(out)
+	if w == nil {
+		t.Fatalf("no worker on beta: %s", out)
+	}
+
+	url := strings.TrimSpace(a.MustST("", "web"))
+	ctx := newBrowser(t, 1280, 800)
+	do(t, ctx, chromedp.Navigate(url))
+	waitJS(t, ctx, `document.querySelectorAll("#needs .need").length === 1`, 60*time.Second)
+	row := texts(t, ctx, "#needs .need")[0]
+	for _, want := range []string{"asker asks leave to run", "⌂ beta", "echo hi > permitted.txt", "Answer it in its window", "Open"} {
+		if !strings.Contains(row, want) {
+			t.Errorf("alpha's Needs you row does not say %q:\n%s", want, row)
+		}
+	}
+	if n := count(t, ctx, "#needs .need button.allow, #needs .need button.deny"); n != 0 {
+		t.Errorf("alpha offers %d answer buttons for a prompt on beta (beta answers its own)", n)
+	}
+	// One click: beta's window, through the peer link.
+	rows := `document.querySelector("#term .xterm-rows")`
+	do(t, ctx, chromedp.Click("#needs .need button.open"))
+	waitJS(t, ctx, rows+` !== null && document.querySelector("#term-title").innerText === "asker on beta" && `+rows+`.innerText.includes("echo hi > permitted.txt")`, 30*time.Second)
+	do(t, ctx, chromedp.Focus("#term .xterm-helper-textarea"), typeKeys("1"))
+	testutil.WaitFor(t, 30*time.Second, func() (bool, string) {
+		got, err := os.ReadFile(filepath.Join(c.Dir, "beta", "home", "permitted.txt"))
+		return err == nil && strings.TrimSpace(string(got)) == "hi", "beta's pane:\n" + b.Capture(w[1])
+	})
+	waitJS(t, ctx, `document.querySelectorAll("#needs .need").length === 0 && document.querySelector("#needs").hidden`, 30*time.Second)
+}

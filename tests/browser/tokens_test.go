@@ -65,3 +65,45 @@ func orEn(lang string) string {
 	}
 	return lang
 }
+
+// TestAgentCostAndNearLimit (issue 35): a cost the agent gave itself
+// (Claude's status line) shows as it is, with no ~, and its title says it
+// is the agent's own; an agent account near a usage limit (its 5-hour
+// window 92 % used) has its line under Needs you, and one that is not
+// near (its 7-day window, 40 %) none; in English and in Korean.
+func TestAgentCostAndNearLimit(t *testing.T) {
+	for _, c := range []struct{ lang, want, title, limit string }{
+		{"", "12.3K tokens · $0.42", "The cost is the agent's own figure", "claude: 5-hour limit 92 % used, resets "},
+		{"ko-KR", "토큰 1.2만 · US$0.42", "비용은 에이전트가 직접 밝힌 값입니다", "claude: 5시간 한도의 92% 사용, "},
+	} {
+		t.Run(orEn(c.lang), func(t *testing.T) {
+			now := time.Now()
+			snap := webtest.ViewsSample(now)
+			cost := 0.42
+			for i := range snap.Agents {
+				if snap.Agents[i].Name == "w1" {
+					snap.Agents[i].Tokens = &api.Tokens{Input: 1200, Output: 345, CacheRead: 10500, CacheWrite: 300, Total: 12345,
+						CostUSD: &cost, CostBy: api.CostByAgent}
+				}
+			}
+			snap.Limits = []api.AgentLimit{
+				{Agent: "claude", Window: "5-hour", UsedPercent: 92, Resets: now.Add(2 * time.Hour), Seen: now, Near: true},
+				{Agent: "claude", Window: "7-day", UsedPercent: 40, Resets: now.Add(48 * time.Hour), Seen: now},
+			}
+			base := serveUI(t, web.Config{Backend: webtest.New(snap)})
+			ctx := newBrowserIn(t, 1440, 900, c.lang)
+			do(t, ctx, chromedp.Navigate(link(t, base)))
+			row := sideRow("w1")
+			waitJS(t, ctx, row+` !== undefined && `+row+`.querySelector(".tokens") !== null`, 20*time.Second)
+			got := run(t, ctx, chromedp.Evaluate[[]string](`[`+row+`.querySelector(".tokens").innerText, `+row+`.querySelector(".tokens").title]`))
+			if got[0] != c.want || !strings.Contains(got[1], c.title) {
+				t.Errorf("w1's row shows %q (title %q), want %q with %q", got[0], got[1], c.want, c.title)
+			}
+			waitJS(t, ctx, `!document.querySelector("#limits").hidden`, 20*time.Second)
+			lines := run(t, ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#limits .near-limit")].map(e => e.innerText)`))
+			if len(lines) != 1 || !strings.HasPrefix(lines[0], c.limit) {
+				t.Errorf("the near-limit lines are %q, want one that starts %q", lines, c.limit)
+			}
+		})
+	}
+}

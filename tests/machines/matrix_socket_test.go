@@ -60,6 +60,12 @@ var socketRows = map[string]sockRow{
 		return js(map[string]any{"agent": "sim", "event": "PreToolUse", "pane": a.pane,
 			"payload": []byte(`{"tool_name":"Bash","tool_input":{"command":"true"}}`)})
 	}},
+	// What Claude's status line said (st statusline): from a process in
+	// the pane it names only, as a hook event.
+	api.RouteStatusLine: {body: func(m *matrix, a *actor, _ string, _ authz.Action) string {
+		return js(map[string]any{"agent": "claude", "event": "StatusLine", "pane": a.pane,
+			"payload": []byte(`{"session_id":"matrix","cost":{"total_cost_usd":0.5}}`)})
+	}},
 	// The guard's question about the agent's own tmux server (beta's).
 	api.RouteGuardServer: {body: func(m *matrix, a *actor, _ string, _ authz.Action) string {
 		return js(map[string]any{"pane": a.pane, "socket": m.b.Tmux.Socket})

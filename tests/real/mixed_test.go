@@ -19,25 +19,13 @@ import (
 // the opencode part depends on the Codex part; a gate asks the person
 // before the run ends. The coordinator is scripted: the st commands a
 // Claude coordinator runs through its shell tool, run from the
-// coordinator's pane (a real Claude coordinator is TestClaudeCoordinator's;
-// on this 2-core machine it adds minutes and tests nothing of the three
-// workers). st worker list says each worker's kind, and the dependency
+// coordinator's pane (TestMixedTeamClaudeCoordinator has a real Claude
+// run them). st worker list says each worker's kind, and the dependency
 // holds: the opencode worker starts only once the Codex part is done.
 func TestMixedTeam(t *testing.T) {
 	r := newRig(t)
 	r.installHooks()
-	repo := r.work()
-	gitIn(t, repo, "init", "-q", "-b", "main")
-	gitIn(t, repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "init")
-	parts := map[string]string{"api": "codex", "ui": "gemini", "docs": "opencode"}
-	for name, kind := range parts {
-		// Outside the repository, so that no worktree starts with them.
-		text := fmt.Sprintf("RUN: echo made-by-%s > part-%s.txt\nRUN: %s worker done --summary \"%s wrote part-%s.txt\"\nSAY: %s part done.\n",
-			kind, name, r.st, kind, name, name)
-		if err := os.WriteFile(filepath.Join(r.dir, name+".md"), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	repo, parts := r.mixedParts("")
 	start := time.Now()
 	r.stMust("orch", "start", "--objective", "API by Codex, UI by Gemini, docs by opencode after the API")
 	r.stMust("task", "create", "api", "--agent", "codex", "--task", filepath.Join(r.dir, "api.md"), "--worktree")
@@ -59,7 +47,34 @@ func TestMixedTeam(t *testing.T) {
 	r.gateAnswered(t, "Merge the three parts?", "merge", "hold")
 }
 
-func gitIn(t *testing.T, repo string, args ...string) string {
+// mixedParts makes the work folder a git repository and writes the task
+// files of the mixed team's three parts (outside the repository, so that
+// no worktree starts with them): each writes part-NAME.txt and reports
+// "KIND wrote part-NAME.txt"; the api part first waits for the file
+// hold, when one is named. It returns the repository and the parts'
+// kinds by name.
+func (r *rig) mixedParts(hold string) (string, map[string]string) {
+	t := r.t
+	t.Helper()
+	repo := r.work()
+	gitIn(t, repo, "init", "-q", "-b", "main")
+	gitIn(t, repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "init")
+	parts := map[string]string{"api": "codex", "ui": "gemini", "docs": "opencode"}
+	for name, kind := range parts {
+		text := ""
+		if name == "api" && hold != "" {
+			text = "RUN: while [ ! -e " + hold + " ]; do sleep 0.2; done\n"
+		}
+		text += fmt.Sprintf("RUN: echo made-by-%s > part-%s.txt\nRUN: %s worker done --summary \"%s wrote part-%s.txt\"\nSAY: %s part done.\n",
+			kind, name, r.st, kind, name, name)
+		if err := os.WriteFile(filepath.Join(r.dir, name+".md"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return repo, parts
+}
+
+func gitIn(t testing.TB, repo string, args ...string) string {
 	t.Helper()
 	out, err := exec.Command("git", append([]string{"-C", repo}, args...)...).CombinedOutput()
 	if err != nil {
@@ -69,8 +84,9 @@ func gitIn(t *testing.T, repo string, args ...string) string {
 }
 
 // waitTasksDone polls st task list --json until every task of the run is
-// done; it returns what went wrong with the order (task after started
-// while dep was not done), or "".
+// done, failing at once when one failed or was cancelled; it returns what
+// went wrong with the order (task after started while dep was not done),
+// or "".
 func (r *rig) waitTasksDone(t *testing.T, after, dep string) string {
 	t.Helper()
 	type taskView struct{ Name, Agent, State, Worker string }
@@ -86,6 +102,10 @@ func (r *rig) waitTasksDone(t *testing.T, after, dep string) string {
 		for _, tv := range ts {
 			by[tv.Name] = tv
 			done = done && tv.State == "done"
+			if tv.State == "failed" || tv.State == "cancelled" {
+				// It never gets done: say so now, not at the deadline.
+				t.Fatalf("task %s %s:\n%s\n%s\n%s", tv.Name, tv.State, out, r.screens(""), r.daemonLog())
+			}
 		}
 		if by[after].Worker != "" && by[dep].State != "done" && early == "" {
 			early = fmt.Sprintf("the %s worker started while the %s task was %s", after, dep, by[dep].State)

@@ -14,20 +14,21 @@ import (
 	"github.com/sophonz/st/internal/testutil/fakemodel"
 )
 
-// TestRealTokensMatchTheServer: a real Claude and a real Codex worker
-// each take a turn of several responses (a command, the report, an
-// answer) from the fake model server, which gives every kind of token a
-// number of its own (cache reads, cache writes for Claude; cached input
-// and reasoning for Codex), and answers each tool call with a text block
-// before it in the same response (PREFACE:). What st worker read --json
-// and st worker list show are the server's counts, read from the agents'
-// own records: Claude's transcript (such a response is two records
-// sharing one message.id, each with the whole usage: counted once) and
-// Codex's rollout.
+// TestRealTokensMatchTheServer: a real Claude, Codex, Gemini CLI and
+// opencode worker each take a turn of several responses (a command, the
+// report, an answer) from the fake model server, which gives every kind
+// of token a number of its own (cache reads, cache writes for Claude and
+// opencode; cached input and reasoning for Codex), and answers each tool
+// call with a text block before it in the same response (PREFACE:). What
+// st worker read --json and st worker list show are the server's counts,
+// read from the agents' own records: Claude's transcript (such a response
+// is two records sharing one message.id, each with the whole usage:
+// counted once), Codex's rollout, Gemini's chat file, and opencode's
+// message tokens as st's plugin writes them.
 func TestRealTokensMatchTheServer(t *testing.T) {
 	r := newRig(t)
 	r.installHooks()
-	for _, kind := range []string{"claude", "codex", "gemini"} {
+	for _, kind := range []string{"claude", "codex", "gemini", "opencode"} {
 		t.Run(kind, func(t *testing.T) {
 			r := r.with(t)
 			from := len(r.fake.Requests())
@@ -40,8 +41,8 @@ func TestRealTokensMatchTheServer(t *testing.T) {
 			if o, e, code := r.st1("worker", "wait", name, "--timeout", "150s"); code != 0 || !strings.Contains(o, "done") {
 				t.Fatalf("st worker wait: exit %d %s%s\n%s\n%s", code, o, e, r.capture("main:"+name), r.daemonLog())
 			}
-			endpoint := map[string]string{"claude": "/v1/messages", "codex": "/v1/responses", "gemini": ":streamGenerateContent"}[kind]
-			served := func() (fakemodel.Usage, int, string) { return servedUsage(r, from, endpoint) }
+			endpoint := map[string]string{"claude": "/v1/messages", "codex": "/v1/responses", "gemini": ":streamGenerateContent", "opencode": "/v1/messages"}[kind]
+			served := func() (fakemodel.Usage, int, string) { return servedUsage(r, from, kind, endpoint) }
 			var got, want fakemodel.Usage
 			var total, n int
 			testutil.WaitFor(t, 30*time.Second, func() (bool, string) {
@@ -78,7 +79,7 @@ func TestRealTokensMatchTheServer(t *testing.T) {
 // over the agent's own endpoint: summed again at each look, since the
 // agent's last answer may come after the report that ended st worker
 // wait.
-func servedUsage(r *rig, from int, endpoint string) (fakemodel.Usage, int, string) {
+func servedUsage(r *rig, from int, kind, endpoint string) (fakemodel.Usage, int, string) {
 	var u fakemodel.Usage
 	var seen strings.Builder
 	n := 0
@@ -87,7 +88,9 @@ func servedUsage(r *rig, from int, endpoint string) (fakemodel.Usage, int, strin
 		// A request with no tools (Codex's title for the session) is in
 		// neither agent's record: Codex's running total leaves it out
 		// (measured), so st cannot count it (docs/tokens.md says so).
-		if strings.HasSuffix(l.Endpoint, endpoint) && !l.Side && l.Status == 200 {
+		// (Claude and opencode both speak the Messages API: the
+		// User-Agent tells them apart.)
+		if strings.HasSuffix(l.Endpoint, endpoint) && requestKind(l) == kind && !l.Side && l.Status == 200 {
 			u.Input += l.Usage.Input
 			u.Output += l.Usage.Output
 			u.CacheRead += l.Usage.CacheRead

@@ -9,8 +9,10 @@
 // Environment knobs make it hard to drive on purpose, the ways real agents
 // are: a trust screen first (ST_SIM_TRUST), a slow start
 // (ST_SIM_SLOW_START), keys lost for a while after the box appears
-// (ST_SIM_DEAF), an Enter dropped when it follows text too fast
-// (ST_SIM_SWALLOW_ENTER), no hooks at all (ST_SIM_NO_HOOKS), and a pause
+// (ST_SIM_DEAF), keys taken in order but late, as Claude's event loop
+// takes them on a loaded machine (ST_SIM_LAG), an Enter dropped when it
+// follows text too fast (ST_SIM_SWALLOW_ENTER), no hooks at all
+// (ST_SIM_NO_HOOKS), and a pause
 // at the start of each turn (ST_SIM_TURN_DELAY); ST_SIM_HOOK_AGENT makes
 // its hooks speak as another kind (one described in config.toml). Like Claude it keeps
 // a record of each conversation (~/.st-sim/ID), and refuses to resume one
@@ -95,7 +97,7 @@ func Main(args []string, stdin *os.File, stdout io.Writer, env func(string) stri
 			}
 		}
 	}()
-	go readInput(stdin, d)
+	go readInput(stdin, d, cfg.lag)
 
 	// Hide the cursor while drawing: Claude draws its own.
 	_, _ = io.WriteString(stdout, "\x1b[?25l")
@@ -110,16 +112,39 @@ func Main(args []string, stdin *os.File, stdout io.Writer, env func(string) stri
 
 // readInput stamps each read with the time it arrived: Enter swallowing
 // and the deaf period depend on when a key came, not on when the loop got
-// to it. An end of input (the terminal closed) is a hangup.
-func readInput(stdin *os.File, d *driver) {
+// to it. An end of input (the terminal closed) is a hangup. With a lag
+// (ST_SIM_LAG) each read reaches the model lag after it came, in order
+// and stamped with the time it is taken: nothing is lost, all is late,
+// which is what st must not mistake for keys dropped (typing the line
+// again would put it in the box twice).
+func readInput(stdin *os.File, d *driver, lag time.Duration) {
+	send := d.send
+	if lag > 0 {
+		type late struct {
+			v  msg
+			at time.Time
+		}
+		queue := make(chan late, 1024)
+		go func() {
+			for l := range queue {
+				time.Sleep(time.Until(l.at.Add(lag)))
+				if in, ok := l.v.(inputMsg); ok {
+					in.at = d.clock.Now()
+					l.v = in
+				}
+				d.send(l.v)
+			}
+		}()
+		send = func(v msg) { queue <- late{v, time.Now()} }
+	}
 	buf := make([]byte, 4096)
 	for {
 		n, err := stdin.Read(buf)
 		if n > 0 {
-			d.send(inputMsg{data: append([]byte(nil), buf[:n]...), at: d.clock.Now()})
+			send(inputMsg{data: append([]byte(nil), buf[:n]...), at: d.clock.Now()})
 		}
 		if err != nil {
-			d.send(hangupMsg{})
+			send(hangupMsg{})
 			return
 		}
 	}
@@ -170,7 +195,7 @@ func configure(args []string, env func(string) string) (cfg config, noHooks bool
 	for _, k := range []struct {
 		name string
 		dst  *time.Duration
-	}{{"ST_SIM_SLOW_START", &cfg.slowStart}, {"ST_SIM_DEAF", &cfg.deaf}, {"ST_SIM_TURN_DELAY", &cfg.turnDelay}, {"ST_SIM_CONTINUE_AFTER", &cfg.continueAfter}} {
+	}{{"ST_SIM_SLOW_START", &cfg.slowStart}, {"ST_SIM_DEAF", &cfg.deaf}, {"ST_SIM_LAG", &cfg.lag}, {"ST_SIM_TURN_DELAY", &cfg.turnDelay}, {"ST_SIM_CONTINUE_AFTER", &cfg.continueAfter}} {
 		v := env(k.name)
 		if v == "" {
 			continue

@@ -57,6 +57,7 @@ type config struct {
 	swallowEnter   bool
 	slowStart      time.Duration
 	deaf           time.Duration
+	lag            time.Duration // every key taken this late (ST_SIM_LAG)
 	turnDelay      time.Duration
 	// autoContinue: after a usage limit's reset it goes on by itself,
 	// continueAfter later, as Claude does with autoContinueAtUsageLimit

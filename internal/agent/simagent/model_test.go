@@ -675,14 +675,14 @@ func TestFindTaskFile(t *testing.T) {
 func TestConfigure(t *testing.T) {
 	env := map[string]string{
 		"ST_BIN": "/opt/st", "ST_SIM_TRUST": "1", "ST_SIM_SWALLOW_ENTER": "1", "ST_SIM_NO_HOOKS": "1",
-		"ST_SIM_SLOW_START": "1s", "ST_SIM_DEAF": "300ms", "ST_SIM_TURN_DELAY": "2s", "ST_SIM_SESSION_ID": "env-id",
+		"ST_SIM_SLOW_START": "1s", "ST_SIM_DEAF": "300ms", "ST_SIM_LAG": "2500ms", "ST_SIM_TURN_DELAY": "2s", "ST_SIM_SESSION_ID": "env-id",
 	}
 	cfg, noHooks, err := configure(nil, func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.stBin != "/opt/st" || !cfg.trust || !cfg.swallowEnter || !noHooks || cfg.slowStart != time.Second ||
-		cfg.deaf != 300*time.Millisecond || cfg.turnDelay != 2*time.Second || cfg.sessionID != "env-id" || cfg.resume {
+		cfg.deaf != 300*time.Millisecond || cfg.lag != 2500*time.Millisecond || cfg.turnDelay != 2*time.Second || cfg.sessionID != "env-id" || cfg.resume {
 		t.Errorf("config %+v noHooks %v", cfg, noHooks)
 	}
 	cfg, _, err = configure([]string{"--resume", "old-id"}, func(k string) string { return env[k] })

@@ -92,6 +92,7 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	s.usedHeaders(w)
 	a := s.anthropicAnswer(&l, p)
 	l.Answer = a.text
 	a.id, a.model = s.newID("msg"), req.Model
@@ -157,7 +158,11 @@ func (s *Server) anthropicAnswer(l *Logged, p plan) anthropicReply {
 	}
 	switch tool, in := agentCall(p.agent); {
 	case p.run != "" && hasTool(l.Tools, shell):
-		return call(shell, map[string]any{"command": p.run, "description": "run"}, Call{Command: p.run})
+		in := map[string]any{"command": p.run, "description": "run"}
+		if p.script.timeout > 0 && shell == "Bash" {
+			in["timeout"] = p.script.timeout.Milliseconds()
+		}
+		return call(shell, in, Call{Command: p.run})
 	case p.ask != "" && hasTool(l.Tools, "AskUserQuestion"):
 		return call("AskUserQuestion", map[string]any{"questions": []any{map[string]any{
 			"question": p.ask, "header": "Question", "options": yesNo, "multiSelect": false,

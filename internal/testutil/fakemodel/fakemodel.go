@@ -20,6 +20,8 @@
 //	                limit's answer (a Claude subscriber's 429 with the unified headers,
 //	                Codex's usage_limit_reached), and the script goes on after it; a
 //	                prompt "continue" goes on with the script where it stopped
+//	TIMEOUT: <n>    Claude only: each Bash call carries a timeout of n seconds (the
+//	                tool's own is 2 minutes; st's skill asks for its most, 600 s)
 //	ESCALATE        Codex only: ask for the command to run outside the sandbox
 //
 // The server keeps one piece of state, a LIMIT:'s first request (by the
@@ -54,8 +56,11 @@ type Server struct {
 	done chan struct{} // closed by Close, so that sleeping answers end
 	seq  atomic.Int64  // makes ids unique within this process
 
-	mu       sync.Mutex
-	limits   map[string]time.Time // a LIMIT: marker's reset, by the text that carried it
+	mu     sync.Mutex
+	limits map[string]time.Time // a LIMIT: marker's reset, by the text that carried it
+	// near is the share of a subscriber's limits every answer says is
+	// used (SetUsed), nil for none.
+	near     *Used
 	addr     string
 	log      []Logged
 	closeErr error

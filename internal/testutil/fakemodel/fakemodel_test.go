@@ -27,6 +27,8 @@ func TestParseScript(t *testing.T) {
 		{"APIERROR: 200", script{}, true},
 		{"ESCALATE RUN: rm x", script{steps: []step{{tool: "shell", arg: "rm x"}}, escalate: true}, true},
 		{"ESCALATED plans", script{}, false},
+		{"TIMEOUT: 600 RUN: st worker wait", script{steps: []step{{tool: "shell", arg: "st worker wait"}}, timeout: 600 * time.Second}, true},
+		{"TIMEOUT: soon RUN: a", script{steps: []step{{tool: "shell", arg: "a"}}}, true},
 		{"XRUN: no", script{}, false},
 		{"SAY:", script{hasSay: true}, true},
 		{"AGENT: look around SAY: ok", script{steps: []step{{tool: "agent", arg: "look around"}}, say: "ok", hasSay: true}, true},
@@ -604,5 +606,33 @@ func TestQuestionCalls(t *testing.T) {
 	}
 	if r := s.Requests(); r[0].Calls[0].Tool != "AskUserQuestion" || r[1].Calls[0].Tool != "request_user_input" {
 		t.Errorf("log = %+v", r)
+	}
+}
+
+// TestClaudeBashTimeout: TIMEOUT: puts its time, in milliseconds, in each
+// Bash call's input (Claude's tool stops a command at 2 minutes without
+// one); a script without it leaves the tool's own.
+func TestClaudeBashTimeout(t *testing.T) {
+	s := Start(t)
+	for _, c := range []struct {
+		prompt string
+		want   any
+	}{
+		{"TIMEOUT: 600 RUN: st worker wait --timeout 9m", float64(600000)},
+		{"RUN: st worker wait --timeout 100s", nil},
+	} {
+		resp := post(t, s.URL()+"/v1/messages", claudeBody(false, userText(c.prompt)))
+		var m struct {
+			Content []struct {
+				Type  string
+				Input map[string]any
+			}
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
+			t.Fatal(err)
+		}
+		if len(m.Content) != 1 || m.Content[0].Type != "tool_use" || m.Content[0].Input["timeout"] != c.want {
+			t.Errorf("%q: content %+v, want a Bash call with timeout %v", c.prompt, m.Content, c.want)
+		}
 	}
 }

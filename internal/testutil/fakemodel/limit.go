@@ -82,3 +82,61 @@ func openAILimit(w http.ResponseWriter, resets time.Time) {
 		},
 	})
 }
+
+// Used is how much of a claude.ai subscriber's limits is used: the
+// 5-hour window's and the 7-day one's share (0-1) and resets.
+type Used struct {
+	FiveHour, SevenDay             float64
+	FiveHourResets, SevenDayResets time.Time
+}
+
+// SetUsed makes every answer of the Anthropic API carry the
+// anthropic-ratelimit-unified-* headers of a subscriber with u of their
+// limits used (Claude Code shows them in its status line's rate_limits,
+// and warns from a share on), and every answer of the Responses API the
+// x-codex-primary-* (5 hours) and x-codex-secondary-* (7 days) headers
+// Codex writes into its rollout's rate_limits.
+func (s *Server) SetUsed(u Used) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.near = &u
+}
+
+// usedHeaders writes SetUsed's headers, when it was called.
+func (s *Server) usedHeaders(w http.ResponseWriter) {
+	s.mu.Lock()
+	u := s.near
+	s.mu.Unlock()
+	if u == nil {
+		return
+	}
+	h := w.Header()
+	h.Set("anthropic-ratelimit-unified-status", "allowed")
+	h.Set("anthropic-ratelimit-unified-representative-claim", "five_hour")
+	h.Set("anthropic-ratelimit-unified-reset", strconv.FormatInt(epochCeil(u.FiveHourResets), 10))
+	h.Set("anthropic-ratelimit-unified-5h-status", "allowed")
+	h.Set("anthropic-ratelimit-unified-5h-reset", strconv.FormatInt(epochCeil(u.FiveHourResets), 10))
+	h.Set("anthropic-ratelimit-unified-5h-utilization", strconv.FormatFloat(u.FiveHour, 'f', -1, 64))
+	h.Set("anthropic-ratelimit-unified-7d-status", "allowed")
+	h.Set("anthropic-ratelimit-unified-7d-reset", strconv.FormatInt(epochCeil(u.SevenDayResets), 10))
+	h.Set("anthropic-ratelimit-unified-7d-utilization", strconv.FormatFloat(u.SevenDay, 'f', -1, 64))
+	h.Set("anthropic-ratelimit-unified-fallback", "unavailable")
+}
+
+// usedHeadersOpenAI writes SetUsed's headers as the ChatGPT backend sends
+// them to Codex, when it was called.
+func (s *Server) usedHeadersOpenAI(w http.ResponseWriter) {
+	s.mu.Lock()
+	u := s.near
+	s.mu.Unlock()
+	if u == nil {
+		return
+	}
+	h := w.Header()
+	h.Set("x-codex-primary-used-percent", strconv.FormatFloat(u.FiveHour*100, 'f', -1, 64))
+	h.Set("x-codex-primary-window-minutes", "300")
+	h.Set("x-codex-primary-reset-at", strconv.FormatInt(epochCeil(u.FiveHourResets), 10))
+	h.Set("x-codex-secondary-used-percent", strconv.FormatFloat(u.SevenDay*100, 'f', -1, 64))
+	h.Set("x-codex-secondary-window-minutes", "10080")
+	h.Set("x-codex-secondary-reset-at", strconv.FormatInt(epochCeil(u.SevenDayResets), 10))
+}

@@ -165,6 +165,7 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	s.usedHeadersOpenAI(w)
 	item, text := s.responsesItem(&l, p, &req)
 	l.Answer = text
 

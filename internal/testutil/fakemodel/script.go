@@ -15,7 +15,7 @@ import (
 // would submit early) can still carry several markers:
 // "RUN: echo hi > out.txt SAY: all done".
 var markerRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?:^|[ \t])(RUN:|ASK:|AGENT:|TEAMMATE:|CALL:|SAY:|SLEEP:|APIERROR:|PREFACE:|LIMIT:|ESCALATE\b)`)
+	return regexp.MustCompile(`(?:^|[ \t])(RUN:|ASK:|AGENT:|TEAMMATE:|CALL:|SAY:|SLEEP:|APIERROR:|PREFACE:|LIMIT:|TIMEOUT:|ESCALATE\b)`)
 })
 
 // step is one tool call of a script: a shell command (RUN:), the agent's
@@ -37,6 +37,11 @@ type script struct {
 	sleep    time.Duration
 	apiError int
 	escalate bool
+	// timeout is how long each shell call may run (TIMEOUT:), given to
+	// Claude's Bash tool as its timeout: a long st worker wait is killed
+	// at the tool's 2 minutes otherwise, and st's skill tells Claude to
+	// give it the 10 minutes the tool allows.
+	timeout time.Duration
 	// preface is a text that each tool call's answer carries before the
 	// call, in the same response (PREFACE:): Claude writes such a
 	// response as two transcript records under one message.id.
@@ -110,6 +115,10 @@ func parseScript(text string) (script, bool) {
 				if f, err := strconv.ParseFloat(arg, 64); err == nil && f > 0 {
 					s.limit = time.Duration(f * float64(time.Second))
 					s.limitLine = strings.TrimSpace(line)
+				}
+			case "TIMEOUT:":
+				if f, err := strconv.ParseFloat(arg, 64); err == nil && f > 0 {
+					s.timeout = time.Duration(f * float64(time.Second))
 				}
 			case "ESCALATE":
 				s.escalate = true

@@ -327,16 +327,19 @@ function stateText(a, short) {
 }
 
 // tokensMark is what a worker's agent spent (st's token ledger, issue
-// 35): its total in short units, with the estimated cost when one is
-// known; every kind in its title.
+// 35): its total in short units, with its cost when one is known (the
+// agent's own figure as it is, st's estimate with a ~); every kind, and
+// whose the cost is, in its title.
 function tokensMark(a) {
   const k = a.tokens;
   if (!k) return null;
   const n = fmtCount(k.total);
+  const byAgent = k.cost_usd != null && !k.cost_estimated;
   let title = t('tokens.title', { total: k.total, input: k.input, output: k.output, cacheRead: k.cache_read, cacheWrite: k.cache_write, reasoning: k.reasoning });
-  if (k.cost_usd != null) title += ' · ' + t('tokens.estimate', { date: k.price_date });
-  return el('span.tokens.muted.small', { title,
-    text: k.cost_usd != null ? t('tokens.cost', { n, cost: fmtUSD(k.cost_usd) }) : t('tokens.count', { n }) });
+  if (k.cost_usd != null) title += ' · ' + (byAgent ? t('tokens.byAgent') : t('tokens.estimate', { date: k.price_date }));
+  const text = k.cost_usd == null ? t('tokens.count', { n })
+    : t(byAgent ? 'tokens.agentCost' : 'tokens.cost', { n, cost: fmtUSD(k.cost_usd) });
+  return el('span.tokens.muted.small', { title, text, dataset: { cost: k.cost_usd == null ? undefined : byAgent ? 'agent' : 'estimate' } });
 }
 
 function isOpen(a) {
@@ -536,7 +539,22 @@ function gateBox(g, withAsker) {
       el('span', { text: g.question }),
       el('span.muted', null, ' · ', since(g.asked))),
     el('div.gate-opts', null, g.options.map((o) =>
-      el('button.opt', { type: 'button', text: o, on: { click: (e) => { e.stopPropagation(); answerGate(g, o, e.target); } } }))));
+      el('button.opt', { type: 'button', text: o, on: { click: (e) => { e.stopPropagation(); answerGate(g, o, e.target); } } })),
+      g.value ? gateAmount(g) : null));
+}
+
+// gateAmount is the field of a gate's option that takes an amount (a
+// run's budget gate: go on with a budget the person types). st checks
+// the amount; a refusal comes back as the toast of any failed answer.
+function gateAmount(g) {
+  return el('span.gate-amount', null,
+    el('input.amount', { type: 'text', size: 8, placeholder: t('gate.amount'), 'aria-label': t('gate.amount'),
+      on: { click: (e) => e.stopPropagation() } }),
+    el('button.opt.set-amount', { type: 'button', text: t('gate.setAmount'), on: { click: (e) => {
+      e.stopPropagation();
+      const v = e.target.closest('.gate-amount').querySelector('input.amount').value.trim();
+      if (v) answerGate(g, g.value.prefix + v, e.target);
+    } } }));
 }
 
 // ---- Permission prompts ------------------------------------------------
@@ -629,7 +647,10 @@ function promptOf(n) {
 }
 
 function needRow(n) {
-  const a = S.m.byKey.get(isLocal(n.machine) ? n.pane : `${n.machine}/${n.pane}`);
+  // Another machine's worker opens through the peer link by its machine
+  // and pane, whether or not that machine's graph reached this page.
+  const a = S.m.byKey.get(isLocal(n.machine) ? n.pane : `${n.machine}/${n.pane}`)
+    || (isLocal(n.machine) ? undefined : { machine: n.machine, pane: n.pane });
   const name = n.name || (a && a.name) || n.pane;
   const p = promptOf(n);
   // A prompt st can answer gets its answers here; one it cannot (an
@@ -640,6 +661,9 @@ function needRow(n) {
   return el('div.need', { dataset: { attention: n.id, kind: n.kind, prompt: p ? p.id : undefined } },
     el('span.needs-mark', { text: '!' }),
     el('b', { text: t(`attn.${n.kind}`, { name }) }),
+    // Another machine's worker: its machine pushed it; here it is one
+    // click from its window there (Open).
+    isLocal(n.machine) ? null : machineTag(n),
     n.command || n.text ? el('span.need-text', { text: n.command || n.text }) : null,
     n.options && n.options.length ? el('span.muted', { text: n.options.join(' · ') }) : null,
     el('span.muted', null, since(n.opened)),
@@ -662,6 +686,33 @@ function renderNeeds() {
     items.map(needRow)));
   box.hidden = items.length === 0 && !S.askNotify;
   document.title = items.length ? t('attn.pageTitle', { n: items.length }) : pageTitle;
+}
+
+// ---- Near a limit -----------------------------------------------------------
+// The agents' accounts near a usage limit (issue 35), as the agents said
+// it (Claude's status line, Codex's rollout): one line each, under Needs
+// you.
+
+// limitWindow is a limit's window ("5-hour", "7-day") in the page's
+// language.
+function limitWindow(w) {
+  const m = /^(\d+)-(hour|day|minute)$/.exec(w || '');
+  return m ? t(`limits.${m[2]}s`, { n: Number(m[1]) }) : w;
+}
+
+function limitRow(l) {
+  const args = { agent: l.agent, window: limitWindow(l.window), pct: Math.round(l.used_percent) };
+  const resets = l.resets ? new Date(l.resets) : null;
+  const text = resets ? t('limits.near', { ...args, resets: resets.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) })
+    : t('limits.nearNoReset', args);
+  return el('div.near-limit', { dataset: { agent: l.agent, window: l.window }, title: t('limits.title') }, el('b', { text }));
+}
+
+function renderLimits() {
+  const items = (S.snap.limits || []).filter((l) => l.near);
+  const box = $('#limits');
+  patch(box, el('div', null, items.map(limitRow)));
+  box.hidden = items.length === 0;
 }
 
 // askedNotify is the person's answer to the Needs you list's one ask.
@@ -1526,6 +1577,7 @@ function drawAll() {
   $('#machine').textContent = S.snap.machine || '';
   $('#term-title').textContent = termTitle();
   renderNeeds();
+  renderLimits();
   renderGates();
   renderSidebar();
   renderTermCard();
@@ -1585,7 +1637,7 @@ function setConn(state, text) {
 function applyPatch(snap, p) {
   const s = { ...snap, agents: [...snap.agents] };
   for (const [i, a] of Object.entries(p.agents || {})) s.agents[Number(i)] = a;
-  for (const k of ['machine', 'sessions', 'gates', 'machines', 'attention', 'prompts']) if (k in p) s[k] = p[k];
+  for (const k of ['machine', 'sessions', 'gates', 'machines', 'attention', 'prompts', 'limits']) if (k in p) s[k] = p[k];
   return s;
 }
 

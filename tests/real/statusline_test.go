@@ -1,0 +1,162 @@
+package real
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sophonz/st/internal/hooks"
+	"github.com/sophonz/st/internal/testutil"
+	"github.com/sophonz/st/internal/testutil/fakemodel"
+)
+
+// TestRealStatusLineCostAndNearLimit (issue 35): a real Claude Code, a
+// claude.ai subscriber offline, with st's status line installed over the
+// user's own (which keeps what it was given). The fake model's answers
+// say 92 % of the 5-hour limit and 40 % of the 7-day one are used. Claude
+// runs its status line in the worker's tmux pane: st worker list --json
+// shows the cost Claude put in it (the same figure the user's own status
+// line was given), as the agent's, not an estimate; st status says the
+// claude account is near its 5-hour limit, and not its 7-day one.
+func TestRealStatusLineCostAndNearLimit(t *testing.T) {
+	if !slices.Contains(kinds(t), "claude") {
+		t.Skip("claude is not in this run's kinds (ST_COMPAT_KIND)")
+	}
+	r := newRigWith(t, subscriberEnv)
+	five := time.Now().Add(3 * time.Hour).Truncate(time.Minute)
+	r.fake.SetUsed(fakemodel.Used{FiveHour: 0.92, SevenDay: 0.4, FiveHourResets: five, SevenDayResets: time.Now().Add(72 * time.Hour)})
+	r.installHooks()
+	seen := filepath.Join(r.dir, "user-statusline")
+	settings := filepath.Join(r.home, ".claude", "settings.json")
+	data, err := os.ReadFile(settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The user's own status line: keeps each JSON it is given, prints a
+	// line of its own.
+	user := fmt.Sprintf(`mkdir -p %s && cat > %s/$(date +%%s%%N).json && printf 'my line'`, seen, seen)
+	withUser := strings.Replace(string(data), `"theme": "dark",`, `"theme": "dark", "statusLine": {"type": "command", "command": `+jsonString(user)+`},`, 1)
+	if err := os.WriteFile(settings, []byte(withUser), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sl := hooks.InstallStatusLine(hooks.Options{Home: r.home, St: r.st, Getenv: func(k string) string {
+		if k == "HOME" {
+			return r.home
+		}
+		return ""
+	}})
+	if sl.Error != "" || !sl.Current || sl.User != user {
+		t.Fatalf("installing st's status line: %+v", sl)
+	}
+
+	task := r.writeTask("sl.md", fmt.Sprintf("Count the files.\nRUN: ls > /dev/null\nRUN: %s worker done --summary \"counted\"\nSAY: I counted them.\n", r.st))
+	if o, e, code := r.st1("worker", "start", "--agent", "claude", "--task", task, "--name", "sl"); code != 0 {
+		t.Fatalf("st worker start: exit %d %s%s\n%s\n%s", code, o, e, r.capture("main:sl"), r.daemonLog())
+	}
+	if o, e, code := r.st1("worker", "wait", "sl", "--timeout", "150s"); code != 0 || !strings.Contains(o, "done") {
+		t.Fatalf("st worker wait: exit %d %s%s\n%s\n%s", code, o, e, r.capture("main:sl"), r.daemonLog())
+	}
+	// What Claude gave its status line last, and what st shows.
+	var last statusLineSeen
+	var shown string
+	testutil.WaitFor(t, 60*time.Second, func() (bool, string) {
+		last = lastStatusLine(seen)
+		shown = r.stMust("worker", "list", "--json")
+		return last.Cost > 0 && strings.Contains(shown, fmt.Sprintf(`"cost_usd": %v,`, last.Cost)) && strings.Contains(shown, `"cost_by": "agent"`),
+			fmt.Sprintf("Claude's status line got %+v; st worker list --json:\n%s\n%s\n%s", last, shown, r.capture("main:sl"), r.daemonLog())
+	})
+	if strings.Contains(shown, `"cost_estimated": true`) {
+		t.Errorf("the agent's cost is marked an estimate:\n%s", shown)
+	}
+	if !last.FiveHour {
+		t.Errorf("Claude's status line had no rate_limits.five_hour (a subscriber's): %+v", last)
+	}
+	status := r.stMust("status")
+	want := `(?m)^  near a limit: claude: 5-hour limit 92 % used, resets ` + regexp.QuoteMeta(five.Local().Format("15:04")) + `$`
+	if !regexp.MustCompile(want).MatchString(status) || strings.Contains(status, "7-day") {
+		t.Errorf("st status does not say the 5-hour limit alone is near (%s):\n%s", want, status)
+	}
+	screen := r.capture("main:sl")
+	t.Logf("Claude ran its status line %d times; the last cost $%v, rate_limits %s; the screen shows the user's line: %v", last.Runs, last.Cost, last.Limits, strings.Contains(screen, "my line"))
+	if !strings.Contains(screen, "my line") {
+		t.Errorf("the user's own status line is not on Claude's screen:\n%s", screen)
+	}
+}
+
+// statusLineSeen is what the user's status line was given last.
+type statusLineSeen struct {
+	Runs     int
+	Cost     float64
+	FiveHour bool
+	// Limits is the last rate_limits as Claude wrote it, for the log.
+	Limits json.RawMessage
+}
+
+func lastStatusLine(dir string) statusLineSeen {
+	ents, _ := os.ReadDir(dir)
+	var s statusLineSeen
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		s.Runs++
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		var p struct {
+			Cost struct {
+				Total float64 `json:"total_cost_usd"`
+			} `json:"cost"`
+			RateLimits json.RawMessage `json:"rate_limits"`
+		}
+		if err != nil || json.Unmarshal(data, &p) != nil {
+			continue
+		}
+		// (Names sort by time: the last read is the last run.)
+		var rl struct {
+			FiveHour *struct {
+				Used float64 `json:"used_percentage"`
+			} `json:"five_hour"`
+		}
+		_ = json.Unmarshal(p.RateLimits, &rl)
+		s.Cost, s.FiveHour, s.Limits = p.Cost.Total, rl.FiveHour != nil, p.RateLimits
+	}
+	return s
+}
+
+func jsonString(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// TestRealCodexNearLimit (issue 35): a real Codex worker whose answers
+// carry the x-codex-primary-* and -secondary-* headers of an account with
+// 92 % of its 5-hour limit and 40 % of its 7-day one used: Codex writes
+// them into its rollout's token_count, st reads them with its tokens, and
+// st status says the codex account is near its 5-hour limit alone.
+func TestRealCodexNearLimit(t *testing.T) {
+	if !slices.Contains(kinds(t), "codex") {
+		t.Skip("codex is not in this run's kinds (ST_COMPAT_KIND)")
+	}
+	r := newRig(t)
+	five := time.Now().Add(3 * time.Hour).Truncate(time.Minute)
+	r.fake.SetUsed(fakemodel.Used{FiveHour: 0.92, SevenDay: 0.4, FiveHourResets: five, SevenDayResets: time.Now().Add(72 * time.Hour)})
+	r.installHooks()
+	task := r.writeTask("cx.md", fmt.Sprintf("Count the files.\nRUN: ls > /dev/null\nRUN: %s worker done --summary \"counted\"\nSAY: I counted them.\n", r.st))
+	if o, e, code := r.st1("worker", "start", "--agent", "codex", "--task", task, "--name", "cx"); code != 0 {
+		t.Fatalf("st worker start: exit %d %s%s\n%s\n%s", code, o, e, r.capture("main:cx"), r.daemonLog())
+	}
+	if o, e, code := r.st1("worker", "wait", "cx", "--timeout", "150s"); code != 0 || !strings.Contains(o, "done") {
+		t.Fatalf("st worker wait: exit %d %s%s\n%s\n%s", code, o, e, r.capture("main:cx"), r.daemonLog())
+	}
+	want := regexp.MustCompile(`(?m)^  near a limit: codex: 5-hour limit 92 % used, resets ` + regexp.QuoteMeta(five.Local().Format("15:04")) + `$`)
+	var status string
+	testutil.WaitFor(t, 30*time.Second, func() (bool, string) {
+		status = r.stMust("status")
+		return want.MatchString(status), fmt.Sprintf("st status does not say %s:\n%s\n%s", want, status, r.daemonLog())
+	})
+	if strings.Contains(status, "7-day") {
+		t.Errorf("st status says the 7-day limit (40 %%) is near:\n%s", status)
+	}
+}
