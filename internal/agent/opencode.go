@@ -25,7 +25,7 @@ var Opencode = &Kind{
 	Launch: Launch{
 		Program:    "opencode",
 		ProgramEnv: "ST_OPENCODE_BIN",
-		Tested:     Range{Oldest: "1.18.33", Newest: "1.18.33", Package: "opencode-ai"},
+		Tested:     Range{Oldest: "1.17.19", Newest: "1.18.33", Package: "opencode-ai"},
 		Command:    opencodeCommand,
 		Resume:     "opencode -s <session id>",
 		Seed: []string{
@@ -78,7 +78,7 @@ var Opencode = &Kind{
 		Submit:   "Enter",
 		// The first Esc only arms it ("esc again to interrupt").
 		Interrupt: "Escape Escape",
-		Ready:     []string{opencodePlaceholder, opencodeRule},
+		Ready:     []string{opencodePlaceholder, opencodePlaceholderDots, opencodeRule},
 		Busy:      []string{"esc interrupt", "esc again to interrupt"},
 		Prompt:    opencodePrompt,
 	},
@@ -166,6 +166,9 @@ const (
 	// opencodePlaceholder begins the home screen's empty box (its example
 	// in quotes varies).
 	opencodePlaceholder = "Ask anything…"
+	// opencodePlaceholderDots is the same in 1.17.19, with three dots
+	// for the ellipsis (measured by scripts/compat --capture).
+	opencodePlaceholderDots = "Ask anything..."
 	// opencodeRule is the box's bottom edge, under its model line.
 	opencodeRule = "╹▀▀▀"
 )
@@ -242,7 +245,7 @@ func opencodeBox(lines []string) string {
 		parts = append(parts, strings.TrimRight(rest, " "))
 	}
 	text := strings.TrimSpace(strings.Join(parts, ""))
-	if strings.HasPrefix(text, opencodePlaceholder) {
+	if strings.HasPrefix(text, opencodePlaceholder) || strings.HasPrefix(text, opencodePlaceholderDots) {
 		return ""
 	}
 	return text

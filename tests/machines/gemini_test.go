@@ -78,6 +78,11 @@ func geminiWorker(t *testing.T, way string) {
 	if gem == 0 {
 		t.Fatalf("the fake model got no Gemini API request")
 	}
+	// The relay carried TLS records only (relayed), or nothing (direct).
+	streams := relayedOnly(t, c, []string{"Write the file.", "made-by-gemini-on-beta", "wrote out-gemini.txt on beta", "I wrote out-gemini.txt on beta."})
+	if (way == "direct") != (streams == 0) {
+		t.Errorf("%s: %d streams went through the relay", way, streams)
+	}
 	// Stopping it from alpha ends Gemini's process tree on beta (it
 	// outlives tmux kill-window otherwise).
 	if len(geminiProcesses(b.Home)) == 0 {
