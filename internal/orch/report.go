@@ -50,6 +50,7 @@ func (m *Manager) Done(ctx context.Context, req api.DoneRequest) (*api.WorkerVie
 		}
 		w.Summary, w.ReportedAt, w.Reported, w.Told, w.Error = summary, &now, true, false, ""
 		w.ReportAnswer = ""
+		m.facts.reported(w.ID)
 		if _, inTurn := m.facts.agentIn(w.ID); !inTurn {
 			// Reported between turns (by hand): the answer it stands on is
 			// the one already given.
