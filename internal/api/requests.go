@@ -53,8 +53,12 @@ type WaitRequest struct {
 
 // WaitResult is what st worker wait prints.
 type WaitResult struct {
-	Workers  []WorkerView `json:"workers"`
-	TimedOut bool         `json:"timed_out"`
+	Workers []WorkerView `json:"workers"`
+	// Tasks are the tasks waited for that have no worker: one that can
+	// never start (its reason says why), or, past the timeout, one that
+	// still waits.
+	Tasks    []TaskView `json:"tasks,omitempty"`
+	TimedOut bool       `json:"timed_out"`
 }
 
 // WorkerView is a worker as commands show it.

@@ -25,6 +25,9 @@ func newWorkerWaitCmd(env *Env, runF runFunc[workerWaitOptions]) *cobra.Command 
 		Short: "Wait until workers are done or need attention",
 		Long: `Wait until each worker (by default every worker of this pane) is done,
 waiting for a person, idle (its turn ended with no report), failed or gone.
+A task of this pane's run that has no worker yet (st task create --deps) is
+waited for by its name: until its worker starts and settles, or until it
+can never start (a dependency failed or was cancelled), printed with why.
 Prints a line per worker. Exit status: 0 all done, 2 some need attention
 (waiting, idle, blocked, failed or gone), 3 the timeout passed first, 1 an error.`,
 	}
@@ -63,6 +66,7 @@ func runWorkerWait(ctx context.Context, env *Env, o workerWaitOptions) error {
 		printJSON(env.Stdout, res)
 	} else {
 		printSettled(env.Stdout, res.Workers)
+		printUnstarted(env.Stdout, res.Tasks)
 	}
 	if res.TimedOut {
 		return &exitError{code: exitTimeout, err: fmt.Errorf("the timeout (%s) passed before every worker settled", o.Timeout)}
@@ -72,7 +76,21 @@ func runWorkerWait(ctx context.Context, env *Env, o workerWaitOptions) error {
 			return &exitError{code: exitAttention}
 		}
 	}
+	if len(res.Tasks) > 0 { // a task that can never start
+		return &exitError{code: exitAttention}
+	}
 	return nil
+}
+
+// printUnstarted prints a line per task of st worker wait that has no
+// worker: it has no pane id, so "-" stands for it, then its name, its
+// state and why (what it waits on, or why it never started).
+func printUnstarted(w io.Writer, ts []api.TaskView) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, t := range ts {
+		fmt.Fprintf(tw, "-\t%s\ttask %s\t%s\n", t.Name, t.State, oneLine(t.Reason, 70))
+	}
+	return tw.Flush()
 }
 
 // printSettled prints a line per worker of st worker wait: how each

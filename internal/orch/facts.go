@@ -48,6 +48,10 @@ type paneInfo struct {
 	// quietReady counts looks at a quiet turn's screen that showed no
 	// work (watch.go).
 	quietReady int
+	// boxSince: an agent without hooks showed its box (screenLook) since
+	// its worker's last report; until it does, a busy screen is still the
+	// reported turn's.
+	boxSince bool
 }
 
 func newPaneFacts(now func() time.Time, logf func(string, ...any)) *paneFacts {
@@ -170,6 +174,37 @@ func (f *paneFacts) agentOf(pane string) (kind, session string) {
 		return pi.agent, pi.session
 	}
 	return "", ""
+}
+
+// reported notes a report of pane's worker: its turn is over, though its
+// screen may show it at work until its box comes back.
+func (f *paneFacts) reported(pane string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	pi := f.panes[pane]
+	if pi == nil {
+		pi = &paneInfo{}
+		f.panes[pane] = pi
+	}
+	pi.boxSince = false
+}
+
+// sawBox notes a look at pane's screen that showed its input box.
+func (f *paneFacts) sawBox(pane string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if pi := f.panes[pane]; pi != nil {
+		pi.boxSince = true
+	}
+}
+
+// boxSinceReport says whether pane's screen showed its box since its
+// worker's last report.
+func (f *paneFacts) boxSinceReport(pane string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	pi := f.panes[pane]
+	return pi != nil && pi.boxSince
 }
 
 // markNotice records the line st is about to type into pane as a notice.

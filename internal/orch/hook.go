@@ -144,10 +144,19 @@ func (m *Manager) workerEventLocked(c *change, w *Worker, ev agent.Event, hf hoo
 	}
 	switch ev.Kind {
 	case agent.EvTurnStart:
+		if w.Reported && !m.newWorkLocked(w, ev, hf) {
+			// The reported piece of work goes on (as a tool would): the
+			// report stands, and its turn's end finds it done again.
+			m.logf("worker %s (%s): a turn after its report with no new prompt (%s): its report stands", w.ID, w.Name, ev.Name)
+			m.wentOnLocked(w, "its turn went on after its report")
+			if w.State != api.Done {
+				c.setStateLocked(w, api.Working)
+			}
+			return
+		}
 		m.wentOnLocked(w, "its turn started")
-		// New work makes a new report due; a notice st typed in (its
-		// own workers are done) is not new work: the report stands.
-		if w.Reported && (hf.notice == "" || ev.Prompt != hf.notice) {
+		// New work makes a new report due.
+		if w.Reported {
 			w.Reported = false
 			c.touchLocked(m.reg.runOf[w.ID])
 		}
@@ -183,5 +192,32 @@ func (m *Manager) workerEventLocked(c *change, w *Worker, ev agent.Event, hf hoo
 		// The agent exited: its pane closing, or the whole tmux server
 		// going down (then st brings it back). The watcher tells which.
 		m.kickWatch()
+	}
+}
+
+// newWorkLocked says whether a turn start of reported worker w is new
+// work, which makes a new report due. Only a new prompt is: a line st
+// typed (a task, st worker send) or a person did, which its hook carries.
+// Not new work: a notice st typed in (its own workers are done); a turn
+// start with no prompt, which the agent started itself (Gemini fires
+// BeforeAgent again for a request of its own, a tool's result or a
+// continuation, whose text is empty); and, for an agent without hooks, a
+// busy screen before its box came back after the report: the reported
+// turn's own busy line, still on screen (its whole turn can be shorter
+// than one look). Nor is the turn start of its task while st still types
+// it (w.Typing): the report came first, and answers that very line.
+func (m *Manager) newWorkLocked(w *Worker, ev agent.Event, hf hookFacts) bool {
+	syncs.AssertLocked(&m.reg.mu)
+	switch {
+	case w.Typing:
+		return false
+	case hf.notice != "" && ev.Prompt == hf.notice:
+		return false
+	case ev.Prompt != "":
+		return true
+	case ev.Name == screenEvent:
+		return m.facts.boxSinceReport(w.ID)
+	default:
+		return false
 	}
 }

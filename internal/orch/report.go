@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/syncs"
 )
 
 // Reports: a worker's st worker done (Done), and its coordinator's
@@ -49,6 +50,7 @@ func (m *Manager) Done(ctx context.Context, req api.DoneRequest) (*api.WorkerVie
 		}
 		w.Summary, w.ReportedAt, w.Reported, w.Told, w.Error = summary, &now, true, false, ""
 		w.ReportAnswer = ""
+		m.facts.reported(w.ID)
 		if _, inTurn := m.facts.agentIn(w.ID); !inTurn {
 			// Reported between turns (by hand): the answer it stands on is
 			// the one already given.
@@ -117,9 +119,13 @@ func orNone(s string) string {
 }
 
 // Wait blocks until every named worker (or every worker of the pane)
-// has settled, or the timeout passes. Hook events wake it at once.
+// has settled, or the timeout passes. Hook events wake it at once. A task
+// of the caller's run that has no worker yet (waiting on its
+// dependencies, or its worker starting) is waited for too: until its
+// worker starts and settles, or until it can never start (a dependency
+// failed or was cancelled), which ends the wait with that reason.
 func (m *Manager) Wait(ctx context.Context, req api.WaitRequest) (*api.WaitResult, error) {
-	ws, err := m.waitFor(ctx, req)
+	ws, pend, err := m.waitFor(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -134,29 +140,64 @@ func (m *Manager) Wait(ctx context.Context, req api.WaitRequest) (*api.WaitResul
 	for {
 		ch := m.reg.Changed()
 		m.reg.mu.Lock()
-		all := true
-		for _, w := range ws {
-			// A report in flight could still be undone (keep.go).
-			if !w.State.Settled() || m.reg.unsureLocked(w) {
-				all = false
-			}
-		}
+		var all bool
+		ws, pend, all = m.reg.waitSettledLocked(ws, pend)
 		m.reg.mu.Unlock()
 		if all {
-			return m.waitResult(req.Pane, ws, false), nil
+			return m.waitResult(req.Pane, ws, pend, false), nil
 		}
 		select {
 		case <-ch:
 		case <-deadline:
-			return m.waitResult(req.Pane, ws, true), nil
+			return m.waitResult(req.Pane, ws, pend, true), nil
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
 	}
 }
 
-// waitFor finds the workers a wait is for, oldest first.
-func (m *Manager) waitFor(ctx context.Context, req api.WaitRequest) ([]*Worker, error) {
+// pendingTask is a task a wait is for that had no worker when looked at.
+type pendingTask struct {
+	run  *Run
+	task *Task
+}
+
+// waitSettledLocked moves the pending tasks that have a worker now to the
+// workers, and says whether everything waited for has settled: each worker
+// settled, and each task still without a worker never to start.
+func (reg *registry) waitSettledLocked(ws []*Worker, pend []pendingTask) ([]*Worker, []pendingTask, bool) {
+	syncs.AssertLocked(&reg.mu)
+	all := true
+	var still []pendingTask
+	for _, p := range pend {
+		if w := reg.workers[p.task.Worker]; w != nil {
+			ws = append(ws, w)
+			continue
+		}
+		still = append(still, p)
+		if taskPending(p.task) {
+			all = false
+		}
+	}
+	for _, w := range ws {
+		// A report in flight could still be undone (keep.go).
+		if !w.State.Settled() || reg.unsureLocked(w) {
+			all = false
+		}
+	}
+	return ws, still, all
+}
+
+// taskPending says whether task t may still get a worker: it waits on its
+// dependencies, or its worker is starting.
+func taskPending(t *Task) bool {
+	return t.Worker == "" && (t.State == api.TaskWaiting || t.State == api.TaskRunning)
+}
+
+// waitFor finds the workers a wait is for, oldest first, and the tasks
+// of the caller's run it names (or, with no ids, that the caller made)
+// that have no worker yet.
+func (m *Manager) waitFor(ctx context.Context, req api.WaitRequest) ([]*Worker, []pendingTask, error) {
 	// Ids of workers on other machines name this machine's records of them.
 	remote := map[string]string{}
 	ids := append([]string(nil), req.IDs...)
@@ -166,11 +207,11 @@ func (m *Manager) waitFor(ctx context.Context, req api.WaitRequest) ([]*Worker, 
 		}
 		rm, err := m.remote()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		local, record, err := rm.Resolve(ctx, id)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if local != "" { // it named this machine
 			ids[i] = local
@@ -181,47 +222,94 @@ func (m *Manager) waitFor(ctx context.Context, req api.WaitRequest) ([]*Worker, 
 	m.reg.mu.Lock()
 	defer m.reg.mu.Unlock()
 	var ws []*Worker
+	var pend []pendingTask
+	var err error
 	if len(req.IDs) == 0 {
-		if req.Pane == "" {
-			return nil, errorf(api.KindUsage, "name the workers, or run it in the coordinator's pane", "st worker wait with no ids waits for this pane's workers, and there is no pane ($TMUX_PANE is empty)")
-		}
-		for _, w := range m.reg.workers {
-			if w.Parent == req.Pane && (w.State.Live() || !w.Told) {
-				ws = append(ws, w)
-			}
-		}
-		if len(ws) == 0 {
-			return nil, errorf(api.KindNotFound, "st worker start --agent AGENT --task FILE starts one", "pane %s has no workers to wait for", req.Pane)
-		}
+		ws, pend, err = m.reg.paneWaitLocked(req.Pane)
 	} else {
-		for _, id := range ids {
-			if record, ok := remote[id]; ok {
-				w := m.reg.workers[record]
-				if w == nil {
-					return nil, errorf(api.KindNotFound, "st worker list --all shows the workers this machine's runs have elsewhere",
-						"%s is not a worker of any run on this machine (it may work for another machine)", id)
-				}
-				ws = append(ws, w)
-				continue
-			}
-			w, err := m.reg.resolveLocked(req.Pane, id)
-			if err != nil {
-				return nil, err
-			}
+		ws, pend, err = m.reg.namedWaitLocked(req.Pane, ids, remote)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	sort.Slice(ws, func(i, j int) bool { return ws[i].StartedAt.Before(ws[j].StartedAt) })
+	return ws, pend, nil
+}
+
+// paneWaitLocked is what a wait with no ids is for: the pane's live workers
+// and those whose report it has not seen, and the tasks it made that have
+// no worker yet.
+func (reg *registry) paneWaitLocked(pane string) ([]*Worker, []pendingTask, error) {
+	syncs.AssertLocked(&reg.mu)
+	if pane == "" {
+		return nil, nil, errorf(api.KindUsage, "name the workers, or run it in the coordinator's pane", "st worker wait with no ids waits for this pane's workers, and there is no pane ($TMUX_PANE is empty)")
+	}
+	var ws []*Worker
+	var pend []pendingTask
+	for _, w := range reg.workers {
+		if w.Parent == pane && (w.State.Live() || !w.Told) {
 			ws = append(ws, w)
 		}
 	}
-	sort.Slice(ws, func(i, j int) bool { return ws[i].StartedAt.Before(ws[j].StartedAt) })
-	return ws, nil
+	if r := reg.paneRunLocked(pane, ""); r != nil {
+		for _, t := range r.Tasks {
+			if t.Parent == pane && taskPending(t) {
+				pend = append(pend, pendingTask{r, t})
+			}
+		}
+	}
+	if len(ws) == 0 && len(pend) == 0 {
+		return nil, nil, errorf(api.KindNotFound, "st worker start --agent AGENT --task FILE starts one", "pane %s has no workers to wait for", pane)
+	}
+	return ws, pend, nil
+}
+
+// namedWaitLocked resolves the ids of a wait: workers, here or (by their
+// records) on other machines, and tasks of the caller's run that have no
+// worker yet.
+func (reg *registry) namedWaitLocked(pane string, ids []string, remote map[string]string) ([]*Worker, []pendingTask, error) {
+	syncs.AssertLocked(&reg.mu)
+	var ws []*Worker
+	var pend []pendingTask
+	for _, id := range ids {
+		if record, ok := remote[id]; ok {
+			w := reg.workers[record]
+			if w == nil {
+				return nil, nil, errorf(api.KindNotFound, "st worker list --all shows the workers this machine's runs have elsewhere",
+					"%s is not a worker of any run on this machine (it may work for another machine)", id)
+			}
+			ws = append(ws, w)
+			continue
+		}
+		// A task of the run named before its worker starts (or one that
+		// never will) is the task, not an older worker of that name.
+		if r := reg.paneRunLocked(pane, ""); r != nil {
+			if t := runTask(r, id); t != nil && reg.workers[t.Worker] == nil {
+				pend = append(pend, pendingTask{r, t})
+				continue
+			}
+		}
+		w, err := reg.resolveLocked(pane, id)
+		if err != nil {
+			return nil, nil, err
+		}
+		ws = append(ws, w)
+	}
+	return ws, pend, nil
 }
 
 // waitResult builds the answer and marks reports the caller has now seen.
-func (m *Manager) waitResult(caller string, ws []*Worker, timedOut bool) *api.WaitResult {
+// A task still without a worker is shown as a task: why it never started,
+// or (past the timeout) what it waits on.
+func (m *Manager) waitResult(caller string, ws []*Worker, pend []pendingTask, timedOut bool) *api.WaitResult {
 	res := &api.WaitResult{TimedOut: timedOut}
 	m.settleChange(func(c *change) {
 		for _, w := range ws {
 			c.markToldLocked(w, caller)
 			res.Workers = append(res.Workers, m.viewLocked(w))
+		}
+		for _, p := range pend {
+			res.Tasks = append(res.Tasks, m.taskViewLocked(p.run, p.task))
 		}
 	})
 	return res

@@ -13,6 +13,9 @@ import (
 // worker's states as read from the screen, since a screen can be misread
 // (a marker in the agent's own output) where a hook cannot.
 
+// screenEvent names the events read off a screen (Event.Name).
+const screenEvent = "screen"
+
 // watchScreens looks once at the screen of each live worker whose agent
 // has no hooks.
 func (m *Manager) watchScreens(ctx context.Context) {
@@ -67,6 +70,7 @@ func (m *Manager) screenLook(pane string, ad *agent.Kind, v agent.View) {
 		}
 		ev.Kind = agent.EvWaiting
 	case agent.ScreenReady, agent.ScreenTyped:
+		m.facts.sawBox(pane)
 		switch {
 		case kind == "":
 			ev.Kind = agent.EvSessionStart
@@ -81,6 +85,6 @@ func (m *Manager) screenLook(pane string, ad *agent.Kind, v agent.View) {
 	default:
 		return
 	}
-	ev.Name = "screen"
+	ev.Name = screenEvent
 	m.applyEvent(pane, ad, ev, nil)
 }

@@ -1,6 +1,7 @@
 package orch
 
 import (
+	"context"
 	"testing"
 
 	"github.com/sophonz/st/internal/agent"
@@ -42,4 +43,43 @@ func TestScreenStatesMoveTheWorker(t *testing.T) {
 	if kind, _ := h.m.facts.agentOf(workerID); kind != "toy" {
 		t.Errorf("the pane's agent = %q, want toy (st keeps it on the pane for a restart)", kind)
 	}
+}
+
+// A hookless agent whose whole turn is shorter than one look: st never saw
+// it work, it reported, and a look then still shows the reported turn's
+// busy line. That is no new turn: the worker stays done, with no "ended
+// its turn without a report". Once its box is back, work seen again is a
+// new turn (a person typed into it), and makes a new report due.
+func TestScreenStatesAReportEndsTheTurn(t *testing.T) {
+	h := newHarness(t, api.Starting, nil)
+	ad, err := agent.Describe("toy", agent.Description{Program: "/bin/cat", Ready: []string{"> "}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	look := func(s agent.Screen, want api.State) {
+		t.Helper()
+		h.m.screenLook(workerID, ad, agent.View{Screen: s})
+		if got := h.worker().State; got != want {
+			t.Fatalf("look (%s): the worker is %s, want %s", s, got, want)
+		}
+	}
+	look(agent.ScreenReady, api.Starting)
+	if _, err := h.m.Done(context.Background(), api.DoneRequest{Pane: workerID, Summary: "did it"}); err != nil {
+		t.Fatal(err)
+	}
+	look(agent.ScreenWorking, api.Done)
+	look(agent.ScreenReady, api.Done)
+	look(agent.ScreenReady, api.Done)
+	for _, a := range h.openItems() {
+		if a.Kind == api.AttnNoReport {
+			t.Fatalf("a no-report item after a report: %+v", a)
+		}
+	}
+	if w := h.worker(); w.Summary != "did it" {
+		t.Fatalf("summary = %q", w.Summary)
+	}
+	// Its box came back: work now is a new turn, and no report ends it.
+	look(agent.ScreenWorking, api.Working)
+	look(agent.ScreenReady, api.Working)
+	look(agent.ScreenReady, api.Idle)
 }

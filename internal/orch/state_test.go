@@ -2,6 +2,7 @@ package orch
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -454,5 +455,59 @@ func TestDoneTwiceKeepsBothSummaries(t *testing.T) {
 	}
 	if d := h.onDisk(); d.Summary != want {
 		t.Errorf("run.json's summary after two reports = %q, want %q", d.Summary, want)
+	}
+}
+
+// geminiHook sends one of Gemini CLI's hook events from the worker's pane.
+func (h *harness) geminiHook(event string, kv ...any) {
+	h.t.Helper()
+	p := map[string]any{"session_id": "8f1c2d3e-0000-4000-8000-000000000001", "transcript_path": "/tmp/chats/session.jsonl",
+		"cwd": "/tmp", "hook_event_name": event}
+	for i := 0; i+1 < len(kv); i += 2 {
+		p[kv[i].(string)] = kv[i+1]
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if _, err := h.m.Hook(context.Background(), api.HookRequest{Agent: "gemini", Event: event, Pane: workerID, Payload: b}); err != nil {
+		h.t.Fatalf("hook %s: %v", event, err)
+	}
+}
+
+// A Gemini worker that reported, then runs a turn no one asked for (its
+// BeforeAgent carries no prompt: a request of its own, a tool's result,
+// fires it again once its turn's hook state is gone), stays done with its
+// report: no "ended its turn without a report". A prompt typed into it
+// afterwards is new work, and makes a new report due.
+func TestATurnAfterTheReportWithNoNewPromptKeepsItDone(t *testing.T) {
+	h := newHarness(t, api.Working, nil)
+	h.geminiHook("BeforeAgent", "prompt", "Your task is in the file /tmp/tasks/w1.md")
+	h.geminiHook("AfterAgent", "prompt_response", "working on it")
+	if got := h.worker().State; got != api.Idle {
+		t.Fatalf("after its turn: %s, want idle", got)
+	}
+	if _, err := h.m.Done(context.Background(), api.DoneRequest{Pane: workerID, Summary: "did it"}); err != nil {
+		t.Fatal(err)
+	}
+	h.geminiHook("BeforeAgent", "prompt", "")
+	if got := h.worker().State; got != api.Done {
+		t.Fatalf("a turn with no prompt after the report: %s, want done", got)
+	}
+	h.geminiHook("AfterAgent", "prompt_response", "all done")
+	w := h.worker()
+	if w.State != api.Done || !w.Reported || w.Summary != "did it" {
+		t.Fatalf("after that turn's end: %+v, want done with its report", w)
+	}
+	for _, a := range h.openItems() {
+		if a.Kind == api.AttnNoReport {
+			t.Fatalf("a no-report item after a report: %+v", a)
+		}
+	}
+	// A new prompt is new work.
+	h.geminiHook("BeforeAgent", "prompt", "now the docs")
+	h.geminiHook("AfterAgent", "prompt_response", "docs?")
+	if got := h.worker().State; got != api.Idle {
+		t.Fatalf("a new prompt's turn with no report: %s, want idle", got)
 	}
 }

@@ -3,6 +3,7 @@ package orch
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -132,5 +133,95 @@ func TestWaitRefusals(t *testing.T) {
 			_, err := h.m.Wait(context.Background(), tt.req)
 			wantKind(t, err, tt.kind)
 		})
+	}
+}
+
+// waitAsync runs a wait in the background and hands its answer back.
+func (h *harness) waitAsync(req api.WaitRequest) <-chan *api.WaitResult {
+	out := make(chan *api.WaitResult, 1)
+	go func() {
+		res, err := h.m.Wait(context.Background(), req)
+		if err != nil {
+			h.t.Errorf("Wait: %v", err)
+		}
+		out <- res
+	}()
+	return out
+}
+
+// A task that waits on its dependencies has no worker yet; a wait by its
+// name waits for it (it is no "no worker named b"), through its worker's
+// start, until that worker reports.
+func TestWaitForATaskBeforeItsWorker(t *testing.T) {
+	h := newHarness(t, api.Working, nil)
+	h.addTasks(&Task{Name: "a", State: api.TaskRunning, Worker: workerID},
+		&Task{Name: "b", Deps: []string{"a"}, State: api.TaskWaiting, Reason: "waiting on a"})
+	res, err := h.m.Wait(context.Background(), api.WaitRequest{Pane: coord, IDs: []string{"b"}, Timeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("a wait for a task that waits on its dependencies: %v", err)
+	}
+	if !res.TimedOut || len(res.Workers) != 0 || len(res.Tasks) != 1 || res.Tasks[0].Name != "b" || res.Tasks[0].State != api.TaskWaiting {
+		t.Fatalf("Wait = %+v, want b still waiting past the timeout", res)
+	}
+
+	got := h.waitAsync(api.WaitRequest{Pane: coord, IDs: []string{"b"}, Timeout: time.Minute})
+	// b's worker starts (as startTask leaves it) and works.
+	h.addWorker(localWorker("%5", "b", api.Working))
+	h.m.settleChange(func(c *change) {
+		r := h.m.reg.runs[testRun]
+		runTask(r, "b").State, runTask(r, "b").Worker = api.TaskRunning, "%5"
+		c.touchLocked(r)
+	})
+	if _, err := h.m.Done(context.Background(), api.DoneRequest{Pane: "%5", Summary: "did b"}); err != nil {
+		t.Fatal(err)
+	}
+	res = <-got
+	if res == nil || res.TimedOut || len(res.Tasks) != 0 || len(res.Workers) != 1 || res.Workers[0].ID != "%5" ||
+		res.Workers[0].State != api.Done || res.Workers[0].Summary != "did b" {
+		t.Fatalf("Wait = %+v, want b's worker %%5 done with its summary", res)
+	}
+}
+
+// A task that can never start (its dependency was cancelled) ends a wait
+// for it, with the reason.
+func TestWaitForATaskThatCannotStart(t *testing.T) {
+	h := newHarness(t, api.Working, nil)
+	h.addTasks(&Task{Name: "a", State: api.TaskRunning, Worker: workerID},
+		&Task{Name: "b", Deps: []string{"a"}, State: api.TaskWaiting, Reason: "waiting on a"})
+	got := h.waitAsync(api.WaitRequest{Pane: coord, IDs: []string{"b"}, Timeout: time.Minute})
+	if _, err := h.m.CancelTask(context.Background(), api.IDRequest{Pane: coord, ID: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	res := <-got
+	if res == nil || res.TimedOut || len(res.Tasks) != 1 || res.Tasks[0].State != api.TaskFailed ||
+		res.Tasks[0].Reason != "did not start: its dependency a was cancelled" {
+		t.Fatalf("Wait = %+v, want b failed: its dependency a was cancelled", res)
+	}
+}
+
+// A wait with no ids covers the tasks the pane made that have no worker
+// yet: it does not end when the one worker there is reports, while the
+// tasks after it are still to start.
+func TestWaitWithNoIDsCoversTasksNotStarted(t *testing.T) {
+	h := newHarness(t, api.Working, nil)
+	h.addTasks(&Task{Name: "a", State: api.TaskRunning, Worker: workerID},
+		&Task{Name: "b", Deps: []string{"a"}, State: api.TaskWaiting, Reason: "waiting on a"},
+		&Task{Name: "c", Deps: []string{"b"}, State: api.TaskWaiting, Reason: "waiting on b"})
+	got := h.waitAsync(api.WaitRequest{Pane: coord, Timeout: time.Minute})
+	// a's report makes b ready; b's start fails (its file is not there),
+	// and c, which waits on b, can never start.
+	if _, err := h.m.Done(context.Background(), api.DoneRequest{Pane: workerID, Summary: "did a"}); err != nil {
+		t.Fatal(err)
+	}
+	res := <-got
+	if res == nil || res.TimedOut || len(res.Workers) != 1 || res.Workers[0].State != api.Done {
+		t.Fatalf("Wait = %+v, want w1 done", res)
+	}
+	reasons := map[string]string{}
+	for _, tv := range res.Tasks {
+		reasons[tv.Name] = string(tv.State) + ": " + tv.Reason
+	}
+	if !strings.HasPrefix(reasons["b"], "failed: its worker did not start") || reasons["c"] != "failed: did not start: its dependency b failed" {
+		t.Fatalf("tasks in the answer: %q, want b and c failed, with why", reasons)
 	}
 }
