@@ -49,6 +49,7 @@ func TestPeerKindsAreThatMachines(t *testing.T) {
 	if w := h.record("beta/%3"); w.State != api.Done || w.Agent != "toy" || w.Summary != "did it" || !w.ScreenStates {
 		t.Errorf("a watch answer of beta's kind: %s %q %q screen %v; want done, toy, did it, true", w.State, w.Agent, w.Summary, w.ScreenStates)
 	}
+	graphShowsToy(t, h)
 
 	for _, bad := range []string{"Toy", "toy\x1b[2J", "../../bin/sh", "-toy", "t y", strings.Repeat("a", 40)} {
 		// Asked here: refused before beta is asked.
@@ -87,5 +88,24 @@ func TestPeerKindsAreThatMachines(t *testing.T) {
 	g := CheckGraph([]api.GraphAgent{{Pane: "%3", Kind: "toy", Name: "far"}, {Pane: "%4", Kind: "To y", Name: "bad"}})
 	if len(g) != 1 || g[0].Kind != "toy" {
 		t.Errorf("CheckGraph kept %+v; want only the toy agent", g)
+	}
+}
+
+// graphShowsToy checks the web UI's graph: beta's worker of kind toy is
+// in it, with its kind and beta's mark (this machine has no description
+// of toy to take the mark from).
+func graphShowsToy(t *testing.T, h *harness) {
+	t.Helper()
+	found := false
+	for _, g := range h.m.Graph() {
+		if g.Pane == "beta/%3" {
+			found = true
+			if g.Kind != "toy" || !g.Screen || g.State != string(api.Done) {
+				t.Errorf("the graph's row of beta/%%3: kind %q, screen %v, state %s; want toy, true, done", g.Kind, g.Screen, g.State)
+			}
+		}
+	}
+	if !found {
+		t.Error("the graph leaves out beta's worker of kind toy")
 	}
 }
