@@ -81,6 +81,13 @@ var (
 	tmuxKeyRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:[CM]-)*[A-Za-z0-9]{1,10}$`) })
 )
 
+// ValidKindName reports whether name has the form of a kind's name: the
+// rule a described kind's table name ([agents.NAME]) meets, which st's
+// own kinds meet too. Another machine's kinds are taken by this form
+// alone, since that machine's config.toml may describe kinds this one
+// does not.
+func ValidKindName(name string) bool { return kindNameRE().MatchString(name) }
+
 // DescriptionError is what is wrong with one [agents.NAME], with what to
 // write instead.
 type DescriptionError struct {
@@ -147,7 +154,7 @@ type badFunc func(problem, fix string, a ...any) error
 
 // checkDescribedName refuses a name that is not a kind's, or st's own.
 func checkDescribedName(name string, bad badFunc) error {
-	if !kindNameRE().MatchString(name) {
+	if !ValidKindName(name) {
 		return bad("the name is not a kind's name", "name it with lower-case letters, digits and '-', a letter first, as [agents.my-agent]")
 	}
 	kindsMu.RLock()

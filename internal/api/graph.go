@@ -34,6 +34,10 @@ type GraphAgent struct {
 	TextsHidden bool `json:"texts_hidden,omitempty"`
 	// Tokens is what a worker's agent spent (st's token ledger).
 	Tokens *Tokens `json:"tokens,omitempty"`
+	// Screen: its states are read from its screen (its kind has no
+	// hooks), as the machine it runs on says; that machine's kind may be
+	// one this machine has no description of (WorkerView.ScreenStates).
+	Screen bool `json:"screen,omitempty"`
 }
 
 // HideTexts leaves out the worker's report (WorkerView.HideTexts).

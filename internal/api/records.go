@@ -138,6 +138,11 @@ type Worker struct {
 	// levels that team goes below it, so that the whole chain counts them.
 	TeamSize  int `json:"team_size,omitempty"`
 	TeamDepth int `json:"team_depth,omitempty"`
+	// ScreenThere says that a remote worker's machine reads its states
+	// from its screen (its kind has no hooks there): that machine knows
+	// its kind, which this one may not (one only its config.toml
+	// describes), so the mark is that machine's word.
+	ScreenThere bool `json:"screen_there,omitempty"`
 	// Tokens is what its agent spent, from the agent's own records (for a
 	// worker on another machine, as that machine reports it).
 	Tokens *Tokens `json:"tokens,omitempty"`

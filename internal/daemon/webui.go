@@ -276,7 +276,7 @@ func (b *webBackend) Snapshot(ctx context.Context) (web.Snapshot, error) {
 	for _, a := range graph {
 		p := where[a.Pane]
 		wa := web.Agent{Pane: a.Pane, Name: a.Name, Kind: a.Kind, Role: a.Role, State: a.State, Since: a.Since,
-			Summary: a.Summary, Parent: a.Parent, ParentGone: a.ParentGone, ParentShell: a.ParentShell, Run: a.Run, TeamOf: a.TeamOf,
+			Summary: a.Summary, Parent: a.Parent, ParentGone: a.ParentGone, ParentShell: a.ParentShell, Screen: a.Screen, Run: a.Run, TeamOf: a.TeamOf,
 			ParentName: a.ParentName, ParentMachine: a.ParentMachineName,
 			Session: p.SessionID, Window: p.WindowID, Tokens: a.Tokens}
 		if a.Pause != nil {
@@ -462,7 +462,7 @@ func (b *webBackend) lookAt(ctx context.Context, slug, self string) ([]web.Agent
 	var out []web.Agent
 	for _, a := range g {
 		wa := web.Agent{Pane: a.Pane, Name: a.Name, Kind: a.Kind, Role: a.Role, State: a.State, Since: a.Since,
-			Summary: a.Summary, ParentGone: a.ParentGone, ParentShell: a.ParentShell, Run: a.Run, TeamOf: a.TeamOf, Machine: slug, Tokens: a.Tokens}
+			Summary: a.Summary, ParentGone: a.ParentGone, ParentShell: a.ParentShell, Screen: a.Screen, Run: a.Run, TeamOf: a.TeamOf, Machine: slug, Tokens: a.Tokens}
 		wa.Subagents, wa.Teammates = webAside(a, nil)
 		if strings.Contains(a.Pane, "/") {
 			continue // that machine's record of a worker elsewhere

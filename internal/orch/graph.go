@@ -31,7 +31,7 @@ func (m *Manager) Graph() []api.GraphAgent {
 		out = append(out, api.GraphAgent{Pane: w.ID, Name: w.Name, Kind: w.Agent, Role: "worker", State: string(w.State),
 			Since: w.Since, Summary: w.Summary, Parent: w.Parent, ParentGone: v.ParentGone, Run: v.Run, TeamOf: v.TeamOf,
 			Subagents: v.Subagents, Teammates: v.Teammates, ParentShell: !v.ParentGone && shell(w.Parent),
-			ParentName: w.ParentName, ParentMachineName: w.ParentMachineName, Tokens: v.Tokens, Pause: pauseOf(w)})
+			ParentName: w.ParentName, ParentMachineName: w.ParentMachineName, Tokens: v.Tokens, Pause: pauseOf(w), Screen: v.ScreenStates})
 		seen[w.ID] = true
 	}
 	for _, r := range m.reg.runs {

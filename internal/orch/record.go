@@ -126,6 +126,9 @@ type Worker struct {
 	// levels that team goes below it, so that the whole chain counts them.
 	TeamSize  int `json:"team_size,omitempty"`
 	TeamDepth int `json:"team_depth,omitempty"`
+	// ScreenThere: a remote worker's machine reads its states from its
+	// screen (api.Worker.ScreenThere).
+	ScreenThere bool `json:"screen_there,omitempty"`
 	// Tokens is what its agent spent (tokens.go); Ledger, for a worker of
 	// this machine, the record files it was read from and how far, so
 	// that a restart of st reads on from there.
@@ -218,7 +221,7 @@ func (w *Worker) wire() api.Worker {
 		Summary: w.Summary, ReportedAt: w.ReportedAt, ReportAnswer: w.ReportAnswer, LastAnswer: w.LastAnswer, Error: w.Error,
 		AgentSession: w.AgentSession, StartedAt: w.StartedAt, Told: w.Told, Reported: w.Reported, Adopted: w.Adopted,
 		TeamRun: w.TeamRun, Fan: w.Fan, Machine: w.Machine, MachineName: w.MachineName,
-		ParentName: w.ParentName, ParentMachineName: w.ParentMachineName, Ref: w.Ref, TeamSize: w.TeamSize, TeamDepth: w.TeamDepth,
+		ParentName: w.ParentName, ParentMachineName: w.ParentMachineName, Ref: w.Ref, TeamSize: w.TeamSize, TeamDepth: w.TeamDepth, ScreenThere: w.ScreenThere,
 		OnLimit: w.OnLimit, LimitSeen: w.LimitSeen, Transcript: w.Transcript}
 	if w.Tokens != nil {
 		t := *w.Tokens
@@ -245,7 +248,7 @@ func workerRecord(v api.Worker) *Worker {
 		Summary: v.Summary, ReportedAt: v.ReportedAt, ReportAnswer: v.ReportAnswer, LastAnswer: v.LastAnswer, Error: v.Error,
 		AgentSession: v.AgentSession, StartedAt: v.StartedAt, Told: v.Told, Reported: v.Reported, Adopted: v.Adopted,
 		TeamRun: v.TeamRun, Fan: v.Fan, Machine: v.Machine, MachineName: v.MachineName,
-		ParentName: v.ParentName, ParentMachineName: v.ParentMachineName, Ref: v.Ref, TeamSize: v.TeamSize, TeamDepth: v.TeamDepth,
+		ParentName: v.ParentName, ParentMachineName: v.ParentMachineName, Ref: v.Ref, TeamSize: v.TeamSize, TeamDepth: v.TeamDepth, ScreenThere: v.ScreenThere,
 		OnLimit: v.OnLimit, LimitSeen: v.LimitSeen, Transcript: v.Transcript}
 	if v.Tokens != nil {
 		// (internal/peer checked the counts: checkView.)

@@ -136,6 +136,7 @@ func (p *Placement) Keep(v *api.WorkerView, mr api.MachineRef, ref string, adopt
 	w.Machine, w.MachineName = mr.Slug, mr.Name
 	w.Parent, w.Level, w.Ref = p.Parent, p.Level, ref
 	w.TeamSize, w.TeamDepth, w.TeamRun = v.TeamOf, v.TeamDepth, ""
+	w.ScreenThere = v.ScreenStates
 	w.Told, w.Adopted, w.Task, w.Fan = false, adopted || w.Adopted, task, fan
 	var out api.WorkerView
 	m.settleChange(func(c *change) {
@@ -231,6 +232,7 @@ func (m *Manager) applyRemoteLocked(c *change, w *Worker, v *api.WorkerView) {
 	w.ReportAnswer = v.ReportAnswer
 	w.AgentSession, w.Reported = v.AgentSession, v.Reported
 	w.TeamSize, w.TeamDepth = v.TeamOf, v.TeamDepth
+	w.ScreenThere = v.ScreenStates
 	if v.Tokens != nil && !sameTokens(v.Tokens, w.Tokens) {
 		// What it spent, as its machine reads it (internal/peer checked
 		// the counts): it counts against its run's budget here.
@@ -281,7 +283,7 @@ func (m *Manager) applyWatchLocked(c *change, slug string, vs []api.WorkerView, 
 		before := *w
 		m.applyRemoteLocked(c, w, v)
 		if before.State != w.State || before.Summary != w.Summary || before.Name != w.Name || before.ID != w.ID || before.LastAnswer != w.LastAnswer ||
-			before.TeamSize != w.TeamSize || before.TeamDepth != w.TeamDepth {
+			before.TeamSize != w.TeamSize || before.TeamDepth != w.TeamDepth || before.ScreenThere != w.ScreenThere {
 			c.touchLocked(m.reg.runOf[w.ID])
 		}
 		delete(byRef, v.Ref)

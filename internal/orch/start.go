@@ -181,9 +181,9 @@ func (m *Manager) checkStart(req startPlan) (startSpec, error) {
 		// mended since st started starts without a restart of st.
 		agent.LoadDescribed(m.cfg.Home)
 	}
-	ad, err := agent.Lookup(req.Agent)
+	ad, err := checkStartAgent(req)
 	if err != nil {
-		return startSpec{}, errorf(api.KindUsage, "--agent "+strings.Join(agent.Kinds(), "|"), "%v", err)
+		return startSpec{}, err
 	}
 	if !api.ValidOnLimit(req.OnLimit) {
 		return startSpec{}, errorf(api.KindUsage, "--on-limit wait|move|fail", "--on-limit takes wait, move or fail, not %q", req.OnLimit)
@@ -215,6 +215,25 @@ func (m *Manager) checkStart(req startPlan) (startSpec, error) {
 		return startSpec{}, errorf(api.KindUsage, "rename the task file without line breaks or control characters", "the task file's path cannot be typed as one line: %v", err)
 	}
 	return startSpec{ad: ad, name: name, line: line}, nil
+}
+
+// checkStartAgent finds the kind a start asks for. The machine that runs
+// the agent decides which kinds exist there: for a start on another
+// machine (--machine), whose config.toml may describe a kind this one
+// does not, the name is only checked for its form here (nil kind), and
+// that machine refuses a kind it does not know, naming its own.
+func checkStartAgent(req startPlan) (*agent.Kind, error) {
+	ad, err := agent.Lookup(req.Agent)
+	switch {
+	case err == nil:
+		return ad, nil
+	case req.Machine != "" && agent.ValidKindName(req.Agent):
+		return nil, nil
+	case req.Machine != "":
+		return nil, errorf(api.KindUsage, "--agent NAME, a kind that machine knows (st worker start --help there lists them)",
+			"--agent %q is not an agent kind's name (lower-case letters, digits and '-', a letter first)", plain.Clean(req.Agent))
+	}
+	return nil, errorf(api.KindUsage, "--agent "+strings.Join(agent.Kinds(), "|"), "%v", err)
 }
 
 // enterableDir refuses a worker's folder that is not there or that this

@@ -294,6 +294,9 @@ func (m *Manager) viewLocked(w *Worker) api.WorkerView {
 		v.ScreenStates = true
 	}
 	if w.Remote() {
+		// Its machine says how it reads its states: the kind is that
+		// machine's, and may be described only there.
+		v.ScreenStates = w.ScreenThere
 		v.TeamOf, v.TeamDepth = w.TeamSize, w.TeamDepth
 	} else {
 		v.Teammates, v.Subagents = m.facts.teammatesOf(w.ID, m.reg.workerAtLocked), m.facts.subagentsOf(w.ID)

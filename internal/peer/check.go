@@ -102,8 +102,14 @@ func checkStart(from string, req *api.PeerStart) error {
 	if err := checkPlacement(from, req.Run, req.Coordinator, req.Parent, req.Ref, req.Level, req.BaseDepth); err != nil {
 		return err
 	}
+	if !agent.ValidKindName(req.Agent) {
+		return peerRefused(from, "an agent name that is not of a kind's form")
+	}
 	if _, err := agent.Lookup(req.Agent); err != nil {
-		return errorf(api.KindUsage, "--agent "+strings.Join(agent.Kinds(), "|"), "refused: %s asked for an agent this machine does not know", from)
+		// (Named: its form was checked. The kinds are this machine's, for
+		// the user on the other one to choose from.)
+		return errorf(api.KindUsage, "--agent "+strings.Join(agent.Kinds(), "|")+", or describe "+req.Agent+" in config.toml ([agents."+req.Agent+"]) on this machine",
+			"refused: %s asked for an agent this machine cannot start: %v", from, err)
 	}
 	if req.Name != "" && !orch.ValidName(req.Name) {
 		return peerRefused(from, "a worker name with characters that tmux or a shell would misread")
@@ -156,10 +162,11 @@ func checkView(v *api.WorkerView) error {
 		// (They count against its coordinator's budget here.)
 		return bad("token counts below zero or that do not add up")
 	}
-	if v.Agent != "" {
-		if _, err := agent.Lookup(v.Agent); err != nil {
-			return bad("an agent st does not know")
-		}
+	// The machine that runs the agent decides which kinds exist there (its
+	// config.toml may describe one this machine does not know): its name
+	// is taken by its form alone, shown here as that machine's kind.
+	if v.Agent != "" && !agent.ValidKindName(v.Agent) {
+		return bad("an agent name that is not of a kind's form")
 	}
 	if v.Ref != "" && !validRef(v.Ref) {
 		return bad("a bad reference")
@@ -231,8 +238,7 @@ func CheckGraph(g []api.GraphAgent) []api.GraphAgent {
 		okParent := a.Parent == "" || validPaneRef(a.Parent) || validRemoteID(a.Parent)
 		okName := a.Name == "" || plain.Line(a.Name) == nil
 		okRun := a.Run == "" || ValidRunID(a.Run)
-		_, kerr := agent.Lookup(a.Kind)
-		okKind := a.Kind == "" || kerr == nil
+		okKind := a.Kind == "" || agent.ValidKindName(a.Kind) // (its machine's kind, as in checkView)
 		okRole := a.Role == "" || a.Role == "coordinator" || a.Role == "worker"
 		okState := a.State == "" || knownState(api.State(a.State))
 		if !okPane || !okParent || !okName || !okRun || !okKind || !okRole || !okState || plain.Text(a.Summary) != nil || a.TeamOf < 0 || !a.Tokens.Valid() {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/orch"
 	"github.com/sophonz/st/internal/plain"
@@ -39,6 +40,11 @@ func (h *Hub) forMachine(ctx context.Context, from string, run, coordinator, par
 // of what it sent comes before the task is written, and a start that
 // fails leaves no task file behind.
 func (h *Hub) startFor(ctx context.Context, from string, req api.PeerStart) (*api.WorkerView, error) {
+	if h.cfg.Home != "" {
+		// This machine decides which kinds exist here: those its
+		// config.toml describes now, as a start from this machine reads.
+		agent.LoadDescribed(h.cfg.Home)
+	}
 	if err := checkStart(from, &req); err != nil {
 		return nil, err
 	}

@@ -160,6 +160,9 @@ type Agent struct {
 	// ParentShell: started from a shell, which is not an agent: no line
 	// to it, and not an orphan.
 	ParentShell bool `json:"parentShell,omitempty"`
+	// Screen: its states are read from its screen, as its machine says
+	// (its kind may be described only there, and so not in Kinds).
+	Screen bool `json:"screen,omitempty"`
 	// ParentName and ParentMachine name a coordinator on another machine:
 	// the row says "worker of ParentName on ParentMachine".
 	ParentName    string `json:"parentName,omitempty"`

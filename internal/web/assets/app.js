@@ -321,7 +321,8 @@ function stateText(a, short) {
   const resets = a.state === 'paused' && a.resets && !a.resets.startsWith('0001-') ? Date.parse(a.resets) : null;
   return el('span.state', { title: a.state ? t('state.since', { state: stateName(a.state), time: fmtTime(a.since) }) : undefined },
     el('span.st-word', { text: resets ? t(a.goesOn === 'move' ? 'state.pausedMoved' : 'state.pausedUntil', { time: fmtTime(resets) }) : stateName(a.state) }),
-    a.state && (kindOf(a.kind) || {}).screen
+    // (A worker's machine says so: its kind may be described only there.)
+    a.state && (a.screen || (kindOf(a.kind) || {}).screen)
       ? el('span.st-screen', { text: ' ' + t('state.fromScreen'), title: t('state.fromScreenTitle') }) : null,
     a.state ? el('span.st-time', null, el('span.sep', { text: ' · ' }), since(a.since, short)) : null);
 }
