@@ -161,7 +161,12 @@ func (s *Server) handleGemini(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	e := startSSE(w)
-	if !s.sleep(r, sleep, func() error { return e.comment("keep-alive") }) {
+	// No keep-alive comments while it sleeps, unlike the other APIs:
+	// Google's stream sends none, and Gemini CLI before 0.61 reads a
+	// comment line as part of the next data segment ("Incomplete JSON
+	// segment at the end", seen with 0.55.1 and 0.59.0). The request's
+	// context still tells when the client left.
+	if !s.sleep(r, sleep, nil) {
 		return
 	}
 	b, _ := json.Marshal(body)
