@@ -151,7 +151,7 @@ func findBox(lines []string) (box, bool) {
 // indents its footer. A user's status line (settings.json statusLine, st
 // statusline --then) goes there, between the box and the mode line, as
 // many lines as the command prints, each drawn two columns in (measured
-// on Claude Code 2.1.332 with a six-line status line). The transcript under an
+// on Claude Code 2.1.332 with status lines of 1, 4 and 6 lines). The transcript under an
 // old box-like drawing is not indented so (● an answer, ✻ its time, ❯ a
 // prompt at column 0), and neither are the dialogs that replace the box
 // (a rule at column 0, then " Bash command", " ☐ Question", their
