@@ -28,9 +28,10 @@ const (
 	// the bottom of the screen, so one with more below it is old text.
 	maxFooterLines = 4
 	// maxStatusLines bounds a user's status line drawn under the box, over
-	// Claude's own footer lines: Claude 2.1.332 draws every line the
-	// status-line command prints (six measured, none cut), so the bound
-	// is that of a screen.
+	// Claude's own footer lines. Claude 2.1.332 sets no limit of its own:
+	// it drew every line of 1, 4 and 6; of 30, in a pane of 50 rows, the
+	// first 21, the rest and the mode line past the screen's end. The
+	// bound is that of a screen.
 	maxStatusLines = 64
 )
 
