@@ -469,3 +469,35 @@ func lineDiff(a, b string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestWithoutTimerMarks: the matrix's sums leave out only the marks st's
+// timers write; any other change of those files still counts.
+func TestWithoutTimerMarks(t *testing.T) {
+	same := func(path, a, b string) bool {
+		return string(withoutTimerMarks(path, []byte(a))) == string(withoutTimerMarks(path, []byte(b)))
+	}
+	item := `[{"id":"att-4","kind":"no-report","text":"x"%s}]`
+	pushed := fmt.Sprintf(item, `,"pushed":"2026-12-07T17:12:48Z"`)
+	if !same("/h/attention.json", fmt.Sprintf(item, ""), pushed) {
+		t.Error("an item's pushed mark counts as a change")
+	}
+	for _, other := range []string{
+		`[{"id":"att-4","kind":"no-report","text":"x","closed":"2026-12-07T17:12:48Z"}]`,
+		`[{"id":"att-4","kind":"no-report","text":"x"},{"id":"att-5","kind":"failed"}]`,
+	} {
+		if same("/h/attention.json", fmt.Sprintf(item, ""), other) {
+			t.Errorf("%s is taken for the same attention.json", other)
+		}
+	}
+	run := `{"id":"run-1","workers":[{"id":"%%3","state":"%s"%s}]}`
+	if !same("/h/orch/run-1/run.json", fmt.Sprintf(run, "done", ""), fmt.Sprintf(run, "done", `,"told":true`)) {
+		t.Error("a worker's told mark counts as a change")
+	}
+	if same("/h/orch/run-1/run.json", fmt.Sprintf(run, "done", ""), fmt.Sprintf(run, "idle", "")) {
+		t.Error("a worker's state is left out of run.json's sum")
+	}
+	// In any other file, the same field counts.
+	if same("/h/tmux-layout.json", `{"told":false}`, `{"told":true}`) {
+		t.Error("a told field of another file is left out")
+	}
+}
