@@ -27,6 +27,12 @@ const (
 	// maxFooterLines bounds the footer under the box: the box is drawn at
 	// the bottom of the screen, so one with more below it is old text.
 	maxFooterLines = 4
+	// maxStatusLines bounds a user's status line drawn under the box, over
+	// Claude's own footer lines. Claude 2.1.332 sets no limit of its own:
+	// it drew every line of 1, 4 and 6; of 30, in a pane of 50 rows, the
+	// first 21, the rest and the mode line past the screen's end. The
+	// bound is that of a screen.
+	maxStatusLines = 64
 )
 
 // Markers of the screens that only a person may answer, matched as
@@ -125,7 +131,7 @@ func findBox(lines []string) (box, bool) {
 		parts := []string{strings.TrimPrefix(strings.TrimPrefix(l, boxGlyph), "\u00a0")}
 		for j := i + 1; j < len(lines) && j <= i+maxBoxLines; j++ {
 			if isRule(lines[j]) {
-				if footerLines(lines[j+1:]) > maxFooterLines {
+				if !isFooter(lines[j+1:]) {
 					// The transcript goes on below: not the live box, and
 					// no box above this one can be either.
 					return box{}, false
@@ -139,6 +145,32 @@ func findBox(lines []string) (box, bool) {
 		}
 	}
 	return box{}, false
+}
+
+// isFooter reports whether lines may be what Claude draws under its live
+// box: a few lines of any kind, or more when each is indented as Claude
+// indents its footer. A user's status line (settings.json statusLine, st
+// statusline --then) goes there, between the box and the mode line, as
+// many lines as the command prints, each drawn two columns in (measured
+// on Claude Code 2.1.332 with status lines of 1, 4 and 6 lines). The transcript under an
+// old box-like drawing is not indented so (● an answer, ✻ its time, ❯ a
+// prompt at column 0), and neither are the dialogs that replace the box
+// (a rule at column 0, then " Bash command", " ☐ Question", their
+// options at column 0 or 1), so none of them passes for a footer.
+func isFooter(lines []string) bool {
+	n := footerLines(lines)
+	if n <= maxFooterLines {
+		return true
+	}
+	if n > maxStatusLines+maxFooterLines {
+		return false
+	}
+	for _, l := range lines {
+		if strings.TrimSpace(l) != "" && !strings.HasPrefix(l, "  ") {
+			return false
+		}
+	}
+	return true
 }
 
 // footerLines counts the lines under the box that are not blank and not

@@ -319,20 +319,37 @@ func (m *matrix) askAsNobody(route, bodyFile string) answer {
 // quiet is what must not change when a refused request is answered: each
 // file under beta's ST_HOME (its log aside), each pane's screen, and
 // tmux's status line (screens["status-right"]: st setup --tmux-status).
+//
+// Two marks are written by st's own timers, whatever anyone asks, so
+// they are left out of the files' sums (timerMarks): an item's "pushed",
+// set when a summary push goes out at the end of its window (30 s after
+// the window's first item, [attention] summary_window), and a worker's
+// "told", a soft mark of run.json written alone 30 s after its parent saw
+// the report (orch's softLinger) when no other write of the run carried
+// it. The matrix's first items and reads come just before its refused
+// cells, so on a loaded machine those writes fell among them (a flaky
+// "attention.json changed", "run.json changed"). A refused request sets
+// neither: no handler runs for it (its answer is checked to be st's
+// refusal), and each mark is set only by what it records, a push of an
+// item opened already and a parent's read of its worker.
 type quiet struct {
 	files   map[string]string
 	screens map[string]string
+	// texts keeps each file's text, so that a failure says what changed
+	// in it, not only that it did.
+	texts map[string]string
 }
 
 func (m *matrix) quiet() quiet {
-	q := quiet{files: map[string]string{}, screens: map[string]string{}}
+	q := quiet{files: map[string]string{}, screens: map[string]string{}, texts: map[string]string{}}
 	filepath.WalkDir(m.b.Home, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.Type().IsRegular() || filepath.Base(p) == "daemon.log" {
 			return nil
 		}
 		data, _ := os.ReadFile(p)
-		sum := sha256.Sum256(data)
+		sum := sha256.Sum256(withoutTimerMarks(p, data))
 		q.files[p] = hex.EncodeToString(sum[:8])
+		q.texts[p] = string(data)
 		return nil
 	})
 	out, _ := m.b.Tmux.Run("list-panes", "-a", "-F", "#{pane_id}")
@@ -371,7 +388,7 @@ func (m *matrix) same(before quiet, what string) {
 	var diff []string
 	for p, h := range before.files {
 		if after.files[p] != h {
-			diff = append(diff, "changed or gone: "+p)
+			diff = append(diff, "changed or gone: "+p+"\n"+lineDiff(before.texts[p], after.texts[p]))
 		}
 	}
 	for p := range after.files {
@@ -387,5 +404,100 @@ func (m *matrix) same(before quiet, what string) {
 	sort.Strings(diff)
 	if len(diff) > 0 {
 		m.t.Errorf("refused requests (%s) changed beta:\n%s", what, strings.Join(diff, "\n"))
+	}
+}
+
+// timerMarks are the fields st's timers write into a file of its home,
+// by the file's name (see quiet).
+var timerMarks = map[string]string{"attention.json": "pushed", "run.json": "told"}
+
+// withoutTimerMarks is data with the field its timers write taken out of
+// every object, or data itself for another file (or one that is not
+// JSON: then it is compared whole).
+func withoutTimerMarks(path string, data []byte) []byte {
+	field, ok := timerMarks[filepath.Base(path)]
+	if !ok {
+		return data
+	}
+	var v any
+	if json.Unmarshal(data, &v) != nil {
+		return data
+	}
+	var strip func(any)
+	strip = func(x any) {
+		switch x := x.(type) {
+		case map[string]any:
+			delete(x, field)
+			for _, y := range x {
+				strip(y)
+			}
+		case []any:
+			for _, y := range x {
+				strip(y)
+			}
+		}
+	}
+	strip(v)
+	out, err := json.Marshal(v)
+	if err != nil {
+		return data
+	}
+	return out
+}
+
+// lineDiff is what changed between two texts, a line at a time: the lines
+// of a alone (-), then those of b alone (+).
+func lineDiff(a, b string) string {
+	in := func(s string) map[string]bool {
+		set := map[string]bool{}
+		for _, l := range strings.Split(s, "\n") {
+			set[l] = true
+		}
+		return set
+	}
+	as, bs := in(a), in(b)
+	var out []string
+	for _, l := range strings.Split(a, "\n") {
+		if !bs[l] {
+			out = append(out, "  - "+l)
+		}
+	}
+	for _, l := range strings.Split(b, "\n") {
+		if !as[l] {
+			out = append(out, "  + "+l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// TestWithoutTimerMarks: the matrix's sums leave out only the marks st's
+// timers write; any other change of those files still counts.
+func TestWithoutTimerMarks(t *testing.T) {
+	same := func(path, a, b string) bool {
+		return string(withoutTimerMarks(path, []byte(a))) == string(withoutTimerMarks(path, []byte(b)))
+	}
+	item := `[{"id":"att-4","kind":"no-report","text":"x"%s}]`
+	pushed := fmt.Sprintf(item, `,"pushed":"2026-12-07T17:12:48Z"`)
+	if !same("/h/attention.json", fmt.Sprintf(item, ""), pushed) {
+		t.Error("an item's pushed mark counts as a change")
+	}
+	for _, other := range []string{
+		`[{"id":"att-4","kind":"no-report","text":"x","closed":"2026-12-07T17:12:48Z"}]`,
+		`[{"id":"att-4","kind":"no-report","text":"x"},{"id":"att-5","kind":"failed"}]`,
+	} {
+		if same("/h/attention.json", fmt.Sprintf(item, ""), other) {
+			t.Errorf("%s is taken for the same attention.json", other)
+		}
+	}
+	run := `{"id":"run-1","workers":[{"id":"%%3","state":"%s"%s}]}`
+	if !same("/h/orch/run-1/run.json", fmt.Sprintf(run, "done", ""), fmt.Sprintf(run, "done", `,"told":true`)) {
+		t.Error("a worker's told mark counts as a change")
+	}
+	if same("/h/orch/run-1/run.json", fmt.Sprintf(run, "done", ""), fmt.Sprintf(run, "idle", "")) {
+		t.Error("a worker's state is left out of run.json's sum")
+	}
+	// In any other file, the same field counts.
+	if same("/h/tmux-layout.json", `{"told":false}`, `{"told":true}`) {
+		t.Error("a told field of another file is left out")
 	}
 }

@@ -13,7 +13,9 @@
 // takes them on a loaded machine (ST_SIM_LAG), an Enter dropped when it
 // follows text too fast (ST_SIM_SWALLOW_ENTER), no hooks at all
 // (ST_SIM_NO_HOOKS), and a pause
-// at the start of each turn (ST_SIM_TURN_DELAY); ST_SIM_HOOK_AGENT makes
+// at the start of each turn (ST_SIM_TURN_DELAY); ST_SIM_STATUS_LINES=N
+// draws a user's status line of N lines under the box, as Claude does;
+// ST_SIM_HOOK_AGENT makes
 // its hooks speak as another kind (one described in config.toml). Like Claude it keeps
 // a record of each conversation (~/.st-sim/ID), and refuses to resume one
 // whose record is not there.
@@ -31,6 +33,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -191,6 +194,13 @@ func configure(args []string, env func(string) string) (cfg config, noHooks bool
 		hookAgent = k
 	}
 	cfg.autoContinue = env("ST_SIM_AUTO_CONTINUE") != "0"
+	if v := env("ST_SIM_STATUS_LINES"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 100 {
+			return cfg, false, fmt.Errorf("ST_SIM_STATUS_LINES=%q: want a number of lines from 0 to 100", v)
+		}
+		cfg.statusLines = n
+	}
 	cfg.continueAfter = time.Second
 	for _, k := range []struct {
 		name string

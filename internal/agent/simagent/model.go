@@ -64,7 +64,11 @@ type config struct {
 	// (reference §13: 30-90 s; ST_SIM_AUTO_CONTINUE=0 turns it off).
 	autoContinue  bool
 	continueAfter time.Duration
-	fs            fileSystem
+	// statusLines is the height of a user's status line, drawn as Claude
+	// 2.1.332 draws one: between the box's lower rule and the footer,
+	// each line two columns in (ST_SIM_STATUS_LINES).
+	statusLines int
+	fs          fileSystem
 }
 
 // Messages into the model.
@@ -804,7 +808,11 @@ func (m *model) render(w, h int) []string {
 		}
 		bottom = append(bottom, prefix+string(part))
 	}
-	bottom = append(bottom, rule, m.footer())
+	bottom = append(bottom, rule)
+	for i := 1; i <= m.cfg.statusLines; i++ {
+		bottom = append(bottom, fmt.Sprintf("  status %d of %d", i, m.cfg.statusLines))
+	}
+	bottom = append(bottom, m.footer())
 	if len(bottom) >= h {
 		return fit(bottom, h, true)
 	}
