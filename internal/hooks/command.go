@@ -89,16 +89,22 @@ func parseCommand(command, agent, st string) (path, event string, ok bool) {
 	if m == nil || m[4] != agent {
 		return "", "", false
 	}
-	switch {
-	case m[1] != "":
-		path = strings.ReplaceAll(m[1], `'\''`, "'")
-	case m[2] != "":
-		path = backslashRE().ReplaceAllString(m[2], "$1")
-	default:
-		path = m[3]
-	}
-	if filepath.Base(path) != "st" && path != st {
+	if path, ok = stProgram(m[1], m[2], m[3], st); !ok {
 		return "", "", false
 	}
 	return path, m[5], true
+}
+
+// stProgram is the program's path from the three ways a command spells
+// it (single-quoted, backslash-escaped, bare), and whether it is st: a
+// program named st in any folder, or exactly st, the binary in use.
+func stProgram(quoted, escaped, bare, st string) (string, bool) {
+	path := bare
+	switch {
+	case quoted != "":
+		path = strings.ReplaceAll(quoted, `'\''`, "'")
+	case escaped != "":
+		path = backslashRE().ReplaceAllString(escaped, "$1")
+	}
+	return path, filepath.Base(path) == "st" || path == st
 }

@@ -3,7 +3,6 @@ package hooks
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -65,15 +64,7 @@ func ParseStatusLineCommand(command, st string) (path, user string, ok bool) {
 	if m == nil {
 		return "", "", false
 	}
-	switch {
-	case m[1] != "":
-		path = strings.ReplaceAll(m[1], `'\''`, "'")
-	case m[2] != "":
-		path = backslashRE().ReplaceAllString(m[2], "$1")
-	default:
-		path = m[3]
-	}
-	if filepath.Base(path) != "st" && path != st {
+	if path, ok = stProgram(m[1], m[2], m[3], st); !ok {
 		return "", "", false
 	}
 	return path, strings.ReplaceAll(m[4], `'\''`, "'"), true
