@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -697,10 +698,18 @@ func TestScopeRefusesClaudeEdit(t *testing.T) {
 	}
 }
 
-// TestRealAgentsBackAfterTmuxRestart: a Claude worker and a Codex worker
-// are brought back, resuming their own conversations, after the tmux
-// server is killed.
-func TestRealAgentsBackAfterTmuxRestart(t *testing.T) {
+// TestRealAgentsBackAfterTmuxRestart: a worker of each kind is brought
+// back, resuming its own conversation, after the tmux server is killed.
+func TestRealAgentsBackAfterTmuxRestart(t *testing.T) { agentsBack(t, false) }
+
+// TestRealAgentsBackAfterReboot: the same after a reboot: st killed
+// (kill -9), then the tmux server (SIGKILL), its socket's folder removed
+// (a reboot empties /tmp), and st up, as st up --at-login runs after one.
+// The faults tier does this with the sim; here each real agent resumes
+// by its own resume argument (Gemini's --resume, opencode's -s).
+func TestRealAgentsBackAfterReboot(t *testing.T) { agentsBack(t, true) }
+
+func agentsBack(t *testing.T, reboot bool) {
 	r := newRig(t)
 	r.installHooks()
 	for _, kind := range kinds(t) {
@@ -725,7 +734,11 @@ func TestRealAgentsBackAfterTmuxRestart(t *testing.T) {
 		out, _ := r.tmux("show-options", "-p", "-v", "-t", "main:r-"+kind, "@st_agent_session")
 		before[kind] = strings.TrimSpace(out)
 	}
-	r.tmuxMust("kill-server")
+	if reboot {
+		r.reboot(t)
+	} else {
+		r.tmuxMust("kill-server")
+	}
 	for _, kind := range kinds(t) {
 		deadline := time.Now().Add(90 * time.Second)
 		for {
@@ -898,4 +911,31 @@ func TestReadmeAsk(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(r.work(), "api-tests.txt")); err != nil {
 		t.Errorf("the worker's file: %v", err)
 	}
+}
+
+// reboot ends st's daemon and the tmux server as a reboot does (SIGKILL,
+// the socket's folder gone), then runs st up.
+func (r *rig) reboot(t *testing.T) {
+	t.Helper()
+	var pids []int
+	if pid := testutil.DaemonPID(r.stHome); pid > 0 {
+		pids = append(pids, pid)
+	}
+	out := r.tmuxMust("display-message", "-p", "#{pid}")
+	var tpid int
+	fmt.Sscan(strings.TrimSpace(out), &tpid)
+	if tpid <= 1 || len(pids) == 0 {
+		t.Fatalf("no daemon (%v) or tmux server (%q) to end", pids, out)
+	}
+	pids = append(pids, tpid)
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		if !testutil.WaitGone(pid, 30*time.Second) {
+			t.Fatalf("process %d still there after SIGKILL", pid)
+		}
+	}
+	if err := os.RemoveAll(filepath.Dir(r.sock)); err != nil {
+		t.Fatal(err)
+	}
+	r.stMust("up")
 }
