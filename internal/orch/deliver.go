@@ -334,7 +334,11 @@ func (m *Manager) submit(ctx context.Context, d *delivery, seq0 int) error {
 			return errorf(api.KindNoHooks, "run st hooks install, then start the worker again (st worker stop "+d.id()+" --yes closes this one)",
 				"the line was typed into %s, but no hook came from the agent within %s, so st cannot see it start: its hooks are missing", d.id(), d.hookTimeout)
 		}
-		if now.Sub(lastEnter) >= reEnterAfter {
+		// Each Enter again waits twice as long as the one before: on a
+		// loaded machine the agent takes keys late, and the line still
+		// in the box may be one whose Enter is on its way (Gemini 0.59
+		// took a task twice after Enters 400 ms apart under load).
+		if now.Sub(lastEnter) >= reEnterAfter<<min(enters-1, maxTypeWaitDoublings) {
 			v, err := m.capture(ctx, d)
 			if err != nil {
 				return err

@@ -105,7 +105,7 @@ func TestCaptureScreens(t *testing.T) {
 	c.enter("cap", "perm-done")
 	c.waitCall("echo hi > perm.txt")
 	c.save(capPermission, c.settled("cap", 1500*time.Millisecond))
-	c.keys("cap", map[string]string{"claude": "1", "codex": "y", "opencode": "Enter"}[kind])
+	c.keys("cap", map[string]string{"claude": "1", "codex": "y", "gemini": "Enter", "opencode": "Enter"}[kind])
 	c.waitFor("cap", func(s string) bool { return strings.Count(s, "perm-done") >= 2 })
 	c.settled("cap", 2*time.Second)
 
