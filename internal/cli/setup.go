@@ -99,11 +99,12 @@ func newSetupCmd(env *Env, runF runFunc[setupOptions]) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "setup [--tmux-status] [--undo]",
 		Short: "Start st and install its hooks, plugin, skills and commands for the agents on PATH (again: changes nothing); --undo takes it all out",
-		Long: `st setup starts st's daemon (as st up), then for each of Claude Code, Codex and
-Gemini CLI that is installed writes st's hooks (st hooks install) and its plugin,
-skills or commands (st plugin install, with the Codex rule that lets st's
-commands leave Codex's sandbox), checks each step as st doctor does, and says
-what to type next. An agent that is not installed is skipped. Running it again
+		Long: `st setup starts st's daemon (as st up), then for each of Claude Code, Codex,
+Gemini CLI and opencode that is installed writes st's hooks (st hooks install;
+opencode's plugin) and its plugin, skills or commands (st plugin install, with
+the Codex rule that lets st's commands leave Codex's sandbox), for Claude Code
+also st's status line (which passes the user's own through), checks each step
+as st doctor does, and says what to type next. An agent that is not installed is skipped. Running it again
 changes nothing.
 
 st setup --tmux-status also puts a segment on tmux's status line that shows how
