@@ -146,6 +146,13 @@ func TestBudgetGateStopsTheRunsWorkers(t *testing.T) {
 	h.m.reg.mu.Lock()
 	h.m.reg.runs[testRun].Budget = &tokens.Budget{Tokens: 1000}
 	h.m.reg.mu.Unlock()
+	// The coordinator's notice loop is held (as if one ran already), so
+	// the notice stays queued for the test to read: a loop of its own
+	// takes it at once and drops it (the harness's coordinator pane runs
+	// no agent), which under load came before the test's look.
+	h.m.notices.mu.Lock()
+	h.m.notices.kicks[coord] = make(chan struct{}, 1)
+	h.m.notices.mu.Unlock()
 	tr := newTranscript(t)
 	tr.say(800, 50)
 	h.hook("PreToolUse", "transcript_path", tr.path, "tool_name", "Bash", "tool_input", map[string]any{"command": "ls"})
