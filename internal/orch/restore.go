@@ -509,7 +509,13 @@ func (m *Manager) relink(ctx context.Context, moved map[string]string, opts map[
 		}
 		return id, !restarted
 	})
-	// Options for the new panes, with the relations renamed.
+	m.markMoved(ctx, moved, opts, follow)
+}
+
+// markMoved puts st's options on the moved workers' new panes, with
+// their relations renamed, and then lets the watcher judge those panes
+// again (markingLocked in relink held it off).
+func (m *Manager) markMoved(ctx context.Context, moved map[string]string, opts map[string]map[string]string, follow func(string) (string, bool)) {
 	set := map[string]map[string]string{}
 	for id, o := range opts {
 		no := map[string]string{}
