@@ -373,10 +373,19 @@ func TestTrustScreenFailsStart(t *testing.T) {
 	// splash for a few seconds first (over 10 s at a load of 20 on 2
 	// cores), and st rightly says then that no box appeared.
 	r.env = append(r.env, "ST_BLOCKED_TIMEOUT=20s")
+	checked := 0
+	defer func() {
+		if checked == 0 && !t.Failed() {
+			// Nothing was checked: say so, rather than pass (scripts/compat
+			// prints this column as n/a for ST_COMPAT_KIND=opencode).
+			t.Skip("no agent kind of this run has folder trust (opencode has none, reference §12)")
+		}
+	}()
 	for _, kind := range kinds(t) {
 		if kind == "opencode" {
 			continue // opencode has no folder trust (reference §12)
 		}
+		checked++
 		dir := map[string]string{"claude": untrusted, "codex": repo, "gemini": untrusted}[kind]
 		start := time.Now()
 		out, errs, code := r.st1("worker", "start", "--agent", kind, "--task", task, "--name", "t-"+kind, "--cwd", dir)
