@@ -14,6 +14,7 @@ import (
 	"github.com/sophonz/st/internal/hooks"
 	"github.com/sophonz/st/internal/testutil"
 	"github.com/sophonz/st/internal/testutil/fakemodel"
+	"github.com/sophonz/st/internal/testutil/realagent"
 )
 
 // TestRealStatusLineCostAndNearLimit (issue 35): a real Claude Code, a
@@ -23,12 +24,16 @@ import (
 // runs its status line in the worker's tmux pane: st worker list --json
 // shows the cost Claude put in it (the same figure the user's own status
 // line was given), as the agent's, not an estimate; st status says the
-// claude account is near its 5-hour limit, and not its 7-day one.
+// claude account is near its 5-hour limit, and not its 7-day one, and
+// names the account as its $HOME/.claude.json does (a signed-in user's
+// oauthAccount, which Claude keeps there: the status line's
+// transcript_path is under $HOME/.claude).
 func TestRealStatusLineCostAndNearLimit(t *testing.T) {
 	if !slices.Contains(kinds(t), "claude") {
 		t.Skip("claude is not in this run's kinds (ST_COMPAT_KIND)")
 	}
 	r := newRigWith(t, subscriberEnv)
+	signedIn(t, filepath.Join(r.home, ".claude.json"), "ann@example.com")
 	five := time.Now().Add(3 * time.Hour).Truncate(time.Minute)
 	r.fake.SetUsed(fakemodel.Used{FiveHour: 0.92, SevenDay: 0.4, FiveHourResets: five, SevenDayResets: time.Now().Add(72 * time.Hour)})
 	r.installHooks()
@@ -78,7 +83,7 @@ func TestRealStatusLineCostAndNearLimit(t *testing.T) {
 		t.Errorf("Claude's status line had no rate_limits.five_hour (a subscriber's): %+v", last)
 	}
 	status := r.stMust("status")
-	want := `(?m)^  near a limit: claude: 5-hour limit 92 % used, resets ` + regexp.QuoteMeta(five.Local().Format("15:04")) + `$`
+	want := `(?m)^  near a limit: claude \(ann@example\.com\): 5-hour limit 92 % used, resets ` + regexp.QuoteMeta(five.Local().Format("15:04")) + `$`
 	if !regexp.MustCompile(want).MatchString(status) || strings.Contains(status, "7-day") {
 		t.Errorf("st status does not say the 5-hour limit alone is near (%s):\n%s", want, status)
 	}
@@ -86,6 +91,30 @@ func TestRealStatusLineCostAndNearLimit(t *testing.T) {
 	t.Logf("Claude ran its status line %d times; the last cost $%v, rate_limits %s; the screen shows the user's line: %v", last.Runs, last.Cost, last.Limits, strings.Contains(screen, "my line"))
 	if !strings.Contains(screen, "my line") {
 		t.Errorf("the user's own status line is not on Claude's screen:\n%s", screen)
+	}
+}
+
+// signedIn adds a claude.ai login's oauthAccount to the .claude.json at
+// path, as Claude writes it when a person signs in (offline, Claude has
+// no profile server to fetch it from).
+func signedIn(t *testing.T, path, email string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := map[string]any{}
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg["oauthAccount"] = map[string]any{"accountUuid": "5e0c9b7a-0000-4000-8000-000000000001", "emailAddress": email,
+		"organizationUuid": "5e0c9b7a-0000-4000-8000-000000000002", "organizationName": email + "'s Organization"}
+	out, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, out, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -134,7 +163,9 @@ func jsonString(s string) string { b, _ := json.Marshal(s); return string(b) }
 // carry the x-codex-primary-* and -secondary-* headers of an account with
 // 92 % of its 5-hour limit and 40 % of its 7-day one used: Codex writes
 // them into its rollout's token_count, st reads them with its tokens, and
-// st status says the codex account is near its 5-hour limit alone.
+// st status says the codex account is near its 5-hour limit alone; the
+// account is its CODEX_HOME, which names no login (a model provider of
+// its own, no auth.json).
 func TestRealCodexNearLimit(t *testing.T) {
 	if !slices.Contains(kinds(t), "codex") {
 		t.Skip("codex is not in this run's kinds (ST_COMPAT_KIND)")
@@ -150,7 +181,8 @@ func TestRealCodexNearLimit(t *testing.T) {
 	if o, e, code := r.st1("worker", "wait", "cx", "--timeout", "150s"); code != 0 || !strings.Contains(o, "done") {
 		t.Fatalf("st worker wait: exit %d %s%s\n%s\n%s", code, o, e, r.capture("main:cx"), r.daemonLog())
 	}
-	want := regexp.MustCompile(`(?m)^  near a limit: codex: 5-hour limit 92 % used, resets ` + regexp.QuoteMeta(five.Local().Format("15:04")) + `$`)
+	want := regexp.MustCompile(`(?m)^  near a limit: codex \(` + regexp.QuoteMeta(realagent.CodexDir(r.home)) + `\): 5-hour limit 92 % used, resets ` +
+		regexp.QuoteMeta(five.Local().Format("15:04")) + `$`)
 	var status string
 	testutil.WaitFor(t, 30*time.Second, func() (bool, string) {
 		status = r.stMust("status")
