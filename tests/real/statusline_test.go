@@ -192,3 +192,82 @@ func TestRealCodexNearLimit(t *testing.T) {
 		t.Errorf("st status says the 7-day limit (40 %%) is near:\n%s", status)
 	}
 }
+
+// TestRealTwoClaudeAccounts (issue 35): two Claude Code logins on one
+// machine, the default one ($HOME/.claude, signed in as ann in
+// $HOME/.claude.json) and a second in CLAUDE_CONFIG_DIR (signed in as bo
+// in its own .claude.json), each running a worker: Claude writes the
+// second's transcript under CLAUDE_CONFIG_DIR, both status lines say
+// 92 % of the 5-hour limit, and st status says so once per account.
+func TestRealTwoClaudeAccounts(t *testing.T) {
+	if !slices.Contains(kinds(t), "claude") {
+		t.Skip("claude is not in this run's kinds (ST_COMPAT_KIND)")
+	}
+	r := newRigWith(t, subscriberEnv)
+	five := time.Now().Add(3 * time.Hour).Truncate(time.Minute)
+	r.fake.SetUsed(fakemodel.Used{FiveHour: 0.92, SevenDay: 0.4, FiveHourResets: five, SevenDayResets: time.Now().Add(72 * time.Hour)})
+	r.installHooks()
+	if sl := hooks.InstallStatusLine(hooks.Options{Home: r.home, St: r.st, Getenv: func(k string) string {
+		if k == "HOME" {
+			return r.home
+		}
+		return ""
+	}}); sl.Error != "" || !sl.Current {
+		t.Fatalf("installing st's status line: %+v", sl)
+	}
+	signedIn(t, filepath.Join(r.home, ".claude.json"), "ann@example.com")
+	// The second login: the same settings (st's hooks and status line),
+	// its own .claude.json.
+	work := filepath.Join(r.dir, "claude-work")
+	if err := os.MkdirAll(work, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for from, to := range map[string]string{
+		filepath.Join(r.home, ".claude", "settings.json"): filepath.Join(work, "settings.json"),
+		filepath.Join(r.home, ".claude.json"):             filepath.Join(work, ".claude.json"),
+	} {
+		data, err := os.ReadFile(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(to, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	signedIn(t, filepath.Join(work, ".claude.json"), "bo@example.com")
+
+	task := r.writeTask("acc.md", fmt.Sprintf("Count the files.\nRUN: ls > /dev/null\nRUN: %s worker done --summary \"counted\"\nSAY: I counted them.\n", r.st))
+	start := func(name string, env []string) {
+		t.Helper()
+		var out, errb strings.Builder
+		cmd := r.stCmd(env, "worker", "start", "--agent", "claude", "--task", task, "--name", name)
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("st worker start %s: %v %s%s\n%s", name, err, out.String(), errb.String(), r.daemonLog())
+		}
+	}
+	start("ann", r.env)
+	start("bo", append(append([]string{}, r.env...), "CLAUDE_CONFIG_DIR="+work))
+	for _, name := range []string{"ann", "bo"} {
+		if o, e, code := r.st1("worker", "wait", name, "--timeout", "150s"); code != 0 || !strings.Contains(o, "done") {
+			t.Fatalf("st worker wait %s: exit %d %s%s\n%s\n%s", name, code, o, e, r.capture("main:"+name), r.daemonLog())
+		}
+	}
+	if got, _ := filepath.Glob(filepath.Join(work, "projects", "*", "*.jsonl")); len(got) != 1 {
+		t.Errorf("Claude with CLAUDE_CONFIG_DIR wrote %d transcripts under it (%v), want its one", len(got), got)
+	}
+	at := regexp.QuoteMeta(five.Local().Format("15:04"))
+	want := []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^  near a limit: claude \(ann@example\.com\): 5-hour limit 92 % used, resets ` + at + `$`),
+		regexp.MustCompile(`(?m)^  near a limit: claude \(bo@example\.com\): 5-hour limit 92 % used, resets ` + at + `$`),
+	}
+	var status string
+	testutil.WaitFor(t, 30*time.Second, func() (bool, string) {
+		status = r.stMust("status")
+		return want[0].MatchString(status) && want[1].MatchString(status),
+			fmt.Sprintf("st status does not say both accounts are near their 5-hour limit:\n%s\n%s", status, r.daemonLog())
+	})
+	if n := strings.Count(status, "near a limit:"); n != 2 {
+		t.Errorf("st status has %d near-limit lines, want one per account:\n%s", n, status)
+	}
+}
