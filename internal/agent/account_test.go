@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 )
 
 func writeFile(t *testing.T, path, text string) {
@@ -150,4 +152,25 @@ func TestKindsNameAccounts(t *testing.T) {
 			t.Errorf("%s names no account (%v)", k, err)
 		}
 	}
+}
+
+// FuzzAccountNames: whatever an account file holds, the name st takes of
+// it is short and has no control or format character in it.
+func FuzzAccountNames(f *testing.F) {
+	f.Add([]byte(`{"oauthAccount":{"emailAddress":"ann@example.com","accountUuid":"u"}}`))
+	f.Add([]byte(`{"tokens":{"id_token":"eyJhbGciOiJub25lIn0.eyJlbWFpbCI6ImFAYi5jIn0.x","account_id":"acct"}}`))
+	f.Add([]byte(`{"oauthAccount":{"emailAddress":"\u001b]0;x\u0007a@b\u202e"}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, parse := range []func([]byte) string{claudeAccountName, codexAccountName} {
+			name := parse(data)
+			if utf8.RuneCountInString(name) > maxAccountName {
+				t.Fatalf("a name of %d characters", utf8.RuneCountInString(name))
+			}
+			for _, r := range name {
+				if unicode.IsControl(r) || unicode.In(r, unicode.Cf) {
+					t.Fatalf("a control or format character %U in %q", r, name)
+				}
+			}
+		}
+	})
 }
