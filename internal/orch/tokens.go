@@ -136,14 +136,19 @@ func (b *tokenBook) read(id string, ad *agent.Kind, transcript string) *tokenRea
 
 // conversationSoFar reads the records of pane's agent to their end now
 // and returns the ledger of its whole conversation so far: its live
-// ledger (a coordinator of an earlier run), read on, or a new one of the
-// file its hooks named last; nil when no hook of pane named one. It reads
-// files: never under the registry's lock.
+// ledger (a coordinator of an earlier run), else the ledger its last run
+// kept (st restarted since), read on, with the file its hooks named last;
+// nil when nothing names a file of it. It reads files: never under the
+// registry's lock.
 func (b *tokenBook) conversationSoFar(pane string) *tokens.Ledger {
 	b.mu.Lock()
 	e, named := b.live[pane], b.named[pane]
 	b.mu.Unlock()
 	read := func(l *tokens.Ledger) *tokens.Ledger {
+		l.Watch(named.path, named.format)
+		if len(l.Files) == 0 {
+			return nil
+		}
 		if _, err := l.Read(); err != nil {
 			b.m.logf("%s: tokens: %v", pane, err)
 		}
@@ -156,12 +161,18 @@ func (b *tokenBook) conversationSoFar(pane string) *tokens.Ledger {
 			return read(e.ledger)
 		}
 	}
-	if named.path == "" {
-		return nil
+	return read(b.m.lastCoordLedger(pane))
+}
+
+// lastCoordLedger is a copy of what pane's latest run on this machine
+// read of its coordinator's conversation (an empty ledger for none).
+func (m *Manager) lastCoordLedger(pane string) *tokens.Ledger {
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
+	if r := m.coordRunLocked(pane); r != nil && r.CoordLedger != nil {
+		return r.CoordLedger.Clone()
 	}
-	l := &tokens.Ledger{}
-	l.Watch(named.path, named.format)
-	return read(l)
+	return &tokens.Ledger{}
 }
 
 // forget drops a live ledger (its counts stay in the worker's record).

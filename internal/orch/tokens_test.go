@@ -421,3 +421,38 @@ func TestCoordinatorsReadOfLimitsAlone(t *testing.T) {
 		t.Fatalf("the coordinator's own tokens: %+v, want 320", c)
 	}
 }
+
+// A restart of st between a coordinator's two runs: the second run is
+// counted from its start all the same, from what the first run kept.
+func TestCoordinatorsOwnTokensAfterARestartBetweenRuns(t *testing.T) {
+	h := newHarness(t, api.Working, nil)
+	ctx := context.Background()
+	tr := newTranscript(t)
+	tr.say(400, 30)
+	if err := h.hookFrom(coord, "Stop", "transcript_path", tr.path, "last_assistant_message", "started a worker"); err != nil {
+		t.Fatal(err)
+	}
+	h.m.Close()
+	m, err := NewManager(ctx, Config{Home: h.home, STBin: "/bin/st", Tmux: h.tm.Client(), ReadWait: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	h.m = m
+	tr.say(50, 5)
+	run2, err := h.m.StartRun(ctx, api.StartRunRequest{Pane: coord, Objective: "after a restart"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.say(10, 2)
+	if err := h.hookFrom(coord, "Stop", "transcript_path", tr.path, "last_assistant_message", "started another"); err != nil {
+		t.Fatal(err)
+	}
+	v, err := h.m.Show(ctx, coord, run2.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := v.CoordinatorTokens; c == nil || c.Total != 12 {
+		t.Fatalf("the second run's coordinator tokens: %+v, want 12 (10 in, 2 out)", c)
+	}
+}
