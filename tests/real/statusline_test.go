@@ -1,6 +1,7 @@
 package real
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -164,8 +165,8 @@ func jsonString(s string) string { b, _ := json.Marshal(s); return string(b) }
 // 92 % of its 5-hour limit and 40 % of its 7-day one used: Codex writes
 // them into its rollout's token_count, st reads them with its tokens, and
 // st status says the codex account is near its 5-hour limit alone; the
-// account is its CODEX_HOME, which names no login (a model provider of
-// its own, no auth.json).
+// account is the ChatGPT login its CODEX_HOME's auth.json names (Codex
+// works offline with it beside a model provider of its own, measured).
 func TestRealCodexNearLimit(t *testing.T) {
 	if !slices.Contains(kinds(t), "codex") {
 		t.Skip("codex is not in this run's kinds (ST_COMPAT_KIND)")
@@ -174,6 +175,7 @@ func TestRealCodexNearLimit(t *testing.T) {
 	five := time.Now().Add(3 * time.Hour).Truncate(time.Minute)
 	r.fake.SetUsed(fakemodel.Used{FiveHour: 0.92, SevenDay: 0.4, FiveHourResets: five, SevenDayResets: time.Now().Add(72 * time.Hour)})
 	r.installHooks()
+	chatGPTLogin(t, realagent.CodexDir(r.home), "bo@example.com")
 	task := r.writeTask("cx.md", fmt.Sprintf("Count the files.\nRUN: ls > /dev/null\nRUN: %s worker done --summary \"counted\"\nSAY: I counted them.\n", r.st))
 	if o, e, code := r.st1("worker", "start", "--agent", "codex", "--task", task, "--name", "cx"); code != 0 {
 		t.Fatalf("st worker start: exit %d %s%s\n%s\n%s", code, o, e, r.capture("main:cx"), r.daemonLog())
@@ -181,7 +183,7 @@ func TestRealCodexNearLimit(t *testing.T) {
 	if o, e, code := r.st1("worker", "wait", "cx", "--timeout", "150s"); code != 0 || !strings.Contains(o, "done") {
 		t.Fatalf("st worker wait: exit %d %s%s\n%s\n%s", code, o, e, r.capture("main:cx"), r.daemonLog())
 	}
-	want := regexp.MustCompile(`(?m)^  near a limit: codex \(` + regexp.QuoteMeta(realagent.CodexDir(r.home)) + `\): 5-hour limit 92 % used, resets ` +
+	want := regexp.MustCompile(`(?m)^  near a limit: codex \(bo@example\.com\): 5-hour limit 92 % used, resets ` +
 		regexp.QuoteMeta(five.Local().Format("15:04")) + `$`)
 	var status string
 	testutil.WaitFor(t, 30*time.Second, func() (bool, string) {
@@ -269,5 +271,31 @@ func TestRealTwoClaudeAccounts(t *testing.T) {
 	})
 	if n := strings.Count(status, "near a limit:"); n != 2 {
 		t.Errorf("st status has %d near-limit lines, want one per account:\n%s", n, status)
+	}
+}
+
+// chatGPTLogin writes codexHome/auth.json as a ChatGPT sign-in leaves it
+// (the form Codex 0.171.0 takes as one: codex login status says "Logged
+// in using ChatGPT"), its id_token unsigned, naming email.
+func chatGPTLogin(t *testing.T, codexHome, email string) {
+	t.Helper()
+	enc := func(v any) string {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return base64.RawURLEncoding.EncodeToString(b)
+	}
+	claims := map[string]any{"email": email, "exp": time.Now().Add(24 * time.Hour).Unix(),
+		"https://api.openai.com/auth": map[string]any{"chatgpt_account_id": "acct-test", "chatgpt_plan_type": "plus"}}
+	jwt := enc(map[string]any{"alg": "none", "typ": "JWT"}) + "." + enc(claims) + ".c2ln"
+	auth := map[string]any{"auth_mode": "chatgpt", "OPENAI_API_KEY": nil, "last_refresh": time.Now().UTC().Format(time.RFC3339),
+		"tokens": map[string]any{"id_token": jwt, "access_token": jwt, "refresh_token": "offline", "account_id": "acct-test"}}
+	data, err := json.Marshal(auth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(codexHome, "auth.json"), data, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
