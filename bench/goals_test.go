@@ -33,6 +33,9 @@ import (
 //     against floorWrite: a process that starts, writes the same run.json
 //     durably (write, fsync, rename: store.WriteFile, what st uses) and
 //     exits. Goal: ratio <= 1.2.
+//   - goal_report_in_pane_to_wait: the same for a report made as an
+//     agent makes it, in the worker's pane under the sim
+//     (goalReportInPane), against the same floor. Goal: ratio <= 1.2.
 //   - goal_list_json_n100: `st worker list --json` with the 100 workers,
 //     against `st status` (a process and one round trip to the daemon),
 //     20 of each interleaved, medians. Goal: ratio <= 1.3.
