@@ -82,8 +82,9 @@ type hookBench struct {
 	c       *client.Client
 	// The samples.
 	toWorking, toIdle, procs, floor, polls []time.Duration
-	missed                                 int // turns whose state never showed
-	quiet                                  int // turns st ended from the screen, not the hook
+	inMemory                               []time.Duration // to the daemon's log line of the move
+	missed                                 int             // turns whose state never showed
+	quiet                                  int             // turns st ended from the screen, not the hook
 }
 
 func newHookBench(b *testing.B, kind string) *hookBench {
@@ -241,6 +242,7 @@ func (h *hookBench) turn(i int) {
 	go func() { sent <- h.send(fmt.Sprintf("SAY: turn-%d", i)) }()
 	deadline := time.After(180 * time.Second)
 	measured := map[int]time.Time{} // the measured hooks' pids: their start
+	starts := map[api.State]time.Time{}
 	want := api.Working
 	for want != "" || len(measured) > 0 {
 		var s stamp
@@ -262,6 +264,7 @@ func (h *hookBench) turn(i int) {
 			continue
 		}
 		measured[s.pid] = s.at
+		starts[want] = s.at
 		h.seen(want, s.at)
 		if want == api.Working {
 			want = api.Idle
@@ -272,9 +275,36 @@ func (h *hookBench) turn(i int) {
 	if e := <-sent; e != "" {
 		h.b.Fatalf("%s: turn %d: %s", h.kind, i, e)
 	}
-	if strings.Contains(logSince(logPath, logFrom), "its turn was interrupted") {
+	log := logSince(logPath, logFrom)
+	if strings.Contains(log, "its turn was interrupted") {
 		h.quiet++ // st ended the turn from its screen: the hook was late
 	}
+	h.applied(log, "idle", api.Working, starts[api.Working])
+	h.applied(log, "working", api.Idle, starts[api.Idle])
+}
+
+// applied keeps the time from the hook's start at t0 to the daemon's log
+// line of the worker's move from one state to want: when st set the state
+// in memory, before the change went to disk and a read could show it. The
+// log's clock has milliseconds, cut (not rounded): the figure may be up
+// to 1 ms short.
+func (h *hookBench) applied(log, from string, want api.State, t0 time.Time) {
+	mark := fmt.Sprintf(" (%s): %s -> %s", h.name, from, want)
+	for _, line := range strings.Split(log, "\n") {
+		if !strings.HasSuffix(line, mark) {
+			continue
+		}
+		clock, _, _ := strings.Cut(line, " ")
+		at, err := time.ParseInLocation("15:04:05.000", clock, time.Local)
+		if err != nil || t0.IsZero() {
+			break
+		}
+		y, m, d := t0.Date()
+		at = time.Date(y, m, d, at.Hour(), at.Minute(), at.Second(), at.Nanosecond(), time.Local)
+		h.inMemory = append(h.inMemory, at.Sub(t0))
+		return
+	}
+	h.b.Logf("%s: the daemon's log has no line%s", h.kind, mark)
 }
 
 // event is what a note's hook means for the kind ("" for a note of
@@ -349,6 +379,7 @@ func (h *hookBench) print() {
 	fig("hook_to_state_"+k, both, true)
 	fig("hook_to_state_"+k+"_working", h.toWorking, true)
 	fig("hook_to_state_"+k+"_idle", h.toIdle, true)
+	fig("hook_to_state_"+k+"_in_memory", h.inMemory, true)
 	fig("hook_process_"+k, h.procs, true)
 	fig("hook_to_state_"+k+"_poll", h.polls, false)
 	fmt.Printf("FIGURE hook_to_state_%s_missed %d turns (no state within 30 s: %d; ended by st from the screen: %d)\n", k, h.missed+h.quiet, h.missed, h.quiet)
