@@ -39,8 +39,11 @@ import (
 // "first seen" is the return of the first read that shows it, so the
 // figure includes one read (its median printed as _poll). The floor, in
 // the same run, before each turn: a bare `st version` started through the
-// same program, start to exit. It also prints the hook's own process
-// (start to exit), beside the same floor.
+// same program, start to exit. It also prints where the time went: to
+// the daemon's log line of the move (_in_memory: the state set, before
+// the change is on disk, which a read waits for), to the agent's closing
+// the hook's stdin (hook_payload_KIND: the event's payload handed over),
+// and the hook's own process, start to exit (hook_process_KIND).
 //
 //	go test -run '^$' -bench RealHookState -benchtime 1x ./tests/real/
 //
@@ -63,7 +66,7 @@ func BenchmarkRealHookState(b *testing.B) {
 
 // stamp is one note of the hookstamp program.
 type stamp struct {
-	what   string // start or end
+	what   string // start, stdin (the payload's end) or end
 	pid    int
 	at     time.Time
 	status int
@@ -83,6 +86,7 @@ type hookBench struct {
 	// The samples.
 	toWorking, toIdle, procs, floor, polls []time.Duration
 	inMemory                               []time.Duration // to the daemon's log line of the move
+	payloads                               []time.Duration // to the agent's closing the hook's stdin
 	missed                                 int             // turns whose state never showed
 	quiet                                  int             // turns st ended from the screen, not the hook
 }
@@ -162,7 +166,7 @@ func listenStamps(b *testing.B, sock string) chan stamp {
 
 func parseStamp(line string) (stamp, bool) {
 	f := strings.Fields(line)
-	if len(f) < 4 || (f[0] != "start" && f[0] != "end") {
+	if len(f) < 4 || (f[0] != "start" && f[0] != "stdin" && f[0] != "end") {
 		return stamp{}, false
 	}
 	pid, err1 := strconv.Atoi(f[1])
@@ -252,11 +256,14 @@ func (h *hookBench) turn(i int) {
 			h.b.Fatalf("%s: turn %d: no hook moved it to %q within 180 s (or a hook's end was not noted)\n%s\n%s",
 				h.kind, i, want, r.capture("main:"+h.name), r.daemonLog())
 		}
-		if s.what == "end" {
-			if t0, ok := measured[s.pid]; ok {
-				h.procs = append(h.procs, s.at.Sub(t0))
-				delete(measured, s.pid)
-			}
+		if t0, ok := measured[s.pid]; ok && s.what == "stdin" {
+			h.payloads = append(h.payloads, s.at.Sub(t0))
+		}
+		if t0, ok := measured[s.pid]; ok && s.what == "end" {
+			h.procs = append(h.procs, s.at.Sub(t0))
+			delete(measured, s.pid)
+		}
+		if s.what != "start" {
 			continue
 		}
 		ev := h.event(s)
@@ -381,6 +388,7 @@ func (h *hookBench) print() {
 	fig("hook_to_state_"+k+"_idle", h.toIdle, true)
 	fig("hook_to_state_"+k+"_in_memory", h.inMemory, true)
 	fig("hook_process_"+k, h.procs, true)
+	fig("hook_payload_"+k, h.payloads, false)
 	fig("hook_to_state_"+k+"_poll", h.polls, false)
 	fmt.Printf("FIGURE hook_to_state_%s_missed %d turns (no state within 30 s: %d; ended by st from the screen: %d)\n", k, h.missed+h.quiet, h.missed, h.quiet)
 }

@@ -6,10 +6,13 @@
 // st's, and this program notes when the hook's process started and when
 // st ended, then exits with st's status.
 //
-// It sends two datagrams to the benchmark's unix socket, one before it
-// starts st and one after st ended:
+// It sends three datagrams to the benchmark's unix socket: one before it
+// starts st, one when the agent has closed the hook's standard input (the
+// event's payload, which it hands on to st as it comes), and one after st
+// ended:
 //
 //	start PID UNIXNANO 0 ARGS...
+//	stdin PID UNIXNANO 0 ARGS...
 //	end PID UNIXNANO STATUS ARGS...
 //
 // The clock read for "start" is its first statement: the program's own
@@ -29,6 +32,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -59,9 +63,27 @@ func main() {
 	}
 	note("start", start, 0)
 	cmd := exec.Command(stBin, os.Args[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	// The payload goes through a pipe of this program's, copied as it
+	// comes (st starts while the agent still writes, as it would), so
+	// that its end can be noted: how long the agent takes to hand the
+	// payload over is part of the hook's time that st cannot shorten.
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "hookstamp: %v\n", err)
+		os.Exit(2)
+	}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "hookstamp: run %s: %v\n", stBin, err)
+		os.Exit(2)
+	}
+	go func() {
+		io.Copy(in, os.Stdin)
+		note("stdin", time.Now(), 0)
+		in.Close()
+	}()
 	status := 0
-	if err := cmd.Run(); err != nil {
+	if err := cmd.Wait(); err != nil {
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) {
 			fmt.Fprintf(os.Stderr, "hookstamp: run %s: %v\n", stBin, err)
