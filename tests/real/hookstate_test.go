@@ -43,7 +43,10 @@ import (
 // the daemon's log line of the move (_in_memory: the state set, before
 // the change is on disk, which a read waits for), to the agent's closing
 // the hook's stdin (hook_payload_KIND: the event's payload handed over),
-// and the hook's own process, start to exit (hook_process_KIND).
+// the hook's own process, start to exit (hook_process_KIND), and the CPU
+// time st used in it and in the floor (hook_process_cpu_KIND,
+// hook_floor_cpu_KIND): a hook whose wall time is many times its CPU time
+// waited, for a core or for the daemon.
 //
 //	go test -run '^$' -bench RealHookState -benchtime 1x ./tests/real/
 //
@@ -70,6 +73,8 @@ type stamp struct {
 	pid    int
 	at     time.Time
 	status int
+	cpu    time.Duration // st's CPU time, user and system (end)
+	faults int           // st's major page faults (end)
 	args   []string
 }
 
@@ -87,6 +92,8 @@ type hookBench struct {
 	toWorking, toIdle, procs, floor, polls []time.Duration
 	inMemory                               []time.Duration // to the daemon's log line of the move
 	payloads                               []time.Duration // to the agent's closing the hook's stdin
+	procCPU, floorCPU                      []time.Duration // st's CPU time in the hook, in the floor
+	faults                                 int             // major page faults of the measured hooks' st
 	missed                                 int             // turns whose state never showed
 	quiet                                  int             // turns st ended from the screen, not the hook
 }
@@ -166,16 +173,18 @@ func listenStamps(b *testing.B, sock string) chan stamp {
 
 func parseStamp(line string) (stamp, bool) {
 	f := strings.Fields(line)
-	if len(f) < 4 || (f[0] != "start" && f[0] != "stdin" && f[0] != "end") {
+	if len(f) < 6 || (f[0] != "start" && f[0] != "stdin" && f[0] != "end") {
 		return stamp{}, false
 	}
 	pid, err1 := strconv.Atoi(f[1])
 	ns, err2 := strconv.ParseInt(f[2], 10, 64)
 	status, err3 := strconv.Atoi(f[3])
-	if err1 != nil || err2 != nil || err3 != nil {
+	cpu, err4 := strconv.ParseInt(f[4], 10, 64)
+	faults, err5 := strconv.Atoi(f[5])
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || err5 != nil {
 		return stamp{}, false
 	}
-	return stamp{what: f[0], pid: pid, at: time.Unix(0, ns), status: status, args: f[4:]}, true
+	return stamp{what: f[0], pid: pid, at: time.Unix(0, ns), status: status, cpu: time.Duration(cpu) * time.Microsecond, faults: faults, args: f[6:]}, true
 }
 
 // run starts the worker, lets its first turn end, and measures n turns.
@@ -213,7 +222,8 @@ func (h *hookBench) versionTime() time.Duration {
 			}
 			if s.what == "start" {
 				start = s.at
-			} else if !start.IsZero() {
+			} else if s.what == "end" && !start.IsZero() {
+				h.floorCPU = append(h.floorCPU, s.cpu)
 				return s.at.Sub(start)
 			}
 		case <-deadline:
@@ -261,6 +271,8 @@ func (h *hookBench) turn(i int) {
 		}
 		if t0, ok := measured[s.pid]; ok && s.what == "end" {
 			h.procs = append(h.procs, s.at.Sub(t0))
+			h.procCPU = append(h.procCPU, s.cpu)
+			h.faults += s.faults
 			delete(measured, s.pid)
 		}
 		if s.what != "start" {
@@ -389,7 +401,10 @@ func (h *hookBench) print() {
 	fig("hook_to_state_"+k+"_in_memory", h.inMemory, true)
 	fig("hook_process_"+k, h.procs, true)
 	fig("hook_payload_"+k, h.payloads, false)
+	fig("hook_process_cpu_"+k, h.procCPU, false)
+	fig("hook_floor_cpu_"+k, h.floorCPU, false)
 	fig("hook_to_state_"+k+"_poll", h.polls, false)
+	fmt.Printf("FIGURE hook_faults_%s %d pages (major page faults of st in the %d hooks measured)\n", k, h.faults, len(h.procs))
 	fmt.Printf("FIGURE hook_to_state_%s_missed %d turns (no state within 30 s: %d; ended by st from the screen: %d)\n", k, h.missed+h.quiet, h.missed, h.quiet)
 }
 

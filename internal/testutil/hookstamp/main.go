@@ -11,9 +11,14 @@
 // event's payload, which it hands on to st as it comes), and one after st
 // ended:
 //
-//	start PID UNIXNANO 0 ARGS...
-//	stdin PID UNIXNANO 0 ARGS...
-//	end PID UNIXNANO STATUS ARGS...
+//	start PID UNIXNANO 0 0 0 ARGS...
+//	stdin PID UNIXNANO 0 0 0 ARGS...
+//	end PID UNIXNANO STATUS CPU FAULTS ARGS...
+//
+// where CPU is the CPU time st used, user and system, in microseconds,
+// and FAULTS its major page faults (pages read from disk, its binary's
+// among them): beside its wall time they tell a process that waited for
+// a core or the disk from one that worked.
 //
 // The clock read for "start" is its first statement: the program's own
 // start (a Go runtime's, about half a millisecond) comes before it and is
@@ -37,6 +42,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -54,14 +60,14 @@ func main() {
 		conn, _ = net.Dial("unixgram", stampSock)
 	}
 	args := strings.Join(os.Args[1:], " ")
-	note := func(what string, at time.Time, status int) {
+	note := func(what string, at time.Time, status int, cpu time.Duration, faults int64) {
 		if conn != nil {
 			// A datagram is one note; a lost one is a sample the
 			// benchmark does not get, which it counts.
-			fmt.Fprintf(conn, "%s %d %d %d %s", what, os.Getpid(), at.UnixNano(), status, args)
+			fmt.Fprintf(conn, "%s %d %d %d %d %d %s", what, os.Getpid(), at.UnixNano(), status, cpu.Microseconds(), faults, args)
 		}
 	}
-	note("start", start, 0)
+	note("start", start, 0, 0, 0)
 	cmd := exec.Command(stBin, os.Args[1:]...)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	// The payload goes through a pipe of this program's, copied as it
@@ -79,7 +85,7 @@ func main() {
 	}
 	go func() {
 		io.Copy(in, os.Stdin)
-		note("stdin", time.Now(), 0)
+		note("stdin", time.Now(), 0, 0, 0)
 		in.Close()
 	}()
 	status := 0
@@ -91,6 +97,11 @@ func main() {
 		}
 		status = ee.ExitCode()
 	}
-	note("end", time.Now(), status)
+	end := time.Now()
+	var faults int64
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		faults = ru.Majflt
+	}
+	note("end", end, status, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime(), faults)
 	os.Exit(status)
 }
