@@ -43,10 +43,12 @@ import (
 // the daemon's log line of the move (_in_memory: the state set, before
 // the change is on disk, which a read waits for), to the agent's closing
 // the hook's stdin (hook_payload_KIND: the event's payload handed over),
-// the hook's own process, start to exit (hook_process_KIND), and the CPU
+// the hook's own process, start to exit (hook_process_KIND), the CPU
 // time st used in it and in the floor (hook_process_cpu_KIND,
-// hook_floor_cpu_KIND): a hook whose wall time is many times its CPU time
-// waited, for a core or for the daemon.
+// hook_floor_cpu_KIND: a hook whose wall time is many times its CPU time
+// waited), and the time st's main thread waited for a core in them
+// (hook_process_waited_KIND, hook_floor_waited_KIND, the scheduler's own
+// count).
 //
 //	go test -run '^$' -bench RealHookState -benchtime 1x ./tests/real/
 //
@@ -75,6 +77,7 @@ type stamp struct {
 	status int
 	cpu    time.Duration // st's CPU time, user and system (end)
 	faults int           // st's major page faults (end)
+	waited time.Duration // st's main thread's time waiting for a core (end; < 0: unknown)
 	args   []string
 }
 
@@ -93,6 +96,7 @@ type hookBench struct {
 	inMemory                               []time.Duration // to the daemon's log line of the move
 	payloads                               []time.Duration // to the agent's closing the hook's stdin
 	procCPU, floorCPU                      []time.Duration // st's CPU time in the hook, in the floor
+	procWaited, floorWaited                []time.Duration // st's main thread's wait for a core, the same
 	faults                                 int             // major page faults of the measured hooks' st
 	missed                                 int             // turns whose state never showed
 	quiet                                  int             // turns st ended from the screen, not the hook
@@ -173,7 +177,7 @@ func listenStamps(b *testing.B, sock string) chan stamp {
 
 func parseStamp(line string) (stamp, bool) {
 	f := strings.Fields(line)
-	if len(f) < 6 || (f[0] != "start" && f[0] != "stdin" && f[0] != "end") {
+	if len(f) < 7 || (f[0] != "start" && f[0] != "stdin" && f[0] != "end") {
 		return stamp{}, false
 	}
 	pid, err1 := strconv.Atoi(f[1])
@@ -181,10 +185,12 @@ func parseStamp(line string) (stamp, bool) {
 	status, err3 := strconv.Atoi(f[3])
 	cpu, err4 := strconv.ParseInt(f[4], 10, 64)
 	faults, err5 := strconv.Atoi(f[5])
-	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || err5 != nil {
+	waited, err6 := strconv.ParseInt(f[6], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || err5 != nil || err6 != nil {
 		return stamp{}, false
 	}
-	return stamp{what: f[0], pid: pid, at: time.Unix(0, ns), status: status, cpu: time.Duration(cpu) * time.Microsecond, faults: faults, args: f[6:]}, true
+	return stamp{what: f[0], pid: pid, at: time.Unix(0, ns), status: status, cpu: time.Duration(cpu) * time.Microsecond,
+		faults: faults, waited: time.Duration(waited) * time.Microsecond, args: f[7:]}, true
 }
 
 // run starts the worker, lets its first turn end, and measures n turns.
@@ -224,6 +230,9 @@ func (h *hookBench) versionTime() time.Duration {
 				start = s.at
 			} else if s.what == "end" && !start.IsZero() {
 				h.floorCPU = append(h.floorCPU, s.cpu)
+				if s.waited >= 0 {
+					h.floorWaited = append(h.floorWaited, s.waited)
+				}
 				return s.at.Sub(start)
 			}
 		case <-deadline:
@@ -272,6 +281,9 @@ func (h *hookBench) turn(i int) {
 		if t0, ok := measured[s.pid]; ok && s.what == "end" {
 			h.procs = append(h.procs, s.at.Sub(t0))
 			h.procCPU = append(h.procCPU, s.cpu)
+			if s.waited >= 0 {
+				h.procWaited = append(h.procWaited, s.waited)
+			}
 			h.faults += s.faults
 			delete(measured, s.pid)
 		}
@@ -403,6 +415,8 @@ func (h *hookBench) print() {
 	fig("hook_payload_"+k, h.payloads, false)
 	fig("hook_process_cpu_"+k, h.procCPU, false)
 	fig("hook_floor_cpu_"+k, h.floorCPU, false)
+	fig("hook_process_waited_"+k, h.procWaited, false)
+	fig("hook_floor_waited_"+k, h.floorWaited, false)
 	fig("hook_to_state_"+k+"_poll", h.polls, false)
 	fmt.Printf("FIGURE hook_faults_%s %d pages (major page faults of st in the %d hooks measured)\n", k, h.faults, len(h.procs))
 	fmt.Printf("FIGURE hook_to_state_%s_missed %d turns (no state within 30 s: %d; ended by st from the screen: %d)\n", k, h.missed+h.quiet, h.missed, h.quiet)
