@@ -132,7 +132,9 @@ func newHookBench(b *testing.B, kind string) *hookBench {
 }
 
 // buildHookStamp builds internal/testutil/hookstamp into dir, to run st
-// and note on sock.
+// and note on sock. It is named st, in a folder of its own: st takes a
+// hook command whose program is named st as its own (hooks.stProgram), so
+// the hooks it installs with it are st's hooks to st hooks status.
 func buildHookStamp(b *testing.B, dir, st, sock string) string {
 	b.Helper()
 	bin := filepath.Join(dir, "hookstamp", "st")
