@@ -39,7 +39,9 @@ import (
 // "first seen" is the return of the first read that shows it, so the
 // figure includes one read (its median printed as _poll). The floor, in
 // the same run, before each turn: a bare `st version` started through the
-// same program, start to exit. It also prints where the time went: to
+// same program, start to exit; beside it, a bare hook (hook_bare_KIND):
+// `st hook KIND EVENT` with a payload of {} from outside any pane, which
+// reaches the daemon and moves nothing. It also prints where the time went: to
 // the daemon's log line of the move (_in_memory: the state set, before
 // the change is on disk, which a read waits for), to the agent's closing
 // the hook's stdin (hook_payload_KIND: the event's payload handed over),
@@ -97,6 +99,7 @@ type hookBench struct {
 	payloads                               []time.Duration // to the agent's closing the hook's stdin
 	procCPU, floorCPU                      []time.Duration // st's CPU time in the hook, in the floor
 	procWaited, floorWaited                []time.Duration // st's main thread's wait for a core, the same
+	bareHook                               []time.Duration // st hook from outside any pane, start to exit
 	faults                                 int             // major page faults of the measured hooks' st
 	missed                                 int             // turns whose state never showed
 	quiet                                  int             // turns st ended from the screen, not the hook
@@ -207,40 +210,66 @@ func (h *hookBench) run(n int) {
 	}
 	for i := 0; i < n; i++ {
 		for j := 0; j < 3; j++ {
-			h.floor = append(h.floor, h.versionTime())
+			h.floors()
 		}
 		h.turn(i)
 	}
 	r.st1("worker", "stop", h.name, "--yes")
 }
 
-// versionTime runs a bare `st version` through hookstamp: start to exit.
-func (h *hookBench) versionTime() time.Duration {
+// floorRun runs st with args through hookstamp, in the rig's environment
+// and outside any pane, with payload on its stdin, and returns its note of
+// st's end and st's time from start to exit.
+func (h *hookBench) floorRun(payload string, args ...string) (stamp, time.Duration) {
 	h.drain()
-	if out, err := exec.Command(h.wrapper, "version").CombinedOutput(); err != nil {
-		h.b.Fatalf("hookstamp version: %v\n%s", err, out)
+	cmd := exec.Command(h.wrapper, args...)
+	cmd.Env = h.r.env
+	cmd.Stdin = strings.NewReader(payload)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		h.b.Fatalf("hookstamp %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	var start time.Time
 	deadline := time.After(10 * time.Second)
 	for {
 		select {
 		case s := <-h.stamps:
-			if len(s.args) != 1 || s.args[0] != "version" {
+			if s.pid != cmd.Process.Pid {
 				continue
 			}
 			if s.what == "start" {
 				start = s.at
 			} else if s.what == "end" && !start.IsZero() {
-				h.floorCPU = append(h.floorCPU, s.cpu)
-				if s.waited >= 0 {
-					h.floorWaited = append(h.floorWaited, s.waited)
-				}
-				return s.at.Sub(start)
+				return s, s.at.Sub(start)
 			}
 		case <-deadline:
-			h.b.Fatal("hookstamp's notes of `st version` never came")
+			h.b.Fatalf("hookstamp's notes of st %s never came", strings.Join(args, " "))
 		}
 	}
+}
+
+// floors measures the two floors once each: a bare `st version`, and a
+// bare hook, `st hook KIND EVENT` (the turn's end) with a payload of {}
+// from outside any pane, which reaches the daemon and moves nothing.
+func (h *hookBench) floors() {
+	s, d := h.floorRun("", "version")
+	h.floor = append(h.floor, d)
+	h.floorCPU = append(h.floorCPU, s.cpu)
+	if s.waited >= 0 {
+		h.floorWaited = append(h.floorWaited, s.waited)
+	}
+	_, d = h.floorRun("{}", "hook", h.kind, h.endEvent())
+	h.bareHook = append(h.bareHook, d)
+}
+
+// endEvent is the kind's event of a turn's end.
+func (h *hookBench) endEvent() string {
+	for _, e := range mustAdapter(h.b, h.kind).Hear.Events {
+		if e.Means == agent.EvTurnEnd {
+			return e.Name
+		}
+	}
+	h.b.Fatalf("%s has no event of a turn's end", h.kind)
+	return ""
 }
 
 // drain drops the notes of hooks that are not measured (a turn's tools,
@@ -414,6 +443,10 @@ func (h *hookBench) print() {
 	fig("hook_to_state_"+k+"_idle", h.toIdle, true)
 	fig("hook_to_state_"+k+"_in_memory", h.inMemory, true)
 	fig("hook_process_"+k, h.procs, true)
+	fig("hook_bare_"+k, h.bareHook, true)
+	if b := medianOf(h.bareHook); b > 0 && len(both) > 0 {
+		fmt.Printf("FIGURE hook_to_state_%s_over_bare_hook %.2f x\n", k, float64(medianOf(both))/float64(b))
+	}
 	fig("hook_payload_"+k, h.payloads, false)
 	fig("hook_process_cpu_"+k, h.procCPU, false)
 	fig("hook_floor_cpu_"+k, h.floorCPU, false)
