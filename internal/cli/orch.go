@@ -132,6 +132,9 @@ func printRun(w io.Writer, v *api.RunView) error {
 	fmt.Fprintf(w, "run:         %s\n", v.ID)
 	fmt.Fprintf(w, "objective:   %s\n", orDash(v.Objective, "(none given)"))
 	fmt.Fprintf(w, "coordinator: %s\n", v.Coordinator)
+	if v.CoordinatorPause != nil {
+		fmt.Fprintf(w, "  %s\n", coordStateCell(v.CoordinatorAgent, v.CoordinatorPause))
+	}
 	if v.CoordinatorTokens != nil {
 		fmt.Fprintf(w, "  its own tokens: %s\n", tokensLine(v.CoordinatorTokens))
 	}
