@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sophonz/st/internal/api"
+	"github.com/sophonz/st/internal/tokens"
 )
 
 // limitRecord appends Claude's record of a usage limit that resets at
@@ -224,5 +225,23 @@ func TestMovedTaskCarriesTheExactReset(t *testing.T) {
 	}
 	if !strings.Contains(string(b), "reached its usage limit (resets 13:33)") {
 		t.Fatalf("the moved task says:\n%s\nwant the reset to the minute, 13:33", b)
+	}
+}
+
+// A read of a coordinator's records that found only rate limits (a Codex
+// rollout's token_count with no new counts: measured in
+// TestCodexCoordinatorAtItsLimit, whose daemon panicked there with the
+// registry's lock held, and every command after hung) counts nothing and
+// changes nothing.
+func TestCoordinatorReadOfOnlyRateLimits(t *testing.T) {
+	h := newHarness(t, api.Working, nil)
+	h.m.reg.mu.Lock()
+	c := h.m.newChange()
+	h.m.noteCoordTokensLocked(c, coord, &tokenRead{limits: &tokens.RateLimits{}})
+	r := h.m.reg.runs[testRun]
+	got, ledger := r.CoordTokens, r.CoordLedger
+	h.m.reg.mu.Unlock()
+	if got != nil || ledger != nil {
+		t.Fatalf("a read of rate limits alone gave the coordinator tokens %+v, ledger %+v", got, ledger)
 	}
 }

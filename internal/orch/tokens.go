@@ -182,7 +182,9 @@ func (m *Manager) coordRunLocked(pane string) *Run {
 func (m *Manager) noteCoordTokensLocked(c *change, pane string, tr *tokenRead) {
 	syncs.AssertLocked(&m.reg.mu)
 	r := m.coordRunLocked(pane)
-	if tr == nil || r == nil {
+	if tr == nil || tr.ledger == nil || r == nil {
+		// (A read that found only rate limits, Codex's, counted nothing:
+		// it has no ledger and no counts.)
 		return
 	}
 	r.CoordLedger = tr.ledger
