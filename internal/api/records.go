@@ -196,6 +196,9 @@ type Run struct {
 	CoordinatorLimitSeen  time.Time `json:"coordinator_limit_seen,omitzero"`
 	CoordinatorAgent      string    `json:"coordinator_agent,omitempty"`
 	CoordinatorTranscript string    `json:"coordinator_transcript,omitempty"`
+	// CoordinatorError says what st could not do for its coordinator
+	// (type its continue after its usage limit), and what to do instead.
+	CoordinatorError string `json:"coordinator_error,omitempty"`
 }
 
 // Choices of --on-limit: what st does when a worker's agent reaches its

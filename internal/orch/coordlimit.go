@@ -98,7 +98,7 @@ func (m *Manager) coordGoesOnLocked(c *change, r *Run, pane, how string) {
 		return
 	}
 	m.logf("coordinator %s of %s: paused -> working (%s)", pane, r.ID, how)
-	r.CoordPause = nil
+	r.CoordPause, r.CoordError = nil, ""
 	c.touchLocked(r)
 	c.attnLocked(attnOp{key: attention.PaneKey(pane, attention.Turn), by: "agent"})
 	c.kicks = append(c.kicks, pane)

@@ -294,11 +294,17 @@ func (m *Manager) goOnAfterLimit(ctx context.Context, pane string) {
 	d := delivery{pane: pane, adapter: ad, text: ad.Limits.ContinueLine, blockedTimeout: sendTimeout, hookTimeout: DefaultHookTimeout}
 	if err := m.deliver(ctx, &d); err != nil {
 		m.logf("%s: st could not type %q after its usage limit: %v", label, ad.Limits.ContinueLine, err)
+		why := "st could not type " + ad.Limits.ContinueLine + " after its usage limit: " + err.Error() + " (type it in its window)"
 		m.settleIfChanged(func(c *change) {
-			if w := m.reg.workers[pane]; w != nil && w.State == api.Paused {
-				w.Error = "st could not type " + ad.Limits.ContinueLine + " after its usage limit: " + err.Error() + " (type it in its window)"
-				c.touchLocked(m.reg.runOf[w.ID])
+			who, ok := m.limiteeLocked(pane)
+			switch {
+			case !ok || who.pause() == nil:
+			case who.w != nil:
+				who.w.Error = why
+			default:
+				who.r.CoordError = why
 			}
+			c.touchLocked(who.r)
 		})
 	}
 }

@@ -60,6 +60,9 @@ type Run struct {
 	CoordLimitSeen  time.Time  `json:"coordinator_limit_seen,omitzero"`
 	CoordAgent      string     `json:"coordinator_agent,omitempty"`
 	CoordTranscript string     `json:"coordinator_transcript,omitempty"`
+	// CoordError says what st could not do for its coordinator (type its
+	// continue: its box held a person's text, say), until it goes on.
+	CoordError string `json:"coordinator_error,omitempty"`
 }
 
 // Worker is one worker of a run, as run.json keeps it.
@@ -210,6 +213,7 @@ func (r *Run) wire() api.Run {
 		v.CoordinatorPause = &pp
 	}
 	v.CoordinatorLimitSeen, v.CoordinatorAgent, v.CoordinatorTranscript = r.CoordLimitSeen, r.CoordAgent, r.CoordTranscript
+	v.CoordinatorError = r.CoordError
 	if b := r.Budget; b != nil {
 		v.Budget = &api.Budget{Tokens: b.Tokens, USD: b.USD}
 	}
