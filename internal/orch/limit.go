@@ -383,9 +383,9 @@ func (m *Manager) closeLimitMenu(ctx context.Context, pane string, ad *agent.Kin
 	if err != nil || !ad.Limits.Menu(out) {
 		return
 	}
-	m.logf("worker %s: closing %s's usage-limit menu with %s before typing", pane, ad.Name, ad.Limits.MenuKey)
+	m.logf("%s: closing %s's usage-limit menu with %s before typing", pane, ad.Name, ad.Limits.MenuKey)
 	if err := m.cfg.Tmux.SendKeys(ctx, pane, ad.Limits.MenuKey); err != nil {
-		m.logf("worker %s: st could not close the usage-limit menu: %v", pane, err)
+		m.logf("%s: st could not close the usage-limit menu: %v", pane, err)
 	}
 }
 

@@ -67,33 +67,63 @@ func TestCodexCoordinatorAtItsLimit(t *testing.T) {
 	}
 }
 
+// TestClaudeCoordinatorGoesOnByItself: a real Claude coordinator, a
+// subscriber with its own going on left on (the default), reaches its
+// usage limit, which resets a few seconds later. st orch show says when
+// Claude will go on by itself and when st would type if not; Claude goes
+// on by itself 30-90 s after the reset (reference §13), st confirms it in
+// its log and types nothing, the turn finishes, and the model was asked
+// to go on exactly once, by Claude.
+func TestClaudeCoordinatorGoesOnByItself(t *testing.T) {
+	if !hasKind(t, "claude") {
+		t.Skip("Claude is not in this run")
+	}
+	r := newRigWith(t, subscriberEnv)
+	r.installHooks()
+	coord := r.startCoordinator(t, "claude", r.claude)
+	r.submitLine(t, "claude", "coord", "Plan the work. LIMIT: 5 SAY: The plan went on.")
+	r.waitCoordShown(t, coord, regexp.MustCompile(`(?m)^  paused \(usage limit, resets ~?\d\d:\d\d; claude goes on by itself \d\d:\d\d:\d\d-\d\d:\d\d:\d\d, st types continue at \d\d:\d\d:\d\d if not\)$`), "The plan went on.")
+	for deadline := time.Now().Add(240 * time.Second); !answered(r, "The plan went on."); time.Sleep(time.Second) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the coordinator never went on:\n%s\n%s\n%s", r.capture("main:coord"), r.daemonLog(), r.fakeLog())
+		}
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(300 * time.Millisecond) {
+		show, _, _ := r.stIn(coord, "orch", "show")
+		if !strings.Contains(show, "paused") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still paused after Claude went on:\n%s\n%s", show, r.daemonLog())
+		}
+	}
+	full, _ := os.ReadFile(filepath.Join(r.stHome, "daemon.log"))
+	if strings.Contains(string(full), `typing "continue"`) {
+		t.Errorf("st typed continue while Claude went on by itself:\n%s", full)
+	}
+	if m := regexp.MustCompile(`coordinator ` + regexp.QuoteMeta(coord) + ` of run-[0-9a-f]+: claude went on by itself after its usage limit[^\n]*`).Find(full); m == nil {
+		t.Errorf("st did not confirm that Claude went on by itself:\n%s", full)
+	} else {
+		t.Logf("st's log: %s", m)
+	}
+	screen, _ := r.tmux("capture-pane", "-p", "-S", "-", "-t", "main:coord")
+	if regexp.MustCompile(`(?m)^\s*❯ continue\s*$`).MatchString(screen) {
+		t.Errorf("a continue was typed into the coordinator's box:\n%s", screen)
+	}
+	if n := continuesAsked(t, r.fake.Requests(), "LIMIT: 5 SAY: The plan went on."); n != 1 {
+		t.Errorf("the model was asked to go on %d times, want 1:\n%s", n, r.fakeLog())
+	}
+}
+
 // coordAtLimit runs an agent of kind (its command line) as a run's
 // coordinator, has it reach its usage limit, checks that st shows it
 // paused, waits for its turn to go on after the reset and finish, and
 // checks that st typed continue once and the item closed.
 func (r *rig) coordAtLimit(t *testing.T, kind, command string) {
 	t.Helper()
-	r.tmuxMust("new-window", "-d", "-t", "main:", "-n", "coord", "-c", r.work(), command)
-	waitScreen(t, r, "coord", mustAdapter(t, kind), 120*time.Second)
-	coord := strings.TrimSpace(r.tmuxMust("display-message", "-p", "-t", "main:coord", "#{pane_id}"))
-	if o, e, code := r.stIn(coord, "orch", "start", "--objective", "plan at the limit"); code != 0 {
-		t.Fatalf("st orch start in the coordinator's pane: exit %d %s%s", code, o, e)
-	}
+	coord := r.startCoordinator(t, kind, command)
 	r.submitLine(t, kind, "coord", "Plan the work. LIMIT: "+strconv.Itoa(coordLimitFor)+" SAY: The plan is made.")
-
-	// Paused, with its reset.
-	paused := regexp.MustCompile(`(?m)^  paused \(usage limit, resets ~?\d\d:\d\d\)$`)
-	deadline := time.Now().Add(120 * time.Second)
-	for {
-		show, _, _ := r.stIn(coord, "orch", "show")
-		if paused.MatchString(show) {
-			break
-		}
-		if answered(r, "The plan is made.") || time.Now().After(deadline) {
-			t.Fatalf("the coordinator was never shown paused:\n%s\n%s\n%s\n%s", show, r.capture("main:coord"), r.daemonLog(), r.fakeLog())
-		}
-		time.Sleep(300 * time.Millisecond)
-	}
+	r.waitCoordShown(t, coord, regexp.MustCompile(`(?m)^  paused \(usage limit, resets ~?\d\d:\d\d\)$`), "The plan is made.")
 	r.checkCoordShownPaused(t, coord, kind)
 
 	// After the reset: st types continue once, and the turn finishes.
@@ -127,6 +157,38 @@ func (r *rig) coordAtLimit(t *testing.T, kind, command string) {
 	screen, _ := r.tmux("capture-pane", "-p", "-S", "-", "-t", "main:coord")
 	if n := len(regexp.MustCompile(`(?m)^\s*[❯›] continue\s*$`).FindAllString(screen, -1)); n != 1 {
 		t.Errorf("%d continues in the coordinator's window, want 1:\n%s", n, screen)
+	}
+}
+
+// startCoordinator starts an agent of kind (its command line) in window
+// coord, and makes it a run's coordinator (st orch start in its pane); it
+// returns its pane.
+func (r *rig) startCoordinator(t *testing.T, kind, command string) string {
+	t.Helper()
+	r.tmuxMust("new-window", "-d", "-t", "main:", "-n", "coord", "-c", r.work(), command)
+	waitScreen(t, r, "coord", mustAdapter(t, kind), 120*time.Second)
+	coord := strings.TrimSpace(r.tmuxMust("display-message", "-p", "-t", "main:coord", "#{pane_id}"))
+	if o, e, code := r.stIn(coord, "orch", "start", "--objective", "plan at the limit"); code != 0 {
+		t.Fatalf("st orch start in the coordinator's pane: exit %d %s%s", code, o, e)
+	}
+	return coord
+}
+
+// waitCoordShown polls st orch show in the coordinator's pane until it
+// matches shown; the fake model answering say first (the turn went on
+// before st was seen to pause it) fails the test.
+func (r *rig) waitCoordShown(t *testing.T, coord string, shown *regexp.Regexp, say string) {
+	t.Helper()
+	deadline := time.Now().Add(120 * time.Second)
+	for {
+		show, _, _ := r.stIn(coord, "orch", "show")
+		if shown.MatchString(show) {
+			return
+		}
+		if answered(r, say) || time.Now().After(deadline) {
+			t.Fatalf("the coordinator was never shown paused (%s):\n%s\n%s\n%s\n%s", shown, show, r.capture("main:coord"), r.daemonLog(), r.fakeLog())
+		}
+		time.Sleep(300 * time.Millisecond)
 	}
 }
 
