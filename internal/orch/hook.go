@@ -70,7 +70,7 @@ func (m *Manager) applyEvent(pane string, ad *agent.Kind, ev agent.Event, teamma
 	// agent spent so far rides in the change this event makes.
 	tr := m.tokens.read(pane, ad, ev.Transcript)
 	if tr != nil {
-		m.noteRolloutLimits(pane, ad.Name, tr.limits)
+		m.noteRolloutLimits(pane, ad, tr.limits)
 	}
 	m.settleIfChanged(func(c *change) {
 		hf := m.facts.event(pane, ad.Name, ev, teammate, m.reg.workerAtLocked)

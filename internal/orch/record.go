@@ -43,12 +43,17 @@ type Run struct {
 	Budget       *tokens.Budget `json:"budget,omitempty"`
 	BudgetWarned bool           `json:"budget_warned,omitempty"`
 	BudgetGate   string         `json:"budget_gate,omitempty"`
-	// CoordTokens is what the coordinator's own agent spent (its pane's
-	// conversation, read as a worker's is, from its hooks), apart from
-	// its workers' and from the budget, which counts workers; CoordLedger
-	// is what was read of it, so that a restart of st reads on.
-	CoordTokens *api.Tokens    `json:"coordinator_tokens,omitempty"`
-	CoordLedger *tokens.Ledger `json:"coordinator_ledger,omitempty"`
+	// CoordTokens is what the coordinator's own agent spent in this run
+	// (its pane's conversation, read as a worker's is, from its hooks),
+	// apart from its workers' and from the budget, which counts workers;
+	// CoordLedger is what was read of its whole conversation, so that a
+	// restart of st reads on; CoordBase is what that conversation had
+	// spent when the run started (an earlier run of the same coordinator,
+	// its talk before st orch start), by model, which its run does not
+	// count.
+	CoordTokens *api.Tokens              `json:"coordinator_tokens,omitempty"`
+	CoordLedger *tokens.Ledger           `json:"coordinator_ledger,omitempty"`
+	CoordBase   map[string]tokens.Counts `json:"coordinator_base,omitempty"`
 	// CoordPause is the coordinator's own pause at its agent's usage
 	// limit (limit.go handles it as a worker's); CoordLimitSeen is the
 	// reset of the last limit it was paused for, as a worker's LimitSeen;
