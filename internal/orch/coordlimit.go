@@ -111,8 +111,8 @@ func (m *Manager) coordGoesOnLocked(c *change, r *Run, pane, how string) {
 func (m *Manager) coordPaused(pane string) bool {
 	m.reg.mu.Lock()
 	defer m.reg.mu.Unlock()
-	r := m.coordRunLocked(pane)
-	return r != nil && r.CoordPause != nil && m.reg.workers[pane] == nil
+	who, ok := m.limiteeLocked(pane)
+	return ok && who.w == nil && who.r.CoordPause != nil
 }
 
 // pausedCoordsLocked lists the coordinators here paused at their usage

@@ -35,16 +35,22 @@ type limitee struct {
 	r    *Run    // the worker's run, or the run it coordinates
 }
 
-// limiteeLocked is the one at pane a usage limit pauses: its worker, or
-// else the coordinator of a run here (a worker that also coordinates a
-// run of its own is paused as the worker it is).
+// limiteeLocked is the one at pane a usage limit pauses: its live
+// worker, or else the coordinator of a run here (a worker that also
+// coordinates a run of its own is paused as the worker it is; a pane
+// whose worker is gone or failed is its coordinator's, as its hooks are:
+// applyEvent).
 func (m *Manager) limiteeLocked(pane string) (limitee, bool) {
 	syncs.AssertLocked(&m.reg.mu)
-	if w := m.reg.workers[pane]; w != nil {
+	w := m.reg.workers[pane]
+	if w != nil && w.State.Live() {
 		return limitee{pane: pane, w: w, r: m.reg.runOf[w.ID]}, true
 	}
 	if r := m.coordRunLocked(pane); r != nil {
 		return limitee{pane: pane, r: r}, true
+	}
+	if w != nil {
+		return limitee{pane: pane, w: w, r: m.reg.runOf[w.ID]}, true
 	}
 	return limitee{}, false
 }

@@ -313,7 +313,7 @@ func (m *Manager) checkQuietTurns(ctx context.Context) {
 				} else {
 					c.setStateLocked(w, api.Idle)
 				}
-			} else if w == nil {
+			} else if w == nil || !w.State.Live() {
 				m.coordQuietLocked(c, pane)
 			}
 			c.kicks = append(c.kicks, pane)
