@@ -425,6 +425,9 @@ func runStatus(ctx context.Context, env *Env, o statusOptions) error {
 			fmt.Fprintf(w, "  needs you: %d (st attention lists them)\n", s.Orch.Attention)
 		}
 		printNearLimits(w, "  ", s.Orch.Limits)
+		for _, c := range s.Orch.Coordinators {
+			fmt.Fprintf(w, "  coordinator %s (%s, %s): %s\n", c.Pane, c.Agent, c.Run, coordStateCell(c.Agent, &c.Pause))
+		}
 		printProblems(env, s)
 		return nil
 	})
