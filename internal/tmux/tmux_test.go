@@ -591,22 +591,7 @@ func TestRealTmux(t *testing.T) {
 	if _, err := c.Run(ctx, "new-session", "-d", "-s", "t", "-c", odd, "sleep 60"); err != nil {
 		t.Fatal(err)
 	}
-	// tmux reads a pane's path from its process, which a loaded machine
-	// may not have started yet: the path is empty until then (CI at a
-	// load of 13), so look again until it is there or a deadline passes.
-	var panes []Pane
-	var err error
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		panes, err = c.ListPanes(ctx)
-		if err != nil || len(panes) != 1 {
-			t.Fatalf("ListPanes = %+v, %v", panes, err)
-		}
-		if panes[0].Path != "" || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	p0 := panes[0]
+	p0 := onePaneWithPath(t, c)
 	if !ValidPaneID(p0.ID) || p0.Path != odd || p0.SessionName != "t" || p0.PID == 0 {
 		t.Errorf("pane = %+v, want path %q", p0, odd)
 	}
@@ -683,4 +668,22 @@ func FuzzParsePane(f *testing.F) {
 			t.Fatalf("ParsePane(%q) = %+v: a field before the path holds the separator", line, p)
 		}
 	})
+}
+
+// onePaneWithPath lists the server's one pane once tmux knows its path:
+// tmux reads it from the pane's process, which a loaded machine may not
+// have started yet (the path came back empty in CI at a load of 13), so
+// it looks again until the path is there or a deadline passes.
+func onePaneWithPath(t *testing.T, c *Client) Pane {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		panes, err := c.ListPanes(context.Background())
+		if err != nil || len(panes) != 1 {
+			t.Fatalf("ListPanes = %+v, %v", panes, err)
+		}
+		if panes[0].Path != "" || time.Now().After(deadline) {
+			return panes[0]
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
