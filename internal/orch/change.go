@@ -220,16 +220,27 @@ func (m *Manager) settleIfChanged(f func(c *change)) { m.settle(f, true) }
 
 func (m *Manager) settle(f func(c *change), quiet bool) {
 	m.reg.mu.Lock()
+	// A panic in f (a bug) lets the lock go before it goes on up: the
+	// request that met it fails (the HTTP server recovers it), where a
+	// lock held for ever would hang every later request of the daemon.
+	// What f changed before it panicked is not staged; the run's next
+	// write carries it.
+	held := true
+	defer func() {
+		if held {
+			m.reg.mu.Unlock()
+		}
+	}()
 	c := m.newChange()
 	f(c)
 	if quiet && len(c.runs) == 0 && len(c.done) == 0 && len(c.kicks) == 0 && len(c.starts) == 0 && len(c.attn) == 0 && len(c.lines) == 0 && len(c.pauses) == 0 {
-		m.reg.mu.Unlock()
 		return
 	}
 	cm := m.reg.stageLocked(c)
 	// Its snapshot carries the changes in flight of its runs (keep.go):
 	// its effects wait until those are kept or undone.
 	ahead := m.reg.flyingLocked(c)
+	held = false
 	m.reg.mu.Unlock()
 	for _, d := range ahead {
 		<-d.resolved

@@ -276,3 +276,28 @@ func TestTaskMadeReadyDuringItsWriteStartsOnce(t *testing.T) {
 		t.Errorf("task b's worker was started %d times, want once", n)
 	}
 }
+
+// A bug that panics inside a change lets the registry's lock go: the
+// request that met it fails, and the daemon's next request is answered
+// rather than hung behind a lock held for ever.
+func TestPanicInAChangeLetsTheLockGo(t *testing.T) {
+	h := newHarness(t, api.Working, nil)
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("the change's panic did not go on up")
+			}
+		}()
+		h.m.settleChange(func(c *change) { panic("a bug") })
+	}()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.m.settleChange(func(c *change) {})
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the next change waited for the lock the panic left held")
+	}
+}
