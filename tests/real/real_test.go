@@ -142,12 +142,20 @@ func (r *rig) tmuxMust(args ...string) string {
 
 // stIn runs st as if typed in pane.
 func (r *rig) stIn(pane string, args ...string) (string, string, int) {
-	cmd := exec.Command(r.st, args...)
+	// A deadline, so that a hung daemon fails the test that met it with
+	// its log, rather than running to the package's alarm and leaving its
+	// daemon, tmux and agents behind. Waits in the tests are shorter.
+	ctx, cancel := context.WithTimeout(context.Background(), stInLimit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, r.st, args...)
 	cmd.Dir = r.work()
 	cmd.Env = append(append([]string{}, r.env...), "TMUX_PANE="+pane, "TMUX="+r.sock+",1,0")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
+	if ctx.Err() != nil {
+		r.t.Fatalf("st %s did not return within %s\n%s", strings.Join(args, " "), stInLimit, r.daemonLog())
+	}
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
@@ -156,6 +164,10 @@ func (r *rig) stIn(pane string, args ...string) (string, string, int) {
 	}
 	return out.String(), errb.String(), code
 }
+
+// stInLimit bounds one st command of a test; the longest a test asks
+// for is a wait of a few minutes.
+const stInLimit = 8 * time.Minute
 
 func (r *rig) st1(args ...string) (string, string, int) { return r.stIn(r.coord, args...) }
 
