@@ -27,9 +27,11 @@ var Gemini = &Kind{
 	Launch: Launch{
 		Program:    "gemini",
 		ProgramEnv: "ST_GEMINI_BIN",
-		Tested:     Range{Oldest: "0.61.0", Newest: "0.61.0", Package: "@google/gemini-cli"},
-		Command:    geminiCommand,
-		Resume:     "gemini --resume <session id>",
+		// 0.59.0 passed every scenario of scripts/compat --gemini and its
+		// screens are fixtures (docs/compatibility.md).
+		Tested:  Range{Oldest: "0.59.0", Newest: "0.61.0", Package: "@google/gemini-cli"},
+		Command: geminiCommand,
+		Resume:  "gemini --resume <session id>",
 		Seed: []string{
 			`~/.gemini/settings.json: an auth type (security.auth.selectedType), general.enableAutoUpdate false`,
 			`~/.gemini/trustedFolders.json: {"<folder>": "TRUST_FOLDER"}, or its trust screen stops a start`,
@@ -133,16 +135,18 @@ func geminiTrustFolder(repoRoot, dir string) string {
 	return fmt.Sprintf("marked the worktree %s trusted in %s, as its repository is", dir, path)
 }
 
-// The markers of Gemini's screens, as measured on 0.61.0.
+// The markers of Gemini's screens, as measured on 0.61.0 and 0.59.0.
 const (
 	geminiPlaceholder = "Type your message or @path/to/file"
 	geminiFooter      = "workspace (/directory)"
 )
 
 var (
-	geminiTrust  = []string{"Do you trust the files in this folder?", "Trust folder"}
-	geminiLogin  = []string{"Get started", "How would you like to authenticate", "Invalid auth method selected"}
-	geminiPrompt = []string{"Allow execution of", "Apply this change?", "Allow once", "Do you want to proceed?"}
+	geminiTrust = []string{"Do you trust the files in this folder?", "Trust folder"}
+	geminiLogin = []string{"Get started", "How would you like to authenticate", "Invalid auth method selected"}
+	// "Answer Questions" heads the dialog of its question tool, ask_user
+	// (0.59.0 and 0.61.0 alike), which replaces the box while it asks.
+	geminiPrompt = []string{"Allow execution of", "Apply this change?", "Allow once", "Do you want to proceed?", "Answer Questions"}
 )
 
 // recognizeGemini reads a capture-pane of Gemini CLI. Its input box is a
