@@ -286,6 +286,14 @@ func mapGeminiEvent(name string, payload []byte) (Event, error) {
 		if raw, ok := p["tool_input"]; ok {
 			ev.ToolInput = raw
 		}
+		if ev.Before && ev.Tool == "ask_user" {
+			// Its question tool waits for a person (its policy asks even
+			// in yolo mode; -p does not offer it), and the Notification
+			// that follows says only "Tool requires confirmation"
+			// (details {type: ask_user, title}): the question and its
+			// options are here, in the tool's input (0.59.0 and 0.61.0).
+			ev.Kind, ev.Ask = EvWaiting, askOf(ev.Tool, p["tool_input"])
+		}
 	case "Notification":
 		if str(p, "notification_type") == "ToolPermission" {
 			ev.Kind = EvWaiting
