@@ -76,7 +76,11 @@ var Gemini = &Kind{
 		TypeWait:       5 * time.Second,
 		SessionFirst:   true,
 		BoxUnderDialog: true,
-		Submit:         "Enter", Interrupt: "Escape",
+		// "Is it blue? Or green?" typed in one burst into its empty box
+		// showed as "Is it blue Or green", and "Great work! Now list" as
+		// " Now list" in shell mode (0.59.0 and 0.61.0).
+		FirstAlone: true,
+		Submit:     "Enter", Interrupt: "Escape",
 		Ready:  []string{geminiPlaceholder},
 		Busy:   []string{"esc to cancel"},
 		Prompt: geminiPrompt,

@@ -72,3 +72,38 @@ func TestGeminiQuestionWaits(t *testing.T) {
 		t.Errorf("an item of the worker is still open once it is done:\n%s", items)
 	}
 }
+
+// TestGeminiSendWithQuestionMark: st worker send types a line with a "!"
+// and a "?" into a Gemini CLI worker's empty box, and the model gets it
+// whole. Typed in one burst, Gemini took the "!" for its shell mode and
+// the "?" for its shortcuts' help and dropped both; st then found a line
+// in the box it had not typed and refused to go on (Screen.FirstAlone).
+func TestGeminiSendWithQuestionMark(t *testing.T) {
+	if !slices.Contains(kinds(t), "gemini") {
+		t.Skip("ST_COMPAT_KIND names another agent: this is Gemini CLI's box")
+	}
+	r := newRig(t)
+	r.installHooks()
+	const id = "qm-gemini"
+	task := r.writeTask(id+".md", "SAY: first answer.\n")
+	r.stMust("worker", "start", "--agent", "gemini", "--task", task, "--name", id)
+	testutil.WaitFor(t, 90*time.Second, func() (bool, string) {
+		return r.read(id).State == "idle", "the worker never got idle:\n" + r.capture("main:"+id)
+	})
+	const line = "Good! Is it blue? Or green? SAY: second-answer"
+	start := time.Now()
+	if o, e, code := r.st1("worker", "send", id, line); code != 0 {
+		t.Fatalf("send: exit %d\n%s%s\n%s", code, o, e, r.capture("main:"+id))
+	}
+	t.Logf("send took %.1f s", time.Since(start).Seconds())
+	testutil.WaitFor(t, 60*time.Second, func() (bool, string) {
+		var got []string
+		for _, q := range r.fake.Requests() {
+			if q.Prompt == line {
+				return true, ""
+			}
+			got = append(got, q.Prompt)
+		}
+		return false, "the model never got the line whole; its prompts: " + strings.Join(got, " | ")
+	})
+}
