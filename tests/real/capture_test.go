@@ -289,14 +289,15 @@ func (c *capturer) waitCall(what string) {
 
 // dialogOf waits for the dialog the agent shows for the call the model
 // made with what (a command, a question), and returns it: the call
-// logged, its text drawn a second time beside the prompt's echo, then
+// logged, its text drawn a second time beside the prompt's echo (or the
+// tool's result already back: no dialog, which the caller checks), then
 // the screen still. A still screen alone is not enough: Gemini CLI 0.59.0
 // drew nothing for over 1.5 s after the call, its spinner stopped on
 // "Thinking... (0s)", and that was saved as its permission dialog.
 func (c *capturer) dialogOf(what string) string {
 	c.t.Helper()
 	c.waitCall(what)
-	c.waitFor("cap", func(s string) bool { return strings.Count(s, what) >= 2 })
+	c.waitFor("cap", func(s string) bool { return strings.Count(s, what) >= 2 || c.answered() })
 	return c.settled("cap", 1500*time.Millisecond)
 }
 
@@ -425,10 +426,10 @@ func (c *capturer) captureAsks(kind, argv, dir string, info captureInfo) {
 		c.keys("cap", "BTab")
 		c.settled("cap", time.Second)
 	}
-	// No question mark: Gemini CLI 0.59.0 dropped the one typed here (a
-	// "?" in an empty box is its key for the shortcuts' help, and a line
-	// typed in one burst finds the box still empty), so the model was
-	// asked "Which colour" and the call waited for never came.
+	// No question mark: Gemini CLI (0.59.0, 0.61.0) dropped the one typed
+	// here (a "?" in an empty box is its key for the shortcuts' help, and
+	// a line typed in one burst finds the box still empty), so the model
+	// was asked "Which colour" and the call waited for never came.
 	c.typeText("cap", "ASK: Which colour SAY: asked-done")
 	c.enter("cap", "asked-done")
 	q := c.dialogOf("Which colour")
