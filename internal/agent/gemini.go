@@ -27,9 +27,11 @@ var Gemini = &Kind{
 	Launch: Launch{
 		Program:    "gemini",
 		ProgramEnv: "ST_GEMINI_BIN",
-		Tested:     Range{Oldest: "0.61.0", Newest: "0.61.0", Package: "@google/gemini-cli"},
-		Command:    geminiCommand,
-		Resume:     "gemini --resume <session id>",
+		// 0.59.0 passed every scenario of scripts/compat --gemini and its
+		// screens are fixtures (docs/compatibility.md).
+		Tested:  Range{Oldest: "0.59.0", Newest: "0.61.0", Package: "@google/gemini-cli"},
+		Command: geminiCommand,
+		Resume:  "gemini --resume <session id>",
 		Seed: []string{
 			`~/.gemini/settings.json: an auth type (security.auth.selectedType), general.enableAutoUpdate false`,
 			`~/.gemini/trustedFolders.json: {"<folder>": "TRUST_FOLDER"}, or its trust screen stops a start`,
@@ -74,7 +76,11 @@ var Gemini = &Kind{
 		TypeWait:       5 * time.Second,
 		SessionFirst:   true,
 		BoxUnderDialog: true,
-		Submit:         "Enter", Interrupt: "Escape",
+		// "Is it blue? Or green?" typed in one burst into its empty box
+		// showed as "Is it blue Or green", and "Great work! Now list" as
+		// " Now list" in shell mode (0.59.0 and 0.61.0).
+		FirstAlone: true,
+		Submit:     "Enter", Interrupt: "Escape",
 		Ready:  []string{geminiPlaceholder},
 		Busy:   []string{"esc to cancel"},
 		Prompt: geminiPrompt,
@@ -133,16 +139,18 @@ func geminiTrustFolder(repoRoot, dir string) string {
 	return fmt.Sprintf("marked the worktree %s trusted in %s, as its repository is", dir, path)
 }
 
-// The markers of Gemini's screens, as measured on 0.61.0.
+// The markers of Gemini's screens, as measured on 0.61.0 and 0.59.0.
 const (
 	geminiPlaceholder = "Type your message or @path/to/file"
 	geminiFooter      = "workspace (/directory)"
 )
 
 var (
-	geminiTrust  = []string{"Do you trust the files in this folder?", "Trust folder"}
-	geminiLogin  = []string{"Get started", "How would you like to authenticate", "Invalid auth method selected"}
-	geminiPrompt = []string{"Allow execution of", "Apply this change?", "Allow once", "Do you want to proceed?"}
+	geminiTrust = []string{"Do you trust the files in this folder?", "Trust folder"}
+	geminiLogin = []string{"Get started", "How would you like to authenticate", "Invalid auth method selected"}
+	// "Answer Questions" heads the dialog of its question tool, ask_user
+	// (0.59.0 and 0.61.0 alike), which replaces the box while it asks.
+	geminiPrompt = []string{"Allow execution of", "Apply this change?", "Allow once", "Do you want to proceed?", "Answer Questions"}
 )
 
 // recognizeGemini reads a capture-pane of Gemini CLI. Its input box is a
@@ -281,6 +289,14 @@ func mapGeminiEvent(name string, payload []byte) (Event, error) {
 		ev.Kind, ev.Tool, ev.Before = EvTool, str(p, "tool_name"), name == "BeforeTool"
 		if raw, ok := p["tool_input"]; ok {
 			ev.ToolInput = raw
+		}
+		if ev.Before && ev.Tool == "ask_user" {
+			// Its question tool waits for a person (its policy asks even
+			// in yolo mode; -p does not offer it), and the Notification
+			// that follows says only "Tool requires confirmation"
+			// (details {type: ask_user, title}): the question and its
+			// options are here, in the tool's input (0.59.0 and 0.61.0).
+			ev.Kind, ev.Ask = EvWaiting, askOf(ev.Tool, p["tool_input"])
 		}
 	case "Notification":
 		if str(p, "notification_type") == "ToolPermission" {

@@ -44,6 +44,38 @@ func TestMapGeminiEvent(t *testing.T) {
 	}
 }
 
+// TestMapGeminiQuestion: Gemini CLI's question tool, ask_user (0.59.0
+// and 0.61.0), is a question from its BeforeTool, which holds the
+// question and its options; the Notification that follows holds neither
+// (its details are only the type and title), so it is a wait with no
+// tool and no question, which leaves the question's item as it is.
+func TestMapGeminiQuestion(t *testing.T) {
+	const sid = `"session_id":"0e38e465-0f80-409d-99d9-a7f0156b616d"`
+	before := `{` + sid + `,"hook_event_name":"BeforeTool","tool_name":"ask_user","tool_input":{"questions":[{"question":"Which colour?","header":"Question","type":"choice",` +
+		`"options":[{"label":"Yes","description":"Go on."},{"label":"No","description":"Stop here."}],"multiSelect":false}]}}`
+	ev, err := Gemini.MapEvent("BeforeTool", []byte(before))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Kind != EvWaiting || !ev.Before || ev.Ask == nil || !ev.Ask.Question || ev.Ask.Text != "Which colour?" ||
+		strings.Join(ev.Ask.Options, ",") != "Yes,No" {
+		t.Errorf("BeforeTool ask_user: %+v ask %+v", ev, ev.Ask)
+	}
+	note := `{` + sid + `,"hook_event_name":"Notification","notification_type":"ToolPermission","message":"Tool requires confirmation","details":{"type":"ask_user","title":"Ask User"}}`
+	ev, err = Gemini.MapEvent("Notification", []byte(note))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Kind != EvWaiting || ev.Ask == nil || ev.Ask.Question || ev.Ask.Tool != "" {
+		t.Errorf("Notification ask_user: %+v ask %+v", ev, ev.Ask)
+	}
+	// Another tool's BeforeTool is a tool, as before.
+	ev, _ = Gemini.MapEvent("BeforeTool", []byte(`{`+sid+`,"hook_event_name":"BeforeTool","tool_name":"read_file","tool_input":{"file_path":"/w/a"}}`))
+	if ev.Kind != EvTool || ev.Ask != nil {
+		t.Errorf("BeforeTool read_file: %+v", ev)
+	}
+}
+
 // TestRefuse: st's refusal in each agent's own form.
 func TestRefuse(t *testing.T) {
 	if got := string(Gemini.Refuse("no")); got != `{"decision":"deny","reason":"no"}` {

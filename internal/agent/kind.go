@@ -177,6 +177,12 @@ type ScreenSpec struct {
 	// dialog): st then trusts its hooks' word that it waits over a box
 	// on its screen, and types nothing.
 	BoxUnderDialog bool
+	// FirstAlone: keys typed into its empty box may be commands (Gemini
+	// CLI takes a "?" for its shortcuts' help and a "!" for its shell
+	// mode, and drops them), and a line typed in one burst finds the box
+	// still empty at each of its keys: st types a line's first character
+	// alone, and the rest once the box shows it.
+	FirstAlone bool
 	// Submit and Interrupt are the tmux keys that submit a typed line and
 	// stop a turn (keys separated by spaces: opencode's Esc only arms its
 	// interrupt, a second one stops the turn).

@@ -75,6 +75,11 @@ func TestCheckVerdicts(t *testing.T) {
 		{"claude", "2.0.5 (Claude Code)", Older, []string{"claude 2.0.5 is older than st was tested on (2.1.100 to 2.1.332)"}},
 		{"codex", "WARNING: proceeding, even though we could not create PATH aliases\ncodex-cli 0.171.0", Tested, nil},
 		{"codex", "codex-cli 0.180.0", Newer, []string{"codex 0.180.0 is newer than st was tested on (0.130.0 to 0.171.0)"}},
+		// Gemini's tested range starts at 0.59.0, the older release of
+		// scripts/compat --gemini, whose screens are fixtures.
+		{"gemini", "0.59.0", Tested, nil},
+		{"gemini", "0.61.0", Tested, nil},
+		{"gemini", "0.55.1", Older, []string{"gemini 0.55.1 is older than st was tested on (0.59.0 to 0.61.0)", "Try: npm install -g @google/gemini-cli@0.61.0"}},
 		{"codex", "codex-cli", Unknown, []string{`could not tell which version of codex`, `it printed "codex-cli"`, "goes on"}},
 	}
 	for _, c := range cases {

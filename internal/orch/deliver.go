@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/api"
@@ -279,7 +280,7 @@ func (m *Manager) typeLine(ctx context.Context, d *delivery, already bool) (bool
 		}
 	}
 	d.typings++
-	if err := m.keys(ctx, d, func() error { return m.cfg.Tmux.SendLiteral(ctx, d.pane, d.text) }); err != nil {
+	if err := m.sendLine(ctx, d); err != nil {
 		return false, err
 	}
 	wait := d.adapter.Screen.TypeWait
@@ -307,6 +308,39 @@ func (m *Manager) typeLine(ctx context.Context, d *delivery, already bool) (bool
 		}
 	}
 	return false, nil
+}
+
+// sendLine types d.text: in one burst, or, for a kind whose empty box
+// takes some keys as commands (Screen.FirstAlone), its first character
+// alone and the rest once the box shows it (or its wait is over: the
+// check of the whole line in the box decides then). A line that starts
+// with such a key still loses it.
+func (m *Manager) sendLine(ctx context.Context, d *delivery) error {
+	_, n := utf8.DecodeRuneInString(d.text)
+	if !d.adapter.Screen.FirstAlone || n >= len(d.text) {
+		return m.keys(ctx, d, func() error { return m.cfg.Tmux.SendLiteral(ctx, d.pane, d.text) })
+	}
+	if err := m.keys(ctx, d, func() error { return m.cfg.Tmux.SendLiteral(ctx, d.pane, d.text[:n]) }); err != nil {
+		return err
+	}
+	wait := d.adapter.Screen.TypeWait
+	if wait <= 0 {
+		wait = appearWait
+	}
+	until := time.Now().Add(wait)
+	for poll := pollFirst; time.Now().Before(until); poll = min(poll+pollFirst, pollFast) {
+		v, err := m.capture(ctx, d)
+		if err != nil {
+			return err
+		}
+		if v.Box != "" || v.Screen.Blocking() {
+			break
+		}
+		if err := syncs.Sleep(ctx, poll); err != nil {
+			return err
+		}
+	}
+	return m.keys(ctx, d, func() error { return m.cfg.Tmux.SendLiteral(ctx, d.pane, d.text[n:]) })
 }
 
 // submit presses Enter and waits for the hook of a turn after seq0; it

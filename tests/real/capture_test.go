@@ -3,6 +3,7 @@ package real
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -103,8 +104,11 @@ func TestCaptureScreens(t *testing.T) {
 	}
 	c.typeText("cap", run)
 	c.enter("cap", "perm-done")
-	c.waitCall("echo hi > perm.txt")
-	c.save(capPermission, c.settled("cap", 1500*time.Millisecond))
+	shot := c.dialogOf("echo hi > perm.txt")
+	if _, err := os.Stat(filepath.Join(r.work(), "perm.txt")); err == nil {
+		t.Fatal("perm.txt was written before anyone answered: the agent did not ask")
+	}
+	c.save(capPermission, shot)
 	c.keys("cap", map[string]string{"claude": "1", "codex": "y", "gemini": "Enter", "opencode": "Enter"}[kind])
 	c.waitFor("cap", func(s string) bool { return strings.Count(s, "perm-done") >= 2 })
 	c.settled("cap", 2*time.Second)
@@ -277,10 +281,37 @@ func (c *capturer) waitCall(what string) {
 			}
 		}
 		if time.Now().After(deadline) {
-			c.t.Fatalf("the model never called %q", what)
+			c.t.Fatalf("the model never called %q; %s", what, c.lastOffer())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// dialogOf waits for the dialog the agent shows for the call the model
+// made with what (a command, a question), and returns it: the call
+// logged, its text drawn a second time beside the prompt's echo (or the
+// tool's result already back: no dialog, which the caller checks), then
+// the screen still. A still screen alone is not enough: Gemini CLI 0.59.0
+// drew nothing for over 1.5 s after the call, its spinner stopped on
+// "Thinking... (0s)", and that was saved as its permission dialog.
+func (c *capturer) dialogOf(what string) string {
+	c.t.Helper()
+	c.waitCall(what)
+	c.waitFor("cap", func(s string) bool { return strings.Count(s, what) >= 2 || c.answered() })
+	return c.settled("cap", 1500*time.Millisecond)
+}
+
+// lastOffer says which tools the agent's last request to the model
+// offered, for a call that never came: a model can call only a tool it
+// is offered.
+func (c *capturer) lastOffer() string {
+	reqs := c.r.fake.Requests()
+	for i := len(reqs) - 1; i >= 0; i-- {
+		if !reqs[i].Side {
+			return fmt.Sprintf("the last request (%s, prompt %q) offered the tools %v", reqs[i].Endpoint, reqs[i].Prompt, reqs[i].Tools)
+		}
+	}
+	return "the agent sent the model no request with tools"
 }
 
 // answered reports whether the agent sent the model another request after
@@ -395,10 +426,13 @@ func (c *capturer) captureAsks(kind, argv, dir string, info captureInfo) {
 		c.keys("cap", "BTab")
 		c.settled("cap", time.Second)
 	}
-	c.typeText("cap", "ASK: Which colour? SAY: asked-done")
+	// No question mark: Gemini CLI (0.59.0, 0.61.0) dropped the one typed
+	// here (a "?" in an empty box is its key for the shortcuts' help, and
+	// a line typed in one burst finds the box still empty), so the model
+	// was asked "Which colour" and the call waited for never came.
+	c.typeText("cap", "ASK: Which colour SAY: asked-done")
 	c.enter("cap", "asked-done")
-	c.waitCall("Which colour?")
-	q := c.settled("cap", 1500*time.Millisecond)
+	q := c.dialogOf("Which colour")
 	if c.answered() {
 		// The tool's result came straight back: no question was shown
 		// (Codex offers request_user_input only in plan mode).
@@ -417,23 +451,48 @@ func (c *capturer) captureAsks(kind, argv, dir string, info captureInfo) {
 	c.launch("trust", untrusted, argv)
 	c.save(capTrust, c.settled("trust", launchSettle))
 
-	// No usable credentials: Claude with an API key it was not told to
-	// use, Codex with a CODEX_HOME that has no provider. In a network
-	// namespace of its own, so that nothing leaves the machine.
-	var env string
-	switch kind {
-	case "claude":
-		env = "env -u ANTHROPIC_AUTH_TOKEN ANTHROPIC_API_KEY=sk-ant-api03-compat-capture-not-a-key-0123456789"
-	case "codex":
-		fresh := filepath.Join(c.r.dir, "fresh-codex")
-		os.MkdirAll(fresh, 0o700)
-		env = "env CODEX_HOME=" + fresh
-	}
-	c.launch("login", c.r.work(), "unshare -n "+env+" "+argv)
+	// No usable credentials, in a network namespace of its own, so that
+	// nothing leaves the machine.
+	c.launch("login", c.r.work(), "unshare -n "+c.loginEnv(kind)+" "+argv)
 	c.save(capLogin, c.settled("login", launchSettle))
 
 	data, _ := json.MarshalIndent(info, "", "  ")
 	if err := os.WriteFile(filepath.Join(dir, "capture.json"), append(data, '\n'), 0o644); err != nil {
 		c.t.Fatal(err)
 	}
+}
+
+// loginEnv is the env command that takes the agent's credentials away:
+// Claude gets an API key it was not told to use, Codex a CODEX_HOME with
+// no provider, Gemini a home of its own (GEMINI_CLI_HOME) whose settings
+// choose no auth type, without its API key (its work folder trusted
+// there, or its trust screen would come first).
+func (c *capturer) loginEnv(kind string) string {
+	c.t.Helper()
+	switch kind {
+	case "claude":
+		return "env -u ANTHROPIC_AUTH_TOKEN ANTHROPIC_API_KEY=sk-ant-api03-compat-capture-not-a-key-0123456789"
+	case "codex":
+		fresh := filepath.Join(c.r.dir, "fresh-codex")
+		os.MkdirAll(fresh, 0o700)
+		return "env CODEX_HOME=" + fresh
+	case "gemini":
+		fresh := filepath.Join(c.r.dir, "fresh-gemini")
+		settings := `{"privacy":{"usageStatisticsEnabled":false},"general":{"enableAutoUpdate":false,"enableAutoUpdateNotification":false}}`
+		folders := map[string]string{c.r.work(): "TRUST_FOLDER"}
+		if real, err := filepath.EvalSymlinks(c.r.work()); err == nil {
+			folders[real] = "TRUST_FOLDER"
+		}
+		trusted, _ := json.Marshal(folders)
+		for name, data := range map[string][]byte{"settings.json": []byte(settings), "trustedFolders.json": trusted} {
+			if err := os.MkdirAll(filepath.Join(fresh, ".gemini"), 0o700); err != nil {
+				c.t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(fresh, ".gemini", name), data, 0o600); err != nil {
+				c.t.Fatal(err)
+			}
+		}
+		return "env -u GEMINI_API_KEY GEMINI_CLI_HOME=" + fresh
+	}
+	return ""
 }

@@ -11,7 +11,8 @@
 //	                spawns a teammate when agent teams are on; the prompt names a task
 //	                file, whose markers the teammate follows
 //	ASK: <question> call the agent's question tool (Claude's AskUserQuestion, Codex's
-//	                request_user_input) with options "Yes" and "No"; a step like RUN
+//	                request_user_input, Gemini's ask_user) with options "Yes" and "No";
+//	                a step like RUN
 //	SAY: <text>     the final answer (default "Tool finished." after a tool, else "Hello from the fake model.")
 //	SLEEP: <n>      wait n seconds before each answer, sending keep-alives meanwhile
 //	APIERROR: <code> answer with that HTTP error instead

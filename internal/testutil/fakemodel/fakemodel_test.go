@@ -636,3 +636,74 @@ func TestClaudeBashTimeout(t *testing.T) {
 		}
 	}
 }
+
+// TestGeminiQuestionCall: ASK makes Gemini CLI's ask_user come up when a
+// request declares it (Gemini CLI 0.59.0 and 0.61.0 declare it in an
+// interactive session), with one question of type choice whose options
+// carry the label and description its validation requires; the script
+// goes on once the answer comes back as a functionResponse. A request
+// that does not declare it (Gemini's -p mode) gets the text instead.
+func TestGeminiQuestionCall(t *testing.T) {
+	s := Start(t)
+	url := s.URL() + "/v1beta/models/gemini-2.5-pro:generateContent"
+	decl := func(names ...string) []any {
+		var ds []any
+		for _, n := range names {
+			ds = append(ds, map[string]any{"name": n})
+		}
+		return []any{map[string]any{"functionDeclarations": ds}}
+	}
+	user := map[string]any{"role": "user", "parts": []any{map[string]any{"text": "ASK: Which colour? SAY: thanks"}}}
+	type reply struct {
+		Candidates []struct {
+			Content struct {
+				Parts []struct {
+					Text         string
+					FunctionCall *struct {
+						Name string
+						Args struct {
+							Questions []struct {
+								Question, Header, Type string
+								Options                []struct{ Label, Description string }
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	ask := func(contents []any, tools []any) reply {
+		t.Helper()
+		var r reply
+		body := map[string]any{"contents": contents, "tools": tools}
+		if err := json.NewDecoder(post(t, url, body).Body).Decode(&r); err != nil || len(r.Candidates) != 1 || len(r.Candidates[0].Content.Parts) != 1 {
+			t.Fatalf("reply %+v %v", r, err)
+		}
+		return r
+	}
+
+	r := ask([]any{user}, decl("run_shell_command", "ask_user"))
+	fc := r.Candidates[0].Content.Parts[0].FunctionCall
+	if fc == nil || fc.Name != "ask_user" || len(fc.Args.Questions) != 1 {
+		t.Fatalf("no ask_user call: %+v", r)
+	}
+	q := fc.Args.Questions[0]
+	if q.Question != "Which colour?" || q.Type != "choice" || q.Header == "" || len(q.Options) != 2 ||
+		q.Options[0].Label != "Yes" || q.Options[1].Label != "No" || q.Options[0].Description == "" {
+		t.Errorf("question %+v", q)
+	}
+
+	call := map[string]any{"role": "model", "parts": []any{map[string]any{"functionCall": map[string]any{"name": "ask_user"}}}}
+	answer := map[string]any{"role": "user", "parts": []any{map[string]any{"functionResponse": map[string]any{
+		"name": "ask_user", "response": map[string]any{"output": `{"answers":{"0":"Yes"}}`}}}}}
+	if got := ask([]any{user, call, answer}, decl("run_shell_command", "ask_user")).Candidates[0].Content.Parts[0].Text; got != "thanks" {
+		t.Errorf("after the answer: %q", got)
+	}
+
+	if p := ask([]any{user}, decl("run_shell_command")).Candidates[0].Content.Parts[0]; p.FunctionCall != nil {
+		t.Errorf("ask_user called where the request does not declare it: %+v", p)
+	}
+	if r := s.Requests(); len(r[0].Calls) != 1 || r[0].Calls[0].Tool != "ask_user" || r[0].Calls[0].Command != "Which colour?" {
+		t.Errorf("log = %+v", r[0])
+	}
+}

@@ -135,6 +135,16 @@ func (s *Server) handleGemini(w http.ResponseWriter, r *http.Request) {
 		l.Calls = []Call{c}
 		parts = []any{map[string]any{"functionCall": map[string]any{
 			"name": "run_shell_command", "args": map[string]any{"command": p.run, "description": "run"}}}}
+	case p.ask != "" && hasTool(l.Tools, "ask_user"):
+		// Gemini CLI's question tool, declared as ask_user by 0.59.0 and
+		// 0.61.0 alike, only in an interactive session (its -p mode
+		// leaves it out): one question of type choice (its default),
+		// whose options must each have a label and a description.
+		l.Calls = []Call{{ID: s.newID("call"), Tool: "ask_user", Command: p.ask}}
+		parts = []any{map[string]any{"functionCall": map[string]any{
+			"name": "ask_user", "args": map[string]any{"questions": []any{map[string]any{
+				"question": p.ask, "header": "Question", "type": "choice", "options": yesNo, "multiSelect": false,
+			}}}}}}
 	default:
 		l.Answer = p.text()
 		parts = []any{map[string]any{"text": l.Answer}}
