@@ -333,7 +333,13 @@ func (m *Manager) sendLine(ctx context.Context, d *delivery) error {
 		if err != nil {
 			return err
 		}
-		if v.Box != "" || v.Screen.Blocking() {
+		if v.Screen.Blocking() {
+			// A dialog came up over the box: the rest is not typed into
+			// it. The check of the whole line fails, and the delivery
+			// goes back to waiting for an empty box.
+			return nil
+		}
+		if v.Box != "" {
 			break
 		}
 		if err := syncs.Sleep(ctx, poll); err != nil {
