@@ -84,11 +84,13 @@ type Config struct {
 // (hosted.go: the runs here of coordinators on other machines).
 //
 // The lock order: m.reg.mu first; while it is held, any one of paneFacts',
-// gateBook's and restorer's locks (never two of them at once), and
-// internal/peer's offer book (Hosted.Adopt's take); the saver's and the
-// signal's last, under any of these. The noticer's lock is taken alone:
-// it asks the registry with it let go. Nothing takes m.reg.mu while it holds
-// another of these. A function that must be called with a lock held is
+// gateBook's (its mu) and restorer's locks (never two of them at once),
+// and internal/peer's offer book (Hosted.Adopt's take); the saver's and
+// the signal's last, under any of these. The noticer's lock is taken
+// alone: it asks the registry with it let go. The gate book's write lock
+// (wmu, held through a write of gates.json) is taken with no other lock
+// held, and only its mu under it: no one holding m.reg.mu waits for a
+// gate's disk. Nothing takes m.reg.mu while it holds another of these. A function that must be called with a lock held is
 // named …Locked and checks it first (internal/syncs, under -race).
 //
 // A change of the registry is recorded in a change (change.go), written
