@@ -9,7 +9,6 @@ import (
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/syncs"
 	"github.com/sophonz/st/internal/tmux"
-	"github.com/sophonz/st/internal/worktree"
 )
 
 // Adoption: an agent already running in a pane becomes a worker (st
@@ -169,8 +168,15 @@ func (m *Manager) adoptHere(ctx context.Context, req api.IDRequest, byPerson boo
 	if tp.ID == p.ID {
 		return nil, errorf(api.KindUsage, "", "a pane cannot adopt itself")
 	}
+	// The repository of --owns is opened, and its files listed, before
+	// the registry's lock is taken: git is not run under it. An error is
+	// given where the lock's checks would have given it, after them.
+	var tree ownsTree
+	if len(req.Owns) > 0 {
+		tree = openOwnsTree(tp.Path)
+	}
 	m.reg.mu.Lock()
-	r, w, fl, notes, also, err := m.adoptStageLocked(ctx, p, tp, req.Owns, byPerson)
+	r, w, fl, notes, also, err := m.adoptStageLocked(p, tp, req.Owns, tree, byPerson)
 	m.reg.mu.Unlock()
 	if err != nil {
 		return nil, err
@@ -186,7 +192,7 @@ func (m *Manager) adoptHere(ctx context.Context, req api.IDRequest, byPerson boo
 // adoptStageLocked checks the adoption of the agent in tp by p, places it
 // and puts it in flight (enrolLocked); also are the options of p's pane
 // when the adoption made p a run.
-func (m *Manager) adoptStageLocked(ctx context.Context, p, tp tmux.Pane, owns []string, byPerson bool) (
+func (m *Manager) adoptStageLocked(p, tp tmux.Pane, owns []string, tree ownsTree, byPerson bool) (
 	r *Run, w *Worker, fl *flight, notes []string, also map[string]map[string]string, err error) {
 	syncs.AssertLocked(&m.reg.mu)
 	if err := m.checkAdoptLocked(p, tp, byPerson); err != nil {
@@ -196,7 +202,7 @@ func (m *Manager) adoptStageLocked(ctx context.Context, p, tp tmux.Pane, owns []
 	if err != nil {
 		return nil, nil, nil, nil, nil, err
 	}
-	w, notes, err = m.adoptIntoLocked(ctx, r, level, p, tp, owns)
+	w, notes, err = m.adoptIntoLocked(r, level, p, tp, owns, tree)
 	if err != nil {
 		if created {
 			m.reg.dropRunLocked(r)
@@ -236,8 +242,9 @@ func (m *Manager) checkAdoptLocked(p, tp tmux.Pane, byPerson bool) error {
 }
 
 // adoptIntoLocked makes the record of the agent in tp as a worker of p in run
-// r: its team, its depth checked, its scope.
-func (m *Manager) adoptIntoLocked(ctx context.Context, r *Run, level int, p, tp tmux.Pane, owns []string) (*Worker, []string, error) {
+// r: its team, its depth checked, its scope (in tree, the repository
+// adoptHere opened before it took the lock).
+func (m *Manager) adoptIntoLocked(r *Run, level int, p, tp tmux.Pane, owns []string, tree ownsTree) (*Worker, []string, error) {
 	syncs.AssertLocked(&m.reg.mu)
 	team := m.reg.teamOfLocked(tp.ID)
 	sub := m.reg.subtreeDepthLocked(tp.ID, map[string]bool{})
@@ -251,12 +258,12 @@ func (m *Manager) adoptIntoLocked(ctx context.Context, r *Run, level int, p, tp 
 	var scope *Scope
 	var notes []string
 	if len(owns) > 0 {
-		repo, err := worktree.Open(tp.Path)
-		if err != nil {
+		if tree.err != nil {
 			return nil, nil, errorf(api.KindUsage, "leave --owns out, or adopt an agent that works in a git repository",
-				"--owns needs a git repository (scopes are relative to its root): %v", err)
+				"--owns needs a git repository (scopes are relative to its root): %v", tree.err)
 		}
-		if scope, notes, err = m.scopeLocked(owns, repo, r); err != nil {
+		var err error
+		if scope, notes, err = m.scopeLocked(owns, tree, r); err != nil {
 			return nil, nil, err
 		}
 	}

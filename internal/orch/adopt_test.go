@@ -3,11 +3,17 @@ package orch
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/testutil"
+	"github.com/sophonz/st/internal/testutil/faketmux"
 	"github.com/sophonz/st/internal/tmux"
 )
 
@@ -143,4 +149,115 @@ func TestListingBeforeAdoptedPaneIsMarkedLeavesItAlone(t *testing.T) {
 	if v, _ := h.m.Read(context.Background(), api.IDRequest{ID: shell}); v.State != api.Gone {
 		t.Errorf("after a later listing without its pane, the adopted worker is %s, want gone", v.State)
 	}
+}
+
+// heldGit puts a git first on PATH that waits, before it runs the real
+// one, until the returned release is called; isHeld reports whether a
+// git is waiting. (git runs as its own process: the wait is in the
+// script, which looks for the release file.)
+func heldGit(t *testing.T) (isHeld func() bool, release func()) {
+	t.Helper()
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatalf("this test runs the real git: %v", err)
+	}
+	dir := t.TempDir()
+	script := "#!/bin/sh\n: > \"" + dir + "/started\"\nwhile [ ! -e \"" + dir + "/go\" ]; do sleep 0.01; done\nexec \"" + real + "\" \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "git"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	isHeld = func() bool {
+		_, err := os.Stat(filepath.Join(dir, "started"))
+		return err == nil
+	}
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o600); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Cleanup(release)
+	return isHeld, release
+}
+
+// gitRepo makes a repository with one commit, of no file.
+func gitRepo(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"init", "-q"},
+		{"-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "first"},
+	} {
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	return dir
+}
+
+// st worker adopt --owns opens the agent's repository and lists its
+// files with the registry's lock let go: while git runs, st status is
+// answered; the adoption then has its scope, rooted at the repository.
+// (The code before ran git under the lock.)
+func TestAdoptionRunsGitWithTheRegistryFree(t *testing.T) {
+	repo := gitRepo(t)
+	h := newHarness(t, api.Working, func(s *faketmux.Server) {
+		for _, p := range s.Panes {
+			if p.ID == shell {
+				p.Path = repo
+			}
+		}
+	})
+	isHeld, release := heldGit(t)
+	h.claudeHook(shell, nil, "SessionStart", "source", "startup")
+	done := make(chan error, 1)
+	var v *api.WorkerView
+	go func() {
+		var err error
+		v, err = h.m.Adopt(context.Background(), api.IDRequest{Pane: coord, ID: shell, Owns: []string{"src/**"}})
+		done <- err
+	}()
+	testutil.WaitFor(t, 20*time.Second, func() (bool, string) {
+		return isHeld(), "the adoption ran no git"
+	})
+	runGuarded(t, "st status while the adoption's git runs", func() { h.m.Status() })
+	runGuarded(t, "st worker list while the adoption's git runs", func() {
+		if _, err := h.m.List(context.Background(), api.IDRequest{Pane: coord}); err != nil {
+			t.Error(err)
+		}
+	})
+	release()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	root, _ := filepath.EvalSymlinks(repo)
+	if v.Scope == nil || v.Scope.Root != root || len(v.Scope.Globs) != 1 || v.Scope.Globs[0] != "src/**" {
+		t.Errorf("the adopted worker's scope is %+v, want src/** in %s", v.Scope, root)
+	}
+	if len(v.Notes) != 1 || !strings.Contains(v.Notes[0], `"src/**" matches no file yet`) {
+		t.Errorf("the adoption's notes: %q", v.Notes)
+	}
+}
+
+// --owns for an agent outside any repository is refused with the cause,
+// after the checks of the adoption itself (it is already a worker).
+func TestAdoptionOwnsOutsideARepository(t *testing.T) {
+	h := newHarness(t, api.Working, func(s *faketmux.Server) {
+		for _, p := range s.Panes {
+			if p.ID == shell {
+				p.Path = t.TempDir()
+			}
+		}
+	})
+	h.claudeHook(shell, nil, "SessionStart", "source", "startup")
+	_, err := h.m.Adopt(context.Background(), api.IDRequest{Pane: coord, ID: shell, Owns: []string{"src/**"}})
+	wantKind(t, err, api.KindUsage)
+	if !strings.Contains(err.Error(), "--owns needs a git repository") {
+		t.Errorf("the refusal: %v", err)
+	}
+	_, err = h.m.Adopt(context.Background(), api.IDRequest{Pane: coord, ID: workerID, Owns: []string{"src/**"}})
+	wantKind(t, err, api.KindConflict)
 }
