@@ -105,25 +105,46 @@ func (m *Manager) enrol(ctx context.Context, fl *flight, r *Run, w *Worker, also
 	if err := m.finish(fl); err != nil {
 		return api.WorkerView{}, err
 	}
-	m.reg.mu.Lock() // (w is the registry's now: a rename may change it)
-	opts := map[string]string{"@st_run": r.ID, "@st_role": "worker", "@st_parent": w.Parent, "@st_name": w.Name}
-	if w.TeamRun != "" {
-		opts["@st_team"] = w.TeamRun
-	}
-	m.reg.mu.Unlock()
-	set := map[string]map[string]string{w.ID: opts}
-	for p, o := range also {
-		set[p] = o
-	}
-	if err := m.cfg.Tmux.SetOptions(ctx, set); err != nil {
-		m.logf("adopt: %v", err)
-	}
+	// w is the registry's now: a rename may change its name, and its
+	// options are read as they are when tmux is told (tellPane).
+	set := map[string]map[string]string{}
+	m.tellPane(func() {
+		opts := map[string]string{"@st_run": r.ID, "@st_role": "worker", "@st_parent": w.Parent, "@st_name": w.Name}
+		if w.TeamRun != "" {
+			opts["@st_team"] = w.TeamRun
+		}
+		set[w.ID] = opts
+		for p, o := range also {
+			set[p] = o
+		}
+	}, func() {
+		if err := m.cfg.Tmux.SetOptions(ctx, set); err != nil {
+			m.logf("adopt: %v", err)
+		}
+	})
 	m.reg.mu.Lock()
 	m.reg.markedLocked(w.ID, m.cfg.Now())
 	v := m.viewLocked(w)
 	m.reg.mu.Unlock()
 	m.logf("adopted %s (%s, %s) into run %s under %s", v.ID, v.Name, v.Agent, r.ID, v.Parent)
 	return v, nil
+}
+
+// tellPane sets options of panes that come from the registry (a
+// worker's name, its run) with the registry's lock let go: read takes
+// them under that lock, apply gives them to tmux with it let go. The pane
+// options' lock (optsMu) is held from the read until tmux has them, so
+// that settings of the same pane (an adoption's, a rename's) reach tmux
+// in the order they read the registry, and the last one tmux has is the
+// newest: an adoption that read the old name cannot set it after a
+// rename set the new one.
+func (m *Manager) tellPane(read, apply func()) {
+	m.optsMu.Lock()
+	defer m.optsMu.Unlock()
+	m.reg.mu.Lock()
+	read()
+	m.reg.mu.Unlock()
+	apply()
 }
 
 // Adopt makes an agent that is already running in a pane the calling

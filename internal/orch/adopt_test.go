@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -260,4 +262,67 @@ func TestAdoptionOwnsOutsideARepository(t *testing.T) {
 	}
 	_, err = h.m.Adopt(context.Background(), api.IDRequest{Pane: coord, ID: workerID, Owns: []string{"src/**"}})
 	wantKind(t, err, api.KindConflict)
+}
+
+// A rename that lands while an adoption is setting its pane's options
+// (the adoption read the old name) leaves the pane with the new name:
+// the rename's setting reaches tmux after the adoption's. (The code
+// before read the name, let the lock go and set it, while the rename set
+// its own at once: the old name came last.)
+func TestRenameDuringAnAdoptionsOptionsKeepsTheNewName(t *testing.T) {
+	h := newHarness(t, api.Working, nil)
+	ctx := context.Background()
+	holding, release := make(chan struct{}), make(chan struct{})
+	var held, let sync.Once
+	defer let.Do(func() { close(release) })
+	h.tm.Lock()
+	h.tm.Hold = func(args []string) {
+		// The adoption's @st_name (the fake runs a chain of set-options
+		// one by one): held once.
+		if slices.Contains(args, "@st_name") && slices.Contains(args, shell) && !slices.Contains(args, "renamed") {
+			held.Do(func() { close(holding) })
+			<-release
+		}
+	}
+	h.tm.Unlock()
+	adopted := h.adoptShell()
+	select {
+	case <-holding:
+	case err := <-adopted:
+		t.Fatalf("the adoption answered (%v) without setting its pane's options", err)
+	}
+	renamed := make(chan error, 1)
+	go func() {
+		_, err := h.m.Rename(ctx, api.IDRequest{Pane: coord, ID: shell, Text: "renamed"})
+		renamed <- err
+	}()
+	// The rename is in the registry, and has set its options or waits to.
+	testutil.WaitFor(t, 10*time.Second, func() (bool, string) {
+		select {
+		case err := <-renamed:
+			renamed <- err
+			return true, ""
+		default:
+		}
+		buf := make([]byte, 1<<20)
+		for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+			if strings.Contains(g, "(*Manager).Rename(") && strings.Contains(g, "(*Manager).tellPane(") {
+				return true, ""
+			}
+		}
+		return false, "the rename neither returned nor waits to set its pane's options"
+	})
+	let.Do(func() { close(release) })
+	if err := <-adopted; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-renamed; err != nil {
+		t.Fatal(err)
+	}
+	if got := h.tm.Option(shell, "@st_name"); got != "renamed" {
+		t.Errorf("the pane's @st_name is %q after the rename, want renamed", got)
+	}
+	if v, err := h.m.Read(ctx, api.IDRequest{ID: shell}); err != nil || v.Name != "renamed" {
+		t.Errorf("st worker read: %+v %v", v, err)
+	}
 }

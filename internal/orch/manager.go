@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -90,7 +91,10 @@ type Config struct {
 // alone: it asks the registry with it let go. The gate book's write lock
 // (wmu, held through a write of gates.json) is taken with no other lock
 // held, and only its mu under it: no one holding m.reg.mu waits for a
-// gate's disk. Nothing takes m.reg.mu while it holds another of these. A function that must be called with a lock held is
+// gate's disk. The pane options' lock (m.optsMu, tellPane) comes before
+// all of them: it is held through tmux commands, taken with no other lock
+// held, and m.reg.mu only for moments under it. Nothing takes m.reg.mu
+// while it holds another of these but m.optsMu. A function that must be called with a lock held is
 // named …Locked and checks it first (internal/syncs, under -race).
 //
 // A change of the registry is recorded in a change (change.go), written
@@ -122,6 +126,9 @@ type Manager struct {
 	// waits counts the st worker wait calls waiting now (st status).
 	waits atomic.Int32
 	bg    *group
+	// optsMu orders the settings of a worker's pane options that come
+	// from the registry (an adoption's, a rename's): see tellPane.
+	optsMu sync.Mutex
 	// judged is the server's mark (tmux.Client.Mark) as it was when st
 	// last judged every pane: while the server's mark is still that, no
 	// pane came or went since, and a list need not read the panes again.

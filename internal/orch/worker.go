@@ -198,13 +198,20 @@ func (m *Manager) Rename(ctx context.Context, req api.IDRequest) (*api.WorkerVie
 	if err != nil {
 		return nil, err
 	}
-	m.reg.mu.Lock()
-	defer m.reg.mu.Unlock()
-	if w.State.Live() {
-		m.cfg.Tmux.RenameWindow(ctx, w.ID, req.Text)
-		m.cfg.Tmux.SetOption(ctx, w.ID, "@st_name", req.Text)
-	}
-	v := m.viewLocked(w)
+	// The window and @st_name get the name as it is when tmux is told,
+	// with the registry's lock let go (tellPane): a rename or an adoption
+	// after this one sets its own after it.
+	var v api.WorkerView
+	var live bool
+	var name string
+	m.tellPane(func() {
+		live, name, v = w.State.Live(), w.Name, m.viewLocked(w)
+	}, func() {
+		if live {
+			m.cfg.Tmux.RenameWindow(ctx, w.ID, name)
+			m.cfg.Tmux.SetOption(ctx, w.ID, "@st_name", name)
+		}
+	})
 	return &v, nil
 }
 
