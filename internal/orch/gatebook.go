@@ -110,7 +110,7 @@ func (b *gateBook) writeUnheld(snap []api.Gate) error {
 // gate) once the registry's lock is let go. A failure leaves them in
 // memory, and the next write of the gates carries them.
 func (b *gateBook) save() error {
-	b.wmu.Lock()
+	b.wmu.Lock() // lockio: the gates' write lock, held through its write alone
 	defer b.wmu.Unlock()
 	b.mu.Lock()
 	snap := b.snapshotLocked()
@@ -126,7 +126,7 @@ func (b *gateBook) save() error {
 // pane, which a restart of the tmux server may have renamed meanwhile
 // (retire).
 func (b *gateBook) keepGate(id string, f func(cur *api.Gate) (*api.Gate, error)) (api.Gate, error) {
-	b.wmu.Lock()
+	b.wmu.Lock() // lockio: the gates' write lock, held through its write alone
 	defer b.wmu.Unlock()
 	b.mu.Lock()
 	cur := b.gates[id]
