@@ -31,3 +31,10 @@ func TestLockPair(t *testing.T) {
 func TestStartPattern(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), StartPattern, "startpattern")
 }
+
+func TestLockIO(t *testing.T) {
+	own := ownPackage
+	ownPackage = func(path string) bool { return path == "lockio" || path == "lockiodisk" }
+	t.Cleanup(func() { ownPackage = own })
+	analysistest.Run(t, analysistest.TestData(), LockIO, "lockio")
+}
