@@ -46,10 +46,13 @@ type saver struct {
 	cond  *sync.Cond
 	seq   uint64 // versions of staged snapshots, over all runs
 	files map[string]*runFile
-	// gone are the runs forgotten whose records the writer is to remove.
-	gone   []string
-	kick   chan struct{}
-	closed bool // the writer stopped: waiters write for themselves
+	// gone are the runs forgotten whose records the writer is to remove;
+	// removing counts those it took and has not removed yet (sync waits
+	// for both).
+	gone     []string
+	removing int
+	kick     chan struct{}
+	closed   bool // the writer stopped: waiters write for themselves
 	// hardSeq counts the hard snapshots staged; during is how many of
 	// them came while the last writeAll was writing (burstLinger).
 	hardSeq, during uint64
@@ -193,7 +196,7 @@ func (s *saver) sync() error {
 		s.writeAll(false, false) // the writer stopped: its removals are ours
 	}
 	s.mu.Lock()
-	for len(s.gone) > 0 && !s.closed {
+	for (len(s.gone) > 0 || s.removing > 0) && !s.closed {
 		s.cond.Wait()
 	}
 	s.mu.Unlock()
@@ -328,7 +331,7 @@ func (s *saver) removeGoneLocked() {
 	syncs.AssertLocked(&s.wmu) // lockio: the write lock, held through the removals as through the writes
 	s.mu.Lock()
 	gone := s.gone
-	s.gone = nil
+	s.gone, s.removing = nil, s.removing+len(gone)
 	s.mu.Unlock()
 	for _, id := range gone {
 		path := s.path(id)
@@ -340,6 +343,7 @@ func (s *saver) removeGoneLocked() {
 	}
 	if len(gone) > 0 {
 		s.mu.Lock()
+		s.removing -= len(gone)
 		s.cond.Broadcast()
 		s.mu.Unlock()
 	}
