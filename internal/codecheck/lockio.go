@@ -1,6 +1,7 @@
 package codecheck
 
 import (
+	"fmt"
 	"go/ast"
 	"go/token"
 	"go/types"
@@ -46,7 +47,18 @@ var LockIO = &analysis.Analyzer{
 	Name:      "lockio",
 	Doc:       "reports file I/O and processes run while a lock is held (in a …Locked function, or between a Lock and its Unlock)",
 	Run:       runLockIO,
-	FactTypes: []analysis.Fact{new(doesIO)},
+	FactTypes: []analysis.Fact{new(doesIO), new(callsUnderLock)},
+}
+
+// callsUnderLock marks a function that calls some of its function
+// parameters (by index) with a lock held (settleChange's f, keep's f): a
+// function literal passed there is read as run with that lock held.
+type callsUnderLock struct{ Params []int }
+
+func (*callsUnderLock) AFact() {}
+
+func (f *callsUnderLock) String() string {
+	return fmt.Sprintf("calls parameters %v with a lock held", f.Params)
 }
 
 // ownPackage says whether a package is st's own, whose functions get
@@ -161,6 +173,7 @@ func runLockIO(pass *analysis.Pass) (any, error) {
 		}
 	}
 	known := markIO(pass, decls)
+	underLock := markUnderLock(pass, files, known)
 	for _, f := range files {
 		allow := allowComments(pass, f)
 		for _, d := range f.Decls {
@@ -168,17 +181,157 @@ func runLockIO(pass *analysis.Pass) (any, error) {
 			if !ok || fd.Body == nil {
 				continue
 			}
-			c := &ioChecker{pass: pass, known: known, allow: allow}
+			c := &ioChecker{pass: pass, known: known, allow: allow, underLock: underLock}
 			c.function(fd.Body, c.lockedHeld(fd))
-			ast.Inspect(fd.Body, func(n ast.Node) bool {
-				if lit, ok := n.(*ast.FuncLit); ok && !c.onTheSpot[lit] {
-					c.function(lit.Body, held{})
-				}
-				return true
-			})
+			c.literals(fd.Body)
 		}
 	}
 	return nil, nil
+}
+
+// literals reads the function literals in body as functions of their
+// own: with a lock held when they are passed where a function calls them
+// with one (callsUnderLock), with none otherwise.
+func (c *ioChecker) literals(body ast.Node) {
+	ast.Inspect(body, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		fn := typeutil.StaticCallee(c.pass.TypesInfo, call)
+		for _, i := range c.lockedParams(fn) {
+			if i < len(call.Args) {
+				if lit, ok := call.Args[i].(*ast.FuncLit); ok && !c.onTheSpot[lit] {
+					c.onTheSpot[lit] = true
+					c.function(lit.Body, held{"the lock " + shortName(fn) + " holds as it calls it": false})
+				}
+			}
+		}
+		return true
+	})
+	ast.Inspect(body, func(n ast.Node) bool {
+		if lit, ok := n.(*ast.FuncLit); ok && !c.onTheSpot[lit] {
+			c.onTheSpot[lit] = true
+			c.function(lit.Body, held{})
+		}
+		return true
+	})
+}
+
+// lockedParams are the parameters fn calls with a lock held.
+func (c *ioChecker) lockedParams(fn *types.Func) []int {
+	if fn == nil {
+		return nil
+	}
+	if ps, ok := c.underLock[fn]; ok {
+		return ps
+	}
+	var f callsUnderLock
+	if fn.Pkg() != nil && fn.Pkg() != c.pass.Pkg && c.pass.ImportObjectFact(fn.Origin(), &f) {
+		return f.Params
+	}
+	return nil
+}
+
+// markUnderLock finds the functions of this package that call one of
+// their function parameters with a lock held, themselves or by handing
+// it to another that does (settleChange hands f to settle), to a fixed
+// point, and exports a fact for each exported one.
+func markUnderLock(pass *analysis.Pass, files []*ast.File, known map[*types.Func]string) map[*types.Func][]int {
+	out := map[*types.Func][]int{}
+	if !ownPackage(pass.Pkg.Path()) {
+		return out // (sync.Once.Do holds its lock through f, and is no concern here)
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, f := range files {
+			allow := allowComments(pass, f)
+			for _, d := range f.Decls {
+				fd, ok := d.(*ast.FuncDecl)
+				if !ok || fd.Body == nil {
+					continue
+				}
+				fn, _ := pass.TypesInfo.Defs[fd.Name].(*types.Func)
+				if fn == nil {
+					continue
+				}
+				c := &ioChecker{pass: pass, known: known, allow: allow, underLock: out, quiet: true, params: paramIndex(pass, fd)}
+				c.function(fd.Body, c.lockedHeld(fd))
+				c.forwarded(fd.Body)
+				if ps := c.calledHeldList(); len(ps) > len(out[fn]) {
+					out[fn], changed = ps, true
+				}
+			}
+		}
+	}
+	for fn, ps := range out {
+		if fn.Exported() {
+			pass.ExportObjectFact(fn, &callsUnderLock{Params: ps})
+		}
+	}
+	return out
+}
+
+// paramIndex are fd's parameters of function type, by their index.
+func paramIndex(pass *analysis.Pass, fd *ast.FuncDecl) map[types.Object]int {
+	out := map[types.Object]int{}
+	i := 0
+	for _, fl := range fd.Type.Params.List {
+		names := fl.Names
+		if len(names) == 0 {
+			i++
+			continue
+		}
+		for _, n := range names {
+			if obj := pass.TypesInfo.Defs[n]; obj != nil {
+				if _, ok := obj.Type().Underlying().(*types.Signature); ok {
+					out[obj] = i
+				}
+			}
+			i++
+		}
+	}
+	return out
+}
+
+// forwarded records the parameters handed on to a function that calls
+// them with a lock held.
+func (c *ioChecker) forwarded(body ast.Node) {
+	ast.Inspect(body, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		for _, i := range c.lockedParams(typeutil.StaticCallee(c.pass.TypesInfo, call)) {
+			if i < len(call.Args) {
+				c.noteParamCall(call.Args[i])
+			}
+		}
+		return true
+	})
+}
+
+// noteParamCall records e when it is one of the function's parameters.
+func (c *ioChecker) noteParamCall(e ast.Expr) {
+	id, ok := e.(*ast.Ident)
+	if !ok {
+		return
+	}
+	if i, ok := c.params[c.pass.TypesInfo.Uses[id]]; ok {
+		if c.calledHeld == nil {
+			c.calledHeld = map[int]bool{}
+		}
+		c.calledHeld[i] = true
+	}
+}
+
+func (c *ioChecker) calledHeldList() []int {
+	var out []int
+	for i := range c.calledHeld {
+		out = append(out, i)
+	}
+	sort.Ints(out)
+	return out
 }
 
 // markIO finds the functions of this package that do I/O, through each
@@ -307,7 +460,13 @@ type ioChecker struct {
 	pass      *analysis.Pass
 	known     map[*types.Func]string
 	allow     map[int]string
-	onTheSpot map[*ast.FuncLit]bool // read as part of the function around them
+	underLock map[*types.Func][]int // this package's callsUnderLock
+	onTheSpot map[*ast.FuncLit]bool // read as part of the function around them, or already read
+	// quiet: only find which of params (fd's, by object) are called with
+	// a lock held (calledHeld); nothing is reported.
+	quiet      bool
+	params     map[types.Object]int
+	calledHeld map[int]bool
 }
 
 func (c *ioChecker) function(body *ast.BlockStmt, h held) {
@@ -528,6 +687,12 @@ func (c *ioChecker) exprs(h held, es ...ast.Node) {
 			if lit, ok := call.Fun.(*ast.FuncLit); ok {
 				c.onTheSpot[lit] = true
 			}
+			if c.quiet {
+				if !allAllowed(h) {
+					c.noteParamCall(call.Fun)
+				}
+				return
+			}
 			via, ok := ioOf(c.pass, c.known, typeutil.StaticCallee(c.pass.TypesInfo, call))
 			if !ok {
 				return
@@ -537,13 +702,24 @@ func (c *ioChecker) exprs(h held, es ...ast.Node) {
 	}
 }
 
+// allAllowed says whether every lock of h allows I/O (a lockio:
+// comment where it was taken).
+func allAllowed(h held) bool {
+	for _, ok := range h {
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // allowed says whether node's line, or the line above it, has a
 // lockio: comment with its reason (one with none is reported).
 func (c *ioChecker) allowed(node ast.Node) bool {
 	line := c.pass.Fset.Position(node.Pos()).Line
 	for _, l := range []int{line, line - 1} {
 		if reason, ok := c.allow[l]; ok {
-			if reason == "" {
+			if reason == "" && !c.quiet {
 				c.pass.Reportf(node.Pos(), "a lockio: comment needs its reason: say why I/O may run here with the lock held")
 			}
 			return true

@@ -130,7 +130,7 @@ func (m *Manager) Stop(ctx context.Context, req api.IDRequest) (*api.WorkerView,
 		m.reg.mu.Unlock()
 		return nil, err
 	}
-	id, kind := w.ID, w.Agent
+	id, kind, tree := w.ID, w.Agent, w.Worktree
 	m.reg.mu.Unlock()
 	if err := m.killPane(ctx, id, kind); err != nil {
 		return nil, errorf(api.KindInternal, "", "%v", err)
@@ -139,10 +139,10 @@ func (m *Manager) Stop(ctx context.Context, req api.IDRequest) (*api.WorkerView,
 	m.settleChange(func(c *change) {
 		c.setStateLocked(w, api.Gone)
 		c.touchLocked(m.reg.runOf[w.ID])
-		notes := removeMerged(w.Worktree)
 		v = m.viewLocked(w)
-		v.Notes = notes
 	})
+	// Its worktree is removed (git) with the registry's lock let go.
+	v.Notes = removeMerged(tree)
 	return &v, nil
 }
 

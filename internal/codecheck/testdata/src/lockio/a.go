@@ -161,3 +161,44 @@ func (b *Book) loop(paths []string) {
 	}
 	b.mu.Unlock()
 }
+
+// settle calls f with the lock held (as a registry's change is made).
+func (b *Book) settle(f func()) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	f()
+}
+
+// change hands f on to settle.
+func (b *Book) change(f func()) { b.settle(f) }
+
+// after calls f once the lock is let go.
+func (b *Book) after(f func()) {
+	b.mu.Lock()
+	b.n++
+	b.mu.Unlock()
+	f()
+}
+
+// flushWith calls f under the write lock, which says why.
+func (b *Book) flushWith(f func()) {
+	b.wmu.Lock() // lockio: the write lock, held through its write alone
+	defer b.wmu.Unlock()
+	f()
+}
+
+// changes passes literals where they run with a lock held, and where
+// they do not.
+func (b *Book) changes() {
+	b.settle(func() {
+		os.Remove("x") // want `os.Remove does I/O with the lock lockio.Book.settle holds as it calls it held`
+	})
+	b.change(func() {
+		os.Remove("y") // want `os.Remove does I/O with the lock lockio.Book.change holds as it calls it held`
+	})
+	lockiodisk.Under(func() {
+		os.Remove("z") // want `os.Remove does I/O with the lock lockiodisk.Under holds as it calls it held`
+	})
+	b.after(func() { os.Remove("w") })
+	b.flushWith(func() { os.Remove("v") })
+}

@@ -2,7 +2,10 @@
 // (internal/store): the lockio check knows them by their facts.
 package lockiodisk
 
-import "os"
+import (
+	"os"
+	"sync"
+)
 
 // Write writes the file p.
 func Write(p string) error { // want Write:"does I/O: os.WriteFile"
@@ -16,3 +19,12 @@ func Save(p string) error { // want Save:"does I/O: os.WriteFile"
 
 // Pure does no I/O.
 func Pure(p string) string { return p + ".json" }
+
+var mu sync.Mutex
+
+// Under calls f with its lock held.
+func Under(f func()) { // want Under:"calls parameters \[0\] with a lock held"
+	mu.Lock()
+	defer mu.Unlock()
+	f()
+}
