@@ -38,7 +38,10 @@ import (
 // deferred Unlock. Branches are followed: the lock counts as held after
 // an if, a switch or a loop only when it is held on every way through
 // that does not return. A function literal that is not called on the
-// spot is a function of its own, with no lock held.
+// spot is a function of its own: run with a lock held when it is passed
+// to a function that calls that parameter with one held (settleChange's
+// f, keep's f: a callsUnderLock fact, through functions that hand it
+// on), with none otherwise. Deferred calls are not judged.
 //
 // A justified exception (a write lock held through its own write, which
 // is what that lock is for) says why on the call's line or the line
