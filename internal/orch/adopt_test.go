@@ -326,3 +326,41 @@ func TestRenameDuringAnAdoptionsOptionsKeepsTheNewName(t *testing.T) {
 		t.Errorf("st worker read: %+v %v", v, err)
 	}
 }
+
+// A worker released leaves its run, and its pane's options go (set and
+// unset with the registry's lock let go, tellPane); its pane is told.
+func TestReleaseUnsetsThePanesOptions(t *testing.T) {
+	h := newHarness(t, api.Working, nil)
+	if err := <-h.adoptShell(); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.tm.Option(shell, "@st_name"); got == "" {
+		t.Fatalf("the adopted pane has no @st_name")
+	}
+	// The pane's notice loop is held (as if one ran already), so that the
+	// notice stays queued for the test to read (as in
+	// TestBudgetGateStopsTheRunsWorkers).
+	h.m.notices.mu.Lock()
+	h.m.notices.kicks[shell] = make(chan struct{}, 1)
+	h.m.notices.mu.Unlock()
+	if _, err := h.m.Release(context.Background(), api.IDRequest{Pane: coord, ID: shell}); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"@st_run", "@st_role", "@st_parent", "@st_name"} {
+		if got := h.tm.Option(shell, k); got != "" {
+			t.Errorf("the released pane's %s is %q, want none", k, got)
+		}
+	}
+	if got := h.pendingNotices(shell); len(got) != 1 || !strings.Contains(got[0], "no one's worker now") {
+		t.Errorf("the released pane's notices: %q", got)
+	}
+	vs, err := h.m.List(context.Background(), api.IDRequest{Pane: coord})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vs {
+		if v.ID == shell {
+			t.Errorf("st worker list shows the released %s", shell)
+		}
+	}
+}

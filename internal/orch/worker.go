@@ -237,16 +237,25 @@ func (m *Manager) Release(ctx context.Context, req api.IDRequest) (*api.WorkerVi
 	if err != nil {
 		return nil, err
 	}
-	m.reg.mu.Lock()
-	defer m.reg.mu.Unlock()
 	// The chain above the released agent's own workers elsewhere is
 	// shorter now: their machines are told (in the background: until then
 	// they count it as it was, which only refuses more).
 	m.bg.Go(m.tellDepths)
-	if w.State.Live() {
+	// Its pane's options go with the registry's lock let go, in their
+	// order with an adoption's (tellPane): a pane adopted again meanwhile
+	// keeps the options its new adoption set.
+	var unset bool
+	m.tellPane(func() {
+		unset = w.State.Live() && m.reg.workers[w.ID] == nil
+	}, func() {
+		if !unset {
+			return
+		}
 		for _, k := range []string{"@st_run", "@st_role", "@st_parent", "@st_name", "@st_team"} {
 			m.cfg.Tmux.UnsetOption(ctx, w.ID, k)
 		}
+	})
+	if unset {
 		m.notices.queue(w.ID, fmt.Sprintf("released %s %s %d", r.ID, w.ID, w.StartedAt.UnixNano()), "st: you are no one's worker now - you were released from run "+r.ID+", so there is no need to run st worker done.")
 	}
 	return &v, nil
