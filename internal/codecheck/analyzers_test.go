@@ -35,6 +35,10 @@ func TestStartPattern(t *testing.T) {
 func TestLockIO(t *testing.T) {
 	own := ownPackage
 	ownPackage = func(path string) bool { return path == "lockio" || path == "lockiodisk" }
-	t.Cleanup(func() { ownPackage = own })
+	ioPrimitives["lockiotmux"] = ioPrimitives["github.com/sophonz/st/internal/tmux"]
+	t.Cleanup(func() {
+		ownPackage = own
+		delete(ioPrimitives, "lockiotmux")
+	})
 	analysistest.Run(t, analysistest.TestData(), LockIO, "lockio")
 }

@@ -23,13 +23,15 @@ import (
 // file's metadata only); the reads, writes and Sync of an *os.File;
 // renameio's WriteFile and CloseAtomicallyReplace; an *exec.Cmd's Run,
 // Output, CombinedOutput, Start and Wait (git and every other program
-// st runs); syscall.Fsync. And every function that calls one of these,
-// directly or through other functions, in any package of the module (an
-// analysis fact: store.WriteJSON, worktree.Open and the git methods of
-// internal/worktree are I/O by that). Only static calls are followed: a
-// call through an interface (tmux.Runner) or a function value (a
-// book's write field, which a test swaps) is not; nor the body of a
-// function literal, but for one called or deferred on the spot.
+// st runs); syscall.Fsync; a tmux command (internal/tmux's Runner.Run:
+// a process that waits on the tmux server). And every function that
+// calls one of these, directly or through other functions, in any
+// package of the module (an analysis fact: store.WriteJSON,
+// worktree.Open, the git methods of internal/worktree and tmux.Client's
+// commands are I/O by that). Otherwise only static calls are followed: a
+// call through another interface or a function value (a book's write
+// field, which a test swaps) is not; nor the body of a function literal,
+// but for one called or deferred on the spot.
 //
 // Where the lock is held: all through a function named …Locked (its
 // caller's lock, the one its syncs.AssertLocked names, until the
@@ -87,6 +89,17 @@ var ioPrimitives = map[string]map[string]bool{
 	"github.com/google/renameio/v2": set("WriteFile", "PendingFile.CloseAtomicallyReplace"),
 	"github.com/google/renameio":    set("WriteFile", "PendingFile.CloseAtomicallyReplace"),
 	"syscall":                       set("Fsync"),
+	// A tmux command: a process (the real Runner runs tmux) that waits
+	// on the tmux server, which a slow or busy server makes long.
+	"github.com/sophonz/st/internal/tmux": set("Runner.Run"),
+}
+
+// calleeOf is the function call calls: a static one, or the method of
+// an interface (a primitive may be one: tmux.Runner.Run); nil for a
+// function value.
+func calleeOf(pass *analysis.Pass, call *ast.CallExpr) *types.Func {
+	fn, _ := typeutil.Callee(pass.TypesInfo, call).(*types.Func)
+	return fn
 }
 
 func set(names ...string) map[string]bool {
@@ -359,7 +372,7 @@ func markIO(pass *analysis.Pass, decls []*ast.FuncDecl) map[*types.Func]string {
 				if known[fn] != "" {
 					return
 				}
-				if via := primitiveOf(pass, known, typeutil.StaticCallee(pass.TypesInfo, call)); via != "" {
+				if via := primitiveOf(pass, known, calleeOf(pass, call)); via != "" {
 					known[fn], changed = via, true
 				}
 			})
@@ -696,7 +709,7 @@ func (c *ioChecker) exprs(h held, es ...ast.Node) {
 				}
 				return
 			}
-			via, ok := ioOf(c.pass, c.known, typeutil.StaticCallee(c.pass.TypesInfo, call))
+			via, ok := ioOf(c.pass, c.known, calleeOf(c.pass, call))
 			if !ok {
 				return
 			}

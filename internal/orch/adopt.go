@@ -139,7 +139,7 @@ func (m *Manager) enrol(ctx context.Context, fl *flight, r *Run, w *Worker, also
 // newest: an adoption that read the old name cannot set it after a
 // rename set the new one.
 func (m *Manager) tellPane(read, apply func()) {
-	m.optsMu.Lock()
+	m.optsMu.Lock() // lockio: the pane options' lock, held through their tmux commands, and taken with no other lock held
 	defer m.optsMu.Unlock()
 	m.reg.mu.Lock()
 	read()

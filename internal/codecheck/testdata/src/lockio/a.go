@@ -1,11 +1,13 @@
 package lockio
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"sync"
 
 	"lockiodisk"
+	tmux "lockiotmux"
 	"syncs"
 )
 
@@ -201,4 +203,12 @@ func (b *Book) changes() {
 	})
 	b.after(func() { os.Remove("w") })
 	b.flushWith(func() { os.Remove("v") })
+}
+
+// tmuxUnder runs a tmux command (through the Runner interface) under
+// the lock.
+func (b *Book) tmuxUnder(ctx context.Context, r tmux.Runner) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	r.Run(ctx, "set-option", "-p", "@st_name", "w") // want `tmux.Runner.Run does I/O with b.mu held`
 }
