@@ -37,7 +37,7 @@ type rig struct {
 
 func newRig(b *testing.B) *rig {
 	b.Helper()
-	r := &rig{b: b, bin: testutil.BuildST(b), dir: testutil.ShortTempDir(b), session: "bench"}
+	r := &rig{b: b, bin: stUnderTest(b), dir: testutil.ShortTempDir(b), session: "bench"}
 	r.home = filepath.Join(r.dir, "h")
 	tdir := filepath.Join(r.dir, "t")
 	for _, d := range []string{tdir, filepath.Join(r.dir, "home"), filepath.Join(r.dir, "tmp")} {
@@ -90,6 +90,20 @@ func newRig(b *testing.B) *rig {
 	r.coord = f[0]
 	r.tmuxVar = r.tm.Socket + "," + f[1] + ",0"
 	return r
+}
+
+// stUnderTest is the st binary the benchmarks drive: the one built from
+// this tree, or $ST_BENCH_ST, an st built elsewhere (an earlier commit's,
+// for figures before and after a change in the same session, runs in
+// turns).
+func stUnderTest(b *testing.B) string {
+	if p := os.Getenv("ST_BENCH_ST"); p != "" {
+		if _, err := exec.LookPath(p); err != nil {
+			b.Fatalf("ST_BENCH_ST=%s: %v", p, err)
+		}
+		return p
+	}
+	return testutil.BuildST(b)
 }
 
 func (r *rig) getenv(key string) string {

@@ -33,6 +33,9 @@ import (
 //     against floorWrite: a process that starts, writes the same run.json
 //     durably (write, fsync, rename: store.WriteFile, what st uses) and
 //     exits. Goal: ratio <= 1.2.
+//   - goal_report_in_pane_to_wait: the same for a report made as an
+//     agent makes it, in the worker's pane under the sim
+//     (goalReportInPane), against the same floor. Goal: ratio <= 1.2.
 //   - goal_list_json_n100: `st worker list --json` with the 100 workers,
 //     against `st status` (a process and one round trip to the daemon),
 //     20 of each interleaved, medians. Goal: ratio <= 1.3.
@@ -57,11 +60,12 @@ func BenchmarkGoals(b *testing.B) {
 	r.up()
 	sleep := r.writeFile("goal-sleep.md", "sleep: 600s\n", 0o644)
 
-	burst := startWorking(b, r, sleep, "g", n)
+	burst := startWorking(b, r, same(sleep), "g", n)
 	fmt.Printf("%d of %d workers working\n", len(burst), n)
 	benchfig.Figure(b, "goal_workers_working", float64(len(burst)), fmt.Sprintf("of_%d", n))
 	listMedian := goalList(b, r)
-	one, src := goalReport(b, r, startWorking(b, r, sleep, "s", singles))
+	one, src := goalReport(b, r, startWorking(b, r, same(sleep), "s", singles))
+	goalReportInPane(b, r, src)
 	goalBurst(b, r, burst, one, listMedian, src)
 }
 
@@ -133,6 +137,85 @@ func goalReport(b *testing.B, r *rig, ones []string) (time.Duration, string) {
 	benchfig.RatioMs(b, "goal_report_to_wait", one, benchfig.NewStats(floor).Median())
 	benchfig.Figure(b, "goal_report_to_wait_p99", benchfig.Ms(benchfig.NewStats(report).Pct(99)), "ms")
 	return one, src
+}
+
+// goalReportInPane is goalReport for a report as an agent makes it: `st
+// worker done` run by the sim agent in the worker's pane, as a Bash tool
+// call of its turn (its parents the tool's sh, the sim, the pane), so
+// the daemon reads who asked from /proc and finds the pane among the
+// caller's parents, as it does for a real agent's report. goalReport's
+// reports come from this process, which no agent started, and take no
+// such path. Each worker's tool call waits at a FIFO of its own; the
+// time runs from the benchmark's write to it (the sh reads the line and
+// execs st worker done) to the return of the coordinator's wait, against
+// the same floor process, interleaved. Its name is
+// goal_report_in_pane_to_wait; src is the floor's run.json.
+func goalReportInPane(b *testing.B, r *rig, src string) {
+	const k = 21 // the first a warm-up
+	fifos := filepath.Join(r.dir, "fifo")
+	if err := os.MkdirAll(fifos, 0o700); err != nil {
+		b.Fatal(err)
+	}
+	task := func(i int) string {
+		fifo := filepath.Join(fifos, fmt.Sprintf("p%d", i))
+		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+			b.Fatal(err)
+		}
+		return r.writeFile(fmt.Sprintf("goal-pane-%d.md", i), fmt.Sprintf(
+			"run: read go < '%s' && exec '%s' worker done --summary 'in-pane report'\n", fifo, r.bin), 0o644)
+	}
+	ids := startWorking(b, r, task, "p", k)
+	var run orch.Run
+	if !readRun(r, &run) {
+		b.Fatal("run.json could not be read")
+	}
+	fifoOf := map[string]string{}
+	for _, w := range run.Workers {
+		if strings.HasPrefix(w.Name, "p") {
+			fifoOf[w.ID] = filepath.Join(fifos, w.Name)
+		}
+	}
+	dst := filepath.Join(r.dir, "floor", "run.json")
+	var report, floor []time.Duration
+	for i, id := range ids {
+		wait := r.startWaitTo(fmt.Sprintf("wait-pane-%d.out", i), id)
+		w := openWhenRead(b, fifoOf[id])
+		t0 := time.Now()
+		if _, err := w.Write([]byte("go\n")); err != nil {
+			b.Fatal(err)
+		}
+		w.Close()
+		t1 := wait.end(b, 30*time.Second)
+		if text := wait.text(); exitCode(wait.err) != 0 || !strings.Contains(text, "done") {
+			b.Fatalf("st worker wait %s: %v:\n%s\n%s", id, wait.err, text, r.explain(id))
+		}
+		f := floorWrite(b, src, dst)
+		if i > 0 {
+			report, floor = append(report, t1.Sub(t0)), append(floor, f)
+		}
+	}
+	if len(report) == 0 {
+		b.Fatalf("no worker of the %d held its report at its FIFO", k)
+	}
+	benchfig.RatioMs(b, "goal_report_in_pane_to_wait", benchfig.NewStats(report).Median(), benchfig.NewStats(floor).Median())
+	benchfig.Figure(b, "goal_report_in_pane_to_wait_p99", benchfig.Ms(benchfig.NewStats(report).Pct(99)), "ms")
+}
+
+// openWhenRead opens the FIFO path to write once its reader has it open
+// (the sim's tool call at its read), polling for up to a minute: an open
+// that does not block, so that the time taken after it is the report's.
+func openWhenRead(b *testing.B, path string) *os.File {
+	b.Helper()
+	var f *os.File
+	waitFor(b, time.Minute, "the tool call at "+path, func() bool {
+		fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			return false // ENXIO: no reader yet
+		}
+		f = os.NewFile(uintptr(fd), path)
+		return true
+	})
+	return f
 }
 
 // goalBurst has the workers of burst report at once, each with a wait of
@@ -218,9 +301,13 @@ func manyFloors(b *testing.B, r *rig, src string, k int) time.Duration {
 	return d
 }
 
-// startWorking starts k sim workers named prefix0.. on task (10 starts
-// at a time), and returns the ids of those st shows working.
-func startWorking(b *testing.B, r *rig, task, prefix string, k int) []string {
+// same is a task of startWorking: path for every worker.
+func same(path string) func(int) string { return func(int) string { return path } }
+
+// startWorking starts k sim workers named prefix0.. (10 starts at a
+// time), the i-th on task(i), and returns the ids of those st shows
+// working.
+func startWorking(b *testing.B, r *rig, task func(int) string, prefix string, k int) []string {
 	b.Helper()
 	sem := make(chan struct{}, 10)
 	var wg sync.WaitGroup
@@ -232,7 +319,7 @@ func startWorking(b *testing.B, r *rig, task, prefix string, k int) []string {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			out, err := r.st(r.coord, "worker", "start", "--agent", "sim", "--task", task, "--name", fmt.Sprintf("%s%d", prefix, i), "--json").CombinedOutput()
+			out, err := r.st(r.coord, "worker", "start", "--agent", "sim", "--task", task(i), "--name", fmt.Sprintf("%s%d", prefix, i), "--json").CombinedOutput()
 			var v api.WorkerView
 			if err != nil || json.Unmarshal(out, &v) != nil || v.ID == "" {
 				fmt.Printf("note: start of %s%d failed: %v: %s\n", prefix, i, err, out)

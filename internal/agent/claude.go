@@ -88,6 +88,7 @@ var Claude = &Kind{
 		Conversation: "the hooks' transcript_path: ~/.claude/projects/<folder>/<session>.jsonl",
 		Tokens:       "assistant records' message.usage in the transcript, once per message.id; subagents in <session>/subagents/",
 		TokenFormat:  "claude",
+		Account:      claudeAccount,
 	},
 }
 

@@ -103,6 +103,7 @@ var Codex = &Kind{
 		Conversation: "the hooks' transcript_path: $CODEX_HOME/sessions/YYYY/MM/DD/rollout-…-<session>.jsonl",
 		Tokens:       "token_count events (total_token_usage) in the rollout",
 		TokenFormat:  "codex",
+		Account:      codexAccount,
 	},
 }
 

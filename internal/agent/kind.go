@@ -195,6 +195,10 @@ type Records struct {
 	// transcript_path, as st's token ledger reads it (internal/tokens:
 	// "claude", "codex", "gemini"); "" when st reads no tokens of it.
 	TokenFormat string
+	// Account names the account whose records the file at a hook's
+	// transcript_path is (account.go): its usage limits are that
+	// account's. nil when st names none.
+	Account func(transcript string) Account
 }
 
 // HasHooks reports whether st hears the agent through hooks (else its

@@ -22,7 +22,7 @@ const (
 	AttnGate       AttentionKind = "gate"       // st gate ask: a decision for a person
 	AttnNoReport   AttentionKind = "no-report"  // a worker's turn ended without st worker done
 	AttnFailed     AttentionKind = "failed"     // a worker failed (its start, or its turn, in an error)
-	AttnPaused     AttentionKind = "paused"     // a worker hit a usage limit
+	AttnPaused     AttentionKind = "paused"     // a worker or a coordinator hit a usage limit
 	AttnRunDone    AttentionKind = "run-done"   // every worker of a run is done
 )
 

@@ -187,6 +187,18 @@ type Run struct {
 	// from its pane's conversation (not counted to the budget, which
 	// counts the workers).
 	CoordinatorTokens *Tokens `json:"coordinator_tokens,omitempty"`
+	// CoordinatorPause says why and until when the coordinator's own
+	// agent is paused at its usage limit (handled as a worker's is:
+	// docs/limits.md), and CoordinatorLimitSeen the reset of the last
+	// limit it was paused for; CoordinatorAgent and CoordinatorTranscript
+	// are its agent's kind and conversation file, as its hooks name them.
+	CoordinatorPause      *Pause    `json:"coordinator_pause,omitempty"`
+	CoordinatorLimitSeen  time.Time `json:"coordinator_limit_seen,omitzero"`
+	CoordinatorAgent      string    `json:"coordinator_agent,omitempty"`
+	CoordinatorTranscript string    `json:"coordinator_transcript,omitempty"`
+	// CoordinatorError says what st could not do for its coordinator
+	// (type its continue after its usage limit), and what to do instead.
+	CoordinatorError string `json:"coordinator_error,omitempty"`
 }
 
 // Choices of --on-limit: what st does when a worker's agent reaches its

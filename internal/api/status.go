@@ -46,4 +46,17 @@ type Status struct {
 	// one is near.
 	Limits    []AgentLimit `json:"limits,omitempty"`
 	NearLimit float64      `json:"near_limit,omitempty"`
+	// Coordinators are the runs' coordinators on this machine whose own
+	// agent is paused at its usage limit (a worker's pause is in its
+	// listing; a coordinator has none but this).
+	Coordinators []PausedCoordinator `json:"paused_coordinators,omitempty"`
+}
+
+// PausedCoordinator is a run's coordinator paused at its agent's usage
+// limit, as st status shows it.
+type PausedCoordinator struct {
+	Pane  string `json:"pane"`
+	Run   string `json:"run"`
+	Agent string `json:"agent"`
+	Pause Pause  `json:"pause"`
 }

@@ -108,6 +108,11 @@ type BudgetView struct {
 type AgentLimit struct {
 	// Agent is the account's agent kind (claude, codex).
 	Agent string `json:"agent"`
+	// Account is the account, as the agent's own files name it: the
+	// login's email or id, else the agent's settings folder the
+	// records came from; "" when st could not tell. Two logins of one
+	// kind are two accounts, each with its own limits.
+	Account string `json:"account,omitempty"`
 	// Window is the limit's window as a person says it: "5-hour",
 	// "7-day", or "N-minute" for another length.
 	Window string `json:"window"`

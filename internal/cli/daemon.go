@@ -424,7 +424,10 @@ func runStatus(ctx context.Context, env *Env, o statusOptions) error {
 		if s.Orch.Attention > 0 {
 			fmt.Fprintf(w, "  needs you: %d (st attention lists them)\n", s.Orch.Attention)
 		}
-		printNearLimits(w, s.Orch.Limits)
+		printNearLimits(w, "  ", s.Orch.Limits)
+		for _, c := range s.Orch.Coordinators {
+			fmt.Fprintf(w, "  coordinator %s (%s, %s): %s\n", c.Pane, c.Agent, c.Run, coordStateCell(c.Agent, &c.Pause))
+		}
 		printProblems(env, s)
 		return nil
 	})
@@ -453,8 +456,25 @@ func newLsCmd(env *Env, runF runFunc[lsOptions]) *cobra.Command {
 }
 
 func runLs(ctx context.Context, env *Env, o lsOptions) error {
-	ses, err := env.Client().Ls(ctx)
-	return printResult(env, o.JSON, ses, err, printSessions)
+	c := env.Client()
+	ses, err := c.Ls(ctx)
+	if err != nil || o.JSON {
+		return printResult(env, o.JSON, ses, err, nil)
+	}
+	// The summary says which agent accounts are near a usage limit, as
+	// st status does; the limits are the daemon's, not any session's, so
+	// they come from its status (st status --json has them for programs,
+	// and st ls --json stays the list of sessions). A daemon that cannot
+	// say leaves the line out: the listing is what was asked for.
+	var limits []api.AgentLimit
+	if s, err := c.Status(ctx); err == nil {
+		limits = s.Orch.Limits
+	}
+	if err := printSessions(env.Stdout, ses); err != nil {
+		return err
+	}
+	printNearLimits(env.Stdout, "", limits)
+	return nil
 }
 
 func printSessions(w io.Writer, ses []api.LsSession) error {

@@ -132,6 +132,18 @@ func printRun(w io.Writer, v *api.RunView) error {
 	fmt.Fprintf(w, "run:         %s\n", v.ID)
 	fmt.Fprintf(w, "objective:   %s\n", orDash(v.Objective, "(none given)"))
 	fmt.Fprintf(w, "coordinator: %s\n", v.Coordinator)
+	if v.CoordinatorPause != nil {
+		p := *v.CoordinatorPause
+		if v.CoordinatorError != "" {
+			// Its continue never went in: the error says why, not "st
+			// typed continue".
+			p.Typed = false
+		}
+		fmt.Fprintf(w, "  %s\n", coordStateCell(v.CoordinatorAgent, &p))
+		if v.CoordinatorError != "" {
+			fmt.Fprintf(w, "  error: %s\n", v.CoordinatorError)
+		}
+	}
 	if v.CoordinatorTokens != nil {
 		fmt.Fprintf(w, "  its own tokens: %s\n", tokensLine(v.CoordinatorTokens))
 	}

@@ -182,9 +182,33 @@ func TestRunDaemon(t *testing.T) {
 		name: "ls", args: []string{"ls"},
 		answers: map[string]any{api.RouteLs: []api.LsSession{{Name: "work", Agents: 2, Windows: []api.LsWindow{
 			{Index: "0", Name: "coord", Panes: []string{"%1"}, Agents: []string{"%1 claude coordinator"}},
-			{Index: "1", Name: "api", Panes: []string{"%3", "%4"}, Agents: []string{"%3 sim worker"}}}}}},
-		asked:  []asked{{api.RouteLs, struct{}{}, nil}},
+			{Index: "1", Name: "api", Panes: []string{"%3", "%4"}, Agents: []string{"%3 sim worker"}}}}},
+			api.RouteStatus: api.StatusInfo{}},
+		asked:  []asked{{api.RouteLs, struct{}{}, nil}, {api.RouteStatus, struct{}{}, nil}},
 		stdout: "SESSION     WINDOWS  AGENTS\nwork        2        2\n  0: coord  %1       %1 claude coordinator\n  1: api    %3 %4    %3 sim worker\n",
+	}, {
+		// Near a limit, in st ls's summary as in st status: one line per
+		// account near one (the 7-day window at 40 % is not), after the
+		// attention line.
+		name: "ls near a limit", args: []string{"ls"},
+		answers: map[string]any{api.RouteLs: []api.LsSession{{Name: "work", Agents: 1, Attention: 1, Windows: []api.LsWindow{
+			{Index: "0", Name: "coord", Panes: []string{"%1"}, Agents: []string{"%1 claude coordinator (needs you: gate)"}}}}},
+			api.RouteStatus: api.StatusInfo{Orch: api.Status{Limits: []api.AgentLimit{
+				{Agent: "claude", Account: "ann@example.com", Window: "5-hour", UsedPercent: 92, Near: true},
+				{Agent: "claude", Account: "ann@example.com", Window: "7-day", UsedPercent: 40},
+				{Agent: "claude", Account: "/home/u/.claude-work", Window: "5-hour", UsedPercent: 81.4, Near: true},
+				{Agent: "codex", Window: "5-hour", UsedPercent: 85, Near: true}}}}},
+		asked: []asked{{api.RouteLs, struct{}{}, nil}, {api.RouteStatus, struct{}{}, nil}},
+		stdout: "SESSION     WINDOWS  AGENTS\nwork        1        1\n  0: coord  %1       %1 claude coordinator (needs you: gate)\n" +
+			"1 agents need you (st attention lists them)\n" +
+			"near a limit: claude (ann@example.com): 5-hour limit 92 % used\n" +
+			"near a limit: claude (/home/u/.claude-work): 5-hour limit 81 % used\n" +
+			"near a limit: codex: 5-hour limit 85 % used\n",
+	}, {
+		name: "ls --json", args: []string{"ls", "--json"},
+		answers: map[string]any{api.RouteLs: []api.LsSession{{Name: "work", Agents: 0, Windows: []api.LsWindow{}}}},
+		asked:   []asked{{api.RouteLs, struct{}{}, nil}},
+		stdout:  "[\n  {\n    \"id\": \"\",\n    \"name\": \"work\",\n    \"agents\": 0,\n    \"windows\": []\n  }\n]\n",
 	}, {
 		name: "ls refused", args: []string{"ls"},
 		answers: map[string]any{api.RouteLs: refusal(api.KindInternal, "tmux list-panes: exit status 1: lost server", "st doctor")},

@@ -34,3 +34,9 @@ func stateCell(w api.Worker) string {
 	}
 	return fmt.Sprintf("paused (%s, resets %s)", p.Reason, at)
 }
+
+// coordStateCell is the state of a coordinator paused at its agent's
+// usage limit, in the words a worker's listing uses.
+func coordStateCell(kind string, p *api.Pause) string {
+	return stateCell(api.Worker{State: api.Paused, Agent: kind, Pause: p})
+}

@@ -68,19 +68,23 @@ func budgetLine(b *api.BudgetView) string {
 }
 
 // printNearLimits says which agent accounts are near a usage limit, as
-// the agents themselves said it: "near a limit: claude: 5-hour limit 92 %
-// used, resets 03:54".
-func printNearLimits(w io.Writer, ls []api.AgentLimit) {
+// the agents themselves said it, one line each: "near a limit: claude
+// (ann@example.com): 5-hour limit 92 % used, resets 03:54".
+func printNearLimits(w io.Writer, indent string, ls []api.AgentLimit) {
 	for _, l := range ls {
 		if l.Near {
-			fmt.Fprintf(w, "  near a limit: %s\n", limitText(l))
+			fmt.Fprintf(w, "%snear a limit: %s\n", indent, limitText(l))
 		}
 	}
 }
 
 // limitText is one limit as a person reads it.
 func limitText(l api.AgentLimit) string {
-	s := fmt.Sprintf("%s: %s limit %.0f %% used", l.Agent, l.Window, l.UsedPercent)
+	who := l.Agent
+	if l.Account != "" {
+		who += " (" + l.Account + ")"
+	}
+	s := fmt.Sprintf("%s: %s limit %.0f %% used", who, l.Window, l.UsedPercent)
 	if !l.Resets.IsZero() {
 		s += ", resets " + l.Resets.Local().Format("15:04")
 	}

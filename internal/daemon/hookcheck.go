@@ -77,7 +77,7 @@ func (s *server) hookOrigin(ctx context.Context, r *http.Request, req api.HookRe
 		return orch.HookOrigin{Resumed: hs.resumed}, nil
 	}
 	from := "no pane of st's tmux server"
-	if p := s.paneOf(ctx, chain); p != "" {
+	if p := s.paneOf(ctx, chain, ""); p != "" {
 		from = "pane " + p
 	}
 	why := fmt.Sprintf("a %s hook event (%s) about pane %s came from %s (pid %d), not from a process in %s",

@@ -13,6 +13,7 @@ import (
 	"github.com/sophonz/st/internal/authz"
 	"github.com/sophonz/st/internal/orch"
 	"github.com/sophonz/st/internal/peer"
+	"github.com/sophonz/st/internal/tmux"
 )
 
 // The socket API is this table: each route's path, what it asks of
@@ -230,10 +231,11 @@ func (s *server) mount(mux *http.ServeMux, rt route) {
 		answer(w, r, func(body []byte) (any, error) {
 			e := envelopeOf(body)
 			act := rt.actionOf(e)
-			if d := authz.Decide(s.actor(r, act, e.Pane), act, e.target(), s.facts()); !d.Allowed {
+			who := s.asker(r, e.Pane)
+			if d := authz.Decide(who.actor(act), act, e.target(), s.facts()); !d.Allowed {
 				return nil, forbidden{refusalErr(d)}
 			}
-			may := s.mayRead(r, e.Pane)
+			may := s.mayRead(who)
 			if rt.path == api.RouteWorkerWait {
 				// Who asked is read from /proc while the wait waits, not
 				// once it returns: the answer goes out that much sooner
@@ -269,12 +271,12 @@ func refusalErr(d authz.Decision) *api.Error {
 // told once, and only when the answer holds workers: a route open to
 // every local process (a list, st worker wait) does not tell it
 // otherwise.
-func (s *server) mayRead(r *http.Request, claimed string) func(id string) bool {
+func (s *server) mayRead(who *asker) func(id string) bool {
 	var a *authz.Actor
 	return func(id string) bool {
 		if a == nil {
-			who := s.actor(r, authz.ReadScreen, claimed)
-			a = &who
+			w := who.actor(authz.ReadScreen)
+			a = &w
 		}
 		return authz.MayRead(*a, id, s.facts())
 	}
@@ -284,17 +286,61 @@ func (s *server) mayRead(r *http.Request, claimed string) func(id string) bool {
 // setting that lets agents start the sim agent.
 func (s *server) facts() authz.Facts { return s.hub }
 
+// asker is who sent one request, as st reads it: the caller's processes
+// from /proc and the pane of st's tmux server among them, each read at
+// most once for the request. A request asks who sent it up to twice
+// (authz's decision on the route's action, then whether its answer may
+// show a worker's texts, ReadScreen); both are about the one process at
+// the socket's other end (SO_PEERCRED, fixed at its connect), so the
+// second would read the same files again a few milliseconds later, and
+// ask tmux for its panes again: on a report, the path an agent's own
+// st worker done takes, half of the daemon's time (issue 36 item 8).
+// Each decision is still made by actor for its own action from the
+// same facts; only the reading is shared. One goroutine uses it (the
+// request's).
+type asker struct {
+	s       *server
+	r       *http.Request
+	claimed string // the pane the request names ($TMUX_PANE): a claim, checked
+
+	read  bool
+	c     caller
+	paned bool
+	pane  string
+}
+
+// asker begins the reading of who sent r, which names pane claimed.
+func (s *server) asker(r *http.Request, claimed string) *asker {
+	return &asker{s: s, r: r, claimed: claimed}
+}
+
+// caller is readCaller of the request's peer, read once.
+func (w *asker) caller() caller {
+	if !w.read {
+		p, _ := w.r.Context().Value(ctxKey{}).(sockPeer)
+		w.c, w.read = readCaller(w.s.proc, p.pid, agentBins()), true
+	}
+	return w.c
+}
+
+// callerPane is paneOf the caller's chain, asked of tmux once.
+func (w *asker) callerPane() string {
+	if !w.paned {
+		w.pane, w.paned = w.s.paneOf(w.r.Context(), w.caller().chain, w.claimed), true
+	}
+	return w.pane
+}
+
 // actor tells who asked, as much as act needs: nothing for what every
 // process of this user may do; the caller's parents and environment for
 // what an agent may do only to its own; and every check of callerCheck
 // for what only a person may do.
-func (s *server) actor(r *http.Request, act authz.Action, claimed string) authz.Actor {
+func (w *asker) actor(act authz.Action) authz.Actor {
+	claimed, s := w.claimed, w.s
 	if authz.OpenToLocal(act) {
 		return authz.Actor{Kind: authz.Local, Claimed: claimed}
 	}
-	p, _ := r.Context().Value(ctxKey{}).(sockPeer)
-	extra := agentBins()
-	c := readCaller(s.proc, p.pid, extra)
+	c := w.caller()
 	a := authz.Actor{Kind: authz.Agent, Claimed: claimed, Why: c.why()}
 	switch {
 	case c.err != "":
@@ -305,13 +351,14 @@ func (s *server) actor(r *http.Request, act authz.Action, claimed string) authz.
 		if !authz.PersonOnly(act) {
 			return authz.Actor{Kind: authz.Person, Claimed: claimed}
 		}
-		if why := callerCheck(s.proc, p.pid, s.panePID(r.Context(), claimed), extra); why != "" {
+		p, _ := w.r.Context().Value(ctxKey{}).(sockPeer)
+		if why := callerCheck(s.proc, p.pid, s.panePID(w.r.Context(), claimed), agentBins()); why != "" {
 			a.Why = why
 			return a
 		}
 		return authz.Actor{Kind: authz.Person, Claimed: claimed}
 	}
-	a.Pane = s.paneOf(r.Context(), c.chain)
+	a.Pane = w.callerPane()
 	if a.Pane != "" {
 		a.Role = s.mgr.PaneRole(a.Pane)
 	}
@@ -324,9 +371,21 @@ func agentBins() map[string]string {
 	return agent.ProgramEnvs(os.Getenv)
 }
 
-// paneOf is the pane of st's tmux server whose first process is the
-// nearest of chain (a process and its parents), or "".
-func (s *server) paneOf(ctx context.Context, chain []int) string {
+// paneOf is the pane of st's tmux server whose first process is among
+// chain (a process and its parents), or "". hint is a pane the caller
+// names ($TMUX_PANE, which it may set to anything; "" for none), asked
+// about first and alone: at most one pane of a server can be among one
+// chain (a pane's first process is a child of the server, and the server
+// is no pane's), so when tmux says hint's first process is in chain,
+// hint is what a look at every pane would find, for the price of one
+// pane's line instead of every pane's (a report at 150 panes). When it
+// is not, every pane is looked at, as before: the claim decides nothing.
+func (s *server) paneOf(ctx context.Context, chain []int, hint string) string {
+	if tmux.ValidPaneID(hint) {
+		if p, err := s.tmux.Pane(ctx, hint); err == nil && p.ID == hint && p.PID > 0 && !p.Dead && slices.Contains(chain, p.PID) {
+			return hint
+		}
+	}
 	panes, err := s.tmux.ListPanes(ctx)
 	if err != nil {
 		return ""

@@ -228,7 +228,7 @@ func (m *Manager) waitBox(ctx context.Context, d *delivery) (already bool, err e
 				return false, errorf(api.KindNoHooks, "run st hooks install, then start the worker again (st worker stop "+d.id()+" --yes closes this one)",
 					"the agent's input box is up in %s, but no hook came from the agent within %s, so st cannot see it start: its hooks are missing", d.id(), d.blockedTimeout)
 			}
-			return false, m.notReady(d, v.Screen)
+			return false, m.notReady(ctx, d, v.Screen)
 		}
 		if err := sleepOrChange(ctx, poll, changed); err != nil {
 			return false, err
@@ -389,7 +389,7 @@ func (m *Manager) clearBox(ctx context.Context, d *delivery, box string) error {
 	return m.keys(ctx, d, func() error { return m.cfg.Tmux.SendKeys(ctx, d.pane, keys...) })
 }
 
-func (m *Manager) notReady(d *delivery, s agent.Screen) error {
+func (m *Manager) notReady(ctx context.Context, d *delivery, s agent.Screen) error {
 	switch s {
 	case agent.ScreenTrust, agent.ScreenLogin:
 		what := "folder-trust"
@@ -407,8 +407,39 @@ func (m *Manager) notReady(d *delivery, s agent.Screen) error {
 	case agent.ScreenWorking:
 		return errorf(api.KindTimeout, "try again when its turn has ended", "%s was busy for %s", d.id(), d.blockedTimeout)
 	}
-	return errorf(api.KindTimeout, "look at the window: the agent may have failed to start",
-		"the agent's input box did not appear in %s within %s", d.id(), d.blockedTimeout)
+	return m.noBox(ctx, d)
+}
+
+// noBox says why no input box was found: a blank window means the agent
+// did not start, but a screen with text on it may hold a box st does not
+// recognise (a release that draws it differently), which "did not appear"
+// would hide from the person looking at a box.
+func (m *Manager) noBox(ctx context.Context, d *delivery) error {
+	out, err := m.cfg.Tmux.Capture(ctx, d.pane)
+	last := lastLine(out)
+	if err != nil || last == "" {
+		return errorf(api.KindTimeout, "look at the window: the agent may have failed to start",
+			"the window of %s stayed without an input box for %s", d.id(), d.blockedTimeout)
+	}
+	return errorf(api.KindTimeout, "look at the window: if an input box is there, st does not recognise how this agent draws it (st doctor names the tested releases and a described agent's ready markers); close the window with st worker stop "+d.id()+" --yes",
+		"st did not recognise an input box on the screen of %s within %s (its lowest line reads %q)", d.id(), d.blockedTimeout, last)
+}
+
+// lastLine is the lowest line of a screen with text on it, trimmed and
+// cut to 80 characters, for a message.
+func lastLine(screen string) string {
+	lines := strings.Split(screen, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if l == "" {
+			continue
+		}
+		if r := []rune(l); len(r) > 80 {
+			l = string(r[:80]) + "…"
+		}
+		return l
+	}
+	return ""
 }
 
 // submitKey is the key that submits a typed line to the agent.

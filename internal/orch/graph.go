@@ -48,6 +48,10 @@ func (m *Manager) Graph() []api.GraphAgent {
 		if !pv.lastEvent.IsZero() {
 			g.Since = pv.lastEvent
 		}
+		if g.Pause = coordPauseOf(r); g.Pause != nil {
+			// At its usage limit, as a worker's card says (coordlimit.go).
+			g.State = string(api.Paused)
+		}
 		out = append(out, g)
 	}
 	// Agents in no run: a person's own Claude or Codex, which can be

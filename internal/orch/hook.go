@@ -70,7 +70,7 @@ func (m *Manager) applyEvent(pane string, ad *agent.Kind, ev agent.Event, teamma
 	// agent spent so far rides in the change this event makes.
 	tr := m.tokens.read(pane, ad, ev.Transcript)
 	if tr != nil {
-		m.noteRolloutLimits(pane, ad.Name, tr.limits)
+		m.noteRolloutLimits(pane, ad, tr.limits)
 	}
 	m.settleIfChanged(func(c *change) {
 		hf := m.facts.event(pane, ad.Name, ev, teammate, m.reg.workerAtLocked)
@@ -83,6 +83,7 @@ func (m *Manager) applyEvent(pane string, ad *agent.Kind, ev agent.Event, teamma
 		w := m.reg.workers[pane]
 		if w == nil || !w.State.Live() {
 			m.noteCoordTokensLocked(c, pane, tr)
+			m.coordEventLocked(c, pane, ad.Name, ev, hf.aside)
 		}
 		if w != nil && w.State.Live() {
 			m.noteTokensLocked(c, w, tr)
@@ -148,13 +149,13 @@ func (m *Manager) workerEventLocked(c *change, w *Worker, ev agent.Event, hf hoo
 			// The reported piece of work goes on (as a tool would): the
 			// report stands, and its turn's end finds it done again.
 			m.logf("worker %s (%s): a turn after its report with no new prompt (%s): its report stands", w.ID, w.Name, ev.Name)
-			m.wentOnLocked(w, "its turn went on after its report")
+			m.wentOnLocked(m.workerLimiteeLocked(w), "its turn went on after its report")
 			if w.State != api.Done {
 				c.setStateLocked(w, api.Working)
 			}
 			return
 		}
-		m.wentOnLocked(w, "its turn started")
+		m.wentOnLocked(m.workerLimiteeLocked(w), "its turn started")
 		// New work makes a new report due.
 		if w.Reported {
 			w.Reported = false
@@ -162,14 +163,14 @@ func (m *Manager) workerEventLocked(c *change, w *Worker, ev agent.Event, hf hoo
 		}
 		c.setStateLocked(w, api.Working)
 	case agent.EvTool:
-		m.wentOnLocked(w, "it used a tool")
+		m.wentOnLocked(m.workerLimiteeLocked(w), "it used a tool")
 		if w.State != api.Done {
 			c.setStateLocked(w, api.Working)
 		}
 	case agent.EvWaiting:
 		c.setStateLocked(w, api.Waiting)
 	case agent.EvTurnEnd:
-		if l, ok := m.limitOfLocked(w, ev); ok {
+		if l, ok := m.limitOfLocked(m.workerLimiteeLocked(w), ev); ok {
 			m.pauseLocked(c, w, l)
 			return
 		}

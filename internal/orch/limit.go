@@ -24,23 +24,129 @@ import (
 // the agent's own going on, and it is typed once (Pause.Typed, on disk
 // before the keys).
 
-// limitOfLocked reads whether w's turn ended at its agent's usage limit.
-func (m *Manager) limitOfLocked(w *Worker, ev agent.Event) (agent.UsageLimit, bool) {
+// limitee is one whom a usage limit pauses: a worker, or the
+// coordinator of a run on this machine, whose pause is its run's (issue
+// 35: "a coordinator at its limit is handled the same way"). The rules
+// of this file go through it, whichever it is; only what a pause does to
+// a worker's state, and --on-limit, are a worker's alone.
+type limitee struct {
+	pane string
+	w    *Worker // the worker; nil for a coordinator
+	r    *Run    // the worker's run, or the run it coordinates
+}
+
+// limiteeLocked is the one at pane a usage limit pauses: its live
+// worker, or else the coordinator of a run here (a worker that also
+// coordinates a run of its own is paused as the worker it is; a pane
+// whose worker is gone or failed is its coordinator's, as its hooks are:
+// applyEvent).
+func (m *Manager) limiteeLocked(pane string) (limitee, bool) {
 	syncs.AssertLocked(&m.reg.mu)
-	ad, err := agent.Lookup(w.Agent)
-	if err != nil || w.Remote() {
+	w := m.reg.workers[pane]
+	if w != nil && w.State.Live() {
+		return limitee{pane: pane, w: w, r: m.reg.runOf[w.ID]}, true
+	}
+	if r := m.coordRunLocked(pane); r != nil {
+		return limitee{pane: pane, r: r}, true
+	}
+	if w != nil {
+		return limitee{pane: pane, w: w, r: m.reg.runOf[w.ID]}, true
+	}
+	return limitee{}, false
+}
+
+// workerLimitee is worker w as a limitee.
+func (m *Manager) workerLimiteeLocked(w *Worker) limitee {
+	syncs.AssertLocked(&m.reg.mu)
+	return limitee{pane: w.ID, w: w, r: m.reg.runOf[w.ID]}
+}
+
+// pause is its pause while it is paused, else nil.
+func (l limitee) pause() *api.Pause {
+	if l.w != nil {
+		if l.w.State != api.Paused {
+			return nil
+		}
+		return l.w.Pause
+	}
+	return l.r.CoordPause
+}
+
+// kind is its agent's kind.
+func (l limitee) kind() string {
+	if l.w != nil {
+		return l.w.Agent
+	}
+	return l.r.CoordAgent
+}
+
+func (l limitee) transcript() string {
+	if l.w != nil {
+		return l.w.Transcript
+	}
+	return l.r.CoordTranscript
+}
+
+// seen is the reset of the last usage limit it was paused for.
+func (l limitee) seen() time.Time {
+	if l.w != nil {
+		return l.w.LimitSeen
+	}
+	return l.r.CoordLimitSeen
+}
+
+func (l limitee) setSeen(t time.Time) {
+	if l.w != nil {
+		l.w.LimitSeen = t
+	} else {
+		l.r.CoordLimitSeen = t
+	}
+}
+
+// String names it in st's log: "worker %3 (fix)", "coordinator %1 of
+// run-ab12".
+func (l limitee) String() string {
+	if l.w != nil {
+		return "worker " + l.w.ID + " (" + l.w.Name + ")"
+	}
+	return "coordinator " + l.pane + " of " + l.r.ID
+}
+
+// limitOfLocked reads whether the turn of who's agent ended at its usage
+// limit.
+func (m *Manager) limitOfLocked(who limitee, ev agent.Event) (agent.UsageLimit, bool) {
+	syncs.AssertLocked(&m.reg.mu)
+	ad, err := agent.Lookup(who.kind())
+	if err != nil || (who.w != nil && who.w.Remote()) {
 		// (A worker on another machine is its machine's to pause.)
 		return agent.UsageLimit{}, false
 	}
 	if ev.Transcript == "" {
-		ev.Transcript = w.Transcript
+		ev.Transcript = who.transcript()
 	}
 	l, ok := ad.LimitOf(ev, m.cfg.Now())
-	if ok && !w.LimitSeen.IsZero() && !l.Resets.After(w.LimitSeen) {
-		m.logf("worker %s: its records still end at the usage limit it was paused for (resets %s): not paused again", w.ID, l.Resets.Format(time.RFC3339))
+	if seen := who.seen(); ok && !seen.IsZero() && !l.Resets.After(seen) {
+		m.logf("%s: its records still end at the usage limit it was paused for (resets %s): not paused again", who, l.Resets.Format(time.RFC3339))
 		return agent.UsageLimit{}, false
 	}
 	return l, ok
+}
+
+// newPause is the pause of an agent of kind at its usage limit l: who
+// goes on after the reset, and when st looks.
+func newPause(kind string, l agent.UsageLimit) *api.Pause {
+	p := &api.Pause{Reason: "usage limit", Resets: l.Resets, Exact: l.Exact, Text: l.Text, By: "st", GoesOnBy: l.Resets}
+	if !l.Exact {
+		// The screen's minute is the reset's, rounded down (measured:
+		// Claude 2.1.332 said "resets 1:33pm" of 13:33:13): the minute's
+		// end, unless the records say better by then (goOnAfterLimit).
+		p.GoesOnBy = l.Resets.Add(time.Minute)
+	}
+	if ad, err := agent.Lookup(kind); err == nil && ad.Limits != nil && ad.Limits.ContinuesItself != nil && ad.Limits.ContinuesItself() {
+		p.By = "agent"
+		setItself(p, ad.Limits)
+	}
+	return p
 }
 
 // pauseLocked pauses w at its agent's usage limit l, or, with --on-limit
@@ -53,17 +159,7 @@ func (m *Manager) pauseLocked(c *change, w *Worker, l agent.UsageLimit) {
 		c.setStateLocked(w, api.Idle)
 		return
 	}
-	p := &api.Pause{Reason: "usage limit", Resets: l.Resets, Exact: l.Exact, Text: l.Text, By: "st", GoesOnBy: l.Resets}
-	if !l.Exact {
-		// The screen's minute is the reset's, rounded down (measured:
-		// Claude 2.1.332 said "resets 1:33pm" of 13:33:13): the minute's
-		// end, unless the records say better by then (goOnAfterLimit).
-		p.GoesOnBy = l.Resets.Add(time.Minute)
-	}
-	if ad, err := agent.Lookup(w.Agent); err == nil && ad.Limits.ContinuesItself != nil && ad.Limits.ContinuesItself() {
-		p.By = "agent"
-		setItself(p, ad.Limits)
-	}
+	p := newPause(w.Agent, l)
 	if w.OnLimit == api.OnLimitMove {
 		if to := m.cfg.OnLimitMove; to != "" {
 			p.By, p.MoveTo, p.GoesOnBy = "move", to, m.cfg.Now()
@@ -99,48 +195,84 @@ func setItself(p *api.Pause, lim *agent.Limits) {
 	}
 }
 
-// wentOnLocked notes that w, paused at its usage limit, went on (how: the
-// hook or the screen that showed it) before st typed anything: an agent
-// that goes on by itself did, and st confirms it in its log.
-func (m *Manager) wentOnLocked(w *Worker, how string) {
+// wentOnLocked notes that who, paused at its usage limit, went on (how:
+// the hook or the screen that showed it) before st typed anything: an
+// agent that goes on by itself did, and st confirms it in its log.
+func (m *Manager) wentOnLocked(who limitee, how string) {
 	syncs.AssertLocked(&m.reg.mu)
-	if w.State != api.Paused || w.Pause == nil || w.Pause.Typed {
+	p := who.pause()
+	if p == nil || p.Typed {
 		return
 	}
-	who := w.Agent + " went on by itself"
-	if w.Pause.By != "agent" {
-		who = "it went on before st typed (a person, say)"
+	what := who.kind() + " went on by itself"
+	if p.By != "agent" {
+		what = "it went on before st typed (a person, say)"
 	}
-	m.logf("worker %s (%s): %s after its usage limit (%s), %s after the reset; st typed nothing",
-		w.ID, w.Name, who, how, m.cfg.Now().Sub(w.Pause.Resets).Round(time.Second))
+	m.logf("%s: %s after its usage limit (%s), %s after the reset; st typed nothing",
+		who, what, how, m.cfg.Now().Sub(p.Resets).Round(time.Second))
 }
 
-// goOnAfterLimit waits for pane's usage limit to reset and, when its
-// agent has not gone on by itself by then, types its continue line once.
-func (m *Manager) goOnAfterLimit(ctx context.Context, pane string) {
-	m.reg.mu.Lock()
-	w := m.reg.workers[pane]
-	var p api.Pause
-	if w != nil && w.State == api.Paused && w.Pause != nil {
-		p = *w.Pause
+// goOnLocked ends who's pause: its agent went on (its hook or screen
+// showed it at work). A worker is working again; a coordinator's pause
+// is over and its item closes.
+func (m *Manager) goOnLocked(c *change, who limitee, how string) {
+	syncs.AssertLocked(&m.reg.mu)
+	m.wentOnLocked(who, how)
+	if who.w != nil {
+		c.setStateLocked(who.w, api.Working)
+		return
 	}
-	m.reg.mu.Unlock()
-	if p.Resets.IsZero() || p.Typed {
+	m.coordGoesOnLocked(c, who.r, who.pane, how)
+}
+
+// pauseAt is a copy of the pause of the one at pane, and its agent's
+// kind; ok is false when none is paused there.
+func (m *Manager) pauseAt(pane string) (p api.Pause, kind string, ok bool) {
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
+	who, found := m.limiteeLocked(pane)
+	if !found || who.pause() == nil {
+		return api.Pause{}, "", false
+	}
+	return *who.pause(), who.kind(), true
+}
+
+// samePauseLocked is who at pane while it is still paused by the limit
+// that resets at resets, and st has typed nothing for it.
+func (m *Manager) samePauseLocked(pane string, resets time.Time) (limitee, *api.Pause, bool) {
+	syncs.AssertLocked(&m.reg.mu)
+	who, ok := m.limiteeLocked(pane)
+	if !ok {
+		return limitee{}, nil, false
+	}
+	p := who.pause()
+	if p == nil || !p.Resets.Equal(resets) || p.Typed {
+		return limitee{}, nil, false
+	}
+	return who, p, true
+}
+
+// goOnAfterLimit waits for the usage limit of pane's agent (a worker's or
+// a coordinator's) to reset and, when its agent has not gone on by
+// itself by then, types its continue line once.
+func (m *Manager) goOnAfterLimit(ctx context.Context, pane string) {
+	p, kind, ok := m.pauseAt(pane)
+	if !ok || p.Resets.IsZero() || p.Typed {
 		return
 	}
 	if p.By == "move" {
 		m.moveAfterLimit(ctx, pane, p)
 		return
 	}
-	ad, err := agent.Lookup(w.Agent)
+	ad, err := agent.Lookup(kind)
 	if err != nil || ad.Limits == nil {
 		return
 	}
 	if !p.Exact && ad.Limits.FromRecords != nil {
-		var ok bool
-		if p, ok = m.exactReset(ctx, pane, ad, p); !ok {
+		if err := syncs.Sleep(ctx, 2*time.Second); err != nil {
 			return
 		}
+		p = m.exactReset(pane, ad, p)
 	}
 	if err := syncs.Sleep(ctx, p.GoesOnBy.Sub(m.cfg.Now())); err != nil {
 		return
@@ -150,73 +282,83 @@ func (m *Manager) goOnAfterLimit(ctx context.Context, pane string) {
 	}
 	// Still paused by the same limit, and not typed for: mark it typed
 	// on disk first, so that no restart of st types it again.
-	still := false
+	var label string
 	m.settleIfChanged(func(c *change) {
-		w := m.reg.workers[pane]
-		if w == nil || w.State != api.Paused || w.Pause == nil || !w.Pause.Resets.Equal(p.Resets) || w.Pause.Typed {
+		who, cur, ok := m.samePauseLocked(pane, p.Resets)
+		if !ok {
 			return
 		}
-		w.Pause.Typed = true
-		c.touchLocked(m.reg.runOf[w.ID])
-		still = true
+		cur.Typed = true
+		c.touchLocked(who.r)
+		label = who.String()
 	})
-	if !still {
+	if label == "" {
 		return
 	}
-	m.logf("worker %s: its usage limit reset at %s and %s did not go on: typing %q", pane, p.Resets.Format(time.RFC3339), ad.Name, ad.Limits.ContinueLine)
+	m.logf("%s: its usage limit reset at %s and %s did not go on: typing %q", label, p.Resets.Format(time.RFC3339), ad.Name, ad.Limits.ContinueLine)
 	m.closeLimitMenu(ctx, pane, ad)
 	d := delivery{pane: pane, adapter: ad, text: ad.Limits.ContinueLine, blockedTimeout: sendTimeout, hookTimeout: DefaultHookTimeout}
 	if err := m.deliver(ctx, &d); err != nil {
-		m.logf("worker %s: st could not type %q after its usage limit: %v", pane, ad.Limits.ContinueLine, err)
+		m.logf("%s: st could not type %q after its usage limit: %v", label, ad.Limits.ContinueLine, err)
+		why := "st could not type " + ad.Limits.ContinueLine + " after its usage limit: " + err.Error() + " (type it in its window)"
 		m.settleIfChanged(func(c *change) {
-			if w := m.reg.workers[pane]; w != nil && w.State == api.Paused {
-				w.Error = "st could not type " + ad.Limits.ContinueLine + " after its usage limit: " + err.Error() + " (type it in its window)"
-				c.touchLocked(m.reg.runOf[w.ID])
+			who, ok := m.limiteeLocked(pane)
+			switch {
+			case !ok || who.pause() == nil:
+			case who.w != nil:
+				who.w.Error = why
+			default:
+				who.r.CoordError = why
 			}
+			c.touchLocked(who.r)
 		})
 	}
 }
 
-// exactReset reads the records of pane's agent again a moment after a
-// pause whose reset came from the screen's minute: its hook came before
-// its records had the limit (measured: Claude's StopFailure can come
-// before its transcript's record). It returns p with the exact reset, and
-// when st looks after it; ok is false when ctx ended.
-func (m *Manager) exactReset(ctx context.Context, pane string, ad *agent.Kind, p api.Pause) (api.Pause, bool) {
-	if err := syncs.Sleep(ctx, 2*time.Second); err != nil {
-		return p, false
-	}
+// exactReset reads the records of pane's agent again after a pause whose
+// reset came from the screen's minute: its hook came before its records
+// had the limit (measured: Claude's StopFailure can come before its
+// transcript's record). It returns p with the exact reset, and when st
+// looks after it, and keeps them in the pause; p as it was when the
+// records have no better word.
+func (m *Manager) exactReset(pane string, ad *agent.Kind, p api.Pause) api.Pause {
 	m.reg.mu.Lock()
 	var tr string
-	if w := m.reg.workers[pane]; w != nil {
-		tr = w.Transcript
+	if who, ok := m.limiteeLocked(pane); ok {
+		tr = who.transcript()
 	}
 	m.reg.mu.Unlock()
 	l, ok := ad.Limits.FromRecords(tr)
 	if !ok || !l.Resets.After(p.Resets.Add(-time.Minute)) {
-		return p, true
+		return p
 	}
 	old := p.Resets
 	p.Resets, p.Exact, p.GoesOnBy = l.Resets, true, l.Resets
 	if p.By == "agent" {
 		setItself(&p, ad.Limits)
 	}
+	if p.By == "move" {
+		p.GoesOnBy = m.cfg.Now()
+	}
 	m.settleIfChanged(func(c *change) {
-		if cur := m.reg.workers[pane]; cur != nil && cur.State == api.Paused && cur.Pause != nil && cur.Pause.Resets.Equal(old) {
-			cur.Pause.Resets, cur.Pause.Exact, cur.Pause.GoesOnBy = p.Resets, true, p.GoesOnBy
-			cur.Pause.ItselfFrom, cur.Pause.ItselfBy = p.ItselfFrom, p.ItselfBy
-			cur.LimitSeen = l.Resets
-			c.touchLocked(m.reg.runOf[cur.ID])
+		who, ok := m.limiteeLocked(pane)
+		cur := who.pause()
+		if !ok || cur == nil || !cur.Resets.Equal(old) {
+			return
 		}
+		cur.Resets, cur.Exact, cur.GoesOnBy = p.Resets, true, p.GoesOnBy
+		cur.ItselfFrom, cur.ItselfBy = p.ItselfFrom, p.ItselfBy
+		who.setSeen(l.Resets)
+		c.touchLocked(who.r)
 	})
-	return p, true
+	return p
 }
 
 // wentOnOnScreen looks, at the end of the grace of an agent that goes on
 // by itself, whether its screen shows it at work: then it went on and no
 // hook of its turn has come yet (a long first answer), and a continue
 // typed now would be a second one, queued behind its own. It reports
-// whether the agent went on, and marks the worker working.
+// whether the agent went on, and ends its pause.
 func (m *Manager) wentOnOnScreen(ctx context.Context, pane string, ad *agent.Kind, p api.Pause) bool {
 	v, err := m.screen(ctx, pane, ad)
 	if err != nil || v.Screen != agent.ScreenWorking {
@@ -224,12 +366,11 @@ func (m *Manager) wentOnOnScreen(ctx context.Context, pane string, ad *agent.Kin
 	}
 	went := false
 	m.settleIfChanged(func(c *change) {
-		w := m.reg.workers[pane]
-		if w == nil || w.State != api.Paused || w.Pause == nil || !w.Pause.Resets.Equal(p.Resets) || w.Pause.Typed {
+		who, _, ok := m.samePauseLocked(pane, p.Resets)
+		if !ok {
 			return
 		}
-		m.wentOnLocked(w, "its screen shows it at work")
-		c.setStateLocked(w, api.Working)
+		m.goOnLocked(c, who, "its screen shows it at work")
 		went = true
 	})
 	return went
@@ -248,9 +389,9 @@ func (m *Manager) closeLimitMenu(ctx context.Context, pane string, ad *agent.Kin
 	if err != nil || !ad.Limits.Menu(out) {
 		return
 	}
-	m.logf("worker %s: closing %s's usage-limit menu with %s before typing", pane, ad.Name, ad.Limits.MenuKey)
+	m.logf("%s: closing %s's usage-limit menu with %s before typing", pane, ad.Name, ad.Limits.MenuKey)
 	if err := m.cfg.Tmux.SendKeys(ctx, pane, ad.Limits.MenuKey); err != nil {
-		m.logf("worker %s: st could not close the usage-limit menu: %v", pane, err)
+		m.logf("%s: st could not close the usage-limit menu: %v", pane, err)
 	}
 }
 
@@ -289,6 +430,7 @@ func (m *Manager) moveAfterLimit(ctx context.Context, pane string, p api.Pause) 
 		})
 	}
 	m.cancelGoingOn(ctx, pane, w.Agent)
+	p = m.exactBeforeMove(ctx, pane, w.Agent, p)
 	task, err := writeMovedTask(w, p)
 	if err != nil {
 		fail(err)
@@ -316,6 +458,28 @@ func (m *Manager) moveAfterLimit(ctx context.Context, pane string, p api.Pause) 
 	m.notices.queue(w.Parent, "moved "+pane+" "+moved, fmt.Sprintf(
 		"st: worker %s (%s) reached its usage limit (resets %s), so its task moved to worker %s (%s), in %s where its work so far is.",
 		w.Name, w.Agent, p.Resets.Local().Format("15:04"), v.Name, p.MoveTo, w.Cwd))
+}
+
+// exactBeforeMove is p with the exact reset from the records of pane's
+// agent, when its pause has only the screen's: a move comes at once,
+// before Claude's transcript may have its record (its StopFailure can
+// come first, measured), and the moved task and the coordinator's
+// notice say the reset to the minute ("resets 1pm" on the screen was
+// 13:33). The records are read now, and once more two seconds later
+// when they have no word yet; without one, p stays as the screen said.
+func (m *Manager) exactBeforeMove(ctx context.Context, pane, kind string, p api.Pause) api.Pause {
+	ad, err := agent.Lookup(kind)
+	if p.Exact || err != nil || ad.Limits == nil || ad.Limits.FromRecords == nil {
+		return p
+	}
+	for i := 0; ; i++ {
+		if p = m.exactReset(pane, ad, p); p.Exact || i == 1 {
+			return p
+		}
+		if syncs.Sleep(ctx, 2*time.Second) != nil {
+			return p
+		}
+	}
 }
 
 // cancelGoingOn calls off the going on by itself of pane's agent, whose

@@ -193,6 +193,9 @@ func NewManager(ctx context.Context, cfg Config) (*Manager, error) {
 					c.pauses = append(c.pauses, w.ID)
 				}
 			}
+			if p := r.CoordPause; p != nil && !p.Typed && m.coordRunLocked(r.Coordinator) == r {
+				c.pauses = append(c.pauses, r.Coordinator)
+			}
 			c.scheduleLocked(r)
 		}
 	})

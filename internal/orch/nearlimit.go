@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/tokens"
 )
@@ -14,7 +15,9 @@ import (
 // account's limits is used, Claude in its status line's rate_limits,
 // Codex in its rollout's token_count rate_limits (primary, secondary). A
 // limit is the account's, not a worker's, so the book keeps the last word
-// of each agent kind and window, whichever pane said it; st status and
+// of each agent account and window, whichever pane said it (the account
+// named from the agent's own files, agent/account.go: two Claude logins
+// on one machine are two accounts); st status, st ls and
 // the web UI say when one is at or above the threshold (config.toml's
 // [tokens] near_limit). A window whose reset has passed is dropped: its
 // share began again.
@@ -23,8 +26,8 @@ import (
 // an account is near it.
 const DefaultNearLimit = 80
 
-// limitBook holds the last known limits, by agent kind and window. Its
-// lock is taken alone.
+// limitBook holds the last known limits, by agent kind, account and
+// window. Its lock is taken alone.
 type limitBook struct {
 	mu sync.Mutex
 	by map[string]api.AgentLimit
@@ -38,7 +41,7 @@ func newLimitBook() *limitBook { return &limitBook{by: map[string]api.AgentLimit
 func (b *limitBook) note(l api.AgentLimit) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	k := l.Agent + " " + l.Window
+	k := l.Agent + "\x00" + l.Account + "\x00" + l.Window
 	old, ok := b.by[k]
 	if ok && old.Seen.After(l.Seen) {
 		return false
@@ -65,6 +68,9 @@ func (b *limitBook) list(now time.Time, near float64) []api.AgentLimit {
 		if out[i].Agent != out[j].Agent {
 			return out[i].Agent < out[j].Agent
 		}
+		if out[i].Account != out[j].Account {
+			return out[i].Account < out[j].Account
+		}
 		return out[i].Window < out[j].Window
 	})
 	return out
@@ -85,11 +91,12 @@ func (m *Manager) Limits() []api.AgentLimit {
 }
 
 // noteRolloutLimits keeps the limits a Codex rollout's last token_count
-// said (read with its tokens), as pane's agent's.
-func (m *Manager) noteRolloutLimits(pane, kind string, rl *tokens.RateLimits) {
+// said (read with its tokens), as the account's whose rollout it is.
+func (m *Manager) noteRolloutLimits(pane string, ad *agent.Kind, rl *tokens.RateLimits) {
 	if rl == nil {
 		return
 	}
+	account := accountOf(ad, rl.File)
 	now := m.cfg.Now()
 	for _, w := range []tokens.RateWindow{rl.Primary, rl.Secondary} {
 		if w.WindowMinutes <= 0 && w.UsedPercent == 0 {
@@ -99,13 +106,24 @@ func (m *Manager) noteRolloutLimits(pane, kind string, rl *tokens.RateLimits) {
 		if w.ResetsAt > 0 && w.ResetsAt < 1e11 {
 			resets = time.Unix(w.ResetsAt, 0)
 		}
-		if l, ok := limitOf(kind, windowName(w.WindowMinutes), w.UsedPercent, resets, now); ok {
-			l.Pane = pane
+		if l, ok := limitOf(ad.Name, windowName(w.WindowMinutes), w.UsedPercent, resets, now); ok {
+			l.Pane, l.Account = pane, account
 			if m.limits.note(l) {
 				m.reg.notify() // (the web UI shows it)
 			}
 		}
 	}
+}
+
+// accountOf names the account of the records file at transcript (a
+// path its hook named), as ad's own files say it: "" when st cannot.
+// It reads the agent's files: never under a lock of the registry.
+func accountOf(ad *agent.Kind, transcript string) string {
+	path := transcriptPath(transcript)
+	if ad == nil || ad.Records.Account == nil || path == "" {
+		return ""
+	}
+	return ad.Records.Account(path).Label()
 }
 
 // windowName says a limit's window as a person does: 300 minutes is the

@@ -260,6 +260,15 @@ func (n *noticer) loop(ctx context.Context, pane string) {
 			}
 			continue
 		}
+		if n.m.coordPaused(pane) {
+			// A coordinator at its usage limit: its notices wait until it
+			// goes on (coordlimit.go), which kicks this loop.
+			if !wait(2 * time.Second) {
+				stop()
+				return
+			}
+			continue
+		}
 		kind, inTurn := n.m.facts.agentIn(pane)
 		ad, err := agent.Lookup(kind)
 		if err != nil {

@@ -43,12 +43,31 @@ type Run struct {
 	Budget       *tokens.Budget `json:"budget,omitempty"`
 	BudgetWarned bool           `json:"budget_warned,omitempty"`
 	BudgetGate   string         `json:"budget_gate,omitempty"`
-	// CoordTokens is what the coordinator's own agent spent (its pane's
-	// conversation, read as a worker's is, from its hooks), apart from
-	// its workers' and from the budget, which counts workers; CoordLedger
-	// is what was read of it, so that a restart of st reads on.
-	CoordTokens *api.Tokens    `json:"coordinator_tokens,omitempty"`
-	CoordLedger *tokens.Ledger `json:"coordinator_ledger,omitempty"`
+	// CoordTokens is what the coordinator's own agent spent in this run
+	// (its pane's conversation, read as a worker's is, from its hooks),
+	// apart from its workers' and from the budget, which counts workers;
+	// CoordLedger is what was read of its whole conversation, so that a
+	// restart of st reads on; CoordBase is what that conversation had
+	// spent when the run started (an earlier run of the same coordinator,
+	// its talk before st orch start), by model, which its run does not
+	// count.
+	CoordTokens *api.Tokens              `json:"coordinator_tokens,omitempty"`
+	CoordLedger *tokens.Ledger           `json:"coordinator_ledger,omitempty"`
+	CoordBase   map[string]tokens.Counts `json:"coordinator_base,omitempty"`
+	// CoordPause is the coordinator's own pause at its agent's usage
+	// limit (limit.go handles it as a worker's); CoordLimitSeen is the
+	// reset of the last limit it was paused for, as a worker's LimitSeen;
+	// CoordAgent and CoordTranscript are its agent's kind and
+	// conversation file, as its hooks name them: st reads the file again
+	// for the exact reset, and when the turn of an agent that fires no
+	// hook at its limit (Codex) goes quiet.
+	CoordPause      *api.Pause `json:"coordinator_pause,omitempty"`
+	CoordLimitSeen  time.Time  `json:"coordinator_limit_seen,omitzero"`
+	CoordAgent      string     `json:"coordinator_agent,omitempty"`
+	CoordTranscript string     `json:"coordinator_transcript,omitempty"`
+	// CoordError says what st could not do for its coordinator (type its
+	// continue: its box held a person's text, say), until it goes on.
+	CoordError string `json:"coordinator_error,omitempty"`
 }
 
 // Worker is one worker of a run, as run.json keeps it.
@@ -194,6 +213,12 @@ func (r *Run) wire() api.Run {
 		c := *t
 		v.CoordinatorTokens = &c
 	}
+	if p := r.CoordPause; p != nil {
+		pp := *p
+		v.CoordinatorPause = &pp
+	}
+	v.CoordinatorLimitSeen, v.CoordinatorAgent, v.CoordinatorTranscript = r.CoordLimitSeen, r.CoordAgent, r.CoordTranscript
+	v.CoordinatorError = r.CoordError
 	if b := r.Budget; b != nil {
 		v.Budget = &api.Budget{Tokens: b.Tokens, USD: b.USD}
 	}

@@ -80,7 +80,8 @@ func TestRecordsAndTheWireAgree(t *testing.T) {
 		delete(w.(map[string]any), "ledger")
 		delete(w.(map[string]any), "agent_cost_usd")
 	}
-	delete(a, "coordinator_ledger") // (the coordinator's, likewise)
+	delete(a, "coordinator_ledger") // (the coordinator's, likewise, and
+	delete(a, "coordinator_base")   // what it spent before its run)
 	if !reflect.DeepEqual(a, b) {
 		t.Errorf("run.json's record and the API's run differ:\nrecord %s\nwire   %s", rec, wire)
 	}

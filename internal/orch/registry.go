@@ -337,6 +337,18 @@ func (reg *registry) resolveLocked(caller, id string) (*Worker, error) {
 			return nil, errorf(api.KindConflict, "name the worker by its pane id", "%q names several workers: %s", id, strings.Join(ids, ", "))
 		}
 	}
+	if cr != nil {
+		if t := runTask(cr, id); t != nil && reg.workers[t.Worker] == nil {
+			// A task named before its worker started: say so, rather than
+			// "no worker", which reads as if the task were lost.
+			why := string(t.State)
+			if t.Reason != "" {
+				why += ": " + t.Reason
+			}
+			return nil, errorf(api.KindNotFound, "st worker wait "+id+" waits for it to start and report; st task list shows it",
+				"task %q has no worker yet (%s)", id, why)
+		}
+	}
 	return nil, errorf(api.KindNotFound, "st worker list shows this pane's workers", "there is no worker named %q", id)
 }
 

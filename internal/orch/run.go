@@ -64,7 +64,11 @@ func (m *Manager) StartRun(ctx context.Context, req api.StartRunRequest) (*api.R
 	if err != nil {
 		return nil, err
 	}
-	cp, err := m.newRun(p, req.Objective, budget, req.OnLimit)
+	// What the coordinator's conversation spent before this run (an
+	// earlier run of it, its talk before st orch start) is not this
+	// run's: read now, outside the lock, and taken off its tokens.
+	before := m.tokens.conversationSoFar(p.ID)
+	cp, err := m.newRun(p, req.Objective, budget, req.OnLimit, before)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +78,7 @@ func (m *Manager) StartRun(ctx context.Context, req api.StartRunRequest) (*api.R
 
 // newRun makes and writes the run of coordinator p, unless p is a live
 // worker (its workers join its run).
-func (m *Manager) newRun(p tmux.Pane, objective string, budget *tokens.Budget, onLimit string) (*api.Run, error) {
+func (m *Manager) newRun(p tmux.Pane, objective string, budget *tokens.Budget, onLimit string, before *tokens.Ledger) (*api.Run, error) {
 	var cp api.Run
 	err := m.keep(func(c *change) (func(), error) {
 		if w := m.reg.workers[p.ID]; w != nil && w.State.Live() {
@@ -83,6 +87,9 @@ func (m *Manager) newRun(p tmux.Pane, objective string, budget *tokens.Budget, o
 		}
 		r := m.reg.newRunLocked(p, objective)
 		r.OnLimit = onLimit
+		if before != nil {
+			r.CoordLedger, r.CoordBase = before, before.ByModel()
+		}
 		if budget != nil { // given: it, or none (zero), over the default
 			r.Budget = budget
 			if budget.IsZero() {

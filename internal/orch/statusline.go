@@ -23,8 +23,10 @@ import (
 // statusLineInfo is what st takes from one status-line payload.
 type statusLineInfo struct {
 	session string
-	cost    *float64
-	limits  []api.AgentLimit
+	// transcript is the conversation file it names (its account's).
+	transcript string
+	cost       *float64
+	limits     []api.AgentLimit
 }
 
 // parseStatusLine reads a status-line payload, which is untrusted: it
@@ -43,6 +45,9 @@ func parseStatusLine(payload []byte, now time.Time) (statusLineInfo, bool) {
 	}
 	if s := r.Get("session_id"); s.Type == gjson.String && agent.ValidSession("claude", s.String()) {
 		in.session = s.String()
+	}
+	if tp := r.Get("transcript_path"); tp.Type == gjson.String {
+		in.transcript = transcriptPath(tp.Str)
 	}
 	if c := r.Get("cost.total_cost_usd"); c.Type == gjson.Number {
 		if v := c.Float(); !math.IsNaN(v) && !math.IsInf(v, 0) && v >= 0 && v < 1e6 {
@@ -109,8 +114,13 @@ func (m *Manager) StatusLine(req api.HookRequest) error {
 		return errorf(api.KindUsage, "", "st statusline: the status line's JSON is not an object st can read (at most %d bytes)", api.MaxStatusLineBytes)
 	}
 	changed := false
+	var account string
+	if len(in.limits) > 0 {
+		ad, _ := agent.Lookup("claude")
+		account = accountOf(ad, in.transcript)
+	}
 	for _, l := range in.limits {
-		l.Pane = req.Pane
+		l.Pane, l.Account = req.Pane, account
 		changed = m.limits.note(l) || changed
 	}
 	if changed {

@@ -2,10 +2,13 @@ package orch
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sophonz/st/internal/agent"
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/tokens"
 )
@@ -125,7 +128,7 @@ func TestNearLimits(t *testing.T) {
 	}}); err != nil {
 		t.Fatal(err)
 	}
-	h.m.noteRolloutLimits(workerID, "codex", &tokens.RateLimits{
+	h.m.noteRolloutLimits(workerID, mustKind(t, "codex"), &tokens.RateLimits{
 		Primary:   tokens.RateWindow{UsedPercent: 85, WindowMinutes: 300, ResetsAt: now.Add(2 * time.Hour).Unix()},
 		Secondary: tokens.RateWindow{UsedPercent: 10, WindowMinutes: 10080, ResetsAt: now.Add(-time.Minute).Unix()},
 	})
@@ -143,5 +146,72 @@ func TestNearLimits(t *testing.T) {
 		if !l.Near {
 			t.Fatalf("near_limit = 30: %+v is not near", l)
 		}
+	}
+}
+
+func mustKind(t *testing.T, name string) *agent.Kind {
+	t.Helper()
+	ad, err := agent.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ad
+}
+
+// Two Claude logins on one machine (two CLAUDE_CONFIG_DIRs) are two
+// accounts, each with its limits, named by its .claude.json (else its
+// folder); a third folder of the first login is that account again (its
+// later word wins); a Codex rollout's limits are its CODEX_HOME's login's.
+func TestNearLimitsByAccount(t *testing.T) {
+	h := newHarness(t, api.Working, nil)
+	root := t.TempDir()
+	login := func(dir, claudeJSON string) string {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if claudeJSON != "" {
+			if err := os.WriteFile(filepath.Join(dir, ".claude.json"), []byte(claudeJSON), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return filepath.Join(dir, "projects", "-w-repo", "0d1f0a8e-5f0e-4c56-9d6c-2f2f4ad7e1b1.jsonl")
+	}
+	ann := login(filepath.Join(root, "ann"), `{"oauthAccount":{"accountUuid":"u-1","emailAddress":"ann@example.com"}}`)
+	plain := filepath.Join(root, "plain")
+	other := login(plain, "")
+	annAgain := login(filepath.Join(root, "ann2"), `{"oauthAccount":{"accountUuid":"u-1","emailAddress":"ann@example.com"}}`)
+	now := time.Now()
+	say := func(pane, transcript string, pct float64) {
+		t.Helper()
+		if err := h.statusLine(pane, map[string]any{"transcript_path": transcript, "rate_limits": map[string]any{
+			"five_hour": map[string]any{"used_percentage": pct, "resets_at": now.Add(time.Hour).Unix()}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	say(shell, ann, 85)
+	say(workerID, other, 95)
+	say(workerID, annAgain, 90)
+	codexHome := filepath.Join(root, "codex")
+	if err := os.MkdirAll(codexHome, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(codexHome, "auth.json"), []byte(`{"tokens":{"account_id":"acct-7"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.m.noteRolloutLimits(workerID, mustKind(t, "codex"), &tokens.RateLimits{
+		Primary: tokens.RateWindow{UsedPercent: 81, WindowMinutes: 300, ResetsAt: now.Add(time.Hour).Unix()},
+		File:    filepath.Join(codexHome, "sessions", "2026", "12", "07", "rollout-x.jsonl"),
+	})
+	var got []string
+	for _, l := range h.m.Status().Limits {
+		got = append(got, l.Agent+" ["+l.Account+"] "+l.Window+" "+jsonNum(l.UsedPercent)+" "+l.Pane)
+	}
+	want := []string{
+		"claude [" + plain + "] 5-hour 95 " + workerID,
+		"claude [ann@example.com] 5-hour 90 " + workerID,
+		"codex [acct-7] 5-hour 81 " + workerID,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("limits:\n%s\nwant one line per account:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -42,7 +42,13 @@ type tokenBook struct {
 	mu sync.Mutex
 	// live are the ledgers being read, by worker id.
 	live map[string]*tokenEntry
+	// named is the record file each pane's hooks named last, with its
+	// format: a coordinator's run counts its tokens from what that file
+	// holds when the run starts (conversationSoFar).
+	named map[string]namedFile
 }
+
+type namedFile struct{ path, format string }
 
 type tokenEntry struct {
 	mu     sync.Mutex // one read at a time
@@ -50,7 +56,7 @@ type tokenEntry struct {
 }
 
 func newTokenBook(m *Manager) *tokenBook {
-	return &tokenBook{m: m, live: map[string]*tokenEntry{}}
+	return &tokenBook{m: m, live: map[string]*tokenEntry{}, named: map[string]namedFile{}}
 }
 
 // transcriptPath is the record file a hook named, if st reads it: an
@@ -85,9 +91,15 @@ func (b *tokenBook) read(id string, ad *agent.Kind, transcript string) *tokenRea
 	path := transcriptPath(transcript)
 	b.mu.Lock()
 	e := b.live[id]
-	if e == nil && path != "" && format != "" {
-		e = &tokenEntry{}
-		b.live[id] = e
+	if path != "" && format != "" {
+		if e == nil {
+			e = &tokenEntry{}
+			b.live[id] = e
+		}
+		if len(b.named) >= 4096 {
+			clear(b.named) // (panes come and go; a few hundred live)
+		}
+		b.named[id] = namedFile{path, format}
 	}
 	b.mu.Unlock()
 	if e == nil {
@@ -120,6 +132,47 @@ func (b *tokenBook) read(id string, ad *agent.Kind, transcript string) *tokenRea
 		return nil
 	}
 	return &tokenRead{ledger: e.ledger.Clone(), spent: b.m.spent(e.ledger), limits: limits}
+}
+
+// conversationSoFar reads the records of pane's agent to their end now
+// and returns the ledger of its whole conversation so far: its live
+// ledger (a coordinator of an earlier run), else the ledger its last run
+// kept (st restarted since), read on, with the file its hooks named last;
+// nil when nothing names a file of it. It reads files: never under the
+// registry's lock.
+func (b *tokenBook) conversationSoFar(pane string) *tokens.Ledger {
+	b.mu.Lock()
+	e, named := b.live[pane], b.named[pane]
+	b.mu.Unlock()
+	read := func(l *tokens.Ledger) *tokens.Ledger {
+		l.Watch(named.path, named.format)
+		if len(l.Files) == 0 {
+			return nil
+		}
+		if _, err := l.Read(); err != nil {
+			b.m.logf("%s: tokens: %v", pane, err)
+		}
+		return l.Clone()
+	}
+	if e != nil {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if e.ledger != nil {
+			return read(e.ledger)
+		}
+	}
+	return read(b.m.lastCoordLedger(pane))
+}
+
+// lastCoordLedger is a copy of what pane's latest run on this machine
+// read of its coordinator's conversation (an empty ledger for none).
+func (m *Manager) lastCoordLedger(pane string) *tokens.Ledger {
+	m.reg.mu.Lock()
+	defer m.reg.mu.Unlock()
+	if r := m.coordRunLocked(pane); r != nil && r.CoordLedger != nil {
+		return r.CoordLedger.Clone()
+	}
+	return &tokens.Ledger{}
 }
 
 // forget drops a live ledger (its counts stay in the worker's record).
@@ -182,15 +235,36 @@ func (m *Manager) coordRunLocked(pane string) *Run {
 func (m *Manager) noteCoordTokensLocked(c *change, pane string, tr *tokenRead) {
 	syncs.AssertLocked(&m.reg.mu)
 	r := m.coordRunLocked(pane)
-	if tr == nil || r == nil {
-		return
+	if tr == nil || tr.ledger == nil || r == nil {
+		return // (a read that found limits alone changed no count)
 	}
 	r.CoordLedger = tr.ledger
 	c.touchLocked(r)
-	if tr.spent.Total == 0 && r.CoordTokens == nil {
+	spent := m.spentSince(tr.ledger, r.CoordBase)
+	if spent.Total == 0 && r.CoordTokens == nil {
 		return
 	}
-	r.CoordTokens = tr.spent
+	r.CoordTokens = spent
+}
+
+// spentSince is what a ledger's counts came to since base (counts by
+// model of the same records, read earlier), with their estimated cost.
+func (m *Manager) spentSince(l *tokens.Ledger, base map[string]tokens.Counts) *api.Tokens {
+	if len(base) == 0 {
+		return m.spent(l)
+	}
+	by := l.ByModel()
+	var c tokens.Counts
+	for model, n := range by {
+		n = n.Less(base[model])
+		by[model] = n
+		c = c.Add(n)
+	}
+	t := &api.Tokens{Input: c.Input, Output: c.Output, CacheRead: c.CacheRead, CacheWrite: c.CacheWrite, Reasoning: c.Reasoning, Total: c.Total()}
+	if usd, ok := m.cfg.Prices.Estimate(by); ok {
+		t.CostUSD, t.CostEstimated, t.PriceDate = &usd, true, m.cfg.Prices.Date
+	}
+	return t
 }
 
 // noteTokensLocked puts what was read of w's records into its record (to

@@ -311,3 +311,148 @@ func TestNoTokensBeforeAResponse(t *testing.T) {
 		t.Fatalf("a notice of no tokens says %q", s)
 	}
 }
+
+// A coordinator's own tokens are its run's, counted from the run's start:
+// what its conversation spent before st orch start (an earlier run of it,
+// the turn that ran st orch start) is not; a restart of st counts nothing
+// twice. A pane that coordinated no run yet is counted from its start too.
+func TestCoordinatorsOwnTokensFromTheRunsStart(t *testing.T) {
+	h := newHarness(t, api.Working, nil)
+	ctx := context.Background()
+	tr := newTranscript(t)
+	tr.say(400, 30)
+	if err := h.hookFrom(coord, "Stop", "transcript_path", tr.path, "last_assistant_message", "started a worker"); err != nil {
+		t.Fatal(err)
+	}
+	tr.say(50, 5) // the turn that runs st orch start, before its next hook
+	run2, err := h.m.StartRun(ctx, api.StartRunRequest{Pane: coord, Objective: "the second run"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.say(10, 2)
+	if err := h.hookFrom(coord, "Stop", "transcript_path", tr.path, "last_assistant_message", "started another"); err != nil {
+		t.Fatal(err)
+	}
+	own := func(id string) int64 {
+		t.Helper()
+		v, err := h.m.Show(ctx, coord, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.CoordinatorTokens == nil {
+			return -1
+		}
+		return v.CoordinatorTokens.Total
+	}
+	if got, first := own(run2.ID), own(testRun); got != 12 || first != 430 {
+		t.Fatalf("the second run's coordinator tokens %d, the first's %d; want 12 (10 in, 2 out since the start) and 430", got, first)
+	}
+	h.m.Close()
+	m, err := NewManager(ctx, Config{Home: h.home, STBin: "/bin/st", Tmux: h.tm.Client(), ReadWait: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	h.m = m
+	tr.say(1, 1)
+	if err := h.hookFrom(coord, "UserPromptSubmit", "transcript_path", tr.path, "prompt", "more"); err != nil {
+		t.Fatal(err)
+	}
+	if got := own(run2.ID); got != 14 {
+		t.Fatalf("after a restart: %d, want 14 (nothing before the run, nothing twice)", got)
+	}
+
+	// A pane's first run: its talk before st orch start is not the run's.
+	tr2 := newTranscript(t)
+	tr2.say(700, 70)
+	if err := h.hookFrom(shell, "Stop", "transcript_path", tr2.path, "last_assistant_message", "planned"); err != nil {
+		t.Fatal(err)
+	}
+	run3, err := h.m.StartRun(ctx, api.StartRunRequest{Pane: shell, Objective: "a first run"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr2.say(20, 3)
+	if err := h.hookFrom(shell, "Stop", "transcript_path", tr2.path, "last_assistant_message", "started one"); err != nil {
+		t.Fatal(err)
+	}
+	v, err := h.m.Show(ctx, shell, run3.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := v.CoordinatorTokens; c == nil || c.Total != 23 || c.Input != 20 || c.Output != 3 {
+		t.Fatalf("a first run's coordinator tokens: %+v, want 20 in, 3 out", c)
+	}
+}
+
+// A coordinator's read that found rate limits alone (Codex writes a
+// token_count with no counts, its limits only) changes none of its
+// tokens: it once took a read with no ledger for one.
+func TestCoordinatorsReadOfLimitsAlone(t *testing.T) {
+	h := newHarness(t, api.Working, nil)
+	path := filepath.Join(t.TempDir(), "rollout-2026-12-07T19-00-00-"+agentSes+".jsonl")
+	write := func(line string) {
+		t.Helper()
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.WriteString(line + "\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop := func() {
+		t.Helper()
+		p := payload("Stop", "transcript_path", path, "last_assistant_message", "ok")
+		if _, err := h.m.Hook(context.Background(), api.HookRequest{Agent: "codex", Event: "Stop", Pane: coord, Payload: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(`{"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":300,"output_tokens":20}}}}`)
+	stop()
+	write(`{"type":"event_msg","payload":{"type":"token_count","info":null,"rate_limits":{"primary":{"used_percent":50,"window_minutes":300}}}}`)
+	stop()
+	v, err := h.m.Show(context.Background(), coord, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := v.CoordinatorTokens; c == nil || c.Total != 320 {
+		t.Fatalf("the coordinator's own tokens: %+v, want 320", c)
+	}
+}
+
+// A restart of st between a coordinator's two runs: the second run is
+// counted from its start all the same, from what the first run kept.
+func TestCoordinatorsOwnTokensAfterARestartBetweenRuns(t *testing.T) {
+	h := newHarness(t, api.Working, nil)
+	ctx := context.Background()
+	tr := newTranscript(t)
+	tr.say(400, 30)
+	if err := h.hookFrom(coord, "Stop", "transcript_path", tr.path, "last_assistant_message", "started a worker"); err != nil {
+		t.Fatal(err)
+	}
+	h.m.Close()
+	m, err := NewManager(ctx, Config{Home: h.home, STBin: "/bin/st", Tmux: h.tm.Client(), ReadWait: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	h.m = m
+	tr.say(50, 5)
+	run2, err := h.m.StartRun(ctx, api.StartRunRequest{Pane: coord, Objective: "after a restart"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.say(10, 2)
+	if err := h.hookFrom(coord, "Stop", "transcript_path", tr.path, "last_assistant_message", "started another"); err != nil {
+		t.Fatal(err)
+	}
+	v, err := h.m.Show(ctx, coord, run2.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := v.CoordinatorTokens; c == nil || c.Total != 12 {
+		t.Fatalf("the second run's coordinator tokens: %+v, want 12 (10 in, 2 out)", c)
+	}
+}

@@ -305,14 +305,16 @@ func (m *Manager) checkQuietTurns(ctx context.Context) {
 		}
 		m.logf("%s: no hook for %s and no turn on its screen: its turn was interrupted", pane, silent.Round(time.Millisecond))
 		m.settleChange(func(c *change) {
+			// An agent that fires no hook at its usage limit (Codex)
+			// went quiet there: its records say so.
 			if w := m.reg.workers[pane]; w != nil && w.State == api.Working {
-				// An agent that fires no hook at its usage limit (Codex)
-				// went quiet there: its records say so.
-				if l, ok := m.limitOfLocked(w, agent.Event{Kind: agent.EvTurnEnd}); ok {
+				if l, ok := m.limitOfLocked(m.workerLimiteeLocked(w), agent.Event{Kind: agent.EvTurnEnd}); ok {
 					m.pauseLocked(c, w, l)
 				} else {
 					c.setStateLocked(w, api.Idle)
 				}
+			} else if w == nil || !w.State.Live() {
+				m.coordQuietLocked(c, pane)
 			}
 			c.kicks = append(c.kicks, pane)
 		})

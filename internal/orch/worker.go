@@ -266,7 +266,7 @@ func (m *Manager) Status() api.Status {
 	m.reg.mu.Lock()
 	defer m.reg.mu.Unlock()
 	s := api.Status{Runs: len(m.reg.runs), Workers: len(m.reg.workers), Problems: append([]string(nil), m.reg.problems...), Waits: int(m.waits.Load()), Attention: m.attn.OpenCount(),
-		Limits: m.Limits(), NearLimit: m.nearLimit()}
+		Limits: m.Limits(), NearLimit: m.nearLimit(), Coordinators: m.pausedCoordsLocked()}
 	if p := m.rest.problem(); p != "" {
 		s.Problems = append(s.Problems, p)
 	}

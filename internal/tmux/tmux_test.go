@@ -591,9 +591,20 @@ func TestRealTmux(t *testing.T) {
 	if _, err := c.Run(ctx, "new-session", "-d", "-s", "t", "-c", odd, "sleep 60"); err != nil {
 		t.Fatal(err)
 	}
-	panes, err := c.ListPanes(ctx)
-	if err != nil || len(panes) != 1 {
-		t.Fatalf("ListPanes = %+v, %v", panes, err)
+	// tmux reads a pane's path from its process, which a loaded machine
+	// may not have started yet: the path is empty until then (CI at a
+	// load of 13), so look again until it is there or a deadline passes.
+	var panes []Pane
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		panes, err = c.ListPanes(ctx)
+		if err != nil || len(panes) != 1 {
+			t.Fatalf("ListPanes = %+v, %v", panes, err)
+		}
+		if panes[0].Path != "" || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	p0 := panes[0]
 	if !ValidPaneID(p0.ID) || p0.Path != odd || p0.SessionName != "t" || p0.PID == 0 {

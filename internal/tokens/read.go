@@ -82,6 +82,8 @@ type File struct {
 // account (Codex's token_count rate_limits: primary, secondary).
 type RateLimits struct {
 	Primary, Secondary RateWindow
+	// File is the record that said them (its account's).
+	File string
 }
 
 // RateWindow is one window: how much of it is used (percent), its length
@@ -435,6 +437,7 @@ func (l *Ledger) TakeLimits() *RateLimits {
 	for _, f := range l.Files {
 		if f.Limits != nil {
 			out, f.Limits = f.Limits, nil
+			out.File = f.Path
 		}
 	}
 	return out

@@ -305,9 +305,9 @@ func TestCodexRateLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := RateLimits{Primary: RateWindow{UsedPercent: 91.5, WindowMinutes: 300, ResetsAt: 1800000100},
-		Secondary: RateWindow{UsedPercent: 40, WindowMinutes: 10080, ResetsAt: 1800500000}}
+		Secondary: RateWindow{UsedPercent: 40, WindowMinutes: 10080, ResetsAt: 1800500000}, File: path}
 	if got := l.TakeLimits(); got == nil || *got != want {
-		t.Fatalf("limits = %+v, want the last said, %+v", got, want)
+		t.Fatalf("limits = %+v, want the last said, by the file that said them, %+v", got, want)
 	}
 	if got := l.TakeLimits(); got != nil {
 		t.Fatalf("taken twice: %+v", got)

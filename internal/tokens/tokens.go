@@ -56,6 +56,14 @@ func (c Counts) Add(d Counts) Counts {
 		CacheWrite: c.CacheWrite + d.CacheWrite, Reasoning: c.Reasoning + d.Reasoning}
 }
 
+// Less returns c minus d, each kind at least zero: what was spent since
+// counts d, from counts c of the same records read further.
+func (c Counts) Less(d Counts) Counts {
+	sub := func(a, b int64) int64 { return max(a-b, 0) }
+	return Counts{Input: sub(c.Input, d.Input), Output: sub(c.Output, d.Output), CacheRead: sub(c.CacheRead, d.CacheRead),
+		CacheWrite: sub(c.CacheWrite, d.CacheWrite), Reasoning: sub(c.Reasoning, d.Reasoning)}
+}
+
 // Valid reports whether every count is at or above zero: what st takes
 // from another machine's report.
 func (c Counts) Valid() bool {

@@ -70,11 +70,14 @@ func orEn(lang string) string {
 // (Claude's status line) shows as it is, with no ~, and its title says it
 // is the agent's own; an agent account near a usage limit (its 5-hour
 // window 92 % used) has its line under Needs you, and one that is not
-// near (its 7-day window, 40 %) none; in English and in Korean.
+// near (its 7-day window, 40 %) none; a second login of the same kind is
+// a line of its own, named by its account; in English and in Korean.
 func TestAgentCostAndNearLimit(t *testing.T) {
-	for _, c := range []struct{ lang, want, title, limit string }{
-		{"", "12.3K tokens · $0.42", "The cost is the agent's own figure", "claude: 5-hour limit 92 % used, resets "},
-		{"ko-KR", "토큰 1.2만 · US$0.42", "비용은 에이전트가 직접 밝힌 값입니다", "claude: 5시간 한도의 92% 사용, "},
+	for _, c := range []struct{ lang, want, title, limit, account string }{
+		{"", "12.3K tokens · $0.42", "The cost is the agent's own figure", "claude: 5-hour limit 92 % used, resets ",
+			"claude (ann@example.com): 5-hour limit 88 % used, resets "},
+		{"ko-KR", "토큰 1.2만 · US$0.42", "비용은 에이전트가 직접 밝힌 값입니다", "claude: 5시간 한도의 92% 사용, ",
+			"claude (ann@example.com): 5시간 한도의 88% 사용, "},
 	} {
 		t.Run(orEn(c.lang), func(t *testing.T) {
 			now := time.Now()
@@ -88,6 +91,7 @@ func TestAgentCostAndNearLimit(t *testing.T) {
 			}
 			snap.Limits = []api.AgentLimit{
 				{Agent: "claude", Window: "5-hour", UsedPercent: 92, Resets: now.Add(2 * time.Hour), Seen: now, Near: true},
+				{Agent: "claude", Account: "ann@example.com", Window: "5-hour", UsedPercent: 88, Resets: now.Add(time.Hour), Seen: now, Near: true},
 				{Agent: "claude", Window: "7-day", UsedPercent: 40, Resets: now.Add(48 * time.Hour), Seen: now},
 			}
 			base := serveUI(t, web.Config{Backend: webtest.New(snap)})
@@ -101,8 +105,23 @@ func TestAgentCostAndNearLimit(t *testing.T) {
 			}
 			waitJS(t, ctx, `!document.querySelector("#limits").hidden`, 20*time.Second)
 			lines := run(t, ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#limits .near-limit")].map(e => e.innerText)`))
-			if len(lines) != 1 || !strings.HasPrefix(lines[0], c.limit) {
-				t.Errorf("the near-limit lines are %q, want one that starts %q", lines, c.limit)
+			if len(lines) != 2 || !strings.HasPrefix(lines[0], c.limit) || !strings.HasPrefix(lines[1], c.account) {
+				t.Errorf("the near-limit lines are %q, want two, that start %q and %q", lines, c.limit, c.account)
+			}
+			// The phone's chart: w1's card shows the agent's own cost as
+			// the row does (no ~, the agent's title), and the lines too.
+			phone := newBrowserIn(t, 390, 844, c.lang)
+			do(t, phone, chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile))
+			do(t, phone, chromedp.Navigate(link(t, base)))
+			card := `[...document.querySelectorAll("#chart-tree .agent-card")].find(c => c.querySelector(".gc-name").innerText === "w1")`
+			waitJS(t, phone, card+` !== undefined && `+card+`.querySelector(".tokens") !== null`, 20*time.Second)
+			got = run(t, phone, chromedp.Evaluate[[]string](`[`+card+`.querySelector(".tokens").innerText, `+card+`.querySelector(".tokens").title, `+card+`.querySelector(".tokens").dataset.cost]`))
+			if got[0] != c.want || !strings.Contains(got[1], c.title) || got[2] != "agent" {
+				t.Errorf("the phone's chart: w1's card shows %q (title %q, cost by %q), want %q with %q, by the agent", got[0], got[1], got[2], c.want, c.title)
+			}
+			waitJS(t, phone, `!document.querySelector("#limits").hidden`, 20*time.Second)
+			if n := run(t, phone, chromedp.Evaluate[int](`document.querySelectorAll("#limits .near-limit").length`)); n != 2 {
+				t.Errorf("the phone shows %d near-limit lines, want 2", n)
 			}
 		})
 	}

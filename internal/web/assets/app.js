@@ -701,12 +701,15 @@ function limitWindow(w) {
   return m ? t(`limits.${m[2]}s`, { n: Number(m[1]) }) : w;
 }
 
+// limitRow is one account's line: the agent kind with the account as
+// the agent's own files name it (two logins of one kind are two lines).
 function limitRow(l) {
-  const args = { agent: l.agent, window: limitWindow(l.window), pct: Math.round(l.used_percent) };
+  const agent = l.account ? t('limits.agentAccount', { agent: l.agent, account: l.account }) : l.agent;
+  const args = { agent, window: limitWindow(l.window), pct: Math.round(l.used_percent) };
   const resets = l.resets ? new Date(l.resets) : null;
   const text = resets ? t('limits.near', { ...args, resets: resets.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) })
     : t('limits.nearNoReset', args);
-  return el('div.near-limit', { dataset: { agent: l.agent, window: l.window }, title: t('limits.title') }, el('b', { text }));
+  return el('div.near-limit', { dataset: { agent: l.agent, account: l.account || '', window: l.window }, title: t('limits.title') }, el('b', { text }));
 }
 
 function renderLimits() {
