@@ -492,7 +492,7 @@ func (b *Book) persist() {
 
 // Flush writes what is not on disk yet.
 func (b *Book) Flush() error {
-	b.wmu.Lock()
+	b.wmu.Lock() // lockio: the write lock, held through its write alone (b.mu is not)
 	defer b.wmu.Unlock()
 	b.mu.Lock()
 	v := b.version

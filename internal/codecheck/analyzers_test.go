@@ -31,3 +31,14 @@ func TestLockPair(t *testing.T) {
 func TestStartPattern(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), StartPattern, "startpattern")
 }
+
+func TestLockIO(t *testing.T) {
+	own := ownPackage
+	ownPackage = func(path string) bool { return path == "lockio" || path == "lockiodisk" }
+	ioPrimitives["lockiotmux"] = ioPrimitives["github.com/sophonz/st/internal/tmux"]
+	t.Cleanup(func() {
+		ownPackage = own
+		delete(ioPrimitives, "lockiotmux")
+	})
+	analysistest.Run(t, analysistest.TestData(), LockIO, "lockio")
+}

@@ -10,7 +10,11 @@
 //   - lockpair: no lock taken in one function and let go in another (an
 //     unlock that the same function takes again before it returns, as a
 //     group commit's wait does, is fine);
-//   - startpattern: no regular expression compiled as a process starts.
+//   - startpattern: no regular expression compiled as a process starts;
+//   - lockio: no file I/O and no process run (git, tmux) while a lock is held (in a
+//     …Locked function, or between a Lock and its Unlock), but where a
+//     "// lockio: REASON" comment says why (a write lock held through
+//     its own write); the calls it counts are listed in lockio.go.
 //
 // Each has an analysistest test whose testdata breaks its rule.
 package codecheck

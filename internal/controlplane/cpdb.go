@@ -206,7 +206,7 @@ func (d *cpDB) migrate() error {
 // other writers up to the busy timeout) and commits it when f returns no
 // error.
 func (d *cpDB) write(f func(*sql.Tx) error) error {
-	d.wmu.Lock()
+	d.wmu.Lock() // lockio: the database's write lock: one write at a time, through what it keeps beside the database (a CA's key) too
 	defer d.wmu.Unlock()
 	tx, err := d.db.BeginTx(context.Background(), nil)
 	if err != nil {

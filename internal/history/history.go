@@ -60,9 +60,17 @@ type Named struct {
 }
 
 // Book is the history of one $ST_HOME. A nil Book has nothing in it.
+//
+// It has two locks, so that no one waits for its disk while holding
+// another lock (the registry's asks Has, for each new run's id): mu
+// guards the ids in memory and is never held through I/O; fmu is held
+// through the reads and writes of the list and the removal of runs'
+// folders, taken with no other lock held (st's start aside, before any
+// request), and mu only for moments under it.
 type Book struct {
 	dir string // $ST_HOME/orch
 
+	fmu sync.Mutex
 	mu  sync.Mutex
 	ids map[string]bool
 }
@@ -163,8 +171,8 @@ func entryOf(r *api.Run) Entry {
 // Add lists runs in the history. Their run.json must be on disk as they
 // are: from now on st reads them only from there.
 func (b *Book) Add(runs []*api.Run) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.fmu.Lock() // lockio: the list's own lock, held through its read and write (fmu, the Book's doc)
+	defer b.fmu.Unlock()
 	data, err := os.ReadFile(b.path())
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("read st's history of runs: %w", err)
@@ -174,7 +182,7 @@ func (b *Book) Add(runs []*api.Run) error {
 	}
 	var added []string
 	for _, r := range runs {
-		if b.ids[r.ID] || !ValidID(r.ID) {
+		if b.Has(r.ID) || !ValidID(r.ID) {
 			continue
 		}
 		line, err := json.Marshal(entryOf(r))
@@ -190,6 +198,8 @@ func (b *Book) Add(runs []*api.Run) error {
 	if err := store.WriteFile(b.path(), data, 0o600); err != nil {
 		return err
 	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	for _, id := range added {
 		b.ids[id] = true
 	}
@@ -201,14 +211,14 @@ func (b *Book) Entries() ([]Entry, error) {
 	if b == nil {
 		return nil, nil
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.fmu.Lock() // lockio: the list's own lock, held through its read (fmu, the Book's doc)
+	defer b.fmu.Unlock()
 	return b.entriesLocked()
 }
 
-// entriesLocked reads the history's runs; b.mu is held.
+// entriesLocked reads the history's runs, with fmu held.
 func (b *Book) entriesLocked() ([]Entry, error) {
-	syncs.AssertLocked(&b.mu)
+	syncs.AssertLocked(&b.fmu) // lockio: the list's own lock (fmu, the Book's doc)
 	f, err := os.Open(b.path())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -223,7 +233,7 @@ func (b *Book) entriesLocked() ([]Entry, error) {
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for sc.Scan() {
 		var e Entry
-		if json.Unmarshal(sc.Bytes(), &e) != nil || !ValidID(e.ID) || !b.ids[e.ID] {
+		if json.Unmarshal(sc.Bytes(), &e) != nil || !ValidID(e.ID) || !b.Has(e.ID) {
 			continue
 		}
 		if i, ok := seen[e.ID]; ok {
@@ -266,8 +276,10 @@ func (b *Book) FindWorker(id string) (*api.Worker, *api.Run, error) {
 		return nil, nil, nil
 	}
 	quoted, _ := json.Marshal(id)
-	b.mu.Lock()
+	b.fmu.Lock() // lockio: the list's own lock, held through its read (fmu, the Book's doc)
 	data, err := os.ReadFile(b.path())
+	b.fmu.Unlock()
+	b.mu.Lock()
 	var best *Entry
 	for _, line := range bytes.Split(data, []byte("\n")) {
 		if !bytes.Contains(line, quoted) {
@@ -358,8 +370,8 @@ func roundDur(d time.Duration) string {
 // of it lives, or its coordinator's pane is open) is not in the history,
 // and stays.
 func (b *Book) Prune(cutoff time.Time, dry bool) ([]Entry, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.fmu.Lock() // lockio: the list's own lock, held through its write and the folders' removal (fmu, the Book's doc)
+	defer b.fmu.Unlock()
 	es, err := b.entriesLocked()
 	if err != nil {
 		return nil, err
@@ -389,9 +401,13 @@ func (b *Book) Prune(cutoff time.Time, dry bool) ([]Entry, error) {
 	if err := store.WriteFile(b.path(), data, 0o600); err != nil {
 		return nil, err
 	}
-	var failed []string
+	b.mu.Lock()
 	for _, e := range old {
 		delete(b.ids, e.ID)
+	}
+	b.mu.Unlock()
+	var failed []string
+	for _, e := range old {
 		if err := os.RemoveAll(filepath.Join(b.dir, e.ID)); err != nil {
 			failed = append(failed, fmt.Sprintf("%s: %v", e.ID, err))
 		}

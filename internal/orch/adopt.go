@@ -9,7 +9,6 @@ import (
 	"github.com/sophonz/st/internal/api"
 	"github.com/sophonz/st/internal/syncs"
 	"github.com/sophonz/st/internal/tmux"
-	"github.com/sophonz/st/internal/worktree"
 )
 
 // Adoption: an agent already running in a pane becomes a worker (st
@@ -106,25 +105,46 @@ func (m *Manager) enrol(ctx context.Context, fl *flight, r *Run, w *Worker, also
 	if err := m.finish(fl); err != nil {
 		return api.WorkerView{}, err
 	}
-	m.reg.mu.Lock() // (w is the registry's now: a rename may change it)
-	opts := map[string]string{"@st_run": r.ID, "@st_role": "worker", "@st_parent": w.Parent, "@st_name": w.Name}
-	if w.TeamRun != "" {
-		opts["@st_team"] = w.TeamRun
-	}
-	m.reg.mu.Unlock()
-	set := map[string]map[string]string{w.ID: opts}
-	for p, o := range also {
-		set[p] = o
-	}
-	if err := m.cfg.Tmux.SetOptions(ctx, set); err != nil {
-		m.logf("adopt: %v", err)
-	}
+	// w is the registry's now: a rename may change its name, and its
+	// options are read as they are when tmux is told (tellPane).
+	set := map[string]map[string]string{}
+	m.tellPane(func() {
+		opts := map[string]string{"@st_run": r.ID, "@st_role": "worker", "@st_parent": w.Parent, "@st_name": w.Name}
+		if w.TeamRun != "" {
+			opts["@st_team"] = w.TeamRun
+		}
+		set[w.ID] = opts
+		for p, o := range also {
+			set[p] = o
+		}
+	}, func() {
+		if err := m.cfg.Tmux.SetOptions(ctx, set); err != nil {
+			m.logf("adopt: %v", err)
+		}
+	})
 	m.reg.mu.Lock()
 	m.reg.markedLocked(w.ID, m.cfg.Now())
 	v := m.viewLocked(w)
 	m.reg.mu.Unlock()
 	m.logf("adopted %s (%s, %s) into run %s under %s", v.ID, v.Name, v.Agent, r.ID, v.Parent)
 	return v, nil
+}
+
+// tellPane sets options of panes that come from the registry (a
+// worker's name, its run) with the registry's lock let go: read takes
+// them under that lock, apply gives them to tmux with it let go. The pane
+// options' lock (optsMu) is held from the read until tmux has them, so
+// that settings of the same pane (an adoption's, a rename's) reach tmux
+// in the order they read the registry, and the last one tmux has is the
+// newest: an adoption that read the old name cannot set it after a
+// rename set the new one.
+func (m *Manager) tellPane(read, apply func()) {
+	m.optsMu.Lock() // lockio: the pane options' lock, held through their tmux commands, and taken with no other lock held
+	defer m.optsMu.Unlock()
+	m.reg.mu.Lock()
+	read()
+	m.reg.mu.Unlock()
+	apply()
 }
 
 // Adopt makes an agent that is already running in a pane the calling
@@ -169,8 +189,15 @@ func (m *Manager) adoptHere(ctx context.Context, req api.IDRequest, byPerson boo
 	if tp.ID == p.ID {
 		return nil, errorf(api.KindUsage, "", "a pane cannot adopt itself")
 	}
+	// The repository of --owns is opened, and its files listed, before
+	// the registry's lock is taken: git is not run under it. An error is
+	// given where the lock's checks would have given it, after them.
+	var tree ownsTree
+	if len(req.Owns) > 0 {
+		tree = openOwnsTree(tp.Path)
+	}
 	m.reg.mu.Lock()
-	r, w, fl, notes, also, err := m.adoptStageLocked(ctx, p, tp, req.Owns, byPerson)
+	r, w, fl, notes, also, err := m.adoptStageLocked(p, tp, req.Owns, tree, byPerson)
 	m.reg.mu.Unlock()
 	if err != nil {
 		return nil, err
@@ -186,7 +213,7 @@ func (m *Manager) adoptHere(ctx context.Context, req api.IDRequest, byPerson boo
 // adoptStageLocked checks the adoption of the agent in tp by p, places it
 // and puts it in flight (enrolLocked); also are the options of p's pane
 // when the adoption made p a run.
-func (m *Manager) adoptStageLocked(ctx context.Context, p, tp tmux.Pane, owns []string, byPerson bool) (
+func (m *Manager) adoptStageLocked(p, tp tmux.Pane, owns []string, tree ownsTree, byPerson bool) (
 	r *Run, w *Worker, fl *flight, notes []string, also map[string]map[string]string, err error) {
 	syncs.AssertLocked(&m.reg.mu)
 	if err := m.checkAdoptLocked(p, tp, byPerson); err != nil {
@@ -196,7 +223,7 @@ func (m *Manager) adoptStageLocked(ctx context.Context, p, tp tmux.Pane, owns []
 	if err != nil {
 		return nil, nil, nil, nil, nil, err
 	}
-	w, notes, err = m.adoptIntoLocked(ctx, r, level, p, tp, owns)
+	w, notes, err = m.adoptIntoLocked(r, level, p, tp, owns, tree)
 	if err != nil {
 		if created {
 			m.reg.dropRunLocked(r)
@@ -236,8 +263,9 @@ func (m *Manager) checkAdoptLocked(p, tp tmux.Pane, byPerson bool) error {
 }
 
 // adoptIntoLocked makes the record of the agent in tp as a worker of p in run
-// r: its team, its depth checked, its scope.
-func (m *Manager) adoptIntoLocked(ctx context.Context, r *Run, level int, p, tp tmux.Pane, owns []string) (*Worker, []string, error) {
+// r: its team, its depth checked, its scope (in tree, the repository
+// adoptHere opened before it took the lock).
+func (m *Manager) adoptIntoLocked(r *Run, level int, p, tp tmux.Pane, owns []string, tree ownsTree) (*Worker, []string, error) {
 	syncs.AssertLocked(&m.reg.mu)
 	team := m.reg.teamOfLocked(tp.ID)
 	sub := m.reg.subtreeDepthLocked(tp.ID, map[string]bool{})
@@ -251,12 +279,12 @@ func (m *Manager) adoptIntoLocked(ctx context.Context, r *Run, level int, p, tp 
 	var scope *Scope
 	var notes []string
 	if len(owns) > 0 {
-		repo, err := worktree.Open(tp.Path)
-		if err != nil {
+		if tree.err != nil {
 			return nil, nil, errorf(api.KindUsage, "leave --owns out, or adopt an agent that works in a git repository",
-				"--owns needs a git repository (scopes are relative to its root): %v", err)
+				"--owns needs a git repository (scopes are relative to its root): %v", tree.err)
 		}
-		if scope, notes, err = m.scopeLocked(owns, repo, r); err != nil {
+		var err error
+		if scope, notes, err = m.scopeLocked(owns, tree, r); err != nil {
 			return nil, nil, err
 		}
 	}

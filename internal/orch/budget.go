@@ -95,10 +95,11 @@ func (m *Manager) openBudgetGateLocked(c *change, r *Run, spent *api.Tokens) {
 			r.ID, orDash(r.Objective, "no objective"), spentText(spent, *r.Budget), r.Budget.String()),
 		Options: []string{budgetGoOn + more.String(), budgetStop},
 		Value:   &api.GateValue{Prefix: budgetGoOn, Hint: "tokens (5M) or dollars ($20), more than the run spent"}}
-	if err := m.gates.open(g); err != nil {
-		m.logf("run %s: its budget is spent, and st could not open its gate: %v (tried again at the next count)", r.ID, err)
-		return
-	}
+	// In memory now, under the registry's lock; gates.json is written
+	// once that lock is let go (change.gates: no disk under m.reg.mu). The
+	// gate stands whatever the disk says, as the tokens that opened it do.
+	m.gates.add(g)
+	c.gates = true
 	r.BudgetGate = g.ID
 	c.touchLocked(r)
 	m.logf("run %s: budget %s spent; gate %s opened", r.ID, r.Budget.String(), g.ID)

@@ -42,6 +42,9 @@ type change struct {
 	attn   []attnOp     // attention items to open and close (attention.go)
 	lines  []noticeLine // plain notices to queue once on disk (budget.go)
 	pauses []string     // panes paused at a usage limit: st looks again at its reset
+	// gates: a gate was added in memory (a budget's): gates.json is
+	// written with the effects, with no lock held (gatebook.go).
+	gates bool
 }
 
 // noticeLine is a plain notice for an agent's pane (noticer.queue).
@@ -184,6 +187,11 @@ func (cm *commit) wait() error {
 
 func (cm *commit) effects() {
 	c, m := cm.c, cm.c.m
+	if c.gates {
+		if err := m.gates.save(); err != nil {
+			m.logf("%v (the next write of the gates carries it)", err)
+		}
+	}
 	m.runAttn(c.attn) // before the wake-up: the web UI's snapshot shows them
 	m.reg.notify()
 	for _, d := range c.done {
@@ -233,7 +241,7 @@ func (m *Manager) settle(f func(c *change), quiet bool) {
 	}()
 	c := m.newChange()
 	f(c)
-	if quiet && len(c.runs) == 0 && len(c.done) == 0 && len(c.kicks) == 0 && len(c.starts) == 0 && len(c.attn) == 0 && len(c.lines) == 0 && len(c.pauses) == 0 {
+	if quiet && len(c.runs) == 0 && len(c.done) == 0 && len(c.kicks) == 0 && len(c.starts) == 0 && len(c.attn) == 0 && len(c.lines) == 0 && len(c.pauses) == 0 && !c.gates {
 		return
 	}
 	cm := m.reg.stageLocked(c)

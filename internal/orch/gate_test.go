@@ -390,13 +390,13 @@ func TestGatesRetiredAreWrittenWithTheManagerFree(t *testing.T) {
 	writing, release := make(chan struct{}), make(chan struct{})
 	var once, let sync.Once
 	defer let.Do(func() { close(release) })
-	h.m.gates.mu.Lock()
+	h.m.gates.wmu.Lock()
 	h.m.gates.write = func(path string, v any, mode os.FileMode) error {
 		once.Do(func() { close(writing) })
 		<-release
 		return store.WriteJSON(path, v, mode)
 	}
-	h.m.gates.mu.Unlock()
+	h.m.gates.wmu.Unlock()
 	relinked := make(chan struct{})
 	go func() {
 		defer close(relinked)

@@ -207,11 +207,11 @@ func TestFailedWriteUndoesEveryReportInIt(t *testing.T) {
 // and once it lands the asker waits for its answer.
 func TestGateIsWrittenWithTheManagerFree(t *testing.T) {
 	h := newHarness(t, api.Working, nil)
-	h.m.gates.mu.Lock() // the gate book busy (its write under way)
+	h.m.gates.wmu.Lock() // the gate book busy (its write under way)
 	held := true
 	defer func() {
 		if held {
-			h.m.gates.mu.Unlock()
+			h.m.gates.wmu.Unlock()
 		}
 	}()
 	asked := make(chan error, 1)
@@ -231,7 +231,7 @@ func TestGateIsWrittenWithTheManagerFree(t *testing.T) {
 	default:
 	}
 	held = false
-	h.m.gates.mu.Unlock()
+	h.m.gates.wmu.Unlock()
 	if err := <-asked; err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -84,11 +85,16 @@ type Config struct {
 // (hosted.go: the runs here of coordinators on other machines).
 //
 // The lock order: m.reg.mu first; while it is held, any one of paneFacts',
-// gateBook's and restorer's locks (never two of them at once), and
-// internal/peer's offer book (Hosted.Adopt's take); the saver's and the
-// signal's last, under any of these. The noticer's lock is taken alone:
-// it asks the registry with it let go. Nothing takes m.reg.mu while it holds
-// another of these. A function that must be called with a lock held is
+// gateBook's (its mu) and restorer's locks (never two of them at once),
+// and internal/peer's offer book (Hosted.Adopt's take); the saver's and
+// the signal's last, under any of these. The noticer's lock is taken
+// alone: it asks the registry with it let go. The gate book's write lock
+// (wmu, held through a write of gates.json) is taken with no other lock
+// held, and only its mu under it: no one holding m.reg.mu waits for a
+// gate's disk. The pane options' lock (m.optsMu, tellPane) comes before
+// all of them: it is held through tmux commands, taken with no other lock
+// held, and m.reg.mu only for moments under it. Nothing takes m.reg.mu
+// while it holds another of these but m.optsMu. A function that must be called with a lock held is
 // named …Locked and checks it first (internal/syncs, under -race).
 //
 // A change of the registry is recorded in a change (change.go), written
@@ -120,6 +126,9 @@ type Manager struct {
 	// waits counts the st worker wait calls waiting now (st status).
 	waits atomic.Int32
 	bg    *group
+	// optsMu orders the settings of a worker's pane options that come
+	// from the registry (an adoption's, a rename's): see tellPane.
+	optsMu sync.Mutex
 	// judged is the server's mark (tmux.Client.Mark) as it was when st
 	// last judged every pane: while the server's mark is still that, no
 	// pane came or went since, and a list need not read the panes again.

@@ -27,8 +27,9 @@ import (
 // coordinators other machines are still to hear of, and the writing of
 // each run's record (run.json) through the saver. Its lock (mu, the
 // manager's m.reg.mu) comes first in the manager's lock order (manager.go):
-// paneFacts', gateBook's and restorer's locks may be taken while it is
-// held, then the saver's and the signal's, never the other way. Its
+// paneFacts', gateBook's (its mu, never its write lock) and restorer's
+// locks may be taken while it is held, then the saver's and the
+// signal's, never the other way. Its
 // methods that read or change what mu guards are …Locked.
 type registry struct {
 	home string

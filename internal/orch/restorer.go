@@ -17,14 +17,17 @@ import (
 // restorer is st's picture of the tmux server and of bringing it back:
 // the last layout (kept in tmux-layout.json), which panes lived at the
 // last look, whether a restore is under way, and the last restore's
-// figures. It has its own lock; the registry's may be held when it is
-// taken, never the other way.
+// figures. It has its own lock (mu); the registry's may be held when it
+// is taken, never the other way. mu is never held through a write of
+// tmux-layout.json: wmu is (record), taken with no other lock held, so
+// that no one who holds the registry's lock waits for that disk.
 type restorer struct {
 	path string
 	// frozen says why the picture on disk is not st's to read or write
 	// (a newer st's); "" when it is.
 	frozen string
 
+	wmu    sync.Mutex // one write of the picture at a time, in the order of the changes
 	mu     sync.Mutex
 	layout tmux.Layout
 	// livePanes is the set of panes seen by the last reconcile (nil
@@ -78,17 +81,19 @@ func (rs *restorer) picture() tmux.Layout {
 }
 
 // record keeps layout l as the picture, on disk when it changed.
+// The picture changes in memory under mu, and is written with only wmu
+// held (taken first, so that writes land in the order of the changes).
 func (rs *restorer) record(l tmux.Layout) error {
+	rs.wmu.Lock() // lockio: the picture's write lock, held through its write alone
+	defer rs.wmu.Unlock()
 	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	if rs.frozen != "" {
-		return nil
-	}
 	l.Format = tmux.LayoutFormat
-	if reflect.DeepEqual(l, rs.layout) {
+	if rs.frozen != "" || reflect.DeepEqual(l, rs.layout) {
+		rs.mu.Unlock()
 		return nil
 	}
 	rs.layout = l
+	rs.mu.Unlock()
 	return store.WriteJSON(rs.path, l, 0o600)
 }
 

@@ -41,13 +41,18 @@ type saver struct {
 	// linger (burstLinger).
 	after func(time.Duration) <-chan time.Time
 
-	wmu    sync.Mutex // one writeAll at a time: a file is never written twice at once
-	mu     sync.Mutex
-	cond   *sync.Cond
-	seq    uint64 // versions of staged snapshots, over all runs
-	files  map[string]*runFile
-	kick   chan struct{}
-	closed bool // the writer stopped: waiters write for themselves
+	wmu   sync.Mutex // one writeAll at a time: a file is never written twice at once
+	mu    sync.Mutex
+	cond  *sync.Cond
+	seq   uint64 // versions of staged snapshots, over all runs
+	files map[string]*runFile
+	// gone are the runs forgotten whose records the writer is to remove;
+	// removing counts those it took and has not removed yet (sync waits
+	// for both).
+	gone     []string
+	removing int
+	kick     chan struct{}
+	closed   bool // the writer stopped: waiters write for themselves
 	// hardSeq counts the hard snapshots staged; during is how many of
 	// them came while the last writeAll was writing (burstLinger).
 	hardSeq, during uint64
@@ -184,6 +189,17 @@ func (s *saver) sync() error {
 			first = err
 		}
 	}
+	s.mu.Lock()
+	closed, gone := s.closed, len(s.gone) > 0
+	s.mu.Unlock()
+	if closed && gone {
+		s.writeAll(false, false) // the writer stopped: its removals are ours
+	}
+	s.mu.Lock()
+	for (len(s.gone) > 0 || s.removing > 0) && !s.closed {
+		s.cond.Wait()
+	}
+	s.mu.Unlock()
 	return first
 }
 
@@ -238,8 +254,9 @@ func (s *saver) run(ctx context.Context) {
 // (all with every, soft ones too); again tries the ones whose last write
 // failed too. It reports whether a write failed.
 func (s *saver) writeAll(again, every bool) (failed bool) {
-	s.wmu.Lock()
+	s.wmu.Lock() // lockio: the write lock, held through the writes (one writer)
 	defer s.wmu.Unlock()
+	defer s.removeGoneLocked() // after the writes: a forgotten run's, if one was under way
 	tried := map[string]bool{}
 	now := time.Now()
 	var h0 uint64
@@ -287,26 +304,47 @@ func (s *saver) writeAll(again, every bool) (failed bool) {
 
 // forget drops a run that no longer exists (one made for a start that
 // failed): a snapshot of it not written yet is not written, and one on
-// disk is removed. It waits for a write of it under way (wmu): a run
-// dropped after a failed save (CreateTask) had its undone snapshot staged
-// again just before, and the writer could put it on disk after the run
-// was gone, an empty run.json that the next start would load as a run.
-// The caller may hold the registry's lock: the writer never takes it.
+// disk is removed by the writer (removeGoneLocked), with no wait here: the
+// caller may hold the registry's lock, and the disk is not waited for
+// under it. The writer removes it after any write of it under way (it
+// holds wmu for both): a run dropped after a failed save (CreateTask) had
+// its undone snapshot staged again just before, and could be put on disk
+// after the run was gone, an empty run.json that the next start would
+// load as a run. sync waits for the removal too.
 func (s *saver) forget(id string) {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
 	s.mu.Lock()
-	f := s.files[id]
-	delete(s.files, id)
+	if f := s.files[id]; f != nil {
+		delete(s.files, id)
+		s.gone = append(s.gone, id)
+	}
 	s.cond.Broadcast()
 	s.mu.Unlock()
-	if f == nil || f.written == 0 {
-		return
+	select {
+	case s.kick <- struct{}{}:
+	default:
 	}
-	path := s.path(id)
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		s.logf("remove the record of dropped run %s: %v", id, err)
-		return
+}
+
+// removeGoneLocked removes the records of the runs forgotten (forget),
+// under wmu: after any write of them.
+func (s *saver) removeGoneLocked() {
+	syncs.AssertLocked(&s.wmu) // lockio: the write lock, held through the removals as through the writes
+	s.mu.Lock()
+	gone := s.gone
+	s.gone, s.removing = nil, s.removing+len(gone)
+	s.mu.Unlock()
+	for _, id := range gone {
+		path := s.path(id)
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			s.logf("remove the record of dropped run %s: %v", id, err)
+			continue
+		}
+		os.Remove(filepath.Dir(path)) // its folder, when nothing else is in it
 	}
-	os.Remove(filepath.Dir(path)) // its folder, when nothing else is in it
+	if len(gone) > 0 {
+		s.mu.Lock()
+		s.removing -= len(gone)
+		s.cond.Broadcast()
+		s.mu.Unlock()
+	}
 }

@@ -19,9 +19,35 @@ import (
 // internal/worktree (paths, shell commands read by internal/shell,
 // patches).
 
+// ownsTree is the repository a scope is relative to, read with no lock
+// held (git runs outside the registry's lock): its root and its files,
+// or why it could not be opened.
+type ownsTree struct {
+	root  string
+	files []string
+	err   error
+}
+
+// openOwnsTree opens the repository of dir for --owns, and lists its
+// files (a scope that matches none of them is noted, not refused). It
+// runs git: call it with no lock held.
+func openOwnsTree(dir string) ownsTree {
+	repo, err := worktree.Open(dir)
+	if err != nil {
+		return ownsTree{err: err}
+	}
+	return ownsTree{root: repo.Root, files: treeFiles(repo)}
+}
+
+// treeFiles are repo's files, or none when git cannot list them.
+func treeFiles(repo *worktree.Repo) []string {
+	files, _ := repo.Files()
+	return files
+}
+
 // scopeLocked checks the globs of --owns and that they overlap no other
-// scoped worker of run.
-func (m *Manager) scopeLocked(owns []string, repo *worktree.Repo, run *Run) (*Scope, []string, error) {
+// scoped worker of run; tree is the repository they are relative to.
+func (m *Manager) scopeLocked(owns []string, tree ownsTree, run *Run) (*Scope, []string, error) {
 	syncs.AssertLocked(&m.reg.mu)
 	for _, g := range owns {
 		if err := worktree.ValidGlob(g); err != nil {
@@ -29,8 +55,8 @@ func (m *Manager) scopeLocked(owns []string, repo *worktree.Repo, run *Run) (*Sc
 		}
 	}
 	var notes []string
-	scope := &Scope{Globs: owns, Root: repo.Root}
-	files, _ := repo.Files()
+	scope := &Scope{Globs: owns, Root: tree.root}
+	files := tree.files
 	for _, g := range worktree.Scope(owns).Unmatched(files) {
 		notes = append(notes, fmt.Sprintf("--owns %q matches no file yet (allowed: the worker may create them)", g))
 	}

@@ -17,7 +17,7 @@ func (m *Manager) shelve() {
 	if m.cfg.History == nil {
 		return
 	}
-	m.reg.mu.Lock()
+	m.reg.mu.Lock() // lockio: once, at the start, before any request is served: no one waits for this lock yet
 	defer m.reg.mu.Unlock()
 	var over []*Run
 	var wires []*api.Run // as the history keeps them: the wire's form

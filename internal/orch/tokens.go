@@ -105,7 +105,7 @@ func (b *tokenBook) read(id string, ad *agent.Kind, transcript string) *tokenRea
 	if e == nil {
 		return nil // nothing to read yet
 	}
-	e.mu.Lock()
+	e.mu.Lock() // lockio: one worker's ledger, read in order (its offsets); taken with no other lock held, so only reads of this worker's tokens wait
 	defer e.mu.Unlock()
 	if e.ledger == nil {
 		kept, ok := b.m.keptLedger(id)

@@ -130,7 +130,7 @@ func (m *Manager) Stop(ctx context.Context, req api.IDRequest) (*api.WorkerView,
 		m.reg.mu.Unlock()
 		return nil, err
 	}
-	id, kind := w.ID, w.Agent
+	id, kind, tree := w.ID, w.Agent, w.Worktree
 	m.reg.mu.Unlock()
 	if err := m.killPane(ctx, id, kind); err != nil {
 		return nil, errorf(api.KindInternal, "", "%v", err)
@@ -139,10 +139,10 @@ func (m *Manager) Stop(ctx context.Context, req api.IDRequest) (*api.WorkerView,
 	m.settleChange(func(c *change) {
 		c.setStateLocked(w, api.Gone)
 		c.touchLocked(m.reg.runOf[w.ID])
-		notes := removeMerged(w.Worktree)
 		v = m.viewLocked(w)
-		v.Notes = notes
 	})
+	// Its worktree is removed (git) with the registry's lock let go.
+	v.Notes = removeMerged(tree)
 	return &v, nil
 }
 
@@ -198,13 +198,20 @@ func (m *Manager) Rename(ctx context.Context, req api.IDRequest) (*api.WorkerVie
 	if err != nil {
 		return nil, err
 	}
-	m.reg.mu.Lock()
-	defer m.reg.mu.Unlock()
-	if w.State.Live() {
-		m.cfg.Tmux.RenameWindow(ctx, w.ID, req.Text)
-		m.cfg.Tmux.SetOption(ctx, w.ID, "@st_name", req.Text)
-	}
-	v := m.viewLocked(w)
+	// The window and @st_name get the name as it is when tmux is told,
+	// with the registry's lock let go (tellPane): a rename or an adoption
+	// after this one sets its own after it.
+	var v api.WorkerView
+	var live bool
+	var name string
+	m.tellPane(func() {
+		live, name, v = w.State.Live(), w.Name, m.viewLocked(w)
+	}, func() {
+		if live {
+			m.cfg.Tmux.RenameWindow(ctx, w.ID, name)
+			m.cfg.Tmux.SetOption(ctx, w.ID, "@st_name", name)
+		}
+	})
 	return &v, nil
 }
 
@@ -230,16 +237,25 @@ func (m *Manager) Release(ctx context.Context, req api.IDRequest) (*api.WorkerVi
 	if err != nil {
 		return nil, err
 	}
-	m.reg.mu.Lock()
-	defer m.reg.mu.Unlock()
 	// The chain above the released agent's own workers elsewhere is
 	// shorter now: their machines are told (in the background: until then
 	// they count it as it was, which only refuses more).
 	m.bg.Go(m.tellDepths)
-	if w.State.Live() {
+	// Its pane's options go with the registry's lock let go, in their
+	// order with an adoption's (tellPane): a pane adopted again meanwhile
+	// keeps the options its new adoption set.
+	var unset bool
+	m.tellPane(func() {
+		unset = w.State.Live() && m.reg.workers[w.ID] == nil
+	}, func() {
+		if !unset {
+			return
+		}
 		for _, k := range []string{"@st_run", "@st_role", "@st_parent", "@st_name", "@st_team"} {
 			m.cfg.Tmux.UnsetOption(ctx, w.ID, k)
 		}
+	})
+	if unset {
 		m.notices.queue(w.ID, fmt.Sprintf("released %s %s %d", r.ID, w.ID, w.StartedAt.UnixNano()), "st: you are no one's worker now - you were released from run "+r.ID+", so there is no need to run st worker done.")
 	}
 	return &v, nil

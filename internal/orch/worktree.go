@@ -38,8 +38,9 @@ func (m *Manager) prepareTree(req api.StartRequest, run *Run, name, cwd string) 
 	var notes []string
 	var scope *Scope
 	if len(req.Owns) > 0 {
+		tree := ownsTree{root: repo.Root, files: treeFiles(repo)} // git, before the lock
 		m.reg.mu.Lock()
-		scope, notes, err = m.scopeLocked(req.Owns, repo, run)
+		scope, notes, err = m.scopeLocked(req.Owns, tree, run)
 		m.reg.mu.Unlock()
 		if err != nil {
 			return "", nil, nil, nil, undo, err

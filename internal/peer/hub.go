@@ -152,6 +152,9 @@ type Hub struct {
 	// boot names this life of st, since the manager's change count
 	// starts again with it.
 	boot string
+	// acceptMu orders the writes of the accept-remote setting
+	// (SetAcceptRemote), held through them with h.mu let go.
+	acceptMu sync.Mutex
 
 	// mu guards what follows. It is taken after the manager's locks
 	// never: the hub calls the manager with it let go, and the manager
@@ -279,12 +282,17 @@ func (h *Hub) AcceptRemote() bool {
 
 // SetAcceptRemote turns taking workers from other machines on or off,
 // and keeps the setting across restarts.
+// The file is written with h.mu let go (readers of the setting do not
+// wait for the disk), under acceptMu, which orders the writes as the
+// settings in memory.
 func (h *Hub) SetAcceptRemote(on bool) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	h.acceptMu.Lock() // lockio: the setting's write lock, held through its write alone
+	defer h.acceptMu.Unlock()
 	if err := store.WriteJSON(h.acceptPath(), map[string]bool{"on": on}, 0o600); err != nil {
 		return errorf(api.KindInternal, "free some disk space and try again", "st could not keep the setting: %v", err)
 	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	h.acceptRemote = on
 	h.logf("accept-remote %v", on)
 	return nil

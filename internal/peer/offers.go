@@ -36,13 +36,20 @@ type offer struct {
 	At      time.Time `json:"at"`
 }
 
-// offerBook holds the offers. Its lock is the last one taken: nothing
-// is called while it is held.
+// offerBook holds the offers. Its lock (mu) is the last one taken:
+// nothing is called while it is held, and it is never held through a
+// write of offers.json, since the registry's lock may be held when it is
+// taken (take, in Hosted.Adopt). wmu is held through each write, taken
+// with no other lock held, and mu only for moments under it.
 type offerBook struct {
+	wmu    sync.Mutex
 	mu     sync.Mutex
 	path   string
 	offers map[string]offer // by pane id
-	logf   func(string, ...any)
+	// dirty: the offers changed in memory (take, prune) since the last
+	// write; flush writes them.
+	dirty bool
+	logf  func(string, ...any)
 }
 
 func newOfferBook(home string, logf func(string, ...any)) *offerBook {
@@ -57,13 +64,44 @@ func newOfferBook(home string, logf func(string, ...any)) *offerBook {
 	return b
 }
 
-// saveLocked writes the offers.
-func (b *offerBook) saveLocked() error {
+// snapshotLocked is the offers as they are, to write with mu let go.
+func (b *offerBook) snapshotLocked() map[string]offer {
 	syncs.AssertLocked(&b.mu)
-	if err := store.WriteJSON(b.path, b.offers, 0o600); err != nil {
+	c := make(map[string]offer, len(b.offers))
+	for k, o := range b.offers {
+		c[k] = o
+	}
+	b.dirty = false
+	return c
+}
+
+// writeUnheld writes snap to offers.json, with only wmu held.
+func (b *offerBook) writeUnheld(snap map[string]offer) error {
+	if err := store.WriteJSON(b.path, snap, 0o600); err != nil {
 		return errorf(api.KindInternal, "free some disk space and try again", "st could not keep the offer: %v", err)
 	}
 	return nil
+}
+
+// flush writes the offers changed in memory (take, prune), with no
+// other lock held. A write that fails is logged and tried again at the
+// next flush.
+func (b *offerBook) flush() {
+	b.wmu.Lock() // lockio: the offers' write lock, held through its write alone
+	defer b.wmu.Unlock()
+	b.mu.Lock()
+	if !b.dirty {
+		b.mu.Unlock()
+		return
+	}
+	snap := b.snapshotLocked()
+	b.mu.Unlock()
+	if err := b.writeUnheld(snap); err != nil {
+		b.logf("offers: %v", err)
+		b.mu.Lock()
+		b.dirty = true
+		b.mu.Unlock()
+	}
 }
 
 // to says which machine pane p (whose first process is pid) is offered
@@ -85,35 +123,43 @@ func (b *offerBook) take(pane string, pid int, machine string) bool {
 	if !ok || o.PID != pid || pid <= 0 || o.Machine != machine {
 		return false
 	}
+	// Used up in memory at once (the registry's lock may be held here);
+	// the caller writes it with flush once every lock is let go.
 	delete(b.offers, pane)
-	if err := b.saveLocked(); err != nil {
-		b.logf("offers: %v", err)
-	}
+	b.dirty = true
 	return true
 }
 
-// set offers pane to machine ("" withdraws it).
+// set offers pane to machine ("" withdraws it), on disk or not at all:
+// the change is made under mu, written with only wmu held, and undone
+// when the write failed.
 func (b *offerBook) set(pane string, pid int, machine string, now time.Time) error {
+	b.wmu.Lock() // lockio: the offers' write lock, held through its write alone
+	defer b.wmu.Unlock()
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	old, had := b.offers[pane]
+	if machine == "" && !had {
+		b.mu.Unlock()
+		return nil
+	}
 	if machine == "" {
-		if !had {
-			return nil
-		}
 		delete(b.offers, pane)
 	} else {
 		b.offers[pane] = offer{Machine: machine, PID: pid, At: now}
 	}
-	if err := b.saveLocked(); err != nil {
+	snap := b.snapshotLocked()
+	b.mu.Unlock()
+	err := b.writeUnheld(snap)
+	if err != nil {
+		b.mu.Lock()
 		if had {
 			b.offers[pane] = old
 		} else {
 			delete(b.offers, pane)
 		}
-		return err
+		b.mu.Unlock()
 	}
-	return nil
+	return err
 }
 
 // prune drops the offers of panes that are gone (live: the panes listed
@@ -121,7 +167,6 @@ func (b *offerBook) set(pane string, pid int, machine string, now time.Time) err
 // known). An offer made after the listing is left to the next one.
 func (b *offerBook) prune(live map[string]int, listed time.Time) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	changed := false
 	for pane, o := range b.offers {
 		if o.At.After(listed) {
@@ -134,10 +179,10 @@ func (b *offerBook) prune(live map[string]int, listed time.Time) {
 			b.logf("offer of %s to %s gone with its pane", pane, o.Machine)
 		}
 	}
+	b.dirty = b.dirty || changed
+	b.mu.Unlock()
 	if changed {
-		if err := b.saveLocked(); err != nil {
-			b.logf("offers: %v", err)
-		}
+		b.flush()
 	}
 }
 

@@ -233,7 +233,7 @@ func (h *Hub) serveTerm(w http.ResponseWriter, r *http.Request, tr remote.Transp
 		if err := decide(authz.OpenTerminal); err != nil {
 			return err
 		}
-		mu.Lock()
+		mu.Lock() // lockio: this one terminal's look at tmux, once a second: only its own next check waits
 		defer mu.Unlock()
 		if time.Since(checked) < time.Second {
 			return nil

@@ -128,7 +128,9 @@ func (h *Hub) adoptFor(ctx context.Context, from string, req api.PeerOp) (*api.W
 	}
 	f := h.forMachine(ctx, from, req.Run, req.Coordinator, req.Parent, req.Ref, req.ParentName, req.Level, req.BaseDepth)
 	// The offer is used up under the manager's lock: one adoption per offer.
-	return h.hosted.Adopt(ctx, f, req.ID, func(tp tmux.Pane) bool { return h.offers.take(tp.ID, tp.PID, from) })
+	v, err := h.hosted.Adopt(ctx, f, req.ID, func(tp tmux.Pane) bool { return h.offers.take(tp.ID, tp.PID, from) })
+	h.offers.flush() // the offer used up, written with no lock held (take runs under the registry's)
+	return v, err
 }
 
 // watchFor answers machine from with its workers here once anything

@@ -82,16 +82,23 @@ func (id *Identity) revokedNow() []Revoked {
 		stamp = fmt.Sprint(fi.ModTime().UnixNano(), fi.Size())
 	}
 	id.mu.Lock()
-	defer id.mu.Unlock()
 	if stamp == id.revokedStamp {
+		defer id.mu.Unlock()
 		return id.revoked
 	}
+	id.mu.Unlock()
+	// Read with the lock let go: a check of another machine's key does
+	// not wait for this disk.
 	var list []Revoked
 	if err == nil {
 		if err := store.ReadJSON(id.revokedFile(), &list); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			id.mu.Lock()
+			defer id.mu.Unlock()
 			return id.revoked // mid-write: the last list holds
 		}
 	}
+	id.mu.Lock()
+	defer id.mu.Unlock()
 	id.revoked, id.revokedStamp = list, stamp
 	return list
 }

@@ -218,7 +218,7 @@ func ServePeerTerm(w http.ResponseWriter, r *http.Request, cfg PeerTermConfig) {
 // back within 400 ms, the new session linking the window while the old
 // one, holding the same window, was killed.
 func openWindowSession(ctx context.Context, t *tmux.Client, cfg PeerTermConfig, logf func(string, ...any)) (string, *tmux.PTY, error) {
-	webSessions.Lock()
+	webSessions.Lock() // lockio: it orders the making of web sessions, tmux commands and all (above), and is taken with no other lock held
 	defer webSessions.Unlock()
 	if err := t.KillStaleWebSessions(ctx, staleAge); err != nil {
 		logf("clear old sessions: %v", err)

@@ -152,7 +152,7 @@ func paneOutsideWebSessions(ctx context.Context, t *tmux.Client, pane string) (t
 // killWebSession closes a terminal's own session (only it; its windows
 // live on in their sessions).
 func killWebSession(t *tmux.Client, name string, logf func(string, ...any)) {
-	webSessions.Lock()
+	webSessions.Lock() // lockio: it orders the making and killing of web sessions, tmux commands and all (openWindowSession)
 	defer webSessions.Unlock()
 	killWebSessionLocked(t, name, logf)
 }
@@ -164,7 +164,7 @@ var webSessions sync.Mutex
 // killWebSessionLocked kills the session called name; webSessions is
 // held.
 func killWebSessionLocked(t *tmux.Client, name string, logf func(string, ...any)) {
-	syncs.AssertLocked(&webSessions)
+	syncs.AssertLocked(&webSessions) // lockio: it orders the making and killing of web sessions (openWindowSession)
 	kctx, kcancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer kcancel()
 	if err := t.KillSession(kctx, name); err != nil && !errors.Is(err, tmux.ErrNoPane) {

@@ -73,7 +73,7 @@ func (r *Repo) Merge(w *Worktree, msg string) (*MergeResult, error) {
 		return nil, errors.New("merge: no branch given")
 	}
 	mu := r.mutex()
-	mu.Lock()
+	mu.Lock() // lockio: the repository's own lock: it orders git's commands on it (repoLocks), taken with no other lock held
 	defer mu.Unlock()
 
 	if op := r.inProgress(); op != "" {

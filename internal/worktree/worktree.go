@@ -97,7 +97,7 @@ func (r *Repo) Add(path, branch, base string) (*Worktree, error) {
 	path = filepath.Clean(path)
 
 	mu := r.mutex()
-	mu.Lock()
+	mu.Lock() // lockio: the repository's own lock: it orders git's commands on it (repoLocks), taken with no other lock held
 	defer mu.Unlock()
 
 	if _, err := git(r.Root, nil, "check-ref-format", "--branch", branch); err != nil || branch == "" || strings.HasPrefix(branch, "-") {
@@ -224,7 +224,7 @@ func (r *Repo) Remove(w *Worktree, deleteBranch bool) error {
 		return nil
 	}
 	mu := r.mutex()
-	mu.Lock()
+	mu.Lock() // lockio: the repository's own lock: it orders git's commands on it (repoLocks), taken with no other lock held
 	defer mu.Unlock()
 
 	if w.Path != "" {

@@ -2,8 +2,8 @@
 // (internal/orch) and of other machines (internal/peer): it answers the
 // commands the manager runs outside of typing (list-panes -a -F,
 // display-message -p -t -F, set-option and its -u, show-options,
-// capture-pane) from panes the test sets up, through tmux.NewWithRunner.
-// Any other command is recorded as unexpected (Check fails the test on
+// capture-pane, rename-window) from panes the test sets up, through
+// tmux.NewWithRunner. Any other command is recorded as unexpected (Check fails the test on
 // it), since it may come from a goroutine that outlives the test.
 package faketmux
 
@@ -72,6 +72,10 @@ type Server struct {
 	sync.Mutex
 	Panes      []*Pane
 	Unexpected []string
+	// Hold, when set (with the lock held), is called with each command
+	// before it runs, with the lock let go: a test holds one kind of
+	// command there, and lets every other go on.
+	Hold func(args []string)
 }
 
 // Client is a tmux client of s.
@@ -127,6 +131,30 @@ func (s *Server) render(format string, p *Pane) string {
 	return strings.Join(parts, "\x1f")
 }
 
+// held waits in Hold, when one is set.
+func (s *Server) held(args []string) {
+	s.Lock()
+	hold := s.Hold
+	s.Unlock()
+	if hold != nil {
+		hold(args)
+	}
+}
+
+// renameWindow names the window of pane. Called with s locked.
+func (s *Server) renameWindow(pane, name string) error {
+	p := s.Find(pane)
+	if p == nil {
+		return errors.New("can't find pane: " + pane)
+	}
+	for _, o := range s.Panes {
+		if o.Window == p.Window {
+			o.WinName = name
+		}
+	}
+	return nil
+}
+
 // Run answers one tmux command (tmux.Runner).
 func (s *Server) Run(ctx context.Context, args ...string) (string, error) {
 	// Commands chained with ";" (SetOptions) run one after another.
@@ -138,6 +166,7 @@ func (s *Server) Run(ctx context.Context, args ...string) (string, error) {
 			return s.Run(ctx, args[i+1:]...)
 		}
 	}
+	s.held(args)
 	s.Lock()
 	defer s.Unlock()
 	is := func(want ...string) bool {
@@ -190,6 +219,8 @@ func (s *Server) Run(ctx context.Context, args ...string) (string, error) {
 		return p.Opts[args[6]] + "\n", nil
 	case is("capture-pane", "-p", "-t", "*"), is("capture-pane", "-p", "-e", "-t", "*"):
 		return "", nil
+	case is("rename-window", "-t", "*", "*"):
+		return "", s.renameWindow(args[2], args[3])
 	}
 	s.Unexpected = append(s.Unexpected, strings.Join(args, " "))
 	return "", errors.New("unexpected tmux command")

@@ -1,5 +1,5 @@
 // Command stcheck runs st's own checks of its code (internal/codecheck's
-// analyzers: funclen, locked, lockpair, startpattern) over the packages
+// analyzers: funclen, locked, lockpair, startpattern, lockio) over the packages
 // named, with their tests: scripts/check runs it over ./... .
 //
 //	go run ./internal/codecheck/cmd/stcheck ./...
