@@ -323,12 +323,19 @@ func (m *Manager) sendLine(ctx context.Context, d *delivery) error {
 	if err := m.keys(ctx, d, func() error { return m.cfg.Tmux.SendLiteral(ctx, d.pane, d.text[:n]) }); err != nil {
 		return err
 	}
-	wait := d.adapter.Screen.TypeWait
-	if wait <= 0 {
-		wait = appearWait
-	}
-	until := time.Now().Add(wait)
-	for poll := pollFirst; time.Now().Before(until); poll = min(poll+pollFirst, pollFast) {
+	// The rest goes only once the box shows the first character: keys
+	// sent before Gemini drew it find its box still empty. With a bound
+	// of 5 s (its TypeWait), after which the rest went anyway, a CI run
+	// at a load of 10-20 lost "Good!" to shell mode.
+	t0 := time.Now()
+	until := t0.Add(firstAloneWait)
+	for poll := pollFirst; ; poll = min(poll+pollFirst, pollFast) {
+		if time.Now().After(until) {
+			// Not drawn: the rest would meet an empty box. The check of
+			// the whole line fails, and the delivery tries again.
+			m.logf("deliver %s: the first character did not show in the box within %s", d.pane, firstAloneWait)
+			return nil
+		}
 		v, err := m.capture(ctx, d)
 		if err != nil {
 			return err
@@ -346,8 +353,15 @@ func (m *Manager) sendLine(ctx context.Context, d *delivery) error {
 			return err
 		}
 	}
+	if took := time.Since(t0); took > time.Second {
+		m.logf("deliver %s: the first character took %s to show in the box", d.pane, took.Round(time.Millisecond))
+	}
 	return m.keys(ctx, d, func() error { return m.cfg.Tmux.SendLiteral(ctx, d.pane, d.text[n:]) })
 }
+
+// firstAloneWait bounds the wait for a FirstAlone kind to draw a line's
+// first character: long, since sending the rest early spoils the line.
+const firstAloneWait = 60 * time.Second
 
 // submit presses Enter and waits for the hook of a turn after seq0; it
 // presses Enter again while the text still sits in the box.

@@ -93,7 +93,7 @@ func TestGeminiSendWithQuestionMark(t *testing.T) {
 	const line = "Good! Is it blue? Or green? SAY: second-answer"
 	start := time.Now()
 	if o, e, code := r.st1("worker", "send", id, line); code != 0 {
-		t.Fatalf("send: exit %d\n%s%s\n%s", code, o, e, r.capture("main:"+id))
+		t.Fatalf("send: exit %d\n%s%s\n%s\n%s", code, o, e, r.capture("main:"+id), r.daemonLog())
 	}
 	t.Logf("send took %.1f s", time.Since(start).Seconds())
 	testutil.WaitFor(t, 60*time.Second, func() (bool, string) {
