@@ -15,8 +15,9 @@ import (
 // records it in a change: the runs it touched, and the effects that must
 // wait until those runs are on disk (a coordinator's notice that its
 // worker is done, the start of a task that became ready). stageLocked
-// takes one snapshot of each run touched; land waits for the disk and
-// only then wakes the waiters and runs the effects. A report is one
+// marks each run touched for the saver, whose writer takes one snapshot
+// a write (saver.go); settle and keep's finish wait for the disk with no
+// lock held, and only then wake the waiters and run the effects. A report is one
 // change: one write of its run, whatever it moved (report.go counts the
 // writes of a whole report).
 //
@@ -121,32 +122,23 @@ type commit struct {
 	versions map[string]uint64
 }
 
-// stageLocked takes one snapshot of every run c touched for the saver;
-// the disk is not waited for.
+// stageLocked records every run c touched as changed, for the saver,
+// and returns the versions to wait for (the hard ones); the disk is not
+// waited for. The saver's writer takes each run's snapshot when it
+// writes it (snap), under this lock: one snapshot a write, whatever
+// number of changes it carries. (Each change took its own before: a
+// hundred reports at once encoded the whole run a hundred times under
+// the lock, a third of the daemon's time in the burst, for six to
+// twenty writes; and every wait's answer, which marks its reports seen,
+// encoded it once more for a soft change no one waits for.)
 func (reg *registry) stageLocked(c *change) *commit {
 	syncs.AssertLocked(&reg.mu)
 	cm := &commit{c: c, versions: map[string]uint64{}}
-	for r := range c.runs {
-		if reg.runs[r.ID] != r {
-			continue // a run dropped in the meantime
-		}
-		if reg.frozen[r.ID] {
-			// A newer st's run.json is never overwritten (load).
-			reg.logf("run %s is not written: its run.json is a newer st's", r.ID)
+	for r, hard := range c.runs {
+		if !reg.writableLocked(r) {
 			continue
 		}
-		r.Format = api.RunFormat
-		// Compact, not indented: this runs under the registry's lock on
-		// every change (a report, a turn's end), and at 100 workers
-		// indenting took 0.36 ms of it against 0.13 ms (st orch show, or
-		// jq, reads it for a person).
-		data, err := json.Marshal(r)
-		if err != nil {
-			// A Run is plain data; this would be a bug.
-			panic(fmt.Sprintf("orch: encode run %s: %v", r.ID, err))
-		}
-		hard := c.runs[r]
-		v := reg.saver.stage(r.ID, append(data, '\n'), !hard)
+		v := reg.saver.mark(r.ID, !hard)
 		if hard {
 			cm.versions[r.ID] = v // (a soft one is waited for by no one)
 		}
@@ -154,21 +146,58 @@ func (reg *registry) stageLocked(c *change) *commit {
 	return cm
 }
 
-// land waits until the change is on disk, then wakes the waiters and
-// sets its effects going. A change that could not be kept sets nothing
-// going: the caller undoes it (undo). It takes no lock of the registry:
-// a caller that holds it keeps it while the disk works.
-func (cm *commit) land() error {
-	if err := cm.wait(); err != nil {
-		return err
+// writableLocked reports whether run r is still st's to write: not
+// dropped in the meantime, and not a newer st's.
+func (reg *registry) writableLocked(r *Run) bool {
+	syncs.AssertLocked(&reg.mu)
+	if reg.runs[r.ID] != r {
+		return false // a run dropped in the meantime
 	}
-	cm.effects()
-	return nil
+	if reg.frozen[r.ID] {
+		// A newer st's run.json is never overwritten (load).
+		reg.logf("run %s is not written: its run.json is a newer st's", r.ID)
+		return false
+	}
+	return true
 }
 
-// settle is land for a change that stands whatever the disk says (what a
-// hook or tmux showed happened): its effects run either way, and a write
-// that failed is tried again by the saver until it holds.
+// snapshot is the saver's snap: run id's record as it is now, handed to
+// the saver (put), with every change marked so far in it. It reports
+// false for a run that is no longer st's to write. The writer calls it
+// with its write lock held; it takes the registry's.
+func (reg *registry) snapshot(id string) bool {
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	r := reg.runs[id]
+	if r == nil || !reg.writableLocked(r) {
+		return false
+	}
+	reg.saver.put(id, reg.recordLocked(r))
+	return true
+}
+
+// recordLocked is run r's record (run.json) as it is now.
+func (reg *registry) recordLocked(r *Run) []byte {
+	syncs.AssertLocked(&reg.mu)
+	r.Format = api.RunFormat
+	// Compact, not indented: this runs under the registry's lock, and
+	// at 100 workers indenting took 0.36 ms of it against 0.13 ms (st
+	// orch show, or jq, reads it for a person).
+	data, err := json.Marshal(r)
+	if err != nil {
+		// A Run is plain data; this would be a bug.
+		panic(fmt.Sprintf("orch: encode run %s: %v", r.ID, err))
+	}
+	return append(data, '\n')
+}
+
+// settle waits until the change is on disk, then wakes the waiters and
+// sets its effects going, for a change that stands whatever the disk
+// says (what a hook or tmux showed happened): its effects run either
+// way, and a write that failed is tried again by the saver until it
+// holds. (A change undone when it cannot be kept ends in keep's finish.)
+// The caller holds no lock of the registry: the writer takes it for
+// the snapshot it writes.
 func (cm *commit) settle() {
 	if err := cm.wait(); err != nil {
 		cm.c.m.logf("%v (st keeps trying)", err)

@@ -312,7 +312,7 @@ func (h *harness) seenRunOnDisk() Run {
 // keep.go).
 func (m *Manager) saveLocked(r *Run) error {
 	syncs.AssertLocked(&m.reg.mu)
-	c := m.newChange()
-	c.touchLocked(r)
-	return m.reg.stageLocked(c).land()
+	// Staged with its snapshot, taken here: the writer would take the
+	// lock this holds for it (registry.snapshot).
+	return m.reg.saver.wait(r.ID, m.reg.saver.stage(r.ID, m.reg.recordLocked(r), false))
 }

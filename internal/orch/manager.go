@@ -151,6 +151,7 @@ func NewManager(ctx context.Context, cfg Config) (*Manager, error) {
 	m.reg = newRegistry(cfg.Home, cfg.Now, m.logf)
 	m.reg.history = cfg.History
 	m.reg.saver = newSaver(m.reg.runPath, m.logf)
+	m.reg.saver.snap = m.reg.snapshot
 	m.facts = newPaneFacts(cfg.Now, m.logf)
 	m.gates = newGateBook(cfg.Home, cfg.Now, m.logf)
 	m.prompts = newPromptBook(cfg.Now)

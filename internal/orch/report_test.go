@@ -221,3 +221,25 @@ func TestReportWritesCountAWholeReport(t *testing.T) {
 		}
 	})
 }
+
+// A wait's answer marks its reports seen, a soft change: it takes no
+// snapshot of the run then (each wait that returned encoded the whole
+// run under the registry's lock), and the seen mark still reaches the
+// disk with the run's next write.
+func TestWaitsAnswerTakesNoSnapshot(t *testing.T) {
+	h := newHarness(t, api.Working, nil)
+	if _, err := h.m.Done(context.Background(), api.DoneRequest{Pane: workerID, Summary: "did it"}); err != nil {
+		t.Fatal(err)
+	}
+	s0, w0 := h.m.reg.saver.snaps.Load(), h.m.reg.saver.writes.Load()
+	if _, err := h.m.Wait(context.Background(), api.WaitRequest{Pane: coord, IDs: []string{"w1"}}); err != nil {
+		t.Fatal(err)
+	}
+	h.m.Sync() // what the daemon does before it answers the wait
+	if s, w := h.m.reg.saver.snaps.Load()-s0, h.m.reg.saver.writes.Load()-w0; s != 0 || w != 0 {
+		t.Errorf("the wait's answer took %d snapshots and %d writes, want none", s, w)
+	}
+	if d := h.seenOnDisk(); !d.Told {
+		t.Errorf("run.json once written: told=%v, want the report seen", d.Told)
+	}
+}

@@ -15,23 +15,28 @@ import (
 )
 
 // saver writes the runs' records (run.json) for the registry. A change
-// stages a run's record as it is then (a snapshot taken under the
-// registry's lock, so it is whole), and one writer puts the newest
-// snapshot of each run on disk: changes that come together share one
-// write and one fsync (a group commit), and a run is never written for a
-// snapshot older than one on disk. Whoever must know that a change is on
-// disk (a report, a request's answer) waits for its version, without the
-// registry's lock; a write that fails is tried again until it holds, and
-// its waiters are told of the failure at once. In a burst (two or more
-// changes came while a write was under way) the writer waits
-// burstLinger before its next write, so that it carries more of them.
+// marks the runs it touched (mark, under the registry's lock), and one
+// writer puts each changed run on disk, taking its snapshot as it writes
+// it (snap, under the registry's lock, so that it is whole): changes that
+// come together share one snapshot, one write and one fsync (a group
+// commit), and a run is never written for a snapshot older than one on
+// disk. Whoever must know that a change is on disk (a report, a
+// request's answer) waits for its version, without the registry's lock;
+// a write that fails is tried again until it holds, and its waiters are
+// told of the failure at once. In a burst (two or more changes came while
+// a write was under way) the writer waits burstLinger before its next
+// write, so that it carries more of them.
 //
-// A soft snapshot (a change no one waits for, that costs nothing when a
-// crash loses it: that a coordinator has seen a report) is not written by
+// A soft change (one no one waits for, that costs nothing when a crash
+// loses it: that a coordinator has seen a report) is not written by
 // itself at once: it rides with the run's next write, or is written after
 // softLinger, or when st stops. Sync does not wait for it. So a report is
 // two writes, its own and its turn's end (which carries the seen mark
 // when the coordinator saw it first), and not three (report_test.go).
+//
+// Lock order: the registry's lock, then mu (mark and put are called
+// under it); wmu, then the registry's (the writer's snap). Nothing waits
+// for a write with the registry's lock held.
 type saver struct {
 	path func(id string) string
 	logf func(format string, args ...any)
@@ -56,8 +61,14 @@ type saver struct {
 	// hardSeq counts the hard snapshots staged; during is how many of
 	// them came while the last writeAll was writing (burstLinger).
 	hardSeq, during uint64
-	// writes counts the files written, for tests and figures.
-	writes atomic.Uint64
+	// writes counts the files written, snaps the snapshots taken (put),
+	// for tests and figures.
+	writes, snaps atomic.Uint64
+	// snap hands the writer a run's record as it is now (put), with every
+	// change marked so far in it (registry.snapshot); false: the run is
+	// no longer written. Called by the writer with wmu held and mu not.
+	// A saver with none writes what stage gave it (the tests').
+	snap func(id string) bool
 }
 
 // runFile is one run's record: its newest snapshot, and how far the disk
@@ -72,6 +83,9 @@ type runFile struct {
 	softSince time.Time
 	err       error  // the last write's failure, while it lasts
 	errAt     uint64 // the version that failed
+	// dataV is the version of data: older than staged when a change was
+	// marked after it (mark), whose snapshot the writer takes (snap).
+	dataV uint64
 }
 
 // saveRetry is how often a write that failed is tried again.
@@ -105,7 +119,7 @@ func (s *saver) stage(id string, data []byte, soft bool) uint64 {
 		f = &runFile{}
 		s.files[id] = f
 	}
-	f.data, f.staged = data, s.seq
+	f.data, f.staged, f.dataV = data, s.seq, s.seq
 	if !soft {
 		f.hard = s.seq
 		s.hardSeq++
@@ -119,6 +133,46 @@ func (s *saver) stage(id string, data []byte, soft bool) uint64 {
 	default:
 	}
 	return v
+}
+
+// mark records a change of run id (soft: one no one waits for) whose
+// snapshot the writer takes (snap) when it writes the run, and returns
+// its version. The caller holds the registry's lock, as snap does: no
+// change is marked while a snapshot is taken, so a snapshot has every
+// version marked before it.
+func (s *saver) mark(id string, soft bool) uint64 {
+	s.mu.Lock()
+	s.seq++
+	f := s.files[id]
+	if f == nil {
+		f = &runFile{}
+		s.files[id] = f
+	}
+	f.staged = s.seq
+	if !soft {
+		f.hard = s.seq
+		s.hardSeq++
+	} else if f.softSince.IsZero() {
+		f.softSince = time.Now()
+	}
+	v := s.seq
+	s.mu.Unlock()
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+	return v
+}
+
+// put is snap's answer: run id's record as it is now, which holds every
+// version marked so far.
+func (s *saver) put(id string, data []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f := s.files[id]; f != nil {
+		f.data, f.dataV = data, s.seq
+		s.snaps.Add(1)
+	}
 }
 
 // dueLocked reports whether f is to be written now (at now): a version no
@@ -170,6 +224,15 @@ func (s *saver) wait(id string, v uint64) error {
 		}
 		s.cond.Wait()
 	}
+}
+
+// onDisk reports whether everything staged of run id is on disk, soft
+// changes too.
+func (s *saver) onDisk(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := s.files[id]
+	return f == nil || f.written >= f.staged
 }
 
 // sync waits until every snapshot staged before it is on disk (or its
@@ -257,7 +320,7 @@ func (s *saver) writeAll(again, every bool) (failed bool) {
 	s.wmu.Lock() // lockio: the write lock, held through the writes (one writer)
 	defer s.wmu.Unlock()
 	defer s.removeGoneLocked() // after the writes: a forgotten run's, if one was under way
-	tried := map[string]bool{}
+	tried, snapped := map[string]bool{}, map[string]bool{}
 	now := time.Now()
 	var h0 uint64
 	for {
@@ -278,7 +341,23 @@ func (s *saver) writeAll(again, every bool) (failed bool) {
 			s.mu.Unlock()
 			return failed
 		}
-		data, v := f.data, f.staged
+		if f.dataV < f.staged && s.snap != nil && !snapped[id] {
+			// Its snapshot is taken now, with the registry's lock and
+			// not this one (the registry marks under its own lock), once
+			// a write: a change marked meanwhile rides with the next.
+			snapped[id] = true
+			s.mu.Unlock()
+			if !s.snap(id) {
+				s.mu.Lock()
+				if s.files[id] == f {
+					delete(s.files, id) // the run is gone: nothing of it to write
+				}
+				s.cond.Broadcast()
+				s.mu.Unlock()
+			}
+			continue
+		}
+		data, v := f.data, f.dataV
 		tried[id] = true
 		s.mu.Unlock()
 		err := store.WriteFile(s.path(id), data, 0o600)

@@ -358,3 +358,120 @@ func TestBurstLingersForMore(t *testing.T) {
 		t.Errorf("run.json holds %q, want the newest", got)
 	}
 }
+
+// snapHooks say what a snapSaver's snap does besides: gone, that the run
+// is gone; after, what happens once it handed its snapshot over.
+type snapHooks struct {
+	gone  bool
+	after func(id string)
+}
+
+// snapSaver is a testSaver whose writer takes its snapshots as the
+// registry's does (snap, put): "snapshot N" for the N-th.
+func snapSaver(t *testing.T) (*saver, string, *snapHooks) {
+	s, dir, _ := testSaver(t)
+	var n int
+	h := &snapHooks{after: func(string) {}}
+	s.snap = func(id string) bool {
+		if h.gone {
+			return false
+		}
+		n++
+		s.put(id, []byte(fmt.Sprintf("snapshot %d\n", n)))
+		h.after(id)
+		return true
+	}
+	return s, dir, h
+}
+
+// Changes marked before a write share its one snapshot: the writer takes
+// it as it writes, not each change as it is marked (a hundred reports at
+// once were a hundred encodings of the run under the registry's lock).
+// Every change's waiter hears of that one write.
+func TestSaverTakesOneSnapshotAWrite(t *testing.T) {
+	s, dir, _ := snapSaver(t)
+	var vs []uint64
+	for i := 0; i < 100; i++ {
+		vs = append(vs, s.mark("run-a", false))
+	}
+	if s.snaps.Load() != 0 {
+		t.Fatalf("%d snapshots taken as the changes were marked, want none", s.snaps.Load())
+	}
+	s.writeAll(false, false)
+	for _, v := range vs {
+		if err := s.wait("run-a", v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := readRun(t, dir, "run-a"); got != "snapshot 1\n" || s.snaps.Load() != 1 || s.writes.Load() != 1 {
+		t.Errorf("run-a: %q after %d snapshots and %d writes, want one of each", got, s.snaps.Load(), s.writes.Load())
+	}
+}
+
+// A change marked after the writer took its snapshot is not in that
+// write: its waiter waits for the next one, which takes a new snapshot.
+func TestSaverChangeAfterTheSnapshotWaitsForTheNextWrite(t *testing.T) {
+	s, dir, hooks := snapSaver(t)
+	v1 := s.mark("run-a", false)
+	var v2 uint64
+	hooks.after = func(id string) {
+		if v2 == 0 {
+			v2 = s.mark(id, false) // (the registry's lock let go)
+		}
+	}
+	s.writeAll(false, false)
+	if err := s.wait("run-a", v1); err != nil {
+		t.Fatal(err)
+	}
+	if got := readRun(t, dir, "run-a"); got != "snapshot 1\n" {
+		t.Fatalf("run-a after the first write: %q", got)
+	}
+	s.mu.Lock()
+	onDisk := s.files["run-a"].written >= v2
+	s.mu.Unlock()
+	if onDisk {
+		t.Fatal("the change marked after the snapshot counts as written by it")
+	}
+	s.writeAll(false, false)
+	if err := s.wait("run-a", v2); err != nil {
+		t.Fatal(err)
+	}
+	if got := readRun(t, dir, "run-a"); got != "snapshot 2\n" || s.writes.Load() != 2 {
+		t.Errorf("run-a after the second write: %q, %d writes; want snapshot 2, in 2", got, s.writes.Load())
+	}
+}
+
+// A soft change waits for a write to ride with, and takes no snapshot of
+// its own meanwhile (a wait's answer marks its reports seen); at the stop
+// it gets one.
+func TestSaverSoftChangeTakesItsSnapshotOnlyWhenWritten(t *testing.T) {
+	s, dir, _ := snapSaver(t)
+	s.mark("run-a", true)
+	s.writeAll(false, false)
+	if s.snaps.Load() != 0 || s.writes.Load() != 0 {
+		t.Fatalf("a soft change took %d snapshots and %d writes at once, want none", s.snaps.Load(), s.writes.Load())
+	}
+	if err := s.sync(); err != nil {
+		t.Fatal(err)
+	}
+	stop := runSaver(t, s)
+	stop()
+	if got := readRun(t, dir, "run-a"); got != "snapshot 1\n" {
+		t.Errorf("run-a once the writer stopped: %q, want the soft change written", got)
+	}
+}
+
+// A run gone when its snapshot is due (snap says so) is not written, and
+// its waiters are not left waiting.
+func TestSaverRunGoneAtItsSnapshot(t *testing.T) {
+	s, dir, hooks := snapSaver(t)
+	hooks.gone = true
+	v := s.mark("run-a", false)
+	s.writeAll(false, false)
+	if err := s.wait("run-a", v); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "run-a")); !os.IsNotExist(err) || s.writes.Load() != 0 {
+		t.Errorf("a gone run was written (%d writes, %v)", s.writes.Load(), err)
+	}
+}

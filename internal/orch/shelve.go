@@ -17,22 +17,26 @@ func (m *Manager) shelve() {
 	if m.cfg.History == nil {
 		return
 	}
+	// From now on only the disk has them: their records as they are.
+	// Waited for with no lock held: the saver takes the registry's lock
+	// for the snapshots it writes (registry.snapshot).
+	if err := m.reg.saver.sync(); err != nil {
+		m.logf("finished runs stay in memory: %v", err)
+		return
+	}
 	m.reg.mu.Lock() // lockio: once, at the start, before any request is served: no one waits for this lock yet
 	defer m.reg.mu.Unlock()
 	var over []*Run
 	var wires []*api.Run // as the history keeps them: the wire's form
 	for _, r := range m.reg.runs {
 		w := r.wire()
-		if !m.reg.frozen[r.ID] && history.Finished(&w) && (api.Retired(r.Coordinator) || m.rest.gone(r.Coordinator)) {
+		// A run changed since the sync (its record not all on disk) stays
+		// in memory: the next start shelves it.
+		if !m.reg.frozen[r.ID] && history.Finished(&w) && (api.Retired(r.Coordinator) || m.rest.gone(r.Coordinator)) && m.reg.saver.onDisk(r.ID) {
 			over, wires = append(over, r), append(wires, &w)
 		}
 	}
 	if len(over) == 0 {
-		return
-	}
-	// From now on only the disk has them: their records as they are.
-	if err := m.reg.saver.sync(); err != nil {
-		m.logf("finished runs stay in memory: %v", err)
 		return
 	}
 	if err := m.cfg.History.Add(wires); err != nil {
