@@ -46,8 +46,11 @@ type paneInfo struct {
 	// it starts is not new work (a report made before it stands).
 	notice string
 	// quietReady counts looks at a quiet turn's screen that showed no
-	// work (watch.go).
-	quietReady int
+	// work (watch.go), quietWork those in a row that showed work since
+	// its last event; nextLook is when to look again (zero: at the next
+	// tick).
+	quietReady, quietWork int
+	nextLook              time.Time
 	// boxSince: an agent without hooks showed its box (screenLook) since
 	// its worker's last report; until it does, a busy screen is still the
 	// reported turn's.
@@ -103,7 +106,7 @@ func (f *paneFacts) event(pane, kind string, ev agent.Event, flags *agent.Teamma
 	pi.agent = kind
 	pi.seq++
 	pi.lastEvent = f.now()
-	pi.quietReady = 0
+	pi.quietReady, pi.quietWork, pi.nextLook = 0, 0, time.Time{}
 	if ev.SessionID != "" {
 		pi.session = ev.SessionID
 	}
@@ -232,7 +235,7 @@ func (f *paneFacts) quietTurns(quiet time.Duration, keep func(pane string) bool)
 	now := f.now()
 	out := map[string]quietTurn{}
 	for id, pi := range f.panes {
-		if pi.inTurn && now.Sub(pi.lastEvent) >= quiet && keep(id) {
+		if pi.inTurn && now.Sub(pi.lastEvent) >= quiet && !now.Before(pi.nextLook) && keep(id) {
 			out[id] = quietTurn{agent: pi.agent, waiting: pi.waiting}
 		}
 	}
@@ -251,13 +254,23 @@ func (f *paneFacts) quietLook(pane string, noWork bool) (ended bool, silent time
 	}
 	if !noWork {
 		pi.quietReady = 0
+		// A turn at work with no hook for long (a long build, a long
+		// answer) is looked at less often: after quietEager looks, once
+		// each quietSlow. At a hundred such workers every 500 ms was 200
+		// captures a second, which tmux's other commands waited behind.
+		if pi.quietWork++; pi.quietWork >= quietEager {
+			pi.nextLook = f.now().Add(quietSlow)
+		}
 		return false, 0
 	}
+	// The look that confirms an end comes at the next tick, whatever
+	// the wait before this one.
+	pi.nextLook = time.Time{}
 	pi.quietReady++
 	if pi.quietReady < 2 {
 		return false, 0
 	}
-	pi.quietReady, pi.inTurn = 0, false
+	pi.quietReady, pi.quietWork, pi.inTurn = 0, 0, false
 	return true, f.now().Sub(pi.lastEvent)
 }
 

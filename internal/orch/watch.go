@@ -28,6 +28,12 @@ const (
 	// hook. quietEvery is how often it looks then.
 	quietAfter = time.Second
 	quietEvery = 500 * time.Millisecond
+	// quietEager looks at a quiet turn's screen, each quietEvery, then
+	// one each quietSlow while it shows work: an Esc then shows within
+	// quietSlow and a tick (the look that confirms it comes at the next
+	// tick).
+	quietEager = 4
+	quietSlow  = 2 * time.Second
 )
 
 // Watch keeps worker states true to the panes until ctx ends.
