@@ -398,12 +398,15 @@ func ByProcess(argv []string, extra map[string]string) string {
 		return ""
 	}
 	base := filepath.Base(argv[0])
+	// The kinds are listed once: the daemon asks this of every process
+	// above every caller of its socket.
+	all := All()
 	for kind, prog := range extra {
 		if prog != "" && (argv[0] == prog || base == filepath.Base(prog)) {
 			return kind
 		}
 	}
-	for _, k := range All() {
+	for _, k := range all {
 		if slices.Contains(k.Launch.Processes, base) {
 			return k.Name
 		}
@@ -416,7 +419,7 @@ func ByProcess(argv []string, extra map[string]string) string {
 				continue
 			}
 			script := strings.TrimSuffix(filepath.Base(a), ".js")
-			for _, k := range All() {
+			for _, k := range all {
 				if slices.Contains(k.Launch.Processes, script) {
 					return k.Name
 				}
@@ -430,7 +433,7 @@ func ByProcess(argv []string, extra map[string]string) string {
 		}
 	}
 	for _, a := range argv[1:] {
-		for _, k := range All() {
+		for _, k := range all {
 			for _, p := range k.Launch.Processes {
 				if strings.HasPrefix(p, "@") && strings.Contains(a, p) {
 					return k.Name
@@ -444,9 +447,10 @@ func ByProcess(argv []string, extra map[string]string) string {
 // MarkIn returns the first variable of env ("NAME=value") that only an
 // agent's own commands carry, or "".
 func MarkIn(env []string) string {
+	all := All() // once, not once a variable: an environment has a hundred
 	for _, kv := range env {
 		name, v, _ := strings.Cut(kv, "=")
-		for _, k := range All() {
+		for _, k := range all {
 			for _, m := range k.Launch.Marks {
 				if p, ok := strings.CutSuffix(m, "*"); ok {
 					if strings.HasPrefix(name, p) {
