@@ -62,6 +62,9 @@ type procInfo struct {
 	pid, ppid int
 	tty       int // tty_nr: 0 for none
 	argv      []string
+	// start is when it started, in clock ticks since the machine's boot
+	// (0: not told).
+	start uint64
 }
 
 // procFS reads processes from a /proc folder (a fake one in tests).
@@ -87,9 +90,13 @@ func (p procFS) info(pid int) (procInfo, error) {
 	}
 	ppid, _ := strconv.Atoi(string(f[1]))
 	tty, _ := strconv.Atoi(string(f[4]))
+	var start uint64
+	if len(f) > 19 {
+		start, _ = strconv.ParseUint(string(f[19]), 10, 64)
+	}
 	cmd, _ := readProc(dir+"cmdline", buf[:0], false)
 	argv := strings.Split(strings.TrimRight(string(cmd), "\x00"), "\x00")
-	return procInfo{pid: pid, ppid: ppid, tty: tty, argv: argv}, nil
+	return procInfo{pid: pid, ppid: ppid, tty: tty, argv: argv, start: start}, nil
 }
 
 func (p procFS) environ(pid int) []string {
@@ -234,8 +241,9 @@ func callerCheck(p procFS, pid, panePID int, extra map[string]string) string {
 
 // caller is what /proc tells of the process that asked.
 type caller struct {
-	chain    []int  // its pid, then its parents' up to the first process
-	agent    string // the agent among its parents: claude, codex, sim ("" for none)
+	chain    []int    // its pid, then its parents' up to the first process
+	starts   []uint64 // when each of chain started (procInfo.start)
+	agent    string   // the agent among its parents: claude, codex, sim ("" for none)
 	agentPID int
 	// sandboxed: the agent is a Codex that runs in a sandbox (see above).
 	sandboxed bool
@@ -269,7 +277,7 @@ func readCaller(p procFS, pid int, extra map[string]string) caller {
 	cur := me
 	codex, free := false, false
 	for i := 0; i < 64 && cur.pid > 1; i++ {
-		c.chain = append(c.chain, cur.pid)
+		c.chain, c.starts = append(c.chain, cur.pid), append(c.starts, cur.start)
 		if kind := agentProgram(cur.argv, extra); kind != "" && cur.pid != pid {
 			if c.agent == "" {
 				c.agent, c.agentPID = kind, cur.pid

@@ -111,10 +111,13 @@ type Manager struct {
 	// settleCutStarts.
 	cutAtLoad map[*Worker]bool
 	facts     *paneFacts
-	gates     *gateBook
-	prompts   *promptBook
-	rest      *restorer
-	notices   *noticer
+	// roots are the panes' first processes at the last reading of the
+	// layout (paneroots.go).
+	roots   atomic.Pointer[paneRoots]
+	gates   *gateBook
+	prompts *promptBook
+	rest    *restorer
+	notices *noticer
 	// attn is the attention items (attention.go, internal/attention).
 	attn   *attention.Book
 	tokens *tokenBook

@@ -20,7 +20,7 @@ import (
 func (m *Manager) observe(ctx context.Context) {
 	listed := m.cfg.Now()
 	seq := m.rest.gen()
-	l, err := m.cfg.Tmux.ReadLayout(ctx)
+	l, err := m.readLayoutRoots(ctx)
 	if err != nil {
 		m.logf("read tmux layout: %v", err)
 		return

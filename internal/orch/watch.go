@@ -57,6 +57,7 @@ func (m *Manager) Watch(ctx context.Context) {
 		case e := <-m.cfg.Events:
 			switch e.Kind {
 			case tmux.ServerGone:
+				m.roots.Store(nil) // its panes' first processes with it
 				m.serverGone(ctx, e.At)
 			default:
 				m.drainEvents(ctx)
