@@ -16,7 +16,6 @@ package attention
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"sort"
 	"strconv"
 	"strings"
@@ -87,13 +86,8 @@ func New(path string, now func() time.Time, logf func(string, ...any)) *Book {
 // left out: the items are a view of the agents, which tell them again.
 func (b *Book) Load() {
 	var rs []*record
-	err := store.ReadJSON(b.path, &rs)
-	if errors.Is(err, fs.ErrNotExist) {
-		return
-	}
-	if err != nil {
-		cp, _ := store.KeepCopy(b.path)
-		b.logf("skipping the attention items: %v (a copy is kept at %s)", err, cp)
+	if _, kept, err := store.ReadJSONOrSetAside(b.path, &rs); err != nil {
+		b.logf("skipping the attention items: %v (a copy is kept at %s)", err, kept)
 		return
 	}
 	b.mu.Lock()

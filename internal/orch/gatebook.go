@@ -3,8 +3,6 @@ package orch
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -67,13 +65,8 @@ func newGateBook(home string, now func() time.Time, logf func(string, ...any)) *
 // left out.
 func (b *gateBook) load() {
 	var gs []*api.Gate
-	err := store.ReadJSON(b.path, &gs)
-	if errors.Is(err, fs.ErrNotExist) {
-		return
-	}
-	if err != nil {
-		cp, _ := store.KeepCopy(b.path)
-		b.logf("skipping the gates: %v (a copy is kept at %s)", err, cp)
+	if _, kept, err := store.ReadJSONOrSetAside(b.path, &gs); err != nil {
+		b.logf("skipping the gates: %v (a copy is kept at %s)", err, kept)
 		return
 	}
 	b.mu.Lock()

@@ -139,11 +139,11 @@ func (reg *registry) load() error {
 		}
 		path := reg.runPath(d.Name())
 		var r Run
-		if err := store.ReadJSON(path, &r); err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				continue
-			}
-			cp, _ := store.KeepCopy(path)
+		found, cp, err := store.ReadJSONOrSetAside(path, &r)
+		if !found {
+			continue
+		}
+		if err != nil {
 			reg.logf("skipping run %s: %v (a copy is kept at %s; fix or remove the file and restart st)", d.Name(), err, cp)
 			reg.problems = append(reg.problems, fmt.Sprintf("st could not read %s, so its run and workers are left out (the file is not touched; a copy is kept at %s): %v. Fix or remove the file, then st down; st up", path, cp, errors.Unwrap(err)))
 			continue

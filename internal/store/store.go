@@ -60,6 +60,22 @@ func ReadJSON(path string, v any) error {
 	return nil
 }
 
+// ReadJSONOrSetAside is ReadJSON for a file st can start without: a
+// missing file is no error (found is false), and one that does not decode
+// is copied aside first (KeepCopy, at kept) so that the user loses
+// nothing when st goes on without it; its error is ReadJSON's.
+func ReadJSONOrSetAside(path string, v any) (found bool, kept string, err error) {
+	err = ReadJSON(path, v)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return false, "", nil
+	case err != nil:
+		kept, _ = KeepCopy(path)
+		return true, kept, err
+	}
+	return true, "", nil
+}
+
 // KeepCopy copies a file that st could not read to path.corrupt-N, so
 // that nothing a user may need is lost when st starts over without it.
 func KeepCopy(path string) (string, error) {
