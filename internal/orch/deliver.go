@@ -291,23 +291,30 @@ func (m *Manager) typeLine(ctx context.Context, d *delivery, already bool) (bool
 	// first): an agent that takes keys late is given the time to show
 	// them, rather than a line typed again on top of one on its way.
 	wait <<= min(d.typings-1, maxTypeWaitDoublings)
-	until := time.Now().Add(wait)
+	shown, _, err := m.watchBox(ctx, d, time.Now().Add(wait), func(v agent.View) bool { return squash(v.Box) == d.want })
+	return shown, err
+}
+
+// watchBox looks at d's pane, more slowly as it goes on, until its box
+// shows what wanted looks for (shown), a dialog comes up over the box
+// (blocked), or until passes (neither).
+func (m *Manager) watchBox(ctx context.Context, d *delivery, until time.Time, wanted func(agent.View) bool) (shown, blocked bool, err error) {
 	for poll := pollFirst; time.Now().Before(until); poll = min(poll+pollFirst, pollFast) {
 		v, err := m.capture(ctx, d)
 		if err != nil {
-			return false, err
+			return false, false, err
 		}
 		if v.Screen.Blocking() {
-			return false, nil
+			return false, true, nil
 		}
-		if squash(v.Box) == d.want {
-			return true, nil
+		if wanted(v) {
+			return true, false, nil
 		}
 		if err := syncs.Sleep(ctx, poll); err != nil {
-			return false, err
+			return false, false, err
 		}
 	}
-	return false, nil
+	return false, false, nil
 }
 
 // sendLine types d.text: in one burst, or, for a kind whose empty box
@@ -328,30 +335,20 @@ func (m *Manager) sendLine(ctx context.Context, d *delivery) error {
 	// of 5 s (its TypeWait), after which the rest went anyway, a CI run
 	// at a load of 10-20 lost "Good!" to shell mode.
 	t0 := time.Now()
-	until := t0.Add(firstAloneWait)
-	for poll := pollFirst; ; poll = min(poll+pollFirst, pollFast) {
-		if time.Now().After(until) {
-			// Not drawn: the rest would meet an empty box. The check of
-			// the whole line fails, and the delivery tries again.
-			m.logf("deliver %s: the first character did not show in the box within %s", d.pane, firstAloneWait)
-			return nil
-		}
-		v, err := m.capture(ctx, d)
-		if err != nil {
-			return err
-		}
-		if v.Screen.Blocking() {
-			// A dialog came up over the box: the rest is not typed into
-			// it. The check of the whole line fails, and the delivery
-			// goes back to waiting for an empty box.
-			return nil
-		}
-		if v.Box != "" {
-			break
-		}
-		if err := syncs.Sleep(ctx, poll); err != nil {
-			return err
-		}
+	shown, blocked, err := m.watchBox(ctx, d, t0.Add(firstAloneWait), func(v agent.View) bool { return v.Box != "" })
+	switch {
+	case err != nil:
+		return err
+	case blocked:
+		// A dialog came up over the box: the rest is not typed into it.
+		// The check of the whole line fails, and the delivery goes back
+		// to waiting for an empty box.
+		return nil
+	case !shown:
+		// Not drawn: the rest would meet an empty box. The check of the
+		// whole line fails, and the delivery tries again.
+		m.logf("deliver %s: the first character did not show in the box within %s", d.pane, firstAloneWait)
+		return nil
 	}
 	if took := time.Since(t0); took > time.Second {
 		m.logf("deliver %s: the first character took %s to show in the box", d.pane, took.Round(time.Millisecond))
