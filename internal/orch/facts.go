@@ -259,7 +259,9 @@ func (f *paneFacts) quietLook(pane string, noWork bool) (ended bool, silent time
 		// each quietSlow. At a hundred such workers every 500 ms was 200
 		// captures a second, which tmux's other commands waited behind.
 		if pi.quietWork++; pi.quietWork >= quietEager {
-			pi.nextLook = f.now().Add(quietSlow)
+			// Half a tick early: the look runs a little after its tick,
+			// and the tick quietSlow after this one is to look again.
+			pi.nextLook = f.now().Add(quietSlow - quietEvery/2)
 		}
 		return false, 0
 	}

@@ -20,14 +20,21 @@ func TestQuietTurnsAreLookedAtLessOftenWhileAtWork(t *testing.T) {
 		_, ok := f.quietTurns(quietAfter, all)["%1"]
 		return ok
 	}
+	// Each look runs a little after its tick (the capture takes time).
 	tick := func() { now = now.Add(quietEvery) }
+	look := func(noWork bool) bool {
+		now = now.Add(20 * time.Millisecond)
+		ended, _ := f.quietLook("%1", noWork)
+		now = now.Add(-20 * time.Millisecond)
+		return ended
+	}
 	f.event("%1", "claude", agent.Event{Kind: agent.EvTurnStart}, nil, func(string) (bool, bool) { return true, true })
 	now = now.Add(quietAfter)
 	for i := 0; i < quietEager; i++ {
 		if !due() {
 			t.Fatalf("look %d of a quiet turn not due at its tick", i+1)
 		}
-		f.quietLook("%1", false)
+		look(false)
 		tick()
 	}
 	// At work since: looked at once each quietSlow.
@@ -42,14 +49,14 @@ func TestQuietTurnsAreLookedAtLessOftenWhileAtWork(t *testing.T) {
 	}
 	// Its screen lost the signs of work (an Esc): the confirming look
 	// comes at the next tick, and ends the turn.
-	if ended, _ := f.quietLook("%1", true); ended {
+	if look(true) {
 		t.Fatal("one look without work ended the turn")
 	}
 	tick()
 	if !due() {
 		t.Fatal("the look that confirms an end is not due at the next tick")
 	}
-	if ended, _ := f.quietLook("%1", true); !ended {
+	if !look(true) {
 		t.Fatal("two looks without work in a row did not end the turn")
 	}
 	// A new turn: eager again.

@@ -31,9 +31,9 @@ const (
 	// quietEager looks at a quiet turn's screen, each quietEvery, then
 	// one each quietSlow while it shows work: an Esc then shows within
 	// quietSlow and a tick (the look that confirms it comes at the next
-	// tick).
+	// tick), 2 s, the limit of the Esc figure (docs/performance.md).
 	quietEager = 4
-	quietSlow  = 2 * time.Second
+	quietSlow  = 1500 * time.Millisecond
 )
 
 // Watch keeps worker states true to the panes until ctx ends.
