@@ -110,29 +110,11 @@ func newSaver(path func(string) string, logf func(string, ...any)) *saver {
 
 // stage records data as run id's newest record and returns its version.
 // It does not wait for the disk. A soft one is not written at once
-// (saver's doc).
+// (saver's doc). (The registry marks its changes instead, and the writer
+// takes their snapshots: mark. A test, or a caller that holds the
+// registry's lock while it waits for the disk, gives the record itself.)
 func (s *saver) stage(id string, data []byte, soft bool) uint64 {
-	s.mu.Lock()
-	s.seq++
-	f := s.files[id]
-	if f == nil {
-		f = &runFile{}
-		s.files[id] = f
-	}
-	f.data, f.staged, f.dataV = data, s.seq, s.seq
-	if !soft {
-		f.hard = s.seq
-		s.hardSeq++
-	} else if f.softSince.IsZero() {
-		f.softSince = time.Now()
-	}
-	v := s.seq
-	s.mu.Unlock()
-	select {
-	case s.kick <- struct{}{}:
-	default:
-	}
-	return v
+	return s.record(id, data, soft)
 }
 
 // mark records a change of run id (soft: one no one waits for) whose
@@ -140,7 +122,10 @@ func (s *saver) stage(id string, data []byte, soft bool) uint64 {
 // its version. The caller holds the registry's lock, as snap does: no
 // change is marked while a snapshot is taken, so a snapshot has every
 // version marked before it.
-func (s *saver) mark(id string, soft bool) uint64 {
+func (s *saver) mark(id string, soft bool) uint64 { return s.record(id, nil, soft) }
+
+// record is stage (data, the run's record) and mark (nil data).
+func (s *saver) record(id string, data []byte, soft bool) uint64 {
 	s.mu.Lock()
 	s.seq++
 	f := s.files[id]
@@ -149,6 +134,9 @@ func (s *saver) mark(id string, soft bool) uint64 {
 		s.files[id] = f
 	}
 	f.staged = s.seq
+	if data != nil {
+		f.data, f.dataV = data, s.seq
+	}
 	if !soft {
 		f.hard = s.seq
 		s.hardSeq++
